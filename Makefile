@@ -1,0 +1,65 @@
+# kctl - build, test, sanitize, bench. `make run` runs the demo, `make test` the tests.
+CC      ?= cc
+CLANG   ?= clang
+CXX     ?= g++
+STD     ?= -std=c99
+WARN    := -Wall -Wextra -Wpedantic -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+CFLAGS  ?= -O2 -g
+BASE    := -D_POSIX_C_SOURCE=200809L $(WARN)
+LIBS    := -pthread
+B       := build
+TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c
+DEPS    := kctl.h tests/kt.h $(TESTSRC)
+
+.PHONY: all run test asan tsan bench cxx clean
+all: $(B)/kt $(B)/reconcile_storm
+
+$(B):
+	@mkdir -p $(B)
+
+# The test runner across the option matrix.
+$(B)/kt: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ $(TESTSRC) $(LIBS)
+$(B)/kt-clang-c11: $(DEPS) | $(B)
+	$(CLANG) -std=c11 $(BASE) $(CFLAGS) -o $@ $(TESTSRC) $(LIBS)
+$(B)/kt-ndebug: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ $(TESTSRC) $(LIBS)
+$(B)/kt-static: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_STATIC -o $@ $(TESTSRC) $(LIBS)
+$(B)/kt-nothreads: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_THREADS -o $@ $(TESTSRC)
+$(B)/kt-asan: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -o $@ $(TESTSRC) $(LIBS)
+$(B)/kt-tsan: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread -o $@ $(TESTSRC) $(LIBS)
+
+# kctl.h, implementation included, compiled and linked as C++11.
+$(B)/cxx-check: kctl.h tests/cxx_check.cpp | $(B)
+	$(CXX) -std=c++11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Werror -O2 -o $@ tests/cxx_check.cpp $(LIBS)
+cxx: $(B)/cxx-check
+
+MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads
+test: $(MATRIX) $(B)/cxx-check
+	@sh tests/matrix.sh $(MATRIX) $(B)/cxx-check
+
+asan: $(B)/kt-asan $(B)/reconcile_storm-asan
+	@sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan
+
+tsan: $(B)/kt-tsan
+	@TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan
+
+# The demo: the seed's reconcile storm, on the virtual clock.
+$(B)/reconcile_storm: kctl.h examples/reconcile_storm.c | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/reconcile_storm.c $(LIBS)
+$(B)/reconcile_storm-asan: kctl.h examples/reconcile_storm.c | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/reconcile_storm.c $(LIBS)
+run: $(B)/reconcile_storm
+	./$(B)/reconcile_storm
+
+$(B)/bench-queue: kctl.h bench/queue.c | $(B)
+	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/queue.c $(LIBS)
+bench: $(B)/bench-queue
+	./$(B)/bench-queue
+
+clean:
+	rm -rf $(B)

@@ -1,0 +1,1748 @@
+/* kctl.h v0.1.0 - Kubernetes-style controller toolkit in one C header - MIT licence (end of file) */
+/*
+    kctl keeps a piece of the world equal to a declared desired state, the way
+    Kubernetes controllers do, with the pipeline of client-go in plain C99:
+    list+watch, a delta FIFO, a local indexed cache, a de-duplicating
+    rate-limited work queue and an idempotent reconcile loop.
+
+    Do this:
+        #define KCTL_IMPLEMENTATION
+    before you include this file in *one* C or C++ file to create the
+    implementation. Every other file includes it without the define.
+
+    Build with: cc -std=c99 -D_POSIX_C_SOURCE=200809L ... -pthread
+
+    This release (0.1) holds the foundation and the work queue: result codes,
+    allocator and logger hooks, the clock (real and virtual), the rate
+    limiters and client-go's three-layer work queue. The cache side (objects,
+    JSON, transports, indexer, delta FIFO) and the controller side (reflector,
+    informers, controller, manager) follow in later releases; see VERSION
+    HISTORY.
+
+
+    QUICK START
+    ===========
+    A worker pool that reconciles keys, backing off on errors:
+
+        #define KCTL_IMPLEMENTATION
+        #include "kctl.h"
+
+        static int reconcile(const char *key);      // yours: 0 or an error
+
+        static void *worker(void *arg) {
+            kctl_queue *q = (kctl_queue *)arg;
+            const char *key;
+            while (kctl_queue_get(q, &key) == KCTL_OK) {  // blocks
+                if (reconcile(key) != 0)
+                    kctl_queue_add_rate_limited(q, key);  // 5 ms, 10 ms, ... 1000 s
+                else
+                    kctl_queue_forget(q, key);            // reset the backoff
+                kctl_queue_done(q, key);                  // key valid until here
+            }
+            return NULL;                                  // KCTL_ERR_SHUTDOWN
+        }
+
+        int main(void) {
+            kctl_queue *q;
+            if (kctl_queue_create(NULL, &q) != KCTL_OK) return 1;
+            pthread_t t; pthread_create(&t, NULL, worker, q);
+            kctl_queue_add(q, "default/web");             // from event handlers
+            kctl_queue_add(q, "default/web");             // de-duplicated
+            kctl_queue_shutdown_with_drain(q);            // finish in-flight work
+            pthread_join(t, NULL);
+            kctl_queue_destroy(q);
+        }
+
+
+    CONCEPTS
+    ========
+    Each part carries the name of its client-go counterpart:
+
+        kctl                           client-go (k8s.io/client-go/util/workqueue)
+        ----                           ---------
+        kctl_queue_add / get / done    Type.Add / Get / Done
+        kctl_queue_add_after           DelayingInterface.AddAfter
+        kctl_queue_add_rate_limited    RateLimitingInterface.AddRateLimited
+        kctl_queue_forget              RateLimitingInterface.Forget
+        kctl_queue_num_requeues        RateLimitingInterface.NumRequeues
+        kctl_queue_shutdown(_with_drain) ShutDown / ShutDownWithDrain
+        kctl_limiter_exponential       ItemExponentialFailureRateLimiter
+        kctl_limiter_bucket            BucketRateLimiter (x/time/rate.Limiter)
+        kctl_limiter_fast_slow         ItemFastSlowRateLimiter
+        kctl_limiter_max_of            MaxOfRateLimiter
+        kctl_limiter_default           DefaultControllerRateLimiter
+        kctl_queue_stats               workqueue metrics (depth, adds, ...)
+        kctl_vclock                    k8s.io/utils/clock/testing.FakeClock
+
+    The queue has three layers, as in client-go:
+      - the queue: FIFO order of distinct keys; a key already waiting is not
+        added twice; a key handed out by get and not yet done is held back when
+        added again and queued once at done, so one key is never processed by
+        two workers at once;
+      - delaying: add_after(key, d) makes the key ready at now+d; an earlier
+        time wins, a later one never postpones it;
+      - rate limiting: add_rate_limited(key) = add_after(key, limiter's delay).
+    No thread runs the delaying layer: workers blocked in get wait until the
+    next ready time (on a virtual clock, until the clock is advanced).
+
+
+    DOES NOT
+    ========
+    - start threads of its own (the queue needs none; you run the workers);
+    - allocate per queue operation beyond the key's own entry (entries are
+      recycled, so the steady state allocates nothing);
+    - abort on bad input: every fallible call returns a result code;
+    - keep any global state.
+
+
+    COMPILE-TIME OPTIONS
+    ====================
+        option               where            meaning
+        KCTL_IMPLEMENTATION  one file         emit the implementation
+        KCTL_STATIC          everywhere       every function is static (private to the file)
+        KCTL_NO_THREADS      everywhere       no pthreads: no locks, nothing blocks;
+                                              kctl_queue_get behaves as try_get
+        KCTL_MAX_KEY_LEN     implementation   longest key in bytes (default 4096)
+        KCTL_MALLOC(sz, ud)  implementation   the default allocator (malloc)
+        KCTL_FREE(p, ud)     implementation   the default free (free)
+        KCTL_NO_LOG_STRINGS  implementation   drop log message strings (ids remain)
+        KCTL_QUEUE_SPIN      implementation   spins of an idle worker before it
+                                              parks (default 200; 0 disables)
+
+
+    THREADING
+    =========
+    Every function says its rule: [any thread] may be called from any thread at
+    any time; [not thread-safe] needs the caller to serialize. A queue is
+    [any thread]: many producers, many workers. Limiters are [any thread].
+    Call kctl_queue_destroy only after every thread using the queue is done
+    with it (shutdown, then join your workers).
+
+
+    MEMORY
+    ======
+    Objects created by the library take a kctl_allocator (zero = KCTL_MALLOC /
+    KCTL_FREE). Limiter constructors take none and use KCTL_MALLOC. A queue
+    entry (about 100 bytes plus the key) exists while its key is waiting,
+    delayed or being processed; freed entries are kept on a short free list and
+    reused, so steady-state operation does not call the allocator.
+
+
+    ERRORS
+    ======
+    Fallible functions return int: KCTL_OK (0) or a negative KCTL_ERR_* code;
+    kctl_strerror() names each. What to do next:
+        KCTL_ERR_INVALID_ARG   fix the call (NULL, empty or too long key, bad desc)
+        KCTL_ERR_NOMEM         out of memory; the object is unchanged and usable
+        KCTL_ERR_SHUTDOWN      the queue is shutting down: stop the worker
+        KCTL_ERR_AGAIN         nothing ready now: try again later
+        KCTL_ERR_CONFLICT      (stores) optimistic-concurrency loss: re-read, retry
+        KCTL_ERR_GONE          (stores) version too old: list again
+
+
+    LOGGING
+    =======
+    Silent without a logger. A kctl_logger receives a level, a numeric item id
+    (KCTL_LOGITEM_*, from one X-macro list) and, unless KCTL_NO_LOG_STRINGS, a
+    message. Assert on ids, never on strings.
+
+
+    WRITING A TRANSPORT
+    ===================
+    The transport interface (the store's vtable: list, watch, get, create,
+    update, update_status, remove) arrives with the cache side in 0.2, with
+    this section as its porting guide.
+
+
+    LIMITS
+    ======
+    - Keys are non-empty NUL-terminated strings of at most KCTL_MAX_KEY_LEN
+      bytes (4096 by default).
+    - Times are uint64_t nanoseconds; additions saturate at UINT64_MAX
+      (about 584 years), so no delay overflows.
+    - Failure counts saturate at UINT32_MAX.
+
+
+    VERSION HISTORY
+    ===============
+    0.1.0  foundation (result codes, allocator, logger, clock, virtual clock,
+           platform layer) and the work queue with its rate limiters.
+    next   0.2: objects, JSON, transport, memstore, indexer, delta FIFO.
+           0.3: reflector, shared informers, controller, manager.
+*/
+#ifndef KCTL_H_INCLUDED
+#define KCTL_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#define KCTL_VERSION_MAJOR 0
+#define KCTL_VERSION_MINOR 1
+#define KCTL_VERSION_PATCH 0
+#define KCTL_VERSION_STRING "0.1.0"
+#define KCTL_VERSION_NUMBER (KCTL_VERSION_MAJOR * 10000 + KCTL_VERSION_MINOR * 100 + KCTL_VERSION_PATCH)
+
+#ifndef KCTL_API
+#  ifdef KCTL_STATIC
+#    if defined(__GNUC__) || defined(__clang__)
+#      define KCTL_API static __attribute__((unused))
+#    else
+#      define KCTL_API static
+#    endif
+#  else
+#    define KCTL_API extern
+#  endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ================================================================== VERSION */
+
+/* The library's version as "MAJOR.MINOR.PATCH". [any thread] */
+KCTL_API const char *kctl_version(void);
+
+/* ============================================================= RESULT CODES */
+
+/* Every fallible function returns KCTL_OK or one of these. Bands: -1..-9
+   generic, -10..-19 state, -20..-29 peer and transport. */
+typedef enum kctl_result {
+    KCTL_OK               = 0,
+    KCTL_ERR_INVALID_ARG  = -1,  /* a bad argument: fix the call */
+    KCTL_ERR_NOMEM        = -2,  /* out of memory; nothing was changed */
+    KCTL_ERR_TOO_LARGE    = -3,  /* input beyond a documented limit */
+    KCTL_ERR_FULL         = -4,  /* a bounded container is full */
+    KCTL_ERR_NOT_FOUND    = -10, /* no such key/object (HTTP 404) */
+    KCTL_ERR_EXISTS       = -11, /* already exists (HTTP 409 on create) */
+    KCTL_ERR_CONFLICT     = -12, /* stale resourceVersion (HTTP 409): re-read, retry */
+    KCTL_ERR_GONE         = -13, /* version too old (HTTP 410): list again */
+    KCTL_ERR_SHUTDOWN     = -14, /* the object is shutting down */
+    KCTL_ERR_AGAIN        = -15, /* nothing ready now: try again later */
+    KCTL_ERR_TIMEOUT      = -20, /* a deadline passed */
+    KCTL_ERR_IO           = -21, /* the connection or stream broke */
+    KCTL_ERR_PROTO        = -22, /* malformed input from a peer */
+    KCTL_ERR_UNAUTHORIZED = -23, /* bad or missing credentials (HTTP 401) */
+    KCTL_ERR_FORBIDDEN    = -24  /* not allowed (HTTP 403) */
+} kctl_result;
+
+/* A short constant description of a result code ("unknown error" for codes
+   kctl does not define). Never NULL. [any thread] */
+KCTL_API const char *kctl_strerror(int code);
+
+/* ================================================================ ALLOCATOR */
+
+/* Memory hooks. Both functions or neither; all zero = KCTL_MALLOC/KCTL_FREE. */
+typedef struct kctl_allocator {
+    void *(*alloc_fn)(size_t size, void *user_data);
+    void  (*free_fn)(void *ptr, void *user_data);
+    void  *user_data;
+} kctl_allocator;
+
+/* ================================================================== LOGGING */
+
+typedef enum kctl_log_level {
+    KCTL_LOG_ERROR = 0,
+    KCTL_LOG_WARN  = 1,
+    KCTL_LOG_INFO  = 2,
+    KCTL_LOG_DEBUG = 3
+} kctl_log_level;
+
+/* Every log item kctl emits: id, then default message. */
+#define KCTL_LOG_ITEMS(X) \
+    X(OK, "no error") \
+    X(QUEUE_DONE_NOT_PROCESSING, "kctl_queue_done: key is not being processed; ignored") \
+    X(QUEUE_NOMEM, "kctl_queue: out of memory; the key was not queued") \
+    X(QUEUE_LIMITER_FAILED, "kctl_queue_create: could not create the default limiter")
+
+#define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
+typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
+#undef KCTL__LOGITEM_ENUM
+
+/* A log sink. message is NULL under KCTL_NO_LOG_STRINGS. May be called from
+   any thread that uses the logging object; must not call back into it. */
+typedef struct kctl_logger {
+    void (*func)(int level, uint32_t item_id, const char *message, void *user_data);
+    void *user_data;
+} kctl_logger;
+
+/* ==================================================================== CLOCK */
+
+#define KCTL_MS(x)  ((uint64_t)(x) * UINT64_C(1000000))
+#define KCTL_SEC(x) ((uint64_t)(x) * UINT64_C(1000000000))
+
+/* A waiter registered with a clock that does not follow real time: the clock
+   calls wake(arg) whenever its time moves. The clock owns next/prev while the
+   waiter is subscribed. */
+typedef struct kctl_clock_waiter {
+    void (*wake)(void *arg);
+    void *arg;
+    struct kctl_clock_waiter *next, *prev;
+} kctl_clock_waiter;
+
+/* A clock: nanoseconds from an arbitrary origin, never going back.
+   All zero = the monotonic clock. A clock whose time moves at the rate of
+   real time leaves subscribe_fn/unsubscribe_fn NULL and kctl waits on it
+   with timed waits; a clock that moves by other means (a virtual clock) sets
+   both, and kctl waits untimed until the clock calls a waiter's wake. */
+typedef struct kctl_clock {
+    uint64_t (*now_fn)(void *user_data);
+    void (*subscribe_fn)(kctl_clock_waiter *w, void *user_data);
+    void (*unsubscribe_fn)(kctl_clock_waiter *w, void *user_data);
+    void *user_data;
+} kctl_clock;
+
+/* The system's monotonic clock (CLOCK_MONOTONIC). [any thread] */
+KCTL_API kctl_clock kctl_clock_monotonic(void);
+/* The time of a clock; NULL or all-zero = the monotonic clock. [any thread] */
+KCTL_API uint64_t kctl_clock_now(const kctl_clock *c);
+
+/* A virtual clock for tests and simulations: time moves only through
+   kctl_vclock_advance. Caller-allocated; treat the members as private. */
+typedef struct kctl_vclock {
+    uint64_t now_ns;
+    kctl_clock_waiter *waiters;
+    union { unsigned char bytes[128]; uint64_t u; void *p; double d; } lock_;
+} kctl_vclock;
+
+/* Set up a virtual clock at start_ns. [not thread-safe] */
+KCTL_API void kctl_vclock_init(kctl_vclock *vc, uint64_t start_ns);
+/* Release what init set up; no clock made from it may be in use. [not thread-safe] */
+KCTL_API void kctl_vclock_deinit(kctl_vclock *vc);
+/* A kctl_clock reading vc; vc must outlive every user of the clock. [any thread] */
+KCTL_API kctl_clock kctl_vclock_clock(kctl_vclock *vc);
+/* Move time forward by delta_ns (saturating) and wake every waiter, e.g.
+   workers blocked in kctl_queue_get whose delayed keys are now ready. [any thread] */
+KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns);
+
+/* ============================================================ RATE LIMITERS */
+
+/* A rate limiter decides how long a key waits before it is retried.
+   Names mirror client-go's. Built-in limiters are [any thread]. */
+typedef struct kctl_limiter kctl_limiter;
+
+/* A limiter of your own: every entry is required except destroy; self is
+   passed back to each. Must be safe to call from any thread. */
+typedef struct kctl_limiter_vtable {
+    uint64_t (*when)(void *self, const char *key);          /* delay in ns; consumes */
+    void     (*forget)(void *self, const char *key);        /* clear the key's history */
+    uint32_t (*num_requeues)(void *self, const char *key);  /* failures recorded */
+    void     (*destroy)(void *self);                        /* optional */
+} kctl_limiter_vtable;
+
+/* Wrap a user limiter; the vtable is copied. NULL on bad vtable or no memory. [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_create(const kctl_limiter_vtable *vt, void *self);
+/* Per key: delay base*2^failures capped at max; failures counted before the
+   increment (base, 2*base, 4*base, ...). NULL if base 0 or max < base. [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_exponential(uint64_t base_ns, uint64_t max_ns);
+/* One global token bucket (Go's rate.Limiter.Reserve): burst tokens at start,
+   refilled at per_second; each call takes one and returns the wait until it
+   exists. clock NULL = monotonic; copied. NULL if per_second <= 0 or burst 0. [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst);
+/* Per key: fast_ns for the first max_fast failures, then slow_ns.
+   NULL if fast > slow. [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast);
+/* The maximum of n limiters (each one asked, each one consumes). Takes
+   ownership of the n limiters even when it fails (it then destroys the
+   non-NULL ones). NULL if n is 0 or a member is NULL. [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t n);
+/* client-go's default: max_of(exponential(5 ms, 1000 s), bucket(10/s, burst 100)).
+   clock NULL = monotonic. [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock);
+/* How long key must wait now; records a failure. 0 for NULL arguments. [any thread] */
+KCTL_API uint64_t kctl_limiter_when(kctl_limiter *l, const char *key);
+/* Forget key's failures. [any thread] */
+KCTL_API void kctl_limiter_forget(kctl_limiter *l, const char *key);
+/* Failures recorded for key (max_of: the largest). [any thread] */
+KCTL_API uint32_t kctl_limiter_num_requeues(kctl_limiter *l, const char *key);
+/* Free a limiter (NULL is fine). Not for limiters owned by a queue or max_of. */
+KCTL_API void kctl_limiter_destroy(kctl_limiter *l);
+
+/* =============================================================== WORK QUEUE */
+
+typedef struct kctl_queue kctl_queue;
+
+/* Queue options; zero means the default:
+     name       ""               for metrics; copied (first 63 bytes)
+     clock      monotonic        copied
+     limiter    kctl_limiter_default(&clock); the queue owns it from
+                kctl_queue_create on, even when create fails
+     allocator  KCTL_MALLOC/KCTL_FREE
+     logger     silent */
+typedef struct kctl_queue_desc {
+    const char    *name;
+    kctl_clock     clock;
+    kctl_limiter  *limiter;
+    kctl_allocator allocator;
+    kctl_logger    logger;
+} kctl_queue_desc;
+
+/* A histogram of durations in client-go's buckets: upper bounds 10 ns * 10^i
+   (i = 0..11, that is 1e-8 s .. 1000 s); buckets[] are cumulative. */
+#define KCTL_HIST_BUCKETS 12
+typedef struct kctl_histogram {
+    uint64_t count;
+    uint64_t sum_ns;
+    uint64_t buckets[KCTL_HIST_BUCKETS];
+} kctl_histogram;
+
+/* The upper bound of histogram bucket i in ns (UINT64_MAX past the last). [any thread] */
+KCTL_API uint64_t kctl_histogram_bound_ns(int i);
+
+/* A snapshot of a queue's figures, under client-go's metric names. */
+typedef struct kctl_queue_stats {
+    uint64_t depth;                     /* workqueue_depth: keys added and not yet handed out */
+    uint64_t adds_total;                /* workqueue_adds_total */
+    uint64_t retries_total;             /* workqueue_retries_total (every add_after / add_rate_limited) */
+    kctl_histogram queue_duration;      /* workqueue_queue_duration_seconds: add -> get */
+    kctl_histogram work_duration;       /* workqueue_work_duration_seconds: get -> done */
+    uint64_t unfinished_work_ns;        /* workqueue_unfinished_work_seconds: sum of in-flight ages */
+    uint64_t longest_running_ns;        /* workqueue_longest_running_processor_seconds */
+    uint64_t processing;                /* keys handed out, not yet done */
+    uint64_t delayed;                   /* keys waiting for their add_after time */
+    uint32_t idle_workers;              /* threads parked in kctl_queue_get */
+    const char *name;                   /* the queue's name */
+} kctl_queue_stats;
+
+/* The desc with every default filled in (limiter stays NULL: create makes it). [any thread] */
+KCTL_API kctl_queue_desc kctl_queue_desc_init(void);
+/* Create a queue; desc may be NULL (all defaults). INVALID_ARG for a NULL out
+   or an allocator with only one function; NOMEM. [any thread] */
+KCTL_API int  kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out);
+/* Free the queue, its keys and its limiter (NULL is fine). No thread may be
+   using it: shut down and join workers first. [not thread-safe] */
+KCTL_API void kctl_queue_destroy(kctl_queue *q);
+/* Queue key unless it is already waiting; if it is being processed it is
+   queued once at done. SHUTDOWN after shutdown (the key is dropped). [any thread] */
+KCTL_API int  kctl_queue_add(kctl_queue *q, const char *key);
+/* add(key) once delay_ns has passed (0 = now). If key is already delayed,
+   the earlier time wins. SHUTDOWN after shutdown. [any thread] */
+KCTL_API int  kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns);
+/* add_after(key, the limiter's delay for key): the way to retry a failure. [any thread] */
+KCTL_API int  kctl_queue_add_rate_limited(kctl_queue *q, const char *key);
+/* The limiter forgets key's failures: call it when key succeeded. [any thread] */
+KCTL_API void kctl_queue_forget(kctl_queue *q, const char *key);
+/* How many failures the limiter has recorded for key. [any thread] */
+KCTL_API uint32_t kctl_queue_num_requeues(kctl_queue *q, const char *key);
+/* Wait for a ready key and hand it out; *key stays valid until done(key).
+   SHUTDOWN once shut down and empty. Under KCTL_NO_THREADS it does not
+   block (AGAIN when nothing is ready). [any thread] */
+KCTL_API int  kctl_queue_get(kctl_queue *q, const char **key);
+/* As get, but never blocks: AGAIN when nothing is ready. [any thread] */
+KCTL_API int  kctl_queue_try_get(kctl_queue *q, const char **key);
+/* Finish processing key (the pointer from get, or an equal string). If it was
+   added meanwhile it is queued again now. A key not being processed is
+   ignored (and logged). [any thread] */
+KCTL_API void kctl_queue_done(kctl_queue *q, const char *key);
+/* Keys ready to be handed out now (delayed keys count once their time has
+   come; keys held back while processing do not). [any thread] */
+KCTL_API size_t kctl_queue_len(kctl_queue *q);
+/* When the next key becomes ready on the queue's clock: 0 if one is ready
+   now, UINT64_MAX if none is queued or delayed. For poll loops and
+   simulations. [any thread] */
+KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q);
+/* Stop accepting keys: adds return SHUTDOWN, delayed keys are dropped,
+   workers get the keys already queued, then SHUTDOWN. [any thread] */
+KCTL_API void kctl_queue_shutdown(kctl_queue *q);
+/* shutdown, then block until every handed-out key is done (under
+   KCTL_NO_THREADS it does not wait). Call it from a thread that holds no key. [any thread] */
+KCTL_API void kctl_queue_shutdown_with_drain(kctl_queue *q);
+/* Whether shutdown has been called. [any thread] */
+KCTL_API bool kctl_queue_shutting_down(kctl_queue *q);
+/* Fill *out with the queue's figures (times on the queue's clock). [any thread] */
+KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* KCTL_H_INCLUDED */
+
+/* ========================================================================== */
+/* ============================ IMPLEMENTATION ============================== */
+/* ========================================================================== */
+#if defined(KCTL_IMPLEMENTATION) && !defined(KCTL_IMPLEMENTATION_DONE)
+#define KCTL_IMPLEMENTATION_DONE
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifndef KCTL_MAX_KEY_LEN
+#define KCTL_MAX_KEY_LEN 4096
+#endif
+#ifndef KCTL_MALLOC
+#define KCTL_MALLOC(sz, ud) ((void)(ud), malloc(sz))
+#endif
+#ifndef KCTL_FREE
+#define KCTL_FREE(p, ud) ((void)(ud), free(p))
+#endif
+#ifndef KCTL_QUEUE_SPIN
+#define KCTL_QUEUE_SPIN 200
+#endif
+#if KCTL_MAX_KEY_LEN < 1
+#error "KCTL_MAX_KEY_LEN must be at least 1"
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KCTL__ATOMICS 1
+#define KCTL__LIKELY(x) __builtin_expect(!!(x), 1)
+#define KCTL__UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define KCTL__LIKELY(x) (x)
+#define KCTL__UNLIKELY(x) (x)
+#endif
+
+/* ---------------------------------------------------------------- PLATFORM */
+/* The only place that knows about threads: a mutex, a condition variable on
+   CLOCK_MONOTONIC, and a processor hint for spinning. KCTL_NO_THREADS turns
+   them all into no-ops. */
+#ifndef KCTL_NO_THREADS
+#include <pthread.h>
+#include <sched.h>
+typedef pthread_mutex_t kctl__mutex;
+typedef pthread_cond_t kctl__cond;
+
+static int kctl__mutex_init(kctl__mutex *m) { return pthread_mutex_init(m, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__mutex_deinit(kctl__mutex *m) { pthread_mutex_destroy(m); }
+static inline void kctl__cpu_relax(void) {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __asm__ __volatile__("pause");
+#elif defined(__GNUC__) && defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+/* Spin briefly before parking: a lock held for a few dozen nanoseconds is
+   cheaper to wait out than a futex round trip. */
+static void kctl__mutex_lock(kctl__mutex *m) {
+    int i;
+    for (i = 0; i < 64; i++) {
+        if (pthread_mutex_trylock(m) == 0) return;
+        kctl__cpu_relax();
+    }
+    pthread_mutex_lock(m);
+}
+static void kctl__mutex_unlock(kctl__mutex *m) { pthread_mutex_unlock(m); }
+static int kctl__cond_init(kctl__cond *c) {
+    pthread_condattr_t a;
+    int rc;
+    if (pthread_condattr_init(&a) != 0) return KCTL_ERR_NOMEM;
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    rc = pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+    return rc == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
+}
+static void kctl__cond_deinit(kctl__cond *c) { pthread_cond_destroy(c); }
+static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { pthread_cond_wait(c, m); }
+/* Wait at most rel_ns of real time. */
+static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) {
+    struct timespec ts;
+    uint64_t at;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    at = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    at = (rel_ns > UINT64_MAX - at) ? UINT64_MAX : at + rel_ns;
+    if (at / UINT64_C(1000000000) > (uint64_t)INT32_MAX) at = (uint64_t)INT32_MAX * UINT64_C(1000000000);
+    ts.tv_sec = (time_t)(at / UINT64_C(1000000000));
+    ts.tv_nsec = (long)(at % UINT64_C(1000000000));
+    pthread_cond_timedwait(c, m, &ts);
+}
+static void kctl__cond_signal(kctl__cond *c) { pthread_cond_signal(c); }
+static void kctl__cond_broadcast(kctl__cond *c) { pthread_cond_broadcast(c); }
+static inline void kctl__yield(void) { sched_yield(); }
+#else
+typedef struct kctl__mutex { int unused; } kctl__mutex;
+typedef struct kctl__cond { int unused; } kctl__cond;
+static int kctl__mutex_init(kctl__mutex *m) { (void)m; return KCTL_OK; }
+static void kctl__mutex_deinit(kctl__mutex *m) { (void)m; }
+static void kctl__mutex_lock(kctl__mutex *m) { (void)m; }
+static void kctl__mutex_unlock(kctl__mutex *m) { (void)m; }
+static int kctl__cond_init(kctl__cond *c) { (void)c; return KCTL_OK; }
+static void kctl__cond_deinit(kctl__cond *c) { (void)c; }
+static inline void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { (void)c; (void)m; }
+static inline void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) { (void)c; (void)m; (void)rel_ns; }
+static void kctl__cond_signal(kctl__cond *c) { (void)c; }
+static void kctl__cond_broadcast(kctl__cond *c) { (void)c; }
+static inline void kctl__cpu_relax(void) { }
+static inline void kctl__yield(void) { }
+#endif
+
+/* Relaxed atomic hints read outside a lock (written under it). Without
+   compiler atomics the hint is simply not used. */
+#if defined(KCTL__ATOMICS) && !defined(KCTL_NO_THREADS)
+#define KCTL__LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define KCTL__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#else
+#define KCTL__LOAD(p) (*(p))
+#define KCTL__STORE(p, v) (*(p) = (v))
+#endif
+
+/* ----------------------------------------------------------------- VERSION */
+KCTL_API const char *kctl_version(void) { return KCTL_VERSION_STRING; }
+
+/* ------------------------------------------------------------ RESULT CODES */
+KCTL_API const char *kctl_strerror(int code) {
+    switch (code) {
+    case KCTL_OK: return "ok";
+    case KCTL_ERR_INVALID_ARG: return "invalid argument";
+    case KCTL_ERR_NOMEM: return "out of memory";
+    case KCTL_ERR_TOO_LARGE: return "too large";
+    case KCTL_ERR_FULL: return "full";
+    case KCTL_ERR_NOT_FOUND: return "not found";
+    case KCTL_ERR_EXISTS: return "already exists";
+    case KCTL_ERR_CONFLICT: return "conflict: stale resourceVersion";
+    case KCTL_ERR_GONE: return "gone: version too old, list again";
+    case KCTL_ERR_SHUTDOWN: return "shutting down";
+    case KCTL_ERR_AGAIN: return "try again";
+    case KCTL_ERR_TIMEOUT: return "timed out";
+    case KCTL_ERR_IO: return "i/o error";
+    case KCTL_ERR_PROTO: return "protocol error: malformed input";
+    case KCTL_ERR_UNAUTHORIZED: return "unauthorized";
+    case KCTL_ERR_FORBIDDEN: return "forbidden";
+    default: return "unknown error";
+    }
+}
+
+/* ------------------------------------------------------- ALLOCATOR, LOGGER */
+static void *kctl__alloc(const kctl_allocator *a, size_t size) {
+    if (a && a->alloc_fn) return a->alloc_fn(size, a->user_data);
+    return KCTL_MALLOC(size, a ? a->user_data : NULL);
+}
+static void kctl__free(const kctl_allocator *a, void *p) {
+    if (!p) return;
+    if (a && a->free_fn) a->free_fn(p, a->user_data);
+    else KCTL_FREE(p, a ? a->user_data : NULL);
+}
+
+#ifndef KCTL_NO_LOG_STRINGS
+#define KCTL__LOGITEM_STR(id, msg) msg,
+static const char *const kctl__log_messages[] = { KCTL_LOG_ITEMS(KCTL__LOGITEM_STR) "" };
+#undef KCTL__LOGITEM_STR
+#endif
+static void kctl__log(const kctl_logger *l, int level, kctl_log_item item) {
+    if (!l || !l->func) return;
+#ifndef KCTL_NO_LOG_STRINGS
+    l->func(level, (uint32_t)item, kctl__log_messages[item], l->user_data);
+#else
+    l->func(level, (uint32_t)item, NULL, l->user_data);
+#endif
+}
+
+/* ---------------------------------------------------------------- KEY MAP */
+/* A string-keyed open-addressing hash map (linear probing, backward-shift
+   deletion, so no tombstones under churn) of intrusive nodes. It stores
+   pointers; the nodes and their keys belong to the caller. */
+typedef struct kctl__node {
+    const char *key;
+    uint32_t len;
+    uint32_t hash;
+} kctl__node;
+
+typedef struct kctl__slot {
+    uint32_t hash;
+    kctl__node *node;
+} kctl__slot;
+
+typedef struct kctl__map {
+    kctl__slot *slots;
+    size_t cap; /* 0 or a power of two */
+    size_t count;
+} kctl__map;
+
+/* Length of a key, or 0 when NULL, empty or longer than KCTL_MAX_KEY_LEN. */
+static size_t kctl__key_len(const char *key) {
+    const char *end;
+    if (!key || !*key) return 0;
+    end = (const char *)memchr(key, 0, (size_t)KCTL_MAX_KEY_LEN + 1);
+    return end ? (size_t)(end - key) : 0;
+}
+
+static uint32_t kctl__hash(const char *s, size_t n) {
+    uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)n;
+    uint64_t v;
+    while (n >= 8) {
+        memcpy(&v, s, 8);
+        h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
+        h ^= h >> 32;
+        s += 8;
+        n -= 8;
+    }
+    v = 0;
+    memcpy(&v, s, n);
+    h = (h ^ v) * UINT64_C(0xc4ceb9fe1a85ec53);
+    h ^= h >> 29;
+    h *= UINT64_C(0xff51afd7ed558ccd);
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
+
+static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t len, uint32_t hash) {
+    size_t mask, i;
+    if (!m->count) return NULL;
+    mask = m->cap - 1;
+    for (i = hash & mask;; i = (i + 1) & mask) {
+        kctl__node *n = m->slots[i].node;
+        if (!n) return NULL;
+        if (m->slots[i].hash == hash && n->len == len && memcmp(n->key, key, len) == 0) return n;
+    }
+}
+
+static void kctl__map_place(kctl__slot *slots, size_t cap, kctl__node *n) {
+    size_t mask = cap - 1, i;
+    for (i = n->hash & mask; slots[i].node; i = (i + 1) & mask) { }
+    slots[i].hash = n->hash;
+    slots[i].node = n;
+}
+
+static int kctl__map_resize(kctl__map *m, const kctl_allocator *a, size_t cap) {
+    kctl__slot *s = (kctl__slot *)kctl__alloc(a, cap * sizeof *s);
+    size_t i;
+    if (!s) return KCTL_ERR_NOMEM;
+    memset(s, 0, cap * sizeof *s);
+    for (i = 0; i < m->cap; i++)
+        if (m->slots[i].node) kctl__map_place(s, cap, m->slots[i].node);
+    kctl__free(a, m->slots);
+    m->slots = s;
+    m->cap = cap;
+    return KCTL_OK;
+}
+
+/* Make room for one more node, so that the insert that follows cannot fail. */
+static int kctl__map_reserve(kctl__map *m, const kctl_allocator *a) {
+    if ((m->count + 1) * 4 <= m->cap * 3) return KCTL_OK;
+    return kctl__map_resize(m, a, m->cap ? m->cap * 2 : 16);
+}
+
+/* Insert n (not present; after a successful reserve). */
+static void kctl__map_insert(kctl__map *m, kctl__node *n) {
+    kctl__map_place(m->slots, m->cap, n);
+    m->count++;
+}
+
+static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *n) {
+    size_t mask = m->cap - 1, i, j;
+    for (i = n->hash & mask; m->slots[i].node != n; i = (i + 1) & mask) { }
+    /* Backward shift: pull later members of the probe run into the hole
+       unless their home slot lies cyclically in (i, j]. */
+    for (j = (i + 1) & mask; m->slots[j].node; j = (j + 1) & mask) {
+        size_t home = m->slots[j].hash & mask;
+        bool stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
+        if (stays) continue;
+        m->slots[i] = m->slots[j];
+        i = j;
+    }
+    m->slots[i].node = NULL;
+    m->count--;
+    /* Shrink a table left mostly empty after a burst (best effort). */
+    if (m->cap > 64 && m->count * 8 < m->cap) (void)kctl__map_resize(m, a, m->cap / 2);
+}
+
+/* ------------------------------------------------------------------- CLOCK */
+static uint64_t kctl__mono_now(void *user_data) {
+    struct timespec ts;
+    (void)user_data;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+KCTL_API kctl_clock kctl_clock_monotonic(void) {
+    kctl_clock c;
+    memset(&c, 0, sizeof c);
+    c.now_fn = kctl__mono_now;
+    return c;
+}
+
+KCTL_API uint64_t kctl_clock_now(const kctl_clock *c) {
+    if (!c || !c->now_fn) return kctl__mono_now(NULL);
+    return c->now_fn(c->user_data);
+}
+
+static uint64_t kctl__add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
+/* The virtual clock keeps two platform mutexes in its opaque storage: one
+   for the time (a leaf lock, taken by now() under other objects' locks) and
+   one for the waiter list (held while waking waiters, which take their own
+   locks: list lock -> waiter's lock, never the other way round). */
+typedef struct kctl__vclock_locks {
+    kctl__mutex time_mu;
+    kctl__mutex list_mu;
+} kctl__vclock_locks;
+typedef char kctl__vclock_locks_fit[sizeof(kctl__vclock_locks) <= sizeof(((kctl_vclock *)0)->lock_) ? 1 : -1];
+
+static kctl__vclock_locks *kctl__vclock_locks_of(kctl_vclock *vc) { return (kctl__vclock_locks *)(void *)vc->lock_.bytes; }
+
+static uint64_t kctl__vclock_now(void *user_data) {
+    kctl_vclock *vc = (kctl_vclock *)user_data;
+    kctl__vclock_locks *l = kctl__vclock_locks_of(vc);
+    uint64_t t;
+    kctl__mutex_lock(&l->time_mu);
+    t = vc->now_ns;
+    kctl__mutex_unlock(&l->time_mu);
+    return t;
+}
+
+static void kctl__vclock_subscribe(kctl_clock_waiter *w, void *user_data) {
+    kctl_vclock *vc = (kctl_vclock *)user_data;
+    kctl__vclock_locks *l = kctl__vclock_locks_of(vc);
+    kctl__mutex_lock(&l->list_mu);
+    w->prev = NULL;
+    w->next = vc->waiters;
+    if (vc->waiters) vc->waiters->prev = w;
+    vc->waiters = w;
+    kctl__mutex_unlock(&l->list_mu);
+}
+
+static void kctl__vclock_unsubscribe(kctl_clock_waiter *w, void *user_data) {
+    kctl_vclock *vc = (kctl_vclock *)user_data;
+    kctl__vclock_locks *l = kctl__vclock_locks_of(vc);
+    kctl__mutex_lock(&l->list_mu);
+    if (w->prev) w->prev->next = w->next;
+    else if (vc->waiters == w) vc->waiters = w->next;
+    if (w->next) w->next->prev = w->prev;
+    w->next = w->prev = NULL;
+    kctl__mutex_unlock(&l->list_mu);
+}
+
+KCTL_API void kctl_vclock_init(kctl_vclock *vc, uint64_t start_ns) {
+    kctl__vclock_locks *l;
+    if (!vc) return;
+    memset(vc, 0, sizeof *vc);
+    vc->now_ns = start_ns;
+    l = kctl__vclock_locks_of(vc);
+    /* Default mutexes cannot fail to initialize on the platforms kctl
+       targets (glibc, musl, the BSDs never allocate for them). */
+    (void)kctl__mutex_init(&l->time_mu);
+    (void)kctl__mutex_init(&l->list_mu);
+}
+
+KCTL_API void kctl_vclock_deinit(kctl_vclock *vc) {
+    kctl__vclock_locks *l;
+    if (!vc) return;
+    l = kctl__vclock_locks_of(vc);
+    kctl__mutex_deinit(&l->time_mu);
+    kctl__mutex_deinit(&l->list_mu);
+}
+
+KCTL_API kctl_clock kctl_vclock_clock(kctl_vclock *vc) {
+    kctl_clock c;
+    memset(&c, 0, sizeof c);
+    if (!vc) return kctl_clock_monotonic();
+    c.now_fn = kctl__vclock_now;
+    c.subscribe_fn = kctl__vclock_subscribe;
+    c.unsubscribe_fn = kctl__vclock_unsubscribe;
+    c.user_data = vc;
+    return c;
+}
+
+KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns) {
+    kctl__vclock_locks *l;
+    kctl_clock_waiter *w;
+    if (!vc) return;
+    l = kctl__vclock_locks_of(vc);
+    kctl__mutex_lock(&l->time_mu);
+    vc->now_ns = kctl__add_sat(vc->now_ns, delta_ns);
+    kctl__mutex_unlock(&l->time_mu);
+    kctl__mutex_lock(&l->list_mu);
+    for (w = vc->waiters; w; w = w->next) w->wake(w->arg);
+    kctl__mutex_unlock(&l->list_mu);
+}
+
+/* ----------------------------------------------------------- RATE LIMITERS */
+struct kctl_limiter {
+    kctl_limiter_vtable vt;
+    void *self;
+};
+
+static kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self) {
+    kctl_limiter *l = (kctl_limiter *)KCTL_MALLOC(sizeof *l, NULL);
+    if (!l) return NULL;
+    l->vt = *vt;
+    l->self = self;
+    return l;
+}
+
+KCTL_API kctl_limiter *kctl_limiter_create(const kctl_limiter_vtable *vt, void *self) {
+    if (!vt || !vt->when || !vt->forget || !vt->num_requeues) return NULL;
+    return kctl__limiter_new(vt, self);
+}
+
+KCTL_API uint64_t kctl_limiter_when(kctl_limiter *l, const char *key) {
+    if (!l || !key) return 0;
+    return l->vt.when(l->self, key);
+}
+
+KCTL_API void kctl_limiter_forget(kctl_limiter *l, const char *key) {
+    if (!l || !key) return;
+    l->vt.forget(l->self, key);
+}
+
+KCTL_API uint32_t kctl_limiter_num_requeues(kctl_limiter *l, const char *key) {
+    if (!l || !key) return 0;
+    return l->vt.num_requeues(l->self, key);
+}
+
+KCTL_API void kctl_limiter_destroy(kctl_limiter *l) {
+    if (!l) return;
+    if (l->vt.destroy) l->vt.destroy(l->self);
+    KCTL_FREE(l, NULL);
+}
+
+/* Per-key failure counts, shared by exponential and fast_slow. */
+typedef struct kctl__failure {
+    kctl__node node;
+    uint32_t count;
+} kctl__failure;
+
+typedef struct kctl__perkey {
+    kctl__mutex mu;
+    kctl__map map;
+    uint64_t a_ns, b_ns; /* exponential: base, max; fast_slow: fast, slow */
+    uint32_t max_fast;
+    bool fast_slow;
+} kctl__perkey;
+
+/* Record a failure of key; returns the count before it (saturating). When
+   memory runs out the failure is not recorded and 0 is returned, so the key
+   gets the shortest delay rather than none. */
+static uint32_t kctl__perkey_fail(kctl__perkey *p, const char *key) {
+    size_t len = kctl__key_len(key);
+    uint32_t h, before;
+    kctl__failure *f;
+    if (!len) return 0;
+    h = kctl__hash(key, len);
+    kctl__mutex_lock(&p->mu);
+    f = (kctl__failure *)kctl__map_find(&p->map, key, len, h);
+    if (!f) {
+        if (kctl__map_reserve(&p->map, NULL) != KCTL_OK ||
+            !(f = (kctl__failure *)KCTL_MALLOC(sizeof *f + len + 1, NULL))) {
+            kctl__mutex_unlock(&p->mu);
+            return 0;
+        }
+        memcpy(f + 1, key, len + 1);
+        f->node.key = (const char *)(f + 1);
+        f->node.len = (uint32_t)len;
+        f->node.hash = h;
+        f->count = 0;
+        kctl__map_insert(&p->map, &f->node);
+    }
+    before = f->count;
+    if (f->count != UINT32_MAX) f->count++;
+    kctl__mutex_unlock(&p->mu);
+    return before;
+}
+
+static uint64_t kctl__perkey_when(void *self, const char *key) {
+    kctl__perkey *p = (kctl__perkey *)self;
+    uint32_t before = kctl__perkey_fail(p, key);
+    if (p->fast_slow) return (uint64_t)before + 1 <= p->max_fast ? p->a_ns : p->b_ns;
+    /* base * 2^before, capped at max, without overflow */
+    if (before >= 64 || p->a_ns > (p->b_ns >> before)) return p->b_ns;
+    return p->a_ns << before;
+}
+
+static void kctl__perkey_forget(void *self, const char *key) {
+    kctl__perkey *p = (kctl__perkey *)self;
+    size_t len = kctl__key_len(key);
+    kctl__node *n;
+    if (!len) return;
+    kctl__mutex_lock(&p->mu);
+    n = kctl__map_find(&p->map, key, len, kctl__hash(key, len));
+    if (n) kctl__map_remove(&p->map, NULL, n);
+    kctl__mutex_unlock(&p->mu);
+    KCTL_FREE(n, NULL);
+}
+
+static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
+    kctl__perkey *p = (kctl__perkey *)self;
+    size_t len = kctl__key_len(key);
+    kctl__failure *f;
+    uint32_t c;
+    if (!len) return 0;
+    kctl__mutex_lock(&p->mu);
+    f = (kctl__failure *)kctl__map_find(&p->map, key, len, kctl__hash(key, len));
+    c = f ? f->count : 0;
+    kctl__mutex_unlock(&p->mu);
+    return c;
+}
+
+static void kctl__perkey_destroy(void *self) {
+    kctl__perkey *p = (kctl__perkey *)self;
+    size_t i;
+    for (i = 0; i < p->map.cap; i++) KCTL_FREE(p->map.slots[i].node, NULL);
+    KCTL_FREE(p->map.slots, NULL);
+    kctl__mutex_deinit(&p->mu);
+    KCTL_FREE(p, NULL);
+}
+
+static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow) {
+    static const kctl_limiter_vtable vt = { kctl__perkey_when, kctl__perkey_forget,
+                                            kctl__perkey_num_requeues, kctl__perkey_destroy };
+    kctl__perkey *p = (kctl__perkey *)KCTL_MALLOC(sizeof *p, NULL);
+    kctl_limiter *l;
+    if (!p) return NULL;
+    memset(p, 0, sizeof *p);
+    p->a_ns = a_ns;
+    p->b_ns = b_ns;
+    p->max_fast = max_fast;
+    p->fast_slow = fast_slow;
+    if (kctl__mutex_init(&p->mu) != KCTL_OK) { KCTL_FREE(p, NULL); return NULL; }
+    l = kctl__limiter_new(&vt, p);
+    if (!l) kctl__perkey_destroy(p);
+    return l;
+}
+
+KCTL_API kctl_limiter *kctl_limiter_exponential(uint64_t base_ns, uint64_t max_ns) {
+    if (base_ns == 0 || max_ns < base_ns) return NULL;
+    return kctl__perkey_new(base_ns, max_ns, 0, false);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast) {
+    if (fast_ns > slow_ns) return NULL;
+    return kctl__perkey_new(fast_ns, slow_ns, max_fast, true);
+}
+
+/* The token bucket, with the reservation arithmetic of Go's rate.Limiter. */
+typedef struct kctl__bucket {
+    kctl__mutex mu;
+    kctl_clock clock;
+    double rate;   /* tokens per second */
+    double burst;
+    double tokens; /* may go negative: reserved, not yet refilled */
+    uint64_t last_ns;
+    bool unlimited;
+} kctl__bucket;
+
+static uint64_t kctl__bucket_when(void *self, const char *key) {
+    kctl__bucket *b = (kctl__bucket *)self;
+    uint64_t now, elapsed, wait = 0;
+    double tokens;
+    (void)key;
+    if (b->unlimited) return 0;
+    now = kctl_clock_now(&b->clock);
+    kctl__mutex_lock(&b->mu);
+    if (now < b->last_ns) now = b->last_ns; /* time never goes back here */
+    elapsed = now - b->last_ns;
+    tokens = b->tokens + ((double)(elapsed / UINT64_C(1000000000)) +
+                          (double)(elapsed % UINT64_C(1000000000)) / 1e9) * b->rate;
+    if (tokens > b->burst) tokens = b->burst;
+    tokens -= 1.0;
+    if (tokens < 0) {
+        double ns = 1e9 * (-tokens / b->rate);
+        wait = ns >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)ns;
+    }
+    b->tokens = tokens;
+    b->last_ns = now;
+    kctl__mutex_unlock(&b->mu);
+    return wait;
+}
+
+static void kctl__bucket_forget(void *self, const char *key) { (void)self; (void)key; }
+static uint32_t kctl__bucket_num_requeues(void *self, const char *key) { (void)self; (void)key; return 0; }
+static void kctl__bucket_destroy(void *self) {
+    kctl__bucket *b = (kctl__bucket *)self;
+    kctl__mutex_deinit(&b->mu);
+    KCTL_FREE(b, NULL);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
+    static const kctl_limiter_vtable vt = { kctl__bucket_when, kctl__bucket_forget,
+                                            kctl__bucket_num_requeues, kctl__bucket_destroy };
+    kctl__bucket *b;
+    kctl_limiter *l;
+    if (!(per_second > 0) || burst == 0) return NULL; /* also rejects NaN */
+    b = (kctl__bucket *)KCTL_MALLOC(sizeof *b, NULL);
+    if (!b) return NULL;
+    memset(b, 0, sizeof *b);
+    b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
+    b->rate = per_second;
+    b->burst = (double)burst;
+    b->tokens = (double)burst;
+    b->unlimited = per_second > 1.7976931348623157e308; /* +inf: Go's rate.Inf */
+    b->last_ns = kctl_clock_now(&b->clock);
+    if (kctl__mutex_init(&b->mu) != KCTL_OK) { KCTL_FREE(b, NULL); return NULL; }
+    l = kctl__limiter_new(&vt, b);
+    if (!l) kctl__bucket_destroy(b);
+    return l;
+}
+
+typedef struct kctl__maxof {
+    size_t n;
+    kctl_limiter *members[1]; /* n of them */
+} kctl__maxof;
+
+static uint64_t kctl__maxof_when(void *self, const char *key) {
+    kctl__maxof *m = (kctl__maxof *)self;
+    uint64_t best = 0, d;
+    size_t i;
+    for (i = 0; i < m->n; i++) {
+        d = kctl_limiter_when(m->members[i], key);
+        if (d > best) best = d;
+    }
+    return best;
+}
+
+static void kctl__maxof_forget(void *self, const char *key) {
+    kctl__maxof *m = (kctl__maxof *)self;
+    size_t i;
+    for (i = 0; i < m->n; i++) kctl_limiter_forget(m->members[i], key);
+}
+
+static uint32_t kctl__maxof_num_requeues(void *self, const char *key) {
+    kctl__maxof *m = (kctl__maxof *)self;
+    uint32_t best = 0, c;
+    size_t i;
+    for (i = 0; i < m->n; i++) {
+        c = kctl_limiter_num_requeues(m->members[i], key);
+        if (c > best) best = c;
+    }
+    return best;
+}
+
+static void kctl__maxof_destroy(void *self) {
+    kctl__maxof *m = (kctl__maxof *)self;
+    size_t i;
+    for (i = 0; i < m->n; i++) kctl_limiter_destroy(m->members[i]);
+    KCTL_FREE(m, NULL);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t n) {
+    static const kctl_limiter_vtable vt = { kctl__maxof_when, kctl__maxof_forget,
+                                            kctl__maxof_num_requeues, kctl__maxof_destroy };
+    kctl__maxof *m = NULL;
+    kctl_limiter *l;
+    size_t i;
+    bool ok = limiters != NULL && n > 0 && n <= (SIZE_MAX - sizeof *m) / sizeof(kctl_limiter *);
+    for (i = 0; ok && i < n; i++) ok = limiters[i] != NULL;
+    if (ok) m = (kctl__maxof *)KCTL_MALLOC(sizeof *m + n * sizeof(kctl_limiter *), NULL);
+    if (!m) {
+        for (i = 0; limiters && i < n; i++) kctl_limiter_destroy(limiters[i]);
+        return NULL;
+    }
+    m->n = n;
+    for (i = 0; i < n; i++) m->members[i] = limiters[i];
+    l = kctl__limiter_new(&vt, m);
+    if (!l) kctl__maxof_destroy(m);
+    return l;
+}
+
+KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) {
+    kctl_limiter *parts[2];
+    parts[0] = kctl_limiter_exponential(KCTL_MS(5), KCTL_SEC(1000));
+    parts[1] = kctl_limiter_bucket(clock, 10.0, 100);
+    if (!parts[0] || !parts[1]) {
+        kctl_limiter_destroy(parts[0]);
+        kctl_limiter_destroy(parts[1]);
+        return NULL;
+    }
+    return kctl_limiter_max_of(parts, 2);
+}
+
+/* -------------------------------------------------------------- WORK QUEUE */
+/* One entry per key known to the queue, in one hash map. An entry lives
+   while its key is dirty (added, not yet handed out), processing (handed
+   out, not yet done) or delayed (in the heap of add_after times), and is
+   recycled through a short free list when none of these holds. The ready
+   FIFO and the in-flight list are intrusive, so no queue operation
+   allocates once the map and heap have grown and the free list is warm. */
+enum {
+    KCTL__Q_DIRTY = 1,      /* client-go's dirty set */
+    KCTL__Q_QUEUED = 2,     /* in the ready FIFO (client-go's queue) */
+    KCTL__Q_PROCESSING = 4, /* client-go's processing set */
+    KCTL__Q_DELAYED = 8     /* in the delay heap */
+};
+
+typedef struct kctl__qent {
+    kctl__node node;
+    struct kctl__qent *next;               /* ready FIFO, or the free list */
+    struct kctl__qent *pnext, *pprev;      /* in-flight list */
+    uint64_t added_ns;                     /* became dirty (queue_duration) */
+    uint64_t started_ns;                   /* handed out (work_duration) */
+    uint64_t ready_ns;                     /* delay heap: when to add */
+    uint64_t seq;                          /* delay heap: FIFO among equal times */
+    size_t heap_idx;
+    uint32_t key_cap;                      /* bytes available for the key */
+    uint32_t flags;
+} kctl__qent;
+
+#define KCTL__QUEUE_FREE_MAX 256
+#define KCTL__QUEUE_MIN_KEY_CAP 48
+
+struct kctl_queue {
+    kctl__mutex mu;
+    kctl__cond work_cv;   /* workers wait here for a ready key */
+    kctl__cond idle_cv;   /* shutdown_with_drain waits here */
+    kctl_clock clock;
+    bool real_clock;      /* no subscribe: time moves as real time does */
+    kctl_clock_waiter waiter;
+    kctl_limiter *limiter;
+    kctl_allocator allocator;
+    kctl_logger logger;
+    char name[64];
+
+    kctl__map map;
+    kctl__qent *head, *tail; /* ready FIFO */
+    size_t nready;
+    kctl__qent **heap;       /* delay min-heap on (ready_ns, seq) */
+    size_t nheap, heap_cap;
+    uint64_t seq;
+    kctl__qent inflight;     /* sentinel of the in-flight list */
+    size_t nprocessing;
+    kctl__qent *free_list;
+    size_t nfree;
+
+    uint32_t sleepers;       /* workers parked on work_cv */
+    uint32_t drainers;
+    unsigned ready_hint;     /* nready != 0 || shutting_down; read unlocked by spinners */
+    bool shutting_down;
+
+    uint64_t depth, adds, retries;
+    kctl_histogram queue_hist, work_hist;
+};
+
+static void kctl__hist_observe(kctl_histogram *h, uint64_t ns) {
+    uint64_t bound = 10;
+    int i;
+    h->count++;
+    h->sum_ns = kctl__add_sat(h->sum_ns, ns);
+    for (i = 0; i < KCTL_HIST_BUCKETS; i++, bound *= 10)
+        if (ns <= bound) { h->buckets[i]++; break; }
+}
+
+KCTL_API uint64_t kctl_histogram_bound_ns(int i) {
+    uint64_t b = 10;
+    if (i < 0 || i >= KCTL_HIST_BUCKETS) return UINT64_MAX;
+    while (i-- > 0) b *= 10;
+    return b;
+}
+
+static uint64_t kctl__queue_now(kctl_queue *q) { return q->clock.now_fn(q->clock.user_data); }
+
+static void kctl__queue_hint(kctl_queue *q) { KCTL__STORE(&q->ready_hint, (unsigned)(q->nready != 0 || q->shutting_down)); }
+
+static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
+    kctl__qent *e = q->free_list;
+    if (e && e->key_cap > len) {
+        q->free_list = e->next;
+        q->nfree--;
+    } else {
+        size_t cap = len + 1 < KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
+        e = (kctl__qent *)kctl__alloc(&q->allocator, sizeof *e + cap);
+        if (!e) return NULL;
+        e->key_cap = (uint32_t)cap;
+    }
+    memcpy(e + 1, key, len);
+    ((char *)(e + 1))[len] = 0;
+    e->node.key = (const char *)(e + 1);
+    e->node.len = (uint32_t)len;
+    e->node.hash = hash;
+    e->next = e->pnext = e->pprev = NULL;
+    e->flags = 0;
+    return e;
+}
+
+/* Drop an entry that no longer has a role: out of the map, onto the free list. */
+static void kctl__queue_entry_release(kctl_queue *q, kctl__qent *e) {
+    kctl__map_remove(&q->map, &q->allocator, &e->node);
+    if (q->nfree < KCTL__QUEUE_FREE_MAX) {
+        e->next = q->free_list;
+        q->free_list = e;
+        q->nfree++;
+    } else {
+        kctl__free(&q->allocator, e);
+    }
+}
+
+/* Find key's entry, creating it (no role yet) if needed; NULL on NOMEM. */
+static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len, uint32_t hash, bool create) {
+    kctl__qent *e = (kctl__qent *)kctl__map_find(&q->map, key, len, hash);
+    if (e || !create) return e;
+    if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) return NULL;
+    e = kctl__queue_entry_new(q, key, len, hash);
+    if (e) kctl__map_insert(&q->map, &e->node);
+    return e;
+}
+
+static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
+    e->flags |= KCTL__Q_QUEUED;
+    e->next = NULL;
+    if (q->tail) q->tail->next = e;
+    else q->head = e;
+    q->tail = e;
+    q->nready++;
+}
+
+/* client-go's Type.Add on an existing entry, lock held. Returns true when a
+   worker should be woken. */
+static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
+    if (e->flags & KCTL__Q_DIRTY) return false;
+    e->flags |= KCTL__Q_DIRTY;
+    e->added_ns = now;
+    q->adds++;
+    q->depth++;
+    if (e->flags & KCTL__Q_PROCESSING) return false;
+    kctl__queue_push_ready(q, e);
+    return true;
+}
+
+/* ---- the delay heap, ordered by (ready_ns, seq) */
+static bool kctl__heap_less(const kctl__qent *a, const kctl__qent *b) {
+    return a->ready_ns < b->ready_ns || (a->ready_ns == b->ready_ns && a->seq < b->seq);
+}
+
+static void kctl__heap_set(kctl_queue *q, size_t i, kctl__qent *e) {
+    q->heap[i] = e;
+    e->heap_idx = i;
+}
+
+static void kctl__heap_up(kctl_queue *q, size_t i) {
+    kctl__qent *e = q->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (!kctl__heap_less(e, q->heap[parent])) break;
+        kctl__heap_set(q, i, q->heap[parent]);
+        i = parent;
+    }
+    kctl__heap_set(q, i, e);
+}
+
+static void kctl__heap_down(kctl_queue *q, size_t i) {
+    kctl__qent *e = q->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= q->nheap) break;
+        if (c + 1 < q->nheap && kctl__heap_less(q->heap[c + 1], q->heap[c])) c++;
+        if (!kctl__heap_less(q->heap[c], e)) break;
+        kctl__heap_set(q, i, q->heap[c]);
+        i = c;
+    }
+    kctl__heap_set(q, i, e);
+}
+
+static kctl__qent *kctl__heap_pop(kctl_queue *q) {
+    kctl__qent *top = q->heap[0];
+    q->nheap--;
+    if (q->nheap) {
+        kctl__heap_set(q, 0, q->heap[q->nheap]);
+        kctl__heap_down(q, 0);
+    }
+    top->flags &= ~(uint32_t)KCTL__Q_DELAYED;
+    return top;
+}
+
+static int kctl__heap_reserve(kctl_queue *q) {
+    kctl__qent **h;
+    size_t cap;
+    if (q->nheap < q->heap_cap) return KCTL_OK;
+    cap = q->heap_cap ? q->heap_cap * 2 : 16;
+    h = (kctl__qent **)kctl__alloc(&q->allocator, cap * sizeof *h);
+    if (!h) return KCTL_ERR_NOMEM;
+    if (q->nheap) memcpy(h, q->heap, q->nheap * sizeof *h);
+    kctl__free(&q->allocator, q->heap);
+    q->heap = h;
+    q->heap_cap = cap;
+    return KCTL_OK;
+}
+
+/* Move every delayed key whose time has come into the queue (client-go's
+   waitingLoop), lock held. Returns how many became ready. */
+static size_t kctl__queue_promote(kctl_queue *q, uint64_t now) {
+    size_t woke = 0;
+    while (q->nheap && q->heap[0]->ready_ns <= now) {
+        kctl__qent *e = kctl__heap_pop(q);
+        if (kctl__queue_add_entry(q, e, now)) woke++;
+    }
+    return woke;
+}
+
+static void kctl__queue_wake(void *arg) {
+    kctl_queue *q = (kctl_queue *)arg;
+    kctl__mutex_lock(&q->mu);
+    if (q->sleepers) kctl__cond_broadcast(&q->work_cv);
+    kctl__mutex_unlock(&q->mu);
+}
+
+KCTL_API kctl_queue_desc kctl_queue_desc_init(void) {
+    kctl_queue_desc d;
+    memset(&d, 0, sizeof d);
+    d.name = "";
+    d.clock = kctl_clock_monotonic();
+    return d;
+}
+
+KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
+    kctl_queue_desc d = kctl_queue_desc_init();
+    kctl_queue *q;
+    if (desc) {
+        d = *desc;
+        if (!d.name) d.name = "";
+        if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
+    }
+    if (!out || (!d.allocator.alloc_fn) != (!d.allocator.free_fn) ||
+        (!d.clock.subscribe_fn) != (!d.clock.unsubscribe_fn)) {
+        kctl_limiter_destroy(d.limiter);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    q = (kctl_queue *)kctl__alloc(&d.allocator, sizeof *q);
+    if (!q) {
+        kctl_limiter_destroy(d.limiter);
+        return KCTL_ERR_NOMEM;
+    }
+    memset(q, 0, sizeof *q);
+    q->allocator = d.allocator;
+    q->logger = d.logger;
+    q->clock = d.clock;
+    q->real_clock = d.clock.subscribe_fn == NULL;
+    strncpy(q->name, d.name, sizeof q->name - 1);
+    q->limiter = d.limiter ? d.limiter : kctl_limiter_default(&q->clock);
+    q->inflight.pnext = q->inflight.pprev = &q->inflight;
+    if (!q->limiter) {
+        kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
+        kctl__free(&d.allocator, q);
+        return KCTL_ERR_NOMEM;
+    }
+    if (kctl__mutex_init(&q->mu) != KCTL_OK) goto fail0;
+    if (kctl__cond_init(&q->work_cv) != KCTL_OK) goto fail1;
+    if (kctl__cond_init(&q->idle_cv) != KCTL_OK) goto fail2;
+    if (!q->real_clock) {
+        q->waiter.wake = kctl__queue_wake;
+        q->waiter.arg = q;
+        q->clock.subscribe_fn(&q->waiter, q->clock.user_data);
+    }
+    *out = q;
+    return KCTL_OK;
+fail2:
+    kctl__cond_deinit(&q->work_cv);
+fail1:
+    kctl__mutex_deinit(&q->mu);
+fail0:
+    kctl_limiter_destroy(q->limiter);
+    kctl__free(&d.allocator, q);
+    return KCTL_ERR_NOMEM;
+}
+
+KCTL_API void kctl_queue_destroy(kctl_queue *q) {
+    kctl_allocator a;
+    kctl__qent *e;
+    size_t i;
+    if (!q) return;
+    if (!q->real_clock) q->clock.unsubscribe_fn(&q->waiter, q->clock.user_data);
+    a = q->allocator;
+    for (i = 0; i < q->map.cap; i++) kctl__free(&a, q->map.slots[i].node);
+    while ((e = q->free_list) != NULL) {
+        q->free_list = e->next;
+        kctl__free(&a, e);
+    }
+    kctl__free(&a, q->map.slots);
+    kctl__free(&a, q->heap);
+    kctl_limiter_destroy(q->limiter);
+    kctl__cond_deinit(&q->idle_cv);
+    kctl__cond_deinit(&q->work_cv);
+    kctl__mutex_deinit(&q->mu);
+    kctl__free(&a, q);
+}
+
+KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
+    size_t len = kctl__key_len(key);
+    uint32_t h;
+    kctl__qent *e;
+    bool wake;
+    if (!q || !len) return KCTL_ERR_INVALID_ARG;
+    h = kctl__hash(key, len);
+    kctl__mutex_lock(&q->mu);
+    if (q->shutting_down) {
+        kctl__mutex_unlock(&q->mu);
+        return KCTL_ERR_SHUTDOWN;
+    }
+    e = kctl__queue_lookup(q, key, len, h, true);
+    if (!e) {
+        kctl__mutex_unlock(&q->mu);
+        kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
+        return KCTL_ERR_NOMEM;
+    }
+    if (e->flags & KCTL__Q_DIRTY) { /* de-duplicated: the common case under load */
+        kctl__mutex_unlock(&q->mu);
+        return KCTL_OK;
+    }
+    wake = kctl__queue_add_entry(q, e, kctl__queue_now(q));
+    kctl__queue_hint(q);
+    wake = wake && q->sleepers;
+    kctl__mutex_unlock(&q->mu);
+    if (wake) kctl__cond_signal(&q->work_cv);
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns) {
+    size_t len = kctl__key_len(key);
+    uint32_t h;
+    uint64_t now, at;
+    kctl__qent *e;
+    bool wake = false;
+    if (!q || !len) return KCTL_ERR_INVALID_ARG;
+    h = kctl__hash(key, len);
+    kctl__mutex_lock(&q->mu);
+    if (q->shutting_down) {
+        kctl__mutex_unlock(&q->mu);
+        return KCTL_ERR_SHUTDOWN;
+    }
+    q->retries++;
+    e = kctl__queue_lookup(q, key, len, h, true);
+    if (!e || (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK)) {
+        if (e && !e->flags) kctl__queue_entry_release(q, e);
+        kctl__mutex_unlock(&q->mu);
+        kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
+        return KCTL_ERR_NOMEM;
+    }
+    now = kctl__queue_now(q);
+    if (delay_ns == 0) {
+        wake = kctl__queue_add_entry(q, e, now);
+    } else {
+        at = kctl__add_sat(now, delay_ns);
+        if (e->flags & KCTL__Q_DELAYED) {
+            if (at < e->ready_ns) { /* the earlier time wins */
+                e->ready_ns = at;
+                kctl__heap_up(q, e->heap_idx);
+            }
+        } else {
+            e->flags |= KCTL__Q_DELAYED;
+            e->ready_ns = at;
+            e->seq = q->seq++;
+            kctl__heap_set(q, q->nheap++, e);
+            kctl__heap_up(q, e->heap_idx);
+        }
+        /* A sleeper waiting for a later time must recompute its deadline. */
+        wake = q->heap[0] == e && q->real_clock;
+    }
+    kctl__queue_hint(q);
+    wake = wake && q->sleepers;
+    kctl__mutex_unlock(&q->mu);
+    if (wake) kctl__cond_signal(&q->work_cv);
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_queue_add_rate_limited(kctl_queue *q, const char *key) {
+    if (!q || !kctl__key_len(key)) return KCTL_ERR_INVALID_ARG;
+    if (kctl_queue_shutting_down(q)) return KCTL_ERR_SHUTDOWN; /* do not charge the limiter */
+    return kctl_queue_add_after(q, key, kctl_limiter_when(q->limiter, key));
+}
+
+KCTL_API void kctl_queue_forget(kctl_queue *q, const char *key) {
+    if (q) kctl_limiter_forget(q->limiter, key);
+}
+
+KCTL_API uint32_t kctl_queue_num_requeues(kctl_queue *q, const char *key) {
+    return q ? kctl_limiter_num_requeues(q->limiter, key) : 0;
+}
+
+/* Hand out the head of the FIFO, lock held, FIFO not empty. */
+static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
+    kctl__qent *e = q->head;
+    q->head = e->next;
+    if (!q->head) q->tail = NULL;
+    q->nready--;
+    q->depth--;
+    e->next = NULL;
+    e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY)) | KCTL__Q_PROCESSING;
+    e->started_ns = now;
+    kctl__hist_observe(&q->queue_hist, now >= e->added_ns ? now - e->added_ns : 0);
+    e->pnext = &q->inflight;
+    e->pprev = q->inflight.pprev;
+    q->inflight.pprev->pnext = e;
+    q->inflight.pprev = e;
+    q->nprocessing++;
+    kctl__queue_hint(q);
+    return e->node.key;
+}
+
+static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
+    int spins = KCTL_QUEUE_SPIN;
+    uint64_t now;
+    if (!q || !key) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&q->mu);
+    for (;;) {
+        now = kctl__queue_now(q);
+        if (q->nheap) kctl__queue_promote(q, now);
+        if (q->head) {
+            *key = kctl__queue_take(q, now);
+            kctl__mutex_unlock(&q->mu);
+            return KCTL_OK;
+        }
+        if (q->shutting_down) {
+            kctl__mutex_unlock(&q->mu);
+            return KCTL_ERR_SHUTDOWN;
+        }
+#ifdef KCTL_NO_THREADS
+        block = false;
+#endif
+        if (!block) {
+            kctl__mutex_unlock(&q->mu);
+            return KCTL_ERR_AGAIN;
+        }
+        if (spins > 0) {
+            /* A producer that keeps up refills within a microsecond: wait
+               for it without a futex round trip. */
+            kctl__mutex_unlock(&q->mu);
+            while (spins-- > 0 && !KCTL__LOAD(&q->ready_hint)) kctl__cpu_relax();
+            if (spins <= 0) kctl__yield();
+            kctl__mutex_lock(&q->mu);
+            continue;
+        }
+        q->sleepers++;
+        if (q->nheap && q->real_clock)
+            kctl__cond_wait_for(&q->work_cv, &q->mu, q->heap[0]->ready_ns - now);
+        else
+            kctl__cond_wait(&q->work_cv, &q->mu);
+        q->sleepers--;
+        spins = KCTL_QUEUE_SPIN / 4;
+    }
+}
+
+KCTL_API int kctl_queue_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, key, true); }
+KCTL_API int kctl_queue_try_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, key, false); }
+
+KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
+    size_t len = kctl__key_len(key);
+    kctl__qent *e;
+    bool wake = false;
+    if (!q || !len) return;
+    kctl__mutex_lock(&q->mu);
+    e = (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len));
+    if (!e || !(e->flags & KCTL__Q_PROCESSING)) {
+        kctl__mutex_unlock(&q->mu);
+        kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
+        return;
+    }
+    kctl__hist_observe(&q->work_hist, kctl__queue_now(q) - e->started_ns);
+    e->flags &= ~(uint32_t)KCTL__Q_PROCESSING;
+    e->pprev->pnext = e->pnext;
+    e->pnext->pprev = e->pprev;
+    e->pnext = e->pprev = NULL;
+    q->nprocessing--;
+    if (e->flags & KCTL__Q_DIRTY) {
+        kctl__queue_push_ready(q, e);
+        kctl__queue_hint(q);
+        wake = q->sleepers != 0;
+    } else if (!e->flags) {
+        kctl__queue_entry_release(q, e);
+    }
+    if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
+    kctl__mutex_unlock(&q->mu);
+    if (wake) kctl__cond_signal(&q->work_cv);
+}
+
+KCTL_API size_t kctl_queue_len(kctl_queue *q) {
+    size_t n;
+    if (!q) return 0;
+    kctl__mutex_lock(&q->mu);
+    if (q->nheap && !q->shutting_down) kctl__queue_promote(q, kctl__queue_now(q));
+    kctl__queue_hint(q);
+    n = q->nready;
+    kctl__mutex_unlock(&q->mu);
+    return n;
+}
+
+KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) {
+    uint64_t t = UINT64_MAX;
+    if (!q) return t;
+    kctl__mutex_lock(&q->mu);
+    if (q->nheap && !q->shutting_down) kctl__queue_promote(q, kctl__queue_now(q));
+    kctl__queue_hint(q);
+    if (q->head) t = 0;
+    else if (q->nheap) t = q->heap[0]->ready_ns;
+    kctl__mutex_unlock(&q->mu);
+    return t;
+}
+
+KCTL_API void kctl_queue_shutdown(kctl_queue *q) {
+    if (!q) return;
+    kctl__mutex_lock(&q->mu);
+    if (!q->shutting_down) {
+        q->shutting_down = true;
+        while (q->nheap) { /* delayed keys not yet ready are dropped */
+            kctl__qent *e = q->heap[--q->nheap];
+            e->flags &= ~(uint32_t)KCTL__Q_DELAYED;
+            if (!e->flags) kctl__queue_entry_release(q, e);
+        }
+        kctl__queue_hint(q);
+    }
+    kctl__cond_broadcast(&q->work_cv);
+    kctl__mutex_unlock(&q->mu);
+}
+
+KCTL_API void kctl_queue_shutdown_with_drain(kctl_queue *q) {
+    if (!q) return;
+    kctl_queue_shutdown(q);
+#ifndef KCTL_NO_THREADS
+    kctl__mutex_lock(&q->mu);
+    q->drainers++;
+    while (q->nprocessing) kctl__cond_wait(&q->idle_cv, &q->mu);
+    q->drainers--;
+    kctl__mutex_unlock(&q->mu);
+#endif
+}
+
+KCTL_API bool kctl_queue_shutting_down(kctl_queue *q) {
+    bool s;
+    if (!q) return true;
+    kctl__mutex_lock(&q->mu);
+    s = q->shutting_down;
+    kctl__mutex_unlock(&q->mu);
+    return s;
+}
+
+KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
+    const kctl__qent *e;
+    uint64_t now, age;
+    int i;
+    if (!q || !out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    kctl__mutex_lock(&q->mu);
+    now = kctl__queue_now(q);
+    if (q->nheap && !q->shutting_down) kctl__queue_promote(q, now);
+    kctl__queue_hint(q);
+    out->depth = q->depth;
+    out->adds_total = q->adds;
+    out->retries_total = q->retries;
+    out->queue_duration = q->queue_hist;
+    out->work_duration = q->work_hist;
+    for (e = q->inflight.pnext; e != &q->inflight; e = e->pnext) {
+        age = now >= e->started_ns ? now - e->started_ns : 0;
+        out->unfinished_work_ns = kctl__add_sat(out->unfinished_work_ns, age);
+        if (age > out->longest_running_ns) out->longest_running_ns = age;
+    }
+    out->processing = q->nprocessing;
+    out->delayed = q->nheap;
+    out->idle_workers = q->sleepers;
+    out->name = q->name;
+    kctl__mutex_unlock(&q->mu);
+    for (i = 1; i < KCTL_HIST_BUCKETS; i++) { /* cumulative, as Prometheus counts them */
+        out->queue_duration.buckets[i] += out->queue_duration.buckets[i - 1];
+        out->work_duration.buckets[i] += out->work_duration.buckets[i - 1];
+    }
+    return KCTL_OK;
+}
+
+#endif /* KCTL_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+This software is available under the MIT License.
+------------------------------------------------------------------------------
+MIT License
+Copyright (c) 2026 the kctl authors
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/

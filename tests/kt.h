@@ -1,0 +1,49 @@
+/* kt.h - the in-tree test runner's checks (one header, no framework).
+   A test is a void function run with KT_RUN; it fails if any check in it
+   fails. Each failing check prints one line with file and line. The runner
+   (tests/run.c) ends with "N passed, N failed, N skipped". */
+#ifndef KT_H
+#define KT_H
+#include <stdio.h>
+#include <string.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "../kctl.h"
+
+typedef struct kt_state {
+    int passed, failed, skipped;
+    int cur_failed;   /* checks failed in the running test */
+    int cur_skipped;  /* the running test called KT_SKIP */
+    const char *cur_name;
+} kt_state;
+extern kt_state kt;
+
+void kt_fail(const char *file, int line, const char *fmt, ...);
+void kt_run(void (*fn)(void), const char *name);
+
+#define KT_RUN(fn) kt_run(fn, #fn)
+#define KT_CHECK(c) do { if (!(c)) kt_fail(__FILE__, __LINE__, "check failed: %s", #c); } while (0)
+#define KT_EQ_INT(a, b) do { long long kt_a_ = (long long)(a), kt_b_ = (long long)(b); \
+    if (kt_a_ != kt_b_) kt_fail(__FILE__, __LINE__, "%s == %s: %lld != %lld", #a, #b, kt_a_, kt_b_); } while (0)
+#define KT_EQ_U64(a, b) do { unsigned long long kt_a_ = (unsigned long long)(a), kt_b_ = (unsigned long long)(b); \
+    if (kt_a_ != kt_b_) kt_fail(__FILE__, __LINE__, "%s == %s: %llu != %llu", #a, #b, kt_a_, kt_b_); } while (0)
+#define KT_EQ_STR(a, b) do { const char *kt_a_ = (a), *kt_b_ = (b); \
+    if (!kt_a_ || !kt_b_ || strcmp(kt_a_, kt_b_) != 0) kt_fail(__FILE__, __LINE__, "%s == %s: \"%s\" != \"%s\"", #a, #b, \
+        kt_a_ ? kt_a_ : "(null)", kt_b_ ? kt_b_ : "(null)"); } while (0)
+/* Mark the running test skipped (e.g. needs threads) and return from it. */
+#define KT_SKIP() do { kt.cur_skipped = 1; return; } while (0)
+
+/* A counting allocator: counts calls and live blocks; can fail on demand. */
+typedef struct kt_alloc {
+    long allocs, frees, live;
+    long fail_after;  /* -1: never; n: the (n+1)th allocation from now fails */
+    long fail_count;  /* failures injected */
+} kt_alloc;
+void kt_alloc_init(kt_alloc *a);
+kctl_allocator kt_allocator(kt_alloc *a);
+
+/* Suites, one per file under tests/. */
+void kt_suite_core(void);
+void kt_suite_limiter(void);
+void kt_suite_queue(void);
+#endif
