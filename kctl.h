@@ -486,9 +486,11 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 
 #if defined(__GNUC__) || defined(__clang__)
 #define KCTL__ATOMICS 1
+#define KCTL__PREFETCH(p) __builtin_prefetch(p)
 #define KCTL__LIKELY(x) __builtin_expect(!!(x), 1)
 #define KCTL__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
+#define KCTL__PREFETCH(p) ((void)0)
 #define KCTL__LIKELY(x) (x)
 #define KCTL__UNLIKELY(x) (x)
 #endif
@@ -646,7 +648,18 @@ typedef struct kctl__map {
     kctl__slot *slots;
     size_t cap; /* 0 or a power of two */
     size_t count;
+    /* Copies of slots and cap-1, written under the owner's lock with a
+       relaxed atomic store, read without it only to prefetch a slot before
+       locking (a prefetch of a stale address is harmless). */
+    kctl__slot *slots_hint;
+    size_t mask_hint;
 } kctl__map;
+
+/* Start loading the slot where hash h would live, without holding the lock. */
+static inline void kctl__map_prefetch(const kctl__map *m, uint32_t h) {
+    kctl__slot *s = KCTL__LOAD(&m->slots_hint);
+    if (s) KCTL__PREFETCH(&s[h & KCTL__LOAD(&m->mask_hint)]);
+}
 
 /* Length of a key, or 0 when NULL, empty or longer than KCTL_MAX_KEY_LEN. */
 static size_t kctl__key_len(const char *key) {
@@ -703,6 +716,8 @@ static int kctl__map_resize(kctl__map *m, const kctl_allocator *a, size_t cap) {
     kctl__free(a, m->slots);
     m->slots = s;
     m->cap = cap;
+    KCTL__STORE(&m->slots_hint, s);
+    KCTL__STORE(&m->mask_hint, cap - 1);
     return KCTL_OK;
 }
 
@@ -1167,35 +1182,41 @@ typedef struct kctl__qent {
 #define KCTL__QUEUE_MIN_KEY_CAP 48
 
 struct kctl_queue {
-    kctl__mutex mu;
-    kctl__cond work_cv;   /* workers wait here for a ready key */
-    kctl__cond idle_cv;   /* shutdown_with_drain waits here */
+    /* set at create, read-only after */
     kctl_clock clock;
     bool real_clock;      /* no subscribe: time moves as real time does */
-    kctl_clock_waiter waiter;
+    bool timed;           /* named: record durations (client-go: metrics for named queues only) */
     kctl_limiter *limiter;
     kctl_allocator allocator;
     kctl_logger logger;
+    kctl_clock_waiter waiter;
     char name[64];
+    kctl__cond work_cv;   /* workers wait here for a ready key */
+    kctl__cond idle_cv;   /* shutdown_with_drain waits here */
+    char pad0_[64];       /* keep the lock and its state off the read-only lines */
 
-    kctl__map map;
+    kctl__mutex mu;       /* everything below up to pad1_ */
     kctl__qent *head, *tail; /* ready FIFO */
     size_t nready;
-    kctl__qent **heap;       /* delay min-heap on (ready_ns, seq) */
-    size_t nheap, heap_cap;
-    uint64_t seq;
-    kctl__qent inflight;     /* sentinel of the in-flight list */
-    size_t nprocessing;
+    uint64_t depth, adds;
+    kctl__map map;
     kctl__qent *free_list;
     size_t nfree;
-
+    kctl__qent inflight;     /* sentinel of the in-flight list */
+    size_t nprocessing;
     uint32_t sleepers;       /* workers parked on work_cv */
     uint32_t drainers;
-    unsigned ready_hint;     /* nready != 0 || shutting_down; read unlocked by spinners */
     bool shutting_down;
-
-    uint64_t depth, adds, retries;
+    kctl__qent **heap;       /* delay min-heap on (ready_ns, seq) */
+    size_t nheap, heap_cap;
+    uint64_t seq, retries;
     kctl_histogram queue_hist, work_hist;
+    char pad1_[64];
+
+    /* nready != 0 || shutting_down, written under mu only when it changes,
+       read without it by workers spinning for work: its own cache line */
+    unsigned ready_hint;
+    char pad2_[64];
 };
 
 static void kctl__hist_observe(kctl_histogram *h, uint64_t ns) {
@@ -1216,7 +1237,10 @@ KCTL_API uint64_t kctl_histogram_bound_ns(int i) {
 
 static uint64_t kctl__queue_now(kctl_queue *q) { return q->clock.now_fn(q->clock.user_data); }
 
-static void kctl__queue_hint(kctl_queue *q) { KCTL__STORE(&q->ready_hint, (unsigned)(q->nready != 0 || q->shutting_down)); }
+static void kctl__queue_hint(kctl_queue *q) {
+    unsigned h = (unsigned)(q->nready != 0 || q->shutting_down);
+    if (KCTL__LOAD(&q->ready_hint) != h) KCTL__STORE(&q->ready_hint, h);
+}
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
     kctl__qent *e = q->free_list;
@@ -1393,6 +1417,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->clock = d.clock;
     q->real_clock = d.clock.subscribe_fn == NULL;
     strncpy(q->name, d.name, sizeof q->name - 1);
+    q->timed = q->name[0] != 0;
     q->limiter = d.limiter ? d.limiter : kctl_limiter_default(&q->clock);
     q->inflight.pnext = q->inflight.pprev = &q->inflight;
     if (!q->limiter) {
@@ -1446,8 +1471,11 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     uint32_t h;
     kctl__qent *e;
     bool wake;
+    uint64_t now;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
+    kctl__map_prefetch(&q->map, h);
+    now = q->timed ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
@@ -1463,7 +1491,7 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_OK;
     }
-    wake = kctl__queue_add_entry(q, e, kctl__queue_now(q));
+    wake = kctl__queue_add_entry(q, e, now);
     kctl__queue_hint(q);
     wake = wake && q->sleepers;
     kctl__mutex_unlock(&q->mu);
@@ -1479,12 +1507,12 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     bool wake = false;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
+    now = kctl__queue_now(q);
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
     }
-    q->retries++;
     e = kctl__queue_lookup(q, key, len, h, true);
     if (!e || (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK)) {
         if (e && !e->flags) kctl__queue_entry_release(q, e);
@@ -1492,7 +1520,7 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
-    now = kctl__queue_now(q);
+    q->retries++; /* client-go counts every AddAfter, delayed or not */
     if (delay_ns == 0) {
         wake = kctl__queue_add_entry(q, e, now);
     } else {
@@ -1538,12 +1566,18 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     kctl__qent *e = q->head;
     q->head = e->next;
     if (!q->head) q->tail = NULL;
+    else {
+        /* With a backlog the next entries and their map slots are cold:
+           start loading them now, for the next get and this key's done. */
+        KCTL__PREFETCH(q->head->next);
+        KCTL__PREFETCH(&q->map.slots[q->head->node.hash & (q->map.cap - 1)]);
+    }
     q->nready--;
     q->depth--;
     e->next = NULL;
     e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY)) | KCTL__Q_PROCESSING;
     e->started_ns = now;
-    kctl__hist_observe(&q->queue_hist, now >= e->added_ns ? now - e->added_ns : 0);
+    if (q->timed) kctl__hist_observe(&q->queue_hist, now >= e->added_ns ? now - e->added_ns : 0);
     e->pnext = &q->inflight;
     e->pprev = q->inflight.pprev;
     q->inflight.pprev->pnext = e;
@@ -1555,11 +1589,16 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
 
 static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
     int spins = KCTL_QUEUE_SPIN;
-    uint64_t now;
+    uint64_t now = 0;
+    bool fresh = false; /* now was read since the lock was last taken */
     if (!q || !key) return KCTL_ERR_INVALID_ARG;
+    /* A real clock may be read before locking, which keeps the critical
+       section short; a virtual one is read under the lock, so an advance
+       cannot slip between the read and the wait. */
+    if (q->timed && q->real_clock) { now = kctl__queue_now(q); fresh = true; }
     kctl__mutex_lock(&q->mu);
     for (;;) {
-        now = kctl__queue_now(q);
+        if (!fresh && (q->nheap || q->timed)) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
         if (q->head) {
             *key = kctl__queue_take(q, now);
@@ -1577,6 +1616,7 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
             kctl__mutex_unlock(&q->mu);
             return KCTL_ERR_AGAIN;
         }
+        fresh = false;
         if (spins > 0) {
             /* A producer that keeps up refills within a microsecond: wait
                for it without a futex round trip. */
@@ -1588,7 +1628,7 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
         }
         q->sleepers++;
         if (q->nheap && q->real_clock)
-            kctl__cond_wait_for(&q->work_cv, &q->mu, q->heap[0]->ready_ns - now);
+            kctl__cond_wait_for(&q->work_cv, &q->mu, q->heap[0]->ready_ns > now ? q->heap[0]->ready_ns - now : 0);
         else
             kctl__cond_wait(&q->work_cv, &q->mu);
         q->sleepers--;
@@ -1600,18 +1640,26 @@ KCTL_API int kctl_queue_get(kctl_queue *q, const char **key) { return kctl__queu
 KCTL_API int kctl_queue_try_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, key, false); }
 
 KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
-    size_t len = kctl__key_len(key);
     kctl__qent *e;
+    uint64_t now;
     bool wake = false;
-    if (!q || !len) return;
+    int n;
+    if (!q || !key) return;
+    now = q->timed ? kctl__queue_now(q) : 0;
     kctl__mutex_lock(&q->mu);
-    e = (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len));
+    /* Usually key is the pointer get handed out: find it among the few
+       in-flight entries without hashing; otherwise look the string up. */
+    for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < 16; e = e->pnext, n++) { }
+    if (e == &q->inflight || e->node.key != key) {
+        size_t len = kctl__key_len(key);
+        e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
+    }
     if (!e || !(e->flags & KCTL__Q_PROCESSING)) {
         kctl__mutex_unlock(&q->mu);
         kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
         return;
     }
-    kctl__hist_observe(&q->work_hist, kctl__queue_now(q) - e->started_ns);
+    if (q->timed) kctl__hist_observe(&q->work_hist, now >= e->started_ns ? now - e->started_ns : 0);
     e->flags &= ~(uint32_t)KCTL__Q_PROCESSING;
     e->pprev->pnext = e->pnext;
     e->pnext->pprev = e->pprev;
@@ -1704,7 +1752,7 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     out->retries_total = q->retries;
     out->queue_duration = q->queue_hist;
     out->work_duration = q->work_hist;
-    for (e = q->inflight.pnext; e != &q->inflight; e = e->pnext) {
+    for (e = q->inflight.pnext; q->timed && e != &q->inflight; e = e->pnext) {
         age = now >= e->started_ns ? now - e->started_ns : 0;
         out->unfinished_work_ns = kctl__add_sat(out->unfinished_work_ns, age);
         if (age > out->longest_running_ns) out->longest_running_ns = age;
