@@ -1152,22 +1152,36 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) {
 }
 
 /* -------------------------------------------------------------- WORK QUEUE */
-/* One entry per key known to the queue, in one hash map. An entry lives
-   while its key is dirty (added, not yet handed out), processing (handed
-   out, not yet done) or delayed (in the heap of add_after times), and is
-   recycled through a short free list when none of these holds. The ready
-   FIFO and the in-flight list are intrusive, so no queue operation
-   allocates once the map and heap have grown and the free list is warm. */
+/* One entry per key known to the queue, in one hash map, carrying client-go's
+   three sets as flags: dirty (added, not yet handed out), processing (handed
+   out, not yet done), and for the delaying layer, delayed (in a min-heap of
+   add_after times). The ready FIFO, the in-flight list and the recycling
+   lists are intrusive, so once the map and heap have grown no operation
+   allocates.
+
+   Speed comes from keeping producers and workers off each other's cache
+   lines. The lock shares its line with the FIFO ends; the fields producers
+   write (map, free list, add counters) and the fields workers write
+   (in-flight list, histograms, returned list) sit on separate lines. A
+   worker never touches the map in done: an entry left without a role stays
+   in the map, idle, on the workers' "returned" list; a producer that needs a
+   fresh entry takes the whole returned list at once, removes the idle ones
+   from the map and reuses them (an idle entry added again is simply revived).
+   Workers waiting for work spin on a push counter on a line of its own
+   before they park, and producers signal only parked workers. */
 enum {
     KCTL__Q_DIRTY = 1,      /* client-go's dirty set */
     KCTL__Q_QUEUED = 2,     /* in the ready FIFO (client-go's queue) */
     KCTL__Q_PROCESSING = 4, /* client-go's processing set */
-    KCTL__Q_DELAYED = 8     /* in the delay heap */
+    KCTL__Q_DELAYED = 8,    /* in the delay heap */
+    KCTL__Q_ROLES = 15,     /* an entry with none of these is idle */
+    KCTL__Q_LISTED = 16     /* on the returned list */
 };
 
 typedef struct kctl__qent {
-    kctl__node node;
+    kctl__node node;                       /* the key is stored right after the entry */
     struct kctl__qent *next;               /* ready FIFO, or the free list */
+    struct kctl__qent *rnext;              /* returned list */
     struct kctl__qent *pnext, *pprev;      /* in-flight list */
     uint64_t added_ns;                     /* became dirty (queue_duration) */
     uint64_t started_ns;                   /* handed out (work_duration) */
@@ -1178,45 +1192,58 @@ typedef struct kctl__qent {
     uint32_t flags;
 } kctl__qent;
 
-#define KCTL__QUEUE_FREE_MAX 256
+#define KCTL__QUEUE_FREE_MAX 256      /* entries kept for reuse */
+#define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
+#define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
 #define KCTL__QUEUE_MIN_KEY_CAP 48
+#define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
 struct kctl_queue {
-    /* set at create, read-only after */
+    /* -- read-only after create, or written rarely (parking, shutdown) */
     kctl_clock clock;
     bool real_clock;      /* no subscribe: time moves as real time does */
     bool timed;           /* named: record durations (client-go: metrics for named queues only) */
+    bool shutting_down;
     kctl_limiter *limiter;
     kctl_allocator allocator;
     kctl_logger logger;
     kctl_clock_waiter waiter;
+    void *raw;            /* the allocation this struct was aligned in */
+    uint32_t sleepers;    /* workers parked on work_cv */
+    uint32_t drainers;    /* threads in shutdown_with_drain */
     char name[64];
     kctl__cond work_cv;   /* workers wait here for a ready key */
     kctl__cond idle_cv;   /* shutdown_with_drain waits here */
-    char pad0_[64];       /* keep the lock and its state off the read-only lines */
+    char pad0_[64];
 
-    kctl__mutex mu;       /* everything below up to pad1_ */
-    kctl__qent *head, *tail; /* ready FIFO */
+    /* -- the lock and the ready FIFO's ends, one line that every call takes */
+    kctl__mutex mu;       /* guards everything below but `pushes` reads */
+    kctl__qent *head, *tail;
     size_t nready;
-    uint64_t depth, adds;
+    char pad1_[64];
+
+    /* -- written by producers (add, add_after) */
+    uint64_t adds, retries, seq;
     kctl__map map;
     kctl__qent *free_list;
     size_t nfree;
-    kctl__qent inflight;     /* sentinel of the in-flight list */
-    size_t nprocessing;
-    uint32_t sleepers;       /* workers parked on work_cv */
-    uint32_t drainers;
-    bool shutting_down;
-    kctl__qent **heap;       /* delay min-heap on (ready_ns, seq) */
+    kctl__qent **heap;    /* delay min-heap on (ready_ns, seq) */
     size_t nheap, heap_cap;
-    uint64_t seq, retries;
-    kctl_histogram queue_hist, work_hist;
-    char pad1_[64];
-
-    /* nready != 0 || shutting_down, written under mu only when it changes,
-       read without it by workers spinning for work: its own cache line */
-    unsigned ready_hint;
     char pad2_[64];
+
+    /* -- written by workers (get, done) */
+    uint64_t taken;       /* keys handed out: depth = adds - taken */
+    kctl__qent inflight;  /* sentinel of the in-flight list */
+    size_t nprocessing;
+    kctl__qent *returned; /* idle entries still in the map */
+    size_t nreturned;
+    kctl_histogram queue_hist, work_hist;
+    char pad3_[64];
+
+    /* -- bumped under mu whenever a key becomes ready or the queue shuts
+       down; read without the lock by workers spinning for work */
+    unsigned pushes;
+    char pad4_[64];
 };
 
 static void kctl__hist_observe(kctl_histogram *h, uint64_t ns) {
@@ -1237,13 +1264,47 @@ KCTL_API uint64_t kctl_histogram_bound_ns(int i) {
 
 static uint64_t kctl__queue_now(kctl_queue *q) { return q->clock.now_fn(q->clock.user_data); }
 
-static void kctl__queue_hint(kctl_queue *q) {
-    unsigned h = (unsigned)(q->nready != 0 || q->shutting_down);
-    if (KCTL__LOAD(&q->ready_hint) != h) KCTL__STORE(&q->ready_hint, h);
+static void kctl__queue_bump(kctl_queue *q) { KCTL__STORE(&q->pushes, KCTL__LOAD(&q->pushes) + 1u); }
+
+static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
+    if (q->nfree < KCTL__QUEUE_FREE_MAX) {
+        e->next = q->free_list;
+        q->free_list = e;
+        q->nfree++;
+    } else {
+        kctl__free(&q->allocator, e);
+    }
+}
+
+/* Recycle the returned list: idle entries leave the map for the free list;
+   entries revived meanwhile just leave the list. Lock held. */
+static void kctl__queue_recycle(kctl_queue *q) {
+    kctl__qent *e = q->returned, *n;
+    q->returned = NULL;
+    q->nreturned = 0;
+    for (; e; e = n) {
+        n = e->rnext;
+        e->rnext = NULL;
+        e->flags &= ~(uint32_t)KCTL__Q_LISTED;
+        if (!(e->flags & KCTL__Q_ROLES)) {
+            kctl__map_remove(&q->map, &q->allocator, &e->node);
+            kctl__queue_free_entry(q, e);
+        }
+    }
+}
+
+/* An entry that lost its last role outside done (shutdown, a failed
+   add_after): out of the map now, unless it waits on the returned list. */
+static void kctl__queue_retire(kctl_queue *q, kctl__qent *e) {
+    if (e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED)) return;
+    kctl__map_remove(&q->map, &q->allocator, &e->node);
+    kctl__queue_free_entry(q, e);
 }
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
-    kctl__qent *e = q->free_list;
+    kctl__qent *e;
+    if (!q->free_list && q->nreturned >= KCTL__QUEUE_STEAL_MIN) kctl__queue_recycle(q);
+    e = q->free_list;
     if (e && e->key_cap > len) {
         q->free_list = e->next;
         q->nfree--;
@@ -1258,30 +1319,22 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
     e->node.key = (const char *)(e + 1);
     e->node.len = (uint32_t)len;
     e->node.hash = hash;
-    e->next = e->pnext = e->pprev = NULL;
+    e->next = e->rnext = e->pnext = e->pprev = NULL;
     e->flags = 0;
     return e;
 }
 
-/* Drop an entry that no longer has a role: out of the map, onto the free list. */
-static void kctl__queue_entry_release(kctl_queue *q, kctl__qent *e) {
-    kctl__map_remove(&q->map, &q->allocator, &e->node);
-    if (q->nfree < KCTL__QUEUE_FREE_MAX) {
-        e->next = q->free_list;
-        q->free_list = e;
-        q->nfree++;
-    } else {
-        kctl__free(&q->allocator, e);
-    }
-}
-
-/* Find key's entry, creating it (no role yet) if needed; NULL on NOMEM. */
-static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len, uint32_t hash, bool create) {
+/* Find key's entry, or create it (no role yet): *created says which.
+   NULL on NOMEM. Lock held. */
+static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len, uint32_t hash, bool *created) {
     kctl__qent *e = (kctl__qent *)kctl__map_find(&q->map, key, len, hash);
-    if (e || !create) return e;
+    *created = false;
+    if (e) return e;
     if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) return NULL;
     e = kctl__queue_entry_new(q, key, len, hash);
-    if (e) kctl__map_insert(&q->map, &e->node);
+    if (!e) return NULL;
+    kctl__map_insert(&q->map, &e->node);
+    *created = true;
     return e;
 }
 
@@ -1292,17 +1345,17 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
     else q->head = e;
     q->tail = e;
     q->nready++;
+    kctl__queue_bump(q);
 }
 
-/* client-go's Type.Add on an existing entry, lock held. Returns true when a
-   worker should be woken. */
+/* client-go's Type.Add on an entry, lock held. Returns true when the key
+   was queued (a worker may be woken). */
 static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
     if (e->flags & KCTL__Q_DIRTY) return false;
     e->flags |= KCTL__Q_DIRTY;
     e->added_ns = now;
     q->adds++;
-    q->depth++;
-    if (e->flags & KCTL__Q_PROCESSING) return false;
+    if (e->flags & KCTL__Q_PROCESSING) return false; /* held back until done */
     kctl__queue_push_ready(q, e);
     return true;
 }
@@ -1366,17 +1419,18 @@ static int kctl__heap_reserve(kctl_queue *q) {
     return KCTL_OK;
 }
 
-/* Move every delayed key whose time has come into the queue (client-go's
-   waitingLoop), lock held. Returns how many became ready. */
-static size_t kctl__queue_promote(kctl_queue *q, uint64_t now) {
-    size_t woke = 0;
+/* Move every delayed key whose time has come into the queue. client-go's
+   waitingLoop does this on its own goroutine at the ready time; here whoever
+   holds the lock next does it, and the key counts as added at its ready
+   time, so queue_duration is the same. Lock held. */
+static void kctl__queue_promote(kctl_queue *q, uint64_t now) {
     while (q->nheap && q->heap[0]->ready_ns <= now) {
         kctl__qent *e = kctl__heap_pop(q);
-        if (kctl__queue_add_entry(q, e, now)) woke++;
+        kctl__queue_add_entry(q, e, e->ready_ns); /* it was added when its time came */
     }
-    return woke;
 }
 
+/* The virtual clock moved: wake parked workers to look at the heap again. */
 static void kctl__queue_wake(void *arg) {
     kctl_queue *q = (kctl_queue *)arg;
     kctl__mutex_lock(&q->mu);
@@ -1395,6 +1449,7 @@ KCTL_API kctl_queue_desc kctl_queue_desc_init(void) {
 KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     kctl_queue_desc d = kctl_queue_desc_init();
     kctl_queue *q;
+    void *raw;
     if (desc) {
         d = *desc;
         if (!d.name) d.name = "";
@@ -1406,23 +1461,26 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
         return KCTL_ERR_INVALID_ARG;
     }
     *out = NULL;
-    q = (kctl_queue *)kctl__alloc(&d.allocator, sizeof *q);
-    if (!q) {
+    /* Cache-line aligned, so the padding above separates what it should. */
+    raw = kctl__alloc(&d.allocator, sizeof *q + 63);
+    if (!raw) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_NOMEM;
     }
+    q = (kctl_queue *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
     memset(q, 0, sizeof *q);
+    q->raw = raw;
     q->allocator = d.allocator;
     q->logger = d.logger;
     q->clock = d.clock;
     q->real_clock = d.clock.subscribe_fn == NULL;
     strncpy(q->name, d.name, sizeof q->name - 1);
     q->timed = q->name[0] != 0;
-    q->limiter = d.limiter ? d.limiter : kctl_limiter_default(&q->clock);
     q->inflight.pnext = q->inflight.pprev = &q->inflight;
+    q->limiter = d.limiter ? d.limiter : kctl_limiter_default(&q->clock);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
-        kctl__free(&d.allocator, q);
+        kctl__free(&d.allocator, raw);
         return KCTL_ERR_NOMEM;
     }
     if (kctl__mutex_init(&q->mu) != KCTL_OK) goto fail0;
@@ -1441,7 +1499,7 @@ fail1:
     kctl__mutex_deinit(&q->mu);
 fail0:
     kctl_limiter_destroy(q->limiter);
-    kctl__free(&d.allocator, q);
+    kctl__free(&d.allocator, raw);
     return KCTL_ERR_NOMEM;
 }
 
@@ -1452,6 +1510,7 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     if (!q) return;
     if (!q->real_clock) q->clock.unsubscribe_fn(&q->waiter, q->clock.user_data);
     a = q->allocator;
+    /* Every live or idle entry is in the map; the free list holds the rest. */
     for (i = 0; i < q->map.cap; i++) kctl__free(&a, q->map.slots[i].node);
     while ((e = q->free_list) != NULL) {
         q->free_list = e->next;
@@ -1463,15 +1522,16 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     kctl__cond_deinit(&q->idle_cv);
     kctl__cond_deinit(&q->work_cv);
     kctl__mutex_deinit(&q->mu);
-    kctl__free(&a, q);
+    kctl__free(&a, q->raw);
 }
 
 KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     size_t len = kctl__key_len(key);
     uint32_t h;
-    kctl__qent *e;
-    bool wake;
     uint64_t now;
+    size_t ready;
+    kctl__qent *e;
+    bool created, wake;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
     kctl__map_prefetch(&q->map, h);
@@ -1481,19 +1541,19 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
     }
-    e = kctl__queue_lookup(q, key, len, h, true);
+    ready = q->nready;
+    if (q->nheap) { /* delayed keys whose time has come go first */
+        if (!q->timed || !q->real_clock) now = kctl__queue_now(q);
+        kctl__queue_promote(q, now);
+    }
+    e = kctl__queue_lookup(q, key, len, h, &created);
     if (!e) {
         kctl__mutex_unlock(&q->mu);
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
-    if (e->flags & KCTL__Q_DIRTY) { /* de-duplicated: the common case under load */
-        kctl__mutex_unlock(&q->mu);
-        return KCTL_OK;
-    }
-    wake = kctl__queue_add_entry(q, e, now);
-    kctl__queue_hint(q);
-    wake = wake && q->sleepers;
+    kctl__queue_add_entry(q, e, now);
+    wake = q->nready > ready && q->sleepers;
     kctl__mutex_unlock(&q->mu);
     if (wake) kctl__cond_signal(&q->work_cv);
     return KCTL_OK;
@@ -1502,9 +1562,10 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
 KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns) {
     size_t len = kctl__key_len(key);
     uint32_t h;
-    uint64_t now, at;
+    uint64_t now;
+    size_t ready;
     kctl__qent *e;
-    bool wake = false;
+    bool created, wake = false;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
     now = kctl__queue_now(q);
@@ -1513,35 +1574,34 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
     }
-    e = kctl__queue_lookup(q, key, len, h, true);
+    ready = q->nready;
+    if (q->nheap) kctl__queue_promote(q, now); /* keep ready keys ahead of this one */
+    e = kctl__queue_lookup(q, key, len, h, &created);
     if (!e || (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK)) {
-        if (e && !e->flags) kctl__queue_entry_release(q, e);
+        if (e && created) kctl__queue_retire(q, e);
         kctl__mutex_unlock(&q->mu);
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
     q->retries++; /* client-go counts every AddAfter, delayed or not */
     if (delay_ns == 0) {
-        wake = kctl__queue_add_entry(q, e, now);
+        kctl__queue_add_entry(q, e, now);
     } else {
-        at = kctl__add_sat(now, delay_ns);
-        if (e->flags & KCTL__Q_DELAYED) {
-            if (at < e->ready_ns) { /* the earlier time wins */
-                e->ready_ns = at;
-                kctl__heap_up(q, e->heap_idx);
-            }
-        } else {
+        uint64_t at = kctl__add_sat(now, delay_ns);
+        if (!(e->flags & KCTL__Q_DELAYED)) {
             e->flags |= KCTL__Q_DELAYED;
             e->ready_ns = at;
             e->seq = q->seq++;
             kctl__heap_set(q, q->nheap++, e);
             kctl__heap_up(q, e->heap_idx);
+        } else if (at < e->ready_ns) { /* the earlier time wins, a later never postpones */
+            e->ready_ns = at;
+            kctl__heap_up(q, e->heap_idx);
         }
-        /* A sleeper waiting for a later time must recompute its deadline. */
+        /* A worker parked until a later time must recompute its deadline. */
         wake = q->heap[0] == e && q->real_clock;
     }
-    kctl__queue_hint(q);
-    wake = wake && q->sleepers;
+    wake = (wake || q->nready > ready) && q->sleepers;
     kctl__mutex_unlock(&q->mu);
     if (wake) kctl__cond_signal(&q->work_cv);
     return KCTL_OK;
@@ -1561,29 +1621,25 @@ KCTL_API uint32_t kctl_queue_num_requeues(kctl_queue *q, const char *key) {
     return q ? kctl_limiter_num_requeues(q->limiter, key) : 0;
 }
 
-/* Hand out the head of the FIFO, lock held, FIFO not empty. */
+/* Hand out the head of the FIFO. Lock held, FIFO not empty. */
 static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     kctl__qent *e = q->head;
     q->head = e->next;
     if (!q->head) q->tail = NULL;
-    else {
-        /* With a backlog the next entries and their map slots are cold:
-           start loading them now, for the next get and this key's done. */
-        KCTL__PREFETCH(q->head->next);
-        KCTL__PREFETCH(&q->map.slots[q->head->node.hash & (q->map.cap - 1)]);
-    }
+    else KCTL__PREFETCH(q->head); /* with a backlog the next entry is cold */
     q->nready--;
-    q->depth--;
+    q->taken++;
     e->next = NULL;
     e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY)) | KCTL__Q_PROCESSING;
-    e->started_ns = now;
-    if (q->timed) kctl__hist_observe(&q->queue_hist, now >= e->added_ns ? now - e->added_ns : 0);
+    if (q->timed) {
+        e->started_ns = now;
+        kctl__hist_observe(&q->queue_hist, now >= e->added_ns ? now - e->added_ns : 0);
+    }
     e->pnext = &q->inflight;
     e->pprev = q->inflight.pprev;
     q->inflight.pprev->pnext = e;
     q->inflight.pprev = e;
     q->nprocessing++;
-    kctl__queue_hint(q);
     return e->node.key;
 }
 
@@ -1591,6 +1647,7 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
     int spins = KCTL_QUEUE_SPIN;
     uint64_t now = 0;
     bool fresh = false; /* now was read since the lock was last taken */
+    unsigned seen;
     if (!q || !key) return KCTL_ERR_INVALID_ARG;
     /* A real clock may be read before locking, which keeps the critical
        section short; a virtual one is read under the lock, so an advance
@@ -1619,9 +1676,10 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
         fresh = false;
         if (spins > 0) {
             /* A producer that keeps up refills within a microsecond: wait
-               for it without a futex round trip. */
+               for its next push without a futex round trip. */
+            seen = KCTL__LOAD(&q->pushes);
             kctl__mutex_unlock(&q->mu);
-            while (spins-- > 0 && !KCTL__LOAD(&q->ready_hint)) kctl__cpu_relax();
+            while (spins-- > 0 && KCTL__LOAD(&q->pushes) == seen) kctl__cpu_relax();
             if (spins <= 0) kctl__yield();
             kctl__mutex_lock(&q->mu);
             continue;
@@ -1647,9 +1705,10 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     if (!q || !key) return;
     now = q->timed ? kctl__queue_now(q) : 0;
     kctl__mutex_lock(&q->mu);
-    /* Usually key is the pointer get handed out: find it among the few
+    /* Usually key is the pointer get handed out: find it among the first
        in-flight entries without hashing; otherwise look the string up. */
-    for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < 16; e = e->pnext, n++) { }
+    for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
+         e = e->pnext, n++) { }
     if (e == &q->inflight || e->node.key != key) {
         size_t len = kctl__key_len(key);
         e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
@@ -1665,12 +1724,14 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     e->pnext->pprev = e->pprev;
     e->pnext = e->pprev = NULL;
     q->nprocessing--;
-    if (e->flags & KCTL__Q_DIRTY) {
+    if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
         kctl__queue_push_ready(q, e);
-        kctl__queue_hint(q);
         wake = q->sleepers != 0;
-    } else if (!e->flags) {
-        kctl__queue_entry_release(q, e);
+    } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
+        e->flags |= KCTL__Q_LISTED;
+        e->rnext = q->returned;
+        q->returned = e;
+        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX) kctl__queue_recycle(q); /* no producer took them */
     }
     if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
     kctl__mutex_unlock(&q->mu);
@@ -1681,8 +1742,7 @@ KCTL_API size_t kctl_queue_len(kctl_queue *q) {
     size_t n;
     if (!q) return 0;
     kctl__mutex_lock(&q->mu);
-    if (q->nheap && !q->shutting_down) kctl__queue_promote(q, kctl__queue_now(q));
-    kctl__queue_hint(q);
+    if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
     n = q->nready;
     kctl__mutex_unlock(&q->mu);
     return n;
@@ -1692,8 +1752,7 @@ KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) {
     uint64_t t = UINT64_MAX;
     if (!q) return t;
     kctl__mutex_lock(&q->mu);
-    if (q->nheap && !q->shutting_down) kctl__queue_promote(q, kctl__queue_now(q));
-    kctl__queue_hint(q);
+    if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
     if (q->head) t = 0;
     else if (q->nheap) t = q->heap[0]->ready_ns;
     kctl__mutex_unlock(&q->mu);
@@ -1704,13 +1763,15 @@ KCTL_API void kctl_queue_shutdown(kctl_queue *q) {
     if (!q) return;
     kctl__mutex_lock(&q->mu);
     if (!q->shutting_down) {
+        /* Keys whose time has come were added then: they stay. */
+        if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
         q->shutting_down = true;
         while (q->nheap) { /* delayed keys not yet ready are dropped */
             kctl__qent *e = q->heap[--q->nheap];
             e->flags &= ~(uint32_t)KCTL__Q_DELAYED;
-            if (!e->flags) kctl__queue_entry_release(q, e);
+            kctl__queue_retire(q, e);
         }
-        kctl__queue_hint(q);
+        kctl__queue_bump(q);
     }
     kctl__cond_broadcast(&q->work_cv);
     kctl__mutex_unlock(&q->mu);
@@ -1745,9 +1806,8 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     memset(out, 0, sizeof *out);
     kctl__mutex_lock(&q->mu);
     now = kctl__queue_now(q);
-    if (q->nheap && !q->shutting_down) kctl__queue_promote(q, now);
-    kctl__queue_hint(q);
-    out->depth = q->depth;
+    if (q->nheap) kctl__queue_promote(q, now);
+    out->depth = q->adds - q->taken;
     out->adds_total = q->adds;
     out->retries_total = q->retries;
     out->queue_duration = q->queue_hist;
