@@ -83,7 +83,15 @@
         time wins, a later one never postpones it;
       - rate limiting: add_rate_limited(key) = add_after(key, limiter's delay).
     No thread runs the delaying layer: workers blocked in get wait until the
-    next ready time (on a virtual clock, until the clock is advanced).
+    next ready time (on a virtual clock, until the clock is advanced), and a
+    delayed key whose time has come counts as added at that time, ahead of
+    any key added later.
+
+    Metrics: kctl_queue_read_stats returns client-go's workqueue figures.
+    As client-go does, a queue records durations (queue and work duration,
+    unfinished work, longest running) only when it has a name, since they
+    cost a clock read per add, get and done; the counters (depth, adds,
+    retries) are always kept.
 
 
     DOES NOT
@@ -123,9 +131,10 @@
     ======
     Objects created by the library take a kctl_allocator (zero = KCTL_MALLOC /
     KCTL_FREE). Limiter constructors take none and use KCTL_MALLOC. A queue
-    entry (about 100 bytes plus the key) exists while its key is waiting,
-    delayed or being processed; freed entries are kept on a short free list and
-    reused, so steady-state operation does not call the allocator.
+    entry (about 110 bytes plus the key) exists while its key is waiting,
+    delayed or being processed; entries of finished keys are pooled (at most
+    about 1300 of them) and reused, so once the pool is warm, queue
+    operations do not call the allocator.
 
 
     ERRORS
@@ -480,6 +489,9 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 #ifndef KCTL_QUEUE_SPIN
 #define KCTL_QUEUE_SPIN 200
 #endif
+#ifndef KCTL_LOCK_SPIN
+#define KCTL_LOCK_SPIN 256
+#endif
 #if KCTL_MAX_KEY_LEN < 1
 #error "KCTL_MAX_KEY_LEN must be at least 1"
 #endif
@@ -518,7 +530,7 @@ static inline void kctl__cpu_relax(void) {
    cheaper to wait out than a futex round trip. */
 static void kctl__mutex_lock(kctl__mutex *m) {
     int i;
-    for (i = 0; i < 64; i++) {
+    for (i = 0; i < KCTL_LOCK_SPIN; i++) {
         if (pthread_mutex_trylock(m) == 0) return;
         kctl__cpu_relax();
     }
