@@ -6,7 +6,7 @@
 passed=0; failed=0; skipped=0
 for bin in "$@"; do
     name=$(basename "$bin")
-    out=$("./$bin" 2>&1); rc=$?
+    out=$(timeout "${KT_TIMEOUT:-600}" "./$bin" 2>&1); rc=$?
     summary=$(printf '%s\n' "$out" | tail -n 1)
     case "$summary" in
     *" passed, "*" failed"*)

@@ -1,0 +1,7 @@
+/* static_build.c - the whole suite as one translation unit, for -DKCTL_STATIC
+   (where every kctl function is static and so private to the file that
+   includes the implementation). */
+#include "run.c"
+#include "test_core.c"
+#include "test_limiter.c"
+#include "test_queue.c"

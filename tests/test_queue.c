@@ -1,0 +1,2044 @@
+/* test_queue.c - the work queue (issue 2, section 4): client-go's three layers, point by point, on the virtual clock. */
+#include "kt.h"
+#include <stdlib.h>
+
+#ifndef KCTL_MAX_KEY_LEN
+#define KCTL_MAX_KEY_LEN 4096
+#endif
+
+#ifndef KCTL_NO_THREADS
+#include <pthread.h>
+#include <sched.h>
+#endif
+
+/* ---------------------------------------------------------------- helpers */
+
+/* try_get must hand out want; the key is then done. */
+#define TQ_GET_DONE(q, want) do { const char *tq_k_ = NULL; int tq_rc_ = kctl_queue_try_get((q), &tq_k_); \
+    KT_EQ_INT(tq_rc_, KCTL_OK); \
+    if (tq_rc_ == KCTL_OK) { KT_EQ_STR(tq_k_, (want)); kctl_queue_done((q), tq_k_); } } while (0)
+/* try_get must hand out want; the key stays in processing (done it later with an equal string). */
+#define TQ_TAKE(q, want) do { const char *tq_k_ = NULL; int tq_rc_ = kctl_queue_try_get((q), &tq_k_); \
+    KT_EQ_INT(tq_rc_, KCTL_OK); \
+    if (tq_rc_ == KCTL_OK) KT_EQ_STR(tq_k_, (want)); } while (0)
+/* try_get must return rc (AGAIN or SHUTDOWN); a key handed out by mistake is done. */
+#define TQ_TRY_RC(q, rc) do { const char *tq_k_ = NULL; int tq_rc_ = kctl_queue_try_get((q), &tq_k_); \
+    KT_EQ_INT(tq_rc_, (rc)); \
+    if (tq_rc_ == KCTL_OK && tq_k_) kctl_queue_done((q), tq_k_); } while (0)
+#define TQ_AGAIN(q) TQ_TRY_RC(q, KCTL_ERR_AGAIN)
+
+static kctl_queue_stats tq_stats(kctl_queue *q) {
+    kctl_queue_stats s;
+    memset(&s, 0, sizeof s);
+    if (kctl_queue_read_stats(q, &s) != KCTL_OK)
+        kt_fail(__FILE__, __LINE__, "kctl_queue_read_stats failed");
+    return s;
+}
+
+/* A queue on a virtual clock started at start_ns; limiter may be NULL (the
+   default). Named queues record the duration figures (as in client-go, where
+   an unnamed queue has no metrics), so the stats tests name theirs. */
+static kctl_queue *tq_new_named(kctl_vclock *vc, uint64_t start_ns, kctl_limiter *lim, const char *name) {
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    int rc;
+    kctl_vclock_init(vc, start_ns);
+    memset(&d, 0, sizeof d);
+    d.name = name;
+    d.clock = kctl_vclock_clock(vc);
+    d.limiter = lim;
+    rc = kctl_queue_create(&d, &q);
+    if (rc != KCTL_OK || !q) {
+        kt_fail(__FILE__, __LINE__, "kctl_queue_create: %d", rc);
+        kctl_vclock_deinit(vc);
+        return NULL;
+    }
+    return q;
+}
+static kctl_queue *tq_new(kctl_vclock *vc, uint64_t start_ns, kctl_limiter *lim) {
+    return tq_new_named(vc, start_ns, lim, NULL);
+}
+static void tq_free(kctl_queue *q, kctl_vclock *vc) {
+    kctl_queue_destroy(q);
+    kctl_vclock_deinit(vc);
+}
+
+/* A user limiter that records calls (self lives on the test's stack). */
+typedef struct tq_lim {
+    int when_calls, forget_calls, nr_calls, destroy_calls;
+    uint64_t when_ret;
+    uint32_t nr_ret;
+    char last_key[64];
+} tq_lim;
+static void tq_lim_key(tq_lim *c, const char *key) {
+    size_t n = key ? strlen(key) : 0;
+    if (n >= sizeof c->last_key) n = sizeof c->last_key - 1;
+    if (key) memcpy(c->last_key, key, n);
+    c->last_key[n] = '\0';
+}
+static uint64_t tq_lim_when(void *self, const char *key) {
+    tq_lim *c = (tq_lim *)self;
+    c->when_calls++;
+    tq_lim_key(c, key);
+    return c->when_ret;
+}
+static void tq_lim_forget(void *self, const char *key) {
+    tq_lim *c = (tq_lim *)self;
+    c->forget_calls++;
+    tq_lim_key(c, key);
+}
+static uint32_t tq_lim_nr(void *self, const char *key) {
+    tq_lim *c = (tq_lim *)self;
+    c->nr_calls++;
+    tq_lim_key(c, key);
+    return c->nr_ret;
+}
+static void tq_lim_destroy(void *self) { ((tq_lim *)self)->destroy_calls++; }
+static kctl_limiter *tq_lim_new(tq_lim *c, uint64_t when_ret, uint32_t nr_ret) {
+    kctl_limiter_vtable vt;
+    memset(c, 0, sizeof *c);
+    c->when_ret = when_ret;
+    c->nr_ret = nr_ret;
+    vt.when = tq_lim_when;
+    vt.forget = tq_lim_forget;
+    vt.num_requeues = tq_lim_nr;
+    vt.destroy = tq_lim_destroy;
+    return kctl_limiter_create(&vt, c);
+}
+
+/* A logger that counts item ids. */
+typedef struct tq_log {
+    int counts[KCTL_LOGITEM_COUNT + 1];
+    int total;
+} tq_log;
+static void tq_log_fn(int level, uint32_t item_id, const char *message, void *user_data) {
+    tq_log *lg = (tq_log *)user_data;
+    (void)level;
+    (void)message;
+    lg->total++;
+    lg->counts[item_id < (uint32_t)KCTL_LOGITEM_COUNT ? item_id : (uint32_t)KCTL_LOGITEM_COUNT]++;
+}
+
+/* ---------------------------------------------------------------- create */
+
+static void tq_create_null_desc(void) {
+    kctl_queue *q = NULL;
+    kctl_queue_stats s;
+    KT_EQ_INT(kctl_queue_create(NULL, &q), KCTL_OK);
+    KT_CHECK(q != NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "a");
+    TQ_AGAIN(q);
+    KT_CHECK(!kctl_queue_shutting_down(q));
+    s = tq_stats(q);
+    KT_EQ_STR(s.name, "");
+    KT_EQ_U64(s.adds_total, 1);
+    /* the default limiter: first failure 5 ms */
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "r"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "r"), 1);
+    kctl_queue_destroy(q);
+    kctl_queue_destroy(NULL);
+}
+
+static void tq_create_bad_args(void) {
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    tq_lim c;
+    kt_alloc a;
+    kctl_allocator al;
+
+    KT_EQ_INT(kctl_queue_create(NULL, NULL), KCTL_ERR_INVALID_ARG);
+
+    /* out NULL: the limiter handed over is destroyed all the same */
+    memset(&d, 0, sizeof d);
+    d.limiter = tq_lim_new(&c, 0, 0);
+    KT_CHECK(d.limiter != NULL);
+    KT_EQ_INT(kctl_queue_create(&d, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(c.destroy_calls, 1);
+
+    /* an allocator with only one of its functions */
+    kt_alloc_init(&a);
+    al = kt_allocator(&a);
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc_fn = al.alloc_fn;
+    d.allocator.user_data = &a;
+    d.limiter = tq_lim_new(&c, 0, 0);
+    q = NULL;
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(c.destroy_calls, 1);
+    KT_EQ_INT(a.live, 0);
+    if (q) { kctl_queue_destroy(q); q = NULL; }
+
+    memset(&d, 0, sizeof d);
+    d.allocator.free_fn = al.free_fn;
+    d.allocator.user_data = &a;
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_ERR_INVALID_ARG);
+    if (q) kctl_queue_destroy(q);
+}
+
+static void tq_create_owns_limiter(void) {
+    kctl_vclock vc;
+    tq_lim c;
+    kctl_queue *q = tq_new(&vc, 0, tq_lim_new(&c, 0, 0));
+    if (!q) return;
+    KT_EQ_INT(c.destroy_calls, 0);
+    tq_free(q, &vc);
+    KT_EQ_INT(c.destroy_calls, 1);
+}
+
+static void tq_desc_init_defaults(void) {
+    kctl_queue_desc d = kctl_queue_desc_init();
+    kctl_queue *q = NULL;
+    KT_CHECK(d.limiter == NULL);
+    KT_CHECK(d.allocator.alloc_fn == NULL && d.allocator.free_fn == NULL);
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "x"), KCTL_OK);
+    TQ_GET_DONE(q, "x");
+    kctl_queue_destroy(q);
+}
+
+static void tq_name_copied(void) {
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    kctl_queue_stats s;
+    char name[128];
+    memset(&d, 0, sizeof d);
+    strcpy(name, "orders");
+    d.name = name;
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+    if (!q) return;
+    strcpy(name, "XXXXXX");
+    s = tq_stats(q);
+    KT_EQ_STR(s.name, "orders");
+    kctl_queue_destroy(q);
+
+    /* a long name keeps its first 63 bytes */
+    memset(name, 'n', 100);
+    name[100] = '\0';
+    q = NULL;
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+    if (!q) return;
+    s = tq_stats(q);
+    KT_CHECK(s.name != NULL);
+    if (s.name) {
+        KT_EQ_U64(strlen(s.name), 63);
+        KT_CHECK(strncmp(s.name, name, 63) == 0);
+    }
+    kctl_queue_destroy(q);
+}
+
+/* ----------------------------------------------------------- queue layer */
+
+static void tq_fifo(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    TQ_AGAIN(q);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 3);
+    TQ_GET_DONE(q, "a");
+    KT_EQ_U64(kctl_queue_len(q), 2);
+    KT_EQ_INT(kctl_queue_add(q, "d"), KCTL_OK);
+    TQ_GET_DONE(q, "b");
+    TQ_GET_DONE(q, "c");
+    TQ_GET_DONE(q, "d");
+    TQ_AGAIN(q);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    tq_free(q, &vc);
+}
+
+/* Many distinct keys keep their order (the tables grow under them). */
+static void tq_fifo_many(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    char key[32];
+    int i, bad = 0;
+    if (!q) return;
+    for (i = 0; i < 5000; i++) {
+        sprintf(key, "ns/obj-%d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    for (i = 0; i < 5000; i += 3) { /* duplicates change nothing */
+        sprintf(key, "ns/obj-%d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    KT_EQ_INT(bad, 0);
+    KT_EQ_U64(kctl_queue_len(q), 5000);
+    for (i = 0; i < 5000; i++) {
+        const char *k = NULL;
+        sprintf(key, "ns/obj-%d", i);
+        if (kctl_queue_try_get(q, &k) != KCTL_OK || !k || strcmp(k, key) != 0) bad++;
+        else kctl_queue_done(q, k);
+    }
+    KT_EQ_INT(bad, 0);
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+static void tq_dedup(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_U64(tq_stats(q).adds_total, 1);
+    KT_EQ_U64(tq_stats(q).depth, 1);
+    TQ_GET_DONE(q, "a");
+    TQ_AGAIN(q);
+    /* a duplicate keeps the first position */
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 2);
+    TQ_GET_DONE(q, "a");
+    TQ_GET_DONE(q, "b");
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+/* The queue keeps its own copy of the key, valid until done. */
+static void tq_key_copied(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    char buf[32];
+    const char *k = NULL;
+    if (!q) return;
+    strcpy(buf, "ns/name");
+    KT_EQ_INT(kctl_queue_add(q, buf), KCTL_OK);
+    strcpy(buf, "XXXXXXX");
+    KT_EQ_INT(kctl_queue_try_get(q, &k), KCTL_OK);
+    KT_EQ_STR(k, "ns/name");
+    KT_CHECK(k != buf);
+    /* still valid while other keys come and go */
+    KT_EQ_INT(kctl_queue_add(q, "other"), KCTL_OK);
+    TQ_GET_DONE(q, "other");
+    KT_EQ_STR(k, "ns/name");
+    /* done with an equal string, not the pointer */
+    strcpy(buf, "ns/name");
+    kctl_queue_done(q, buf);
+    KT_EQ_U64(tq_stats(q).processing, 0);
+    KT_EQ_INT(kctl_queue_add(q, "ns/name"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 1); /* no longer processing: queued at once */
+    TQ_GET_DONE(q, "ns/name");
+    tq_free(q, &vc);
+}
+
+static void tq_processing_held_back(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    TQ_TAKE(q, "a");
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    TQ_AGAIN(q);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK); /* still once */
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_TAKE(q, "b");
+    TQ_AGAIN(q);
+    kctl_queue_done(q, "b");
+    TQ_AGAIN(q);
+    kctl_queue_done(q, "a");
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "a");
+    TQ_AGAIN(q);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    tq_free(q, &vc);
+}
+
+/* A key queued at done goes to the back. */
+static void tq_processing_requeue_at_tail(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    TQ_TAKE(q, "a");
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
+    kctl_queue_done(q, "a");
+    KT_EQ_INT(kctl_queue_add(q, "d"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 4);
+    TQ_GET_DONE(q, "b");
+    TQ_GET_DONE(q, "c");
+    TQ_GET_DONE(q, "a");
+    TQ_GET_DONE(q, "d");
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+static void tq_done_not_processing(void) {
+    kctl_vclock vc;
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    tq_log lg;
+    memset(&lg, 0, sizeof lg);
+    kctl_vclock_init(&vc, 0);
+    memset(&d, 0, sizeof d);
+    d.clock = kctl_vclock_clock(&vc);
+    d.logger.func = tq_log_fn;
+    d.logger.user_data = &lg;
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+    if (!q) { kctl_vclock_deinit(&vc); return; }
+
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    kctl_queue_done(q, "a"); /* waiting, not processing: ignored */
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 1);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "a");
+    TQ_AGAIN(q);
+    kctl_queue_done(q, "a"); /* done twice: ignored */
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 2);
+    TQ_AGAIN(q);
+    kctl_queue_done(q, "never-added");
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 3);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    TQ_AGAIN(q);
+
+    /* held back, done twice: queued once */
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    TQ_TAKE(q, "b");
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    kctl_queue_done(q, "b");
+    kctl_queue_done(q, "b"); /* b is waiting now, not processing */
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "b");
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).processing, 0);
+    KT_EQ_U64(tq_stats(q).depth, 0);
+    kctl_queue_destroy(q);
+    kctl_vclock_deinit(&vc);
+}
+
+/* ------------------------------------------------------------- delaying */
+
+static void tq_add_after_zero(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, KCTL_SEC(100), NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", 0), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_U64(tq_stats(q).delayed, 0);
+    KT_EQ_U64(kctl_queue_next_ready(q), 0);
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    /* FIFO with plain adds */
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "b", 0), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
+    TQ_GET_DONE(q, "a");
+    TQ_GET_DONE(q, "b");
+    TQ_GET_DONE(q, "c");
+    tq_free(q, &vc);
+}
+
+static void tq_add_after_delay(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, KCTL_SEC(100), NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(2)), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).delayed, 1);
+    kctl_vclock_advance(&vc, KCTL_SEC(2) - 1);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, 1); /* exactly now + d */
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_U64(tq_stats(q).delayed, 0);
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, KCTL_SEC(100));
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+static void tq_add_after_earlier_wins(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(100);
+    kctl_queue *q = tq_new(&vc, t0, NULL);
+    if (!q) return;
+    /* 10 s then 5 s: ready at 5 s */
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(10)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK);
+    KT_EQ_U64(tq_stats(q).delayed, 1);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(5));
+    kctl_vclock_advance(&vc, KCTL_SEC(5) - 1);
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, 1);
+    TQ_GET_DONE(q, "k");
+    kctl_vclock_advance(&vc, KCTL_SEC(10));
+    TQ_AGAIN(q); /* only once */
+    KT_EQ_U64(tq_stats(q).delayed, 0);
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+
+    /* 5 s then 10 s: still ready at 5 s, and only once */
+    KT_EQ_INT(kctl_queue_add_after(q, "j", KCTL_SEC(5)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "j", KCTL_SEC(10)), KCTL_OK);
+    KT_EQ_U64(tq_stats(q).delayed, 1);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(20));
+    kctl_vclock_advance(&vc, KCTL_SEC(5) - 1);
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, 1);
+    TQ_GET_DONE(q, "j");
+    kctl_vclock_advance(&vc, KCTL_SEC(5));
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, KCTL_SEC(100));
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+/* Delayed keys become ready in the order of their times. */
+static void tq_add_after_ready_order(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "x", KCTL_SEC(3)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "y", KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "z", KCTL_SEC(2)), KCTL_OK);
+    KT_EQ_U64(tq_stats(q).delayed, 3);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    kctl_vclock_advance(&vc, KCTL_SEC(2));
+    KT_EQ_U64(kctl_queue_len(q), 3);
+    TQ_GET_DONE(q, "y");
+    TQ_GET_DONE(q, "z");
+    TQ_GET_DONE(q, "x");
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+/* A key whose time has come was added then: a later add queues behind it. */
+static void tq_add_after_ready_before_later_add(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "c", KCTL_SEC(1)), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    TQ_GET_DONE(q, "a");
+    TQ_GET_DONE(q, "c");
+    TQ_GET_DONE(q, "b");
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+/* A ready delayed key goes through add: dedup with a waiting key. */
+static void tq_delayed_dedup_waiting(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_U64(tq_stats(q).delayed, 1);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_U64(tq_stats(q).delayed, 0);
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).adds_total, 1);
+    tq_free(q, &vc);
+}
+
+/* ... and a key handed out and done before its delayed copy is ready comes again. */
+static void tq_delayed_after_done(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(1)), KCTL_OK);
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).adds_total, 2);
+    tq_free(q, &vc);
+}
+
+/* ... and a key still processing when its time comes is held back until done. */
+static void tq_delayed_while_processing(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    TQ_TAKE(q, "k");
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(1)), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_AGAIN(q);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    kctl_queue_done(q, "k");
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_TAKE(q, "k");
+    /* add_after 0 while processing: held back too */
+    KT_EQ_INT(kctl_queue_add_after(q, "k", 0), KCTL_OK);
+    TQ_AGAIN(q);
+    kctl_queue_done(q, "k");
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+/* Delays near UINT64_MAX saturate; an earlier time still wins over them. */
+static void tq_add_after_huge_delay(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(100);
+    kctl_queue *q = tq_new(&vc, t0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", UINT64_MAX), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "j", UINT64_MAX - KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    KT_EQ_U64(tq_stats(q).delayed, 2);
+    kctl_vclock_advance(&vc, KCTL_SEC(1000));
+    TQ_AGAIN(q);
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(1001));
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).delayed, 1);
+    tq_free(q, &vc);
+}
+
+static void tq_next_ready(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(500);
+    kctl_queue *q = tq_new(&vc, t0, NULL);
+    if (!q) return;
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+    KT_EQ_INT(kctl_queue_add_after(q, "a", KCTL_SEC(2)), KCTL_OK);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(2));
+    KT_EQ_INT(kctl_queue_add_after(q, "b", KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(1));
+    KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_next_ready(q), 0);
+    TQ_GET_DONE(q, "c");
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(1));
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_U64(kctl_queue_next_ready(q), 0);
+    TQ_GET_DONE(q, "b");
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(2));
+    kctl_vclock_advance(&vc, KCTL_SEC(5));
+    KT_EQ_U64(kctl_queue_next_ready(q), 0);
+    TQ_GET_DONE(q, "a");
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+    tq_free(q, &vc);
+}
+
+/* --------------------------------------------------------- rate limiting */
+
+static void tq_rate_limited_exponential(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(100);
+    kctl_queue *q = tq_new(&vc, t0, kctl_limiter_exponential(KCTL_MS(5), KCTL_SEC(1000)));
+    if (!q) return;
+    KT_EQ_U64(kctl_queue_num_requeues(q, "k"), 0);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "k"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "k"), 1);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_MS(5));
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    KT_EQ_U64(tq_stats(q).delayed, 1);
+    kctl_vclock_advance(&vc, KCTL_MS(5) - 1);
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, 1);
+    TQ_TAKE(q, "k");
+    /* the reconcile failed: retry with backoff, from the worker */
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "k"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "k"), 2);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_MS(15));
+    kctl_queue_done(q, "k");
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    kctl_vclock_advance(&vc, KCTL_MS(10) - 1);
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, 1);
+    TQ_TAKE(q, "k");
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "k"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_MS(35));
+    KT_EQ_U64(kctl_queue_num_requeues(q, "k"), 3);
+    kctl_queue_done(q, "k");
+    kctl_vclock_advance(&vc, KCTL_MS(20));
+    TQ_TAKE(q, "k");
+    /* it succeeded: forget resets the backoff */
+    kctl_queue_forget(q, "k");
+    KT_EQ_U64(kctl_queue_num_requeues(q, "k"), 0);
+    kctl_queue_done(q, "k");
+    TQ_AGAIN(q);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "k"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_MS(40));
+    /* per key */
+    kctl_vclock_advance(&vc, KCTL_MS(1));
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "j"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "j"), 1);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "k"), 1);
+    KT_EQ_U64(tq_stats(q).delayed, 2);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_MS(40));
+    kctl_vclock_advance(&vc, KCTL_MS(5)); /* k ready at 40 ms, j at 41 ms */
+    TQ_GET_DONE(q, "k");
+    TQ_GET_DONE(q, "j");
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+/* add_rate_limited = add_after(key, limiter's when); forget and num_requeues pass through. */
+static void tq_rate_limited_custom(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(100);
+    tq_lim c;
+    kctl_queue *q = tq_new(&vc, t0, tq_lim_new(&c, 0, 9));
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "ns/a"), KCTL_OK);
+    KT_EQ_INT(c.when_calls, 1);
+    KT_EQ_STR(c.last_key, "ns/a");
+    KT_EQ_U64(kctl_queue_len(q), 1); /* when 0: added now */
+    TQ_GET_DONE(q, "ns/a");
+    c.when_ret = KCTL_SEC(7);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "ns/b"), KCTL_OK);
+    KT_EQ_INT(c.when_calls, 2);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(7));
+    KT_EQ_U64(kctl_queue_num_requeues(q, "ns/b"), 9);
+    KT_EQ_STR(c.last_key, "ns/b");
+    kctl_queue_forget(q, "ns/c");
+    KT_EQ_INT(c.forget_calls, 1);
+    KT_EQ_STR(c.last_key, "ns/c");
+    kctl_vclock_advance(&vc, KCTL_SEC(7));
+    TQ_GET_DONE(q, "ns/b");
+    KT_EQ_INT(c.destroy_calls, 0);
+    tq_free(q, &vc);
+    KT_EQ_INT(c.destroy_calls, 1);
+}
+
+/* No limiter in the desc: the default one, on the queue's clock. */
+static void tq_default_limiter_on_queue_clock(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(100);
+    kctl_queue *q = tq_new(&vc, t0, NULL);
+    char key[32];
+    int i, bad = 0;
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "k0"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_MS(5));
+    for (i = 1; i <= 100; i++) {
+        sprintf(key, "k%d", i);
+        if (kctl_queue_add_rate_limited(q, key) != KCTL_OK) bad++;
+    }
+    KT_EQ_INT(bad, 0);
+    KT_EQ_U64(tq_stats(q).delayed, 101);
+    kctl_vclock_advance(&vc, KCTL_MS(5));
+    KT_EQ_U64(kctl_queue_len(q), 100);
+    kctl_vclock_advance(&vc, KCTL_MS(95) - 1);
+    KT_EQ_U64(kctl_queue_len(q), 100);
+    kctl_vclock_advance(&vc, 1); /* the 101st waited for the bucket: 100 ms */
+    KT_EQ_U64(kctl_queue_len(q), 101);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "k100"), 1);
+    tq_free(q, &vc);
+}
+
+/* -------------------------------------------------------------- shutdown */
+
+static void tq_shutdown(void) {
+    kctl_vclock vc;
+    const char *k = NULL;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_CHECK(!kctl_queue_shutting_down(q));
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "c", KCTL_SEC(1)), KCTL_OK);
+    kctl_queue_shutdown(q);
+    KT_CHECK(kctl_queue_shutting_down(q));
+    KT_EQ_INT(kctl_queue_add(q, "x"), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_queue_add_after(q, "x", 0), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_queue_add_after(q, "x", KCTL_SEC(1)), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "x"), KCTL_ERR_SHUTDOWN);
+    KT_EQ_U64(kctl_queue_len(q), 2);
+    KT_EQ_U64(tq_stats(q).delayed, 0);
+    TQ_GET_DONE(q, "a");
+    KT_EQ_INT(kctl_queue_get(q, &k), KCTL_OK); /* queued keys do not block get */
+    KT_EQ_STR(k, "b");
+    kctl_queue_done(q, "b");
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_queue_get(q, &k), KCTL_ERR_SHUTDOWN); /* does not block */
+    kctl_vclock_advance(&vc, KCTL_SEC(2)); /* c was dropped */
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+    kctl_queue_shutdown(q); /* twice is fine */
+    KT_CHECK(kctl_queue_shutting_down(q));
+    KT_EQ_U64(tq_stats(q).adds_total, 2);
+    tq_free(q, &vc);
+}
+
+/* Only delayed keys not yet ready are dropped: one whose time has come was added then. */
+static void tq_shutdown_keeps_ready_delayed(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "ready", KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "later", KCTL_SEC(2)), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    kctl_queue_shutdown(q);
+    TQ_GET_DONE(q, "ready");
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    tq_free(q, &vc);
+}
+
+/* A key held back (processing, added again) before shutdown is still handed out after done. */
+static void tq_shutdown_held_back(void) {
+    kctl_vclock vc;
+    const char *k = NULL;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    TQ_TAKE(q, "k");
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "j"), KCTL_OK);
+    kctl_queue_shutdown(q);
+    TQ_GET_DONE(q, "j");
+    KT_CHECK(kctl_queue_try_get(q, &k) != KCTL_OK); /* k is still processing */
+    kctl_queue_done(q, "k");
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "k");
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    tq_free(q, &vc);
+}
+
+/* Added while processing after shutdown: dropped. */
+static void tq_shutdown_add_while_processing(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    TQ_TAKE(q, "k");
+    kctl_queue_shutdown(q);
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_queue_add_after(q, "k", 0), KCTL_ERR_SHUTDOWN);
+    kctl_queue_done(q, "k");
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    KT_EQ_U64(tq_stats(q).processing, 0);
+    tq_free(q, &vc);
+}
+
+/* shutdown_with_drain with nothing in flight returns at once; queued keys are still handed out. */
+static void tq_shutdown_with_drain_idle(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    kctl_queue_shutdown_with_drain(q);
+    KT_CHECK(kctl_queue_shutting_down(q));
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_ERR_SHUTDOWN);
+    TQ_GET_DONE(q, "a");
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    kctl_queue_shutdown_with_drain(q);
+    tq_free(q, &vc);
+}
+
+/* ------------------------------------------------------------- bad input */
+
+static void tq_bad_input(void) {
+    static char big[KCTL_MAX_KEY_LEN + 2];
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    const char *k = NULL;
+    kctl_queue *q = tq_new(&vc, 0, kctl_limiter_exponential(KCTL_MS(5), KCTL_SEC(1000)));
+    if (!q) return;
+
+    KT_EQ_INT(kctl_queue_add(NULL, "k"), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_after(NULL, "k", 0), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_rate_limited(NULL, "k"), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_get(NULL, &k), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_try_get(NULL, &k), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_read_stats(NULL, &s), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_read_stats(q, NULL), KCTL_ERR_INVALID_ARG);
+
+    KT_EQ_INT(kctl_queue_add(q, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add(q, ""), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_after(q, NULL, 0), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_after(q, "", KCTL_SEC(1)), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, ""), KCTL_ERR_INVALID_ARG);
+
+    memset(big, 'k', KCTL_MAX_KEY_LEN + 1);
+    big[KCTL_MAX_KEY_LEN + 1] = '\0'; /* one byte too long */
+    KT_EQ_INT(kctl_queue_add(q, big), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_after(q, big, 0), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_after(q, big, KCTL_SEC(1)), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, big), KCTL_ERR_INVALID_ARG);
+
+    /* the void and query calls survive bad input */
+    kctl_queue_done(NULL, "k");
+    kctl_queue_done(q, NULL);
+    kctl_queue_done(q, "");
+    kctl_queue_done(q, big);
+    kctl_queue_forget(NULL, "k");
+    kctl_queue_forget(q, NULL);
+    KT_EQ_U64(kctl_queue_num_requeues(NULL, "k"), 0);
+    KT_EQ_U64(kctl_queue_num_requeues(q, NULL), 0);
+    KT_EQ_U64(kctl_queue_len(NULL), 0);
+    kctl_queue_shutdown(NULL);
+    kctl_queue_shutdown_with_drain(NULL);
+    (void)kctl_queue_shutting_down(NULL);
+    (void)kctl_queue_next_ready(NULL);
+
+    /* nothing was queued, delayed or counted */
+    s = tq_stats(q);
+    KT_EQ_U64(s.adds_total, 0);
+    KT_EQ_U64(s.retries_total, 0);
+    KT_EQ_U64(s.depth, 0);
+    KT_EQ_U64(s.delayed, 0);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    TQ_AGAIN(q);
+
+    /* get with NULL out */
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_try_get(q, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_get(q, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_U64(kctl_queue_len(q), 1); /* not consumed */
+    TQ_GET_DONE(q, "k");
+
+    /* exactly KCTL_MAX_KEY_LEN bytes is fine */
+    big[KCTL_MAX_KEY_LEN] = '\0';
+    KT_EQ_INT(kctl_queue_add(q, big), KCTL_OK);
+    KT_EQ_INT(kctl_queue_try_get(q, &k), KCTL_OK);
+    KT_CHECK(k != NULL && strlen(k) == KCTL_MAX_KEY_LEN && strcmp(k, big) == 0);
+    KT_EQ_INT(kctl_queue_add_after(q, big, KCTL_SEC(1)), KCTL_OK);
+    kctl_queue_done(q, big);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, big), KCTL_OK);
+    KT_EQ_U64(kctl_queue_num_requeues(q, big), 1);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_INT(kctl_queue_try_get(q, &k), KCTL_OK);
+    KT_CHECK(k != NULL && strcmp(k, big) == 0);
+    kctl_queue_done(q, big);
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+}
+
+/* ------------------------------------------------------- out of memory */
+
+static kctl_queue *tq_new_alloc(kctl_vclock *vc, kt_alloc *a, kctl_limiter *lim) {
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    int rc;
+    kctl_vclock_init(vc, 0);
+    memset(&d, 0, sizeof d);
+    d.clock = kctl_vclock_clock(vc);
+    d.allocator = kt_allocator(a);
+    d.limiter = lim;
+    rc = kctl_queue_create(&d, &q);
+    if (rc != KCTL_OK || !q) {
+        kt_fail(__FILE__, __LINE__, "kctl_queue_create: %d", rc);
+        kctl_vclock_deinit(vc);
+        return NULL;
+    }
+    return q;
+}
+
+static void tq_alloc_used_and_freed(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    int i, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    KT_CHECK(a.allocs > 0); /* the queue itself comes from the allocator */
+    for (i = 0; i < 300; i++) {
+        sprintf(key, "k%d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        if (kctl_queue_add_after(q, key, KCTL_SEC(1 + i % 3)) != KCTL_OK) bad++;
+    }
+    KT_EQ_INT(bad, 0);
+    for (i = 0; i < 100; i++) {
+        sprintf(key, "k%d", i);
+        TQ_GET_DONE(q, key);
+    }
+    KT_CHECK(a.live > 0);
+    kctl_queue_destroy(q); /* with keys waiting, delayed and nothing in flight */
+    KT_EQ_INT(a.live, 0);
+    KT_EQ_INT(a.allocs, a.frees);
+    kctl_vclock_deinit(&vc);
+
+    /* destroy with a key in flight and a key held back */
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    TQ_TAKE(q, "a");
+    TQ_TAKE(q, "b");
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    kctl_queue_shutdown(q);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
+/* Steady state does not call the allocator (entries are recycled). */
+static void tq_alloc_steady_state(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    long before;
+    int i, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, kctl_limiter_exponential(1, KCTL_MS(1)));
+    if (!q) return;
+    for (i = 0; i < 64; i++) { /* warm up */
+        sprintf(key, "ns/obj-%04d", i % 8);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        TQ_GET_DONE(q, key);
+    }
+    before = a.allocs;
+    for (i = 0; i < 1000; i++) { /* the same key over and over */
+        if (kctl_queue_add(q, "ns/obj-0000") != KCTL_OK) bad++;
+        TQ_GET_DONE(q, "ns/obj-0000");
+    }
+    KT_EQ_INT(a.allocs - before, 0);
+    for (i = 0; i < 1000; i++) { /* warm up for distinct keys: the pools reach their size */
+        sprintf(key, "ns/wrm-%04d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        TQ_GET_DONE(q, key);
+    }
+    before = a.allocs;
+    for (i = 0; i < 1000; i++) { /* distinct keys of one length, one at a time */
+        sprintf(key, "ns/obj-%04d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        TQ_GET_DONE(q, key);
+    }
+    KT_EQ_INT(a.allocs - before, 0);
+    KT_EQ_INT(bad, 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
+static void tq_nomem_create(void) {
+    kctl_vclock vc;
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    kt_alloc a;
+    tq_lim c;
+    kt_alloc_init(&a);
+    a.fail_after = 0;
+    kctl_vclock_init(&vc, 0);
+    memset(&d, 0, sizeof d);
+    d.clock = kctl_vclock_clock(&vc);
+    d.allocator = kt_allocator(&a);
+    d.limiter = tq_lim_new(&c, 0, 0);
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_ERR_NOMEM);
+    KT_CHECK(a.fail_count > 0);
+    KT_EQ_INT(a.live, 0);
+    KT_EQ_INT(c.destroy_calls, 1); /* owned even when create fails */
+    kctl_vclock_deinit(&vc);
+}
+
+static void tq_nomem_add(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    kctl_queue_stats s;
+    char key[32];
+    int i, m = 0, rc = KCTL_OK;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    a.fail_after = 0; /* every allocation from now on fails */
+    for (i = 0; i < 10000; i++) {
+        sprintf(key, "c%d", i);
+        rc = kctl_queue_add(q, key);
+        if (rc != KCTL_OK) break;
+        m++;
+    }
+    KT_EQ_INT(rc, KCTL_ERR_NOMEM);
+    KT_CHECK(a.fail_count > 0);
+    /* consistent: the failed key is not queued, the others are */
+    KT_EQ_U64(kctl_queue_len(q), (uint64_t)(2 + m));
+    s = tq_stats(q);
+    KT_EQ_U64(s.adds_total, (uint64_t)(2 + m));
+    KT_EQ_U64(s.depth, (uint64_t)(2 + m));
+    /* dedup of a key already there needs no memory */
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    a.fail_after = -1;
+    sprintf(key, "c%d", m);
+    KT_EQ_INT(kctl_queue_add(q, key), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), (uint64_t)(3 + m));
+    TQ_GET_DONE(q, "a");
+    TQ_GET_DONE(q, "b");
+    for (i = 0; i <= m; i++) {
+        sprintf(key, "c%d", i);
+        TQ_GET_DONE(q, key);
+    }
+    TQ_AGAIN(q);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
+static void tq_nomem_add_after(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    int i, m = 0, rc = KCTL_OK;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    a.fail_after = 0;
+    for (i = 0; i < 10000; i++) {
+        sprintf(key, "d%d", i);
+        rc = kctl_queue_add_after(q, key, KCTL_SEC(1));
+        if (rc != KCTL_OK) break;
+        m++;
+    }
+    KT_EQ_INT(rc, KCTL_ERR_NOMEM);
+    KT_EQ_U64(tq_stats(q).delayed, (uint64_t)m);
+    a.fail_after = -1;
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_U64(kctl_queue_len(q), (uint64_t)m);
+    for (i = 0; i < m; i++) {
+        sprintf(key, "d%d", i);
+        TQ_GET_DONE(q, key);
+    }
+    TQ_AGAIN(q);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
+/* Out of memory while re-adding a key in flight: either it is held back (OK) or not (NOMEM). */
+static void tq_nomem_held_back(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    int rc;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    TQ_TAKE(q, "k");
+    a.fail_after = 0;
+    rc = kctl_queue_add(q, "k");
+    KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_NOMEM);
+    kctl_queue_done(q, "k");
+    KT_EQ_U64(kctl_queue_len(q), rc == KCTL_OK ? 1 : 0);
+    if (rc == KCTL_OK) TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    a.fail_after = -1;
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
+/* One scripted run with allocation failures injected from fail_after on;
+   transient: only one failure, then memory is back. Counts bad results. */
+static int tq_sweep_run(long fail_after, int transient, long *injected) {
+    kctl_vclock vc;
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    kctl_queue_stats s;
+    kt_alloc a;
+    tq_lim lim;
+    char key[400];
+    int rc, i, round, bad = 0;
+
+#define TQ_SWEEP_TICK() do { if (transient && a.fail_count > 0) a.fail_after = -1; } while (0)
+#define TQ_SWEEP_OP(expr) do { rc = (expr); if (rc != KCTL_OK && rc != KCTL_ERR_NOMEM) { bad++; \
+        kt_fail(__FILE__, __LINE__, "fail_after %ld: %s -> %d", fail_after, #expr, rc); } TQ_SWEEP_TICK(); } while (0)
+
+    kt_alloc_init(&a);
+    a.fail_after = fail_after;
+    kctl_vclock_init(&vc, KCTL_SEC(10));
+    memset(&d, 0, sizeof d);
+    d.clock = kctl_vclock_clock(&vc);
+    d.allocator = kt_allocator(&a);
+    d.limiter = tq_lim_new(&lim, KCTL_MS(100), 0);
+    rc = kctl_queue_create(&d, &q);
+    TQ_SWEEP_TICK();
+    if (rc != KCTL_OK) {
+        if (rc != KCTL_ERR_NOMEM) bad++;
+        if (a.live != 0) bad++;
+        if (lim.destroy_calls != 1) bad++;
+        *injected = a.fail_count;
+        kctl_vclock_deinit(&vc);
+        return bad;
+    }
+    for (i = 0; i < 12; i++) {
+        if (i % 4 == 3) { memset(key, 'x', 300); sprintf(key + 300, "-%d", i); }
+        else sprintf(key, "key-%d", i);
+        TQ_SWEEP_OP(kctl_queue_add(q, key));
+    }
+    TQ_SWEEP_OP(kctl_queue_add(q, "key-0"));
+    TQ_SWEEP_OP(kctl_queue_add_after(q, "d0", KCTL_SEC(1)));
+    TQ_SWEEP_OP(kctl_queue_add_after(q, "d1", KCTL_SEC(2)));
+    TQ_SWEEP_OP(kctl_queue_add_after(q, "d0", KCTL_MS(500)));
+    TQ_SWEEP_OP(kctl_queue_add_after(q, "d2", 0));
+    TQ_SWEEP_OP(kctl_queue_add_rate_limited(q, "r0"));
+    for (round = 0; round < 8; round++) {
+        for (i = 0; i < 4; i++) {
+            const char *k = NULL;
+            char held[400];
+            rc = kctl_queue_try_get(q, &k);
+            if (rc == KCTL_ERR_AGAIN) break;
+            if (rc != KCTL_OK || !k) { bad++; break; }
+            strncpy(held, k, sizeof held - 1);
+            held[sizeof held - 1] = '\0';
+            if (round % 2 == 0) TQ_SWEEP_OP(kctl_queue_add(q, held)); /* held back */
+            if (round % 3 == 0) TQ_SWEEP_OP(kctl_queue_add_after(q, held, KCTL_MS(300)));
+            sprintf(key, "new-%d-%d", round, i);
+            TQ_SWEEP_OP(kctl_queue_add(q, key));
+            kctl_queue_done(q, held);
+        }
+        kctl_vclock_advance(&vc, KCTL_MS(700));
+        if (kctl_queue_read_stats(q, &s) != KCTL_OK) bad++;
+    }
+    kctl_queue_shutdown(q);
+    for (i = 0; i < 500; i++) {
+        const char *k = NULL;
+        rc = kctl_queue_try_get(q, &k);
+        if (rc == KCTL_ERR_SHUTDOWN) break;
+        if (rc != KCTL_OK) { bad++; break; }
+        kctl_queue_done(q, k);
+    }
+    if (rc != KCTL_ERR_SHUTDOWN) bad++;
+    if (kctl_queue_read_stats(q, &s) != KCTL_OK) bad++;
+    if (s.processing != 0 || s.depth != 0 || s.delayed != 0) {
+        bad++;
+        kt_fail(__FILE__, __LINE__, "fail_after %ld: processing %llu depth %llu delayed %llu", fail_after,
+                (unsigned long long)s.processing, (unsigned long long)s.depth, (unsigned long long)s.delayed);
+    }
+    kctl_queue_destroy(q);
+    if (a.live != 0) {
+        bad++;
+        kt_fail(__FILE__, __LINE__, "fail_after %ld: %ld blocks leaked", fail_after, a.live);
+    }
+    if (lim.destroy_calls != 1) bad++;
+    kctl_vclock_deinit(&vc);
+    *injected = a.fail_count;
+    return bad;
+#undef TQ_SWEEP_OP
+#undef TQ_SWEEP_TICK
+}
+
+static void tq_nomem_sweep(void) {
+    int transient;
+    for (transient = 0; transient <= 1; transient++) {
+        long n, injected = 1;
+        int bad = 0;
+        for (n = 0; n < 3000 && injected > 0; n++)
+            bad += tq_sweep_run(n, transient, &injected);
+        KT_EQ_INT(bad, 0);
+        KT_EQ_INT(injected, 0); /* the sweep reached a run with no failure left to inject */
+        KT_CHECK(n > 1);
+    }
+}
+
+/* ----------------------------------------------------------------- stats */
+
+static void tq_histogram_bounds(void) {
+    uint64_t b = 10;
+    int i;
+    for (i = 0; i < KCTL_HIST_BUCKETS; i++) {
+        KT_EQ_U64(kctl_histogram_bound_ns(i), b);
+        b *= 10;
+    }
+    KT_EQ_U64(kctl_histogram_bound_ns(8), KCTL_SEC(1));
+    KT_EQ_U64(kctl_histogram_bound_ns(11), KCTL_SEC(1000));
+    KT_EQ_U64(kctl_histogram_bound_ns(KCTL_HIST_BUCKETS), UINT64_MAX);
+}
+
+static void tq_stats_depth_adds(void) {
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    kctl_queue *q = tq_new_named(&vc, 0, NULL, "tq");
+    if (!q) return;
+    s = tq_stats(q);
+    KT_EQ_U64(s.depth, 0);
+    KT_EQ_U64(s.adds_total, 0);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    s = tq_stats(q);
+    KT_EQ_U64(s.depth, 2);
+    KT_EQ_U64(s.adds_total, 2);
+    TQ_TAKE(q, "a");
+    s = tq_stats(q);
+    KT_EQ_U64(s.depth, 1);
+    KT_EQ_U64(s.processing, 1);
+    /* added while processing: counted (adds and depth) until handed out again */
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    s = tq_stats(q);
+    KT_EQ_U64(s.depth, 2);
+    KT_EQ_U64(s.adds_total, 3);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK); /* already waiting for done: deduped */
+    s = tq_stats(q);
+    KT_EQ_U64(s.depth, 2);
+    KT_EQ_U64(s.adds_total, 3);
+    TQ_GET_DONE(q, "b");
+    KT_EQ_U64(tq_stats(q).depth, 1);
+    kctl_queue_done(q, "a");
+    s = tq_stats(q);
+    KT_EQ_U64(s.depth, 1);
+    KT_EQ_U64(s.processing, 0);
+    KT_EQ_U64(s.adds_total, 3);
+    TQ_GET_DONE(q, "a");
+    s = tq_stats(q);
+    KT_EQ_U64(s.depth, 0);
+    KT_EQ_U64(s.adds_total, 3);
+    KT_EQ_U64(s.retries_total, 0);
+    KT_EQ_U64(s.queue_duration.count, 3);
+    KT_EQ_U64(s.work_duration.count, 3);
+    tq_free(q, &vc);
+}
+
+static void tq_stats_retries(void) {
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    kctl_queue *q = tq_new(&vc, 0, kctl_limiter_exponential(KCTL_MS(5), KCTL_SEC(1000)));
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "a", 0), KCTL_OK);
+    s = tq_stats(q);
+    KT_EQ_U64(s.retries_total, 1);
+    KT_EQ_U64(s.adds_total, 1);
+    KT_EQ_INT(kctl_queue_add_after(q, "b", KCTL_SEC(1)), KCTL_OK);
+    s = tq_stats(q);
+    KT_EQ_U64(s.retries_total, 2);
+    KT_EQ_U64(s.adds_total, 1);  /* b is not added before its time */
+    KT_EQ_U64(s.depth, 1);
+    KT_EQ_INT(kctl_queue_add_after(q, "b", KCTL_SEC(2)), KCTL_OK); /* merged, still a retry */
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "c"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "d"), KCTL_OK);
+    s = tq_stats(q);
+    KT_EQ_U64(s.retries_total, 4);
+    KT_EQ_U64(s.adds_total, 2);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_U64(kctl_queue_len(q), 4);
+    s = tq_stats(q);
+    KT_EQ_U64(s.adds_total, 4);
+    KT_EQ_U64(s.depth, 4);
+    KT_EQ_U64(s.retries_total, 4);
+    kctl_queue_shutdown(q);
+    KT_EQ_INT(kctl_queue_add_after(q, "e", 0), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_queue_add_after(q, "e", KCTL_SEC(1)), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_queue_add_rate_limited(q, "e"), KCTL_ERR_SHUTDOWN);
+    s = tq_stats(q);
+    KT_EQ_U64(s.retries_total, 4);
+    KT_EQ_U64(s.adds_total, 4);
+    tq_free(q, &vc);
+}
+
+static void tq_stats_durations(void) {
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    int i;
+    kctl_queue *q = tq_new_named(&vc, KCTL_SEC(1000), NULL, "tq");
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(2));
+    TQ_TAKE(q, "a");                    /* queued 2 s */
+    s = tq_stats(q);
+    KT_EQ_U64(s.queue_duration.count, 1);
+    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(2));
+    KT_EQ_U64(s.work_duration.count, 0);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_TAKE(q, "b");                    /* queued 3 s */
+    kctl_vclock_advance(&vc, KCTL_MS(500));
+    kctl_queue_done(q, "a");            /* worked 1.5 s */
+    kctl_queue_done(q, "b");            /* worked 0.5 s */
+    s = tq_stats(q);
+    KT_EQ_U64(s.queue_duration.count, 2);
+    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(5));
+    KT_EQ_U64(s.work_duration.count, 2);
+    KT_EQ_U64(s.work_duration.sum_ns, KCTL_SEC(2));
+    for (i = 0; i < KCTL_HIST_BUCKETS; i++) {
+        /* cumulative: observations <= bound(i); bound(8) = 1 s, bound(9) = 10 s */
+        KT_EQ_U64(s.queue_duration.buckets[i], i <= 8 ? 0 : 2);
+        KT_EQ_U64(s.work_duration.buckets[i], i <= 7 ? 0 : i == 8 ? 1 : 2);
+    }
+    tq_free(q, &vc);
+}
+
+/* Bucket edges: 0 lands in the first bucket, exactly a bound lands in its bucket,
+   beyond the last bound in none (only in count). */
+static void tq_stats_histogram_edges(void) {
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    int i;
+    kctl_queue *q = tq_new_named(&vc, 0, NULL, "tq");
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "zero"), KCTL_OK);
+    TQ_GET_DONE(q, "zero");            /* queue 0, work 0 */
+    KT_EQ_INT(kctl_queue_add(q, "one"), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_GET_DONE(q, "one");             /* queue exactly 1 s */
+    KT_EQ_INT(kctl_queue_add(q, "long"), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(2000));
+    TQ_GET_DONE(q, "long");            /* queue 2000 s: past the last bound */
+    s = tq_stats(q);
+    KT_EQ_U64(s.queue_duration.count, 3);
+    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(2001));
+    for (i = 0; i < KCTL_HIST_BUCKETS; i++) {
+        KT_EQ_U64(s.queue_duration.buckets[i], i < 8 ? 1 : 2);
+        KT_EQ_U64(s.work_duration.buckets[i], 3);
+    }
+    KT_EQ_U64(s.work_duration.count, 3);
+    KT_EQ_U64(s.work_duration.sum_ns, 0);
+    tq_free(q, &vc);
+}
+
+/* client-go: a key added while processing is timed in the queue from that add. */
+static void tq_stats_queue_duration_held_back(void) {
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    kctl_queue *q = tq_new_named(&vc, 0, NULL, "tq");
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    TQ_TAKE(q, "a");
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(2));
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK); /* deduped: the first add's time stays */
+    kctl_queue_done(q, "a");
+    kctl_vclock_advance(&vc, KCTL_SEC(3));
+    TQ_GET_DONE(q, "a");
+    s = tq_stats(q);
+    KT_EQ_U64(s.queue_duration.count, 2);
+    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(5)); /* 0 + (1 s .. 6 s) */
+    KT_EQ_U64(s.work_duration.count, 2);
+    KT_EQ_U64(s.work_duration.sum_ns, KCTL_SEC(3));
+    tq_free(q, &vc);
+}
+
+/* A delayed key is added at its ready time: queue time counts from then. */
+static void tq_stats_queue_duration_delayed(void) {
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    kctl_queue *q = tq_new_named(&vc, 0, NULL, "tq");
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(5));
+    kctl_vclock_advance(&vc, KCTL_SEC(2));
+    TQ_GET_DONE(q, "k");
+    s = tq_stats(q);
+    KT_EQ_U64(s.queue_duration.count, 1);
+    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(2));
+    tq_free(q, &vc);
+}
+
+/* The figures are current when read: a delayed key whose time has come is counted. */
+static void tq_stats_delayed_promoted_on_read(void) {
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "j", KCTL_SEC(2)), KCTL_OK);
+    s = tq_stats(q);
+    KT_EQ_U64(s.delayed, 2);
+    KT_EQ_U64(s.depth, 0);
+    KT_EQ_U64(s.adds_total, 0);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    s = tq_stats(q);
+    KT_EQ_U64(s.delayed, 1);
+    KT_EQ_U64(s.depth, 1);
+    KT_EQ_U64(s.adds_total, 1);
+    tq_free(q, &vc);
+}
+
+static void tq_stats_unfinished(void) {
+    kctl_vclock vc;
+    kctl_queue_stats s;
+    kctl_queue *q = tq_new_named(&vc, KCTL_SEC(1000), NULL, "tq");
+    if (!q) return;
+    s = tq_stats(q);
+    KT_EQ_U64(s.unfinished_work_ns, 0);
+    KT_EQ_U64(s.longest_running_ns, 0);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "d", KCTL_SEC(100)), KCTL_OK);
+    TQ_TAKE(q, "a");
+    kctl_vclock_advance(&vc, KCTL_SEC(3));
+    TQ_TAKE(q, "b");
+    kctl_vclock_advance(&vc, KCTL_SEC(2));
+    s = tq_stats(q);
+    KT_EQ_U64(s.processing, 2);
+    KT_EQ_U64(s.delayed, 1);
+    KT_EQ_U64(s.depth, 1);
+    KT_EQ_U64(s.unfinished_work_ns, KCTL_SEC(7)); /* 5 s + 2 s */
+    KT_EQ_U64(s.longest_running_ns, KCTL_SEC(5));
+    kctl_queue_done(q, "a");
+    s = tq_stats(q);
+    KT_EQ_U64(s.processing, 1);
+    KT_EQ_U64(s.unfinished_work_ns, KCTL_SEC(2));
+    KT_EQ_U64(s.longest_running_ns, KCTL_SEC(2));
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    s = tq_stats(q);
+    KT_EQ_U64(s.unfinished_work_ns, KCTL_SEC(3));
+    KT_EQ_U64(s.longest_running_ns, KCTL_SEC(3));
+    kctl_queue_done(q, "b");
+    s = tq_stats(q);
+    KT_EQ_U64(s.processing, 0);
+    KT_EQ_U64(s.unfinished_work_ns, 0);
+    KT_EQ_U64(s.longest_running_ns, 0);
+    KT_EQ_U64(s.delayed, 1);
+    KT_EQ_U64(s.idle_workers, 0);
+    tq_free(q, &vc);
+}
+
+/* -------------------------------------------------------- no threads */
+
+static void tq_nothreads_get_does_not_block(void) {
+#ifdef KCTL_NO_THREADS
+    kctl_vclock vc;
+    const char *k = NULL;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_get(q, &k), KCTL_ERR_AGAIN);
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_get(q, &k), KCTL_ERR_AGAIN);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_INT(kctl_queue_get(q, &k), KCTL_OK);
+    KT_EQ_STR(k, "k");
+    kctl_queue_shutdown_with_drain(q); /* k in flight: does not wait */
+    KT_CHECK(kctl_queue_shutting_down(q));
+    kctl_queue_done(q, "k");
+    KT_EQ_INT(kctl_queue_get(q, &k), KCTL_ERR_SHUTDOWN);
+    tq_free(q, &vc);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* ---------------------------------------------------------------- threads */
+
+#ifndef KCTL_NO_THREADS
+
+#define TQ_SPIN_LIMIT 5000000L
+
+typedef struct tq_worker {
+    kctl_queue *q;
+    pthread_t th;
+    int rc;
+    char key[64];
+    int finished; /* atomic */
+} tq_worker;
+
+static void *tq_worker_get_one(void *arg) {
+    tq_worker *w = (tq_worker *)arg;
+    const char *k = NULL;
+    int rc = kctl_queue_get(w->q, &k);
+    if (rc == KCTL_OK && k) {
+        strncpy(w->key, k, sizeof w->key - 1);
+        w->key[sizeof w->key - 1] = '\0';
+    }
+    w->rc = rc;
+    __atomic_store_n(&w->finished, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static int tq_start_get_one(tq_worker *w, kctl_queue *q) {
+    memset(w, 0, sizeof *w);
+    w->q = q;
+    w->rc = 1;
+    if (pthread_create(&w->th, NULL, tq_worker_get_one, w) != 0) {
+        kt_fail(__FILE__, __LINE__, "pthread_create failed");
+        return 0;
+    }
+    return 1;
+}
+
+/* Spin (no sleep) until n workers are parked in get; bounded. */
+static int tq_wait_idle(kctl_queue *q, uint32_t n) {
+    long i;
+    for (i = 0; i < TQ_SPIN_LIMIT; i++) {
+        kctl_queue_stats s;
+        if (kctl_queue_read_stats(q, &s) == KCTL_OK && s.idle_workers == n) return 1;
+        sched_yield();
+    }
+    return 0;
+}
+
+static int tq_wait_finished(tq_worker *w) {
+    long i;
+    for (i = 0; i < TQ_SPIN_LIMIT; i++) {
+        if (__atomic_load_n(&w->finished, __ATOMIC_SEQ_CST)) return 1;
+        sched_yield();
+    }
+    return 0;
+}
+
+/* Finish a get_one worker: if it never returned, try to release it with
+   shutdown and a clock tick (a broken wake-up may still hang here). */
+static void tq_join_get_one(tq_worker *w, kctl_vclock *vc) {
+    if (!tq_wait_finished(w)) {
+        kt_fail(__FILE__, __LINE__, "worker blocked in kctl_queue_get did not wake");
+        kctl_queue_shutdown(w->q);
+        kctl_vclock_advance(vc, 1);
+    }
+    pthread_join(w->th, NULL);
+}
+
+#endif /* KCTL_NO_THREADS */
+
+static void tq_thread_wake_on_add(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    tq_worker w;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    if (!tq_start_get_one(&w, q)) { tq_free(q, &vc); return; }
+    KT_CHECK(tq_wait_idle(q, 1));
+    KT_EQ_INT(__atomic_load_n(&w.finished, __ATOMIC_SEQ_CST), 0);
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    tq_join_get_one(&w, &vc);
+    KT_EQ_INT(w.rc, KCTL_OK);
+    KT_EQ_STR(w.key, "k");
+    KT_EQ_U64(tq_stats(q).processing, 1);
+    KT_EQ_U64(tq_stats(q).idle_workers, 0);
+    kctl_queue_done(q, "k");
+    tq_free(q, &vc);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* A worker blocked on a delayed key wakes when the virtual clock makes it ready. */
+static void tq_thread_vclock_wake(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    tq_worker w;
+    kctl_queue *q = tq_new(&vc, KCTL_SEC(100), NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(1)), KCTL_OK);
+    if (!tq_start_get_one(&w, q)) { tq_free(q, &vc); return; }
+    KT_CHECK(tq_wait_idle(q, 1));
+    KT_EQ_INT(__atomic_load_n(&w.finished, __ATOMIC_SEQ_CST), 0);
+    kctl_vclock_advance(&vc, KCTL_SEC(1) - 1); /* not yet: it parks again */
+    KT_CHECK(tq_wait_idle(q, 1));
+    KT_EQ_INT(__atomic_load_n(&w.finished, __ATOMIC_SEQ_CST), 0);
+    kctl_vclock_advance(&vc, 1);
+    tq_join_get_one(&w, &vc);
+    KT_EQ_INT(w.rc, KCTL_OK);
+    KT_EQ_STR(w.key, "k");
+    kctl_queue_done(q, "k");
+    tq_free(q, &vc);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* A worker parked on an empty queue learns of a later add_after, then wakes at its time. */
+static void tq_thread_vclock_wake_new_deadline(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    tq_worker w;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    if (!tq_start_get_one(&w, q)) { tq_free(q, &vc); return; }
+    KT_CHECK(tq_wait_idle(q, 1));
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(3)), KCTL_OK);
+    KT_CHECK(tq_wait_idle(q, 1));
+    KT_EQ_INT(__atomic_load_n(&w.finished, __ATOMIC_SEQ_CST), 0);
+    kctl_vclock_advance(&vc, KCTL_SEC(3));
+    tq_join_get_one(&w, &vc);
+    KT_EQ_INT(w.rc, KCTL_OK);
+    KT_EQ_STR(w.key, "k");
+    kctl_queue_done(q, "k");
+    tq_free(q, &vc);
+#else
+    KT_SKIP();
+#endif
+}
+
+static void tq_thread_shutdown_wakes_get(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    tq_worker w[2];
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "later", KCTL_SEC(1)), KCTL_OK);
+    if (!tq_start_get_one(&w[0], q)) { tq_free(q, &vc); return; }
+    if (!tq_start_get_one(&w[1], q)) { kctl_queue_shutdown(q); pthread_join(w[0].th, NULL); tq_free(q, &vc); return; }
+    KT_CHECK(tq_wait_idle(q, 2));
+    kctl_queue_shutdown(q);
+    tq_join_get_one(&w[0], &vc);
+    tq_join_get_one(&w[1], &vc);
+    KT_EQ_INT(w[0].rc, KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(w[1].rc, KCTL_ERR_SHUTDOWN);
+    tq_free(q, &vc);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* done of a held-back key wakes a parked worker. */
+static void tq_thread_done_wakes_get(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    tq_worker w;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    TQ_TAKE(q, "k");
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    if (!tq_start_get_one(&w, q)) { tq_free(q, &vc); return; }
+    KT_CHECK(tq_wait_idle(q, 1));
+    KT_EQ_INT(__atomic_load_n(&w.finished, __ATOMIC_SEQ_CST), 0);
+    kctl_queue_done(q, "k");
+    tq_join_get_one(&w, &vc);
+    KT_EQ_INT(w.rc, KCTL_OK);
+    KT_EQ_STR(w.key, "k");
+    kctl_queue_done(q, "k");
+    TQ_AGAIN(q);
+    tq_free(q, &vc);
+#else
+    KT_SKIP();
+#endif
+}
+
+#ifndef KCTL_NO_THREADS
+typedef struct tq_drainer {
+    kctl_queue *q;
+    int returned; /* atomic */
+} tq_drainer;
+static void *tq_drainer_main(void *arg) {
+    tq_drainer *d = (tq_drainer *)arg;
+    kctl_queue_shutdown_with_drain(d->q);
+    __atomic_store_n(&d->returned, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+#endif
+
+/* shutdown_with_drain blocks until every handed-out key is done. */
+static void tq_thread_drain_waits_for_done(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    tq_drainer dr;
+    pthread_t th;
+    long i;
+    int early = 0, seen = 0;
+    kctl_queue *q = tq_new(&vc, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    TQ_TAKE(q, "a");
+    TQ_TAKE(q, "b");
+    dr.q = q;
+    dr.returned = 0;
+    if (pthread_create(&th, NULL, tq_drainer_main, &dr) != 0) {
+        kt_fail(__FILE__, __LINE__, "pthread_create failed");
+        tq_free(q, &vc);
+        return;
+    }
+    for (i = 0; i < TQ_SPIN_LIMIT; i++) {
+        if (kctl_queue_shutting_down(q)) { seen = 1; break; }
+        sched_yield();
+    }
+    KT_CHECK(seen);
+    for (i = 0; i < 20000; i++) {
+        if (__atomic_load_n(&dr.returned, __ATOMIC_SEQ_CST)) early++;
+        sched_yield();
+    }
+    KT_EQ_INT(early, 0);
+    KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_ERR_SHUTDOWN);
+    kctl_queue_done(q, "a");
+    for (i = 0; i < 20000; i++) {
+        if (__atomic_load_n(&dr.returned, __ATOMIC_SEQ_CST)) early++;
+        sched_yield();
+    }
+    KT_EQ_INT(early, 0); /* b is still in flight */
+    kctl_queue_done(q, "b");
+    for (i = 0; i < TQ_SPIN_LIMIT && !__atomic_load_n(&dr.returned, __ATOMIC_SEQ_CST); i++)
+        sched_yield();
+    KT_EQ_INT(__atomic_load_n(&dr.returned, __ATOMIC_SEQ_CST), 1);
+    pthread_join(th, NULL);
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    tq_free(q, &vc);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* ----------------------------------------------------------------- stress */
+
+#ifndef KCTL_NO_THREADS
+#define TQ_NKEYS 64
+
+typedef struct tq_stress {
+    kctl_queue *q;
+    kctl_vclock *vc;
+    int delayed;                 /* producers use add_after with small delays */
+    int adds_per_producer;
+    pthread_mutex_t mu[TQ_NKEYS];
+    uint64_t seq[TQ_NKEYS];      /* last sequence added (under mu) */
+    uint64_t processed[TQ_NKEYS];/* sequence seen by the last get (under mu) */
+    int held[TQ_NKEYS];          /* a worker holds the key (under mu) */
+    long overlaps[TQ_NKEYS];     /* a key handed to a second worker while held */
+    long gets[TQ_NKEYS];
+    long bad_rc, bad_key;        /* under mu[0] */
+    int producers_done;          /* atomic */
+} tq_stress;
+
+typedef struct tq_stress_arg {
+    tq_stress *st;
+    int id;
+    int last_rc;
+    int finished; /* atomic */
+} tq_stress_arg;
+
+static void *tq_stress_producer(void *arg) {
+    tq_stress_arg *pa = (tq_stress_arg *)arg;
+    tq_stress *st = pa->st;
+    uint32_t x = 2463534242u + (uint32_t)pa->id * 7919u;
+    long bad = 0;
+    int i;
+    for (i = 0; i < st->adds_per_producer; i++) {
+        char key[16];
+        int k, rc;
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5; /* xorshift: a fixed sequence per producer */
+        k = (int)(x % TQ_NKEYS);
+        sprintf(key, "s%d", k);
+        pthread_mutex_lock(&st->mu[k]);
+        st->seq[k]++;
+        rc = st->delayed ? kctl_queue_add_after(st->q, key, KCTL_MS(x % 3)) : kctl_queue_add(st->q, key);
+        pthread_mutex_unlock(&st->mu[k]);
+        if (rc != KCTL_OK) bad++;
+    }
+    if (bad) {
+        pthread_mutex_lock(&st->mu[0]);
+        st->bad_rc += bad;
+        pthread_mutex_unlock(&st->mu[0]);
+    }
+    return NULL;
+}
+
+static void *tq_stress_worker(void *arg) {
+    tq_stress_arg *wa = (tq_stress_arg *)arg;
+    tq_stress *st = wa->st;
+    const char *key = NULL;
+    long n = 0;
+    int rc;
+    while ((rc = kctl_queue_get(st->q, &key)) == KCTL_OK) {
+        char *end = NULL;
+        long k = (key && key[0] == 's') ? strtol(key + 1, &end, 10) : -1;
+        if (k < 0 || k >= TQ_NKEYS || !end || *end != '\0') {
+            pthread_mutex_lock(&st->mu[0]);
+            st->bad_key++;
+            pthread_mutex_unlock(&st->mu[0]);
+            kctl_queue_done(st->q, key);
+            continue;
+        }
+        pthread_mutex_lock(&st->mu[k]);
+        if (st->held[k]) st->overlaps[k]++;
+        st->held[k] = 1;
+        st->processed[k] = st->seq[k];
+        st->gets[k]++;
+        pthread_mutex_unlock(&st->mu[k]);
+        if (++n % 4 == 0) sched_yield(); /* "work": widen the window for an overlap */
+        pthread_mutex_lock(&st->mu[k]);
+        st->held[k] = 0;
+        pthread_mutex_unlock(&st->mu[k]);
+        kctl_queue_done(st->q, key);
+    }
+    wa->last_rc = rc;
+    __atomic_store_n(&wa->finished, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void *tq_stress_advancer(void *arg) {
+    tq_stress *st = (tq_stress *)arg;
+    while (!__atomic_load_n(&st->producers_done, __ATOMIC_SEQ_CST)) {
+        kctl_vclock_advance(st->vc, KCTL_MS(1));
+        sched_yield();
+    }
+    return NULL;
+}
+
+static void tq_stress_run(int delayed, int nprod, int adds, int nwork) {
+    kctl_vclock vc;
+    tq_stress *st = (tq_stress *)calloc(1, sizeof *st);
+    tq_stress_arg pargs[8], wargs[8];
+    pthread_t pth[8], wth[8], adv;
+    kctl_queue_stats s;
+    long total_gets = 0, overlaps = 0, lost = 0;
+    int i, started_w = 0, started_p = 0, adv_started = 0;
+    kctl_queue *q;
+    KT_CHECK(st != NULL);
+    if (!st) return;
+    q = tq_new_named(&vc, 0, NULL, "stress");
+    if (!q) { free(st); return; }
+    st->q = q;
+    st->vc = &vc;
+    st->delayed = delayed;
+    st->adds_per_producer = adds;
+    for (i = 0; i < TQ_NKEYS; i++) pthread_mutex_init(&st->mu[i], NULL);
+
+    for (i = 0; i < nwork; i++) {
+        wargs[i].st = st;
+        wargs[i].id = i;
+        wargs[i].last_rc = 1;
+        wargs[i].finished = 0;
+        if (pthread_create(&wth[i], NULL, tq_stress_worker, &wargs[i]) != 0) break;
+        started_w++;
+    }
+    if (delayed && pthread_create(&adv, NULL, tq_stress_advancer, st) == 0) adv_started = 1;
+    for (i = 0; i < nprod; i++) {
+        pargs[i].st = st;
+        pargs[i].id = i;
+        if (pthread_create(&pth[i], NULL, tq_stress_producer, &pargs[i]) != 0) break;
+        started_p++;
+    }
+    KT_EQ_INT(started_w, nwork);
+    KT_EQ_INT(started_p, nprod);
+    for (i = 0; i < started_p; i++) pthread_join(pth[i], NULL);
+    __atomic_store_n(&st->producers_done, 1, __ATOMIC_SEQ_CST);
+    if (adv_started) pthread_join(adv, NULL);
+    if (delayed) {
+        long spins;
+        KT_CHECK(adv_started);
+        /* every delayed key becomes ready; wait (bounded) until the workers have taken them all */
+        kctl_vclock_advance(&vc, KCTL_SEC(1));
+        for (spins = 0; spins < TQ_SPIN_LIMIT; spins++) {
+            s = tq_stats(q);
+            if (s.delayed == 0 && s.depth == 0 && s.processing == 0) break;
+            sched_yield();
+        }
+        KT_CHECK(spins < TQ_SPIN_LIMIT);
+    }
+    kctl_queue_shutdown_with_drain(q);
+    for (i = 0; i < started_w; i++) {
+        long spins;
+        for (spins = 0; spins < TQ_SPIN_LIMIT && !__atomic_load_n(&wargs[i].finished, __ATOMIC_SEQ_CST); spins++)
+            sched_yield();
+        if (spins == TQ_SPIN_LIMIT) {
+            kt_fail(__FILE__, __LINE__, "worker %d still blocked in kctl_queue_get after shutdown", i);
+            kctl_vclock_advance(&vc, 1); /* try to release it */
+        }
+        pthread_join(wth[i], NULL);
+    }
+
+    for (i = 0; i < started_w; i++) KT_EQ_INT(wargs[i].last_rc, KCTL_ERR_SHUTDOWN);
+    for (i = 0; i < TQ_NKEYS; i++) {
+        total_gets += st->gets[i];
+        overlaps += st->overlaps[i];
+        if (st->processed[i] != st->seq[i]) {
+            lost++;
+            kt_fail(__FILE__, __LINE__, "key s%d: last added #%llu, last processed #%llu", i,
+                    (unsigned long long)st->seq[i], (unsigned long long)st->processed[i]);
+        }
+    }
+    KT_EQ_INT(overlaps, 0);
+    KT_EQ_INT(lost, 0);
+    KT_EQ_INT(st->bad_rc, 0);
+    KT_EQ_INT(st->bad_key, 0);
+    s = tq_stats(q);
+    KT_EQ_U64(s.processing, 0);
+    KT_EQ_U64(s.depth, 0);
+    KT_EQ_U64(s.delayed, 0);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    /* every counted add led to exactly one get */
+    KT_EQ_U64(s.adds_total, (uint64_t)total_gets);
+    KT_EQ_U64(s.queue_duration.count, (uint64_t)total_gets);
+    KT_EQ_U64(s.work_duration.count, (uint64_t)total_gets);
+    KT_CHECK(total_gets >= TQ_NKEYS && total_gets <= (long)nprod * adds);
+    if (delayed) KT_EQ_U64(s.retries_total, (uint64_t)nprod * (uint64_t)adds);
+    tq_free(q, &vc);
+    for (i = 0; i < TQ_NKEYS; i++) pthread_mutex_destroy(&st->mu[i]);
+    free(st);
+}
+#endif
+
+static void tq_thread_stress(void) {
+#ifndef KCTL_NO_THREADS
+    tq_stress_run(0, 4, 20000, 3);
+#else
+    KT_SKIP();
+#endif
+}
+
+static void tq_thread_stress_delayed(void) {
+#ifndef KCTL_NO_THREADS
+    tq_stress_run(1, 2, 5000, 3);
+#else
+    KT_SKIP();
+#endif
+}
+
+void kt_suite_queue(void) {
+    KT_RUN(tq_create_null_desc);
+    KT_RUN(tq_create_bad_args);
+    KT_RUN(tq_create_owns_limiter);
+    KT_RUN(tq_desc_init_defaults);
+    KT_RUN(tq_name_copied);
+    KT_RUN(tq_fifo);
+    KT_RUN(tq_fifo_many);
+    KT_RUN(tq_dedup);
+    KT_RUN(tq_key_copied);
+    KT_RUN(tq_processing_held_back);
+    KT_RUN(tq_processing_requeue_at_tail);
+    KT_RUN(tq_done_not_processing);
+    KT_RUN(tq_add_after_zero);
+    KT_RUN(tq_add_after_delay);
+    KT_RUN(tq_add_after_earlier_wins);
+    KT_RUN(tq_add_after_ready_order);
+    KT_RUN(tq_add_after_ready_before_later_add);
+    KT_RUN(tq_delayed_dedup_waiting);
+    KT_RUN(tq_delayed_after_done);
+    KT_RUN(tq_delayed_while_processing);
+    KT_RUN(tq_add_after_huge_delay);
+    KT_RUN(tq_next_ready);
+    KT_RUN(tq_rate_limited_exponential);
+    KT_RUN(tq_rate_limited_custom);
+    KT_RUN(tq_default_limiter_on_queue_clock);
+    KT_RUN(tq_shutdown);
+    KT_RUN(tq_shutdown_keeps_ready_delayed);
+    KT_RUN(tq_shutdown_held_back);
+    KT_RUN(tq_shutdown_add_while_processing);
+    KT_RUN(tq_shutdown_with_drain_idle);
+    KT_RUN(tq_bad_input);
+    KT_RUN(tq_alloc_used_and_freed);
+    KT_RUN(tq_alloc_steady_state);
+    KT_RUN(tq_nomem_create);
+    KT_RUN(tq_nomem_add);
+    KT_RUN(tq_nomem_add_after);
+    KT_RUN(tq_nomem_held_back);
+    KT_RUN(tq_nomem_sweep);
+    KT_RUN(tq_histogram_bounds);
+    KT_RUN(tq_stats_depth_adds);
+    KT_RUN(tq_stats_retries);
+    KT_RUN(tq_stats_durations);
+    KT_RUN(tq_stats_histogram_edges);
+    KT_RUN(tq_stats_queue_duration_held_back);
+    KT_RUN(tq_stats_queue_duration_delayed);
+    KT_RUN(tq_stats_delayed_promoted_on_read);
+    KT_RUN(tq_stats_unfinished);
+    KT_RUN(tq_nothreads_get_does_not_block);
+    KT_RUN(tq_thread_wake_on_add);
+    KT_RUN(tq_thread_vclock_wake);
+    KT_RUN(tq_thread_vclock_wake_new_deadline);
+    KT_RUN(tq_thread_shutdown_wakes_get);
+    KT_RUN(tq_thread_done_wakes_get);
+    KT_RUN(tq_thread_drain_waits_for_done);
+    KT_RUN(tq_thread_stress);
+    KT_RUN(tq_thread_stress_delayed);
+}
