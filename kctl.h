@@ -373,7 +373,8 @@ KCTL_API void kctl_limiter_destroy(kctl_limiter *l);
 typedef struct kctl_queue kctl_queue;
 
 /* Queue options; zero means the default:
-     name       ""               for metrics; copied (first 63 bytes)
+     name       ""               for metrics; copied (first 63 bytes). Only a
+                                 named queue records durations (see stats)
      clock      monotonic        copied
      limiter    kctl_limiter_default(&clock); the queue owns it from
                 kctl_queue_create on, even when create fails
@@ -399,7 +400,11 @@ typedef struct kctl_histogram {
 /* The upper bound of histogram bucket i in ns (UINT64_MAX past the last). [any thread] */
 KCTL_API uint64_t kctl_histogram_bound_ns(int i);
 
-/* A snapshot of a queue's figures, under client-go's metric names. */
+/* A snapshot of a queue's figures, under client-go's metric names. The
+   durations (queue_duration, work_duration, unfinished_work_ns,
+   longest_running_ns) are recorded only by a named queue, as client-go
+   records metrics only for named queues: they cost a clock read per add,
+   get and done. The counters are always kept. */
 typedef struct kctl_queue_stats {
     uint64_t depth;                     /* workqueue_depth: keys added and not yet handed out */
     uint64_t adds_total;                /* workqueue_adds_total */
