@@ -312,7 +312,7 @@ KCTL_API uint64_t kctl_clock_now(const kctl_clock *c);
 typedef struct kctl_vclock {
     uint64_t now_ns;
     kctl_clock_waiter *waiters;
-    union { unsigned char bytes[128]; uint64_t u; void *p; double d; } lock_;
+    union { unsigned char bytes[256]; uint64_t u; void *p; double d; } lock_;
 } kctl_vclock;
 
 /* Set up a virtual clock at start_ns. [not thread-safe] */
@@ -515,15 +515,30 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 /* ---------------------------------------------------------------- PLATFORM */
 /* The only place that knows about threads: a mutex, a condition variable on
    CLOCK_MONOTONIC, and a processor hint for spinning. KCTL_NO_THREADS turns
-   them all into no-ops. */
+   them all into no-ops.
+
+   With compiler atomics (gcc, clang) the mutex is a test-and-test-and-set
+   lock that spins on a read before it parks: the queue's lock is held for
+   tens of nanoseconds at a time, and waiters that keep writing the lock word
+   (as trylock loops do) slow its holder down. pthreads only park and wake:
+   the lock word says 2 while a thread may be parked, and an unlock that
+   finds 2 wakes one. The condition variable counts signals, so a waiter
+   that releases the lock first and parks afterwards cannot miss one. */
+
+/* Relaxed atomic hints read outside a lock (written under it). Without
+   compiler atomics the hint is simply not used. */
+#if defined(KCTL__ATOMICS) && !defined(KCTL_NO_THREADS)
+#define KCTL__LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define KCTL__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#else
+#define KCTL__LOAD(p) (*(p))
+#define KCTL__STORE(p, v) (*(p) = (v))
+#endif
+
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
-typedef pthread_mutex_t kctl__mutex;
-typedef pthread_cond_t kctl__cond;
 
-static int kctl__mutex_init(kctl__mutex *m) { return pthread_mutex_init(m, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
-static void kctl__mutex_deinit(kctl__mutex *m) { pthread_mutex_destroy(m); }
 static inline void kctl__cpu_relax(void) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __asm__ __volatile__("pause");
@@ -531,30 +546,10 @@ static inline void kctl__cpu_relax(void) {
     __asm__ __volatile__("yield");
 #endif
 }
-/* Spin briefly before parking: a lock held for a few dozen nanoseconds is
-   cheaper to wait out than a futex round trip. */
-static void kctl__mutex_lock(kctl__mutex *m) {
-    int i;
-    for (i = 0; i < KCTL_LOCK_SPIN; i++) {
-        if (pthread_mutex_trylock(m) == 0) return;
-        kctl__cpu_relax();
-    }
-    pthread_mutex_lock(m);
-}
-static void kctl__mutex_unlock(kctl__mutex *m) { pthread_mutex_unlock(m); }
-static int kctl__cond_init(kctl__cond *c) {
-    pthread_condattr_t a;
-    int rc;
-    if (pthread_condattr_init(&a) != 0) return KCTL_ERR_NOMEM;
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    rc = pthread_cond_init(c, &a);
-    pthread_condattr_destroy(&a);
-    return rc == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
-}
-static void kctl__cond_deinit(kctl__cond *c) { pthread_cond_destroy(c); }
-static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { pthread_cond_wait(c, m); }
-/* Wait at most rel_ns of real time. */
-static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) {
+static inline void kctl__yield(void) { sched_yield(); }
+
+/* An absolute CLOCK_MONOTONIC time rel_ns from now, for timed waits. */
+static struct timespec kctl__deadline(uint64_t rel_ns) {
     struct timespec ts;
     uint64_t at;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -563,12 +558,128 @@ static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) 
     if (at / UINT64_C(1000000000) > (uint64_t)INT32_MAX) at = (uint64_t)INT32_MAX * UINT64_C(1000000000);
     ts.tv_sec = (time_t)(at / UINT64_C(1000000000));
     ts.tv_nsec = (long)(at % UINT64_C(1000000000));
-    pthread_cond_timedwait(c, m, &ts);
+    return ts;
+}
+
+static int kctl__pcond_init(pthread_cond_t *c) {
+    pthread_condattr_t a;
+    int rc;
+    if (pthread_condattr_init(&a) != 0) return KCTL_ERR_NOMEM;
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    rc = pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+    return rc == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
+}
+
+#ifdef KCTL__ATOMICS
+typedef struct kctl__mutex {
+    unsigned state; /* 0 free, 1 held, 2 held and a thread may be parked */
+    pthread_mutex_t park_mu;
+    pthread_cond_t park_cv;
+} kctl__mutex;
+
+typedef struct kctl__cond {
+    unsigned gen; /* bumped by every signal and broadcast */
+    pthread_mutex_t park_mu;
+    pthread_cond_t park_cv;
+} kctl__cond;
+
+static int kctl__mutex_init(kctl__mutex *m) {
+    m->state = 0;
+    if (pthread_mutex_init(&m->park_mu, NULL) != 0) return KCTL_ERR_NOMEM;
+    if (pthread_cond_init(&m->park_cv, NULL) != 0) {
+        pthread_mutex_destroy(&m->park_mu);
+        return KCTL_ERR_NOMEM;
+    }
+    return KCTL_OK;
+}
+static void kctl__mutex_deinit(kctl__mutex *m) {
+    pthread_cond_destroy(&m->park_cv);
+    pthread_mutex_destroy(&m->park_mu);
+}
+static bool kctl__mutex_trylock(kctl__mutex *m) {
+    unsigned free_ = 0;
+    return KCTL__LOAD(&m->state) == 0 &&
+           __atomic_compare_exchange_n(&m->state, &free_, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+static void kctl__mutex_lock(kctl__mutex *m) {
+    int i;
+    for (i = 0; i < KCTL_LOCK_SPIN; i++) {
+        if (kctl__mutex_trylock(m)) return;
+        kctl__cpu_relax();
+    }
+    pthread_mutex_lock(&m->park_mu);
+    while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0) pthread_cond_wait(&m->park_cv, &m->park_mu);
+    pthread_mutex_unlock(&m->park_mu);
+}
+static void kctl__mutex_unlock(kctl__mutex *m) {
+    if (__atomic_exchange_n(&m->state, 0u, __ATOMIC_RELEASE) == 2) {
+        pthread_mutex_lock(&m->park_mu);
+        pthread_cond_signal(&m->park_cv);
+        pthread_mutex_unlock(&m->park_mu);
+    }
+}
+
+static int kctl__cond_init(kctl__cond *c) {
+    c->gen = 0;
+    if (pthread_mutex_init(&c->park_mu, NULL) != 0) return KCTL_ERR_NOMEM;
+    if (kctl__pcond_init(&c->park_cv) != KCTL_OK) {
+        pthread_mutex_destroy(&c->park_mu);
+        return KCTL_ERR_NOMEM;
+    }
+    return KCTL_OK;
+}
+static void kctl__cond_deinit(kctl__cond *c) {
+    pthread_cond_destroy(&c->park_cv);
+    pthread_mutex_destroy(&c->park_mu);
+}
+/* Wait for a signal (or, with a deadline, until rel_ns have passed), m held. */
+static void kctl__cond_wait_impl(kctl__cond *c, kctl__mutex *m, const struct timespec *until) {
+    unsigned seen = __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE);
+    kctl__mutex_unlock(m);
+    pthread_mutex_lock(&c->park_mu);
+    while (__atomic_load_n(&c->gen, __ATOMIC_ACQUIRE) == seen) {
+        if (!until) pthread_cond_wait(&c->park_cv, &c->park_mu);
+        else if (pthread_cond_timedwait(&c->park_cv, &c->park_mu, until) != 0) break;
+    }
+    pthread_mutex_unlock(&c->park_mu);
+    kctl__mutex_lock(m);
+}
+static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { kctl__cond_wait_impl(c, m, NULL); }
+static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) {
+    struct timespec until = kctl__deadline(rel_ns);
+    kctl__cond_wait_impl(c, m, &until);
+}
+static void kctl__cond_signal(kctl__cond *c) {
+    __atomic_add_fetch(&c->gen, 1u, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&c->park_mu);
+    pthread_cond_signal(&c->park_cv);
+    pthread_mutex_unlock(&c->park_mu);
+}
+static void kctl__cond_broadcast(kctl__cond *c) {
+    __atomic_add_fetch(&c->gen, 1u, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&c->park_mu);
+    pthread_cond_broadcast(&c->park_cv);
+    pthread_mutex_unlock(&c->park_mu);
+}
+#else /* plain pthreads */
+typedef pthread_mutex_t kctl__mutex;
+typedef pthread_cond_t kctl__cond;
+static int kctl__mutex_init(kctl__mutex *m) { return pthread_mutex_init(m, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__mutex_deinit(kctl__mutex *m) { pthread_mutex_destroy(m); }
+static void kctl__mutex_lock(kctl__mutex *m) { pthread_mutex_lock(m); }
+static void kctl__mutex_unlock(kctl__mutex *m) { pthread_mutex_unlock(m); }
+static int kctl__cond_init(kctl__cond *c) { return kctl__pcond_init(c); }
+static void kctl__cond_deinit(kctl__cond *c) { pthread_cond_destroy(c); }
+static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { pthread_cond_wait(c, m); }
+static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) {
+    struct timespec until = kctl__deadline(rel_ns);
+    pthread_cond_timedwait(c, m, &until);
 }
 static void kctl__cond_signal(kctl__cond *c) { pthread_cond_signal(c); }
 static void kctl__cond_broadcast(kctl__cond *c) { pthread_cond_broadcast(c); }
-static inline void kctl__yield(void) { sched_yield(); }
-#else
+#endif
+#else /* KCTL_NO_THREADS */
 typedef struct kctl__mutex { int unused; } kctl__mutex;
 typedef struct kctl__cond { int unused; } kctl__cond;
 static int kctl__mutex_init(kctl__mutex *m) { (void)m; return KCTL_OK; }
@@ -583,16 +694,6 @@ static void kctl__cond_signal(kctl__cond *c) { (void)c; }
 static void kctl__cond_broadcast(kctl__cond *c) { (void)c; }
 static inline void kctl__cpu_relax(void) { }
 static inline void kctl__yield(void) { }
-#endif
-
-/* Relaxed atomic hints read outside a lock (written under it). Without
-   compiler atomics the hint is simply not used. */
-#if defined(KCTL__ATOMICS) && !defined(KCTL_NO_THREADS)
-#define KCTL__LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define KCTL__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#else
-#define KCTL__LOAD(p) (*(p))
-#define KCTL__STORE(p, v) (*(p) = (v))
 #endif
 
 /* ----------------------------------------------------------------- VERSION */
@@ -1301,6 +1402,7 @@ static void kctl__queue_recycle(kctl_queue *q) {
     q->nreturned = 0;
     for (; e; e = n) {
         n = e->rnext;
+        if (n) KCTL__PREFETCH(n);
         e->rnext = NULL;
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
         if (!(e->flags & KCTL__Q_ROLES)) {
@@ -1325,6 +1427,7 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
     if (e && e->key_cap > len) {
         q->free_list = e->next;
         q->nfree--;
+        if (q->free_list) KCTL__PREFETCH(q->free_list); /* for the next add, which will write it */
     } else {
         size_t cap = len + 1 < KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
         e = (kctl__qent *)kctl__alloc(&q->allocator, sizeof *e + cap);
