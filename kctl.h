@@ -1278,9 +1278,11 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) {
    allocates.
 
    Speed comes from keeping producers and workers off each other's cache
-   lines. The lock shares its line with the FIFO ends; the fields producers
-   write (map, free list, add counters) and the fields workers write
-   (in-flight list, histograms, returned list) sit on separate lines. A
+   lines. The lock word shares its line with the FIFO ends; the fields
+   producers write (map, free list, add counters) and the fields workers
+   write (in-flight list, histograms, returned list) sit on separate lines.
+   An entry is 64-byte aligned and its hot part (links, flags, the first 16
+   bytes of the key) is one line; times and heap position follow the key. A
    worker never touches the map in done: an entry left without a role stays
    in the map, idle, on the workers' "returned" list; a producer that needs a
    fresh entry takes the whole returned list at once, removes the idle ones
@@ -1296,27 +1298,42 @@ enum {
     KCTL__Q_LISTED = 16     /* on the returned list */
 };
 
+/* The hot part, 48 bytes, then key_cap bytes of key, then the cold part. */
 typedef struct kctl__qent {
-    kctl__node node;                       /* the key is stored right after the entry */
+    kctl__node node;                       /* node.key points right after the entry */
     struct kctl__qent *next;               /* ready FIFO, or the free list */
-    struct kctl__qent *rnext;              /* returned list */
-    struct kctl__qent *pnext, *pprev;      /* in-flight list */
+    struct kctl__qent *pnext, *pprev;      /* in-flight list, or the returned list */
+    uint32_t flags;
+    uint32_t key_cap;                      /* bytes for the key, a multiple of 8 */
+} kctl__qent;
+
+typedef struct kctl__qcold {
     uint64_t added_ns;                     /* became dirty (queue_duration) */
     uint64_t started_ns;                   /* handed out (work_duration) */
     uint64_t ready_ns;                     /* delay heap: when to add */
     uint64_t seq;                          /* delay heap: FIFO among equal times */
     size_t heap_idx;
-    uint32_t key_cap;                      /* bytes available for the key */
-    uint32_t flags;
-} kctl__qent;
+    void *raw;                             /* the allocation the entry was aligned in */
+} kctl__qcold;
+
+static kctl__qcold *kctl__cold(const kctl__qent *e) {
+    return (kctl__qcold *)(void *)((char *)(uintptr_t)(e + 1) + e->key_cap);
+}
 
 #define KCTL__QUEUE_FREE_MAX 256      /* entries kept for reuse */
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
-#define KCTL__QUEUE_MIN_KEY_CAP 48
+#define KCTL__QUEUE_MIN_KEY_CAP 16    /* the hot part and 16 key bytes fill one line */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
 struct kctl_queue {
+    /* -- first, so at the start of a cache line: the ready FIFO's ends and
+       the lock (its word first), the line every call takes */
+    kctl__qent *head, *tail;
+    size_t nready;
+    kctl__mutex mu;       /* guards everything here but `pushes` reads */
+    char pad1_[64];
+
     /* -- read-only after create, or written rarely (parking, shutdown) */
     kctl_clock clock;
     bool real_clock;      /* no subscribe: time moves as real time does */
@@ -1334,12 +1351,6 @@ struct kctl_queue {
     kctl__cond idle_cv;   /* shutdown_with_drain waits here */
     char pad0_[64];
 
-    /* -- the lock and the ready FIFO's ends, one line that every call takes */
-    kctl__mutex mu;       /* guards everything below but `pushes` reads */
-    kctl__qent *head, *tail;
-    size_t nready;
-    char pad1_[64];
-
     /* -- written by producers (add, add_after) */
     uint64_t adds, retries, seq;
     kctl__map map;
@@ -1353,7 +1364,7 @@ struct kctl_queue {
     uint64_t taken;       /* keys handed out: depth = adds - taken */
     kctl__qent inflight;  /* sentinel of the in-flight list */
     size_t nprocessing;
-    kctl__qent *returned; /* idle entries still in the map */
+    kctl__qent returned;  /* sentinel of the list of idle entries still in the map */
     size_t nreturned;
     kctl_histogram queue_hist, work_hist;
     char pad3_[64];
@@ -1390,20 +1401,33 @@ static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
         q->free_list = e;
         q->nfree++;
     } else {
-        kctl__free(&q->allocator, e);
+        kctl__free(&q->allocator, kctl__cold(e)->raw);
     }
+}
+
+static void kctl__list_init(kctl__qent *sentinel) { sentinel->pnext = sentinel->pprev = sentinel; }
+static void kctl__list_append(kctl__qent *sentinel, kctl__qent *e) {
+    e->pnext = sentinel;
+    e->pprev = sentinel->pprev;
+    sentinel->pprev->pnext = e;
+    sentinel->pprev = e;
+}
+static void kctl__list_unlink(kctl__qent *e) {
+    e->pprev->pnext = e->pnext;
+    e->pnext->pprev = e->pprev;
+    e->pnext = e->pprev = NULL;
 }
 
 /* Recycle the returned list: idle entries leave the map for the free list;
    entries revived meanwhile just leave the list. Lock held. */
 static void kctl__queue_recycle(kctl_queue *q) {
-    kctl__qent *e = q->returned, *n;
-    q->returned = NULL;
+    kctl__qent *e = q->returned.pnext, *n;
+    kctl__list_init(&q->returned);
     q->nreturned = 0;
-    for (; e; e = n) {
-        n = e->rnext;
-        if (n) KCTL__PREFETCH(n);
-        e->rnext = NULL;
+    for (; e != &q->returned; e = n) {
+        n = e->pnext;
+        KCTL__PREFETCH(n);
+        e->pnext = e->pprev = NULL;
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
         if (!(e->flags & KCTL__Q_ROLES)) {
             kctl__map_remove(&q->map, &q->allocator, &e->node);
@@ -1429,17 +1453,19 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
         q->nfree--;
         if (q->free_list) KCTL__PREFETCH(q->free_list); /* for the next add, which will write it */
     } else {
-        size_t cap = len + 1 < KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
-        e = (kctl__qent *)kctl__alloc(&q->allocator, sizeof *e + cap);
-        if (!e) return NULL;
+        size_t cap = len + 1 <= KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
+        void *raw = kctl__alloc(&q->allocator, sizeof *e + cap + sizeof(kctl__qcold) + 63);
+        if (!raw) return NULL;
+        e = (kctl__qent *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
         e->key_cap = (uint32_t)cap;
+        kctl__cold(e)->raw = raw;
     }
     memcpy(e + 1, key, len);
     ((char *)(e + 1))[len] = 0;
     e->node.key = (const char *)(e + 1);
     e->node.len = (uint32_t)len;
     e->node.hash = hash;
-    e->next = e->rnext = e->pnext = e->pprev = NULL;
+    e->next = e->pnext = e->pprev = NULL;
     e->flags = 0;
     return e;
 }
@@ -1473,7 +1499,7 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
 static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
     if (e->flags & KCTL__Q_DIRTY) return false;
     e->flags |= KCTL__Q_DIRTY;
-    e->added_ns = now;
+    if (q->timed) kctl__cold(e)->added_ns = now;
     q->adds++;
     if (e->flags & KCTL__Q_PROCESSING) return false; /* held back until done */
     kctl__queue_push_ready(q, e);
@@ -1482,13 +1508,16 @@ static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
 
 /* ---- the delay heap, ordered by (ready_ns, seq) */
 static bool kctl__heap_less(const kctl__qent *a, const kctl__qent *b) {
-    return a->ready_ns < b->ready_ns || (a->ready_ns == b->ready_ns && a->seq < b->seq);
+    const kctl__qcold *x = kctl__cold(a), *y = kctl__cold(b);
+    return x->ready_ns < y->ready_ns || (x->ready_ns == y->ready_ns && x->seq < y->seq);
 }
 
 static void kctl__heap_set(kctl_queue *q, size_t i, kctl__qent *e) {
     q->heap[i] = e;
-    e->heap_idx = i;
+    kctl__cold(e)->heap_idx = i;
 }
+
+static uint64_t kctl__heap_top_ns(const kctl_queue *q) { return kctl__cold(q->heap[0])->ready_ns; }
 
 static void kctl__heap_up(kctl_queue *q, size_t i) {
     kctl__qent *e = q->heap[i];
@@ -1544,9 +1573,9 @@ static int kctl__heap_reserve(kctl_queue *q) {
    holds the lock next does it, and the key counts as added at its ready
    time, so queue_duration is the same. Lock held. */
 static void kctl__queue_promote(kctl_queue *q, uint64_t now) {
-    while (q->nheap && q->heap[0]->ready_ns <= now) {
+    while (q->nheap && kctl__heap_top_ns(q) <= now) {
         kctl__qent *e = kctl__heap_pop(q);
-        kctl__queue_add_entry(q, e, e->ready_ns); /* it was added when its time came */
+        kctl__queue_add_entry(q, e, kctl__cold(e)->ready_ns); /* it was added when its time came */
     }
 }
 
@@ -1596,7 +1625,8 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->real_clock = d.clock.subscribe_fn == NULL;
     strncpy(q->name, d.name, sizeof q->name - 1);
     q->timed = q->name[0] != 0;
-    q->inflight.pnext = q->inflight.pprev = &q->inflight;
+    kctl__list_init(&q->inflight);
+    kctl__list_init(&q->returned);
     q->limiter = d.limiter ? d.limiter : kctl_limiter_default(&q->clock);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
@@ -1631,10 +1661,11 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     if (!q->real_clock) q->clock.unsubscribe_fn(&q->waiter, q->clock.user_data);
     a = q->allocator;
     /* Every live or idle entry is in the map; the free list holds the rest. */
-    for (i = 0; i < q->map.cap; i++) kctl__free(&a, q->map.slots[i].node);
+    for (i = 0; i < q->map.cap; i++)
+        if (q->map.slots[i].node) kctl__free(&a, kctl__cold((kctl__qent *)q->map.slots[i].node)->raw);
     while ((e = q->free_list) != NULL) {
         q->free_list = e->next;
-        kctl__free(&a, e);
+        kctl__free(&a, kctl__cold(e)->raw);
     }
     kctl__free(&a, q->map.slots);
     kctl__free(&a, q->heap);
@@ -1708,15 +1739,16 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
         kctl__queue_add_entry(q, e, now);
     } else {
         uint64_t at = kctl__add_sat(now, delay_ns);
+        kctl__qcold *c = kctl__cold(e);
         if (!(e->flags & KCTL__Q_DELAYED)) {
             e->flags |= KCTL__Q_DELAYED;
-            e->ready_ns = at;
-            e->seq = q->seq++;
+            c->ready_ns = at;
+            c->seq = q->seq++;
             kctl__heap_set(q, q->nheap++, e);
-            kctl__heap_up(q, e->heap_idx);
-        } else if (at < e->ready_ns) { /* the earlier time wins, a later never postpones */
-            e->ready_ns = at;
-            kctl__heap_up(q, e->heap_idx);
+            kctl__heap_up(q, c->heap_idx);
+        } else if (at < c->ready_ns) { /* the earlier time wins, a later never postpones */
+            c->ready_ns = at;
+            kctl__heap_up(q, c->heap_idx);
         }
         /* A worker parked until a later time must recompute its deadline. */
         wake = q->heap[0] == e && q->real_clock;
@@ -1750,15 +1782,17 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     q->nready--;
     q->taken++;
     e->next = NULL;
-    e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY)) | KCTL__Q_PROCESSING;
-    if (q->timed) {
-        e->started_ns = now;
-        kctl__hist_observe(&q->queue_hist, now >= e->added_ns ? now - e->added_ns : 0);
+    if (e->flags & KCTL__Q_LISTED) { /* revived while idle: off the returned list */
+        kctl__list_unlink(e);
+        q->nreturned--;
     }
-    e->pnext = &q->inflight;
-    e->pprev = q->inflight.pprev;
-    q->inflight.pprev->pnext = e;
-    q->inflight.pprev = e;
+    e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY | KCTL__Q_LISTED)) | KCTL__Q_PROCESSING;
+    if (q->timed) {
+        kctl__qcold *c = kctl__cold(e);
+        c->started_ns = now;
+        kctl__hist_observe(&q->queue_hist, now >= c->added_ns ? now - c->added_ns : 0);
+    }
+    kctl__list_append(&q->inflight, e);
     q->nprocessing++;
     return e->node.key;
 }
@@ -1806,7 +1840,7 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
         }
         q->sleepers++;
         if (q->nheap && q->real_clock)
-            kctl__cond_wait_for(&q->work_cv, &q->mu, q->heap[0]->ready_ns > now ? q->heap[0]->ready_ns - now : 0);
+            kctl__cond_wait_for(&q->work_cv, &q->mu, kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0);
         else
             kctl__cond_wait(&q->work_cv, &q->mu);
         q->sleepers--;
@@ -1838,19 +1872,19 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
         kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
         return;
     }
-    if (q->timed) kctl__hist_observe(&q->work_hist, now >= e->started_ns ? now - e->started_ns : 0);
+    if (q->timed) {
+        uint64_t started = kctl__cold(e)->started_ns;
+        kctl__hist_observe(&q->work_hist, now >= started ? now - started : 0);
+    }
     e->flags &= ~(uint32_t)KCTL__Q_PROCESSING;
-    e->pprev->pnext = e->pnext;
-    e->pnext->pprev = e->pprev;
-    e->pnext = e->pprev = NULL;
+    kctl__list_unlink(e);
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
         kctl__queue_push_ready(q, e);
         wake = q->sleepers != 0;
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
-        e->rnext = q->returned;
-        q->returned = e;
+        kctl__list_append(&q->returned, e);
         if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX) kctl__queue_recycle(q); /* no producer took them */
     }
     if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
@@ -1874,7 +1908,7 @@ KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) {
     kctl__mutex_lock(&q->mu);
     if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
     if (q->head) t = 0;
-    else if (q->nheap) t = q->heap[0]->ready_ns;
+    else if (q->nheap) t = kctl__heap_top_ns(q);
     kctl__mutex_unlock(&q->mu);
     return t;
 }
@@ -1933,7 +1967,8 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     out->queue_duration = q->queue_hist;
     out->work_duration = q->work_hist;
     for (e = q->inflight.pnext; q->timed && e != &q->inflight; e = e->pnext) {
-        age = now >= e->started_ns ? now - e->started_ns : 0;
+        uint64_t started = kctl__cold(e)->started_ns;
+        age = now >= started ? now - started : 0;
         out->unfinished_work_ns = kctl__add_sat(out->unfinished_work_ns, age);
         if (age > out->longest_running_ns) out->longest_running_ns = age;
     }
