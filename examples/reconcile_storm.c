@@ -187,7 +187,7 @@ int main(void)
     printf("  total       %8llu  %8llu\n", (unsigned long long)a.total, (unsigned long long)b.total);
     printf("  average/s   %8.1f  %8.1f\n", (double)a.total / STORM_SECONDS, (double)b.total / STORM_SECONDS);
     printf("  peak in 1 s %8lu  %8lu\n", (unsigned long)a.peak, (unsigned long)b.peak);
-    printf("   in second  %8lu  %8lu\n", (unsigned long)a.peak_second, (unsigned long)b.peak_second);
+    printf("  at second  %8lu  %8lu\n", (unsigned long)a.peak_second, (unsigned long)b.peak_second);
     printf("  peak after  %8lu  %8lu   (most in one second after the first minute)\n\n",
            (unsigned long)a.peak_late, (unsigned long)b.peak_late);
 

@@ -1028,6 +1028,43 @@ static void tq_alloc_steady_state(void) {
     kctl_vclock_deinit(&vc);
 }
 
+/* Finished keys stay pooled, not forever: with no producer taking them back,
+   idle entries are recycled by the workers and memory stays bounded; every
+   key can be added again afterwards, in order. */
+static void tq_idle_entries_bounded(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    const char *k = NULL;
+    long live_after_first = 0;
+    int i, round, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, kctl_limiter_exponential(1, KCTL_MS(1)));
+    if (!q) return;
+    for (round = 0; round < 3; round++) {
+        for (i = 0; i < 5000; i++) {
+            sprintf(key, "ns/obj-%05d", i);
+            if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        }
+        KT_EQ_U64(kctl_queue_len(q), 5000);
+        for (i = 0; i < 5000; i++) {
+            sprintf(key, "ns/obj-%05d", i);
+            if (kctl_queue_try_get(q, &k) != KCTL_OK || strcmp(k, key) != 0) bad++;
+            else kctl_queue_done(q, k);
+        }
+        TQ_AGAIN(q);
+        if (round == 0) live_after_first = a.live;
+        /* the queue holds at most about 1300 pooled entries and its tables */
+        KT_CHECK(a.live <= 1400);
+    }
+    KT_CHECK(a.live <= live_after_first + 4); /* rounds reuse, they do not accumulate */
+    KT_EQ_INT(bad, 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
 static void tq_nomem_create(void) {
     kctl_vclock vc;
     kctl_queue_desc d;
@@ -2018,6 +2055,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_bad_input);
     KT_RUN(tq_alloc_used_and_freed);
     KT_RUN(tq_alloc_steady_state);
+    KT_RUN(tq_idle_entries_bounded);
     KT_RUN(tq_nomem_create);
     KT_RUN(tq_nomem_add);
     KT_RUN(tq_nomem_add_after);
