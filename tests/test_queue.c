@@ -210,7 +210,7 @@ static void tq_name_copied(void) {
     d.name = name;
     KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
     if (!q) return;
-    strcpy(name, "XXXXXX");
+    strcpy(name, "zzzzzz");
     s = tq_stats(q);
     KT_EQ_STR(s.name, "orders");
     kctl_queue_destroy(q);
@@ -312,7 +312,7 @@ static void tq_key_copied(void) {
     if (!q) return;
     strcpy(buf, "ns/name");
     KT_EQ_INT(kctl_queue_add(q, buf), KCTL_OK);
-    strcpy(buf, "XXXXXXX");
+    strcpy(buf, "zzzzzzz");
     KT_EQ_INT(kctl_queue_try_get(q, &k), KCTL_OK);
     KT_EQ_STR(k, "ns/name");
     KT_CHECK(k != buf);
