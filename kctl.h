@@ -131,10 +131,12 @@
     ======
     Objects created by the library take a kctl_allocator (zero = KCTL_MALLOC /
     KCTL_FREE). Limiter constructors take none and use KCTL_MALLOC. A queue
-    entry (about 110 bytes plus the key) exists while its key is waiting,
-    delayed or being processed; entries of finished keys are pooled (at most
-    about 1300 of them) and reused, so once the pool is warm, queue
-    operations do not call the allocator.
+    entry (about 180 bytes for keys of up to 15 bytes, 8 more per 8 bytes of
+    key beyond) exists while its key is waiting, delayed or being processed;
+    entries of finished keys are pooled (at most about 1300 of them) and
+    reused, so once the pool is warm, queue operations do not call the
+    allocator. The queue's tables grow with the number of keys it holds
+    and shrink when they empty.
 
 
     ERRORS
