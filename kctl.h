@@ -516,8 +516,8 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 
 /* ---------------------------------------------------------------- PLATFORM */
 /* The only place that knows about threads: a mutex, a condition variable on
-   CLOCK_MONOTONIC, and a processor hint for spinning. KCTL_NO_THREADS turns
-   them all into no-ops.
+   CLOCK_MONOTONIC, threads, and a processor hint for spinning.
+   KCTL_NO_THREADS turns the locks into no-ops and leaves out threads.
 
    With compiler atomics (gcc, clang) the mutex is a test-and-test-and-set
    lock that spins on a read before it parks: the queue's lock is held for
@@ -549,6 +549,13 @@ static inline void kctl__cpu_relax(void) {
 #endif
 }
 static inline void kctl__yield(void) { sched_yield(); }
+
+/* Threads, for the parts of kctl that run their own (informers, workers). */
+typedef pthread_t kctl__thread;
+static inline int kctl__thread_start(kctl__thread *t, void *(*fn)(void *), void *arg) {
+    return pthread_create(t, NULL, fn, arg) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
+}
+static inline void kctl__thread_join(kctl__thread t) { pthread_join(t, NULL); }
 
 /* An absolute CLOCK_MONOTONIC time rel_ns from now, for timed waits. */
 static struct timespec kctl__deadline(uint64_t rel_ns) {
