@@ -1340,7 +1340,7 @@ struct kctl_queue {
        the lock (its word first), the line every call takes */
     kctl__qent *head, *tail;
     size_t nready;
-    kctl__mutex mu;       /* guards everything here but `pushes` reads */
+    kctl__mutex mu;       /* guards every field but `pushes`, which spinners read without it */
     char pad1_[64];
 
     /* -- read-only after create, or written rarely (parking, shutdown) */
