@@ -527,14 +527,14 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
    finds 2 wakes one. The condition variable counts signals, so a waiter
    that releases the lock first and parks afterwards cannot miss one. */
 
-/* Relaxed atomic hints read outside a lock (written under it). Without
-   compiler atomics the hint is simply not used. */
+/* Hints: fields written under a lock with relaxed atomic stores and read
+   without it (to prefetch, or to spin until work arrives). Without
+   compiler atomics, or without threads, there are no hints: no prefetch
+   before locking, and idle workers park at once. */
 #if defined(KCTL__ATOMICS) && !defined(KCTL_NO_THREADS)
+#define KCTL__HINTS 1
 #define KCTL__LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define KCTL__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
-#else
-#define KCTL__LOAD(p) (*(p))
-#define KCTL__STORE(p, v) (*(p) = (v))
 #endif
 
 #ifndef KCTL_NO_THREADS
@@ -784,8 +784,13 @@ typedef struct kctl__map {
 
 /* Start loading the slot where hash h would live, without holding the lock. */
 static inline void kctl__map_prefetch(const kctl__map *m, uint32_t h) {
+#ifdef KCTL__HINTS
     kctl__slot *s = KCTL__LOAD(&m->slots_hint);
     if (s) KCTL__PREFETCH(&s[h & KCTL__LOAD(&m->mask_hint)]);
+#else
+    (void)m;
+    (void)h;
+#endif
 }
 
 /* Length of a key, or 0 when NULL, empty or longer than KCTL_MAX_KEY_LEN. */
@@ -843,8 +848,10 @@ static int kctl__map_resize(kctl__map *m, const kctl_allocator *a, size_t cap) {
     kctl__free(a, m->slots);
     m->slots = s;
     m->cap = cap;
+#ifdef KCTL__HINTS
     KCTL__STORE(&m->slots_hint, s);
     KCTL__STORE(&m->mask_hint, cap - 1);
+#endif
     return KCTL_OK;
 }
 
@@ -1402,7 +1409,13 @@ KCTL_API uint64_t kctl_histogram_bound_ns(int i) {
 
 static uint64_t kctl__queue_now(kctl_queue *q) { return q->clock.now_fn(q->clock.user_data); }
 
-static void kctl__queue_bump(kctl_queue *q) { KCTL__STORE(&q->pushes, KCTL__LOAD(&q->pushes) + 1u); }
+static void kctl__queue_bump(kctl_queue *q) {
+#ifdef KCTL__HINTS
+    KCTL__STORE(&q->pushes, KCTL__LOAD(&q->pushes) + 1u);
+#else
+    (void)q;
+#endif
+}
 
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
     if (q->nfree < KCTL__QUEUE_FREE_MAX) {
@@ -1501,6 +1514,9 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
     q->tail = e;
     q->nready++;
     kctl__queue_bump(q);
+    /* One parked worker per key that becomes ready, as client-go's Add
+       signals once per key (spinning workers see the bump). */
+    if (q->sleepers) kctl__cond_signal(&q->work_cv);
 }
 
 /* client-go's Type.Add on an entry, lock held. Returns true when the key
@@ -1689,9 +1705,8 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     size_t len = kctl__key_len(key);
     uint32_t h;
     uint64_t now;
-    size_t ready;
     kctl__qent *e;
-    bool created, wake;
+    bool created;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
     kctl__map_prefetch(&q->map, h);
@@ -1701,7 +1716,6 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
     }
-    ready = q->nready;
     if (q->nheap) { /* delayed keys whose time has come go first */
         if (!q->timed || !q->real_clock) now = kctl__queue_now(q);
         kctl__queue_promote(q, now);
@@ -1713,9 +1727,7 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
         return KCTL_ERR_NOMEM;
     }
     kctl__queue_add_entry(q, e, now);
-    wake = q->nready > ready && q->sleepers;
     kctl__mutex_unlock(&q->mu);
-    if (wake) kctl__cond_signal(&q->work_cv);
     return KCTL_OK;
 }
 
@@ -1723,18 +1735,19 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     size_t len = kctl__key_len(key);
     uint32_t h;
     uint64_t now;
-    size_t ready;
     kctl__qent *e;
-    bool created, wake = false;
+    bool created;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
-    now = kctl__queue_now(q);
+    /* A virtual clock is read under the lock: an advance that slips in
+       between must not leave a key due in the past unseen. */
+    now = q->real_clock ? kctl__queue_now(q) : 0;
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
     }
-    ready = q->nready;
+    if (!q->real_clock) now = kctl__queue_now(q);
     if (q->nheap) kctl__queue_promote(q, now); /* keep ready keys ahead of this one */
     e = kctl__queue_lookup(q, key, len, h, &created);
     if (!e || (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK)) {
@@ -1760,11 +1773,9 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
             kctl__heap_up(q, c->heap_idx);
         }
         /* A worker parked until a later time must recompute its deadline. */
-        wake = q->heap[0] == e && q->real_clock;
+        if (q->heap[0] == e && q->real_clock && q->sleepers) kctl__cond_signal(&q->work_cv);
     }
-    wake = (wake || q->nready > ready) && q->sleepers;
     kctl__mutex_unlock(&q->mu);
-    if (wake) kctl__cond_signal(&q->work_cv);
     return KCTL_OK;
 }
 
@@ -1807,10 +1818,11 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
 }
 
 static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
+#ifdef KCTL__HINTS
     int spins = KCTL_QUEUE_SPIN;
+#endif
     uint64_t now = 0;
     bool fresh = false; /* now was read since the lock was last taken */
-    unsigned seen;
     if (!q || !key) return KCTL_ERR_INVALID_ARG;
     /* A real clock may be read before locking, which keeps the critical
        section short; a virtual one is read under the lock, so an advance
@@ -1837,23 +1849,27 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
             return KCTL_ERR_AGAIN;
         }
         fresh = false;
+#ifdef KCTL__HINTS
         if (spins > 0) {
             /* A producer that keeps up refills within a microsecond: wait
                for its next push without a futex round trip. */
-            seen = KCTL__LOAD(&q->pushes);
+            unsigned seen = KCTL__LOAD(&q->pushes);
             kctl__mutex_unlock(&q->mu);
             while (spins-- > 0 && KCTL__LOAD(&q->pushes) == seen) kctl__cpu_relax();
             if (spins <= 0) kctl__yield();
             kctl__mutex_lock(&q->mu);
             continue;
         }
+#endif
         q->sleepers++;
         if (q->nheap && q->real_clock)
             kctl__cond_wait_for(&q->work_cv, &q->mu, kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0);
         else
             kctl__cond_wait(&q->work_cv, &q->mu);
         q->sleepers--;
+#ifdef KCTL__HINTS
         spins = KCTL_QUEUE_SPIN / 4;
+#endif
     }
 }
 
@@ -1863,7 +1879,6 @@ KCTL_API int kctl_queue_try_get(kctl_queue *q, const char **key) { return kctl__
 KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     kctl__qent *e;
     uint64_t now;
-    bool wake = false;
     int n;
     if (!q || !key) return;
     now = q->timed ? kctl__queue_now(q) : 0;
@@ -1890,7 +1905,6 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
         kctl__queue_push_ready(q, e);
-        wake = q->sleepers != 0;
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
         kctl__list_append(&q->returned, e);
@@ -1898,7 +1912,6 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     }
     if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
     kctl__mutex_unlock(&q->mu);
-    if (wake) kctl__cond_signal(&q->work_cv);
 }
 
 KCTL_API size_t kctl_queue_len(kctl_queue *q) {

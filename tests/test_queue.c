@@ -1684,6 +1684,60 @@ static void tq_thread_vclock_wake(void) {
 #endif
 }
 
+#ifndef KCTL_NO_THREADS
+/* A clock the test sets by hand and that does not subscribe waiters: the
+   queue treats it as one that moves with real time (timed waits). */
+static uint64_t tq_manual_ns; /* atomic */
+static uint64_t tq_manual_now(void *user_data) {
+    (void)user_data;
+    return __atomic_load_n(&tq_manual_ns, __ATOMIC_SEQ_CST);
+}
+#endif
+
+/* Every key that becomes ready wakes a parked worker of its own, as
+   client-go's Add signals once per key: two delayed keys made ready by one
+   promotion (here by len) go to two parked workers at once. */
+static void tq_thread_ready_keys_wake_each_worker(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_queue_desc d = kctl_queue_desc_init();
+    kctl_queue *q = NULL;
+    tq_worker w[2];
+    long i;
+    int n, started = 0;
+    __atomic_store_n(&tq_manual_ns, KCTL_SEC(10), __ATOMIC_SEQ_CST);
+    d.clock.now_fn = tq_manual_now;
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+    if (!q) return;
+    for (n = 0; n < 2; n++) started += tq_start_get_one(&w[n], q);
+    if (started == 2) {
+        KT_CHECK(tq_wait_idle(q, 2));
+        /* the first key's hour is far away in real time: a worker that is
+           not woken for the second key would sleep through the test */
+        KT_EQ_INT(kctl_queue_add_after(q, "a", KCTL_SEC(3600)), KCTL_OK);
+        KT_EQ_INT(kctl_queue_add_after(q, "b", KCTL_SEC(3600)), KCTL_OK);
+        __atomic_store_n(&tq_manual_ns, KCTL_SEC(10) + KCTL_SEC(3600), __ATOMIC_SEQ_CST);
+        KT_EQ_U64(kctl_queue_len(q), 2); /* promotes both */
+        for (i = 0; i < TQ_SPIN_LIMIT; i++) {
+            if (__atomic_load_n(&w[0].finished, __ATOMIC_SEQ_CST) && __atomic_load_n(&w[1].finished, __ATOMIC_SEQ_CST))
+                break;
+            sched_yield();
+        }
+        KT_CHECK(__atomic_load_n(&w[0].finished, __ATOMIC_SEQ_CST));
+        KT_CHECK(__atomic_load_n(&w[1].finished, __ATOMIC_SEQ_CST));
+    }
+    kctl_queue_shutdown(q); /* releases a worker left behind */
+    for (n = 0; n < started; n++) pthread_join(w[n].th, NULL);
+    if (started == 2) {
+        KT_EQ_INT(w[0].rc, KCTL_OK);
+        KT_EQ_INT(w[1].rc, KCTL_OK);
+        KT_CHECK(strcmp(w[0].key, w[1].key) != 0);
+    }
+    kctl_queue_destroy(q);
+#else
+    KT_SKIP();
+#endif
+}
+
 /* A worker parked on an empty queue learns of a later add_after, then wakes at its time. */
 static void tq_thread_vclock_wake_new_deadline(void) {
 #ifndef KCTL_NO_THREADS
@@ -2073,6 +2127,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_nothreads_get_does_not_block);
     KT_RUN(tq_thread_wake_on_add);
     KT_RUN(tq_thread_vclock_wake);
+    KT_RUN(tq_thread_ready_keys_wake_each_worker);
     KT_RUN(tq_thread_vclock_wake_new_deadline);
     KT_RUN(tq_thread_shutdown_wakes_get);
     KT_RUN(tq_thread_done_wakes_get);
