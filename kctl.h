@@ -116,6 +116,8 @@
         KCTL_NO_LOG_STRINGS  implementation   drop log message strings (ids remain)
         KCTL_QUEUE_SPIN      implementation   spins of an idle worker before it
                                               parks (default 200; 0 disables)
+        KCTL_LOCK_SPIN       implementation   tries at a busy lock before parking
+                                              on it (default 256)
 
 
     THREADING
