@@ -329,6 +329,156 @@ KCTL_API kctl_clock kctl_vclock_clock(kctl_vclock *vc);
    workers blocked in kctl_queue_get whose delayed keys are now ready. [any thread] */
 KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns);
 
+/* ===================================================================== JSON */
+/* A strict RFC 8259 reader that tokenizes a document in place, into token
+   storage the caller provides (a counting mode sizes it), and never
+   allocates; lookups by path; typed getters; semantic equality; a small
+   writer; and JSON merge patch (RFC 7386).
+
+   Limits (configurable per call through kctl_json_limits; zero = these):
+   nesting depth KCTL_JSON_MAX_DEPTH (64) and document size
+   KCTL_JSON_MAX_BYTES (64 MiB); beyond either, KCTL_ERR_TOO_LARGE. An
+   invalid document is KCTL_ERR_PROTO. Member names may repeat (RFC 8259
+   allows it); a lookup finds the last, as Go's encoding/json does. */
+#define KCTL_JSON_MAX_DEPTH 64
+#define KCTL_JSON_MAX_BYTES (64u * 1024u * 1024u)
+#define KCTL_JSON_NONE UINT32_MAX /* "no such value" from the lookups */
+
+typedef enum kctl_json_type {
+    KCTL_JSON_INVALID = 0, /* KCTL_JSON_NONE, or out of range */
+    KCTL_JSON_OBJECT,
+    KCTL_JSON_ARRAY,
+    KCTL_JSON_STRING,
+    KCTL_JSON_NUMBER,
+    KCTL_JSON_TRUE,
+    KCTL_JSON_FALSE,
+    KCTL_JSON_NULL
+} kctl_json_type;
+
+/* One value of a document, in document order. An object's members follow
+   it as name (a STRING token), value, name, value, ...; an array's elements
+   follow it. Values are addressed by their token index (the root is 0). */
+typedef struct kctl_json_tok {
+    uint8_t type;       /* kctl_json_type */
+    uint8_t escaped;    /* STRING: has backslash escapes (read it with kctl_json_string) */
+    uint16_t reserved_;
+    uint32_t start;     /* first byte of the value; STRING: after the opening quote */
+    uint32_t end;       /* one past the last byte; STRING: the closing quote */
+    uint32_t size;      /* OBJECT: members; ARRAY: elements; else 0 */
+    uint32_t skip;      /* tokens in this value with its children: the next sibling is at index + skip */
+} kctl_json_tok;
+
+typedef struct kctl_json_limits {
+    uint32_t max_depth; /* 0 = KCTL_JSON_MAX_DEPTH */
+    uint32_t max_bytes; /* 0 = KCTL_JSON_MAX_BYTES */
+} kctl_json_limits;
+
+/* A parsed document: a view of the caller's text and tokens (both must
+   outlive it). */
+typedef struct kctl_json {
+    const char *text;
+    size_t len;
+    const kctl_json_tok *toks;
+    uint32_t ntoks;
+} kctl_json;
+
+/* Parse text[0..len) (no NUL needed) into toks[0..cap). toks NULL: only
+   validate and count, *out->ntoks = the tokens needed. Returns OK, PROTO
+   (invalid: garbage, trailing data, bad escapes or UTF-8, lone
+   surrogates), TOO_LARGE (limits), FULL (cap too small; out->ntoks then
+   says how many are needed), INVALID_ARG (NULL text or out). limits may be
+   NULL. [any thread] */
+KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, uint32_t cap,
+                             const kctl_json_limits *limits, kctl_json *out);
+/* The type of value v (KCTL_JSON_INVALID for KCTL_JSON_NONE). [any thread] */
+KCTL_API kctl_json_type kctl_json_type_of(const kctl_json *j, uint32_t v);
+/* The value of member name (NUL-terminated, compared with the unescaped
+   member names) of object obj, or KCTL_JSON_NONE. [any thread] */
+KCTL_API uint32_t kctl_json_member(const kctl_json *j, uint32_t obj, const char *name);
+/* Element i of array arr, or KCTL_JSON_NONE. [any thread] */
+KCTL_API uint32_t kctl_json_element(const kctl_json *j, uint32_t arr, uint32_t i);
+/* Follow a path from value from: members separated by dots, array indices
+   in brackets, and members whose names hold dots or brackets quoted in
+   brackets: "spec.replicas", "items[2].metadata.name",
+   "metadata.labels[\"app.kubernetes.io/name\"]". "" is from itself.
+   KCTL_JSON_NONE when the path is malformed or leads nowhere. [any thread] */
+KCTL_API uint32_t kctl_json_path(const kctl_json *j, uint32_t from, const char *path);
+/* The string at v, unescaped (UTF-8) into buf[0..cap) and NUL-terminated;
+   *len (may be NULL) gets its length. INVALID_ARG if v is not a string,
+   TOO_LARGE if cap <= length (*len still says the length). [any thread] */
+KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t cap, size_t *len);
+/* Whether the string at v equals s (NUL-terminated) once unescaped. [any thread] */
+KCTL_API bool kctl_json_string_eq(const kctl_json *j, uint32_t v, const char *s);
+/* The integer at v, exactly: a number without fraction or exponent, or a
+   string holding one (etcd writes int64 as strings). INVALID_ARG if v is
+   neither, TOO_LARGE if out of range. [any thread] */
+KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out);
+KCTL_API int kctl_json_uint64(const kctl_json *j, uint32_t v, uint64_t *out);
+/* The number at v as a double (nearest). INVALID_ARG if not a number. [any thread] */
+KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out);
+/* true/false at v. INVALID_ARG if v is neither. [any thread] */
+KCTL_API int kctl_json_bool(const kctl_json *j, uint32_t v, bool *out);
+/* The text of value v as it stands in the document (a string with its
+   quotes). INVALID_ARG for KCTL_JSON_NONE. [any thread] */
+KCTL_API int kctl_json_raw(const kctl_json *j, uint32_t v, const char **text, size_t *len);
+/* Semantic equality: objects equal whatever their member order (names
+   unescaped; the last of repeated names counts), arrays element by
+   element, strings once unescaped, numbers by exact decimal value
+   (1, 1.0 and 1e0 are equal; 2^63 and 2^63+1 are not). Either value
+   KCTL_JSON_NONE: equal only if both are. [any thread] */
+KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb);
+
+/* A JSON writer into a caller's buffer (fixed) or a growing one. Errors
+   stick: after the first, calls do nothing and kctl_jw_finish reports it
+   (FULL: the fixed buffer is too small; NOMEM; INVALID_ARG: misuse, such
+   as a value where a member name is due, or unbalanced ends). Nesting is
+   limited to KCTL_JSON_MAX_DEPTH. Numbers: integers exactly; doubles in the
+   shortest form that reads back the same; NaN and infinities are
+   INVALID_ARG. Strings are escaped as RFC 8259 requires. [not thread-safe] */
+typedef struct kctl_jw {
+    char *buf;
+    size_t len, cap;
+    kctl_allocator allocator;
+    bool growable;
+    int err;
+    uint32_t depth;
+    uint8_t state[KCTL_JSON_MAX_DEPTH + 1]; /* per level: what comes next */
+} kctl_jw;
+
+/* Write into buf[0..cap) (the text is NUL-terminated when it fits). */
+KCTL_API void kctl_jw_init(kctl_jw *w, char *buf, size_t cap);
+/* Write into a buffer that grows (allocator may be NULL); kctl_jw_free it. */
+KCTL_API void kctl_jw_init_growable(kctl_jw *w, const kctl_allocator *allocator);
+/* Free a growable writer's buffer. */
+KCTL_API void kctl_jw_free(kctl_jw *w);
+KCTL_API void kctl_jw_object_begin(kctl_jw *w);
+KCTL_API void kctl_jw_object_end(kctl_jw *w);
+KCTL_API void kctl_jw_array_begin(kctl_jw *w);
+KCTL_API void kctl_jw_array_end(kctl_jw *w);
+/* A member name, inside an object; the value follows. */
+KCTL_API void kctl_jw_key(kctl_jw *w, const char *name);
+KCTL_API void kctl_jw_string(kctl_jw *w, const char *s);
+KCTL_API void kctl_jw_string_n(kctl_jw *w, const char *s, size_t n);
+KCTL_API void kctl_jw_int64(kctl_jw *w, int64_t v);
+KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v);
+KCTL_API void kctl_jw_double(kctl_jw *w, double v);
+KCTL_API void kctl_jw_bool(kctl_jw *w, bool v);
+KCTL_API void kctl_jw_null(kctl_jw *w);
+/* A value given as JSON text, copied as is (the caller vouches for it:
+   use kctl_jw_value to copy a parsed value). */
+KCTL_API void kctl_jw_raw(kctl_jw *w, const char *json, size_t n);
+/* Copy value v of a parsed document. */
+KCTL_API void kctl_jw_value(kctl_jw *w, const kctl_json *j, uint32_t v);
+/* The document written so far (complete: every begin ended); *text stays
+   valid until the writer is written to or freed. Returns the sticky error,
+   or INVALID_ARG if the document is not complete. */
+KCTL_API int kctl_jw_finish(kctl_jw *w, const char **text, size_t *len);
+
+/* RFC 7386: write to out the result of applying merge patch `patch` (value
+   vp) to document `doc` (value vd; KCTL_JSON_NONE for no document). Returns
+   out's error, if any. [any thread, given its own writer] */
+KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out);
+
 /* ============================================================ RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.

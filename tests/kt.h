@@ -46,4 +46,5 @@ kctl_allocator kt_allocator(kt_alloc *a);
 void kt_suite_core(void);
 void kt_suite_limiter(void);
 void kt_suite_queue(void);
+void kt_suite_json(void);
 #endif

@@ -5,3 +5,4 @@
 #include "test_core.c"
 #include "test_limiter.c"
 #include "test_queue.c"
+#include "test_json.c"
