@@ -632,6 +632,7 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 #if defined(KCTL_IMPLEMENTATION) && !defined(KCTL_IMPLEMENTATION_DONE)
 #define KCTL_IMPLEMENTATION_DONE
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -1145,6 +1146,956 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns) {
     kctl__mutex_lock(&l->list_mu);
     for (w = vc->waiters; w; w = w->next) w->wake(w->arg);
     kctl__mutex_unlock(&l->list_mu);
+}
+
+/* -------------------------------------------------------------------- JSON */
+#define KCTL__JSON_DEPTH_CAP 1024     /* the most kctl_json_limits.max_depth can ask for */
+#define KCTL__JSON_PATH_NAME_MAX 256  /* a bracket-quoted path segment, unescaped */
+
+enum { KCTL__JP_VALUE, KCTL__JP_KEY, KCTL__JP_DONE };
+
+typedef struct kctl__jparse {
+    const char *s;
+    uint32_t pos, len;
+    kctl_json_tok *toks;
+    uint32_t cap, n;
+} kctl__jparse;
+
+/* Claim the next token (it is only stored while there is room). */
+static uint32_t kctl__jtok(kctl__jparse *p, kctl_json_type type, uint32_t start) {
+    uint32_t i = p->n++;
+    if (p->toks && i < p->cap) {
+        kctl_json_tok *t = &p->toks[i];
+        memset(t, 0, sizeof *t);
+        t->type = (uint8_t)type;
+        t->start = start;
+        t->skip = 1;
+    }
+    return i;
+}
+
+static void kctl__jend(kctl__jparse *p, uint32_t i, uint32_t end) {
+    if (p->toks && i < p->cap) {
+        p->toks[i].end = end;
+        p->toks[i].skip = p->n - i;
+    }
+}
+
+static void kctl__jws(kctl__jparse *p) {
+    while (p->pos < p->len) {
+        char c = p->s[p->pos];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+        p->pos++;
+    }
+}
+
+static int kctl__jhex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/* Four hex digits at s[0..3], or -1. */
+static long kctl__jhex4(const char *s) {
+    long v = 0;
+    int i, d;
+    for (i = 0; i < 4; i++) {
+        if ((d = kctl__jhex(s[i])) < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+
+/* Length of the well-formed UTF-8 sequence at s[0..n) (n >= 1, s[0] >= 0x80),
+   or 0: no overlongs, no surrogates, nothing above U+10FFFF. */
+static uint32_t kctl__utf8_len(const unsigned char *s, uint32_t n) {
+    unsigned char c = s[0];
+    uint32_t k, i;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) k = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        k = 3;
+        if (c == 0xE0) lo = 0xA0;
+        if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        k = 4;
+        if (c == 0xF0) lo = 0x90;
+        if (c == 0xF4) hi = 0x8F;
+    } else return 0;
+    if (n < k) return 0;
+    if (s[1] < lo || s[1] > hi) return 0;
+    for (i = 2; i < k; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+    return k;
+}
+
+static int kctl__jstring(kctl__jparse *p, bool *escaped) {
+    const unsigned char *s = (const unsigned char *)p->s;
+    uint32_t i = p->pos + 1; /* after the opening quote */
+    *escaped = false;
+    for (;;) {
+        unsigned char c;
+        if (i >= p->len) return KCTL_ERR_PROTO;
+        c = s[i];
+        if (c == '"') break;
+        if (c < 0x20) return KCTL_ERR_PROTO;
+        if (c == '\\') {
+            long u;
+            *escaped = true;
+            if (i + 1 >= p->len) return KCTL_ERR_PROTO;
+            c = s[i + 1];
+            if (c != 'u') {
+                if (!strchr("\"\\/bfnrt", c) || c == 0) return KCTL_ERR_PROTO;
+                i += 2;
+                continue;
+            }
+            if (p->len - i < 6 || (u = kctl__jhex4(p->s + i + 2)) < 0) return KCTL_ERR_PROTO;
+            i += 6;
+            if (u >= 0xDC00 && u <= 0xDFFF) return KCTL_ERR_PROTO; /* a lone low surrogate */
+            if (u >= 0xD800 && u <= 0xDBFF) { /* a high one needs its low one */
+                long lo;
+                if (p->len - i < 6 || s[i] != '\\' || s[i + 1] != 'u') return KCTL_ERR_PROTO;
+                lo = kctl__jhex4(p->s + i + 2);
+                if (lo < 0xDC00 || lo > 0xDFFF) return KCTL_ERR_PROTO;
+                i += 6;
+            }
+            continue;
+        }
+        if (c < 0x80) {
+            i++;
+        } else {
+            uint32_t k = kctl__utf8_len(s + i, p->len - i);
+            if (!k) return KCTL_ERR_PROTO;
+            i += k;
+        }
+    }
+    p->pos = i; /* at the closing quote */
+    return KCTL_OK;
+}
+
+static bool kctl__jdigit(char c) { return c >= '0' && c <= '9'; }
+
+static int kctl__jnumber(kctl__jparse *p) {
+    uint32_t i = p->pos;
+    const char *s = p->s;
+    if (i < p->len && s[i] == '-') i++;
+    if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
+    if (s[i] == '0') i++;
+    else while (i < p->len && kctl__jdigit(s[i])) i++;
+    if (i < p->len && s[i] == '.') {
+        i++;
+        if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
+        while (i < p->len && kctl__jdigit(s[i])) i++;
+    }
+    if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < p->len && (s[i] == '+' || s[i] == '-')) i++;
+        if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
+        while (i < p->len && kctl__jdigit(s[i])) i++;
+    }
+    p->pos = i;
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, uint32_t cap,
+                             const kctl_json_limits *limits, kctl_json *out) {
+    kctl__jparse p;
+    uint32_t stack[KCTL__JSON_DEPTH_CAP]; /* open containers' tokens */
+    bool is_obj[KCTL__JSON_DEPTH_CAP];
+    uint32_t depth = 0, max_depth = KCTL_JSON_MAX_DEPTH, max_bytes = KCTL_JSON_MAX_BYTES;
+    int want = KCTL__JP_VALUE, rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!text) return KCTL_ERR_INVALID_ARG;
+    if (limits && limits->max_depth) max_depth = limits->max_depth < KCTL__JSON_DEPTH_CAP ? limits->max_depth : KCTL__JSON_DEPTH_CAP;
+    if (limits && limits->max_bytes) max_bytes = limits->max_bytes;
+    if (len > max_bytes || len >= UINT32_MAX) return KCTL_ERR_TOO_LARGE;
+    memset(&p, 0, sizeof p);
+    p.s = text;
+    p.len = (uint32_t)len;
+    p.toks = toks;
+    p.cap = toks ? cap : 0;
+    for (;;) {
+        bool value_done = false;
+        kctl__jws(&p);
+        if (want == KCTL__JP_DONE) {
+            if (p.pos != p.len) return KCTL_ERR_PROTO; /* trailing data */
+            break;
+        }
+        if (p.pos >= p.len) return KCTL_ERR_PROTO;
+        if (want == KCTL__JP_KEY) {
+            uint32_t t;
+            bool esc;
+            if (p.s[p.pos] != '"') return KCTL_ERR_PROTO;
+            t = kctl__jtok(&p, KCTL_JSON_STRING, p.pos + 1);
+            if ((rc = kctl__jstring(&p, &esc)) != KCTL_OK) return rc;
+            if (p.toks && t < p.cap) p.toks[t].escaped = esc;
+            kctl__jend(&p, t, p.pos);
+            p.pos++;
+            kctl__jws(&p);
+            if (p.pos >= p.len || p.s[p.pos] != ':') return KCTL_ERR_PROTO;
+            p.pos++;
+            want = KCTL__JP_VALUE;
+            continue;
+        }
+        switch (p.s[p.pos]) {
+        case '{':
+        case '[': {
+            bool obj = p.s[p.pos] == '{';
+            uint32_t t = kctl__jtok(&p, obj ? KCTL_JSON_OBJECT : KCTL_JSON_ARRAY, p.pos);
+            if (depth >= max_depth) return KCTL_ERR_TOO_LARGE;
+            stack[depth] = t;
+            is_obj[depth++] = obj;
+            p.pos++;
+            kctl__jws(&p);
+            if (p.pos < p.len && p.s[p.pos] == (obj ? '}' : ']')) { /* empty */
+                p.pos++;
+                kctl__jend(&p, t, p.pos);
+                depth--;
+                value_done = true;
+            } else {
+                want = obj ? KCTL__JP_KEY : KCTL__JP_VALUE;
+            }
+            break;
+        }
+        case '"': {
+            uint32_t t = kctl__jtok(&p, KCTL_JSON_STRING, p.pos + 1);
+            bool esc;
+            if ((rc = kctl__jstring(&p, &esc)) != KCTL_OK) return rc;
+            if (p.toks && t < p.cap) p.toks[t].escaped = esc;
+            kctl__jend(&p, t, p.pos);
+            p.pos++;
+            value_done = true;
+            break;
+        }
+        case 't':
+        case 'f':
+        case 'n': {
+            const char *word = p.s[p.pos] == 't' ? "true" : p.s[p.pos] == 'f' ? "false" : "null";
+            kctl_json_type type = p.s[p.pos] == 't' ? KCTL_JSON_TRUE : p.s[p.pos] == 'f' ? KCTL_JSON_FALSE : KCTL_JSON_NULL;
+            uint32_t n = (uint32_t)strlen(word), t;
+            if (p.len - p.pos < n || memcmp(p.s + p.pos, word, n) != 0) return KCTL_ERR_PROTO;
+            t = kctl__jtok(&p, type, p.pos);
+            p.pos += n;
+            kctl__jend(&p, t, p.pos);
+            value_done = true;
+            break;
+        }
+        default: {
+            uint32_t t = kctl__jtok(&p, KCTL_JSON_NUMBER, p.pos);
+            if ((rc = kctl__jnumber(&p)) != KCTL_OK) return rc;
+            kctl__jend(&p, t, p.pos);
+            value_done = true;
+            break;
+        }
+        }
+        /* A value is complete: count it in its container, then close every
+           container that ends here. */
+        while (value_done) {
+            uint32_t parent;
+            value_done = false;
+            if (depth == 0) {
+                want = KCTL__JP_DONE;
+                break;
+            }
+            parent = stack[depth - 1];
+            if (p.toks && parent < p.cap) p.toks[parent].size++;
+            kctl__jws(&p);
+            if (p.pos >= p.len) return KCTL_ERR_PROTO;
+            if (p.s[p.pos] == ',') {
+                p.pos++;
+                want = is_obj[depth - 1] ? KCTL__JP_KEY : KCTL__JP_VALUE;
+            } else if (p.s[p.pos] == (is_obj[depth - 1] ? '}' : ']')) {
+                p.pos++;
+                kctl__jend(&p, parent, p.pos);
+                depth--;
+                value_done = true;
+            } else {
+                return KCTL_ERR_PROTO;
+            }
+        }
+    }
+    out->text = text;
+    out->len = len;
+    out->ntoks = p.n;
+    if (toks && p.n > cap) return KCTL_ERR_FULL; /* out->toks stays NULL: nothing to look up */
+    out->toks = toks;
+    return KCTL_OK;
+}
+
+static const kctl_json_tok *kctl__jget(const kctl_json *j, uint32_t v) {
+    if (!j || !j->toks || v >= j->ntoks) return NULL;
+    return &j->toks[v];
+}
+
+KCTL_API kctl_json_type kctl_json_type_of(const kctl_json *j, uint32_t v) {
+    const kctl_json_tok *t = kctl__jget(j, v);
+    return t ? (kctl_json_type)t->type : KCTL_JSON_INVALID;
+}
+
+/* One unit of a JSON string's contents at *p (before end): its UTF-8 bytes
+   into out[0..4), their count returned, *p moved past it. Escaped: the
+   text may hold backslash escapes (validated by the parser). */
+static uint32_t kctl__jnext(const char **p, const char *end, bool escaped, char out[4]) {
+    const char *s = *p;
+    long u;
+    if (!escaped || *s != '\\') {
+        out[0] = *s;
+        *p = s + 1;
+        return 1;
+    }
+    (void)end;
+    switch (s[1]) {
+    case 'b': out[0] = '\b'; *p = s + 2; return 1;
+    case 'f': out[0] = '\f'; *p = s + 2; return 1;
+    case 'n': out[0] = '\n'; *p = s + 2; return 1;
+    case 'r': out[0] = '\r'; *p = s + 2; return 1;
+    case 't': out[0] = '\t'; *p = s + 2; return 1;
+    case 'u': break;
+    default: out[0] = s[1]; *p = s + 2; return 1; /* " \ / */
+    }
+    u = kctl__jhex4(s + 2);
+    *p = s + 6;
+    if (u >= 0xD800 && u <= 0xDBFF) {
+        u = 0x10000 + ((u - 0xD800) << 10) + (kctl__jhex4(s + 8) - 0xDC00);
+        *p = s + 12;
+    }
+    if (u < 0x80) { out[0] = (char)u; return 1; }
+    if (u < 0x800) {
+        out[0] = (char)(0xC0 | (u >> 6));
+        out[1] = (char)(0x80 | (u & 0x3F));
+        return 2;
+    }
+    if (u < 0x10000) {
+        out[0] = (char)(0xE0 | (u >> 12));
+        out[1] = (char)(0x80 | ((u >> 6) & 0x3F));
+        out[2] = (char)(0x80 | (u & 0x3F));
+        return 3;
+    }
+    out[0] = (char)(0xF0 | (u >> 18));
+    out[1] = (char)(0x80 | ((u >> 12) & 0x3F));
+    out[2] = (char)(0x80 | ((u >> 6) & 0x3F));
+    out[3] = (char)(0x80 | (u & 0x3F));
+    return 4;
+}
+
+/* The bytes of a string's contents, unescaped, one at a time. */
+typedef struct kctl__jstream {
+    const char *p, *e;
+    bool escaped;
+    char buf[4];
+    uint32_t n, i;
+} kctl__jstream;
+
+static int kctl__jstream_byte(kctl__jstream *st) {
+    if (st->i == st->n) {
+        if (st->p >= st->e) return -1;
+        st->n = kctl__jnext(&st->p, st->e, st->escaped, st->buf);
+        st->i = 0;
+    }
+    return (unsigned char)st->buf[st->i++];
+}
+
+/* Whether two strings are equal once unescaped. */
+static bool kctl__jstr_eq(const char *a, const char *ae, bool aesc, const char *b, const char *be, bool besc) {
+    kctl__jstream x, y;
+    int c;
+    if (!aesc && !besc) return ae - a == be - b && memcmp(a, b, (size_t)(ae - a)) == 0;
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    x.p = a; x.e = ae; x.escaped = aesc;
+    y.p = b; y.e = be; y.escaped = besc;
+    do {
+        c = kctl__jstream_byte(&x);
+        if (c != kctl__jstream_byte(&y)) return false;
+    } while (c >= 0);
+    return true;
+}
+
+static bool kctl__jkey_eq(const kctl_json *j, const kctl_json_tok *k, const char *name, size_t n) {
+    return kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, name, name + n, false);
+}
+
+/* The last member of obj named like token k of document kj; KCTL_JSON_NONE. */
+static uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
+    const kctl_json_tok *t = kctl__jget(j, obj);
+    uint32_t i, m, found = KCTL_JSON_NONE;
+    if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_JSON_NONE;
+    for (i = obj + 1, m = 0; m < t->size; m++) {
+        const kctl_json_tok *name = &j->toks[i];
+        if (kctl__jstr_eq(j->text + name->start, j->text + name->end, name->escaped != 0,
+                          kj->text + k->start, kj->text + k->end, k->escaped != 0))
+            found = i + 1;
+        i += 1 + j->toks[i + 1].skip;
+    }
+    return found;
+}
+
+static uint32_t kctl__jmember_n(const kctl_json *j, uint32_t obj, const char *name, size_t n) {
+    const kctl_json_tok *t = kctl__jget(j, obj);
+    uint32_t i, m, found = KCTL_JSON_NONE;
+    if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_JSON_NONE;
+    for (i = obj + 1, m = 0; m < t->size; m++) {
+        if (kctl__jkey_eq(j, &j->toks[i], name, n)) found = i + 1;
+        i += 1 + j->toks[i + 1].skip;
+    }
+    return found;
+}
+
+KCTL_API uint32_t kctl_json_member(const kctl_json *j, uint32_t obj, const char *name) {
+    if (!name) return KCTL_JSON_NONE;
+    return kctl__jmember_n(j, obj, name, strlen(name));
+}
+
+KCTL_API uint32_t kctl_json_element(const kctl_json *j, uint32_t arr, uint32_t idx) {
+    const kctl_json_tok *t = kctl__jget(j, arr);
+    uint32_t i, m;
+    if (!t || t->type != KCTL_JSON_ARRAY || idx >= t->size) return KCTL_JSON_NONE;
+    for (i = arr + 1, m = 0; m < idx; m++) i += j->toks[i].skip;
+    return i;
+}
+
+KCTL_API uint32_t kctl_json_path(const kctl_json *j, uint32_t from, const char *path) {
+    uint32_t v = from;
+    const char *s = path;
+    if (!kctl__jget(j, from) || !path) return KCTL_JSON_NONE;
+    while (*s) {
+        if (*s == '[') {
+            s++;
+            if (*s == '"') { /* ["name"], with \" and \\ inside */
+                char name[KCTL__JSON_PATH_NAME_MAX];
+                size_t n = 0;
+                for (s++; *s && *s != '"'; s++) {
+                    if (*s == '\\' && (s[1] == '"' || s[1] == '\\')) s++;
+                    if (n == sizeof name) return KCTL_JSON_NONE;
+                    name[n++] = *s;
+                }
+                if (*s != '"' || s[1] != ']') return KCTL_JSON_NONE;
+                s += 2;
+                v = kctl__jmember_n(j, v, name, n);
+            } else { /* [index] */
+                uint64_t idx = 0;
+                if (!kctl__jdigit(*s)) return KCTL_JSON_NONE;
+                for (; kctl__jdigit(*s); s++) {
+                    idx = idx * 10 + (uint64_t)(*s - '0');
+                    if (idx > UINT32_MAX) return KCTL_JSON_NONE;
+                }
+                if (*s != ']') return KCTL_JSON_NONE;
+                s++;
+                v = kctl_json_element(j, v, (uint32_t)idx);
+            }
+        } else {
+            const char *e = s;
+            while (*e && *e != '.' && *e != '[') e++;
+            if (e == s) return KCTL_JSON_NONE; /* an empty name */
+            v = kctl__jmember_n(j, v, s, (size_t)(e - s));
+            s = e;
+        }
+        if (v == KCTL_JSON_NONE) return KCTL_JSON_NONE;
+        if (*s == '.') {
+            s++;
+            if (!*s || *s == '.' || *s == '[') return KCTL_JSON_NONE;
+        } else if (*s && *s != '[') {
+            return KCTL_JSON_NONE;
+        }
+    }
+    return v;
+}
+
+KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t cap, size_t *len) {
+    const kctl_json_tok *t = kctl__jget(j, v);
+    const char *s, *e;
+    size_t n = 0;
+    char u[4];
+    if (len) *len = 0;
+    if (!t || t->type != KCTL_JSON_STRING || (!buf && cap)) return KCTL_ERR_INVALID_ARG;
+    s = j->text + t->start;
+    e = j->text + t->end;
+    while (s < e) {
+        uint32_t k = kctl__jnext(&s, e, t->escaped != 0, u);
+        if (n + k < cap) memcpy(buf + n, u, k);
+        n += k;
+    }
+    if (len) *len = n;
+    if (n >= cap) {
+        if (cap) buf[0] = '\0';
+        return KCTL_ERR_TOO_LARGE;
+    }
+    buf[n] = '\0';
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_json_string_eq(const kctl_json *j, uint32_t v, const char *s) {
+    const kctl_json_tok *t = kctl__jget(j, v);
+    if (!t || t->type != KCTL_JSON_STRING || !s) return false;
+    return kctl__jkey_eq(j, t, s, strlen(s));
+}
+
+/* The digits of an integer at v: a number with neither fraction nor
+   exponent, or an unescaped string of an optional '-' and digits. */
+static int kctl__jint_text(const kctl_json *j, uint32_t v, const char **s, const char **e, bool *neg) {
+    const kctl_json_tok *t = kctl__jget(j, v);
+    const char *p;
+    if (!t || (t->type != KCTL_JSON_NUMBER && (t->type != KCTL_JSON_STRING || t->escaped))) return KCTL_ERR_INVALID_ARG;
+    *s = j->text + t->start;
+    *e = j->text + t->end;
+    *neg = *s < *e && **s == '-';
+    if (*neg) (*s)++;
+    if (*s == *e) return KCTL_ERR_INVALID_ARG;
+    for (p = *s; p < *e; p++)
+        if (!kctl__jdigit(*p)) return KCTL_ERR_INVALID_ARG;
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_json_uint64(const kctl_json *j, uint32_t v, uint64_t *out) {
+    const char *s, *e;
+    bool neg;
+    uint64_t x = 0;
+    int rc = kctl__jint_text(j, v, &s, &e, &neg);
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if (rc != KCTL_OK) return rc;
+    for (; s < e; s++) {
+        uint64_t d = (uint64_t)(*s - '0');
+        if (x > (UINT64_MAX - d) / 10) return KCTL_ERR_TOO_LARGE;
+        x = x * 10 + d;
+    }
+    if (neg && x) return KCTL_ERR_TOO_LARGE;
+    *out = x;
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out) {
+    const char *s, *e;
+    bool neg;
+    uint64_t x = 0, lim;
+    int rc = kctl__jint_text(j, v, &s, &e, &neg);
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if (rc != KCTL_OK) return rc;
+    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; s < e; s++) {
+        uint64_t d = (uint64_t)(*s - '0');
+        if (x > (lim - d) / 10) return KCTL_ERR_TOO_LARGE;
+        x = x * 10 + d;
+    }
+    if (!neg) *out = (int64_t)x;
+    else *out = x == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)x;
+    return KCTL_OK;
+}
+
+/* A number's exact decimal value: value = (neg ? -1 : 1) * 0.D * 10^exp,
+   D its significant digits (no leading or trailing zeros; none for 0). */
+typedef struct kctl__jdec {
+    bool neg;
+    const char *int_s, *int_e, *frac_s, *frac_e; /* the digits, around the point */
+    uint32_t lead, ndig;                          /* leading zeros skipped, significant digits */
+    int64_t exp;
+} kctl__jdec;
+
+/* The k-th significant digit. */
+static char kctl__jdec_digit(const kctl__jdec *d, uint32_t k) {
+    uint32_t i = d->lead + k, ni = (uint32_t)(d->int_e - d->int_s);
+    return i < ni ? d->int_s[i] : d->frac_s[i - ni];
+}
+
+static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
+    const char *p = s;
+    int64_t x = 0;
+    bool xneg = false;
+    uint32_t total, trail = 0, ni;
+    memset(d, 0, sizeof *d);
+    if (*p == '-') { d->neg = true; p++; }
+    d->int_s = p;
+    while (p < e && kctl__jdigit(*p)) p++;
+    d->int_e = p;
+    d->frac_s = d->frac_e = p;
+    if (p < e && *p == '.') {
+        d->frac_s = ++p;
+        while (p < e && kctl__jdigit(*p)) p++;
+        d->frac_e = p;
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (*p == '+' || *p == '-') xneg = *p++ == '-';
+        for (; p < e; p++) /* saturates far beyond any double */
+            if (x < INT64_C(1) << 60) x = x * 10 + (*p - '0');
+    }
+    ni = (uint32_t)(d->int_e - d->int_s);
+    total = ni + (uint32_t)(d->frac_e - d->frac_s);
+    while (d->lead < total && kctl__jdec_digit(d, 0) == '0') d->lead++;
+    while (trail < total - d->lead && kctl__jdec_digit(d, total - d->lead - 1 - trail) == '0') trail++;
+    d->ndig = total - d->lead - trail;
+    d->exp = (int64_t)ni - (int64_t)d->lead + (xneg ? -x : x);
+    if (!d->ndig) { d->neg = false; d->exp = 0; }
+}
+
+static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const char *be) {
+    kctl__jdec x, y;
+    uint32_t k;
+    kctl__jdec_of(a, ae, &x);
+    kctl__jdec_of(b, be, &y);
+    if (x.ndig != y.ndig || x.neg != y.neg || x.exp != y.exp) return false;
+    for (k = 0; k < x.ndig; k++)
+        if (kctl__jdec_digit(&x, k) != kctl__jdec_digit(&y, k)) return false;
+    return true;
+}
+
+KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
+    const kctl_json_tok *t = kctl__jget(j, v);
+    char buf[64];
+    size_t n;
+    if (!t || t->type != KCTL_JSON_NUMBER || !out) return KCTL_ERR_INVALID_ARG;
+    n = t->end - t->start;
+    if (n < sizeof buf) {
+        memcpy(buf, j->text + t->start, n);
+        buf[n] = '\0';
+    } else { /* a long number: its first 40 significant digits decide the double */
+        kctl__jdec d;
+        uint32_t k, m = 0;
+        kctl__jdec_of(j->text + t->start, j->text + t->end, &d);
+        if (d.neg) buf[m++] = '-';
+        buf[m++] = '0';
+        buf[m++] = '.';
+        for (k = 0; k < d.ndig && k < 40; k++) buf[m++] = kctl__jdec_digit(&d, k);
+        if (!d.ndig) buf[m++] = '0';
+        snprintf(buf + m, sizeof buf - m, "e%lld", (long long)(d.exp > 100000 ? 100000 : d.exp < -100000 ? -100000 : d.exp));
+    }
+    *out = strtod(buf, NULL);
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_json_bool(const kctl_json *j, uint32_t v, bool *out) {
+    const kctl_json_tok *t = kctl__jget(j, v);
+    if (!t || (t->type != KCTL_JSON_TRUE && t->type != KCTL_JSON_FALSE) || !out) return KCTL_ERR_INVALID_ARG;
+    *out = t->type == KCTL_JSON_TRUE;
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_json_raw(const kctl_json *j, uint32_t v, const char **text, size_t *len) {
+    const kctl_json_tok *t = kctl__jget(j, v);
+    uint32_t s, e;
+    if (!t || !text || !len) return KCTL_ERR_INVALID_ARG;
+    s = t->start;
+    e = t->end;
+    if (t->type == KCTL_JSON_STRING) { s--; e++; }
+    *text = j->text + s;
+    *len = e - s;
+    return KCTL_OK;
+}
+
+/* Whether member name token k (at index ki) of object obj is the last of
+   its name there. */
+static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
+    return kctl__jmember_tok(j, obj, j, &j->toks[ki]) == ki + 1;
+}
+
+KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb) {
+    const kctl_json_tok *x = kctl__jget(a, va), *y = kctl__jget(b, vb);
+    uint32_t i, m;
+    if (!x || !y) return !x && !y;
+    if (x->type != y->type) return false;
+    switch (x->type) {
+    case KCTL_JSON_STRING:
+        return kctl__jstr_eq(a->text + x->start, a->text + x->end, x->escaped != 0,
+                             b->text + y->start, b->text + y->end, y->escaped != 0);
+    case KCTL_JSON_NUMBER:
+        return kctl__jnum_eq(a->text + x->start, a->text + x->end, b->text + y->start, b->text + y->end);
+    case KCTL_JSON_ARRAY: {
+        uint32_t p = va + 1, q = vb + 1;
+        if (x->size != y->size) return false;
+        for (m = 0; m < x->size; m++) {
+            if (!kctl_json_equal(a, p, b, q)) return false;
+            p += a->toks[p].skip;
+            q += b->toks[q].skip;
+        }
+        return true;
+    }
+    case KCTL_JSON_OBJECT:
+        /* every name of a is in b with an equal value, and b has no other */
+        for (i = va + 1, m = 0; m < x->size; m++, i += 1 + a->toks[i + 1].skip) {
+            uint32_t w;
+            if (!kctl__jlast(a, va, i)) continue;
+            w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
+            if (w == KCTL_JSON_NONE || !kctl_json_equal(a, i + 1, b, w)) return false;
+        }
+        for (i = vb + 1, m = 0; m < y->size; m++, i += 1 + b->toks[i + 1].skip)
+            if (kctl__jmember_tok(a, va, b, &b->toks[i]) == KCTL_JSON_NONE) return false;
+        return true;
+    default:
+        return true; /* true, false, null */
+    }
+}
+
+/* ---- the writer */
+enum {
+    KCTL__JW_OBJ = 1,   /* this level is an object (else an array, or the top) */
+    KCTL__JW_ITEMS = 2, /* something was written at this level: a comma comes first */
+    KCTL__JW_KEYED = 4, /* object: a name was written, its value is due */
+    KCTL__JW_DONE = 8   /* top level: the value is complete */
+};
+
+KCTL_API void kctl_jw_init(kctl_jw *w, char *buf, size_t cap) {
+    if (!w) return;
+    memset(w, 0, sizeof *w);
+    w->buf = buf;
+    w->cap = buf ? cap : 0;
+    if (w->cap) w->buf[0] = '\0';
+}
+
+KCTL_API void kctl_jw_init_growable(kctl_jw *w, const kctl_allocator *allocator) {
+    if (!w) return;
+    memset(w, 0, sizeof *w);
+    w->growable = true;
+    if (allocator) w->allocator = *allocator;
+    if ((!w->allocator.alloc_fn) != (!w->allocator.free_fn)) w->err = KCTL_ERR_INVALID_ARG;
+}
+
+KCTL_API void kctl_jw_free(kctl_jw *w) {
+    if (!w || !w->growable) return;
+    kctl__free(&w->allocator, w->buf);
+    w->buf = NULL;
+    w->len = w->cap = 0;
+}
+
+static void kctl__jw_put(kctl_jw *w, const char *s, size_t n) {
+    if (w->err) return;
+    if (n >= w->cap - w->len || w->cap == 0) { /* keep room for the NUL */
+        size_t cap;
+        char *nb;
+        if (!w->growable) { w->err = KCTL_ERR_FULL; return; }
+        cap = w->cap ? w->cap : 256;
+        while (n >= cap - w->len) {
+            if (cap > SIZE_MAX / 2) { w->err = KCTL_ERR_NOMEM; return; }
+            cap *= 2;
+        }
+        if (!(nb = (char *)kctl__alloc(&w->allocator, cap))) { w->err = KCTL_ERR_NOMEM; return; }
+        if (w->len) memcpy(nb, w->buf, w->len);
+        kctl__free(&w->allocator, w->buf);
+        w->buf = nb;
+        w->cap = cap;
+    }
+    memcpy(w->buf + w->len, s, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+}
+
+/* Before a value: check the context and write a comma if one is due. */
+static bool kctl__jw_value(kctl_jw *w) {
+    uint8_t *st;
+    if (!w || w->err) return false;
+    st = &w->state[w->depth];
+    if (w->depth == 0) {
+        if (*st & KCTL__JW_DONE) { w->err = KCTL_ERR_INVALID_ARG; return false; }
+        *st |= KCTL__JW_DONE;
+        return true;
+    }
+    if (*st & KCTL__JW_OBJ) {
+        if (!(*st & KCTL__JW_KEYED)) { w->err = KCTL_ERR_INVALID_ARG; return false; }
+        *st &= (uint8_t)~KCTL__JW_KEYED;
+        return true;
+    }
+    if (*st & KCTL__JW_ITEMS) kctl__jw_put(w, ",", 1);
+    *st |= KCTL__JW_ITEMS;
+    return w->err == 0;
+}
+
+static void kctl__jw_begin(kctl_jw *w, bool obj) {
+    if (!kctl__jw_value(w)) return;
+    if (w->depth >= KCTL_JSON_MAX_DEPTH) { w->err = KCTL_ERR_TOO_LARGE; return; }
+    kctl__jw_put(w, obj ? "{" : "[", 1);
+    w->state[++w->depth] = obj ? KCTL__JW_OBJ : 0;
+}
+
+static void kctl__jw_end(kctl_jw *w, bool obj) {
+    uint8_t st;
+    if (!w || w->err) return;
+    st = w->state[w->depth];
+    if (w->depth == 0 || ((st & KCTL__JW_OBJ) != 0) != obj || (st & KCTL__JW_KEYED)) {
+        w->err = KCTL_ERR_INVALID_ARG;
+        return;
+    }
+    w->depth--;
+    kctl__jw_put(w, obj ? "}" : "]", 1);
+}
+
+KCTL_API void kctl_jw_object_begin(kctl_jw *w) { kctl__jw_begin(w, true); }
+KCTL_API void kctl_jw_object_end(kctl_jw *w) { kctl__jw_end(w, true); }
+KCTL_API void kctl_jw_array_begin(kctl_jw *w) { kctl__jw_begin(w, false); }
+KCTL_API void kctl_jw_array_end(kctl_jw *w) { kctl__jw_end(w, false); }
+
+/* A quoted, escaped string; its bytes must be UTF-8. */
+static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *p = (const unsigned char *)s, *e = p + n, *run = p;
+    kctl__jw_put(w, "\"", 1);
+    while (p < e && !w->err) {
+        unsigned char c = *p;
+        char esc[6];
+        size_t k = 2;
+        if (c >= 0x80) {
+            uint32_t u = kctl__utf8_len(p, (uint32_t)(e - p > 4 ? 4 : e - p));
+            if (!u) { w->err = KCTL_ERR_INVALID_ARG; return; }
+            p += u;
+            continue;
+        }
+        if (c >= 0x20 && c != '"' && c != '\\') { p++; continue; }
+        kctl__jw_put(w, (const char *)run, (size_t)(p - run));
+        esc[0] = '\\';
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
+            esc[4] = hex[c >> 4]; esc[5] = hex[c & 15];
+            k = 6;
+        }
+        kctl__jw_put(w, esc, k);
+        run = ++p;
+    }
+    kctl__jw_put(w, (const char *)run, (size_t)(p - run));
+    kctl__jw_put(w, "\"", 1);
+}
+
+/* A member name given as the raw text of a parsed string (quotes included). */
+static void kctl__jw_key_raw(kctl_jw *w, const char *raw, size_t n) {
+    uint8_t *st;
+    if (!w || w->err) return;
+    st = &w->state[w->depth];
+    if (w->depth == 0 || !(*st & KCTL__JW_OBJ) || (*st & KCTL__JW_KEYED)) {
+        w->err = KCTL_ERR_INVALID_ARG;
+        return;
+    }
+    if (*st & KCTL__JW_ITEMS) kctl__jw_put(w, ",", 1);
+    *st |= KCTL__JW_ITEMS | KCTL__JW_KEYED;
+    if (raw) kctl__jw_put(w, raw, n);
+}
+
+KCTL_API void kctl_jw_key(kctl_jw *w, const char *name) {
+    if (!w || w->err) return;
+    if (!name) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    kctl__jw_key_raw(w, NULL, 0);
+    kctl__jw_quote(w, name, strlen(name));
+    kctl__jw_put(w, ":", 1);
+}
+
+KCTL_API void kctl_jw_string_n(kctl_jw *w, const char *s, size_t n) {
+    if (!w || w->err) return;
+    if (!s && n) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    if (kctl__jw_value(w)) kctl__jw_quote(w, s ? s : "", n);
+}
+
+KCTL_API void kctl_jw_string(kctl_jw *w, const char *s) {
+    if (!w || w->err) return;
+    if (!s) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    kctl_jw_string_n(w, s, strlen(s));
+}
+
+KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v) {
+    char buf[24], *p = buf + sizeof buf;
+    do { *--p = (char)('0' + v % 10); v /= 10; } while (v);
+    if (kctl__jw_value(w)) kctl__jw_put(w, p, (size_t)(buf + sizeof buf - p));
+}
+
+KCTL_API void kctl_jw_int64(kctl_jw *w, int64_t v) {
+    char buf[24], *p = buf + sizeof buf;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { *--p = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) *--p = '-';
+    if (kctl__jw_value(w)) kctl__jw_put(w, p, (size_t)(buf + sizeof buf - p));
+}
+
+KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
+    char buf[32];
+    int prec;
+    if (!w || w->err) return;
+    if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    for (prec = 1; prec <= 17; prec++) { /* the shortest form that reads back the same */
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    if (kctl__jw_value(w)) kctl__jw_put(w, buf, strlen(buf));
+}
+
+KCTL_API void kctl_jw_bool(kctl_jw *w, bool v) {
+    if (kctl__jw_value(w)) kctl__jw_put(w, v ? "true" : "false", v ? 4 : 5);
+}
+
+KCTL_API void kctl_jw_null(kctl_jw *w) {
+    if (kctl__jw_value(w)) kctl__jw_put(w, "null", 4);
+}
+
+KCTL_API void kctl_jw_raw(kctl_jw *w, const char *json, size_t n) {
+    if (!w || w->err) return;
+    if (!json || !n) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    if (kctl__jw_value(w)) kctl__jw_put(w, json, n);
+}
+
+KCTL_API void kctl_jw_value(kctl_jw *w, const kctl_json *j, uint32_t v) {
+    const char *text;
+    size_t n;
+    if (!w || w->err) return;
+    if (kctl_json_raw(j, v, &text, &n) != KCTL_OK) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    kctl_jw_raw(w, text, n); /* a parsed value is valid JSON as it stands */
+}
+
+KCTL_API int kctl_jw_finish(kctl_jw *w, const char **text, size_t *len) {
+    if (!w) return KCTL_ERR_INVALID_ARG;
+    if (!w->err && (w->depth != 0 || !(w->state[0] & KCTL__JW_DONE))) return KCTL_ERR_INVALID_ARG;
+    if (w->err) return w->err;
+    if (text) *text = w->buf;
+    if (len) *len = w->len;
+    return KCTL_OK;
+}
+
+/* ---- merge patch (RFC 7386) */
+static void kctl__jmerge(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out) {
+    const kctl_json_tok *p = kctl__jget(patch, vp), *d = kctl__jget(doc, vd);
+    uint32_t i, m;
+    if (!p) { out->err = out->err ? out->err : KCTL_ERR_INVALID_ARG; return; }
+    if (p->type != KCTL_JSON_OBJECT) { /* anything but an object replaces */
+        kctl_jw_value(out, patch, vp);
+        return;
+    }
+    if (d && d->type != KCTL_JSON_OBJECT) d = NULL;
+    kctl_jw_object_begin(out);
+    if (d) { /* the document's members, patched */
+        for (i = vd + 1, m = 0; m < d->size && !out->err; m++, i += 1 + doc->toks[i + 1].skip) {
+            uint32_t pv;
+            const char *raw;
+            size_t n;
+            if (!kctl__jlast(doc, vd, i)) continue;
+            pv = kctl__jmember_tok(patch, vp, doc, &doc->toks[i]);
+            if (pv != KCTL_JSON_NONE && patch->toks[pv].type == KCTL_JSON_NULL) continue; /* removed */
+            kctl_json_raw(doc, i, &raw, &n);
+            kctl__jw_key_raw(out, raw, n);
+            kctl__jw_put(out, ":", 1);
+            if (pv == KCTL_JSON_NONE) kctl_jw_value(out, doc, i + 1);
+            else kctl__jmerge(doc, i + 1, patch, pv, out);
+        }
+    }
+    for (i = vp + 1, m = 0; m < p->size && !out->err; m++, i += 1 + patch->toks[i + 1].skip) {
+        const char *raw;
+        size_t n;
+        if (patch->toks[i + 1].type == KCTL_JSON_NULL || !kctl__jlast(patch, vp, i)) continue;
+        if (d && kctl__jmember_tok(doc, vd, patch, &patch->toks[i]) != KCTL_JSON_NONE) continue; /* done above */
+        kctl_json_raw(patch, i, &raw, &n);
+        kctl__jw_key_raw(out, raw, n);
+        kctl__jw_put(out, ":", 1);
+        kctl__jmerge(NULL, KCTL_JSON_NONE, patch, i + 1, out); /* new: nulls inside vanish too */
+    }
+    kctl_jw_object_end(out);
+}
+
+KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out) {
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if (!kctl__jget(patch, vp)) { if (!out->err) out->err = KCTL_ERR_INVALID_ARG; return out->err; }
+    kctl__jmerge(doc, vd, patch, vp, out);
+    return out->err;
 }
 
 /* ----------------------------------------------------------- RATE LIMITERS */
