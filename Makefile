@@ -11,7 +11,7 @@ B       := build
 TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c
 DEPS    := kctl.h tests/kt.h $(TESTSRC)
 
-.PHONY: all run test asan tsan bench cxx clean
+.PHONY: all run test asan tsan bench cxx fuzz fuzz-short clean
 all: $(B)/kt $(B)/reconcile_storm
 
 $(B):
@@ -60,6 +60,21 @@ $(B)/bench-queue: kctl.h bench/queue.c | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/queue.c $(LIBS)
 bench: $(B)/bench-queue
 	./$(B)/bench-queue
+
+# libFuzzer targets, one per parser (clang). `make fuzz` runs each for
+# FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
+# inputs go to a scratch copy of the corpus, never into the tree.
+FUZZERS := json
+FUZZ_SECONDS ?= 120
+$(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
+	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<
+fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
+	@for f in $(FUZZERS); do \
+	    rm -rf $(B)/corpus-$$f && mkdir -p $(B)/corpus-$$f && cp tests/fuzz_corpus/$$f/* $(B)/corpus-$$f/ && \
+	    ./$(B)/fuzz-$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(B)/corpus-$$f 2>&1 | tail -n 12 || exit 1; \
+	done
+fuzz-short:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
 clean:
 	rm -rf $(B)
