@@ -479,6 +479,84 @@ KCTL_API int kctl_jw_finish(kctl_jw *w, const char **text, size_t *len);
    out's error, if any. [any thread, given its own writer] */
 KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out);
 
+/* ================================================================== OBJECTS */
+/* An object: a JSON document with Kubernetes metadata, parsed once,
+   immutable, reference-counted. Every stage (store, FIFO, cache, handlers,
+   reconcilers) shares one copy; changing an object means making a new one.
+   The metadata is read on the way in and kept unescaped, so accessors are
+   O(1) (labels, annotations, finalizers and owner references are small
+   arrays). A user codec may decode the document once more into a value of
+   its own, kept with the object and released with it. */
+typedef struct kctl_obj kctl_obj;
+
+/* Decode obj's document into *decoded (kept with the object); a non-OK
+   result rejects the document with that code. release frees it. */
+typedef struct kctl_codec {
+    int (*decode)(const kctl_obj *obj, void **decoded, void *user_data);
+    void (*release)(void *decoded, void *user_data);
+    void *user_data;
+} kctl_codec;
+
+/* How objects are made; zero means: KCTL_MALLOC/KCTL_FREE, no codec,
+   the JSON reader's default limits. */
+typedef struct kctl_obj_opts {
+    kctl_allocator allocator;
+    kctl_codec codec;
+    kctl_json_limits limits;
+} kctl_obj_opts;
+
+/* metadata.ownerReferences[i]. */
+typedef struct kctl_owner_ref {
+    const char *api_version, *kind, *name, *uid;
+    bool controller;
+} kctl_owner_ref;
+
+/* Make an object of json[0..len) (copied). The document must be a JSON
+   object whose metadata is an object with a non-empty string name; the
+   metadata fields kctl reads must have their Kubernetes types. PROTO
+   otherwise (or for invalid JSON), TOO_LARGE past the limits, NOMEM,
+   INVALID_ARG for NULL arguments, or the codec's error. *out has one
+   reference. [any thread] */
+KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, kctl_obj **out);
+/* Take one more reference (returns o). [any thread] */
+KCTL_API kctl_obj *kctl_obj_ref(kctl_obj *o);
+/* Drop a reference; the last one frees the object (NULL is fine). [any thread] */
+KCTL_API void kctl_obj_unref(kctl_obj *o);
+/* "namespace/name", or "name" for a cluster-scoped object. [any thread] */
+KCTL_API const char *kctl_obj_key(const kctl_obj *o);
+/* metadata.namespace ("" when cluster-scoped), name, uid ("" if absent). [any thread] */
+KCTL_API const char *kctl_obj_namespace(const kctl_obj *o);
+KCTL_API const char *kctl_obj_name(const kctl_obj *o);
+KCTL_API const char *kctl_obj_uid(const kctl_obj *o);
+/* metadata.resourceVersion, an opaque string ("" if absent). [any thread] */
+KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o);
+/* The resourceVersion as a number, when it is one (digits only, fits 64
+   bits): true and *out; else false. [any thread] */
+KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out);
+/* metadata.generation (0 if absent). [any thread] */
+KCTL_API int64_t kctl_obj_generation(const kctl_obj *o);
+/* metadata.deletionTimestamp, or NULL when the object is not being deleted. [any thread] */
+KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o);
+/* A label's value, or NULL. Labels in document order: count and i-th. [any thread] */
+KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key);
+KCTL_API size_t kctl_obj_label_count(const kctl_obj *o);
+KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, const char **value);
+/* An annotation's value, or NULL. [any thread] */
+KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key);
+/* Finalizers: count, i-th (NULL past the end), and whether one is present. [any thread] */
+KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o);
+KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i);
+KCTL_API bool kctl_obj_has_finalizer(const kctl_obj *o, const char *name);
+/* Owner references: count, i-th (NULL past the end), and the one marked
+   controller (NULL if none). [any thread] */
+KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o);
+KCTL_API const kctl_owner_ref *kctl_obj_owner(const kctl_obj *o, size_t i);
+KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o);
+/* The document as received (NUL-terminated); *len may be NULL. [any thread] */
+KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len);
+/* What the codec decoded (NULL without a codec). [any thread] */
+KCTL_API void *kctl_obj_decoded(const kctl_obj *o);
+
 /* ============================================================ RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.
@@ -2096,6 +2174,340 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
     if (!kctl__jget(patch, vp)) { if (!out->err) out->err = KCTL_ERR_INVALID_ARG; return out->err; }
     kctl__jmerge(doc, vd, patch, vp, out);
     return out->err;
+}
+
+/* ----------------------------------------------------------------- OBJECTS */
+#if !defined(KCTL_NO_THREADS) && !defined(KCTL__ATOMICS)
+#error "kctl needs GCC or Clang atomics for thread-safe reference counts: build with gcc or clang, or define KCTL_NO_THREADS"
+#endif
+
+struct kctl_obj {
+    unsigned refs;
+    kctl_allocator allocator;
+    kctl_codec codec;
+    void *decoded;
+    const char *key, *ns, *name, *uid, *rv, *deletion, *json;
+    size_t len;
+    uint64_t rv_num;
+    bool rv_is_num;
+    int64_t generation;
+    size_t nlabels, nannotations, nfinalizers, nowners;
+    const char **labels;      /* key, value, key, value, ... */
+    const char **annotations; /* likewise */
+    const char **finalizers;
+    kctl_owner_ref *owners;
+};
+
+/* Strings go to one arena: sized in a first pass (arena NULL), written in
+   the second. */
+typedef struct kctl__obuild {
+    char *arena;
+    size_t used, cap;
+    int err;
+} kctl__obuild;
+
+/* The string at v, unescaped; v must be a string (else PROTO). */
+static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v) {
+    char *d = b->arena ? b->arena + b->used : NULL;
+    size_t n = 0;
+    if (kctl_json_type_of(j, v) != KCTL_JSON_STRING) {
+        b->err = KCTL_ERR_PROTO;
+        return "";
+    }
+    kctl_json_string(j, v, d, d ? b->cap - b->used : 0, &n);
+    b->used += n + 1;
+    if (d && strlen(d) != n) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
+    return d ? d : "";
+}
+
+/* An optional string member: absent or null gives dflt. */
+static const char *kctl__ob_opt(kctl__obuild *b, const kctl_json *j, uint32_t obj, const char *name, const char *dflt) {
+    uint32_t v = kctl_json_member(j, obj, name);
+    kctl_json_type t = kctl_json_type_of(j, v);
+    if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return dflt;
+    return kctl__ob_str(b, j, v);
+}
+
+/* Labels or annotations: a map of strings into pairs[] (when given); their
+   count. */
+static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, const char *name, const char **pairs) {
+    uint32_t m = kctl_json_member(j, md, name), i, k;
+    const kctl_json_tok *t;
+    size_t n = 0;
+    kctl_json_type type = kctl_json_type_of(j, m);
+    if (type == KCTL_JSON_INVALID || type == KCTL_JSON_NULL) return 0;
+    if (type != KCTL_JSON_OBJECT) { b->err = KCTL_ERR_PROTO; return 0; }
+    t = &j->toks[m];
+    for (i = m + 1, k = 0; k < t->size; k++, i += 1 + j->toks[i + 1].skip) {
+        const char *key, *value;
+        if (!kctl__jlast(j, m, i)) continue; /* a repeated name: the last counts */
+        key = kctl__ob_str(b, j, i);
+        value = kctl__ob_str(b, j, i + 1);
+        if (pairs) {
+            pairs[2 * n] = key;
+            pairs[2 * n + 1] = value;
+        }
+        n++;
+    }
+    return n;
+}
+
+/* Read the metadata into o (sizes only when b->arena is NULL). */
+static void kctl__ob_fill(kctl_obj *o, kctl__obuild *b, const kctl_json *j) {
+    uint32_t md = kctl_json_member(j, 0, "metadata"), v, i, k;
+    kctl_json_type t;
+    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT || kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) {
+        b->err = KCTL_ERR_PROTO;
+        return;
+    }
+    v = kctl_json_member(j, md, "name");
+    if (kctl_json_type_of(j, v) != KCTL_JSON_STRING || j->toks[v].start == j->toks[v].end) {
+        b->err = KCTL_ERR_PROTO;
+        return;
+    }
+    o->name = kctl__ob_str(b, j, v);
+    o->ns = kctl__ob_opt(b, j, md, "namespace", "");
+    o->uid = kctl__ob_opt(b, j, md, "uid", "");
+    o->rv = kctl__ob_opt(b, j, md, "resourceVersion", "");
+    o->deletion = kctl__ob_opt(b, j, md, "deletionTimestamp", NULL);
+    v = kctl_json_member(j, md, "generation");
+    t = kctl_json_type_of(j, v);
+    if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
+        b->err = KCTL_ERR_PROTO;
+    /* the key: namespace/name, or name */
+    if (b->arena) {
+        size_t nn = strlen(o->ns), n = strlen(o->name);
+        char *d = b->arena + b->used;
+        if (nn) {
+            memcpy(d, o->ns, nn);
+            d[nn] = '/';
+            nn++;
+        }
+        memcpy(d + nn, o->name, n + 1);
+        o->key = d;
+        b->used += nn + n + 1;
+    } else {
+        /* the lengths are not known yet in the sizing pass: allow for both */
+        uint32_t nsv = kctl_json_member(j, md, "namespace"), nv = kctl_json_member(j, md, "name");
+        size_t a = 0, c = 0;
+        if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) kctl_json_string(j, nsv, NULL, 0, &a);
+        if (kctl_json_type_of(j, nv) == KCTL_JSON_STRING) kctl_json_string(j, nv, NULL, 0, &c);
+        b->used += a + 1 + c + 1;
+    }
+    o->nlabels = kctl__ob_map(b, j, md, "labels", o->labels);
+    o->nannotations = kctl__ob_map(b, j, md, "annotations", o->annotations);
+    v = kctl_json_member(j, md, "finalizers");
+    t = kctl_json_type_of(j, v);
+    o->nfinalizers = 0;
+    if (t == KCTL_JSON_ARRAY) {
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+            const char *f = kctl__ob_str(b, j, i);
+            if (o->finalizers) o->finalizers[k] = f;
+        }
+        o->nfinalizers = j->toks[v].size;
+    } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
+        b->err = KCTL_ERR_PROTO;
+    }
+    v = kctl_json_member(j, md, "ownerReferences");
+    t = kctl_json_type_of(j, v);
+    o->nowners = 0;
+    if (t == KCTL_JSON_ARRAY) {
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+            kctl_owner_ref r;
+            uint32_t c;
+            memset(&r, 0, sizeof r);
+            if (kctl_json_type_of(j, i) != KCTL_JSON_OBJECT) { b->err = KCTL_ERR_PROTO; break; }
+            r.api_version = kctl__ob_opt(b, j, i, "apiVersion", "");
+            r.kind = kctl__ob_opt(b, j, i, "kind", "");
+            r.name = kctl__ob_opt(b, j, i, "name", "");
+            r.uid = kctl__ob_opt(b, j, i, "uid", "");
+            c = kctl_json_member(j, i, "controller");
+            if (kctl_json_type_of(j, c) == KCTL_JSON_TRUE) r.controller = true;
+            else if (c != KCTL_JSON_NONE && kctl_json_type_of(j, c) != KCTL_JSON_FALSE && kctl_json_type_of(j, c) != KCTL_JSON_NULL)
+                b->err = KCTL_ERR_PROTO;
+            if (o->owners) o->owners[k] = r;
+        }
+        o->nowners = j->toks[v].size;
+    } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
+        b->err = KCTL_ERR_PROTO;
+    }
+}
+
+static size_t kctl__align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, kctl_obj **out) {
+    kctl_obj_opts op;
+    kctl_json j;
+    kctl_json_tok *toks;
+    kctl_obj sizing, *o;
+    kctl__obuild b;
+    size_t head, ptrs, total;
+    char *block;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!json) return KCTL_ERR_INVALID_ARG;
+    memset(&op, 0, sizeof op);
+    if (opts) op = *opts;
+    if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    rc = kctl_json_parse(json, len, NULL, 0, &op.limits, &j);
+    if (rc != KCTL_OK) return rc;
+    toks = (kctl_json_tok *)kctl__alloc(&op.allocator, (size_t)j.ntoks * sizeof *toks);
+    if (!toks) return KCTL_ERR_NOMEM;
+    kctl_json_parse(json, len, toks, j.ntoks, &op.limits, &j);
+
+    /* first pass: sizes and validation */
+    memset(&sizing, 0, sizeof sizing);
+    memset(&b, 0, sizeof b);
+    kctl__ob_fill(&sizing, &b, &j);
+    if (b.err) {
+        kctl__free(&op.allocator, toks);
+        return b.err;
+    }
+    head = kctl__align8(sizeof *o);
+    ptrs = sizing.nowners * sizeof(kctl_owner_ref) +
+           (2 * sizing.nlabels + 2 * sizing.nannotations + sizing.nfinalizers) * sizeof(const char *);
+    total = head + ptrs + len + 1 + b.used;
+    block = (char *)kctl__alloc(&op.allocator, total);
+    if (!block) {
+        kctl__free(&op.allocator, toks);
+        return KCTL_ERR_NOMEM;
+    }
+    /* second pass: write it all into one block */
+    o = (kctl_obj *)(void *)block;
+    memset(o, 0, sizeof *o);
+    o->owners = (kctl_owner_ref *)(void *)(block + head);
+    o->labels = (const char **)(void *)(o->owners + sizing.nowners);
+    o->annotations = o->labels + 2 * sizing.nlabels;
+    o->finalizers = o->annotations + 2 * sizing.nannotations;
+    memcpy(block + head + ptrs, json, len);
+    block[head + ptrs + len] = '\0';
+    o->json = block + head + ptrs;
+    o->len = len;
+    memset(&b, 0, sizeof b);
+    b.arena = block + head + ptrs + len + 1;
+    b.cap = total - (head + ptrs + len + 1);
+    kctl__ob_fill(o, &b, &j);
+    kctl__free(&op.allocator, toks);
+    if (b.err) {
+        kctl__free(&op.allocator, block);
+        return b.err;
+    }
+    o->refs = 1;
+    o->allocator = op.allocator;
+    o->codec = op.codec;
+    if (o->rv[0] && strlen(o->rv) <= 20) {
+        const char *p;
+        uint64_t x = 0;
+        o->rv_is_num = true;
+        for (p = o->rv; *p && o->rv_is_num; p++) {
+            if (!kctl__jdigit(*p) || x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) o->rv_is_num = false;
+            else x = x * 10 + (uint64_t)(*p - '0');
+        }
+        o->rv_num = o->rv_is_num ? x : 0;
+    }
+    if (op.codec.decode) {
+        rc = op.codec.decode(o, &o->decoded, op.codec.user_data);
+        if (rc != KCTL_OK) {
+            o->codec.release = NULL; /* nothing was decoded */
+            kctl_obj_unref(o);
+            return rc < 0 ? rc : KCTL_ERR_PROTO;
+        }
+    }
+    *out = o;
+    return KCTL_OK;
+}
+
+KCTL_API kctl_obj *kctl_obj_ref(kctl_obj *o) {
+    if (!o) return NULL;
+#ifdef KCTL_NO_THREADS
+    o->refs++;
+#else
+    __atomic_add_fetch(&o->refs, 1u, __ATOMIC_RELAXED);
+#endif
+    return o;
+}
+
+KCTL_API void kctl_obj_unref(kctl_obj *o) {
+    unsigned left;
+    if (!o) return;
+#ifdef KCTL_NO_THREADS
+    left = --o->refs;
+#else
+    left = __atomic_sub_fetch(&o->refs, 1u, __ATOMIC_ACQ_REL);
+#endif
+    if (left) return;
+    if (o->codec.release && o->decoded) o->codec.release(o->decoded, o->codec.user_data);
+    kctl__free(&o->allocator, o);
+}
+
+KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? o->key : ""; }
+KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? o->ns : ""; }
+KCTL_API const char *kctl_obj_name(const kctl_obj *o) { return o ? o->name : ""; }
+KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? o->uid : ""; }
+KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o) { return o ? o->rv : ""; }
+KCTL_API int64_t kctl_obj_generation(const kctl_obj *o) { return o ? o->generation : 0; }
+KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ? o->deletion : NULL; }
+KCTL_API size_t kctl_obj_label_count(const kctl_obj *o) { return o ? o->nlabels : 0; }
+KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfinalizers : 0; }
+KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
+KCTL_API void *kctl_obj_decoded(const kctl_obj *o) { return o ? o->decoded : NULL; }
+
+KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
+    if (!o || !o->rv_is_num) return false;
+    if (out) *out = o->rv_num;
+    return true;
+}
+
+static const char *kctl__obj_find(const char **pairs, size_t n, const char *key) {
+    size_t i;
+    if (!key) return NULL;
+    for (i = 0; i < n; i++)
+        if (strcmp(pairs[2 * i], key) == 0) return pairs[2 * i + 1];
+    return NULL;
+}
+
+KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key) {
+    return o ? kctl__obj_find(o->labels, o->nlabels, key) : NULL;
+}
+
+KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, const char **value) {
+    if (!o || i >= o->nlabels) return false;
+    if (key) *key = o->labels[2 * i];
+    if (value) *value = o->labels[2 * i + 1];
+    return true;
+}
+
+KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) {
+    return o ? kctl__obj_find(o->annotations, o->nannotations, key) : NULL;
+}
+
+KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i) {
+    return o && i < o->nfinalizers ? o->finalizers[i] : NULL;
+}
+
+KCTL_API bool kctl_obj_has_finalizer(const kctl_obj *o, const char *name) {
+    size_t i;
+    if (!o || !name) return false;
+    for (i = 0; i < o->nfinalizers; i++)
+        if (strcmp(o->finalizers[i], name) == 0) return true;
+    return false;
+}
+
+KCTL_API const kctl_owner_ref *kctl_obj_owner(const kctl_obj *o, size_t i) {
+    return o && i < o->nowners ? &o->owners[i] : NULL;
+}
+
+KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o) {
+    size_t i;
+    for (i = 0; o && i < o->nowners; i++)
+        if (o->owners[i].controller) return &o->owners[i];
+    return NULL;
+}
+
+KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
+    if (len) *len = o ? o->len : 0;
+    return o ? o->json : NULL;
 }
 
 /* ----------------------------------------------------------- RATE LIMITERS */
