@@ -47,4 +47,5 @@ void kt_suite_core(void);
 void kt_suite_limiter(void);
 void kt_suite_queue(void);
 void kt_suite_json(void);
+void kt_suite_obj(void);
 #endif

@@ -6,3 +6,4 @@
 #include "test_limiter.c"
 #include "test_queue.c"
 #include "test_json.c"
+#include "test_obj.c"
