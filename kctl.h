@@ -557,6 +557,77 @@ KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len);
 /* What the codec decoded (NULL without a codec). [any thread] */
 KCTL_API void *kctl_obj_decoded(const kctl_obj *o);
 
+/* ================================================================== INDEXER */
+/* The local cache (client-go's Indexer): a thread-safe map key -> object
+   plus named secondary indexes. An index function maps an object to zero
+   or more values; by_index lists the objects under one value in time
+   proportional to the hits. A "namespace" index is built in. The cache
+   holds one reference per object; what it hands out are references of
+   the caller's own. */
+typedef struct kctl_indexer kctl_indexer;
+
+/* Called by an index function once per value of obj (repeats are merged). */
+typedef void (*kctl_index_emit)(const char *value, void *emit_ctx);
+/* An index function: emit obj's values; a non-OK result fails the write. */
+typedef int (*kctl_index_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emit_ctx, void *user_data);
+
+/* Objects handed out: count references, released by kctl_obj_list_free. */
+typedef struct kctl_obj_list {
+    kctl_obj **items;
+    size_t count;
+    kctl_allocator allocator;
+} kctl_obj_list;
+/* Strings handed out (keys, index values), freed by kctl_str_list_free. */
+typedef struct kctl_str_list {
+    char **items;
+    size_t count;
+    kctl_allocator allocator;
+} kctl_str_list;
+/* Unref every object and free the array (a zeroed list is fine). [any thread] */
+KCTL_API void kctl_obj_list_free(kctl_obj_list *l);
+/* Free the strings and the array (a zeroed list is fine). [any thread] */
+KCTL_API void kctl_str_list_free(kctl_str_list *l);
+
+/* Indexer options; zero = KCTL_MALLOC/KCTL_FREE. */
+typedef struct kctl_indexer_desc {
+    kctl_allocator allocator;
+} kctl_indexer_desc;
+
+/* Create an empty cache with the "namespace" index; desc may be NULL. [any thread] */
+KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **out);
+/* Free the cache and its references (NULL is fine). [not thread-safe] */
+KCTL_API void kctl_indexer_destroy(kctl_indexer *ix);
+/* Add an index (before or after data exists: existing objects are indexed
+   now). EXISTS for a name in use; the fn's error; NOMEM. [any thread] */
+KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data);
+/* Store obj under its key, replacing any object there (add and update are
+   the same operation, as in client-go); the cache takes its own
+   reference. Indexes follow exactly. NOMEM or an index fn's error leave the
+   cache unchanged. [any thread] */
+KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj);
+KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj);
+/* Remove key; NOT_FOUND if absent. [any thread] */
+KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key);
+/* The object at key (a new reference: unref it), or NULL. [any thread] */
+KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key);
+/* How many objects. [any thread] */
+KCTL_API size_t kctl_indexer_len(kctl_indexer *ix);
+/* Every object / every key, in no particular order. [any thread] */
+KCTL_API int kctl_indexer_list(kctl_indexer *ix, kctl_obj_list *out);
+KCTL_API int kctl_indexer_list_keys(kctl_indexer *ix, kctl_str_list *out);
+/* The objects / keys whose index `name` has `value`; NOT_FOUND for an
+   unknown index. [any thread] */
+KCTL_API int kctl_indexer_by_index(kctl_indexer *ix, const char *name, const char *value, kctl_obj_list *out);
+KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const char *value, kctl_str_list *out);
+/* The values index `name` holds. [any thread] */
+KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, kctl_str_list *out);
+/* Replace the whole contents with objs[0..n) (a relist), atomically: a
+   reader sees all old or all new. rv (may be NULL) is remembered as the
+   resourceVersion the contents are from. [any thread] */
+KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_t n, const char *rv);
+/* The rv given to the last replace ("" before any). Copies into buf. [any thread] */
+KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t cap);
+
 /* ============================================================ RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.
@@ -737,10 +808,12 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 #if defined(__GNUC__) || defined(__clang__)
 #define KCTL__ATOMICS 1
 #define KCTL__PREFETCH(p) __builtin_prefetch(p)
+#define KCTL__UNUSED __attribute__((unused))
 #define KCTL__LIKELY(x) __builtin_expect(!!(x), 1)
 #define KCTL__UNLIKELY(x) __builtin_expect(!!(x), 0)
 #else
 #define KCTL__PREFETCH(p) ((void)0)
+#define KCTL__UNUSED
 #define KCTL__LIKELY(x) (x)
 #define KCTL__UNLIKELY(x) (x)
 #endif
@@ -781,12 +854,20 @@ static inline void kctl__cpu_relax(void) {
 }
 static inline void kctl__yield(void) { sched_yield(); }
 
+/* A readers-writer lock, for read-mostly state (the cache). */
+typedef pthread_rwlock_t kctl__rwlock;
+static int kctl__rwlock_init(kctl__rwlock *l) { return pthread_rwlock_init(l, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__rwlock_deinit(kctl__rwlock *l) { pthread_rwlock_destroy(l); }
+static void kctl__rwlock_rd(kctl__rwlock *l) { pthread_rwlock_rdlock(l); }
+static void kctl__rwlock_wr(kctl__rwlock *l) { pthread_rwlock_wrlock(l); }
+static void kctl__rwlock_unlock(kctl__rwlock *l) { pthread_rwlock_unlock(l); }
+
 /* Threads, for the parts of kctl that run their own (informers, workers). */
 typedef pthread_t kctl__thread;
-static inline int kctl__thread_start(kctl__thread *t, void *(*fn)(void *), void *arg) {
+KCTL__UNUSED static inline int kctl__thread_start(kctl__thread *t, void *(*fn)(void *), void *arg) {
     return pthread_create(t, NULL, fn, arg) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
 }
-static inline void kctl__thread_join(kctl__thread t) { pthread_join(t, NULL); }
+KCTL__UNUSED static inline void kctl__thread_join(kctl__thread t) { pthread_join(t, NULL); }
 
 /* An absolute CLOCK_MONOTONIC time rel_ns from now, for timed waits. */
 static struct timespec kctl__deadline(uint64_t rel_ns) {
@@ -920,6 +1001,12 @@ static void kctl__cond_signal(kctl__cond *c) { pthread_cond_signal(c); }
 static void kctl__cond_broadcast(kctl__cond *c) { pthread_cond_broadcast(c); }
 #endif
 #else /* KCTL_NO_THREADS */
+typedef struct kctl__rwlock { int unused; } kctl__rwlock;
+static int kctl__rwlock_init(kctl__rwlock *l) { (void)l; return KCTL_OK; }
+static void kctl__rwlock_deinit(kctl__rwlock *l) { (void)l; }
+static void kctl__rwlock_rd(kctl__rwlock *l) { (void)l; }
+static void kctl__rwlock_wr(kctl__rwlock *l) { (void)l; }
+static void kctl__rwlock_unlock(kctl__rwlock *l) { (void)l; }
 typedef struct kctl__mutex { int unused; } kctl__mutex;
 typedef struct kctl__cond { int unused; } kctl__cond;
 static int kctl__mutex_init(kctl__mutex *m) { (void)m; return KCTL_OK; }
@@ -928,12 +1015,12 @@ static void kctl__mutex_lock(kctl__mutex *m) { (void)m; }
 static void kctl__mutex_unlock(kctl__mutex *m) { (void)m; }
 static int kctl__cond_init(kctl__cond *c) { (void)c; return KCTL_OK; }
 static void kctl__cond_deinit(kctl__cond *c) { (void)c; }
-static inline void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { (void)c; (void)m; }
-static inline void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) { (void)c; (void)m; (void)rel_ns; }
+KCTL__UNUSED static inline void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { (void)c; (void)m; }
+KCTL__UNUSED static inline void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) { (void)c; (void)m; (void)rel_ns; }
 static void kctl__cond_signal(kctl__cond *c) { (void)c; }
 static void kctl__cond_broadcast(kctl__cond *c) { (void)c; }
-static inline void kctl__cpu_relax(void) { }
-static inline void kctl__yield(void) { }
+KCTL__UNUSED static inline void kctl__cpu_relax(void) { }
+KCTL__UNUSED static inline void kctl__yield(void) { }
 #endif
 
 /* ----------------------------------------------------------------- VERSION */
@@ -2508,6 +2595,610 @@ KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o) {
 KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
     if (len) *len = o ? o->len : 0;
     return o ? o->json : NULL;
+}
+
+/* ----------------------------------------------------------------- INDEXER */
+/* Items (key -> object) in one map; each index maps a value to a bucket, a
+   list of memberships (value, item); each item keeps its memberships, so
+   an update removes exactly the old ones. Replace builds a whole new set of
+   maps aside and swaps it in under the write lock. */
+typedef struct kctl__ixmember {
+    struct kctl__ixbucket *bucket;
+    struct kctl__ixitem *item;
+    struct kctl__ixmember *prev, *next; /* in the bucket */
+    struct kctl__ixmember *inext;       /* the item's memberships */
+    uint32_t index;
+} kctl__ixmember;
+
+typedef struct kctl__ixbucket {
+    kctl__node node; /* the value, stored right after the bucket */
+    kctl__ixmember *head;
+    size_t count;
+} kctl__ixbucket;
+
+typedef struct kctl__ixitem {
+    kctl__node node; /* the object's key */
+    kctl_obj *obj;
+    kctl__ixmember *members;
+} kctl__ixitem;
+
+typedef struct kctl__ixdef {
+    char *name;
+    kctl_index_fn fn;
+    void *user_data;
+} kctl__ixdef;
+
+typedef struct kctl__ixdata {
+    kctl__map items;
+    kctl__map *values; /* one per index: value -> bucket */
+} kctl__ixdata;
+
+struct kctl_indexer {
+    kctl__rwlock lock;
+    kctl_allocator allocator;
+    kctl__ixdef *defs;
+    uint32_t ndefs;
+    kctl__ixdata data;
+    char *rv;
+};
+
+KCTL_API void kctl_obj_list_free(kctl_obj_list *l) {
+    size_t i;
+    if (!l) return;
+    for (i = 0; i < l->count; i++) kctl_obj_unref(l->items[i]);
+    kctl__free(&l->allocator, l->items);
+    l->items = NULL;
+    l->count = 0;
+}
+
+KCTL_API void kctl_str_list_free(kctl_str_list *l) {
+    if (!l) return;
+    kctl__free(&l->allocator, l->items); /* pointers and strings are one block */
+    l->items = NULL;
+    l->count = 0;
+}
+
+static int kctl__ix_namespace(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
+    (void)user_data;
+    emit(kctl_obj_namespace(obj), ctx);
+    return KCTL_OK;
+}
+
+/* Unlink a membership; drop its bucket when it empties. */
+static void kctl__ix_unlink(kctl_indexer *ix, kctl__ixdata *d, kctl__ixmember *m) {
+    kctl__ixbucket *b = m->bucket;
+    if (m->prev) m->prev->next = m->next;
+    else b->head = m->next;
+    if (m->next) m->next->prev = m->prev;
+    if (--b->count == 0) {
+        kctl__map_remove(&d->values[m->index], &ix->allocator, &b->node);
+        kctl__free(&ix->allocator, b);
+    }
+    kctl__free(&ix->allocator, m);
+}
+
+static void kctl__ix_drop_members(kctl_indexer *ix, kctl__ixdata *d, kctl__ixmember *m) {
+    while (m) {
+        kctl__ixmember *n = m->inext;
+        kctl__ix_unlink(ix, d, m);
+        m = n;
+    }
+}
+
+typedef struct kctl__ixemit {
+    kctl_indexer *ix;
+    kctl__ixdata *d;
+    kctl__ixitem *item;
+    uint32_t index;
+    kctl__ixmember *made; /* memberships made so far, all indexes */
+    int err;
+} kctl__ixemit;
+
+static void kctl__ix_emit(const char *value, void *ctx) {
+    kctl__ixemit *e = (kctl__ixemit *)ctx;
+    kctl__map *values = &e->d->values[e->index];
+    kctl__ixbucket *b;
+    kctl__ixmember *m;
+    size_t len;
+    uint32_t h;
+    if (e->err) return;
+    if (!value) { e->err = KCTL_ERR_INVALID_ARG; return; }
+    len = strlen(value);
+    h = kctl__hash(value, len);
+    b = (kctl__ixbucket *)kctl__map_find(values, value, len, h);
+    for (m = e->made; b && m; m = m->inext) /* the same value twice: once */
+        if (m->bucket == b) return;
+    if (!b) {
+        if (kctl__map_reserve(values, &e->ix->allocator) != KCTL_OK ||
+            !(b = (kctl__ixbucket *)kctl__alloc(&e->ix->allocator, sizeof *b + len + 1))) {
+            e->err = KCTL_ERR_NOMEM;
+            return;
+        }
+        memcpy(b + 1, value, len + 1);
+        b->node.key = (const char *)(b + 1);
+        b->node.len = (uint32_t)len;
+        b->node.hash = h;
+        b->head = NULL;
+        b->count = 0;
+        kctl__map_insert(values, &b->node);
+    }
+    if (!(m = (kctl__ixmember *)kctl__alloc(&e->ix->allocator, sizeof *m))) {
+        if (!b->count) {
+            kctl__map_remove(values, &e->ix->allocator, &b->node);
+            kctl__free(&e->ix->allocator, b);
+        }
+        e->err = KCTL_ERR_NOMEM;
+        return;
+    }
+    m->bucket = b;
+    m->item = e->item;
+    m->index = e->index;
+    m->prev = NULL;
+    m->next = b->head;
+    if (b->head) b->head->prev = m;
+    b->head = m;
+    b->count++;
+    m->inext = e->made;
+    e->made = m;
+}
+
+/* Compute item's memberships (for obj) in every index; on failure none are left. */
+static int kctl__ix_index(kctl_indexer *ix, kctl__ixdata *d, kctl__ixitem *item, const kctl_obj *obj,
+                          uint32_t from, uint32_t to, kctl__ixmember **made) {
+    kctl__ixemit e;
+    uint32_t i;
+    int rc;
+    memset(&e, 0, sizeof e);
+    e.ix = ix;
+    e.d = d;
+    e.item = item;
+    for (i = from; i < to && !e.err; i++) {
+        e.index = i;
+        rc = ix->defs[i].fn(obj, kctl__ix_emit, &e, ix->defs[i].user_data);
+        if (rc != KCTL_OK && !e.err) e.err = rc < 0 ? rc : KCTL_ERR_INVALID_ARG;
+    }
+    if (e.err) {
+        kctl__ix_drop_members(ix, d, e.made);
+        return e.err;
+    }
+    *made = e.made;
+    return KCTL_OK;
+}
+
+/* Store obj in d (add or replace). */
+static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
+    const char *key = kctl_obj_key(obj);
+    size_t len = strlen(key);
+    uint32_t h = kctl__hash(key, len);
+    kctl__ixitem *item = (kctl__ixitem *)kctl__map_find(&d->items, key, len, h), *fresh = NULL;
+    kctl__ixmember *made = NULL, *m;
+    int rc;
+    if (!item) {
+        if (kctl__map_reserve(&d->items, &ix->allocator) != KCTL_OK ||
+            !(fresh = (kctl__ixitem *)kctl__alloc(&ix->allocator, sizeof *fresh)))
+            return KCTL_ERR_NOMEM;
+        memset(fresh, 0, sizeof *fresh);
+    }
+    rc = kctl__ix_index(ix, d, item ? item : fresh, obj, 0, ix->ndefs, &made);
+    if (rc != KCTL_OK) {
+        kctl__free(&ix->allocator, fresh);
+        return rc;
+    }
+    if (item) { /* the old memberships go; the new ones stay */
+        kctl__ix_drop_members(ix, d, item->members);
+        kctl_obj_unref(item->obj);
+    } else {
+        item = fresh;
+    }
+    item->obj = kctl_obj_ref(obj);
+    item->node.key = key;
+    item->node.len = (uint32_t)len;
+    item->node.hash = h;
+    item->members = made;
+    for (m = made; m; m = m->inext) m->item = item;
+    if (fresh) kctl__map_insert(&d->items, &item->node);
+    return KCTL_OK;
+}
+
+static void kctl__ix_free_data(kctl_indexer *ix, kctl__ixdata *d, uint32_t nvalues) {
+    size_t i;
+    uint32_t k;
+    for (i = 0; i < d->items.cap; i++) {
+        kctl__ixitem *item = (kctl__ixitem *)d->items.slots[i].node;
+        kctl__ixmember *m, *n;
+        if (!item) continue;
+        for (m = item->members; m; m = n) {
+            n = m->inext;
+            kctl__free(&ix->allocator, m);
+        }
+        kctl_obj_unref(item->obj);
+        kctl__free(&ix->allocator, item);
+    }
+    kctl__free(&ix->allocator, d->items.slots);
+    for (k = 0; k < nvalues && d->values; k++) {
+        for (i = 0; i < d->values[k].cap; i++) kctl__free(&ix->allocator, d->values[k].slots[i].node);
+        kctl__free(&ix->allocator, d->values[k].slots);
+    }
+    kctl__free(&ix->allocator, d->values);
+    memset(d, 0, sizeof *d);
+}
+
+KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **out) {
+    kctl_allocator a;
+    kctl_indexer *ix;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    memset(&a, 0, sizeof a);
+    if (desc) a = desc->allocator;
+    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!(ix = (kctl_indexer *)kctl__alloc(&a, sizeof *ix))) return KCTL_ERR_NOMEM;
+    memset(ix, 0, sizeof *ix);
+    ix->allocator = a;
+    if (kctl__rwlock_init(&ix->lock) != KCTL_OK) {
+        kctl__free(&a, ix);
+        return KCTL_ERR_NOMEM;
+    }
+    if ((rc = kctl_indexer_add_index(ix, "namespace", kctl__ix_namespace, NULL)) != KCTL_OK) {
+        kctl_indexer_destroy(ix);
+        return rc;
+    }
+    *out = ix;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_indexer_destroy(kctl_indexer *ix) {
+    uint32_t i;
+    if (!ix) return;
+    kctl__ix_free_data(ix, &ix->data, ix->ndefs);
+    for (i = 0; i < ix->ndefs; i++) kctl__free(&ix->allocator, ix->defs[i].name);
+    kctl__free(&ix->allocator, ix->defs);
+    kctl__free(&ix->allocator, ix->rv);
+    kctl__rwlock_deinit(&ix->lock);
+    kctl__free(&ix->allocator, ix);
+}
+
+KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data) {
+    kctl__ixdef *defs;
+    kctl__map *values;
+    char *copy;
+    size_t n, i;
+    uint32_t k;
+    int rc = KCTL_OK;
+    if (!ix || !name || !*name || !fn) return KCTL_ERR_INVALID_ARG;
+    n = strlen(name);
+    kctl__rwlock_wr(&ix->lock);
+    for (k = 0; k < ix->ndefs; k++)
+        if (strcmp(ix->defs[k].name, name) == 0) { rc = KCTL_ERR_EXISTS; goto out; }
+    copy = (char *)kctl__alloc(&ix->allocator, n + 1);
+    defs = (kctl__ixdef *)kctl__alloc(&ix->allocator, (ix->ndefs + 1) * sizeof *defs);
+    values = (kctl__map *)kctl__alloc(&ix->allocator, (ix->ndefs + 1) * sizeof *values);
+    if (!copy || !defs || !values) {
+        kctl__free(&ix->allocator, copy);
+        kctl__free(&ix->allocator, defs);
+        kctl__free(&ix->allocator, values);
+        rc = KCTL_ERR_NOMEM;
+        goto out;
+    }
+    memcpy(copy, name, n + 1);
+    if (ix->ndefs) {
+        memcpy(defs, ix->defs, ix->ndefs * sizeof *defs);
+        memcpy(values, ix->data.values, ix->ndefs * sizeof *values);
+    }
+    defs[ix->ndefs].name = copy;
+    defs[ix->ndefs].fn = fn;
+    defs[ix->ndefs].user_data = user_data;
+    memset(&values[ix->ndefs], 0, sizeof *values);
+    kctl__free(&ix->allocator, ix->defs);
+    kctl__free(&ix->allocator, ix->data.values);
+    ix->defs = defs;
+    ix->data.values = values;
+    ix->ndefs++;
+    /* index what is there already; on failure take the index back out */
+    for (i = 0; i < ix->data.items.cap && rc == KCTL_OK; i++) {
+        kctl__ixitem *item = (kctl__ixitem *)ix->data.items.slots[i].node;
+        kctl__ixmember *made = NULL, *last;
+        if (!item) continue;
+        rc = kctl__ix_index(ix, &ix->data, item, item->obj, ix->ndefs - 1, ix->ndefs, &made);
+        if (rc == KCTL_OK && made) {
+            for (last = made; last->inext; last = last->inext) { }
+            last->inext = item->members;
+            item->members = made;
+        }
+    }
+    if (rc != KCTL_OK) { /* remove the new index's memberships everywhere */
+        uint32_t idx = ix->ndefs - 1;
+        for (i = 0; i < ix->data.items.cap; i++) {
+            kctl__ixitem *item = (kctl__ixitem *)ix->data.items.slots[i].node;
+            kctl__ixmember **pm;
+            if (!item) continue;
+            for (pm = &item->members; *pm;) {
+                kctl__ixmember *m = *pm;
+                if (m->index == idx) {
+                    *pm = m->inext;
+                    kctl__ix_unlink(ix, &ix->data, m);
+                } else {
+                    pm = &m->inext;
+                }
+            }
+        }
+        kctl__free(&ix->allocator, ix->data.values[idx].slots);
+        kctl__free(&ix->allocator, ix->defs[idx].name);
+        ix->ndefs--;
+    }
+out:
+    kctl__rwlock_unlock(&ix->lock);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj) {
+    int rc;
+    if (!ix || !obj) return KCTL_ERR_INVALID_ARG;
+    kctl__rwlock_wr(&ix->lock);
+    rc = kctl__ix_put(ix, &ix->data, obj);
+    kctl__rwlock_unlock(&ix->lock);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj) { return kctl_indexer_add(ix, obj); }
+
+KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
+    kctl__ixitem *item;
+    size_t len;
+    if (!ix || !key) return KCTL_ERR_INVALID_ARG;
+    len = strlen(key);
+    kctl__rwlock_wr(&ix->lock);
+    item = (kctl__ixitem *)kctl__map_find(&ix->data.items, key, len, kctl__hash(key, len));
+    if (!item) {
+        kctl__rwlock_unlock(&ix->lock);
+        return KCTL_ERR_NOT_FOUND;
+    }
+    kctl__ix_drop_members(ix, &ix->data, item->members);
+    kctl__map_remove(&ix->data.items, &ix->allocator, &item->node);
+    kctl__rwlock_unlock(&ix->lock);
+    kctl_obj_unref(item->obj);
+    kctl__free(&ix->allocator, item);
+    return KCTL_OK;
+}
+
+KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
+    kctl__ixitem *item;
+    kctl_obj *o = NULL;
+    size_t len;
+    if (!ix || !key) return NULL;
+    len = strlen(key);
+    kctl__rwlock_rd(&ix->lock);
+    item = (kctl__ixitem *)kctl__map_find(&ix->data.items, key, len, kctl__hash(key, len));
+    if (item) o = kctl_obj_ref(item->obj);
+    kctl__rwlock_unlock(&ix->lock);
+    return o;
+}
+
+KCTL_API size_t kctl_indexer_len(kctl_indexer *ix) {
+    size_t n;
+    if (!ix) return 0;
+    kctl__rwlock_rd(&ix->lock);
+    n = ix->data.items.count;
+    kctl__rwlock_unlock(&ix->lock);
+    return n;
+}
+
+static int kctl__ix_objs_begin(kctl_indexer *ix, kctl_obj_list *out, size_t n) {
+    out->allocator = ix->allocator;
+    out->count = 0;
+    out->items = n ? (kctl_obj **)kctl__alloc(&ix->allocator, n * sizeof *out->items) : NULL;
+    return n && !out->items ? KCTL_ERR_NOMEM : KCTL_OK;
+}
+
+KCTL_API int kctl_indexer_list(kctl_indexer *ix, kctl_obj_list *out) {
+    size_t i;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix) return KCTL_ERR_INVALID_ARG;
+    kctl__rwlock_rd(&ix->lock);
+    if ((rc = kctl__ix_objs_begin(ix, out, ix->data.items.count)) == KCTL_OK)
+        for (i = 0; i < ix->data.items.cap; i++) {
+            kctl__ixitem *item = (kctl__ixitem *)ix->data.items.slots[i].node;
+            if (item) out->items[out->count++] = kctl_obj_ref(item->obj);
+        }
+    kctl__rwlock_unlock(&ix->lock);
+    return rc;
+}
+
+/* A string list from n strings yielded by next(ctx, i, &s, &len). */
+static int kctl__str_list(kctl_indexer *ix, kctl_str_list *out, size_t n,
+                          void (*next)(void *ctx, size_t i, const char **s, size_t *len), void *ctx) {
+    size_t i, bytes = n * sizeof(char *), len;
+    const char *s;
+    char *p;
+    out->allocator = ix->allocator;
+    out->count = 0;
+    out->items = NULL;
+    if (!n) return KCTL_OK;
+    for (i = 0; i < n; i++) {
+        next(ctx, i, &s, &len);
+        bytes += len + 1;
+    }
+    if (!(out->items = (char **)kctl__alloc(&ix->allocator, bytes))) return KCTL_ERR_NOMEM;
+    p = (char *)(out->items + n);
+    for (i = 0; i < n; i++) {
+        next(ctx, i, &s, &len);
+        memcpy(p, s, len);
+        p[len] = '\0';
+        out->items[i] = p;
+        p += len + 1;
+    }
+    out->count = n;
+    return KCTL_OK;
+}
+
+/* Yield the nodes of a map (keys or index values) in slot order: ctx is
+   the map; i counts nodes, so walk with a cursor. */
+typedef struct kctl__mapwalk {
+    const kctl__map *map;          /* the nodes of a map, */
+    size_t slot;
+    const kctl__ixbucket *bucket;  /* or the keys of one bucket's members */
+    const kctl__ixmember *m;
+} kctl__mapwalk;
+
+static void kctl__walk_nodes(void *ctx, size_t i, const char **s, size_t *len) {
+    kctl__mapwalk *w = (kctl__mapwalk *)ctx;
+    if (i == 0) w->slot = 0;
+    while (!w->map->slots[w->slot].node) w->slot++;
+    *s = w->map->slots[w->slot].node->key;
+    *len = w->map->slots[w->slot].node->len;
+    w->slot++;
+}
+
+static void kctl__walk_members(void *ctx, size_t i, const char **s, size_t *len) {
+    kctl__mapwalk *w = (kctl__mapwalk *)ctx;
+    if (i == 0) w->m = w->bucket->head;
+    *s = w->m->item->node.key;
+    *len = w->m->item->node.len;
+    w->m = w->m->next;
+}
+
+KCTL_API int kctl_indexer_list_keys(kctl_indexer *ix, kctl_str_list *out) {
+    kctl__mapwalk w;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix) return KCTL_ERR_INVALID_ARG;
+    memset(&w, 0, sizeof w);
+    kctl__rwlock_rd(&ix->lock);
+    w.map = &ix->data.items;
+    rc = kctl__str_list(ix, out, ix->data.items.count, kctl__walk_nodes, &w);
+    kctl__rwlock_unlock(&ix->lock);
+    return rc;
+}
+
+/* The bucket of value in index name, lock held: NOT_FOUND for no such
+   index; *b NULL when the value has no objects. */
+static int kctl__ix_bucket(kctl_indexer *ix, const char *name, const char *value, kctl__ixbucket **b) {
+    uint32_t k;
+    size_t len;
+    *b = NULL;
+    for (k = 0; k < ix->ndefs; k++)
+        if (strcmp(ix->defs[k].name, name) == 0) break;
+    if (k == ix->ndefs) return KCTL_ERR_NOT_FOUND;
+    if (value) {
+        len = strlen(value);
+        *b = (kctl__ixbucket *)kctl__map_find(&ix->data.values[k], value, len, kctl__hash(value, len));
+    }
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_indexer_by_index(kctl_indexer *ix, const char *name, const char *value, kctl_obj_list *out) {
+    kctl__ixbucket *b;
+    const kctl__ixmember *m;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
+    kctl__rwlock_rd(&ix->lock);
+    rc = kctl__ix_bucket(ix, name, value, &b);
+    if (rc == KCTL_OK && b && (rc = kctl__ix_objs_begin(ix, out, b->count)) == KCTL_OK)
+        for (m = b->head; m; m = m->next) out->items[out->count++] = kctl_obj_ref(m->item->obj);
+    kctl__rwlock_unlock(&ix->lock);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const char *value, kctl_str_list *out) {
+    kctl__ixbucket *b;
+    kctl__mapwalk w;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
+    memset(&w, 0, sizeof w);
+    kctl__rwlock_rd(&ix->lock);
+    rc = kctl__ix_bucket(ix, name, value, &b);
+    if (rc == KCTL_OK && b) {
+        w.bucket = b;
+        rc = kctl__str_list(ix, out, b->count, kctl__walk_members, &w);
+    }
+    kctl__rwlock_unlock(&ix->lock);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, kctl_str_list *out) {
+    kctl__mapwalk w;
+    kctl__ixbucket *b;
+    uint32_t k;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name) return KCTL_ERR_INVALID_ARG;
+    memset(&w, 0, sizeof w);
+    kctl__rwlock_rd(&ix->lock);
+    rc = kctl__ix_bucket(ix, name, NULL, &b);
+    if (rc == KCTL_OK) {
+        for (k = 0; strcmp(ix->defs[k].name, name) != 0; k++) { }
+        w.map = &ix->data.values[k];
+        rc = kctl__str_list(ix, out, w.map->count, kctl__walk_nodes, &w);
+    }
+    kctl__rwlock_unlock(&ix->lock);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_t n, const char *rv) {
+    kctl__ixdata fresh, old;
+    char *rvcopy = NULL;
+    size_t i;
+    uint32_t ndefs;
+    int rc = KCTL_OK;
+    if (!ix || (n && !objs)) return KCTL_ERR_INVALID_ARG;
+    for (i = 0; i < n; i++)
+        if (!objs[i]) return KCTL_ERR_INVALID_ARG;
+    memset(&fresh, 0, sizeof fresh);
+    if (rv) {
+        size_t len = strlen(rv);
+        if (!(rvcopy = (char *)kctl__alloc(&ix->allocator, len + 1))) return KCTL_ERR_NOMEM;
+        memcpy(rvcopy, rv, len + 1);
+    }
+    /* The index set cannot change meanwhile: add_index takes the write lock
+       too, so build under the read lock (readers go on, writers wait). */
+    kctl__rwlock_rd(&ix->lock);
+    ndefs = ix->ndefs;
+    fresh.values = (kctl__map *)kctl__alloc(&ix->allocator, ndefs * sizeof *fresh.values);
+    if (!fresh.values) rc = KCTL_ERR_NOMEM;
+    else memset(fresh.values, 0, ndefs * sizeof *fresh.values);
+    for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl__ix_put(ix, &fresh, objs[i]);
+    kctl__rwlock_unlock(&ix->lock);
+    if (rc != KCTL_OK) {
+        kctl__ix_free_data(ix, &fresh, ndefs);
+        kctl__free(&ix->allocator, rvcopy);
+        return rc;
+    }
+    kctl__rwlock_wr(&ix->lock);
+    if (ix->ndefs != ndefs) { /* an index was added while we built: build again */
+        kctl__rwlock_unlock(&ix->lock);
+        kctl__ix_free_data(ix, &fresh, ndefs);
+        kctl__free(&ix->allocator, rvcopy);
+        return kctl_indexer_replace(ix, objs, n, rv);
+    }
+    old = ix->data;
+    ix->data = fresh;
+    if (rvcopy) {
+        kctl__free(&ix->allocator, ix->rv);
+        ix->rv = rvcopy;
+    }
+    kctl__rwlock_unlock(&ix->lock);
+    kctl__ix_free_data(ix, &old, ndefs);
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t cap) {
+    size_t len;
+    int rc = KCTL_OK;
+    if (!ix || !buf || !cap) return KCTL_ERR_INVALID_ARG;
+    kctl__rwlock_rd(&ix->lock);
+    len = ix->rv ? strlen(ix->rv) : 0;
+    if (len >= cap) rc = KCTL_ERR_TOO_LARGE;
+    else memcpy(buf, ix->rv ? ix->rv : "", len + 1);
+    kctl__rwlock_unlock(&ix->lock);
+    return rc;
 }
 
 /* ----------------------------------------------------------- RATE LIMITERS */

@@ -48,4 +48,5 @@ void kt_suite_limiter(void);
 void kt_suite_queue(void);
 void kt_suite_json(void);
 void kt_suite_obj(void);
+void kt_suite_indexer(void);
 #endif

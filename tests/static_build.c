@@ -7,3 +7,4 @@
 #include "test_queue.c"
 #include "test_json.c"
 #include "test_obj.c"
+#include "test_indexer.c"

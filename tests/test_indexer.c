@@ -1,0 +1,333 @@
+/* test_indexer.c - the local cache: keys, indexes kept exact, replace, memory. */
+#include "kt.h"
+#include <stdlib.h>
+#ifndef KCTL_NO_THREADS
+#include <pthread.h>
+#endif
+
+static kctl_obj *ti_obj(const char *ns, const char *name, const char *app, const char *rv) {
+    char doc[512];
+    kctl_obj *o = NULL;
+    if (ns) snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"resourceVersion\":\"%s\"%s%s%s}}",
+                     name, ns, rv, app ? ",\"labels\":{\"app\":\"" : "", app ? app : "", app ? "\"}" : "");
+    else snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\",\"resourceVersion\":\"%s\"%s%s%s}}",
+                  name, rv, app ? ",\"labels\":{\"app\":\"" : "", app ? app : "", app ? "\"}" : "");
+    if (kctl_obj_parse(doc, strlen(doc), NULL, &o) != KCTL_OK) kt_fail(__FILE__, __LINE__, "bad test object %s", doc);
+    return o;
+}
+
+/* Index on the "app" label (none when absent). */
+static int ti_by_app(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
+    const char *app = kctl_obj_label(obj, "app");
+    (void)user_data;
+    if (app) emit(app, ctx);
+    return KCTL_OK;
+}
+
+/* Several values, one of them twice. */
+static int ti_multi(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
+    (void)user_data;
+    emit("all", ctx);
+    emit(kctl_obj_name(obj), ctx);
+    emit("all", ctx);
+    return KCTL_OK;
+}
+
+static int ti_fail_on_bad(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
+    (void)user_data;
+    if (strcmp(kctl_obj_name(obj), "bad") == 0) return KCTL_ERR_INVALID_ARG;
+    emit("ok", ctx);
+    return KCTL_OK;
+}
+
+static size_t ti_count(kctl_indexer *ix, const char *index, const char *value) {
+    kctl_obj_list l;
+    size_t n;
+    if (kctl_indexer_by_index(ix, index, value, &l) != KCTL_OK) return (size_t)-1;
+    n = l.count;
+    kctl_obj_list_free(&l);
+    return n;
+}
+
+static bool ti_has_str(const kctl_str_list *l, const char *s) {
+    size_t i;
+    for (i = 0; i < l->count; i++)
+        if (strcmp(l->items[i], s) == 0) return true;
+    return false;
+}
+
+static void ti_add_get_delete(void) {
+    kctl_indexer *ix = NULL;
+    kctl_obj *a = ti_obj("prod", "a", "web", "1"), *b = ti_obj("prod", "b", "db", "2"), *c = ti_obj(NULL, "node-1", NULL, "3"), *g;
+    KT_EQ_INT(kctl_indexer_create(NULL, &ix), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, a), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, b), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, c), KCTL_OK);
+    KT_EQ_U64(kctl_indexer_len(ix), 3);
+    g = kctl_indexer_get(ix, "prod/a");
+    KT_CHECK(g == a);
+    kctl_obj_unref(g);
+    g = kctl_indexer_get(ix, "node-1");
+    KT_CHECK(g == c);
+    kctl_obj_unref(g);
+    KT_CHECK(kctl_indexer_get(ix, "prod/zz") == NULL);
+    KT_EQ_U64(ti_count(ix, "namespace", "prod"), 2);
+    KT_EQ_U64(ti_count(ix, "namespace", ""), 1); /* cluster-scoped, as client-go indexes it */
+    KT_EQ_U64(ti_count(ix, "namespace", "dev"), 0);
+    KT_EQ_INT(kctl_indexer_delete(ix, "prod/a"), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_delete(ix, "prod/a"), KCTL_ERR_NOT_FOUND);
+    KT_EQ_U64(kctl_indexer_len(ix), 2);
+    KT_EQ_U64(ti_count(ix, "namespace", "prod"), 1);
+    KT_EQ_INT(kctl_indexer_by_index(ix, "nope", "x", NULL), KCTL_ERR_INVALID_ARG);
+    {
+        kctl_obj_list l;
+        KT_EQ_INT(kctl_indexer_by_index(ix, "nope", "x", &l), KCTL_ERR_NOT_FOUND);
+        KT_EQ_U64(l.count, 0);
+    }
+    kctl_indexer_destroy(ix);
+    kctl_obj_unref(a);
+    kctl_obj_unref(b);
+    kctl_obj_unref(c);
+}
+
+static void ti_update_keeps_indexes_exact(void) {
+    kctl_indexer *ix = NULL;
+    kctl_obj *v1 = ti_obj("prod", "a", "web", "1"), *v2 = ti_obj("prod", "a", "api", "2"), *v3 = ti_obj("prod", "a", NULL, "3");
+    kctl_str_list vals;
+    kctl_obj *g;
+    KT_EQ_INT(kctl_indexer_create(NULL, &ix), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add_index(ix, "app", ti_by_app, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add_index(ix, "app", ti_by_app, NULL), KCTL_ERR_EXISTS);
+    KT_EQ_INT(kctl_indexer_add(ix, v1), KCTL_OK);
+    KT_EQ_U64(ti_count(ix, "app", "web"), 1);
+    KT_EQ_INT(kctl_indexer_update(ix, v2), KCTL_OK);
+    KT_EQ_U64(kctl_indexer_len(ix), 1);
+    KT_EQ_U64(ti_count(ix, "app", "web"), 0); /* the old value is gone */
+    KT_EQ_U64(ti_count(ix, "app", "api"), 1);
+    KT_EQ_INT(kctl_indexer_list_index_values(ix, "app", &vals), KCTL_OK);
+    KT_EQ_U64(vals.count, 1);
+    KT_EQ_STR(vals.count ? vals.items[0] : NULL, "api");
+    kctl_str_list_free(&vals);
+    g = kctl_indexer_get(ix, "prod/a");
+    KT_CHECK(g == v2);
+    kctl_obj_unref(g);
+    KT_EQ_INT(kctl_indexer_update(ix, v3), KCTL_OK); /* no label: in no app bucket */
+    KT_EQ_U64(ti_count(ix, "app", "api"), 0);
+    KT_EQ_INT(kctl_indexer_list_index_values(ix, "app", &vals), KCTL_OK);
+    KT_EQ_U64(vals.count, 0);
+    kctl_str_list_free(&vals);
+    KT_EQ_U64(ti_count(ix, "namespace", "prod"), 1);
+    kctl_indexer_destroy(ix);
+    kctl_obj_unref(v1);
+    kctl_obj_unref(v2);
+    kctl_obj_unref(v3);
+}
+
+static void ti_index_added_after_data(void) {
+    kctl_indexer *ix = NULL;
+    kctl_obj *o[4];
+    kctl_str_list keys;
+    int i;
+    o[0] = ti_obj("a", "x", "web", "1");
+    o[1] = ti_obj("b", "y", "web", "2");
+    o[2] = ti_obj("b", "z", "db", "3");
+    o[3] = ti_obj("c", "w", NULL, "4");
+    KT_EQ_INT(kctl_indexer_create(NULL, &ix), KCTL_OK);
+    for (i = 0; i < 4; i++) KT_EQ_INT(kctl_indexer_add(ix, o[i]), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add_index(ix, "app", ti_by_app, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add_index(ix, "multi", ti_multi, NULL), KCTL_OK);
+    KT_EQ_U64(ti_count(ix, "app", "web"), 2);
+    KT_EQ_U64(ti_count(ix, "app", "db"), 1);
+    KT_EQ_U64(ti_count(ix, "multi", "all"), 4); /* emitted twice per object, indexed once */
+    KT_EQ_U64(ti_count(ix, "multi", "z"), 1);
+    KT_EQ_INT(kctl_indexer_index_keys(ix, "app", "web", &keys), KCTL_OK);
+    KT_EQ_U64(keys.count, 2);
+    KT_CHECK(ti_has_str(&keys, "a/x") && ti_has_str(&keys, "b/y"));
+    kctl_str_list_free(&keys);
+    KT_EQ_INT(kctl_indexer_list_keys(ix, &keys), KCTL_OK);
+    KT_EQ_U64(keys.count, 4);
+    KT_CHECK(ti_has_str(&keys, "c/w"));
+    kctl_str_list_free(&keys);
+    /* an index function that fails leaves nothing behind */
+    KT_EQ_INT(kctl_indexer_add_index(ix, "strict", ti_fail_on_bad, NULL), KCTL_OK);
+    {
+        kctl_obj *bad = ti_obj("a", "bad", "web", "9");
+        KT_EQ_INT(kctl_indexer_add(ix, bad), KCTL_ERR_INVALID_ARG);
+        KT_CHECK(kctl_indexer_get(ix, "a/bad") == NULL);
+        KT_EQ_U64(ti_count(ix, "app", "web"), 2);
+        KT_EQ_U64(ti_count(ix, "multi", "bad"), 0);
+        kctl_obj_unref(bad);
+    }
+    kctl_indexer_destroy(ix);
+    for (i = 0; i < 4; i++) kctl_obj_unref(o[i]);
+}
+
+static void ti_replace(void) {
+    kctl_indexer *ix = NULL;
+    kctl_obj *old = ti_obj("p", "old", "web", "1"), *n1 = ti_obj("p", "n1", "web", "5"), *n2 = ti_obj("q", "n2", "db", "6"),
+             *n1b = ti_obj("p", "n1", "api", "7");
+    kctl_obj *list[3];
+    char rv[16];
+    KT_EQ_INT(kctl_indexer_create(NULL, &ix), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add_index(ix, "app", ti_by_app, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_resource_version(ix, rv, sizeof rv), KCTL_OK);
+    KT_EQ_STR(rv, "");
+    KT_EQ_INT(kctl_indexer_add(ix, old), KCTL_OK);
+    list[0] = n1;
+    list[1] = n2;
+    list[2] = n1b; /* the same key twice: the later one stays */
+    KT_EQ_INT(kctl_indexer_replace(ix, list, 3, "42"), KCTL_OK);
+    KT_EQ_U64(kctl_indexer_len(ix), 2);
+    KT_CHECK(kctl_indexer_get(ix, "p/old") == NULL);
+    KT_EQ_U64(ti_count(ix, "app", "web"), 0);
+    KT_EQ_U64(ti_count(ix, "app", "api"), 1);
+    KT_EQ_U64(ti_count(ix, "namespace", "q"), 1);
+    KT_EQ_INT(kctl_indexer_resource_version(ix, rv, sizeof rv), KCTL_OK);
+    KT_EQ_STR(rv, "42");
+    KT_EQ_INT(kctl_indexer_resource_version(ix, rv, 2), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(kctl_indexer_replace(ix, NULL, 0, "43"), KCTL_OK);
+    KT_EQ_U64(kctl_indexer_len(ix), 0);
+    KT_EQ_U64(ti_count(ix, "app", "api"), 0);
+    list[0] = NULL;
+    KT_EQ_INT(kctl_indexer_replace(ix, list, 1, NULL), KCTL_ERR_INVALID_ARG);
+    kctl_indexer_destroy(ix);
+    kctl_obj_unref(old);
+    kctl_obj_unref(n1);
+    kctl_obj_unref(n2);
+    kctl_obj_unref(n1b);
+}
+
+/* The cache's references are its own: objects live while cached, go when removed. */
+static void ti_references(void) {
+    kt_alloc oa, ia;
+    kctl_obj_opts op;
+    kctl_indexer_desc d;
+    kctl_indexer *ix = NULL;
+    kctl_obj *o = NULL;
+    const char *doc = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"n\"}}";
+    kt_alloc_init(&oa);
+    kt_alloc_init(&ia);
+    memset(&op, 0, sizeof op);
+    op.allocator = kt_allocator(&oa);
+    memset(&d, 0, sizeof d);
+    d.allocator = kt_allocator(&ia);
+    KT_EQ_INT(kctl_indexer_create(&d, &ix), KCTL_OK);
+    KT_EQ_INT(kctl_obj_parse(doc, strlen(doc), &op, &o), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, o), KCTL_OK);
+    kctl_obj_unref(o); /* the cache keeps it */
+    KT_EQ_INT(oa.live, 1);
+    KT_EQ_INT(kctl_indexer_delete(ix, "n/a"), KCTL_OK);
+    KT_EQ_INT(oa.live, 0);
+    kctl_indexer_destroy(ix);
+    KT_EQ_INT(ia.live, 0);
+}
+
+/* Out of memory at every allocation of a scripted run: each call returns
+   OK or NOMEM, the cache stays consistent, and nothing leaks. */
+static void ti_nomem_sweep(void) {
+    long fail;
+    for (fail = 0; fail < 60; fail++) {
+        kt_alloc a;
+        kctl_indexer_desc d;
+        kctl_indexer *ix = NULL;
+        kctl_obj *o[3];
+        kctl_obj_list l;
+        int i, rc, bad = 0;
+        kt_alloc_init(&a);
+        memset(&d, 0, sizeof d);
+        d.allocator = kt_allocator(&a);
+        o[0] = ti_obj("p", "a", "web", "1");
+        o[1] = ti_obj("p", "b", "web", "2");
+        o[2] = ti_obj("p", "a", "db", "3");
+        a.fail_after = fail;
+        rc = kctl_indexer_create(&d, &ix);
+        if (rc == KCTL_OK) {
+            if ((rc = kctl_indexer_add_index(ix, "app", ti_by_app, NULL)) != KCTL_OK && rc != KCTL_ERR_NOMEM) bad++;
+            for (i = 0; i < 3; i++)
+                if ((rc = kctl_indexer_add(ix, o[i])) != KCTL_OK && rc != KCTL_ERR_NOMEM) bad++;
+            if ((rc = kctl_indexer_replace(ix, o, 2, "9")) != KCTL_OK && rc != KCTL_ERR_NOMEM) bad++;
+            if ((rc = kctl_indexer_by_index(ix, "namespace", "p", &l)) == KCTL_OK) {
+                if (l.count > 2) bad++;
+                kctl_obj_list_free(&l);
+            }
+            /* whatever state it is in, it agrees with itself */
+            if (kctl_indexer_list(ix, &l) == KCTL_OK) {
+                size_t n = l.count;
+                kctl_obj_list_free(&l);
+                a.fail_after = -1;
+                if (ti_count(ix, "namespace", "p") != n) bad++;
+            }
+            kctl_indexer_destroy(ix);
+        } else if (rc != KCTL_ERR_NOMEM) {
+            bad++;
+        }
+        KT_EQ_INT(bad, 0);
+        KT_EQ_INT(a.live, 0);
+        for (i = 0; i < 3; i++) kctl_obj_unref(o[i]);
+    }
+}
+
+#ifndef KCTL_NO_THREADS
+typedef struct ti_shared {
+    kctl_indexer *ix;
+    kctl_obj *objs[16];
+    int stop; /* atomic */
+
+} ti_shared;
+
+static void *ti_reader(void *arg) {
+    ti_shared *s = (ti_shared *)arg;
+    while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+        kctl_obj_list l;
+        kctl_obj *g = kctl_indexer_get(s->ix, "p/o3");
+        kctl_obj_unref(g);
+        if (kctl_indexer_by_index(s->ix, "app", "even", &l) == KCTL_OK) {
+            size_t i;
+            for (i = 0; i < l.count; i++) /* every object handed out is whole */
+                if (strcmp(kctl_obj_namespace(l.items[i]), "p") != 0) abort();
+            kctl_obj_list_free(&l);
+        }
+
+    }
+    return NULL;
+}
+#endif
+
+static void ti_threads(void) {
+#ifndef KCTL_NO_THREADS
+    ti_shared s;
+    pthread_t t[2];
+    char name[16];
+    int i, round;
+    memset(&s, 0, sizeof s);
+    KT_EQ_INT(kctl_indexer_create(NULL, &s.ix), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add_index(s.ix, "app", ti_by_app, NULL), KCTL_OK);
+    for (i = 0; i < 16; i++) {
+        snprintf(name, sizeof name, "o%d", i);
+        s.objs[i] = ti_obj("p", name, i % 2 ? "odd" : "even", "1");
+    }
+    for (i = 0; i < 2; i++) pthread_create(&t[i], NULL, ti_reader, &s);
+    for (round = 0; round < 300; round++) {
+        for (i = 0; i < 16; i++) kctl_indexer_add(s.ix, s.objs[i]);
+        kctl_indexer_delete(s.ix, "p/o3");
+        kctl_indexer_replace(s.ix, s.objs, (size_t)(round % 16), "r");
+    }
+    __atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+    for (i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    KT_EQ_U64(ti_count(s.ix, "app", "even") + ti_count(s.ix, "app", "odd"), kctl_indexer_len(s.ix));
+    kctl_indexer_destroy(s.ix);
+    for (i = 0; i < 16; i++) kctl_obj_unref(s.objs[i]);
+#else
+    KT_SKIP();
+#endif
+}
+
+void kt_suite_indexer(void) {
+    KT_RUN(ti_add_get_delete);
+    KT_RUN(ti_update_keeps_indexes_exact);
+    KT_RUN(ti_index_added_after_data);
+    KT_RUN(ti_replace);
+    KT_RUN(ti_references);
+    KT_RUN(ti_nomem_sweep);
+    KT_RUN(ti_threads);
+}
