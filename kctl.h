@@ -628,6 +628,78 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
 /* The rv given to the last replace ("" before any). Copies into buf. [any thread] */
 KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t cap);
 
+/* =============================================================== DELTA FIFO */
+/* client-go's DeltaFIFO: per key, the list of changes (deltas) not yet
+   processed, oldest first, keys in first-in order. The reflector feeds
+   it; pop hands one key's whole list to one processing function, which
+   updates the cache and tells the handlers. "Known objects" (the indexer
+   the FIFO feeds) let it recognise deletions a relist reveals. */
+typedef enum kctl_delta_type {
+    KCTL_DELTA_ADDED = 1,
+    KCTL_DELTA_UPDATED,
+    KCTL_DELTA_DELETED,
+    KCTL_DELTA_REPLACED, /* listed by a relist */
+    KCTL_DELTA_SYNC      /* a periodic resync of a cached object */
+} kctl_delta_type;
+
+typedef struct kctl_delta {
+    int type;                 /* kctl_delta_type */
+    kctl_obj *obj;            /* the object; for a DELETED with final_state_unknown, the last known one, or NULL */
+    bool final_state_unknown; /* DELETED found by a relist: the real deletion was missed */
+} kctl_delta;
+
+typedef struct kctl_fifo kctl_fifo;
+
+/* FIFO options; zero = KCTL_MALLOC/KCTL_FREE and no known objects. The
+   known objects (an indexer) are not owned and must outlive the FIFO. */
+typedef struct kctl_fifo_desc {
+    kctl_allocator allocator;
+    kctl_indexer *known;
+} kctl_fifo_desc;
+
+/* Process one key's deltas (oldest first; n >= 1). Runs with the FIFO
+   locked, as in client-go, so pops never overlap and nothing can slip in
+   between the cache and the FIFO: keep it short (update the cache, tell
+   the handlers, which only enqueue), and do not call the FIFO from it.
+   Return KCTL_ERR_AGAIN to put the deltas back at the end of the queue
+   (pop then returns OK); any other result is passed on by pop. */
+typedef int (*kctl_fifo_process_fn)(const char *key, const kctl_delta *deltas, size_t n, void *user_data);
+
+/* Create a FIFO; desc may be NULL. [any thread] */
+KCTL_API int kctl_fifo_create(const kctl_fifo_desc *desc, kctl_fifo **out);
+/* Free it and the deltas still queued (NULL is fine). [not thread-safe] */
+KCTL_API void kctl_fifo_destroy(kctl_fifo *f);
+/* Queue an ADDED / UPDATED delta for obj (the FIFO takes a reference). [any thread] */
+KCTL_API int kctl_fifo_add(kctl_fifo *f, kctl_obj *obj);
+KCTL_API int kctl_fifo_update(kctl_fifo *f, kctl_obj *obj);
+/* Queue a DELETED delta, unless obj's key is known neither to the FIFO nor
+   to the known objects (then nothing happens, KCTL_OK). Two DELETED in a
+   row collapse into the one that says more (a real object beats an
+   unknown final state). [any thread] */
+KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj);
+/* A relist: REPLACED for every object listed; for every key queued or
+   known but not listed, a DELETED with final_state_unknown carrying the
+   last known object. The first replace sets what has_synced waits for.
+   Out of memory midway leaves part of it queued (NOMEM): list again. [any thread] */
+KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n);
+/* A SYNC for every known object whose key has no queued deltas. [any thread] */
+KCTL_API int kctl_fifo_resync(kctl_fifo *f);
+/* Wait for a key and process it (see kctl_fifo_process_fn). SHUTDOWN once
+   closed and empty; fn's result otherwise. Under KCTL_NO_THREADS it does
+   not block (AGAIN). [any thread] */
+KCTL_API int kctl_fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data);
+/* As pop, but AGAIN at once when no key is queued. [any thread] */
+KCTL_API int kctl_fifo_try_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data);
+/* True once the keys of the first replace (its objects and the deletions
+   it found) have all been popped. As in client-go, an add, update or
+   delete before any replace makes it true at once. [any thread] */
+KCTL_API bool kctl_fifo_has_synced(kctl_fifo *f);
+/* Keys queued. [any thread] */
+KCTL_API size_t kctl_fifo_len(kctl_fifo *f);
+/* Close: blocked pops return SHUTDOWN once the queue is empty; writes
+   return SHUTDOWN. [any thread] */
+KCTL_API void kctl_fifo_close(kctl_fifo *f);
+
 /* ============================================================ RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.
@@ -3199,6 +3271,321 @@ KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t c
     else memcpy(buf, ix->rv ? ix->rv : "", len + 1);
     kctl__rwlock_unlock(&ix->lock);
     return rc;
+}
+
+/* -------------------------------------------------------------- DELTA FIFO */
+/* A key is in the map exactly while it has deltas, and then it is queued
+   once, in the order it first got one. */
+typedef struct kctl__fitem {
+    kctl__node node; /* the key, stored right after the item */
+    struct kctl__fitem *next;
+    kctl_delta *deltas;
+    uint32_t n, cap;
+} kctl__fitem;
+
+struct kctl_fifo {
+    kctl__mutex mu;
+    kctl__cond cv;
+    kctl_allocator allocator;
+    kctl_indexer *known;
+    kctl__map items;
+    kctl__fitem *head, *tail;
+    bool closed, populated;
+    uint32_t waiters;  /* pops waiting for a key */
+    size_t initial;    /* keys of the first replace not yet popped */
+};
+
+static kctl__fitem *kctl__fifo_find(kctl_fifo *f, const char *key) {
+    size_t len = strlen(key);
+    return (kctl__fitem *)kctl__map_find(&f->items, key, len, kctl__hash(key, len));
+}
+
+static void kctl__fifo_free_item(kctl_fifo *f, kctl__fitem *it) {
+    uint32_t i;
+    for (i = 0; i < it->n; i++) kctl_obj_unref(it->deltas[i].obj);
+    kctl__free(&f->allocator, it->deltas);
+    kctl__free(&f->allocator, it);
+}
+
+/* client-go's queueActionLocked: append a delta (taking a reference to
+   obj), collapse two trailing deletions, queue the key if it is new. */
+static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, bool unknown) {
+    kctl__fitem *it = kctl__fifo_find(f, key);
+    kctl_delta *d;
+    bool fresh = false;
+    if (!it) {
+        size_t len = strlen(key);
+        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK ||
+            !(it = (kctl__fitem *)kctl__alloc(&f->allocator, sizeof *it + len + 1)))
+            return KCTL_ERR_NOMEM;
+        memset(it, 0, sizeof *it);
+        memcpy(it + 1, key, len + 1);
+        it->node.key = (const char *)(it + 1);
+        it->node.len = (uint32_t)len;
+        it->node.hash = kctl__hash(key, len);
+        fresh = true;
+    }
+    if (it->n == it->cap) {
+        uint32_t cap = it->cap ? it->cap * 2 : 2;
+        kctl_delta *nd = (kctl_delta *)kctl__alloc(&f->allocator, cap * sizeof *nd);
+        if (!nd) {
+            if (fresh) kctl__free(&f->allocator, it);
+            return KCTL_ERR_NOMEM;
+        }
+        if (it->n) memcpy(nd, it->deltas, it->n * sizeof *nd);
+        kctl__free(&f->allocator, it->deltas);
+        it->deltas = nd;
+        it->cap = cap;
+    }
+    d = &it->deltas[it->n++];
+    d->type = type;
+    d->obj = kctl_obj_ref(obj);
+    d->final_state_unknown = unknown;
+    if (it->n >= 2 && it->deltas[it->n - 1].type == KCTL_DELTA_DELETED && it->deltas[it->n - 2].type == KCTL_DELTA_DELETED) {
+        /* keep the one that says more: the newer, unless it is the tombstone */
+        kctl_delta *older = &it->deltas[it->n - 2], *newer = &it->deltas[it->n - 1];
+        if (newer->final_state_unknown) {
+            kctl_obj_unref(newer->obj);
+        } else {
+            kctl_obj_unref(older->obj);
+            *older = *newer;
+        }
+        it->n--;
+    }
+    if (fresh) {
+        kctl__map_insert(&f->items, &it->node);
+        it->next = NULL;
+        if (f->tail) f->tail->next = it;
+        else f->head = it;
+        f->tail = it;
+        if (f->waiters) kctl__cond_signal(&f->cv);
+    }
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_fifo_create(const kctl_fifo_desc *desc, kctl_fifo **out) {
+    kctl_fifo_desc d;
+    kctl_fifo *f;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!(f = (kctl_fifo *)kctl__alloc(&d.allocator, sizeof *f))) return KCTL_ERR_NOMEM;
+    memset(f, 0, sizeof *f);
+    f->allocator = d.allocator;
+    f->known = d.known;
+    if (kctl__mutex_init(&f->mu) != KCTL_OK) {
+        kctl__free(&d.allocator, f);
+        return KCTL_ERR_NOMEM;
+    }
+    if (kctl__cond_init(&f->cv) != KCTL_OK) {
+        kctl__mutex_deinit(&f->mu);
+        kctl__free(&d.allocator, f);
+        return KCTL_ERR_NOMEM;
+    }
+    *out = f;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_fifo_destroy(kctl_fifo *f) {
+    kctl__fitem *it, *n;
+    if (!f) return;
+    for (it = f->head; it; it = n) {
+        n = it->next;
+        kctl__fifo_free_item(f, it);
+    }
+    kctl__free(&f->allocator, f->items.slots);
+    kctl__cond_deinit(&f->cv);
+    kctl__mutex_deinit(&f->mu);
+    kctl__free(&f->allocator, f);
+}
+
+static int kctl__fifo_write(kctl_fifo *f, kctl_obj *obj, int type) {
+    int rc;
+    if (!f || !obj) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&f->mu);
+    if (f->closed) rc = KCTL_ERR_SHUTDOWN;
+    else {
+        f->populated = true;
+        rc = kctl__fifo_queue(f, kctl_obj_key(obj), type, obj, false);
+    }
+    kctl__mutex_unlock(&f->mu);
+    return rc;
+}
+
+KCTL_API int kctl_fifo_add(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_ADDED); }
+KCTL_API int kctl_fifo_update(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_UPDATED); }
+
+KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj) {
+    const char *key;
+    int rc = KCTL_OK;
+    if (!f || !obj) return KCTL_ERR_INVALID_ARG;
+    key = kctl_obj_key(obj);
+    kctl__mutex_lock(&f->mu);
+    if (f->closed) rc = KCTL_ERR_SHUTDOWN;
+    else {
+        bool exists = kctl__fifo_find(f, key) != NULL;
+        f->populated = true;
+        if (!exists && f->known) {
+            kctl_obj *k = kctl_indexer_get(f->known, key);
+            exists = k != NULL;
+            kctl_obj_unref(k);
+        }
+        if (exists) rc = kctl__fifo_queue(f, key, KCTL_DELTA_DELETED, obj, false);
+    }
+    kctl__mutex_unlock(&f->mu);
+    return rc;
+}
+
+KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
+    kctl__map listed;
+    kctl__node *nodes = NULL;
+    kctl_str_list known;
+    size_t i, distinct = 0, deletions = 0;
+    int rc = KCTL_OK;
+    if (!f || (n && !objs)) return KCTL_ERR_INVALID_ARG;
+    for (i = 0; i < n; i++)
+        if (!objs[i]) return KCTL_ERR_INVALID_ARG;
+    memset(&listed, 0, sizeof listed);
+    memset(&known, 0, sizeof known);
+    /* the set of listed keys */
+    if (n && !(nodes = (kctl__node *)kctl__alloc(&f->allocator, n * sizeof *nodes))) return KCTL_ERR_NOMEM;
+    for (i = 0; i < n; i++) {
+        const char *key = kctl_obj_key(objs[i]);
+        nodes[i].key = key;
+        nodes[i].len = (uint32_t)strlen(key);
+        nodes[i].hash = kctl__hash(key, nodes[i].len);
+        if (kctl__map_find(&listed, key, nodes[i].len, nodes[i].hash)) continue;
+        if (kctl__map_reserve(&listed, &f->allocator) != KCTL_OK) { rc = KCTL_ERR_NOMEM; goto out; }
+        kctl__map_insert(&listed, &nodes[i]);
+        distinct++;
+    }
+    kctl__mutex_lock(&f->mu);
+    if (f->closed) {
+        kctl__mutex_unlock(&f->mu);
+        rc = KCTL_ERR_SHUTDOWN;
+        goto out;
+    }
+    for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl__fifo_queue(f, nodes[i].key, KCTL_DELTA_REPLACED, objs[i], false);
+    /* queued keys not listed: deleted while we were not watching */
+    for (i = 0; i < f->items.cap && rc == KCTL_OK; i++) {
+        kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
+        if (!it || kctl__map_find(&listed, it->node.key, it->node.len, it->node.hash)) continue;
+        rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, true);
+        deletions++;
+    }
+    /* known keys not listed and not queued: likewise */
+    if (f->known && rc == KCTL_OK) rc = kctl_indexer_list_keys(f->known, &known);
+    for (i = 0; i < known.count && rc == KCTL_OK; i++) {
+        size_t len = strlen(known.items[i]);
+        kctl_obj *last;
+        if (kctl__map_find(&listed, known.items[i], len, kctl__hash(known.items[i], len)) || kctl__fifo_find(f, known.items[i]))
+            continue;
+        last = kctl_indexer_get(f->known, known.items[i]);
+        rc = kctl__fifo_queue(f, known.items[i], KCTL_DELTA_DELETED, last, true);
+        kctl_obj_unref(last);
+        deletions++;
+    }
+    if (!f->populated) {
+        f->populated = true;
+        f->initial = distinct + deletions;
+    }
+    kctl__mutex_unlock(&f->mu);
+out:
+    kctl_str_list_free(&known);
+    kctl__free(&f->allocator, listed.slots);
+    kctl__free(&f->allocator, nodes);
+    return rc;
+}
+
+KCTL_API int kctl_fifo_resync(kctl_fifo *f) {
+    kctl_str_list keys;
+    size_t i;
+    int rc = KCTL_OK;
+    if (!f) return KCTL_ERR_INVALID_ARG;
+    if (!f->known) return KCTL_OK;
+    memset(&keys, 0, sizeof keys);
+    kctl__mutex_lock(&f->mu);
+    if (f->closed) rc = KCTL_ERR_SHUTDOWN;
+    else rc = kctl_indexer_list_keys(f->known, &keys);
+    for (i = 0; i < keys.count && rc == KCTL_OK; i++) {
+        kctl_obj *o;
+        if (kctl__fifo_find(f, keys.items[i])) continue; /* deltas are queued: they will tell */
+        if (!(o = kctl_indexer_get(f->known, keys.items[i]))) continue;
+        rc = kctl__fifo_queue(f, keys.items[i], KCTL_DELTA_SYNC, o, false);
+        kctl_obj_unref(o);
+    }
+    kctl__mutex_unlock(&f->mu);
+    kctl_str_list_free(&keys);
+    return rc;
+}
+
+static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data, bool block) {
+    kctl__fitem *it;
+    int rc;
+    if (!f || !fn) return KCTL_ERR_INVALID_ARG;
+#ifdef KCTL_NO_THREADS
+    block = false;
+#endif
+    kctl__mutex_lock(&f->mu);
+    while (!f->head) {
+        if (f->closed || !block) {
+            kctl__mutex_unlock(&f->mu);
+            return f->closed ? KCTL_ERR_SHUTDOWN : KCTL_ERR_AGAIN;
+        }
+        f->waiters++;
+        kctl__cond_wait(&f->cv, &f->mu);
+        f->waiters--;
+    }
+    it = f->head;
+    f->head = it->next;
+    if (!f->head) f->tail = NULL;
+    it->next = NULL;
+    kctl__map_remove(&f->items, &f->allocator, &it->node);
+    if (f->initial > 0) f->initial--;
+    rc = fn(it->node.key, it->deltas, it->n, user_data);
+    if (rc == KCTL_ERR_AGAIN && !kctl__fifo_find(f, it->node.key) &&
+        kctl__map_reserve(&f->items, &f->allocator) == KCTL_OK) { /* back at the end */
+        kctl__map_insert(&f->items, &it->node);
+        if (f->tail) f->tail->next = it;
+        else f->head = it;
+        f->tail = it;
+        it = NULL;
+        rc = KCTL_OK;
+    }
+    kctl__mutex_unlock(&f->mu);
+    if (it) kctl__fifo_free_item(f, it);
+    return rc == KCTL_ERR_AGAIN ? KCTL_OK : rc;
+}
+
+KCTL_API int kctl_fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data) { return kctl__fifo_pop(f, fn, user_data, true); }
+KCTL_API int kctl_fifo_try_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data) { return kctl__fifo_pop(f, fn, user_data, false); }
+
+KCTL_API bool kctl_fifo_has_synced(kctl_fifo *f) {
+    bool s;
+    if (!f) return false;
+    kctl__mutex_lock(&f->mu);
+    s = f->populated && f->initial == 0;
+    kctl__mutex_unlock(&f->mu);
+    return s;
+}
+
+KCTL_API size_t kctl_fifo_len(kctl_fifo *f) {
+    size_t n;
+    if (!f) return 0;
+    kctl__mutex_lock(&f->mu);
+    n = f->items.count;
+    kctl__mutex_unlock(&f->mu);
+    return n;
+}
+
+KCTL_API void kctl_fifo_close(kctl_fifo *f) {
+    if (!f) return;
+    kctl__mutex_lock(&f->mu);
+    f->closed = true;
+    kctl__cond_broadcast(&f->cv);
+    kctl__mutex_unlock(&f->mu);
 }
 
 /* ----------------------------------------------------------- RATE LIMITERS */
