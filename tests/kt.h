@@ -49,4 +49,5 @@ void kt_suite_queue(void);
 void kt_suite_json(void);
 void kt_suite_obj(void);
 void kt_suite_indexer(void);
+void kt_suite_fifo(void);
 #endif

@@ -68,6 +68,7 @@ int main(void) {
     kt_suite_json();
     kt_suite_obj();
     kt_suite_indexer();
+    kt_suite_fifo();
     if (kt.skipped) printf("%d passed, %d failed, %d skipped\n", kt.passed, kt.failed, kt.skipped);
     else printf("%d passed, %d failed\n", kt.passed, kt.failed);
     return kt.failed ? 1 : 0;

@@ -8,3 +8,4 @@
 #include "test_json.c"
 #include "test_obj.c"
 #include "test_indexer.c"
+#include "test_fifo.c"
