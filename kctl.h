@@ -1387,7 +1387,7 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns) {
 
 /* -------------------------------------------------------------------- JSON */
 #define KCTL__JSON_DEPTH_CAP 1024     /* the most kctl_json_limits.max_depth can ask for */
-#define KCTL__JSON_PATH_NAME_MAX 256  /* a bracket-quoted path segment, unescaped */
+#define KCTL__JSON_PATH_NAME_MAX 1024 /* a bracket-quoted path segment, unescaped */
 
 enum { KCTL__JP_VALUE, KCTL__JP_KEY, KCTL__JP_DONE };
 
@@ -1926,7 +1926,10 @@ typedef struct kctl__jdec {
     bool neg;
     const char *int_s, *int_e, *frac_s, *frac_e; /* the digits, around the point */
     uint32_t lead, ndig;                          /* leading zeros skipped, significant digits */
-    int64_t exp;
+    int64_t exp;                                  /* exact while the written exponent has <= 17 digits */
+    int64_t shift;                                /* exp less the written exponent */
+    bool xneg;                                    /* the written exponent: sign and digits */
+    const char *x_s, *x_e;
 } kctl__jdec;
 
 /* The k-th significant digit. */
@@ -1954,16 +1957,55 @@ static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
     if (p < e && (*p == 'e' || *p == 'E')) {
         p++;
         if (*p == '+' || *p == '-') xneg = *p++ == '-';
-        for (; p < e; p++) /* saturates far beyond any double */
+        while (p < e - 1 && *p == '0') p++;
+        d->x_s = p;
+        d->x_e = e;
+        for (; p < e; p++) /* saturates far beyond any double; see kctl__jexp_eq */
             if (x < INT64_C(1) << 60) x = x * 10 + (*p - '0');
     }
+    d->xneg = xneg;
     ni = (uint32_t)(d->int_e - d->int_s);
     total = ni + (uint32_t)(d->frac_e - d->frac_s);
     while (d->lead < total && kctl__jdec_digit(d, 0) == '0') d->lead++;
     while (trail < total - d->lead && kctl__jdec_digit(d, total - d->lead - 1 - trail) == '0') trail++;
     d->ndig = total - d->lead - trail;
-    d->exp = (int64_t)ni - (int64_t)d->lead + (xneg ? -x : x);
-    if (!d->ndig) { d->neg = false; d->exp = 0; }
+    d->shift = (int64_t)ni - (int64_t)d->lead;
+    d->exp = d->shift + (xneg ? -x : x);
+    if (!d->ndig) { d->neg = false; d->exp = d->shift = 0; d->x_s = d->x_e = NULL; }
+}
+
+/* Digit i from the right of a digit string (0 past its start). */
+static int kctl__jdig_r(const char *s, const char *e, size_t i) {
+    return (size_t)(e - s) > i ? e[-1 - (ptrdiff_t)i] - '0' : 0;
+}
+
+/* Whether two exponents are equal exactly, however many digits they were
+   written with: x.exp == y.exp, i.e. Xx - Xy == y.shift - x.shift, where
+   the shifts are small. */
+static bool kctl__jexp_eq(const kctl__jdec *x, const kctl__jdec *y) {
+    size_t lx = (size_t)(x->x_e - x->x_s), ly = (size_t)(y->x_e - y->x_s), n, i;
+    int64_t k = y->shift - x->shift;
+    uint64_t low = 0, pow = 1;
+    bool sub, neg_d, x_big;
+    int carry = 0;
+    if (lx <= 17 && ly <= 17) return x->exp == y->exp;
+    /* D = Xx - Xy, digit by digit: its digits past the 19th must be 0, the
+       rest must spell k */
+    sub = x->xneg == y->xneg; /* same signs: |Xx| - |Xy|; else |Xx| + |Xy| */
+    x_big = lx != ly ? lx > ly : memcmp(x->x_s, y->x_s, lx) >= 0;
+    neg_d = sub ? (x->xneg ? x_big : !x_big) : x->xneg;
+    n = (lx > ly ? lx : ly) + 1;
+    for (i = 0; i < n; i++) {
+        int a = kctl__jdig_r(x->x_s, x->x_e, i), b = kctl__jdig_r(y->x_s, y->x_e, i), r;
+        if (sub && !x_big) { int t = a; a = b; b = t; }
+        r = sub ? a - b - carry : a + b + carry;
+        if (sub) { carry = r < 0; if (r < 0) r += 10; }
+        else { carry = r >= 10; if (r >= 10) r -= 10; }
+        if (i >= 19) { if (r) return false; }
+        else { low += (uint64_t)r * pow; pow *= 10; }
+    }
+    if (low > (uint64_t)INT64_MAX) return false;
+    return (neg_d ? -(int64_t)low : (int64_t)low) == k;
 }
 
 static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const char *be) {
@@ -1971,7 +2013,7 @@ static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const ch
     uint32_t k;
     kctl__jdec_of(a, ae, &x);
     kctl__jdec_of(b, be, &y);
-    if (x.ndig != y.ndig || x.neg != y.neg || x.exp != y.exp) return false;
+    if (x.ndig != y.ndig || x.neg != y.neg || !kctl__jexp_eq(&x, &y)) return false;
     for (k = 0; k < x.ndig; k++)
         if (kctl__jdec_digit(&x, k) != kctl__jdec_digit(&y, k)) return false;
     return true;
@@ -1979,21 +2021,23 @@ static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const ch
 
 KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
     const kctl_json_tok *t = kctl__jget(j, v);
-    char buf[64];
+    char buf[840];
     size_t n;
     if (!t || t->type != KCTL_JSON_NUMBER || !out) return KCTL_ERR_INVALID_ARG;
     n = t->end - t->start;
     if (n < sizeof buf) {
         memcpy(buf, j->text + t->start, n);
         buf[n] = '\0';
-    } else { /* a long number: its first 40 significant digits decide the double */
+    } else { /* a long number: 800 significant digits and a sticky one decide the
+                double as all of them would (a halfway case needs at most 768) */
         kctl__jdec d;
         uint32_t k, m = 0;
         kctl__jdec_of(j->text + t->start, j->text + t->end, &d);
         if (d.neg) buf[m++] = '-';
         buf[m++] = '0';
         buf[m++] = '.';
-        for (k = 0; k < d.ndig && k < 40; k++) buf[m++] = kctl__jdec_digit(&d, k);
+        for (k = 0; k < d.ndig && k < 800; k++) buf[m++] = kctl__jdec_digit(&d, k);
+        if (d.ndig > 800) buf[m++] = '1';
         if (!d.ndig) buf[m++] = '0';
         snprintf(buf + m, sizeof buf - m, "e%lld", (long long)(d.exp > 100000 ? 100000 : d.exp < -100000 ? -100000 : d.exp));
     }
