@@ -557,6 +557,26 @@ KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len);
 /* What the codec decoded (NULL without a codec). [any thread] */
 KCTL_API void *kctl_obj_decoded(const kctl_obj *o);
 
+/* ================================================================ SELECTORS */
+/* Label and field selectors, as Kubernetes writes them, so a cache holds
+   only what a controller cares about:
+     labels  "app=web,tier!=db,env in (a,b),env notin (c),legacy,!canary"
+             (= and == are the same; != and notin also match objects
+             without the label; a bare key asks for the label to exist,
+             !key for it not to)
+     fields  "metadata.name=web,metadata.namespace!=kube-system"
+   "" or NULL selects everything. Keys and values must be valid Kubernetes
+   label keys and values; anything else is KCTL_ERR_INVALID_ARG. */
+typedef struct kctl_selector kctl_selector;
+
+/* Compile a label and a field selector (either may be NULL); allocator
+   may be NULL. [any thread] */
+KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const kctl_allocator *allocator, kctl_selector **out);
+/* Whether obj satisfies every requirement (a NULL selector: yes). [any thread] */
+KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj);
+/* Free a selector (NULL is fine). [any thread] */
+KCTL_API void kctl_selector_free(kctl_selector *s);
+
 /* ================================================================== INDEXER */
 /* The local cache (client-go's Indexer): a thread-safe map key -> object
    plus named secondary indexes. An index function maps an object to zero
@@ -2711,6 +2731,248 @@ KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o) {
 KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
     if (len) *len = o ? o->len : 0;
     return o ? o->json : NULL;
+}
+
+/* --------------------------------------------------------------- SELECTORS */
+enum {
+    KCTL__SEL_EQ, KCTL__SEL_NE, KCTL__SEL_IN, KCTL__SEL_NOTIN, KCTL__SEL_EXISTS, KCTL__SEL_ABSENT,
+    KCTL__SEL_NAME_EQ, KCTL__SEL_NAME_NE, KCTL__SEL_NS_EQ, KCTL__SEL_NS_NE
+};
+
+typedef struct kctl__selreq {
+    int op;
+    const char *key;
+    const char **values;
+    size_t nvalues;
+} kctl__selreq;
+
+struct kctl_selector {
+    kctl_allocator allocator;
+    size_t n;
+    kctl__selreq *reqs;
+};
+
+static bool kctl__sel_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+
+/* A label name or value: at most 63 of [A-Za-z0-9-_.], alphanumeric at
+   both ends; a value may be empty. */
+static bool kctl__sel_name_ok(const char *s, size_t n, bool empty_ok) {
+    size_t i;
+    if (n == 0) return empty_ok;
+    if (n > 63 || !kctl__sel_alnum(s[0]) || !kctl__sel_alnum(s[n - 1])) return false;
+    for (i = 0; i < n; i++)
+        if (!kctl__sel_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') return false;
+    return true;
+}
+
+/* A label key: [DNS-subdomain prefix '/'] name. */
+static bool kctl__sel_key_ok(const char *s, size_t n) {
+    const char *slash = (const char *)memchr(s, '/', n);
+    size_t i, p;
+    if (!slash) return kctl__sel_name_ok(s, n, false);
+    p = (size_t)(slash - s);
+    if (p == 0 || p > 253 || !kctl__sel_alnum(s[0]) || !kctl__sel_alnum(s[p - 1])) return false;
+    for (i = 0; i < p; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '.')) return false;
+    return kctl__sel_name_ok(slash + 1, n - p - 1, false);
+}
+
+typedef struct kctl__selp {
+    const char *s;
+    kctl_selector *sel; /* NULL while sizing */
+    char *arena;
+    const char **vals;
+    size_t nreq, nval, bytes;
+} kctl__selp;
+
+static void kctl__sel_ws(const char **p) { while (**p == ' ' || **p == '\t') (*p)++; }
+
+/* A word: a run of key/value characters. */
+static size_t kctl__sel_word(const char *p) {
+    size_t n = 0;
+    while (kctl__sel_alnum(p[n]) || p[n] == '-' || p[n] == '_' || p[n] == '.' || p[n] == '/') n++;
+    return n;
+}
+
+static const char *kctl__sel_str(kctl__selp *ps, const char *s, size_t n) {
+    char *d;
+    ps->bytes += n + 1;
+    if (!ps->arena) return NULL;
+    d = ps->arena;
+    memcpy(d, s, n);
+    d[n] = '\0';
+    ps->arena += n + 1;
+    return d;
+}
+
+static kctl__selreq *kctl__sel_req(kctl__selp *ps, int op) {
+    kctl__selreq *r = ps->sel ? &ps->sel->reqs[ps->nreq] : NULL;
+    ps->nreq++;
+    if (r) {
+        memset(r, 0, sizeof *r);
+        r->op = op;
+        r->values = ps->vals + ps->nval;
+    }
+    return r;
+}
+
+static void kctl__sel_value(kctl__selp *ps, kctl__selreq *r, const char *s, size_t n) {
+    const char *v = kctl__sel_str(ps, s, n);
+    if (r) {
+        ps->vals[ps->nval] = v;
+        r->nvalues++;
+    }
+    ps->nval++;
+}
+
+static int kctl__sel_labels(kctl__selp *ps, const char *p) {
+    if (!p) return KCTL_OK;
+    kctl__sel_ws(&p);
+    if (!*p) return KCTL_OK;
+    for (;;) {
+        kctl__selreq *r;
+        const char *key;
+        size_t kn, vn;
+        bool neg = false;
+        kctl__sel_ws(&p);
+        if (*p == '!') { neg = true; p++; kctl__sel_ws(&p); }
+        key = p;
+        kn = kctl__sel_word(p);
+        if (!kctl__sel_key_ok(key, kn)) return KCTL_ERR_INVALID_ARG;
+        p += kn;
+        kctl__sel_ws(&p);
+        if (neg) { /* !key */
+            if (*p && *p != ',') return KCTL_ERR_INVALID_ARG;
+            r = kctl__sel_req(ps, KCTL__SEL_ABSENT);
+        } else if (*p == '=' || (*p == '!' && p[1] == '=')) {
+            int op = *p == '!' ? KCTL__SEL_NE : KCTL__SEL_EQ;
+            p += (*p == '!' || p[1] == '=') ? 2 : 1;
+            kctl__sel_ws(&p);
+            vn = kctl__sel_word(p);
+            if (!kctl__sel_name_ok(p, vn, true)) return KCTL_ERR_INVALID_ARG;
+            r = kctl__sel_req(ps, op);
+            kctl__sel_value(ps, r, p, vn);
+            p += vn;
+        } else if ((strncmp(p, "in", 2) == 0 || strncmp(p, "notin", 5) == 0) && p > key + kn) {
+            int op = p[0] == 'i' ? KCTL__SEL_IN : KCTL__SEL_NOTIN;
+            p += op == KCTL__SEL_IN ? 2 : 5;
+            kctl__sel_ws(&p);
+            if (*p++ != '(') return KCTL_ERR_INVALID_ARG;
+            r = kctl__sel_req(ps, op);
+            for (;;) {
+                kctl__sel_ws(&p);
+                vn = kctl__sel_word(p);
+                if (!kctl__sel_name_ok(p, vn, false)) return KCTL_ERR_INVALID_ARG; /* no empty sets or members */
+                kctl__sel_value(ps, r, p, vn);
+                p += vn;
+                kctl__sel_ws(&p);
+                if (*p == ')') break;
+                if (*p++ != ',') return KCTL_ERR_INVALID_ARG;
+            }
+            p++;
+        } else if (!*p || *p == ',') {
+            r = kctl__sel_req(ps, KCTL__SEL_EXISTS);
+        } else {
+            return KCTL_ERR_INVALID_ARG;
+        }
+        if (r) r->key = kctl__sel_str(ps, key, kn);
+        else kctl__sel_str(ps, key, kn);
+        kctl__sel_ws(&p);
+        if (!*p) return KCTL_OK;
+        if (*p++ != ',') return KCTL_ERR_INVALID_ARG;
+    }
+}
+
+static int kctl__sel_fields(kctl__selp *ps, const char *p) {
+    if (!p) return KCTL_OK;
+    kctl__sel_ws(&p);
+    if (!*p) return KCTL_OK;
+    for (;;) {
+        const char *field, *val;
+        size_t fn, vn;
+        bool ne, name;
+        kctl__selreq *r;
+        kctl__sel_ws(&p);
+        field = p;
+        fn = kctl__sel_word(p);
+        if (fn == 13 && strncmp(field, "metadata.name", 13) == 0) name = true;
+        else if (fn == 18 && strncmp(field, "metadata.namespace", 18) == 0) name = false;
+        else return KCTL_ERR_INVALID_ARG;
+        p += fn;
+        kctl__sel_ws(&p);
+        if (*p == '!' && p[1] == '=') { ne = true; p += 2; }
+        else if (*p == '=') { ne = false; p += p[1] == '=' ? 2 : 1; }
+        else return KCTL_ERR_INVALID_ARG;
+        kctl__sel_ws(&p);
+        val = p;
+        while (*p && *p != ',' && *p != ' ' && *p != '\t') p++;
+        vn = (size_t)(p - val);
+        r = kctl__sel_req(ps, name ? (ne ? KCTL__SEL_NAME_NE : KCTL__SEL_NAME_EQ) : (ne ? KCTL__SEL_NS_NE : KCTL__SEL_NS_EQ));
+        kctl__sel_value(ps, r, val, vn);
+        kctl__sel_ws(&p);
+        if (!*p) return KCTL_OK;
+        if (*p++ != ',') return KCTL_ERR_INVALID_ARG;
+    }
+}
+
+KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const kctl_allocator *allocator, kctl_selector **out) {
+    kctl__selp ps;
+    kctl_allocator a;
+    kctl_selector *sel;
+    size_t head;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    memset(&a, 0, sizeof a);
+    if (allocator) a = *allocator;
+    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
+    memset(&ps, 0, sizeof ps); /* sizing pass */
+    if ((rc = kctl__sel_labels(&ps, labels)) != KCTL_OK || (rc = kctl__sel_fields(&ps, fields)) != KCTL_OK) return rc;
+    head = kctl__align8(sizeof *sel) + ps.nreq * sizeof(kctl__selreq) + ps.nval * sizeof(const char *);
+    if (!(sel = (kctl_selector *)kctl__alloc(&a, head + ps.bytes))) return KCTL_ERR_NOMEM;
+    memset(sel, 0, sizeof *sel);
+    sel->allocator = a;
+    sel->n = ps.nreq;
+    sel->reqs = (kctl__selreq *)(void *)((char *)sel + kctl__align8(sizeof *sel));
+    memset(&ps, 0, sizeof ps); /* filling pass */
+    ps.sel = sel;
+    ps.vals = (const char **)(void *)(sel->reqs + sel->n);
+    ps.arena = (char *)sel + head;
+    kctl__sel_labels(&ps, labels);
+    kctl__sel_fields(&ps, fields);
+    *out = sel;
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj) {
+    size_t i, k;
+    if (!s) return true;
+    if (!obj) return false;
+    for (i = 0; i < s->n; i++) {
+        const kctl__selreq *r = &s->reqs[i];
+        const char *v = r->key ? kctl_obj_label(obj, r->key) : NULL;
+        bool hit = false;
+        switch (r->op) {
+        case KCTL__SEL_EQ: if (!v || strcmp(v, r->values[0]) != 0) return false; break;
+        case KCTL__SEL_NE: if (v && strcmp(v, r->values[0]) == 0) return false; break;
+        case KCTL__SEL_EXISTS: if (!v) return false; break;
+        case KCTL__SEL_ABSENT: if (v) return false; break;
+        case KCTL__SEL_IN:
+        case KCTL__SEL_NOTIN:
+            for (k = 0; v && k < r->nvalues && !hit; k++) hit = strcmp(v, r->values[k]) == 0;
+            if (hit != (r->op == KCTL__SEL_IN)) return false;
+            break;
+        case KCTL__SEL_NAME_EQ: if (strcmp(kctl_obj_name(obj), r->values[0]) != 0) return false; break;
+        case KCTL__SEL_NAME_NE: if (strcmp(kctl_obj_name(obj), r->values[0]) == 0) return false; break;
+        case KCTL__SEL_NS_EQ: if (strcmp(kctl_obj_namespace(obj), r->values[0]) != 0) return false; break;
+        default: if (strcmp(kctl_obj_namespace(obj), r->values[0]) == 0) return false; break;
+        }
+    }
+    return true;
+}
+
+KCTL_API void kctl_selector_free(kctl_selector *s) {
+    if (s) kctl__free(&s->allocator, s);
 }
 
 /* ----------------------------------------------------------------- INDEXER */

@@ -50,4 +50,5 @@ void kt_suite_json(void);
 void kt_suite_obj(void);
 void kt_suite_indexer(void);
 void kt_suite_fifo(void);
+void kt_suite_selector(void);
 #endif

@@ -9,3 +9,4 @@
 #include "test_obj.c"
 #include "test_indexer.c"
 #include "test_fifo.c"
+#include "test_selector.c"
