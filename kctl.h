@@ -12,12 +12,13 @@
 
     Build with: cc -std=c99 -D_POSIX_C_SOURCE=200809L ... -pthread
 
-    This release (0.1) holds the foundation and the work queue: result codes,
-    allocator and logger hooks, the clock (real and virtual), the rate
-    limiters and client-go's three-layer work queue. The cache side (objects,
-    JSON, transports, indexer, delta FIFO) and the controller side (reflector,
-    informers, controller, manager) follow in later releases; see VERSION
-    HISTORY.
+    What is here: the foundation (result codes, allocator and logger hooks,
+    the clock, real and virtual), the rate limiters and client-go's
+    three-layer work queue; and of the cache side, a strict JSON reader and
+    writer, objects, label and field selectors, the indexer (the local
+    cache) and the delta FIFO. Still to come: the transport interface and
+    the embedded store (memstore), then the controller side (reflector,
+    informers, controller, manager); see VERSION HISTORY.
 
 
     QUICK START
@@ -73,6 +74,16 @@
         kctl_limiter_default           DefaultControllerRateLimiter
         kctl_queue_stats               workqueue metrics (depth, adds, ...)
         kctl_vclock                    k8s.io/utils/clock/testing.FakeClock
+
+        kctl                           client-go (k8s.io/client-go/tools/cache)
+        ----                           ---------
+        kctl_obj                       a runtime.Object in the cache, shared
+        kctl_indexer                   Indexer (cache.NewIndexer)
+        kctl_indexer_by_index          Indexer.ByIndex
+        "namespace" index              cache.MetaNamespaceIndexFunc
+        kctl_fifo                      DeltaFIFO (with KnownObjects)
+        kctl_delta final_state_unknown DeletedFinalStateUnknown
+        kctl_selector                  labels.Selector, fields.Selector
 
     The queue has three layers, as in client-go:
       - the queue: FIFO order of distinct keys; a key already waiting is not
@@ -174,14 +185,21 @@
     - Times are uint64_t nanoseconds; additions saturate at UINT64_MAX
       (about 584 years), so no delay overflows.
     - Failure counts saturate at UINT32_MAX.
+    - JSON documents: nesting depth 64 and size 64 MiB by default
+      (kctl_json_limits; depth at most 1024, size below 4 GiB); a path's
+      bracket-quoted member name at most 1024 bytes.
+    - Numbers compare exactly however written; kctl_json_double rounds as
+      strtod does (the C library's locale must use '.' as the decimal point).
 
 
     VERSION HISTORY
     ===============
     0.1.0  foundation (result codes, allocator, logger, clock, virtual clock,
            platform layer) and the work queue with its rate limiters.
-    next   0.2: objects, JSON, transport, memstore, indexer, delta FIFO.
-           0.3: reflector, shared informers, controller, manager.
+    0.2.0  (in progress) JSON reader/writer and merge patch, objects,
+           selectors, indexer, delta FIFO; next the transport interface and
+           the memstore.
+    next   0.3: reflector, shared informers, controller, manager.
 */
 #ifndef KCTL_H_INCLUDED
 #define KCTL_H_INCLUDED
