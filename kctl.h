@@ -137,7 +137,11 @@
     any time; [not thread-safe] needs the caller to serialize. A queue is
     [any thread]: many producers, many workers. Limiters are [any thread].
     Call kctl_queue_destroy only after every thread using the queue is done
-    with it (shutdown, then join your workers).
+    with it (shutdown, then join your workers). Objects are immutable: share
+    them across threads freely (references are atomic). The indexer and the
+    FIFO are [any thread]; a FIFO's process function runs with the FIFO
+    locked and must not call back into it. The JSON reader and getters are
+    [any thread] on a parsed document; a writer is [not thread-safe].
 
 
     MEMORY
@@ -149,7 +153,10 @@
     entries of finished keys are pooled (at most about 1300 of them) and
     reused, so once the pool is warm, queue operations do not call the
     allocator. The queue's tables grow with the number of keys it holds
-    and shrink when they empty.
+    and shrink when they empty. The JSON reader never allocates: the caller
+    gives it token storage (a counting pass says how much). An object is one
+    allocation (header, metadata arrays, its document and unescaped metadata
+    strings); the cache, the FIFO and the handlers share it by reference.
 
 
     ERRORS

@@ -1,5 +1,1699 @@
 /* test_json.c - the JSON reader, lookups, getters, equality, writer and merge patch. */
 #include "kt.h"
+#include <stdlib.h>
+#include <math.h>
+#include <float.h>
+
+/* ------------------------------------------------------------- helpers */
+
+/* A parsed document. The text is an exactly sized heap copy (no NUL after
+   it) and the tokens are exactly sized, so a read past either shows up
+   under the sanitizers. */
+typedef struct tj_doc {
+    char *text;
+    kctl_json_tok *toks;
+    kctl_json j;
+    int rc;
+} tj_doc;
+
+/* Walks value i checking the token invariants; returns the index after it. */
+static uint32_t tj_walk(const kctl_json *j, uint32_t i, uint32_t depth, int *ok) {
+    const kctl_json_tok *t;
+    const char *s = j->text;
+    uint32_t k, n, next;
+    if (i >= j->ntoks || depth > 1000) { *ok = 0; return j->ntoks; }
+    t = &j->toks[i];
+    if (t->start > t->end || t->end > j->len) { *ok = 0; return j->ntoks; }
+    switch (t->type) {
+    case KCTL_JSON_OBJECT:
+    case KCTL_JSON_ARRAY:
+        if (t->end - t->start < 2) { *ok = 0; return j->ntoks; }
+        if (s[t->start] != (t->type == KCTL_JSON_OBJECT ? '{' : '[')) *ok = 0;
+        if (s[t->end - 1] != (t->type == KCTL_JSON_OBJECT ? '}' : ']')) *ok = 0;
+        n = t->type == KCTL_JSON_OBJECT ? t->size * 2 : t->size;
+        next = i + 1;
+        for (k = 0; k < n && *ok; k++) {
+            if (next >= j->ntoks) { *ok = 0; break; }
+            if (t->type == KCTL_JSON_OBJECT && k % 2 == 0 && j->toks[next].type != KCTL_JSON_STRING) *ok = 0;
+            if (j->toks[next].start <= t->start || j->toks[next].end >= t->end) *ok = 0;
+            next = tj_walk(j, next, depth + 1, ok);
+        }
+        if (!*ok) return j->ntoks;
+        if (t->skip != next - i) *ok = 0;
+        return next;
+    case KCTL_JSON_STRING:
+        if (t->start < 1 || t->end >= j->len || s[t->start - 1] != '"' || s[t->end] != '"') *ok = 0;
+        if (t->size != 0 || t->skip != 1) *ok = 0;
+        if ((memchr(s + t->start, '\\', t->end - t->start) != NULL) != (t->escaped != 0)) *ok = 0;
+        return i + 1;
+    case KCTL_JSON_NUMBER:
+    case KCTL_JSON_TRUE:
+    case KCTL_JSON_FALSE:
+    case KCTL_JSON_NULL:
+        if (t->size != 0 || t->skip != 1 || t->end == t->start) *ok = 0;
+        if (t->type == KCTL_JSON_TRUE && (t->end - t->start != 4 || memcmp(s + t->start, "true", 4))) *ok = 0;
+        if (t->type == KCTL_JSON_FALSE && (t->end - t->start != 5 || memcmp(s + t->start, "false", 5))) *ok = 0;
+        if (t->type == KCTL_JSON_NULL && (t->end - t->start != 4 || memcmp(s + t->start, "null", 4))) *ok = 0;
+        return i + 1;
+    default:
+        *ok = 0;
+        return j->ntoks;
+    }
+}
+
+/* Parses s[0..n) the three ways (counting, plenty of tokens, exactly sized)
+   and checks that they agree, that one token fewer is FULL with the count,
+   and that the tokens are well formed. Returns the result code. */
+static int tj_open_n(tj_doc *d, const char *s, size_t n, const kctl_json_limits *lim, int line) {
+    kctl_json c, b, f;
+    kctl_json_tok *big;
+    uint32_t cap = (uint32_t)n + 1; /* every token takes at least one byte */
+    int rc_c, rc_b, ok = 1;
+    memset(d, 0, sizeof *d);
+    d->text = (char *)malloc(n ? n : 1);
+    if (n) memcpy(d->text, s, n);
+    memset(&c, 0, sizeof c);
+    rc_c = kctl_json_parse(d->text, n, NULL, 0, lim, &c);
+    big = (kctl_json_tok *)malloc(cap * sizeof *big);
+    memset(&b, 0, sizeof b);
+    rc_b = kctl_json_parse(d->text, n, big, cap, lim, &b);
+    if (rc_b != rc_c)
+        kt_fail(__FILE__, line, "counting mode says %d, token mode %d", rc_c, rc_b);
+    d->rc = rc_c;
+    if (rc_c != KCTL_OK || rc_b != KCTL_OK) { free(big); return rc_c; }
+    if (b.ntoks != c.ntoks)
+        kt_fail(__FILE__, line, "counting mode counts %u tokens, token mode %u", (unsigned)c.ntoks, (unsigned)b.ntoks);
+    d->toks = (kctl_json_tok *)malloc((c.ntoks ? c.ntoks : 1) * sizeof *d->toks);
+    d->rc = kctl_json_parse(d->text, n, d->toks, c.ntoks, lim, &d->j);
+    if (d->rc != KCTL_OK || d->j.ntoks != c.ntoks) {
+        kt_fail(__FILE__, line, "exactly sized storage: rc %d ntoks %u (want %u)", d->rc, (unsigned)d->j.ntoks,
+                (unsigned)c.ntoks);
+        free(big);
+        return d->rc ? d->rc : KCTL_ERR_INVALID_ARG;
+    }
+    if (d->j.text != d->text || d->j.len != n || d->j.toks != d->toks)
+        kt_fail(__FILE__, line, "out does not view the text and tokens");
+    if (memcmp(d->toks, big, c.ntoks * sizeof *big) != 0)
+        kt_fail(__FILE__, line, "exactly sized tokens differ from the roomy ones");
+    if (c.ntoks > 0) {
+        int rc;
+        memset(&f, 0, sizeof f);
+        rc = kctl_json_parse(d->text, n, big, c.ntoks - 1, lim, &f);
+        if (rc != KCTL_ERR_FULL || f.ntoks != c.ntoks)
+            kt_fail(__FILE__, line, "cap %u: rc %d ntoks %u (want FULL, %u)", (unsigned)(c.ntoks - 1), rc,
+                    (unsigned)f.ntoks, (unsigned)c.ntoks);
+    }
+    free(big);
+    if (tj_walk(&d->j, 0, 0, &ok) != d->j.ntoks || !ok)
+        kt_fail(__FILE__, line, "malformed token tree for %.*s", (int)(n > 200 ? 200 : n), s);
+    return KCTL_OK;
+}
+
+static void tj_close(tj_doc *d) {
+    free(d->text);
+    free(d->toks);
+    memset(d, 0, sizeof *d);
+}
+
+#define TJ_RC(s, lim) tj_rc((s), strlen(s), (lim), __LINE__)
+#define TJ_OPEN(d, s) tj_open_n((d), (s), strlen(s), NULL, __LINE__)
+#define TJ_OPEN_LIM(d, s, lim) tj_open_n((d), (s), strlen(s), (lim), __LINE__)
+
+/* The result of parsing s[0..n) (document closed again). */
+static int tj_rc(const char *s, size_t n, const kctl_json_limits *lim, int line) {
+    tj_doc d;
+    int rc = tj_open_n(&d, s, n, lim, line);
+    tj_close(&d);
+    return rc;
+}
+
+/* An unescaped string value into a static buffer (for KT_EQ_STR). */
+static const char *tj_str(const kctl_json *j, uint32_t v) {
+    static char buf[512];
+    size_t len = 0;
+    if (kctl_json_string(j, v, buf, sizeof buf, &len) != KCTL_OK) return "(not a string)";
+    return buf;
+}
+
+static int64_t tj_i64(const kctl_json *j, uint32_t v) {
+    int64_t x = -12345;
+    if (kctl_json_int64(j, v, &x) != KCTL_OK) return -12345;
+    return x;
+}
+
+/* The writer's finished text; checks finish returns OK. */
+static const char *tj_finish(kctl_jw *w, int line) {
+    const char *t = NULL;
+    size_t n = 0;
+    int rc = kctl_jw_finish(w, &t, &n);
+    if (rc != KCTL_OK || !t) {
+        kt_fail(__FILE__, line, "kctl_jw_finish: %d", rc);
+        return "(error)";
+    }
+    if (strlen(t) != n) kt_fail(__FILE__, line, "finish: len %lu but strlen %lu", (unsigned long)n, (unsigned long)strlen(t));
+    return t;
+}
+#define TJ_FINISH(w) tj_finish((w), __LINE__)
+
+static int tj_finish_rc(kctl_jw *w) {
+    const char *t = NULL;
+    size_t n = 0;
+    return kctl_jw_finish(w, &t, &n);
+}
+
+/* ------------------------------------------------------ parse: valid */
+
+static void tj_parse_tokens_exact(void) {
+    static const char text[] = " {\"a\" : [1, -2.5e3, \"x\\\"y\", true, false, null, {}, []] , \"b\":{}} ";
+    static const struct { uint8_t type, escaped; uint32_t start, end, size, skip; } want[] = {
+        { KCTL_JSON_OBJECT, 0, 1, 64, 2, 13 },
+        { KCTL_JSON_STRING, 0, 3, 4, 0, 1 },
+        { KCTL_JSON_ARRAY, 0, 8, 54, 8, 9 },
+        { KCTL_JSON_NUMBER, 0, 9, 10, 0, 1 },
+        { KCTL_JSON_NUMBER, 0, 12, 18, 0, 1 },
+        { KCTL_JSON_STRING, 1, 21, 25, 0, 1 },
+        { KCTL_JSON_TRUE, 0, 28, 32, 0, 1 },
+        { KCTL_JSON_FALSE, 0, 34, 39, 0, 1 },
+        { KCTL_JSON_NULL, 0, 41, 45, 0, 1 },
+        { KCTL_JSON_OBJECT, 0, 47, 49, 0, 1 },
+        { KCTL_JSON_ARRAY, 0, 51, 53, 0, 1 },
+        { KCTL_JSON_STRING, 0, 58, 59, 0, 1 },
+        { KCTL_JSON_OBJECT, 0, 61, 63, 0, 1 },
+    };
+    tj_doc d;
+    uint32_t i;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    KT_EQ_U64(d.j.ntoks, 13);
+    for (i = 0; i < 13 && i < d.j.ntoks; i++) {
+        const kctl_json_tok *t = &d.toks[i];
+        KT_EQ_INT(t->type, want[i].type);
+        KT_EQ_INT(t->escaped, want[i].escaped);
+        KT_EQ_U64(t->start, want[i].start);
+        KT_EQ_U64(t->end, want[i].end);
+        KT_EQ_U64(t->size, want[i].size);
+        KT_EQ_U64(t->skip, want[i].skip);
+        KT_EQ_INT(kctl_json_type_of(&d.j, i), want[i].type);
+    }
+    tj_close(&d);
+}
+
+static void tj_parse_top_level_scalars(void) {
+    static const struct { const char *s; int type; uint32_t start, end; } cases[] = {
+        { "1", KCTL_JSON_NUMBER, 0, 1 },
+        { "-0.5e+10", KCTL_JSON_NUMBER, 0, 8 },
+        { " \"s\" ", KCTL_JSON_STRING, 2, 3 },
+        { "\"\"", KCTL_JSON_STRING, 1, 1 },
+        { "\t\r\n true \n", KCTL_JSON_TRUE, 4, 8 },
+        { "false", KCTL_JSON_FALSE, 0, 5 },
+        { " null", KCTL_JSON_NULL, 1, 5 },
+        { "{}", KCTL_JSON_OBJECT, 0, 2 },
+        { "[]", KCTL_JSON_ARRAY, 0, 2 },
+        { " { } ", KCTL_JSON_OBJECT, 1, 4 },
+        { "[\n]", KCTL_JSON_ARRAY, 0, 3 },
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tj_doc d;
+        KT_EQ_INT(tj_open_n(&d, cases[i].s, strlen(cases[i].s), NULL, __LINE__), KCTL_OK);
+        if (d.rc == KCTL_OK) {
+            KT_EQ_U64(d.j.ntoks, 1);
+            KT_EQ_INT(d.toks[0].type, cases[i].type);
+            KT_EQ_U64(d.toks[0].start, cases[i].start);
+            KT_EQ_U64(d.toks[0].end, cases[i].end);
+            KT_EQ_U64(d.toks[0].size, 0);
+            KT_EQ_U64(d.toks[0].skip, 1);
+        }
+        tj_close(&d);
+    }
+}
+
+static void tj_parse_whitespace_everywhere(void) {
+    static const char text[] = " \t\n\r{ \t\n\r\"a\" \t\n\r: \t\n\r[ \t\n\r1 \t\n\r, \t\n\r\"x\" \t\n\r] \t\n\r,"
+                               " \t\n\r\"b\" \t\n\r: \t\n\r{ \t\n\r} \t\n\r} \t\n\r";
+    tj_doc d;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    KT_EQ_U64(d.j.ntoks, 7);
+    if (d.rc == KCTL_OK) {
+        KT_EQ_U64(d.toks[0].size, 2);
+        KT_EQ_U64(d.toks[0].skip, 7);
+        KT_EQ_INT(d.toks[2].type, KCTL_JSON_ARRAY);
+        KT_EQ_U64(d.toks[2].size, 2);
+        KT_EQ_INT(d.toks[6].type, KCTL_JSON_OBJECT);
+        KT_EQ_U64(d.toks[0].start, 4);
+        KT_EQ_U64(d.toks[0].end, strlen(text) - 4);
+    }
+    tj_close(&d);
+}
+
+static void tj_parse_valid_table(void) {
+    static const struct { const char *s; size_t n; uint32_t ntoks; } cases[] = {
+#define TJ_V(lit, nt) { lit, sizeof(lit) - 1, nt }
+        TJ_V("0", 1), TJ_V("-0", 1), TJ_V("-0.0e-0", 1), TJ_V("1E+2", 1), TJ_V("0e0", 1),
+        TJ_V("123.456e-789", 1), TJ_V("1e999999999999999999999", 1), TJ_V("-1234567890123456789012345678901234567890", 1),
+        TJ_V("0.0000000000000000000000000000001", 1),
+        TJ_V("[1,2,3]", 4), TJ_V("[[[]]]", 3), TJ_V("{\"a\":{\"b\":{\"c\":[]}}}", 7),
+        TJ_V("[{}, [], \"\", 0, true, false, null]", 8),
+        TJ_V("{\"\":\"\"}", 3),
+        TJ_V("\"\x7f\"", 1),                        /* DEL needs no escape */
+        TJ_V("\"\xC2\x80\"", 1),                    /* U+0080 */
+        TJ_V("\"\xDF\xBF\"", 1),                    /* U+07FF */
+        TJ_V("\"\xE0\xA0\x80\"", 1),                /* U+0800 */
+        TJ_V("\"\xED\x9F\xBF\"", 1),                /* U+D7FF */
+        TJ_V("\"\xEE\x80\x80\"", 1),                /* U+E000 */
+        TJ_V("\"\xEF\xBF\xBF\"", 1),                /* U+FFFF */
+        TJ_V("\"\xF0\x90\x80\x80\"", 1),            /* U+10000 */
+        TJ_V("\"\xF4\x8F\xBF\xBF\"", 1),            /* U+10FFFF */
+        TJ_V("\"\\ud800\\udc00\"", 1), TJ_V("\"\\uDBFF\\uDFFF\"", 1), TJ_V("\"\\u0000\"", 1),
+        TJ_V("\"\\\"\\\\\\/\\b\\f\\n\\r\\t\"", 1),
+        TJ_V("{\"a\":1,\"a\":2}", 5),
+#undef TJ_V
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tj_doc d;
+        int rc = tj_open_n(&d, cases[i].s, cases[i].n, NULL, __LINE__);
+        if (rc != KCTL_OK) kt_fail(__FILE__, __LINE__, "valid case %u (%s): rc %d", (unsigned)i, cases[i].s, rc);
+        else if (d.j.ntoks != cases[i].ntoks)
+            kt_fail(__FILE__, __LINE__, "valid case %u (%s): ntoks %u, want %u", (unsigned)i, cases[i].s,
+                    (unsigned)d.j.ntoks, (unsigned)cases[i].ntoks);
+        tj_close(&d);
+    }
+}
+
+static void tj_parse_counting_and_full(void) {
+    static const char text[] = "{\"items\":[{\"a\":1},{\"b\":[true,null]}],\"n\":\"x\"}";
+    kctl_json_tok toks[32];
+    kctl_json out;
+    uint32_t cap;
+    memset(&out, 0, sizeof out);
+    KT_EQ_INT(kctl_json_parse(text, strlen(text), NULL, 0, NULL, &out), KCTL_OK);
+    KT_EQ_U64(out.ntoks, 13);
+    /* counting mode ignores cap */
+    memset(&out, 0, sizeof out);
+    KT_EQ_INT(kctl_json_parse(text, strlen(text), NULL, 5, NULL, &out), KCTL_OK);
+    KT_EQ_U64(out.ntoks, 13);
+    for (cap = 0; cap < 13; cap++) {
+        memset(&out, 0, sizeof out);
+        KT_EQ_INT(kctl_json_parse(text, strlen(text), toks, cap, NULL, &out), KCTL_ERR_FULL);
+        KT_EQ_U64(out.ntoks, 13);
+    }
+    for (cap = 13; cap <= 32; cap += 19) {
+        memset(&out, 0, sizeof out);
+        KT_EQ_INT(kctl_json_parse(text, strlen(text), toks, cap, NULL, &out), KCTL_OK);
+        KT_EQ_U64(out.ntoks, 13);
+        KT_CHECK(out.toks == toks);
+        KT_CHECK(out.text == text);
+        KT_EQ_U64(out.len, strlen(text));
+    }
+}
+
+static void tj_parse_bad_args(void) {
+    kctl_json_tok toks[4];
+    kctl_json out;
+    KT_EQ_INT(kctl_json_parse(NULL, 0, toks, 4, NULL, &out), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_parse(NULL, 0, NULL, 0, NULL, &out), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_parse("1", 1, toks, 4, NULL, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_parse("1", 1, NULL, 0, NULL, NULL), KCTL_ERR_INVALID_ARG);
+}
+
+/* The text is text[0..len): what follows is never read. */
+static void tj_parse_length_bounds_text(void) {
+    static const char text[] = "[1,2]xyz";
+    kctl_json_tok toks[8];
+    kctl_json out;
+    KT_EQ_INT(kctl_json_parse(text, 5, toks, 8, NULL, &out), KCTL_OK);
+    KT_EQ_U64(out.ntoks, 3);
+    KT_EQ_INT(kctl_json_parse(text, 4, toks, 8, NULL, &out), KCTL_ERR_PROTO);
+    KT_EQ_INT(kctl_json_parse("12345", 2, toks, 8, NULL, &out), KCTL_OK);
+    KT_EQ_U64(toks[0].end, 2);
+    KT_EQ_INT(kctl_json_parse("truex", 4, toks, 8, NULL, &out), KCTL_OK);
+    KT_EQ_INT(kctl_json_parse("\"ab\"", 3, toks, 8, NULL, &out), KCTL_ERR_PROTO);
+}
+
+/* ---------------------------------------------------- parse: invalid */
+
+static void tj_parse_invalid_table(void) {
+    static const struct { const char *s; size_t n; } bad[] = {
+#define TJ_B(lit) { lit, sizeof(lit) - 1 }
+        /* empty, whitespace only, non-JSON whitespace */
+        TJ_B(""), TJ_B(" "), TJ_B(" \t\r\n "), TJ_B("\f1"), TJ_B("1\v"), TJ_B("[1,\f2]"), TJ_B("[\xC2\xA0" "1]"),
+        /* trailing and missing commas */
+        TJ_B("[1,]"), TJ_B("{\"a\":1,}"), TJ_B("[,1]"), TJ_B("[1,,2]"), TJ_B("{,}"), TJ_B("[,]"), TJ_B("[1 2]"),
+        TJ_B("{\"a\":1 \"b\":2}"),
+        /* numbers */
+        TJ_B("01"), TJ_B("-01"), TJ_B("00"), TJ_B("1."), TJ_B(".5"), TJ_B("-"), TJ_B("+1"), TJ_B("1e"), TJ_B("1e+"),
+        TJ_B("1E-"), TJ_B("-.5"), TJ_B("1.e5"), TJ_B("0x10"), TJ_B("1.5e"), TJ_B("--1"), TJ_B("- 1"), TJ_B("1e1.5"),
+        TJ_B("Infinity"), TJ_B("-Infinity"), TJ_B("NaN"), TJ_B("[01]"), TJ_B("[1.]"), TJ_B("{\"a\":-}"),
+        /* bare words and literals */
+        TJ_B("tru"), TJ_B("true1"), TJ_B("nul"), TJ_B("nulll"), TJ_B("True"), TJ_B("FALSE"), TJ_B("undefined"),
+        TJ_B("abc"), TJ_B("[t]"), TJ_B("{\"a\":nil}"),
+        /* single quotes */
+        TJ_B("'a'"), TJ_B("{'a':1}"), TJ_B("[\"a']"),
+        /* control characters in strings */
+        TJ_B("\"a\x01" "b\""), TJ_B("\"\t\""), TJ_B("\"\n\""), TJ_B("\"\r\""), TJ_B("\"\x1f\""),
+        /* escapes */
+        TJ_B("\"\\x\""), TJ_B("\"\\a\""), TJ_B("\"\\'\""), TJ_B("\"\\U0041\""), TJ_B("\"\\0\""), TJ_B("\"\\u\""),
+        TJ_B("\"\\u12\""), TJ_B("\"\\u123\""), TJ_B("\"\\u12g4\""), TJ_B("\"\\u-123\""), TJ_B("\"\\"),
+        TJ_B("\"\\\""), TJ_B("\"\\u00"),
+        /* surrogates */
+        TJ_B("\"\\ud800\""), TJ_B("\"\\udc00\""), TJ_B("\"\\udbff\""), TJ_B("\"\\udfff\""),
+        TJ_B("\"\\ud800\\u0041\""), TJ_B("\"\\ud800x\""), TJ_B("\"\\ud800\\ud800\""), TJ_B("\"\\ud800\\n\""),
+        TJ_B("\"\\udc00\\ud800\""), TJ_B("\"\\ud800\\\""), TJ_B("\"\\ud800\\u\""), TJ_B("\"\\ud800\\udc0\""),
+        TJ_B("[\"\\ud83d\"]"),
+        /* invalid UTF-8 */
+        TJ_B("\"\xC0\x80\""), TJ_B("\"\xC1\xBF\""), TJ_B("\"\xE0\x80\x80\""), TJ_B("\"\xE0\x9F\xBF\""),
+        TJ_B("\"\xF0\x80\x80\x80\""), TJ_B("\"\xF0\x8F\xBF\xBF\""), TJ_B("\"\xFF\""), TJ_B("\"\xFE\""),
+        TJ_B("\"\x80\""), TJ_B("\"\xBF\""), TJ_B("\"\xC3\""), TJ_B("\"\xE2\x82\""), TJ_B("\"\xF0\x9F\x98\""),
+        TJ_B("\"\xED\xA0\x80\""), TJ_B("\"\xED\xBF\xBF\""), TJ_B("\"\xF4\x90\x80\x80\""), TJ_B("\"\xF5\x80\x80\x80\""),
+        TJ_B("\"\xF8\x88\x80\x80\x80\""), TJ_B("\"\xC3\x28\""), TJ_B("\"\xE2\x28\xA1\""), TJ_B("\"\xC3"),
+        TJ_B("\"\xF0\x9F\x98"), TJ_B("{\"\xFF\":1}"), TJ_B("[1]\xC3\xA9"), TJ_B("\xC3\xA9"),
+        /* trailing garbage */
+        TJ_B("1 2"), TJ_B("{}{}"), TJ_B("[1]]"), TJ_B("{}}"), TJ_B("{}x"), TJ_B("null,"), TJ_B("\"a\"\"b\""),
+        TJ_B("1 x"), TJ_B("[] ,"), TJ_B("0 0"), TJ_B("truefalse"),
+        /* unclosed and mismatched containers */
+        TJ_B("["), TJ_B("{"), TJ_B("[1"), TJ_B("{\"a\":1"), TJ_B("[[]"), TJ_B("{\"a\":"), TJ_B("{\"a\""),
+        TJ_B("[1,"), TJ_B("]"), TJ_B("}"), TJ_B("[}"), TJ_B("{]"), TJ_B("[1}"), TJ_B("{\"a\":1]"), TJ_B("\"abc"),
+        TJ_B("[\"abc]"),
+        /* object syntax */
+        TJ_B("{\"a\"}"), TJ_B("{1:2}"), TJ_B("{\"a\" 1}"), TJ_B("{\"a\"::1}"), TJ_B("{null:1}"),
+        TJ_B("{\"a\":1:2}"), TJ_B("{a:1}"), TJ_B("{\"a\",1}"), TJ_B("{[]:1}"), TJ_B("{:1}"), TJ_B("[\"a\":1]"),
+        /* NUL bytes */
+        TJ_B("\0"), TJ_B("1\0"), TJ_B("\0 1"), TJ_B("[1,\0 2]"), TJ_B("\"a\0b\""), TJ_B("[\0]"), TJ_B("{\"a\0\":1}"),
+        TJ_B("tr\0ue"),
+#undef TJ_B
+    };
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int rc = tj_rc(bad[i].s, bad[i].n, NULL, __LINE__);
+        if (rc != KCTL_ERR_PROTO) {
+            char shown[64];
+            size_t k, m = 0;
+            for (k = 0; k < bad[i].n && m + 5 < sizeof shown; k++) {
+                unsigned char ch = (unsigned char)bad[i].s[k];
+                if (ch >= 0x20 && ch < 0x7f) shown[m++] = (char)ch;
+                else m += (size_t)sprintf(shown + m, "\\x%02X", ch);
+            }
+            shown[m] = 0;
+            kt_fail(__FILE__, __LINE__, "invalid case %u <%s>: rc %d, want PROTO (%d)", (unsigned)i, shown, rc,
+                    KCTL_ERR_PROTO);
+        }
+    }
+}
+
+/* ------------------------------------------------------------- limits */
+
+/* depth nested arrays "[[...]]", or objects {"a":{"a":...}} when obj. */
+static char *tj_nest(uint32_t depth, int obj, size_t *n) {
+    size_t cap = (size_t)depth * 6 + 8, k = 0;
+    char *s = (char *)malloc(cap);
+    uint32_t i;
+    for (i = 0; i < depth; i++) {
+        if (obj && i > 0) { memcpy(s + k, "\"a\":", 4); k += 4; }
+        s[k++] = obj ? '{' : '[';
+    }
+    for (i = 0; i < depth; i++) s[k++] = obj ? '}' : ']';
+    s[k] = 0;
+    *n = k;
+    return s;
+}
+
+static void tj_parse_depth_limit(void) {
+    size_t n;
+    char *s;
+    kctl_json_limits lim;
+    tj_doc d;
+
+    s = tj_nest(64, 0, &n);
+    KT_EQ_INT(tj_open_n(&d, s, n, NULL, __LINE__), KCTL_OK);
+    KT_EQ_U64(d.j.ntoks, 64);
+    if (d.rc == KCTL_OK) KT_EQ_U64(d.toks[0].skip, 64);
+    tj_close(&d);
+    free(s);
+    s = tj_nest(65, 0, &n);
+    KT_EQ_INT(tj_rc(s, n, NULL, __LINE__), KCTL_ERR_TOO_LARGE);
+    free(s);
+    s = tj_nest(64, 1, &n);
+    KT_EQ_INT(tj_rc(s, n, NULL, __LINE__), KCTL_OK);
+    free(s);
+    s = tj_nest(65, 1, &n);
+    KT_EQ_INT(tj_rc(s, n, NULL, __LINE__), KCTL_ERR_TOO_LARGE);
+    free(s);
+    /* a scalar inside the 64th level is fine */
+    s = tj_nest(64, 0, &n);
+    {
+        char *t = (char *)malloc(n + 2);
+        memcpy(t, s, 64);
+        t[64] = '1';
+        memcpy(t + 65, s + 64, 64);
+        KT_EQ_INT(tj_rc(t, n + 1, NULL, __LINE__), KCTL_OK);
+        free(t);
+    }
+    free(s);
+    /* far too deep: rejected, no stack overflow */
+    s = tj_nest(100000, 0, &n);
+    KT_EQ_INT(tj_rc(s, n, NULL, __LINE__), KCTL_ERR_TOO_LARGE);
+    free(s);
+
+    memset(&lim, 0, sizeof lim);
+    lim.max_depth = 3;
+    KT_EQ_INT(TJ_RC("[[[1]]]", &lim), KCTL_OK);
+    KT_EQ_INT(TJ_RC("[[[[1]]]]", &lim), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(TJ_RC("{\"a\":[{}]}", &lim), KCTL_OK);
+    KT_EQ_INT(TJ_RC("{\"a\":[{\"b\":[]}]}", &lim), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(TJ_RC("[[1],[2],{\"a\":[3]}]", &lim), KCTL_OK);
+    KT_EQ_INT(TJ_RC("1", &lim), KCTL_OK);
+    lim.max_depth = 1;
+    KT_EQ_INT(TJ_RC("[1,2]", &lim), KCTL_OK);
+    KT_EQ_INT(TJ_RC("[[]]", &lim), KCTL_ERR_TOO_LARGE);
+    /* a limit above the default */
+    lim.max_depth = 100;
+    s = tj_nest(100, 0, &n);
+    KT_EQ_INT(tj_rc(s, n, &lim, __LINE__), KCTL_OK);
+    free(s);
+    s = tj_nest(101, 0, &n);
+    KT_EQ_INT(tj_rc(s, n, &lim, __LINE__), KCTL_ERR_TOO_LARGE);
+    free(s);
+}
+
+static void tj_parse_size_limit(void) {
+    kctl_json_limits lim;
+    memset(&lim, 0, sizeof lim);
+    lim.max_bytes = 5;
+    KT_EQ_INT(TJ_RC("[1,2]", &lim), KCTL_OK);
+    KT_EQ_INT(TJ_RC("[1, 2]", &lim), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(TJ_RC("\"abcdef\"", &lim), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(TJ_RC("1", &lim), KCTL_OK);
+    lim.max_bytes = 0; /* the default: 64 MiB */
+    KT_EQ_INT(TJ_RC("[1, 2]", &lim), KCTL_OK);
+}
+
+/* ------------------------------------------------------------ strings */
+
+static void tj_string_escapes(void) {
+    static const char text[] =
+        "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\u00e9\\u20ac\\ud83d\\ude00\", \"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\","
+        " \"a\\u0000b\", \"\", \"\\u00E9\\uD83D\\uDE00\", \"\\u0080\\u07ff\\u0800\\uffff\\udbff\\udfff\", \"plain\"]";
+    static const char want0[] = "\"\\/\b\f\n\r\tA\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80";
+    static const char want5[] = "\xC2\x80\xDF\xBF\xE0\xA0\x80\xEF\xBF\xBF\xF4\x8F\xBF\xBF";
+    tj_doc d;
+    char buf[64];
+    size_t len;
+    uint32_t v;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+    v = kctl_json_element(&d.j, 0, 0);
+    KT_EQ_INT(kctl_json_string(&d.j, v, buf, sizeof buf, &len), KCTL_OK);
+    KT_EQ_U64(len, sizeof want0 - 1);
+    KT_CHECK(memcmp(buf, want0, sizeof want0) == 0); /* NUL included */
+    KT_EQ_INT(d.toks[v].escaped, 1);
+    /* raw UTF-8 passes through */
+    v = kctl_json_element(&d.j, 0, 1);
+    KT_EQ_INT(kctl_json_string(&d.j, v, buf, sizeof buf, &len), KCTL_OK);
+    KT_EQ_U64(len, 9);
+    KT_EQ_STR(buf, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+    KT_EQ_INT(d.toks[v].escaped, 0);
+    /* \u0000 is a byte of the string; the length says so */
+    v = kctl_json_element(&d.j, 0, 2);
+    memset(buf, 'x', sizeof buf);
+    KT_EQ_INT(kctl_json_string(&d.j, v, buf, sizeof buf, &len), KCTL_OK);
+    KT_EQ_U64(len, 3);
+    KT_CHECK(memcmp(buf, "a\0b\0", 4) == 0);
+    KT_CHECK(!kctl_json_string_eq(&d.j, v, "a"));
+    KT_CHECK(!kctl_json_string_eq(&d.j, v, "ab"));
+    /* empty */
+    v = kctl_json_element(&d.j, 0, 3);
+    KT_EQ_INT(kctl_json_string(&d.j, v, buf, 1, &len), KCTL_OK);
+    KT_EQ_U64(len, 0);
+    KT_EQ_STR(buf, "");
+    KT_EQ_INT(kctl_json_string(&d.j, v, buf, 0, &len), KCTL_ERR_TOO_LARGE);
+    KT_EQ_U64(len, 0);
+    /* upper-case hex */
+    v = kctl_json_element(&d.j, 0, 4);
+    KT_EQ_STR(tj_str(&d.j, v), "\xC3\xA9\xF0\x9F\x98\x80");
+    /* boundaries of each UTF-8 length */
+    v = kctl_json_element(&d.j, 0, 5);
+    KT_EQ_STR(tj_str(&d.j, v), want5);
+    /* len may be NULL */
+    v = kctl_json_element(&d.j, 0, 6);
+    KT_EQ_INT(kctl_json_string(&d.j, v, buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "plain");
+    tj_close(&d);
+}
+
+static void tj_string_surrogate_pair(void) {
+    tj_doc d;
+    char buf[8];
+    size_t len = 0;
+    KT_EQ_INT(TJ_OPEN(&d, "\"\\ud83d\\ude00\""), KCTL_OK);
+    KT_EQ_INT(kctl_json_string(&d.j, 0, buf, sizeof buf, &len), KCTL_OK);
+    KT_EQ_U64(len, 4);
+    KT_CHECK(memcmp(buf, "\xF0\x9F\x98\x80", 5) == 0);
+    KT_CHECK(kctl_json_string_eq(&d.j, 0, "\xF0\x9F\x98\x80"));
+    tj_close(&d);
+}
+
+static void tj_string_too_large(void) {
+    tj_doc d;
+    char buf[32];
+    size_t len;
+    KT_EQ_INT(TJ_OPEN(&d, "[\"hello\", \"\\u00e9\\n\\ud83d\\ude00x\", 5, {}]"), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+    len = 0;
+    KT_EQ_INT(kctl_json_string(&d.j, 1, buf, 5, &len), KCTL_ERR_TOO_LARGE);
+    KT_EQ_U64(len, 5);
+    len = 0;
+    KT_EQ_INT(kctl_json_string(&d.j, 1, buf, 0, &len), KCTL_ERR_TOO_LARGE);
+    KT_EQ_U64(len, 5);
+    len = 0;
+    KT_EQ_INT(kctl_json_string(&d.j, 1, buf, 1, &len), KCTL_ERR_TOO_LARGE);
+    KT_EQ_U64(len, 5);
+    len = 0;
+    KT_EQ_INT(kctl_json_string(&d.j, 1, buf, 6, &len), KCTL_OK);
+    KT_EQ_U64(len, 5);
+    KT_EQ_STR(buf, "hello");
+    /* the needed length is the unescaped one: 2 + 1 + 4 + 1 = 8 */
+    len = 0;
+    KT_EQ_INT(kctl_json_string(&d.j, 2, buf, 8, &len), KCTL_ERR_TOO_LARGE);
+    KT_EQ_U64(len, 8);
+    KT_EQ_INT(kctl_json_string(&d.j, 2, buf, 9, &len), KCTL_OK);
+    KT_EQ_U64(len, 8);
+    KT_EQ_STR(buf, "\xC3\xA9\n\xF0\x9F\x98\x80x");
+    /* not strings */
+    KT_EQ_INT(kctl_json_string(&d.j, 0, buf, sizeof buf, &len), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_string(&d.j, 3, buf, sizeof buf, &len), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_string(&d.j, 4, buf, sizeof buf, &len), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_string(&d.j, KCTL_JSON_NONE, buf, sizeof buf, &len), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_string(&d.j, 99, buf, sizeof buf, &len), KCTL_ERR_INVALID_ARG);
+    tj_close(&d);
+}
+
+static void tj_string_eq(void) {
+    tj_doc d;
+    KT_EQ_INT(TJ_OPEN(&d, "[\"\\u0041\", \"\", \"a\\/b\", \"\\u00e9\", 1, \"abc\"]"), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+    KT_CHECK(kctl_json_string_eq(&d.j, 1, "A"));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 1, "a"));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 1, "AB"));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 1, ""));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 1, "\\u0041"));
+    KT_CHECK(kctl_json_string_eq(&d.j, 2, ""));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 2, "x"));
+    KT_CHECK(kctl_json_string_eq(&d.j, 3, "a/b"));
+    KT_CHECK(kctl_json_string_eq(&d.j, 4, "\xC3\xA9"));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 5, "1"));    /* a number is not a string */
+    KT_CHECK(kctl_json_string_eq(&d.j, 6, "abc"));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 6, "ab"));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 6, "abcd"));
+    KT_CHECK(!kctl_json_string_eq(&d.j, 0, "abc"));  /* the array */
+    KT_CHECK(!kctl_json_string_eq(&d.j, KCTL_JSON_NONE, ""));
+    tj_close(&d);
+}
+
+/* ---------------------------------------------------- number getters */
+
+static void tj_int64(void) {
+    static const char text[] =
+        "[0, -0, 9223372036854775807, -9223372036854775808, 9223372036854775808, -9223372036854775809,"
+        " 1.0, 1e2, \"123\", \"-5\", \"12a\", \"\", true, null, 7587861231285799685, \"7587861231285799685\","
+        " 99999999999999999999999, {\"a\":1}, [1], \"9223372036854775808\", 1E0, \"1.0\", \" 1\", \"-\", 42,"
+        " \"-9223372036854775808\", -1, 0.5]";
+    tj_doc d;
+    int64_t x;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+#define TJ_EL(i) kctl_json_element(&d.j, 0, (i))
+#define TJ_I64_OK(i, want) do { x = -7; KT_EQ_INT(kctl_json_int64(&d.j, TJ_EL(i), &x), KCTL_OK); \
+    KT_CHECK(x == (want)); } while (0)
+#define TJ_I64_ERR(i, err) KT_EQ_INT(kctl_json_int64(&d.j, TJ_EL(i), &x), (err))
+    TJ_I64_OK(0, 0);
+    TJ_I64_OK(1, 0);
+    TJ_I64_OK(2, INT64_MAX);
+    TJ_I64_OK(3, INT64_MIN);
+    TJ_I64_ERR(4, KCTL_ERR_TOO_LARGE);
+    TJ_I64_ERR(5, KCTL_ERR_TOO_LARGE);
+    TJ_I64_ERR(6, KCTL_ERR_INVALID_ARG);  /* 1.0 is a number, not an integer */
+    TJ_I64_ERR(7, KCTL_ERR_INVALID_ARG);  /* 1e2 */
+    TJ_I64_OK(8, 123);                    /* etcd: int64 as a string */
+    TJ_I64_OK(9, -5);
+    TJ_I64_ERR(10, KCTL_ERR_INVALID_ARG); /* "12a" */
+    TJ_I64_ERR(11, KCTL_ERR_INVALID_ARG); /* "" */
+    TJ_I64_ERR(12, KCTL_ERR_INVALID_ARG); /* true */
+    TJ_I64_ERR(13, KCTL_ERR_INVALID_ARG); /* null */
+    TJ_I64_OK(14, INT64_C(7587861231285799685)); /* an etcd lease id, beyond 2^53 */
+    TJ_I64_OK(15, INT64_C(7587861231285799685));
+    TJ_I64_ERR(16, KCTL_ERR_TOO_LARGE);
+    TJ_I64_ERR(17, KCTL_ERR_INVALID_ARG); /* object */
+    TJ_I64_ERR(18, KCTL_ERR_INVALID_ARG); /* array */
+    TJ_I64_ERR(19, KCTL_ERR_TOO_LARGE);   /* "9223372036854775808" */
+    TJ_I64_ERR(20, KCTL_ERR_INVALID_ARG); /* 1E0 */
+    TJ_I64_ERR(21, KCTL_ERR_INVALID_ARG); /* "1.0" */
+    TJ_I64_ERR(22, KCTL_ERR_INVALID_ARG); /* " 1" */
+    TJ_I64_ERR(23, KCTL_ERR_INVALID_ARG); /* "-" */
+    TJ_I64_OK(24, 42);
+    TJ_I64_OK(25, INT64_MIN);
+    TJ_I64_OK(26, -1);
+    TJ_I64_ERR(27, KCTL_ERR_INVALID_ARG); /* 0.5 */
+    KT_EQ_INT(kctl_json_int64(&d.j, KCTL_JSON_NONE, &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_int64(&d.j, d.j.ntoks, &x), KCTL_ERR_INVALID_ARG);
+#undef TJ_I64_OK
+#undef TJ_I64_ERR
+    tj_close(&d);
+}
+
+/* Negative integers are out of uint64's range: TOO_LARGE (asserted here). */
+static void tj_uint64(void) {
+    static const char text[] =
+        "[0, 18446744073709551615, 18446744073709551616, -1, \"18446744073709551615\", 1.5, \"x\", true,"
+        " -9223372036854775808, \"-1\", 7587861231285799685, 9223372036854775808, 1e1]";
+    tj_doc d;
+    uint64_t x;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+#define TJ_U64_OK(i, want) do { x = 7; KT_EQ_INT(kctl_json_uint64(&d.j, TJ_EL(i), &x), KCTL_OK); \
+    KT_EQ_U64(x, (want)); } while (0)
+#define TJ_U64_ERR(i, err) KT_EQ_INT(kctl_json_uint64(&d.j, TJ_EL(i), &x), (err))
+    TJ_U64_OK(0, 0);
+    TJ_U64_OK(1, UINT64_MAX);
+    TJ_U64_ERR(2, KCTL_ERR_TOO_LARGE);
+    TJ_U64_ERR(3, KCTL_ERR_TOO_LARGE);    /* negative: out of range */
+    TJ_U64_OK(4, UINT64_MAX);
+    TJ_U64_ERR(5, KCTL_ERR_INVALID_ARG);
+    TJ_U64_ERR(6, KCTL_ERR_INVALID_ARG);
+    TJ_U64_ERR(7, KCTL_ERR_INVALID_ARG);
+    TJ_U64_ERR(8, KCTL_ERR_TOO_LARGE);
+    TJ_U64_ERR(9, KCTL_ERR_TOO_LARGE);    /* "-1" */
+    TJ_U64_OK(10, UINT64_C(7587861231285799685));
+    TJ_U64_OK(11, UINT64_C(9223372036854775808));
+    TJ_U64_ERR(12, KCTL_ERR_INVALID_ARG); /* 1e1 */
+    KT_EQ_INT(kctl_json_uint64(&d.j, KCTL_JSON_NONE, &x), KCTL_ERR_INVALID_ARG);
+#undef TJ_U64_OK
+#undef TJ_U64_ERR
+    tj_close(&d);
+}
+
+static void tj_double(void) {
+    static const char text[] =
+        "[1.5, -2.5e-3, 0.1, 5e-324, 1.7976931348623157e308, 9007199254740993, 0, -0, 1E2, \"1.5\", true,"
+        " 123456789012345678901234567890, 2.2250738585072014e-308, 7587861231285799685, null, 1e-2]";
+    tj_doc d;
+    double x;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+#define TJ_D_OK(i, want) do { x = -99.0; KT_EQ_INT(kctl_json_double(&d.j, TJ_EL(i), &x), KCTL_OK); \
+    if (x != (want)) kt_fail(__FILE__, __LINE__, "element %d: %.17g != %.17g", (i), x, (double)(want)); } while (0)
+    TJ_D_OK(0, 1.5);
+    TJ_D_OK(1, -2.5e-3);
+    TJ_D_OK(2, 0.1);
+    TJ_D_OK(3, 4.9406564584124654e-324);
+    TJ_D_OK(4, DBL_MAX);
+    TJ_D_OK(5, 9007199254740992.0); /* nearest, ties to even */
+    TJ_D_OK(6, 0.0);
+    TJ_D_OK(7, 0.0);
+    TJ_D_OK(8, 100.0);
+    KT_EQ_INT(kctl_json_double(&d.j, TJ_EL(9), &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_double(&d.j, TJ_EL(10), &x), KCTL_ERR_INVALID_ARG);
+    TJ_D_OK(11, 123456789012345678901234567890.0);
+    TJ_D_OK(12, 2.2250738585072014e-308);
+    TJ_D_OK(13, 7587861231285799685.0);
+    KT_EQ_INT(kctl_json_double(&d.j, TJ_EL(14), &x), KCTL_ERR_INVALID_ARG);
+    TJ_D_OK(15, 0.01);
+    KT_EQ_INT(kctl_json_double(&d.j, 0, &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_double(&d.j, KCTL_JSON_NONE, &x), KCTL_ERR_INVALID_ARG);
+#undef TJ_D_OK
+    tj_close(&d);
+}
+
+/* "nearest" holds for long numbers too: 2^53 + 1 + a tiny bit rounds up to
+   2^53 + 2, exactly 2^53 + 1 ties to even (2^53). */
+static void tj_double_long_numbers(void) {
+    static const struct { const char *s; double want; } cases[] = {
+        { "9007199254740993", 9007199254740992.0 },
+        { "9007199254740993.000000000001", 9007199254740994.0 },
+        { "9007199254740993.0000000000000000000000000000000000000000000000001", 9007199254740994.0 },
+        { "9007199254740992.9999999999999999999999999999999999999999999999999", 9007199254740992.0 },
+        { "0.00000000000000000000000000000000000000000000000000000000000000000001", 1e-68 },
+        { "1000000000000000000000000000000000000000000000000000000000000000000000", 1e69 },
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tj_doc d;
+        double x = -1.0;
+        if (TJ_OPEN(&d, cases[i].s) == KCTL_OK) {
+            KT_EQ_INT(kctl_json_double(&d.j, 0, &x), KCTL_OK);
+            if (x != cases[i].want)
+                kt_fail(__FILE__, __LINE__, "double(%s) = %.17g, want %.17g", cases[i].s, x, cases[i].want);
+        }
+        tj_close(&d);
+    }
+}
+
+static void tj_bool(void) {
+    tj_doc d;
+    bool b;
+    KT_EQ_INT(TJ_OPEN(&d, "[true, false, null, \"true\", 1, 0]"), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+    b = false;
+    KT_EQ_INT(kctl_json_bool(&d.j, TJ_EL(0), &b), KCTL_OK);
+    KT_CHECK(b == true);
+    b = true;
+    KT_EQ_INT(kctl_json_bool(&d.j, TJ_EL(1), &b), KCTL_OK);
+    KT_CHECK(b == false);
+    KT_EQ_INT(kctl_json_bool(&d.j, TJ_EL(2), &b), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_bool(&d.j, TJ_EL(3), &b), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_bool(&d.j, TJ_EL(4), &b), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_bool(&d.j, TJ_EL(5), &b), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_bool(&d.j, 0, &b), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_bool(&d.j, KCTL_JSON_NONE, &b), KCTL_ERR_INVALID_ARG);
+    tj_close(&d);
+}
+#undef TJ_EL
+
+static void tj_raw(void) {
+    static const char text[] = " {\"s\" : \"a\\\"b\" , \"n\": -1.5e3 , \"o\": { \"x\" : [ 1 ] } , \"t\":true} ";
+    tj_doc d;
+    const char *r = NULL;
+    size_t n = 0;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+#define TJ_RAW(v, want) do { r = NULL; n = 0; KT_EQ_INT(kctl_json_raw(&d.j, (v), &r, &n), KCTL_OK); \
+    KT_EQ_U64(n, strlen(want)); if (r && n == strlen(want)) KT_CHECK(memcmp(r, (want), n) == 0); } while (0)
+    TJ_RAW(kctl_json_member(&d.j, 0, "s"), "\"a\\\"b\"");
+    TJ_RAW(kctl_json_member(&d.j, 0, "n"), "-1.5e3");
+    TJ_RAW(kctl_json_member(&d.j, 0, "o"), "{ \"x\" : [ 1 ] }");
+    TJ_RAW(kctl_json_path(&d.j, 0, "o.x"), "[ 1 ]");
+    TJ_RAW(kctl_json_member(&d.j, 0, "t"), "true");
+    TJ_RAW(0, "{\"s\" : \"a\\\"b\" , \"n\": -1.5e3 , \"o\": { \"x\" : [ 1 ] } , \"t\":true}");
+    TJ_RAW(1, "\"s\""); /* a member name token */
+    KT_CHECK(r == d.text + 2);
+#undef TJ_RAW
+    KT_EQ_INT(kctl_json_raw(&d.j, KCTL_JSON_NONE, &r, &n), KCTL_ERR_INVALID_ARG);
+    tj_close(&d);
+}
+
+/* ------------------------------------------------------------ lookups */
+
+static void tj_member(void) {
+    static const char text[] =
+        "{\"a\\u0062\":1,\"x\":{\"ab\":2},\"dup\":1,\"dup\":2,\"dup\":3,\"\":4,\"a\\u0000b\":5,\"\\u00e9\":6,\"k\":null,"
+        "\"arr\":[{\"ab\":7}],\"n\":8}";
+    tj_doc d;
+    uint32_t v, x;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_member(&d.j, 0, "ab")), 1); /* escaped name; not the nested ones */
+    x = kctl_json_member(&d.j, 0, "x");
+    KT_EQ_INT(kctl_json_type_of(&d.j, x), KCTL_JSON_OBJECT);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_member(&d.j, x, "ab")), 2);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_member(&d.j, 0, "dup")), 3); /* the last wins */
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_member(&d.j, 0, "")), 4);
+    KT_EQ_U64(kctl_json_member(&d.j, 0, "a"), KCTL_JSON_NONE);   /* not "a\u0000b" */
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_member(&d.j, 0, "\xC3\xA9")), 6);
+    v = kctl_json_member(&d.j, 0, "k");
+    KT_CHECK(v != KCTL_JSON_NONE);
+    KT_EQ_INT(kctl_json_type_of(&d.j, v), KCTL_JSON_NULL);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_member(&d.j, 0, "n")), 8); /* after a nested array of objects */
+    KT_EQ_U64(kctl_json_member(&d.j, 0, "missing"), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_member(&d.j, 0, "AB"), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_member(&d.j, 0, "a\\u0062"), KCTL_JSON_NONE); /* compared unescaped */
+    /* not an object */
+    KT_EQ_U64(kctl_json_member(&d.j, kctl_json_member(&d.j, 0, "arr"), "ab"), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_member(&d.j, kctl_json_member(&d.j, 0, "n"), "ab"), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_member(&d.j, KCTL_JSON_NONE, "ab"), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_member(&d.j, d.j.ntoks + 3, "ab"), KCTL_JSON_NONE);
+    KT_EQ_INT(kctl_json_type_of(&d.j, KCTL_JSON_NONE), KCTL_JSON_INVALID);
+    KT_EQ_INT(kctl_json_type_of(&d.j, d.j.ntoks), KCTL_JSON_INVALID);
+    tj_close(&d);
+
+    /* skips over nested values of every kind */
+    KT_EQ_INT(TJ_OPEN(&d, "{\"a\":{\"b\":{\"c\":1}},\"c\":[[{\"b\":0}],{}],\"b\":2}"), KCTL_OK);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_member(&d.j, 0, "b")), 2);
+    tj_close(&d);
+}
+
+static void tj_element(void) {
+    tj_doc d;
+    uint32_t v;
+    KT_EQ_INT(TJ_OPEN(&d, "[10, [20, 21], {\"a\": 30, \"b\": [1,2,3]}, 40]"), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_element(&d.j, 0, 0)), 10);
+    v = kctl_json_element(&d.j, 0, 1);
+    KT_EQ_INT(kctl_json_type_of(&d.j, v), KCTL_JSON_ARRAY);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_element(&d.j, v, 1)), 21);
+    KT_EQ_U64(kctl_json_element(&d.j, v, 2), KCTL_JSON_NONE);
+    v = kctl_json_element(&d.j, 0, 2);
+    KT_EQ_INT(kctl_json_type_of(&d.j, v), KCTL_JSON_OBJECT);
+    KT_EQ_U64(kctl_json_element(&d.j, v, 0), KCTL_JSON_NONE); /* an object is not an array */
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_element(&d.j, 0, 3)), 40);
+    KT_EQ_U64(kctl_json_element(&d.j, 0, 4), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_element(&d.j, 0, UINT32_MAX), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_element(&d.j, 1, 0), KCTL_JSON_NONE);  /* a number */
+    KT_EQ_U64(kctl_json_element(&d.j, KCTL_JSON_NONE, 0), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_element(&d.j, d.j.ntoks, 0), KCTL_JSON_NONE);
+    tj_close(&d);
+    KT_EQ_INT(TJ_OPEN(&d, "[]"), KCTL_OK);
+    KT_EQ_U64(kctl_json_element(&d.j, 0, 0), KCTL_JSON_NONE);
+    tj_close(&d);
+}
+
+static void tj_path(void) {
+    static const char text[] =
+        "{\"spec\":{\"replicas\":3},\"items\":[{\"name\":\"a\"},{\"name\":\"b\"}],"
+        "\"metadata\":{\"labels\":{\"app.kubernetes.io/name\":\"web\",\"app\":\"x\",\"a[b]\":\"y\"},\"name\":\"n\"},"
+        "\"m\":[[1,2],[3,4]],\"s\":\"str\",\"a\":{\"\":{\"b\":1}}}";
+    static const char *const malformed[] = {
+        "a..b", "a[", "a[x]", "[-1]", "a.", "items[", "items[1", "items]", "items[]", "items[-1]",
+        "metadata.labels[\"app", "metadata.labels[\"app\"", "items[1x]", "items[ 1]",
+    };
+    static const char *const nowhere[] = {
+        "spec.nope", "spec.replicas.x", "s[0]", "s.x", "spec[0]", "items.name", "items[2]", "items[1].name.x",
+        "items[99999999999999999999]", "nope", "m[2][0]", "m[0][2]", "metadata.labels[\"app.kubernetes.io\"]",
+    };
+    tj_doc d;
+    uint32_t spec;
+    size_t i;
+    KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
+    if (d.rc != KCTL_OK) { tj_close(&d); return; }
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "spec.replicas")), 3);
+    KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "items[1].name")), "b");
+    KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "items[0].name")), "a");
+    KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "metadata.labels[\"app.kubernetes.io/name\"]")), "web");
+    KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "metadata.labels.app")), "x");
+    KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "metadata.labels[\"a[b]\"]")), "y");
+    KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "metadata.name")), "n");
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "m[1][0]")), 3);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "m[0][1]")), 2);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "[\"spec\"].replicas")), 3);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "a[\"\"].b")), 1);
+    KT_EQ_U64(kctl_json_path(&d.j, 0, ""), 0);
+    spec = kctl_json_member(&d.j, 0, "spec");
+    KT_EQ_U64(kctl_json_path(&d.j, spec, ""), spec);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, spec, "replicas")), 3);
+    KT_EQ_U64(kctl_json_path(&d.j, kctl_json_path(&d.j, 0, "items[1]"), "name"), kctl_json_path(&d.j, 0, "items[1].name"));
+    for (i = 0; i < sizeof malformed / sizeof malformed[0]; i++)
+        if (kctl_json_path(&d.j, 0, malformed[i]) != KCTL_JSON_NONE)
+            kt_fail(__FILE__, __LINE__, "malformed path <%s> found a value", malformed[i]);
+    for (i = 0; i < sizeof nowhere / sizeof nowhere[0]; i++)
+        if (kctl_json_path(&d.j, 0, nowhere[i]) != KCTL_JSON_NONE)
+            kt_fail(__FILE__, __LINE__, "path <%s> found a value", nowhere[i]);
+    KT_EQ_U64(kctl_json_path(&d.j, KCTL_JSON_NONE, "spec"), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_path(&d.j, KCTL_JSON_NONE, ""), KCTL_JSON_NONE);
+    tj_close(&d);
+
+    /* the longest Kubernetes label key: a 253-byte DNS prefix, '/', a 63-byte name */
+    {
+        char key[400], doc[512], path[512];
+        memset(key, 'p', 253);
+        key[253] = '/';
+        memset(key + 254, 'n', 63);
+        key[317] = 0;
+        sprintf(doc, "{\"metadata\":{\"labels\":{\"%s\":\"v\",\"b\":1}}}", key);
+        sprintf(path, "metadata.labels[\"%s\"]", key);
+        KT_EQ_INT(TJ_OPEN(&d, doc), KCTL_OK);
+        KT_CHECK(kctl_json_member(&d.j, kctl_json_path(&d.j, 0, "metadata.labels"), key) != KCTL_JSON_NONE);
+        KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, path)), "v");
+        tj_close(&d);
+    }
+    /* a root array */
+    KT_EQ_INT(TJ_OPEN(&d, "[5, {\"k\": [6, 7]}]"), KCTL_OK);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "[0]")), 5);
+    KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "[1].k[1]")), 7);
+    KT_EQ_U64(kctl_json_path(&d.j, 0, "[2]"), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_path(&d.j, 0, "k"), KCTL_JSON_NONE);
+    tj_close(&d);
+    /* a scalar root */
+    KT_EQ_INT(TJ_OPEN(&d, "5"), KCTL_OK);
+    KT_EQ_U64(kctl_json_path(&d.j, 0, ""), 0);
+    KT_EQ_U64(kctl_json_path(&d.j, 0, "a"), KCTL_JSON_NONE);
+    KT_EQ_U64(kctl_json_path(&d.j, 0, "[0]"), KCTL_JSON_NONE);
+    tj_close(&d);
+}
+
+/* ----------------------------------------------------------- equality */
+
+static void tj_equal_table(void) {
+    static const struct { const char *a, *b; int eq; } cases[] = {
+        /* numbers by exact decimal value */
+        { "1", "1.0", 1 }, { "1", "1e0", 1 }, { "1", "10e-1", 1 }, { "1", "0.1e1", 1 }, { "1.0", "1e0", 1 },
+        { "1e0", "10e-1", 1 }, { "10e-1", "0.1e1", 1 }, { "1", "1E+0", 1 }, { "100", "1e2", 1 },
+        { "-0", "0", 1 }, { "0", "0.0", 1 }, { "0", "0e5", 1 }, { "-0.0", "0e-7", 1 }, { "1e400", "1e400", 1 },
+        { "1e400", "10e399", 1 }, { "1e400", "1e401", 0 }, { "1.5", "15e-1", 1 }, { "0.000001", "1e-6", 1 },
+        { "123.4500", "1.2345e2", 1 }, { "-5", "-5.0", 1 }, { "9223372036854775808", "9.223372036854775808e18", 1 },
+        { "1e-400", "0.1e-399", 1 }, { "1e-400", "0", 0 }, { "1e-400", "1e-401", 0 },
+        { "9007199254740993", "9007199254740992", 0 }, { "9223372036854775808", "9223372036854775809", 0 },
+        { "18446744073709551616", "18446744073709551617", 0 }, { "1", "2", 0 }, { "1", "10", 0 }, { "12", "21", 0 },
+        { "1.5", "0.15", 0 }, { "0.1", "0.10000000000000001", 0 }, { "-1", "1", 0 }, { "1e2", "1e-2", 0 },
+        { "1e99999999999999999999", "1e99999999999999999999", 1 },
+        { "1e99999999999999999999", "1e99999999999999999998", 0 }, { "0e99999999999999999999", "0", 1 },
+        { "1e11529215046068469760", "1e11529215046068469761", 0 }, /* exponents beyond 2^60 */
+        { "1e-11529215046068469760", "1e-11529215046068469761", 0 },
+        { "1e11529215046068469760", "10e11529215046068469759", 1 },
+        { "1e-11529215046068469760", "10e-11529215046068469761", 1 },
+        { "0.001e100000000000000000003", "1e100000000000000000000", 1 },
+        { "1e100000000000000000000", "1e-100000000000000000000", 0 },
+        { "1e18446744073709551616", "1e18446744073709551615", 0 },
+        { "1e9223372036854775807", "10e9223372036854775806", 1 },
+        { "1e-9223372036854775808", "0.1e-9223372036854775807", 1 },
+        { "1e+0000000000000000000000000005", "100000", 1 },
+        { "-2.5e-00000000000000000000000000000000001", "-0.25", 1 },
+        { "123e99999999999999999999999999999999999999", "1.23e100000000000000000000000000000000000001", 1 },
+        { "123e99999999999999999999999999999999999999", "1.23e100000000000000000000000000000000000000", 0 },
+        { "0.0000000000000000000000000000001", "1e-31", 1 },
+        { "12345678901234567890123456789012345678901", "1.2345678901234567890123456789012345678901e40", 1 },
+        { "12345678901234567890123456789012345678901", "12345678901234567890123456789012345678902", 0 },
+        /* strings once unescaped */
+        { "\"\\u0041\"", "\"A\"", 1 }, { "\"\\/\"", "\"/\"", 1 }, { "\"\\u00e9\"", "\"\xC3\xA9\"", 1 },
+        { "\"\\ud83d\\ude00\"", "\"\xF0\x9F\x98\x80\"", 1 }, { "\"a\"", "\"A\"", 0 }, { "\"a\\u0000\"", "\"a\"", 0 },
+        { "\"ab\"", "\"a\"", 0 }, { "\"\"", "\"\"", 1 }, { "\"\\n\"", "\"\\u000a\"", 1 },
+        /* different types */
+        { "1", "\"1\"", 0 }, { "true", "1", 0 }, { "null", "false", 0 }, { "[]", "{}", 0 }, { "\"\"", "null", 0 },
+        { "true", "false", 0 }, { "0", "false", 0 }, { "0", "null", 0 }, { "true", "true", 1 },
+        { "false", "false", 1 }, { "null", "null", 1 }, { "\"true\"", "true", 0 }, { "[1]", "1", 0 },
+        /* arrays: order matters */
+        { "[1,2]", "[2,1]", 0 }, { "[1]", "[1,1]", 0 }, { "[]", "[null]", 0 }, { "[]", "[ ]", 1 },
+        { "[1,[2,{}]]", "[1.0,[2e0,{}]]", 1 }, { "[[1,2],[3]]", "[[1],[2,3]]", 0 },
+        /* objects: member order ignored; the last of repeated names counts */
+        { "{\"a\":1,\"b\":2}", "{\"b\":2,\"a\":1}", 1 }, { "{\"a\\u0062\":1}", "{\"ab\":1}", 1 },
+        { "{\"a\":1,\"a\":2}", "{\"a\":2}", 1 }, { "{\"a\":1,\"a\":2}", "{\"a\":1}", 0 },
+        { "{\"a\":1,\"b\":2}", "{\"a\":1,\"a\":1}", 0 }, { "{\"a\":1,\"a\":1}", "{\"a\":1,\"b\":1}", 0 },
+        { "{\"a\":1,\"b\":1,\"a\":2}", "{\"b\":1,\"a\":2}", 1 }, { "{\"a\":1}", "{\"a\":1,\"b\":2}", 0 },
+        { "{\"a\":1}", "{\"b\":1}", 0 }, { "{\"a\":null}", "{}", 0 }, { "{}", "{ }", 1 },
+        { "{\"a\":{\"x\":1,\"y\":2}}", "{\"a\":{\"y\":2,\"x\":1.0}}", 1 },
+        { "{\"a\":{\"x\":1,\"y\":2}}", "{\"a\":{\"y\":2,\"x\":2}}", 0 },
+        { "{\"a\":[1,{\"b\":null}],\"c\":\"d\"}", "{\"c\":\"\\u0064\",\"a\":[1e0,{\"b\":null}]}", 1 },
+        { "{\"a\":2,\"a\":1,\"a\":2}", "{\"a\":2}", 1 },
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        tj_doc a, b;
+        bool ab, ba;
+        KT_EQ_INT(TJ_OPEN(&a, cases[i].a), KCTL_OK);
+        KT_EQ_INT(TJ_OPEN(&b, cases[i].b), KCTL_OK);
+        if (a.rc == KCTL_OK && b.rc == KCTL_OK) {
+            ab = kctl_json_equal(&a.j, 0, &b.j, 0);
+            ba = kctl_json_equal(&b.j, 0, &a.j, 0);
+            if (ab != (cases[i].eq != 0) || ba != (cases[i].eq != 0))
+                kt_fail(__FILE__, __LINE__, "equal(%s, %s): %d/%d, want %d", cases[i].a, cases[i].b, (int)ab, (int)ba,
+                        cases[i].eq);
+            if (!kctl_json_equal(&a.j, 0, &a.j, 0) || !kctl_json_equal(&b.j, 0, &b.j, 0))
+                kt_fail(__FILE__, __LINE__, "equal(x, x) false for %s or %s", cases[i].a, cases[i].b);
+        }
+        tj_close(&a);
+        tj_close(&b);
+    }
+}
+
+static void tj_equal_none_and_subvalues(void) {
+    tj_doc a, b;
+    KT_EQ_INT(TJ_OPEN(&a, "{\"x\":{\"k\":[1,2]},\"y\":\"s\"}"), KCTL_OK);
+    KT_EQ_INT(TJ_OPEN(&b, "[\"s\", {\"k\":[1.0,2e0]}]"), KCTL_OK);
+    if (a.rc == KCTL_OK && b.rc == KCTL_OK) {
+        KT_CHECK(kctl_json_equal(&a.j, KCTL_JSON_NONE, &b.j, KCTL_JSON_NONE));
+        KT_CHECK(!kctl_json_equal(&a.j, 0, &b.j, KCTL_JSON_NONE));
+        KT_CHECK(!kctl_json_equal(&a.j, KCTL_JSON_NONE, &b.j, 0));
+        KT_CHECK(kctl_json_equal(&a.j, kctl_json_member(&a.j, 0, "x"), &b.j, kctl_json_element(&b.j, 0, 1)));
+        KT_CHECK(kctl_json_equal(&a.j, kctl_json_member(&a.j, 0, "y"), &b.j, kctl_json_element(&b.j, 0, 0)));
+        KT_CHECK(!kctl_json_equal(&a.j, 0, &b.j, 0));
+        KT_CHECK(kctl_json_equal(&a.j, kctl_json_member(&a.j, 0, "y"), &a.j, kctl_json_member(&a.j, 0, "y")));
+        /* a member name token compares as a string */
+        KT_CHECK(kctl_json_equal(&a.j, 3, &b.j, kctl_json_path(&b.j, 0, "[1]") + 1)); /* "k" and "k" */
+        KT_CHECK(!kctl_json_equal(&a.j, 1, &b.j, kctl_json_path(&b.j, 0, "[1]") + 1)); /* "x" and "k" */
+    }
+    tj_close(&a);
+    tj_close(&b);
+}
+
+/* ------------------------------------------------------------- writer */
+
+static void tj_write_all_kinds(kctl_jw *w) {
+    kctl_jw_object_begin(w);
+    kctl_jw_key(w, "s");
+    kctl_jw_string(w, "x");
+    kctl_jw_key(w, "i");
+    kctl_jw_int64(w, -42);
+    kctl_jw_key(w, "u");
+    kctl_jw_uint64(w, 42);
+    kctl_jw_key(w, "d");
+    kctl_jw_double(w, 2.5);
+    kctl_jw_key(w, "t");
+    kctl_jw_bool(w, true);
+    kctl_jw_key(w, "f");
+    kctl_jw_bool(w, false);
+    kctl_jw_key(w, "n");
+    kctl_jw_null(w);
+    kctl_jw_key(w, "a");
+    kctl_jw_array_begin(w);
+    kctl_jw_int64(w, 1);
+    kctl_jw_array_begin(w);
+    kctl_jw_array_end(w);
+    kctl_jw_object_begin(w);
+    kctl_jw_object_end(w);
+    kctl_jw_string_n(w, "abc", 2);
+    kctl_jw_array_end(w);
+    kctl_jw_key(w, "r");
+    kctl_jw_raw(w, "[1, 2]", 6);
+    kctl_jw_key(w, "a\"b");
+    kctl_jw_object_begin(w);
+    kctl_jw_key(w, "");
+    kctl_jw_string(w, "");
+    kctl_jw_object_end(w);
+    kctl_jw_object_end(w);
+}
+static const char tj_all_kinds_text[] =
+    "{\"s\":\"x\",\"i\":-42,\"u\":42,\"d\":2.5,\"t\":true,\"f\":false,\"n\":null,\"a\":[1,[],{},\"ab\"],"
+    "\"r\":[1, 2],\"a\\\"b\":{\"\":\"\"}}";
+
+static void tj_writer_kinds_fixed(void) {
+    char buf[256];
+    kctl_jw w;
+    tj_doc d;
+    kctl_jw_init(&w, buf, sizeof buf);
+    tj_write_all_kinds(&w);
+    KT_EQ_STR(TJ_FINISH(&w), tj_all_kinds_text);
+    KT_EQ_STR(buf, tj_all_kinds_text);
+    KT_EQ_INT(TJ_OPEN(&d, buf), KCTL_OK);
+    tj_close(&d);
+}
+
+static void tj_writer_kinds_growable(void) {
+    kt_alloc a;
+    kctl_allocator al;
+    kctl_jw w;
+    kt_alloc_init(&a);
+    al = kt_allocator(&a);
+    kctl_jw_init_growable(&w, &al);
+    tj_write_all_kinds(&w);
+    KT_EQ_STR(TJ_FINISH(&w), tj_all_kinds_text);
+    kctl_jw_free(&w);
+    KT_CHECK(a.allocs > 0);
+    KT_EQ_INT(a.live, 0);
+    /* the default allocator */
+    kctl_jw_init_growable(&w, NULL);
+    tj_write_all_kinds(&w);
+    KT_EQ_STR(TJ_FINISH(&w), tj_all_kinds_text);
+    kctl_jw_free(&w);
+}
+
+static void tj_writer_top_level_scalars(void) {
+    char buf[64];
+    kctl_jw w;
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_int64(&w, 5);
+    KT_EQ_STR(TJ_FINISH(&w), "5");
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_string(&w, "x");
+    KT_EQ_STR(TJ_FINISH(&w), "\"x\"");
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_null(&w);
+    KT_EQ_STR(TJ_FINISH(&w), "null");
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_bool(&w, false);
+    KT_EQ_STR(TJ_FINISH(&w), "false");
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_array_begin(&w);
+    kctl_jw_array_end(&w);
+    KT_EQ_STR(TJ_FINISH(&w), "[]");
+}
+
+static void tj_writer_integers(void) {
+    char buf[64];
+    kctl_jw w;
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_array_begin(&w);
+    kctl_jw_int64(&w, INT64_MIN);
+    kctl_jw_int64(&w, INT64_MAX);
+    kctl_jw_int64(&w, 0);
+    kctl_jw_int64(&w, -1);
+    kctl_jw_array_end(&w);
+    KT_EQ_STR(TJ_FINISH(&w), "[-9223372036854775808,9223372036854775807,0,-1]");
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_array_begin(&w);
+    kctl_jw_uint64(&w, UINT64_MAX);
+    kctl_jw_uint64(&w, 0);
+    kctl_jw_uint64(&w, UINT64_C(7587861231285799685));
+    kctl_jw_array_end(&w);
+    KT_EQ_STR(TJ_FINISH(&w), "[18446744073709551615,0,7587861231285799685]");
+}
+
+static void tj_writer_escaping(void) {
+    char buf[512], got[64];
+    kctl_jw w;
+    tj_doc d;
+    const char *t;
+    int c;
+    size_t k, len;
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_string(&w, "a\"b\\c");
+    KT_EQ_STR(TJ_FINISH(&w), "\"a\\\"b\\\\c\"");
+    /* UTF-8 passes through */
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_string(&w, "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+    KT_EQ_STR(TJ_FINISH(&w), "\"\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\"");
+    /* every control character, alone and in a key */
+    for (c = 1; c < 0x20; c++) {
+        char s[4];
+        s[0] = 'a';
+        s[1] = (char)c;
+        s[2] = 'b';
+        s[3] = 0;
+        kctl_jw_init(&w, buf, sizeof buf);
+        kctl_jw_object_begin(&w);
+        kctl_jw_key(&w, s);
+        kctl_jw_string(&w, s);
+        kctl_jw_object_end(&w);
+        t = TJ_FINISH(&w);
+        for (k = 0; t[k]; k++)
+            if ((unsigned char)t[k] < 0x20) kt_fail(__FILE__, __LINE__, "control 0x%02x written raw: %s", c, t);
+        if (TJ_OPEN(&d, t) == KCTL_OK) {
+            KT_EQ_INT(kctl_json_string(&d.j, 2, got, sizeof got, &len), KCTL_OK);
+            KT_EQ_U64(len, 3);
+            KT_CHECK(memcmp(got, s, 4) == 0);
+            KT_CHECK(kctl_json_member(&d.j, 0, s) == 2);
+        } else {
+            kt_fail(__FILE__, __LINE__, "control 0x%02x: output does not parse: %s", c, t);
+        }
+        tj_close(&d);
+        /* the \u001f form or a short escape */
+        if (c == 0x1f) KT_CHECK(strstr(t, "\\u001f") != NULL || strstr(t, "\\u001F") != NULL);
+        if (c == 0x01) KT_CHECK(strstr(t, "\\u0001") != NULL);
+        if (c == '\n') KT_CHECK(strstr(t, "\\n") != NULL || strstr(t, "\\u000a") != NULL || strstr(t, "\\u000A") != NULL);
+    }
+    /* NUL through string_n; DEL and '/' are fine either way */
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_string_n(&w, "a\0b\x7f/", 5);
+    t = TJ_FINISH(&w);
+    if (TJ_OPEN(&d, t) == KCTL_OK) {
+        KT_EQ_INT(kctl_json_string(&d.j, 0, got, sizeof got, &len), KCTL_OK);
+        KT_EQ_U64(len, 5);
+        KT_CHECK(memcmp(got, "a\0b\x7f/", 6) == 0);
+    } else {
+        kt_fail(__FILE__, __LINE__, "string_n with NUL: output does not parse: %s", t);
+    }
+    tj_close(&d);
+}
+
+static void tj_writer_fixed_full(void) {
+    char buf[32];
+    kctl_jw w;
+    const char *t;
+    size_t n, cap, k;
+    /* too small: FULL, sticky */
+    memset(buf, 0x55, sizeof buf);
+    kctl_jw_init(&w, buf, 8);
+    kctl_jw_array_begin(&w);
+    kctl_jw_string(&w, "abcdefghij");
+    kctl_jw_array_end(&w);
+    KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_FULL);
+    KT_EQ_INT(w.err, KCTL_ERR_FULL);
+    kctl_jw_null(&w);
+    KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_FULL);
+    for (k = 8; k < sizeof buf; k++) KT_CHECK((unsigned char)buf[k] == 0x55);
+    /* "[1,2]" (5 bytes): every cap below fails, cap 6 fits with its NUL */
+    for (cap = 0; cap <= 7; cap++) {
+        int rc;
+        memset(buf, 0x55, sizeof buf);
+        kctl_jw_init(&w, buf, cap);
+        kctl_jw_array_begin(&w);
+        kctl_jw_int64(&w, 1);
+        kctl_jw_int64(&w, 2);
+        kctl_jw_array_end(&w);
+        t = NULL;
+        n = 0;
+        rc = kctl_jw_finish(&w, &t, &n);
+        for (k = cap; k < sizeof buf; k++)
+            if ((unsigned char)buf[k] != 0x55) { kt_fail(__FILE__, __LINE__, "cap %u: wrote past the end", (unsigned)cap); break; }
+        if (cap < 5) {
+            KT_EQ_INT(rc, KCTL_ERR_FULL);
+        } else if (cap == 5) {
+            /* fits without its NUL: either answer, but never a wrong text */
+            KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_FULL);
+            if (rc == KCTL_OK) { KT_EQ_U64(n, 5); KT_CHECK(t && memcmp(t, "[1,2]", 5) == 0); }
+        } else {
+            KT_EQ_INT(rc, KCTL_OK);
+            KT_EQ_U64(n, 5);
+            KT_EQ_STR(t, "[1,2]");
+            KT_EQ_STR(buf, "[1,2]");
+        }
+    }
+}
+
+static void tj_writer_growable_big_and_nomem(void) {
+    kt_alloc a;
+    kctl_allocator al;
+    kctl_jw w;
+    const char *t;
+    size_t n;
+    long k;
+    int rc, i, saw_nomem = 0, saw_ok = 0;
+    char item[32];
+    kt_alloc_init(&a);
+    al = kt_allocator(&a);
+    for (k = 0; k < 64 && !saw_ok; k++) {
+        a.fail_after = k;
+        kctl_jw_init_growable(&w, &al);
+        kctl_jw_array_begin(&w);
+        for (i = 0; i < 2000; i++) {
+            sprintf(item, "item-%d", i);
+            kctl_jw_string(&w, item);
+        }
+        kctl_jw_array_end(&w);
+        t = NULL;
+        n = 0;
+        rc = kctl_jw_finish(&w, &t, &n);
+        if (rc == KCTL_ERR_NOMEM) {
+            saw_nomem = 1;
+            KT_CHECK(a.fail_count > 0);
+            kctl_jw_int64(&w, 1); /* sticky */
+            KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_NOMEM);
+        } else {
+            KT_EQ_INT(rc, KCTL_OK);
+            saw_ok = 1;
+            KT_CHECK(n > 2000 * 9);
+            {
+                kctl_json out;
+                KT_EQ_INT(kctl_json_parse(t, n, NULL, 0, NULL, &out), KCTL_OK);
+                KT_EQ_U64(out.ntoks, 2001);
+            }
+        }
+        kctl_jw_free(&w);
+        KT_EQ_INT(a.live, 0);
+    }
+    KT_CHECK(saw_nomem);
+    KT_CHECK(saw_ok);
+    /* free without anything written */
+    kctl_jw_init_growable(&w, &al);
+    KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_INVALID_ARG);
+    kctl_jw_free(&w);
+    KT_EQ_INT(a.live, 0);
+}
+
+static void tj_writer_misuse(void) {
+    char buf[64];
+    kctl_jw w;
+    int c;
+    for (c = 0; c < 16; c++) {
+        kctl_jw_init(&w, buf, sizeof buf);
+        switch (c) {
+        case 0: kctl_jw_object_begin(&w); kctl_jw_int64(&w, 1); break;       /* value without a name */
+        case 1: kctl_jw_object_begin(&w); kctl_jw_string(&w, "x"); break;
+        case 2: kctl_jw_key(&w, "a"); break;                                 /* name outside an object */
+        case 3: kctl_jw_array_begin(&w); kctl_jw_key(&w, "a"); break;
+        case 4: kctl_jw_object_end(&w); break;                               /* end without begin */
+        case 5: kctl_jw_array_end(&w); break;
+        case 6: kctl_jw_object_begin(&w); kctl_jw_array_end(&w); break;      /* mismatched end */
+        case 7: kctl_jw_array_begin(&w); kctl_jw_object_end(&w); break;
+        case 8: kctl_jw_array_begin(&w); break;                              /* unfinished */
+        case 9: kctl_jw_object_begin(&w); kctl_jw_key(&w, "a"); kctl_jw_object_end(&w); break; /* name, no value */
+        case 10: kctl_jw_object_begin(&w); kctl_jw_key(&w, "a"); kctl_jw_key(&w, "b"); break;
+        case 11: break;                                                      /* nothing written */
+        case 12: kctl_jw_int64(&w, 1); kctl_jw_int64(&w, 2); break;         /* two documents */
+        case 13: kctl_jw_array_begin(&w); kctl_jw_array_end(&w); kctl_jw_array_end(&w); break;
+        case 14: kctl_jw_object_begin(&w); kctl_jw_object_begin(&w); break; /* object as a name */
+        case 15: kctl_jw_object_begin(&w); kctl_jw_key(&w, "a"); break;     /* unfinished member */
+        }
+        if (tj_finish_rc(&w) != KCTL_ERR_INVALID_ARG)
+            kt_fail(__FILE__, __LINE__, "misuse case %d: finish %d, want INVALID_ARG", c, tj_finish_rc(&w));
+    }
+    /* sticky: a valid document after the misuse does not clear it */
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_key(&w, "a");
+    kctl_jw_array_begin(&w);
+    kctl_jw_array_end(&w);
+    KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_INVALID_ARG);
+    /* NaN and infinities */
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, NAN);
+    KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_INVALID_ARG);
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_array_begin(&w);
+    kctl_jw_double(&w, INFINITY);
+    kctl_jw_array_end(&w);
+    KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_INVALID_ARG);
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, -INFINITY);
+    KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_INVALID_ARG);
+}
+
+static void tj_writer_depth(void) {
+    kctl_jw w;
+    const char *t;
+    size_t n;
+    int i;
+    kctl_json out;
+    kctl_jw_init_growable(&w, NULL);
+    for (i = 0; i < KCTL_JSON_MAX_DEPTH; i++) kctl_jw_array_begin(&w);
+    for (i = 0; i < KCTL_JSON_MAX_DEPTH; i++) kctl_jw_array_end(&w);
+    t = NULL;
+    n = 0;
+    KT_EQ_INT(kctl_jw_finish(&w, &t, &n), KCTL_OK);
+    KT_EQ_U64(n, 2 * KCTL_JSON_MAX_DEPTH);
+    if (t) {
+        KT_EQ_INT(kctl_json_parse(t, n, NULL, 0, NULL, &out), KCTL_OK);
+    }
+    kctl_jw_free(&w);
+    kctl_jw_init_growable(&w, NULL);
+    for (i = 0; i < KCTL_JSON_MAX_DEPTH + 1; i++) kctl_jw_object_begin(&w), kctl_jw_key(&w, "a");
+    kctl_jw_null(&w);
+    for (i = 0; i < KCTL_JSON_MAX_DEPTH + 1; i++) kctl_jw_object_end(&w);
+    KT_CHECK(kctl_jw_finish(&w, &t, &n) != KCTL_OK);
+    kctl_jw_free(&w);
+    kctl_jw_init_growable(&w, NULL);
+    for (i = 0; i < 1000; i++) kctl_jw_array_begin(&w);
+    for (i = 0; i < 1000; i++) kctl_jw_array_end(&w);
+    KT_CHECK(kctl_jw_finish(&w, &t, &n) != KCTL_OK);
+    kctl_jw_free(&w);
+}
+
+static void tj_writer_doubles_roundtrip(void) {
+    static const double vals[] = {
+        0.1, 1e300, -2.5, 5e-324, DBL_MAX, DBL_MIN, 1.0 / 3.0, 9007199254740993.0, 123456.789, 1e21, 1e-7, 0.3,
+        100.0, 1.0, 0.0, -1e-300, 2.2250738585072011e-308, 1e23, 4.35, 0.000001,
+    };
+    char buf[64];
+    kctl_jw w;
+    size_t i;
+    for (i = 0; i < sizeof vals / sizeof vals[0]; i++) {
+        const char *t;
+        tj_doc d;
+        double back = -77.0;
+        kctl_jw_init(&w, buf, sizeof buf);
+        kctl_jw_double(&w, vals[i]);
+        t = TJ_FINISH(&w);
+        if (TJ_OPEN(&d, t) != KCTL_OK || d.toks[0].type != KCTL_JSON_NUMBER) {
+            kt_fail(__FILE__, __LINE__, "double %.17g written as <%s>: not a JSON number", vals[i], t);
+        } else {
+            KT_EQ_INT(kctl_json_double(&d.j, 0, &back), KCTL_OK);
+            if (memcmp(&back, &vals[i], sizeof back) != 0)
+                kt_fail(__FILE__, __LINE__, "double %.17g written as <%s> reads back %.17g", vals[i], t, back);
+            if (strlen(t) > 24) kt_fail(__FILE__, __LINE__, "double %.17g written as <%s>: not the shortest", vals[i], t);
+        }
+        tj_close(&d);
+    }
+    /* the shortest forms */
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, 0.1);
+    KT_EQ_STR(TJ_FINISH(&w), "0.1");
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, -2.5);
+    KT_EQ_STR(TJ_FINISH(&w), "-2.5");
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, 5e-324);
+    KT_CHECK(strlen(TJ_FINISH(&w)) == 6); /* 5e-324 */
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, 1e300);
+    KT_CHECK(strlen(TJ_FINISH(&w)) <= 6); /* 1e300 or 1e+300 */
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, 1.0 / 3.0);
+    KT_EQ_U64(strlen(TJ_FINISH(&w)), 18); /* 0.3333333333333333 */
+    /* -0.0 reads back equal */
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, -0.0);
+    {
+        const char *t = TJ_FINISH(&w);
+        tj_doc d;
+        double back = 1.0;
+        if (TJ_OPEN(&d, t) == KCTL_OK) {
+            KT_EQ_INT(kctl_json_double(&d.j, 0, &back), KCTL_OK);
+            KT_CHECK(back == 0.0);
+        } else {
+            kt_fail(__FILE__, __LINE__, "-0.0 written as <%s>", t);
+        }
+        tj_close(&d);
+    }
+}
+
+static void tj_writer_value_copies(void) {
+    static const char *const docs[] = {
+        ("{\"a\\u0062\":[1, -0.0e-0, 1e400, 9007199254740993, \"\\ud83d\\ude00\\n\\u0001\"],\"c\":{\"d\":null,"
+         "\"e\":[true,false,{}]},\"c\":\"last\",\"\\\"\":\"\\\\\"}"),
+        "\"\xC3\xA9\\t\"", "-12.5e-3", "[]", "{}", "null", "[[[[]]],{\"\":{\"\":\"\"}}]",
+    };
+    size_t i;
+    for (i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        tj_doc a, b;
+        kctl_jw w;
+        const char *t;
+        KT_EQ_INT(TJ_OPEN(&a, docs[i]), KCTL_OK);
+        if (a.rc != KCTL_OK) { tj_close(&a); continue; }
+        kctl_jw_init_growable(&w, NULL);
+        kctl_jw_value(&w, &a.j, 0);
+        t = TJ_FINISH(&w);
+        if (TJ_OPEN(&b, t) == KCTL_OK) {
+            if (!kctl_json_equal(&a.j, 0, &b.j, 0))
+                kt_fail(__FILE__, __LINE__, "copy of %s is %s: not equal", docs[i], t);
+        } else {
+            kt_fail(__FILE__, __LINE__, "copy of %s is %s: does not parse", docs[i], t);
+        }
+        tj_close(&b);
+        kctl_jw_free(&w);
+        tj_close(&a);
+    }
+    /* a sub-value, inside an array and as a member */
+    {
+        tj_doc a, b;
+        kctl_jw w;
+        KT_EQ_INT(TJ_OPEN(&a, "{\"spec\":{\"x\":[1,2]},\"s\":\"\\u0041\"}"), KCTL_OK);
+        kctl_jw_init_growable(&w, NULL);
+        kctl_jw_object_begin(&w);
+        kctl_jw_key(&w, "copy");
+        kctl_jw_value(&w, &a.j, kctl_json_member(&a.j, 0, "spec"));
+        kctl_jw_key(&w, "list");
+        kctl_jw_array_begin(&w);
+        kctl_jw_value(&w, &a.j, kctl_json_member(&a.j, 0, "s"));
+        kctl_jw_value(&w, &a.j, kctl_json_path(&a.j, 0, "spec.x[1]"));
+        kctl_jw_array_end(&w);
+        kctl_jw_object_end(&w);
+        KT_EQ_INT(TJ_OPEN(&b, TJ_FINISH(&w)), KCTL_OK);
+        if (b.rc == KCTL_OK) {
+            KT_CHECK(kctl_json_equal(&a.j, kctl_json_member(&a.j, 0, "spec"), &b.j, kctl_json_member(&b.j, 0, "copy")));
+            KT_CHECK(kctl_json_string_eq(&b.j, kctl_json_path(&b.j, 0, "list[0]"), "A"));
+            KT_EQ_INT(tj_i64(&b.j, kctl_json_path(&b.j, 0, "list[1]")), 2);
+        }
+        tj_close(&b);
+        kctl_jw_free(&w);
+        /* no such value */
+        kctl_jw_init_growable(&w, NULL);
+        kctl_jw_value(&w, &a.j, KCTL_JSON_NONE);
+        KT_CHECK(tj_finish_rc(&w) != KCTL_OK);
+        kctl_jw_free(&w);
+        tj_close(&a);
+    }
+}
+
+/* -------------------------------------------------------- merge patch */
+
+/* Applies patch to doc (NULL: no document) and checks the result equals want. */
+static void tj_merge(const char *doc, const char *patch, const char *want, int line) {
+    tj_doc dd, dp, dr, dw;
+    kctl_jw w;
+    const char *t = NULL;
+    size_t n = 0;
+    int rc;
+    memset(&dd, 0, sizeof dd);
+    if (doc && tj_open_n(&dd, doc, strlen(doc), NULL, line) != KCTL_OK) {
+        kt_fail(__FILE__, line, "doc %s does not parse", doc);
+        tj_close(&dd);
+        return;
+    }
+    tj_open_n(&dp, patch, strlen(patch), NULL, line);
+    tj_open_n(&dw, want, strlen(want), NULL, line);
+    kctl_jw_init_growable(&w, NULL);
+    rc = kctl_json_merge_patch(doc ? &dd.j : NULL, doc ? 0 : KCTL_JSON_NONE, &dp.j, 0, &w);
+    if (rc != KCTL_OK) kt_fail(__FILE__, line, "merge_patch(%s, %s): %d", doc ? doc : "NONE", patch, rc);
+    rc = kctl_jw_finish(&w, &t, &n);
+    if (rc != KCTL_OK) {
+        kt_fail(__FILE__, line, "merge_patch(%s, %s): finish %d", doc ? doc : "NONE", patch, rc);
+    } else if (tj_open_n(&dr, t, n, NULL, line) != KCTL_OK) {
+        kt_fail(__FILE__, line, "merge_patch(%s, %s) = <%s>: does not parse", doc ? doc : "NONE", patch, t);
+        tj_close(&dr);
+    } else {
+        if (!kctl_json_equal(&dr.j, 0, &dw.j, 0))
+            kt_fail(__FILE__, line, "merge_patch(%s, %s) = %s, want %s", doc ? doc : "NONE", patch, t, want);
+        tj_close(&dr);
+    }
+    kctl_jw_free(&w);
+    tj_close(&dd);
+    tj_close(&dp);
+    tj_close(&dw);
+}
+#define TJ_MERGE(doc, patch, want) tj_merge((doc), (patch), (want), __LINE__)
+
+static void tj_merge_rfc7386_appendix_a(void) {
+    TJ_MERGE("{\"a\":\"b\"}", "{\"a\":\"c\"}", "{\"a\":\"c\"}");
+    TJ_MERGE("{\"a\":\"b\"}", "{\"b\":\"c\"}", "{\"a\":\"b\",\"b\":\"c\"}");
+    TJ_MERGE("{\"a\":\"b\"}", "{\"a\":null}", "{}");
+    TJ_MERGE("{\"a\":\"b\",\"b\":\"c\"}", "{\"a\":null}", "{\"b\":\"c\"}");
+    TJ_MERGE("{\"a\":[\"b\"]}", "{\"a\":\"c\"}", "{\"a\":\"c\"}");
+    TJ_MERGE("{\"a\":\"c\"}", "{\"a\":[\"b\"]}", "{\"a\":[\"b\"]}");
+    TJ_MERGE("{\"a\":{\"b\":\"c\"}}", "{\"a\":{\"b\":\"d\",\"c\":null}}", "{\"a\":{\"b\":\"d\"}}");
+    TJ_MERGE("{\"a\":[{\"b\":\"c\"}]}", "{\"a\":[1]}", "{\"a\":[1]}");
+    TJ_MERGE("[\"a\",\"b\"]", "[\"c\",\"d\"]", "[\"c\",\"d\"]");
+    TJ_MERGE("{\"a\":\"b\"}", "[\"c\"]", "[\"c\"]");
+    TJ_MERGE("{\"a\":\"foo\"}", "null", "null");
+    TJ_MERGE("{\"a\":\"foo\"}", "\"bar\"", "\"bar\"");
+    TJ_MERGE("{\"e\":null}", "{\"a\":1}", "{\"e\":null,\"a\":1}");
+    TJ_MERGE("[1,2]", "{\"a\":\"b\",\"c\":null}", "{\"a\":\"b\"}");
+    TJ_MERGE("{}", "{\"a\":{\"bb\":{\"ccc\":null}}}", "{\"a\":{\"bb\":{}}}");
+}
+
+static void tj_merge_kubernetes(void) {
+    TJ_MERGE("{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"default\","
+             "\"labels\":{\"app\":\"web\",\"tier\":\"frontend\"}},\"spec\":{\"replicas\":3,\"template\":{\"spec\":"
+             "{\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.25\"}]}}},\"status\":{\"readyReplicas\":3}}",
+             "{\"metadata\":{\"labels\":{\"tier\":null,\"team\":\"a\"}},\"spec\":{\"replicas\":5,\"template\":{\"spec\":"
+             "{\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.26\"}]}}}}",
+             "{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"metadata\":{\"name\":\"web\",\"namespace\":\"default\","
+             "\"labels\":{\"app\":\"web\",\"team\":\"a\"}},\"spec\":{\"replicas\":5,\"template\":{\"spec\":"
+             "{\"containers\":[{\"name\":\"web\",\"image\":\"nginx:1.26\"}]}}},\"status\":{\"readyReplicas\":3}}");
+    /* remove the last label: labels stays, empty */
+    TJ_MERGE("{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}}}", "{\"metadata\":{\"labels\":{\"app\":null}}}",
+             "{\"metadata\":{\"name\":\"a\",\"labels\":{}}}");
+    /* remove a label whose name is escaped in the document */
+    TJ_MERGE("{\"labels\":{\"a\\u0062\":\"x\",\"c\":\"y\"}}", "{\"labels\":{\"ab\":null}}", "{\"labels\":{\"c\":\"y\"}}");
+    /* the empty patch changes nothing */
+    TJ_MERGE("{\"a\":[1,{\"b\":null}],\"c\":{}}", "{}", "{\"a\":[1,{\"b\":null}],\"c\":{}}");
+    /* repeated names in the document: the last counts, a null removes the name */
+    TJ_MERGE("{\"a\":1,\"a\":2,\"b\":0}", "{}", "{\"a\":2,\"b\":0}");
+    TJ_MERGE("{\"a\":1,\"a\":2,\"b\":0}", "{\"a\":null}", "{\"b\":0}");
+    TJ_MERGE("{\"a\":{\"x\":1},\"a\":{\"y\":2}}", "{\"a\":{\"z\":3}}", "{\"a\":{\"y\":2,\"z\":3}}");
+    /* repeated names in the patch: the last counts */
+    TJ_MERGE("{\"a\":0,\"b\":1}", "{\"a\":1,\"a\":null}", "{\"b\":1}");
+    TJ_MERGE("{\"a\":0,\"b\":1}", "{\"a\":null,\"a\":1}", "{\"a\":1,\"b\":1}");
+}
+
+static void tj_merge_replace_and_none(void) {
+    /* a patch that is not an object replaces the document */
+    TJ_MERGE("{\"a\":1}", "[1,2]", "[1,2]");
+    TJ_MERGE("{\"a\":1}", "5", "5");
+    TJ_MERGE("{\"a\":1}", "true", "true");
+    TJ_MERGE("[1]", "{}", "{}");
+    TJ_MERGE("\"s\"", "{\"a\":null}", "{}");
+    /* no document */
+    TJ_MERGE(NULL, "{\"a\":1,\"b\":null,\"c\":{\"d\":null,\"e\":2}}", "{\"a\":1,\"c\":{\"e\":2}}");
+    TJ_MERGE(NULL, "{\"a\":{\"b\":null}}", "{\"a\":{}}");
+    TJ_MERGE(NULL, "\"x\"", "\"x\"");
+    TJ_MERGE(NULL, "null", "null");
+    TJ_MERGE(NULL, "[{\"a\":null}]", "[{\"a\":null}]"); /* arrays are copied as they are */
+    TJ_MERGE("{\"a\":[{\"b\":1}]}", "{\"a\":[{\"b\":null}]}", "{\"a\":[{\"b\":null}]}");
+}
+
+static void tj_merge_into_writer(void) {
+    tj_doc d, p, r;
+    kctl_jw w;
+    char small[8];
+    KT_EQ_INT(TJ_OPEN(&d, "{\"a\":\"hello world\",\"b\":2}"), KCTL_OK);
+    KT_EQ_INT(TJ_OPEN(&p, "{\"b\":null,\"c\":[3]}"), KCTL_OK);
+    if (d.rc != KCTL_OK || p.rc != KCTL_OK) { tj_close(&d); tj_close(&p); return; }
+    /* the result as a member of a bigger document */
+    kctl_jw_init_growable(&w, NULL);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "result");
+    KT_EQ_INT(kctl_json_merge_patch(&d.j, 0, &p.j, 0, &w), KCTL_OK);
+    kctl_jw_key(&w, "n");
+    kctl_jw_int64(&w, 1);
+    kctl_jw_object_end(&w);
+    KT_EQ_INT(TJ_OPEN(&r, TJ_FINISH(&w)), KCTL_OK);
+    if (r.rc == KCTL_OK) {
+        KT_CHECK(kctl_json_string_eq(&r.j, kctl_json_path(&r.j, 0, "result.a"), "hello world"));
+        KT_EQ_U64(kctl_json_path(&r.j, 0, "result.b"), KCTL_JSON_NONE);
+        KT_EQ_INT(tj_i64(&r.j, kctl_json_path(&r.j, 0, "result.c[0]")), 3);
+        KT_EQ_INT(tj_i64(&r.j, kctl_json_path(&r.j, 0, "n")), 1);
+    }
+    tj_close(&r);
+    kctl_jw_free(&w);
+    /* out's error comes back */
+    kctl_jw_init(&w, small, sizeof small);
+    KT_EQ_INT(kctl_json_merge_patch(&d.j, 0, &p.j, 0, &w), KCTL_ERR_FULL);
+    KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_FULL);
+    tj_close(&d);
+    tj_close(&p);
+}
+
+/* -------------------------------------------------- a realistic document */
+
+static void tj_kubernetes_and_etcd_documents(void) {
+    static const char pod[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"web-0\",\"namespace\":\"default\","
+        "\"uid\":\"6b1c1f3e-9a6e-4a8a-9a59-1c2d3e4f5a6b\",\"resourceVersion\":\"123456\",\"generation\":2,"
+        "\"labels\":{\"app.kubernetes.io/name\":\"web\",\"tier\":\"frontend\"},"
+        "\"ownerReferences\":[{\"kind\":\"StatefulSet\",\"name\":\"web\",\"uid\":\"x\",\"controller\":true}],"
+        "\"finalizers\":[\"example.com/cleanup\"]},\"spec\":{\"containers\":[{\"name\":\"nginx\","
+        "\"image\":\"nginx:1.25\",\"ports\":[{\"containerPort\":80}]}]}}";
+    static const char etcd[] =
+        "{\"header\":{\"cluster_id\":\"14841639068965178418\",\"member_id\":\"10276657743932975437\","
+        "\"revision\":\"9223372036854775807\",\"raft_term\":\"8\"},\"kvs\":[{\"key\":\"Zm9v\",\"create_revision\":\"2\","
+        "\"mod_revision\":\"5\",\"version\":\"3\",\"value\":\"YmFy\",\"lease\":\"7587861231285799685\"}],\"count\":\"1\"}";
+    tj_doc d;
+    bool b = false;
+    uint64_t u = 0;
+    int64_t x = 0;
+    KT_EQ_INT(TJ_OPEN(&d, pod), KCTL_OK);
+    if (d.rc == KCTL_OK) {
+        KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "metadata.labels[\"app.kubernetes.io/name\"]")), "web");
+        KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "metadata.ownerReferences[0].kind")), "StatefulSet");
+        KT_EQ_INT(kctl_json_bool(&d.j, kctl_json_path(&d.j, 0, "metadata.ownerReferences[0].controller"), &b), KCTL_OK);
+        KT_CHECK(b);
+        KT_EQ_INT(kctl_json_uint64(&d.j, kctl_json_path(&d.j, 0, "metadata.resourceVersion"), &u), KCTL_OK);
+        KT_EQ_U64(u, 123456);
+        KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "metadata.generation")), 2);
+        KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "spec.containers[0].ports[0].containerPort")), 80);
+        KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "metadata.finalizers[0]")), "example.com/cleanup");
+    }
+    tj_close(&d);
+    KT_EQ_INT(TJ_OPEN(&d, etcd), KCTL_OK);
+    if (d.rc == KCTL_OK) {
+        KT_EQ_INT(kctl_json_uint64(&d.j, kctl_json_path(&d.j, 0, "header.cluster_id"), &u), KCTL_OK);
+        KT_EQ_U64(u, UINT64_C(14841639068965178418));
+        KT_EQ_INT(kctl_json_int64(&d.j, kctl_json_path(&d.j, 0, "header.cluster_id"), &x), KCTL_ERR_TOO_LARGE);
+        KT_EQ_INT(kctl_json_int64(&d.j, kctl_json_path(&d.j, 0, "header.revision"), &x), KCTL_OK);
+        KT_CHECK(x == INT64_MAX);
+        KT_EQ_INT(kctl_json_int64(&d.j, kctl_json_path(&d.j, 0, "kvs[0].lease"), &x), KCTL_OK);
+        KT_CHECK(x == INT64_C(7587861231285799685));
+        KT_EQ_INT(tj_i64(&d.j, kctl_json_path(&d.j, 0, "kvs[0].mod_revision")), 5);
+        KT_EQ_STR(tj_str(&d.j, kctl_json_path(&d.j, 0, "kvs[0].key")), "Zm9v");
+    }
+    tj_close(&d);
+}
 
 void kt_suite_json(void) {
+    KT_RUN(tj_parse_tokens_exact);
+    KT_RUN(tj_parse_top_level_scalars);
+    KT_RUN(tj_parse_whitespace_everywhere);
+    KT_RUN(tj_parse_valid_table);
+    KT_RUN(tj_parse_counting_and_full);
+    KT_RUN(tj_parse_bad_args);
+    KT_RUN(tj_parse_length_bounds_text);
+    KT_RUN(tj_parse_invalid_table);
+    KT_RUN(tj_parse_depth_limit);
+    KT_RUN(tj_parse_size_limit);
+    KT_RUN(tj_string_escapes);
+    KT_RUN(tj_string_surrogate_pair);
+    KT_RUN(tj_string_too_large);
+    KT_RUN(tj_string_eq);
+    KT_RUN(tj_int64);
+    KT_RUN(tj_uint64);
+    KT_RUN(tj_double);
+    KT_RUN(tj_double_long_numbers);
+    KT_RUN(tj_bool);
+    KT_RUN(tj_raw);
+    KT_RUN(tj_member);
+    KT_RUN(tj_element);
+    KT_RUN(tj_path);
+    KT_RUN(tj_equal_table);
+    KT_RUN(tj_equal_none_and_subvalues);
+    KT_RUN(tj_writer_kinds_fixed);
+    KT_RUN(tj_writer_kinds_growable);
+    KT_RUN(tj_writer_top_level_scalars);
+    KT_RUN(tj_writer_integers);
+    KT_RUN(tj_writer_escaping);
+    KT_RUN(tj_writer_fixed_full);
+    KT_RUN(tj_writer_growable_big_and_nomem);
+    KT_RUN(tj_writer_misuse);
+    KT_RUN(tj_writer_depth);
+    KT_RUN(tj_writer_doubles_roundtrip);
+    KT_RUN(tj_writer_value_copies);
+    KT_RUN(tj_merge_rfc7386_appendix_a);
+    KT_RUN(tj_merge_kubernetes);
+    KT_RUN(tj_merge_replace_and_none);
+    KT_RUN(tj_merge_into_writer);
+    KT_RUN(tj_kubernetes_and_etcd_documents);
 }
