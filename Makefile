@@ -56,10 +56,11 @@ $(B)/reconcile_storm-asan: kctl.h examples/reconcile_storm.c | $(B)
 run: $(B)/reconcile_storm
 	./$(B)/reconcile_storm
 
-$(B)/bench-queue: kctl.h bench/queue.c | $(B)
-	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/queue.c $(LIBS)
-bench: $(B)/bench-queue
+$(B)/bench-%: kctl.h bench/%.c | $(B)
+	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/$*.c $(LIBS)
+bench: $(B)/bench-queue $(B)/bench-cache
 	./$(B)/bench-queue
+	./$(B)/bench-cache
 
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New

@@ -3020,7 +3020,7 @@ typedef struct kctl__ixbucket {
 } kctl__ixbucket;
 
 typedef struct kctl__ixitem {
-    kctl__node node; /* the object's key */
+    kctl__node node; /* the key, stored right after the item (one cache line to compare) */
     kctl_obj *obj;
     kctl__ixmember *members;
 } kctl__ixitem;
@@ -3178,9 +3178,10 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     int rc;
     if (!item) {
         if (kctl__map_reserve(&d->items, &ix->allocator) != KCTL_OK ||
-            !(fresh = (kctl__ixitem *)kctl__alloc(&ix->allocator, sizeof *fresh)))
+            !(fresh = (kctl__ixitem *)kctl__alloc(&ix->allocator, sizeof *fresh + len + 1)))
             return KCTL_ERR_NOMEM;
         memset(fresh, 0, sizeof *fresh);
+        memcpy(fresh + 1, key, len + 1);
     }
     rc = kctl__ix_index(ix, d, item ? item : fresh, obj, 0, ix->ndefs, &made);
     if (rc != KCTL_OK) {
@@ -3194,7 +3195,7 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
         item = fresh;
     }
     item->obj = kctl_obj_ref(obj);
-    item->node.key = key;
+    item->node.key = (const char *)(item + 1);
     item->node.len = (uint32_t)len;
     item->node.hash = h;
     item->members = made;
@@ -3835,11 +3836,10 @@ KCTL_API int kctl_fifo_resync(kctl_fifo *f) {
     size_t i;
     int rc = KCTL_OK;
     if (!f) return KCTL_ERR_INVALID_ARG;
-    if (!f->known) return KCTL_OK;
     memset(&keys, 0, sizeof keys);
     kctl__mutex_lock(&f->mu);
     if (f->closed) rc = KCTL_ERR_SHUTDOWN;
-    else rc = kctl_indexer_list_keys(f->known, &keys);
+    else if (f->known) rc = kctl_indexer_list_keys(f->known, &keys);
     for (i = 0; i < keys.count && rc == KCTL_OK; i++) {
         kctl_obj *o;
         if (kctl__fifo_find(f, keys.items[i])) continue; /* deltas are queued: they will tell */
@@ -3873,17 +3873,18 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
     f->head = it->next;
     if (!f->head) f->tail = NULL;
     it->next = NULL;
-    kctl__map_remove(&f->items, &f->allocator, &it->node);
     if (f->initial > 0) f->initial--;
+    /* The item stays in the map while fn runs: nothing can queue to the key
+       meanwhile (the lock is held), and a requeue needs no allocation. */
     rc = fn(it->node.key, it->deltas, it->n, user_data);
-    if (rc == KCTL_ERR_AGAIN && !kctl__fifo_find(f, it->node.key) &&
-        kctl__map_reserve(&f->items, &f->allocator) == KCTL_OK) { /* back at the end */
-        kctl__map_insert(&f->items, &it->node);
+    if (rc == KCTL_ERR_AGAIN) { /* back at the end */
         if (f->tail) f->tail->next = it;
         else f->head = it;
         f->tail = it;
         it = NULL;
         rc = KCTL_OK;
+    } else {
+        kctl__map_remove(&f->items, &f->allocator, &it->node);
     }
     kctl__mutex_unlock(&f->mu);
     if (it) kctl__fifo_free_item(f, it);

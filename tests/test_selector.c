@@ -56,7 +56,7 @@ static void ts_malformed(void) {
     static const char *bad[] = {
         "=web", "app=web,", ",app=web", "app=web,,tier=x", "app in a,b", "app in (a,b", "app in ()",
         "app notin (a,)", "!app=web", "a b", "app=we b", "app>5", "-app=web", "app=web-", "Upper/x=y", "a/=b",
-        "x=" "0123456789012345678901234567890123456789012345678901234567890123", "app=(web)", "app=web)",
+        "x=0123456789012345678901234567890123456789012345678901234567890123", "app=(web)", "app=web)",
     };
     size_t i;
     kctl_selector *s;
