@@ -1,0 +1,398 @@
+/* fuzz_json.c - libFuzzer target for the JSON reader, lookups, getters,
+   equality, writer and merge patch.
+
+   clang -g -O1 -fsanitize=fuzzer,address,undefined -std=c99 -D_POSIX_C_SOURCE=200809L \
+       tests/fuzz_json.c -o /tmp/fj && /tmp/fj -max_total_time=120 /tmp/corpus-copy
+
+   Beyond "no crash": the three ways of parsing agree (counting, roomy and
+   exactly sized token storage, one token short is FULL with the count), the
+   tokens form a well-formed tree, the depth limit is exact, the getters agree
+   with each other, every member name found in a document is found again by
+   kctl_json_member and kctl_json_path, a document equals itself and its copies
+   (kctl_jw_value, and a rebuild through the writer's calls), numbers written
+   by kctl_jw_double read back bit for bit, and merge patch gives a document
+   that parses and is idempotent. Any broken property abort()s. */
+#define KCTL_IMPLEMENTATION
+#include "../kctl.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FJ_CHECK(c) do { if (!(c)) { fprintf(stderr, "fuzz_json: %s:%d: %s\n", __FILE__, __LINE__, #c); abort(); } } while (0)
+
+/* Checks the token tree below i; returns the index after it; *depth gets
+   the deepest container nesting. */
+static uint32_t fj_walk(const kctl_json *j, uint32_t i, uint32_t level, uint32_t *depth) {
+    const kctl_json_tok *t;
+    uint32_t k, n, next;
+    FJ_CHECK(i < j->ntoks);
+    t = &j->toks[i];
+    FJ_CHECK(t->start <= t->end && t->end <= j->len);
+    FJ_CHECK(kctl_json_type_of(j, i) == (kctl_json_type)t->type);
+    switch (t->type) {
+    case KCTL_JSON_OBJECT:
+    case KCTL_JSON_ARRAY:
+        if (level + 1 > *depth) *depth = level + 1;
+        FJ_CHECK(t->end - t->start >= 2);
+        FJ_CHECK(j->text[t->start] == (t->type == KCTL_JSON_OBJECT ? '{' : '['));
+        FJ_CHECK(j->text[t->end - 1] == (t->type == KCTL_JSON_OBJECT ? '}' : ']'));
+        n = t->type == KCTL_JSON_OBJECT ? t->size * 2 : t->size;
+        next = i + 1;
+        for (k = 0; k < n; k++) {
+            FJ_CHECK(next < j->ntoks);
+            if (t->type == KCTL_JSON_OBJECT && k % 2 == 0) FJ_CHECK(j->toks[next].type == KCTL_JSON_STRING);
+            if (t->type == KCTL_JSON_ARRAY) FJ_CHECK(kctl_json_element(j, i, k) == next);
+            FJ_CHECK(j->toks[next].start > t->start && j->toks[next].end < t->end);
+            next = fj_walk(j, next, level + 1, depth);
+        }
+        FJ_CHECK(t->skip == next - i);
+        if (t->type == KCTL_JSON_ARRAY) FJ_CHECK(kctl_json_element(j, i, t->size) == KCTL_JSON_NONE);
+        return next;
+    case KCTL_JSON_STRING:
+        FJ_CHECK(t->start >= 1 && t->end < j->len);
+        FJ_CHECK(j->text[t->start - 1] == '"' && j->text[t->end] == '"');
+        FJ_CHECK(t->size == 0 && t->skip == 1);
+        return i + 1;
+    case KCTL_JSON_NUMBER:
+    case KCTL_JSON_TRUE:
+    case KCTL_JSON_FALSE:
+    case KCTL_JSON_NULL:
+        FJ_CHECK(t->size == 0 && t->skip == 1 && t->end > t->start);
+        return i + 1;
+    default:
+        FJ_CHECK(!"token type");
+        return j->ntoks;
+    }
+}
+
+/* Parses text into exactly sized tokens (malloc'd into *toks); must succeed. */
+static void fj_parse_ok(const char *text, size_t len, kctl_json_tok **toks, kctl_json *out) {
+    kctl_json c;
+    FJ_CHECK(kctl_json_parse(text, len, NULL, 0, NULL, &c) == KCTL_OK);
+    *toks = (kctl_json_tok *)malloc((c.ntoks ? c.ntoks : 1) * sizeof **toks);
+    FJ_CHECK(*toks != NULL);
+    FJ_CHECK(kctl_json_parse(text, len, *toks, c.ntoks, NULL, out) == KCTL_OK);
+    FJ_CHECK(out->ntoks == c.ntoks);
+}
+
+/* Rebuilds value v through the writer's calls (not kctl_jw_value). Returns
+   false when it cannot (a member name holding a NUL: kctl_jw_key takes C strings). */
+static bool fj_rebuild(kctl_jw *w, const kctl_json *j, uint32_t v, char *scratch, size_t cap) {
+    const kctl_json_tok *t = &j->toks[v];
+    uint32_t i, m;
+    size_t n;
+    switch (t->type) {
+    case KCTL_JSON_OBJECT:
+        kctl_jw_object_begin(w);
+        for (i = v + 1, m = 0; m < t->size; m++, i += 1 + j->toks[i + 1].skip) {
+            FJ_CHECK(kctl_json_string(j, i, scratch, cap, &n) == KCTL_OK);
+            if (strlen(scratch) != n) return false;
+            kctl_jw_key(w, scratch);
+            if (!fj_rebuild(w, j, i + 1, scratch, cap)) return false;
+        }
+        kctl_jw_object_end(w);
+        return true;
+    case KCTL_JSON_ARRAY:
+        kctl_jw_array_begin(w);
+        for (i = v + 1, m = 0; m < t->size; m++, i += j->toks[i].skip)
+            if (!fj_rebuild(w, j, i, scratch, cap)) return false;
+        kctl_jw_array_end(w);
+        return true;
+    case KCTL_JSON_STRING:
+        FJ_CHECK(kctl_json_string(j, v, scratch, cap, &n) == KCTL_OK);
+        kctl_jw_string_n(w, scratch, n);
+        return true;
+    case KCTL_JSON_NUMBER: {
+        int64_t x;
+        uint64_t u;
+        if (kctl_json_int64(j, v, &x) == KCTL_OK) kctl_jw_int64(w, x);
+        else if (kctl_json_uint64(j, v, &u) == KCTL_OK) kctl_jw_uint64(w, u);
+        else kctl_jw_raw(w, j->text + t->start, t->end - t->start);
+        return true;
+    }
+    case KCTL_JSON_TRUE: kctl_jw_bool(w, true); return true;
+    case KCTL_JSON_FALSE: kctl_jw_bool(w, false); return true;
+    default: kctl_jw_null(w); return true;
+    }
+}
+
+/* A writer's document must parse and equal value v of j. */
+static void fj_expect_equal(kctl_jw *w, const kctl_json *j, uint32_t v) {
+    const char *t = NULL;
+    size_t n = 0;
+    kctl_json_tok *toks;
+    kctl_json r;
+    FJ_CHECK(kctl_jw_finish(w, &t, &n) == KCTL_OK);
+    fj_parse_ok(t, n, &toks, &r);
+    FJ_CHECK(kctl_json_equal(j, v, &r, 0));
+    FJ_CHECK(kctl_json_equal(&r, 0, j, v));
+    free(toks);
+}
+
+static void fj_getters(const kctl_json *j, uint32_t i) {
+    const kctl_json_tok *t = &j->toks[i];
+    int64_t x;
+    uint64_t u;
+    double d;
+    bool b;
+    const char *raw;
+    size_t rn;
+    int ri = kctl_json_int64(j, i, &x), ru = kctl_json_uint64(j, i, &u), rd = kctl_json_double(j, i, &d);
+    int rb = kctl_json_bool(j, i, &b);
+    FJ_CHECK(ri == KCTL_OK || ri == KCTL_ERR_INVALID_ARG || ri == KCTL_ERR_TOO_LARGE);
+    FJ_CHECK(ru == KCTL_OK || ru == KCTL_ERR_INVALID_ARG || ru == KCTL_ERR_TOO_LARGE);
+    FJ_CHECK((rb == KCTL_OK) == (t->type == KCTL_JSON_TRUE || t->type == KCTL_JSON_FALSE));
+    if (rb == KCTL_OK) FJ_CHECK(b == (t->type == KCTL_JSON_TRUE));
+    FJ_CHECK((rd == KCTL_OK) == (t->type == KCTL_JSON_NUMBER));
+    if (ri == KCTL_OK && x >= 0) FJ_CHECK(ru == KCTL_OK && u == (uint64_t)x);
+    if (ru == KCTL_OK && u <= (uint64_t)INT64_MAX) FJ_CHECK(ri == KCTL_OK && (uint64_t)x == u);
+    if (ri != KCTL_ERR_INVALID_ARG || ru != KCTL_ERR_INVALID_ARG)
+        FJ_CHECK(t->type == KCTL_JSON_NUMBER || t->type == KCTL_JSON_STRING);
+    if (t->type == KCTL_JSON_NUMBER && ri == KCTL_OK) FJ_CHECK(rd == KCTL_OK);
+    if (rd == KCTL_OK && d == d && d - d == 0) { /* finite: the writer's shortest form reads back bit for bit */
+        char wb[64];
+        kctl_jw w;
+        const char *wt;
+        size_t wn;
+        kctl_json_tok toks[2];
+        kctl_json r;
+        double back;
+        kctl_jw_init(&w, wb, sizeof wb);
+        kctl_jw_double(&w, d);
+        FJ_CHECK(kctl_jw_finish(&w, &wt, &wn) == KCTL_OK);
+        FJ_CHECK(kctl_json_parse(wt, wn, toks, 2, NULL, &r) == KCTL_OK && r.ntoks == 1);
+        FJ_CHECK(toks[0].type == KCTL_JSON_NUMBER);
+        FJ_CHECK(kctl_json_double(&r, 0, &back) == KCTL_OK);
+        FJ_CHECK(memcmp(&back, &d, sizeof d) == 0 || (back == 0 && d == 0));
+    }
+    FJ_CHECK(kctl_json_raw(j, i, &raw, &rn) == KCTL_OK);
+    FJ_CHECK(raw >= j->text && raw + rn <= j->text + j->len && rn > 0);
+}
+
+static void fj_strings(const kctl_json *j, uint32_t i) {
+    const kctl_json_tok *t = &j->toks[i];
+    size_t cap = t->end - t->start + 1, n = 0, n2 = 0;
+    char small[4];
+    char *big = (char *)malloc(cap);
+    int rc, rc2;
+    FJ_CHECK(big != NULL);
+    rc = kctl_json_string(j, i, big, cap, &n);
+    rc2 = kctl_json_string(j, i, small, sizeof small, &n2);
+    if (t->type != KCTL_JSON_STRING) {
+        FJ_CHECK(rc == KCTL_ERR_INVALID_ARG && rc2 == KCTL_ERR_INVALID_ARG);
+        FJ_CHECK(!kctl_json_string_eq(j, i, ""));
+        free(big);
+        return;
+    }
+    FJ_CHECK(rc == KCTL_OK);          /* unescaping never lengthens a string */
+    FJ_CHECK(n <= t->end - t->start);
+    FJ_CHECK(big[n] == '\0');
+    FJ_CHECK(n2 == n);
+    if (n < sizeof small) FJ_CHECK(rc2 == KCTL_OK && memcmp(small, big, n + 1) == 0);
+    else FJ_CHECK(rc2 == KCTL_ERR_TOO_LARGE);
+    if (strlen(big) == n) {
+        FJ_CHECK(kctl_json_string_eq(j, i, big));
+        if (n > 0) {
+            big[n - 1] ^= 1;
+            FJ_CHECK(!kctl_json_string_eq(j, i, big));
+            big[n - 1] ^= 1;
+        }
+    }
+    /* the writer's escaping round-trips */
+    {
+        kctl_jw w;
+        kctl_jw_init_growable(&w, NULL);
+        kctl_jw_string_n(&w, big, n);
+        fj_expect_equal(&w, j, i);
+        kctl_jw_free(&w);
+    }
+    free(big);
+}
+
+/* Every member name of object o is found again, by member and by path. */
+static void fj_members(const kctl_json *j, uint32_t o) {
+    static const char *const fixed[] = { "metadata", "name", "a", "", "spec", "items", "labels", "kind" };
+    const kctl_json_tok *t = &j->toks[o];
+    uint32_t i, m;
+    size_t k;
+    for (k = 0; k < sizeof fixed / sizeof fixed[0]; k++) {
+        uint32_t v = kctl_json_member(j, o, fixed[k]);
+        FJ_CHECK(v == KCTL_JSON_NONE || (v > o && v < o + t->skip && kctl_json_string_eq(j, v - 1, fixed[k])));
+    }
+    for (i = o + 1, m = 0; m < t->size; m++, i += 1 + j->toks[i + 1].skip) {
+        const kctl_json_tok *nt = &j->toks[i];
+        size_t cap = nt->end - nt->start + 1, n = 0, q;
+        char *name = (char *)malloc(cap), *path = (char *)malloc(2 * cap + 8);
+        uint32_t v;
+        FJ_CHECK(name && path);
+        FJ_CHECK(kctl_json_string(j, i, name, cap, &n) == KCTL_OK);
+        if (strlen(name) == n) {
+            v = kctl_json_member(j, o, name);
+            FJ_CHECK(v != KCTL_JSON_NONE && v >= i + 1 && v < o + t->skip); /* the last of the name */
+            FJ_CHECK(kctl_json_string_eq(j, v - 1, name));
+            FJ_CHECK(kctl_json_equal(j, v - 1, j, i));
+            /* name as a plain path segment */
+            if (n > 0 && !strpbrk(name, ".[")) FJ_CHECK(kctl_json_path(j, o, name) == v);
+            /* name quoted in brackets (the implementation caps these at 256 bytes: known, skipped) */
+            if (n < 200) {
+                size_t p = 0;
+                path[p++] = '[';
+                path[p++] = '"';
+                for (q = 0; q < n; q++) {
+                    if (name[q] == '"' || name[q] == '\\') path[p++] = '\\';
+                    path[p++] = name[q];
+                }
+                path[p++] = '"';
+                path[p++] = ']';
+                path[p] = 0;
+                FJ_CHECK(kctl_json_path(j, o, path) == v);
+            }
+        }
+        free(name);
+        free(path);
+    }
+}
+
+static void fj_paths(const kctl_json *j) {
+    static const char *const paths[] = {
+        "", "a", "a.b", "spec.replicas", "items[0]", "items[1].metadata.name", "[0]", "[1][0]", "a[\"b.c\"]",
+        "metadata.labels[\"app.kubernetes.io/name\"]", "a..b", "a[", "a[x]", "[-1]", "a.", ".a", "[\"", "[\"\\",
+        "[99999999999]", "[4294967295]", "[4294967296]", "a[0][0][0]", "kvs[0].lease", "header.revision",
+    };
+    size_t k;
+    for (k = 0; k < sizeof paths / sizeof paths[0]; k++) {
+        uint32_t v = kctl_json_path(j, 0, paths[k]);
+        FJ_CHECK(v == KCTL_JSON_NONE || v < j->ntoks);
+    }
+    FJ_CHECK(kctl_json_path(j, 0, "") == 0);
+    FJ_CHECK(kctl_json_path(j, KCTL_JSON_NONE, "") == KCTL_JSON_NONE);
+    FJ_CHECK(kctl_json_member(j, j->ntoks, "a") == KCTL_JSON_NONE);
+    FJ_CHECK(kctl_json_type_of(j, j->ntoks) == KCTL_JSON_INVALID);
+}
+
+/* merge_patch(doc at vd, patch) into a growable writer; the result parses
+   (tokens malloc'd into *toks). */
+static void fj_merge(const kctl_json *doc, uint32_t vd, const kctl_json *patch, char **text, kctl_json_tok **toks,
+                     kctl_json *out) {
+    kctl_jw w;
+    const char *t;
+    size_t n;
+    kctl_jw_init_growable(&w, NULL);
+    FJ_CHECK(kctl_json_merge_patch(doc, vd, patch, 0, &w) == KCTL_OK);
+    FJ_CHECK(kctl_jw_finish(&w, &t, &n) == KCTL_OK);
+    *text = (char *)malloc(n ? n : 1);
+    FJ_CHECK(*text != NULL);
+    memcpy(*text, t, n);
+    kctl_jw_free(&w);
+    fj_parse_ok(*text, n, toks, out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const char *text = (const char *)data;
+    kctl_json c, b, j, f;
+    kctl_json_tok *big, *toks;
+    uint32_t cap, i, depth = 0;
+    int rc_c, rc_b;
+    if (size > (1u << 20)) return 0;
+
+    /* counting, roomy and exactly sized storage agree */
+    rc_c = kctl_json_parse(text, size, NULL, 0, NULL, &c);
+    FJ_CHECK(rc_c == KCTL_OK || rc_c == KCTL_ERR_PROTO || rc_c == KCTL_ERR_TOO_LARGE);
+    cap = (uint32_t)size + 1; /* a token takes at least a byte */
+    big = (kctl_json_tok *)malloc(cap * sizeof *big);
+    FJ_CHECK(big != NULL);
+    rc_b = kctl_json_parse(text, size, big, cap, NULL, &b);
+    FJ_CHECK(rc_b == rc_c);
+    if (rc_c != KCTL_OK) {
+        free(big);
+        return 0;
+    }
+    FJ_CHECK(b.ntoks == c.ntoks && c.ntoks >= 1);
+    toks = (kctl_json_tok *)malloc(c.ntoks * sizeof *toks);
+    FJ_CHECK(toks != NULL);
+    FJ_CHECK(kctl_json_parse(text, size, toks, c.ntoks, NULL, &j) == KCTL_OK);
+    FJ_CHECK(j.ntoks == c.ntoks && j.toks == toks && j.text == text && j.len == size);
+    FJ_CHECK(memcmp(toks, big, c.ntoks * sizeof *toks) == 0);
+    FJ_CHECK(kctl_json_parse(text, size, big, c.ntoks - 1, NULL, &f) == KCTL_ERR_FULL);
+    FJ_CHECK(f.ntoks == c.ntoks);
+    free(big);
+
+    /* a well-formed tree; the depth limit is exact */
+    FJ_CHECK(fj_walk(&j, 0, 0, &depth) == j.ntoks);
+    {
+        kctl_json_limits lim;
+        kctl_json l;
+        memset(&lim, 0, sizeof lim);
+        lim.max_depth = (uint32_t)(data[0] % 8) + 1;
+        rc_c = kctl_json_parse(text, size, NULL, 0, &lim, &l);
+        FJ_CHECK(rc_c == (depth <= lim.max_depth ? KCTL_OK : KCTL_ERR_TOO_LARGE));
+        lim.max_depth = 0;
+        lim.max_bytes = (uint32_t)size;
+        FJ_CHECK(kctl_json_parse(text, size, NULL, 0, &lim, &l) == KCTL_OK);
+        if (size > 1) {
+            lim.max_bytes = (uint32_t)size - 1;
+            FJ_CHECK(kctl_json_parse(text, size, NULL, 0, &lim, &l) == KCTL_ERR_TOO_LARGE);
+        }
+    }
+
+    /* every token: getters, strings, members */
+    for (i = 0; i < j.ntoks; i++) {
+        fj_getters(&j, i);
+        fj_strings(&j, i);
+        if (toks[i].type == KCTL_JSON_OBJECT) fj_members(&j, i);
+        else FJ_CHECK(kctl_json_member(&j, i, "a") == KCTL_JSON_NONE);
+        if (toks[i].type != KCTL_JSON_ARRAY) FJ_CHECK(kctl_json_element(&j, i, 0) == KCTL_JSON_NONE);
+        if (i < 64) FJ_CHECK(kctl_json_equal(&j, i, &j, i));
+    }
+    fj_paths(&j);
+
+    /* equality with itself and with its copies */
+    if (!kctl_json_equal(&j, 0, &j, 0)) abort();
+    {
+        kctl_jw w;
+        char scratch[4096 + 8];
+        char fixed[16];
+        const char *t;
+        size_t n;
+        int rc;
+        kctl_jw_init_growable(&w, NULL);
+        kctl_jw_value(&w, &j, 0);
+        fj_expect_equal(&w, &j, 0);
+        kctl_jw_free(&w);
+        if (size < sizeof scratch - 8) {
+            kctl_jw_init_growable(&w, NULL);
+            if (fj_rebuild(&w, &j, 0, scratch, sizeof scratch)) fj_expect_equal(&w, &j, 0);
+            kctl_jw_free(&w);
+        }
+        /* a fixed buffer: the whole text or FULL */
+        kctl_jw_init(&w, fixed, sizeof fixed);
+        kctl_jw_value(&w, &j, 0);
+        rc = kctl_jw_finish(&w, &t, &n);
+        FJ_CHECK(rc == KCTL_OK || rc == KCTL_ERR_FULL);
+        if (rc == KCTL_OK) FJ_CHECK(n < sizeof fixed && t[n] == '\0');
+    }
+
+    /* merge patch: the document with itself, and onto nothing; idempotent */
+    {
+        char *t1, *t2, *t3;
+        kctl_json_tok *k1, *k2, *k3;
+        kctl_json r1, r2, r3;
+        fj_merge(&j, 0, &j, &t1, &k1, &r1);
+        fj_merge(&r1, 0, &j, &t2, &k2, &r2);
+        FJ_CHECK(kctl_json_equal(&r1, 0, &r2, 0));
+        fj_merge(NULL, KCTL_JSON_NONE, &j, &t3, &k3, &r3);
+        if (toks[0].type != KCTL_JSON_OBJECT) {
+            FJ_CHECK(kctl_json_equal(&r1, 0, &j, 0)); /* a non-object patch replaces */
+            FJ_CHECK(kctl_json_equal(&r3, 0, &j, 0));
+        } else {
+            FJ_CHECK(kctl_json_equal(&r1, 0, &r3, 0)); /* patch(doc, doc) keeps exactly what patch(none, doc) makes */
+        }
+        free(t1); free(t2); free(t3);
+        free(k1); free(k2); free(k3);
+    }
+    free(toks);
+    return 0;
+}
