@@ -72,7 +72,9 @@ $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
 	@for f in $(FUZZERS); do \
 	    rm -rf $(B)/corpus-$$f && mkdir -p $(B)/corpus-$$f && cp tests/fuzz_corpus/$$f/* $(B)/corpus-$$f/ && \
-	    ./$(B)/fuzz-$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(B)/corpus-$$f 2>&1 | tail -n 12 || exit 1; \
+	    ./$(B)/fuzz-$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/ \
+	        $(B)/corpus-$$f > $(B)/fuzz-$$f.log 2>&1; rc=$$?; tail -n 12 $(B)/fuzz-$$f.log; \
+	    if [ $$rc -ne 0 ]; then echo "fuzz-$$f FAILED (see $(B)/fuzz-$$f.log)"; exit 1; fi; \
 	done
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20

@@ -2005,8 +2005,8 @@ static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
         while (p < e - 1 && *p == '0') p++;
         d->x_s = p;
         d->x_e = e;
-        for (; p < e; p++) /* saturates far beyond any double; see kctl__jexp_eq */
-            if (x < INT64_C(1) << 60) x = x * 10 + (*p - '0');
+        for (; p < e; p++) /* exact up to 17 digits, then it saturates; see kctl__jexp_eq */
+            if (x < INT64_C(100000000000000000)) x = x * 10 + (*p - '0');
     }
     d->xneg = xneg;
     ni = (uint32_t)(d->int_e - d->int_s);
@@ -2429,22 +2429,49 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
 #error "kctl needs GCC or Clang atomics for thread-safe reference counts: build with gcc or clang, or define KCTL_NO_THREADS"
 #endif
 
+/* One block: this header, then the owner references, the label pairs, the
+   annotation pairs and the finalizers (arrays of pointers into the block),
+   the document, and the unescaped metadata strings. Strings are kept as
+   offsets from the header (0: absent), so the header stays small. */
 struct kctl_obj {
     unsigned refs;
-    kctl_allocator allocator;
-    kctl_codec codec;
-    void *decoded;
-    const char *key, *ns, *name, *uid, *rv, *deletion, *json;
-    size_t len;
-    uint64_t rv_num;
+    uint32_t len;                                   /* of the document */
+    uint32_t nlabels, nannotations, nfinalizers, nowners;
+    uint32_t key, ns, name, uid, rv, deletion, json; /* offsets */
     bool rv_is_num;
+    uint64_t rv_num;
+    int64_t generation;
+    void (*free_fn)(void *ptr, void *user_data);    /* the allocator's free, and its user_data */
+    void *free_ud;
+    void (*release)(void *decoded, void *user_data); /* the codec's release, and its user_data */
+    void *codec_ud;
+    void *decoded;
+};
+
+/* The metadata while it is read, as pointers. */
+typedef struct kctl__oview {
+    const char *key, *ns, *name, *uid, *rv, *deletion;
     int64_t generation;
     size_t nlabels, nannotations, nfinalizers, nowners;
     const char **labels;      /* key, value, key, value, ... */
     const char **annotations; /* likewise */
     const char **finalizers;
     kctl_owner_ref *owners;
-};
+} kctl__oview;
+
+static kctl_owner_ref *kctl__obj_owners(const kctl_obj *o) {
+    return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + ((sizeof *o + 7) & ~(size_t)7));
+}
+static const char **kctl__obj_labels(const kctl_obj *o) { return (const char **)(void *)(kctl__obj_owners(o) + o->nowners); }
+static const char **kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
+static const char **kctl__obj_finalizers(const kctl_obj *o) { return kctl__obj_annotations(o) + 2 * (size_t)o->nannotations; }
+static const char *kctl__obj_at(const kctl_obj *o, uint32_t off, const char *absent) {
+    return off ? (const char *)o + off : absent;
+}
+static uint32_t kctl__obj_off(const kctl_obj *o, size_t total, const char *p) {
+    uintptr_t b = (uintptr_t)o, q = (uintptr_t)p;
+    return q > b && q < b + total ? (uint32_t)(q - b) : 0; /* "" literals (absent) are not in the block */
+}
 
 /* Strings go to one arena: sized in a first pass (arena NULL), written in
    the second. */
@@ -2501,7 +2528,7 @@ static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, con
 }
 
 /* Read the metadata into o (sizes only when b->arena is NULL). */
-static void kctl__ob_fill(kctl_obj *o, kctl__obuild *b, const kctl_json *j) {
+static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     uint32_t md = kctl_json_member(j, 0, "metadata"), v, i, k;
     kctl_json_type t;
     if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT || kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) {
@@ -2587,7 +2614,8 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     kctl_obj_opts op;
     kctl_json j;
     kctl_json_tok *toks;
-    kctl_obj sizing, *o;
+    kctl__oview v;
+    kctl_obj *o;
     kctl__obuild b;
     size_t head, ptrs, total;
     char *block;
@@ -2605,17 +2633,20 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     kctl_json_parse(json, len, toks, j.ntoks, &op.limits, &j);
 
     /* first pass: sizes and validation */
-    memset(&sizing, 0, sizeof sizing);
+    memset(&v, 0, sizeof v);
     memset(&b, 0, sizeof b);
-    kctl__ob_fill(&sizing, &b, &j);
+    kctl__ob_fill(&v, &b, &j);
     if (b.err) {
         kctl__free(&op.allocator, toks);
         return b.err;
     }
     head = kctl__align8(sizeof *o);
-    ptrs = sizing.nowners * sizeof(kctl_owner_ref) +
-           (2 * sizing.nlabels + 2 * sizing.nannotations + sizing.nfinalizers) * sizeof(const char *);
+    ptrs = v.nowners * sizeof(kctl_owner_ref) + (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers) * sizeof(const char *);
     total = head + ptrs + len + 1 + b.used;
+    if (total > UINT32_MAX) { /* offsets are 32 bits */
+        kctl__free(&op.allocator, toks);
+        return KCTL_ERR_TOO_LARGE;
+    }
     block = (char *)kctl__alloc(&op.allocator, total);
     if (!block) {
         kctl__free(&op.allocator, toks);
@@ -2624,31 +2655,44 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     /* second pass: write it all into one block */
     o = (kctl_obj *)(void *)block;
     memset(o, 0, sizeof *o);
-    o->owners = (kctl_owner_ref *)(void *)(block + head);
-    o->labels = (const char **)(void *)(o->owners + sizing.nowners);
-    o->annotations = o->labels + 2 * sizing.nlabels;
-    o->finalizers = o->annotations + 2 * sizing.nannotations;
+    o->nowners = (uint32_t)v.nowners;
+    o->nlabels = (uint32_t)v.nlabels;
+    o->nannotations = (uint32_t)v.nannotations;
+    v.owners = kctl__obj_owners(o);
+    v.labels = kctl__obj_labels(o);
+    v.annotations = kctl__obj_annotations(o);
+    v.finalizers = kctl__obj_finalizers(o);
     memcpy(block + head + ptrs, json, len);
     block[head + ptrs + len] = '\0';
-    o->json = block + head + ptrs;
-    o->len = len;
+    o->json = (uint32_t)(head + ptrs);
+    o->len = (uint32_t)len;
     memset(&b, 0, sizeof b);
     b.arena = block + head + ptrs + len + 1;
     b.cap = total - (head + ptrs + len + 1);
-    kctl__ob_fill(o, &b, &j);
+    kctl__ob_fill(&v, &b, &j);
     kctl__free(&op.allocator, toks);
     if (b.err) {
         kctl__free(&op.allocator, block);
         return b.err;
     }
     o->refs = 1;
-    o->allocator = op.allocator;
-    o->codec = op.codec;
-    if (o->rv[0] && strlen(o->rv) <= 20) {
+    o->nfinalizers = (uint32_t)v.nfinalizers;
+    o->key = kctl__obj_off(o, total, v.key);
+    o->ns = kctl__obj_off(o, total, v.ns);
+    o->name = kctl__obj_off(o, total, v.name);
+    o->uid = kctl__obj_off(o, total, v.uid);
+    o->rv = kctl__obj_off(o, total, v.rv);
+    o->deletion = kctl__obj_off(o, total, v.deletion);
+    o->generation = v.generation;
+    o->free_fn = op.allocator.free_fn;
+    o->free_ud = op.allocator.user_data;
+    o->release = op.codec.release;
+    o->codec_ud = op.codec.user_data;
+    if (v.rv[0] && strlen(v.rv) <= 20) {
         const char *p;
         uint64_t x = 0;
         o->rv_is_num = true;
-        for (p = o->rv; *p && o->rv_is_num; p++) {
+        for (p = v.rv; *p && o->rv_is_num; p++) {
             if (!kctl__jdigit(*p) || x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) o->rv_is_num = false;
             else x = x * 10 + (uint64_t)(*p - '0');
         }
@@ -2657,7 +2701,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     if (op.codec.decode) {
         rc = op.codec.decode(o, &o->decoded, op.codec.user_data);
         if (rc != KCTL_OK) {
-            o->codec.release = NULL; /* nothing was decoded */
+            o->release = NULL; /* nothing was decoded */
             kctl_obj_unref(o);
             return rc < 0 ? rc : KCTL_ERR_PROTO;
         }
@@ -2685,17 +2729,18 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
     left = __atomic_sub_fetch(&o->refs, 1u, __ATOMIC_ACQ_REL);
 #endif
     if (left) return;
-    if (o->codec.release && o->decoded) o->codec.release(o->decoded, o->codec.user_data);
-    kctl__free(&o->allocator, o);
+    if (o->release && o->decoded) o->release(o->decoded, o->codec_ud);
+    if (o->free_fn) o->free_fn(o, o->free_ud);
+    else KCTL_FREE(o, o->free_ud);
 }
 
-KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? o->key : ""; }
-KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? o->ns : ""; }
-KCTL_API const char *kctl_obj_name(const kctl_obj *o) { return o ? o->name : ""; }
-KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? o->uid : ""; }
-KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o) { return o ? o->rv : ""; }
+KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? kctl__obj_at(o, o->key, "") : ""; }
+KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__obj_at(o, o->ns, "") : ""; }
+KCTL_API const char *kctl_obj_name(const kctl_obj *o) { return o ? kctl__obj_at(o, o->name, "") : ""; }
+KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->uid, "") : ""; }
+KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o) { return o ? kctl__obj_at(o, o->rv, "") : ""; }
 KCTL_API int64_t kctl_obj_generation(const kctl_obj *o) { return o ? o->generation : 0; }
-KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ? o->deletion : NULL; }
+KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ? kctl__obj_at(o, o->deletion, NULL) : NULL; }
 KCTL_API size_t kctl_obj_label_count(const kctl_obj *o) { return o ? o->nlabels : 0; }
 KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfinalizers : 0; }
 KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
@@ -2716,46 +2761,46 @@ static const char *kctl__obj_find(const char **pairs, size_t n, const char *key)
 }
 
 KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key) {
-    return o ? kctl__obj_find(o->labels, o->nlabels, key) : NULL;
+    return o ? kctl__obj_find(kctl__obj_labels(o), o->nlabels, key) : NULL;
 }
 
 KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, const char **value) {
     if (!o || i >= o->nlabels) return false;
-    if (key) *key = o->labels[2 * i];
-    if (value) *value = o->labels[2 * i + 1];
+    if (key) *key = kctl__obj_labels(o)[2 * i];
+    if (value) *value = kctl__obj_labels(o)[2 * i + 1];
     return true;
 }
 
 KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) {
-    return o ? kctl__obj_find(o->annotations, o->nannotations, key) : NULL;
+    return o ? kctl__obj_find(kctl__obj_annotations(o), o->nannotations, key) : NULL;
 }
 
 KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i) {
-    return o && i < o->nfinalizers ? o->finalizers[i] : NULL;
+    return o && i < o->nfinalizers ? kctl__obj_finalizers(o)[i] : NULL;
 }
 
 KCTL_API bool kctl_obj_has_finalizer(const kctl_obj *o, const char *name) {
     size_t i;
     if (!o || !name) return false;
     for (i = 0; i < o->nfinalizers; i++)
-        if (strcmp(o->finalizers[i], name) == 0) return true;
+        if (strcmp(kctl__obj_finalizers(o)[i], name) == 0) return true;
     return false;
 }
 
 KCTL_API const kctl_owner_ref *kctl_obj_owner(const kctl_obj *o, size_t i) {
-    return o && i < o->nowners ? &o->owners[i] : NULL;
+    return o && i < o->nowners ? &kctl__obj_owners(o)[i] : NULL;
 }
 
 KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o) {
     size_t i;
     for (i = 0; o && i < o->nowners; i++)
-        if (o->owners[i].controller) return &o->owners[i];
+        if (kctl__obj_owners(o)[i].controller) return &kctl__obj_owners(o)[i];
     return NULL;
 }
 
 KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
     if (len) *len = o ? o->len : 0;
-    return o ? o->json : NULL;
+    return o ? (const char *)o + o->json : NULL;
 }
 
 /* --------------------------------------------------------------- SELECTORS */

@@ -303,7 +303,7 @@ static void tf_threads(void) {
     tf_par p;
     pthread_t t[3];
     kctl_obj *o[20];
-    char name[8];
+    char name[16];
     int i;
     memset(&p, 0, sizeof p);
     p.f = tf_new(NULL);
