@@ -745,6 +745,158 @@ KCTL_API size_t kctl_fifo_len(kctl_fifo *f);
    return SHUTDOWN. [any thread] */
 KCTL_API void kctl_fifo_close(kctl_fifo *f);
 
+/* ================================================================ TRANSPORT */
+/* A store of objects, seen the way Kubernetes clients see an API server.
+   The rest of kctl knows nothing else about the store: implement this
+   vtable to plug in your own (in the shape of a miniaudio backend).
+
+   Lifecycle: the transport is created by its own constructor (the built-in
+   one: kctl_memstore_transport), used from any thread (every entry must be
+   thread-safe), and freed with destroy (optional).
+
+   A resource is named by group ("" for the core group), version,
+   resource (the plural) and a namespace ("" or NULL: all namespaces for
+   list and watch; cluster-scoped objects otherwise).
+
+   Entries (all required but destroy); each returns a result code:
+     list           the objects (references) matching the selectors, and the
+                    resourceVersion the list is from; a page of at most
+                    opts->limit objects when limit > 0, with a continue token
+                    to pass back for the next page ("" on the last).
+     watch_open     a stream of the changes after from_rv ("": first an ADDED
+                    for every object there now). GONE: from_rv is older than
+                    the store remembers: list again.
+     watch_next     the next event, waiting at most timeout_ns: ADDED,
+                    MODIFIED, DELETED (the object's last state) or BOOKMARK
+                    (no object; only a resourceVersion to resume from). AGAIN:
+                    nothing yet. GONE: list again. IO: the stream broke: watch
+                    again from the last version seen.
+     watch_close    end a stream (always, whatever watch_next said).
+     get            one object by name, straight from the store.
+     create         a new object from a JSON document. EXISTS if it is there.
+     update         replace an object; if the document carries a
+                    metadata.resourceVersion, it must be the current one
+                    (else CONFLICT: get it again, reapply, retry). The status
+                    sent with it is ignored.
+     update_status  replace only the status (same precondition).
+     remove         delete by name; if precondition_rv is not NULL it must be
+                    the current one (CONFLICT). An object with finalizers
+                    gets a deletionTimestamp and stays until they are gone.
+   NOT_FOUND for objects that are not there, INVALID_ARG for malformed
+   input or selectors, UNAUTHORIZED/FORBIDDEN/IO/TIMEOUT from remote
+   stores. Objects handed out are references the caller releases. */
+typedef struct kctl_resource {
+    const char *group;
+    const char *version;
+    const char *resource;
+    const char *ns;
+} kctl_resource;
+
+typedef struct kctl_list_opts {
+    const char *label_selector; /* NULL: everything */
+    const char *field_selector; /* metadata.name / metadata.namespace */
+    uint32_t limit;             /* page size; 0: no paging */
+    const char *continue_token; /* from the previous page, or NULL */
+} kctl_list_opts;
+
+#define KCTL_RV_MAX 64        /* room for a resourceVersion */
+#define KCTL_CONTINUE_MAX 512 /* room for a continue token */
+
+typedef struct kctl_list_result {
+    kctl_obj_list items;
+    char resource_version[KCTL_RV_MAX];
+    char continue_token[KCTL_CONTINUE_MAX];
+} kctl_list_result;
+
+typedef enum kctl_event_type {
+    KCTL_EVENT_ADDED = 1,
+    KCTL_EVENT_MODIFIED,
+    KCTL_EVENT_DELETED,
+    KCTL_EVENT_BOOKMARK
+} kctl_event_type;
+
+typedef struct kctl_event {
+    int type;                            /* kctl_event_type */
+    kctl_obj *obj;                       /* a reference (NULL for BOOKMARK) */
+    char resource_version[KCTL_RV_MAX];  /* the version this event brings the watcher to */
+} kctl_event;
+
+typedef struct kctl_watch kctl_watch; /* the transport's own */
+
+typedef struct kctl_transport_vtable {
+    int  (*list)(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out);
+    int  (*watch_open)(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out);
+    int  (*watch_next)(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev);
+    void (*watch_close)(void *self, kctl_watch *w);
+    int  (*get)(void *self, const kctl_resource *res, const char *name, kctl_obj **out);
+    int  (*create)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out);
+    int  (*update)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out);
+    int  (*update_status)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out);
+    int  (*remove)(void *self, const kctl_resource *res, const char *name, const char *precondition_rv);
+    void (*destroy)(void *self); /* optional */
+} kctl_transport_vtable;
+
+typedef struct kctl_transport {
+    const kctl_transport_vtable *vt;
+    void *self;
+} kctl_transport;
+
+/* Release an event's object and clear it. */
+KCTL_API void kctl_event_clear(kctl_event *ev);
+/* Release a list result's objects. */
+KCTL_API void kctl_list_result_free(kctl_list_result *r);
+
+/* ================================================================= MEMSTORE */
+/* The embedded default store: an in-process transport with the semantics
+   of a Kubernetes API server, so the toolkit runs with no network: one
+   revision counter for every write (the resourceVersion); uid and
+   creationTimestamp on create; metadata.generation 1 on create and bumped
+   only when spec changes; a status subresource (update keeps the status,
+   update_status changes only it and never the generation); finalizers and
+   deletionTimestamp; watches over a bounded history of events (older:
+   GONE), compaction, bookmarks; and fault injection for tests. */
+typedef struct kctl_memstore kctl_memstore;
+
+/* Options; zero means the default:
+     allocator      KCTL_MALLOC/KCTL_FREE
+     clock          monotonic (bookmark timing)
+     history        1024 events kept for watches
+     bookmark_every 0: no bookmarks by count; N: one after every N events
+                    a watcher has gone past
+     obj_opts       how objects are made (allocator, codec, limits) */
+typedef struct kctl_memstore_desc {
+    kctl_allocator allocator;
+    kctl_clock clock;
+    uint32_t history;
+    uint32_t bookmark_every;
+    kctl_obj_opts obj_opts;
+} kctl_memstore_desc;
+
+typedef enum kctl_verb {
+    KCTL_VERB_LIST = 1, KCTL_VERB_WATCH, KCTL_VERB_GET, KCTL_VERB_CREATE,
+    KCTL_VERB_UPDATE, KCTL_VERB_UPDATE_STATUS, KCTL_VERB_REMOVE,
+    KCTL_VERB_COUNT
+} kctl_verb;
+
+KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out);
+/* Free the store; no transport call may be running, every watch closed. */
+KCTL_API void kctl_memstore_destroy(kctl_memstore *ms);
+/* The store as a transport (its destroy is NULL: the store is yours). */
+KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms);
+/* The owner's direct API, "the user who edits desired state": create or
+   replace (no precondition; a status in the document is kept on create,
+   ignored on replace), and delete (finalizers honoured). *out may be NULL. */
+KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out);
+KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name);
+/* The current revision (the last write's resourceVersion). */
+KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms);
+/* Forget the events up to rev: watches from before get GONE. */
+KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev);
+/* Faults: the next n requests of verb fail with code; every watch opened
+   from now on breaks (IO) after delivering n events (0: never). */
+KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code);
+KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n);
+
 /* ============================================================ RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.
@@ -3963,6 +4115,756 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f) {
     f->closed = true;
     kctl__cond_broadcast(&f->cv);
     kctl__mutex_unlock(&f->mu);
+}
+
+/* --------------------------------------------------------------- TRANSPORT */
+KCTL_API void kctl_event_clear(kctl_event *ev) {
+    if (!ev) return;
+    kctl_obj_unref(ev->obj);
+    memset(ev, 0, sizeof *ev);
+}
+
+KCTL_API void kctl_list_result_free(kctl_list_result *r) {
+    if (!r) return;
+    kctl_obj_list_free(&r->items);
+    r->resource_version[0] = r->continue_token[0] = '\0';
+}
+
+/* ---------------------------------------------------------------- MEMSTORE */
+/* Objects in one map keyed "group/resource|namespace/name"; events in a
+   ring of the last `history` writes, in revision order. */
+typedef struct kctl__msent {
+    kctl__node node; /* the storage key, stored right after the entry */
+    kctl_obj *obj;
+    uint32_t rid_len; /* the "group/resource" prefix */
+} kctl__msent;
+
+typedef struct kctl__msev {
+    uint64_t rev;
+    int type;
+    kctl_obj *obj;  /* the state after (DELETED: the last state) */
+    kctl_obj *prev; /* the state before (MODIFIED), for selector transitions */
+    char *rid;      /* "group/resource" */
+} kctl__msev;
+
+struct kctl_watch {
+    kctl_memstore *ms;
+    char rid[256];
+    char ns[256];
+    kctl_selector *sel;
+    uint64_t pos;         /* the last revision this watcher went past */
+    kctl_obj_list initial; /* from_rv "": the objects there at open */
+    size_t initial_next;
+    uint32_t since_bookmark, delivered, break_after;
+    bool broken;
+};
+
+struct kctl_memstore {
+    kctl__mutex mu;
+    kctl__cond cv;
+    kctl_allocator allocator;
+    kctl_clock clock;
+    kctl_obj_opts obj_opts;
+    uint32_t bookmark_every;
+    kctl__map objs;
+    kctl__msev *ring;
+    uint32_t cap, count, first; /* ring: count events from index first */
+    uint64_t rev, compacted;    /* events with rev <= compacted are gone */
+    uint64_t uid_seq;
+    uint32_t fail_n[KCTL_VERB_COUNT];
+    int fail_code[KCTL_VERB_COUNT];
+    uint32_t break_after;
+    uint32_t waiters;
+};
+
+static int kctl__ms_rid(const kctl_resource *res, char *buf, size_t cap) {
+    int n;
+    if (!res || !res->resource || !*res->resource) return KCTL_ERR_INVALID_ARG;
+    n = snprintf(buf, cap, "%s/%s", res->group ? res->group : "", res->resource);
+    return n > 0 && (size_t)n < cap ? KCTL_OK : KCTL_ERR_INVALID_ARG;
+}
+
+/* The storage key of ns/name in rid. */
+static int kctl__ms_key(const char *rid, const char *ns, const char *name, char *buf, size_t cap) {
+    int n = ns && *ns ? snprintf(buf, cap, "%s|%s/%s", rid, ns, name) : snprintf(buf, cap, "%s|%s", rid, name);
+    return n > 0 && (size_t)n < cap ? KCTL_OK : KCTL_ERR_INVALID_ARG;
+}
+
+static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
+    size_t len = strlen(key);
+    return (kctl__msent *)kctl__map_find(&ms->objs, key, len, kctl__hash(key, len));
+}
+
+/* A fault armed for verb: its code (and one fewer left), or OK. */
+static int kctl__ms_fault(kctl_memstore *ms, kctl_verb verb) {
+    if (!ms->fail_n[verb]) return KCTL_OK;
+    ms->fail_n[verb]--;
+    return ms->fail_code[verb];
+}
+
+KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out) {
+    kctl_memstore_desc d;
+    kctl_memstore *ms;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    memset(&d, 0, sizeof d);
+    if (desc) d = *desc;
+    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!d.history) d.history = 1024;
+    if (!(ms = (kctl_memstore *)kctl__alloc(&d.allocator, sizeof *ms))) return KCTL_ERR_NOMEM;
+    memset(ms, 0, sizeof *ms);
+    ms->allocator = d.allocator;
+    ms->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
+    ms->obj_opts = d.obj_opts;
+    if (!ms->obj_opts.allocator.alloc_fn) ms->obj_opts.allocator = d.allocator;
+    ms->bookmark_every = d.bookmark_every;
+    ms->cap = d.history;
+    ms->ring = (kctl__msev *)kctl__alloc(&d.allocator, (size_t)ms->cap * sizeof *ms->ring);
+    if (!ms->ring || kctl__mutex_init(&ms->mu) != KCTL_OK) goto fail;
+    if (kctl__cond_init(&ms->cv) != KCTL_OK) {
+        kctl__mutex_deinit(&ms->mu);
+        goto fail;
+    }
+    memset(ms->ring, 0, (size_t)ms->cap * sizeof *ms->ring);
+    *out = ms;
+    return KCTL_OK;
+fail:
+    kctl__free(&d.allocator, ms->ring);
+    kctl__free(&d.allocator, ms);
+    return KCTL_ERR_NOMEM;
+}
+
+static void kctl__ms_free_event(kctl_memstore *ms, kctl__msev *e) {
+    kctl_obj_unref(e->obj);
+    kctl_obj_unref(e->prev);
+    kctl__free(&ms->allocator, e->rid);
+    memset(e, 0, sizeof *e);
+}
+
+KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
+    size_t i;
+    uint32_t k;
+    if (!ms) return;
+    for (i = 0; i < ms->objs.cap; i++) {
+        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+        if (!e) continue;
+        kctl_obj_unref(e->obj);
+        kctl__free(&ms->allocator, e);
+    }
+    kctl__free(&ms->allocator, ms->objs.slots);
+    for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
+    kctl__free(&ms->allocator, ms->ring);
+    kctl__cond_deinit(&ms->cv);
+    kctl__mutex_deinit(&ms->mu);
+    kctl__free(&ms->allocator, ms);
+}
+
+/* Record the event of the write about to take revision ms->rev + 1 (the
+   ring drops its oldest); the caller then bumps ms->rev. */
+static int kctl__ms_event(kctl_memstore *ms, const char *rid, int type, kctl_obj *obj, kctl_obj *prev) {
+    kctl__msev *e;
+    size_t n = strlen(rid);
+    char *r = (char *)kctl__alloc(&ms->allocator, n + 1);
+    if (!r) return KCTL_ERR_NOMEM;
+    memcpy(r, rid, n + 1);
+    if (ms->count == ms->cap) { /* forget the oldest */
+        e = &ms->ring[ms->first];
+        if (e->rev > ms->compacted) ms->compacted = e->rev;
+        kctl__ms_free_event(ms, e);
+        ms->first = (ms->first + 1) % ms->cap;
+        ms->count--;
+    }
+    e = &ms->ring[(ms->first + ms->count) % ms->cap];
+    e->rev = ms->rev + 1; /* the revision of the write this event records */
+    e->type = type;
+    e->obj = kctl_obj_ref(obj);
+    e->prev = kctl_obj_ref(prev);
+    e->rid = r;
+    ms->count++;
+    if (ms->waiters) kctl__cond_broadcast(&ms->cv);
+    return KCTL_OK;
+}
+
+/* The RFC 3339 UTC time now, for creationTimestamp and deletionTimestamp. */
+static void kctl__ms_now_rfc3339(char buf[32]) {
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* The managed metadata a write sets (NULL: keep what the base has). */
+typedef struct kctl__msmeta {
+    uint64_t rev;
+    const char *uid, *created, *deleted, *ns;
+    int64_t generation;
+} kctl__msmeta;
+
+static bool kctl__ms_managed(const kctl_json *j, uint32_t ktok) {
+    static const char *const names[] = { "resourceVersion", "uid", "creationTimestamp", "generation", "deletionTimestamp", "namespace" };
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (kctl_json_string_eq(j, ktok, names[i])) return true;
+    return false;
+}
+
+/* Write base with its metadata's managed fields set from m and its status
+   taken from status_doc/status (KCTL_JSON_NONE: none; keep_status: base's). */
+static void kctl__ms_write(kctl_jw *w, const kctl_json *base, const kctl__msmeta *m,
+                           const kctl_json *sdoc, uint32_t status, bool keep_status) {
+    const kctl_json_tok *root = &base->toks[0];
+    uint32_t i, k, md = kctl_json_member(base, 0, "metadata");
+    char num[24];
+    kctl_jw_object_begin(w);
+    for (i = 1, k = 0; k < root->size; k++, i += 1 + base->toks[i + 1].skip) {
+        const char *raw;
+        size_t n;
+        if (!kctl__jlast(base, 0, i)) continue;
+        if (kctl_json_string_eq(base, i, "metadata") || kctl_json_string_eq(base, i, "status")) continue;
+        kctl_json_raw(base, i, &raw, &n);
+        kctl__jw_key_raw(w, raw, n);
+        kctl__jw_put(w, ":", 1);
+        kctl_jw_value(w, base, i + 1);
+    }
+    kctl_jw_key(w, "metadata");
+    kctl_jw_object_begin(w);
+    for (i = md + 1, k = 0; k < base->toks[md].size; k++, i += 1 + base->toks[i + 1].skip) {
+        const char *raw;
+        size_t n;
+        if (!kctl__jlast(base, md, i) || kctl__ms_managed(base, i)) continue;
+        kctl_json_raw(base, i, &raw, &n);
+        kctl__jw_key_raw(w, raw, n);
+        kctl__jw_put(w, ":", 1);
+        kctl_jw_value(w, base, i + 1);
+    }
+    if (m->ns && *m->ns) { kctl_jw_key(w, "namespace"); kctl_jw_string(w, m->ns); }
+    kctl_jw_key(w, "uid");
+    kctl_jw_string(w, m->uid);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)m->rev);
+    kctl_jw_key(w, "resourceVersion");
+    kctl_jw_string(w, num);
+    kctl_jw_key(w, "generation");
+    kctl_jw_int64(w, m->generation);
+    kctl_jw_key(w, "creationTimestamp");
+    kctl_jw_string(w, m->created);
+    if (m->deleted) { kctl_jw_key(w, "deletionTimestamp"); kctl_jw_string(w, m->deleted); }
+    kctl_jw_object_end(w);
+    if (keep_status) {
+        uint32_t st = kctl_json_member(base, 0, "status");
+        if (st != KCTL_JSON_NONE) { kctl_jw_key(w, "status"); kctl_jw_value(w, base, st); }
+    } else if (status != KCTL_JSON_NONE) {
+        kctl_jw_key(w, "status");
+        kctl_jw_value(w, sdoc, status);
+    }
+    kctl_jw_object_end(w);
+}
+
+/* A parsed view of a document (tokens from the store's allocator). */
+typedef struct kctl__msdoc {
+    kctl_json j;
+    kctl_json_tok *toks;
+} kctl__msdoc;
+
+static int kctl__ms_parse(kctl_memstore *ms, const char *text, size_t len, kctl__msdoc *d) {
+    int rc;
+    memset(d, 0, sizeof *d);
+    if ((rc = kctl_json_parse(text, len, NULL, 0, &ms->obj_opts.limits, &d->j)) != KCTL_OK) return rc;
+    if (!(d->toks = (kctl_json_tok *)kctl__alloc(&ms->allocator, (size_t)d->j.ntoks * sizeof *d->toks))) return KCTL_ERR_NOMEM;
+    kctl_json_parse(text, len, d->toks, d->j.ntoks, &ms->obj_opts.limits, &d->j);
+    if (kctl_json_type_of(&d->j, 0) != KCTL_JSON_OBJECT ||
+        kctl_json_type_of(&d->j, kctl_json_member(&d->j, 0, "metadata")) != KCTL_JSON_OBJECT) {
+        kctl__free(&ms->allocator, d->toks);
+        d->toks = NULL;
+        return KCTL_ERR_PROTO;
+    }
+    return KCTL_OK;
+}
+
+static void kctl__ms_doc_free(kctl_memstore *ms, kctl__msdoc *d) {
+    kctl__free(&ms->allocator, d->toks);
+    d->toks = NULL;
+}
+
+/* Make the stored object from base with managed metadata m. */
+static int kctl__ms_make(kctl_memstore *ms, const kctl_json *base, const kctl__msmeta *m,
+                         const kctl_json *sdoc, uint32_t status, bool keep_status, kctl_obj **out) {
+    kctl_jw w;
+    const char *text;
+    size_t len;
+    int rc;
+    kctl_jw_init_growable(&w, &ms->allocator);
+    kctl__ms_write(&w, base, m, sdoc, status, keep_status);
+    rc = kctl_jw_finish(&w, &text, &len);
+    if (rc == KCTL_OK) rc = kctl_obj_parse(text, len, &ms->obj_opts, out);
+    kctl_jw_free(&w);
+    return rc;
+}
+
+enum { KCTL__MS_CREATE, KCTL__MS_UPDATE, KCTL__MS_STATUS, KCTL__MS_APPLY };
+
+/* Create, update, update_status or apply one document. Lock held. */
+static int kctl__ms_write_obj(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, int how, kctl_obj **out) {
+    char rid[256], key[1024], uid[48], created[32];
+    kctl__msdoc in, old;
+    kctl_obj *parsed = NULL, *made = NULL, *prev;
+    kctl__msent *e;
+    kctl__msmeta m;
+    const char *ns;
+    size_t klen;
+    int rc;
+    if (out) *out = NULL;
+    if (!json || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
+    /* validate the document as an object first */
+    if ((rc = kctl_obj_parse(json, len, &ms->obj_opts, &parsed)) != KCTL_OK) return rc;
+    ns = kctl_obj_namespace(parsed);
+    if (res->ns && *res->ns) {
+        if (*ns && strcmp(ns, res->ns) != 0) { kctl_obj_unref(parsed); return KCTL_ERR_INVALID_ARG; }
+        ns = res->ns;
+    }
+    if (kctl__ms_key(rid, ns, kctl_obj_name(parsed), key, sizeof key) != KCTL_OK) { kctl_obj_unref(parsed); return KCTL_ERR_INVALID_ARG; }
+    e = kctl__ms_find(ms, key);
+    if (how == KCTL__MS_CREATE && e) { kctl_obj_unref(parsed); return KCTL_ERR_EXISTS; }
+    if ((how == KCTL__MS_UPDATE || how == KCTL__MS_STATUS) && !e) { kctl_obj_unref(parsed); return KCTL_ERR_NOT_FOUND; }
+    if (e && how != KCTL__MS_APPLY && how != KCTL__MS_CREATE && *kctl_obj_resource_version(parsed) &&
+        strcmp(kctl_obj_resource_version(parsed), kctl_obj_resource_version(e->obj)) != 0) {
+        kctl_obj_unref(parsed);
+        return KCTL_ERR_CONFLICT;
+    }
+    if ((rc = kctl__ms_parse(ms, json, len, &in)) != KCTL_OK) { kctl_obj_unref(parsed); return rc; }
+    memset(&old, 0, sizeof old);
+    if (e && (rc = kctl__ms_parse(ms, kctl_obj_json(e->obj, NULL), strlen(kctl_obj_json(e->obj, NULL)), &old)) != KCTL_OK) goto out;
+    memset(&m, 0, sizeof m);
+    m.rev = ms->rev + 1;
+    m.ns = ns;
+    if (e) { /* the store's metadata stays the store's */
+        m.uid = kctl_obj_uid(e->obj);
+        if (kctl_json_string(&old.j, kctl_json_path(&old.j, 0, "metadata.creationTimestamp"), created, sizeof created, NULL) != KCTL_OK)
+            created[0] = '\0';
+        m.created = created;
+        m.deleted = kctl_obj_deletion_timestamp(e->obj);
+        m.generation = kctl_obj_generation(e->obj);
+        if (how != KCTL__MS_STATUS &&
+            !kctl_json_equal(&old.j, kctl_json_member(&old.j, 0, "spec"), &in.j, kctl_json_member(&in.j, 0, "spec")))
+            m.generation++; /* the spec changed */
+    } else {
+        snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012llx", (unsigned long long)++ms->uid_seq);
+        kctl__ms_now_rfc3339(created);
+        m.uid = uid;
+        m.created = created;
+        m.generation = 1;
+    }
+    if (how == KCTL__MS_STATUS) /* only the status changes: the rest is the old object */
+        rc = kctl__ms_make(ms, &old.j, &m, &in.j, kctl_json_member(&in.j, 0, "status"), false, &made);
+    else if (e) /* update and apply keep the stored status */
+        rc = kctl__ms_make(ms, &in.j, &m, &old.j, kctl_json_member(&old.j, 0, "status"), false, &made);
+    else
+        rc = kctl__ms_make(ms, &in.j, &m, NULL, KCTL_JSON_NONE, true, &made);
+    if (rc != KCTL_OK) goto out;
+    /* an object being deleted whose last finalizer went is gone now */
+    if (e && kctl_obj_deletion_timestamp(made) && kctl_obj_finalizer_count(made) == 0) {
+        if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, made, e->obj)) != KCTL_OK) goto out;
+        ms->rev++;
+        kctl_obj_unref(e->obj);
+        kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
+        kctl__free(&ms->allocator, e);
+        if (out) *out = kctl_obj_ref(made);
+        goto out;
+    }
+    if (!e) {
+        klen = strlen(key);
+        if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
+            !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1))) {
+            rc = KCTL_ERR_NOMEM;
+            goto out;
+        }
+        memcpy(e + 1, key, klen + 1);
+        e->node.key = (const char *)(e + 1);
+        e->node.len = (uint32_t)klen;
+        e->node.hash = kctl__hash(key, klen);
+        e->rid_len = (uint32_t)strlen(rid);
+        e->obj = NULL;
+        if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_ADDED, made, NULL)) != KCTL_OK) {
+            kctl__free(&ms->allocator, e);
+            goto out;
+        }
+        kctl__map_insert(&ms->objs, &e->node);
+    } else if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_MODIFIED, made, e->obj)) != KCTL_OK) {
+        goto out;
+    }
+    ms->rev++;
+    prev = e->obj;
+    e->obj = kctl_obj_ref(made);
+    kctl_obj_unref(prev);
+    if (out) *out = kctl_obj_ref(made);
+out:
+    kctl_obj_unref(made);
+    kctl_obj_unref(parsed);
+    kctl__ms_doc_free(ms, &in);
+    kctl__ms_doc_free(ms, &old);
+    return rc;
+}
+
+/* Delete ns/name of res (precondition_rv may be NULL). Lock held. */
+static int kctl__ms_remove(kctl_memstore *ms, const kctl_resource *res, const char *name, const char *precondition_rv) {
+    char rid[256], key[1024], when[32], created[32];
+    kctl__msent *e;
+    kctl__msdoc old;
+    kctl__msmeta m;
+    kctl_obj *made = NULL;
+    uint32_t c;
+    int rc;
+    if (!name || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
+        return KCTL_ERR_INVALID_ARG;
+    if (!(e = kctl__ms_find(ms, key))) return KCTL_ERR_NOT_FOUND;
+    if (precondition_rv && *precondition_rv && strcmp(precondition_rv, kctl_obj_resource_version(e->obj)) != 0)
+        return KCTL_ERR_CONFLICT;
+    if (kctl_obj_finalizer_count(e->obj) > 0) { /* marked, and kept until its finalizers are gone */
+        if (kctl_obj_deletion_timestamp(e->obj)) return KCTL_OK;
+        if ((rc = kctl__ms_parse(ms, kctl_obj_json(e->obj, NULL), strlen(kctl_obj_json(e->obj, NULL)), &old)) != KCTL_OK) return rc;
+        memset(&m, 0, sizeof m);
+        m.rev = ms->rev + 1;
+        m.ns = kctl_obj_namespace(e->obj);
+        m.uid = kctl_obj_uid(e->obj);
+        c = kctl_json_path(&old.j, 0, "metadata.creationTimestamp");
+        if (kctl_json_string(&old.j, c, created, sizeof created, NULL) != KCTL_OK) created[0] = '\0';
+        kctl__ms_now_rfc3339(when);
+        m.created = created;
+        m.deleted = when;
+        m.generation = kctl_obj_generation(e->obj);
+        rc = kctl__ms_make(ms, &old.j, &m, NULL, KCTL_JSON_NONE, true, &made);
+        kctl__ms_doc_free(ms, &old);
+        if (rc == KCTL_OK) rc = kctl__ms_event(ms, rid, KCTL_EVENT_MODIFIED, made, e->obj);
+        if (rc == KCTL_OK) {
+            ms->rev++;
+            kctl_obj_unref(e->obj);
+            e->obj = kctl_obj_ref(made);
+        }
+        kctl_obj_unref(made);
+        return rc;
+    }
+    if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, e->obj, NULL)) != KCTL_OK) return rc;
+    ms->rev++;
+    kctl_obj_unref(e->obj);
+    kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
+    kctl__free(&ms->allocator, e);
+    return KCTL_OK;
+}
+
+static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    int rc;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_fault(ms, KCTL_VERB_CREATE);
+    if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_CREATE, out);
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    int rc;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_fault(ms, KCTL_VERB_UPDATE);
+    if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_UPDATE, out);
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    int rc;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_fault(ms, KCTL_VERB_UPDATE_STATUS);
+    if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_STATUS, out);
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const char *precondition_rv) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    int rc;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_fault(ms, KCTL_VERB_REMOVE);
+    if (rc == KCTL_OK) rc = kctl__ms_remove(ms, res, name, precondition_rv);
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+static int kctl__ms_vt_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    char rid[256], key[1024];
+    kctl__msent *e;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!name || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
+        return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_fault(ms, KCTL_VERB_GET);
+    if (rc == KCTL_OK) {
+        if ((e = kctl__ms_find(ms, key)) != NULL) *out = kctl_obj_ref(e->obj);
+        else rc = KCTL_ERR_NOT_FOUND;
+    }
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+/* Whether an object is in namespace ns ("" or NULL: any). */
+static bool kctl__ms_in(const kctl_obj *o, const char *ns) {
+    return !ns || !*ns || strcmp(kctl_obj_namespace(o), ns) == 0;
+}
+
+static int kctl__ms_cmp_key(const void *a, const void *b) {
+    return strcmp(kctl_obj_key(*(kctl_obj *const *)a), kctl_obj_key(*(kctl_obj *const *)b));
+}
+
+/* Every object of res matching sel, sorted by key. Lock held. */
+static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, const kctl_selector *sel, kctl_obj_list *out) {
+    size_t i, n = 0;
+    size_t rl = strlen(rid);
+    memset(out, 0, sizeof *out);
+    out->allocator = ms->allocator;
+    for (i = 0; i < ms->objs.cap; i++) {
+        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, ns) &&
+            kctl_selector_matches(sel, e->obj))
+            n++;
+    }
+    if (n && !(out->items = (kctl_obj **)kctl__alloc(&ms->allocator, n * sizeof *out->items))) return KCTL_ERR_NOMEM;
+    for (i = 0; i < ms->objs.cap; i++) {
+        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, ns) &&
+            kctl_selector_matches(sel, e->obj))
+            out->items[out->count++] = kctl_obj_ref(e->obj);
+    }
+    if (out->count > 1) qsort(out->items, out->count, sizeof *out->items, kctl__ms_cmp_key);
+    return KCTL_OK;
+}
+
+static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    kctl_selector *sel = NULL;
+    kctl_obj_list all;
+    char rid[256];
+    size_t i, from = 0, n;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
+    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &sel)) != KCTL_OK) return rc;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_fault(ms, KCTL_VERB_LIST);
+    if (rc == KCTL_OK) rc = kctl__ms_collect(ms, rid, res->ns, sel, &all);
+    if (rc == KCTL_OK) snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)ms->rev);
+    kctl__mutex_unlock(&ms->mu);
+    kctl_selector_free(sel);
+    if (rc != KCTL_OK) return rc;
+    /* a page: the objects after the continue token's key */
+    if (opts && opts->continue_token && *opts->continue_token)
+        while (from < all.count && strcmp(kctl_obj_key(all.items[from]), opts->continue_token) <= 0) from++;
+    n = all.count - from;
+    if (opts && opts->limit && n > opts->limit) {
+        n = opts->limit;
+        snprintf(out->continue_token, sizeof out->continue_token, "%s", kctl_obj_key(all.items[from + n - 1]));
+    }
+    out->items.allocator = ms->allocator;
+    if (n && !(out->items.items = (kctl_obj **)kctl__alloc(&ms->allocator, n * sizeof(kctl_obj *)))) {
+        kctl_obj_list_free(&all);
+        return KCTL_ERR_NOMEM;
+    }
+    for (i = 0; i < n; i++) out->items.items[out->items.count++] = kctl_obj_ref(all.items[from + i]);
+    kctl_obj_list_free(&all);
+    return KCTL_OK;
+}
+
+static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    kctl_watch *w;
+    char rid[256];
+    uint64_t from = 0;
+    const char *p;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && strlen(res->ns) >= sizeof w->ns)) return KCTL_ERR_INVALID_ARG;
+    for (p = from_rv ? from_rv : ""; *p; p++) {
+        if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) return KCTL_ERR_INVALID_ARG;
+        from = from * 10 + (uint64_t)(*p - '0');
+    }
+    if (!(w = (kctl_watch *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
+    memset(w, 0, sizeof *w);
+    w->ms = ms;
+    snprintf(w->rid, sizeof w->rid, "%s", rid);
+    snprintf(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
+    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &w->sel)) != KCTL_OK) {
+        kctl__free(&ms->allocator, w);
+        return rc;
+    }
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_fault(ms, KCTL_VERB_WATCH);
+    w->break_after = ms->break_after;
+    if (rc == KCTL_OK && from_rv && *from_rv) {
+        if (from < ms->compacted) rc = KCTL_ERR_GONE; /* older than the history */
+        else w->pos = from;
+    } else if (rc == KCTL_OK) { /* from now, with the objects there now */
+        rc = kctl__ms_collect(ms, rid, w->ns, w->sel, &w->initial);
+        w->pos = ms->rev;
+    }
+    kctl__mutex_unlock(&ms->mu);
+    if (rc != KCTL_OK) {
+        kctl_selector_free(w->sel);
+        kctl_obj_list_free(&w->initial);
+        kctl__free(&ms->allocator, w);
+        return rc;
+    }
+    *out = w;
+    return KCTL_OK;
+}
+
+static void kctl__ms_vt_watch_close(void *self, kctl_watch *w) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    if (!w) return;
+    kctl_selector_free(w->sel);
+    kctl_obj_list_free(&w->initial);
+    kctl__free(&ms->allocator, w);
+}
+
+static void kctl__ms_rv(kctl_event *ev, uint64_t rev) {
+    snprintf(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
+}
+
+static int kctl__ms_vt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    bool waited = false;
+    if (!w || !ev) return KCTL_ERR_INVALID_ARG;
+    memset(ev, 0, sizeof *ev);
+    if (w->broken) return KCTL_ERR_IO;
+    if (w->initial_next < w->initial.count) { /* the objects there at open */
+        ev->type = KCTL_EVENT_ADDED;
+        ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
+        snprintf(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
+        if (w->initial_next == w->initial.count) kctl__ms_rv(ev, w->pos);
+        return KCTL_OK;
+    }
+    kctl__mutex_lock(&ms->mu);
+    for (;;) {
+        uint32_t k;
+        if (w->pos < ms->compacted) {
+            kctl__mutex_unlock(&ms->mu);
+            return KCTL_ERR_GONE;
+        }
+        for (k = 0; k < ms->count; k++) {
+            kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
+            bool now_in, was_in;
+            if (e->rev <= w->pos) continue;
+            w->pos = e->rev;
+            w->since_bookmark++;
+            if (strcmp(e->rid, w->rid) == 0) {
+                now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
+                was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
+                if (now_in || was_in) {
+                    ev->type = e->type;
+                    if (e->type == KCTL_EVENT_MODIFIED && !was_in) ev->type = KCTL_EVENT_ADDED;
+                    if (e->type == KCTL_EVENT_MODIFIED && !now_in) ev->type = KCTL_EVENT_DELETED; /* left the selection */
+                    ev->obj = kctl_obj_ref(e->obj);
+                    kctl__ms_rv(ev, e->rev);
+                    w->since_bookmark = 0;
+                    if (w->break_after && ++w->delivered >= w->break_after) w->broken = true;
+                    kctl__mutex_unlock(&ms->mu);
+                    return KCTL_OK;
+                }
+            }
+            if (ms->bookmark_every && w->since_bookmark >= ms->bookmark_every) {
+                w->since_bookmark = 0;
+                ev->type = KCTL_EVENT_BOOKMARK;
+                kctl__ms_rv(ev, w->pos);
+                kctl__mutex_unlock(&ms->mu);
+                return KCTL_OK;
+            }
+        }
+        w->pos = ms->rev; /* nothing more for this watcher up to now */
+        if (!timeout_ns || waited) break;
+#ifdef KCTL_NO_THREADS
+        break;
+#else
+        ms->waiters++;
+        kctl__cond_wait_for(&ms->cv, &ms->mu, timeout_ns);
+        ms->waiters--;
+        waited = true;
+#endif
+    }
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_ERR_AGAIN;
+}
+
+static const kctl_transport_vtable kctl__memstore_vt = {
+    kctl__ms_vt_list, kctl__ms_vt_watch_open, kctl__ms_vt_watch_next, kctl__ms_vt_watch_close, kctl__ms_vt_get,
+    kctl__ms_vt_create, kctl__ms_vt_update, kctl__ms_vt_update_status, kctl__ms_vt_remove, NULL
+};
+
+KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
+    kctl_transport t;
+    t.vt = &kctl__memstore_vt;
+    t.self = ms;
+    return t;
+}
+
+KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    int rc;
+    if (!ms) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_APPLY, out);
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name) {
+    int rc;
+    if (!ms) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_remove(ms, res, name, NULL);
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) {
+    uint64_t r;
+    if (!ms) return 0;
+    kctl__mutex_lock(&ms->mu);
+    r = ms->rev;
+    kctl__mutex_unlock(&ms->mu);
+    return r;
+}
+
+KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) {
+    if (!ms) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    if (rev > ms->rev) rev = ms->rev;
+    while (ms->count && ms->ring[ms->first].rev <= rev) {
+        kctl__ms_free_event(ms, &ms->ring[ms->first]);
+        ms->first = (ms->first + 1) % ms->cap;
+        ms->count--;
+    }
+    if (rev > ms->compacted) ms->compacted = rev;
+    if (ms->waiters) kctl__cond_broadcast(&ms->cv);
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code) {
+    if (!ms || verb < KCTL_VERB_LIST || verb >= KCTL_VERB_COUNT || code >= 0) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    ms->fail_n[verb] = n;
+    ms->fail_code[verb] = code;
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
+    if (!ms) return;
+    kctl__mutex_lock(&ms->mu);
+    ms->break_after = n;
+    kctl__mutex_unlock(&ms->mu);
 }
 
 /* ----------------------------------------------------------- RATE LIMITERS */

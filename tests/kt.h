@@ -51,4 +51,5 @@ void kt_suite_obj(void);
 void kt_suite_indexer(void);
 void kt_suite_fifo(void);
 void kt_suite_selector(void);
+void kt_suite_memstore(void);
 #endif

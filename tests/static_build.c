@@ -10,3 +10,4 @@
 #include "test_indexer.c"
 #include "test_fifo.c"
 #include "test_selector.c"
+#include "test_memstore.c"

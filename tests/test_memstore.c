@@ -1,0 +1,323 @@
+/* test_memstore.c - the embedded store: Kubernetes semantics, watches, faults. */
+#include "kt.h"
+
+static const kctl_resource tm_cm = { "", "v1", "configmaps", "prod" };
+static const kctl_resource tm_cm_all = { "", "v1", "configmaps", NULL };
+
+typedef struct tm_store {
+    kctl_memstore *ms;
+    kctl_transport t;
+    kt_alloc a;
+} tm_store;
+
+static int tm_open(tm_store *s, uint32_t history, uint32_t bookmark_every) {
+    kctl_memstore_desc d;
+    memset(s, 0, sizeof *s);
+    kt_alloc_init(&s->a);
+    memset(&d, 0, sizeof d);
+    d.allocator = kt_allocator(&s->a);
+    d.history = history;
+    d.bookmark_every = bookmark_every;
+    if (kctl_memstore_create(&d, &s->ms) != KCTL_OK) return 0;
+    s->t = kctl_memstore_transport(s->ms);
+    return 1;
+}
+
+static void tm_close(tm_store *s) {
+    kctl_memstore_destroy(s->ms);
+    KT_EQ_INT(s->a.live, 0);
+}
+
+static int tm_write(tm_store *s, int (*fn)(void *, const kctl_resource *, const char *, size_t, kctl_obj **),
+                    const kctl_resource *res, const char *json, kctl_obj **out) {
+    return fn(s->t.self, res, json, strlen(json), out);
+}
+
+static int64_t tm_int(const kctl_obj *o, const char *path) {
+    kctl_json j;
+    kctl_json_tok t[128];
+    int64_t v = -1;
+    size_t len;
+    const char *text = kctl_obj_json(o, &len);
+    if (kctl_json_parse(text, len, t, 128, NULL, &j) == KCTL_OK) kctl_json_int64(&j, kctl_json_path(&j, 0, path), &v);
+    return v;
+}
+
+static bool tm_str_is(const kctl_obj *o, const char *path, const char *want) {
+    kctl_json j;
+    kctl_json_tok t[128];
+    size_t len;
+    const char *text = kctl_obj_json(o, &len);
+    if (kctl_json_parse(text, len, t, 128, NULL, &j) != KCTL_OK) return false;
+    if (!want) return kctl_json_path(&j, 0, path) == KCTL_JSON_NONE;
+    return kctl_json_string_eq(&j, kctl_json_path(&j, 0, path), want);
+}
+
+static void tm_create_update_generation_status(void) {
+    tm_store s;
+    kctl_obj *o = NULL, *u = NULL;
+    if (!tm_open(&s, 0, 0)) return;
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm,
+              "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":1},\"status\":{\"phase\":\"new\"}}", &o), KCTL_OK);
+    if (!o) { tm_close(&s); return; }
+    KT_EQ_STR(kctl_obj_key(o), "prod/a"); /* the namespace comes from the resource */
+    KT_EQ_STR(kctl_obj_resource_version(o), "1");
+    KT_EQ_INT(kctl_obj_generation(o), 1);
+    KT_CHECK(kctl_obj_uid(o)[0] != 0);
+    KT_CHECK(!tm_str_is(o, "metadata.creationTimestamp", NULL));
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", NULL), KCTL_ERR_EXISTS);
+    /* same spec, a new status sent along: generation stays, status ignored */
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm,
+              "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\",\"labels\":{\"x\":\"y\"}},\"spec\":{\"n\":1},\"status\":{\"phase\":\"hacked\"}}", &u), KCTL_OK);
+    if (u) {
+        KT_EQ_STR(kctl_obj_resource_version(u), "2");
+        KT_EQ_INT(kctl_obj_generation(u), 1);
+        KT_EQ_STR(kctl_obj_label(u, "x"), "y");
+        KT_CHECK(tm_str_is(u, "status.phase", "new"));
+        KT_EQ_STR(kctl_obj_uid(u), kctl_obj_uid(o)); /* the store's metadata is the store's */
+        kctl_obj_unref(u);
+    }
+    /* a stale version: conflict; none: unconditional */
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"},\"spec\":{\"n\":2}}", NULL), KCTL_ERR_CONFLICT);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":2}}", &u), KCTL_OK);
+    if (u) {
+        KT_EQ_INT(kctl_obj_generation(u), 2); /* the spec changed */
+        kctl_obj_unref(u);
+    }
+    /* status: only the status changes, generation never */
+    KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm,
+              "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"3\"},\"spec\":{\"n\":99},\"status\":{\"phase\":\"ready\"}}", &u), KCTL_OK);
+    if (u) {
+        KT_EQ_STR(kctl_obj_resource_version(u), "4");
+        KT_EQ_INT(kctl_obj_generation(u), 2);
+        KT_EQ_INT(tm_int(u, "spec.n"), 2);
+        KT_CHECK(tm_str_is(u, "status.phase", "ready"));
+        kctl_obj_unref(u);
+    }
+    KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"3\"},\"status\":{}}", NULL), KCTL_ERR_CONFLICT);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"zz\"}}", NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"b\",\"namespace\":\"dev\"}}", NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{}}", NULL), KCTL_ERR_PROTO);
+    KT_EQ_U64(kctl_memstore_revision(s.ms), 4);
+    kctl_obj_unref(o);
+    tm_close(&s);
+}
+
+static void tm_get_remove_finalizers(void) {
+    tm_store s;
+    kctl_obj *o = NULL;
+    if (!tm_open(&s, 0, 0)) return;
+    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", NULL);
+    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"kctl.io/x\"]}}", NULL);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o), KCTL_OK);
+    KT_EQ_STR(kctl_obj_name(o), "a");
+    kctl_obj_unref(o);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "nope", &o), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "a", "999"), KCTL_ERR_CONFLICT);
+    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "a", "1"), KCTL_OK);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "a", NULL), KCTL_ERR_NOT_FOUND);
+    /* finalizers: marked, kept; gone when the last finalizer goes */
+    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "f", NULL), KCTL_OK);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "f", &o), KCTL_OK);
+    if (o) {
+        KT_CHECK(kctl_obj_deletion_timestamp(o) != NULL);
+        KT_EQ_U64(kctl_obj_finalizer_count(o), 1);
+        kctl_obj_unref(o);
+    }
+    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "f", NULL), KCTL_OK); /* again: nothing new */
+    KT_EQ_U64(kctl_memstore_revision(s.ms), 4);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[]}}", NULL), KCTL_OK);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "f", &o), KCTL_ERR_NOT_FOUND);
+    tm_close(&s);
+}
+
+static void tm_list_selectors_paging(void) {
+    tm_store s;
+    kctl_list_result r;
+    kctl_list_opts lo;
+    kctl_resource dev = { "", "v1", "configmaps", "dev" }, secrets = { "", "v1", "secrets", "prod" };
+    char cont[KCTL_CONTINUE_MAX];
+    size_t seen = 0;
+    int i;
+    if (!tm_open(&s, 0, 0)) return;
+    for (i = 0; i < 5; i++) {
+        char doc[128];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"c%d\",\"labels\":{\"app\":\"%s\"}}}", i, i % 2 ? "web" : "db");
+        tm_write(&s, s.t.vt->create, &tm_cm, doc, NULL);
+    }
+    tm_write(&s, s.t.vt->create, &dev, "{\"metadata\":{\"name\":\"d\",\"labels\":{\"app\":\"web\"}}}", NULL);
+    tm_write(&s, s.t.vt->create, &secrets, "{\"metadata\":{\"name\":\"s\"}}", NULL);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r), KCTL_OK);
+    KT_EQ_U64(r.items.count, 5);
+    KT_EQ_STR(r.resource_version, "7");
+    KT_EQ_STR(r.continue_token, "");
+    kctl_list_result_free(&r);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, NULL, &r), KCTL_OK);
+    KT_EQ_U64(r.items.count, 6); /* every namespace, not the secrets */
+    kctl_list_result_free(&r);
+    memset(&lo, 0, sizeof lo);
+    lo.label_selector = "app=web";
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r), KCTL_OK);
+    KT_EQ_U64(r.items.count, 3);
+    kctl_list_result_free(&r);
+    lo.field_selector = "metadata.namespace=dev";
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r), KCTL_OK);
+    KT_EQ_U64(r.items.count, 1);
+    kctl_list_result_free(&r);
+    lo.label_selector = "app=";
+    lo.field_selector = "spec.x=1";
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r), KCTL_ERR_INVALID_ARG);
+    /* pages of 2: c0 c1 | c2 c3 | c4 */
+    memset(&lo, 0, sizeof lo);
+    lo.limit = 2;
+    cont[0] = 0;
+    for (i = 0; i < 4; i++) {
+        lo.continue_token = cont;
+        KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK);
+        seen += r.items.count;
+        if (r.items.count) KT_EQ_STR(kctl_obj_name(r.items.items[0]), i == 0 ? "c0" : i == 1 ? "c2" : "c4");
+        snprintf(cont, sizeof cont, "%s", r.continue_token);
+        kctl_list_result_free(&r);
+        if (!cont[0]) break;
+    }
+    KT_EQ_INT(i, 2);
+    KT_EQ_U64(seen, 5);
+    tm_close(&s);
+}
+
+/* Next event as "TYPE name rv", or "AGAIN"/"GONE"/"IO". */
+static const char *tm_next(tm_store *s, kctl_watch *w, char *buf, size_t cap) {
+    kctl_event ev;
+    int rc = s->t.vt->watch_next(s->t.self, w, 0, &ev);
+    static const char *names[] = { "?", "ADDED", "MODIFIED", "DELETED", "BOOKMARK" };
+    if (rc == KCTL_ERR_AGAIN) return "AGAIN";
+    if (rc == KCTL_ERR_GONE) return "GONE";
+    if (rc == KCTL_ERR_IO) return "IO";
+    if (rc != KCTL_OK) return "ERROR";
+    snprintf(buf, cap, "%s %s %s", names[ev.type], ev.obj ? kctl_obj_name(ev.obj) : "-", ev.resource_version);
+    kctl_event_clear(&ev);
+    return buf;
+}
+#define TM_NEXT(s, w, want) do { char tm_b_[128]; KT_EQ_STR(tm_next((s), (w), tm_b_, sizeof tm_b_), (want)); } while (0)
+
+static void tm_watch(void) {
+    tm_store s;
+    kctl_watch *w1 = NULL, *w2 = NULL, *w3 = NULL;
+    kctl_list_opts lo;
+    if (!tm_open(&s, 0, 0)) return;
+    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}}}", NULL);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "", &w1), KCTL_OK);  /* what is there, then changes */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "1", &w2), KCTL_OK); /* changes after 1 */
+    memset(&lo, 0, sizeof lo);
+    lo.label_selector = "app=web";
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "1", &w3), KCTL_OK);
+    TM_NEXT(&s, w1, "ADDED a 1");
+    TM_NEXT(&s, w1, "AGAIN");
+    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"b\"}}", NULL);
+    tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"db\"}}}", NULL);
+    tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}}}", NULL);
+    s.t.vt->remove(s.t.self, &tm_cm, "b", NULL);
+    TM_NEXT(&s, w1, "ADDED b 2");
+    TM_NEXT(&s, w1, "MODIFIED a 3");
+    TM_NEXT(&s, w1, "MODIFIED a 4");
+    TM_NEXT(&s, w1, "DELETED b 5");
+    TM_NEXT(&s, w1, "AGAIN");
+    TM_NEXT(&s, w2, "ADDED b 2");
+    /* the selected watch sees a leave and come back */
+    TM_NEXT(&s, w3, "DELETED a 3");
+    TM_NEXT(&s, w3, "ADDED a 4");
+    TM_NEXT(&s, w3, "AGAIN");
+    s.t.vt->watch_close(s.t.self, w1);
+    s.t.vt->watch_close(s.t.self, w2);
+    s.t.vt->watch_close(s.t.self, w3);
+    /* other resources are not seen */
+    tm_close(&s);
+}
+
+static void tm_watch_gone_bookmarks_faults(void) {
+    tm_store s;
+    kctl_watch *w = NULL;
+    kctl_list_result r;
+    int i;
+    if (!tm_open(&s, 4, 3)) return; /* 4 events remembered, a bookmark every 3 */
+    for (i = 0; i < 6; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"}}", i);
+        tm_write(&s, s.t.vt->create, &tm_cm, doc, NULL);
+    }
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "1", &w), KCTL_ERR_GONE); /* 2 was forgotten */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "2", &w), KCTL_OK);
+    TM_NEXT(&s, w, "ADDED o2 3");
+    kctl_memstore_compact(s.ms, 5);
+    TM_NEXT(&s, w, "GONE");
+    s.t.vt->watch_close(s.t.self, w);
+    /* bookmarks: events of other resources count */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "6", &w), KCTL_OK);
+    {
+        kctl_resource other = { "", "v1", "secrets", "prod" };
+        for (i = 0; i < 3; i++) {
+            char doc[64];
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"s%d\"}}", i);
+            tm_write(&s, s.t.vt->create, &other, doc, NULL);
+        }
+    }
+    TM_NEXT(&s, w, "BOOKMARK - 9");
+    TM_NEXT(&s, w, "AGAIN");
+    s.t.vt->watch_close(s.t.self, w);
+    /* faults */
+    kctl_memstore_fail_next(s.ms, KCTL_VERB_LIST, 2, KCTL_ERR_IO);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r), KCTL_ERR_IO);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r), KCTL_ERR_IO);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r), KCTL_OK);
+    kctl_list_result_free(&r);
+    kctl_memstore_fail_next(s.ms, KCTL_VERB_UPDATE, 1, KCTL_ERR_CONFLICT);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"}}", NULL), KCTL_ERR_CONFLICT);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"}}", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_fail_next(s.ms, KCTL_VERB_COUNT, 1, KCTL_ERR_IO), KCTL_ERR_INVALID_ARG);
+    kctl_memstore_break_watches_after(s.ms, 1);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "", &w), KCTL_OK);
+    {
+        char b[128];
+        const char *first = tm_next(&s, w, b, sizeof b);
+        KT_CHECK(strncmp(first, "ADDED", 5) == 0);
+    }
+    /* the initial objects are delivered before the break counts live events */
+    s.t.vt->watch_close(s.t.self, w);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "10", &w), KCTL_OK);
+    tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"},\"spec\":{\"x\":1}}", NULL);
+    tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"},\"spec\":{\"x\":2}}", NULL);
+    TM_NEXT(&s, w, "MODIFIED o5 11");
+    TM_NEXT(&s, w, "IO");
+    s.t.vt->watch_close(s.t.self, w);
+    tm_close(&s);
+}
+
+static void tm_apply_delete(void) {
+    tm_store s;
+    kctl_obj *o = NULL;
+    const char *d1 = "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"v\":1}}";
+    const char *d2 = "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"77\"},\"spec\":{\"v\":2}}";
+    if (!tm_open(&s, 0, 0)) return;
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tm_cm, d1, strlen(d1), &o), KCTL_OK);
+    KT_EQ_INT(kctl_obj_generation(o), 1);
+    kctl_obj_unref(o);
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tm_cm, d2, strlen(d2), &o), KCTL_OK);
+    if (o) {
+        KT_EQ_INT(kctl_obj_generation(o), 2); /* no precondition for the owner */
+        KT_EQ_STR(kctl_obj_resource_version(o), "2");
+        kctl_obj_unref(o);
+    }
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "a"), KCTL_ERR_NOT_FOUND);
+    tm_close(&s);
+}
+
+void kt_suite_memstore(void) {
+    KT_RUN(tm_create_update_generation_status);
+    KT_RUN(tm_get_remove_finalizers);
+    KT_RUN(tm_list_selectors_paging);
+    KT_RUN(tm_watch);
+    KT_RUN(tm_watch_gone_bookmarks_faults);
+    KT_RUN(tm_apply_delete);
+}
