@@ -129,6 +129,8 @@
                                               parks (default 200; 0 disables)
         KCTL_LOCK_SPIN       implementation   tries at a busy lock before parking
                                               on it (default 256)
+        KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
+                                              persist (save is INVALID_ARG)
 
 
     THREADING
@@ -863,13 +865,21 @@ typedef struct kctl_memstore kctl_memstore;
      history        1024 events kept for watches
      bookmark_every 0: no bookmarks by count; N: one after every N events
                     a watcher has gone past
-     obj_opts       how objects are made (allocator, codec, limits) */
+     obj_opts       how objects are made (allocator, codec, limits)
+     path           NULL: in memory only. A file: loaded at create if it
+                    exists (a truncated or corrupt file is refused with
+                    PROTO and left as it is), written by kctl_memstore_save
+                    (a temporary file, fsync, rename: a crash keeps the
+                    previous file whole), and after every write when
+                    save_on_write is set. Copied. */
 typedef struct kctl_memstore_desc {
     kctl_allocator allocator;
     kctl_clock clock;
     uint32_t history;
     uint32_t bookmark_every;
     kctl_obj_opts obj_opts;
+    const char *path;
+    bool save_on_write;
 } kctl_memstore_desc;
 
 typedef enum kctl_verb {
@@ -892,6 +902,8 @@ KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, c
 KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms);
 /* Forget the events up to rev: watches from before get GONE. */
 KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev);
+/* Write the store to desc.path now (INVALID_ARG without a path; IO). */
+KCTL_API int kctl_memstore_save(kctl_memstore *ms);
 /* Faults: the next n requests of verb fail with code; every watch opened
    from now on breaks (IO) after delivering n events (0: never). */
 KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code);
@@ -1054,6 +1066,10 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#ifndef KCTL_NO_FILES
+#include <fcntl.h>
+#include <unistd.h>
+#endif
 
 #ifndef KCTL_MAX_KEY_LEN
 #define KCTL_MAX_KEY_LEN 4096
@@ -4175,7 +4191,12 @@ struct kctl_memstore {
     int fail_code[KCTL_VERB_COUNT];
     uint32_t break_after;
     uint32_t waiters;
+    char *path;
+    bool save_on_write;
 };
+
+static int kctl__ms_save_locked(kctl_memstore *ms);
+static int kctl__ms_load(kctl_memstore *ms);
 
 static int kctl__ms_rid(const kctl_resource *res, char *buf, size_t cap) {
     int n;
@@ -4226,6 +4247,20 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
         goto fail;
     }
     memset(ms->ring, 0, (size_t)ms->cap * sizeof *ms->ring);
+    ms->save_on_write = d.save_on_write;
+    if (d.path) {
+        size_t n = strlen(d.path);
+        int rc;
+        if (!(ms->path = (char *)kctl__alloc(&d.allocator, n + 1))) {
+            kctl_memstore_destroy(ms);
+            return KCTL_ERR_NOMEM;
+        }
+        memcpy(ms->path, d.path, n + 1);
+        if ((rc = kctl__ms_load(ms)) != KCTL_OK) {
+            kctl_memstore_destroy(ms);
+            return rc;
+        }
+    }
     *out = ms;
     return KCTL_OK;
 fail:
@@ -4254,6 +4289,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     kctl__free(&ms->allocator, ms->objs.slots);
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__free(&ms->allocator, ms->ring);
+    kctl__free(&ms->allocator, ms->path);
     kctl__cond_deinit(&ms->cv);
     kctl__mutex_deinit(&ms->mu);
     kctl__free(&ms->allocator, ms);
@@ -4556,6 +4592,7 @@ static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_CREATE);
     if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_CREATE, out);
+    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4566,6 +4603,7 @@ static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_UPDATE);
     if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_UPDATE, out);
+    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4576,6 +4614,7 @@ static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_UPDATE_STATUS);
     if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_STATUS, out);
+    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4586,6 +4625,7 @@ static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_REMOVE);
     if (rc == KCTL_OK) rc = kctl__ms_remove(ms, res, name, precondition_rv);
+    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4814,6 +4854,7 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     if (!ms) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_APPLY, out);
+    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4823,6 +4864,7 @@ KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, c
     if (!ms) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_remove(ms, res, name, NULL);
+    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4834,6 +4876,215 @@ KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) {
     r = ms->rev;
     kctl__mutex_unlock(&ms->mu);
     return r;
+}
+
+/* ---- persistence. The file: a header line
+     kctl-memstore 1 <revision> <uid sequence> <objects>
+   then per object a line "<group/resource> <bytes>" and the document on a
+   line of its own, then "end <FNV-1a 64 of everything before, hex>". */
+static uint64_t kctl__fnv64(const char *p, size_t n) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325);
+    size_t i;
+    for (i = 0; i < n; i++) {
+        h ^= (unsigned char)p[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    return h;
+}
+
+static int kctl__ms_save_locked(kctl_memstore *ms) {
+#ifdef KCTL_NO_FILES
+    (void)ms;
+    return KCTL_ERR_INVALID_ARG;
+#else
+    kctl_jw w; /* used as a growable byte buffer */
+    char line[600], *tmp;
+    const char *text;
+    size_t i, n, plen;
+    int fd, rc = KCTL_OK;
+    if (!ms->path) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&w, &ms->allocator);
+    n = (size_t)snprintf(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)ms->rev,
+                         (unsigned long long)ms->uid_seq, (unsigned long)ms->objs.count);
+    kctl__jw_put(&w, line, n);
+    for (i = 0; i < ms->objs.cap; i++) {
+        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+        size_t len;
+        const char *doc;
+        if (!e) continue;
+        doc = kctl_obj_json(e->obj, &len);
+        n = (size_t)snprintf(line, sizeof line, "%.*s %lu\n", (int)e->rid_len, e->node.key, (unsigned long)len);
+        kctl__jw_put(&w, line, n);
+        kctl__jw_put(&w, doc, len);
+        kctl__jw_put(&w, "\n", 1);
+    }
+    n = (size_t)snprintf(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w.buf ? w.buf : "", w.len));
+    kctl__jw_put(&w, line, n);
+    if (w.err) {
+        rc = w.err;
+        kctl_jw_free(&w);
+        return rc;
+    }
+    text = w.buf;
+    plen = strlen(ms->path);
+    if (!(tmp = (char *)kctl__alloc(&ms->allocator, plen + 5))) {
+        kctl_jw_free(&w);
+        return KCTL_ERR_NOMEM;
+    }
+    memcpy(tmp, ms->path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) rc = KCTL_ERR_IO;
+    for (i = 0; rc == KCTL_OK && i < w.len;) {
+        ssize_t k = write(fd, text + i, w.len - i);
+        if (k <= 0) rc = KCTL_ERR_IO;
+        else i += (size_t)k;
+    }
+    if (fd >= 0 && (fsync(fd) != 0 || close(fd) != 0) && rc == KCTL_OK) rc = KCTL_ERR_IO;
+    if (rc == KCTL_OK && rename(tmp, ms->path) != 0) rc = KCTL_ERR_IO;
+    if (rc == KCTL_OK) { /* make the rename itself durable */
+        char *slash = strrchr(ms->path, '/');
+        int dfd;
+        if (slash) {
+            *slash = '\0';
+            dfd = open(slash == ms->path ? "/" : ms->path, O_RDONLY);
+            *slash = '/';
+        } else {
+            dfd = open(".", O_RDONLY);
+        }
+        if (dfd >= 0) {
+            fsync(dfd);
+            close(dfd);
+        }
+    } else {
+        unlink(tmp);
+    }
+    kctl__free(&ms->allocator, tmp);
+    kctl_jw_free(&w);
+    return rc;
+#endif
+}
+
+KCTL_API int kctl_memstore_save(kctl_memstore *ms) {
+    int rc;
+    if (!ms) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_save_locked(ms);
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+/* Read the whole file: OK, NOT_FOUND (no file), IO, TOO_LARGE. */
+static int kctl__ms_read_file(kctl_memstore *ms, char **out, size_t *len) {
+#ifdef KCTL_NO_FILES
+    (void)ms; (void)out; (void)len;
+    return KCTL_ERR_NOT_FOUND;
+#else
+    int fd = open(ms->path, O_RDONLY);
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    *out = NULL;
+    *len = 0;
+    if (fd < 0) return KCTL_ERR_NOT_FOUND;
+    for (;;) {
+        ssize_t k;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *nb;
+            if (ncap > (size_t)1 << 31 || !(nb = (char *)kctl__alloc(&ms->allocator, ncap + 1))) {
+                kctl__free(&ms->allocator, buf);
+                close(fd);
+                return ncap > (size_t)1 << 31 ? KCTL_ERR_TOO_LARGE : KCTL_ERR_NOMEM;
+            }
+            if (n) memcpy(nb, buf, n);
+            kctl__free(&ms->allocator, buf);
+            buf = nb;
+            cap = ncap;
+        }
+        k = read(fd, buf + n, cap - n);
+        if (k < 0) {
+            kctl__free(&ms->allocator, buf);
+            close(fd);
+            return KCTL_ERR_IO;
+        }
+        if (k == 0) break;
+        n += (size_t)k;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return KCTL_OK;
+#endif
+}
+
+/* Load the file into the (empty) store: all of it, or nothing. */
+static int kctl__ms_load(kctl_memstore *ms) {
+    char *buf, *p, *end, *trailer;
+    size_t len;
+    unsigned long long rev, seq, sum;
+    unsigned long count, i;
+    int rc = kctl__ms_read_file(ms, &buf, &len), used = 0;
+    if (rc == KCTL_ERR_NOT_FOUND) return KCTL_OK; /* a first start */
+    if (rc != KCTL_OK) return rc;
+    rc = KCTL_ERR_PROTO;
+    end = buf + len;
+    /* the trailer: "end <16 hex>\n" over everything before it */
+    if (len < 21 || end[-1] != '\n') goto out;
+    trailer = end - 21;
+    if (memcmp(trailer, "end ", 4) != 0 || sscanf(trailer + 4, "%16llx", &sum) != 1 ||
+        sum != (unsigned long long)kctl__fnv64(buf, (size_t)(trailer - buf)))
+        goto out;
+    *trailer = '\0';
+    if (sscanf(buf, "kctl-memstore 1 %llu %llu %lu\n%n", &rev, &seq, &count, &used) != 3 || !used) goto out;
+    p = buf + used;
+    for (i = 0; i < count; i++) {
+        char rid[256], key[1024];
+        unsigned long n;
+        int k = 0;
+        kctl_obj *o = NULL;
+        kctl__msent *e;
+        size_t klen;
+        if (sscanf(p, "%255s %lu\n%n", rid, &n, &k) != 2 || !k || (size_t)(trailer - (p + k)) < n + 1 || p[k + n] != '\n') goto out;
+        p += k;
+        if (kctl_obj_parse(p, n, &ms->obj_opts, &o) != KCTL_OK) goto out;
+        p += n + 1;
+        if (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK || kctl__ms_find(ms, key)) {
+            kctl_obj_unref(o);
+            goto out;
+        }
+        klen = strlen(key);
+        if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
+            !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1))) {
+            kctl_obj_unref(o);
+            rc = KCTL_ERR_NOMEM;
+            goto out;
+        }
+        memcpy(e + 1, key, klen + 1);
+        e->node.key = (const char *)(e + 1);
+        e->node.len = (uint32_t)klen;
+        e->node.hash = kctl__hash(key, klen);
+        e->rid_len = (uint32_t)strlen(rid);
+        e->obj = o;
+        kctl__map_insert(&ms->objs, &e->node);
+    }
+    if (p != trailer) goto out;
+    ms->rev = ms->compacted = rev; /* no history survives: older watches get GONE */
+    ms->uid_seq = seq;
+    rc = KCTL_OK;
+out:
+    if (rc != KCTL_OK) { /* nothing half-loaded stays */
+        for (i = 0; i < ms->objs.cap; i++) {
+            kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+            if (!e) continue;
+            kctl_obj_unref(e->obj);
+            kctl__free(&ms->allocator, e);
+            ms->objs.slots[i].node = NULL;
+        }
+        ms->objs.count = 0;
+    }
+    kctl__free(&ms->allocator, buf);
+    return rc;
 }
 
 KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) {

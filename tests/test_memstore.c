@@ -1,5 +1,8 @@
 /* test_memstore.c - the embedded store: Kubernetes semantics, watches, faults. */
 #include "kt.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 static const kctl_resource tm_cm = { "", "v1", "configmaps", "prod" };
 static const kctl_resource tm_cm_all = { "", "v1", "configmaps", NULL };
@@ -313,6 +316,102 @@ static void tm_apply_delete(void) {
     tm_close(&s);
 }
 
+/* Persistence: saved with a temporary file and a rename, loaded whole at
+   create; a corrupt or truncated file is refused and left alone. */
+static void tm_persistence(void) {
+    char path[256], tmp[300];
+    kctl_memstore_desc d;
+    kctl_memstore *ms = NULL, *again = NULL;
+    kctl_transport t;
+    kctl_obj *o = NULL;
+    FILE *f;
+    long size;
+    char *bytes;
+    const char *doc = "{\"metadata\":{\"name\":\"dev1\",\"namespace\":\"prod\"},\"spec\":{\"hostname\":\"edge-\\u00e9\"}}";
+    snprintf(path, sizeof path, "%s/kctl-test-%ld.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    remove(path);
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    d.save_on_write = true;
+    KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK); /* no file yet: empty */
+    if (!ms) return;
+    KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, "{\"metadata\":{\"name\":\"dev2\"}}", 28, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_delete(ms, &tm_cm, "dev2"), KCTL_OK);
+    kctl_memstore_destroy(ms);
+    /* a "reboot": the same state, the revision goes on */
+    KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_OK);
+    if (!again) return;
+    KT_EQ_U64(kctl_memstore_revision(again), 3);
+    t = kctl_memstore_transport(again);
+    KT_EQ_INT(t.vt->get(t.self, &tm_cm, "dev1", &o), KCTL_OK);
+    if (o) {
+        KT_EQ_STR(kctl_obj_resource_version(o), "1");
+        KT_CHECK(tm_str_is(o, "spec.hostname", "edge-\xc3\xa9"));
+        kctl_obj_unref(o);
+    }
+    KT_EQ_INT(t.vt->get(t.self, &tm_cm, "dev2", &o), KCTL_ERR_NOT_FOUND);
+    {
+        kctl_watch *w = NULL; /* history did not survive: old versions are gone */
+        KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "1", &w), KCTL_ERR_GONE);
+        if (w) t.vt->watch_close(t.self, w);
+        KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "3", &w), KCTL_OK); /* from now on is fine */
+        if (w) t.vt->watch_close(t.self, w);
+    }
+    KT_EQ_INT(kctl_memstore_apply(again, &tm_cm, "{\"metadata\":{\"name\":\"dev3\"}}", 28, &o), KCTL_OK);
+    if (o) {
+        KT_EQ_STR(kctl_obj_resource_version(o), "4");
+        kctl_obj_unref(o);
+    }
+    kctl_memstore_destroy(again);
+    /* a half-written temporary file from a crash changes nothing */
+    f = fopen(tmp, "w");
+    if (f) { fputs("kctl-memstore 1 9", f); fclose(f); }
+    again = NULL;
+    KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_OK);
+    KT_EQ_U64(kctl_memstore_revision(again), 4);
+    kctl_memstore_destroy(again);
+    remove(tmp);
+    /* corrupt one byte, then truncate: refused, and the file is left as it was */
+    f = fopen(path, "rb");
+    KT_CHECK(f != NULL);
+    if (!f) return;
+    fseek(f, 0, SEEK_END);
+    size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    bytes = (char *)malloc((size_t)size);
+    if (bytes && fread(bytes, 1, (size_t)size, f) == (size_t)size) {
+        fclose(f);
+        bytes[size / 2] ^= 0x20;
+        f = fopen(path, "wb");
+        fwrite(bytes, 1, (size_t)size, f);
+        fclose(f);
+        again = NULL;
+        KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_ERR_PROTO);
+        KT_CHECK(again == NULL);
+        bytes[size / 2] ^= 0x20;
+        f = fopen(path, "wb");
+        fwrite(bytes, 1, (size_t)size - 7, f); /* cut short */
+        fclose(f);
+        KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_ERR_PROTO);
+        f = fopen(path, "rb");
+        if (f) {
+            fseek(f, 0, SEEK_END);
+            KT_EQ_INT(ftell(f), size - 7); /* untouched */
+            fclose(f);
+        }
+    } else if (f) {
+        fclose(f);
+    }
+    free(bytes);
+    remove(path);
+    d.path = NULL; /* no path: save is refused */
+    KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_save(ms), KCTL_ERR_INVALID_ARG);
+    kctl_memstore_destroy(ms);
+}
+
 void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_get_remove_finalizers);
@@ -320,4 +419,5 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_watch);
     KT_RUN(tm_watch_gone_bookmarks_faults);
     KT_RUN(tm_apply_delete);
+    KT_RUN(tm_persistence);
 }
