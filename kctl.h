@@ -865,6 +865,8 @@ typedef struct kctl_memstore kctl_memstore;
      history        1024 events kept for watches
      bookmark_every 0: no bookmarks by count; N: one after every N events
                     a watcher has gone past
+     bookmark_interval_ns  0: none by time; T: a bookmark when a watcher
+                    has had nothing for T on the store's clock
      obj_opts       how objects are made (allocator, codec, limits)
      path           NULL: in memory only. A file: loaded at create if it
                     exists (a truncated or corrupt file is refused with
@@ -877,6 +879,7 @@ typedef struct kctl_memstore_desc {
     kctl_clock clock;
     uint32_t history;
     uint32_t bookmark_every;
+    uint64_t bookmark_interval_ns;
     kctl_obj_opts obj_opts;
     const char *path;
     bool save_on_write;
@@ -908,6 +911,9 @@ KCTL_API int kctl_memstore_save(kctl_memstore *ms);
    from now on breaks (IO) after delivering n events (0: never). */
 KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code);
 KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n);
+/* Every request takes at least latency_ns of real time more (0: none), to
+   test timeouts against a slow store. */
+KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns);
 
 /* ============================================================ RATE LIMITERS */
 
@@ -4172,6 +4178,7 @@ struct kctl_watch {
     kctl_obj_list initial; /* from_rv "": the objects there at open */
     size_t initial_next;
     uint32_t since_bookmark, delivered, break_after;
+    uint64_t last_emit_ns; /* on the store's clock: the last event or bookmark */
     bool broken;
 };
 
@@ -4182,6 +4189,7 @@ struct kctl_memstore {
     kctl_clock clock;
     kctl_obj_opts obj_opts;
     uint32_t bookmark_every;
+    uint64_t bookmark_interval_ns, latency_ns;
     kctl__map objs;
     kctl__msev *ring;
     uint32_t cap, count, first; /* ring: count events from index first */
@@ -4218,6 +4226,17 @@ static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
 
 /* A fault armed for verb: its code (and one fewer left), or OK. */
 static int kctl__ms_fault(kctl_memstore *ms, kctl_verb verb) {
+#ifndef KCTL_NO_THREADS
+    if (ms->latency_ns) { /* a slow store: wait, without the lock */
+        struct timespec ts;
+        uint64_t ns = ms->latency_ns;
+        kctl__mutex_unlock(&ms->mu);
+        ts.tv_sec = (time_t)(ns / UINT64_C(1000000000));
+        ts.tv_nsec = (long)(ns % UINT64_C(1000000000));
+        nanosleep(&ts, NULL);
+        kctl__mutex_lock(&ms->mu);
+    }
+#endif
     if (!ms->fail_n[verb]) return KCTL_OK;
     ms->fail_n[verb]--;
     return ms->fail_code[verb];
@@ -4239,6 +4258,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     ms->obj_opts = d.obj_opts;
     if (!ms->obj_opts.allocator.alloc_fn) ms->obj_opts.allocator = d.allocator;
     ms->bookmark_every = d.bookmark_every;
+    ms->bookmark_interval_ns = d.bookmark_interval_ns;
     ms->cap = d.history;
     ms->ring = (kctl__msev *)kctl__alloc(&d.allocator, (size_t)ms->cap * sizeof *ms->ring);
     if (!ms->ring || kctl__mutex_init(&ms->mu) != KCTL_OK) goto fail;
@@ -4743,6 +4763,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_WATCH);
     w->break_after = ms->break_after;
+    w->last_emit_ns = kctl_clock_now(&ms->clock);
     if (rc == KCTL_OK && from_rv && *from_rv) {
         if (from < ms->compacted) rc = KCTL_ERR_GONE; /* older than the history */
         else w->pos = from;
@@ -4809,6 +4830,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns
                     ev->obj = kctl_obj_ref(e->obj);
                     kctl__ms_rv(ev, e->rev);
                     w->since_bookmark = 0;
+                    w->last_emit_ns = kctl_clock_now(&ms->clock);
                     if (w->break_after && ++w->delivered >= w->break_after) w->broken = true;
                     kctl__mutex_unlock(&ms->mu);
                     return KCTL_OK;
@@ -4816,6 +4838,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns
             }
             if (ms->bookmark_every && w->since_bookmark >= ms->bookmark_every) {
                 w->since_bookmark = 0;
+                w->last_emit_ns = kctl_clock_now(&ms->clock);
                 ev->type = KCTL_EVENT_BOOKMARK;
                 kctl__ms_rv(ev, w->pos);
                 kctl__mutex_unlock(&ms->mu);
@@ -4823,6 +4846,17 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns
             }
         }
         w->pos = ms->rev; /* nothing more for this watcher up to now */
+        if (ms->bookmark_interval_ns) { /* quiet for long enough: say where we are */
+            uint64_t now = kctl_clock_now(&ms->clock);
+            if (now - w->last_emit_ns >= ms->bookmark_interval_ns) {
+                w->last_emit_ns = now;
+                w->since_bookmark = 0;
+                ev->type = KCTL_EVENT_BOOKMARK;
+                kctl__ms_rv(ev, w->pos);
+                kctl__mutex_unlock(&ms->mu);
+                return KCTL_OK;
+            }
+        }
         if (!timeout_ns || waited) break;
 #ifdef KCTL_NO_THREADS
         break;
@@ -5109,6 +5143,13 @@ KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t
     ms->fail_code[verb] = code;
     kctl__mutex_unlock(&ms->mu);
     return KCTL_OK;
+}
+
+KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns) {
+    if (!ms) return;
+    kctl__mutex_lock(&ms->mu);
+    ms->latency_ns = latency_ns;
+    kctl__mutex_unlock(&ms->mu);
 }
 
 KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {

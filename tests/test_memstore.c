@@ -412,6 +412,84 @@ static void tm_persistence(void) {
     kctl_memstore_destroy(ms);
 }
 
+/* Bookmarks by time, on the store's (virtual) clock. */
+static void tm_bookmark_time(void) {
+    kctl_vclock vc;
+    kctl_memstore_desc d;
+    kctl_memstore *ms = NULL;
+    kctl_transport t;
+    kctl_watch *w = NULL;
+    kctl_event ev;
+    kctl_vclock_init(&vc, 0);
+    memset(&d, 0, sizeof d);
+    d.clock = kctl_vclock_clock(&vc);
+    d.bookmark_interval_ns = KCTL_SEC(10);
+    KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK);
+    if (!ms) return;
+    t = kctl_memstore_transport(ms);
+    kctl_memstore_apply(ms, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "1", &w), KCTL_OK);
+    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev), KCTL_ERR_AGAIN);
+    kctl_vclock_advance(&vc, KCTL_SEC(9));
+    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev), KCTL_ERR_AGAIN);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev), KCTL_OK);
+    KT_EQ_INT(ev.type, KCTL_EVENT_BOOKMARK);
+    KT_EQ_STR(ev.resource_version, "1");
+    KT_CHECK(ev.obj == NULL);
+    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev), KCTL_ERR_AGAIN); /* the next one in 10 s again */
+    t.vt->watch_close(t.self, w);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+}
+
+#ifndef KCTL_NO_THREADS
+#include <pthread.h>
+typedef struct tm_waiter {
+    kctl_transport t;
+    kctl_watch *w;
+    int rc, type;
+} tm_waiter;
+
+static void *tm_wait_event(void *arg) {
+    tm_waiter *x = (tm_waiter *)arg;
+    kctl_event ev;
+    x->rc = x->t.vt->watch_next(x->t.self, x->w, KCTL_SEC(30), &ev); /* woken long before */
+    x->type = ev.type;
+    kctl_event_clear(&ev);
+    return NULL;
+}
+#endif
+
+/* A watcher blocked in watch_next is woken by a write; latency slows requests. */
+static void tm_watch_blocking_and_latency(void) {
+#ifndef KCTL_NO_THREADS
+    tm_store s;
+    tm_waiter x;
+    pthread_t th;
+    kctl_obj *o = NULL;
+    uint64_t t0;
+    if (!tm_open(&s, 0, 0)) return;
+    memset(&x, 0, sizeof x);
+    x.t = s.t;
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "0", &x.w), KCTL_OK);
+    pthread_create(&th, NULL, tm_wait_event, &x);
+    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", NULL);
+    pthread_join(th, NULL);
+    KT_EQ_INT(x.rc, KCTL_OK);
+    KT_EQ_INT(x.type, KCTL_EVENT_ADDED);
+    s.t.vt->watch_close(s.t.self, x.w);
+    kctl_memstore_set_latency(s.ms, KCTL_MS(2));
+    t0 = kctl_clock_now(NULL);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o), KCTL_OK);
+    KT_CHECK(kctl_clock_now(NULL) - t0 >= KCTL_MS(2)); /* a lower bound: sleeps never end early */
+    kctl_obj_unref(o);
+    tm_close(&s);
+#else
+    KT_SKIP();
+#endif
+}
+
 void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_get_remove_finalizers);
@@ -420,4 +498,6 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_watch_gone_bookmarks_faults);
     KT_RUN(tm_apply_delete);
     KT_RUN(tm_persistence);
+    KT_RUN(tm_bookmark_time);
+    KT_RUN(tm_watch_blocking_and_latency);
 }
