@@ -16,9 +16,10 @@
     the clock, real and virtual), the rate limiters and client-go's
     three-layer work queue; and of the cache side, a strict JSON reader and
     writer, objects, label and field selectors, the indexer (the local
-    cache) and the delta FIFO. Still to come: the transport interface and
-    the embedded store (memstore), then the controller side (reflector,
-    informers, controller, manager); see VERSION HISTORY.
+    cache), the delta FIFO, the transport interface and the embedded store
+    (memstore: Kubernetes semantics in process, persisted to a file). Still
+    to come: the remote transports (kctl_http_curl.h) and the controller
+    side (reflector, informers, controller, manager); see VERSION HISTORY.
 
 
     QUICK START
@@ -182,9 +183,13 @@
 
     WRITING A TRANSPORT
     ===================
-    The transport interface (the store's vtable: list, watch, get, create,
-    update, update_status, remove) arrives with the cache side in 0.2, with
-    this section as its porting guide.
+    A store is a kctl_transport: a vtable (kctl_transport_vtable) and a
+    self pointer. The comment above kctl_resource is the porting guide:
+    what each entry does, which codes mean what (GONE: list again;
+    CONFLICT: re-read and retry; IO: watch again from the last version),
+    and the rules every entry keeps (thread-safe, references handed out).
+    The memstore is the reference implementation, and the tests in
+    tests/test_memstore.c are a checklist of the semantics a store owes.
 
 
     LIMITS
@@ -206,8 +211,8 @@
     0.1.0  foundation (result codes, allocator, logger, clock, virtual clock,
            platform layer) and the work queue with its rate limiters.
     0.2.0  (in progress) JSON reader/writer and merge patch, objects,
-           selectors, indexer, delta FIFO; next the transport interface and
-           the memstore.
+           selectors, indexer, delta FIFO, transport interface, memstore
+           with watches, faults and persistence.
     next   0.3: reflector, shared informers, controller, manager.
 */
 #ifndef KCTL_H_INCLUDED
