@@ -11,7 +11,7 @@ B       := build
 TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c
 DEPS    := kctl.h tests/kt.h $(TESTSRC)
 
-.PHONY: all run test asan tsan bench cxx fuzz fuzz-short clean
+.PHONY: all run test asan tsan bench cxx fuzz fuzz-short size clean
 all: $(B)/kt $(B)/reconcile_storm
 
 $(B):
@@ -78,6 +78,13 @@ fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
 	done
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+
+# The -Os footprint of the demo (the queue, limiters, clock) and of the
+# whole implementation linked in, as `size` prints them.
+size: | $(B)
+	gcc $(STD) $(BASE) -Os -DNDEBUG -o $(B)/storm-Os examples/reconcile_storm.c $(LIBS)
+	gcc $(STD) $(BASE) -Os -DNDEBUG -DKCTL_IMPLEMENTATION -x c -c kctl.h -o $(B)/kctl-Os.o
+	@size $(B)/storm-Os $(B)/kctl-Os.o
 
 clean:
 	rm -rf $(B)
