@@ -769,10 +769,14 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
      list           the objects (references) matching the selectors, and the
                     resourceVersion the list is from; a page of at most
                     opts->limit objects when limit > 0, with a continue token
-                    to pass back for the next page ("" on the last).
+                    to pass back for the next page ("" on the last). (The
+                    memstore's pages are not one snapshot: each is the store
+                    as it is, after the token's key, with its own version.)
      watch_open     a stream of the changes after from_rv ("": first an ADDED
                     for every object there now). GONE: from_rv is older than
-                    the store remembers: list again.
+                    the store remembers: list again. TIMEOUT: from_rv is
+                    newer than the store (Kubernetes' "too large resource
+                    version"): try again later.
      watch_next     the next event, waiting at most timeout_ns: ADDED,
                     MODIFIED, DELETED (the object's last state) or BOOKMARK
                     (no object; only a resourceVersion to resume from). AGAIN:
@@ -807,7 +811,7 @@ typedef struct kctl_list_opts {
 } kctl_list_opts;
 
 #define KCTL_RV_MAX 64        /* room for a resourceVersion */
-#define KCTL_CONTINUE_MAX 512 /* room for a continue token */
+#define KCTL_CONTINUE_MAX 1024 /* room for a continue token */
 
 typedef struct kctl_list_result {
     kctl_obj_list items;
@@ -878,7 +882,9 @@ typedef struct kctl_memstore kctl_memstore;
                     PROTO and left as it is), written by kctl_memstore_save
                     (a temporary file, fsync, rename: a crash keeps the
                     previous file whole), and after every write when
-                    save_on_write is set. Copied. */
+                    save_on_write is set (a failed save does not undo the
+                    write, which stands in memory; kctl_memstore_save
+                    retries and reports IO). Copied. */
 typedef struct kctl_memstore_desc {
     kctl_allocator allocator;
     kctl_clock clock;
@@ -4206,14 +4212,27 @@ struct kctl_memstore {
     uint32_t waiters;
     char *path;
     bool save_on_write;
+    int save_err; /* the last save_on_write's result */
 };
 
 static int kctl__ms_save_locked(kctl_memstore *ms);
 static int kctl__ms_load(kctl_memstore *ms);
 
+/* A name, namespace, group or resource the store can hold: non-empty
+   (unless empty_ok), no '/', '|', spaces or control characters (Kubernetes
+   names are narrower still; these are what would make keys ambiguous). */
+static bool kctl__ms_name_ok(const char *s, bool empty_ok) {
+    if (!s || !*s) return empty_ok;
+    for (; *s; s++)
+        if ((unsigned char)*s <= ' ' || *s == '/' || *s == '|' || *s == 0x7f) return false;
+    return true;
+}
+
 static int kctl__ms_rid(const kctl_resource *res, char *buf, size_t cap) {
     int n;
-    if (!res || !res->resource || !*res->resource) return KCTL_ERR_INVALID_ARG;
+    if (!res || !kctl__ms_name_ok(res->resource, false) || !kctl__ms_name_ok(res->group, true) ||
+        !kctl__ms_name_ok(res->ns, true))
+        return KCTL_ERR_INVALID_ARG;
     n = snprintf(buf, cap, "%s/%s", res->group ? res->group : "", res->resource);
     return n > 0 && (size_t)n < cap ? KCTL_OK : KCTL_ERR_INVALID_ARG;
 }
@@ -4478,6 +4497,10 @@ static int kctl__ms_write_obj(kctl_memstore *ms, const kctl_resource *res, const
     /* validate the document as an object first */
     if ((rc = kctl_obj_parse(json, len, &ms->obj_opts, &parsed)) != KCTL_OK) return rc;
     ns = kctl_obj_namespace(parsed);
+    if (!kctl__ms_name_ok(kctl_obj_name(parsed), false) || !kctl__ms_name_ok(ns, true)) {
+        kctl_obj_unref(parsed);
+        return KCTL_ERR_INVALID_ARG;
+    }
     if (res->ns && *res->ns) {
         if (*ns && strcmp(ns, res->ns) != 0) { kctl_obj_unref(parsed); return KCTL_ERR_INVALID_ARG; }
         ns = res->ns;
@@ -4521,6 +4544,27 @@ static int kctl__ms_write_obj(kctl_memstore *ms, const kctl_resource *res, const
     else
         rc = kctl__ms_make(ms, &in.j, &m, NULL, KCTL_JSON_NONE, true, &made);
     if (rc != KCTL_OK) goto out;
+    if (e) { /* a write that changes nothing is not a write: no revision, no event */
+        kctl__msdoc nd;
+        uint64_t oldrev = 0;
+        kctl__msmeta same = m;
+        kctl_obj *cand = NULL;
+        kctl_obj_resource_version_u64(e->obj, &oldrev);
+        same.rev = oldrev;
+        if (how == KCTL__MS_STATUS) rc = kctl__ms_make(ms, &old.j, &same, &in.j, kctl_json_member(&in.j, 0, "status"), false, &cand);
+        else rc = kctl__ms_make(ms, &in.j, &same, &old.j, kctl_json_member(&old.j, 0, "status"), false, &cand);
+        if (rc == KCTL_OK && (rc = kctl__ms_parse(ms, kctl_obj_json(cand, NULL), strlen(kctl_obj_json(cand, NULL)), &nd)) == KCTL_OK) {
+            bool unchanged = kctl_json_equal(&nd.j, 0, &old.j, 0);
+            kctl__ms_doc_free(ms, &nd);
+            if (unchanged) {
+                kctl_obj_unref(cand);
+                if (out) *out = kctl_obj_ref(e->obj);
+                goto out;
+            }
+        }
+        kctl_obj_unref(cand);
+        if (rc != KCTL_OK) goto out;
+    }
     /* an object being deleted whose last finalizer went is gone now */
     if (e && kctl_obj_deletion_timestamp(made) && kctl_obj_finalizer_count(made) == 0) {
         if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, made, e->obj)) != KCTL_OK) goto out;
@@ -4574,7 +4618,8 @@ static int kctl__ms_remove(kctl_memstore *ms, const kctl_resource *res, const ch
     kctl_obj *made = NULL;
     uint32_t c;
     int rc;
-    if (!name || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
+    if (!kctl__ms_name_ok(name, false) || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK ||
+        kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
         return KCTL_ERR_INVALID_ARG;
     if (!(e = kctl__ms_find(ms, key))) return KCTL_ERR_NOT_FOUND;
     if (precondition_rv && *precondition_rv && strcmp(precondition_rv, kctl_obj_resource_version(e->obj)) != 0)
@@ -4617,7 +4662,7 @@ static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_CREATE);
     if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_CREATE, out);
-    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
+    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4628,7 +4673,7 @@ static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_UPDATE);
     if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_UPDATE, out);
-    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
+    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4639,7 +4684,7 @@ static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_UPDATE_STATUS);
     if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_STATUS, out);
-    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
+    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4650,7 +4695,7 @@ static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_REMOVE);
     if (rc == KCTL_OK) rc = kctl__ms_remove(ms, res, name, precondition_rv);
-    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
+    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4662,7 +4707,8 @@ static int kctl__ms_vt_get(void *self, const kctl_resource *res, const char *nam
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    if (!name || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
+    if (!kctl__ms_name_ok(name, false) || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK ||
+        kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
         return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_GET);
@@ -4770,7 +4816,8 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     w->break_after = ms->break_after;
     w->last_emit_ns = kctl_clock_now(&ms->clock);
     if (rc == KCTL_OK && from_rv && *from_rv) {
-        if (from < ms->compacted) rc = KCTL_ERR_GONE; /* older than the history */
+        if (from < ms->compacted) rc = KCTL_ERR_GONE;        /* older than the history */
+        else if (from > ms->rev) rc = KCTL_ERR_TIMEOUT;   /* "too large resource version" */
         else w->pos = from;
     } else if (rc == KCTL_OK) { /* from now, with the objects there now */
         rc = kctl__ms_collect(ms, rid, w->ns, w->sel, &w->initial);
@@ -4826,13 +4873,22 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns
             w->pos = e->rev;
             w->since_bookmark++;
             if (strcmp(e->rid, w->rid) == 0) {
+                kctl_obj *give = e->obj;
                 now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
                 was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
-                if (now_in || was_in) {
-                    ev->type = e->type;
-                    if (e->type == KCTL_EVENT_MODIFIED && !was_in) ev->type = KCTL_EVENT_ADDED;
-                    if (e->type == KCTL_EVENT_MODIFIED && !now_in) ev->type = KCTL_EVENT_DELETED; /* left the selection */
-                    ev->obj = kctl_obj_ref(e->obj);
+                ev->type = 0;
+                if (e->type == KCTL_EVENT_DELETED) { /* seen by those who saw it before */
+                    if (e->prev ? was_in : now_in) ev->type = KCTL_EVENT_DELETED;
+                } else if (e->type == KCTL_EVENT_ADDED) {
+                    if (now_in) ev->type = KCTL_EVENT_ADDED;
+                } else if (now_in) {
+                    ev->type = was_in ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED; /* entered the selection */
+                } else if (was_in) {
+                    ev->type = KCTL_EVENT_DELETED; /* left it: the last state it matched in */
+                    give = e->prev;
+                }
+                if (ev->type) {
+                    ev->obj = kctl_obj_ref(give);
                     kctl__ms_rv(ev, e->rev);
                     w->since_bookmark = 0;
                     w->last_emit_ns = kctl_clock_now(&ms->clock);
@@ -4893,7 +4949,7 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     if (!ms) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_APPLY, out);
-    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
+    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -4903,7 +4959,7 @@ KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, c
     if (!ms) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_remove(ms, res, name, NULL);
-    if (rc == KCTL_OK && ms->save_on_write) rc = kctl__ms_save_locked(ms);
+    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -5008,7 +5064,7 @@ KCTL_API int kctl_memstore_save(kctl_memstore *ms) {
     int rc;
     if (!ms) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_save_locked(ms);
+    rc = ms->save_err = kctl__ms_save_locked(ms);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -5084,7 +5140,22 @@ static int kctl__ms_load(kctl_memstore *ms) {
         kctl_obj *o = NULL;
         kctl__msent *e;
         size_t klen;
-        if (sscanf(p, "%255s %lu\n%n", rid, &n, &k) != 2 || !k || (size_t)(trailer - (p + k)) < n + 1 || p[k + n] != '\n') goto out;
+        {
+            const char *sp = p, *q;
+            char *num_end;
+            size_t rl;
+            while (sp < trailer && *sp != ' ' && *sp != '\n') sp++;
+            rl = (size_t)(sp - p);
+            if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid) goto out;
+            memcpy(rid, p, rl);
+            rid[rl] = '\0';
+            for (q = sp + 1; q < trailer && kctl__jdigit(*q); q++) { }
+            if (q == sp + 1 || q >= trailer || *q != '\n' || q - (sp + 1) > 12) goto out;
+            n = strtoul(sp + 1, &num_end, 10);
+            if (num_end != q) goto out;
+            k = (int)(q + 1 - p);
+            if ((size_t)(trailer - (p + k)) < n + 1 || p[k + n] != '\n') goto out;
+        }
         p += k;
         if (kctl_obj_parse(p, n, &ms->obj_opts, &o) != KCTL_OK) goto out;
         p += n + 1;

@@ -277,6 +277,7 @@ static void tm_watch_gone_bookmarks_faults(void) {
     kctl_memstore_fail_next(s.ms, KCTL_VERB_UPDATE, 1, KCTL_ERR_CONFLICT);
     KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"}}", NULL), KCTL_ERR_CONFLICT);
     KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"}}", NULL), KCTL_OK);
+    KT_EQ_U64(kctl_memstore_revision(s.ms), 9); /* it changed nothing: no new revision */
     KT_EQ_INT(kctl_memstore_fail_next(s.ms, KCTL_VERB_COUNT, 1, KCTL_ERR_IO), KCTL_ERR_INVALID_ARG);
     kctl_memstore_break_watches_after(s.ms, 1);
     KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "", &w), KCTL_OK);
@@ -287,10 +288,11 @@ static void tm_watch_gone_bookmarks_faults(void) {
     }
     /* the initial objects are delivered before the break counts live events */
     s.t.vt->watch_close(s.t.self, w);
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "10", &w), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "10", &w), KCTL_ERR_TIMEOUT); /* from the future */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "9", &w), KCTL_OK);
     tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"},\"spec\":{\"x\":1}}", NULL);
     tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"},\"spec\":{\"x\":2}}", NULL);
-    TM_NEXT(&s, w, "MODIFIED o5 11");
+    TM_NEXT(&s, w, "MODIFIED o5 10");
     TM_NEXT(&s, w, "IO");
     s.t.vt->watch_close(s.t.self, w);
     tm_close(&s);
@@ -490,6 +492,40 @@ static void tm_watch_blocking_and_latency(void) {
 #endif
 }
 
+/* Names that would make keys ambiguous are refused; a write that changes
+   nothing is no write; leaving a selection is reported with the state that
+   matched; a failed save_on_write keeps the write; long keys page. */
+static void tm_review_fixes(void) {
+    tm_store s;
+    kctl_resource cluster = { "", "v1", "nodes", NULL }, spaced = { "example.com", "v1", "my things", NULL };
+    kctl_watch *w = NULL;
+    kctl_list_opts lo;
+    kctl_event ev;
+    kctl_obj *o = NULL;
+    if (!tm_open(&s, 0, 0)) return;
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &cluster, "{\"metadata\":{\"name\":\"a/b\"}}", NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &spaced, "{\"metadata\":{\"name\":\"a\"}}", NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a|b", &o), KCTL_ERR_INVALID_ARG);
+    /* the same status twice: one write */
+    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"x\",\"labels\":{\"app\":\"web\"}}}", NULL);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm, "{\"metadata\":{\"name\":\"x\"},\"status\":{\"ok\":true}}", NULL), KCTL_OK);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm, "{\"metadata\":{\"name\":\"x\"},\"status\":{\"ok\":true}}", &o), KCTL_OK);
+    KT_EQ_U64(kctl_memstore_revision(s.ms), 2);
+    if (o) { KT_EQ_STR(kctl_obj_resource_version(o), "2"); kctl_obj_unref(o); }
+    /* leaving a label selection: DELETED with the object as it last matched */
+    memset(&lo, 0, sizeof lo);
+    lo.label_selector = "app=web";
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "2", &w), KCTL_OK);
+    tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"x\",\"labels\":{\"app\":\"db\"}}}", NULL);
+    KT_EQ_INT(s.t.vt->watch_next(s.t.self, w, 0, &ev), KCTL_OK);
+    KT_EQ_INT(ev.type, KCTL_EVENT_DELETED);
+    KT_EQ_STR(ev.obj ? kctl_obj_label(ev.obj, "app") : NULL, "web");
+    KT_EQ_STR(ev.resource_version, "3");
+    kctl_event_clear(&ev);
+    s.t.vt->watch_close(s.t.self, w);
+    tm_close(&s);
+}
+
 void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_get_remove_finalizers);
@@ -500,4 +536,5 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_persistence);
     KT_RUN(tm_bookmark_time);
     KT_RUN(tm_watch_blocking_and_latency);
+    KT_RUN(tm_review_fixes);
 }
