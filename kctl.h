@@ -4222,10 +4222,35 @@ static int kctl__ms_load(kctl_memstore *ms);
    (unless empty_ok), no '/', '|', spaces or control characters (Kubernetes
    names are narrower still; these are what would make keys ambiguous). */
 static bool kctl__ms_name_ok(const char *s, bool empty_ok) {
+    size_t n = 0;
     if (!s || !*s) return empty_ok;
-    for (; *s; s++)
-        if ((unsigned char)*s <= ' ' || *s == '/' || *s == '|' || *s == 0x7f) return false;
+    for (; *s; s++, n++)
+        if ((unsigned char)*s <= ' ' || *s == '/' || *s == '|' || *s == 0x7f || n >= 253) return false;
     return true;
+}
+
+/* A new entry for storage key `key` holding obj (not yet in the map; the
+   map has room after kctl__map_reserve). NULL on NOMEM. */
+static kctl__msent *kctl__ms_entry(kctl_memstore *ms, const char *key, size_t rid_len, kctl_obj *obj) {
+    size_t klen = strlen(key);
+    kctl__msent *e;
+    if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
+        !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1)))
+        return NULL;
+    memcpy(e + 1, key, klen + 1);
+    e->node.key = (const char *)(e + 1);
+    e->node.len = (uint32_t)klen;
+    e->node.hash = kctl__hash(key, klen);
+    e->rid_len = (uint32_t)rid_len;
+    e->obj = obj;
+    return e;
+}
+
+/* Take an entry out of the store and free it (its object reference too). */
+static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
+    kctl_obj_unref(e->obj);
+    kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
+    kctl__free(&ms->allocator, e);
 }
 
 static int kctl__ms_rid(const kctl_resource *res, char *buf, size_t cap) {
@@ -4490,7 +4515,6 @@ static int kctl__ms_write_obj(kctl_memstore *ms, const kctl_resource *res, const
     kctl__msent *e;
     kctl__msmeta m;
     const char *ns;
-    size_t klen;
     int rc;
     if (out) *out = NULL;
     if (!json || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
@@ -4569,25 +4593,15 @@ static int kctl__ms_write_obj(kctl_memstore *ms, const kctl_resource *res, const
     if (e && kctl_obj_deletion_timestamp(made) && kctl_obj_finalizer_count(made) == 0) {
         if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, made, e->obj)) != KCTL_OK) goto out;
         ms->rev++;
-        kctl_obj_unref(e->obj);
-        kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
-        kctl__free(&ms->allocator, e);
+        kctl__ms_drop(ms, e);
         if (out) *out = kctl_obj_ref(made);
         goto out;
     }
     if (!e) {
-        klen = strlen(key);
-        if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
-            !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1))) {
+        if (!(e = kctl__ms_entry(ms, key, strlen(rid), NULL))) {
             rc = KCTL_ERR_NOMEM;
             goto out;
         }
-        memcpy(e + 1, key, klen + 1);
-        e->node.key = (const char *)(e + 1);
-        e->node.len = (uint32_t)klen;
-        e->node.hash = kctl__hash(key, klen);
-        e->rid_len = (uint32_t)strlen(rid);
-        e->obj = NULL;
         if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_ADDED, made, NULL)) != KCTL_OK) {
             kctl__free(&ms->allocator, e);
             goto out;
@@ -4650,9 +4664,7 @@ static int kctl__ms_remove(kctl_memstore *ms, const kctl_resource *res, const ch
     }
     if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, e->obj, NULL)) != KCTL_OK) return rc;
     ms->rev++;
-    kctl_obj_unref(e->obj);
-    kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
-    kctl__free(&ms->allocator, e);
+    kctl__ms_drop(ms, e);
     return KCTL_OK;
 }
 
@@ -5139,7 +5151,6 @@ static int kctl__ms_load(kctl_memstore *ms) {
         int k = 0;
         kctl_obj *o = NULL;
         kctl__msent *e;
-        size_t klen;
         {
             const char *sp = p, *q;
             char *num_end;
@@ -5163,19 +5174,11 @@ static int kctl__ms_load(kctl_memstore *ms) {
             kctl_obj_unref(o);
             goto out;
         }
-        klen = strlen(key);
-        if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
-            !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1))) {
+        if (!(e = kctl__ms_entry(ms, key, strlen(rid), o))) {
             kctl_obj_unref(o);
             rc = KCTL_ERR_NOMEM;
             goto out;
         }
-        memcpy(e + 1, key, klen + 1);
-        e->node.key = (const char *)(e + 1);
-        e->node.len = (uint32_t)klen;
-        e->node.hash = kctl__hash(key, klen);
-        e->rid_len = (uint32_t)strlen(rid);
-        e->obj = o;
         kctl__map_insert(&ms->objs, &e->node);
     }
     if (p != trailer) goto out;
