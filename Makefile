@@ -56,7 +56,7 @@ $(B)/reconcile_storm-asan: kctl.h examples/reconcile_storm.c | $(B)
 run: $(B)/reconcile_storm
 	./$(B)/reconcile_storm
 
-$(B)/bench-%: kctl.h bench/%.c | $(B)
+$(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/$*.c $(LIBS)
 bench: $(B)/bench-queue $(B)/bench-cache
 	./$(B)/bench-queue
