@@ -4668,37 +4668,28 @@ static int kctl__ms_remove(kctl_memstore *ms, const kctl_resource *res, const ch
     return KCTL_OK;
 }
 
-static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+/* A transport write: faults, then the write, then the save it may owe. */
+static int kctl__ms_vt_write(void *self, kctl_verb verb, int how, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
     kctl_memstore *ms = (kctl_memstore *)self;
     int rc;
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_fault(ms, KCTL_VERB_CREATE);
-    if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_CREATE, out);
+    rc = kctl__ms_fault(ms, verb);
+    if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, how, out);
     if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
     kctl__mutex_unlock(&ms->mu);
     return rc;
+}
+
+static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    return kctl__ms_vt_write(self, KCTL_VERB_CREATE, KCTL__MS_CREATE, res, json, len, out);
 }
 
 static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    kctl_memstore *ms = (kctl_memstore *)self;
-    int rc;
-    kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_fault(ms, KCTL_VERB_UPDATE);
-    if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_UPDATE, out);
-    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
-    kctl__mutex_unlock(&ms->mu);
-    return rc;
+    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE, KCTL__MS_UPDATE, res, json, len, out);
 }
 
 static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    kctl_memstore *ms = (kctl_memstore *)self;
-    int rc;
-    kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_fault(ms, KCTL_VERB_UPDATE_STATUS);
-    if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_STATUS, out);
-    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
-    kctl__mutex_unlock(&ms->mu);
-    return rc;
+    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE_STATUS, KCTL__MS_STATUS, res, json, len, out);
 }
 
 static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const char *precondition_rv) {
