@@ -926,6 +926,75 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n);
    test timeouts against a slow store. */
 KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns);
 
+/* ================================================================ REFLECTOR */
+/* client-go's Reflector: list (following pages), replace the FIFO, then
+   watch from the list's version; every event moves the last-seen version
+   on (a BOOKMARK only moves it). A watch that ends or breaks is opened
+   again from the last-seen version, without a list, after a backoff
+   (800 ms doubling to 30 s, jittered as client-go jitters it: up to as much
+   again; back to 800 ms after 2 minutes of health). GONE (410) lists
+   again. A watch with neither events nor bookmarks for stall_ns is
+   reopened. An optional resync asks the FIFO for SYNC deltas of every
+   cached object, without touching the store. Everything runs on the
+   clock, so tests drive it with a virtual one.
+
+   kctl_reflector_step does what is due without blocking longer than
+   wait_ns (0: not at all) and says when it wants to run again; an
+   informer's thread calls it in a loop, a KCTL_NO_THREADS program from its
+   main loop. */
+typedef struct kctl_reflector kctl_reflector;
+
+/* Options; zero means the default (in brackets):
+     transport, resource, fifo   required; the resource's strings and the
+                                 selectors are copied; the FIFO is not owned
+     label_selector, field_selector  [everything]
+     clock          [monotonic]
+     page_size      objects per list page [500, client-go's]
+     resync_ns      [0: no resync]
+     stall_ns       [5 minutes]
+     backoff_initial_ns, backoff_max_ns, backoff_reset_ns  [800 ms, 30 s, 2 min]
+     seed           for the jitter [a fixed one: runs repeat exactly]
+     allocator      [KCTL_MALLOC/KCTL_FREE] */
+typedef struct kctl_reflector_desc {
+    kctl_transport transport;
+    kctl_resource resource;
+    const char *label_selector;
+    const char *field_selector;
+    kctl_fifo *fifo;
+    kctl_clock clock;
+    uint32_t page_size;
+    uint64_t resync_ns;
+    uint64_t stall_ns;
+    uint64_t backoff_initial_ns, backoff_max_ns, backoff_reset_ns;
+    uint64_t seed;
+    kctl_allocator allocator;
+} kctl_reflector_desc;
+
+/* The reflector's counters. */
+typedef struct kctl_reflector_stats {
+    uint64_t lists;          /* complete lists, the first included */
+    uint64_t relists;        /* lists after the first (GONE) */
+    uint64_t watch_restarts; /* watches opened again (broken, ended, stalled) */
+    uint64_t errors;         /* failed requests */
+    uint64_t added, modified, deleted, bookmarks;
+    char last_rv[KCTL_RV_MAX];
+} kctl_reflector_stats;
+
+/* Create a reflector (it starts by listing at the first step). INVALID_ARG
+   for a missing transport, resource or FIFO, or a malformed selector. [any thread] */
+KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflector **out);
+/* Close its watch and free it (NULL is fine). [not thread-safe] */
+KCTL_API void kctl_reflector_destroy(kctl_reflector *r);
+/* Do what is due; wait at most wait_ns for watch events; *next_ns (may be
+   NULL) gets the clock time it wants to be called again at the latest.
+   Errors from the store are handled (backoff, relist) and counted; the
+   result is OK, or SHUTDOWN once the FIFO is closed. [not thread-safe] */
+KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *next_ns);
+/* Whether the first list has been handed to the FIFO. [not thread-safe] */
+KCTL_API bool kctl_reflector_listed(const kctl_reflector *r);
+/* Its counters. [not thread-safe] */
+KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_stats *out);
+
 /* ============================================================ RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.
@@ -5227,6 +5296,269 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
     kctl__mutex_lock(&ms->mu);
     ms->break_after = n;
     kctl__mutex_unlock(&ms->mu);
+}
+
+/* --------------------------------------------------------------- REFLECTOR */
+enum { KCTL__RF_LIST, KCTL__RF_OPEN, KCTL__RF_WATCH };
+
+struct kctl_reflector {
+    kctl_transport t;
+    kctl_resource res;
+    kctl_list_opts lo;
+    kctl_fifo *fifo;
+    kctl_clock clock;
+    kctl_allocator allocator;
+    char *strings; /* the copies the resource and selectors point into */
+    uint32_t page_size;
+    uint64_t resync_ns, stall_ns, b_initial, b_max, b_reset;
+    uint64_t rng;
+    int state;
+    bool listed;
+    kctl_watch *w;
+    uint64_t not_before;   /* backoff: nothing before this time */
+    uint64_t backoff;      /* the next delay before jitter */
+    uint64_t last_backoff; /* when the last backoff began (for the reset) */
+    uint64_t last_event;   /* the watch's last event or bookmark (stall) */
+    uint64_t next_resync;
+    char rv[KCTL_RV_MAX];
+    kctl_reflector_stats stats;
+};
+
+KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflector **out) {
+    kctl_reflector_desc d;
+    kctl_reflector *r;
+    kctl_selector *check = NULL;
+    const char *parts[6];
+    size_t i, total = 0;
+    char *p;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc || !desc->transport.vt || !desc->fifo || !desc->resource.resource || !*desc->resource.resource)
+        return KCTL_ERR_INVALID_ARG;
+    d = *desc;
+    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl_selector_parse(d.label_selector, d.field_selector, &d.allocator, &check)) != KCTL_OK) return rc;
+    kctl_selector_free(check);
+    parts[0] = d.resource.group;
+    parts[1] = d.resource.version;
+    parts[2] = d.resource.resource;
+    parts[3] = d.resource.ns;
+    parts[4] = d.label_selector;
+    parts[5] = d.field_selector;
+    for (i = 0; i < 6; i++) total += (parts[i] ? strlen(parts[i]) : 0) + 1;
+    if (!(r = (kctl_reflector *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
+    memset(r, 0, sizeof *r);
+    if (!(r->strings = (char *)kctl__alloc(&d.allocator, total))) {
+        kctl__free(&d.allocator, r);
+        return KCTL_ERR_NOMEM;
+    }
+    for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
+        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        if (parts[i]) memcpy(p, parts[i], n);
+        p[n] = '\0';
+        parts[i] = parts[i] ? p : NULL;
+        p += n + 1;
+    }
+    r->t = d.transport;
+    r->res.group = parts[0];
+    r->res.version = parts[1];
+    r->res.resource = parts[2];
+    r->res.ns = parts[3];
+    r->lo.label_selector = parts[4];
+    r->lo.field_selector = parts[5];
+    r->fifo = d.fifo;
+    r->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
+    r->allocator = d.allocator;
+    r->page_size = d.page_size ? d.page_size : 500;
+    r->resync_ns = d.resync_ns;
+    r->stall_ns = d.stall_ns ? d.stall_ns : KCTL_SEC(300);
+    r->b_initial = d.backoff_initial_ns ? d.backoff_initial_ns : KCTL_MS(800);
+    r->b_max = d.backoff_max_ns ? d.backoff_max_ns : KCTL_SEC(30);
+    r->b_reset = d.backoff_reset_ns ? d.backoff_reset_ns : KCTL_SEC(120);
+    r->rng = d.seed ? d.seed : UINT64_C(0x9e3779b97f4a7c15);
+    r->backoff = r->b_initial;
+    r->state = KCTL__RF_LIST;
+    *out = r;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_reflector_destroy(kctl_reflector *r) {
+    if (!r) return;
+    if (r->w) r->t.vt->watch_close(r->t.self, r->w);
+    kctl__free(&r->allocator, r->strings);
+    kctl__free(&r->allocator, r);
+}
+
+/* Wait before trying again: client-go's backoff manager (exponential,
+   capped, reset after a healthy stretch), jittered by up to 100%. */
+static void kctl__rf_backoff(kctl_reflector *r, uint64_t now) {
+    uint64_t d, x;
+    if (r->last_backoff && now - r->last_backoff >= r->b_reset) r->backoff = r->b_initial;
+    d = r->backoff;
+    r->backoff = r->backoff > r->b_max / 2 ? r->b_max : r->backoff * 2;
+    x = r->rng; /* xorshift64 */
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    r->rng = x;
+    d += (uint64_t)((double)d * ((double)(x >> 11) / 9007199254740992.0)); /* + [0, d) */
+    r->last_backoff = now;
+    r->not_before = kctl__add_sat(now, d);
+}
+
+static void kctl__rf_close(kctl_reflector *r) {
+    if (r->w) r->t.vt->watch_close(r->t.self, r->w);
+    r->w = NULL;
+}
+
+/* List every page and replace the FIFO's contents. */
+static int kctl__rf_list(kctl_reflector *r) {
+    kctl_obj **all = NULL;
+    size_t n = 0, cap = 0, i;
+    char cont[KCTL_CONTINUE_MAX] = "";
+    char rv[KCTL_RV_MAX] = "";
+    int rc = KCTL_OK;
+    kctl_list_opts lo = r->lo;
+    lo.limit = r->page_size;
+    do {
+        kctl_list_result page;
+        lo.continue_token = cont;
+        if ((rc = r->t.vt->list(r->t.self, &r->res, &lo, &page)) != KCTL_OK) break;
+        if (!rv[0]) snprintf(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
+        if (n + page.items.count > cap) {
+            size_t ncap = cap ? cap * 2 : 64;
+            kctl_obj **na;
+            while (ncap < n + page.items.count) ncap *= 2;
+            if (!(na = (kctl_obj **)kctl__alloc(&r->allocator, ncap * sizeof *na))) {
+                kctl_list_result_free(&page);
+                rc = KCTL_ERR_NOMEM;
+                break;
+            }
+            if (n) memcpy(na, all, n * sizeof *na);
+            kctl__free(&r->allocator, all);
+            all = na;
+            cap = ncap;
+        }
+        for (i = 0; i < page.items.count; i++) all[n++] = kctl_obj_ref(page.items.items[i]);
+        snprintf(cont, sizeof cont, "%s", page.continue_token);
+        kctl_list_result_free(&page);
+    } while (cont[0]);
+    if (rc == KCTL_OK) rc = kctl_fifo_replace(r->fifo, all, n);
+    if (rc == KCTL_OK) {
+        snprintf(r->rv, sizeof r->rv, "%s", rv);
+        if (r->listed) r->stats.relists++;
+        r->stats.lists++;
+        r->listed = true;
+    }
+    for (i = 0; i < n; i++) kctl_obj_unref(all[i]);
+    kctl__free(&r->allocator, all);
+    return rc;
+}
+
+KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *next_ns) {
+    uint64_t now, next;
+    int rc, budget = 256; /* events per step: bounded work */
+    if (!r) return KCTL_ERR_INVALID_ARG;
+    now = kctl_clock_now(&r->clock);
+    if (r->resync_ns && r->listed) {
+        if (!r->next_resync) r->next_resync = kctl__add_sat(now, r->resync_ns);
+        else if (now >= r->next_resync) {
+            if (kctl_fifo_resync(r->fifo) == KCTL_ERR_SHUTDOWN) return KCTL_ERR_SHUTDOWN;
+            r->next_resync = kctl__add_sat(now, r->resync_ns);
+        }
+    }
+    while (now >= r->not_before && budget > 0) {
+        if (r->state == KCTL__RF_LIST) {
+            rc = kctl__rf_list(r);
+            if (rc == KCTL_ERR_SHUTDOWN) return rc;
+            if (rc != KCTL_OK) {
+                r->stats.errors++;
+                kctl__rf_backoff(r, now);
+                break;
+            }
+            r->state = KCTL__RF_OPEN;
+        }
+        if (r->state == KCTL__RF_OPEN) {
+            rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w);
+            if (rc == KCTL_ERR_GONE) {
+                r->w = NULL;
+                r->state = KCTL__RF_LIST;
+                continue;
+            }
+            if (rc != KCTL_OK) {
+                r->w = NULL;
+                r->stats.errors++;
+                kctl__rf_backoff(r, now);
+                break;
+            }
+            r->state = KCTL__RF_WATCH;
+            r->last_event = now;
+        }
+        /* watching */
+        {
+            kctl_event ev;
+            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev);
+            wait_ns = 0; /* wait once per step at most */
+            if (rc == KCTL_OK) {
+                budget--;
+                r->last_event = now = kctl_clock_now(&r->clock);
+                if (ev.resource_version[0]) snprintf(r->rv, sizeof r->rv, "%s", ev.resource_version);
+                switch (ev.type) {
+                case KCTL_EVENT_ADDED: r->stats.added++; rc = kctl_fifo_add(r->fifo, ev.obj); break;
+                case KCTL_EVENT_MODIFIED: r->stats.modified++; rc = kctl_fifo_update(r->fifo, ev.obj); break;
+                case KCTL_EVENT_DELETED: r->stats.deleted++; rc = kctl_fifo_delete(r->fifo, ev.obj); break;
+                default: r->stats.bookmarks++; rc = KCTL_OK; break; /* only the version moves */
+                }
+                kctl_event_clear(&ev);
+                if (rc == KCTL_ERR_SHUTDOWN) return rc;
+                if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later */
+                    r->stats.errors++;
+                    kctl__rf_close(r);
+                    r->state = KCTL__RF_LIST;
+                    kctl__rf_backoff(r, now);
+                    break;
+                }
+                continue;
+            }
+            now = kctl_clock_now(&r->clock);
+            if (rc == KCTL_ERR_AGAIN) {
+                if (now - r->last_event >= r->stall_ns) { /* stalled: reopen */
+                    kctl__rf_close(r);
+                    r->stats.watch_restarts++;
+                    r->state = KCTL__RF_OPEN;
+                    continue;
+                }
+                break;
+            }
+            kctl__rf_close(r);
+            if (rc == KCTL_ERR_GONE) {
+                r->state = KCTL__RF_LIST;
+                continue;
+            }
+            r->stats.errors += rc != KCTL_ERR_IO;
+            r->stats.watch_restarts++;
+            r->state = KCTL__RF_OPEN; /* from the last version seen, after a backoff */
+            kctl__rf_backoff(r, now);
+            break;
+        }
+    }
+    /* when to come back: the backoff's end, a stall, a resync, or soon */
+    next = r->not_before > now ? r->not_before : kctl__add_sat(now, budget > 0 ? KCTL_SEC(1) : 0);
+    if (r->state == KCTL__RF_WATCH && kctl__add_sat(r->last_event, r->stall_ns) < next) next = kctl__add_sat(r->last_event, r->stall_ns);
+    if (r->resync_ns && r->next_resync && r->next_resync < next) next = r->next_resync;
+    if (next_ns) *next_ns = next;
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_reflector_listed(const kctl_reflector *r) { return r && r->listed; }
+
+KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!r) return;
+    *out = r->stats;
+    snprintf(out->last_rv, sizeof out->last_rv, "%s", r->rv);
 }
 
 /* ----------------------------------------------------------- RATE LIMITERS */

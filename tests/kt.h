@@ -52,4 +52,5 @@ void kt_suite_indexer(void);
 void kt_suite_fifo(void);
 void kt_suite_selector(void);
 void kt_suite_memstore(void);
+void kt_suite_reflector(void);
 #endif

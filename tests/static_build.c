@@ -11,3 +11,4 @@
 #include "test_fifo.c"
 #include "test_selector.c"
 #include "test_memstore.c"
+#include "test_reflector.c"

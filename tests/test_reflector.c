@@ -1,0 +1,248 @@
+/* test_reflector.c - list, watch, resume, relist, backoff, stall, resync: on the virtual clock. */
+#include "kt.h"
+
+static const kctl_resource tr_cm = { "", "v1", "configmaps", "prod" };
+
+typedef struct tr_env {
+    kctl_vclock vc;
+    kctl_memstore *ms;
+    kctl_indexer *ix;
+    kctl_fifo *fifo;
+    kctl_reflector *r;
+} tr_env;
+
+static int tr_open(tr_env *e, uint32_t history, uint32_t bookmark_every, uint64_t resync_ns, uint32_t page_size) {
+    kctl_memstore_desc md;
+    kctl_fifo_desc fd;
+    kctl_reflector_desc rd;
+    memset(e, 0, sizeof *e);
+    kctl_vclock_init(&e->vc, KCTL_SEC(1000));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&e->vc);
+    md.history = history;
+    md.bookmark_every = bookmark_every;
+    if (kctl_memstore_create(&md, &e->ms) != KCTL_OK || kctl_indexer_create(NULL, &e->ix) != KCTL_OK) return 0;
+    memset(&fd, 0, sizeof fd);
+    fd.known = e->ix;
+    if (kctl_fifo_create(&fd, &e->fifo) != KCTL_OK) return 0;
+    memset(&rd, 0, sizeof rd);
+    rd.transport = kctl_memstore_transport(e->ms);
+    rd.resource = tr_cm;
+    rd.fifo = e->fifo;
+    rd.clock = kctl_vclock_clock(&e->vc);
+    rd.resync_ns = resync_ns;
+    rd.page_size = page_size;
+    rd.stall_ns = KCTL_SEC(60);
+    return kctl_reflector_create(&rd, &e->r) == KCTL_OK;
+}
+
+static void tr_close(tr_env *e) {
+    kctl_reflector_destroy(e->r);
+    kctl_fifo_destroy(e->fifo);
+    kctl_indexer_destroy(e->ix);
+    kctl_memstore_destroy(e->ms);
+    kctl_vclock_deinit(&e->vc);
+}
+
+static void tr_put(tr_env *e, const char *name, const char *spec) {
+    char doc[256];
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"},\"spec\":%s}", name, spec);
+    if (kctl_memstore_apply(e->ms, &tr_cm, doc, strlen(doc), NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", name);
+}
+
+/* Pop everything, applying it to the cache as an informer does, and
+   return the deltas seen as "A:a R:b D:c ..." (type letter and name). */
+typedef struct tr_seen { char text[1024]; kctl_indexer *ix; } tr_seen;
+static int tr_process(const char *key, const kctl_delta *d, size_t n, void *user_data) {
+    tr_seen *s = (tr_seen *)user_data;
+    size_t i;
+    static const char *letters = "?AUDRS";
+    for (i = 0; i < n; i++) {
+        if (d[i].type == KCTL_DELTA_DELETED) kctl_indexer_delete(s->ix, key); /* keep the cache, as an informer */
+        else kctl_indexer_add(s->ix, d[i].obj);
+        char one[96];
+        const char *slash = strchr(key, '/');
+        snprintf(one, sizeof one, "%s%c%s:%s", s->text[0] ? " " : "", letters[d[i].type], d[i].final_state_unknown ? "?" : "",
+                 slash ? slash + 1 : key);
+        if (strlen(s->text) + strlen(one) < sizeof s->text) strcat(s->text, one);
+    }
+    return KCTL_OK;
+}
+
+static void tr_drain(tr_env *e, tr_seen *s) {
+    memset(s, 0, sizeof *s);
+    s->ix = e->ix;
+    while (kctl_fifo_try_pop(e->fifo, tr_process, s) == KCTL_OK) { }
+}
+
+/* Pop and keep the cache in step (for known objects). */
+typedef struct tr_cachectx { kctl_indexer *ix; } tr_cachectx;
+static int tr_to_cache(const char *key, const kctl_delta *d, size_t n, void *user_data) {
+    tr_cachectx *c = (tr_cachectx *)user_data;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        if (d[i].type == KCTL_DELTA_DELETED) kctl_indexer_delete(c->ix, key);
+        else kctl_indexer_add(c->ix, d[i].obj);
+    }
+    return KCTL_OK;
+}
+
+static void tr_list_then_watch(void) {
+    tr_env e;
+    tr_seen s;
+    kctl_reflector_stats st;
+    if (!tr_open(&e, 0, 0, 0, 2)) return;
+    tr_put(&e, "a", "{}");
+    tr_put(&e, "b", "{}");
+    tr_put(&e, "c", "{}"); /* three objects, pages of two */
+    KT_CHECK(!kctl_reflector_listed(e.r));
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
+    KT_CHECK(kctl_reflector_listed(e.r));
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "R:a R:b R:c");
+    KT_CHECK(kctl_fifo_has_synced(e.fifo));
+    tr_put(&e, "d", "{}");
+    tr_put(&e, "a", "{\"x\":1}");
+    kctl_memstore_delete(e.ms, &tr_cm, "b");
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "A:d U:a D:b");
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_U64(st.lists, 1);
+    KT_EQ_U64(st.relists, 0);
+    KT_EQ_U64(st.added, 1);
+    KT_EQ_U64(st.modified, 1);
+    KT_EQ_U64(st.deleted, 1);
+    KT_EQ_STR(st.last_rv, "6");
+    tr_close(&e);
+}
+
+static void tr_broken_watch_resumes_with_backoff(void) {
+    tr_env e;
+    tr_seen s;
+    kctl_reflector_stats st;
+    uint64_t next = 0, now;
+    if (!tr_open(&e, 0, 0, 0, 0)) return;
+    tr_put(&e, "a", "{}");
+    kctl_reflector_step(e.r, 0, NULL);
+    tr_drain(&e, &s);
+    kctl_memstore_break_watches_after(e.ms, 1);   /* watches opened from now break after one event */
+    kctl_vclock_advance(&e.vc, KCTL_SEC(60));     /* a quiet minute: stalled, reopened */
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_U64(st.watch_restarts, 1);
+    tr_put(&e, "b", "{}");
+    tr_put(&e, "c", "{}");
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, &next), KCTL_OK); /* b, then the break */
+    now = kctl_vclock_clock(&e.vc).now_fn(&e.vc);
+    KT_CHECK(next >= now + KCTL_MS(800) && next < now + KCTL_MS(1600)); /* 800 ms, jittered up to as much again */
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "A:b");
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK); /* still backing off */
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "");
+    kctl_vclock_advance(&e.vc, next - now);
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, &next), KCTL_OK); /* reopened from b's version: c, and a break again */
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "A:c");
+    now = kctl_vclock_clock(&e.vc).now_fn(&e.vc);
+    KT_CHECK(next >= now + KCTL_MS(1600) && next < now + KCTL_MS(3200)); /* doubled */
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_U64(st.lists, 1); /* never listed again */
+    KT_EQ_U64(st.watch_restarts, 3);
+    tr_close(&e);
+}
+
+static void tr_gone_relists(void) {
+    tr_env e;
+    tr_seen s;
+    kctl_reflector_stats st;
+    if (!tr_open(&e, 0, 0, 0, 0)) return;
+    tr_put(&e, "a", "{}");
+    kctl_reflector_step(e.r, 0, NULL);
+    tr_drain(&e, &s);
+    tr_put(&e, "b", "{}");
+    tr_put(&e, "c", "{}");
+    kctl_memstore_compact(e.ms, 3); /* the watch's place is gone */
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "R:a R:b R:c");
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_U64(st.lists, 2);
+    KT_EQ_U64(st.relists, 1);
+    tr_put(&e, "d", "{}");
+    kctl_reflector_step(e.r, 0, NULL);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "A:d");
+    tr_close(&e);
+}
+
+static void tr_bookmarks_and_list_errors(void) {
+    tr_env e;
+    tr_seen s;
+    kctl_reflector_stats st;
+    kctl_resource other = { "", "v1", "secrets", "prod" };
+    uint64_t next = 0;
+    int i;
+    if (!tr_open(&e, 0, 1, 0, 0)) return; /* a bookmark after every event */
+    kctl_memstore_fail_next(e.ms, KCTL_VERB_LIST, 1, KCTL_ERR_IO);
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, &next), KCTL_OK);
+    KT_CHECK(!kctl_reflector_listed(e.r));
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_U64(st.errors, 1);
+    kctl_vclock_advance(&e.vc, next - kctl_vclock_clock(&e.vc).now_fn(&e.vc));
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
+    KT_CHECK(kctl_reflector_listed(e.r));
+    for (i = 0; i < 3; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"s%d\"}}", i);
+        kctl_memstore_apply(e.ms, &other, doc, strlen(doc), NULL);
+    }
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, ""); /* bookmarks make no deltas */
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_U64(st.bookmarks, 3);
+    KT_EQ_STR(st.last_rv, "3"); /* but they move the version on */
+    tr_close(&e);
+}
+
+static void tr_resync(void) {
+    tr_env e;
+    tr_seen s;
+    tr_cachectx c;
+    uint64_t next = 0;
+    if (!tr_open(&e, 0, 0, KCTL_SEC(30), 0)) return;
+    tr_put(&e, "a", "{}");
+    kctl_reflector_step(e.r, 0, NULL);
+    c.ix = e.ix;
+    while (kctl_fifo_try_pop(e.fifo, tr_to_cache, &c) == KCTL_OK) { }
+    KT_EQ_U64(kctl_indexer_len(e.ix), 1);
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, &next), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "");
+    kctl_vclock_advance(&e.vc, KCTL_SEC(30));
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "S:a"); /* from the cache, not the store */
+    tr_close(&e);
+}
+
+static void tr_bad_args(void) {
+    kctl_reflector_desc d;
+    kctl_reflector *r = NULL;
+    memset(&d, 0, sizeof d);
+    KT_EQ_INT(kctl_reflector_create(&d, &r), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_reflector_create(NULL, &r), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_reflector_step(NULL, 0, NULL), KCTL_ERR_INVALID_ARG);
+    kctl_reflector_destroy(NULL);
+}
+
+void kt_suite_reflector(void) {
+    KT_RUN(tr_list_then_watch);
+    KT_RUN(tr_broken_watch_resumes_with_backoff);
+    KT_RUN(tr_gone_relists);
+    KT_RUN(tr_bookmarks_and_list_errors);
+    KT_RUN(tr_resync);
+    KT_RUN(tr_bad_args);
+}
