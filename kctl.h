@@ -995,6 +995,62 @@ KCTL_API bool kctl_reflector_listed(const kctl_reflector *r);
 /* Its counters. [not thread-safe] */
 KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_stats *out);
 
+/* ================================================================= INFORMER */
+/* client-go's (shared) informer: a reflector feeding a delta FIFO, whose
+   deltas update the indexer (the cache) and are told to event handlers:
+   on_add, on_update(old, new), on_delete (with the last known object; NULL
+   when even that is unknown, e.g. a deletion found by a relist of a key
+   never cached). Handlers run on the informer's thread, in order, and must
+   only enqueue keys. A handler added after the informer has started first
+   receives the current contents as adds. has_synced turns true once the
+   first list has been processed. */
+typedef struct kctl_informer kctl_informer;
+
+typedef struct kctl_handler {
+    void (*on_add)(kctl_obj *obj, void *user_data);
+    void (*on_update)(kctl_obj *old_obj, kctl_obj *new_obj, void *user_data);
+    void (*on_delete)(const char *key, kctl_obj *last, bool final_state_unknown, void *user_data);
+    void *user_data;
+} kctl_handler;
+
+/* Options: what a reflector takes (see kctl_reflector_desc; the FIFO and
+   the cache are the informer's own), plus the allocator for both. */
+typedef struct kctl_informer_desc {
+    kctl_transport transport;
+    kctl_resource resource;
+    const char *label_selector;
+    const char *field_selector;
+    kctl_clock clock;
+    uint64_t resync_ns;
+    uint32_t page_size;
+    uint64_t stall_ns;
+    kctl_allocator allocator;
+} kctl_informer_desc;
+
+/* Create an informer (not started). [any thread] */
+KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer **out);
+/* Stop it if running and free it (NULL is fine). [not thread-safe] */
+KCTL_API void kctl_informer_destroy(kctl_informer *inf);
+/* Add a handler (copied); at most 16. After start it first gets the
+   current contents as adds, on the informer's thread. [any thread] */
+KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h);
+/* The cache (to read, and to add indexes to). [any thread] */
+KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf);
+/* One round: the reflector's step (waiting at most wait_ns for events),
+   then every queued delta processed. *next_ns as the reflector's. For
+   KCTL_NO_THREADS programs and tests; do not mix with start. [not thread-safe] */
+KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *next_ns);
+/* Run it on a thread of its own until stop. [any thread] */
+KCTL_API int kctl_informer_start(kctl_informer *inf);
+/* Stop the thread and wait for it (handlers are not called afterwards). [any thread] */
+KCTL_API void kctl_informer_stop(kctl_informer *inf);
+/* Whether the first list has been processed. [any thread] */
+KCTL_API bool kctl_informer_has_synced(kctl_informer *inf);
+/* Wait (real time) until synced: OK, or TIMEOUT. [any thread] */
+KCTL_API int kctl_informer_wait_for_sync(kctl_informer *inf, uint64_t timeout_ns);
+/* The reflector's counters. [any thread] */
+KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats *out);
+
 /* ============================================================ RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.
@@ -4731,7 +4787,22 @@ static int kctl__ms_remove(kctl_memstore *ms, const kctl_resource *res, const ch
         kctl_obj_unref(made);
         return rc;
     }
-    if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, e->obj, NULL)) != KCTL_OK) return rc;
+    /* gone: the DELETED event carries the last state at the deletion's revision */
+    if ((rc = kctl__ms_parse(ms, kctl_obj_json(e->obj, NULL), strlen(kctl_obj_json(e->obj, NULL)), &old)) != KCTL_OK) return rc;
+    memset(&m, 0, sizeof m);
+    m.rev = ms->rev + 1;
+    m.ns = kctl_obj_namespace(e->obj);
+    m.uid = kctl_obj_uid(e->obj);
+    if (kctl_json_string(&old.j, kctl_json_path(&old.j, 0, "metadata.creationTimestamp"), created, sizeof created, NULL) != KCTL_OK)
+        created[0] = '\0';
+    m.created = created;
+    m.deleted = kctl_obj_deletion_timestamp(e->obj);
+    m.generation = kctl_obj_generation(e->obj);
+    rc = kctl__ms_make(ms, &old.j, &m, NULL, KCTL_JSON_NONE, true, &made);
+    kctl__ms_doc_free(ms, &old);
+    if (rc == KCTL_OK) rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, made, NULL);
+    kctl_obj_unref(made);
+    if (rc != KCTL_OK) return rc;
     ms->rev++;
     kctl__ms_drop(ms, e);
     return KCTL_OK;
@@ -5559,6 +5630,272 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
     if (!r) return;
     *out = r->stats;
     snprintf(out->last_rv, sizeof out->last_rv, "%s", r->rv);
+}
+
+/* ---------------------------------------------------------------- INFORMER */
+#define KCTL__INF_HANDLERS 16
+
+struct kctl_informer {
+    kctl_allocator allocator;
+    kctl_indexer *ix;
+    kctl_fifo *fifo;
+    kctl_reflector *r;
+    kctl__mutex mu; /* the handlers, the flags and the stats copy */
+    kctl__cond cv;  /* synced, stop */
+    kctl_handler handlers[KCTL__INF_HANDLERS];
+    bool replay[KCTL__INF_HANDLERS]; /* added after start: the current contents first */
+    uint32_t nhandlers;
+    bool synced, running, stop;
+    kctl_reflector_stats stats;
+#ifndef KCTL_NO_THREADS
+    kctl__thread thread;
+#endif
+};
+
+KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer **out) {
+    kctl_indexer_desc xd;
+    kctl_fifo_desc fd;
+    kctl_reflector_desc rd;
+    kctl_informer *inf;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!(inf = (kctl_informer *)kctl__alloc(&desc->allocator, sizeof *inf))) return KCTL_ERR_NOMEM;
+    memset(inf, 0, sizeof *inf);
+    inf->allocator = desc->allocator;
+    memset(&xd, 0, sizeof xd);
+    xd.allocator = desc->allocator;
+    memset(&fd, 0, sizeof fd);
+    fd.allocator = desc->allocator;
+    memset(&rd, 0, sizeof rd);
+    rd.transport = desc->transport;
+    rd.resource = desc->resource;
+    rd.label_selector = desc->label_selector;
+    rd.field_selector = desc->field_selector;
+    rd.clock = desc->clock;
+    rd.resync_ns = desc->resync_ns;
+    rd.page_size = desc->page_size;
+    rd.stall_ns = desc->stall_ns;
+    rd.allocator = desc->allocator;
+    if ((rc = kctl_indexer_create(&xd, &inf->ix)) != KCTL_OK) goto fail;
+    fd.known = inf->ix;
+    if ((rc = kctl_fifo_create(&fd, &inf->fifo)) != KCTL_OK) goto fail;
+    rd.fifo = inf->fifo;
+    if ((rc = kctl_reflector_create(&rd, &inf->r)) != KCTL_OK) goto fail;
+    if (kctl__mutex_init(&inf->mu) != KCTL_OK) { rc = KCTL_ERR_NOMEM; goto fail; }
+    if (kctl__cond_init(&inf->cv) != KCTL_OK) {
+        kctl__mutex_deinit(&inf->mu);
+        rc = KCTL_ERR_NOMEM;
+        goto fail;
+    }
+    *out = inf;
+    return KCTL_OK;
+fail:
+    kctl_reflector_destroy(inf->r);
+    kctl_fifo_destroy(inf->fifo);
+    kctl_indexer_destroy(inf->ix);
+    kctl__free(&inf->allocator, inf);
+    return rc;
+}
+
+KCTL_API void kctl_informer_destroy(kctl_informer *inf) {
+    if (!inf) return;
+    kctl_informer_stop(inf);
+    kctl_reflector_destroy(inf->r);
+    kctl_fifo_destroy(inf->fifo);
+    kctl_indexer_destroy(inf->ix);
+    kctl__cond_deinit(&inf->cv);
+    kctl__mutex_deinit(&inf->mu);
+    kctl__free(&inf->allocator, inf);
+}
+
+KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h) {
+    int rc = KCTL_OK;
+    if (!inf || !h) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&inf->mu);
+    if (inf->nhandlers == KCTL__INF_HANDLERS) rc = KCTL_ERR_FULL;
+    else {
+        inf->handlers[inf->nhandlers] = *h;
+        inf->replay[inf->nhandlers] = inf->running || inf->stats.lists > 0;
+        inf->nhandlers++;
+    }
+    kctl__mutex_unlock(&inf->mu);
+    return rc;
+}
+
+KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf) { return inf ? inf->ix : NULL; }
+
+typedef struct kctl__infctx {
+    kctl_informer *inf;
+    kctl_handler h[KCTL__INF_HANDLERS];
+    uint32_t n;
+} kctl__infctx;
+
+/* client-go's HandleDeltas: the cache first, then the handlers. */
+static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, void *user_data) {
+    kctl__infctx *c = (kctl__infctx *)user_data;
+    kctl_indexer *ix = c->inf->ix;
+    size_t i;
+    uint32_t k;
+    for (i = 0; i < n; i++) {
+        kctl_obj *old = kctl_indexer_get(ix, key);
+        int rc;
+        if (d[i].type == KCTL_DELTA_DELETED) {
+            kctl_obj *last = d[i].obj ? d[i].obj : old;
+            if (old) kctl_indexer_delete(ix, key);
+            for (k = 0; k < c->n; k++)
+                if (c->h[k].on_delete) c->h[k].on_delete(key, last, d[i].final_state_unknown, c->h[k].user_data);
+        } else {
+            if ((rc = kctl_indexer_add(ix, d[i].obj)) != KCTL_OK) { /* keep the rest for later */
+                kctl_obj_unref(old);
+                return rc == KCTL_ERR_NOMEM ? KCTL_ERR_AGAIN : rc;
+            }
+            for (k = 0; k < c->n; k++) {
+                if (old && c->h[k].on_update) c->h[k].on_update(old, d[i].obj, c->h[k].user_data);
+                else if (!old && c->h[k].on_add) c->h[k].on_add(d[i].obj, c->h[k].user_data);
+            }
+        }
+        kctl_obj_unref(old);
+    }
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *next_ns) {
+    kctl__infctx c;
+    bool replay[KCTL__INF_HANDLERS];
+    uint32_t k;
+    int rc, pops = 0;
+    if (!inf) return KCTL_ERR_INVALID_ARG;
+    rc = kctl_reflector_step(inf->r, wait_ns, next_ns);
+    if (rc != KCTL_OK) return rc;
+    memset(&c, 0, sizeof c);
+    c.inf = inf;
+    kctl__mutex_lock(&inf->mu);
+    c.n = inf->nhandlers;
+    memcpy(c.h, inf->handlers, c.n * sizeof c.h[0]);
+    memcpy(replay, inf->replay, sizeof replay);
+    memset(inf->replay, 0, sizeof inf->replay);
+    kctl__mutex_unlock(&inf->mu);
+    for (k = 0; k < c.n; k++) { /* late handlers: what is cached, as adds */
+        kctl_obj_list l;
+        size_t i;
+        if (!replay[k] || !c.h[k].on_add || kctl_indexer_list(inf->ix, &l) != KCTL_OK) continue;
+        for (i = 0; i < l.count; i++) c.h[k].on_add(l.items[i], c.h[k].user_data);
+        kctl_obj_list_free(&l);
+    }
+    while (pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
+    kctl__mutex_lock(&inf->mu);
+    kctl_reflector_read_stats(inf->r, &inf->stats);
+    if (!inf->synced && kctl_reflector_listed(inf->r) && kctl_fifo_has_synced(inf->fifo)) {
+        inf->synced = true;
+        kctl__cond_broadcast(&inf->cv);
+    }
+    kctl__mutex_unlock(&inf->mu);
+    return rc == KCTL_ERR_SHUTDOWN ? rc : KCTL_OK;
+}
+
+#ifndef KCTL_NO_THREADS
+static void *kctl__inf_main(void *arg) {
+    kctl_informer *inf = (kctl_informer *)arg;
+    for (;;) {
+        uint64_t next = 0, now;
+        kctl__mutex_lock(&inf->mu);
+        if (inf->stop) {
+            kctl__mutex_unlock(&inf->mu);
+            break;
+        }
+        kctl__mutex_unlock(&inf->mu);
+        if (kctl_informer_step(inf, KCTL_MS(100), &next) == KCTL_ERR_SHUTDOWN) break;
+        now = kctl_clock_now(&inf->r->clock);
+        kctl__mutex_lock(&inf->mu);
+        if (!inf->stop && next > now) /* backing off: sleep, but wake for stop */
+            kctl__cond_wait_for(&inf->cv, &inf->mu, next - now < KCTL_MS(100) ? next - now : KCTL_MS(100));
+        kctl__mutex_unlock(&inf->mu);
+    }
+    return NULL;
+}
+#endif
+
+KCTL_API int kctl_informer_start(kctl_informer *inf) {
+#ifdef KCTL_NO_THREADS
+    (void)inf;
+    return KCTL_ERR_INVALID_ARG; /* no threads: call kctl_informer_step */
+#else
+    int rc = KCTL_OK;
+    if (!inf) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&inf->mu);
+    if (inf->running) rc = KCTL_ERR_EXISTS;
+    else {
+        inf->stop = false;
+        inf->running = true;
+    }
+    kctl__mutex_unlock(&inf->mu);
+    if (rc != KCTL_OK) return rc;
+    if ((rc = kctl__thread_start(&inf->thread, kctl__inf_main, inf)) != KCTL_OK) {
+        kctl__mutex_lock(&inf->mu);
+        inf->running = false;
+        kctl__mutex_unlock(&inf->mu);
+    }
+    return rc;
+#endif
+}
+
+KCTL_API void kctl_informer_stop(kctl_informer *inf) {
+#ifndef KCTL_NO_THREADS
+    bool running;
+    if (!inf) return;
+    kctl__mutex_lock(&inf->mu);
+    running = inf->running;
+    inf->stop = true;
+    kctl__cond_broadcast(&inf->cv);
+    kctl__mutex_unlock(&inf->mu);
+    if (!running) return;
+    kctl__thread_join(inf->thread);
+    kctl__mutex_lock(&inf->mu);
+    inf->running = false;
+    kctl__mutex_unlock(&inf->mu);
+#else
+    (void)inf;
+#endif
+}
+
+KCTL_API bool kctl_informer_has_synced(kctl_informer *inf) {
+    bool s;
+    if (!inf) return false;
+    kctl__mutex_lock(&inf->mu);
+    s = inf->synced;
+    kctl__mutex_unlock(&inf->mu);
+    return s;
+}
+
+KCTL_API int kctl_informer_wait_for_sync(kctl_informer *inf, uint64_t timeout_ns) {
+    uint64_t end;
+    int rc = KCTL_OK;
+    if (!inf) return KCTL_ERR_INVALID_ARG;
+    end = kctl__add_sat(kctl_clock_now(NULL), timeout_ns);
+    kctl__mutex_lock(&inf->mu);
+    while (!inf->synced) {
+        uint64_t now = kctl_clock_now(NULL);
+        if (now >= end) { rc = KCTL_ERR_TIMEOUT; break; }
+#ifdef KCTL_NO_THREADS
+        rc = KCTL_ERR_TIMEOUT;
+        break;
+#else
+        kctl__cond_wait_for(&inf->cv, &inf->mu, end - now);
+#endif
+    }
+    kctl__mutex_unlock(&inf->mu);
+    return rc;
+}
+
+KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!inf) return;
+    kctl__mutex_lock(&inf->mu);
+    *out = inf->stats;
+    kctl__mutex_unlock(&inf->mu);
 }
 
 /* ----------------------------------------------------------- RATE LIMITERS */

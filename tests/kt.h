@@ -53,4 +53,5 @@ void kt_suite_fifo(void);
 void kt_suite_selector(void);
 void kt_suite_memstore(void);
 void kt_suite_reflector(void);
+void kt_suite_informer(void);
 #endif

@@ -12,3 +12,4 @@
 #include "test_selector.c"
 #include "test_memstore.c"
 #include "test_reflector.c"
+#include "test_informer.c"
