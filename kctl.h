@@ -17,9 +17,10 @@
     three-layer work queue; and of the cache side, a strict JSON reader and
     writer, objects, label and field selectors, the indexer (the local
     cache), the delta FIFO, the transport interface and the embedded store
-    (memstore: Kubernetes semantics in process, persisted to a file). Still
-    to come: the remote transports (kctl_http_curl.h) and the controller
-    side (reflector, informers, controller, manager); see VERSION HISTORY.
+    (memstore: Kubernetes semantics in process, persisted to a file); and
+    of the controller side, the reflector and the informer. Still to come:
+    the controller and the manager, and the remote transports
+    (kctl_http_curl.h); see VERSION HISTORY.
 
 
     QUICK START
@@ -85,6 +86,9 @@
         kctl_fifo                      DeltaFIFO (with KnownObjects)
         kctl_delta final_state_unknown DeletedFinalStateUnknown
         kctl_selector                  labels.Selector, fields.Selector
+        kctl_reflector                 Reflector (ListAndWatch, backoff, resync)
+        kctl_informer                  SharedIndexInformer (cache + handlers)
+        kctl_handler                   ResourceEventHandlerFuncs
 
     The queue has three layers, as in client-go:
       - the queue: FIFO order of distinct keys; a key already waiting is not
@@ -213,7 +217,8 @@
     0.2.0  (in progress) JSON reader/writer and merge patch, objects,
            selectors, indexer, delta FIFO, transport interface, memstore
            with watches, faults and persistence.
-    next   0.3: reflector, shared informers, controller, manager.
+    0.3.0  (in progress) reflector, informer; next the controller and the
+           manager (sharing informers, leader election, metrics).
 */
 #ifndef KCTL_H_INCLUDED
 #define KCTL_H_INCLUDED
