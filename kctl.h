@@ -304,7 +304,9 @@ typedef enum kctl_log_level {
     X(OK, "no error") \
     X(QUEUE_DONE_NOT_PROCESSING, "kctl_queue_done: key is not being processed; ignored") \
     X(QUEUE_NOMEM, "kctl_queue: out of memory; the key was not queued") \
-    X(QUEUE_LIMITER_FAILED, "kctl_queue_create: could not create the default limiter")
+    X(QUEUE_LIMITER_FAILED, "kctl_queue_create: could not create the default limiter") \
+    X(CONTROLLER_REQUEUE_AFTER_WITH_ERROR, "reconcile returned an error and a requeue-after: the error wins (backoff)") \
+    X(CONTROLLER_ENQUEUE_FAILED, "controller: a key could not be queued")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1197,6 +1199,94 @@ KCTL_API void kctl_queue_shutdown_with_drain(kctl_queue *q);
 KCTL_API bool kctl_queue_shutting_down(kctl_queue *q);
 /* Fill *out with the queue's figures (times on the queue's clock). [any thread] */
 KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
+
+/* =============================================================== CONTROLLER */
+/* The part a user writes against: one reconcile function, called with a
+   key, returning a result; controller-runtime's rules decide what happens
+   next:
+     error (non-zero, whatever the code)  add_rate_limited: backoff. A
+                                          requeue_after set with it is
+                                          ignored (and a warning logged):
+                                          this is the storm the toolkit
+                                          exists to prevent
+     terminal error                       not retried; failures not forgotten
+     requeue_after > 0, no error          forget, then add_after
+     requeue, no error                    add_rate_limited
+     success                              forget
+   Workers (default 1) run keys of different objects in parallel and one
+   key never twice at once (the queue's guarantee). Watches: the primary
+   resource (its own key), owned objects (their controller ownerReference of
+   a kind, in the same namespace, names the owner's key) and any resource
+   through a map function. Reads come from the informers' caches; the
+   transport is there for direct reads and writes. */
+typedef struct kctl_controller kctl_controller;
+
+typedef struct kctl_reconcile_result {
+    int error;                 /* 0: success; else a code (any non-zero counts) */
+    bool terminal;             /* with an error: do not retry */
+    bool requeue;              /* without an error: again, through the limiter */
+    uint64_t requeue_after_ns; /* without an error: again after this long */
+} kctl_reconcile_result;
+
+typedef struct kctl_reconcile_ctx {
+    kctl_controller *controller;
+    const char *key;
+    kctl_obj *obj;             /* the primary object from the cache (NULL: gone); valid during the call */
+    kctl_indexer *cache;       /* the primary informer's cache */
+    kctl_transport transport;  /* for direct reads and writes */
+    void *user_data;
+} kctl_reconcile_ctx;
+
+typedef kctl_reconcile_result (*kctl_reconcile_fn)(const kctl_reconcile_ctx *ctx);
+
+/* Options; zero means the default:
+     name       "" (a name turns on the queue's duration metrics)
+     primary    the informer of the reconciled resource (required; not owned)
+     transport  what ctx->transport gives reconcilers
+     reconcile  required
+     workers    1
+     limiter    kctl_limiter_default (owned from create on, even if it fails)
+     clock, logger, allocator */
+typedef struct kctl_controller_desc {
+    const char *name;
+    kctl_informer *primary;
+    kctl_transport transport;
+    kctl_reconcile_fn reconcile;
+    void *user_data;
+    uint32_t workers;
+    kctl_limiter *limiter;
+    kctl_clock clock;
+    kctl_logger logger;
+    kctl_allocator allocator;
+} kctl_controller_desc;
+
+/* Reconciles so far, by what they returned. */
+typedef struct kctl_controller_stats {
+    uint64_t success, error, terminal, requeue, requeue_after;
+} kctl_controller_stats;
+
+/* Map an object of a watched resource to the keys to reconcile (emit each). */
+typedef void (*kctl_map_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emit_ctx, void *user_data);
+
+KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out);
+/* Stop it if running and free it (NULL is fine). Its handlers stay on the
+   informers it watches: stop or destroy those informers first. [not thread-safe] */
+KCTL_API void kctl_controller_destroy(kctl_controller *c);
+/* Reconcile the owner (kind owner_kind, same namespace) of objects of inf. [any thread] */
+KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_kind);
+/* Reconcile the keys map gives for objects of inf. [any thread] */
+KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data);
+/* Reconcile up to max keys that are ready now, on this thread; *done
+   (may be NULL) gets how many. For poll loops and tests. [not thread-safe] */
+KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done);
+/* Start the workers once every watched informer has synced (waiting at
+   most sync_timeout_ns: TIMEOUT). [any thread] */
+KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns);
+/* Stop taking keys, let reconciles in flight finish, join the workers. [any thread] */
+KCTL_API void kctl_controller_stop(kctl_controller *c);
+/* The controller's queue (for metrics, or to add keys by hand). [any thread] */
+KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
+KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -6912,6 +7002,286 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
         out->work_duration.buckets[i] += out->work_duration.buckets[i - 1];
     }
     return KCTL_OK;
+}
+
+/* -------------------------------------------------------------- CONTROLLER */
+#define KCTL__CTL_WATCHES 16
+#define KCTL__CTL_WORKERS 64
+
+typedef struct kctl__ctlwatch {
+    kctl_controller *c;
+    kctl_informer *inf;
+    int how;              /* 0 primary, 1 owned, 2 map */
+    char kind[64];        /* owned: the owner's kind */
+    kctl_map_fn map;
+    void *user_data;
+} kctl__ctlwatch;
+
+struct kctl_controller {
+    kctl_queue *q;
+    kctl_informer *primary;
+    kctl_transport transport;
+    kctl_reconcile_fn reconcile;
+    void *user_data;
+    uint32_t workers;
+    kctl_logger logger;
+    kctl_allocator allocator;
+    kctl__mutex mu; /* stats, watches, running */
+    kctl_controller_stats stats;
+    kctl__ctlwatch watches[KCTL__CTL_WATCHES];
+    uint32_t nwatches;
+    bool running;
+#ifndef KCTL_NO_THREADS
+    kctl__thread threads[KCTL__CTL_WORKERS];
+    uint32_t nthreads;
+#endif
+};
+
+static void kctl__ctl_add(kctl_controller *c, const char *key) {
+    int rc = kctl_queue_add(c->q, key);
+    if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN) kctl__log(&c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+}
+
+static void kctl__ctl_emit(const char *key, void *ctx) {
+    if (key && *key) kctl__ctl_add((kctl_controller *)ctx, key);
+}
+
+/* What an event on a watched resource enqueues. */
+static void kctl__ctl_on(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
+    if (w->how == 0) {
+        kctl__ctl_add(w->c, key ? key : kctl_obj_key(obj));
+    } else if (w->how == 1 && obj) {
+        const kctl_owner_ref *ref = kctl_obj_controller_ref(obj);
+        char owner[600];
+        const char *ns = kctl_obj_namespace(obj);
+        if (!ref || strcmp(ref->kind, w->kind) != 0 || !ref->name[0]) return;
+        if ((size_t)snprintf(owner, sizeof owner, "%s%s%s", ns, *ns ? "/" : "", ref->name) < sizeof owner)
+            kctl__ctl_add(w->c, owner);
+    } else if (w->how == 2 && obj) {
+        w->map(obj, kctl__ctl_emit, w->c, w->user_data);
+    }
+}
+
+static void kctl__ctl_add_ev(kctl_obj *obj, void *ud) { kctl__ctl_on((kctl__ctlwatch *)ud, obj, NULL); }
+static void kctl__ctl_update_ev(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) {
+    kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
+    kctl__ctl_on(w, new_obj, NULL);
+    if (w->how != 0) kctl__ctl_on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
+}
+static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, void *ud) {
+    (void)unknown;
+    kctl__ctl_on((kctl__ctlwatch *)ud, last, key);
+}
+
+static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, int how, const char *kind, kctl_map_fn map, void *user_data) {
+    kctl__ctlwatch *w;
+    kctl_handler h;
+    int rc;
+    if (!c || !inf || (how == 1 && (!kind || !*kind || strlen(kind) >= sizeof w->kind)) || (how == 2 && !map))
+        return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&c->mu);
+    if (c->nwatches == KCTL__CTL_WATCHES) {
+        kctl__mutex_unlock(&c->mu);
+        return KCTL_ERR_FULL;
+    }
+    w = &c->watches[c->nwatches];
+    memset(w, 0, sizeof *w);
+    w->c = c;
+    w->inf = inf;
+    w->how = how;
+    if (kind) snprintf(w->kind, sizeof w->kind, "%s", kind);
+    w->map = map;
+    w->user_data = user_data;
+    h.on_add = kctl__ctl_add_ev;
+    h.on_update = kctl__ctl_update_ev;
+    h.on_delete = kctl__ctl_delete_ev;
+    h.user_data = w;
+    rc = kctl_informer_add_handler(inf, &h);
+    if (rc == KCTL_OK) c->nwatches++;
+    kctl__mutex_unlock(&c->mu);
+    return rc;
+}
+
+KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out) {
+    kctl_queue_desc qd;
+    kctl_controller *c;
+    int rc;
+    if (!out) {
+        if (desc) kctl_limiter_destroy(desc->limiter);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    *out = NULL;
+    if (!desc || !desc->primary || !desc->reconcile || desc->workers > KCTL__CTL_WORKERS ||
+        (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) {
+        if (desc) kctl_limiter_destroy(desc->limiter);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    if (!(c = (kctl_controller *)kctl__alloc(&desc->allocator, sizeof *c))) {
+        kctl_limiter_destroy(desc->limiter);
+        return KCTL_ERR_NOMEM;
+    }
+    memset(c, 0, sizeof *c);
+    c->primary = desc->primary;
+    c->transport = desc->transport;
+    c->reconcile = desc->reconcile;
+    c->user_data = desc->user_data;
+    c->workers = desc->workers ? desc->workers : 1;
+    c->logger = desc->logger;
+    c->allocator = desc->allocator;
+    qd = kctl_queue_desc_init();
+    qd.name = desc->name;
+    if (desc->clock.now_fn) qd.clock = desc->clock;
+    qd.limiter = desc->limiter;
+    qd.allocator = desc->allocator;
+    qd.logger = desc->logger;
+    if ((rc = kctl_queue_create(&qd, &c->q)) != KCTL_OK) { /* it took the limiter */
+        kctl__free(&c->allocator, c);
+        return rc;
+    }
+    if (kctl__mutex_init(&c->mu) != KCTL_OK) {
+        kctl_queue_destroy(c->q);
+        kctl__free(&c->allocator, c);
+        return KCTL_ERR_NOMEM;
+    }
+    if ((rc = kctl__ctl_watch(c, c->primary, 0, NULL, NULL, NULL)) != KCTL_OK) {
+        kctl_controller_destroy(c);
+        return rc;
+    }
+    *out = c;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_controller_destroy(kctl_controller *c) {
+    if (!c) return;
+    kctl_controller_stop(c);
+    kctl_queue_destroy(c->q);
+    kctl__mutex_deinit(&c->mu);
+    kctl__free(&c->allocator, c);
+}
+
+KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_kind) {
+    return kctl__ctl_watch(c, inf, 1, owner_kind, NULL, NULL);
+}
+
+KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data) {
+    return kctl__ctl_watch(c, inf, 2, NULL, map, user_data);
+}
+
+/* Reconcile one key handed out by the queue and apply the result rules. */
+static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
+    kctl_reconcile_ctx ctx;
+    kctl_reconcile_result r;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.controller = c;
+    ctx.key = key;
+    ctx.cache = kctl_informer_indexer(c->primary);
+    ctx.obj = kctl_indexer_get(ctx.cache, key);
+    ctx.transport = c->transport;
+    ctx.user_data = c->user_data;
+    r = c->reconcile(&ctx);
+    kctl_obj_unref(ctx.obj);
+    kctl__mutex_lock(&c->mu);
+    if (r.error && r.terminal) c->stats.terminal++;
+    else if (r.error) c->stats.error++;
+    else if (r.requeue_after_ns) c->stats.requeue_after++;
+    else if (r.requeue) c->stats.requeue++;
+    else c->stats.success++;
+    kctl__mutex_unlock(&c->mu);
+    if (r.error) {
+        if (!r.terminal) {
+            if (r.requeue_after_ns) kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_REQUEUE_AFTER_WITH_ERROR);
+            kctl_queue_add_rate_limited(c->q, key);
+        } /* terminal: no retry, and the failures stay counted */
+    } else if (r.requeue_after_ns) {
+        kctl_queue_forget(c->q, key);
+        kctl_queue_add_after(c->q, key, r.requeue_after_ns);
+    } else if (r.requeue) {
+        kctl_queue_add_rate_limited(c->q, key);
+    } else {
+        kctl_queue_forget(c->q, key);
+    }
+    kctl_queue_done(c->q, key);
+}
+
+KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done) {
+    size_t n = 0;
+    const char *key;
+    int rc = KCTL_OK;
+    if (done) *done = 0;
+    if (!c) return KCTL_ERR_INVALID_ARG;
+    while (n < max && (rc = kctl_queue_try_get(c->q, &key)) == KCTL_OK) {
+        kctl__ctl_reconcile(c, key);
+        n++;
+    }
+    if (done) *done = n;
+    return rc == KCTL_ERR_SHUTDOWN ? rc : KCTL_OK;
+}
+
+#ifndef KCTL_NO_THREADS
+static void *kctl__ctl_worker(void *arg) {
+    kctl_controller *c = (kctl_controller *)arg;
+    const char *key;
+    while (kctl_queue_get(c->q, &key) == KCTL_OK) kctl__ctl_reconcile(c, key);
+    return NULL;
+}
+#endif
+
+KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns) {
+#ifdef KCTL_NO_THREADS
+    (void)c;
+    (void)sync_timeout_ns;
+    return KCTL_ERR_INVALID_ARG; /* no threads: call kctl_controller_step */
+#else
+    uint32_t i, nw;
+    kctl_informer *infs[KCTL__CTL_WATCHES];
+    int rc = KCTL_OK;
+    if (!c) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&c->mu);
+    if (c->running) rc = KCTL_ERR_EXISTS;
+    nw = c->nwatches;
+    for (i = 0; i < nw; i++) infs[i] = c->watches[i].inf;
+    kctl__mutex_unlock(&c->mu);
+    if (rc != KCTL_OK) return rc;
+    for (i = 0; i < nw; i++) /* workers start only on synced caches */
+        if ((rc = kctl_informer_wait_for_sync(infs[i], sync_timeout_ns)) != KCTL_OK) return rc;
+    kctl__mutex_lock(&c->mu);
+    c->running = true;
+    for (i = 0; i < c->workers && rc == KCTL_OK; i++) {
+        rc = kctl__thread_start(&c->threads[i], kctl__ctl_worker, c);
+        if (rc == KCTL_OK) c->nthreads++;
+    }
+    kctl__mutex_unlock(&c->mu);
+    if (rc != KCTL_OK) kctl_controller_stop(c);
+    return rc;
+#endif
+}
+
+KCTL_API void kctl_controller_stop(kctl_controller *c) {
+#ifndef KCTL_NO_THREADS
+    uint32_t i, n;
+    if (!c) return;
+    kctl__mutex_lock(&c->mu);
+    n = c->nthreads;
+    c->nthreads = 0;
+    c->running = false;
+    kctl__mutex_unlock(&c->mu);
+    if (!n) return;
+    kctl_queue_shutdown_with_drain(c->q); /* let reconciles in flight finish */
+    for (i = 0; i < n; i++) kctl__thread_join(c->threads[i]);
+#else
+    (void)c;
+#endif
+}
+
+KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c) { return c ? c->q : NULL; }
+
+KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!c) return;
+    kctl__mutex_lock(&c->mu);
+    *out = c->stats;
+    kctl__mutex_unlock(&c->mu);
 }
 
 #endif /* KCTL_IMPLEMENTATION */

@@ -54,4 +54,5 @@ void kt_suite_selector(void);
 void kt_suite_memstore(void);
 void kt_suite_reflector(void);
 void kt_suite_informer(void);
+void kt_suite_controller(void);
 #endif

@@ -13,3 +13,4 @@
 #include "test_memstore.c"
 #include "test_reflector.c"
 #include "test_informer.c"
+#include "test_controller.c"

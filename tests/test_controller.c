@@ -1,0 +1,272 @@
+/* test_controller.c - controller-runtime's result rules, watches, workers. */
+#include "kt.h"
+#ifndef KCTL_NO_THREADS
+#include <sched.h>
+#endif
+
+static const kctl_resource tc_cm = { "", "v1", "configmaps", "prod" };
+static const kctl_resource tc_pods = { "", "v1", "pods", "prod" };
+
+typedef struct tc_env {
+    kctl_vclock vc;
+    kctl_memstore *ms;
+    kctl_informer *inf;
+    kctl_controller *c;
+    kctl_reconcile_result next; /* what reconcile returns */
+    int calls;
+    bool last_had_obj;
+    char last_key[128];
+    int warnings;
+} tc_env;
+
+static kctl_reconcile_result tc_reconcile(const kctl_reconcile_ctx *ctx) {
+    tc_env *e = (tc_env *)ctx->user_data;
+    e->calls++;
+    e->last_had_obj = ctx->obj != NULL;
+    snprintf(e->last_key, sizeof e->last_key, "%s", ctx->key);
+    return e->next;
+}
+
+static void tc_log(int level, uint32_t item, const char *message, void *user_data) {
+    (void)level;
+    (void)message;
+    if (item == KCTL_LOGITEM_CONTROLLER_REQUEUE_AFTER_WITH_ERROR) ((tc_env *)user_data)->warnings++;
+}
+
+static kctl_informer *tc_informer(tc_env *e, const kctl_resource *res) {
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(e->ms);
+    d.resource = *res;
+    d.clock = kctl_vclock_clock(&e->vc);
+    if (kctl_informer_create(&d, &inf) != KCTL_OK) kt_fail(__FILE__, __LINE__, "informer");
+    return inf;
+}
+
+static int tc_open(tc_env *e) {
+    kctl_memstore_desc md;
+    kctl_controller_desc cd;
+    memset(e, 0, sizeof *e);
+    kctl_vclock_init(&e->vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&e->vc);
+    if (kctl_memstore_create(&md, &e->ms) != KCTL_OK) return 0;
+    e->inf = tc_informer(e, &tc_cm);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = e->inf;
+    cd.transport = kctl_memstore_transport(e->ms);
+    cd.reconcile = tc_reconcile;
+    cd.user_data = e;
+    cd.clock = kctl_vclock_clock(&e->vc);
+    cd.logger.func = tc_log;
+    cd.logger.user_data = e;
+    return kctl_controller_create(&cd, &e->c) == KCTL_OK;
+}
+
+static void tc_close(tc_env *e) {
+    kctl_informer_destroy(e->inf); /* informers first: the controller's handlers are on them */
+    kctl_controller_destroy(e->c);
+    kctl_memstore_destroy(e->ms);
+    kctl_vclock_deinit(&e->vc);
+}
+
+static void tc_put(tc_env *e, const kctl_resource *res, const char *doc) {
+    if (kctl_memstore_apply(e->ms, res, doc, strlen(doc), NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", doc);
+}
+
+/* When the key comes back, relative to now (UINT64_MAX: not queued). */
+static uint64_t tc_due(tc_env *e) {
+    kctl_clock clk = kctl_vclock_clock(&e->vc);
+    uint64_t t = kctl_queue_next_ready(kctl_controller_queue(e->c)), now = kctl_clock_now(&clk);
+    return t == UINT64_MAX ? t : t == 0 ? 0 : t - now;
+}
+
+static void tc_result_rules(void) {
+    tc_env e;
+    kctl_queue *q;
+    kctl_controller_stats st;
+    size_t n = 0;
+    if (!tc_open(&e)) return;
+    q = kctl_controller_queue(e.c);
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"}}");
+    kctl_informer_step(e.inf, 0, NULL); /* the add enqueues prod/a */
+    KT_EQ_INT(kctl_controller_step(e.c, 10, &n), KCTL_OK);
+    KT_EQ_U64(n, 1);
+    KT_EQ_STR(e.last_key, "prod/a");
+    KT_CHECK(e.last_had_obj);
+    KT_EQ_U64(tc_due(&e), UINT64_MAX); /* success: done */
+    /* an error backs off: 5 ms, 10 ms */
+    e.next.error = KCTL_ERR_IO;
+    kctl_queue_add(q, "prod/a");
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), KCTL_MS(5));
+    kctl_vclock_advance(&e.vc, KCTL_MS(5));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), KCTL_MS(10));
+    /* an error with a requeue-after: the error wins, with a warning */
+    e.next.requeue_after_ns = KCTL_SEC(5);
+    kctl_vclock_advance(&e.vc, KCTL_MS(10));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), KCTL_MS(20));
+    KT_EQ_INT(e.warnings, 1);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "prod/a"), 3);
+    /* requeue-after without an error: failures forgotten, back in 5 s */
+    e.next.error = 0;
+    kctl_vclock_advance(&e.vc, KCTL_MS(20));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), KCTL_SEC(5));
+    KT_EQ_U64(kctl_queue_num_requeues(q, "prod/a"), 0);
+    /* requeue: through the limiter */
+    e.next.requeue_after_ns = 0;
+    e.next.requeue = true;
+    kctl_vclock_advance(&e.vc, KCTL_SEC(5));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), KCTL_MS(5));
+    KT_EQ_U64(kctl_queue_num_requeues(q, "prod/a"), 1);
+    /* terminal: not retried, failures kept */
+    e.next.requeue = false;
+    e.next.error = KCTL_ERR_INVALID_ARG;
+    e.next.terminal = true;
+    kctl_vclock_advance(&e.vc, KCTL_MS(5));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), UINT64_MAX);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "prod/a"), 1);
+    /* a nonsense code is an error like any other */
+    e.next.terminal = false;
+    e.next.error = 12345;
+    kctl_queue_add(q, "prod/a");
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), KCTL_MS(10));
+    /* the object is gone: reconcile sees no object */
+    e.next.error = 0;
+    kctl_memstore_delete(e.ms, &tc_cm, "a");
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_vclock_advance(&e.vc, KCTL_MS(10));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_CHECK(!e.last_had_obj);
+    kctl_controller_read_stats(e.c, &st);
+    KT_EQ_U64(st.success, 2);
+    KT_EQ_U64(st.error, 4);
+    KT_EQ_U64(st.requeue_after, 1);
+    KT_EQ_U64(st.requeue, 1);
+    KT_EQ_U64(st.terminal, 1);
+    tc_close(&e);
+}
+
+static void tc_map_secret(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
+    char key[128];
+    (void)user_data;
+    snprintf(key, sizeof key, "%s/%s", kctl_obj_namespace(obj), kctl_obj_label(obj, "for") ? kctl_obj_label(obj, "for") : "");
+    emit(key, ctx);
+}
+
+static void tc_owned_and_mapped(void) {
+    tc_env e;
+    kctl_informer *pods, *secrets;
+    kctl_resource sec = { "", "v1", "secrets", "prod" };
+    if (!tc_open(&e)) return;
+    pods = tc_informer(&e, &tc_pods);
+    secrets = tc_informer(&e, &sec);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "ConfigMap"), KCTL_OK);
+    KT_EQ_INT(kctl_controller_watch_map(e.c, secrets, tc_map_secret, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL), KCTL_ERR_INVALID_ARG);
+    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p1\",\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"u\",\"controller\":true}]}}");
+    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p2\",\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"other\",\"controller\":true}]}}");
+    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p3\",\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"notctl\"}]}}");
+    tc_put(&e, &sec, "{\"metadata\":{\"name\":\"s1\",\"labels\":{\"for\":\"mapped\"}}}");
+    kctl_informer_step(pods, 0, NULL);
+    kctl_informer_step(secrets, 0, NULL);
+    KT_EQ_U64(kctl_queue_len(kctl_controller_queue(e.c)), 2);
+    kctl_controller_step(e.c, 1, NULL);
+    KT_EQ_STR(e.last_key, "prod/owner");
+    kctl_controller_step(e.c, 1, NULL);
+    KT_EQ_STR(e.last_key, "prod/mapped");
+    KT_CHECK(!e.last_had_obj);
+    kctl_informer_destroy(pods);
+    kctl_informer_destroy(secrets);
+    tc_close(&e);
+}
+
+#ifndef KCTL_NO_THREADS
+typedef struct tc_par { int inside[4]; int overlap, calls; } tc_par;
+static kctl_reconcile_result tc_slow(const kctl_reconcile_ctx *ctx) {
+    tc_par *p = (tc_par *)ctx->user_data;
+    kctl_reconcile_result r;
+    int k = ctx->key[strlen(ctx->key) - 1] - '0', i;
+    memset(&r, 0, sizeof r);
+    if (k < 0 || k > 3) return r;
+    if (__atomic_add_fetch(&p->inside[k], 1, __ATOMIC_SEQ_CST) != 1) __atomic_store_n(&p->overlap, 1, __ATOMIC_SEQ_CST);
+    for (i = 0; i < 200; i++) sched_yield();
+    __atomic_sub_fetch(&p->inside[k], 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&p->calls, 1, __ATOMIC_SEQ_CST);
+    return r;
+}
+#endif
+
+/* Workers start after the sync, run keys in parallel, never one key twice at once. */
+static void tc_workers(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms = NULL;
+    kctl_memstore_desc md;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    tc_par p;
+    long i;
+    int k;
+    memset(&p, 0, sizeof p);
+    memset(&md, 0, sizeof md);
+    if (kctl_memstore_create(&md, &ms) != KCTL_OK) return;
+    for (k = 0; k < 4; k++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"}}", k);
+        kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL);
+    }
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    kctl_informer_create(&d, &inf);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tc_slow;
+    cd.user_data = &p;
+    cd.workers = 3;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    kctl_informer_start(inf);
+    KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(20)), KCTL_OK);
+    for (i = 0; i < 200; i++) { /* the same keys, again and again */
+        kctl_queue_add(kctl_controller_queue(c), "prod/o1");
+        kctl_queue_add(kctl_controller_queue(c), "prod/o2");
+    }
+    for (i = 0; i < 20000000 && __atomic_load_n(&p.calls, __ATOMIC_SEQ_CST) < 4; i++) sched_yield();
+    kctl_informer_stop(inf);
+    kctl_controller_stop(c);
+    KT_CHECK(p.calls >= 4);
+    KT_EQ_INT(p.overlap, 0);
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
+static void tc_bad_args(void) {
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    memset(&cd, 0, sizeof cd);
+    cd.limiter = kctl_limiter_exponential(1, 2); /* owned even when create fails (no leak under ASan) */
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_ERR_INVALID_ARG);
+    KT_CHECK(c == NULL);
+    KT_EQ_INT(kctl_controller_step(NULL, 1, NULL), KCTL_ERR_INVALID_ARG);
+    kctl_controller_destroy(NULL);
+}
+
+void kt_suite_controller(void) {
+    KT_RUN(tc_result_rules);
+    KT_RUN(tc_owned_and_mapped);
+    KT_RUN(tc_workers);
+    KT_RUN(tc_bad_args);
+}
