@@ -580,8 +580,10 @@ KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o);
 KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key);
 KCTL_API size_t kctl_obj_label_count(const kctl_obj *o);
 KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, const char **value);
-/* An annotation's value, or NULL. [any thread] */
+/* An annotation's value, or NULL; annotations in document order. [any thread] */
 KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key);
+KCTL_API size_t kctl_obj_annotation_count(const kctl_obj *o);
+KCTL_API bool kctl_obj_annotation_at(const kctl_obj *o, size_t i, const char **key, const char **value);
 /* Finalizers: count, i-th (NULL past the end), and whether one is present. [any thread] */
 KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o);
 KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i);
@@ -1200,6 +1202,48 @@ KCTL_API bool kctl_queue_shutting_down(kctl_queue *q);
 /* Fill *out with the queue's figures (times on the queue's clock). [any thread] */
 KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 
+/* =============================================================== PREDICATES */
+/* Filters on events before a key is queued, as controller-runtime's
+   predicates: old is NULL for an add, new_obj NULL for a delete. The
+   "changed" kinds pass adds and deletes and pass an update only when the
+   thing changed; custom calls fn; AND, OR and NOT combine the predicates
+   a and b point to (which must outlive the watch). */
+typedef enum kctl_predicate_kind {
+    KCTL_PRED_GENERATION_CHANGED = 1,
+    KCTL_PRED_RESOURCE_VERSION_CHANGED,
+    KCTL_PRED_LABELS_CHANGED,
+    KCTL_PRED_ANNOTATIONS_CHANGED,
+    KCTL_PRED_CUSTOM,
+    KCTL_PRED_AND,
+    KCTL_PRED_OR,
+    KCTL_PRED_NOT
+} kctl_predicate_kind;
+
+typedef struct kctl_predicate {
+    int kind; /* kctl_predicate_kind */
+    bool (*fn)(const kctl_obj *old_obj, const kctl_obj *new_obj, void *user_data);
+    void *user_data;
+    const struct kctl_predicate *a, *b;
+} kctl_predicate;
+
+/* Whether the event passes p (NULL passes everything). [any thread] */
+KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_obj, const kctl_obj *new_obj);
+
+/* Write `status` (a JSON value) as obj's status through update_status,
+   with obj's resourceVersion as the precondition, unless it equals obj's
+   current status semantically (then nothing is written and *written is
+   false): the status write that changes nothing, which would wake the
+   controller again forever, never happens. *out (may be NULL) gets the
+   stored object. CONFLICT: re-read and retry (kctl_retry_on_conflict). [any thread] */
+KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
+                                const char *status, size_t len, bool *written, kctl_obj **out);
+
+/* client-go's RetryOnConflict: call fn until it returns anything but
+   CONFLICT, at most attempts times (0: 5, as retry.DefaultRetry), sleeping
+   delay_ns (0: 10 ms) of real time between tries. fn re-reads and
+   reapplies. Returns fn's last result. [any thread] */
+KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*fn)(void *user_data), void *user_data);
+
 /* =============================================================== CONTROLLER */
 /* The part a user writes against: one reconcile function, called with a
    key, returning a result; controller-runtime's rules decide what happens
@@ -1244,12 +1288,14 @@ typedef kctl_reconcile_result (*kctl_reconcile_fn)(const kctl_reconcile_ctx *ctx
      primary    the informer of the reconciled resource (required; not owned)
      transport  what ctx->transport gives reconcilers
      reconcile  required
+     predicate  for the primary's events (NULL: all; copied)
      workers    1
      limiter    kctl_limiter_default (owned from create on, even if it fails)
      clock, logger, allocator */
 typedef struct kctl_controller_desc {
     const char *name;
     kctl_informer *primary;
+    const kctl_predicate *predicate;
     kctl_transport transport;
     kctl_reconcile_fn reconcile;
     void *user_data;
@@ -1272,10 +1318,11 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
 /* Stop it if running and free it (NULL is fine). Its handlers stay on the
    informers it watches: stop or destroy those informers first. [not thread-safe] */
 KCTL_API void kctl_controller_destroy(kctl_controller *c);
-/* Reconcile the owner (kind owner_kind, same namespace) of objects of inf. [any thread] */
-KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_kind);
-/* Reconcile the keys map gives for objects of inf. [any thread] */
-KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data);
+/* Reconcile the owner (kind owner_kind, same namespace) of objects of
+   inf, for events that pass pred (NULL: all; the struct is copied). [any thread] */
+KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_kind, const kctl_predicate *pred);
+/* Reconcile the keys map gives for objects of inf, for events that pass pred. [any thread] */
+KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred);
 /* Reconcile up to max keys that are ready now, on this thread; *done
    (may be NULL) gets how many. For poll loops and tests. [not thread-safe] */
 KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done);
@@ -3178,6 +3225,15 @@ KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, c
 
 KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) {
     return o ? kctl__obj_find(kctl__obj_annotations(o), o->nannotations, key) : NULL;
+}
+
+KCTL_API size_t kctl_obj_annotation_count(const kctl_obj *o) { return o ? o->nannotations : 0; }
+
+KCTL_API bool kctl_obj_annotation_at(const kctl_obj *o, size_t i, const char **key, const char **value) {
+    if (!o || i >= o->nannotations) return false;
+    if (key) *key = kctl__obj_annotations(o)[2 * i];
+    if (value) *value = kctl__obj_annotations(o)[2 * i + 1];
+    return true;
 }
 
 KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i) {
@@ -7004,6 +7060,110 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     return KCTL_OK;
 }
 
+/* -------------------------------------------------------------- PREDICATES */
+/* Whether two objects' label (or annotation) maps differ. */
+static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, bool labels) {
+    size_t i, n = labels ? kctl_obj_label_count(a) : kctl_obj_annotation_count(a);
+    if (n != (labels ? kctl_obj_label_count(b) : kctl_obj_annotation_count(b))) return true;
+    for (i = 0; i < n; i++) {
+        const char *k, *v, *w;
+        if (labels) kctl_obj_label_at(a, i, &k, &v);
+        else kctl_obj_annotation_at(a, i, &k, &v);
+        w = labels ? kctl_obj_label(b, k) : kctl_obj_annotation(b, k);
+        if (!w || strcmp(v, w) != 0) return true;
+    }
+    return false;
+}
+
+KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_obj, const kctl_obj *new_obj) {
+    bool update = old_obj && new_obj;
+    if (!p) return true;
+    switch (p->kind) {
+    case KCTL_PRED_GENERATION_CHANGED: return !update || kctl_obj_generation(old_obj) != kctl_obj_generation(new_obj);
+    case KCTL_PRED_RESOURCE_VERSION_CHANGED:
+        return !update || strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
+    case KCTL_PRED_LABELS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, true);
+    case KCTL_PRED_ANNOTATIONS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, false);
+    case KCTL_PRED_CUSTOM: return !p->fn || p->fn(old_obj, new_obj, p->user_data);
+    case KCTL_PRED_AND: return kctl_predicate_eval(p->a, old_obj, new_obj) && kctl_predicate_eval(p->b, old_obj, new_obj);
+    case KCTL_PRED_OR: return kctl_predicate_eval(p->a, old_obj, new_obj) || kctl_predicate_eval(p->b, old_obj, new_obj);
+    case KCTL_PRED_NOT: return !kctl_predicate_eval(p->a, old_obj, new_obj);
+    default: return true;
+    }
+}
+
+KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
+                                const char *status, size_t len, bool *written, kctl_obj **out) {
+    kctl_json cur, want;
+    kctl_json_tok *ct = NULL, *wt = NULL;
+    kctl_allocator a;
+    kctl_jw w;
+    const char *text, *doc;
+    size_t n, dlen;
+    int rc;
+    if (written) *written = false;
+    if (out) *out = NULL;
+    if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
+    memset(&a, 0, sizeof a);
+    doc = kctl_obj_json(obj, &dlen);
+    if ((rc = kctl_json_parse(status, len, NULL, 0, NULL, &want)) != KCTL_OK) return rc == KCTL_ERR_PROTO ? KCTL_ERR_INVALID_ARG : rc;
+    if ((rc = kctl_json_parse(doc, dlen, NULL, 0, NULL, &cur)) != KCTL_OK) return rc;
+    wt = (kctl_json_tok *)kctl__alloc(&a, (size_t)want.ntoks * sizeof *wt);
+    ct = (kctl_json_tok *)kctl__alloc(&a, (size_t)cur.ntoks * sizeof *ct);
+    if (!wt || !ct) {
+        kctl__free(&a, wt);
+        kctl__free(&a, ct);
+        return KCTL_ERR_NOMEM;
+    }
+    kctl_json_parse(status, len, wt, want.ntoks, NULL, &want);
+    kctl_json_parse(doc, dlen, ct, cur.ntoks, NULL, &cur);
+    if (kctl_json_equal(&cur, kctl_json_member(&cur, 0, "status"), &want, 0)) { /* nothing to write */
+        kctl__free(&a, wt);
+        kctl__free(&a, ct);
+        return KCTL_OK;
+    }
+    kctl_jw_init_growable(&w, NULL);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "metadata");
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "name");
+    kctl_jw_string(&w, kctl_obj_name(obj));
+    if (*kctl_obj_namespace(obj)) { kctl_jw_key(&w, "namespace"); kctl_jw_string(&w, kctl_obj_namespace(obj)); }
+    kctl_jw_key(&w, "resourceVersion");
+    kctl_jw_string(&w, kctl_obj_resource_version(obj));
+    kctl_jw_object_end(&w);
+    kctl_jw_key(&w, "status");
+    kctl_jw_value(&w, &want, 0);
+    kctl_jw_object_end(&w);
+    rc = kctl_jw_finish(&w, &text, &n);
+    if (rc == KCTL_OK) rc = t->vt->update_status(t->self, res, text, n, out);
+    if (rc == KCTL_OK && written) *written = true;
+    kctl_jw_free(&w);
+    kctl__free(&a, wt);
+    kctl__free(&a, ct);
+    return rc;
+}
+
+KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*fn)(void *user_data), void *user_data) {
+    uint32_t i;
+    int rc = KCTL_ERR_INVALID_ARG;
+    if (!fn) return rc;
+    if (!attempts) attempts = 5;
+    if (!delay_ns) delay_ns = KCTL_MS(10);
+    for (i = 0; i < attempts; i++) {
+        if ((rc = fn(user_data)) != KCTL_ERR_CONFLICT) return rc;
+#ifndef KCTL_NO_THREADS
+        if (i + 1 < attempts) {
+            struct timespec ts;
+            ts.tv_sec = (time_t)(delay_ns / UINT64_C(1000000000));
+            ts.tv_nsec = (long)(delay_ns % UINT64_C(1000000000));
+            nanosleep(&ts, NULL);
+        }
+#endif
+    }
+    return rc;
+}
+
 /* -------------------------------------------------------------- CONTROLLER */
 #define KCTL__CTL_WATCHES 16
 #define KCTL__CTL_WORKERS 64
@@ -7015,6 +7175,8 @@ typedef struct kctl__ctlwatch {
     char kind[64];        /* owned: the owner's kind */
     kctl_map_fn map;
     void *user_data;
+    kctl_predicate pred;
+    bool has_pred;
 } kctl__ctlwatch;
 
 struct kctl_controller {
@@ -7062,18 +7224,27 @@ static void kctl__ctl_on(kctl__ctlwatch *w, const kctl_obj *obj, const char *key
     }
 }
 
-static void kctl__ctl_add_ev(kctl_obj *obj, void *ud) { kctl__ctl_on((kctl__ctlwatch *)ud, obj, NULL); }
+static bool kctl__ctl_pass(const kctl__ctlwatch *w, const kctl_obj *old_obj, const kctl_obj *new_obj) {
+    return !w->has_pred || kctl_predicate_eval(&w->pred, old_obj, new_obj);
+}
+static void kctl__ctl_add_ev(kctl_obj *obj, void *ud) {
+    kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
+    if (kctl__ctl_pass(w, NULL, obj)) kctl__ctl_on(w, obj, NULL);
+}
 static void kctl__ctl_update_ev(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
+    if (!kctl__ctl_pass(w, old_obj, new_obj)) return;
     kctl__ctl_on(w, new_obj, NULL);
     if (w->how != 0) kctl__ctl_on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
 }
 static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, void *ud) {
+    kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
     (void)unknown;
-    kctl__ctl_on((kctl__ctlwatch *)ud, last, key);
+    if (kctl__ctl_pass(w, last, NULL)) kctl__ctl_on(w, last, key);
 }
 
-static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, int how, const char *kind, kctl_map_fn map, void *user_data) {
+static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, int how, const char *kind, kctl_map_fn map, void *user_data,
+                           const kctl_predicate *pred) {
     kctl__ctlwatch *w;
     kctl_handler h;
     int rc;
@@ -7092,6 +7263,10 @@ static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, int how, cons
     if (kind) snprintf(w->kind, sizeof w->kind, "%s", kind);
     w->map = map;
     w->user_data = user_data;
+    if (pred) {
+        w->pred = *pred;
+        w->has_pred = true;
+    }
     h.on_add = kctl__ctl_add_ev;
     h.on_update = kctl__ctl_update_ev;
     h.on_delete = kctl__ctl_delete_ev;
@@ -7143,7 +7318,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         kctl__free(&c->allocator, c);
         return KCTL_ERR_NOMEM;
     }
-    if ((rc = kctl__ctl_watch(c, c->primary, 0, NULL, NULL, NULL)) != KCTL_OK) {
+    if ((rc = kctl__ctl_watch(c, c->primary, 0, NULL, NULL, NULL, desc->predicate)) != KCTL_OK) {
         kctl_controller_destroy(c);
         return rc;
     }
@@ -7159,12 +7334,12 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c) {
     kctl__free(&c->allocator, c);
 }
 
-KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_kind) {
-    return kctl__ctl_watch(c, inf, 1, owner_kind, NULL, NULL);
+KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_kind, const kctl_predicate *pred) {
+    return kctl__ctl_watch(c, inf, 1, owner_kind, NULL, NULL, pred);
 }
 
-KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data) {
-    return kctl__ctl_watch(c, inf, 2, NULL, map, user_data);
+KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
+    return kctl__ctl_watch(c, inf, 2, NULL, map, user_data, pred);
 }
 
 /* Reconcile one key handed out by the queue and apply the result rules. */

@@ -168,9 +168,9 @@ static void tc_owned_and_mapped(void) {
     if (!tc_open(&e)) return;
     pods = tc_informer(&e, &tc_pods);
     secrets = tc_informer(&e, &sec);
-    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "ConfigMap"), KCTL_OK);
-    KT_EQ_INT(kctl_controller_watch_map(e.c, secrets, tc_map_secret, NULL), KCTL_OK);
-    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "ConfigMap", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_controller_watch_map(e.c, secrets, tc_map_secret, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL, NULL), KCTL_ERR_INVALID_ARG);
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p1\",\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"u\",\"controller\":true}]}}");
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p2\",\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"other\",\"controller\":true}]}}");
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p3\",\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"notctl\"}]}}");
@@ -264,9 +264,128 @@ static void tc_bad_args(void) {
     kctl_controller_destroy(NULL);
 }
 
+static kctl_obj *tc_obj(const char *doc) {
+    kctl_obj *o = NULL;
+    if (kctl_obj_parse(doc, strlen(doc), NULL, &o) != KCTL_OK) kt_fail(__FILE__, __LINE__, "object %s", doc);
+    return o;
+}
+
+static bool tc_only_web(const kctl_obj *old_obj, const kctl_obj *new_obj, void *user_data) {
+    const kctl_obj *o = new_obj ? new_obj : old_obj;
+    (void)user_data;
+    return o && kctl_obj_label(o, "app") && strcmp(kctl_obj_label(o, "app"), "web") == 0;
+}
+
+static void tc_predicates(void) {
+    kctl_obj *g1 = tc_obj("{\"metadata\":{\"name\":\"a\",\"generation\":1,\"resourceVersion\":\"1\",\"labels\":{\"app\":\"web\"}}}");
+    kctl_obj *g1b = tc_obj("{\"metadata\":{\"name\":\"a\",\"generation\":1,\"resourceVersion\":\"2\",\"labels\":{\"app\":\"web\"},\"annotations\":{\"n\":\"x\"}}}");
+    kctl_obj *g2 = tc_obj("{\"metadata\":{\"name\":\"a\",\"generation\":2,\"resourceVersion\":\"3\",\"labels\":{\"app\":\"db\"},\"annotations\":{\"n\":\"x\"}}}");
+    kctl_predicate gen, rv, labels, ann, web, both, either, notgen;
+    memset(&gen, 0, sizeof gen);
+    gen.kind = KCTL_PRED_GENERATION_CHANGED;
+    rv = labels = ann = web = both = either = notgen = gen;
+    rv.kind = KCTL_PRED_RESOURCE_VERSION_CHANGED;
+    labels.kind = KCTL_PRED_LABELS_CHANGED;
+    ann.kind = KCTL_PRED_ANNOTATIONS_CHANGED;
+    web.kind = KCTL_PRED_CUSTOM;
+    web.fn = tc_only_web;
+    both.kind = KCTL_PRED_AND; both.a = &gen; both.b = &web;
+    either.kind = KCTL_PRED_OR; either.a = &gen; either.b = &ann;
+    notgen.kind = KCTL_PRED_NOT; notgen.a = &gen;
+    KT_CHECK(!kctl_predicate_eval(&gen, g1, g1b)); /* a status or metadata change: same generation */
+    KT_CHECK(kctl_predicate_eval(&gen, g1b, g2));
+    KT_CHECK(kctl_predicate_eval(&gen, NULL, g1));  /* adds and deletes pass */
+    KT_CHECK(kctl_predicate_eval(&gen, g1, NULL));
+    KT_CHECK(kctl_predicate_eval(&rv, g1, g1b));
+    KT_CHECK(!kctl_predicate_eval(&rv, g1, g1));
+    KT_CHECK(!kctl_predicate_eval(&labels, g1, g1b));
+    KT_CHECK(kctl_predicate_eval(&labels, g1b, g2));
+    KT_CHECK(kctl_predicate_eval(&ann, g1, g1b));
+    KT_CHECK(!kctl_predicate_eval(&ann, g1b, g2));
+    KT_CHECK(!kctl_predicate_eval(&both, g1b, g2)); /* generation changed, but not web any more */
+    KT_CHECK(kctl_predicate_eval(&either, g1, g1b));
+    KT_CHECK(kctl_predicate_eval(&notgen, g1, g1b));
+    KT_CHECK(kctl_predicate_eval(NULL, g1, g2));
+    kctl_obj_unref(g1);
+    kctl_obj_unref(g1b);
+    kctl_obj_unref(g2);
+}
+
+/* A primary watch with a generation predicate: status writes do not wake it. */
+static void tc_predicate_on_watch(void) {
+    tc_env e;
+    kctl_memstore_desc md;
+    kctl_controller_desc cd;
+    kctl_predicate gen;
+    kctl_transport t;
+    kctl_obj *o = NULL;
+    bool written = true;
+    memset(&e, 0, sizeof e);
+    kctl_vclock_init(&e.vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&e.vc);
+    if (kctl_memstore_create(&md, &e.ms) != KCTL_OK) return;
+    e.inf = tc_informer(&e, &tc_cm);
+    memset(&gen, 0, sizeof gen);
+    gen.kind = KCTL_PRED_GENERATION_CHANGED;
+    memset(&cd, 0, sizeof cd);
+    cd.primary = e.inf;
+    cd.predicate = &gen;
+    cd.reconcile = tc_reconcile;
+    cd.user_data = &e;
+    cd.clock = kctl_vclock_clock(&e.vc);
+    KT_EQ_INT(kctl_controller_create(&cd, &e.c), KCTL_OK);
+    t = kctl_memstore_transport(e.ms);
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":1}}");
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 1);
+    /* the status helper: writes once, then sees nothing to change */
+    o = kctl_indexer_get(kctl_informer_indexer(e.inf), "prod/a");
+    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, "{\"phase\":\"ready\"}", strlen("{\"phase\":\"ready\"}"), &written, NULL), KCTL_OK);
+    KT_CHECK(written);
+    kctl_obj_unref(o);
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 1); /* a status change: same generation, filtered */
+    o = kctl_indexer_get(kctl_informer_indexer(e.inf), "prod/a");
+    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, " { \"phase\" : \"ready\" } ", strlen(" { \"phase\" : \"ready\" } "), &written, NULL), KCTL_OK);
+    KT_CHECK(!written); /* the same status: no write at all */
+    KT_EQ_U64(kctl_memstore_revision(e.ms), 2);
+    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, "{bad", 4, &written, NULL), KCTL_ERR_INVALID_ARG);
+    kctl_obj_unref(o);
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":2}}"); /* a spec change passes */
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 2);
+    tc_close(&e);
+}
+
+typedef struct tc_retry { int calls, conflicts; } tc_retry;
+static int tc_retry_fn(void *ud) {
+    tc_retry *r = (tc_retry *)ud;
+    return ++r->calls <= r->conflicts ? KCTL_ERR_CONFLICT : KCTL_OK;
+}
+
+static void tc_retry_on_conflict(void) {
+    tc_retry r;
+    memset(&r, 0, sizeof r);
+    r.conflicts = 2;
+    KT_EQ_INT(kctl_retry_on_conflict(5, 1000, tc_retry_fn, &r), KCTL_OK);
+    KT_EQ_INT(r.calls, 3);
+    memset(&r, 0, sizeof r);
+    r.conflicts = 100;
+    KT_EQ_INT(kctl_retry_on_conflict(4, 1000, tc_retry_fn, &r), KCTL_ERR_CONFLICT);
+    KT_EQ_INT(r.calls, 4);
+    KT_EQ_INT(kctl_retry_on_conflict(1, 1, NULL, NULL), KCTL_ERR_INVALID_ARG);
+}
+
 void kt_suite_controller(void) {
     KT_RUN(tc_result_rules);
     KT_RUN(tc_owned_and_mapped);
     KT_RUN(tc_workers);
     KT_RUN(tc_bad_args);
+    KT_RUN(tc_predicates);
+    KT_RUN(tc_predicate_on_watch);
+    KT_RUN(tc_retry_on_conflict);
 }
