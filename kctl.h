@@ -7066,7 +7066,7 @@ static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, bool la
     size_t i, n = labels ? kctl_obj_label_count(a) : kctl_obj_annotation_count(a);
     if (n != (labels ? kctl_obj_label_count(b) : kctl_obj_annotation_count(b))) return true;
     for (i = 0; i < n; i++) {
-        const char *k, *v, *w;
+        const char *k = "", *v = "", *w;
         if (labels) kctl_obj_label_at(a, i, &k, &v);
         else kctl_obj_annotation_at(a, i, &k, &v);
         w = labels ? kctl_obj_label(b, k) : kctl_obj_annotation(b, k);
