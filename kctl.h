@@ -1335,6 +1335,53 @@ KCTL_API void kctl_controller_stop(kctl_controller *c);
 KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
 KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
 
+/* ================================================================== MANAGER */
+/* Runs informers and controllers together: one informer per resource,
+   namespace and selectors, shared by every controller that asks for it
+   (one watch, one cache); start starts the informers, waits for their
+   caches, then starts the controllers; stop drains the controllers, then
+   stops the informers; run does both around SIGINT/SIGTERM. Metrics for
+   all of it in Prometheus' text format. The manager owns what it made. */
+typedef struct kctl_manager kctl_manager;
+
+/* Options; zero means the default: transport (required), clock
+   [monotonic], resync_ns for its informers [none], allocator, logger. */
+typedef struct kctl_manager_desc {
+    kctl_transport transport;
+    kctl_clock clock;
+    uint64_t resync_ns;
+    kctl_allocator allocator;
+    kctl_logger logger;
+} kctl_manager_desc;
+
+KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **out);
+/* Stop and free everything the manager made (NULL is fine). [not thread-safe] */
+KCTL_API void kctl_manager_destroy(kctl_manager *m);
+/* The informer for res and the selectors: the same one each time they are
+   the same (at most 32). Handlers and indexes may be added to it. [any thread] */
+KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, const char *label_selector,
+                                   const char *field_selector, kctl_informer **out);
+/* A controller (desc as for kctl_controller_create; its transport and
+   clock default to the manager's); at most 32. The manager owns it. [any thread] */
+KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_desc *desc, kctl_controller **out);
+/* Start the informers, wait for their caches (at most sync_timeout_ns:
+   TIMEOUT), start the controllers. [any thread] */
+KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns);
+/* Stop the controllers (letting reconciles in flight finish), then the
+   informers. [any thread] */
+KCTL_API void kctl_manager_stop(kctl_manager *m);
+/* start, wait for SIGINT or SIGTERM, stop. Call it from the main thread
+   before other threads exist: it blocks those signals for every thread it
+   starts. [main thread] */
+KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns);
+/* The metrics in Prometheus' text format into buf[0..cap) (NUL-terminated):
+   client-go's workqueue_* per queue (name = the controller's name),
+   controller-runtime's controller_runtime_reconcile_total by result and
+   controller_runtime_terminal_reconcile_errors_total, and the reflectors'
+   counters (kctl_reflector_*). TOO_LARGE when it does not fit; *len (may
+   be NULL) gets the length either way. [any thread] */
+KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -1346,6 +1393,7 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
 #if defined(KCTL_IMPLEMENTATION) && !defined(KCTL_IMPLEMENTATION_DONE)
 #define KCTL_IMPLEMENTATION_DONE
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7457,6 +7505,280 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
     kctl__mutex_lock(&c->mu);
     *out = c->stats;
     kctl__mutex_unlock(&c->mu);
+}
+
+/* ----------------------------------------------------------------- MANAGER */
+#define KCTL__MGR_MAX 32
+#ifndef KCTL_NO_THREADS
+#include <signal.h>
+#endif
+
+/* ---- metrics */
+/* printf into the text (lines are short: names are at most 255 bytes). */
+static void kctl__pm(kctl_jw *w, const char *fmt, ...) {
+    char line[1024];
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    kctl__jw_put(w, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* A Prometheus label value may not hold these unescaped: keep it simple. */
+static void kctl__pm_clean(char *s) {
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\' || *s == '\n') *s = '_';
+}
+
+typedef struct kctl__mgrinf {
+    kctl_informer *inf;
+    char *id; /* "group/resource|ns|labels|fields": what makes informers the same */
+    char label[256]; /* group/resource/ns, for metrics */
+} kctl__mgrinf;
+
+typedef struct kctl__mgrctl {
+    kctl_controller *c;
+    char name[64];
+} kctl__mgrctl;
+
+struct kctl_manager {
+    kctl_transport transport;
+    kctl_clock clock;
+    uint64_t resync_ns;
+    kctl_allocator allocator;
+    kctl_logger logger;
+    kctl__mutex mu;
+    kctl__mgrinf infs[KCTL__MGR_MAX];
+    uint32_t ninfs;
+    kctl__mgrctl ctls[KCTL__MGR_MAX];
+    uint32_t nctls;
+    bool started;
+};
+
+KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **out) {
+    kctl_manager *m;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc || !desc->transport.vt || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!(m = (kctl_manager *)kctl__alloc(&desc->allocator, sizeof *m))) return KCTL_ERR_NOMEM;
+    memset(m, 0, sizeof *m);
+    m->transport = desc->transport;
+    m->clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
+    m->resync_ns = desc->resync_ns;
+    m->allocator = desc->allocator;
+    m->logger = desc->logger;
+    if (kctl__mutex_init(&m->mu) != KCTL_OK) {
+        kctl__free(&m->allocator, m);
+        return KCTL_ERR_NOMEM;
+    }
+    *out = m;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_manager_destroy(kctl_manager *m) {
+    uint32_t i;
+    if (!m) return;
+    kctl_manager_stop(m);
+    for (i = 0; i < m->ninfs; i++) kctl_informer_destroy(m->infs[i].inf); /* before the controllers: their handlers */
+    for (i = 0; i < m->nctls; i++) kctl_controller_destroy(m->ctls[i].c);
+    for (i = 0; i < m->ninfs; i++) kctl__free(&m->allocator, m->infs[i].id);
+    kctl__mutex_deinit(&m->mu);
+    kctl__free(&m->allocator, m);
+}
+
+KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, const char *label_selector,
+                                   const char *field_selector, kctl_informer **out) {
+    kctl_informer_desc d;
+    char *id;
+    size_t n;
+    uint32_t i;
+    int rc = KCTL_OK;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!m || !res || !res->resource) return KCTL_ERR_INVALID_ARG;
+    n = strlen(res->group ? res->group : "") + strlen(res->resource) + strlen(res->ns ? res->ns : "") +
+        strlen(label_selector ? label_selector : "") + strlen(field_selector ? field_selector : "") + 8;
+    if (!(id = (char *)kctl__alloc(&m->allocator, n))) return KCTL_ERR_NOMEM;
+    snprintf(id, n, "%s/%s|%s|%s|%s", res->group ? res->group : "", res->resource, res->ns ? res->ns : "",
+             label_selector ? label_selector : "", field_selector ? field_selector : "");
+    kctl__mutex_lock(&m->mu);
+    for (i = 0; i < m->ninfs; i++)
+        if (strcmp(m->infs[i].id, id) == 0) { /* shared */
+            *out = m->infs[i].inf;
+            kctl__mutex_unlock(&m->mu);
+            kctl__free(&m->allocator, id);
+            return KCTL_OK;
+        }
+    if (m->ninfs == KCTL__MGR_MAX) rc = KCTL_ERR_FULL;
+    if (rc == KCTL_OK) {
+        memset(&d, 0, sizeof d);
+        d.transport = m->transport;
+        d.resource = *res;
+        d.label_selector = label_selector;
+        d.field_selector = field_selector;
+        d.clock = m->clock;
+        d.resync_ns = m->resync_ns;
+        d.allocator = m->allocator;
+        rc = kctl_informer_create(&d, out);
+    }
+    if (rc == KCTL_OK && m->started) rc = kctl_informer_start(*out); /* a late one starts at once */
+    if (rc == KCTL_OK) {
+        kctl__mgrinf *mi = &m->infs[m->ninfs++];
+        mi->inf = *out;
+        mi->id = id;
+        snprintf(mi->label, sizeof mi->label, "%s/%s%s%s", res->group ? res->group : "", res->resource,
+                 res->ns && *res->ns ? "/" : "", res->ns ? res->ns : "");
+        kctl__pm_clean(mi->label);
+        id = NULL;
+    } else if (*out) {
+        kctl_informer_destroy(*out);
+        *out = NULL;
+    }
+    kctl__mutex_unlock(&m->mu);
+    kctl__free(&m->allocator, id);
+    return rc;
+}
+
+KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_desc *desc, kctl_controller **out) {
+    kctl_controller_desc d;
+    int rc = KCTL_OK;
+    if (out) *out = NULL;
+    if (!m || !desc) {
+        if (desc) kctl_limiter_destroy(desc->limiter);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    d = *desc;
+    if (!d.transport.vt) d.transport = m->transport;
+    if (!d.clock.now_fn) d.clock = m->clock;
+    if (!d.logger.func) d.logger = m->logger;
+    kctl__mutex_lock(&m->mu);
+    if (m->nctls == KCTL__MGR_MAX) {
+        kctl_limiter_destroy(d.limiter);
+        rc = KCTL_ERR_FULL;
+    } else if ((rc = kctl_controller_create(&d, &m->ctls[m->nctls].c)) == KCTL_OK) {
+        snprintf(m->ctls[m->nctls].name, sizeof m->ctls[m->nctls].name, "%s", d.name ? d.name : "");
+        kctl__pm_clean(m->ctls[m->nctls].name);
+        if (out) *out = m->ctls[m->nctls].c;
+        m->nctls++;
+    }
+    kctl__mutex_unlock(&m->mu);
+    return rc;
+}
+
+KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
+    uint32_t i;
+    int rc = KCTL_OK;
+    if (!m) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&m->mu);
+    if (m->started) rc = KCTL_ERR_EXISTS;
+    for (i = 0; i < m->ninfs && rc == KCTL_OK; i++) rc = kctl_informer_start(m->infs[i].inf);
+    if (rc == KCTL_OK) m->started = true;
+    kctl__mutex_unlock(&m->mu);
+    /* controllers wait for the caches they watch, then start their workers */
+    for (i = 0; i < m->nctls && rc == KCTL_OK; i++) rc = kctl_controller_start(m->ctls[i].c, sync_timeout_ns);
+    if (rc != KCTL_OK && rc != KCTL_ERR_EXISTS) kctl_manager_stop(m);
+    return rc;
+}
+
+KCTL_API void kctl_manager_stop(kctl_manager *m) {
+    uint32_t i;
+    if (!m) return;
+    for (i = 0; i < m->nctls; i++) kctl_controller_stop(m->ctls[i].c); /* drain: reconciles in flight finish */
+    kctl__mutex_lock(&m->mu);
+    for (i = 0; i < m->ninfs; i++) kctl_informer_stop(m->infs[i].inf);
+    m->started = false;
+    kctl__mutex_unlock(&m->mu);
+}
+
+KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
+#ifdef KCTL_NO_THREADS
+    (void)m;
+    (void)sync_timeout_ns;
+    return KCTL_ERR_INVALID_ARG;
+#else
+    sigset_t set, old;
+    int sig = 0, rc;
+    if (!m) return KCTL_ERR_INVALID_ARG;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &set, &old); /* every thread started from here on inherits it */
+    rc = kctl_manager_start(m, sync_timeout_ns);
+    if (rc == KCTL_OK) sigwait(&set, &sig);
+    kctl_manager_stop(m);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+#endif
+}
+
+static void kctl__pm_hist(kctl_jw *w, const char *metric, const char *name, const kctl_histogram *h) {
+    int i;
+    for (i = 0; i < KCTL_HIST_BUCKETS; i++)
+        kctl__pm(w, "%s_bucket{name=\"%s\",le=\"%g\"} %llu\n", metric, name, (double)kctl_histogram_bound_ns(i) / 1e9,
+                 (unsigned long long)h->buckets[i]);
+    kctl__pm(w, "%s_bucket{name=\"%s\",le=\"+Inf\"} %llu\n", metric, name, (unsigned long long)h->count);
+    kctl__pm(w, "%s_sum{name=\"%s\"} %.9f\n", metric, name, (double)h->sum_ns / 1e9);
+    kctl__pm(w, "%s_count{name=\"%s\"} %llu\n", metric, name, (unsigned long long)h->count);
+}
+
+KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len) {
+    kctl_jw w;
+    uint32_t i;
+    int rc = KCTL_OK;
+    if (len) *len = 0;
+    if (!m || (!buf && cap)) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&w, &m->allocator);
+    kctl__mutex_lock(&m->mu);
+    kctl__pm(&w, "# TYPE workqueue_depth gauge\n# TYPE workqueue_adds_total counter\n# TYPE workqueue_retries_total counter\n"
+                 "# TYPE workqueue_queue_duration_seconds histogram\n# TYPE workqueue_work_duration_seconds histogram\n"
+                 "# TYPE workqueue_unfinished_work_seconds gauge\n# TYPE workqueue_longest_running_processor_seconds gauge\n"
+                 "# TYPE controller_runtime_reconcile_total counter\n# TYPE controller_runtime_terminal_reconcile_errors_total counter\n");
+    for (i = 0; i < m->nctls; i++) {
+        kctl_queue_stats qs;
+        kctl_controller_stats cs;
+        const char *n = m->ctls[i].name;
+        kctl_queue_read_stats(kctl_controller_queue(m->ctls[i].c), &qs);
+        kctl_controller_read_stats(m->ctls[i].c, &cs);
+        kctl__pm(&w, "workqueue_depth{name=\"%s\"} %llu\n", n, (unsigned long long)qs.depth);
+        kctl__pm(&w, "workqueue_adds_total{name=\"%s\"} %llu\n", n, (unsigned long long)qs.adds_total);
+        kctl__pm(&w, "workqueue_retries_total{name=\"%s\"} %llu\n", n, (unsigned long long)qs.retries_total);
+        kctl__pm_hist(&w, "workqueue_queue_duration_seconds", n, &qs.queue_duration);
+        kctl__pm_hist(&w, "workqueue_work_duration_seconds", n, &qs.work_duration);
+        kctl__pm(&w, "workqueue_unfinished_work_seconds{name=\"%s\"} %.9f\n", n, (double)qs.unfinished_work_ns / 1e9);
+        kctl__pm(&w, "workqueue_longest_running_processor_seconds{name=\"%s\"} %.9f\n", n, (double)qs.longest_running_ns / 1e9);
+        kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"success\"} %llu\n", n, (unsigned long long)cs.success);
+        kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"error\"} %llu\n", n,
+                 (unsigned long long)(cs.error + cs.terminal));
+        kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue\"} %llu\n", n, (unsigned long long)cs.requeue);
+        kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue_after\"} %llu\n", n,
+                 (unsigned long long)cs.requeue_after);
+        kctl__pm(&w, "controller_runtime_terminal_reconcile_errors_total{controller=\"%s\"} %llu\n", n, (unsigned long long)cs.terminal);
+    }
+    kctl__pm(&w, "# TYPE kctl_reflector_lists_total counter\n# TYPE kctl_reflector_relists_total counter\n"
+                 "# TYPE kctl_reflector_watch_restarts_total counter\n# TYPE kctl_reflector_events_total counter\n");
+    for (i = 0; i < m->ninfs; i++) {
+        kctl_reflector_stats rs;
+        const char *r = m->infs[i].label;
+        kctl_informer_read_stats(m->infs[i].inf, &rs);
+        kctl__pm(&w, "kctl_reflector_lists_total{resource=\"%s\"} %llu\n", r, (unsigned long long)rs.lists);
+        kctl__pm(&w, "kctl_reflector_relists_total{resource=\"%s\"} %llu\n", r, (unsigned long long)rs.relists);
+        kctl__pm(&w, "kctl_reflector_watch_restarts_total{resource=\"%s\"} %llu\n", r, (unsigned long long)rs.watch_restarts);
+        kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"ADDED\"} %llu\n", r, (unsigned long long)rs.added);
+        kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"MODIFIED\"} %llu\n", r, (unsigned long long)rs.modified);
+        kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"DELETED\"} %llu\n", r, (unsigned long long)rs.deleted);
+        kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"BOOKMARK\"} %llu\n", r, (unsigned long long)rs.bookmarks);
+    }
+    kctl__mutex_unlock(&m->mu);
+    if (w.err) rc = w.err;
+    else {
+        if (len) *len = w.len;
+        if (w.len >= cap) rc = KCTL_ERR_TOO_LARGE;
+        else memcpy(buf, w.buf ? w.buf : "", w.len + 1);
+    }
+    kctl_jw_free(&w);
+    return rc;
 }
 
 #endif /* KCTL_IMPLEMENTATION */

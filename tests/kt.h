@@ -55,4 +55,5 @@ void kt_suite_memstore(void);
 void kt_suite_reflector(void);
 void kt_suite_informer(void);
 void kt_suite_controller(void);
+void kt_suite_manager(void);
 #endif

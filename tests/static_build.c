@@ -14,3 +14,4 @@
 #include "test_reflector.c"
 #include "test_informer.c"
 #include "test_controller.c"
+#include "test_manager.c"
