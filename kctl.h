@@ -1335,6 +1335,42 @@ KCTL_API void kctl_controller_stop(kctl_controller *c);
 KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
 KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
 
+/* =========================================================== LEADER ELECTION */
+/* client-go's leader election over the transport alone: a lease object
+   (spec.holderIdentity, leaseDurationSeconds, acquireTime, renewTime,
+   leaseTransitions) created and updated with resourceVersion
+   preconditions, so it works on any store that honours them. As client-go
+   does, a candidate judges expiry by its own clock from when it last saw
+   the lease change, never by the times written in it (clock skew cannot
+   make two leaders). A leader that cannot renew within renew_deadline_ns
+   stops leading. */
+typedef struct kctl_leader kctl_leader;
+
+/* Options; zero means the default:
+     transport, name, identity   required (identity: unique per process)
+     lease          the lease's resource [coordination.k8s.io/v1 leases, namespace "default"]
+     lease_ns, renew_deadline_ns, retry_ns  [15 s, 10 s, 2 s]
+     clock          [monotonic] */
+typedef struct kctl_leader_desc {
+    kctl_transport transport;
+    kctl_resource lease;
+    const char *name;
+    const char *identity;
+    uint64_t lease_ns, renew_deadline_ns, retry_ns;
+    kctl_clock clock;
+    kctl_allocator allocator;
+} kctl_leader_desc;
+
+KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out);
+KCTL_API void kctl_leader_destroy(kctl_leader *le);
+/* One try to acquire or renew the lease (call it every retry_ns; *next_ns
+   says when). *leading (may be NULL): whether this process leads now. [not thread-safe] */
+KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns);
+/* Whether this process leads (as of the last step). [not thread-safe] */
+KCTL_API bool kctl_leader_is_leader(const kctl_leader *le);
+/* Times leadership was gained. [not thread-safe] */
+KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le);
+
 /* ================================================================== MANAGER */
 /* Runs informers and controllers together: one informer per resource,
    namespace and selectors, shared by every controller that asks for it
@@ -7506,6 +7542,174 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
     *out = c->stats;
     kctl__mutex_unlock(&c->mu);
 }
+
+/* --------------------------------------------------------- LEADER ELECTION */
+struct kctl_leader {
+    kctl_transport t;
+    kctl_resource lease;
+    char group[64], version[16], resource[64], ns[254], name[254], identity[254];
+    uint64_t lease_ns, renew_ns, retry_ns;
+    kctl_clock clock;
+    kctl_allocator allocator;
+    char observed_rv[KCTL_RV_MAX];
+    uint64_t observed_time, last_renew;
+    uint64_t renewals; /* written with every renewal, so each one changes the lease */
+    bool leading;
+    uint32_t terms;
+};
+
+static bool kctl__le_copy(char *dst, size_t cap, const char *src, const char *dflt) {
+    const char *s = src ? src : dflt;
+    if (strlen(s) >= cap) return false;
+    memcpy(dst, s, strlen(s) + 1);
+    return true;
+}
+
+KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out) {
+    kctl_leader *le;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc || !desc->transport.vt || !desc->name || !*desc->name || !desc->identity || !*desc->identity ||
+        (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
+        return KCTL_ERR_INVALID_ARG;
+    if (!(le = (kctl_leader *)kctl__alloc(&desc->allocator, sizeof *le))) return KCTL_ERR_NOMEM;
+    memset(le, 0, sizeof *le);
+    if (!kctl__le_copy(le->group, sizeof le->group, desc->lease.resource ? desc->lease.group : NULL, "coordination.k8s.io") ||
+        !kctl__le_copy(le->version, sizeof le->version, desc->lease.resource ? desc->lease.version : NULL, "v1") ||
+        !kctl__le_copy(le->resource, sizeof le->resource, desc->lease.resource, "leases") ||
+        !kctl__le_copy(le->ns, sizeof le->ns, desc->lease.ns, "default") ||
+        !kctl__le_copy(le->name, sizeof le->name, desc->name, "") ||
+        !kctl__le_copy(le->identity, sizeof le->identity, desc->identity, "")) {
+        kctl__free(&desc->allocator, le);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    le->lease.group = le->group;
+    le->lease.version = le->version;
+    le->lease.resource = le->resource;
+    le->lease.ns = le->ns;
+    le->t = desc->transport;
+    le->lease_ns = desc->lease_ns ? desc->lease_ns : KCTL_SEC(15);
+    le->renew_ns = desc->renew_deadline_ns ? desc->renew_deadline_ns : KCTL_SEC(10);
+    le->retry_ns = desc->retry_ns ? desc->retry_ns : KCTL_SEC(2);
+    le->clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
+    le->allocator = desc->allocator;
+    *out = le;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_leader_destroy(kctl_leader *le) {
+    if (le) kctl__free(&le->allocator, le);
+}
+
+/* The lease as this process holding it: a new one (cur NULL) or cur taken over or renewed. */
+static int kctl__le_write(kctl_leader *le, const kctl_obj *cur, const char *holder, const char *acquired, int64_t transitions, kctl_obj **out) {
+    kctl_jw w;
+    char now[32];
+    const char *text;
+    size_t n;
+    int rc;
+    kctl__ms_now_rfc3339(now);
+    kctl_jw_init_growable(&w, &le->allocator);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "apiVersion");
+    kctl_jw_string(&w, "coordination.k8s.io/v1");
+    kctl_jw_key(&w, "kind");
+    kctl_jw_string(&w, "Lease");
+    kctl_jw_key(&w, "metadata");
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "name");
+    kctl_jw_string(&w, le->name);
+    kctl_jw_key(&w, "namespace");
+    kctl_jw_string(&w, le->ns);
+    if (cur) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, kctl_obj_resource_version(cur)); }
+    {
+        /* renewTime has only seconds here; a counter makes every renewal a
+           change that the other candidates see (a store skips writes that
+           change nothing) */
+        char count[24];
+        snprintf(count, sizeof count, "%llu", (unsigned long long)++le->renewals);
+        kctl_jw_key(&w, "annotations");
+        kctl_jw_object_begin(&w);
+        kctl_jw_key(&w, "kctl.io/renewal");
+        kctl_jw_string(&w, count);
+        kctl_jw_key(&w, "kctl.io/holder");
+        kctl_jw_string(&w, holder);
+        kctl_jw_object_end(&w);
+    }
+    kctl_jw_object_end(&w);
+    kctl_jw_key(&w, "spec");
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "holderIdentity");
+    kctl_jw_string(&w, holder);
+    kctl_jw_key(&w, "leaseDurationSeconds");
+    kctl_jw_uint64(&w, le->lease_ns / UINT64_C(1000000000));
+    kctl_jw_key(&w, "acquireTime");
+    kctl_jw_string(&w, acquired ? acquired : now);
+    kctl_jw_key(&w, "renewTime");
+    kctl_jw_string(&w, now);
+    kctl_jw_key(&w, "leaseTransitions");
+    kctl_jw_int64(&w, transitions);
+    kctl_jw_object_end(&w);
+    kctl_jw_object_end(&w);
+    rc = kctl_jw_finish(&w, &text, &n);
+    if (rc == KCTL_OK)
+        rc = cur ? le->t.vt->update(le->t.self, &le->lease, text, n, out) : le->t.vt->create(le->t.self, &le->lease, text, n, out);
+    kctl_jw_free(&w);
+    return rc;
+}
+
+KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns) {
+    kctl_obj *cur = NULL, *mine = NULL;
+    uint64_t now;
+    bool ok = false;
+    int rc;
+    if (!le) return KCTL_ERR_INVALID_ARG;
+    now = kctl_clock_now(&le->clock);
+    rc = le->t.vt->get(le->t.self, &le->lease, le->name, &cur);
+    if (rc == KCTL_ERR_NOT_FOUND) {
+        ok = kctl__le_write(le, NULL, le->identity, NULL, 0, &mine) == KCTL_OK;
+    } else if (rc == KCTL_OK) {
+        kctl_json j;
+        kctl_json_tok toks[64];
+        size_t len;
+        const char *doc = kctl_obj_json(cur, &len);
+        char holder[254] = "", acquired[64] = "";
+        int64_t transitions = 0;
+        if (strcmp(kctl_obj_resource_version(cur), le->observed_rv) != 0) { /* it changed: someone is alive */
+            snprintf(le->observed_rv, sizeof le->observed_rv, "%s", kctl_obj_resource_version(cur));
+            le->observed_time = now;
+        }
+        if (kctl_json_parse(doc, len, toks, 64, NULL, &j) == KCTL_OK) {
+            kctl_json_string(&j, kctl_json_path(&j, 0, "spec.holderIdentity"), holder, sizeof holder, NULL);
+            kctl_json_string(&j, kctl_json_path(&j, 0, "spec.acquireTime"), acquired, sizeof acquired, NULL);
+            kctl_json_int64(&j, kctl_json_path(&j, 0, "spec.leaseTransitions"), &transitions);
+        }
+        if (holder[0] && strcmp(holder, le->identity) != 0 && now - le->observed_time < le->lease_ns) {
+            le->leading = false; /* held by someone alive: not ours */
+        } else {
+            bool same = strcmp(holder, le->identity) == 0;
+            ok = kctl__le_write(le, cur, le->identity, same && acquired[0] ? acquired : NULL,
+                                same ? transitions : transitions + 1, &mine) == KCTL_OK;
+        }
+    }
+    if (ok) {
+        if (!le->leading) le->terms++;
+        le->leading = true;
+        le->last_renew = now;
+        snprintf(le->observed_rv, sizeof le->observed_rv, "%s", kctl_obj_resource_version(mine));
+        le->observed_time = now;
+    } else if (le->leading && now - le->last_renew >= le->renew_ns) {
+        le->leading = false; /* could not renew in time */
+    }
+    kctl_obj_unref(cur);
+    kctl_obj_unref(mine);
+    if (leading) *leading = le->leading;
+    if (next_ns) *next_ns = kctl__add_sat(now, le->retry_ns);
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_leader_is_leader(const kctl_leader *le) { return le && le->leading; }
+KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le) { return le ? le->terms : 0; }
 
 /* ----------------------------------------------------------------- MANAGER */
 #define KCTL__MGR_MAX 32

@@ -56,4 +56,5 @@ void kt_suite_reflector(void);
 void kt_suite_informer(void);
 void kt_suite_controller(void);
 void kt_suite_manager(void);
+void kt_suite_leader(void);
 #endif

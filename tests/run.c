@@ -75,6 +75,7 @@ int main(void) {
     kt_suite_informer();
     kt_suite_controller();
     kt_suite_manager();
+    kt_suite_leader();
     if (kt.skipped) printf("%d passed, %d failed, %d skipped\n", kt.passed, kt.failed, kt.skipped);
     else printf("%d passed, %d failed\n", kt.passed, kt.failed);
     return kt.failed ? 1 : 0;

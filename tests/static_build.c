@@ -15,3 +15,4 @@
 #include "test_informer.c"
 #include "test_controller.c"
 #include "test_manager.c"
+#include "test_leader.c"
