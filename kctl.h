@@ -1381,13 +1381,21 @@ KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le);
 typedef struct kctl_manager kctl_manager;
 
 /* Options; zero means the default: transport (required), clock
-   [monotonic], resync_ns for its informers [none], allocator, logger. */
+   [monotonic], resync_ns for its informers [none], allocator, logger, and
+   leader election: with a lease_name (and this process' identity) the
+   controllers run only while this process holds the lease (informers run
+   on every replica, as controller-runtime's caches do); losing it stops
+   them for good (run returns SHUTDOWN), as controller-runtime exits. */
 typedef struct kctl_manager_desc {
     kctl_transport transport;
     kctl_clock clock;
     uint64_t resync_ns;
     kctl_allocator allocator;
     kctl_logger logger;
+    const char *lease_name;
+    const char *identity;
+    const char *lease_namespace;                    /* ["default"] */
+    uint64_t lease_ns, renew_deadline_ns, retry_ns; /* [15 s, 10 s, 2 s] */
 } kctl_manager_desc;
 
 KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **out);
@@ -1406,6 +1414,10 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns);
 /* Stop the controllers (letting reconciles in flight finish), then the
    informers. [any thread] */
 KCTL_API void kctl_manager_stop(kctl_manager *m);
+/* With leader election: whether this process leads now, and whether it
+   led and lost the lease (then its controllers are stopped). [any thread] */
+KCTL_API bool kctl_manager_is_leader(kctl_manager *m);
+KCTL_API bool kctl_manager_lost_lease(kctl_manager *m);
 /* start, wait for SIGINT or SIGTERM, stop. Call it from the main thread
    before other threads exist: it blocks those signals for every thread it
    starts. [main thread] */
@@ -7753,6 +7765,13 @@ struct kctl_manager {
     uint64_t resync_ns;
     kctl_allocator allocator;
     kctl_logger logger;
+    kctl_leader *leader;          /* leader election, when asked for */
+    uint64_t sync_timeout_ns;
+    bool leading, lost, le_stop, controllers_up, le_running;
+#ifndef KCTL_NO_THREADS
+    kctl__thread le_thread;
+    kctl__cond le_cv;
+#endif
     kctl__mutex mu;
     kctl__mgrinf infs[KCTL__MGR_MAX];
     uint32_t ninfs;
@@ -7777,6 +7796,31 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
         kctl__free(&m->allocator, m);
         return KCTL_ERR_NOMEM;
     }
+#ifndef KCTL_NO_THREADS
+    if (kctl__cond_init(&m->le_cv) != KCTL_OK) {
+        kctl__mutex_deinit(&m->mu);
+        kctl__free(&m->allocator, m);
+        return KCTL_ERR_NOMEM;
+    }
+#endif
+    if (desc->lease_name) {
+        kctl_leader_desc ld;
+        int rc;
+        memset(&ld, 0, sizeof ld);
+        ld.transport = desc->transport;
+        ld.lease.ns = desc->lease_namespace;
+        ld.name = desc->lease_name;
+        ld.identity = desc->identity;
+        ld.lease_ns = desc->lease_ns;
+        ld.renew_deadline_ns = desc->renew_deadline_ns;
+        ld.retry_ns = desc->retry_ns;
+        ld.clock = m->clock;
+        ld.allocator = desc->allocator;
+        if ((rc = kctl_leader_create(&ld, &m->leader)) != KCTL_OK) {
+            kctl_manager_destroy(m);
+            return rc;
+        }
+    }
     *out = m;
     return KCTL_OK;
 }
@@ -7788,6 +7832,10 @@ KCTL_API void kctl_manager_destroy(kctl_manager *m) {
     for (i = 0; i < m->ninfs; i++) kctl_informer_destroy(m->infs[i].inf); /* before the controllers: their handlers */
     for (i = 0; i < m->nctls; i++) kctl_controller_destroy(m->ctls[i].c);
     for (i = 0; i < m->ninfs; i++) kctl__free(&m->allocator, m->infs[i].id);
+    kctl_leader_destroy(m->leader);
+#ifndef KCTL_NO_THREADS
+    kctl__cond_deinit(&m->le_cv);
+#endif
     kctl__mutex_deinit(&m->mu);
     kctl__free(&m->allocator, m);
 }
@@ -7871,6 +7919,54 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
     return rc;
 }
 
+static int kctl__mgr_start_controllers(kctl_manager *m) {
+    uint32_t i;
+    int rc = KCTL_OK;
+    /* controllers wait for the caches they watch, then start their workers */
+    for (i = 0; i < m->nctls && rc == KCTL_OK; i++) rc = kctl_controller_start(m->ctls[i].c, m->sync_timeout_ns);
+    return rc;
+}
+
+static void kctl__mgr_stop_controllers(kctl_manager *m) {
+    uint32_t i;
+    for (i = 0; i < m->nctls; i++) kctl_controller_stop(m->ctls[i].c); /* drain: reconciles in flight finish */
+}
+
+#ifndef KCTL_NO_THREADS
+/* The leader-election thread: try every retry period; lead -> start the
+   controllers; lose -> stop them, for good. */
+static void *kctl__mgr_le_main(void *arg) {
+    kctl_manager *m = (kctl_manager *)arg;
+    for (;;) {
+        bool leading = false, stop;
+        uint64_t next = 0, now;
+        kctl_leader_step(m->leader, &leading, &next);
+        kctl__mutex_lock(&m->mu);
+        m->leading = leading;
+        stop = m->le_stop;
+        kctl__mutex_unlock(&m->mu);
+        if (stop) break;
+        if (leading && !m->controllers_up) {
+            m->controllers_up = true;
+            kctl__mgr_start_controllers(m);
+        } else if (!leading && m->controllers_up) {
+            kctl__mgr_stop_controllers(m);
+            m->controllers_up = false;
+            kctl__mutex_lock(&m->mu);
+            m->lost = true;
+            kctl__cond_broadcast(&m->le_cv);
+            kctl__mutex_unlock(&m->mu);
+            break;
+        }
+        now = kctl_clock_now(&m->clock);
+        kctl__mutex_lock(&m->mu);
+        if (!m->le_stop && next > now) kctl__cond_wait_for(&m->le_cv, &m->mu, next - now);
+        kctl__mutex_unlock(&m->mu);
+    }
+    return NULL;
+}
+#endif
+
 KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
     uint32_t i;
     int rc = KCTL_OK;
@@ -7878,22 +7974,69 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
     kctl__mutex_lock(&m->mu);
     if (m->started) rc = KCTL_ERR_EXISTS;
     for (i = 0; i < m->ninfs && rc == KCTL_OK; i++) rc = kctl_informer_start(m->infs[i].inf);
-    if (rc == KCTL_OK) m->started = true;
+    if (rc == KCTL_OK) {
+        m->started = true;
+        m->sync_timeout_ns = sync_timeout_ns;
+        m->le_stop = false;
+    }
     kctl__mutex_unlock(&m->mu);
-    /* controllers wait for the caches they watch, then start their workers */
-    for (i = 0; i < m->nctls && rc == KCTL_OK; i++) rc = kctl_controller_start(m->ctls[i].c, sync_timeout_ns);
-    if (rc != KCTL_OK && rc != KCTL_ERR_EXISTS) kctl_manager_stop(m);
+    if (rc != KCTL_OK) {
+        if (rc != KCTL_ERR_EXISTS) kctl_manager_stop(m);
+        return rc;
+    }
+    if (m->leader) { /* the controllers start when (if) this process leads */
+#ifndef KCTL_NO_THREADS
+        rc = kctl__thread_start(&m->le_thread, kctl__mgr_le_main, m);
+        if (rc == KCTL_OK) m->le_running = true;
+#else
+        rc = KCTL_ERR_INVALID_ARG;
+#endif
+    } else {
+        rc = kctl__mgr_start_controllers(m);
+        m->controllers_up = rc == KCTL_OK;
+    }
+    if (rc != KCTL_OK) kctl_manager_stop(m);
     return rc;
 }
 
 KCTL_API void kctl_manager_stop(kctl_manager *m) {
     uint32_t i;
     if (!m) return;
-    for (i = 0; i < m->nctls; i++) kctl_controller_stop(m->ctls[i].c); /* drain: reconciles in flight finish */
+#ifndef KCTL_NO_THREADS
+    if (m->le_running) {
+        kctl__mutex_lock(&m->mu);
+        m->le_stop = true;
+        kctl__cond_broadcast(&m->le_cv);
+        kctl__mutex_unlock(&m->mu);
+        kctl__thread_join(m->le_thread);
+        m->le_running = false;
+    }
+#endif
+    kctl__mgr_stop_controllers(m);
+    m->controllers_up = false;
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->ninfs; i++) kctl_informer_stop(m->infs[i].inf);
     m->started = false;
+    m->leading = false;
     kctl__mutex_unlock(&m->mu);
+}
+
+KCTL_API bool kctl_manager_is_leader(kctl_manager *m) {
+    bool l;
+    if (!m) return false;
+    kctl__mutex_lock(&m->mu);
+    l = m->leading;
+    kctl__mutex_unlock(&m->mu);
+    return l;
+}
+
+KCTL_API bool kctl_manager_lost_lease(kctl_manager *m) {
+    bool l;
+    if (!m) return false;
+    kctl__mutex_lock(&m->mu);
+    l = m->lost;
+    kctl__mutex_unlock(&m->mu);
+    return l;
 }
 
 KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
@@ -7910,7 +8053,14 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, &old); /* every thread started from here on inherits it */
     rc = kctl_manager_start(m, sync_timeout_ns);
-    if (rc == KCTL_OK) sigwait(&set, &sig);
+    while (rc == KCTL_OK) { /* a signal, or (with leader election) a lost lease */
+        struct timespec ts;
+        ts.tv_sec = 0;
+        ts.tv_nsec = 100000000;
+        sig = sigtimedwait(&set, NULL, &ts);
+        if (sig == SIGINT || sig == SIGTERM) break;
+        if (kctl_manager_lost_lease(m)) rc = KCTL_ERR_SHUTDOWN;
+    }
     kctl_manager_stop(m);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;

@@ -1,6 +1,7 @@
 /* test_manager.c - shared informers, start and stop, signals, metrics. */
 #include "kt.h"
 #include <unistd.h>
+#include <time.h>
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
@@ -141,8 +142,89 @@ static void tg_run_until_signal(void) {
 #endif
 }
 
+/* Two replicas on one store: only the lease holder runs its controllers;
+   when it stops (without releasing), the other takes over once the lease
+   has gone unrenewed for lease_ns. Real time, short durations; every wait
+   is bounded and no assertion depends on how long anything took. */
+#ifndef KCTL_NO_THREADS
+static int tg_le_calls[2]; /* atomic */
+static void tg_nap(long ms) {
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+}
+static kctl_reconcile_result tg_le_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    __atomic_add_fetch((int *)ctx->user_data, 1, __ATOMIC_SEQ_CST);
+    return r;
+}
+#endif
+
+static void tg_leader_election(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms = NULL;
+    kctl_manager *m[2] = { NULL, NULL };
+    const char *ids[2] = { "replica-a", "replica-b" };
+    int i, lead = -1, other;
+    long spin;
+    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
+    for (i = 0; i < 2; i++) {
+        kctl_manager_desc d;
+        kctl_controller_desc cd;
+        kctl_informer *inf = NULL;
+        memset(&d, 0, sizeof d);
+        d.transport = kctl_memstore_transport(ms);
+        d.lease_name = "configs-controller";
+        d.identity = ids[i];
+        d.lease_ns = KCTL_MS(300);
+        d.renew_deadline_ns = KCTL_MS(200);
+        d.retry_ns = KCTL_MS(20);
+        KT_EQ_INT(kctl_manager_create(&d, &m[i]), KCTL_OK);
+        KT_EQ_INT(kctl_manager_informer(m[i], &tg_cm, NULL, NULL, &inf), KCTL_OK);
+        memset(&cd, 0, sizeof cd);
+        cd.primary = inf;
+        cd.reconcile = tg_le_reconcile;
+        cd.user_data = &tg_le_calls[i];
+        KT_EQ_INT(kctl_manager_add_controller(m[i], &cd, NULL), KCTL_OK);
+        tg_le_calls[i] = 0;
+    }
+    KT_EQ_INT(kctl_manager_start(m[0], KCTL_SEC(20)), KCTL_OK);
+    KT_EQ_INT(kctl_manager_start(m[1], KCTL_SEC(20)), KCTL_OK);
+    for (spin = 0; spin < 4000 && lead < 0; spin++) { /* at most ~40 s */
+        for (i = 0; i < 2; i++)
+            if (__atomic_load_n(&tg_le_calls[i], __ATOMIC_SEQ_CST) == 2) lead = i;
+        if (lead < 0) tg_nap(10);
+    }
+    KT_CHECK(lead >= 0);
+    if (lead < 0) lead = 0;
+    other = 1 - lead;
+    KT_CHECK(kctl_manager_is_leader(m[lead]));
+    /* a few renewals later the follower still has not reconciled anything */
+    tg_nap(100);
+    KT_CHECK(!kctl_manager_is_leader(m[other]));
+    KT_EQ_INT(__atomic_load_n(&tg_le_calls[other], __ATOMIC_SEQ_CST), 0);
+    KT_CHECK(!kctl_manager_lost_lease(m[lead]));
+    kctl_manager_stop(m[lead]); /* dies without releasing the lease */
+    KT_CHECK(!kctl_manager_is_leader(m[lead]));
+    for (spin = 0; spin < 4000 && __atomic_load_n(&tg_le_calls[other], __ATOMIC_SEQ_CST) < 2; spin++) tg_nap(10);
+    KT_EQ_INT(__atomic_load_n(&tg_le_calls[other], __ATOMIC_SEQ_CST), 2);
+    KT_CHECK(kctl_manager_is_leader(m[other]));
+    KT_EQ_INT(tg_le_calls[lead], 2);
+    kctl_manager_destroy(m[0]);
+    kctl_manager_destroy(m[1]);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
 void kt_suite_manager(void) {
     KT_RUN(tg_shared_informers);
     KT_RUN(tg_start_stop_metrics);
     KT_RUN(tg_run_until_signal);
+    KT_RUN(tg_leader_election);
 }
