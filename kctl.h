@@ -1309,6 +1309,7 @@ typedef struct kctl_controller_desc {
 /* Reconciles so far, by what they returned. */
 typedef struct kctl_controller_stats {
     uint64_t success, error, terminal, requeue, requeue_after;
+    kctl_histogram reconcile_time; /* controller_runtime_reconcile_time_seconds, on the clock */
 } kctl_controller_stats;
 
 /* Map an object of a watched resource to the keys to reconcile (emit each). */
@@ -7284,6 +7285,7 @@ struct kctl_controller {
     uint32_t workers;
     kctl_logger logger;
     kctl_allocator allocator;
+    kctl_clock clock;
     kctl__mutex mu; /* stats, watches, running */
     kctl_controller_stats stats;
     kctl__ctlwatch watches[KCTL__CTL_WATCHES];
@@ -7402,6 +7404,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     qd = kctl_queue_desc_init();
     qd.name = desc->name;
     if (desc->clock.now_fn) qd.clock = desc->clock;
+    c->clock = qd.clock;
     qd.limiter = desc->limiter;
     qd.allocator = desc->allocator;
     qd.logger = desc->logger;
@@ -7442,6 +7445,7 @@ KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, k
 static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
+    uint64_t t0, t1;
     memset(&ctx, 0, sizeof ctx);
     ctx.controller = c;
     ctx.key = key;
@@ -7449,9 +7453,12 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     ctx.obj = kctl_indexer_get(ctx.cache, key);
     ctx.transport = c->transport;
     ctx.user_data = c->user_data;
+    t0 = kctl_clock_now(&c->clock);
     r = c->reconcile(&ctx);
+    t1 = kctl_clock_now(&c->clock);
     kctl_obj_unref(ctx.obj);
     kctl__mutex_lock(&c->mu);
+    kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
     if (r.error && r.terminal) c->stats.terminal++;
     else if (r.error) c->stats.error++;
     else if (r.requeue_after_ns) c->stats.requeue_after++;
@@ -7759,8 +7766,73 @@ typedef struct kctl__mgrctl {
     char name[64];
 } kctl__mgrctl;
 
+/* ---- requests by verb and result: the manager hands out a transport that
+   counts every call, then forwards it to the user's */
+enum { KCTL__V_LIST, KCTL__V_WATCH, KCTL__V_GET, KCTL__V_CREATE, KCTL__V_UPDATE, KCTL__V_STATUS, KCTL__V_DELETE, KCTL__V_N };
+static const char *const kctl__verb_names[KCTL__V_N] = { "list", "watch", "get", "create", "update", "update_status", "delete" };
+#define KCTL__CODES 17 /* every kctl_result, then anything else */
+static const int kctl__code_vals[KCTL__CODES - 1] = {
+    KCTL_OK, KCTL_ERR_INVALID_ARG, KCTL_ERR_NOMEM, KCTL_ERR_TOO_LARGE, KCTL_ERR_FULL, KCTL_ERR_NOT_FOUND, KCTL_ERR_EXISTS,
+    KCTL_ERR_CONFLICT, KCTL_ERR_GONE, KCTL_ERR_SHUTDOWN, KCTL_ERR_AGAIN, KCTL_ERR_TIMEOUT, KCTL_ERR_IO, KCTL_ERR_PROTO,
+    KCTL_ERR_UNAUTHORIZED, KCTL_ERR_FORBIDDEN };
+static const char *const kctl__code_names[KCTL__CODES] = {
+    "OK", "INVALID_ARG", "NOMEM", "TOO_LARGE", "FULL", "NOT_FOUND", "EXISTS", "CONFLICT", "GONE",
+    "SHUTDOWN", "AGAIN", "TIMEOUT", "IO", "PROTO", "UNAUTHORIZED", "FORBIDDEN", "OTHER" };
+
+typedef struct kctl__mgrreq {
+    kctl_transport inner;
+    uint64_t n[KCTL__V_N][KCTL__CODES]; /* atomic, relaxed */
+} kctl__mgrreq;
+
+static int kctl__mgr_count(kctl__mgrreq *r, int verb, int rc) {
+    int i = 0;
+    while (i < KCTL__CODES - 1 && kctl__code_vals[i] != rc) i++;
+    __atomic_add_fetch(&r->n[verb][i], 1u, __ATOMIC_RELAXED);
+    return rc;
+}
+static int kctl__mgrt_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self;
+    return kctl__mgr_count(r, KCTL__V_LIST, r->inner.vt->list(r->inner.self, res, o, out));
+}
+static int kctl__mgrt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *o, const char *rv, kctl_watch **out) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self;
+    return kctl__mgr_count(r, KCTL__V_WATCH, r->inner.vt->watch_open(r->inner.self, res, o, rv, out));
+}
+static int kctl__mgrt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self; /* one request: the stream's events are not counted */
+    return r->inner.vt->watch_next(r->inner.self, w, timeout_ns, ev);
+}
+static void kctl__mgrt_watch_close(void *self, kctl_watch *w) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self;
+    r->inner.vt->watch_close(r->inner.self, w);
+}
+static int kctl__mgrt_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self;
+    return kctl__mgr_count(r, KCTL__V_GET, r->inner.vt->get(r->inner.self, res, name, out));
+}
+static int kctl__mgrt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self;
+    return kctl__mgr_count(r, KCTL__V_CREATE, r->inner.vt->create(r->inner.self, res, json, len, out));
+}
+static int kctl__mgrt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self;
+    return kctl__mgr_count(r, KCTL__V_UPDATE, r->inner.vt->update(r->inner.self, res, json, len, out));
+}
+static int kctl__mgrt_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self;
+    return kctl__mgr_count(r, KCTL__V_STATUS, r->inner.vt->update_status(r->inner.self, res, json, len, out));
+}
+static int kctl__mgrt_remove(void *self, const kctl_resource *res, const char *name, const char *rv) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self;
+    return kctl__mgr_count(r, KCTL__V_DELETE, r->inner.vt->remove(r->inner.self, res, name, rv));
+}
+static const kctl_transport_vtable kctl__mgr_tvt = {
+    kctl__mgrt_list, kctl__mgrt_watch_open, kctl__mgrt_watch_next, kctl__mgrt_watch_close, kctl__mgrt_get,
+    kctl__mgrt_create, kctl__mgrt_update, kctl__mgrt_status, kctl__mgrt_remove, NULL };
+
 struct kctl_manager {
-    kctl_transport transport;
+    kctl_transport transport;     /* counting, over req.inner */
+    kctl__mgrreq req;
     kctl_clock clock;
     uint64_t resync_ns;
     kctl_allocator allocator;
@@ -7787,7 +7859,9 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
     if (!desc || !desc->transport.vt || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
     if (!(m = (kctl_manager *)kctl__alloc(&desc->allocator, sizeof *m))) return KCTL_ERR_NOMEM;
     memset(m, 0, sizeof *m);
-    m->transport = desc->transport;
+    m->req.inner = desc->transport;
+    m->transport.vt = &kctl__mgr_tvt;
+    m->transport.self = &m->req;
     m->clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
     m->resync_ns = desc->resync_ns;
     m->allocator = desc->allocator;
@@ -7807,7 +7881,7 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
         kctl_leader_desc ld;
         int rc;
         memset(&ld, 0, sizeof ld);
-        ld.transport = desc->transport;
+        ld.transport = m->transport;
         ld.lease.ns = desc->lease_namespace;
         ld.name = desc->lease_name;
         ld.identity = desc->identity;
@@ -8067,14 +8141,14 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
 #endif
 }
 
-static void kctl__pm_hist(kctl_jw *w, const char *metric, const char *name, const kctl_histogram *h) {
+static void kctl__pm_hist(kctl_jw *w, const char *metric, const char *label, const char *name, const kctl_histogram *h) {
     int i;
     for (i = 0; i < KCTL_HIST_BUCKETS; i++)
-        kctl__pm(w, "%s_bucket{name=\"%s\",le=\"%g\"} %llu\n", metric, name, (double)kctl_histogram_bound_ns(i) / 1e9,
+        kctl__pm(w, "%s_bucket{%s=\"%s\",le=\"%g\"} %llu\n", metric, label, name, (double)kctl_histogram_bound_ns(i) / 1e9,
                  (unsigned long long)h->buckets[i]);
-    kctl__pm(w, "%s_bucket{name=\"%s\",le=\"+Inf\"} %llu\n", metric, name, (unsigned long long)h->count);
-    kctl__pm(w, "%s_sum{name=\"%s\"} %.9f\n", metric, name, (double)h->sum_ns / 1e9);
-    kctl__pm(w, "%s_count{name=\"%s\"} %llu\n", metric, name, (unsigned long long)h->count);
+    kctl__pm(w, "%s_bucket{%s=\"%s\",le=\"+Inf\"} %llu\n", metric, label, name, (unsigned long long)h->count);
+    kctl__pm(w, "%s_sum{%s=\"%s\"} %.9f\n", metric, label, name, (double)h->sum_ns / 1e9);
+    kctl__pm(w, "%s_count{%s=\"%s\"} %llu\n", metric, label, name, (unsigned long long)h->count);
 }
 
 KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len) {
@@ -8088,7 +8162,8 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     kctl__pm(&w, "# TYPE workqueue_depth gauge\n# TYPE workqueue_adds_total counter\n# TYPE workqueue_retries_total counter\n"
                  "# TYPE workqueue_queue_duration_seconds histogram\n# TYPE workqueue_work_duration_seconds histogram\n"
                  "# TYPE workqueue_unfinished_work_seconds gauge\n# TYPE workqueue_longest_running_processor_seconds gauge\n"
-                 "# TYPE controller_runtime_reconcile_total counter\n# TYPE controller_runtime_terminal_reconcile_errors_total counter\n");
+                 "# TYPE controller_runtime_reconcile_total counter\n# TYPE controller_runtime_terminal_reconcile_errors_total counter\n"
+                 "# TYPE controller_runtime_reconcile_time_seconds histogram\n");
     for (i = 0; i < m->nctls; i++) {
         kctl_queue_stats qs;
         kctl_controller_stats cs;
@@ -8098,8 +8173,8 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
         kctl__pm(&w, "workqueue_depth{name=\"%s\"} %llu\n", n, (unsigned long long)qs.depth);
         kctl__pm(&w, "workqueue_adds_total{name=\"%s\"} %llu\n", n, (unsigned long long)qs.adds_total);
         kctl__pm(&w, "workqueue_retries_total{name=\"%s\"} %llu\n", n, (unsigned long long)qs.retries_total);
-        kctl__pm_hist(&w, "workqueue_queue_duration_seconds", n, &qs.queue_duration);
-        kctl__pm_hist(&w, "workqueue_work_duration_seconds", n, &qs.work_duration);
+        kctl__pm_hist(&w, "workqueue_queue_duration_seconds", "name", n, &qs.queue_duration);
+        kctl__pm_hist(&w, "workqueue_work_duration_seconds", "name", n, &qs.work_duration);
         kctl__pm(&w, "workqueue_unfinished_work_seconds{name=\"%s\"} %.9f\n", n, (double)qs.unfinished_work_ns / 1e9);
         kctl__pm(&w, "workqueue_longest_running_processor_seconds{name=\"%s\"} %.9f\n", n, (double)qs.longest_running_ns / 1e9);
         kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"success\"} %llu\n", n, (unsigned long long)cs.success);
@@ -8109,6 +8184,16 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
         kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue_after\"} %llu\n", n,
                  (unsigned long long)cs.requeue_after);
         kctl__pm(&w, "controller_runtime_terminal_reconcile_errors_total{controller=\"%s\"} %llu\n", n, (unsigned long long)cs.terminal);
+        kctl__pm_hist(&w, "controller_runtime_reconcile_time_seconds", "controller", n, &cs.reconcile_time);
+    }
+    kctl__pm(&w, "# TYPE kctl_store_requests_total counter\n");
+    for (i = 0; i < KCTL__V_N; i++) {
+        int k;
+        for (k = 0; k < KCTL__CODES; k++) {
+            uint64_t v = __atomic_load_n(&m->req.n[i][k], __ATOMIC_RELAXED);
+            if (v) kctl__pm(&w, "kctl_store_requests_total{verb=\"%s\",code=\"%s\"} %llu\n", kctl__verb_names[i], kctl__code_names[k],
+                            (unsigned long long)v);
+        }
     }
     kctl__pm(&w, "# TYPE kctl_reflector_lists_total counter\n# TYPE kctl_reflector_relists_total counter\n"
                  "# TYPE kctl_reflector_watch_restarts_total counter\n# TYPE kctl_reflector_events_total counter\n");

@@ -94,6 +94,11 @@ static void tg_start_stop_metrics(void) {
     KT_CHECK(strstr(text, "workqueue_adds_total{name=\"configs\"} 2\n") != NULL);
     KT_CHECK(strstr(text, "workqueue_work_duration_seconds_count{name=\"configs\"} 2\n") != NULL);
     KT_CHECK(strstr(text, "kctl_reflector_lists_total{resource=\"/configmaps/prod\"} 1\n") != NULL);
+    KT_CHECK(strstr(text, "controller_runtime_reconcile_time_seconds_count{controller=\"configs\"} 2\n") != NULL);
+    KT_CHECK(strstr(text, "controller_runtime_reconcile_time_seconds_bucket{controller=\"configs\",le=\"+Inf\"} 2\n") != NULL);
+    KT_CHECK(strstr(text, "kctl_store_requests_total{verb=\"list\",code=\"OK\"} 1\n") != NULL);
+    KT_CHECK(strstr(text, "kctl_store_requests_total{verb=\"watch\",code=\"OK\"} ") != NULL);
+    KT_CHECK(strstr(text, "verb=\"get\"") == NULL); /* reads came from the cache */
     KT_EQ_INT(kctl_manager_metrics(m, small, sizeof small, &len), KCTL_ERR_TOO_LARGE);
     KT_CHECK(len > sizeof small);
     kctl_manager_destroy(m);
@@ -214,6 +219,18 @@ static void tg_leader_election(void) {
     KT_EQ_INT(__atomic_load_n(&tg_le_calls[other], __ATOMIC_SEQ_CST), 2);
     KT_CHECK(kctl_manager_is_leader(m[other]));
     KT_EQ_INT(tg_le_calls[lead], 2);
+    { /* the lease's requests are counted: the first candidate found none and made it */
+        char text[16384];
+        size_t len = 0;
+        int nf = 0, made = 0;
+        for (i = 0; i < 2; i++) {
+            KT_EQ_INT(kctl_manager_metrics(m[i], text, sizeof text, &len), KCTL_OK);
+            nf += strstr(text, "kctl_store_requests_total{verb=\"get\",code=\"NOT_FOUND\"} ") != NULL;
+            made += strstr(text, "kctl_store_requests_total{verb=\"create\",code=\"OK\"} 1\n") != NULL;
+        }
+        KT_CHECK(nf >= 1);
+        KT_EQ_INT(made, 1);
+    }
     kctl_manager_destroy(m[0]);
     kctl_manager_destroy(m[1]);
     kctl_memstore_destroy(ms);
