@@ -11,8 +11,8 @@ B       := build
 TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c
 DEPS    := kctl.h tests/kt.h $(TESTSRC)
 
-.PHONY: all run test asan tsan bench cxx fuzz fuzz-short size clean
-all: $(B)/kt $(B)/reconcile_storm
+.PHONY: all run storm test asan tsan bench cxx fuzz fuzz-short size clean
+all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm
 
 $(B):
 	@mkdir -p $(B)
@@ -39,21 +39,35 @@ $(B)/cxx-check: kctl.h tests/cxx_check.cpp | $(B)
 cxx: $(B)/cxx-check
 
 MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads
-test: $(MATRIX) $(B)/cxx-check
-	@sh tests/matrix.sh $(MATRIX) $(B)/cxx-check
+# The edge agent runs in the suites too, for 1 s on a fresh state directory:
+# it exits 1 unless the device ends equal to the desired state.
+AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
+test: $(MATRIX) $(B)/cxx-check $(B)/edge_agent
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent
 
-asan: $(B)/kt-asan $(B)/reconcile_storm-asan
-	@sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan
+asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan
 
-tsan: $(B)/kt-tsan
-	@TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan
+tsan: $(B)/kt-tsan $(B)/edge_agent-tsan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan
 
-# The demo: the seed's reconcile storm, on the virtual clock.
+# The demo: an edge agent reconciling device configuration (about 10 s;
+# its store persists in build/edge-agent across runs).
+$(B)/edge_agent: kctl.h examples/edge_agent.c | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/edge_agent.c $(LIBS)
+$(B)/edge_agent-asan: kctl.h examples/edge_agent.c | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/edge_agent.c $(LIBS)
+$(B)/edge_agent-tsan: kctl.h examples/edge_agent.c | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread -o $@ examples/edge_agent.c $(LIBS)
+run: $(B)/edge_agent
+	./$(B)/edge_agent
+
+# The seed's reconcile storm, on the virtual clock.
 $(B)/reconcile_storm: kctl.h examples/reconcile_storm.c | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/reconcile_storm.c $(LIBS)
 $(B)/reconcile_storm-asan: kctl.h examples/reconcile_storm.c | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/reconcile_storm.c $(LIBS)
-run: $(B)/reconcile_storm
+storm: $(B)/reconcile_storm
 	./$(B)/reconcile_storm
 
 $(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)

@@ -5785,6 +5785,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         else if (now >= r->next_resync) {
             if (kctl_fifo_resync(r->fifo) == KCTL_ERR_SHUTDOWN) return KCTL_ERR_SHUTDOWN;
             r->next_resync = kctl__add_sat(now, r->resync_ns);
+            wait_ns = 0;
         }
     }
     while (now >= r->not_before && budget > 0) {
@@ -5797,6 +5798,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
                 break;
             }
             r->state = KCTL__RF_OPEN;
+            wait_ns = 0; /* the listed objects wait in the FIFO: come back to pop them */
         }
         if (r->state == KCTL__RF_OPEN) {
             rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w);
@@ -6044,21 +6046,32 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
 }
 
 #ifndef KCTL_NO_THREADS
+static uint64_t kctl__rf_events(const kctl_reflector *r) {
+    return r->stats.added + r->stats.modified + r->stats.deleted + r->stats.bookmarks;
+}
+
 static void *kctl__inf_main(void *arg) {
     kctl_informer *inf = (kctl_informer *)arg;
     for (;;) {
-        uint64_t next = 0, now;
+        uint64_t next = 0, now, t0, seen, nap = 0;
         kctl__mutex_lock(&inf->mu);
         if (inf->stop) {
             kctl__mutex_unlock(&inf->mu);
             break;
         }
         kctl__mutex_unlock(&inf->mu);
+        t0 = kctl_clock_now(&inf->r->clock);
+        seen = kctl__rf_events(inf->r);
         if (kctl_informer_step(inf, KCTL_MS(100), &next) == KCTL_ERR_SHUTDOWN) break;
         now = kctl_clock_now(&inf->r->clock);
+        /* The step waits for events inside watch_next; sleep here only while
+           the reflector backs off, or when a transport that cannot wait
+           came back at once with nothing (no spinning on it). */
+        if (inf->r->not_before > now) nap = inf->r->not_before - now;
+        else if (now - t0 < KCTL_MS(1) && seen == kctl__rf_events(inf->r)) nap = KCTL_MS(10);
+        if (next > now && next - now < nap) nap = next - now;
         kctl__mutex_lock(&inf->mu);
-        if (!inf->stop && next > now) /* backing off: sleep, but wake for stop */
-            kctl__cond_wait_for(&inf->cv, &inf->mu, next - now < KCTL_MS(100) ? next - now : KCTL_MS(100));
+        if (!inf->stop && nap) kctl__cond_wait_for(&inf->cv, &inf->mu, nap < KCTL_MS(100) ? nap : KCTL_MS(100));
         kctl__mutex_unlock(&inf->mu);
     }
     return NULL;

@@ -1,0 +1,398 @@
+/* edge_agent.c - an edge agent that keeps a device's config files equal to
+   the DeviceConfig objects in the embedded store. `make run` shows it. */
+/*
+    Desired state: DeviceConfig objects (hostname, NTP servers, feature
+    flags), loaded from examples/edge/ (*.json) into a memstore that persists
+    itself (state-dir/store.json) across runs. The "device" is a directory
+    of config files (state-dir/device/<name>.conf) the agent writes
+    atomically. Each object's status reports observedGeneration, phase and
+    a message.
+
+    The reconcile function is idempotent and level-based: render the file
+    from the spec, write it only if it differs, then write the status only
+    if it differs (kctl_status_update). Errors are returned, never hidden in
+    a requeue-after: the work queue backs off (5 ms doubling) and retries.
+
+    A second thread plays the operator: it edits desired state, changes a
+    label (the generation predicate drops that event), makes the next file
+    writes fail transiently (the error path and its backoff), and deletes
+    one object. After `seconds` it sends SIGTERM; the manager stops
+    gracefully and the agent prints a summary. Ctrl-C works too.
+
+    At the end it checks that the device equals the desired state (one file
+    per object, as rendered; every observedGeneration current) and exits 1
+    if not.
+
+    usage: edge_agent [seconds (10)] [state-dir (build/edge-agent)]
+           (or EDGE_AGENT_SECONDS and EDGE_AGENT_STATE in the environment)
+*/
+#define KCTL_IMPLEMENTATION
+#include "../kctl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const kctl_resource dc_res = { "edge.kctl.io", "v1", "deviceconfigs", "default" };
+
+static struct agent {
+    char device_dir[512];
+    kctl_memstore *store;
+    kctl_clock clock;
+    uint64_t t0;
+    double seconds;
+    bool stop;                              /* atomic: the agent has stopped */
+    int fail_writes;                        /* atomic: transient faults armed by the operator */
+    int reconciles, retries, files_written, files_removed, status_written, status_skipped; /* atomic */
+} g;
+
+static void bump(int *n) { __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
+static int get(int *n) { return __atomic_load_n(n, __ATOMIC_RELAXED); }
+
+static void say(const char *fmt, ...) {
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("[%6.3fs] %s\n", (double)(kctl_clock_now(&g.clock) - g.t0) / 1e9, line);
+    fflush(stdout);
+}
+
+/* Sleep, in steps of 10 ms, until the agent stops; false once it has. */
+static bool nap(double seconds) {
+    struct timespec ts = { 0, 10000000L };
+    double slept;
+    for (slept = 0; slept < seconds && !__atomic_load_n(&g.stop, __ATOMIC_RELAXED); slept += 0.01)
+        while (nanosleep(&ts, NULL) != 0 && errno == EINTR) {}
+    return !__atomic_load_n(&g.stop, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- device */
+
+/* The config file's text from the spec. */
+static int render(const kctl_obj *obj, char *out, size_t cap) {
+    kctl_json_tok toks[256];
+    kctl_json j;
+    char s[256];
+    size_t n = 0, k;
+    uint32_t spec, v, i;
+    const char *text = kctl_obj_json(obj, NULL);
+    if (kctl_json_parse(text, strlen(text), toks, 256, NULL, &j) != KCTL_OK) return KCTL_ERR_PROTO;
+    spec = kctl_json_path(&j, 0, "spec");
+    if (kctl_json_string(&j, kctl_json_member(&j, spec, "hostname"), s, sizeof s, NULL) != KCTL_OK) return KCTL_ERR_PROTO;
+    n += (size_t)snprintf(out + n, cap - n, "# written by edge_agent from DeviceConfig %s, generation %lld\nhostname = %s\nntp =",
+                          kctl_obj_name(obj), (long long)kctl_obj_generation(obj), s);
+    v = kctl_json_member(&j, spec, "ntpServers");
+    for (i = 0; n < cap && kctl_json_string(&j, kctl_json_element(&j, v, i), s, sizeof s, NULL) == KCTL_OK; i++)
+        n += (size_t)snprintf(out + n, cap - n, " %s", s);
+    if (n < cap) n += (size_t)snprintf(out + n, cap - n, "\n");
+    v = kctl_json_member(&j, spec, "features");
+    for (i = 1, k = 0; n < cap && k < (kctl_json_type_of(&j, v) == KCTL_JSON_OBJECT ? toks[v].size : 0); k++) {
+        bool on = false;           /* members: name token, then its value */
+        uint32_t name = v + i, val = name + 1;
+        kctl_json_string(&j, name, s, sizeof s, NULL);
+        kctl_json_bool(&j, val, &on);
+        n += (size_t)snprintf(out + n, cap - n, "feature.%s = %s\n", s, on ? "on" : "off");
+        i += 1 + toks[val].skip;
+    }
+    return n < cap ? KCTL_OK : KCTL_ERR_TOO_LARGE;
+}
+
+static bool same_file(const char *path, const char *text) {
+    char buf[4096];
+    size_t n;
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
+}
+
+/* Temporary file, fsync, rename: the device never sees half a config. */
+static int write_atomically(const char *path, const char *text) {
+    char tmp[640];
+    FILE *f;
+    int ok;
+    if (get(&g.fail_writes) > 0 && __atomic_sub_fetch(&g.fail_writes, 1, __ATOMIC_RELAXED) >= 0)
+        return KCTL_ERR_IO; /* the operator's transient fault: "flash busy" */
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (!(f = fopen(tmp, "wb"))) return KCTL_ERR_IO;
+    ok = fputs(text, f) >= 0 && fflush(f) == 0 && fsync(fileno(f)) == 0;
+    ok = fclose(f) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        remove(tmp);
+        return KCTL_ERR_IO;
+    }
+    return KCTL_OK;
+}
+
+/* ------------------------------------------------------------- reconcile */
+
+static int set_status(const kctl_reconcile_ctx *ctx, const char *phase, const char *message) {
+    char buf[512];
+    const char *text;
+    size_t len;
+    bool written = false;
+    int rc;
+    kctl_jw w;
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "observedGeneration");
+    kctl_jw_int64(&w, kctl_obj_generation(ctx->obj));
+    kctl_jw_key(&w, "phase");
+    kctl_jw_string(&w, phase);
+    kctl_jw_key(&w, "message");
+    kctl_jw_string(&w, message);
+    kctl_jw_object_end(&w);
+    if ((rc = kctl_jw_finish(&w, &text, &len)) != KCTL_OK) return rc;
+    rc = kctl_status_update(&ctx->transport, &dc_res, ctx->obj, text, len, &written, NULL);
+    if (rc == KCTL_OK) bump(written ? &g.status_written : &g.status_skipped);
+    else say("%-9s status %s: %s", kctl_obj_name(ctx->obj), phase, kctl_strerror(rc));
+    return rc;
+}
+
+static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    char path[600], conf[4096], msg[128];
+    const char *name = strrchr(ctx->key, '/') ? strrchr(ctx->key, '/') + 1 : ctx->key;
+    int rc;
+    memset(&r, 0, sizeof r);
+    bump(&g.reconciles);
+    snprintf(path, sizeof path, "%s/%s.conf", g.device_dir, name);
+    if (!ctx->obj) { /* gone from the store: gone from the device */
+        if (remove(path) == 0) {
+            bump(&g.files_removed);
+            say("%-9s deleted: removed %s.conf", name, name);
+        }
+        return r;
+    }
+    if ((rc = render(ctx->obj, conf, sizeof conf)) != KCTL_OK) {
+        set_status(ctx, "Invalid", "spec.hostname missing or the spec too large");
+        say("%-9s invalid spec: not retried until it changes", name);
+        r.error = rc;
+        r.terminal = true; /* retrying cannot fix the spec; the next edit will */
+        return r;
+    }
+    if (same_file(path, conf)) {
+        say("%-9s generation %lld: device already matches", name, (long long)kctl_obj_generation(ctx->obj));
+    } else if ((rc = write_atomically(path, conf)) != KCTL_OK) {
+        bump(&g.retries);
+        snprintf(msg, sizeof msg, "writing %s.conf: %s", name, kctl_strerror(rc));
+        set_status(ctx, "Failed", msg); /* the same failure again: an unchanged status, skipped */
+        say("%-9s generation %lld: write FAILED (%s): returning the error, the queue backs off", name,
+            (long long)kctl_obj_generation(ctx->obj), kctl_strerror(rc));
+        r.error = rc;
+        return r;
+    } else {
+        bump(&g.files_written);
+        say("%-9s generation %lld: wrote %s.conf", name, (long long)kctl_obj_generation(ctx->obj), name);
+    }
+    snprintf(msg, sizeof msg, "device config applied (generation %lld)", (long long)kctl_obj_generation(ctx->obj));
+    if ((rc = set_status(ctx, "Applied", msg)) != KCTL_OK) r.error = rc; /* CONFLICT: retried with backoff */
+    return r;
+}
+
+/* -------------------------------------------------------------- operator */
+
+static void edit(const char *name, const char *json) {
+    int rc = kctl_memstore_apply(g.store, &dc_res, json, strlen(json), NULL);
+    if (rc != KCTL_OK) say("operator: editing %s failed: %s", name, kctl_strerror(rc));
+}
+
+static void *operator_main(void *arg) {
+    double s = g.seconds / 10;
+    (void)arg;
+    if (!nap(1.5 * s)) return NULL;
+    say("operator: gateway gets a new hostname and loses pool.ntp.org");
+    edit("gateway", "{\"metadata\":{\"name\":\"gateway\",\"labels\":{\"site\":\"plant-7\"}},\"spec\":{\"hostname\":\"gw-plant7-02\","
+                    "\"ntpServers\":[\"10.0.0.1\"],\"features\":{\"ssh\":true,\"telemetry\":true,\"ota\":false}}}");
+    if (!nap(1.5 * s)) return NULL;
+    say("operator: sensor-1 gets a second NTP server");
+    edit("sensor-1", "{\"metadata\":{\"name\":\"sensor-1\",\"labels\":{\"site\":\"plant-7\"}},\"spec\":{\"hostname\":\"sensor-plant7-01\","
+                     "\"ntpServers\":[\"10.0.0.1\",\"10.0.0.2\"],\"features\":{\"ssh\":false,\"telemetry\":true,\"ota\":true}}}");
+    if (!nap(1.5 * s)) return NULL;
+    say("operator: relabels gateway (metadata only: generation unchanged, no reconcile)");
+    edit("gateway", "{\"metadata\":{\"name\":\"gateway\",\"labels\":{\"site\":\"plant-7\",\"rack\":\"b2\"}},\"spec\":{\"hostname\":"
+                    "\"gw-plant7-02\",\"ntpServers\":[\"10.0.0.1\"],\"features\":{\"ssh\":true,\"telemetry\":true,\"ota\":false}}}");
+    if (!nap(1.5 * s)) return NULL;
+    say("operator: the device's flash will be busy for the next 4 writes; sensor-2 turns ssh on");
+    __atomic_store_n(&g.fail_writes, 4, __ATOMIC_RELAXED);
+    edit("sensor-2", "{\"metadata\":{\"name\":\"sensor-2\",\"labels\":{\"site\":\"plant-7\"}},\"spec\":{\"hostname\":\"sensor-plant7-02\","
+                     "\"ntpServers\":[\"10.0.0.1\"],\"features\":{\"ssh\":true,\"telemetry\":true,\"ota\":true}}}");
+    if (!nap(2 * s)) return NULL;
+    say("operator: deletes sensor-1");
+    kctl_memstore_delete(g.store, &dc_res, "sensor-1");
+    if (!nap(2 * s)) return NULL;
+    kill(getpid(), SIGTERM);
+    return NULL;
+}
+
+/* ---------------------------------------------------------- convergence */
+
+/* Whether the device equals the desired state: one file per object, with
+   the rendered text, and every status at the object's generation. */
+static bool converged(void) {
+    kctl_transport t = kctl_memstore_transport(g.store);
+    kctl_list_result l;
+    size_t i, files = 0;
+    bool ok = true;
+    DIR *d;
+    struct dirent *e;
+    memset(&l, 0, sizeof l);
+    if (t.vt->list(t.self, &dc_res, NULL, &l) != KCTL_OK) return false;
+    for (i = 0; i < l.items.count; i++) {
+        const kctl_obj *o = l.items.items[i];
+        char path[600], conf[4096];
+        kctl_json_tok toks[256];
+        kctl_json j;
+        int64_t observed = -1;
+        const char *text = kctl_obj_json(o, NULL);
+        snprintf(path, sizeof path, "%s/%s.conf", g.device_dir, kctl_obj_name(o));
+        if (render(o, conf, sizeof conf) != KCTL_OK || !same_file(path, conf)) {
+            printf("  not converged: %s.conf differs from the spec\n", kctl_obj_name(o));
+            ok = false;
+        }
+        if (kctl_json_parse(text, strlen(text), toks, 256, NULL, &j) != KCTL_OK ||
+            kctl_json_int64(&j, kctl_json_path(&j, 0, "status.observedGeneration"), &observed) != KCTL_OK ||
+            observed != kctl_obj_generation(o)) {
+            printf("  not converged: %s status observedGeneration %lld, generation %lld\n", kctl_obj_name(o),
+                   (long long)observed, (long long)kctl_obj_generation(o));
+            ok = false;
+        }
+    }
+    if ((d = opendir(g.device_dir)) != NULL) {
+        while ((e = readdir(d)) != NULL)
+            if (e->d_name[0] != '.') files++;
+        closedir(d);
+    }
+    if (files != l.items.count) {
+        printf("  not converged: %zu files for %zu objects\n", files, l.items.count);
+        ok = false;
+    }
+    kctl_list_result_free(&l);
+    return ok;
+}
+
+/* ------------------------------------------------------------------ main */
+
+/* Every examples/edge/ (*.json) into the store (create, or replace the spec). */
+static int load_desired(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    if (!d) return -1;
+    while ((e = readdir(d)) != NULL) {
+        char path[600], text[8192];
+        size_t len, nl = strlen(e->d_name);
+        FILE *f;
+        int rc;
+        if (nl < 6 || strcmp(e->d_name + nl - 5, ".json") != 0) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        if (!(f = fopen(path, "rb"))) continue;
+        len = fread(text, 1, sizeof text, f);
+        fclose(f);
+        rc = kctl_memstore_apply(g.store, &dc_res, text, len, NULL);
+        if (rc != KCTL_OK) say("%s: %s", path, kctl_strerror(rc));
+        else n++;
+    }
+    closedir(d);
+    return n;
+}
+
+int main(int argc, char **argv) {
+    const char *state;
+    char store_path[600];
+    kctl_memstore_desc md;
+    kctl_manager_desc mgd;
+    kctl_controller_desc cd;
+    kctl_manager *m = NULL;
+    kctl_informer *inf = NULL;
+    kctl_controller *ctl = NULL;
+    kctl_predicate gen = { KCTL_PRED_GENERATION_CHANGED, NULL, NULL, NULL, NULL };
+    kctl_controller_stats cs;
+    pthread_t op;
+    sigset_t sigs, old;
+    int rc, loaded;
+    bool ok;
+    const char *env_seconds = getenv("EDGE_AGENT_SECONDS"), *env_state = getenv("EDGE_AGENT_STATE");
+
+    state = argc > 2 ? argv[2] : env_state ? env_state : "build/edge-agent";
+    g.seconds = argc > 1 ? atof(argv[1]) : env_seconds ? atof(env_seconds) : 10.0;
+    if (!(g.seconds > 0 && g.seconds < 86400)) {
+        fprintf(stderr, "usage: edge_agent [seconds (10)] [state-dir (build/edge-agent)]\n");
+        return 2;
+    }
+    g.clock = kctl_clock_monotonic();
+    g.t0 = kctl_clock_now(&g.clock);
+    snprintf(g.device_dir, sizeof g.device_dir, "%s/device", state);
+    snprintf(store_path, sizeof store_path, "%s/store.json", state);
+    mkdir(state, 0755);
+    mkdir(g.device_dir, 0755);
+
+    memset(&md, 0, sizeof md);
+    md.path = store_path; /* what the store held last run, loaded now and saved after every write */
+    md.save_on_write = true;
+    if ((rc = kctl_memstore_create(&md, &g.store)) != KCTL_OK) {
+        fprintf(stderr, "edge_agent: the store %s: %s\n", store_path, kctl_strerror(rc));
+        return 1;
+    }
+    say("store %s: revision %llu", store_path, (unsigned long long)kctl_memstore_revision(g.store));
+    if ((loaded = load_desired("examples/edge")) < 0) say("no examples/edge directory: running on what the store holds");
+    else say("desired state: %d DeviceConfigs from examples/edge/ (*.json)", loaded);
+
+    memset(&mgd, 0, sizeof mgd);
+    mgd.transport = kctl_memstore_transport(g.store);
+    if ((rc = kctl_manager_create(&mgd, &m)) != KCTL_OK || (rc = kctl_manager_informer(m, &dc_res, NULL, NULL, &inf)) != KCTL_OK) {
+        fprintf(stderr, "edge_agent: %s\n", kctl_strerror(rc));
+        return 1;
+    }
+    memset(&cd, 0, sizeof cd);
+    cd.name = "deviceconfig";
+    cd.primary = inf;
+    cd.predicate = &gen; /* status writes and label edits do not wake it */
+    cd.reconcile = reconcile;
+    cd.workers = 2;
+    if ((rc = kctl_manager_add_controller(m, &cd, &ctl)) != KCTL_OK) {
+        fprintf(stderr, "edge_agent: %s\n", kctl_strerror(rc));
+        return 1;
+    }
+
+    /* SIGTERM must reach only run's wait: block it before the operator starts */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, &old);
+    pthread_create(&op, NULL, operator_main, NULL);
+    say("agent: running for %.1f s (Ctrl-C stops it sooner)", g.seconds);
+    rc = kctl_manager_run(m, KCTL_SEC(30));
+    __atomic_store_n(&g.stop, true, __ATOMIC_RELAXED);
+    say("agent: stopped (%s)", kctl_strerror(rc));
+    pthread_join(op, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+    kctl_controller_read_stats(ctl, &cs);
+    printf("\nsummary\n"
+           "  reconciles            %d (%llu ok, %llu errors retried with backoff)\n"
+           "  config files written  %d, removed %d\n"
+           "  failed writes         %d\n"
+           "  status writes         %d, skipped because unchanged %d\n"
+           "  store revision        %llu (persisted in %s)\n",
+           get(&g.reconciles), (unsigned long long)cs.success, (unsigned long long)cs.error, get(&g.files_written),
+           get(&g.files_removed), get(&g.retries), get(&g.status_written), get(&g.status_skipped),
+           (unsigned long long)kctl_memstore_revision(g.store), store_path);
+    ok = converged();
+    printf("  converged             %s\n", ok ? "yes: the device equals the desired state" : "NO");
+    kctl_manager_destroy(m);
+    kctl_memstore_destroy(g.store);
+    return rc == KCTL_OK && ok ? 0 : 1;
+}
