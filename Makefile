@@ -12,7 +12,7 @@ TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c
 DEPS    := kctl.h tests/kt.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench cxx fuzz fuzz-short size clean
-all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm
+all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller
 
 $(B):
 	@mkdir -p $(B)
@@ -42,7 +42,7 @@ MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothre
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/cxx-check $(B)/edge_agent
+test: $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan
@@ -61,6 +61,10 @@ $(B)/edge_agent-tsan: kctl.h examples/edge_agent.c | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread -o $@ examples/edge_agent.c $(LIBS)
 run: $(B)/edge_agent
 	./$(B)/edge_agent
+
+# The README's controller example (built by `make test`, so it stays true).
+$(B)/hello_controller: kctl.h examples/hello_controller.c | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/hello_controller.c $(LIBS)
 
 # The seed's reconcile storm, on the virtual clock.
 $(B)/reconcile_storm: kctl.h examples/reconcile_storm.c | $(B)

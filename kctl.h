@@ -18,8 +18,8 @@
     writer, objects, label and field selectors, the indexer (the local
     cache), the delta FIFO, the transport interface and the embedded store
     (memstore: Kubernetes semantics in process, persisted to a file); and
-    of the controller side, the reflector and the informer. Still to come:
-    the controller and the manager, and the remote transports
+    of the controller side, the reflector, the informer, the controller,
+    leader election and the manager. Still to come: the remote transports
     (kctl_http_curl.h); see VERSION HISTORY.
 
 
@@ -57,6 +57,32 @@
         }
 
 
+    A controller: one reconcile function, everything else from the manager
+    (examples/hello_controller.c is this, complete):
+
+        static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
+            kctl_reconcile_result r = { 0 };
+            if (!ctx->obj) return r;                      // deleted: clean up
+            if (deploy(ctx->obj) != 0) {                  // yours
+                r.error = KCTL_ERR_IO;                    // the error: backoff
+                return r;                                 // (never a fixed requeue)
+            }
+            r.error = kctl_status_update(&ctx->transport, &res, ctx->obj,
+                                         "{\"phase\":\"Ready\"}", 17, NULL, NULL);
+            return r;                                     // unchanged: not written
+        }
+
+        kctl_manager_desc md = { 0 };
+        kctl_controller_desc cd = { 0 };
+        md.transport = kctl_memstore_transport(store);    // or any transport
+        kctl_manager_create(&md, &m);
+        kctl_manager_informer(m, &res, NULL, NULL, &inf); // shared watch + cache
+        cd.primary = inf;
+        cd.reconcile = reconcile;
+        kctl_manager_add_controller(m, &cd, NULL);
+        kctl_manager_run(m, KCTL_SEC(30));                // until SIGINT/SIGTERM
+
+
     CONCEPTS
     ========
     Each part carries the name of its client-go counterpart:
@@ -90,6 +116,18 @@
         kctl_informer                  SharedIndexInformer (cache + handlers)
         kctl_handler                   ResourceEventHandlerFuncs
 
+        kctl                           controller-runtime
+        ----                           ------------------
+        kctl_controller                controller.Controller (Reconciler, workers)
+        kctl_reconcile_result          reconcile.Result + error (terminal: TerminalError)
+        kctl_controller_watch_owned    Owns (handler.EnqueueRequestForOwner)
+        kctl_controller_watch_map      Watches + handler.EnqueueRequestsFromMapFunc
+        kctl_predicate                 predicate.GenerationChangedPredicate, ...
+        kctl_status_update             a status write, only when it changes
+        kctl_retry_on_conflict         client-go retry.RetryOnConflict
+        kctl_leader                    client-go leaderelection (a Lease)
+        kctl_manager                   manager.Manager (caches, controllers, metrics)
+
     The queue has three layers, as in client-go:
       - the queue: FIFO order of distinct keys; a key already waiting is not
         added twice; a key handed out by get and not yet done is held back when
@@ -112,7 +150,10 @@
 
     DOES NOT
     ========
-    - start threads of its own (the queue needs none; you run the workers);
+    - start threads you did not ask for: the queue, the reflector and the
+      informer run on yours (kctl_informer_step, kctl_controller_step);
+      kctl_informer_start, kctl_controller_start and the manager start
+      theirs (none with KCTL_NO_THREADS);
     - allocate per queue operation beyond the key's own entry (entries are
       recycled, so the steady state allocates nothing);
     - abort on bad input: every fallible call returns a result code;
@@ -217,8 +258,10 @@
     0.2.0  (in progress) JSON reader/writer and merge patch, objects,
            selectors, indexer, delta FIFO, transport interface, memstore
            with watches, faults and persistence.
-    0.3.0  (in progress) reflector, informer; next the controller and the
-           manager (sharing informers, leader election, metrics).
+    0.3.0  (in progress) reflector, informer, predicates, the status
+           helper and retry on conflict, the controller, leader election,
+           the manager (shared informers, run until a signal, leader
+           election, Prometheus metrics); next the remote transports.
 */
 #ifndef KCTL_H_INCLUDED
 #define KCTL_H_INCLUDED
