@@ -822,8 +822,11 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
                     resourceVersion the list is from; a page of at most
                     opts->limit objects when limit > 0, with a continue token
                     to pass back for the next page ("" on the last). (The
-                    memstore's pages are not one snapshot: each is the store
-                    as it is, after the token's key, with its own version.)
+                    memstore's pages are one snapshot, at the first page's
+                    version, as an API server's are, while it remembers the
+                    list: one list in progress at a time; a page of a list
+                    it no longer remembers is the store as it is, after the
+                    token's key, with its own version.)
      watch_open     a stream of the changes after from_rv ("": first an ADDED
                     for every object there now). GONE: from_rv is older than
                     the store remembers: list again. TIMEOUT: from_rv is
@@ -4629,7 +4632,23 @@ struct kctl_memstore {
     char *path;
     bool save_on_write;
     int save_err; /* the last save_on_write's result */
+    /* the paged list in progress: every object it matched, sorted, as of
+       pg_rev; its next pages come from here (one snapshot, as an API
+       server's are) until its last page is handed out */
+    kctl_obj **pg;
+    size_t pg_n;
+    uint64_t pg_rev;
+    char pg_id[512];
 };
+
+static void kctl__ms_pg_drop(kctl_memstore *ms) {
+    size_t i;
+    for (i = 0; i < ms->pg_n; i++) kctl_obj_unref(ms->pg[i]);
+    kctl__free(&ms->allocator, ms->pg);
+    ms->pg = NULL;
+    ms->pg_n = 0;
+    ms->pg_id[0] = 0;
+}
 
 static int kctl__ms_save_locked(kctl_memstore *ms);
 static int kctl__ms_load(kctl_memstore *ms);
@@ -4772,6 +4791,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
         kctl__free(&ms->allocator, e);
     }
     kctl__free(&ms->allocator, ms->objs.slots);
+    kctl__ms_pg_drop(ms);
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__free(&ms->allocator, ms->ring);
     kctl__free(&ms->allocator, ms->path);
@@ -5186,40 +5206,78 @@ static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, 
     return KCTL_OK;
 }
 
+/* Hand out v[from..from+limit) (all when limit is 0) with a continue
+   token when more follow. Lock held. */
+static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from, uint32_t limit, kctl_list_result *out) {
+    size_t i, take = n - from;
+    if (limit && take > limit) take = limit;
+    if (take && !(out->items.items = (kctl_obj **)kctl__alloc(&ms->allocator, take * sizeof(kctl_obj *)))) return KCTL_ERR_NOMEM;
+    for (i = 0; i < take; i++) out->items.items[out->items.count++] = kctl_obj_ref(v[from + i]);
+    if (from + take < n) snprintf(out->continue_token, sizeof out->continue_token, "%s", kctl_obj_key(v[from + take - 1]));
+    return KCTL_OK;
+}
+
 static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl_selector *sel = NULL;
-    kctl_obj_list all;
-    char rid[256];
-    size_t i, from = 0, n;
-    int rc;
+    kctl_obj **v = NULL;
+    char rid[256], id[512];
+    const char *after = opts && opts->continue_token && *opts->continue_token ? opts->continue_token : NULL;
+    uint32_t limit = opts ? opts->limit : 0;
+    size_t i, n = 0, rl;
+    int rc, idn;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
+    out->items.allocator = ms->allocator;
     if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
     if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &sel)) != KCTL_OK) return rc;
+    idn = snprintf(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
+                   opts && opts->field_selector ? opts->field_selector : "");
+    if (idn < 0 || (size_t)idn >= sizeof id) id[0] = 0; /* too long to remember: every page scans */
+    rl = strlen(rid);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_LIST);
-    if (rc == KCTL_OK) rc = kctl__ms_collect(ms, rid, res->ns, sel, &all);
+    if (rc == KCTL_OK && after && id[0] && ms->pg && strcmp(ms->pg_id, id) == 0) {
+        /* the next page of the list in progress: find the token's key */
+        size_t lo = 0, hi = ms->pg_n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (strcmp(kctl_obj_key(ms->pg[mid]), after) <= 0) lo = mid + 1;
+            else hi = mid;
+        }
+        rc = kctl__ms_page(ms, ms->pg, ms->pg_n, lo, limit, out);
+        snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)ms->pg_rev);
+        if (rc == KCTL_OK && !out->continue_token[0]) kctl__ms_pg_drop(ms); /* the last page */
+        kctl__mutex_unlock(&ms->mu);
+        kctl_selector_free(sel);
+        return rc;
+    }
+    /* a first page (or one of a list this store no longer remembers): the
+       objects after the token's key, sorted */
+    if (rc == KCTL_OK && ms->objs.cap && !(v = (kctl_obj **)kctl__alloc(&ms->allocator, ms->objs.cap * sizeof *v))) rc = KCTL_ERR_NOMEM;
+    for (i = 0; rc == KCTL_OK && i < ms->objs.cap; i++) {
+        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, res->ns) &&
+            (!after || strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
+            v[n++] = e->obj;
+    }
+    if (rc == KCTL_OK && n > 1) qsort(v, n, sizeof *v, kctl__ms_cmp_key);
+    if (rc == KCTL_OK) rc = kctl__ms_page(ms, v, n, 0, limit, out);
     if (rc == KCTL_OK) snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)ms->rev);
+    if (rc == KCTL_OK && out->continue_token[0] && id[0]) { /* more pages to come: remember the rest */
+        kctl__ms_pg_drop(ms);
+        for (i = out->items.count; i < n; i++) kctl_obj_ref(v[i]);
+        memmove(v, v + out->items.count, (n - out->items.count) * sizeof *v);
+        ms->pg = v;
+        ms->pg_n = n - out->items.count;
+        ms->pg_rev = ms->rev;
+        snprintf(ms->pg_id, sizeof ms->pg_id, "%s", id);
+        v = NULL;
+    }
     kctl__mutex_unlock(&ms->mu);
+    kctl__free(&ms->allocator, v);
     kctl_selector_free(sel);
-    if (rc != KCTL_OK) return rc;
-    /* a page: the objects after the continue token's key */
-    if (opts && opts->continue_token && *opts->continue_token)
-        while (from < all.count && strcmp(kctl_obj_key(all.items[from]), opts->continue_token) <= 0) from++;
-    n = all.count - from;
-    if (opts && opts->limit && n > opts->limit) {
-        n = opts->limit;
-        snprintf(out->continue_token, sizeof out->continue_token, "%s", kctl_obj_key(all.items[from + n - 1]));
-    }
-    out->items.allocator = ms->allocator;
-    if (n && !(out->items.items = (kctl_obj **)kctl__alloc(&ms->allocator, n * sizeof(kctl_obj *)))) {
-        kctl_obj_list_free(&all);
-        return KCTL_ERR_NOMEM;
-    }
-    for (i = 0; i < n; i++) out->items.items[out->items.count++] = kctl_obj_ref(all.items[from + i]);
-    kctl_obj_list_free(&all);
-    return KCTL_OK;
+    return rc;
 }
 
 static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out) {
