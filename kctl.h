@@ -5358,7 +5358,16 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns
             kctl__mutex_unlock(&ms->mu);
             return KCTL_ERR_GONE;
         }
-        for (k = 0; k < ms->count; k++) {
+        { /* revisions rise along the ring: start at the first one past pos */
+            uint32_t lo = 0, hi = ms->count;
+            while (lo < hi) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (ms->ring[(ms->first + mid) % ms->cap].rev <= w->pos) lo = mid + 1;
+                else hi = mid;
+            }
+            k = lo;
+        }
+        for (; k < ms->count; k++) {
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
             bool now_in, was_in;
             if (e->rev <= w->pos) continue;
