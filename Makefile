@@ -8,11 +8,11 @@ CFLAGS  ?= -O2 -g
 BASE    := -D_POSIX_C_SOURCE=200809L $(WARN)
 LIBS    := -pthread
 B       := build
-TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c
+TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c
 DEPS    := kctl.h tests/kt.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench cxx fuzz fuzz-short size clean
-all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller
+all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport
 
 $(B):
 	@mkdir -p $(B)
@@ -42,11 +42,11 @@ MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothre
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent
+test: $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport
 
-asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan
+asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan
 
 tsan: $(B)/kt-tsan $(B)/edge_agent-tsan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan
@@ -66,6 +66,13 @@ run: $(B)/edge_agent
 $(B)/hello_controller: kctl.h examples/hello_controller.c | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/hello_controller.c $(LIBS)
 
+# A transport of its own over a directory of JSON files, with a controller
+# on it (exits 1 unless everything it checks holds).
+$(B)/custom_transport: kctl.h examples/custom_transport.c | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/custom_transport.c $(LIBS)
+$(B)/custom_transport-asan: kctl.h examples/custom_transport.c | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/custom_transport.c $(LIBS)
+
 # The seed's reconcile storm, on the virtual clock.
 $(B)/reconcile_storm: kctl.h examples/reconcile_storm.c | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/reconcile_storm.c $(LIBS)
@@ -76,9 +83,10 @@ storm: $(B)/reconcile_storm
 
 $(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/$*.c $(LIBS)
-bench: $(B)/bench-queue $(B)/bench-cache
+bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e
 	./$(B)/bench-queue
 	./$(B)/bench-cache
+	./$(B)/bench-e2e
 
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New

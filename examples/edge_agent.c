@@ -50,6 +50,7 @@ static struct agent {
     uint64_t t0;
     double seconds;
     bool stop;                              /* atomic: the agent has stopped */
+    kctl_controller *ctl;
     int fail_writes;                        /* atomic: transient faults armed by the operator */
     int reconciles, retries, files_written, files_removed, status_written, status_skipped; /* atomic */
 } g;
@@ -138,11 +139,36 @@ static int write_atomically(const char *path, const char *text) {
 
 /* ------------------------------------------------------------- reconcile */
 
-static int set_status(const kctl_reconcile_ctx *ctx, const char *phase, const char *message) {
-    char buf[512];
+typedef struct status_write {
+    const kctl_reconcile_ctx *ctx;
     const char *text;
     size_t len;
+    int attempt;
+} status_write;
+
+/* One try: the first against the cached object, then (after a CONFLICT:
+   the cache lagged behind our own last write) against a fresh read. */
+static int status_try(void *arg) {
+    status_write *sw = (status_write *)arg;
+    const kctl_transport *t = &sw->ctx->transport;
+    kctl_obj *fresh = NULL;
     bool written = false;
+    int rc;
+    if (sw->attempt++ == 0) {
+        rc = kctl_status_update(t, &dc_res, sw->ctx->obj, sw->text, sw->len, &written, NULL);
+    } else {
+        if ((rc = t->vt->get(t->self, &dc_res, kctl_obj_name(sw->ctx->obj), &fresh)) != KCTL_OK) return rc;
+        if (kctl_obj_generation(fresh) != kctl_obj_generation(sw->ctx->obj)) rc = KCTL_OK; /* a newer spec: its own reconcile reports */
+        else rc = kctl_status_update(t, &dc_res, fresh, sw->text, sw->len, &written, NULL);
+        kctl_obj_unref(fresh);
+    }
+    if (rc == KCTL_OK) bump(written ? &g.status_written : &g.status_skipped);
+    return rc;
+}
+
+static int set_status(const kctl_reconcile_ctx *ctx, const char *phase, const char *message) {
+    char buf[512];
+    status_write sw;
     int rc;
     kctl_jw w;
     kctl_jw_init(&w, buf, sizeof buf);
@@ -154,10 +180,11 @@ static int set_status(const kctl_reconcile_ctx *ctx, const char *phase, const ch
     kctl_jw_key(&w, "message");
     kctl_jw_string(&w, message);
     kctl_jw_object_end(&w);
-    if ((rc = kctl_jw_finish(&w, &text, &len)) != KCTL_OK) return rc;
-    rc = kctl_status_update(&ctx->transport, &dc_res, ctx->obj, text, len, &written, NULL);
-    if (rc == KCTL_OK) bump(written ? &g.status_written : &g.status_skipped);
-    else say("%-9s status %s: %s", kctl_obj_name(ctx->obj), phase, kctl_strerror(rc));
+    memset(&sw, 0, sizeof sw);
+    sw.ctx = ctx;
+    if ((rc = kctl_jw_finish(&w, &sw.text, &sw.len)) != KCTL_OK) return rc;
+    rc = kctl_retry_on_conflict(0, KCTL_MS(10), status_try, &sw); /* client-go's RetryOnConflict */
+    if (rc != KCTL_OK) say("%-9s status %s: %s", kctl_obj_name(ctx->obj), phase, kctl_strerror(rc));
     return rc;
 }
 
@@ -211,6 +238,7 @@ static void edit(const char *name, const char *json) {
 
 static void *operator_main(void *arg) {
     double s = g.seconds / 10;
+    int quiet, waited;
     (void)arg;
     if (!nap(1.5 * s)) return NULL;
     say("operator: gateway gets a new hostname and loses pool.ntp.org");
@@ -233,6 +261,12 @@ static void *operator_main(void *arg) {
     say("operator: deletes sensor-1");
     kctl_memstore_delete(g.store, &dc_res, "sensor-1");
     if (!nap(2 * s)) return NULL;
+    for (quiet = 0, waited = 0; quiet < 3 && waited < 500; waited++) { /* let retries still backing off finish */
+        kctl_queue_stats qs;
+        kctl_queue_read_stats(kctl_controller_queue(g.ctl), &qs);
+        quiet = qs.depth == 0 && qs.processing == 0 && qs.delayed == 0 ? quiet + 1 : 0;
+        if (!nap(0.01)) return NULL;
+    }
     kill(getpid(), SIGTERM);
     return NULL;
 }
@@ -372,6 +406,7 @@ int main(int argc, char **argv) {
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, &old);
+    g.ctl = ctl;
     pthread_create(&op, NULL, operator_main, NULL);
     say("agent: running for %.1f s (Ctrl-C stops it sooner)", g.seconds);
     rc = kctl_manager_run(m, KCTL_SEC(30));

@@ -16,3 +16,4 @@
 #include "test_controller.c"
 #include "test_manager.c"
 #include "test_leader.c"
+#include "test_e2e.c"

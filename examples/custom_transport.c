@@ -1,0 +1,766 @@
+/* custom_transport.c - a transport of its own: a directory of JSON files */
+/*
+    The proof that the transport vtable is enough: a store written here, in
+    a few hundred lines, with nothing but the public API, and an unchanged
+    informer and controller on top of it.
+
+    The store ("dirstore") is a directory; each object is <name>.json (one
+    resource; cluster-scoped, so namespaces are not used).
+      resourceVersion  an object's: FNV-1a 64 of its document with any
+                       resourceVersion taken out (a content hash, in hex);
+                       a list's: the XOR over the objects of hash(name,
+                       content hash) - the state of the whole directory.
+      list             read the directory (paged by name); the state is
+                       remembered (a ring of the last DS_RING states) so a
+                       watch can start from it.
+      watch            poll the directory and diff it, by content hash,
+                       against the state the watcher is at: ADDED,
+                       MODIFIED, DELETED (the last document seen), one at a
+                       time, each carrying the state after it. A version
+                       the ring no longer holds is GONE: the reflector
+                       lists again, which is always correct.
+      writes           a temporary file, fsync, rename (a crash leaves the
+                       old file or the new one, whole); update and
+                       update_status check the resourceVersion (CONFLICT).
+    Known limits: no label/field selectors (INVALID_ARG), no finalizers,
+    no "too new" version (TIMEOUT) since hashes have no order; a file that
+    does not parse is skipped, as if absent (edit files atomically).
+
+    The program: create two Greetings, run a controller whose reply is the
+    message reversed (in status.reply), then edit, delete and add files on
+    disk behind its back, and check that it followed. Also shows CONFLICT.
+
+    Build: cc -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -pthread \
+               examples/custom_transport.c -o custom_transport
+*/
+#define KCTL_IMPLEMENTATION
+#include "../kctl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DS_MAX_OBJECTS 64
+#define DS_NAME_MAX 64
+#define DS_PATH_MAX 512
+#define DS_RING 4
+
+/* ============================================================ the dirstore */
+typedef struct ds_file {
+    char name[DS_NAME_MAX];
+    uint64_t hash;         /* content hash */
+    char *text;            /* the document without resourceVersion (malloc) */
+    size_t len;
+} ds_file;
+
+typedef struct ds_set {    /* a state of the directory, sorted by name */
+    size_t n;
+    uint64_t state;        /* XOR of ds_mix(name, hash) */
+    ds_file f[DS_MAX_OBJECTS];
+} ds_set;
+
+typedef struct ds_store {
+    pthread_mutex_t mu;    /* guards everything below and the directory */
+    char dir[256];
+    char resource[64];     /* the one resource (plural) it holds */
+    ds_set ring[DS_RING];  /* recent states, for watches to start from */
+    unsigned ring_next;
+} ds_store;
+
+/* A watch. (kctl_watch is the memstore's in the implementation, so a
+   transport in the same file uses a type of its own and casts.) */
+typedef struct ds_watch {
+    ds_set seen;           /* what the watcher has been told */
+    ds_set cur;            /* the directory at the last poll */
+    bool unsaved;          /* seen moved on since it was put in the ring */
+} ds_watch;
+
+static uint64_t ds_fnv(const void *p, size_t n, uint64_t h) {
+    const unsigned char *b = (const unsigned char *)p;
+    while (n--) h = (h ^ *b++) * UINT64_C(1099511628211);
+    return h;
+}
+#define DS_FNV_OFFSET UINT64_C(14695981039346656037)
+static uint64_t ds_mix(const char *name, uint64_t hash) { return ds_fnv(name, strlen(name), DS_FNV_OFFSET ^ hash); }
+static void ds_rv(uint64_t v, char *out) { snprintf(out, KCTL_RV_MAX, "%016llx", (unsigned long long)v); }
+
+static bool ds_name_ok(const char *n) {
+    return n && n[0] && n[0] != '.' && !strchr(n, '/') && strlen(n) < DS_NAME_MAX;
+}
+
+/* ---- JSON helpers: parse with allocated tokens; merge patch into text */
+static int ds_parse(const char *text, size_t len, kctl_json *j, kctl_json_tok **toks) {
+    int rc = kctl_json_parse(text, len, NULL, 0, NULL, j);
+    *toks = NULL;
+    if (rc != KCTL_OK) return rc;
+    if (!(*toks = (kctl_json_tok *)malloc(j->ntoks * sizeof **toks))) return KCTL_ERR_NOMEM;
+    return kctl_json_parse(text, len, *toks, j->ntoks, NULL, j);
+}
+
+/* *out (malloc) = doc with the merge patch applied. PROTO: doc is not JSON. */
+static int ds_patch(const char *doc, size_t dlen, const char *patch, size_t plen, char **out, size_t *olen) {
+    kctl_json jd, jp;
+    kctl_json_tok *td = NULL, *tp = NULL;
+    kctl_jw w;
+    const char *text;
+    int rc = ds_parse(doc, dlen, &jd, &td);
+    if (rc == KCTL_OK) rc = ds_parse(patch, plen, &jp, &tp);
+    kctl_jw_init_growable(&w, NULL);
+    if (rc == KCTL_OK) rc = kctl_json_merge_patch(&jd, 0, &jp, 0, &w);
+    if (rc == KCTL_OK) rc = kctl_jw_finish(&w, &text, olen);
+    if (rc == KCTL_OK && !(*out = (char *)malloc(*olen + 1))) rc = KCTL_ERR_NOMEM;
+    if (rc == KCTL_OK) memcpy(*out, text, *olen + 1);
+    kctl_jw_free(&w);
+    free(td);
+    free(tp);
+    return rc;
+}
+
+static const char ds_no_rv[] = "{\"metadata\":{\"resourceVersion\":null}}";
+
+/* *out = base with src's status (none if src has none). */
+static int ds_with_status(const char *base, size_t blen, const char *src, size_t slen, char **out, size_t *olen) {
+    kctl_json js;
+    kctl_json_tok *ts = NULL;
+    kctl_jw w;
+    const char *patch;
+    size_t plen, blen2;
+    char *bare = NULL;
+    uint32_t sv;
+    int rc = ds_parse(src, slen, &js, &ts);
+    if (rc == KCTL_OK) rc = ds_patch(base, blen, "{\"status\":null}", 15, &bare, &blen2);
+    if (rc == KCTL_OK && (sv = kctl_json_member(&js, 0, "status")) != KCTL_JSON_NONE) {
+        kctl_jw_init_growable(&w, NULL); /* {"status": src's} onto a document without one */
+        kctl_jw_object_begin(&w);
+        kctl_jw_key(&w, "status");
+        kctl_jw_value(&w, &js, sv);
+        kctl_jw_object_end(&w);
+        if ((rc = kctl_jw_finish(&w, &patch, &plen)) == KCTL_OK) rc = ds_patch(bare, blen2, patch, plen, out, olen);
+        kctl_jw_free(&w);
+        free(bare);
+    } else if (rc == KCTL_OK) {
+        *out = bare, *olen = blen2;
+    }
+    free(ts);
+    return rc;
+}
+
+/* An object to hand out: the document with its resourceVersion set. */
+static int ds_obj(const ds_file *f, kctl_obj **out) {
+    char patch[128], rv[KCTL_RV_MAX], *text;
+    size_t len;
+    int rc;
+    ds_rv(f->hash, rv);
+    snprintf(patch, sizeof patch, "{\"metadata\":{\"resourceVersion\":\"%s\"}}", rv);
+    if ((rc = ds_patch(f->text, f->len, patch, strlen(patch), &text, &len)) != KCTL_OK) return rc;
+    rc = kctl_obj_parse(text, len, NULL, out);
+    free(text);
+    return rc;
+}
+
+/* ---- files */
+/* Read <name>.json: NOT_FOUND, IO, or PROTO (not JSON, or another name). */
+static int ds_load(ds_store *s, const char *name, ds_file *f) {
+    char path[DS_PATH_MAX], *raw;
+    kctl_json j;
+    kctl_json_tok *t = NULL;
+    long n;
+    int rc;
+    FILE *fp;
+    memset(f, 0, sizeof *f);
+    snprintf(path, sizeof path, "%s/%s.json", s->dir, name);
+    if (!(fp = fopen(path, "rb"))) return errno == ENOENT ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO;
+    if (fseek(fp, 0, SEEK_END) != 0 || (n = ftell(fp)) < 0 || fseek(fp, 0, SEEK_SET) != 0) { fclose(fp); return KCTL_ERR_IO; }
+    if (!(raw = (char *)malloc((size_t)n + 1))) { fclose(fp); return KCTL_ERR_NOMEM; }
+    rc = fread(raw, 1, (size_t)n, fp) == (size_t)n ? KCTL_OK : KCTL_ERR_IO;
+    fclose(fp);
+    if (rc == KCTL_OK) rc = ds_parse(raw, (size_t)n, &j, &t);
+    if (rc == KCTL_OK && !kctl_json_string_eq(&j, kctl_json_path(&j, 0, "metadata.name"), name)) rc = KCTL_ERR_PROTO;
+    snprintf(f->name, sizeof f->name, "%s", name);
+    if (rc == KCTL_OK) rc = ds_patch(raw, (size_t)n, ds_no_rv, sizeof ds_no_rv - 1, &f->text, &f->len);
+    if (rc == KCTL_OK) f->hash = ds_fnv(f->text, f->len, DS_FNV_OFFSET);
+    free(t);
+    free(raw);
+    return rc;
+}
+
+/* Replace <name>.json atomically: temporary file, fsync, rename. */
+static int ds_write(ds_store *s, const char *name, const char *text, size_t len) {
+    char path[DS_PATH_MAX], tmp[DS_PATH_MAX];
+    size_t off = 0;
+    int fd, ok;
+    snprintf(path, sizeof path, "%s/%s.json", s->dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp", s->dir, name); /* never listed */
+    if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0) return KCTL_ERR_IO;
+    while (off < len) {
+        ssize_t w = write(fd, text + off, len - off);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        off += (size_t)w;
+    }
+    ok = off == len && fsync(fd) == 0;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return KCTL_ERR_IO;
+    }
+    if ((fd = open(s->dir, O_RDONLY)) >= 0) { fsync(fd); close(fd); } /* the rename itself */
+    return KCTL_OK;
+}
+
+/* ---- states */
+static void ds_set_clear(ds_set *st) {
+    size_t i;
+    for (i = 0; i < st->n; i++) free(st->f[i].text);
+    st->n = 0;
+    st->state = 0;
+}
+static int ds_set_find(const ds_set *st, const char *name) {
+    size_t i;
+    for (i = 0; i < st->n; i++)
+        if (!strcmp(st->f[i].name, name)) return (int)i;
+    return -1;
+}
+/* Put a copy of f (replacing one of the same name). */
+static int ds_set_put(ds_set *st, const ds_file *f) {
+    int i = ds_set_find(st, f->name);
+    char *text = (char *)malloc(f->len + 1);
+    if (!text) return KCTL_ERR_NOMEM;
+    memcpy(text, f->text, f->len + 1);
+    if (i < 0) {
+        if (st->n == DS_MAX_OBJECTS) { free(text); return KCTL_ERR_FULL; }
+        i = (int)st->n++;
+    } else {
+        st->state ^= ds_mix(st->f[i].name, st->f[i].hash);
+        free(st->f[i].text);
+    }
+    st->f[i] = *f;
+    st->f[i].text = text;
+    st->state ^= ds_mix(f->name, f->hash);
+    return KCTL_OK;
+}
+static void ds_set_del(ds_set *st, size_t i) {
+    st->state ^= ds_mix(st->f[i].name, st->f[i].hash);
+    free(st->f[i].text);
+    memmove(&st->f[i], &st->f[i + 1], (st->n - i - 1) * sizeof st->f[0]);
+    st->n--;
+}
+static int ds_set_copy(ds_set *dst, const ds_set *src) {
+    size_t i;
+    int rc = KCTL_OK;
+    ds_set_clear(dst);
+    for (i = 0; i < src->n && rc == KCTL_OK; i++) rc = ds_set_put(dst, &src->f[i]);
+    return rc;
+}
+static int ds_cmp(const void *a, const void *b) { return strcmp(((const ds_file *)a)->name, ((const ds_file *)b)->name); }
+
+/* Read the whole directory into st. */
+static int ds_scan(ds_store *s, ds_set *st) {
+    DIR *d = opendir(s->dir);
+    struct dirent *e;
+    int rc = KCTL_OK;
+    ds_set_clear(st);
+    if (!d) return KCTL_ERR_IO;
+    while (rc == KCTL_OK && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        char name[DS_NAME_MAX];
+        ds_file f;
+        if (e->d_name[0] == '.' || n <= 5 || n - 5 >= DS_NAME_MAX || strcmp(e->d_name + n - 5, ".json")) continue;
+        memcpy(name, e->d_name, n - 5);
+        name[n - 5] = '\0';
+        rc = ds_load(s, name, &f);
+        if (rc == KCTL_OK) {
+            if (st->n == DS_MAX_OBJECTS) rc = KCTL_ERR_FULL;
+            else st->f[st->n++] = f, st->state ^= ds_mix(f.name, f.hash), f.text = NULL;
+        } else if (rc == KCTL_ERR_PROTO || rc == KCTL_ERR_NOT_FOUND) {
+            rc = KCTL_OK; /* not an object of ours, or gone meanwhile: skipped */
+        }
+        free(f.text);
+    }
+    closedir(d);
+    qsort(st->f, st->n, sizeof st->f[0], ds_cmp);
+    return rc;
+}
+
+static void ds_ring_save(ds_store *s, const ds_set *st) {
+    unsigned i;
+    for (i = 0; i < DS_RING; i++)
+        if (s->ring[i].state == st->state && s->ring[i].n == st->n) return; /* have it */
+    if (ds_set_copy(&s->ring[s->ring_next], st) == KCTL_OK) s->ring_next = (s->ring_next + 1) % DS_RING;
+    else ds_set_clear(&s->ring[s->ring_next]);
+}
+
+/* ---- the vtable; every entry takes the mutex */
+static int ds_check(ds_store *s, const kctl_resource *res, const kctl_list_opts *o) {
+    if (!res || !res->resource || strcmp(res->resource, s->resource)) return KCTL_ERR_NOT_FOUND;
+    if (o && ((o->label_selector && o->label_selector[0]) || (o->field_selector && o->field_selector[0])))
+        return KCTL_ERR_INVALID_ARG; /* no selectors here */
+    return KCTL_OK;
+}
+
+static int ds_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out) {
+    ds_store *s = (ds_store *)self;
+    ds_set *st = (ds_set *)calloc(1, sizeof *st);
+    size_t i;
+    int rc = ds_check(s, res, o);
+    memset(out, 0, sizeof *out);
+    if (!st) return KCTL_ERR_NOMEM;
+    pthread_mutex_lock(&s->mu);
+    if (rc == KCTL_OK && (rc = ds_scan(s, st)) == KCTL_OK) ds_ring_save(s, st);
+    pthread_mutex_unlock(&s->mu);
+    if (rc == KCTL_OK && !(out->items.items = (kctl_obj **)malloc((st->n + 1) * sizeof(kctl_obj *)))) rc = KCTL_ERR_NOMEM;
+    for (i = 0; rc == KCTL_OK && i < st->n; i++) {
+        if (o && o->continue_token && strcmp(st->f[i].name, o->continue_token) <= 0) continue; /* earlier pages */
+        if (o && o->limit && out->items.count == o->limit) { /* page full: continue after the last one */
+            snprintf(out->continue_token, sizeof out->continue_token, "%s", st->f[i - 1].name);
+            break;
+        }
+        rc = ds_obj(&st->f[i], &out->items.items[out->items.count]);
+        if (rc == KCTL_OK) out->items.count++;
+    }
+    if (rc == KCTL_OK) ds_rv(st->state, out->resource_version);
+    else kctl_list_result_free(out);
+    ds_set_clear(st);
+    free(st);
+    return rc;
+}
+
+static int ds_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *o, const char *from_rv, kctl_watch **out) {
+    ds_store *s = (ds_store *)self;
+    ds_watch *w;
+    char rv[KCTL_RV_MAX];
+    unsigned i;
+    int rc = ds_check(s, res, o);
+    *out = NULL;
+    if (rc != KCTL_OK) return rc;
+    if (!(w = (ds_watch *)calloc(1, sizeof *w))) return KCTL_ERR_NOMEM;
+    if (from_rv && from_rv[0]) { /* from a state we remember, or the one there now */
+        rc = KCTL_ERR_GONE;
+        pthread_mutex_lock(&s->mu);
+        for (i = 0; i < DS_RING && rc == KCTL_ERR_GONE; i++) {
+            ds_rv(s->ring[i].state, rv);
+            if (!strcmp(rv, from_rv)) rc = ds_set_copy(&w->seen, &s->ring[i]);
+        }
+        if (rc == KCTL_ERR_GONE && ds_scan(s, &w->cur) == KCTL_OK) {
+            ds_rv(w->cur.state, rv);
+            if (!strcmp(rv, from_rv)) rc = ds_set_copy(&w->seen, &w->cur);
+        }
+        pthread_mutex_unlock(&s->mu);
+    } /* else: seen is empty, so the first poll is an ADDED for everything */
+    if (rc == KCTL_OK) rc = ds_set_copy(&w->cur, &w->seen); /* nothing to tell before the first poll */
+    if (rc != KCTL_OK) {
+        ds_set_clear(&w->seen);
+        ds_set_clear(&w->cur);
+        free(w);
+        return rc;
+    }
+    *out = (kctl_watch *)w;
+    return KCTL_OK;
+}
+
+/* The first difference between what the watcher saw and the last poll, as
+   an event (seen moves past it); *found false when there is none. */
+static int ds_diff(ds_watch *w, kctl_event *ev, bool *found) {
+    size_t i;
+    int rc = KCTL_OK, j;
+    *found = true;
+    for (i = 0; i < w->seen.n; i++) {
+        j = ds_set_find(&w->cur, w->seen.f[i].name);
+        if (j < 0) {                        /* gone: its last state */
+            ev->type = KCTL_EVENT_DELETED;
+            if ((rc = ds_obj(&w->seen.f[i], &ev->obj)) == KCTL_OK) ds_set_del(&w->seen, i);
+            goto done;
+        }
+        if (w->cur.f[j].hash != w->seen.f[i].hash) {
+            ev->type = KCTL_EVENT_MODIFIED;
+            if ((rc = ds_obj(&w->cur.f[j], &ev->obj)) == KCTL_OK) rc = ds_set_put(&w->seen, &w->cur.f[j]);
+            goto done;
+        }
+    }
+    for (i = 0; i < w->cur.n; i++)
+        if (ds_set_find(&w->seen, w->cur.f[i].name) < 0) {
+            ev->type = KCTL_EVENT_ADDED;
+            if ((rc = ds_obj(&w->cur.f[i], &ev->obj)) == KCTL_OK) rc = ds_set_put(&w->seen, &w->cur.f[i]);
+            goto done;
+        }
+    *found = false;
+    return KCTL_OK;
+done:
+    if (rc != KCTL_OK) { kctl_event_clear(ev); *found = false; return rc; }
+    ds_rv(w->seen.state, ev->resource_version); /* the state after this event */
+    w->unsaved = true;
+    return KCTL_OK;
+}
+
+static int ds_watch_next(void *self, kctl_watch *kw, uint64_t timeout_ns, kctl_event *ev) {
+    ds_store *s = (ds_store *)self;
+    ds_watch *w = (ds_watch *)kw;
+    uint64_t now = kctl_clock_now(NULL), end = now + timeout_ns;
+    bool found;
+    int rc;
+    memset(ev, 0, sizeof *ev);
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        rc = ds_diff(w, ev, &found);            /* the rest of the last poll */
+        if (rc == KCTL_OK && !found) {
+            if (w->unsaved) {                   /* a batch ended: resumable from here */
+                ds_ring_save(s, &w->seen);
+                w->unsaved = false;
+            }
+            if ((rc = ds_scan(s, &w->cur)) == KCTL_OK) rc = ds_diff(w, ev, &found);
+        }
+        pthread_mutex_unlock(&s->mu);
+        if (rc != KCTL_OK) return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_IO;
+        if (found) return KCTL_OK;
+        if ((now = kctl_clock_now(NULL)) >= end) return KCTL_ERR_AGAIN;
+        {
+            struct timespec ts = { 0, 10000000L }; /* poll every 10 ms */
+            if (end - now < KCTL_MS(10)) ts.tv_nsec = (long)(end - now);
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static void ds_watch_close(void *self, kctl_watch *kw) {
+    ds_watch *w = (ds_watch *)kw;
+    (void)self;
+    if (!w) return;
+    ds_set_clear(&w->seen);
+    ds_set_clear(&w->cur);
+    free(w);
+}
+
+static int ds_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out) {
+    ds_store *s = (ds_store *)self;
+    ds_file f;
+    int rc = ds_check(s, res, NULL);
+    *out = NULL;
+    if (rc != KCTL_OK) return rc;
+    if (!ds_name_ok(name)) return KCTL_ERR_INVALID_ARG;
+    pthread_mutex_lock(&s->mu);
+    rc = ds_load(s, name, &f);
+    pthread_mutex_unlock(&s->mu);
+    if (rc == KCTL_OK) rc = ds_obj(&f, out);
+    free(f.text);
+    return rc;
+}
+
+/* The writes: parse the document (INVALID_ARG if it is no object), then,
+   under the mutex, check against the file and replace it. */
+enum { DS_CREATE, DS_UPDATE, DS_STATUS };
+static int ds_write_op(ds_store *s, const kctl_resource *res, int op, const char *json, size_t len, kctl_obj **out) {
+    kctl_obj *in = NULL;
+    ds_file cur, f;
+    char rv[KCTL_RV_MAX], *text = NULL;
+    size_t n = 0;
+    int rc = ds_check(s, res, NULL);
+    if (out) *out = NULL;
+    if (rc != KCTL_OK) return rc;
+    if (!json || kctl_obj_parse(json, len, NULL, &in) != KCTL_OK || !ds_name_ok(kctl_obj_name(in))) {
+        kctl_obj_unref(in);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    memset(&f, 0, sizeof f);
+    snprintf(f.name, sizeof f.name, "%s", kctl_obj_name(in));
+    pthread_mutex_lock(&s->mu);
+    rc = ds_load(s, f.name, &cur);
+    if (op == DS_CREATE) {
+        if (rc == KCTL_OK || rc == KCTL_ERR_PROTO) rc = KCTL_ERR_EXISTS;
+        else if (rc == KCTL_ERR_NOT_FOUND) rc = ds_patch(json, len, ds_no_rv, sizeof ds_no_rv - 1, &text, &n);
+    } else if (rc == KCTL_OK) {
+        ds_rv(cur.hash, rv);
+        if (kctl_obj_resource_version(in)[0] && strcmp(kctl_obj_resource_version(in), rv)) rc = KCTL_ERR_CONFLICT;
+        else if (op == DS_UPDATE) { /* the new document, with the status it has now */
+            char *bare = NULL;
+            size_t blen;
+            rc = ds_patch(json, len, ds_no_rv, sizeof ds_no_rv - 1, &bare, &blen);
+            if (rc == KCTL_OK) rc = ds_with_status(bare, blen, cur.text, cur.len, &text, &n);
+            free(bare);
+        } else {                    /* the document it has now, with the new status */
+            rc = ds_with_status(cur.text, cur.len, json, len, &text, &n);
+        }
+    }
+    if (rc == KCTL_OK) rc = ds_write(s, f.name, text, n);
+    pthread_mutex_unlock(&s->mu);
+    if (rc == KCTL_OK) {
+        f.text = text, f.len = n, f.hash = ds_fnv(text, n, DS_FNV_OFFSET);
+        if (out) rc = ds_obj(&f, out);
+    }
+    if (rc == KCTL_ERR_PROTO) rc = KCTL_ERR_INVALID_ARG;
+    free(text);
+    free(cur.text);
+    kctl_obj_unref(in);
+    return rc;
+}
+static int ds_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    return ds_write_op((ds_store *)self, res, DS_CREATE, json, len, out);
+}
+static int ds_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    return ds_write_op((ds_store *)self, res, DS_UPDATE, json, len, out);
+}
+static int ds_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+    return ds_write_op((ds_store *)self, res, DS_STATUS, json, len, out);
+}
+
+static int ds_remove(void *self, const kctl_resource *res, const char *name, const char *precondition_rv) {
+    ds_store *s = (ds_store *)self;
+    char path[DS_PATH_MAX], rv[KCTL_RV_MAX];
+    ds_file cur;
+    int rc = ds_check(s, res, NULL);
+    if (rc != KCTL_OK) return rc;
+    if (!ds_name_ok(name)) return KCTL_ERR_INVALID_ARG;
+    pthread_mutex_lock(&s->mu);
+    rc = ds_load(s, name, &cur);
+    ds_rv(cur.hash, rv);
+    if (rc == KCTL_OK && precondition_rv && strcmp(precondition_rv, rv)) rc = KCTL_ERR_CONFLICT;
+    snprintf(path, sizeof path, "%s/%s.json", s->dir, name);
+    if (rc == KCTL_OK && unlink(path) != 0) rc = KCTL_ERR_IO;
+    pthread_mutex_unlock(&s->mu);
+    free(cur.text);
+    return rc == KCTL_ERR_PROTO ? KCTL_ERR_NOT_FOUND : rc;
+}
+
+static void ds_destroy(void *self) {
+    ds_store *s = (ds_store *)self;
+    unsigned i;
+    for (i = 0; i < DS_RING; i++) ds_set_clear(&s->ring[i]);
+    pthread_mutex_destroy(&s->mu);
+    free(s);
+}
+
+static const kctl_transport_vtable ds_vtable = {
+    ds_list, ds_watch_open, ds_watch_next, ds_watch_close, ds_get,
+    ds_create, ds_update, ds_update_status, ds_remove, ds_destroy
+};
+
+/* The constructor: a store over dir (which must exist) for one resource. */
+static int ds_transport(const char *dir, const char *resource, kctl_transport *out) {
+    ds_store *s = (ds_store *)calloc(1, sizeof *s);
+    if (!s) return KCTL_ERR_NOMEM;
+    snprintf(s->dir, sizeof s->dir, "%s", dir);
+    snprintf(s->resource, sizeof s->resource, "%s", resource);
+    pthread_mutex_init(&s->mu, NULL);
+    out->vt = &ds_vtable;
+    out->self = s;
+    return KCTL_OK;
+}
+
+/* ============================================================ the program */
+static const kctl_resource greetings = { "example.kctl.io", "v1", "greetings", "" };
+#define DEMO_DIR "build/custom-transport"
+static const char *dir = DEMO_DIR;
+static kctl_transport T;
+static int bob_gone;                        /* bob reconciled with no object */
+
+/* The message of a Greeting's document at path (e.g. "spec.message"). */
+static void field(const char *doc, size_t len, const char *path, char *buf, size_t cap) {
+    kctl_json j;
+    kctl_json_tok *t;
+    buf[0] = '\0';
+    if (ds_parse(doc, len, &j, &t) == KCTL_OK && kctl_json_string(&j, kctl_json_path(&j, 0, path), buf, cap, NULL) != KCTL_OK)
+        buf[0] = '\0';
+    free(t);
+}
+
+static void reverse(const char *in, char *out) {
+    size_t n = strlen(in), i;
+    for (i = 0; i < n; i++) out[i] = in[n - 1 - i];
+    out[n] = '\0';
+}
+
+/* The controller: status.reply = spec.message reversed. */
+static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    char msg[128], reply[128];
+    const char *doc, *status;
+    size_t len, slen;
+    bool written = false;
+    kctl_jw w;
+    memset(&r, 0, sizeof r);
+    if (!ctx->obj) {
+        printf("  reconcile %-6s gone: nothing to clean up\n", ctx->key);
+        if (!strcmp(ctx->key, "bob")) bob_gone = 1;
+        return r;
+    }
+    doc = kctl_obj_json(ctx->obj, &len);
+    field(doc, len, "spec.message", msg, sizeof msg);
+    reverse(msg, reply);
+    kctl_jw_init_growable(&w, NULL);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "reply");
+    kctl_jw_string(&w, reply);
+    kctl_jw_object_end(&w);
+    if ((r.error = kctl_jw_finish(&w, &status, &slen)) == KCTL_OK)
+        r.error = kctl_status_update(&ctx->transport, &greetings, ctx->obj, status, slen, &written, NULL);
+    kctl_jw_free(&w);
+    printf("  reconcile %-6s rv %s message \"%s\": %s\n", ctx->key, kctl_obj_resource_version(ctx->obj), msg,
+           r.error ? kctl_strerror(r.error) : written ? "reply written" : "reply up to date");
+    return r;
+}
+
+/* Whether name's file (through the store) has the reply its message asks for. */
+static bool replied(const char *name) {
+    kctl_obj *o;
+    char msg[128], want[128], got[128];
+    const char *doc;
+    size_t len;
+    if (T.vt->get(T.self, &greetings, name, &o) != KCTL_OK) return false;
+    doc = kctl_obj_json(o, &len);
+    field(doc, len, "spec.message", msg, sizeof msg);
+    field(doc, len, "status.reply", got, sizeof got);
+    kctl_obj_unref(o);
+    reverse(msg, want);
+    return msg[0] && !strcmp(want, got);
+}
+
+static bool first_done(void) { return replied("alice") && replied("bob"); }
+static bool second_done(void) {
+    return replied("alice") && replied("carol") && bob_gone && access(DEMO_DIR "/bob.json", F_OK) != 0;
+}
+
+/* Step the informer and the controller until done() (at most 5 s), then
+   200 ms more: the controller sees its own status writes come back. */
+static bool run_until(kctl_informer *inf, kctl_controller *c, bool (*done)(void)) {
+    uint64_t end = kctl_clock_now(NULL) + KCTL_SEC(5), settled = 0, next;
+    for (;;) {
+        int rc;
+        uint64_t now = kctl_clock_now(NULL);
+        if (!settled && done()) settled = now + KCTL_MS(200);
+        if (settled && now >= settled) return done();
+        if (now >= end) return false;
+        if ((rc = kctl_informer_step(inf, KCTL_MS(50), &next)) != KCTL_OK ||
+            (rc = kctl_controller_step(c, (size_t)-1, NULL)) != KCTL_OK) {
+            fprintf(stderr, "custom_transport: step: %s\n", kctl_strerror(rc));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The operator, writing files by hand (not through the store). */
+static bool put_file(const char *name, const char *json) {
+    char path[DS_PATH_MAX];
+    FILE *fp;
+    snprintf(path, sizeof path, "%s/%s.json", dir, name);
+    if (!(fp = fopen(path, "w"))) return false;
+    fputs(json, fp);
+    return fclose(fp) == 0;
+}
+
+int main(void) {
+    static const char alice[] = "{\"apiVersion\":\"example.kctl.io/v1\",\"kind\":\"Greeting\",\"metadata\":{\"name\":\"alice\"},\"spec\":{\"message\":\"hello\"}}";
+    static const char bob[] = "{\"apiVersion\":\"example.kctl.io/v1\",\"kind\":\"Greeting\",\"metadata\":{\"name\":\"bob\"},\"spec\":{\"message\":\"good night\"}}";
+    kctl_informer_desc id;
+    kctl_controller_desc cd;
+    kctl_informer *inf = NULL;
+    kctl_controller *c = NULL;
+    kctl_obj *o = NULL, *o2 = NULL;
+    kctl_watch *w = NULL;
+    kctl_reflector_stats rs;
+    char stale[KCTL_RV_MAX], doc[256];
+    DIR *d;
+    struct dirent *e;
+    int rc, ok = 0;
+
+    /* a fresh directory */
+    mkdir("build", 0755);
+    mkdir(dir, 0755);
+    if ((d = opendir(dir)) != NULL) {
+        while ((e = readdir(d)) != NULL) {
+            char path[DS_PATH_MAX];
+            size_t n = strlen(e->d_name);
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            if (n > 5 && !strcmp(e->d_name + n - 5, ".json")) unlink(path);
+        }
+        closedir(d);
+    }
+    if ((rc = ds_transport(dir, "greetings", &T)) != KCTL_OK) return 1;
+    printf("kctl %s - a transport over the files of %s/\n", kctl_version(), dir);
+
+    /* two objects, and a CONFLICT: the second update's version is stale */
+    if ((rc = T.vt->create(T.self, &greetings, alice, sizeof alice - 1, &o)) != KCTL_OK ||
+        (rc = T.vt->create(T.self, &greetings, bob, sizeof bob - 1, NULL)) != KCTL_OK)
+        goto out;
+    snprintf(stale, sizeof stale, "%s", kctl_obj_resource_version(o));
+    printf("created alice (rv %s) and bob\n", stale);
+    snprintf(doc, sizeof doc, "{\"apiVersion\":\"example.kctl.io/v1\",\"kind\":\"Greeting\",\"metadata\":{\"name\":\"alice\",\"resourceVersion\":\"%s\"},\"spec\":{\"message\":\"hello, world\"}}", stale);
+    if ((rc = T.vt->update(T.self, &greetings, doc, strlen(doc), &o2)) != KCTL_OK) goto out;
+    printf("update alice at rv %s: ok, now rv %s\n", stale, kctl_obj_resource_version(o2));
+    rc = T.vt->update(T.self, &greetings, doc, strlen(doc), NULL);
+    printf("update alice at rv %s again: %s\n", stale, kctl_strerror(rc));
+    if (rc != KCTL_ERR_CONFLICT) { rc = KCTL_ERR_PROTO; goto out; }
+    rc = T.vt->create(T.self, &greetings, "{\"metadata\":{\"name\":\"a/b\"}}", 27, NULL);
+    printf("create a/b: %s\n", kctl_strerror(rc));
+    if (rc != KCTL_ERR_INVALID_ARG) { rc = KCTL_ERR_PROTO; goto out; }
+    rc = T.vt->watch_open(T.self, &greetings, NULL, "0123456789abcdef", &w);
+    printf("watch from a version the store does not remember: %s\n", kctl_strerror(rc));
+    if (rc != KCTL_ERR_GONE) { if (rc == KCTL_OK) T.vt->watch_close(T.self, w); rc = KCTL_ERR_PROTO; goto out; }
+
+    /* an informer and a controller over it, stepped on this thread */
+    memset(&id, 0, sizeof id);
+    id.transport = T;
+    id.resource = greetings;
+    memset(&cd, 0, sizeof cd);
+    cd.transport = T;
+    cd.reconcile = reconcile;
+    if ((rc = kctl_informer_create(&id, &inf)) != KCTL_OK) goto out;
+    cd.primary = inf;
+    if ((rc = kctl_controller_create(&cd, &c)) != KCTL_OK) goto out;
+    printf("controller started\n");
+    rc = KCTL_ERR_TIMEOUT;
+    if (!run_until(inf, c, first_done)) goto out;
+
+    /* the operator edits the directory by hand */
+    printf("operator: alice.json gets a new message, bob.json is deleted, carol.json appears\n");
+    if (!put_file("alice", "{\"kind\":\"Greeting\",\"metadata\":{\"name\":\"alice\"},\"spec\":{\"message\":\"good morning\"},\"status\":{\"reply\":\"dlrow ,olleh\"}}") ||
+        unlink(DEMO_DIR "/bob.json") != 0 ||
+        !put_file("carol", "{\"kind\":\"Greeting\",\"metadata\":{\"name\":\"carol\"},\"spec\":{\"message\":\"stressed\"}}"))
+        goto out;
+    if (!run_until(inf, c, second_done)) goto out;
+    kctl_informer_read_stats(inf, &rs);
+    printf("informer: %llu list(s), %llu added, %llu modified, %llu deleted, %llu watch restart(s)\n",
+           (unsigned long long)rs.lists, (unsigned long long)rs.added, (unsigned long long)rs.modified,
+           (unsigned long long)rs.deleted, (unsigned long long)rs.watch_restarts);
+    ok = 1;
+    rc = KCTL_OK;
+
+out:
+    kctl_informer_destroy(inf); /* first: the controller's handlers are on it */
+    kctl_controller_destroy(c);
+    kctl_obj_unref(o);
+    kctl_obj_unref(o2);
+    if (ok) { /* each remaining file replied to, through a fresh list */
+        kctl_list_result l;
+        size_t i;
+        if (T.vt->list(T.self, &greetings, NULL, &l) != KCTL_OK) ok = 0;
+        else if (l.items.count != 2) ok = 0;
+        for (i = 0; ok && i < l.items.count; i++) {
+            printf("  %-6s rv %s: %s\n", kctl_obj_name(l.items.items[i]), kctl_obj_resource_version(l.items.items[i]),
+                   kctl_obj_json(l.items.items[i], NULL));
+            ok = replied(kctl_obj_name(l.items.items[i]));
+        }
+        if (ok && (rc = T.vt->watch_open(T.self, &greetings, NULL, l.resource_version, &w)) == KCTL_OK) {
+            kctl_event ev;
+            rc = T.vt->watch_next(T.self, w, 0, &ev); /* a state it remembers, and no news since */
+            printf("watch from the list's version %s: %s\n", l.resource_version, rc == KCTL_ERR_AGAIN ? "nothing new" : kctl_strerror(rc));
+            if (rc == KCTL_OK) kctl_event_clear(&ev);
+            T.vt->watch_close(T.self, w);
+        }
+        if (rc != KCTL_ERR_AGAIN) ok = 0;
+        kctl_list_result_free(&l); /* (zeroed by a failed list) */
+    }
+    T.vt->destroy(T.self);
+    if (!ok) {
+        fprintf(stderr, "custom_transport: failed (%s)\n", kctl_strerror(rc));
+        return 1;
+    }
+    printf("custom_transport: ok\n");
+    return 0;
+}
