@@ -831,8 +831,12 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
                     for every object there now). GONE: from_rv is older than
                     the store remembers: list again. TIMEOUT: from_rv is
                     newer than the store (Kubernetes' "too large resource
-                    version"): try again later.
-     watch_next     the next event, waiting at most timeout_ns: ADDED,
+                    version"): try again later. Versions are opaque strings
+                    (a store whose versions have no order, content hashes
+                    say, answers GONE for any it does not know: a relist
+                    is always correct).
+     watch_next     the next event, waiting at most timeout_ns (0: look once,
+                    without waiting; a polling transport polls once): ADDED,
                     MODIFIED, DELETED (the object's last state) or BOOKMARK
                     (no object; only a resourceVersion to resume from). AGAIN:
                     nothing yet. GONE: list again. IO: the stream broke: watch
@@ -887,7 +891,9 @@ typedef struct kctl_event {
     char resource_version[KCTL_RV_MAX];  /* the version this event brings the watcher to */
 } kctl_event;
 
-typedef struct kctl_watch kctl_watch; /* the transport's own */
+/* A transport's stream: define struct kctl_watch in your transport, or
+   cast a type of your own (kctl never defines it; the memstore casts). */
+typedef struct kctl_watch kctl_watch;
 
 typedef struct kctl_transport_vtable {
     int  (*list)(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out);
@@ -4599,7 +4605,9 @@ typedef struct kctl__msev {
     char *rid;      /* "group/resource" */
 } kctl__msev;
 
-struct kctl_watch {
+/* The memstore's watch (a kctl_watch to the outside: the name stays free
+   for a transport of your own in the same file). */
+typedef struct kctl__msw {
     kctl_memstore *ms;
     char rid[256];
     char ns[256];
@@ -4610,7 +4618,7 @@ struct kctl_watch {
     uint32_t since_bookmark, delivered, break_after;
     uint64_t last_emit_ns; /* on the store's clock: the last event or bookmark */
     bool broken;
-};
+} kctl__msw;
 
 struct kctl_memstore {
     kctl__mutex mu;
@@ -5282,7 +5290,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
 
 static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out) {
     kctl_memstore *ms = (kctl_memstore *)self;
-    kctl_watch *w;
+    kctl__msw *w;
     char rid[256];
     uint64_t from = 0;
     const char *p;
@@ -5294,7 +5302,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
         if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) return KCTL_ERR_INVALID_ARG;
         from = from * 10 + (uint64_t)(*p - '0');
     }
-    if (!(w = (kctl_watch *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
+    if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
     memset(w, 0, sizeof *w);
     w->ms = ms;
     snprintf(w->rid, sizeof w->rid, "%s", rid);
@@ -5322,11 +5330,12 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
         kctl__free(&ms->allocator, w);
         return rc;
     }
-    *out = w;
+    *out = (kctl_watch *)w;
     return KCTL_OK;
 }
 
-static void kctl__ms_vt_watch_close(void *self, kctl_watch *w) {
+static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
+    kctl__msw *w = (kctl__msw *)watch;
     kctl_memstore *ms = (kctl_memstore *)self;
     if (!w) return;
     kctl_selector_free(w->sel);
@@ -5338,7 +5347,8 @@ static void kctl__ms_rv(kctl_event *ev, uint64_t rev) {
     snprintf(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
 }
 
-static int kctl__ms_vt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev) {
+static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev) {
+    kctl__msw *w = (kctl__msw *)watch;
     kctl_memstore *ms = (kctl_memstore *)self;
     bool waited = false;
     if (!w || !ev) return KCTL_ERR_INVALID_ARG;

@@ -74,8 +74,8 @@ typedef struct ds_store {
     unsigned ring_next;
 } ds_store;
 
-/* A watch. (kctl_watch is the memstore's in the implementation, so a
-   transport in the same file uses a type of its own and casts.) */
+/* A watch: a type of its own, cast to the opaque kctl_watch (a transport
+   may as well define struct kctl_watch itself; kctl does not). */
 typedef struct ds_watch {
     ds_set seen;           /* what the watcher has been told */
     ds_set cur;            /* the directory at the last poll */
