@@ -6186,9 +6186,10 @@ static void *kctl__inf_main(void *arg) {
         now = kctl_clock_now(&inf->r->clock);
         /* The step waits for events inside watch_next; sleep here only while
            the reflector backs off, or when a transport that cannot wait
-           came back at once with nothing (no spinning on it). */
+           came back at once with nothing (1 ms: no hot spin on it, and
+           little delay when a wake-up was for another resource). */
         if (inf->r->not_before > now) nap = inf->r->not_before - now;
-        else if (now - t0 < KCTL_MS(1) && seen == kctl__rf_events(inf->r)) nap = KCTL_MS(10);
+        else if (now - t0 < KCTL_MS(1) && seen == kctl__rf_events(inf->r)) nap = KCTL_MS(1);
         if (next > now && next - now < nap) nap = next - now;
         kctl__mutex_lock(&inf->mu);
         if (!inf->stop && nap) kctl__cond_wait_for(&inf->cv, &inf->mu, nap < KCTL_MS(100) ? nap : KCTL_MS(100));
