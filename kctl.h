@@ -7915,13 +7915,16 @@ static const char *const kctl__code_names[KCTL__CODES] = {
 
 typedef struct kctl__mgrreq {
     kctl_transport inner;
-    uint64_t n[KCTL__V_N][KCTL__CODES]; /* atomic, relaxed */
+    kctl__mutex mu; /* a lock, not 64-bit atomics: 32-bit targets may lack them */
+    uint64_t n[KCTL__V_N][KCTL__CODES];
 } kctl__mgrreq;
 
 static int kctl__mgr_count(kctl__mgrreq *r, int verb, int rc) {
     int i = 0;
     while (i < KCTL__CODES - 1 && kctl__code_vals[i] != rc) i++;
-    __atomic_add_fetch(&r->n[verb][i], 1u, __ATOMIC_RELAXED);
+    kctl__mutex_lock(&r->mu);
+    r->n[verb][i]++;
+    kctl__mutex_unlock(&r->mu);
     return rc;
 }
 static int kctl__mgrt_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out) {
@@ -8004,8 +8007,14 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
         kctl__free(&m->allocator, m);
         return KCTL_ERR_NOMEM;
     }
+    if (kctl__mutex_init(&m->req.mu) != KCTL_OK) {
+        kctl__mutex_deinit(&m->mu);
+        kctl__free(&m->allocator, m);
+        return KCTL_ERR_NOMEM;
+    }
 #ifndef KCTL_NO_THREADS
     if (kctl__cond_init(&m->le_cv) != KCTL_OK) {
+        kctl__mutex_deinit(&m->req.mu);
         kctl__mutex_deinit(&m->mu);
         kctl__free(&m->allocator, m);
         return KCTL_ERR_NOMEM;
@@ -8044,6 +8053,7 @@ KCTL_API void kctl_manager_destroy(kctl_manager *m) {
 #ifndef KCTL_NO_THREADS
     kctl__cond_deinit(&m->le_cv);
 #endif
+    kctl__mutex_deinit(&m->req.mu);
     kctl__mutex_deinit(&m->mu);
     kctl__free(&m->allocator, m);
 }
@@ -8324,7 +8334,10 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     for (i = 0; i < KCTL__V_N; i++) {
         int k;
         for (k = 0; k < KCTL__CODES; k++) {
-            uint64_t v = __atomic_load_n(&m->req.n[i][k], __ATOMIC_RELAXED);
+            uint64_t v;
+            kctl__mutex_lock(&m->req.mu);
+            v = m->req.n[i][k];
+            kctl__mutex_unlock(&m->req.mu);
             if (v) kctl__pm(&w, "kctl_store_requests_total{verb=\"%s\",code=\"%s\"} %llu\n", kctl__verb_names[i], kctl__code_names[k],
                             (unsigned long long)v);
         }
