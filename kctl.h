@@ -4641,8 +4641,8 @@ struct kctl_memstore {
     bool save_on_write;
     int save_err; /* the last save_on_write's result */
     /* the paged list in progress: every object it matched, sorted, as of
-       pg_rev; its next pages come from here (one snapshot, as an API
-       server's are) until its last page is handed out */
+       pg_rev; its next pages (tokens "pg_rev:key") come from here (one
+       snapshot, as an API server's are) until its last page is handed out */
     kctl_obj **pg;
     size_t pg_n;
     uint64_t pg_rev;
@@ -5216,12 +5216,15 @@ static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, 
 
 /* Hand out v[from..from+limit) (all when limit is 0) with a continue
    token when more follow. Lock held. */
-static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from, uint32_t limit, kctl_list_result *out) {
+static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from, uint32_t limit, uint64_t rev,
+                         kctl_list_result *out) {
     size_t i, take = n - from;
     if (limit && take > limit) take = limit;
     if (take && !(out->items.items = (kctl_obj **)kctl__alloc(&ms->allocator, take * sizeof(kctl_obj *)))) return KCTL_ERR_NOMEM;
     for (i = 0; i < take; i++) out->items.items[out->items.count++] = kctl_obj_ref(v[from + i]);
-    if (from + take < n) snprintf(out->continue_token, sizeof out->continue_token, "%s", kctl_obj_key(v[from + take - 1]));
+    if (from + take < n)
+        snprintf(out->continue_token, sizeof out->continue_token, "%llu:%s", (unsigned long long)rev, kctl_obj_key(v[from + take - 1]));
+    snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)rev);
     return KCTL_OK;
 }
 
@@ -5231,6 +5234,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     kctl_obj **v = NULL;
     char rid[256], id[512];
     const char *after = opts && opts->continue_token && *opts->continue_token ? opts->continue_token : NULL;
+    uint64_t tok_rev = 0; /* a token is "<version of its list>:<last key>" */
     uint32_t limit = opts ? opts->limit : 0;
     size_t i, n = 0, rl;
     int rc, idn;
@@ -5242,10 +5246,16 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     idn = snprintf(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
                    opts && opts->field_selector ? opts->field_selector : "");
     if (idn < 0 || (size_t)idn >= sizeof id) id[0] = 0; /* too long to remember: every page scans */
+    if (after) {
+        const char *p = after;
+        while (*p >= '0' && *p <= '9' && tok_rev < UINT64_MAX / 10) tok_rev = tok_rev * 10 + (uint64_t)(*p++ - '0');
+        if (*p == ':' && p > after) after = p + 1;
+        else tok_rev = 0; /* not one of ours: a key alone */
+    }
     rl = strlen(rid);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_fault(ms, KCTL_VERB_LIST);
-    if (rc == KCTL_OK && after && id[0] && ms->pg && strcmp(ms->pg_id, id) == 0) {
+    if (rc == KCTL_OK && after && id[0] && ms->pg && ms->pg_rev == tok_rev && strcmp(ms->pg_id, id) == 0) {
         /* the next page of the list in progress: find the token's key */
         size_t lo = 0, hi = ms->pg_n;
         while (lo < hi) {
@@ -5253,8 +5263,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
             if (strcmp(kctl_obj_key(ms->pg[mid]), after) <= 0) lo = mid + 1;
             else hi = mid;
         }
-        rc = kctl__ms_page(ms, ms->pg, ms->pg_n, lo, limit, out);
-        snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)ms->pg_rev);
+        rc = kctl__ms_page(ms, ms->pg, ms->pg_n, lo, limit, ms->pg_rev, out);
         if (rc == KCTL_OK && !out->continue_token[0]) kctl__ms_pg_drop(ms); /* the last page */
         kctl__mutex_unlock(&ms->mu);
         kctl_selector_free(sel);
@@ -5270,8 +5279,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
             v[n++] = e->obj;
     }
     if (rc == KCTL_OK && n > 1) qsort(v, n, sizeof *v, kctl__ms_cmp_key);
-    if (rc == KCTL_OK) rc = kctl__ms_page(ms, v, n, 0, limit, out);
-    if (rc == KCTL_OK) snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)ms->rev);
+    if (rc == KCTL_OK) rc = kctl__ms_page(ms, v, n, 0, limit, ms->rev, out);
     if (rc == KCTL_OK && out->continue_token[0] && id[0]) { /* more pages to come: remember the rest */
         kctl__ms_pg_drop(ms);
         for (i = out->items.count; i < n; i++) kctl_obj_ref(v[i]);

@@ -189,6 +189,61 @@ static void tm_list_selectors_paging(void) {
     tm_close(&s);
 }
 
+/* A paged list is one snapshot at the first page's version: writes between
+   pages do not show; a second paged list meanwhile (the store remembers
+   one) sends the first back to paging the store as it is. */
+static void tm_list_paging_snapshot(void) {
+    tm_store s;
+    kctl_list_result r;
+    kctl_list_opts lo;
+    char cont[KCTL_CONTINUE_MAX], cont2[KCTL_CONTINUE_MAX];
+    int i;
+    if (!tm_open(&s, 0, 0)) return;
+    for (i = 0; i < 6; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"p%d\"}}", i);
+        tm_write(&s, s.t.vt->create, &tm_cm, doc, NULL);
+    }
+    memset(&lo, 0, sizeof lo);
+    lo.limit = 2;
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK); /* p0 p1 at version 6 */
+    KT_EQ_STR(r.resource_version, "6");
+    snprintf(cont, sizeof cont, "%s", r.continue_token);
+    kctl_list_result_free(&r);
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "p2"), KCTL_OK);
+    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"p3a\"}}", NULL);
+    KT_CHECK(strncmp(cont, "6:", 2) == 0);
+    lo.continue_token = cont;
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK); /* still p2 p3, at version 6 */
+    KT_EQ_U64(r.items.count, 2);
+    if (r.items.count == 2) {
+        KT_EQ_STR(kctl_obj_name(r.items.items[0]), "p2");
+        KT_EQ_STR(kctl_obj_name(r.items.items[1]), "p3");
+    }
+    KT_EQ_STR(r.resource_version, "6");
+    snprintf(cont, sizeof cont, "%s", r.continue_token);
+    kctl_list_result_free(&r);
+    /* another paged list replaces the remembered one */
+    lo.continue_token = NULL;
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK);
+    KT_EQ_STR(r.resource_version, "8");
+    snprintf(cont2, sizeof cont2, "%s", r.continue_token);
+    kctl_list_result_free(&r);
+    KT_CHECK(strncmp(cont2, "8:", 2) == 0); /* the version it pages */
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "p4"), KCTL_OK);
+    lo.continue_token = cont; /* the first list's next page: the store as it is now, after p3 */
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK);
+    KT_EQ_U64(r.items.count, 2);
+    if (r.items.count == 2) {
+        KT_EQ_STR(kctl_obj_name(r.items.items[0]), "p3a");
+        KT_EQ_STR(kctl_obj_name(r.items.items[1]), "p5"); /* p4 is gone */
+    }
+    KT_EQ_STR(r.resource_version, "9");
+    KT_EQ_STR(r.continue_token, "");
+    kctl_list_result_free(&r);
+    tm_close(&s);
+}
+
 /* Next event as "TYPE name rv", or "AGAIN"/"GONE"/"IO". */
 static const char *tm_next(tm_store *s, kctl_watch *w, char *buf, size_t cap) {
     kctl_event ev;
@@ -530,6 +585,7 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_get_remove_finalizers);
     KT_RUN(tm_list_selectors_paging);
+    KT_RUN(tm_list_paging_snapshot);
     KT_RUN(tm_watch);
     KT_RUN(tm_watch_gone_bookmarks_faults);
     KT_RUN(tm_apply_delete);
