@@ -349,7 +349,9 @@ typedef enum kctl_log_level {
     X(QUEUE_NOMEM, "kctl_queue: out of memory; the key was not queued") \
     X(QUEUE_LIMITER_FAILED, "kctl_queue_create: could not create the default limiter") \
     X(CONTROLLER_REQUEUE_AFTER_WITH_ERROR, "reconcile returned an error and a requeue-after: the error wins (backoff)") \
-    X(CONTROLLER_ENQUEUE_FAILED, "controller: a key could not be queued")
+    X(CONTROLLER_ENQUEUE_FAILED, "controller: a key could not be queued") \
+    X(CONTROLLER_STOP_TIMEOUT, "controller stop: reconciles still running at the end of the grace period") \
+    X(MANAGER_LOST_LEASE, "manager: lost the leader lease; controllers stopped")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1382,8 +1384,16 @@ KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done);
 /* Start the workers once every watched informer has synced (waiting at
    most sync_timeout_ns: TIMEOUT). [any thread] */
 KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns);
-/* Stop taking keys, let reconciles in flight finish, join the workers. [any thread] */
+/* Stop: the queue takes no more keys, keys not yet begun are dropped (a
+   level-based controller reconciles them again on its next start, from a
+   fresh list), reconciles in flight finish, and the workers are joined.
+   A controller runs once: start after stop is SHUTDOWN. [any thread] */
 KCTL_API void kctl_controller_stop(kctl_controller *c);
+/* The same, waiting at most timeout_ns of real time (UINT64_MAX: no
+   bound) for reconciles in flight: TIMEOUT if some are still running
+   then. They go on to the end of their reconcile; a later stop, or
+   destroy, waits for them and joins their threads. [any thread] */
+KCTL_API int kctl_controller_stop_timeout(kctl_controller *c, uint64_t timeout_ns);
 /* The controller's queue (for metrics, or to add keys by hand). [any thread] */
 KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
 KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
@@ -1438,7 +1448,11 @@ typedef struct kctl_manager kctl_manager;
    leader election: with a lease_name (and this process' identity) the
    controllers run only while this process holds the lease (informers run
    on every replica, as controller-runtime's caches do); losing it stops
-   them for good (run returns SHUTDOWN), as controller-runtime exits. */
+   them for good (run returns SHUTDOWN), as controller-runtime exits.
+   graceful_timeout_ns bounds how long stop waits for reconciles in flight
+   [30 s, controller-runtime's; UINT64_MAX: no bound]; it is real time
+   whatever the clock (the thread that moves a virtual clock is usually
+   the one that stops). */
 typedef struct kctl_manager_desc {
     kctl_transport transport;
     kctl_clock clock;
@@ -1449,7 +1463,16 @@ typedef struct kctl_manager_desc {
     const char *identity;
     const char *lease_namespace;                    /* ["default"] */
     uint64_t lease_ns, renew_deadline_ns, retry_ns; /* [15 s, 10 s, 2 s] */
+    uint64_t graceful_timeout_ns;                   /* [30 s] */
 } kctl_manager_desc;
+
+/* Leader election as the manager's thread last saw it. */
+typedef struct kctl_manager_leader_info {
+    bool leading, lost; /* leads now; led and lost the lease */
+    uint32_t terms;     /* times it gained the lease */
+    uint64_t steps;     /* tries to acquire or renew so far */
+    uint64_t next_ns;   /* when the next try is due, on the manager's clock */
+} kctl_manager_leader_info;
 
 KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **out);
 /* Stop and free everything the manager made (NULL is fine). [not thread-safe] */
@@ -1462,24 +1485,34 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
    clock default to the manager's); at most 32. The manager owns it. [any thread] */
 KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_desc *desc, kctl_controller **out);
 /* Start the informers, wait for their caches (at most sync_timeout_ns:
-   TIMEOUT), start the controllers. [any thread] */
+   TIMEOUT), start the controllers. A manager runs once: its controllers
+   cannot start again after a stop (SHUTDOWN). [any thread] */
 KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns);
-/* Stop the controllers (letting reconciles in flight finish), then the
-   informers. [any thread] */
-KCTL_API void kctl_manager_stop(kctl_manager *m);
+/* Stop gracefully: leader election first (the lease is not released:
+   another replica takes over when it expires), then the controllers (no
+   new keys; reconciles in flight finish), then the informers. TIMEOUT when
+   reconciles were still running at the end of the grace period
+   (desc.graceful_timeout_ns, one period for all): they run to their end,
+   and destroy waits for them. [any thread] */
+KCTL_API int kctl_manager_stop(kctl_manager *m);
 /* With leader election: whether this process leads now, and whether it
    led and lost the lease (then its controllers are stopped). [any thread] */
 KCTL_API bool kctl_manager_is_leader(kctl_manager *m);
 KCTL_API bool kctl_manager_lost_lease(kctl_manager *m);
-/* start, wait for SIGINT or SIGTERM, stop. Call it from the main thread
-   before other threads exist: it blocks those signals for every thread it
-   starts. [main thread] */
+/* The same and more, at once (all zero without leader election). [any thread] */
+KCTL_API void kctl_manager_read_leader(kctl_manager *m, kctl_manager_leader_info *out);
+/* start, wait for SIGINT or SIGTERM, stop. Returns what start returned,
+   else SHUTDOWN when the lease was lost, else what stop returned. Call it
+   from the main thread before other threads exist: it blocks those
+   signals for every thread it starts. [main thread] */
 KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns);
 /* The metrics in Prometheus' text format into buf[0..cap) (NUL-terminated):
    client-go's workqueue_* per queue (name = the controller's name),
    controller-runtime's controller_runtime_reconcile_total by result and
    controller_runtime_terminal_reconcile_errors_total, and the reflectors'
-   counters (kctl_reflector_*). TOO_LARGE when it does not fit; *len (may
+   counters (kctl_reflector_*), requests to the store by verb and result
+   (kctl_store_requests_total) and, with leader election, client-go's
+   leader_election_master_status. TOO_LARGE when it does not fit; *len (may
    be NULL) gets the length either way. [any thread] */
 KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len);
 
@@ -7434,8 +7467,10 @@ struct kctl_controller {
     uint32_t nwatches;
     bool running;
 #ifndef KCTL_NO_THREADS
+    kctl__cond cv;     /* a worker ended */
     kctl__thread threads[KCTL__CTL_WORKERS];
-    uint32_t nthreads;
+    uint32_t nthreads; /* started and not joined yet */
+    uint32_t live;     /* of those, still running */
 #endif
 };
 
@@ -7559,6 +7594,14 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         kctl__free(&c->allocator, c);
         return KCTL_ERR_NOMEM;
     }
+#ifndef KCTL_NO_THREADS
+    if (kctl__cond_init(&c->cv) != KCTL_OK) {
+        kctl__mutex_deinit(&c->mu);
+        kctl_queue_destroy(c->q);
+        kctl__free(&c->allocator, c);
+        return KCTL_ERR_NOMEM;
+    }
+#endif
     if ((rc = kctl__ctl_watch(c, c->primary, 0, NULL, NULL, NULL, desc->predicate)) != KCTL_OK) {
         kctl_controller_destroy(c);
         return rc;
@@ -7571,6 +7614,9 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c) {
     if (!c) return;
     kctl_controller_stop(c);
     kctl_queue_destroy(c->q);
+#ifndef KCTL_NO_THREADS
+    kctl__cond_deinit(&c->cv);
+#endif
     kctl__mutex_deinit(&c->mu);
     kctl__free(&c->allocator, c);
 }
@@ -7641,7 +7687,14 @@ KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done) 
 static void *kctl__ctl_worker(void *arg) {
     kctl_controller *c = (kctl_controller *)arg;
     const char *key;
-    while (kctl_queue_get(c->q, &key) == KCTL_OK) kctl__ctl_reconcile(c, key);
+    while (kctl_queue_get(c->q, &key) == KCTL_OK) {
+        if (kctl_queue_shutting_down(c->q)) kctl_queue_done(c->q, key); /* stopping: not begun, dropped */
+        else kctl__ctl_reconcile(c, key);
+    }
+    kctl__mutex_lock(&c->mu);
+    c->live--;
+    kctl__cond_broadcast(&c->cv);
+    kctl__mutex_unlock(&c->mu);
     return NULL;
 }
 #endif
@@ -7656,8 +7709,9 @@ KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns)
     kctl_informer *infs[KCTL__CTL_WATCHES];
     int rc = KCTL_OK;
     if (!c) return KCTL_ERR_INVALID_ARG;
+    if (kctl_queue_shutting_down(c->q)) return KCTL_ERR_SHUTDOWN; /* stopped: it runs once */
     kctl__mutex_lock(&c->mu);
-    if (c->running) rc = KCTL_ERR_EXISTS;
+    if (c->running || c->nthreads) rc = KCTL_ERR_EXISTS;
     nw = c->nwatches;
     for (i = 0; i < nw; i++) infs[i] = c->watches[i].inf;
     kctl__mutex_unlock(&c->mu);
@@ -7668,7 +7722,10 @@ KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns)
     c->running = true;
     for (i = 0; i < c->workers && rc == KCTL_OK; i++) {
         rc = kctl__thread_start(&c->threads[i], kctl__ctl_worker, c);
-        if (rc == KCTL_OK) c->nthreads++;
+        if (rc == KCTL_OK) {
+            c->nthreads++;
+            c->live++;
+        }
     }
     kctl__mutex_unlock(&c->mu);
     if (rc != KCTL_OK) kctl_controller_stop(c);
@@ -7676,22 +7733,41 @@ KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns)
 #endif
 }
 
-KCTL_API void kctl_controller_stop(kctl_controller *c) {
+KCTL_API int kctl_controller_stop_timeout(kctl_controller *c, uint64_t timeout_ns) {
 #ifndef KCTL_NO_THREADS
-    uint32_t i, n;
-    if (!c) return;
+    uint32_t i, n = 0;
+    uint64_t end;
+    int rc = KCTL_OK;
+    if (!c) return KCTL_ERR_INVALID_ARG;
+    end = kctl__add_sat(kctl_clock_now(NULL), timeout_ns);
     kctl__mutex_lock(&c->mu);
-    n = c->nthreads;
-    c->nthreads = 0;
     c->running = false;
+    n = c->nthreads;
     kctl__mutex_unlock(&c->mu);
-    if (!n) return;
-    kctl_queue_shutdown_with_drain(c->q); /* let reconciles in flight finish */
+    if (!n) return KCTL_OK;
+    kctl_queue_shutdown(c->q); /* no more keys; the workers drop queued ones and end */
+    kctl__mutex_lock(&c->mu);
+    while (c->live) { /* real time: a simulation's main thread, which moves a virtual clock, waits here */
+        uint64_t now = kctl_clock_now(NULL);
+        if (timeout_ns == UINT64_MAX) kctl__cond_wait(&c->cv, &c->mu);
+        else if (now >= end) {
+            rc = KCTL_ERR_TIMEOUT;
+            break;
+        } else kctl__cond_wait_for(&c->cv, &c->mu, end - now);
+    }
+    n = rc == KCTL_OK ? c->nthreads : 0; /* one stopper joins them */
+    if (rc == KCTL_OK) c->nthreads = 0;
+    kctl__mutex_unlock(&c->mu);
     for (i = 0; i < n; i++) kctl__thread_join(c->threads[i]);
+    if (rc != KCTL_OK) kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_STOP_TIMEOUT);
+    return rc;
 #else
-    (void)c;
+    (void)timeout_ns;
+    return c ? KCTL_OK : KCTL_ERR_INVALID_ARG;
 #endif
 }
+
+KCTL_API void kctl_controller_stop(kctl_controller *c) { (void)kctl_controller_stop_timeout(c, UINT64_MAX); }
 
 KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c) { return c ? c->q : NULL; }
 
@@ -7983,11 +8059,15 @@ struct kctl_manager {
     kctl_allocator allocator;
     kctl_logger logger;
     kctl_leader *leader;          /* leader election, when asked for */
-    uint64_t sync_timeout_ns;
-    bool leading, lost, le_stop, controllers_up, le_running;
+    char lease_name[64];          /* for metrics */
+    uint64_t sync_timeout_ns, grace_ns;
+    bool controllers_up, le_running;
+    bool le_stop;                 /* under mu, with: */
+    kctl_manager_leader_info le;
 #ifndef KCTL_NO_THREADS
     kctl__thread le_thread;
     kctl__cond le_cv;
+    kctl_clock_waiter le_waiter;  /* a virtual clock wakes the thread when it moves */
 #endif
     kctl__mutex mu;
     kctl__mgrinf infs[KCTL__MGR_MAX];
@@ -8011,6 +8091,7 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
     m->resync_ns = desc->resync_ns;
     m->allocator = desc->allocator;
     m->logger = desc->logger;
+    m->grace_ns = desc->graceful_timeout_ns ? desc->graceful_timeout_ns : KCTL_SEC(30);
     if (kctl__mutex_init(&m->mu) != KCTL_OK) {
         kctl__free(&m->allocator, m);
         return KCTL_ERR_NOMEM;
@@ -8041,6 +8122,8 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
         ld.retry_ns = desc->retry_ns;
         ld.clock = m->clock;
         ld.allocator = desc->allocator;
+        snprintf(m->lease_name, sizeof m->lease_name, "%s", desc->lease_name);
+        kctl__pm_clean(m->lease_name);
         if ((rc = kctl_leader_create(&ld, &m->leader)) != KCTL_OK) {
             kctl_manager_destroy(m);
             return rc;
@@ -8153,22 +8236,43 @@ static int kctl__mgr_start_controllers(kctl_manager *m) {
     return rc;
 }
 
-static void kctl__mgr_stop_controllers(kctl_manager *m) {
+/* Stop every controller within one grace period (real time). */
+static int kctl__mgr_stop_controllers(kctl_manager *m) {
+    uint64_t end = kctl__add_sat(kctl_clock_now(NULL), m->grace_ns), now;
     uint32_t i;
-    for (i = 0; i < m->nctls; i++) kctl_controller_stop(m->ctls[i].c); /* drain: reconciles in flight finish */
+    int rc = KCTL_OK;
+    for (i = 0; i < m->nctls; i++) {
+        now = kctl_clock_now(NULL);
+        if (kctl_controller_stop_timeout(m->ctls[i].c, m->grace_ns == UINT64_MAX ? UINT64_MAX : end > now ? end - now : 0) != KCTL_OK)
+            rc = KCTL_ERR_TIMEOUT;
+    }
+    return rc;
 }
 
 #ifndef KCTL_NO_THREADS
-/* The leader-election thread: try every retry period; lead -> start the
-   controllers; lose -> stop them, for good. */
+static void kctl__mgr_le_wake(void *arg) {
+    kctl_manager *m = (kctl_manager *)arg;
+    kctl__mutex_lock(&m->mu);
+    kctl__cond_broadcast(&m->le_cv);
+    kctl__mutex_unlock(&m->mu);
+}
+
+/* The leader-election thread: try every retry period (on the manager's
+   clock, virtual or not); lead -> start the controllers; lose -> stop
+   them, for good. */
 static void *kctl__mgr_le_main(void *arg) {
     kctl_manager *m = (kctl_manager *)arg;
-    for (;;) {
-        bool leading = false, stop;
-        uint64_t next = 0, now;
+    bool stop = false;
+    if (m->clock.subscribe_fn) m->clock.subscribe_fn(&m->le_waiter, m->clock.user_data);
+    while (!stop) {
+        bool leading = false;
+        uint64_t next = 0;
         kctl_leader_step(m->leader, &leading, &next);
         kctl__mutex_lock(&m->mu);
-        m->leading = leading;
+        m->le.leading = leading;
+        m->le.terms = kctl_leader_terms(m->leader);
+        m->le.steps++;
+        m->le.next_ns = next;
         stop = m->le_stop;
         kctl__mutex_unlock(&m->mu);
         if (stop) break;
@@ -8176,19 +8280,24 @@ static void *kctl__mgr_le_main(void *arg) {
             m->controllers_up = true;
             kctl__mgr_start_controllers(m);
         } else if (!leading && m->controllers_up) {
+            kctl__log(&m->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MANAGER_LOST_LEASE);
             kctl__mgr_stop_controllers(m);
             m->controllers_up = false;
             kctl__mutex_lock(&m->mu);
-            m->lost = true;
-            kctl__cond_broadcast(&m->le_cv);
+            m->le.lost = true;
             kctl__mutex_unlock(&m->mu);
             break;
         }
-        now = kctl_clock_now(&m->clock);
-        kctl__mutex_lock(&m->mu);
-        if (!m->le_stop && next > now) kctl__cond_wait_for(&m->le_cv, &m->mu, next - now);
+        kctl__mutex_lock(&m->mu); /* now is read under mu: an advance cannot slip between it and the wait */
+        for (;;) {
+            uint64_t now = kctl_clock_now(&m->clock);
+            if ((stop = m->le_stop) || now >= next) break;
+            if (m->clock.subscribe_fn) kctl__cond_wait(&m->le_cv, &m->mu); /* until the clock moves */
+            else kctl__cond_wait_for(&m->le_cv, &m->mu, next - now);
+        }
         kctl__mutex_unlock(&m->mu);
     }
+    if (m->clock.subscribe_fn) m->clock.unsubscribe_fn(&m->le_waiter, m->clock.user_data);
     return NULL;
 }
 #endif
@@ -8212,6 +8321,8 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
     }
     if (m->leader) { /* the controllers start when (if) this process leads */
 #ifndef KCTL_NO_THREADS
+        m->le_waiter.wake = kctl__mgr_le_wake;
+        m->le_waiter.arg = m;
         rc = kctl__thread_start(&m->le_thread, kctl__mgr_le_main, m);
         if (rc == KCTL_OK) m->le_running = true;
 #else
@@ -8225,9 +8336,10 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
     return rc;
 }
 
-KCTL_API void kctl_manager_stop(kctl_manager *m) {
+KCTL_API int kctl_manager_stop(kctl_manager *m) {
     uint32_t i;
-    if (!m) return;
+    int rc;
+    if (!m) return KCTL_ERR_INVALID_ARG;
 #ifndef KCTL_NO_THREADS
     if (m->le_running) {
         kctl__mutex_lock(&m->mu);
@@ -8238,20 +8350,21 @@ KCTL_API void kctl_manager_stop(kctl_manager *m) {
         m->le_running = false;
     }
 #endif
-    kctl__mgr_stop_controllers(m);
+    rc = kctl__mgr_stop_controllers(m);
     m->controllers_up = false;
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->ninfs; i++) kctl_informer_stop(m->infs[i].inf);
     m->started = false;
-    m->leading = false;
+    m->le.leading = false;
     kctl__mutex_unlock(&m->mu);
+    return rc;
 }
 
 KCTL_API bool kctl_manager_is_leader(kctl_manager *m) {
     bool l;
     if (!m) return false;
     kctl__mutex_lock(&m->mu);
-    l = m->leading;
+    l = m->le.leading;
     kctl__mutex_unlock(&m->mu);
     return l;
 }
@@ -8260,9 +8373,18 @@ KCTL_API bool kctl_manager_lost_lease(kctl_manager *m) {
     bool l;
     if (!m) return false;
     kctl__mutex_lock(&m->mu);
-    l = m->lost;
+    l = m->le.lost;
     kctl__mutex_unlock(&m->mu);
     return l;
+}
+
+KCTL_API void kctl_manager_read_leader(kctl_manager *m, kctl_manager_leader_info *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!m) return;
+    kctl__mutex_lock(&m->mu);
+    *out = m->le;
+    kctl__mutex_unlock(&m->mu);
 }
 
 KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
@@ -8287,7 +8409,8 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
         if (sig == SIGINT || sig == SIGTERM) break;
         if (kctl_manager_lost_lease(m)) rc = KCTL_ERR_SHUTDOWN;
     }
-    kctl_manager_stop(m);
+    sig = kctl_manager_stop(m);
+    if (rc == KCTL_OK) rc = sig; /* TIMEOUT: reconciles outlived the grace period */
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 #endif
@@ -8364,6 +8487,9 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
         kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"DELETED\"} %llu\n", r, (unsigned long long)rs.deleted);
         kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"BOOKMARK\"} %llu\n", r, (unsigned long long)rs.bookmarks);
     }
+    if (m->leader)
+        kctl__pm(&w, "# TYPE leader_election_master_status gauge\nleader_election_master_status{name=\"%s\"} %d\n", m->lease_name,
+                 m->le.leading ? 1 : 0);
     kctl__mutex_unlock(&m->mu);
     if (w.err) rc = w.err;
     else {

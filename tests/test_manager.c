@@ -239,9 +239,286 @@ static void tg_leader_election(void) {
 #endif
 }
 
+#ifndef KCTL_NO_THREADS
+/* A reconcile that holds key "a" until the test opens the gate. */
+typedef struct tg_gate {
+    int entered, open, finished, others; /* atomics */
+} tg_gate;
+static kctl_reconcile_result tg_gate_reconcile(const kctl_reconcile_ctx *ctx) {
+    tg_gate *g = (tg_gate *)ctx->user_data;
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    if (strcmp(ctx->key, "prod/a") != 0) {
+        __atomic_add_fetch(&g->others, 1, __ATOMIC_SEQ_CST);
+        return r;
+    }
+    __atomic_store_n(&g->entered, 1, __ATOMIC_SEQ_CST);
+    while (!__atomic_load_n(&g->open, __ATOMIC_SEQ_CST)) tg_nap(1);
+    __atomic_store_n(&g->finished, 1, __ATOMIC_SEQ_CST);
+    return r;
+}
+static void *tg_open_later(void *arg) {
+    tg_gate *g = (tg_gate *)arg;
+    tg_nap(20);
+    __atomic_store_n(&g->open, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* A manager whose one controller (one worker) is inside the reconcile of
+   "a", with "b" and "c" queued behind it. */
+static kctl_manager *tg_busy_manager(kctl_memstore **ms, tg_gate *g, uint64_t grace_ns, kctl_controller **ctl) {
+    kctl_manager_desc d;
+    kctl_manager *m = NULL;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    long spin;
+    memset(g, 0, sizeof *g);
+    *ms = NULL;
+    KT_EQ_INT(kctl_memstore_create(NULL, ms), KCTL_OK);
+    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(*ms);
+    d.graceful_timeout_ns = grace_ns;
+    KT_EQ_INT(kctl_manager_create(&d, &m), KCTL_OK);
+    KT_EQ_INT(kctl_manager_informer(m, &tg_cm, NULL, NULL, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.name = "gated";
+    cd.primary = inf;
+    cd.reconcile = tg_gate_reconcile;
+    cd.user_data = g;
+    KT_EQ_INT(kctl_manager_add_controller(m, &cd, ctl), KCTL_OK);
+    KT_EQ_INT(kctl_manager_start(m, KCTL_SEC(20)), KCTL_OK);
+    for (spin = 0; spin < 20000 && !__atomic_load_n(&g->entered, __ATOMIC_SEQ_CST); spin++) tg_nap(1);
+    KT_CHECK(g->entered);
+    KT_EQ_INT(kctl_queue_add(kctl_controller_queue(*ctl), "prod/b"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(kctl_controller_queue(*ctl), "prod/c"), KCTL_OK);
+    return m;
+}
+#endif
+
+/* Graceful stop: the reconcile in flight finishes before stop returns;
+   the keys queued behind it are not begun; a stopped controller does not
+   start again. */
+static void tg_graceful_stop(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms;
+    kctl_controller *ctl = NULL;
+    tg_gate g;
+    pthread_t t;
+    kctl_manager *m = tg_busy_manager(&ms, &g, 0, &ctl); /* the default grace: 30 s */
+    pthread_create(&t, NULL, tg_open_later, &g);
+    KT_EQ_INT(kctl_manager_stop(m), KCTL_OK);
+    KT_EQ_INT(__atomic_load_n(&g.finished, __ATOMIC_SEQ_CST), 1); /* it finished inside stop */
+    KT_EQ_INT(g.others, 0);                                        /* b and c were dropped */
+    KT_EQ_INT(kctl_queue_add(kctl_controller_queue(ctl), "prod/d"), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_controller_start(ctl, KCTL_SEC(1)), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl_manager_stop(m), KCTL_OK); /* again: nothing to do */
+    pthread_join(t, NULL);
+    kctl_manager_destroy(m);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* A reconcile that outlives the grace period: stop says TIMEOUT and
+   returns; the reconcile runs on to its end and destroy waits for it. */
+static void tg_graceful_stop_timeout(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms;
+    kctl_controller *ctl = NULL;
+    tg_gate g;
+    char text[16384];
+    kctl_manager *m = tg_busy_manager(&ms, &g, KCTL_MS(30), &ctl);
+    KT_EQ_INT(kctl_manager_stop(m), KCTL_ERR_TIMEOUT); /* the gate opens only after it returned */
+    KT_EQ_INT(__atomic_load_n(&g.finished, __ATOMIC_SEQ_CST), 0);
+    KT_EQ_INT(kctl_controller_stop_timeout(ctl, 0), KCTL_ERR_TIMEOUT);
+    KT_EQ_INT(kctl_manager_metrics(m, text, sizeof text, NULL), KCTL_OK); /* still answers */
+    __atomic_store_n(&g.open, 1, __ATOMIC_SEQ_CST);
+    kctl_manager_destroy(m); /* waits for the reconcile and joins its worker */
+    KT_EQ_INT(g.finished, 1);
+    KT_EQ_INT(g.others, 0);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
+#ifndef KCTL_NO_THREADS
+/* Wait (real time, bounded) until the manager's leader thread has caught
+   up with the virtual clock: it tried at least once and its next try is
+   in the future. */
+static int tg_settle(kctl_manager *m, kctl_vclock *vc) {
+    kctl_manager_leader_info li;
+    long spin;
+    kctl_clock c = kctl_vclock_clock(vc);
+    for (spin = 0; spin < 20000; spin++) { /* at most ~20 s */
+        kctl_manager_read_leader(m, &li);
+        if ((li.steps && li.next_ns > kctl_clock_now(&c)) || li.lost) return 1;
+        if (spin < 100) sched_yield();
+        else tg_nap(1);
+    }
+    return 0;
+}
+static kctl_manager *tg_le_manager(kctl_memstore *ms, kctl_vclock *vc, const char *id, int *calls) {
+    kctl_manager_desc d;
+    kctl_controller_desc cd;
+    kctl_informer *inf = NULL;
+    kctl_manager *m = NULL;
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.clock = kctl_vclock_clock(vc);
+    d.lease_name = "configs-controller";
+    d.identity = id; /* lease 15 s, renew deadline 10 s, retry 2 s: the defaults */
+    KT_EQ_INT(kctl_manager_create(&d, &m), KCTL_OK);
+    KT_EQ_INT(kctl_manager_informer(m, &tg_cm, NULL, NULL, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tg_le_reconcile;
+    cd.user_data = calls;
+    KT_EQ_INT(kctl_manager_add_controller(m, &cd, NULL), KCTL_OK);
+    return m;
+}
+static void tg_wait_calls(int *calls, int n) {
+    long spin;
+    for (spin = 0; spin < 20000 && __atomic_load_n(calls, __ATOMIC_SEQ_CST) < n; spin++) tg_nap(1);
+}
+#endif
+
+/* Two managers on one memstore and the virtual clock, with the default
+   15 s / 10 s / 2 s: one leads and runs its controller, the other waits;
+   kill the leader; the other takes over 15-19 s later (the lease must go
+   unrenewed for 15 s as it observes it, trying every 2 s); never two
+   leaders at once, checked after every tick. */
+static void tg_leader_election_vclock(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    kctl_clock c;
+    kctl_memstore *ms = NULL;
+    kctl_memstore_desc md;
+    kctl_manager *m[2];
+    int calls[2] = { 0, 0 }, i, lead, other, both = 0, tick;
+    uint64_t died, took = 0;
+    char text[16384];
+    kctl_vclock_init(&vc, KCTL_SEC(1000));
+    c = kctl_vclock_clock(&vc);
+    memset(&md, 0, sizeof md);
+    md.clock = c;
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
+    m[0] = tg_le_manager(ms, &vc, "replica-a", &calls[0]);
+    m[1] = tg_le_manager(ms, &vc, "replica-b", &calls[1]);
+    KT_EQ_INT(kctl_manager_start(m[0], KCTL_SEC(20)), KCTL_OK);
+    KT_CHECK(tg_settle(m[0], &vc));
+    KT_EQ_INT(kctl_manager_start(m[1], KCTL_SEC(20)), KCTL_OK);
+    KT_CHECK(tg_settle(m[1], &vc));
+    lead = kctl_manager_is_leader(m[0]) ? 0 : 1;
+    other = 1 - lead;
+    KT_EQ_INT(lead, 0); /* the first to try made the lease */
+    KT_CHECK(!kctl_manager_is_leader(m[other]));
+    tg_wait_calls(&calls[lead], 2);
+    KT_EQ_INT(__atomic_load_n(&calls[lead], __ATOMIC_SEQ_CST), 2);
+    /* a minute of both alive */
+    for (tick = 0; tick < 30; tick++) {
+        kctl_vclock_advance(&vc, KCTL_SEC(2));
+        for (i = 0; i < 2; i++) KT_CHECK(tg_settle(m[i], &vc));
+        if (kctl_manager_is_leader(m[0]) && kctl_manager_is_leader(m[1])) both++;
+        KT_CHECK(kctl_manager_is_leader(m[lead]));
+    }
+    KT_EQ_INT(__atomic_load_n(&calls[other], __ATOMIC_SEQ_CST), 0);
+    KT_CHECK(kctl_manager_metrics(m[lead], text, sizeof text, NULL) == KCTL_OK &&
+             strstr(text, "leader_election_master_status{name=\"configs-controller\"} 1\n") != NULL);
+    KT_CHECK(kctl_manager_metrics(m[other], text, sizeof text, NULL) == KCTL_OK &&
+             strstr(text, "leader_election_master_status{name=\"configs-controller\"} 0\n") != NULL);
+    /* the leader dies (stop does not release the lease) */
+    died = kctl_clock_now(&c);
+    KT_EQ_INT(kctl_manager_stop(m[lead]), KCTL_OK);
+    KT_CHECK(!kctl_manager_is_leader(m[lead]));
+    for (tick = 0; tick < 40 && !took; tick++) {
+        kctl_vclock_advance(&vc, KCTL_SEC(1));
+        KT_CHECK(tg_settle(m[other], &vc));
+        if (kctl_manager_is_leader(m[other])) took = kctl_clock_now(&c);
+        if (kctl_manager_is_leader(m[0]) && kctl_manager_is_leader(m[1])) both++;
+    }
+    KT_CHECK(took != 0);
+    KT_CHECK(took - died >= KCTL_SEC(15));
+    KT_CHECK(took - died <= KCTL_SEC(19));
+    tg_wait_calls(&calls[other], 2);
+    KT_EQ_INT(__atomic_load_n(&calls[other], __ATOMIC_SEQ_CST), 2);
+    KT_EQ_INT(both, 0);
+    {
+        kctl_manager_leader_info li;
+        kctl_manager_read_leader(m[other], &li);
+        KT_CHECK(li.leading && !li.lost);
+        KT_EQ_INT(li.terms, 1);
+    }
+    kctl_manager_destroy(m[0]);
+    kctl_manager_destroy(m[1]);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* A leader that cannot reach the store loses the lease after the renew
+   deadline (10 s): its controller stops for good, run would return SHUTDOWN. */
+static void tg_lost_lease_vclock(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    kctl_clock c;
+    kctl_memstore *ms = NULL;
+    kctl_memstore_desc md;
+    kctl_manager *m;
+    kctl_manager_leader_info li;
+    int calls = 0, tick;
+    uint64_t cut, lost = 0;
+    kctl_vclock_init(&vc, KCTL_SEC(1000));
+    c = kctl_vclock_clock(&vc);
+    memset(&md, 0, sizeof md);
+    md.clock = c;
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    m = tg_le_manager(ms, &vc, "replica-a", &calls);
+    KT_EQ_INT(kctl_manager_start(m, KCTL_SEC(20)), KCTL_OK);
+    KT_CHECK(tg_settle(m, &vc));
+    KT_CHECK(kctl_manager_is_leader(m));
+    tg_wait_calls(&calls, 1);
+    KT_EQ_INT(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 1);
+    cut = kctl_clock_now(&c); /* it renewed (made the lease) now; from here on every read fails */
+    kctl_memstore_fail_next(ms, KCTL_VERB_GET, 100000, KCTL_ERR_IO);
+    for (tick = 0; tick < 20 && !lost; tick++) {
+        kctl_vclock_advance(&vc, KCTL_SEC(1));
+        KT_CHECK(tg_settle(m, &vc));
+        kctl_manager_read_leader(m, &li);
+        if (li.lost) lost = kctl_clock_now(&c);
+    }
+    KT_CHECK(lost - cut >= KCTL_SEC(10));
+    KT_CHECK(lost - cut <= KCTL_SEC(12));
+    kctl_manager_read_leader(m, &li);
+    KT_CHECK(li.lost && !li.leading);
+    KT_CHECK(kctl_manager_lost_lease(m));
+    kctl_memstore_fail_next(ms, KCTL_VERB_GET, 0, KCTL_ERR_IO); /* reads work again */
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL); /* no controller takes it */
+    tg_nap(50);
+    KT_EQ_INT(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 1);
+    KT_EQ_INT(kctl_manager_stop(m), KCTL_OK);
+    kctl_manager_destroy(m);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+#else
+    KT_SKIP();
+#endif
+}
+
 void kt_suite_manager(void) {
     KT_RUN(tg_shared_informers);
     KT_RUN(tg_start_stop_metrics);
     KT_RUN(tg_run_until_signal);
     KT_RUN(tg_leader_election);
+    KT_RUN(tg_graceful_stop);
+    KT_RUN(tg_graceful_stop_timeout);
+    KT_RUN(tg_leader_election_vclock);
+    KT_RUN(tg_lost_lease_vclock);
 }
