@@ -63,12 +63,11 @@
         static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
             kctl_reconcile_result r = { 0 };
             if (!ctx->obj) return r;                      // deleted: clean up
-            if (deploy(ctx->obj) != 0) {                  // yours
+            if (deploy(ctx->obj) != 0)                    // yours
                 r.error = KCTL_ERR_IO;                    // the error: backoff
-                return r;                                 // (never a fixed requeue)
-            }
-            r.error = kctl_status_update(&ctx->transport, &res, ctx->obj,
-                                         "{\"phase\":\"Ready\"}", 17, NULL, NULL);
+            else                                          // (never a fixed requeue)
+                r.error = kctl_status_update(&ctx->transport, &res, ctx->obj,
+                                             "{\"phase\":\"Ready\"}", 17, NULL, NULL);
             return r;                                     // unchanged: not written
         }
 
@@ -76,8 +75,7 @@
         kctl_controller_desc cd = { 0 };
         md.transport = kctl_memstore_transport(store);    // or any transport
         kctl_manager_create(&md, &m);
-        kctl_manager_informer(m, &res, NULL, NULL, &inf); // shared watch + cache
-        cd.primary = inf;
+        kctl_manager_informer(m, &res, NULL, NULL, &cd.primary); // shared
         cd.reconcile = reconcile;
         kctl_manager_add_controller(m, &cd, NULL);
         kctl_manager_run(m, KCTL_SEC(30));                // until SIGINT/SIGTERM
