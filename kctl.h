@@ -3065,20 +3065,31 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
    annotation pairs and the finalizers (arrays of pointers into the block),
    the document, and the unescaped metadata strings. Strings are kept as
    offsets from the header (0: absent), so the header stays small. */
+/* One block: this struct; what a non-default allocator and a codec need
+   (only when there is one); the owner refs; the label, annotation and
+   finalizer string pointers; the strings (the key first, so a lookup by
+   key reads the struct's cache lines); the document. */
 struct kctl_obj {
+    kctl__node node;                      /* the key, its length and hash: maps hold the object itself */
     unsigned refs;
-    uint32_t len;                                   /* of the document */
-    uint32_t nlabels, nannotations, nfinalizers, nowners;
-    uint32_t key, ns, name, uid, rv, deletion, json; /* offsets */
-    bool rv_is_num;
-    uint64_t rv_num;
+    uint32_t len, json;                   /* the document: length, offset */
+    uint32_t ns, name, uid, rv, deletion; /* offsets; 0: absent */
+    uint16_t nlabels, nannotations, nfinalizers, nowners;
+    uint32_t ext;                         /* KCTL__OBJ_ALLOC | KCTL__OBJ_CODEC: what follows the struct */
     int64_t generation;
-    void (*free_fn)(void *ptr, void *user_data);    /* the allocator's free, and its user_data */
-    void *free_ud;
-    void (*release)(void *decoded, void *user_data); /* the codec's release, and its user_data */
-    void *codec_ud;
-    void *decoded;
 };
+#define KCTL__OBJ_ALLOC 1u
+#define KCTL__OBJ_CODEC 2u
+#define KCTL__OBJ_COUNT_MAX 65535u /* labels, annotations, finalizers, owner refs: more is TOO_LARGE */
+typedef struct kctl__objalloc {
+    void (*free_fn)(void *ptr, void *user_data);
+    void *user_data;
+} kctl__objalloc;
+typedef struct kctl__objcodec {
+    void (*release)(void *decoded, void *user_data);
+    void *user_data;
+    void *decoded;
+} kctl__objcodec;
 
 /* The metadata while it is read, as pointers. */
 typedef struct kctl__oview {
@@ -3091,8 +3102,18 @@ typedef struct kctl__oview {
     kctl_owner_ref *owners;
 } kctl__oview;
 
+#define KCTL__OBJ_HEAD ((sizeof(kctl_obj) + 7) & ~(size_t)7)
+static size_t kctl__obj_extsz(uint32_t ext) {
+    return (ext & KCTL__OBJ_ALLOC ? sizeof(kctl__objalloc) : 0) + (ext & KCTL__OBJ_CODEC ? sizeof(kctl__objcodec) : 0);
+}
+static kctl__objalloc *kctl__obj_alloc_of(const kctl_obj *o) {
+    return (kctl__objalloc *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD);
+}
+static kctl__objcodec *kctl__obj_codec_of(const kctl_obj *o) {
+    return (kctl__objcodec *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(o->ext & KCTL__OBJ_ALLOC));
+}
 static kctl_owner_ref *kctl__obj_owners(const kctl_obj *o) {
-    return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + ((sizeof *o + 7) & ~(size_t)7));
+    return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(o->ext));
 }
 static const char **kctl__obj_labels(const kctl_obj *o) { return (const char **)(void *)(kctl__obj_owners(o) + o->nowners); }
 static const char **kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
@@ -3172,7 +3193,23 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
         b->err = KCTL_ERR_PROTO;
         return;
     }
-    o->name = kctl__ob_str(b, j, v);
+    { /* the key first: namespace/name, or name; the name is its tail */
+        uint32_t nsv = kctl_json_member(j, md, "namespace");
+        char *d = b->arena ? b->arena + b->used : NULL;
+        size_t a = 0, c = 0, room = d ? b->cap - b->used : 0;
+        if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) kctl_json_string(j, nsv, d, room, &a);
+        if (a) {
+            if (d) d[a] = '/';
+            a++;
+        }
+        kctl_json_string(j, v, d ? d + a : NULL, d ? room - a : 0, &c);
+        b->used += a + c + 1;
+        if (d) {
+            o->key = d;
+            o->name = d + a;
+            if (strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
+        }
+    }
     o->ns = kctl__ob_opt(b, j, md, "namespace", "");
     o->uid = kctl__ob_opt(b, j, md, "uid", "");
     o->rv = kctl__ob_opt(b, j, md, "resourceVersion", "");
@@ -3181,26 +3218,6 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
         b->err = KCTL_ERR_PROTO;
-    /* the key: namespace/name, or name */
-    if (b->arena) {
-        size_t nn = strlen(o->ns), n = strlen(o->name);
-        char *d = b->arena + b->used;
-        if (nn) {
-            memcpy(d, o->ns, nn);
-            d[nn] = '/';
-            nn++;
-        }
-        memcpy(d + nn, o->name, n + 1);
-        o->key = d;
-        b->used += nn + n + 1;
-    } else {
-        /* the lengths are not known yet in the sizing pass: allow for both */
-        uint32_t nsv = kctl_json_member(j, md, "namespace"), nv = kctl_json_member(j, md, "name");
-        size_t a = 0, c = 0;
-        if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) kctl_json_string(j, nsv, NULL, 0, &a);
-        if (kctl_json_type_of(j, nv) == KCTL_JSON_STRING) kctl_json_string(j, nv, NULL, 0, &c);
-        b->used += a + 1 + c + 1;
-    }
     o->nlabels = kctl__ob_map(b, j, md, "labels", o->labels);
     o->nannotations = kctl__ob_map(b, j, md, "annotations", o->annotations);
     v = kctl_json_member(j, md, "finalizers");
@@ -3250,6 +3267,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     kctl_obj *o;
     kctl__obuild b;
     size_t head, ptrs, total;
+    uint32_t ext = 0;
     char *block;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
@@ -3268,13 +3286,18 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     memset(&v, 0, sizeof v);
     memset(&b, 0, sizeof b);
     kctl__ob_fill(&v, &b, &j);
+    if (!b.err && (v.nlabels > KCTL__OBJ_COUNT_MAX || v.nannotations > KCTL__OBJ_COUNT_MAX ||
+                   v.nfinalizers > KCTL__OBJ_COUNT_MAX || v.nowners > KCTL__OBJ_COUNT_MAX))
+        b.err = KCTL_ERR_TOO_LARGE;
     if (b.err) {
         kctl__free(&op.allocator, toks);
         return b.err;
     }
-    head = kctl__align8(sizeof *o);
+    if (op.allocator.free_fn || op.allocator.user_data) ext |= KCTL__OBJ_ALLOC;
+    if (op.codec.decode) ext |= KCTL__OBJ_CODEC;
+    head = KCTL__OBJ_HEAD + kctl__obj_extsz(ext);
     ptrs = v.nowners * sizeof(kctl_owner_ref) + (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers) * sizeof(const char *);
-    total = head + ptrs + len + 1 + b.used;
+    total = head + ptrs + b.used + len + 1;
     if (total > UINT32_MAX) { /* offsets are 32 bits */
         kctl__free(&op.allocator, toks);
         return KCTL_ERR_TOO_LARGE;
@@ -3286,21 +3309,22 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     }
     /* second pass: write it all into one block */
     o = (kctl_obj *)(void *)block;
-    memset(o, 0, sizeof *o);
-    o->nowners = (uint32_t)v.nowners;
-    o->nlabels = (uint32_t)v.nlabels;
-    o->nannotations = (uint32_t)v.nannotations;
+    memset(o, 0, head);
+    o->ext = ext;
+    o->nowners = (uint16_t)v.nowners;
+    o->nlabels = (uint16_t)v.nlabels;
+    o->nannotations = (uint16_t)v.nannotations;
     v.owners = kctl__obj_owners(o);
     v.labels = kctl__obj_labels(o);
     v.annotations = kctl__obj_annotations(o);
     v.finalizers = kctl__obj_finalizers(o);
-    memcpy(block + head + ptrs, json, len);
-    block[head + ptrs + len] = '\0';
-    o->json = (uint32_t)(head + ptrs);
+    o->json = (uint32_t)(total - len - 1);
     o->len = (uint32_t)len;
+    memcpy(block + o->json, json, len);
+    block[total - 1] = '\0';
     memset(&b, 0, sizeof b);
-    b.arena = block + head + ptrs + len + 1;
-    b.cap = total - (head + ptrs + len + 1);
+    b.arena = block + head + ptrs;
+    b.cap = total - len - 1 - (head + ptrs);
     kctl__ob_fill(&v, &b, &j);
     kctl__free(&op.allocator, toks);
     if (b.err) {
@@ -3308,32 +3332,27 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
         return b.err;
     }
     o->refs = 1;
-    o->nfinalizers = (uint32_t)v.nfinalizers;
-    o->key = kctl__obj_off(o, total, v.key);
+    o->nfinalizers = (uint16_t)v.nfinalizers;
+    o->node.key = v.key;
+    o->node.len = (uint32_t)strlen(v.key);
+    o->node.hash = kctl__hash(v.key, o->node.len);
     o->ns = kctl__obj_off(o, total, v.ns);
     o->name = kctl__obj_off(o, total, v.name);
     o->uid = kctl__obj_off(o, total, v.uid);
     o->rv = kctl__obj_off(o, total, v.rv);
     o->deletion = kctl__obj_off(o, total, v.deletion);
     o->generation = v.generation;
-    o->free_fn = op.allocator.free_fn;
-    o->free_ud = op.allocator.user_data;
-    o->release = op.codec.release;
-    o->codec_ud = op.codec.user_data;
-    if (v.rv[0] && strlen(v.rv) <= 20) {
-        const char *p;
-        uint64_t x = 0;
-        o->rv_is_num = true;
-        for (p = v.rv; *p && o->rv_is_num; p++) {
-            if (!kctl__jdigit(*p) || x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) o->rv_is_num = false;
-            else x = x * 10 + (uint64_t)(*p - '0');
-        }
-        o->rv_num = o->rv_is_num ? x : 0;
+    if (ext & KCTL__OBJ_ALLOC) {
+        kctl__obj_alloc_of(o)->free_fn = op.allocator.free_fn;
+        kctl__obj_alloc_of(o)->user_data = op.allocator.user_data;
     }
-    if (op.codec.decode) {
-        rc = op.codec.decode(o, &o->decoded, op.codec.user_data);
+    if (ext & KCTL__OBJ_CODEC) {
+        kctl__objcodec *c = kctl__obj_codec_of(o);
+        c->release = op.codec.release;
+        c->user_data = op.codec.user_data;
+        rc = op.codec.decode(o, &c->decoded, op.codec.user_data);
         if (rc != KCTL_OK) {
-            o->release = NULL; /* nothing was decoded */
+            c->release = NULL; /* nothing was decoded */
             kctl_obj_unref(o);
             return rc < 0 ? rc : KCTL_ERR_PROTO;
         }
@@ -3361,12 +3380,16 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
     left = __atomic_sub_fetch(&o->refs, 1u, __ATOMIC_ACQ_REL);
 #endif
     if (left) return;
-    if (o->release && o->decoded) o->release(o->decoded, o->codec_ud);
-    if (o->free_fn) o->free_fn(o, o->free_ud);
-    else KCTL_FREE(o, o->free_ud);
+    if (o->ext & KCTL__OBJ_CODEC) {
+        kctl__objcodec *c = kctl__obj_codec_of(o);
+        if (c->release && c->decoded) c->release(c->decoded, c->user_data);
+    }
+    if (!(o->ext & KCTL__OBJ_ALLOC)) KCTL_FREE(o, NULL);
+    else if (kctl__obj_alloc_of(o)->free_fn) kctl__obj_alloc_of(o)->free_fn(o, kctl__obj_alloc_of(o)->user_data);
+    else KCTL_FREE(o, kctl__obj_alloc_of(o)->user_data);
 }
 
-KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? kctl__obj_at(o, o->key, "") : ""; }
+KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? o->node.key : ""; }
 KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__obj_at(o, o->ns, "") : ""; }
 KCTL_API const char *kctl_obj_name(const kctl_obj *o) { return o ? kctl__obj_at(o, o->name, "") : ""; }
 KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->uid, "") : ""; }
@@ -3376,11 +3399,16 @@ KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ?
 KCTL_API size_t kctl_obj_label_count(const kctl_obj *o) { return o ? o->nlabels : 0; }
 KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfinalizers : 0; }
 KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
-KCTL_API void *kctl_obj_decoded(const kctl_obj *o) { return o ? o->decoded : NULL; }
+KCTL_API void *kctl_obj_decoded(const kctl_obj *o) { return o && (o->ext & KCTL__OBJ_CODEC) ? kctl__obj_codec_of(o)->decoded : NULL; }
 
 KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
-    if (!o || !o->rv_is_num) return false;
-    if (out) *out = o->rv_num;
+    const char *p;
+    uint64_t x = 0;
+    if (!o || !o->rv || !*((const char *)o + o->rv)) return false;
+    for (p = (const char *)o + o->rv; *p; p++) /* at most 20 digits, no overflow */
+        if (!kctl__jdigit(*p) || x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) return false;
+        else x = x * 10 + (uint64_t)(*p - '0');
+    if (out) *out = x;
     return true;
 }
 
