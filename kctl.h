@@ -3715,29 +3715,18 @@ KCTL_API void kctl_selector_free(kctl_selector *s) {
 }
 
 /* ----------------------------------------------------------------- INDEXER */
-/* Items (key -> object) in one map; each index maps a value to a bucket, a
-   list of memberships (value, item); each item keeps its memberships, so
-   an update removes exactly the old ones. Replace builds a whole new set of
-   maps aside and swaps it in under the write lock. */
-typedef struct kctl__ixmember {
-    struct kctl__ixbucket *bucket;
-    struct kctl__ixitem *item;
-    struct kctl__ixmember *prev, *next; /* in the bucket */
-    struct kctl__ixmember *inext;       /* the item's memberships */
-    uint32_t index;
-} kctl__ixmember;
-
+/* The objects themselves (an object carries its key node) in one map; each
+   index maps a value to a bucket, itself a map of the objects with that
+   value. A membership is one slot and nothing else: to take an object out
+   of its buckets the index functions run on it again (they must give the
+   same values for the same object, as client-go requires). An update puts
+   the new version into the slots of the old one where the values agree.
+   Replace builds a whole new set of maps aside and swaps it in under the
+   write lock. */
 typedef struct kctl__ixbucket {
-    kctl__node node; /* the value, stored right after the bucket */
-    kctl__ixmember *head;
-    size_t count;
+    kctl__node node;   /* the value, stored right after the bucket */
+    kctl__map members; /* the objects with this value */
 } kctl__ixbucket;
-
-typedef struct kctl__ixitem {
-    kctl__node node; /* the key, stored right after the item (one cache line to compare) */
-    kctl_obj *obj;
-    kctl__ixmember *members;
-} kctl__ixitem;
 
 typedef struct kctl__ixdef {
     char *name;
@@ -3758,6 +3747,15 @@ struct kctl_indexer {
     kctl__ixdata data;
     char *rv;
 };
+
+static kctl_obj *kctl__obj_of(const kctl__node *n) { return (kctl_obj *)(uintptr_t)n; } /* the node comes first */
+
+/* Put n where old is (the same key, so the same hash). */
+static void kctl__map_swap(kctl__map *m, const kctl__node *old, kctl__node *n) {
+    size_t mask = m->cap - 1, i;
+    for (i = old->hash & mask; m->slots[i].node != old; i = (i + 1) & mask) { }
+    m->slots[i].node = n;
+}
 
 KCTL_API void kctl_obj_list_free(kctl_obj_list *l) {
     size_t i;
@@ -3781,162 +3779,182 @@ static int kctl__ix_namespace(const kctl_obj *obj, kctl_index_emit emit, void *c
     return KCTL_OK;
 }
 
-/* Unlink a membership; drop its bucket when it empties. */
-static void kctl__ix_unlink(kctl_indexer *ix, kctl__ixdata *d, kctl__ixmember *m) {
-    kctl__ixbucket *b = m->bucket;
-    if (m->prev) m->prev->next = m->next;
-    else b->head = m->next;
-    if (m->next) m->next->prev = m->prev;
-    if (--b->count == 0) {
-        kctl__map_remove(&d->values[m->index], &ix->allocator, &b->node);
-        kctl__free(&ix->allocator, b);
-    }
-    kctl__free(&ix->allocator, m);
+static void kctl__ix_drop_bucket(kctl_indexer *ix, kctl__map *values, kctl__ixbucket *b) {
+    kctl__map_remove(values, &ix->allocator, &b->node);
+    kctl__free(&ix->allocator, b->members.slots);
+    kctl__free(&ix->allocator, b);
 }
 
-static void kctl__ix_drop_members(kctl_indexer *ix, kctl__ixdata *d, kctl__ixmember *m) {
-    while (m) {
-        kctl__ixmember *n = m->inext;
-        kctl__ix_unlink(ix, d, m);
-        m = n;
-    }
-}
+/* What the values an index function emits for an object are used for. */
+enum {
+    KCTL__IX_RESERVE, /* make the buckets and room in them (may fail) */
+    KCTL__IX_UNDO,    /* after a failed RESERVE: drop the buckets it made (still empty) */
+    KCTL__IX_INSERT,  /* after RESERVE: put the object in (cannot fail) */
+    KCTL__IX_REMOVE   /* take the object out where it still is */
+};
 
+#define KCTL__IX_SEEN 16 /* buckets RESERVE remembers for INSERT (more: INSERT runs the functions again) */
 typedef struct kctl__ixemit {
     kctl_indexer *ix;
     kctl__ixdata *d;
-    kctl__ixitem *item;
+    kctl_obj *obj;
     uint32_t index;
-    kctl__ixmember *made; /* memberships made so far, all indexes */
-    int err;
+    int mode, err;
+    uint32_t nseen;                        /* buckets RESERVE went through, */
+    kctl__ixbucket *seen[KCTL__IX_SEEN];   /* the first KCTL__IX_SEEN of them */
 } kctl__ixemit;
+
+/* Put the object in bucket b: into its old version's slot if it has one. */
+static void kctl__ix_join(kctl__ixbucket *b, kctl_obj *obj) {
+    const kctl__node *on = &obj->node;
+    kctl__node *n = kctl__map_find(&b->members, on->key, on->len, on->hash);
+    if (n == on) return;                           /* the same value twice */
+    if (n) kctl__map_swap(&b->members, n, &obj->node); /* the old version had it too */
+    else if (b->members.count < b->members.cap) kctl__map_insert(&b->members, &obj->node);
+}
 
 static void kctl__ix_emit(const char *value, void *ctx) {
     kctl__ixemit *e = (kctl__ixemit *)ctx;
     kctl__map *values = &e->d->values[e->index];
+    const kctl__node *on = &e->obj->node;
     kctl__ixbucket *b;
-    kctl__ixmember *m;
+    kctl__node *n;
     size_t len;
-    uint32_t h;
+    uint32_t h, i;
     if (e->err) return;
-    if (!value) { e->err = KCTL_ERR_INVALID_ARG; return; }
+    if (!value) {
+        if (e->mode == KCTL__IX_RESERVE) e->err = KCTL_ERR_INVALID_ARG;
+        return;
+    }
     len = strlen(value);
     h = kctl__hash(value, len);
     b = (kctl__ixbucket *)kctl__map_find(values, value, len, h);
-    for (m = e->made; b && m; m = m->inext) /* the same value twice: once */
-        if (m->bucket == b) return;
-    if (!b) {
-        if (kctl__map_reserve(values, &e->ix->allocator) != KCTL_OK ||
-            !(b = (kctl__ixbucket *)kctl__alloc(&e->ix->allocator, sizeof *b + len + 1))) {
-            e->err = KCTL_ERR_NOMEM;
-            return;
+    switch (e->mode) {
+    case KCTL__IX_RESERVE:
+        if (!b) {
+            if (kctl__map_reserve(values, &e->ix->allocator) != KCTL_OK ||
+                !(b = (kctl__ixbucket *)kctl__alloc(&e->ix->allocator, sizeof *b + len + 1))) {
+                e->err = KCTL_ERR_NOMEM;
+                return;
+            }
+            memset(b, 0, sizeof *b);
+            memcpy(b + 1, value, len + 1);
+            b->node.key = (const char *)(b + 1);
+            b->node.len = (uint32_t)len;
+            b->node.hash = h;
+            kctl__map_insert(values, &b->node);
         }
-        memcpy(b + 1, value, len + 1);
-        b->node.key = (const char *)(b + 1);
-        b->node.len = (uint32_t)len;
-        b->node.hash = h;
-        b->head = NULL;
-        b->count = 0;
-        kctl__map_insert(values, &b->node);
+        if (kctl__map_reserve(&b->members, &e->ix->allocator) != KCTL_OK) e->err = KCTL_ERR_NOMEM;
+        else if (e->nseen++ < KCTL__IX_SEEN) e->seen[e->nseen - 1] = b;
+        break;
+    case KCTL__IX_UNDO:
+        if (b && !b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
+        break;
+    case KCTL__IX_INSERT:
+        if (b) kctl__ix_join(b, e->obj); /* RESERVE made it: only a function that changed its mind finds none */
+        break;
+    default: /* KCTL__IX_REMOVE */
+        if (!b) break;
+        for (i = 0; i < e->nseen && i < KCTL__IX_SEEN; i++)
+            if (e->seen[i] == b) return; /* the new version joined it: it has the slot */
+        n = kctl__map_find(&b->members, on->key, on->len, on->hash);
+        if (n != on) break; /* not there, or the new version took the slot */
+        kctl__map_remove(&b->members, &e->ix->allocator, n);
+        if (!b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
+        break;
     }
-    if (!(m = (kctl__ixmember *)kctl__alloc(&e->ix->allocator, sizeof *m))) {
-        if (!b->count) {
-            kctl__map_remove(values, &e->ix->allocator, &b->node);
-            kctl__free(&e->ix->allocator, b);
-        }
-        e->err = KCTL_ERR_NOMEM;
-        return;
-    }
-    m->bucket = b;
-    m->item = e->item;
-    m->index = e->index;
-    m->prev = NULL;
-    m->next = b->head;
-    if (b->head) b->head->prev = m;
-    b->head = m;
-    b->count++;
-    m->inext = e->made;
-    e->made = m;
 }
 
-/* Compute item's memberships (for obj) in every index; on failure none are left. */
-static int kctl__ix_index(kctl_indexer *ix, kctl__ixdata *d, kctl__ixitem *item, const kctl_obj *obj,
-                          uint32_t from, uint32_t to, kctl__ixmember **made) {
-    kctl__ixemit e;
+/* Run the index functions [from, to) on obj in e's mode; RESERVE's error. */
+static int kctl__ix_run_e(kctl__ixemit *e, kctl_obj *obj, uint32_t from, uint32_t to) {
     uint32_t i;
-    int rc;
+    e->obj = obj;
+    for (i = from; i < to && !e->err; i++) {
+        int rc;
+        e->index = i;
+        rc = e->ix->defs[i].fn(obj, kctl__ix_emit, e, e->ix->defs[i].user_data);
+        if (rc != KCTL_OK && e->mode == KCTL__IX_RESERVE && !e->err) e->err = rc < 0 ? rc : KCTL_ERR_INVALID_ARG;
+    }
+    return e->err;
+}
+
+static int kctl__ix_run(kctl_indexer *ix, kctl__ixdata *d, int mode, kctl_obj *obj, uint32_t from, uint32_t to) {
+    kctl__ixemit e;
     memset(&e, 0, sizeof e);
     e.ix = ix;
     e.d = d;
-    e.item = item;
-    for (i = from; i < to && !e.err; i++) {
-        e.index = i;
-        rc = ix->defs[i].fn(obj, kctl__ix_emit, &e, ix->defs[i].user_data);
-        if (rc != KCTL_OK && !e.err) e.err = rc < 0 ? rc : KCTL_ERR_INVALID_ARG;
+    e.mode = mode;
+    return kctl__ix_run_e(&e, obj, from, to);
+}
+
+/* Index obj in [from, to), all or nothing; e (zeroed but for ix and d)
+   keeps the buckets it joined. */
+static int kctl__ix_index_e(kctl__ixemit *e, kctl_obj *obj, uint32_t from, uint32_t to) {
+    uint32_t i;
+    int rc;
+    e->mode = KCTL__IX_RESERVE;
+    if ((rc = kctl__ix_run_e(e, obj, from, to)) != KCTL_OK) {
+        kctl__ix_run(e->ix, e->d, KCTL__IX_UNDO, obj, from, to);
+        return rc;
     }
-    if (e.err) {
-        kctl__ix_drop_members(ix, d, e.made);
-        return e.err;
-    }
-    *made = e.made;
+    if (e->nseen <= KCTL__IX_SEEN)
+        for (i = 0; i < e->nseen; i++) kctl__ix_join(e->seen[i], obj);
+    else
+        kctl__ix_run(e->ix, e->d, KCTL__IX_INSERT, obj, from, to);
     return KCTL_OK;
 }
 
-/* Store obj in d (add or replace). */
+static int kctl__ix_index(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj, uint32_t from, uint32_t to) {
+    kctl__ixemit e;
+    memset(&e, 0, sizeof e);
+    e.ix = ix;
+    e.d = d;
+    return kctl__ix_index_e(&e, obj, from, to);
+}
+
+/* Store obj in d (add or replace); on failure d is as it was. */
 static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
-    const char *key = kctl_obj_key(obj);
-    size_t len = strlen(key);
-    uint32_t h = kctl__hash(key, len);
-    kctl__ixitem *item = (kctl__ixitem *)kctl__map_find(&d->items, key, len, h), *fresh = NULL;
-    kctl__ixmember *made = NULL, *m;
+    kctl__node *n = kctl__map_find(&d->items, obj->node.key, obj->node.len, obj->node.hash);
+    kctl_obj *old = n ? kctl__obj_of(n) : NULL;
     int rc;
-    if (!item) {
-        if (kctl__map_reserve(&d->items, &ix->allocator) != KCTL_OK ||
-            !(fresh = (kctl__ixitem *)kctl__alloc(&ix->allocator, sizeof *fresh + len + 1)))
-            return KCTL_ERR_NOMEM;
-        memset(fresh, 0, sizeof *fresh);
-        memcpy(fresh + 1, key, len + 1);
-    }
-    rc = kctl__ix_index(ix, d, item ? item : fresh, obj, 0, ix->ndefs, &made);
-    if (rc != KCTL_OK) {
-        kctl__free(&ix->allocator, fresh);
-        return rc;
-    }
-    if (item) { /* the old memberships go; the new ones stay */
-        kctl__ix_drop_members(ix, d, item->members);
-        kctl_obj_unref(item->obj);
+    kctl__ixemit e;
+    if (old == obj) return KCTL_OK; /* the very same object: nothing changes */
+    if (!old && kctl__map_reserve(&d->items, &ix->allocator) != KCTL_OK) return KCTL_ERR_NOMEM;
+    memset(&e, 0, sizeof e);
+    e.ix = ix;
+    e.d = d;
+    if ((rc = kctl__ix_index_e(&e, obj, 0, ix->ndefs)) != KCTL_OK) return rc;
+    kctl_obj_ref(obj);
+    if (old) { /* the old version leaves the buckets the new one did not take over */
+        e.mode = KCTL__IX_REMOVE;
+        kctl__ix_run_e(&e, old, 0, ix->ndefs);
+        kctl__map_swap(&d->items, &old->node, &obj->node);
+        kctl_obj_unref(old);
     } else {
-        item = fresh;
+        kctl__map_insert(&d->items, &obj->node);
     }
-    item->obj = kctl_obj_ref(obj);
-    item->node.key = (const char *)(item + 1);
-    item->node.len = (uint32_t)len;
-    item->node.hash = h;
-    item->members = made;
-    for (m = made; m; m = m->inext) m->item = item;
-    if (fresh) kctl__map_insert(&d->items, &item->node);
     return KCTL_OK;
+}
+
+static void kctl__ix_free_index(kctl_indexer *ix, kctl__map *values) {
+    size_t i;
+    for (i = 0; i < values->cap; i++) {
+        kctl__ixbucket *b = (kctl__ixbucket *)values->slots[i].node;
+        if (!b) continue;
+        kctl__free(&ix->allocator, b->members.slots);
+        kctl__free(&ix->allocator, b);
+    }
+    kctl__free(&ix->allocator, values->slots);
+    memset(values, 0, sizeof *values);
 }
 
 static void kctl__ix_free_data(kctl_indexer *ix, kctl__ixdata *d, uint32_t nvalues) {
     size_t i;
     uint32_t k;
-    for (i = 0; i < d->items.cap; i++) {
-        kctl__ixitem *item = (kctl__ixitem *)d->items.slots[i].node;
-        kctl__ixmember *m, *n;
-        if (!item) continue;
-        for (m = item->members; m; m = n) {
-            n = m->inext;
-            kctl__free(&ix->allocator, m);
-        }
-        kctl_obj_unref(item->obj);
-        kctl__free(&ix->allocator, item);
-    }
+    for (i = 0; i < d->items.cap; i++)
+        if (d->items.slots[i].node) kctl_obj_unref(kctl__obj_of(d->items.slots[i].node));
     kctl__free(&ix->allocator, d->items.slots);
-    for (k = 0; k < nvalues && d->values; k++) {
-        for (i = 0; i < d->values[k].cap; i++) kctl__free(&ix->allocator, d->values[k].slots[i].node);
-        kctl__free(&ix->allocator, d->values[k].slots);
-    }
+    for (k = 0; k < nvalues && d->values; k++) kctl__ix_free_index(ix, &d->values[k]);
     kctl__free(&ix->allocator, d->values);
     memset(d, 0, sizeof *d);
 }
@@ -4013,36 +4031,13 @@ KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_ind
     ix->data.values = values;
     ix->ndefs++;
     /* index what is there already; on failure take the index back out */
-    for (i = 0; i < ix->data.items.cap && rc == KCTL_OK; i++) {
-        kctl__ixitem *item = (kctl__ixitem *)ix->data.items.slots[i].node;
-        kctl__ixmember *made = NULL, *last;
-        if (!item) continue;
-        rc = kctl__ix_index(ix, &ix->data, item, item->obj, ix->ndefs - 1, ix->ndefs, &made);
-        if (rc == KCTL_OK && made) {
-            for (last = made; last->inext; last = last->inext) { }
-            last->inext = item->members;
-            item->members = made;
-        }
-    }
-    if (rc != KCTL_OK) { /* remove the new index's memberships everywhere */
-        uint32_t idx = ix->ndefs - 1;
-        for (i = 0; i < ix->data.items.cap; i++) {
-            kctl__ixitem *item = (kctl__ixitem *)ix->data.items.slots[i].node;
-            kctl__ixmember **pm;
-            if (!item) continue;
-            for (pm = &item->members; *pm;) {
-                kctl__ixmember *m = *pm;
-                if (m->index == idx) {
-                    *pm = m->inext;
-                    kctl__ix_unlink(ix, &ix->data, m);
-                } else {
-                    pm = &m->inext;
-                }
-            }
-        }
-        kctl__free(&ix->allocator, ix->data.values[idx].slots);
-        kctl__free(&ix->allocator, ix->defs[idx].name);
+    for (i = 0; i < ix->data.items.cap && rc == KCTL_OK; i++)
+        if (ix->data.items.slots[i].node)
+            rc = kctl__ix_index(ix, &ix->data, kctl__obj_of(ix->data.items.slots[i].node), ix->ndefs - 1, ix->ndefs);
+    if (rc != KCTL_OK) {
         ix->ndefs--;
+        kctl__ix_free_index(ix, &ix->data.values[ix->ndefs]);
+        kctl__free(&ix->allocator, ix->defs[ix->ndefs].name);
     }
 out:
     kctl__rwlock_unlock(&ix->lock);
@@ -4061,33 +4056,36 @@ KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj) {
 KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj) { return kctl_indexer_add(ix, obj); }
 
 KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
-    kctl__ixitem *item;
+    kctl__node *n;
+    kctl_obj *o;
     size_t len;
     if (!ix || !key) return KCTL_ERR_INVALID_ARG;
     len = strlen(key);
     kctl__rwlock_wr(&ix->lock);
-    item = (kctl__ixitem *)kctl__map_find(&ix->data.items, key, len, kctl__hash(key, len));
-    if (!item) {
+    n = kctl__map_find(&ix->data.items, key, len, kctl__hash(key, len));
+    if (!n) {
         kctl__rwlock_unlock(&ix->lock);
         return KCTL_ERR_NOT_FOUND;
     }
-    kctl__ix_drop_members(ix, &ix->data, item->members);
-    kctl__map_remove(&ix->data.items, &ix->allocator, &item->node);
+    o = kctl__obj_of(n);
+    kctl__ix_run(ix, &ix->data, KCTL__IX_REMOVE, o, 0, ix->ndefs);
+    kctl__map_remove(&ix->data.items, &ix->allocator, n);
     kctl__rwlock_unlock(&ix->lock);
-    kctl_obj_unref(item->obj);
-    kctl__free(&ix->allocator, item);
+    kctl_obj_unref(o);
     return KCTL_OK;
 }
 
 KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
-    kctl__ixitem *item;
+    kctl__node *n;
     kctl_obj *o = NULL;
     size_t len;
+    uint32_t h;
     if (!ix || !key) return NULL;
     len = strlen(key);
+    h = kctl__hash(key, len);
     kctl__rwlock_rd(&ix->lock);
-    item = (kctl__ixitem *)kctl__map_find(&ix->data.items, key, len, kctl__hash(key, len));
-    if (item) o = kctl_obj_ref(item->obj);
+    n = kctl__map_find(&ix->data.items, key, len, h);
+    if (n) o = kctl_obj_ref(kctl__obj_of(n));
     kctl__rwlock_unlock(&ix->lock);
     return o;
 }
@@ -4116,10 +4114,8 @@ KCTL_API int kctl_indexer_list(kctl_indexer *ix, kctl_obj_list *out) {
     if (!ix) return KCTL_ERR_INVALID_ARG;
     kctl__rwlock_rd(&ix->lock);
     if ((rc = kctl__ix_objs_begin(ix, out, ix->data.items.count)) == KCTL_OK)
-        for (i = 0; i < ix->data.items.cap; i++) {
-            kctl__ixitem *item = (kctl__ixitem *)ix->data.items.slots[i].node;
-            if (item) out->items[out->count++] = kctl_obj_ref(item->obj);
-        }
+        for (i = 0; i < ix->data.items.cap; i++)
+            if (ix->data.items.slots[i].node) out->items[out->count++] = kctl_obj_ref(kctl__obj_of(ix->data.items.slots[i].node));
     kctl__rwlock_unlock(&ix->lock);
     return rc;
 }
@@ -4154,10 +4150,8 @@ static int kctl__str_list(kctl_indexer *ix, kctl_str_list *out, size_t n,
 /* Yield the nodes of a map (keys or index values) in slot order: ctx is
    the map; i counts nodes, so walk with a cursor. */
 typedef struct kctl__mapwalk {
-    const kctl__map *map;          /* the nodes of a map, */
+    const kctl__map *map;
     size_t slot;
-    const kctl__ixbucket *bucket;  /* or the keys of one bucket's members */
-    const kctl__ixmember *m;
 } kctl__mapwalk;
 
 static void kctl__walk_nodes(void *ctx, size_t i, const char **s, size_t *len) {
@@ -4167,14 +4161,6 @@ static void kctl__walk_nodes(void *ctx, size_t i, const char **s, size_t *len) {
     *s = w->map->slots[w->slot].node->key;
     *len = w->map->slots[w->slot].node->len;
     w->slot++;
-}
-
-static void kctl__walk_members(void *ctx, size_t i, const char **s, size_t *len) {
-    kctl__mapwalk *w = (kctl__mapwalk *)ctx;
-    if (i == 0) w->m = w->bucket->head;
-    *s = w->m->item->node.key;
-    *len = w->m->item->node.len;
-    w->m = w->m->next;
 }
 
 KCTL_API int kctl_indexer_list_keys(kctl_indexer *ix, kctl_str_list *out) {
@@ -4209,15 +4195,16 @@ static int kctl__ix_bucket(kctl_indexer *ix, const char *name, const char *value
 
 KCTL_API int kctl_indexer_by_index(kctl_indexer *ix, const char *name, const char *value, kctl_obj_list *out) {
     kctl__ixbucket *b;
-    const kctl__ixmember *m;
+    size_t i;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
     kctl__rwlock_rd(&ix->lock);
     rc = kctl__ix_bucket(ix, name, value, &b);
-    if (rc == KCTL_OK && b && (rc = kctl__ix_objs_begin(ix, out, b->count)) == KCTL_OK)
-        for (m = b->head; m; m = m->next) out->items[out->count++] = kctl_obj_ref(m->item->obj);
+    if (rc == KCTL_OK && b && (rc = kctl__ix_objs_begin(ix, out, b->members.count)) == KCTL_OK)
+        for (i = 0; i < b->members.cap; i++)
+            if (b->members.slots[i].node) out->items[out->count++] = kctl_obj_ref(kctl__obj_of(b->members.slots[i].node));
     kctl__rwlock_unlock(&ix->lock);
     return rc;
 }
@@ -4233,8 +4220,8 @@ KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const c
     kctl__rwlock_rd(&ix->lock);
     rc = kctl__ix_bucket(ix, name, value, &b);
     if (rc == KCTL_OK && b) {
-        w.bucket = b;
-        rc = kctl__str_list(ix, out, b->count, kctl__walk_members, &w);
+        w.map = &b->members;
+        rc = kctl__str_list(ix, out, b->members.count, kctl__walk_nodes, &w);
     }
     kctl__rwlock_unlock(&ix->lock);
     return rc;

@@ -322,6 +322,134 @@ static void ti_threads(void) {
 #endif
 }
 
+/* An update that runs out of memory at any point leaves the old version
+   and its memberships exactly; one that succeeds leaves the new. */
+static void ti_update_nomem_all_or_nothing(void) {
+    long fail;
+    for (fail = 0; fail < 40; fail++) {
+        kt_alloc a;
+        kctl_indexer_desc d;
+        kctl_indexer *ix = NULL;
+        kctl_obj *v1 = ti_obj("p", "a", "web", "1"), *v2 = ti_obj("p", "a", "db", "2"), *b = ti_obj("p", "b", "web", "1");
+        kctl_obj *g;
+        int rc;
+        kt_alloc_init(&a);
+        memset(&d, 0, sizeof d);
+        d.allocator = kt_allocator(&a);
+        KT_EQ_INT(kctl_indexer_create(&d, &ix), KCTL_OK);
+        KT_EQ_INT(kctl_indexer_add_index(ix, "app", ti_by_app, NULL), KCTL_OK);
+        KT_EQ_INT(kctl_indexer_add_index(ix, "multi", ti_multi, NULL), KCTL_OK);
+        KT_EQ_INT(kctl_indexer_add(ix, v1), KCTL_OK);
+        KT_EQ_INT(kctl_indexer_add(ix, b), KCTL_OK);
+        a.fail_after = fail;
+        rc = kctl_indexer_update(ix, v2);
+        a.fail_after = -1;
+        KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_NOMEM);
+        g = kctl_indexer_get(ix, "p/a");
+        KT_CHECK(g == (rc == KCTL_OK ? v2 : v1));
+        kctl_obj_unref(g);
+        KT_EQ_U64(ti_count(ix, "app", "web"), rc == KCTL_OK ? 1 : 2);
+        KT_EQ_U64(ti_count(ix, "app", "db"), rc == KCTL_OK ? 1 : 0);
+        KT_EQ_U64(ti_count(ix, "multi", "all"), 2);
+        KT_EQ_U64(ti_count(ix, "multi", "a"), 1);
+        KT_EQ_U64(ti_count(ix, "namespace", "p"), 2);
+        KT_EQ_U64(kctl_indexer_len(ix), 2);
+        kctl_indexer_destroy(ix);
+        KT_EQ_INT(a.live, 0);
+        kctl_obj_unref(v1);
+        kctl_obj_unref(v2);
+        kctl_obj_unref(b);
+        if (rc == KCTL_OK && fail > 20) break;
+    }
+}
+
+/* Random adds, updates (index values kept, changed, dropped) and deletes
+   against a model: after every step each index holds exactly the values
+   the model's objects give, each value exactly the keys that give it. */
+typedef struct ti_collect {
+    const char *v[8];
+    int n;
+} ti_collect;
+static void ti_collect_emit(const char *value, void *ctx) {
+    ti_collect *c = (ti_collect *)ctx;
+    if (c->n < 8) c->v[c->n++] = value;
+}
+static int ti_gives(kctl_index_fn fn, const kctl_obj *o, const char *value) {
+    ti_collect c;
+    int i;
+    c.n = 0;
+    fn(o, ti_collect_emit, &c, NULL);
+    for (i = 0; i < c.n; i++)
+        if (strcmp(c.v[i], value) == 0) return 1;
+    return 0;
+}
+static int ti_ns_fn(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
+    (void)user_data;
+    emit(kctl_obj_namespace(obj), ctx);
+    return KCTL_OK;
+}
+static void ti_model_random(void) {
+    static const char *apps[] = { "a", "b", "c", NULL };
+    static const char *values[] = { "a", "b", "c", "all", "p0", "p1", "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "zz" };
+    static const char *names[] = { "index", "namespace", "multi" };
+    kctl_index_fn fns[3];
+    kctl_indexer *ix = NULL;
+    kctl_obj *model[8];
+    uint64_t seed = 0x9e3779b97f4a7c15u;
+    int step, bad = 0;
+    fns[0] = ti_by_app;
+    fns[1] = ti_ns_fn;
+    fns[2] = ti_multi;
+    memset(model, 0, sizeof model);
+    KT_EQ_INT(kctl_indexer_create(NULL, &ix), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add_index(ix, "index", ti_by_app, NULL), KCTL_OK);
+    for (step = 0; step < 3000 && !bad; step++) {
+        int k, f, vi;
+        char name[8], rv[16];
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        k = (int)(seed % 8);
+        snprintf(name, sizeof name, "k%d", k);
+        snprintf(rv, sizeof rv, "%d", step);
+        if (step == 1500) KT_EQ_INT(kctl_indexer_add_index(ix, "multi", ti_multi, NULL), KCTL_OK); /* over data */
+        if ((seed >> 8) % 4 == 0) { /* delete */
+            char key[16];
+            int rc;
+            snprintf(key, sizeof key, "%s/%s", k < 4 ? "p0" : "p1", name);
+            rc = kctl_indexer_delete(ix, key);
+            if (rc != (model[k] ? KCTL_OK : KCTL_ERR_NOT_FOUND)) bad++;
+            kctl_obj_unref(model[k]);
+            model[k] = NULL;
+        } else {
+            kctl_obj *o = ti_obj(k < 4 ? "p0" : "p1", name, apps[(seed >> 16) % 4], rv);
+            if (kctl_indexer_update(ix, o) != KCTL_OK) bad++;
+            kctl_obj_unref(model[k]);
+            model[k] = o;
+        }
+        for (f = 0; f < (step >= 1500 ? 3 : 2); f++)
+            for (vi = 0; vi < (int)(sizeof values / sizeof *values); vi++) {
+                kctl_str_list keys;
+                size_t want = 0;
+                int m;
+                if (kctl_indexer_index_keys(ix, names[f], values[vi], &keys) != KCTL_OK) { bad++; continue; }
+                for (m = 0; m < 8; m++)
+                    if (model[m] && ti_gives(fns[f], model[m], values[vi])) {
+                        want++;
+                        if (!ti_has_str(&keys, kctl_obj_key(model[m]))) bad++;
+                    }
+                if (keys.count != want) bad++;
+                kctl_str_list_free(&keys);
+            }
+    }
+    KT_EQ_INT(bad, 0);
+    {
+        int m;
+        for (m = 0; m < 8; m++) kctl_obj_unref(model[m]);
+    }
+    kctl_indexer_destroy(ix);
+}
+
 void kt_suite_indexer(void) {
     KT_RUN(ti_add_get_delete);
     KT_RUN(ti_update_keeps_indexes_exact);
@@ -330,4 +458,6 @@ void kt_suite_indexer(void) {
     KT_RUN(ti_references);
     KT_RUN(ti_nomem_sweep);
     KT_RUN(ti_threads);
+    KT_RUN(ti_update_nomem_all_or_nothing);
+    KT_RUN(ti_model_random);
 }
