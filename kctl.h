@@ -672,7 +672,12 @@ typedef struct kctl_indexer kctl_indexer;
 
 /* Called by an index function once per value of obj (repeats are merged). */
 typedef void (*kctl_index_emit)(const char *value, void *emit_ctx);
-/* An index function: emit obj's values; a non-OK result fails the write. */
+/* An index function: emit obj's values; a non-OK result fails the write.
+   It must give the same values whenever it is called on the same object
+   (objects are immutable, so a function of the object alone does): the
+   cache stores no memberships and calls it again on the stored version to
+   take that version out of its buckets, as client-go does. It runs under
+   the cache's write lock and must not call back into the cache. */
 typedef int (*kctl_index_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emit_ctx, void *user_data);
 
 /* Objects handed out: count references, released by kctl_obj_list_free. */
