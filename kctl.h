@@ -3728,9 +3728,71 @@ KCTL_API void kctl_selector_free(kctl_selector *s) {
    the new version into the slots of the old one where the values agree.
    Replace builds a whole new set of maps aside and swaps it in under the
    write lock. */
+/* A set of nodes by identity (a bucket's objects): 8-byte slots, linear
+   probing from the node's hash, removal by tombstone, rehashed when live
+   and dead slots reach 7/8 (to at most 13/16 live). Finding, adding and
+   removing compare pointers only; only a rehash reads the nodes. */
+typedef struct kctl__pset {
+    kctl__node **slots;
+    uint32_t cap, count, used; /* used: live + tombstones */
+} kctl__pset;
+static kctl__node kctl__pset_tomb_;
+#define KCTL__TOMB (&kctl__pset_tomb_)
+
+static int kctl__pset_rehash(kctl__pset *s, const kctl_allocator *a, uint32_t cap) {
+    kctl__node **n = (kctl__node **)kctl__alloc(a, (size_t)cap * sizeof *n);
+    uint32_t i, j;
+    if (!n) return KCTL_ERR_NOMEM;
+    memset(n, 0, (size_t)cap * sizeof *n);
+    for (i = 0; i < s->cap; i++)
+        if (s->slots[i] && s->slots[i] != KCTL__TOMB) {
+            for (j = s->slots[i]->hash & (cap - 1); n[j]; j = (j + 1) & (cap - 1)) { }
+            n[j] = s->slots[i];
+        }
+    kctl__free(a, s->slots);
+    s->slots = n;
+    s->cap = cap;
+    s->used = s->count;
+    return KCTL_OK;
+}
+
+/* Room for one more. */
+static int kctl__pset_reserve(kctl__pset *s, const kctl_allocator *a) {
+    uint32_t cap = 8;
+    if ((uint64_t)(s->used + 1) * 8 <= (uint64_t)s->cap * 7) return KCTL_OK;
+    while ((uint64_t)(s->count + 1) * 16 > (uint64_t)cap * 13) {
+        if (cap > UINT32_MAX / 4) return KCTL_ERR_NOMEM;
+        cap *= 2;
+    }
+    return kctl__pset_rehash(s, a, cap);
+}
+
+static kctl__node **kctl__pset_find(const kctl__pset *s, const kctl__node *n) {
+    uint32_t mask = s->cap - 1, i;
+    if (!s->count) return NULL;
+    for (i = n->hash & mask; s->slots[i]; i = (i + 1) & mask)
+        if (s->slots[i] == n) return &s->slots[i];
+    return NULL;
+}
+
+/* Add n (not present; after a reserve). */
+static void kctl__pset_insert(kctl__pset *s, kctl__node *n) {
+    uint32_t mask = s->cap - 1, i;
+    for (i = n->hash & mask; s->slots[i] && s->slots[i] != KCTL__TOMB; i = (i + 1) & mask) { }
+    if (!s->slots[i]) s->used++;
+    s->slots[i] = n;
+    s->count++;
+}
+
+static void kctl__pset_remove(kctl__pset *s, const kctl_allocator *a, kctl__node **slot) {
+    *slot = KCTL__TOMB;
+    s->count--;
+    if (s->cap > 16 && (uint64_t)s->count * 8 < s->cap) (void)kctl__pset_rehash(s, a, s->cap / 2); /* best effort */
+}
+
 typedef struct kctl__ixbucket {
-    kctl__node node;   /* the value, stored right after the bucket */
-    kctl__map members; /* the objects with this value */
+    kctl__node node;    /* the value, stored right after the bucket */
+    kctl__pset members; /* the objects with this value */
 } kctl__ixbucket;
 
 typedef struct kctl__ixdef {
@@ -3803,27 +3865,27 @@ typedef struct kctl__ixemit {
     kctl_indexer *ix;
     kctl__ixdata *d;
     kctl_obj *obj;
+    kctl_obj *old; /* the version obj replaces, if any */
     uint32_t index;
     int mode, err;
     uint32_t nseen;                        /* buckets RESERVE went through, */
     kctl__ixbucket *seen[KCTL__IX_SEEN];   /* the first KCTL__IX_SEEN of them */
 } kctl__ixemit;
 
-/* Put the object in bucket b: into its old version's slot if it has one. */
-static void kctl__ix_join(kctl__ixbucket *b, kctl_obj *obj) {
-    const kctl__node *on = &obj->node;
-    kctl__node *n = kctl__map_find(&b->members, on->key, on->len, on->hash);
-    if (n == on) return;                           /* the same value twice */
-    if (n) kctl__map_swap(&b->members, n, &obj->node); /* the old version had it too */
-    else if (b->members.count < b->members.cap) kctl__map_insert(&b->members, &obj->node);
+/* Put obj in bucket b (after a reserve): into the slot of the version it
+   replaces if that one is there. */
+static void kctl__ix_join(kctl__ixbucket *b, kctl_obj *obj, const kctl_obj *old) {
+    kctl__node **slot;
+    if (kctl__pset_find(&b->members, &obj->node)) return; /* the same value twice */
+    if (old && (slot = kctl__pset_find(&b->members, &old->node))) *slot = &obj->node; /* the same key: the same hash */
+    else if (b->members.used < b->members.cap) kctl__pset_insert(&b->members, &obj->node);
 }
 
 static void kctl__ix_emit(const char *value, void *ctx) {
     kctl__ixemit *e = (kctl__ixemit *)ctx;
     kctl__map *values = &e->d->values[e->index];
-    const kctl__node *on = &e->obj->node;
     kctl__ixbucket *b;
-    kctl__node *n;
+    kctl__node **slot;
     size_t len;
     uint32_t h, i;
     if (e->err) return;
@@ -3849,22 +3911,21 @@ static void kctl__ix_emit(const char *value, void *ctx) {
             b->node.hash = h;
             kctl__map_insert(values, &b->node);
         }
-        if (kctl__map_reserve(&b->members, &e->ix->allocator) != KCTL_OK) e->err = KCTL_ERR_NOMEM;
+        if (kctl__pset_reserve(&b->members, &e->ix->allocator) != KCTL_OK) e->err = KCTL_ERR_NOMEM;
         else if (e->nseen++ < KCTL__IX_SEEN) e->seen[e->nseen - 1] = b;
         break;
     case KCTL__IX_UNDO:
         if (b && !b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
         break;
     case KCTL__IX_INSERT:
-        if (b) kctl__ix_join(b, e->obj); /* RESERVE made it: only a function that changed its mind finds none */
+        if (b) kctl__ix_join(b, e->obj, e->old); /* RESERVE made it: only a function that changed its mind finds none */
         break;
     default: /* KCTL__IX_REMOVE */
         if (!b) break;
         for (i = 0; i < e->nseen && i < KCTL__IX_SEEN; i++)
             if (e->seen[i] == b) return; /* the new version joined it: it has the slot */
-        n = kctl__map_find(&b->members, on->key, on->len, on->hash);
-        if (n != on) break; /* not there, or the new version took the slot */
-        kctl__map_remove(&b->members, &e->ix->allocator, n);
+        if (!(slot = kctl__pset_find(&b->members, &e->obj->node))) break; /* the new version took the slot */
+        kctl__pset_remove(&b->members, &e->ix->allocator, slot);
         if (!b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
         break;
     }
@@ -3903,7 +3964,7 @@ static int kctl__ix_index_e(kctl__ixemit *e, kctl_obj *obj, uint32_t from, uint3
         return rc;
     }
     if (e->nseen <= KCTL__IX_SEEN)
-        for (i = 0; i < e->nseen; i++) kctl__ix_join(e->seen[i], obj);
+        for (i = 0; i < e->nseen; i++) kctl__ix_join(e->seen[i], obj, e->old);
     else
         kctl__ix_run(e->ix, e->d, KCTL__IX_INSERT, obj, from, to);
     return KCTL_OK;
@@ -3928,6 +3989,7 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     memset(&e, 0, sizeof e);
     e.ix = ix;
     e.d = d;
+    e.old = old;
     if ((rc = kctl__ix_index_e(&e, obj, 0, ix->ndefs)) != KCTL_OK) return rc;
     kctl_obj_ref(obj);
     if (old) { /* the old version leaves the buckets the new one did not take over */
@@ -4155,16 +4217,24 @@ static int kctl__str_list(kctl_indexer *ix, kctl_str_list *out, size_t n,
 /* Yield the nodes of a map (keys or index values) in slot order: ctx is
    the map; i counts nodes, so walk with a cursor. */
 typedef struct kctl__mapwalk {
-    const kctl__map *map;
+    const kctl__map *map;  /* the nodes of a map, */
+    const kctl__pset *set; /* or of a set */
     size_t slot;
 } kctl__mapwalk;
 
 static void kctl__walk_nodes(void *ctx, size_t i, const char **s, size_t *len) {
     kctl__mapwalk *w = (kctl__mapwalk *)ctx;
+    const kctl__node *n;
     if (i == 0) w->slot = 0;
-    while (!w->map->slots[w->slot].node) w->slot++;
-    *s = w->map->slots[w->slot].node->key;
-    *len = w->map->slots[w->slot].node->len;
+    if (w->set) {
+        while (!w->set->slots[w->slot] || w->set->slots[w->slot] == KCTL__TOMB) w->slot++;
+        n = w->set->slots[w->slot];
+    } else {
+        while (!w->map->slots[w->slot].node) w->slot++;
+        n = w->map->slots[w->slot].node;
+    }
+    *s = n->key;
+    *len = n->len;
     w->slot++;
 }
 
@@ -4209,7 +4279,7 @@ KCTL_API int kctl_indexer_by_index(kctl_indexer *ix, const char *name, const cha
     rc = kctl__ix_bucket(ix, name, value, &b);
     if (rc == KCTL_OK && b && (rc = kctl__ix_objs_begin(ix, out, b->members.count)) == KCTL_OK)
         for (i = 0; i < b->members.cap; i++)
-            if (b->members.slots[i].node) out->items[out->count++] = kctl_obj_ref(kctl__obj_of(b->members.slots[i].node));
+            if (b->members.slots[i] && b->members.slots[i] != KCTL__TOMB) out->items[out->count++] = kctl_obj_ref(kctl__obj_of(b->members.slots[i]));
     kctl__rwlock_unlock(&ix->lock);
     return rc;
 }
@@ -4225,7 +4295,7 @@ KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const c
     kctl__rwlock_rd(&ix->lock);
     rc = kctl__ix_bucket(ix, name, value, &b);
     if (rc == KCTL_OK && b) {
-        w.map = &b->members;
+        w.set = &b->members;
         rc = kctl__str_list(ix, out, b->members.count, kctl__walk_nodes, &w);
     }
     kctl__rwlock_unlock(&ix->lock);
