@@ -3072,13 +3072,13 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
    offsets from the header (0: absent), so the header stays small. */
 /* One block: this struct; what a non-default allocator and a codec need
    (only when there is one); the owner refs; the label, annotation and
-   finalizer string pointers; the strings (the key first, so a lookup by
+   finalizer string offsets; the strings (the key first, so a lookup by
    key reads the struct's cache lines); the document. */
 struct kctl_obj {
     kctl__node node;                      /* the key, its length and hash: maps hold the object itself */
     unsigned refs;
     uint32_t len, json;                   /* the document: length, offset */
-    uint32_t ns, name, uid, rv, deletion; /* offsets; 0: absent */
+    uint32_t ns, uid, rv, deletion;       /* offsets; 0: absent (the name is the key's tail) */
     uint16_t nlabels, nannotations, nfinalizers, nowners;
     uint32_t ext;                         /* KCTL__OBJ_ALLOC | KCTL__OBJ_CODEC: what follows the struct */
     int64_t generation;
@@ -3101,9 +3101,9 @@ typedef struct kctl__oview {
     const char *key, *ns, *name, *uid, *rv, *deletion;
     int64_t generation;
     size_t nlabels, nannotations, nfinalizers, nowners;
-    const char **labels;      /* key, value, key, value, ... */
-    const char **annotations; /* likewise */
-    const char **finalizers;
+    uint32_t *labels;      /* offsets: key, value, key, value, ... */
+    uint32_t *annotations; /* likewise */
+    uint32_t *finalizers;
     kctl_owner_ref *owners;
 } kctl__oview;
 
@@ -3120,9 +3120,10 @@ static kctl__objcodec *kctl__obj_codec_of(const kctl_obj *o) {
 static kctl_owner_ref *kctl__obj_owners(const kctl_obj *o) {
     return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(o->ext));
 }
-static const char **kctl__obj_labels(const kctl_obj *o) { return (const char **)(void *)(kctl__obj_owners(o) + o->nowners); }
-static const char **kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
-static const char **kctl__obj_finalizers(const kctl_obj *o) { return kctl__obj_annotations(o) + 2 * (size_t)o->nannotations; }
+static uint32_t *kctl__obj_labels(const kctl_obj *o) { return (uint32_t *)(void *)(kctl__obj_owners(o) + o->nowners); }
+static uint32_t *kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
+static uint32_t *kctl__obj_finalizers(const kctl_obj *o) { return kctl__obj_annotations(o) + 2 * (size_t)o->nannotations; }
+static const char *kctl__obj_str(const kctl_obj *o, uint32_t off) { return (const char *)o + off; }
 static const char *kctl__obj_at(const kctl_obj *o, uint32_t off, const char *absent) {
     return off ? (const char *)o + off : absent;
 }
@@ -3134,6 +3135,7 @@ static uint32_t kctl__obj_off(const kctl_obj *o, size_t total, const char *p) {
 /* Strings go to one arena: sized in a first pass (arena NULL), written in
    the second. */
 typedef struct kctl__obuild {
+    const char *base; /* the object, for offsets */
     char *arena;
     size_t used, cap;
     int err;
@@ -3163,7 +3165,7 @@ static const char *kctl__ob_opt(kctl__obuild *b, const kctl_json *j, uint32_t ob
 
 /* Labels or annotations: a map of strings into pairs[] (when given); their
    count. */
-static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, const char *name, const char **pairs) {
+static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, const char *name, uint32_t *pairs) {
     uint32_t m = kctl_json_member(j, md, name), i, k;
     const kctl_json_tok *t;
     size_t n = 0;
@@ -3177,8 +3179,8 @@ static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, con
         key = kctl__ob_str(b, j, i);
         value = kctl__ob_str(b, j, i + 1);
         if (pairs) {
-            pairs[2 * n] = key;
-            pairs[2 * n + 1] = value;
+            pairs[2 * n] = (uint32_t)(key - b->base);
+            pairs[2 * n + 1] = (uint32_t)(value - b->base);
         }
         n++;
     }
@@ -3231,7 +3233,7 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     if (t == KCTL_JSON_ARRAY) {
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
             const char *f = kctl__ob_str(b, j, i);
-            if (o->finalizers) o->finalizers[k] = f;
+            if (o->finalizers) o->finalizers[k] = (uint32_t)(f - b->base);
         }
         o->nfinalizers = j->toks[v].size;
     } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
@@ -3301,7 +3303,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     if (op.allocator.free_fn || op.allocator.user_data) ext |= KCTL__OBJ_ALLOC;
     if (op.codec.decode) ext |= KCTL__OBJ_CODEC;
     head = KCTL__OBJ_HEAD + kctl__obj_extsz(ext);
-    ptrs = v.nowners * sizeof(kctl_owner_ref) + (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers) * sizeof(const char *);
+    ptrs = v.nowners * sizeof(kctl_owner_ref) + (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers) * sizeof(uint32_t);
     total = head + ptrs + b.used + len + 1;
     if (total > UINT32_MAX) { /* offsets are 32 bits */
         kctl__free(&op.allocator, toks);
@@ -3328,6 +3330,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     memcpy(block + o->json, json, len);
     block[total - 1] = '\0';
     memset(&b, 0, sizeof b);
+    b.base = block;
     b.arena = block + head + ptrs;
     b.cap = total - len - 1 - (head + ptrs);
     kctl__ob_fill(&v, &b, &j);
@@ -3342,7 +3345,6 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     o->node.len = (uint32_t)strlen(v.key);
     o->node.hash = kctl__hash(v.key, o->node.len);
     o->ns = kctl__obj_off(o, total, v.ns);
-    o->name = kctl__obj_off(o, total, v.name);
     o->uid = kctl__obj_off(o, total, v.uid);
     o->rv = kctl__obj_off(o, total, v.rv);
     o->deletion = kctl__obj_off(o, total, v.deletion);
@@ -3396,7 +3398,12 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
 
 KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? o->node.key : ""; }
 KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__obj_at(o, o->ns, "") : ""; }
-KCTL_API const char *kctl_obj_name(const kctl_obj *o) { return o ? kctl__obj_at(o, o->name, "") : ""; }
+KCTL_API const char *kctl_obj_name(const kctl_obj *o) {
+    size_t n;
+    if (!o) return "";
+    n = o->ns ? strlen(kctl__obj_str(o, o->ns)) : 0; /* the key is namespace/name, or name */
+    return o->node.key + (n ? n + 1 : 0);
+}
 KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->uid, "") : ""; }
 KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o) { return o ? kctl__obj_at(o, o->rv, "") : ""; }
 KCTL_API int64_t kctl_obj_generation(const kctl_obj *o) { return o ? o->generation : 0; }
@@ -3417,47 +3424,47 @@ KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
     return true;
 }
 
-static const char *kctl__obj_find(const char **pairs, size_t n, const char *key) {
+static const char *kctl__obj_find(const kctl_obj *o, const uint32_t *pairs, size_t n, const char *key) {
     size_t i;
     if (!key) return NULL;
     for (i = 0; i < n; i++)
-        if (strcmp(pairs[2 * i], key) == 0) return pairs[2 * i + 1];
+        if (strcmp(kctl__obj_str(o, pairs[2 * i]), key) == 0) return kctl__obj_str(o, pairs[2 * i + 1]);
     return NULL;
 }
 
 KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key) {
-    return o ? kctl__obj_find(kctl__obj_labels(o), o->nlabels, key) : NULL;
+    return o ? kctl__obj_find(o, kctl__obj_labels(o), o->nlabels, key) : NULL;
 }
 
 KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, const char **value) {
     if (!o || i >= o->nlabels) return false;
-    if (key) *key = kctl__obj_labels(o)[2 * i];
-    if (value) *value = kctl__obj_labels(o)[2 * i + 1];
+    if (key) *key = kctl__obj_str(o, kctl__obj_labels(o)[2 * i]);
+    if (value) *value = kctl__obj_str(o, kctl__obj_labels(o)[2 * i + 1]);
     return true;
 }
 
 KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) {
-    return o ? kctl__obj_find(kctl__obj_annotations(o), o->nannotations, key) : NULL;
+    return o ? kctl__obj_find(o, kctl__obj_annotations(o), o->nannotations, key) : NULL;
 }
 
 KCTL_API size_t kctl_obj_annotation_count(const kctl_obj *o) { return o ? o->nannotations : 0; }
 
 KCTL_API bool kctl_obj_annotation_at(const kctl_obj *o, size_t i, const char **key, const char **value) {
     if (!o || i >= o->nannotations) return false;
-    if (key) *key = kctl__obj_annotations(o)[2 * i];
-    if (value) *value = kctl__obj_annotations(o)[2 * i + 1];
+    if (key) *key = kctl__obj_str(o, kctl__obj_annotations(o)[2 * i]);
+    if (value) *value = kctl__obj_str(o, kctl__obj_annotations(o)[2 * i + 1]);
     return true;
 }
 
 KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i) {
-    return o && i < o->nfinalizers ? kctl__obj_finalizers(o)[i] : NULL;
+    return o && i < o->nfinalizers ? kctl__obj_str(o, kctl__obj_finalizers(o)[i]) : NULL;
 }
 
 KCTL_API bool kctl_obj_has_finalizer(const kctl_obj *o, const char *name) {
     size_t i;
     if (!o || !name) return false;
     for (i = 0; i < o->nfinalizers; i++)
-        if (strcmp(kctl__obj_finalizers(o)[i], name) == 0) return true;
+        if (strcmp(kctl__obj_str(o, kctl__obj_finalizers(o)[i]), name) == 0) return true;
     return false;
 }
 
