@@ -1608,13 +1608,70 @@ static inline void kctl__cpu_relax(void) {
 }
 static inline void kctl__yield(void) { sched_yield(); }
 
-/* A readers-writer lock, for read-mostly state (the cache). */
+/* A readers-writer lock for read-mostly state (the cache). With compiler
+   atomics, readers count themselves in one of 16 slots, each on a cache
+   line of its own, chosen by where the thread's stack is: readers on
+   different cores write different lines, and taking the lock is one
+   atomic add on a line the core already owns, plus a read of the writer
+   flag. A writer takes a mutex, raises the flag and waits for every slot
+   to drain; a reader that finds the flag raised steps back and waits on
+   the mutex. Writers go first (readers cannot starve them). rd returns
+   the slot that rd_unlock takes. Without atomics: pthread_rwlock. */
+#ifdef KCTL__ATOMICS
+#define KCTL__RW_SLOTS 16
+typedef struct kctl__rwlock {
+    struct {
+        unsigned n;
+        char pad[64 - sizeof(unsigned)];
+    } rd[KCTL__RW_SLOTS];
+    unsigned writer;
+    pthread_mutex_t wmu;
+} kctl__rwlock;
+static int kctl__rwlock_init(kctl__rwlock *l) {
+    memset(l->rd, 0, sizeof l->rd);
+    l->writer = 0;
+    return pthread_mutex_init(&l->wmu, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
+}
+static void kctl__rwlock_deinit(kctl__rwlock *l) { pthread_mutex_destroy(&l->wmu); }
+static unsigned kctl__rwlock_rd(kctl__rwlock *l) {
+    unsigned char here;
+    unsigned s = (unsigned)((((uint64_t)(uintptr_t)&here >> 12) * UINT64_C(0x9e3779b97f4a7c15)) >> 60) % KCTL__RW_SLOTS;
+    for (;;) {
+        __atomic_fetch_add(&l->rd[s].n, 1u, __ATOMIC_SEQ_CST);
+        if (!__atomic_load_n(&l->writer, __ATOMIC_SEQ_CST)) return s;
+        __atomic_fetch_sub(&l->rd[s].n, 1u, __ATOMIC_RELEASE); /* a writer: let it go first */
+        pthread_mutex_lock(&l->wmu);
+        pthread_mutex_unlock(&l->wmu);
+    }
+}
+static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { __atomic_fetch_sub(&l->rd[slot].n, 1u, __ATOMIC_RELEASE); }
+static void kctl__rwlock_wr(kctl__rwlock *l) {
+    unsigned i, spins = 0;
+    pthread_mutex_lock(&l->wmu);
+    __atomic_store_n(&l->writer, 1u, __ATOMIC_SEQ_CST);
+    for (i = 0; i < KCTL__RW_SLOTS; i++)
+        while (__atomic_load_n(&l->rd[i].n, __ATOMIC_SEQ_CST)) { /* readers hold it for little, but replace reads long */
+            if (++spins < 64) kctl__cpu_relax();
+            else if (spins < 256) sched_yield();
+            else {
+                struct timespec ts = { 0, 50000 };
+                nanosleep(&ts, NULL);
+            }
+        }
+}
+static void kctl__rwlock_wr_unlock(kctl__rwlock *l) {
+    __atomic_store_n(&l->writer, 0u, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&l->wmu);
+}
+#else
 typedef pthread_rwlock_t kctl__rwlock;
 static int kctl__rwlock_init(kctl__rwlock *l) { return pthread_rwlock_init(l, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
 static void kctl__rwlock_deinit(kctl__rwlock *l) { pthread_rwlock_destroy(l); }
-static void kctl__rwlock_rd(kctl__rwlock *l) { pthread_rwlock_rdlock(l); }
+static unsigned kctl__rwlock_rd(kctl__rwlock *l) { pthread_rwlock_rdlock(l); return 0; }
+static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { (void)slot; pthread_rwlock_unlock(l); }
 static void kctl__rwlock_wr(kctl__rwlock *l) { pthread_rwlock_wrlock(l); }
-static void kctl__rwlock_unlock(kctl__rwlock *l) { pthread_rwlock_unlock(l); }
+static void kctl__rwlock_wr_unlock(kctl__rwlock *l) { pthread_rwlock_unlock(l); }
+#endif
 
 /* Threads, for the parts of kctl that run their own (informers, workers). */
 typedef pthread_t kctl__thread;
@@ -1758,9 +1815,10 @@ static void kctl__cond_broadcast(kctl__cond *c) { pthread_cond_broadcast(c); }
 typedef struct kctl__rwlock { int unused; } kctl__rwlock;
 static int kctl__rwlock_init(kctl__rwlock *l) { (void)l; return KCTL_OK; }
 static void kctl__rwlock_deinit(kctl__rwlock *l) { (void)l; }
-static void kctl__rwlock_rd(kctl__rwlock *l) { (void)l; }
+static unsigned kctl__rwlock_rd(kctl__rwlock *l) { (void)l; return 0; }
+static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { (void)l; (void)slot; }
 static void kctl__rwlock_wr(kctl__rwlock *l) { (void)l; }
-static void kctl__rwlock_unlock(kctl__rwlock *l) { (void)l; }
+static void kctl__rwlock_wr_unlock(kctl__rwlock *l) { (void)l; }
 typedef struct kctl__mutex { int unused; } kctl__mutex;
 typedef struct kctl__cond { int unused; } kctl__cond;
 static int kctl__mutex_init(kctl__mutex *m) { (void)m; return KCTL_OK; }
@@ -4114,7 +4172,7 @@ KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_ind
         kctl__free(&ix->allocator, ix->defs[ix->ndefs].name);
     }
 out:
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_wr_unlock(&ix->lock);
     return rc;
 }
 
@@ -4123,7 +4181,7 @@ KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj) {
     if (!ix || !obj) return KCTL_ERR_INVALID_ARG;
     kctl__rwlock_wr(&ix->lock);
     rc = kctl__ix_put(ix, &ix->data, obj);
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_wr_unlock(&ix->lock);
     return rc;
 }
 
@@ -4138,18 +4196,19 @@ KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     kctl__rwlock_wr(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, kctl__hash(key, len));
     if (!n) {
-        kctl__rwlock_unlock(&ix->lock);
+        kctl__rwlock_wr_unlock(&ix->lock);
         return KCTL_ERR_NOT_FOUND;
     }
     o = kctl__obj_of(n);
     kctl__ix_run(ix, &ix->data, KCTL__IX_REMOVE, o, 0, ix->ndefs);
     kctl__map_remove(&ix->data.items, &ix->allocator, n);
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_wr_unlock(&ix->lock);
     kctl_obj_unref(o);
     return KCTL_OK;
 }
 
 KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
+    unsigned rs;
     kctl__node *n;
     kctl_obj *o = NULL;
     size_t len;
@@ -4157,19 +4216,20 @@ KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
     if (!ix || !key) return NULL;
     len = strlen(key);
     h = kctl__hash(key, len);
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, h);
     if (n) o = kctl_obj_ref(kctl__obj_of(n));
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     return o;
 }
 
 KCTL_API size_t kctl_indexer_len(kctl_indexer *ix) {
+    unsigned rs;
     size_t n;
     if (!ix) return 0;
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     n = ix->data.items.count;
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     return n;
 }
 
@@ -4181,16 +4241,17 @@ static int kctl__ix_objs_begin(kctl_indexer *ix, kctl_obj_list *out, size_t n) {
 }
 
 KCTL_API int kctl_indexer_list(kctl_indexer *ix, kctl_obj_list *out) {
+    unsigned rs;
     size_t i;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!ix) return KCTL_ERR_INVALID_ARG;
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     if ((rc = kctl__ix_objs_begin(ix, out, ix->data.items.count)) == KCTL_OK)
         for (i = 0; i < ix->data.items.cap; i++)
             if (ix->data.items.slots[i].node) out->items[out->count++] = kctl_obj_ref(kctl__obj_of(ix->data.items.slots[i].node));
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
 
@@ -4246,16 +4307,17 @@ static void kctl__walk_nodes(void *ctx, size_t i, const char **s, size_t *len) {
 }
 
 KCTL_API int kctl_indexer_list_keys(kctl_indexer *ix, kctl_str_list *out) {
+    unsigned rs;
     kctl__mapwalk w;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!ix) return KCTL_ERR_INVALID_ARG;
     memset(&w, 0, sizeof w);
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     w.map = &ix->data.items;
     rc = kctl__str_list(ix, out, ix->data.items.count, kctl__walk_nodes, &w);
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
 
@@ -4276,22 +4338,24 @@ static int kctl__ix_bucket(kctl_indexer *ix, const char *name, const char *value
 }
 
 KCTL_API int kctl_indexer_by_index(kctl_indexer *ix, const char *name, const char *value, kctl_obj_list *out) {
+    unsigned rs;
     kctl__ixbucket *b;
     size_t i;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     rc = kctl__ix_bucket(ix, name, value, &b);
     if (rc == KCTL_OK && b && (rc = kctl__ix_objs_begin(ix, out, b->members.count)) == KCTL_OK)
         for (i = 0; i < b->members.cap; i++)
             if (b->members.slots[i] && b->members.slots[i] != KCTL__TOMB) out->items[out->count++] = kctl_obj_ref(kctl__obj_of(b->members.slots[i]));
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
 
 KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const char *value, kctl_str_list *out) {
+    unsigned rs;
     kctl__ixbucket *b;
     kctl__mapwalk w;
     int rc;
@@ -4299,17 +4363,18 @@ KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const c
     memset(out, 0, sizeof *out);
     if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
     memset(&w, 0, sizeof w);
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     rc = kctl__ix_bucket(ix, name, value, &b);
     if (rc == KCTL_OK && b) {
         w.set = &b->members;
         rc = kctl__str_list(ix, out, b->members.count, kctl__walk_nodes, &w);
     }
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
 
 KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, kctl_str_list *out) {
+    unsigned rs;
     kctl__mapwalk w;
     kctl__ixbucket *b;
     uint32_t k;
@@ -4318,18 +4383,19 @@ KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, 
     memset(out, 0, sizeof *out);
     if (!ix || !name) return KCTL_ERR_INVALID_ARG;
     memset(&w, 0, sizeof w);
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     rc = kctl__ix_bucket(ix, name, NULL, &b);
     if (rc == KCTL_OK) {
         for (k = 0; strcmp(ix->defs[k].name, name) != 0; k++) { }
         w.map = &ix->data.values[k];
         rc = kctl__str_list(ix, out, w.map->count, kctl__walk_nodes, &w);
     }
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
 
 KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_t n, const char *rv) {
+    unsigned rs;
     kctl__ixdata fresh, old;
     char *rvcopy = NULL;
     size_t i;
@@ -4346,13 +4412,13 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
     }
     /* The index set cannot change meanwhile: add_index takes the write lock
        too, so build under the read lock (readers go on, writers wait). */
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     ndefs = ix->ndefs;
     fresh.values = (kctl__map *)kctl__alloc(&ix->allocator, ndefs * sizeof *fresh.values);
     if (!fresh.values) rc = KCTL_ERR_NOMEM;
     else memset(fresh.values, 0, ndefs * sizeof *fresh.values);
     for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl__ix_put(ix, &fresh, objs[i]);
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     if (rc != KCTL_OK) {
         kctl__ix_free_data(ix, &fresh, ndefs);
         kctl__free(&ix->allocator, rvcopy);
@@ -4360,7 +4426,7 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
     }
     kctl__rwlock_wr(&ix->lock);
     if (ix->ndefs != ndefs) { /* an index was added while we built: build again */
-        kctl__rwlock_unlock(&ix->lock);
+        kctl__rwlock_wr_unlock(&ix->lock);
         kctl__ix_free_data(ix, &fresh, ndefs);
         kctl__free(&ix->allocator, rvcopy);
         return kctl_indexer_replace(ix, objs, n, rv);
@@ -4371,20 +4437,21 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
         kctl__free(&ix->allocator, ix->rv);
         ix->rv = rvcopy;
     }
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_wr_unlock(&ix->lock);
     kctl__ix_free_data(ix, &old, ndefs);
     return KCTL_OK;
 }
 
 KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t cap) {
+    unsigned rs;
     size_t len;
     int rc = KCTL_OK;
     if (!ix || !buf || !cap) return KCTL_ERR_INVALID_ARG;
-    kctl__rwlock_rd(&ix->lock);
+    rs = kctl__rwlock_rd(&ix->lock);
     len = ix->rv ? strlen(ix->rv) : 0;
     if (len >= cap) rc = KCTL_ERR_TOO_LARGE;
     else memcpy(buf, ix->rv ? ix->rv : "", len + 1);
-    kctl__rwlock_unlock(&ix->lock);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
 
