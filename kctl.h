@@ -1985,11 +1985,13 @@ static int kctl__map_resize(kctl__map *m, const kctl_allocator *a, size_t cap) {
     return KCTL_OK;
 }
 
-/* Make room for one more node, so that the insert that follows cannot fail. */
-static int kctl__map_reserve(kctl__map *m, const kctl_allocator *a) {
-    if ((m->count + 1) * 4 <= m->cap * 3) return KCTL_OK;
+/* Make room for one more node, so that the insert that follows cannot
+   fail, keeping the map at most sixteenths/16 full. */
+static int kctl__map_reserve_to(kctl__map *m, const kctl_allocator *a, unsigned sixteenths) {
+    if ((m->count + 1) * 16 <= m->cap * sixteenths) return KCTL_OK;
     return kctl__map_resize(m, a, m->cap ? m->cap * 2 : 16);
 }
+static int kctl__map_reserve(kctl__map *m, const kctl_allocator *a) { return kctl__map_reserve_to(m, a, 12); }
 
 /* Insert n (not present; after a successful reserve). */
 static void kctl__map_insert(kctl__map *m, kctl__node *n) {
@@ -3130,19 +3132,22 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
    offsets from the header (0: absent), so the header stays small. */
 /* One block: this struct; what a non-default allocator and a codec need
    (only when there is one); the owner refs; the label, annotation and
-   finalizer string offsets; the strings (the key first, so a lookup by
-   key reads the struct's cache lines); the document. */
+   finalizer string offsets; the key (right there, so a lookup by key reads
+   the struct's cache lines), the document right after it; the other
+   strings. */
 struct kctl_obj {
-    kctl__node node;                      /* the key, its length and hash: maps hold the object itself */
+    kctl__node node;                /* the key, its length and hash: maps hold the object itself */
     unsigned refs;
-    uint32_t len, json;                   /* the document: length, offset */
-    uint32_t ns, uid, rv, deletion;       /* offsets; 0: absent (the name is the key's tail) */
+    uint32_t len_ext;               /* the document's length (< 1 GiB), and KCTL__OBJ_* << 30 */
+    uint32_t ns, uid, rv, deletion; /* offsets; 0: absent (the name is the key's tail) */
     uint16_t nlabels, nannotations, nfinalizers, nowners;
-    uint32_t ext;                         /* KCTL__OBJ_ALLOC | KCTL__OBJ_CODEC: what follows the struct */
     int64_t generation;
 };
-#define KCTL__OBJ_ALLOC 1u
-#define KCTL__OBJ_CODEC 2u
+#define KCTL__OBJ_ALLOC 1u /* a kctl__objalloc follows the struct */
+#define KCTL__OBJ_CODEC 2u /* then a kctl__objcodec */
+#define KCTL__OBJ_LEN_MAX 0x3fffffffu
+#define KCTL__OBJ_EXT(o) ((o)->len_ext >> 30)
+#define KCTL__OBJ_DOC(o) ((o)->node.key + (o)->node.len + 1)
 #define KCTL__OBJ_COUNT_MAX 65535u /* labels, annotations, finalizers, owner refs: more is TOO_LARGE */
 typedef struct kctl__objalloc {
     void (*free_fn)(void *ptr, void *user_data);
@@ -3173,10 +3178,10 @@ static kctl__objalloc *kctl__obj_alloc_of(const kctl_obj *o) {
     return (kctl__objalloc *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD);
 }
 static kctl__objcodec *kctl__obj_codec_of(const kctl_obj *o) {
-    return (kctl__objcodec *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(o->ext & KCTL__OBJ_ALLOC));
+    return (kctl__objcodec *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC));
 }
 static kctl_owner_ref *kctl__obj_owners(const kctl_obj *o) {
-    return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(o->ext));
+    return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(KCTL__OBJ_EXT(o)));
 }
 static uint32_t *kctl__obj_labels(const kctl_obj *o) { return (uint32_t *)(void *)(kctl__obj_owners(o) + o->nowners); }
 static uint32_t *kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
@@ -3194,6 +3199,7 @@ static uint32_t kctl__obj_off(const kctl_obj *o, size_t total, const char *p) {
    the second. */
 typedef struct kctl__obuild {
     const char *base; /* the object, for offsets */
+    size_t gap;       /* left free right after the key (for the document) */
     char *arena;
     size_t used, cap;
     int err;
@@ -3268,7 +3274,7 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
             a++;
         }
         kctl_json_string(j, v, d ? d + a : NULL, d ? room - a : 0, &c);
-        b->used += a + c + 1;
+        b->used += a + c + 1 + b->gap;
         if (d) {
             o->key = d;
             o->name = d + a;
@@ -3363,7 +3369,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     head = KCTL__OBJ_HEAD + kctl__obj_extsz(ext);
     ptrs = v.nowners * sizeof(kctl_owner_ref) + (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers) * sizeof(uint32_t);
     total = head + ptrs + b.used + len + 1;
-    if (total > UINT32_MAX) { /* offsets are 32 bits */
+    if (total > UINT32_MAX || len > KCTL__OBJ_LEN_MAX) { /* offsets are 32 bits */
         kctl__free(&op.allocator, toks);
         return KCTL_ERR_TOO_LARGE;
     }
@@ -3375,7 +3381,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     /* second pass: write it all into one block */
     o = (kctl_obj *)(void *)block;
     memset(o, 0, head);
-    o->ext = ext;
+    o->len_ext = (uint32_t)len | ext << 30;
     o->nowners = (uint16_t)v.nowners;
     o->nlabels = (uint16_t)v.nlabels;
     o->nannotations = (uint16_t)v.nannotations;
@@ -3383,14 +3389,11 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     v.labels = kctl__obj_labels(o);
     v.annotations = kctl__obj_annotations(o);
     v.finalizers = kctl__obj_finalizers(o);
-    o->json = (uint32_t)(total - len - 1);
-    o->len = (uint32_t)len;
-    memcpy(block + o->json, json, len);
-    block[total - 1] = '\0';
     memset(&b, 0, sizeof b);
     b.base = block;
+    b.gap = len + 1;
     b.arena = block + head + ptrs;
-    b.cap = total - len - 1 - (head + ptrs);
+    b.cap = total - (head + ptrs);
     kctl__ob_fill(&v, &b, &j);
     kctl__free(&op.allocator, toks);
     if (b.err) {
@@ -3402,6 +3405,8 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     o->node.key = v.key;
     o->node.len = (uint32_t)strlen(v.key);
     o->node.hash = kctl__hash(v.key, o->node.len);
+    memcpy(block + (KCTL__OBJ_DOC(o) - block), json, len); /* into the gap after the key */
+    block[KCTL__OBJ_DOC(o) - block + len] = '\0';
     o->ns = kctl__obj_off(o, total, v.ns);
     o->uid = kctl__obj_off(o, total, v.uid);
     o->rv = kctl__obj_off(o, total, v.rv);
@@ -3445,11 +3450,11 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
     left = __atomic_sub_fetch(&o->refs, 1u, __ATOMIC_ACQ_REL);
 #endif
     if (left) return;
-    if (o->ext & KCTL__OBJ_CODEC) {
+    if (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
         if (c->release && c->decoded) c->release(c->decoded, c->user_data);
     }
-    if (!(o->ext & KCTL__OBJ_ALLOC)) KCTL_FREE(o, NULL);
+    if (!(KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC)) KCTL_FREE(o, NULL);
     else if (kctl__obj_alloc_of(o)->free_fn) kctl__obj_alloc_of(o)->free_fn(o, kctl__obj_alloc_of(o)->user_data);
     else KCTL_FREE(o, kctl__obj_alloc_of(o)->user_data);
 }
@@ -3469,7 +3474,7 @@ KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ?
 KCTL_API size_t kctl_obj_label_count(const kctl_obj *o) { return o ? o->nlabels : 0; }
 KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfinalizers : 0; }
 KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
-KCTL_API void *kctl_obj_decoded(const kctl_obj *o) { return o && (o->ext & KCTL__OBJ_CODEC) ? kctl__obj_codec_of(o)->decoded : NULL; }
+KCTL_API void *kctl_obj_decoded(const kctl_obj *o) { return o && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) ? kctl__obj_codec_of(o)->decoded : NULL; }
 
 KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
     const char *p;
@@ -3538,8 +3543,8 @@ KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o) {
 }
 
 KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
-    if (len) *len = o ? o->len : 0;
-    return o ? (const char *)o + o->json : NULL;
+    if (len) *len = o ? o->len_ext & KCTL__OBJ_LEN_MAX : 0;
+    return o ? KCTL__OBJ_DOC(o) : NULL;
 }
 
 /* --------------------------------------------------------------- SELECTORS */
@@ -4050,7 +4055,8 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     int rc;
     kctl__ixemit e;
     if (old == obj) return KCTL_OK; /* the very same object: nothing changes */
-    if (!old && kctl__map_reserve(&d->items, &ix->allocator) != KCTL_OK) return KCTL_ERR_NOMEM;
+    /* 13/16 full at most: the cache is big and long-lived, and a probe compares hashes in one array */
+    if (!old && kctl__map_reserve_to(&d->items, &ix->allocator, 13) != KCTL_OK) return KCTL_ERR_NOMEM;
     memset(&e, 0, sizeof e);
     e.ix = ix;
     e.d = d;

@@ -678,8 +678,8 @@ int main(int argc, char **argv)
     kctl_indexer_destroy(ix);
     ix = NULL;
 
-    printf("e. memory per cached object, object included: %.0f bytes asked for (%.0f with glibc malloc's overhead), "
-           "%.1f blocks; the object alone: %.0f bytes (%.0f), %.1f block; the indexer's share: %.0f bytes (%.0f)\n",
+    printf("e. memory per cached object, object included: %.1f bytes asked for (%.0f with glibc malloc's overhead), "
+           "%.1f blocks; the object alone: %.1f bytes (%.0f), %.1f block; the indexer's share: %.1f bytes (%.0f)\n",
            mem.per_obj, mem.per_obj_glibc, mem.blocks_per_obj, mem.obj_only, mem.obj_only_glibc,
            mem.obj_blocks_per_obj, mem.per_obj - mem.obj_only, mem.per_obj_glibc - mem.obj_only_glibc);
     fflush(stdout);

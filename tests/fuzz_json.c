@@ -290,6 +290,64 @@ static void fj_merge(const kctl_json *doc, uint32_t vd, const kctl_json *patch, 
     fj_parse_ok(*text, n, toks, out);
 }
 
+/* An object from the document: every accessor agrees with itself, with a
+   copy made through another allocator, and with the document. */
+static void *fj_alloc(size_t n, void *ud) { (*(long *)ud)++; return malloc(n); }
+static void fj_free(void *p, void *ud) { if (p) (*(long *)ud)--; free(p); }
+static void fj_object(const char *text, size_t size) {
+    kctl_obj *o = NULL, *o2 = NULL, *g;
+    kctl_obj_opts op;
+    kctl_indexer *ix = NULL;
+    long live = 0;
+    const char *key, *name, *ns, *k, *v, *doc;
+    size_t i, n, len;
+    uint64_t rv;
+    int rc = kctl_obj_parse(text, size, NULL, &o);
+    FJ_CHECK(rc == KCTL_OK || rc == KCTL_ERR_PROTO || rc == KCTL_ERR_TOO_LARGE);
+    memset(&op, 0, sizeof op);
+    op.allocator.alloc_fn = fj_alloc;
+    op.allocator.free_fn = fj_free;
+    op.allocator.user_data = &live;
+    FJ_CHECK(kctl_obj_parse(text, size, &op, &o2) == rc);
+    if (rc != KCTL_OK) return;
+    key = kctl_obj_key(o);
+    name = kctl_obj_name(o);
+    ns = kctl_obj_namespace(o);
+    n = strlen(ns);
+    FJ_CHECK(*key && *name && strlen(key) == (n ? n + 1 : 0) + strlen(name));
+    FJ_CHECK(strcmp(key + strlen(key) - strlen(name), name) == 0);
+    FJ_CHECK(!n || (strncmp(key, ns, n) == 0 && key[n] == '/'));
+    doc = kctl_obj_json(o, &len);
+    FJ_CHECK(len == size && memcmp(doc, text, size) == 0 && doc[len] == '\0');
+    FJ_CHECK(strcmp(key, kctl_obj_key(o2)) == 0 && strcmp(name, kctl_obj_name(o2)) == 0);
+    FJ_CHECK(strcmp(kctl_obj_uid(o), kctl_obj_uid(o2)) == 0);
+    FJ_CHECK(strcmp(kctl_obj_resource_version(o), kctl_obj_resource_version(o2)) == 0);
+    FJ_CHECK(kctl_obj_resource_version_u64(o, &rv) == kctl_obj_resource_version_u64(o2, NULL));
+    FJ_CHECK(kctl_obj_generation(o) == kctl_obj_generation(o2));
+    FJ_CHECK((kctl_obj_deletion_timestamp(o) == NULL) == (kctl_obj_deletion_timestamp(o2) == NULL));
+    FJ_CHECK(kctl_obj_label_count(o) == kctl_obj_label_count(o2));
+    for (i = 0; kctl_obj_label_at(o, i, &k, &v); i++) FJ_CHECK(kctl_obj_label(o2, k) != NULL && v != NULL);
+    FJ_CHECK(i == kctl_obj_label_count(o));
+    for (i = 0; kctl_obj_annotation_at(o, i, &k, &v); i++) FJ_CHECK(kctl_obj_annotation(o2, k) != NULL && v != NULL);
+    FJ_CHECK(i == kctl_obj_annotation_count(o));
+    for (i = 0; i < kctl_obj_finalizer_count(o); i++) FJ_CHECK(kctl_obj_has_finalizer(o2, kctl_obj_finalizer(o, i)));
+    for (i = 0; i < kctl_obj_owner_count(o); i++) FJ_CHECK(kctl_obj_owner(o, i)->kind != NULL);
+    (void)kctl_obj_controller_ref(o);
+    FJ_CHECK(kctl_obj_decoded(o) == NULL);
+    /* a cache takes it, finds it, lets it go */
+    FJ_CHECK(kctl_indexer_create(NULL, &ix) == KCTL_OK);
+    FJ_CHECK(kctl_indexer_add(ix, o) == KCTL_OK);
+    FJ_CHECK(kctl_indexer_update(ix, o2) == KCTL_OK);
+    g = kctl_indexer_get(ix, key);
+    FJ_CHECK(g == o2);
+    kctl_obj_unref(g);
+    FJ_CHECK(kctl_indexer_delete(ix, key) == KCTL_OK);
+    kctl_indexer_destroy(ix);
+    kctl_obj_unref(o);
+    kctl_obj_unref(o2);
+    FJ_CHECK(live == 0);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *text = (const char *)data;
     kctl_json c, b, j, f;
@@ -393,6 +451,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(t1); free(t2); free(t3);
         free(k1); free(k2); free(k3);
     }
+    fj_object(text, size);
     free(toks);
     return 0;
 }
