@@ -677,7 +677,8 @@ typedef void (*kctl_index_emit)(const char *value, void *emit_ctx);
    (objects are immutable, so a function of the object alone does): the
    cache stores no memberships and calls it again on the stored version to
    take that version out of its buckets, as client-go does. It runs under
-   the cache's write lock and must not call back into the cache. */
+   the cache's lock (and while a relist rebuilds the cache, with writers
+   waiting on it) and must not call back into the cache. */
 typedef int (*kctl_index_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emit_ctx, void *user_data);
 
 /* Objects handed out: count references, released by kctl_obj_list_free. */
@@ -3126,10 +3127,6 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
 #error "kctl needs GCC or Clang atomics for thread-safe reference counts: build with gcc or clang, or define KCTL_NO_THREADS"
 #endif
 
-/* One block: this header, then the owner references, the label pairs, the
-   annotation pairs and the finalizers (arrays of pointers into the block),
-   the document, and the unescaped metadata strings. Strings are kept as
-   offsets from the header (0: absent), so the header stays small. */
 /* One block: this struct; what a non-default allocator and a codec need
    (only when there is one); the owner refs; the label, annotation and
    finalizer string offsets; the key (right there, so a lookup by key reads
@@ -4033,10 +4030,12 @@ static int kctl__ix_index_e(kctl__ixemit *e, kctl_obj *obj, uint32_t from, uint3
         kctl__ix_run(e->ix, e->d, KCTL__IX_UNDO, obj, from, to);
         return rc;
     }
-    if (e->nseen <= KCTL__IX_SEEN)
+    if (e->nseen <= KCTL__IX_SEEN) {
         for (i = 0; i < e->nseen; i++) kctl__ix_join(e->seen[i], obj, e->old);
-    else
-        kctl__ix_run(e->ix, e->d, KCTL__IX_INSERT, obj, from, to);
+    } else { /* more buckets than remembered: find them again (e keeps old and seen) */
+        e->mode = KCTL__IX_INSERT;
+        kctl__ix_run_e(e, obj, from, to);
+    }
     return KCTL_OK;
 }
 
