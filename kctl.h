@@ -7911,8 +7911,8 @@ KCTL_API int kctl_controller_stop_timeout(kctl_controller *c, uint64_t timeout_n
     c->running = false;
     n = c->nthreads;
     kctl__mutex_unlock(&c->mu);
+    kctl_queue_shutdown(c->q); /* no more keys (started or not: it runs once); the workers drop queued ones and end */
     if (!n) return KCTL_OK;
-    kctl_queue_shutdown(c->q); /* no more keys; the workers drop queued ones and end */
     kctl__mutex_lock(&c->mu);
     while (c->live) { /* real time: a simulation's main thread, which moves a virtual clock, waits here */
         uint64_t now = kctl_clock_now(NULL);
@@ -7930,7 +7930,9 @@ KCTL_API int kctl_controller_stop_timeout(kctl_controller *c, uint64_t timeout_n
     return rc;
 #else
     (void)timeout_ns;
-    return c ? KCTL_OK : KCTL_ERR_INVALID_ARG;
+    if (!c) return KCTL_ERR_INVALID_ARG;
+    kctl_queue_shutdown(c->q);
+    return KCTL_OK;
 #endif
 }
 
@@ -8228,9 +8230,13 @@ struct kctl_manager {
     kctl_leader *leader;          /* leader election, when asked for */
     char lease_name[64];          /* for metrics */
     uint64_t sync_timeout_ns, grace_ns;
-    bool controllers_up, le_running;
-    bool le_stop;                 /* under mu, with: */
-    kctl_manager_leader_info le;
+    bool controllers_up;
+    kctl_manager_leader_info le;  /* under mu */
+    /* The leader-election thread. le_mu guards le_stop, le_running and the
+       thread's wait; it is the only lock a virtual clock's wake takes (the
+       clock's list lock -> le_mu), and nothing is called under it. */
+    kctl__mutex le_mu;
+    bool le_stop, le_running;
 #ifndef KCTL_NO_THREADS
     kctl__thread le_thread;
     kctl__cond le_cv;
@@ -8268,8 +8274,15 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
         kctl__free(&m->allocator, m);
         return KCTL_ERR_NOMEM;
     }
+    if (kctl__mutex_init(&m->le_mu) != KCTL_OK) {
+        kctl__mutex_deinit(&m->req.mu);
+        kctl__mutex_deinit(&m->mu);
+        kctl__free(&m->allocator, m);
+        return KCTL_ERR_NOMEM;
+    }
 #ifndef KCTL_NO_THREADS
     if (kctl__cond_init(&m->le_cv) != KCTL_OK) {
+        kctl__mutex_deinit(&m->le_mu);
         kctl__mutex_deinit(&m->req.mu);
         kctl__mutex_deinit(&m->mu);
         kctl__free(&m->allocator, m);
@@ -8304,6 +8317,7 @@ KCTL_API void kctl_manager_destroy(kctl_manager *m) {
     uint32_t i;
     if (!m) return;
     kctl_manager_stop(m);
+    for (i = 0; i < m->nctls; i++) kctl_controller_stop(m->ctls[i].c); /* reconciles past the grace period: wait */
     for (i = 0; i < m->ninfs; i++) kctl_informer_destroy(m->infs[i].inf); /* before the controllers: their handlers */
     for (i = 0; i < m->nctls; i++) kctl_controller_destroy(m->ctls[i].c);
     for (i = 0; i < m->ninfs; i++) kctl__free(&m->allocator, m->infs[i].id);
@@ -8311,6 +8325,7 @@ KCTL_API void kctl_manager_destroy(kctl_manager *m) {
 #ifndef KCTL_NO_THREADS
     kctl__cond_deinit(&m->le_cv);
 #endif
+    kctl__mutex_deinit(&m->le_mu);
     kctl__mutex_deinit(&m->req.mu);
     kctl__mutex_deinit(&m->mu);
     kctl__free(&m->allocator, m);
@@ -8419,9 +8434,9 @@ static int kctl__mgr_stop_controllers(kctl_manager *m) {
 #ifndef KCTL_NO_THREADS
 static void kctl__mgr_le_wake(void *arg) {
     kctl_manager *m = (kctl_manager *)arg;
-    kctl__mutex_lock(&m->mu);
+    kctl__mutex_lock(&m->le_mu);
     kctl__cond_broadcast(&m->le_cv);
-    kctl__mutex_unlock(&m->mu);
+    kctl__mutex_unlock(&m->le_mu);
 }
 
 /* The leader-election thread: try every retry period (on the manager's
@@ -8440,8 +8455,10 @@ static void *kctl__mgr_le_main(void *arg) {
         m->le.terms = kctl_leader_terms(m->leader);
         m->le.steps++;
         m->le.next_ns = next;
-        stop = m->le_stop;
         kctl__mutex_unlock(&m->mu);
+        kctl__mutex_lock(&m->le_mu);
+        stop = m->le_stop;
+        kctl__mutex_unlock(&m->le_mu);
         if (stop) break;
         if (leading && !m->controllers_up) {
             m->controllers_up = true;
@@ -8455,14 +8472,14 @@ static void *kctl__mgr_le_main(void *arg) {
             kctl__mutex_unlock(&m->mu);
             break;
         }
-        kctl__mutex_lock(&m->mu); /* now is read under mu: an advance cannot slip between it and the wait */
+        kctl__mutex_lock(&m->le_mu); /* now is read under le_mu: an advance cannot slip between it and the wait */
         for (;;) {
             uint64_t now = kctl_clock_now(&m->clock);
             if ((stop = m->le_stop) || now >= next) break;
-            if (m->clock.subscribe_fn) kctl__cond_wait(&m->le_cv, &m->mu); /* until the clock moves */
-            else kctl__cond_wait_for(&m->le_cv, &m->mu, next - now);
+            if (m->clock.subscribe_fn) kctl__cond_wait(&m->le_cv, &m->le_mu); /* until the clock moves */
+            else kctl__cond_wait_for(&m->le_cv, &m->le_mu, next - now);
         }
-        kctl__mutex_unlock(&m->mu);
+        kctl__mutex_unlock(&m->le_mu);
     }
     if (m->clock.subscribe_fn) m->clock.unsubscribe_fn(&m->le_waiter, m->clock.user_data);
     return NULL;
@@ -8479,7 +8496,6 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
     if (rc == KCTL_OK) {
         m->started = true;
         m->sync_timeout_ns = sync_timeout_ns;
-        m->le_stop = false;
     }
     kctl__mutex_unlock(&m->mu);
     if (rc != KCTL_OK) {
@@ -8490,8 +8506,11 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
 #ifndef KCTL_NO_THREADS
         m->le_waiter.wake = kctl__mgr_le_wake;
         m->le_waiter.arg = m;
+        kctl__mutex_lock(&m->le_mu);
+        m->le_stop = false;
         rc = kctl__thread_start(&m->le_thread, kctl__mgr_le_main, m);
         if (rc == KCTL_OK) m->le_running = true;
+        kctl__mutex_unlock(&m->le_mu);
 #else
         rc = KCTL_ERR_INVALID_ARG;
 #endif
@@ -8508,13 +8527,15 @@ KCTL_API int kctl_manager_stop(kctl_manager *m) {
     int rc;
     if (!m) return KCTL_ERR_INVALID_ARG;
 #ifndef KCTL_NO_THREADS
-    if (m->le_running) {
-        kctl__mutex_lock(&m->mu);
+    {
+        bool running;
+        kctl__mutex_lock(&m->le_mu);
+        running = m->le_running; /* one stopper joins the thread */
+        m->le_running = false;
         m->le_stop = true;
         kctl__cond_broadcast(&m->le_cv);
-        kctl__mutex_unlock(&m->mu);
-        kctl__thread_join(m->le_thread);
-        m->le_running = false;
+        kctl__mutex_unlock(&m->le_mu);
+        if (running) kctl__thread_join(m->le_thread);
     }
 #endif
     rc = kctl__mgr_stop_controllers(m);

@@ -1,5 +1,6 @@
 /* test_manager.c - shared informers, start and stop, signals, metrics. */
 #include "kt.h"
+#include <stdlib.h>
 #include <unistd.h>
 #include <time.h>
 #ifndef KCTL_NO_THREADS
@@ -254,12 +255,19 @@ static kctl_reconcile_result tg_gate_reconcile(const kctl_reconcile_ctx *ctx) {
     }
     __atomic_store_n(&g->entered, 1, __ATOMIC_SEQ_CST);
     while (!__atomic_load_n(&g->open, __ATOMIC_SEQ_CST)) tg_nap(1);
+    if (kctl_indexer_len(ctx->cache) != 1) abort(); /* the cache is still there */
     __atomic_store_n(&g->finished, 1, __ATOMIC_SEQ_CST);
     return r;
 }
 static void *tg_open_later(void *arg) {
     tg_gate *g = (tg_gate *)arg;
     tg_nap(20);
+    __atomic_store_n(&g->open, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+static void *tg_open_much_later(void *arg) { /* past destroy's own grace period */
+    tg_gate *g = (tg_gate *)arg;
+    tg_nap(150);
     __atomic_store_n(&g->open, 1, __ATOMIC_SEQ_CST);
     return NULL;
 }
@@ -329,13 +337,15 @@ static void tg_graceful_stop_timeout(void) {
     kctl_controller *ctl = NULL;
     tg_gate g;
     char text[16384];
+    pthread_t t;
     kctl_manager *m = tg_busy_manager(&ms, &g, KCTL_MS(30), &ctl);
     KT_EQ_INT(kctl_manager_stop(m), KCTL_ERR_TIMEOUT); /* the gate opens only after it returned */
     KT_EQ_INT(__atomic_load_n(&g.finished, __ATOMIC_SEQ_CST), 0);
     KT_EQ_INT(kctl_controller_stop_timeout(ctl, 0), KCTL_ERR_TIMEOUT);
     KT_EQ_INT(kctl_manager_metrics(m, text, sizeof text, NULL), KCTL_OK); /* still answers */
-    __atomic_store_n(&g.open, 1, __ATOMIC_SEQ_CST);
-    kctl_manager_destroy(m); /* waits for the reconcile and joins its worker */
+    pthread_create(&t, NULL, tg_open_much_later, &g); /* opens it while destroy waits */
+    kctl_manager_destroy(m); /* waits for the reconcile (which reads its cache) and joins its worker */
+    pthread_join(t, NULL);
     KT_EQ_INT(g.finished, 1);
     KT_EQ_INT(g.others, 0);
     kctl_memstore_destroy(ms);
@@ -512,6 +522,90 @@ static void tg_lost_lease_vclock(void) {
 #endif
 }
 
+static kctl_reconcile_result tg_reconcile_any(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    (void)ctx;
+    memset(&r, 0, sizeof r);
+    return r;
+}
+
+/* A controller stopped before it ever started does not start later. */
+static void tg_stop_before_start(void) {
+    kctl_memstore *ms = NULL;
+    kctl_informer_desc id;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
+    memset(&id, 0, sizeof id);
+    id.transport = kctl_memstore_transport(ms);
+    id.resource = tg_cm;
+    KT_EQ_INT(kctl_informer_create(&id, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tg_reconcile_any;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    kctl_controller_stop(c);
+#ifndef KCTL_NO_THREADS
+    KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(1)), KCTL_ERR_SHUTDOWN);
+#endif
+    KT_EQ_INT(kctl_queue_add(kctl_controller_queue(c), "prod/a"), KCTL_ERR_SHUTDOWN);
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+}
+
+#ifndef KCTL_NO_THREADS
+typedef struct tg_ticker {
+    kctl_vclock *vc;
+    int stop; /* atomic */
+} tg_ticker;
+static void *tg_tick(void *arg) {
+    tg_ticker *t = (tg_ticker *)arg;
+    while (!__atomic_load_n(&t->stop, __ATOMIC_SEQ_CST)) kctl_vclock_advance(t->vc, 1);
+    return NULL;
+}
+#endif
+
+/* Controllers added to a running manager with leader election while
+   another thread moves its virtual clock: the clock's wake-up and the
+   manager's own lock never wait on each other. */
+static void tg_add_while_clock_moves(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    kctl_memstore *ms = NULL;
+    kctl_manager *m;
+    kctl_informer *inf = NULL;
+    tg_ticker tk;
+    pthread_t t;
+    int calls = 0, i;
+    kctl_vclock_init(&vc, KCTL_SEC(1000));
+    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
+    m = tg_le_manager(ms, &vc, "replica-a", &calls);
+    KT_EQ_INT(kctl_manager_informer(m, &tg_cm, NULL, NULL, &inf), KCTL_OK);
+    KT_EQ_INT(kctl_manager_start(m, KCTL_SEC(20)), KCTL_OK);
+    tk.vc = &vc;
+    tk.stop = 0;
+    pthread_create(&t, NULL, tg_tick, &tk);
+    for (i = 0; i < 10; i++) { /* an informer takes 16 handlers */
+        kctl_controller_desc cd;
+        memset(&cd, 0, sizeof cd);
+        cd.primary = inf;
+        cd.reconcile = tg_le_reconcile;
+        cd.user_data = &calls;
+        KT_EQ_INT(kctl_manager_add_controller(m, &cd, NULL), KCTL_OK);
+        tg_nap(1);
+    }
+    __atomic_store_n(&tk.stop, 1, __ATOMIC_SEQ_CST);
+    pthread_join(t, NULL);
+    kctl_manager_destroy(m);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+#else
+    KT_SKIP();
+#endif
+}
+
 void kt_suite_manager(void) {
     KT_RUN(tg_shared_informers);
     KT_RUN(tg_start_stop_metrics);
@@ -521,4 +615,6 @@ void kt_suite_manager(void) {
     KT_RUN(tg_graceful_stop_timeout);
     KT_RUN(tg_leader_election_vclock);
     KT_RUN(tg_lost_lease_vclock);
+    KT_RUN(tg_stop_before_start);
+    KT_RUN(tg_add_while_clock_moves);
 }
