@@ -1486,7 +1486,9 @@ KCTL_API void kctl_manager_destroy(kctl_manager *m);
 KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, const char *label_selector,
                                    const char *field_selector, kctl_informer **out);
 /* A controller (desc as for kctl_controller_create; its transport and
-   clock default to the manager's); at most 32. The manager owns it. [any thread] */
+   clock default to the manager's); at most 32. The manager owns it. One
+   added while the controllers run starts at once (waiting for its caches
+   as start does; its error is returned, the controller stays). [any thread] */
 KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_desc *desc, kctl_controller **out);
 /* Start the informers, wait for their caches (at most sync_timeout_ns:
    TIMEOUT), start the controllers. A manager runs once: its controllers
@@ -8230,6 +8232,10 @@ struct kctl_manager {
     kctl_leader *leader;          /* leader election, when asked for */
     char lease_name[64];          /* for metrics */
     uint64_t sync_timeout_ns, grace_ns;
+    /* ctl_mu serializes starting and stopping the controllers (the leader
+       thread, start, stop, a late add_controller): whether they run is
+       controllers_up. Taken before mu, never under it. */
+    kctl__mutex ctl_mu;
     bool controllers_up;
     kctl_manager_leader_info le;  /* under mu */
     /* The leader-election thread. le_mu guards le_stop, le_running and the
@@ -8280,8 +8286,16 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
         kctl__free(&m->allocator, m);
         return KCTL_ERR_NOMEM;
     }
+    if (kctl__mutex_init(&m->ctl_mu) != KCTL_OK) {
+        kctl__mutex_deinit(&m->le_mu);
+        kctl__mutex_deinit(&m->req.mu);
+        kctl__mutex_deinit(&m->mu);
+        kctl__free(&m->allocator, m);
+        return KCTL_ERR_NOMEM;
+    }
 #ifndef KCTL_NO_THREADS
     if (kctl__cond_init(&m->le_cv) != KCTL_OK) {
+        kctl__mutex_deinit(&m->ctl_mu);
         kctl__mutex_deinit(&m->le_mu);
         kctl__mutex_deinit(&m->req.mu);
         kctl__mutex_deinit(&m->mu);
@@ -8325,6 +8339,7 @@ KCTL_API void kctl_manager_destroy(kctl_manager *m) {
 #ifndef KCTL_NO_THREADS
     kctl__cond_deinit(&m->le_cv);
 #endif
+    kctl__mutex_deinit(&m->ctl_mu);
     kctl__mutex_deinit(&m->le_mu);
     kctl__mutex_deinit(&m->req.mu);
     kctl__mutex_deinit(&m->mu);
@@ -8386,6 +8401,8 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
 
 KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_desc *desc, kctl_controller **out) {
     kctl_controller_desc d;
+    kctl_controller *c = NULL;
+    uint64_t sync_ns = 0;
     int rc = KCTL_OK;
     if (out) *out = NULL;
     if (!m || !desc) {
@@ -8396,6 +8413,7 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
     if (!d.transport.vt) d.transport = m->transport;
     if (!d.clock.now_fn) d.clock = m->clock;
     if (!d.logger.func) d.logger = m->logger;
+    kctl__mutex_lock(&m->ctl_mu);
     kctl__mutex_lock(&m->mu);
     if (m->nctls == KCTL__MGR_MAX) {
         kctl_limiter_destroy(d.limiter);
@@ -8403,29 +8421,46 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
     } else if ((rc = kctl_controller_create(&d, &m->ctls[m->nctls].c)) == KCTL_OK) {
         snprintf(m->ctls[m->nctls].name, sizeof m->ctls[m->nctls].name, "%s", d.name ? d.name : "");
         kctl__pm_clean(m->ctls[m->nctls].name);
-        if (out) *out = m->ctls[m->nctls].c;
+        c = m->ctls[m->nctls].c;
+        if (out) *out = c;
         m->nctls++;
     }
+    sync_ns = m->sync_timeout_ns;
     kctl__mutex_unlock(&m->mu);
+    if (c && m->controllers_up) rc = kctl_controller_start(c, sync_ns); /* a late one starts at once */
+    kctl__mutex_unlock(&m->ctl_mu);
     return rc;
 }
 
+/* The controllers as they are now (they are only ever added). */
+static uint32_t kctl__mgr_ctls(kctl_manager *m, kctl_controller **out) {
+    uint32_t i, n;
+    kctl__mutex_lock(&m->mu);
+    n = m->nctls;
+    for (i = 0; i < n; i++) out[i] = m->ctls[i].c;
+    kctl__mutex_unlock(&m->mu);
+    return n;
+}
+
+/* ctl_mu held. */
 static int kctl__mgr_start_controllers(kctl_manager *m) {
-    uint32_t i;
+    kctl_controller *c[KCTL__MGR_MAX];
+    uint32_t i, n = kctl__mgr_ctls(m, c);
     int rc = KCTL_OK;
     /* controllers wait for the caches they watch, then start their workers */
-    for (i = 0; i < m->nctls && rc == KCTL_OK; i++) rc = kctl_controller_start(m->ctls[i].c, m->sync_timeout_ns);
+    for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl_controller_start(c[i], m->sync_timeout_ns);
     return rc;
 }
 
-/* Stop every controller within one grace period (real time). */
+/* Stop every controller within one grace period (real time). ctl_mu held. */
 static int kctl__mgr_stop_controllers(kctl_manager *m) {
+    kctl_controller *c[KCTL__MGR_MAX];
     uint64_t end = kctl__add_sat(kctl_clock_now(NULL), m->grace_ns), now;
-    uint32_t i;
+    uint32_t i, n = kctl__mgr_ctls(m, c);
     int rc = KCTL_OK;
-    for (i = 0; i < m->nctls; i++) {
+    for (i = 0; i < n; i++) {
         now = kctl_clock_now(NULL);
-        if (kctl_controller_stop_timeout(m->ctls[i].c, m->grace_ns == UINT64_MAX ? UINT64_MAX : end > now ? end - now : 0) != KCTL_OK)
+        if (kctl_controller_stop_timeout(c[i], m->grace_ns == UINT64_MAX ? UINT64_MAX : end > now ? end - now : 0) != KCTL_OK)
             rc = KCTL_ERR_TIMEOUT;
     }
     return rc;
@@ -8460,6 +8495,7 @@ static void *kctl__mgr_le_main(void *arg) {
         stop = m->le_stop;
         kctl__mutex_unlock(&m->le_mu);
         if (stop) break;
+        kctl__mutex_lock(&m->ctl_mu);
         if (leading && !m->controllers_up) {
             m->controllers_up = true;
             kctl__mgr_start_controllers(m);
@@ -8470,8 +8506,10 @@ static void *kctl__mgr_le_main(void *arg) {
             kctl__mutex_lock(&m->mu);
             m->le.lost = true;
             kctl__mutex_unlock(&m->mu);
-            break;
+            stop = true;
         }
+        kctl__mutex_unlock(&m->ctl_mu);
+        if (stop) break;
         kctl__mutex_lock(&m->le_mu); /* now is read under le_mu: an advance cannot slip between it and the wait */
         for (;;) {
             uint64_t now = kctl_clock_now(&m->clock);
@@ -8515,8 +8553,10 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
         rc = KCTL_ERR_INVALID_ARG;
 #endif
     } else {
+        kctl__mutex_lock(&m->ctl_mu);
         rc = kctl__mgr_start_controllers(m);
         m->controllers_up = rc == KCTL_OK;
+        kctl__mutex_unlock(&m->ctl_mu);
     }
     if (rc != KCTL_OK) kctl_manager_stop(m);
     return rc;
@@ -8538,8 +8578,10 @@ KCTL_API int kctl_manager_stop(kctl_manager *m) {
         if (running) kctl__thread_join(m->le_thread);
     }
 #endif
+    kctl__mutex_lock(&m->ctl_mu);
     rc = kctl__mgr_stop_controllers(m);
     m->controllers_up = false;
+    kctl__mutex_unlock(&m->ctl_mu);
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->ninfs; i++) kctl_informer_stop(m->infs[i].inf);
     m->started = false;

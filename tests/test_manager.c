@@ -606,6 +606,42 @@ static void tg_add_while_clock_moves(void) {
 #endif
 }
 
+/* A controller added to a running manager starts at once and reconciles
+   what its informer holds. */
+static void tg_late_controller(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms = NULL;
+    kctl_manager_desc d;
+    kctl_manager *m = NULL;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    int first = 0, late = 0;
+    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    KT_EQ_INT(kctl_manager_create(&d, &m), KCTL_OK);
+    KT_EQ_INT(kctl_manager_informer(m, &tg_cm, NULL, NULL, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tg_le_reconcile;
+    cd.user_data = &first;
+    KT_EQ_INT(kctl_manager_add_controller(m, &cd, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_manager_start(m, KCTL_SEC(20)), KCTL_OK);
+    tg_wait_calls(&first, 2);
+    cd.user_data = &late;
+    KT_EQ_INT(kctl_manager_add_controller(m, &cd, NULL), KCTL_OK); /* its handler gets the cache's contents as adds */
+    tg_wait_calls(&late, 2);
+    KT_EQ_INT(__atomic_load_n(&late, __ATOMIC_SEQ_CST), 2);
+    KT_EQ_INT(kctl_manager_stop(m), KCTL_OK);
+    kctl_manager_destroy(m);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
 void kt_suite_manager(void) {
     KT_RUN(tg_shared_informers);
     KT_RUN(tg_start_stop_metrics);
@@ -617,4 +653,5 @@ void kt_suite_manager(void) {
     KT_RUN(tg_lost_lease_vclock);
     KT_RUN(tg_stop_before_start);
     KT_RUN(tg_add_while_clock_moves);
+    KT_RUN(tg_late_controller);
 }
