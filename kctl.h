@@ -1631,7 +1631,8 @@ static inline void kctl__yield(void) { sched_yield(); }
    the mutex. Writers go first (readers cannot starve them). rd returns
    the slot that rd_unlock takes. Without atomics: pthread_rwlock. */
 #ifdef KCTL__ATOMICS
-#define KCTL__RW_SLOTS 16
+#define KCTL__RW_SLOTS 16 /* the top 4 bits of a hash pick one */
+typedef char kctl__rw_slots_fit[KCTL__RW_SLOTS == 16 ? 1 : -1];
 typedef struct kctl__rwlock {
     struct {
         unsigned n;
@@ -1648,7 +1649,7 @@ static int kctl__rwlock_init(kctl__rwlock *l) {
 static void kctl__rwlock_deinit(kctl__rwlock *l) { pthread_mutex_destroy(&l->wmu); }
 static unsigned kctl__rwlock_rd(kctl__rwlock *l) {
     unsigned char here;
-    unsigned s = (unsigned)((((uint64_t)(uintptr_t)&here >> 12) * UINT64_C(0x9e3779b97f4a7c15)) >> 60) % KCTL__RW_SLOTS;
+    unsigned s = (unsigned)((((uint64_t)(uintptr_t)&here >> 12) * UINT64_C(0x9e3779b97f4a7c15)) >> 60); /* top 4 bits: 16 slots */
     for (;;) {
         __atomic_fetch_add(&l->rd[s].n, 1u, __ATOMIC_SEQ_CST);
         if (!__atomic_load_n(&l->writer, __ATOMIC_SEQ_CST)) return s;
@@ -3172,7 +3173,7 @@ typedef struct kctl__objcodec {
 
 /* The metadata while it is read, as pointers. */
 typedef struct kctl__oview {
-    const char *key, *ns, *name, *uid, *rv, *deletion;
+    const char *key, *ns, *uid, *rv, *deletion;
     int64_t generation;
     size_t nlabels, nannotations, nfinalizers, nowners;
     uint32_t *labels;      /* offsets: key, value, key, value, ... */
@@ -3288,7 +3289,6 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
         b->used += a + c + 1 + b->gap;
         if (d) {
             o->key = d;
-            o->name = d + a;
             if (strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
         }
     }

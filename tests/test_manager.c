@@ -12,6 +12,22 @@
 static const kctl_resource tg_cm = { "", "v1", "configmaps", "prod" };
 
 #ifndef KCTL_NO_THREADS
+/* A memstore holding prod/a and prod/b, and a manager with the defaults over it. */
+static kctl_manager *tg_plain_manager(kctl_memstore **ms) {
+    kctl_manager_desc d;
+    kctl_manager *m = NULL;
+    *ms = NULL;
+    KT_EQ_INT(kctl_memstore_create(NULL, ms), KCTL_OK);
+    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(*ms);
+    KT_EQ_INT(kctl_manager_create(&d, &m), KCTL_OK);
+    return m;
+}
+#endif
+
+#ifndef KCTL_NO_THREADS
 static int tg_calls; /* atomic */
 static kctl_reconcile_result tg_reconcile(const kctl_reconcile_ctx *ctx) {
     kctl_reconcile_result r;
@@ -65,19 +81,13 @@ static void *tg_signal_later(void *arg) {
 static void tg_start_stop_metrics(void) {
 #ifndef KCTL_NO_THREADS
     kctl_memstore *ms = NULL;
-    kctl_manager_desc d;
     kctl_manager *m = NULL;
     kctl_informer *inf = NULL;
     kctl_controller_desc cd;
     char text[16384], small[8];
     size_t len = 0;
     long i;
-    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
-    memset(&d, 0, sizeof d);
-    d.transport = kctl_memstore_transport(ms);
-    KT_EQ_INT(kctl_manager_create(&d, &m), KCTL_OK);
+    m = tg_plain_manager(&ms);
     KT_EQ_INT(kctl_manager_informer(m, &tg_cm, NULL, NULL, &inf), KCTL_OK);
     memset(&cd, 0, sizeof cd);
     cd.name = "configs";
@@ -113,18 +123,12 @@ static void tg_start_stop_metrics(void) {
 static void tg_run_until_signal(void) {
 #ifndef KCTL_NO_THREADS
     kctl_memstore *ms = NULL;
-    kctl_manager_desc d;
     kctl_manager *m = NULL;
     kctl_informer *inf = NULL;
     kctl_controller_desc cd;
     pthread_t t;
     sigset_t set, old;
-    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
-    memset(&d, 0, sizeof d);
-    d.transport = kctl_memstore_transport(ms);
-    KT_EQ_INT(kctl_manager_create(&d, &m), KCTL_OK);
+    m = tg_plain_manager(&ms);
     kctl_manager_informer(m, &tg_cm, NULL, NULL, &inf);
     memset(&cd, 0, sizeof cd);
     cd.primary = inf;
@@ -611,17 +615,11 @@ static void tg_add_while_clock_moves(void) {
 static void tg_late_controller(void) {
 #ifndef KCTL_NO_THREADS
     kctl_memstore *ms = NULL;
-    kctl_manager_desc d;
     kctl_manager *m = NULL;
     kctl_informer *inf = NULL;
     kctl_controller_desc cd;
     int first = 0, late = 0;
-    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
-    memset(&d, 0, sizeof d);
-    d.transport = kctl_memstore_transport(ms);
-    KT_EQ_INT(kctl_manager_create(&d, &m), KCTL_OK);
+    m = tg_plain_manager(&ms);
     KT_EQ_INT(kctl_manager_informer(m, &tg_cm, NULL, NULL, &inf), KCTL_OK);
     memset(&cd, 0, sizeof cd);
     cd.primary = inf;
