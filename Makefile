@@ -38,11 +38,21 @@ $(B)/cxx-check: kctl.h tests/cxx_check.cpp | $(B)
 	$(CXX) -std=c++11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Werror -O2 -o $@ tests/cxx_check.cpp $(LIBS)
 cxx: $(B)/cxx-check
 
+# kctl.h asks for POSIX itself when it is the implementation file's first
+# include (the examples build with a plain `cc -std=c99 x.c -pthread`), and
+# names the fix when a system header came first.
+$(B)/posix-check: kctl.h examples/hello_controller.c | $(B)
+	gcc -std=c99 -Wall -Wextra -Wpedantic -Werror -o $(B)/hello-plain examples/hello_controller.c -pthread
+	printf '#include <stdio.h>\n#define KCTL_IMPLEMENTATION\n#include "kctl.h"\n' > $(B)/posix-late.c
+	! gcc -std=c99 -I. -c $(B)/posix-late.c -o $(B)/posix-late.o 2> $(B)/posix-late.err
+	grep -q 'compile with -D_POSIX_C_SOURCE=200809L' $(B)/posix-late.err
+	@touch $@
+
 MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport
+test: $(MATRIX) $(B)/posix-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan

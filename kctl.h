@@ -1,4 +1,4 @@
-/* kctl.h v0.1.0 - Kubernetes-style controller toolkit in one C header - MIT licence (end of file) */
+/* kctl.h v0.4.0 - Kubernetes-style controller toolkit in one C header - MIT licence (end of file) */
 /*
     kctl keeps a piece of the world equal to a declared desired state, the way
     Kubernetes controllers do, with the pipeline of client-go in plain C99:
@@ -10,7 +10,10 @@
     before you include this file in *one* C or C++ file to create the
     implementation. Every other file includes it without the define.
 
-    Build with: cc -std=c99 -D_POSIX_C_SOURCE=200809L ... -pthread
+    Build with: cc -std=c99 ... -pthread
+    The implementation needs POSIX; kctl.h asks for it (_POSIX_C_SOURCE
+    200809L) when it is the first include of the implementation's file.
+    Otherwise compile with -D_POSIX_C_SOURCE=200809L (an #error says so).
 
     What is here: the foundation (result codes, allocator and logger hooks,
     the clock, real and virtual), the rate limiters and client-go's
@@ -257,14 +260,29 @@
     ===============
     0.1.0  foundation (result codes, allocator, logger, clock, virtual clock,
            platform layer) and the work queue with its rate limiters.
-    0.2.0  (in progress) JSON reader/writer and merge patch, objects,
-           selectors, indexer, delta FIFO, transport interface, memstore
-           with watches, faults and persistence.
-    0.3.0  (in progress) reflector, informer, predicates, the status
-           helper and retry on conflict, the controller, leader election,
-           the manager (shared informers, run until a signal, leader
-           election, Prometheus metrics); next the remote transports.
+    0.2.0  JSON reader/writer and merge patch, objects, selectors,
+           indexer, delta FIFO, transport interface, memstore with
+           watches, faults and persistence.
+    0.3.0  reflector, informer, predicates, the status helper and retry
+           on conflict, the controller, leader election, the manager
+           (shared informers, run until a signal, leader election,
+           Prometheus metrics).
+    0.4.0  (in progress) core fixes before the remote transports: result
+           codes from one list, KCTL_NTS for NUL-terminated text, the
+           implementation asks for POSIX itself.
 */
+/* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
+   strict -std=c99 hides. Where this file comes before any system header
+   of the file that defines KCTL_IMPLEMENTATION, it asks for POSIX itself;
+   otherwise the implementation stops with an #error naming the fix. */
+#if defined(KCTL_IMPLEMENTATION) && !defined(KCTL_IMPLEMENTATION_DONE) && !defined(_POSIX_C_SOURCE) && \
+    !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+#  if defined(_FEATURES_H) || defined(_SYS_FEATURES_H) /* glibc, musl; newlib: a system header came first */
+#    error "kctl.h: the implementation needs POSIX, hidden by strict -std=c99: include kctl.h before any system header in the file that defines KCTL_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
+#  endif
+#  define _POSIX_C_SOURCE 200809L
+#endif
+
 #ifndef KCTL_H_INCLUDED
 #define KCTL_H_INCLUDED
 
@@ -273,9 +291,9 @@
 #include <stdbool.h>
 
 #define KCTL_VERSION_MAJOR 0
-#define KCTL_VERSION_MINOR 1
+#define KCTL_VERSION_MINOR 4
 #define KCTL_VERSION_PATCH 0
-#define KCTL_VERSION_STRING "0.1.0"
+#define KCTL_VERSION_STRING "0.4.0" /* the label on line 1 and the last VERSION HISTORY entry say the same */
 #define KCTL_VERSION_NUMBER (KCTL_VERSION_MAJOR * 10000 + KCTL_VERSION_MINOR * 100 + KCTL_VERSION_PATCH)
 
 #ifndef KCTL_API
@@ -302,25 +320,30 @@ KCTL_API const char *kctl_version(void);
 /* ============================================================= RESULT CODES */
 
 /* Every fallible function returns KCTL_OK or one of these. Bands: -1..-9
-   generic, -10..-19 state, -20..-29 peer and transport. */
-typedef enum kctl_result {
-    KCTL_OK               = 0,
-    KCTL_ERR_INVALID_ARG  = -1,  /* a bad argument: fix the call */
-    KCTL_ERR_NOMEM        = -2,  /* out of memory; nothing was changed */
-    KCTL_ERR_TOO_LARGE    = -3,  /* input beyond a documented limit */
-    KCTL_ERR_FULL         = -4,  /* a bounded container is full */
-    KCTL_ERR_NOT_FOUND    = -10, /* no such key/object (HTTP 404) */
-    KCTL_ERR_EXISTS       = -11, /* already exists (HTTP 409 on create) */
-    KCTL_ERR_CONFLICT     = -12, /* stale resourceVersion (HTTP 409): re-read, retry */
-    KCTL_ERR_GONE         = -13, /* version too old (HTTP 410): list again */
-    KCTL_ERR_SHUTDOWN     = -14, /* the object is shutting down */
-    KCTL_ERR_AGAIN        = -15, /* nothing ready now: try again later */
-    KCTL_ERR_TIMEOUT      = -20, /* a deadline passed */
-    KCTL_ERR_IO           = -21, /* the connection or stream broke */
-    KCTL_ERR_PROTO        = -22, /* malformed input from a peer */
-    KCTL_ERR_UNAUTHORIZED = -23, /* bad or missing credentials (HTTP 401) */
-    KCTL_ERR_FORBIDDEN    = -24  /* not allowed (HTTP 403) */
-} kctl_result;
+   generic, -10..-19 state, -20..-29 peer and transport. One list, expanded
+   into the enum, kctl_strerror and the metrics' code labels: a code added
+   here is named everywhere. X(NAME, value, description, what to do). */
+#define KCTL_RESULTS(X) \
+    X(OK,               0,   "ok", "") \
+    X(ERR_INVALID_ARG,  -1,  "invalid argument", "a bad argument or document: fix the call") \
+    X(ERR_NOMEM,        -2,  "out of memory", "nothing was changed") \
+    X(ERR_TOO_LARGE,    -3,  "too large", "input beyond a documented limit") \
+    X(ERR_FULL,         -4,  "full", "a bounded container is full") \
+    X(ERR_NOT_FOUND,    -10, "not found", "no such key or object (HTTP 404)") \
+    X(ERR_EXISTS,       -11, "already exists", "HTTP 409 on create") \
+    X(ERR_CONFLICT,     -12, "conflict: stale resourceVersion", "HTTP 409: re-read, retry") \
+    X(ERR_GONE,         -13, "gone: version too old, list again", "HTTP 410: list again") \
+    X(ERR_SHUTDOWN,     -14, "shutting down", "the object is shutting down") \
+    X(ERR_AGAIN,        -15, "try again", "nothing ready now: try again later") \
+    X(ERR_TIMEOUT,      -20, "timed out", "a deadline passed") \
+    X(ERR_IO,           -21, "i/o error", "the connection, stream or file failed") \
+    X(ERR_PROTO,        -22, "protocol error: malformed input", "malformed input from a peer") \
+    X(ERR_UNAUTHORIZED, -23, "unauthorized", "bad or missing credentials (HTTP 401)") \
+    X(ERR_FORBIDDEN,    -24, "forbidden", "not allowed (HTTP 403)")
+
+#define KCTL__RESULT_ENUM(id, v, msg, next) KCTL_##id = v,
+typedef enum kctl_result { KCTL_RESULTS(KCTL__RESULT_ENUM) KCTL__RESULT_END_ = 1 } kctl_result;
+#undef KCTL__RESULT_ENUM
 
 /* A short constant description of a result code ("unknown error" for codes
    kctl does not define). Never NULL. [any thread] */
@@ -414,6 +437,13 @@ KCTL_API kctl_clock kctl_vclock_clock(kctl_vclock *vc);
 /* Move time forward by delta_ns (saturating) and wake every waiter, e.g.
    workers blocked in kctl_queue_get whose delayed keys are now ready. [any thread] */
 KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns);
+
+/* Text arguments: wherever kctl takes a text and its length (a JSON
+   document, a patch, a status), the length may be KCTL_NTS: the text is
+   NUL-terminated and kctl counts it, so a literal needs no counting:
+       kctl_status_update(&t, &res, obj, "{\"phase\":\"Ready\"}", KCTL_NTS, NULL, NULL);
+   (ODBC's SQL_NTS.) Any other length is exact: the text needs no NUL. */
+#define KCTL_NTS ((size_t)-1)
 
 /* ===================================================================== JSON */
 /* A strict RFC 8259 reader that tokenizes a document in place, into token
@@ -1547,6 +1577,10 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
 #include <unistd.h>
 #endif
 
+#if !defined(CLOCK_MONOTONIC)
+#error "kctl.h: the implementation needs POSIX (CLOCK_MONOTONIC, pthreads): include kctl.h before any system header in the file that defines KCTL_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
+#endif
+
 #ifndef KCTL_MAX_KEY_LEN
 #define KCTL_MAX_KEY_LEN 4096
 #endif
@@ -1857,22 +1891,9 @@ KCTL_API const char *kctl_version(void) { return KCTL_VERSION_STRING; }
 /* ------------------------------------------------------------ RESULT CODES */
 KCTL_API const char *kctl_strerror(int code) {
     switch (code) {
-    case KCTL_OK: return "ok";
-    case KCTL_ERR_INVALID_ARG: return "invalid argument";
-    case KCTL_ERR_NOMEM: return "out of memory";
-    case KCTL_ERR_TOO_LARGE: return "too large";
-    case KCTL_ERR_FULL: return "full";
-    case KCTL_ERR_NOT_FOUND: return "not found";
-    case KCTL_ERR_EXISTS: return "already exists";
-    case KCTL_ERR_CONFLICT: return "conflict: stale resourceVersion";
-    case KCTL_ERR_GONE: return "gone: version too old, list again";
-    case KCTL_ERR_SHUTDOWN: return "shutting down";
-    case KCTL_ERR_AGAIN: return "try again";
-    case KCTL_ERR_TIMEOUT: return "timed out";
-    case KCTL_ERR_IO: return "i/o error";
-    case KCTL_ERR_PROTO: return "protocol error: malformed input";
-    case KCTL_ERR_UNAUTHORIZED: return "unauthorized";
-    case KCTL_ERR_FORBIDDEN: return "forbidden";
+#define KCTL__RESULT_CASE(id, v, msg, next) case KCTL_##id: return msg;
+    KCTL_RESULTS(KCTL__RESULT_CASE)
+#undef KCTL__RESULT_CASE
     default: return "unknown error";
     }
 }
@@ -2303,6 +2324,7 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!text) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(text);
     if (limits && limits->max_depth) max_depth = limits->max_depth < KCTL__JSON_DEPTH_CAP ? limits->max_depth : KCTL__JSON_DEPTH_CAP;
     if (limits && limits->max_bytes) max_bytes = limits->max_bytes;
     if (len > max_bytes || len >= UINT32_MAX) return KCTL_ERR_TOO_LARGE;
@@ -3025,6 +3047,7 @@ KCTL_API void kctl_jw_key(kctl_jw *w, const char *name) {
 KCTL_API void kctl_jw_string_n(kctl_jw *w, const char *s, size_t n) {
     if (!w || w->err) return;
     if (!s && n) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    if (s && n == KCTL_NTS) n = strlen(s);
     if (kctl__jw_value(w)) kctl__jw_quote(w, s ? s : "", n);
 }
 
@@ -3070,6 +3093,7 @@ KCTL_API void kctl_jw_null(kctl_jw *w) {
 
 KCTL_API void kctl_jw_raw(kctl_jw *w, const char *json, size_t n) {
     if (!w || w->err) return;
+    if (json && n == KCTL_NTS) n = strlen(json);
     if (!json || !n) { w->err = KCTL_ERR_INVALID_ARG; return; }
     if (kctl__jw_value(w)) kctl__jw_put(w, json, n);
 }
@@ -3355,6 +3379,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!json) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(json);
     memset(&op, 0, sizeof op);
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
@@ -7561,6 +7586,7 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     if (written) *written = false;
     if (out) *out = NULL;
     if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(status);
     memset(&a, 0, sizeof a);
     doc = kctl_obj_json(obj, &dlen);
     if ((rc = kctl_json_parse(status, len, NULL, 0, NULL, &want)) != KCTL_OK) return rc == KCTL_ERR_PROTO ? KCTL_ERR_INVALID_ARG : rc;
@@ -8175,14 +8201,13 @@ typedef struct kctl__mgrctl {
    counts every call, then forwards it to the user's */
 enum { KCTL__V_LIST, KCTL__V_WATCH, KCTL__V_GET, KCTL__V_CREATE, KCTL__V_UPDATE, KCTL__V_STATUS, KCTL__V_DELETE, KCTL__V_N };
 static const char *const kctl__verb_names[KCTL__V_N] = { "list", "watch", "get", "create", "update", "update_status", "delete" };
-#define KCTL__CODES 17 /* every kctl_result, then anything else */
-static const int kctl__code_vals[KCTL__CODES - 1] = {
-    KCTL_OK, KCTL_ERR_INVALID_ARG, KCTL_ERR_NOMEM, KCTL_ERR_TOO_LARGE, KCTL_ERR_FULL, KCTL_ERR_NOT_FOUND, KCTL_ERR_EXISTS,
-    KCTL_ERR_CONFLICT, KCTL_ERR_GONE, KCTL_ERR_SHUTDOWN, KCTL_ERR_AGAIN, KCTL_ERR_TIMEOUT, KCTL_ERR_IO, KCTL_ERR_PROTO,
-    KCTL_ERR_UNAUTHORIZED, KCTL_ERR_FORBIDDEN };
-static const char *const kctl__code_names[KCTL__CODES] = {
-    "OK", "INVALID_ARG", "NOMEM", "TOO_LARGE", "FULL", "NOT_FOUND", "EXISTS", "CONFLICT", "GONE",
-    "SHUTDOWN", "AGAIN", "TIMEOUT", "IO", "PROTO", "UNAUTHORIZED", "FORBIDDEN", "OTHER" };
+#define KCTL__RESULT_VAL(id, v, msg, next) KCTL_##id,
+#define KCTL__RESULT_NAME(id, v, msg, next) #id,
+static const int kctl__code_vals[] = { KCTL_RESULTS(KCTL__RESULT_VAL) };
+static const char *const kctl__code_names[] = { KCTL_RESULTS(KCTL__RESULT_NAME) "ERR_OTHER" };
+#undef KCTL__RESULT_VAL
+#undef KCTL__RESULT_NAME
+#define KCTL__CODES ((int)(sizeof kctl__code_names / sizeof kctl__code_names[0])) /* every kctl_result, then anything else */
 
 typedef struct kctl__mgrreq {
     kctl_transport inner;
@@ -8715,7 +8740,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
             kctl__mutex_lock(&m->req.mu);
             v = m->req.n[i][k];
             kctl__mutex_unlock(&m->req.mu);
-            if (v) kctl__pm(&w, "kctl_store_requests_total{verb=\"%s\",code=\"%s\"} %llu\n", kctl__verb_names[i], kctl__code_names[k],
+            if (v) kctl__pm(&w, "kctl_store_requests_total{verb=\"%s\",code=\"%s\"} %llu\n", kctl__verb_names[i], kctl__code_names[k] + (k ? 4 : 0),
                             (unsigned long long)v);
         }
     }

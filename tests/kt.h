@@ -1,7 +1,9 @@
 /* kt.h - the in-tree test runner's checks (one header, no framework).
    A test is a void function run with KT_RUN; it fails if any check in it
    fails. Each failing check prints one line with file and line. The runner
-   (tests/run.c) ends with "N passed, N failed, N skipped". */
+   (tests/run.c) ends with "N passed, N failed, N skipped". KT_ONLY=text
+   in the environment runs only the tests whose names contain text;
+   KT_VERBOSE=1 names each test as it ends. */
 #ifndef KT_H
 #define KT_H
 #include <stdio.h>

@@ -6,6 +6,33 @@ static void test_version(void) {
     KT_EQ_INT(KCTL_VERSION_NUMBER, KCTL_VERSION_MAJOR * 10000 + KCTL_VERSION_MINOR * 100 + KCTL_VERSION_PATCH);
 }
 
+/* One version, kept in step: the macro, line 1's label and the last entry
+   of VERSION HISTORY (the runner runs from the checkout's root). */
+static void test_version_in_step(void) {
+    FILE *f = fopen("kctl.h", "rb");
+    char line[256], label[64], last[16] = "";
+    bool in_history = false;
+    if (!f) { KT_SKIP(); }
+    KT_CHECK(fgets(line, sizeof line, f) != NULL);
+    snprintf(label, sizeof label, "/* kctl.h v%s - ", KCTL_VERSION_STRING);
+    KT_CHECK(strncmp(line, label, strlen(label)) == 0);
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "VERSION HISTORY")) in_history = true;
+        else if (in_history && strncmp(line, "*/", 2) == 0) break;
+        else if (in_history && line[0] == ' ' && line[4] >= '0' && line[4] <= '9')
+            sscanf(line + 4, "%15s", last);
+    }
+    fclose(f);
+    KT_EQ_STR(last, KCTL_VERSION_STRING);
+}
+
+/* The result list expands into the enum and kctl_strerror alike. */
+static void test_result_list_expands(void) {
+#define KT_RESULT_CHECK(id, v, msg, next) KT_EQ_INT(KCTL_##id, v); KT_EQ_STR(kctl_strerror(v), msg);
+    KCTL_RESULTS(KT_RESULT_CHECK)
+#undef KT_RESULT_CHECK
+}
+
 static void test_strerror_names_every_code(void) {
     static const int codes[] = {
         KCTL_OK, KCTL_ERR_INVALID_ARG, KCTL_ERR_NOMEM, KCTL_ERR_NOT_FOUND, KCTL_ERR_EXISTS,
@@ -124,6 +151,8 @@ static void test_silent_without_logger(void) {
 
 void kt_suite_core(void) {
     KT_RUN(test_version);
+    KT_RUN(test_version_in_step);
+    KT_RUN(test_result_list_expands);
     KT_RUN(test_strerror_names_every_code);
     KT_RUN(test_time_macros);
     KT_RUN(test_monotonic_clock);
