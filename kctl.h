@@ -847,7 +847,8 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
 /* ================================================================ TRANSPORT */
 /* A store of objects, seen the way Kubernetes clients see an API server.
    The rest of kctl knows nothing else about the store: implement this
-   vtable to plug in your own (in the shape of a miniaudio backend).
+   vtable to plug in your own (in the shape of a miniaudio backend), and
+   call any store through the kctl_transport_* wrappers below.
 
    Lifecycle: the transport is created by its own constructor (the built-in
    one: kctl_memstore_transport), used from any thread (every entry must be
@@ -857,16 +858,17 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
    resource (the plural) and a namespace ("" or NULL: all namespaces for
    list and watch; cluster-scoped objects otherwise).
 
-   Entries (all required but destroy); each returns a result code:
+   Every entry returns a result code and, when it fails and st is not NULL,
+   may describe the failure in *st as an API server's Status does (code,
+   reason, message, field causes): see kctl_api_status. Entries receive
+   exact lengths (the wrappers resolve KCTL_NTS). A transport must handle:
      list           the objects (references) matching the selectors, and the
-                    resourceVersion the list is from; a page of at most
-                    opts->limit objects when limit > 0, with a continue token
-                    to pass back for the next page ("" on the last). (The
-                    memstore's pages are one snapshot, at the first page's
-                    version, as an API server's are, while it remembers the
-                    list: one list in progress at a time; a page of a list
-                    it no longer remembers is the store as it is, after the
-                    token's key, with its own version.)
+                    resourceVersion the list is from. With opts->limit > 0, a
+                    page of at most that many objects and a continue token
+                    ("" on the last page); every page of one list is from the
+                    first page's version (a consistent snapshot), and a token
+                    the store can no longer serve is GONE (list again from
+                    scratch).
      watch_open     a stream of the changes after from_rv ("": first an ADDED
                     for every object there now). GONE: from_rv is older than
                     the store remembers: list again. TIMEOUT: from_rv is
@@ -877,30 +879,108 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
                     is always correct).
      watch_next     the next event, waiting at most timeout_ns (0: look once,
                     without waiting; a polling transport polls once): ADDED,
-                    MODIFIED, DELETED (the object's last state) or BOOKMARK
-                    (no object; only a resourceVersion to resume from). AGAIN:
-                    nothing yet. GONE: list again. IO: the stream broke: watch
-                    again from the last version seen.
+                    MODIFIED, DELETED (the object's last state, at the
+                    deletion's version) or BOOKMARK (no object; only a
+                    resourceVersion to resume from). An object that stops
+                    matching a selector arrives as DELETED with its last
+                    matching content at the event's version; one that starts
+                    matching as ADDED. AGAIN: nothing yet. GONE: list again.
+                    IO: the stream broke (or ended): watch again from the last
+                    version seen.
      watch_close    end a stream (always, whatever watch_next said).
      get            one object by name, straight from the store.
      create         a new object from a JSON document. EXISTS if it is there.
+                    The status sent with it is dropped (the status is
+                    written through update_status).
      update         replace an object; if the document carries a
                     metadata.resourceVersion, it must be the current one
                     (else CONFLICT: get it again, reapply, retry). The status
                     sent with it is ignored.
      update_status  replace only the status (same precondition).
-     remove         delete by name; if precondition_rv is not NULL it must be
-                    the current one (CONFLICT). An object with finalizers
-                    gets a deletionTimestamp and stays until they are gone.
+     patch          (optional: NULL) apply a JSON merge patch (RFC 7386) to
+                    the object, or with KCTL_PATCH_STATUS to its status; a
+                    metadata.resourceVersion in the patch is a precondition.
+                    Without this entry, kctl_transport_patch reads, merges
+                    and updates with the read version as the precondition.
+     remove         delete by name, with optional preconditions (CONFLICT).
+                    An object with finalizers is not removed: it gets a
+                    deletionTimestamp and stays until they are gone, and
+                    *out (when out is not NULL) gets it; *out is NULL when
+                    the object is gone.
    NOT_FOUND for objects that are not there, INVALID_ARG for malformed
-   input or selectors, UNAUTHORIZED/FORBIDDEN/IO/TIMEOUT from remote
-   stores. Objects handed out are references the caller releases. */
+   input or selectors and for objects the store refuses (a Status with
+   reason BadRequest or Invalid says why), UNAUTHORIZED/FORBIDDEN/IO/TIMEOUT
+   from remote stores. Objects handed out are references the caller
+   releases. */
 typedef struct kctl_resource {
     const char *group;
     const char *version;
     const char *resource;
     const char *ns;
 } kctl_resource;
+
+/* The verbs, as the memstore's faults and the manager's metrics name them. */
+typedef enum kctl_verb {
+    KCTL_VERB_LIST = 1, KCTL_VERB_WATCH, KCTL_VERB_GET, KCTL_VERB_CREATE,
+    KCTL_VERB_UPDATE, KCTL_VERB_UPDATE_STATUS, KCTL_VERB_PATCH, KCTL_VERB_REMOVE,
+    KCTL_VERB_COUNT
+} kctl_verb;
+
+/* One cause of a refusal: the field and why (metav1.StatusCause). */
+typedef struct kctl_status_cause {
+    const char *reason;  /* "FieldValueInvalid", "FieldValueRequired", "FieldValueForbidden", ... */
+    const char *message; /* "Invalid value: \"Web\": a lowercase RFC 1123 subdomain must ..." */
+    const char *field;   /* "metadata.name" */
+} kctl_status_cause;
+
+/* Why a store call failed, as an API server says it (metav1.Status): the
+   HTTP code, a machine-readable reason, a message for people, what it was
+   about and, for a refused object, the fields at fault. Pass a zeroed one
+   (or NULL when you do not care); a failing call fills it, a successful
+   one leaves it as it was. Its strings live in one block it owns (from
+   .allocator; zero = KCTL_MALLOC/KCTL_FREE): kctl_api_status_clear frees
+   them, and a call that fills it frees what it held first, so one status
+   can serve many calls. Strings are "" when absent, never NULL once filled.
+       kctl_api_status st = { 0 };
+       if (kctl_transport_create(&t, &res, doc, KCTL_NTS, NULL, &st) != KCTL_OK)
+           fprintf(stderr, "%s\n", st.message);  // Thermostat.example.io "Web" is invalid: metadata.name: ...
+       kctl_api_status_clear(&st);
+   Filled for: every refusal of the memstore and of the API-server rules
+   (as a real API server words them), and for remote stores from the
+   server's own Status body. */
+typedef struct kctl_api_status {
+    int code;                         /* HTTP status code: 404, 409, 410, 422...; 0: not filled */
+    const char *reason;               /* "NotFound", "AlreadyExists", "Conflict", "Invalid", "BadRequest", "Expired", ... */
+    const char *message;
+    const char *name, *group, *kind;  /* details: what the refusal is about */
+    uint32_t retry_after_s;           /* details.retryAfterSeconds (0: none) */
+    size_t cause_count;
+    const kctl_status_cause *causes;
+    kctl_allocator allocator;         /* set it before the call to choose where the strings go */
+    void *mem_;                       /* private: the block */
+} kctl_api_status;
+
+/* Fill st (freeing what it held) with code, reason, message and details
+   (each may be NULL: ""), and causes[0..n). For transports and stores.
+   NOMEM leaves st cleared but for code, which is kept. [any thread, given its own st] */
+KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reason, const char *message,
+                                 const char *name, const char *group, const char *kind,
+                                 const kctl_status_cause *causes, size_t n);
+/* Fill st from a Status document (an API server's error body, or a watch
+   ERROR event's object); http_code is used when the body has no code.
+   INVALID_ARG if the text is not a Status object, NOMEM. [any thread, given its own st] */
+KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t len, int http_code);
+/* Write st as a Status document (kind Status, apiVersion v1, status
+   Failure, message, reason, details with causes, code), as an API server
+   answers a refused request. [any thread, given its own writer] */
+KCTL_API void kctl_api_status_write(const kctl_api_status *st, kctl_jw *w);
+/* Free st's strings and zero it but for its allocator (a zeroed st is fine). [any thread, given its own st] */
+KCTL_API void kctl_api_status_clear(kctl_api_status *st);
+/* The kctl result code for an API server's HTTP code and Status reason
+   (409: CONFLICT, or EXISTS for reason AlreadyExists; 410: GONE; 400 and
+   422: INVALID_ARG; 404: NOT_FOUND; 401, 403; 408 and 504: TIMEOUT; 429
+   and 5xx: AGAIN...). [any thread] */
+KCTL_API int kctl_api_status_result(int http_code, const char *reason);
 
 typedef struct kctl_list_opts {
     const char *label_selector; /* NULL: everything */
@@ -917,6 +997,16 @@ typedef struct kctl_list_result {
     char resource_version[KCTL_RV_MAX];
     char continue_token[KCTL_CONTINUE_MAX];
 } kctl_list_result;
+
+/* Preconditions of a delete (metav1.Preconditions); NULL or "" fields are
+   not checked. A mismatch is CONFLICT. */
+typedef struct kctl_delete_opts {
+    const char *resource_version;
+    const char *uid;
+} kctl_delete_opts;
+
+/* Patch flags. */
+#define KCTL_PATCH_STATUS 1u /* patch the status subresource */
 
 typedef enum kctl_event_type {
     KCTL_EVENT_ADDED = 1,
@@ -936,15 +1026,19 @@ typedef struct kctl_event {
 typedef struct kctl_watch kctl_watch;
 
 typedef struct kctl_transport_vtable {
-    int  (*list)(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out);
-    int  (*watch_open)(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out);
-    int  (*watch_next)(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev);
+    int  (*list)(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st);
+    int  (*watch_open)(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
+                       kctl_api_status *st);
+    int  (*watch_next)(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st);
     void (*watch_close)(void *self, kctl_watch *w);
-    int  (*get)(void *self, const kctl_resource *res, const char *name, kctl_obj **out);
-    int  (*create)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out);
-    int  (*update)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out);
-    int  (*update_status)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out);
-    int  (*remove)(void *self, const kctl_resource *res, const char *name, const char *precondition_rv);
+    int  (*get)(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st);
+    int  (*create)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st);
+    int  (*update)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st);
+    int  (*update_status)(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st);
+    int  (*patch)(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
+                  kctl_obj **out, kctl_api_status *st); /* optional */
+    int  (*remove)(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                   kctl_api_status *st);
     void (*destroy)(void *self); /* optional */
 } kctl_transport_vtable;
 
@@ -953,10 +1047,125 @@ typedef struct kctl_transport {
     void *self;
 } kctl_transport;
 
+/* The entries through one call each: they check t, res and the names
+   (INVALID_ARG), resolve KCTL_NTS, set *out to NULL first, and pass st on
+   (NULL: no detail). What each does is the vtable's, above. [any thread] */
+KCTL_API int kctl_transport_list(const kctl_transport *t, const kctl_resource *res, const kctl_list_opts *opts,
+                                 kctl_list_result *out, kctl_api_status *st);
+KCTL_API int kctl_transport_watch_open(const kctl_transport *t, const kctl_resource *res, const kctl_list_opts *opts,
+                                       const char *from_rv, kctl_watch **out, kctl_api_status *st);
+KCTL_API int kctl_transport_watch_next(const kctl_transport *t, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev,
+                                       kctl_api_status *st);
+KCTL_API void kctl_transport_watch_close(const kctl_transport *t, kctl_watch *w);
+KCTL_API int kctl_transport_get(const kctl_transport *t, const kctl_resource *res, const char *name, kctl_obj **out,
+                                kctl_api_status *st);
+KCTL_API int kctl_transport_create(const kctl_transport *t, const kctl_resource *res, const char *json, size_t len,
+                                   kctl_obj **out, kctl_api_status *st);
+KCTL_API int kctl_transport_update(const kctl_transport *t, const kctl_resource *res, const char *json, size_t len,
+                                   kctl_obj **out, kctl_api_status *st);
+KCTL_API int kctl_transport_update_status(const kctl_transport *t, const kctl_resource *res, const char *json, size_t len,
+                                          kctl_obj **out, kctl_api_status *st);
+/* Without a patch entry: get, merge, update (or update_status) with the
+   version read as the precondition; CONFLICT if it changed in between. */
+KCTL_API int kctl_transport_patch(const kctl_transport *t, const kctl_resource *res, const char *name, const char *patch,
+                                  size_t len, unsigned flags, kctl_obj **out, kctl_api_status *st);
+KCTL_API int kctl_transport_remove(const kctl_transport *t, const kctl_resource *res, const char *name,
+                                   const kctl_delete_opts *opts, kctl_obj **out, kctl_api_status *st);
+/* Free the transport through its destroy entry, if it has one. [not thread-safe] */
+KCTL_API void kctl_transport_destroy(kctl_transport *t);
+
 /* Release an event's object and clear it. */
 KCTL_API void kctl_event_clear(kctl_event *ev);
 /* Release a list result's objects. */
 KCTL_API void kctl_list_result_free(kctl_list_result *r);
+
+/* ========================================================= API-SERVER RULES */
+/* What a Kubernetes API server does to a write before it stores it, for
+   every store that keeps objects itself (the memstore, the etcd transport,
+   a test server), so they all refuse and change objects alike and none
+   keeps a copy of the rules:
+   - names: metadata.name required (or generateName: a 5-character random
+     suffix), a lowercase RFC 1123 subdomain (253 characters at most);
+     a namespace is an RFC 1123 label (63); the document's namespace must
+     be the request's (400 BadRequest otherwise);
+   - metadata: labels and annotation keys are qualified names, label values
+     valid label values, annotations 256 KiB at most, finalizers qualified
+     names, owner references complete with at most one controller; no NUL
+     in any of them;
+   - what the server owns: uid and creationTimestamp set on create and kept
+     after; resourceVersion the store's; generation 1 on create, bumped
+     when anything but metadata and status changes (the custom resource
+     rule) and when a deletion mark is set on an object that has one;
+   - the status subresource: create drops the status sent (the owner's
+     apply keeps it), update keeps the stored status, update_status
+     changes the status alone;
+   - finalizers: a delete of an object with finalizers sets
+     deletionTimestamp (and deletionGracePeriodSeconds 0) and keeps it; a
+     deleting object takes no new finalizers (422 Invalid); the write that
+     removes its last finalizer removes it;
+   - a write that changes nothing is no write (no new version, no event);
+   - every refusal comes with the Status an API server sends (see
+     kctl_api_status): AlreadyExists, NotFound, Conflict, Invalid with its
+     field causes, BadRequest, RequestEntityTooLarge. */
+
+typedef enum kctl_apisrv_outcome {
+    KCTL_APISRV_WRITE = 1, /* store the document written to out */
+    KCTL_APISRV_UNCHANGED, /* nothing changes: answer the stored object */
+    KCTL_APISRV_REMOVE     /* remove the stored object now; out holds the answer's document */
+} kctl_apisrv_outcome;
+
+/* The stored object named ns/name, or NULL; the store keeps it valid for
+   the whole call (no reference is taken: e.g. the store's lock is held). */
+typedef const kctl_obj *(*kctl_apisrv_lookup_fn)(const char *ns, const char *name, void *user_data);
+
+/* One write to decide. Strings are NUL-terminated unless a length says
+   otherwise; nothing is kept after the call. */
+typedef struct kctl_apisrv_req {
+    kctl_verb verb;                /* CREATE, UPDATE, UPDATE_STATUS, PATCH or REMOVE */
+    const kctl_resource *res;
+    const char *json;              /* CREATE/UPDATE/UPDATE_STATUS: the document sent; PATCH: the merge patch */
+    size_t len;                    /* its length (KCTL_NTS: NUL-terminated) */
+    const char *name;              /* PATCH, REMOVE: the object's name */
+    unsigned patch_flags;          /* PATCH: KCTL_PATCH_STATUS */
+    const kctl_delete_opts *del;   /* REMOVE: preconditions (may be NULL) */
+    kctl_apisrv_lookup_fn lookup;  /* required */
+    void *lookup_user_data;
+    bool apply;                    /* the owner's apply (CREATE): create or replace, no version precondition, a status kept on create */
+    const char *uid;               /* CREATE: the new object's uid */
+    uint64_t name_seed;            /* CREATE with generateName: where the random suffix comes from */
+    const char *now;               /* RFC 3339 time: creationTimestamp, deletionTimestamp */
+    const char *rv;                /* the resourceVersion to write into out (NULL: none, as etcd stores objects) */
+    kctl_allocator allocator;      /* for scratch memory */
+    kctl_json_limits limits;       /* for the document (too big: RequestEntityTooLarge) */
+} kctl_apisrv_req;
+
+typedef struct kctl_apisrv_decision {
+    kctl_apisrv_outcome outcome;
+    const kctl_obj *cur;           /* what lookup gave for the object written (NULL: none) */
+} kctl_apisrv_decision;
+
+/* Decide a write: OK with the decision and, for WRITE, the document to
+   store in out (a writer the caller owns; for a REMOVE caused by an
+   update, the updated object at its old version, as an API server answers
+   it; empty for a REMOVE by delete). A refusal returns its code (EXISTS,
+   NOT_FOUND, CONFLICT, INVALID_ARG, TOO_LARGE) with *st filled as an API
+   server words it (st may be NULL); NOMEM. The store then does what the
+   decision says, atomically with the lookups it answered. [any thread] */
+KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st);
+/* Fill *st with the Status an API server gives for code about res/name
+   (EXISTS: AlreadyExists; NOT_FOUND: NotFound; CONFLICT: the optimistic
+   lock message; GONE: Expired) and return code. [any thread] */
+KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *name, kctl_api_status *st);
+/* Check a stored object as a write would have (names, namespace, metadata),
+   e.g. one loaded from a file: OK, or INVALID_ARG with *st. [any thread] */
+KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, kctl_api_status *st);
+/* obj with its metadata.resourceVersion set to rv (a new object, opts as
+   for kctl_obj_parse): a store that keeps versions outside the document
+   (etcd's mod_revision) or sends an object at another version (a DELETED
+   event) makes it this way. [any thread] */
+KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out);
+/* The time now as RFC 3339 in UTC, seconds (creationTimestamp). [any thread] */
+KCTL_API void kctl_apisrv_now(char buf[32]);
 
 /* ================================================================= MEMSTORE */
 /* The embedded default store: an in-process transport with the semantics
@@ -997,22 +1206,20 @@ typedef struct kctl_memstore_desc {
     bool save_on_write;
 } kctl_memstore_desc;
 
-typedef enum kctl_verb {
-    KCTL_VERB_LIST = 1, KCTL_VERB_WATCH, KCTL_VERB_GET, KCTL_VERB_CREATE,
-    KCTL_VERB_UPDATE, KCTL_VERB_UPDATE_STATUS, KCTL_VERB_REMOVE,
-    KCTL_VERB_COUNT
-} kctl_verb;
-
 KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out);
 /* Free the store; no transport call may be running, every watch closed. */
 KCTL_API void kctl_memstore_destroy(kctl_memstore *ms);
 /* The store as a transport (its destroy is NULL: the store is yours). */
 KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms);
-/* The owner's direct API, "the user who edits desired state": create or
-   replace (no precondition; a status in the document is kept on create,
-   ignored on replace), and delete (finalizers honoured). *out may be NULL. */
-KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out);
-KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name);
+/* The owner's direct API, "the user who edits desired state", under the
+   same API-server rules as the transport (refusals fill *st, which may be
+   NULL): apply creates or replaces (no resourceVersion precondition; a
+   status in the document is kept on create, ignored on replace); delete
+   honours finalizers; get reads one object. *out may be NULL for apply. [any thread] */
+KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                 kctl_api_status *st);
+KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st);
+KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st);
 /* The current revision (the last write's resourceVersion). */
 KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms);
 /* Forget the events up to rev: watches from before get GONE. */
@@ -1326,9 +1533,10 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
    current status semantically (then nothing is written and *written is
    false): the status write that changes nothing, which would wake the
    controller again forever, never happens. *out (may be NULL) gets the
-   stored object. CONFLICT: re-read and retry (kctl_retry_on_conflict). [any thread] */
+   stored object; len may be KCTL_NTS; *st (may be NULL) says why a write
+   failed. CONFLICT: re-read and retry (kctl_retry_on_conflict). [any thread] */
 KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
-                                const char *status, size_t len, bool *written, kctl_obj **out);
+                                const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st);
 
 /* client-go's RetryOnConflict: call fn until it returns anything but
    CONFLICT, at most attempts times (0: 5, as retry.DefaultRetry), sleeping
@@ -1572,6 +1780,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
 #ifndef KCTL_NO_FILES
 #include <fcntl.h>
 #include <unistd.h>
@@ -1883,6 +2092,106 @@ static void kctl__cond_signal(kctl__cond *c) { (void)c; }
 static void kctl__cond_broadcast(kctl__cond *c) { (void)c; }
 KCTL__UNUSED static inline void kctl__cpu_relax(void) { }
 KCTL__UNUSED static inline void kctl__yield(void) { }
+#endif
+
+static void *kctl__alloc(const kctl_allocator *a, size_t size);
+static void kctl__free(const kctl_allocator *a, void *p);
+
+/* ---- the port: sleeping, wall time and files. A port to another system
+   replaces these (and the locks above); KCTL_NO_FILES leaves the files out. */
+static KCTL__UNUSED void kctl__port_sleep_ns(uint64_t ns) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ns / UINT64_C(1000000000));
+    ts.tv_nsec = (long)(ns % UINT64_C(1000000000));
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+
+#ifndef KCTL_NO_FILES
+/* The whole file at path into a new buffer (NUL-terminated; *len without
+   the NUL): OK; NOT_FOUND only when the file does not exist; IO when it
+   exists but cannot be read (permissions, no descriptor left, a
+   directory, a loop of links...); TOO_LARGE past 2 GiB; NOMEM. */
+static int kctl__port_file_read(const char *path, const kctl_allocator *a, char **out, size_t *len) {
+    int fd = open(path, O_RDONLY);
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    *out = NULL;
+    *len = 0;
+    if (fd < 0) return errno == ENOENT ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO;
+    for (;;) {
+        ssize_t k;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *nb;
+            if (ncap > (size_t)1 << 31 || !(nb = (char *)kctl__alloc(a, ncap + 1))) {
+                kctl__free(a, buf);
+                close(fd);
+                return ncap > (size_t)1 << 31 ? KCTL_ERR_TOO_LARGE : KCTL_ERR_NOMEM;
+            }
+            if (n) memcpy(nb, buf, n);
+            kctl__free(a, buf);
+            buf = nb;
+            cap = ncap;
+        }
+        k = read(fd, buf + n, cap - n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            kctl__free(a, buf);
+            close(fd);
+            return KCTL_ERR_IO;
+        }
+        if (k == 0) break;
+        n += (size_t)k;
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return KCTL_OK;
+}
+
+/* Replace the file at path with data[0..len), atomically and durably: a
+   temporary file beside it is written and fsynced, renamed over path, and
+   the directory fsynced. IO on any failure (the old file stays whole);
+   NOMEM. */
+static int kctl__port_file_replace(const char *path, const kctl_allocator *a, const char *data, size_t len) {
+    size_t plen = strlen(path), i;
+    char *tmp = (char *)kctl__alloc(a, plen + 5);
+    int fd, rc = KCTL_OK;
+    if (!tmp) return KCTL_ERR_NOMEM;
+    memcpy(tmp, path, plen);
+    memcpy(tmp + plen, ".tmp", 5);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0) rc = KCTL_ERR_IO;
+    for (i = 0; rc == KCTL_OK && i < len;) {
+        ssize_t k = write(fd, data + i, len - i);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) rc = KCTL_ERR_IO;
+        else i += (size_t)k;
+    }
+    if (fd >= 0 && fsync(fd) != 0) rc = KCTL_ERR_IO;
+    if (fd >= 0 && close(fd) != 0) rc = KCTL_ERR_IO;
+    if (rc == KCTL_OK && rename(tmp, path) != 0) rc = KCTL_ERR_IO;
+    if (rc == KCTL_OK) { /* make the rename itself durable */
+        const char *slash = strrchr(path, '/');
+        int dfd;
+        if (slash) {
+            memcpy(tmp, path, (size_t)(slash - path));
+            tmp[slash == path ? 1 : slash - path] = '\0';
+            dfd = open(tmp, O_RDONLY);
+        } else {
+            dfd = open(".", O_RDONLY);
+        }
+        if (dfd >= 0) {
+            if (fsync(dfd) != 0) rc = KCTL_ERR_IO;
+            close(dfd);
+        }
+    } else if (fd >= 0) {
+        unlink(tmp);
+    }
+    kctl__free(a, tmp);
+    return rc;
+}
 #endif
 
 /* ----------------------------------------------------------------- VERSION */
@@ -4815,6 +5124,46 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f) {
 }
 
 /* --------------------------------------------------------------- TRANSPORT */
+/* A growable writer used as a byte buffer: printf into it. */
+static void kctl__bprintf(kctl_jw *w, const char *fmt, ...) {
+    char small[256], *big;
+    va_list ap;
+    int n;
+    if (w->err) return;
+    va_start(ap, fmt);
+    n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    if ((size_t)n < sizeof small) { kctl__jw_put(w, small, (size_t)n); return; }
+    if (!(big = (char *)kctl__alloc(&w->allocator, (size_t)n + 1))) { w->err = KCTL_ERR_NOMEM; return; }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    kctl__jw_put(w, big, (size_t)n);
+    kctl__free(&w->allocator, big);
+}
+
+/* A parsed document whose tokens come from an allocator. */
+typedef struct kctl__jdoc {
+    kctl_json j;
+    kctl_json_tok *toks;
+    kctl_allocator a;
+} kctl__jdoc;
+
+static int kctl__jdoc_parse(kctl__jdoc *d, const char *text, size_t len, const kctl_allocator *a, const kctl_json_limits *lim) {
+    int rc;
+    memset(d, 0, sizeof *d);
+    if (a) d->a = *a;
+    if ((rc = kctl_json_parse(text, len, NULL, 0, lim, &d->j)) != KCTL_OK) return rc;
+    if (!(d->toks = (kctl_json_tok *)kctl__alloc(&d->a, (size_t)d->j.ntoks * sizeof *d->toks))) return KCTL_ERR_NOMEM;
+    return kctl_json_parse(text, len, d->toks, d->j.ntoks, lim, &d->j);
+}
+
+static void kctl__jdoc_free(kctl__jdoc *d) {
+    kctl__free(&d->a, d->toks);
+    d->toks = NULL;
+}
+
 KCTL_API void kctl_event_clear(kctl_event *ev) {
     if (!ev) return;
     kctl_obj_unref(ev->obj);
@@ -4825,6 +5174,1408 @@ KCTL_API void kctl_list_result_free(kctl_list_result *r) {
     if (!r) return;
     kctl_obj_list_free(&r->items);
     r->resource_version[0] = r->continue_token[0] = '\0';
+}
+
+/* ---- the Status detail of a failed call */
+KCTL_API void kctl_api_status_clear(kctl_api_status *st) {
+    kctl_allocator a;
+    if (!st) return;
+    a = st->allocator;
+    kctl__free(&a, st->mem_);
+    memset(st, 0, sizeof *st);
+    st->allocator = a;
+}
+
+static size_t kctl__st_size(const char *s) { return (s ? strlen(s) : 0) + 1; }
+static const char *kctl__st_copy(char **p, const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    char *d = *p;
+    if (n) memcpy(d, s, n);
+    d[n] = '\0';
+    *p += n + 1;
+    return d;
+}
+
+KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reason, const char *message,
+                                 const char *name, const char *group, const char *kind,
+                                 const kctl_status_cause *causes, size_t n) {
+    size_t total, i;
+    char *block, *p;
+    kctl_status_cause *cs;
+    void *old;
+    if (!st || (n && !causes) || n > SIZE_MAX / 4 / sizeof *cs) return KCTL_ERR_INVALID_ARG;
+    total = n * sizeof *cs + kctl__st_size(reason) + kctl__st_size(message) + kctl__st_size(name) +
+            kctl__st_size(group) + kctl__st_size(kind);
+    for (i = 0; i < n; i++)
+        total += kctl__st_size(causes[i].reason) + kctl__st_size(causes[i].message) + kctl__st_size(causes[i].field);
+    old = st->mem_; /* freed after the copy: the new strings may come from the old block */
+    block = (char *)kctl__alloc(&st->allocator, total);
+    if (!block) {
+        st->mem_ = NULL;
+        kctl__free(&st->allocator, old);
+        kctl_api_status_clear(st);
+        st->code = code;
+        return KCTL_ERR_NOMEM;
+    }
+    cs = (kctl_status_cause *)(void *)block;
+    p = block + n * sizeof *cs;
+    for (i = 0; i < n; i++) {
+        cs[i].reason = kctl__st_copy(&p, causes[i].reason);
+        cs[i].message = kctl__st_copy(&p, causes[i].message);
+        cs[i].field = kctl__st_copy(&p, causes[i].field);
+    }
+    st->reason = kctl__st_copy(&p, reason);
+    st->message = kctl__st_copy(&p, message);
+    st->name = kctl__st_copy(&p, name);
+    st->group = kctl__st_copy(&p, group);
+    st->kind = kctl__st_copy(&p, kind);
+    st->causes = n ? cs : NULL;
+    st->cause_count = n;
+    st->code = code;
+    st->retry_after_s = 0;
+    st->mem_ = block;
+    kctl__free(&st->allocator, old);
+    return KCTL_OK;
+}
+
+/* The string at v unescaped into the scratch at *p (*left bytes left);
+   v absent or not a string: "". */
+static const char *kctl__st_take(const kctl_json *j, uint32_t v, char **p, size_t *left) {
+    size_t n = 0;
+    char *d = *p;
+    if (kctl_json_type_of(j, v) != KCTL_JSON_STRING || kctl_json_string(j, v, d, *left, &n) != KCTL_OK) return "";
+    *p += n + 1;
+    *left -= n + 1;
+    return d;
+}
+
+KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t len, int http_code) {
+    kctl__jdoc d;
+    kctl_status_cause *causes = NULL;
+    uint32_t details, list, kind, v, i, k, n = 0;
+    char *scratch = NULL, *p;
+    size_t left;
+    int64_t code = 0;
+    int rc;
+    if (!st || !json) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(json);
+    if ((rc = kctl__jdoc_parse(&d, json, len, &st->allocator, NULL)) != KCTL_OK) {
+        kctl__jdoc_free(&d);
+        return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_INVALID_ARG;
+    }
+    kind = kctl_json_member(&d.j, 0, "kind");
+    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT || (kind != KCTL_JSON_NONE && !kctl_json_string_eq(&d.j, kind, "Status"))) {
+        kctl__jdoc_free(&d);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    details = kctl_json_member(&d.j, 0, "details");
+    if (kctl_json_type_of(&d.j, details) != KCTL_JSON_OBJECT) details = KCTL_JSON_NONE;
+    list = details != KCTL_JSON_NONE ? kctl_json_member(&d.j, details, "causes") : KCTL_JSON_NONE;
+    if (kctl_json_type_of(&d.j, list) == KCTL_JSON_ARRAY) n = d.j.toks[list].size;
+    /* every string of the document fits in its length, unescaped */
+    left = len + 8 + 3 * (size_t)n;
+    scratch = (char *)kctl__alloc(&st->allocator, left);
+    if (n) causes = (kctl_status_cause *)kctl__alloc(&st->allocator, (size_t)n * sizeof *causes);
+    if (!scratch || (n && !causes)) {
+        rc = KCTL_ERR_NOMEM;
+    } else {
+        p = scratch;
+        for (i = 0, v = list + 1; i < n; i++, v += d.j.toks[v].skip) {
+            causes[i].reason = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "reason"), &p, &left);
+            causes[i].message = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "message"), &p, &left);
+            causes[i].field = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "field"), &p, &left);
+        }
+        if (kctl_json_int64(&d.j, kctl_json_member(&d.j, 0, "code"), &code) != KCTL_OK || code <= 0 || code > 999) code = http_code;
+        {
+            const char *reason = kctl__st_take(&d.j, kctl_json_member(&d.j, 0, "reason"), &p, &left);
+            const char *message = kctl__st_take(&d.j, kctl_json_member(&d.j, 0, "message"), &p, &left);
+            const char *name = details != KCTL_JSON_NONE ? kctl__st_take(&d.j, kctl_json_member(&d.j, details, "name"), &p, &left) : "";
+            const char *group = details != KCTL_JSON_NONE ? kctl__st_take(&d.j, kctl_json_member(&d.j, details, "group"), &p, &left) : "";
+            const char *dkind = details != KCTL_JSON_NONE ? kctl__st_take(&d.j, kctl_json_member(&d.j, details, "kind"), &p, &left) : "";
+            rc = kctl_api_status_set(st, (int)code, reason, message, name, group, dkind, causes, n);
+        }
+        if (rc == KCTL_OK && details != KCTL_JSON_NONE) {
+            int64_t ra = 0;
+            k = kctl_json_member(&d.j, details, "retryAfterSeconds");
+            if (kctl_json_int64(&d.j, k, &ra) == KCTL_OK && ra > 0) st->retry_after_s = ra > UINT32_MAX ? UINT32_MAX : (uint32_t)ra;
+        }
+    }
+    kctl__free(&st->allocator, causes);
+    kctl__free(&st->allocator, scratch);
+    kctl__jdoc_free(&d);
+    return rc;
+}
+
+KCTL_API void kctl_api_status_write(const kctl_api_status *st, kctl_jw *w) {
+    size_t i;
+    bool details;
+    if (!st || !w) return;
+    details = (st->name && *st->name) || (st->group && *st->group) || (st->kind && *st->kind) || st->cause_count ||
+              st->retry_after_s;
+    kctl_jw_object_begin(w);
+    kctl_jw_key(w, "kind");
+    kctl_jw_string(w, "Status");
+    kctl_jw_key(w, "apiVersion");
+    kctl_jw_string(w, "v1");
+    kctl_jw_key(w, "metadata");
+    kctl_jw_object_begin(w);
+    kctl_jw_object_end(w);
+    kctl_jw_key(w, "status");
+    kctl_jw_string(w, "Failure");
+    if (st->message && *st->message) { kctl_jw_key(w, "message"); kctl_jw_string(w, st->message); }
+    if (st->reason && *st->reason) { kctl_jw_key(w, "reason"); kctl_jw_string(w, st->reason); }
+    if (details) {
+        kctl_jw_key(w, "details");
+        kctl_jw_object_begin(w);
+        if (st->name && *st->name) { kctl_jw_key(w, "name"); kctl_jw_string(w, st->name); }
+        if (st->group && *st->group) { kctl_jw_key(w, "group"); kctl_jw_string(w, st->group); }
+        if (st->kind && *st->kind) { kctl_jw_key(w, "kind"); kctl_jw_string(w, st->kind); }
+        if (st->cause_count) {
+            kctl_jw_key(w, "causes");
+            kctl_jw_array_begin(w);
+            for (i = 0; i < st->cause_count; i++) {
+                const kctl_status_cause *c = &st->causes[i];
+                kctl_jw_object_begin(w);
+                if (*c->reason) { kctl_jw_key(w, "reason"); kctl_jw_string(w, c->reason); }
+                if (*c->message) { kctl_jw_key(w, "message"); kctl_jw_string(w, c->message); }
+                if (*c->field) { kctl_jw_key(w, "field"); kctl_jw_string(w, c->field); }
+                kctl_jw_object_end(w);
+            }
+            kctl_jw_array_end(w);
+        }
+        if (st->retry_after_s) { kctl_jw_key(w, "retryAfterSeconds"); kctl_jw_uint64(w, st->retry_after_s); }
+        kctl_jw_object_end(w);
+    }
+    kctl_jw_key(w, "code");
+    kctl_jw_int64(w, st->code);
+    kctl_jw_object_end(w);
+}
+
+KCTL_API int kctl_api_status_result(int http_code, const char *reason) {
+    if (http_code >= 200 && http_code < 300) return KCTL_OK;
+    switch (http_code) {
+    case 401: return KCTL_ERR_UNAUTHORIZED;
+    case 403: return KCTL_ERR_FORBIDDEN;
+    case 404: return KCTL_ERR_NOT_FOUND;
+    case 408: case 504: return KCTL_ERR_TIMEOUT;
+    case 409: return reason && strcmp(reason, "AlreadyExists") == 0 ? KCTL_ERR_EXISTS : KCTL_ERR_CONFLICT;
+    case 410: return KCTL_ERR_GONE;
+    case 413: return KCTL_ERR_TOO_LARGE;
+    case 429: case 503: return KCTL_ERR_AGAIN;
+    default: return http_code >= 500 ? KCTL_ERR_IO : KCTL_ERR_INVALID_ARG;
+    }
+}
+
+/* ---- the wrappers */
+static bool kctl__tp_ok(const kctl_transport *t, const kctl_resource *res) {
+    return t && t->vt && res && res->resource && *res->resource;
+}
+
+KCTL_API int kctl_transport_list(const kctl_transport *t, const kctl_resource *res, const kctl_list_opts *opts,
+                                 kctl_list_result *out, kctl_api_status *st) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!out || !kctl__tp_ok(t, res) || !t->vt->list) return KCTL_ERR_INVALID_ARG;
+    return t->vt->list(t->self, res, opts, out, st);
+}
+
+KCTL_API int kctl_transport_watch_open(const kctl_transport *t, const kctl_resource *res, const kctl_list_opts *opts,
+                                       const char *from_rv, kctl_watch **out, kctl_api_status *st) {
+    if (out) *out = NULL;
+    if (!out || !kctl__tp_ok(t, res) || !t->vt->watch_open) return KCTL_ERR_INVALID_ARG;
+    return t->vt->watch_open(t->self, res, opts, from_rv, out, st);
+}
+
+KCTL_API int kctl_transport_watch_next(const kctl_transport *t, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev,
+                                       kctl_api_status *st) {
+    if (ev) memset(ev, 0, sizeof *ev);
+    if (!t || !t->vt || !t->vt->watch_next || !w || !ev) return KCTL_ERR_INVALID_ARG;
+    return t->vt->watch_next(t->self, w, timeout_ns, ev, st);
+}
+
+KCTL_API void kctl_transport_watch_close(const kctl_transport *t, kctl_watch *w) {
+    if (t && t->vt && t->vt->watch_close && w) t->vt->watch_close(t->self, w);
+}
+
+KCTL_API int kctl_transport_get(const kctl_transport *t, const kctl_resource *res, const char *name, kctl_obj **out,
+                                kctl_api_status *st) {
+    if (out) *out = NULL;
+    if (!out || !kctl__tp_ok(t, res) || !name || !*name || !t->vt->get) return KCTL_ERR_INVALID_ARG;
+    return t->vt->get(t->self, res, name, out, st);
+}
+
+typedef int (*kctl__tp_write_fn)(void *, const kctl_resource *, const char *, size_t, kctl_obj **, kctl_api_status *);
+static int kctl__tp_write(const kctl_transport *t, kctl__tp_write_fn fn, const kctl_resource *res, const char *json,
+                          size_t len, kctl_obj **out, kctl_api_status *st) {
+    if (out) *out = NULL;
+    if (!kctl__tp_ok(t, res) || !json || !fn) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(json);
+    return fn(t->self, res, json, len, out, st);
+}
+
+KCTL_API int kctl_transport_create(const kctl_transport *t, const kctl_resource *res, const char *json, size_t len,
+                                   kctl_obj **out, kctl_api_status *st) {
+    return kctl__tp_write(t, t && t->vt ? t->vt->create : NULL, res, json, len, out, st);
+}
+
+KCTL_API int kctl_transport_update(const kctl_transport *t, const kctl_resource *res, const char *json, size_t len,
+                                   kctl_obj **out, kctl_api_status *st) {
+    return kctl__tp_write(t, t && t->vt ? t->vt->update : NULL, res, json, len, out, st);
+}
+
+KCTL_API int kctl_transport_update_status(const kctl_transport *t, const kctl_resource *res, const char *json, size_t len,
+                                          kctl_obj **out, kctl_api_status *st) {
+    return kctl__tp_write(t, t && t->vt ? t->vt->update_status : NULL, res, json, len, out, st);
+}
+
+/* A merge patch done by hand: get, merge, update with the version read. */
+static int kctl__tp_patch_by_update(const kctl_transport *t, const kctl_resource *res, const char *name, const char *patch,
+                                    size_t len, unsigned flags, kctl_obj **out, kctl_api_status *st) {
+    kctl_obj *cur = NULL;
+    kctl__jdoc pd, cd;
+    kctl_jw w;
+    const char *doc, *text;
+    size_t dlen, n;
+    int rc = t->vt->get(t->self, res, name, &cur, st);
+    if (rc != KCTL_OK) return rc;
+    doc = kctl_obj_json(cur, &dlen);
+    if ((rc = kctl__jdoc_parse(&pd, patch, len, NULL, NULL)) != KCTL_OK) {
+        kctl__jdoc_free(&pd);
+        kctl_obj_unref(cur);
+        if (rc == KCTL_ERR_NOMEM) return rc;
+        if (st) kctl_api_status_set(st, 400, "BadRequest", "the patch is not valid JSON", NULL, NULL, NULL, NULL, 0);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    if ((rc = kctl__jdoc_parse(&cd, doc, dlen, NULL, NULL)) == KCTL_OK) {
+        kctl_jw_init_growable(&w, NULL);
+        rc = kctl_json_merge_patch(&cd.j, 0, &pd.j, 0, &w);
+        if (rc == KCTL_OK) rc = kctl_jw_finish(&w, &text, &n);
+        if (rc == KCTL_OK)
+            rc = (flags & KCTL_PATCH_STATUS ? t->vt->update_status : t->vt->update)(t->self, res, text, n, out, st);
+        kctl_jw_free(&w);
+    }
+    kctl__jdoc_free(&cd);
+    kctl__jdoc_free(&pd);
+    kctl_obj_unref(cur);
+    return rc;
+}
+
+KCTL_API int kctl_transport_patch(const kctl_transport *t, const kctl_resource *res, const char *name, const char *patch,
+                                  size_t len, unsigned flags, kctl_obj **out, kctl_api_status *st) {
+    if (out) *out = NULL;
+    if (!kctl__tp_ok(t, res) || !name || !*name || !patch || (flags & ~KCTL_PATCH_STATUS)) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(patch);
+    if (t->vt->patch) return t->vt->patch(t->self, res, name, patch, len, flags, out, st);
+    if (!t->vt->get || !t->vt->update || !t->vt->update_status) return KCTL_ERR_INVALID_ARG;
+    return kctl__tp_patch_by_update(t, res, name, patch, len, flags, out, st);
+}
+
+KCTL_API int kctl_transport_remove(const kctl_transport *t, const kctl_resource *res, const char *name,
+                                   const kctl_delete_opts *opts, kctl_obj **out, kctl_api_status *st) {
+    if (out) *out = NULL;
+    if (!kctl__tp_ok(t, res) || !name || !*name || !t->vt->remove) return KCTL_ERR_INVALID_ARG;
+    return t->vt->remove(t->self, res, name, opts, out, st);
+}
+
+KCTL_API void kctl_transport_destroy(kctl_transport *t) {
+    if (t && t->vt && t->vt->destroy) t->vt->destroy(t->self);
+    if (t) memset(t, 0, sizeof *t);
+}
+
+/* -------------------------------------------------------- API-SERVER RULES */
+/* The words below are apimachinery's (k8s.io/apimachinery validation and
+   the generic registry), so a kctl store refuses as an API server does. */
+#define KCTL__AS_SUBDOMAIN_MSG "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', " \
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is " \
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+#define KCTL__AS_LABEL_MSG "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must " \
+    "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is " \
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+#define KCTL__AS_QNAME_RULE "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an " \
+    "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is " \
+    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+#define KCTL__AS_VALUE_MSG "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', " \
+    "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used " \
+    "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+#define KCTL__AS_MODIFIED "the object has been modified; please apply your changes to the latest version and try again"
+#define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
+
+KCTL_API void kctl_apisrv_now(char buf[32]) {
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static bool kctl__as_alnum_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+static bool kctl__as_alnum(char c) { return kctl__as_alnum_lower(c) || (c >= 'A' && c <= 'Z'); }
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])? */
+static bool kctl__as_dns_label(const char *s, size_t n) {
+    size_t i;
+    if (n == 0 || !kctl__as_alnum_lower(s[0]) || !kctl__as_alnum_lower(s[n - 1])) return false;
+    for (i = 1; i + 1 < n; i++)
+        if (!kctl__as_alnum_lower(s[i]) && s[i] != '-') return false;
+    return true;
+}
+
+/* labels joined by dots */
+static bool kctl__as_dns_subdomain(const char *s, size_t n) {
+    size_t i, start = 0;
+    for (i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (!kctl__as_dns_label(s + start, i - start)) return false;
+            start = i + 1;
+        }
+    }
+    return true;
+}
+
+/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
+static bool kctl__as_qname_part(const char *s, size_t n) {
+    size_t i;
+    if (n == 0 || !kctl__as_alnum(s[0]) || !kctl__as_alnum(s[n - 1])) return false;
+    for (i = 1; i + 1 < n; i++)
+        if (!kctl__as_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') return false;
+    return true;
+}
+
+/* Field errors gathered while a document is checked: per cause three
+   NUL-terminated strings (reason, message, field) in one buffer. */
+typedef struct kctl__aserr {
+    kctl_jw text;
+    size_t *off;
+    size_t n, cap;
+} kctl__aserr;
+
+static void kctl__as_err_init(kctl__aserr *e, const kctl_allocator *a) {
+    memset(e, 0, sizeof *e);
+    kctl_jw_init_growable(&e->text, a);
+}
+
+static void kctl__as_err_free(kctl__aserr *e) {
+    kctl__free(&e->text.allocator, e->off);
+    kctl_jw_free(&e->text);
+}
+
+/* Go's %q of s[0..n): quotes, backslash escapes for quotes, backslashes
+   and control bytes. */
+static void kctl__as_quote(kctl_jw *b, const char *s, size_t n) {
+    size_t i, run = 0;
+    kctl__jw_put(b, "\"", 1);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        const char *esc = NULL;
+        char hex[5];
+        if (c >= 0x20 && c != 0x7f && c != '"' && c != '\\') continue;
+        kctl__jw_put(b, s + run, i - run);
+        switch (c) {
+        case '"': esc = "\\\""; break;
+        case '\\': esc = "\\\\"; break;
+        case '\a': esc = "\\a"; break;
+        case '\b': esc = "\\b"; break;
+        case '\f': esc = "\\f"; break;
+        case '\n': esc = "\\n"; break;
+        case '\r': esc = "\\r"; break;
+        case '\t': esc = "\\t"; break;
+        case '\v': esc = "\\v"; break;
+        default: snprintf(hex, sizeof hex, "\\x%02x", c); esc = hex;
+        }
+        kctl__jw_put(b, esc, strlen(esc));
+        run = i + 1;
+    }
+    kctl__jw_put(b, s + run, n - run);
+    kctl__jw_put(b, "\"", 1);
+}
+
+/* Start a cause: its reason, then the message is written by the caller,
+   then kctl__as_err_end adds the field. */
+static void kctl__as_err_begin(kctl__aserr *e, const char *reason) {
+    if (e->text.err) return;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 8, *no;
+        if (cap > SIZE_MAX / (3 * sizeof *no) || !(no = (size_t *)kctl__alloc(&e->text.allocator, cap * 3 * sizeof *no))) {
+            e->text.err = KCTL_ERR_NOMEM;
+            return;
+        }
+        if (e->n) memcpy(no, e->off, e->n * 3 * sizeof *no);
+        kctl__free(&e->text.allocator, e->off);
+        e->off = no;
+        e->cap = cap;
+    }
+    e->off[3 * e->n] = e->text.len;
+    kctl__jw_put(&e->text, reason, strlen(reason) + 1);
+    e->off[3 * e->n + 1] = e->text.len;
+}
+
+static void kctl__as_err_end(kctl__aserr *e, const char *field) {
+    if (e->text.err) return;
+    kctl__jw_put(&e->text, "", 1);
+    e->off[3 * e->n + 2] = e->text.len;
+    kctl__jw_put(&e->text, field, strlen(field) + 1);
+    if (!e->text.err) e->n++;
+}
+
+/* "Invalid value: <value quoted>: <detail>" at field. */
+static void kctl__as_invalid(kctl__aserr *e, const char *field, const char *value, size_t n, const char *detail) {
+    kctl__as_err_begin(e, "FieldValueInvalid");
+    kctl__bprintf(&e->text, "Invalid value: ");
+    kctl__as_quote(&e->text, value, n);
+    kctl__bprintf(&e->text, ": %s", detail);
+    kctl__as_err_end(e, field);
+}
+
+static void kctl__as_required(kctl__aserr *e, const char *field, const char *detail) {
+    kctl__as_err_begin(e, "FieldValueRequired");
+    kctl__bprintf(&e->text, "Required value: %s", detail);
+    kctl__as_err_end(e, field);
+}
+
+/* apimachinery's IsDNS1123Subdomain / IsDNS1123Label, as causes at field. */
+static void kctl__as_check_dns(kctl__aserr *e, const char *field, const char *v, size_t n, bool label, bool prefix) {
+    size_t max = label ? 63 : 253, m = n;
+    char masked[256];
+    const char *check = v;
+    if (n > max) {
+        char why[48];
+        snprintf(why, sizeof why, "must be no more than %u characters", (unsigned)max);
+        kctl__as_invalid(e, field, v, n, why);
+    }
+    if (prefix && n > 1 && v[n - 1] == '-' && n < sizeof masked) { /* generateName may end in '-' */
+        memcpy(masked, v, n);
+        masked[n - 1] = 'a';
+        check = masked;
+    }
+    if (!(label ? kctl__as_dns_label(check, m) : kctl__as_dns_subdomain(check, m)))
+        kctl__as_invalid(e, field, v, n, label ? KCTL__AS_LABEL_MSG : KCTL__AS_SUBDOMAIN_MSG);
+}
+
+/* apimachinery's IsQualifiedName, as causes at field about value. */
+static void kctl__as_check_qname(kctl__aserr *e, const char *field, const char *v, size_t n) {
+    const char *slash = (const char *)memchr(v, '/', n), *name = v;
+    size_t nn = n;
+    if (slash) {
+        size_t pl = (size_t)(slash - v);
+        if (memchr(slash + 1, '/', n - pl - 1)) {
+            kctl__as_invalid(e, field, v, n, "a qualified name " KCTL__AS_QNAME_RULE
+                             " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
+            return;
+        }
+        if (pl == 0) {
+            kctl__as_invalid(e, field, v, n, "prefix part must be non-empty");
+        } else {
+            if (pl > 253) kctl__as_invalid(e, field, v, n, "prefix part must be no more than 253 characters");
+            if (!kctl__as_dns_subdomain(v, pl)) kctl__as_invalid(e, field, v, n, "prefix part " KCTL__AS_SUBDOMAIN_MSG);
+        }
+        name = slash + 1;
+        nn = n - pl - 1;
+    }
+    if (nn == 0) kctl__as_invalid(e, field, v, n, "name part must be non-empty");
+    else if (nn > 63) kctl__as_invalid(e, field, v, n, "name part must be no more than 63 characters");
+    if (!kctl__as_qname_part(name, nn)) kctl__as_invalid(e, field, v, n, "name part " KCTL__AS_QNAME_RULE);
+}
+
+/* IsValidLabelValue */
+static void kctl__as_check_label_value(kctl__aserr *e, const char *v, size_t n) {
+    if (n > 63) kctl__as_invalid(e, "metadata.labels", v, n, "must be no more than 63 characters");
+    if (n && !kctl__as_qname_part(v, n)) kctl__as_invalid(e, "metadata.labels", v, n, KCTL__AS_VALUE_MSG);
+}
+
+/* "resource.group" (or "resource") for NotFound, AlreadyExists, Conflict */
+static void kctl__as_gr(kctl_jw *b, const kctl_resource *res) {
+    kctl__bprintf(b, "%s", res->resource);
+    if (res->group && *res->group) kctl__bprintf(b, ".%s", res->group);
+}
+
+/* Fill st as code/reason with the message built in b (and b's error). */
+static int kctl__as_status(kctl_api_status *st, kctl_jw *b, int code, const char *reason, const kctl_resource *res,
+                           const char *name, const char *kind, const kctl__aserr *e) {
+    kctl_status_cause *cs = NULL;
+    size_t i, n = e ? e->n : 0;
+    int rc = kctl_api_status_result(code, reason);
+    if (!st) return rc;
+    if (b->err) return b->err;
+    if (n && !(cs = (kctl_status_cause *)kctl__alloc(&b->allocator, n * sizeof *cs))) return KCTL_ERR_NOMEM;
+    for (i = 0; i < n; i++) {
+        cs[i].reason = e->text.buf + e->off[3 * i];
+        cs[i].message = e->text.buf + e->off[3 * i + 1];
+        cs[i].field = e->text.buf + e->off[3 * i + 2];
+    }
+    if (kctl_api_status_set(st, code, reason, b->buf ? b->buf : "", name, res && res->group ? res->group : "", kind, cs, n) != KCTL_OK)
+        rc = KCTL_ERR_NOMEM;
+    kctl__free(&b->allocator, cs);
+    return rc;
+}
+
+static int kctl__as_simple(kctl_api_status *st, const kctl_allocator *a, int code, const char *reason, const char *message) {
+    kctl_jw b;
+    int rc;
+    kctl_jw_init_growable(&b, a);
+    kctl__bprintf(&b, "%s", message);
+    rc = kctl__as_status(st, &b, code, reason, NULL, NULL, NULL, NULL);
+    kctl_jw_free(&b);
+    return rc;
+}
+
+KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *name, kctl_api_status *st) {
+    kctl_jw b;
+    int http = 0, rc;
+    const char *reason = "";
+    if (!st || !res || !res->resource) return code;
+    if (!name) name = "";
+    kctl_jw_init_growable(&b, &st->allocator);
+    switch (code) {
+    case KCTL_ERR_EXISTS:
+        http = 409; reason = "AlreadyExists";
+        kctl__as_gr(&b, res);
+        kctl__bprintf(&b, " ");
+        kctl__as_quote(&b, name, strlen(name));
+        kctl__bprintf(&b, " already exists");
+        break;
+    case KCTL_ERR_NOT_FOUND:
+        http = 404; reason = "NotFound";
+        kctl__as_gr(&b, res);
+        kctl__bprintf(&b, " ");
+        kctl__as_quote(&b, name, strlen(name));
+        kctl__bprintf(&b, " not found");
+        break;
+    case KCTL_ERR_CONFLICT:
+        http = 409; reason = "Conflict";
+        kctl__bprintf(&b, "Operation cannot be fulfilled on ");
+        kctl__as_gr(&b, res);
+        kctl__bprintf(&b, " ");
+        kctl__as_quote(&b, name, strlen(name));
+        kctl__bprintf(&b, ": " KCTL__AS_MODIFIED);
+        break;
+    case KCTL_ERR_GONE:
+        http = 410; reason = "Expired";
+        kctl__bprintf(&b, "too old resource version");
+        break;
+    default:
+        kctl_jw_free(&b);
+        return code;
+    }
+    rc = kctl__as_status(st, &b, http, reason, res, name, res->resource, NULL);
+    kctl_jw_free(&b);
+    return rc == KCTL_ERR_NOMEM ? rc : code;
+}
+
+/* 422 Invalid with e's causes: "<Kind>.<group> "<name>" is invalid: <causes>". */
+static int kctl__as_refuse_invalid(kctl_api_status *st, const kctl_allocator *a, const kctl_resource *res,
+                                   const char *kind, const char *name, const kctl__aserr *e) {
+    kctl_jw b;
+    size_t i;
+    int rc;
+    kctl_jw_init_growable(&b, a);
+    kctl__bprintf(&b, "%s", kind);
+    if (res->group && *res->group) kctl__bprintf(&b, ".%s", res->group);
+    kctl__bprintf(&b, " ");
+    kctl__as_quote(&b, name, strlen(name));
+    kctl__bprintf(&b, " is invalid: %s", e->n > 1 ? "[" : "");
+    for (i = 0; i < e->n; i++)
+        kctl__bprintf(&b, "%s%s: %s", i ? ", " : "", e->text.buf + e->off[3 * i + 2], e->text.buf + e->off[3 * i + 1]);
+    if (e->n > 1) kctl__bprintf(&b, "]");
+    rc = kctl__as_status(st, &b, 422, "Invalid", res, name, kind, e);
+    kctl_jw_free(&b);
+    return rc;
+}
+
+/* ---- reading the sent document */
+/* A metadata string member: absent or null leaves *s NULL; a string is
+   unescaped into the scratch. Anything else, or a NUL inside: false. */
+typedef struct kctl__asstr {
+    char *buf;
+    size_t used, cap;
+} kctl__asstr;
+
+static bool kctl__as_str(kctl__asstr *sc, const kctl_json *j, uint32_t v, const char **s, size_t *n) {
+    kctl_json_type t = kctl_json_type_of(j, v);
+    size_t len = 0;
+    *s = NULL;
+    if (n) *n = 0;
+    if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return true;
+    if (t != KCTL_JSON_STRING) return false;
+    if (kctl_json_string(j, v, sc->buf + sc->used, sc->cap - sc->used, &len) != KCTL_OK) return false;
+    if (strlen(sc->buf + sc->used) != len) return false; /* a NUL inside */
+    *s = sc->buf + sc->used;
+    if (n) *n = len;
+    sc->used += len + 1;
+    return true;
+}
+
+/* The text of string v: as it stands when it has no escapes, else
+   unescaped into the scratch (which has room for every string twice). */
+static void kctl__as_text(kctl__asstr *sc, const kctl_json *j, uint32_t v, const char **s, size_t *n) {
+    const kctl_json_tok *t = &j->toks[v];
+    size_t len = 0;
+    if (!t->escaped) {
+        *s = j->text + t->start;
+        *n = t->end - t->start;
+        return;
+    }
+    kctl_json_string(j, v, sc->buf + sc->used, sc->cap - sc->used, &len);
+    *s = sc->buf + sc->used;
+    *n = len;
+    sc->used += len + 1;
+}
+
+/* What the checks and the writer need of a sent document. */
+typedef struct kctl__asin {
+    const kctl_json *j;
+    uint32_t md;                 /* metadata */
+    const char *name, *gen_name, *ns, *kind, *uid, *rv;
+    size_t name_len, gen_len, ns_len;
+    char gen[80];                /* a generated name */
+    int64_t generation;
+    size_t nfinalizers;
+} kctl__asin;
+
+/* Check the document's shape and read its metadata strings; a bad shape
+   is 400 BadRequest (what it is says what was wrong). */
+static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_json *j) {
+    uint32_t v, i, k;
+    kctl_json_type t;
+    const char *dummy;
+    memset(in, 0, sizeof *in);
+    in->j = j;
+    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return "the object provided is not a JSON object";
+    in->md = kctl_json_member(j, 0, "metadata");
+    t = kctl_json_type_of(j, in->md);
+    if (t != KCTL_JSON_OBJECT) return "metadata must be an object";
+    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "name"), &in->name, &in->name_len)) return "metadata.name must be a string without NUL";
+    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "generateName"), &in->gen_name, &in->gen_len)) return "metadata.generateName must be a string without NUL";
+    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "namespace"), &in->ns, &in->ns_len)) return "metadata.namespace must be a string without NUL";
+    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "uid"), &in->uid, NULL)) return "metadata.uid must be a string without NUL";
+    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "resourceVersion"), &in->rv, NULL)) return "metadata.resourceVersion must be a string";
+    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return "kind must be a string";
+    v = kctl_json_member(j, in->md, "generation");
+    t = kctl_json_type_of(j, v);
+    if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && kctl_json_int64(j, v, &in->generation) != KCTL_OK)
+        return "metadata.generation must be an integer";
+    { /* labels and annotations: maps of strings */
+        static const char *const maps[] = { "labels", "annotations" };
+        size_t m;
+        for (m = 0; m < 2; m++) {
+            v = kctl_json_member(j, in->md, maps[m]);
+            t = kctl_json_type_of(j, v);
+            if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) continue;
+            if (t != KCTL_JSON_OBJECT) return m ? "metadata.annotations must be a map of strings" : "metadata.labels must be a map of strings";
+            if (j->toks[v].size > KCTL__OBJ_COUNT_MAX) return NULL; /* counted as too large by the caller */
+            for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip)
+                if (kctl_json_type_of(j, i + 1) != KCTL_JSON_STRING || !kctl__as_str(sc, j, i, &dummy, NULL) ||
+                    !kctl__as_str(sc, j, i + 1, &dummy, NULL))
+                    return m ? "metadata.annotations must be a map of strings without NUL" : "metadata.labels must be a map of strings without NUL";
+        }
+    }
+    v = kctl_json_member(j, in->md, "finalizers");
+    t = kctl_json_type_of(j, v);
+    if (t == KCTL_JSON_ARRAY) {
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip)
+            if (kctl_json_type_of(j, i) != KCTL_JSON_STRING || !kctl__as_str(sc, j, i, &dummy, NULL))
+                return "metadata.finalizers must be an array of strings without NUL";
+        in->nfinalizers = j->toks[v].size;
+    } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
+        return "metadata.finalizers must be an array of strings";
+    }
+    v = kctl_json_member(j, in->md, "ownerReferences");
+    t = kctl_json_type_of(j, v);
+    if (t == KCTL_JSON_ARRAY) {
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+            static const char *const f[] = { "apiVersion", "kind", "name", "uid" };
+            size_t m;
+            uint32_t c;
+            if (kctl_json_type_of(j, i) != KCTL_JSON_OBJECT) return "metadata.ownerReferences must be an array of objects";
+            for (m = 0; m < 4; m++)
+                if (!kctl__as_str(sc, j, kctl_json_member(j, i, f[m]), &dummy, NULL))
+                    return "metadata.ownerReferences: apiVersion, kind, name and uid must be strings without NUL";
+            c = kctl_json_member(j, i, "controller");
+            t = kctl_json_type_of(j, c);
+            if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && t != KCTL_JSON_TRUE && t != KCTL_JSON_FALSE)
+                return "metadata.ownerReferences: controller must be a boolean";
+        }
+    } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
+        return "metadata.ownerReferences must be an array";
+    }
+    return NULL;
+}
+
+/* The string value of a member (already checked to be a string), or "". */
+static void kctl__as_member_str(kctl__asstr *sc, const kctl_json *j, uint32_t obj, const char *name, const char **s, size_t *n) {
+    uint32_t v = kctl_json_member(j, obj, name);
+    *s = "";
+    *n = 0;
+    if (kctl_json_type_of(j, v) == KCTL_JSON_STRING) kctl__as_text(sc, j, v, s, n);
+}
+
+/* The metadata checks of ValidateObjectMeta (names when names is set) on
+   the document, into e. */
+static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin *in, bool names) {
+    const kctl_json *j = in->j;
+    uint32_t v, i, k;
+    size_t total = 0;
+    if (names) {
+        if (in->gen_name && in->gen_len) kctl__as_check_dns(e, "metadata.generateName", in->gen_name, in->gen_len, false, true);
+        if (!in->name || !in->name_len) kctl__as_required(e, "metadata.name", "name or generateName is required");
+        else kctl__as_check_dns(e, "metadata.name", in->name, in->name_len, false, false);
+        if (in->ns && in->ns_len) kctl__as_check_dns(e, "metadata.namespace", in->ns, in->ns_len, true, false);
+    }
+    if (in->generation < 0) {
+        kctl__as_err_begin(e, "FieldValueInvalid");
+        kctl__bprintf(&e->text, "Invalid value: %lld: must be greater than or equal to 0", (long long)in->generation);
+        kctl__as_err_end(e, "metadata.generation");
+    }
+    v = kctl_json_member(j, in->md, "labels");
+    if (kctl_json_type_of(j, v) == KCTL_JSON_OBJECT)
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip) {
+            const char *ks, *vs;
+            size_t kn, vn;
+            kctl__as_text(sc, j, i, &ks, &kn);
+            kctl__as_text(sc, j, i + 1, &vs, &vn);
+            kctl__as_check_qname(e, "metadata.labels", ks, kn);
+            kctl__as_check_label_value(e, vs, vn);
+        }
+    v = kctl_json_member(j, in->md, "annotations");
+    if (kctl_json_type_of(j, v) == KCTL_JSON_OBJECT)
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip) {
+            char low[320];
+            const char *key, *val;
+            size_t n, vn, c;
+            kctl__as_text(sc, j, i, &key, &n);
+            kctl__as_text(sc, j, i + 1, &val, &vn);
+            (void)val;
+            if (n < sizeof low) { /* case does not matter for annotation keys */
+                for (c = 0; c < n; c++) low[c] = (char)(key[c] >= 'A' && key[c] <= 'Z' ? key[c] - 'A' + 'a' : key[c]);
+                key = low;
+            }
+            kctl__as_check_qname(e, "metadata.annotations", key, n);
+            total += n + vn;
+        }
+    if (total > KCTL__AS_ANNOTATIONS_MAX) {
+        kctl__as_err_begin(e, "FieldValueTooLong");
+        kctl__bprintf(&e->text, "Too long: must have at most %u bytes", KCTL__AS_ANNOTATIONS_MAX);
+        kctl__as_err_end(e, "metadata.annotations");
+    }
+    v = kctl_json_member(j, in->md, "finalizers");
+    if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY)
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+            const char *f;
+            size_t fn;
+            kctl__as_text(sc, j, i, &f, &fn);
+            kctl__as_check_qname(e, "metadata.finalizers", f, fn);
+        }
+    v = kctl_json_member(j, in->md, "ownerReferences");
+    if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) {
+        const char *fk = NULL, *fn = NULL; /* the first controller's kind and name */
+        size_t fkn = 0, fnn = 0;
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+            const char *av, *kind, *name, *uid, *slash;
+            size_t avn, kn, nn, un;
+            kctl__as_member_str(sc, j, i, "apiVersion", &av, &avn);
+            kctl__as_member_str(sc, j, i, "kind", &kind, &kn);
+            kctl__as_member_str(sc, j, i, "name", &name, &nn);
+            kctl__as_member_str(sc, j, i, "uid", &uid, &un);
+            slash = (const char *)memchr(av, '/', avn);
+            if (!avn || (slash && (slash + 1 == av + avn || memchr(slash + 1, '/', (size_t)(av + avn - slash - 1)))))
+                kctl__as_invalid(e, "metadata.ownerReferences.apiVersion", av, avn, "version must not be empty");
+            if (!kn) kctl__as_invalid(e, "metadata.ownerReferences.kind", kind, kn, "kind must not be empty");
+            if (!nn) kctl__as_invalid(e, "metadata.ownerReferences.name", name, nn, "name must not be empty");
+            if (!un) kctl__as_invalid(e, "metadata.ownerReferences.uid", uid, un, "uid must not be empty");
+            if (kctl_json_type_of(j, kctl_json_member(j, i, "controller")) != KCTL_JSON_TRUE) continue;
+            if (!fk) {
+                fk = kind; fkn = kn; fn = name; fnn = nn;
+                continue;
+            }
+            kctl__as_err_begin(e, "FieldValueInvalid");
+            kctl__bprintf(&e->text, "Invalid value: \"%.*s/%.*s, %.*s/%.*s\": Only one reference can have Controller set to true. "
+                          "Found \"true\" in references for %.*s/%.*s and %.*s/%.*s", (int)fkn, fk, (int)fnn, fn, (int)kn, kind,
+                          (int)nn, name, (int)fkn, fk, (int)fnn, fn, (int)kn, kind, (int)nn, name);
+            kctl__as_err_end(e, "metadata.ownerReferences");
+        }
+    }
+}
+
+/* ---- writing the stored document */
+/* The metadata the server owns, written in place of whatever was sent. */
+typedef struct kctl__asmeta {
+    const char *name, *ns, *uid, *rv, *created, *deleted;
+    int64_t generation;
+    bool has_grace;
+    int64_t grace;
+} kctl__asmeta;
+
+static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
+    static const char *const names[] = { "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                                         "deletionTimestamp", "deletionGracePeriodSeconds" };
+    size_t i;
+    for (i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (kctl_json_string_eq(j, ktok, names[i])) return true;
+    return false;
+}
+
+/* Write base with its metadata's managed fields from m, and the status
+   at status of sdoc (KCTL_JSON_NONE: none). Repeated member names: the
+   last counts. */
+static void kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc, uint32_t status) {
+    const kctl_json_tok *root = &base->toks[0];
+    uint32_t i, k, md = kctl_json_member(base, 0, "metadata");
+    kctl_jw_object_begin(w);
+    for (i = 1, k = 0; k < root->size; k++, i += 1 + base->toks[i + 1].skip) {
+        const char *raw;
+        size_t n;
+        if (!kctl__jlast(base, 0, i)) continue;
+        if (kctl_json_string_eq(base, i, "metadata") || kctl_json_string_eq(base, i, "status")) continue;
+        kctl_json_raw(base, i, &raw, &n);
+        kctl__jw_key_raw(w, raw, n);
+        kctl__jw_put(w, ":", 1);
+        kctl_jw_value(w, base, i + 1);
+    }
+    kctl_jw_key(w, "metadata");
+    kctl_jw_object_begin(w);
+    kctl_jw_key(w, "name");
+    kctl_jw_string(w, m->name);
+    if (m->ns && *m->ns) { kctl_jw_key(w, "namespace"); kctl_jw_string(w, m->ns); }
+    if (m->uid && *m->uid) { kctl_jw_key(w, "uid"); kctl_jw_string(w, m->uid); }
+    if (m->rv) { kctl_jw_key(w, "resourceVersion"); kctl_jw_string(w, m->rv); }
+    if (m->generation) { kctl_jw_key(w, "generation"); kctl_jw_int64(w, m->generation); }
+    if (m->created && *m->created) { kctl_jw_key(w, "creationTimestamp"); kctl_jw_string(w, m->created); }
+    if (m->deleted) { kctl_jw_key(w, "deletionTimestamp"); kctl_jw_string(w, m->deleted); }
+    if (m->has_grace) { kctl_jw_key(w, "deletionGracePeriodSeconds"); kctl_jw_int64(w, m->grace); }
+    for (i = md + 1, k = 0; k < base->toks[md].size; k++, i += 1 + base->toks[i + 1].skip) {
+        const char *raw;
+        size_t n;
+        if (!kctl__jlast(base, md, i) || kctl__as_managed(base, i)) continue;
+        kctl_json_raw(base, i, &raw, &n);
+        kctl__jw_key_raw(w, raw, n);
+        kctl__jw_put(w, ":", 1);
+        kctl_jw_value(w, base, i + 1);
+    }
+    kctl_jw_object_end(w);
+    if (status != KCTL_JSON_NONE) {
+        kctl_jw_key(w, "status");
+        kctl_jw_value(w, sdoc, status);
+    }
+    kctl_jw_object_end(w);
+}
+
+/* Whether objects a (at va) and b (at vb) are equal but for the members
+   named in skip (the last of repeated names counts). */
+static bool kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
+                                  size_t nskip) {
+    uint32_t i, k, na = 0, nb = 0;
+    size_t s;
+    if (kctl_json_type_of(a, va) != KCTL_JSON_OBJECT || kctl_json_type_of(b, vb) != KCTL_JSON_OBJECT)
+        return kctl_json_equal(a, va, b, vb);
+    for (i = va + 1, k = 0; k < a->toks[va].size; k++, i += 1 + a->toks[i + 1].skip) {
+        char name[256];
+        size_t n = 0;
+        bool skipped = false;
+        if (!kctl__jlast(a, va, i)) continue;
+        for (s = 0; s < nskip && !skipped; s++) skipped = kctl_json_string_eq(a, i, skip[s]);
+        if (skipped) continue;
+        na++;
+        if (kctl_json_string(a, i, name, sizeof name, &n) != KCTL_OK || strlen(name) != n) {
+            /* a long or odd name: compare through the other side's scan */
+            uint32_t q, m2;
+            bool found = false;
+            for (q = vb + 1, m2 = 0; m2 < b->toks[vb].size; m2++, q += 1 + b->toks[q + 1].skip)
+                if (kctl__jlast(b, vb, q) && kctl_json_equal(a, i, b, q)) {
+                    found = kctl_json_equal(a, i + 1, b, q + 1);
+                    break;
+                }
+            if (!found) return false;
+            continue;
+        }
+        if (!kctl_json_equal(a, i + 1, b, kctl_json_member(b, vb, name))) return false;
+    }
+    for (i = vb + 1, k = 0; k < b->toks[vb].size; k++, i += 1 + b->toks[i + 1].skip) {
+        bool skipped = false;
+        if (!kctl__jlast(b, vb, i)) continue;
+        for (s = 0; s < nskip && !skipped; s++) skipped = kctl_json_string_eq(b, i, skip[s]);
+        if (!skipped) nb++;
+    }
+    return na == nb;
+}
+
+/* A document and the same with only its resourceVersion changed are the
+   same write. */
+static bool kctl__as_same(const kctl_json *a, const kctl_json *b) {
+    static const char *const root_skip[] = { "metadata" }, *const md_skip[] = { "resourceVersion" };
+    return kctl__as_equal_except(a, 0, b, 0, root_skip, 1) &&
+           kctl__as_equal_except(a, kctl_json_member(a, 0, "metadata"), b, kctl_json_member(b, 0, "metadata"), md_skip, 1);
+}
+
+/* The custom resource rule: anything but metadata and status changed. */
+static bool kctl__as_bumps_generation(const kctl_json *sent, const kctl_json *cur) {
+    static const char *const skip[] = { "metadata", "status" };
+    return !kctl__as_equal_except(sent, 0, cur, 0, skip, 2);
+}
+
+/* A 5-character suffix from apimachinery's alphabet. */
+static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
+    static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
+    size_t base = in->gen_len > 58 ? 58 : in->gen_len, i;
+    uint64_t x = seed ^ UINT64_C(0x9e3779b97f4a7c15);
+    memcpy(in->gen, in->gen_name, base);
+    for (i = 0; i < 5; i++) {
+        x ^= x >> 33;
+        x *= UINT64_C(0xff51afd7ed558ccd);
+        x ^= x >> 29;
+        in->gen[base + i] = alphabet[x % 27];
+    }
+    in->gen[base + 5] = '\0';
+    in->name = in->gen;
+    in->name_len = base + 5;
+}
+
+/* Everything a decision holds while it is made. */
+typedef struct kctl__asrun {
+    const kctl_apisrv_req *req;
+    kctl_jw *out;
+    kctl_apisrv_decision *d;
+    kctl_api_status *st;
+    kctl__asstr sc;
+    kctl__jdoc sent, cur, merged;
+    kctl_jw mbuf; /* a patch's merged document */
+    char cur_created[64], cur_deleted[64], cur_ns[256];
+} kctl__asrun;
+
+static int kctl__as_bad_request(kctl__asrun *r, const char *why) {
+    kctl_jw b;
+    int rc;
+    if (!r->st) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&b, &r->req->allocator);
+    kctl__bprintf(&b, "%s", why);
+    rc = kctl__as_status(r->st, &b, 400, "BadRequest", NULL, NULL, NULL, NULL);
+    kctl_jw_free(&b);
+    return rc;
+}
+
+/* Parse text (the sent document, or a patch) as a request body. */
+static int kctl__as_parse_body(kctl__asrun *r, kctl__jdoc *d, const char *text, size_t len) {
+    int rc = kctl__jdoc_parse(d, text, len, &r->req->allocator, &r->req->limits);
+    if (rc == KCTL_OK || rc == KCTL_ERR_NOMEM) return rc;
+    if (rc == KCTL_ERR_TOO_LARGE) {
+        if (!r->st) return rc;
+        return kctl__as_simple(r->st, &r->req->allocator, 413, "RequestEntityTooLarge",
+                               "Request entity too large: the document is beyond the store's size or depth limit");
+    }
+    return kctl__as_bad_request(r, "the object provided is not valid JSON");
+}
+
+/* The stored object's own metadata strings, for the managed fields. */
+static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *m) {
+    const char *doc;
+    size_t len;
+    uint32_t md, v;
+    int64_t grace = 0;
+    int rc;
+    doc = kctl_obj_json(cur, &len);
+    if ((rc = kctl__jdoc_parse(&r->cur, doc, len, &r->req->allocator, NULL)) != KCTL_OK) return rc;
+    md = kctl_json_member(&r->cur.j, 0, "metadata");
+    if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, md, "creationTimestamp"), r->cur_created, sizeof r->cur_created, NULL) != KCTL_OK)
+        r->cur_created[0] = '\0';
+    snprintf(r->cur_ns, sizeof r->cur_ns, "%s", kctl_obj_namespace(cur));
+    memset(m, 0, sizeof *m);
+    m->name = kctl_obj_name(cur);
+    m->ns = r->cur_ns;
+    m->uid = kctl_obj_uid(cur);
+    m->created = r->cur_created;
+    m->deleted = kctl_obj_deletion_timestamp(cur);
+    m->generation = kctl_obj_generation(cur);
+    v = kctl_json_member(&r->cur.j, md, "deletionGracePeriodSeconds");
+    if (kctl_json_int64(&r->cur.j, v, &grace) == KCTL_OK) {
+        m->has_grace = true;
+        m->grace = grace;
+    }
+    return KCTL_OK;
+}
+
+/* Go's sort order of strings: bytewise. */
+static int kctl__as_cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The finalizers of the sent document that cur does not have (a deleting
+   object takes none): 0 and OK when there are none; else 422 Forbidden
+   as ValidateNoNewFinalizers words it (sorted, without repeats). */
+static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const kctl_obj *cur, bool *refused) {
+    const kctl_json *j = in->j;
+    uint32_t v = kctl_json_member(j, in->md, "finalizers"), i, k;
+    const char **fresh = NULL;
+    size_t n = 0, m;
+    kctl__aserr e;
+    int rc = KCTL_OK;
+    *refused = false;
+    if (kctl_json_type_of(j, v) != KCTL_JSON_ARRAY || !j->toks[v].size) return KCTL_OK;
+    if (!(fresh = (const char **)kctl__alloc(&r->req->allocator, j->toks[v].size * sizeof *fresh))) return KCTL_ERR_NOMEM;
+    for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+        const char *f;
+        if (kctl__as_str(&r->sc, j, i, &f, NULL) && f && !kctl_obj_has_finalizer(cur, f)) fresh[n++] = f;
+    }
+    if (n) {
+        *refused = true;
+        qsort(fresh, n, sizeof *fresh, kctl__as_cmp_str);
+        kctl__as_err_init(&e, &r->req->allocator);
+        kctl__as_err_begin(&e, "FieldValueForbidden");
+        kctl__bprintf(&e.text, "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{");
+        for (m = 0; m < n; m++) {
+            if (m && strcmp(fresh[m], fresh[m - 1]) == 0) continue;
+            if (m) kctl__bprintf(&e.text, ", ");
+            kctl__as_quote(&e.text, fresh[m], strlen(fresh[m]));
+        }
+        kctl__bprintf(&e.text, "}");
+        kctl__as_err_end(&e, "metadata.finalizers");
+        rc = e.text.err ? e.text.err
+                        : kctl__as_refuse_invalid(r->st, &r->req->allocator, r->req->res, in->kind && *in->kind ? in->kind : r->req->res->resource,
+                                                  kctl_obj_name(cur), &e);
+        if (!r->st && rc == KCTL_OK) rc = KCTL_ERR_INVALID_ARG;
+        kctl__as_err_free(&e);
+    }
+    kctl__free(&r->req->allocator, fresh);
+    return rc;
+}
+
+/* Read and check a sent document: its metadata strings into in (400
+   BadRequest for a bad shape, 413 for more than kctl holds). */
+static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
+    uint32_t md = kctl_json_member(j, 0, "metadata"), kind = kctl_json_member(j, 0, "kind"), v;
+    size_t span = 64;
+    const char *why;
+    static const char *const counted[] = { "labels", "annotations", "finalizers", "ownerReferences" };
+    size_t c;
+    if (kctl_json_type_of(j, md) == KCTL_JSON_OBJECT) span += j->toks[md].end - j->toks[md].start;
+    if (kctl_json_type_of(j, kind) == KCTL_JSON_STRING) span += j->toks[kind].end - j->toks[kind].start;
+    kctl__free(&r->req->allocator, r->sc.buf);
+    r->sc.used = 0;
+    r->sc.cap = 3 * span; /* every metadata string once as read, again when checked, again for finalizers */
+    if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
+    if ((why = kctl__as_read(in, &r->sc, j)) != NULL) return kctl__as_bad_request(r, why);
+    for (c = 0; c < 4; c++) {
+        v = kctl_json_member(j, md, counted[c]);
+        if ((kctl_json_type_of(j, v) == KCTL_JSON_OBJECT || kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) &&
+            j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
+            if (!r->st) return KCTL_ERR_TOO_LARGE;
+            return kctl__as_simple(r->st, &r->req->allocator, 413, "RequestEntityTooLarge",
+                                   "Request entity too large: more than 65535 labels, annotations, finalizers or owner references");
+        }
+    }
+    return KCTL_OK;
+}
+
+/* The request's namespace wins; a document that names another is refused. */
+static int kctl__as_namespace(kctl__asrun *r, kctl__asin *in) {
+    const char *rns = r->req->res->ns;
+    if (rns && *rns) {
+        if (in->ns && in->ns_len && strcmp(in->ns, rns) != 0)
+            return kctl__as_bad_request(r, "the namespace of the provided object does not match the namespace sent on the request");
+        in->ns = rns;
+        in->ns_len = strlen(rns);
+    }
+    if (!in->ns) in->ns = "";
+    return KCTL_OK;
+}
+
+/* 409 Conflict about kind/name with a reason of its own. */
+static int kctl__as_conflict(kctl__asrun *r, const char *what, bool kind_first, const char *name, const char *fmt,
+                             const char *a, const char *b) {
+    kctl_jw w;
+    int rc;
+    if (!r->st) return KCTL_ERR_CONFLICT;
+    kctl_jw_init_growable(&w, &r->req->allocator);
+    kctl__bprintf(&w, "Operation cannot be fulfilled on ");
+    if (kind_first) {
+        kctl__bprintf(&w, "%s", what);
+        if (r->req->res->group && *r->req->res->group) kctl__bprintf(&w, ".%s", r->req->res->group);
+    } else {
+        kctl__as_gr(&w, r->req->res);
+    }
+    kctl__bprintf(&w, " ");
+    kctl__as_quote(&w, name, strlen(name));
+    kctl__bprintf(&w, ": ");
+    kctl__bprintf(&w, fmt, a, b);
+    rc = kctl__as_status(r->st, &w, 409, "Conflict", r->req->res, name, what, NULL);
+    kctl_jw_free(&w);
+    return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_CONFLICT;
+}
+
+/* Forget what was written to out (an UNCHANGED or a refusal). */
+static void kctl__as_out_reset(kctl_jw *w) {
+    w->len = 0;
+    if (w->buf && w->cap) w->buf[0] = '\0';
+    w->depth = 0;
+    w->state[0] = 0;
+}
+
+/* create, update, update_status (and a patch's merged document, with the
+   object it patched). */
+static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb, const kctl_obj *patched) {
+    const kctl_apisrv_req *req = r->req;
+    const kctl_json *base, *sdoc;
+    const kctl_obj *cur = NULL;
+    kctl__asin in;
+    kctl__asmeta m;
+    kctl__aserr e;
+    uint32_t status;
+    size_t nfin;
+    bool create = verb == KCTL_VERB_CREATE, status_only = verb == KCTL_VERB_UPDATE_STATUS;
+    const char *kind;
+    int rc;
+    if ((rc = kctl__as_take(r, sent, &in)) != KCTL_OK) return rc;
+    if ((rc = kctl__as_namespace(r, &in)) != KCTL_OK) return rc;
+    kind = in.kind && *in.kind ? in.kind : req->res->resource;
+    if (create && (!in.name || !in.name_len) && in.gen_name && in.gen_len) kctl__as_gen_name(&in, req->name_seed);
+    if (patched) {
+        cur = patched;
+        if (!in.name || strcmp(in.name, kctl_obj_name(patched)) != 0)
+            return kctl__as_bad_request(r, "the name of the patched object does not match the name on the request");
+    } else if (in.name && in.name_len) {
+        cur = req->lookup(in.ns, in.name, req->lookup_user_data);
+    }
+    if (create && req->apply && cur) create = false; /* the owner's apply replaces */
+    kctl__as_err_init(&e, &req->allocator);
+    kctl__as_validate(&e, &r->sc, &in, create);
+    if (!create && (!in.name || !in.name_len)) kctl__as_required(&e, "metadata.name", "name is required");
+    if (e.text.err) rc = e.text.err;
+    else if (e.n) rc = kctl__as_refuse_invalid(r->st, &req->allocator, req->res, kind, in.name ? in.name : "", &e);
+    kctl__as_err_free(&e);
+    if (rc != KCTL_OK) return rc;
+    if (create) {
+        if (cur) return kctl_apisrv_refuse(KCTL_ERR_EXISTS, req->res, in.name, r->st);
+        memset(&m, 0, sizeof m);
+        m.name = in.name;
+        m.ns = in.ns;
+        m.uid = req->uid;
+        m.rv = req->rv;
+        m.created = req->now;
+        m.generation = 1;
+        kctl__as_emit(r->out, sent, &m, sent, req->apply ? kctl_json_member(sent, 0, "status") : KCTL_JSON_NONE);
+        r->d->outcome = KCTL_APISRV_WRITE;
+        return r->out->err;
+    }
+    if (!cur) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, in.name, r->st);
+    r->d->cur = cur;
+    if (!req->apply) { /* the preconditions the document carries */
+        if (in.rv && *in.rv && strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
+            return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, in.name, r->st);
+        if (in.uid && *in.uid && strcmp(in.uid, kctl_obj_uid(cur)) != 0)
+            return kctl__as_conflict(r, req->res->resource, false, in.name,
+                                     "Precondition failed: UID in precondition: %s, UID in object meta: %s", in.uid, kctl_obj_uid(cur));
+    }
+    if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
+    m.rv = req->rv;
+    if (!status_only && m.deleted) {
+        bool refused;
+        if ((rc = kctl__as_new_finalizers(r, &in, cur, &refused)) != KCTL_OK || refused) return rc != KCTL_OK ? rc : KCTL_ERR_INVALID_ARG;
+    }
+    base = status_only ? &r->cur.j : sent;
+    sdoc = status_only ? sent : &r->cur.j;
+    status = kctl_json_member(sdoc, 0, "status");
+    if (!status_only && kctl__as_bumps_generation(sent, &r->cur.j)) m.generation++;
+    nfin = status_only ? kctl_obj_finalizer_count(cur) : in.nfinalizers;
+    if (m.deleted && nfin == 0) { /* the last finalizer went: so does the object, answered at its old version */
+        m.rv = kctl_obj_resource_version(cur);
+        kctl__as_emit(r->out, base, &m, sdoc, status);
+        r->d->outcome = KCTL_APISRV_REMOVE;
+        return r->out->err;
+    }
+    kctl__as_emit(r->out, base, &m, sdoc, status);
+    if (r->out->err) return r->out->err;
+    { /* a write that changes nothing is not a write */
+        kctl__jdoc nd;
+        if ((rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, NULL)) == KCTL_OK) {
+            if (kctl__as_same(&nd.j, &r->cur.j)) {
+                kctl__as_out_reset(r->out);
+                r->d->outcome = KCTL_APISRV_UNCHANGED;
+            } else {
+                r->d->outcome = KCTL_APISRV_WRITE;
+            }
+        }
+        kctl__jdoc_free(&nd);
+    }
+    return rc;
+}
+
+static int kctl__as_patch(kctl__asrun *r) {
+    const kctl_apisrv_req *req = r->req;
+    const char *ns = req->res->ns ? req->res->ns : "", *doc, *text;
+    const kctl_obj *cur;
+    kctl__jdoc patch, cd;
+    size_t len = req->len, dlen, n;
+    int rc;
+    if (!req->name || !*req->name || !req->json || (req->patch_flags & ~KCTL_PATCH_STATUS)) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(req->json);
+    if (!(cur = req->lookup(ns, req->name, req->lookup_user_data))) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, req->name, r->st);
+    if ((rc = kctl__as_parse_body(r, &patch, req->json, len)) != KCTL_OK) {
+        kctl__jdoc_free(&patch);
+        return rc;
+    }
+    doc = kctl_obj_json(cur, &dlen);
+    if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &req->allocator, NULL)) == KCTL_OK) {
+        rc = kctl_json_merge_patch(&cd.j, 0, &patch.j, 0, &r->mbuf);
+        if (rc == KCTL_OK) rc = kctl_jw_finish(&r->mbuf, &text, &n);
+        if (rc == KCTL_OK) rc = kctl__as_parse_body(r, &r->merged, text, n);
+    }
+    kctl__jdoc_free(&cd);
+    kctl__jdoc_free(&patch);
+    if (rc != KCTL_OK) return rc;
+    return kctl__as_write(r, &r->merged.j, req->patch_flags & KCTL_PATCH_STATUS ? KCTL_VERB_UPDATE_STATUS : KCTL_VERB_UPDATE, cur);
+}
+
+static int kctl__as_remove(kctl__asrun *r) {
+    const kctl_apisrv_req *req = r->req;
+    const char *ns = req->res->ns ? req->res->ns : "";
+    const kctl_obj *cur;
+    kctl__asmeta m;
+    char kind[256] = "";
+    int rc;
+    if (!req->name || !*req->name) return KCTL_ERR_INVALID_ARG;
+    if (!(cur = req->lookup(ns, req->name, req->lookup_user_data))) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, req->name, r->st);
+    r->d->cur = cur;
+    if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
+    if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kind, sizeof kind, NULL) != KCTL_OK || !kind[0])
+        snprintf(kind, sizeof kind, "%s", req->res->resource);
+    if (req->del && req->del->uid && *req->del->uid && strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
+        return kctl__as_conflict(r, kind, true, req->name, "the UID in the precondition (%s) does not match the UID in record (%s). "
+                                 "The object might have been deleted and then recreated", req->del->uid, kctl_obj_uid(cur));
+    if (req->del && req->del->resource_version && *req->del->resource_version &&
+        strcmp(req->del->resource_version, kctl_obj_resource_version(cur)) != 0)
+        return kctl__as_conflict(r, kind, true, req->name, "the ResourceVersion in the precondition (%s) does not match the "
+                                 "ResourceVersion in record (%s). The object might have been modified", req->del->resource_version,
+                                 kctl_obj_resource_version(cur));
+    if (kctl_obj_finalizer_count(cur) == 0) {
+        r->d->outcome = KCTL_APISRV_REMOVE;
+        return KCTL_OK;
+    }
+    if (m.deleted) { /* already marked: nothing more to do */
+        r->d->outcome = KCTL_APISRV_UNCHANGED;
+        return KCTL_OK;
+    }
+    m.rv = req->rv;
+    m.deleted = req->now ? req->now : "";
+    m.has_grace = true;
+    m.grace = 0;
+    if (m.generation > 0) m.generation++; /* markAsDeleting: a deletion is a change of intent */
+    kctl__as_emit(r->out, &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"));
+    r->d->outcome = KCTL_APISRV_WRITE;
+    return r->out->err;
+}
+
+KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st) {
+    kctl__asrun r;
+    size_t len;
+    int rc = KCTL_ERR_INVALID_ARG;
+    if (d) memset(d, 0, sizeof *d);
+    if (!req || !out || !d || !req->res || !req->res->resource || !*req->res->resource || !req->lookup ||
+        (!req->allocator.alloc_fn) != (!req->allocator.free_fn))
+        return KCTL_ERR_INVALID_ARG;
+    memset(&r, 0, sizeof r);
+    r.req = req;
+    r.out = out;
+    r.d = d;
+    r.st = st;
+    kctl_jw_init_growable(&r.mbuf, &req->allocator);
+    switch (req->verb) {
+    case KCTL_VERB_CREATE:
+    case KCTL_VERB_UPDATE:
+    case KCTL_VERB_UPDATE_STATUS:
+        if (!req->json) break;
+        len = req->len == KCTL_NTS ? strlen(req->json) : req->len;
+        rc = kctl__as_parse_body(&r, &r.sent, req->json, len);
+        if (rc == KCTL_OK) rc = kctl__as_write(&r, &r.sent.j, req->verb, NULL);
+        break;
+    case KCTL_VERB_PATCH: rc = kctl__as_patch(&r); break;
+    case KCTL_VERB_REMOVE: rc = kctl__as_remove(&r); break;
+    default: break;
+    }
+    if (rc != KCTL_OK) {
+        kctl__as_out_reset(out);
+        memset(d, 0, sizeof *d);
+    }
+    kctl__free(&req->allocator, r.sc.buf);
+    kctl__jdoc_free(&r.sent);
+    kctl__jdoc_free(&r.cur);
+    kctl__jdoc_free(&r.merged);
+    kctl_jw_free(&r.mbuf);
+    return rc;
+}
+
+KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, kctl_api_status *st) {
+    kctl__asrun r;
+    kctl_apisrv_req req;
+    kctl__asin in;
+    kctl__aserr e;
+    const char *doc;
+    size_t len;
+    int rc;
+    if (!res || !res->resource || !obj) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.res = res;
+    memset(&r, 0, sizeof r);
+    r.req = &req;
+    r.st = st;
+    doc = kctl_obj_json(obj, &len);
+    if ((rc = kctl__jdoc_parse(&r.sent, doc, len, NULL, NULL)) == KCTL_OK && (rc = kctl__as_take(&r, &r.sent.j, &in)) == KCTL_OK) {
+        kctl__as_err_init(&e, NULL);
+        kctl__as_validate(&e, &r.sc, &in, true);
+        if (e.text.err) rc = e.text.err;
+        else if (e.n) rc = kctl__as_refuse_invalid(st, NULL, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
+        kctl__as_err_free(&e);
+    }
+    kctl__free(NULL, r.sc.buf);
+    kctl__jdoc_free(&r.sent);
+    return rc;
+}
+
+KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
+    kctl__jdoc d;
+    kctl_jw w;
+    const char *doc, *text;
+    size_t len, n;
+    uint32_t i, k, md;
+    int rc;
+    kctl_allocator a;
+    if (out) *out = NULL;
+    if (!obj || !out) return KCTL_ERR_INVALID_ARG;
+    memset(&a, 0, sizeof a);
+    if (opts) a = opts->allocator;
+    doc = kctl_obj_json(obj, &len);
+    if ((rc = kctl__jdoc_parse(&d, doc, len, &a, opts ? &opts->limits : NULL)) != KCTL_OK) {
+        kctl__jdoc_free(&d);
+        return rc;
+    }
+    md = kctl_json_member(&d.j, 0, "metadata");
+    kctl_jw_init_growable(&w, &a);
+    kctl_jw_object_begin(&w);
+    for (i = 1, k = 0; k < d.j.toks[0].size; k++, i += 1 + d.j.toks[i + 1].skip) {
+        const char *raw;
+        size_t rn;
+        if (!kctl__jlast(&d.j, 0, i)) continue;
+        kctl_json_raw(&d.j, i, &raw, &rn);
+        kctl__jw_key_raw(&w, raw, rn);
+        kctl__jw_put(&w, ":", 1);
+        if (i + 1 != md) {
+            kctl_jw_value(&w, &d.j, i + 1);
+            continue;
+        }
+        kctl_jw_object_begin(&w);
+        {
+            uint32_t q, m2;
+            for (q = md + 1, m2 = 0; m2 < d.j.toks[md].size; m2++, q += 1 + d.j.toks[q + 1].skip) {
+                if (!kctl__jlast(&d.j, md, q) || kctl_json_string_eq(&d.j, q, "resourceVersion")) continue;
+                kctl_json_raw(&d.j, q, &raw, &rn);
+                kctl__jw_key_raw(&w, raw, rn);
+                kctl__jw_put(&w, ":", 1);
+                kctl_jw_value(&w, &d.j, q + 1);
+            }
+        }
+        if (rv) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, rv); }
+        kctl_jw_object_end(&w);
+    }
+    kctl_jw_object_end(&w);
+    rc = kctl_jw_finish(&w, &text, &n);
+    if (rc == KCTL_OK) rc = kctl_obj_parse(text, n, opts, out);
+    kctl_jw_free(&w);
+    kctl__jdoc_free(&d);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- MEMSTORE */
@@ -4840,9 +6591,18 @@ typedef struct kctl__msev {
     uint64_t rev;
     int type;
     kctl_obj *obj;  /* the state after (DELETED: the last state) */
-    kctl_obj *prev; /* the state before (MODIFIED), for selector transitions */
+    kctl_obj *prev; /* the state before (MODIFIED, DELETED), for selector transitions */
+    kctl_obj *left; /* prev at this event's revision: what a watcher whose selector it leaves gets (made when first needed) */
     char *rid;      /* "group/resource" */
 } kctl__msev;
+
+/* A write about to be made, for the save that must precede it: entry e's
+   object becomes obj (NULL: e goes), or, without e, obj is new (in rid). */
+typedef struct kctl__mspending {
+    kctl__msent *e;
+    const kctl_obj *obj;
+    const char *rid;
+} kctl__mspending;
 
 /* The memstore's watch (a kctl_watch to the outside: the name stays free
    for a transport of your own in the same file). */
@@ -4897,7 +6657,6 @@ static void kctl__ms_pg_drop(kctl_memstore *ms) {
     ms->pg_id[0] = 0;
 }
 
-static int kctl__ms_save_locked(kctl_memstore *ms);
 static int kctl__ms_load(kctl_memstore *ms);
 
 /* A name, namespace, group or resource the store can hold: non-empty
@@ -4959,12 +6718,9 @@ static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
 static int kctl__ms_fault(kctl_memstore *ms, kctl_verb verb) {
 #ifndef KCTL_NO_THREADS
     if (ms->latency_ns) { /* a slow store: wait, without the lock */
-        struct timespec ts;
         uint64_t ns = ms->latency_ns;
         kctl__mutex_unlock(&ms->mu);
-        ts.tv_sec = (time_t)(ns / UINT64_C(1000000000));
-        ts.tv_nsec = (long)(ns % UINT64_C(1000000000));
-        nanosleep(&ts, NULL);
+        kctl__port_sleep_ns(ns);
         kctl__mutex_lock(&ms->mu);
     }
 #endif
@@ -5023,6 +6779,7 @@ fail:
 static void kctl__ms_free_event(kctl_memstore *ms, kctl__msev *e) {
     kctl_obj_unref(e->obj);
     kctl_obj_unref(e->prev);
+    kctl_obj_unref(e->left);
     kctl__free(&ms->allocator, e->rid);
     memset(e, 0, sizeof *e);
 }
@@ -5049,12 +6806,35 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
 
 /* Record the event of the write about to take revision ms->rev + 1 (the
    ring drops its oldest); the caller then bumps ms->rev. */
-static int kctl__ms_event(kctl_memstore *ms, const char *rid, int type, kctl_obj *obj, kctl_obj *prev) {
-    kctl__msev *e;
+/* The event of the write about to take revision ms->rev + 1, prepared
+   before anything changes (its allocations can fail), then pushed (which
+   cannot). */
+typedef struct kctl__msevprep {
+    char *rid;
+    int type;
+    kctl_obj *obj, *prev; /* references the event takes over */
+} kctl__msevprep;
+
+static int kctl__ms_event_prepare(kctl_memstore *ms, kctl__msevprep *p, const char *rid, int type, kctl_obj *obj, kctl_obj *prev) {
     size_t n = strlen(rid);
-    char *r = (char *)kctl__alloc(&ms->allocator, n + 1);
-    if (!r) return KCTL_ERR_NOMEM;
-    memcpy(r, rid, n + 1);
+    memset(p, 0, sizeof *p);
+    if (!(p->rid = (char *)kctl__alloc(&ms->allocator, n + 1))) return KCTL_ERR_NOMEM;
+    memcpy(p->rid, rid, n + 1);
+    p->type = type;
+    p->obj = kctl_obj_ref(obj);
+    p->prev = kctl_obj_ref(prev);
+    return KCTL_OK;
+}
+
+static void kctl__ms_event_drop(kctl_memstore *ms, kctl__msevprep *p) {
+    kctl__free(&ms->allocator, p->rid);
+    kctl_obj_unref(p->obj);
+    kctl_obj_unref(p->prev);
+    memset(p, 0, sizeof *p);
+}
+
+static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
+    kctl__msev *e;
     if (ms->count == ms->cap) { /* forget the oldest */
         e = &ms->ring[ms->first];
         if (e->rev > ms->compacted) ms->compacted = e->rev;
@@ -5063,362 +6843,252 @@ static int kctl__ms_event(kctl_memstore *ms, const char *rid, int type, kctl_obj
         ms->count--;
     }
     e = &ms->ring[(ms->first + ms->count) % ms->cap];
+    memset(e, 0, sizeof *e);
     e->rev = ms->rev + 1; /* the revision of the write this event records */
-    e->type = type;
-    e->obj = kctl_obj_ref(obj);
-    e->prev = kctl_obj_ref(prev);
-    e->rid = r;
+    e->type = p->type;
+    e->obj = p->obj;
+    e->prev = p->prev;
+    e->rid = p->rid;
+    memset(p, 0, sizeof *p);
     ms->count++;
     if (ms->waiters) kctl__cond_broadcast(&ms->cv);
-    return KCTL_OK;
 }
 
-/* The RFC 3339 UTC time now, for creationTimestamp and deletionTimestamp. */
-static void kctl__ms_now_rfc3339(char buf[32]) {
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* The managed metadata a write sets (NULL: keep what the base has). */
-typedef struct kctl__msmeta {
-    uint64_t rev;
-    const char *uid, *created, *deleted, *ns;
-    int64_t generation;
-} kctl__msmeta;
-
-static bool kctl__ms_managed(const kctl_json *j, uint32_t ktok) {
-    static const char *const names[] = { "resourceVersion", "uid", "creationTimestamp", "generation", "deletionTimestamp", "namespace" };
+/* A refusal the store itself makes (a fault, a failed save), worded as
+   an API server's Status for its code. */
+static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
+    static const struct { int code, http; const char *reason; } map[] = {
+        { KCTL_ERR_INVALID_ARG, 400, "BadRequest" }, { KCTL_ERR_UNAUTHORIZED, 401, "Unauthorized" },
+        { KCTL_ERR_FORBIDDEN, 403, "Forbidden" }, { KCTL_ERR_NOT_FOUND, 404, "NotFound" },
+        { KCTL_ERR_EXISTS, 409, "AlreadyExists" }, { KCTL_ERR_CONFLICT, 409, "Conflict" },
+        { KCTL_ERR_GONE, 410, "Expired" }, { KCTL_ERR_TOO_LARGE, 413, "RequestEntityTooLarge" },
+        { KCTL_ERR_AGAIN, 429, "TooManyRequests" }, { KCTL_ERR_IO, 503, "ServiceUnavailable" },
+        { KCTL_ERR_TIMEOUT, 504, "Timeout" } };
     size_t i;
-    for (i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (kctl_json_string_eq(j, ktok, names[i])) return true;
-    return false;
+    int http = 500;
+    const char *reason = "InternalError";
+    char msg[160];
+    if (!st || code == KCTL_OK) return code;
+    for (i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (map[i].code == code) { http = map[i].http; reason = map[i].reason; }
+    snprintf(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
+    kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
+    return code;
 }
 
-/* Write base with its metadata's managed fields set from m and its status
-   taken from status_doc/status (KCTL_JSON_NONE: none; keep_status: base's). */
-static void kctl__ms_write(kctl_jw *w, const kctl_json *base, const kctl__msmeta *m,
-                           const kctl_json *sdoc, uint32_t status, bool keep_status) {
-    const kctl_json_tok *root = &base->toks[0];
-    uint32_t i, k, md = kctl_json_member(base, 0, "metadata");
-    char num[24];
-    kctl_jw_object_begin(w);
-    for (i = 1, k = 0; k < root->size; k++, i += 1 + base->toks[i + 1].skip) {
-        const char *raw;
-        size_t n;
-        if (!kctl__jlast(base, 0, i)) continue;
-        if (kctl_json_string_eq(base, i, "metadata") || kctl_json_string_eq(base, i, "status")) continue;
-        kctl_json_raw(base, i, &raw, &n);
-        kctl__jw_key_raw(w, raw, n);
-        kctl__jw_put(w, ":", 1);
-        kctl_jw_value(w, base, i + 1);
-    }
-    kctl_jw_key(w, "metadata");
-    kctl_jw_object_begin(w);
-    for (i = md + 1, k = 0; k < base->toks[md].size; k++, i += 1 + base->toks[i + 1].skip) {
-        const char *raw;
-        size_t n;
-        if (!kctl__jlast(base, md, i) || kctl__ms_managed(base, i)) continue;
-        kctl_json_raw(base, i, &raw, &n);
-        kctl__jw_key_raw(w, raw, n);
-        kctl__jw_put(w, ":", 1);
-        kctl_jw_value(w, base, i + 1);
-    }
-    if (m->ns && *m->ns) { kctl_jw_key(w, "namespace"); kctl_jw_string(w, m->ns); }
-    kctl_jw_key(w, "uid");
-    kctl_jw_string(w, m->uid);
-    snprintf(num, sizeof num, "%llu", (unsigned long long)m->rev);
-    kctl_jw_key(w, "resourceVersion");
-    kctl_jw_string(w, num);
-    kctl_jw_key(w, "generation");
-    kctl_jw_int64(w, m->generation);
-    kctl_jw_key(w, "creationTimestamp");
-    kctl_jw_string(w, m->created);
-    if (m->deleted) { kctl_jw_key(w, "deletionTimestamp"); kctl_jw_string(w, m->deleted); }
-    kctl_jw_object_end(w);
-    if (keep_status) {
-        uint32_t st = kctl_json_member(base, 0, "status");
-        if (st != KCTL_JSON_NONE) { kctl_jw_key(w, "status"); kctl_jw_value(w, base, st); }
-    } else if (status != KCTL_JSON_NONE) {
-        kctl_jw_key(w, "status");
-        kctl_jw_value(w, sdoc, status);
-    }
-    kctl_jw_object_end(w);
+/* apisrv's view of the store: the object at rid|ns/name. */
+typedef struct kctl__mslook {
+    kctl_memstore *ms;
+    const char *rid;
+} kctl__mslook;
+
+static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
+    kctl__mslook *l = (kctl__mslook *)user_data;
+    char key[1024];
+    kctl__msent *e;
+    if (kctl__ms_key(l->rid, ns, name, key, sizeof key) != KCTL_OK) return NULL;
+    e = kctl__ms_find(l->ms, key);
+    return e ? e->obj : NULL;
 }
 
-/* A parsed view of a document (tokens from the store's allocator). */
-typedef struct kctl__msdoc {
-    kctl_json j;
-    kctl_json_tok *toks;
-} kctl__msdoc;
+static int kctl__ms_save_locked(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p);
 
-static int kctl__ms_parse(kctl_memstore *ms, const char *text, size_t len, kctl__msdoc *d) {
-    int rc;
-    memset(d, 0, sizeof *d);
-    if ((rc = kctl_json_parse(text, len, NULL, 0, &ms->obj_opts.limits, &d->j)) != KCTL_OK) return rc;
-    if (!(d->toks = (kctl_json_tok *)kctl__alloc(&ms->allocator, (size_t)d->j.ntoks * sizeof *d->toks))) return KCTL_ERR_NOMEM;
-    kctl_json_parse(text, len, d->toks, d->j.ntoks, &ms->obj_opts.limits, &d->j);
-    if (kctl_json_type_of(&d->j, 0) != KCTL_JSON_OBJECT ||
-        kctl_json_type_of(&d->j, kctl_json_member(&d->j, 0, "metadata")) != KCTL_JSON_OBJECT) {
-        kctl__free(&ms->allocator, d->toks);
-        d->toks = NULL;
-        return KCTL_ERR_PROTO;
-    }
-    return KCTL_OK;
-}
-
-static void kctl__ms_doc_free(kctl_memstore *ms, kctl__msdoc *d) {
-    kctl__free(&ms->allocator, d->toks);
-    d->toks = NULL;
-}
-
-/* Make the stored object from base with managed metadata m. */
-static int kctl__ms_make(kctl_memstore *ms, const kctl_json *base, const kctl__msmeta *m,
-                         const kctl_json *sdoc, uint32_t status, bool keep_status, kctl_obj **out) {
+/* One write, decided by the API-server rules, then made: everything it
+   needs is allocated first, then (save_on_write) the store as it will be
+   is saved, and only then is the write made and its event sent. A failed
+   save leaves the store and its watchers as they were (IO). Lock held. */
+static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st) {
+    char rid[256], key[1024], uid[48], now[32], rv[24];
+    kctl__mslook look;
+    kctl_apisrv_decision d;
+    kctl__msevprep ev;
+    kctl__mspending pend;
+    kctl__msent *e = NULL, *fresh = NULL;
+    kctl_obj *made = NULL, *gone = NULL;
     kctl_jw w;
-    const char *text;
-    size_t len;
     int rc;
+    if (out) *out = NULL;
+    memset(&ev, 0, sizeof ev);
+    memset(&pend, 0, sizeof pend);
+    if (kctl__ms_rid(req->res, rid, sizeof rid) != KCTL_OK)
+        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
+    look.ms = ms;
+    look.rid = rid;
+    snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012llx", (unsigned long long)(ms->uid_seq + 1));
+    snprintf(rv, sizeof rv, "%llu", (unsigned long long)(ms->rev + 1));
+    kctl_apisrv_now(now);
+    req->lookup = kctl__ms_lookup;
+    req->lookup_user_data = &look;
+    req->uid = uid;
+    req->now = now;
+    req->rv = rv;
+    req->name_seed = (ms->uid_seq + 1) * UINT64_C(0x9e3779b97f4a7c15) ^ ms->rev;
+    req->allocator = ms->allocator;
+    req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
-    kctl__ms_write(&w, base, m, sdoc, status, keep_status);
-    rc = kctl_jw_finish(&w, &text, &len);
-    if (rc == KCTL_OK) rc = kctl_obj_parse(text, len, &ms->obj_opts, out);
+    rc = kctl_apisrv_decide(req, &w, &d, st);
+    if (rc != KCTL_OK) goto out;
+    if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
+        if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
+        goto out;
+    }
+    if (w.len && (rc = kctl_obj_parse(w.buf, w.len, &ms->obj_opts, &made)) != KCTL_OK) {
+        if (rc == KCTL_ERR_PROTO) rc = kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the object cannot be kept");
+        goto out;
+    }
+    if (d.outcome == KCTL_APISRV_REMOVE) {
+        /* watchers get the last stored state at the deletion's revision */
+        if ((rc = kctl__ms_key(rid, kctl_obj_namespace(d.cur), kctl_obj_name(d.cur), key, sizeof key)) != KCTL_OK) goto out;
+        e = kctl__ms_find(ms, key);
+        if ((rc = kctl_apisrv_with_rv(d.cur, rv, &ms->obj_opts, &gone)) != KCTL_OK ||
+            (rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_DELETED, gone, e->obj)) != KCTL_OK)
+            goto out;
+        pend.e = e;
+    } else {
+        if ((rc = kctl__ms_key(rid, kctl_obj_namespace(made), kctl_obj_name(made), key, sizeof key)) != KCTL_OK) goto out;
+        e = kctl__ms_find(ms, key);
+        if (!e && !(fresh = kctl__ms_entry(ms, key, strlen(rid), NULL))) {
+            rc = KCTL_ERR_NOMEM;
+            goto out;
+        }
+        if ((rc = kctl__ms_event_prepare(ms, &ev, rid, e ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED, made, e ? e->obj : NULL)) != KCTL_OK)
+            goto out;
+        pend.e = e;
+        pend.obj = made;
+        pend.rid = rid;
+    }
+    if (ms->save_on_write && (rc = ms->save_err = kctl__ms_save_locked(ms, ms->rev + 1, &pend)) != KCTL_OK) {
+        rc = kctl__ms_refuse(st, rc, "the write could not be saved, so it was not made");
+        goto out;
+    }
+    /* nothing fails from here on */
+    if (d.outcome == KCTL_APISRV_REMOVE) {
+        kctl__ms_drop(ms, e);
+    } else if (fresh) {
+        fresh->obj = kctl_obj_ref(made);
+        kctl__map_insert(&ms->objs, &fresh->node);
+        fresh = NULL;
+    } else {
+        kctl_obj_unref(e->obj);
+        e->obj = kctl_obj_ref(made);
+    }
+    kctl__ms_event_push(ms, &ev);
+    ms->rev++;
+    if (req->verb == KCTL_VERB_CREATE && !d.cur) ms->uid_seq++;
+    if (out && made) *out = kctl_obj_ref(made); /* a delete that removed: NULL */
+out:
+    kctl__ms_event_drop(ms, &ev);
+    kctl__free(&ms->allocator, fresh);
+    kctl_obj_unref(made);
+    kctl_obj_unref(gone);
     kctl_jw_free(&w);
     return rc;
 }
 
-enum { KCTL__MS_CREATE, KCTL__MS_UPDATE, KCTL__MS_STATUS, KCTL__MS_APPLY };
+/* A fault armed for verb, as the request's answer. Lock held. */
+static int kctl__ms_faulted(kctl_memstore *ms, kctl_verb verb, kctl_api_status *st) {
+    int rc = kctl__ms_fault(ms, verb);
+    return rc == KCTL_OK ? rc : kctl__ms_refuse(st, rc, "injected fault");
+}
 
-/* Create, update, update_status or apply one document. Lock held. */
-static int kctl__ms_write_obj(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, int how, kctl_obj **out) {
-    char rid[256], key[1024], uid[48], created[32];
-    kctl__msdoc in, old;
-    kctl_obj *parsed = NULL, *made = NULL, *prev;
-    kctl__msent *e;
-    kctl__msmeta m;
-    const char *ns;
+static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
+                             kctl_obj **out, kctl_api_status *st) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    kctl_apisrv_req req;
     int rc;
     if (out) *out = NULL;
-    if (!json || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
-    /* validate the document as an object first */
-    if ((rc = kctl_obj_parse(json, len, &ms->obj_opts, &parsed)) != KCTL_OK) return rc;
-    ns = kctl_obj_namespace(parsed);
-    if (!kctl__ms_name_ok(kctl_obj_name(parsed), false) || !kctl__ms_name_ok(ns, true)) {
-        kctl_obj_unref(parsed);
-        return KCTL_ERR_INVALID_ARG;
-    }
-    if (res->ns && *res->ns) {
-        if (*ns && strcmp(ns, res->ns) != 0) { kctl_obj_unref(parsed); return KCTL_ERR_INVALID_ARG; }
-        ns = res->ns;
-    }
-    if (kctl__ms_key(rid, ns, kctl_obj_name(parsed), key, sizeof key) != KCTL_OK) { kctl_obj_unref(parsed); return KCTL_ERR_INVALID_ARG; }
-    e = kctl__ms_find(ms, key);
-    if (how == KCTL__MS_CREATE && e) { kctl_obj_unref(parsed); return KCTL_ERR_EXISTS; }
-    if ((how == KCTL__MS_UPDATE || how == KCTL__MS_STATUS) && !e) { kctl_obj_unref(parsed); return KCTL_ERR_NOT_FOUND; }
-    if (e && how != KCTL__MS_APPLY && how != KCTL__MS_CREATE && *kctl_obj_resource_version(parsed) &&
-        strcmp(kctl_obj_resource_version(parsed), kctl_obj_resource_version(e->obj)) != 0) {
-        kctl_obj_unref(parsed);
-        return KCTL_ERR_CONFLICT;
-    }
-    if ((rc = kctl__ms_parse(ms, json, len, &in)) != KCTL_OK) { kctl_obj_unref(parsed); return rc; }
-    memset(&old, 0, sizeof old);
-    if (e && (rc = kctl__ms_parse(ms, kctl_obj_json(e->obj, NULL), strlen(kctl_obj_json(e->obj, NULL)), &old)) != KCTL_OK) goto out;
-    memset(&m, 0, sizeof m);
-    m.rev = ms->rev + 1;
-    m.ns = ns;
-    if (e) { /* the store's metadata stays the store's */
-        m.uid = kctl_obj_uid(e->obj);
-        if (kctl_json_string(&old.j, kctl_json_path(&old.j, 0, "metadata.creationTimestamp"), created, sizeof created, NULL) != KCTL_OK)
-            created[0] = '\0';
-        m.created = created;
-        m.deleted = kctl_obj_deletion_timestamp(e->obj);
-        m.generation = kctl_obj_generation(e->obj);
-        if (how != KCTL__MS_STATUS &&
-            !kctl_json_equal(&old.j, kctl_json_member(&old.j, 0, "spec"), &in.j, kctl_json_member(&in.j, 0, "spec")))
-            m.generation++; /* the spec changed */
-    } else {
-        snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012llx", (unsigned long long)++ms->uid_seq);
-        kctl__ms_now_rfc3339(created);
-        m.uid = uid;
-        m.created = created;
-        m.generation = 1;
-    }
-    if (how == KCTL__MS_STATUS) /* only the status changes: the rest is the old object */
-        rc = kctl__ms_make(ms, &old.j, &m, &in.j, kctl_json_member(&in.j, 0, "status"), false, &made);
-    else if (e) /* update and apply keep the stored status */
-        rc = kctl__ms_make(ms, &in.j, &m, &old.j, kctl_json_member(&old.j, 0, "status"), false, &made);
-    else
-        rc = kctl__ms_make(ms, &in.j, &m, NULL, KCTL_JSON_NONE, true, &made);
-    if (rc != KCTL_OK) goto out;
-    if (e) { /* a write that changes nothing is not a write: no revision, no event */
-        kctl__msdoc nd;
-        uint64_t oldrev = 0;
-        kctl__msmeta same = m;
-        kctl_obj *cand = NULL;
-        kctl_obj_resource_version_u64(e->obj, &oldrev);
-        same.rev = oldrev;
-        if (how == KCTL__MS_STATUS) rc = kctl__ms_make(ms, &old.j, &same, &in.j, kctl_json_member(&in.j, 0, "status"), false, &cand);
-        else rc = kctl__ms_make(ms, &in.j, &same, &old.j, kctl_json_member(&old.j, 0, "status"), false, &cand);
-        if (rc == KCTL_OK && (rc = kctl__ms_parse(ms, kctl_obj_json(cand, NULL), strlen(kctl_obj_json(cand, NULL)), &nd)) == KCTL_OK) {
-            bool unchanged = kctl_json_equal(&nd.j, 0, &old.j, 0);
-            kctl__ms_doc_free(ms, &nd);
-            if (unchanged) {
-                kctl_obj_unref(cand);
-                if (out) *out = kctl_obj_ref(e->obj);
-                goto out;
-            }
-        }
-        kctl_obj_unref(cand);
-        if (rc != KCTL_OK) goto out;
-    }
-    /* an object being deleted whose last finalizer went is gone now */
-    if (e && kctl_obj_deletion_timestamp(made) && kctl_obj_finalizer_count(made) == 0) {
-        if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, made, e->obj)) != KCTL_OK) goto out;
-        ms->rev++;
-        kctl__ms_drop(ms, e);
-        if (out) *out = kctl_obj_ref(made);
-        goto out;
-    }
-    if (!e) {
-        if (!(e = kctl__ms_entry(ms, key, strlen(rid), NULL))) {
-            rc = KCTL_ERR_NOMEM;
-            goto out;
-        }
-        if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_ADDED, made, NULL)) != KCTL_OK) {
-            kctl__free(&ms->allocator, e);
-            goto out;
-        }
-        kctl__map_insert(&ms->objs, &e->node);
-    } else if ((rc = kctl__ms_event(ms, rid, KCTL_EVENT_MODIFIED, made, e->obj)) != KCTL_OK) {
-        goto out;
-    }
-    ms->rev++;
-    prev = e->obj;
-    e->obj = kctl_obj_ref(made);
-    kctl_obj_unref(prev);
-    if (out) *out = kctl_obj_ref(made);
-out:
-    kctl_obj_unref(made);
-    kctl_obj_unref(parsed);
-    kctl__ms_doc_free(ms, &in);
-    kctl__ms_doc_free(ms, &old);
-    return rc;
-}
-
-/* Delete ns/name of res (precondition_rv may be NULL). Lock held. */
-static int kctl__ms_remove(kctl_memstore *ms, const kctl_resource *res, const char *name, const char *precondition_rv) {
-    char rid[256], key[1024], when[32], created[32];
-    kctl__msent *e;
-    kctl__msdoc old;
-    kctl__msmeta m;
-    kctl_obj *made = NULL;
-    uint32_t c;
-    int rc;
-    if (!kctl__ms_name_ok(name, false) || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK ||
-        kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
-        return KCTL_ERR_INVALID_ARG;
-    if (!(e = kctl__ms_find(ms, key))) return KCTL_ERR_NOT_FOUND;
-    if (precondition_rv && *precondition_rv && strcmp(precondition_rv, kctl_obj_resource_version(e->obj)) != 0)
-        return KCTL_ERR_CONFLICT;
-    if (kctl_obj_finalizer_count(e->obj) > 0) { /* marked, and kept until its finalizers are gone */
-        if (kctl_obj_deletion_timestamp(e->obj)) return KCTL_OK;
-        if ((rc = kctl__ms_parse(ms, kctl_obj_json(e->obj, NULL), strlen(kctl_obj_json(e->obj, NULL)), &old)) != KCTL_OK) return rc;
-        memset(&m, 0, sizeof m);
-        m.rev = ms->rev + 1;
-        m.ns = kctl_obj_namespace(e->obj);
-        m.uid = kctl_obj_uid(e->obj);
-        c = kctl_json_path(&old.j, 0, "metadata.creationTimestamp");
-        if (kctl_json_string(&old.j, c, created, sizeof created, NULL) != KCTL_OK) created[0] = '\0';
-        kctl__ms_now_rfc3339(when);
-        m.created = created;
-        m.deleted = when;
-        m.generation = kctl_obj_generation(e->obj);
-        rc = kctl__ms_make(ms, &old.j, &m, NULL, KCTL_JSON_NONE, true, &made);
-        kctl__ms_doc_free(ms, &old);
-        if (rc == KCTL_OK) rc = kctl__ms_event(ms, rid, KCTL_EVENT_MODIFIED, made, e->obj);
-        if (rc == KCTL_OK) {
-            ms->rev++;
-            kctl_obj_unref(e->obj);
-            e->obj = kctl_obj_ref(made);
-        }
-        kctl_obj_unref(made);
-        return rc;
-    }
-    /* gone: the DELETED event carries the last state at the deletion's revision */
-    if ((rc = kctl__ms_parse(ms, kctl_obj_json(e->obj, NULL), strlen(kctl_obj_json(e->obj, NULL)), &old)) != KCTL_OK) return rc;
-    memset(&m, 0, sizeof m);
-    m.rev = ms->rev + 1;
-    m.ns = kctl_obj_namespace(e->obj);
-    m.uid = kctl_obj_uid(e->obj);
-    if (kctl_json_string(&old.j, kctl_json_path(&old.j, 0, "metadata.creationTimestamp"), created, sizeof created, NULL) != KCTL_OK)
-        created[0] = '\0';
-    m.created = created;
-    m.deleted = kctl_obj_deletion_timestamp(e->obj);
-    m.generation = kctl_obj_generation(e->obj);
-    rc = kctl__ms_make(ms, &old.j, &m, NULL, KCTL_JSON_NONE, true, &made);
-    kctl__ms_doc_free(ms, &old);
-    if (rc == KCTL_OK) rc = kctl__ms_event(ms, rid, KCTL_EVENT_DELETED, made, NULL);
-    kctl_obj_unref(made);
-    if (rc != KCTL_OK) return rc;
-    ms->rev++;
-    kctl__ms_drop(ms, e);
-    return KCTL_OK;
-}
-
-/* A transport write: faults, then the write, then the save it may owe. */
-static int kctl__ms_vt_write(void *self, kctl_verb verb, int how, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    kctl_memstore *ms = (kctl_memstore *)self;
-    int rc;
+    if (!res || !json) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = verb;
+    req.res = res;
+    req.json = json;
+    req.len = len == KCTL_NTS ? strlen(json) : len;
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_fault(ms, verb);
-    if (rc == KCTL_OK) rc = kctl__ms_write_obj(ms, res, json, len, how, out);
-    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
+    rc = kctl__ms_faulted(ms, verb, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
 
-static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    return kctl__ms_vt_write(self, KCTL_VERB_CREATE, KCTL__MS_CREATE, res, json, len, out);
+static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__ms_vt_write(self, KCTL_VERB_CREATE, res, json, len, out, st);
 }
 
-static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE, KCTL__MS_UPDATE, res, json, len, out);
+static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE, res, json, len, out, st);
 }
 
-static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE_STATUS, KCTL__MS_STATUS, res, json, len, out);
+static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                     kctl_api_status *st) {
+    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE_STATUS, res, json, len, out, st);
 }
 
-static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const char *precondition_rv) {
+static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
+                             kctl_obj **out, kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
+    kctl_apisrv_req req;
     int rc;
+    if (out) *out = NULL;
+    if (!res || !name || !patch) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = KCTL_VERB_PATCH;
+    req.res = res;
+    req.name = name;
+    req.json = patch;
+    req.len = len == KCTL_NTS ? strlen(patch) : len;
+    req.patch_flags = flags;
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_fault(ms, KCTL_VERB_REMOVE);
-    if (rc == KCTL_OK) rc = kctl__ms_remove(ms, res, name, precondition_rv);
-    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
+    rc = kctl__ms_faulted(ms, KCTL_VERB_PATCH, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
 
-static int kctl__ms_vt_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out) {
-    kctl_memstore *ms = (kctl_memstore *)self;
+static int kctl__ms_remove(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, const kctl_delete_opts *opts,
+                           kctl_obj **out, kctl_api_status *st) {
+    kctl_apisrv_req req;
+    int rc = KCTL_OK;
+    if (out) *out = NULL;
+    if (!ms || !res || !name) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = KCTL_VERB_REMOVE;
+    req.res = res;
+    req.name = name;
+    req.del = opts;
+    kctl__mutex_lock(&ms->mu);
+    if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_REMOVE, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
+    kctl__mutex_unlock(&ms->mu);
+    return rc;
+}
+
+static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                              kctl_api_status *st) {
+    return kctl__ms_remove((kctl_memstore *)self, true, res, name, opts, out, st);
+}
+
+static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, kctl_obj **out,
+                        kctl_api_status *st) {
     char rid[256], key[1024];
     kctl__msent *e;
-    int rc;
+    int rc = KCTL_OK;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    if (!kctl__ms_name_ok(name, false) || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK ||
-        kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
-        return KCTL_ERR_INVALID_ARG;
+    if (!ms || !name || !*name || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK)
+        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource or name is not valid");
+    if (kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st);
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_fault(ms, KCTL_VERB_GET);
+    if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_GET, st);
     if (rc == KCTL_OK) {
         if ((e = kctl__ms_find(ms, key)) != NULL) *out = kctl_obj_ref(e->obj);
-        else rc = KCTL_ERR_NOT_FOUND;
+        else rc = kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st);
     }
     kctl__mutex_unlock(&ms->mu);
     return rc;
+}
+
+static int kctl__ms_vt_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    return kctl__ms_get((kctl_memstore *)self, true, res, name, out, st);
 }
 
 /* Whether an object is in namespace ns ("" or NULL: any). */
@@ -5467,7 +7137,7 @@ static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from,
     return KCTL_OK;
 }
 
-static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out) {
+static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl_selector *sel = NULL;
     kctl_obj **v = NULL;
@@ -5480,8 +7150,10 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     out->items.allocator = ms->allocator;
-    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
-    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &sel)) != KCTL_OK) return rc;
+    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK)
+        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
+    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &sel)) != KCTL_OK)
+        return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
     idn = snprintf(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
                    opts && opts->field_selector ? opts->field_selector : "");
     if (idn < 0 || (size_t)idn >= sizeof id) id[0] = 0; /* too long to remember: every page scans */
@@ -5493,7 +7165,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     }
     rl = strlen(rid);
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_fault(ms, KCTL_VERB_LIST);
+    rc = kctl__ms_faulted(ms, KCTL_VERB_LIST, st);
     if (rc == KCTL_OK && after && id[0] && ms->pg && ms->pg_rev == tok_rev && strcmp(ms->pg_id, id) == 0) {
         /* the next page of the list in progress: find the token's key */
         size_t lo = 0, hi = ms->pg_n;
@@ -5535,7 +7207,8 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     return rc;
 }
 
-static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out) {
+static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
+                                  kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl__msw *w;
     char rid[256];
@@ -5544,9 +7217,10 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && strlen(res->ns) >= sizeof w->ns)) return KCTL_ERR_INVALID_ARG;
+    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && strlen(res->ns) >= sizeof w->ns))
+        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     for (p = from_rv ? from_rv : ""; *p; p++) {
-        if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) return KCTL_ERR_INVALID_ARG;
+        if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
         from = from * 10 + (uint64_t)(*p - '0');
     }
     if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
@@ -5556,16 +7230,31 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     snprintf(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
     if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &w->sel)) != KCTL_OK) {
         kctl__free(&ms->allocator, w);
-        return rc;
+        return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
     }
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_fault(ms, KCTL_VERB_WATCH);
+    rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
     w->break_after = ms->break_after;
     w->last_emit_ns = kctl_clock_now(&ms->clock);
     if (rc == KCTL_OK && from_rv && *from_rv) {
-        if (from < ms->compacted) rc = KCTL_ERR_GONE;        /* older than the history */
-        else if (from > ms->rev) rc = KCTL_ERR_TIMEOUT;   /* "too large resource version" */
-        else w->pos = from;
+        if (from < ms->compacted) { /* older than the history */
+            char msg[96];
+            snprintf(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)ms->compacted);
+            rc = KCTL_ERR_GONE;
+            if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
+        } else if (from > ms->rev) { /* "too large resource version" */
+            char msg[112];
+            kctl_status_cause c;
+            snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)from,
+                     (unsigned long long)ms->rev);
+            c.reason = "ResourceVersionTooLarge";
+            c.message = "Too large resource version";
+            c.field = "";
+            rc = KCTL_ERR_TIMEOUT;
+            if (st && kctl_api_status_set(st, 504, "Timeout", msg, NULL, NULL, NULL, &c, 1) == KCTL_OK) st->retry_after_s = 1;
+        } else {
+            w->pos = from;
+        }
     } else if (rc == KCTL_OK) { /* from now, with the objects there now */
         rc = kctl__ms_collect(ms, rid, w->ns, w->sel, &w->initial);
         w->pos = ms->rev;
@@ -5594,7 +7283,7 @@ static void kctl__ms_rv(kctl_event *ev, uint64_t rev) {
     snprintf(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
 }
 
-static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev) {
+static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
     kctl__msw *w = (kctl__msw *)watch;
     kctl_memstore *ms = (kctl_memstore *)self;
     bool waited = false;
@@ -5612,7 +7301,10 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     for (;;) {
         uint32_t k;
         if (w->pos < ms->compacted) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)w->pos, (unsigned long long)ms->compacted);
             kctl__mutex_unlock(&ms->mu);
+            if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
             return KCTL_ERR_GONE;
         }
         { /* revisions rise along the ring: start at the first one past pos */
@@ -5628,8 +7320,6 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
             bool now_in, was_in;
             if (e->rev <= w->pos) continue;
-            w->pos = e->rev;
-            w->since_bookmark++;
             if (strcmp(e->rid, w->rid) == 0) {
                 kctl_obj *give = e->obj;
                 now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
@@ -5642,9 +7332,20 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
                 } else if (now_in) {
                     ev->type = was_in ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED; /* entered the selection */
                 } else if (was_in) {
-                    ev->type = KCTL_EVENT_DELETED; /* left it: the last state it matched in */
-                    give = e->prev;
+                    /* left it: the last state it matched in, at this event's
+                       revision, as an API server sends it */
+                    char rv[24];
+                    int rc;
+                    snprintf(rv, sizeof rv, "%llu", (unsigned long long)e->rev);
+                    if (!e->left && (rc = kctl_apisrv_with_rv(e->prev, rv, &ms->obj_opts, &e->left)) != KCTL_OK) {
+                        kctl__mutex_unlock(&ms->mu);
+                        return rc; /* the watcher stays before this event: the next call tries again */
+                    }
+                    ev->type = KCTL_EVENT_DELETED;
+                    give = e->left;
                 }
+                w->pos = e->rev;
+                w->since_bookmark++;
                 if (ev->type) {
                     ev->obj = kctl_obj_ref(give);
                     kctl__ms_rv(ev, e->rev);
@@ -5654,6 +7355,9 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
                     kctl__mutex_unlock(&ms->mu);
                     return KCTL_OK;
                 }
+            } else {
+                w->pos = e->rev;
+                w->since_bookmark++;
             }
             if (ms->bookmark_every && w->since_bookmark >= ms->bookmark_every) {
                 w->since_bookmark = 0;
@@ -5692,7 +7396,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
 
 static const kctl_transport_vtable kctl__memstore_vt = {
     kctl__ms_vt_list, kctl__ms_vt_watch_open, kctl__ms_vt_watch_next, kctl__ms_vt_watch_close, kctl__ms_vt_get,
-    kctl__ms_vt_create, kctl__ms_vt_update, kctl__ms_vt_update_status, kctl__ms_vt_remove, NULL
+    kctl__ms_vt_create, kctl__ms_vt_update, kctl__ms_vt_update_status, kctl__ms_vt_patch, kctl__ms_vt_remove, NULL
 };
 
 KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
@@ -5702,24 +7406,30 @@ KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
     return t;
 }
 
-KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                 kctl_api_status *st) {
+    kctl_apisrv_req req;
     int rc;
-    if (!ms) return KCTL_ERR_INVALID_ARG;
+    if (out) *out = NULL;
+    if (!ms || !res || !json) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = KCTL_VERB_CREATE;
+    req.apply = true;
+    req.res = res;
+    req.json = json;
+    req.len = len == KCTL_NTS ? strlen(json) : len;
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_write_obj(ms, res, json, len, KCTL__MS_APPLY, out);
-    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
+    rc = kctl__ms_do(ms, &req, out, st);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
 
-KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name) {
-    int rc;
-    if (!ms) return KCTL_ERR_INVALID_ARG;
-    kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_remove(ms, res, name, NULL);
-    if (rc == KCTL_OK && ms->save_on_write) ms->save_err = kctl__ms_save_locked(ms); /* the write stands */
-    kctl__mutex_unlock(&ms->mu);
-    return rc;
+KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st) {
+    return kctl__ms_remove(ms, false, res, name, NULL, NULL, st);
+}
+
+KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    return kctl__ms_get(ms, false, res, name, out, st);
 }
 
 KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) {
@@ -5745,74 +7455,50 @@ static uint64_t kctl__fnv64(const char *p, size_t n) {
     return h;
 }
 
-static int kctl__ms_save_locked(kctl_memstore *ms) {
-#ifdef KCTL_NO_FILES
-    (void)ms;
-    return KCTL_ERR_INVALID_ARG;
-#else
-    kctl_jw w; /* used as a growable byte buffer */
-    char line[600], *tmp;
-    const char *text;
-    size_t i, n, plen;
-    int fd, rc = KCTL_OK;
-    if (!ms->path) return KCTL_ERR_INVALID_ARG;
-    kctl_jw_init_growable(&w, &ms->allocator);
-    n = (size_t)snprintf(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)ms->rev,
-                         (unsigned long long)ms->uid_seq, (unsigned long)ms->objs.count);
-    kctl__jw_put(&w, line, n);
+static void kctl__ms_put_obj(kctl_jw *w, const char *rid, size_t rid_len, const kctl_obj *o) {
+    char line[64];
+    size_t len;
+    const char *doc = kctl_obj_json(o, &len);
+    kctl__jw_put(w, rid, rid_len);
+    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, " %lu\n", (unsigned long)len));
+    kctl__jw_put(w, doc, len);
+    kctl__jw_put(w, "\n", 1);
+}
+
+/* The file's bytes for the store at revision rev with the pending write p
+   (may be NULL) made. */
+static int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p, kctl_jw *w) {
+    char line[96];
+    size_t i, count = ms->objs.count;
+    if (p && p->e && !p->obj) count--;      /* a removal */
+    else if (p && !p->e && p->obj) count++; /* a new object */
+    kctl_jw_init_growable(w, &ms->allocator);
+    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)rev,
+                                           (unsigned long long)ms->uid_seq + (p && !p->e && p->obj ? 1u : 0u), (unsigned long)count));
     for (i = 0; i < ms->objs.cap; i++) {
         kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        size_t len;
-        const char *doc;
         if (!e) continue;
-        doc = kctl_obj_json(e->obj, &len);
-        n = (size_t)snprintf(line, sizeof line, "%.*s %lu\n", (int)e->rid_len, e->node.key, (unsigned long)len);
-        kctl__jw_put(&w, line, n);
-        kctl__jw_put(&w, doc, len);
-        kctl__jw_put(&w, "\n", 1);
-    }
-    n = (size_t)snprintf(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w.buf ? w.buf : "", w.len));
-    kctl__jw_put(&w, line, n);
-    if (w.err) {
-        rc = w.err;
-        kctl_jw_free(&w);
-        return rc;
-    }
-    text = w.buf;
-    plen = strlen(ms->path);
-    if (!(tmp = (char *)kctl__alloc(&ms->allocator, plen + 5))) {
-        kctl_jw_free(&w);
-        return KCTL_ERR_NOMEM;
-    }
-    memcpy(tmp, ms->path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    if (fd < 0) rc = KCTL_ERR_IO;
-    for (i = 0; rc == KCTL_OK && i < w.len;) {
-        ssize_t k = write(fd, text + i, w.len - i);
-        if (k <= 0) rc = KCTL_ERR_IO;
-        else i += (size_t)k;
-    }
-    if (fd >= 0 && (fsync(fd) != 0 || close(fd) != 0) && rc == KCTL_OK) rc = KCTL_ERR_IO;
-    if (rc == KCTL_OK && rename(tmp, ms->path) != 0) rc = KCTL_ERR_IO;
-    if (rc == KCTL_OK) { /* make the rename itself durable */
-        char *slash = strrchr(ms->path, '/');
-        int dfd;
-        if (slash) {
-            *slash = '\0';
-            dfd = open(slash == ms->path ? "/" : ms->path, O_RDONLY);
-            *slash = '/';
-        } else {
-            dfd = open(".", O_RDONLY);
+        if (p && p->e == e) {
+            if (p->obj) kctl__ms_put_obj(w, e->node.key, e->rid_len, p->obj);
+            continue;
         }
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-    } else {
-        unlink(tmp);
+        kctl__ms_put_obj(w, e->node.key, e->rid_len, e->obj);
     }
-    kctl__free(&ms->allocator, tmp);
+    if (p && !p->e && p->obj) kctl__ms_put_obj(w, p->rid, strlen(p->rid), p->obj);
+    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
+    return w->err;
+}
+
+static int kctl__ms_save_locked(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p) {
+#ifdef KCTL_NO_FILES
+    (void)ms; (void)rev; (void)p;
+    return KCTL_ERR_INVALID_ARG;
+#else
+    kctl_jw w;
+    int rc;
+    if (!ms->path) return KCTL_ERR_INVALID_ARG;
+    rc = kctl__ms_serialize(ms, rev, p, &w);
+    if (rc == KCTL_OK) rc = kctl__port_file_replace(ms->path, &ms->allocator, w.buf, w.len);
     kctl_jw_free(&w);
     return rc;
 #endif
@@ -5822,65 +7508,51 @@ KCTL_API int kctl_memstore_save(kctl_memstore *ms) {
     int rc;
     if (!ms) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
-    rc = ms->save_err = kctl__ms_save_locked(ms);
+    rc = ms->save_err = kctl__ms_save_locked(ms, ms->rev, NULL);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
 
-/* Read the whole file: OK, NOT_FOUND (no file), IO, TOO_LARGE. */
-static int kctl__ms_read_file(kctl_memstore *ms, char **out, size_t *len) {
-#ifdef KCTL_NO_FILES
-    (void)ms; (void)out; (void)len;
-    return KCTL_ERR_NOT_FOUND;
-#else
-    int fd = open(ms->path, O_RDONLY);
-    char *buf = NULL;
-    size_t cap = 0, n = 0;
-    *out = NULL;
-    *len = 0;
-    if (fd < 0) return KCTL_ERR_NOT_FOUND;
-    for (;;) {
-        ssize_t k;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *nb;
-            if (ncap > (size_t)1 << 31 || !(nb = (char *)kctl__alloc(&ms->allocator, ncap + 1))) {
-                kctl__free(&ms->allocator, buf);
-                close(fd);
-                return ncap > (size_t)1 << 31 ? KCTL_ERR_TOO_LARGE : KCTL_ERR_NOMEM;
-            }
-            if (n) memcpy(nb, buf, n);
-            kctl__free(&ms->allocator, buf);
-            buf = nb;
-            cap = ncap;
-        }
-        k = read(fd, buf + n, cap - n);
-        if (k < 0) {
-            kctl__free(&ms->allocator, buf);
-            close(fd);
-            return KCTL_ERR_IO;
-        }
-        if (k == 0) break;
-        n += (size_t)k;
+/* Free every object of a store that is being loaded. */
+static void kctl__ms_unload(kctl_memstore *ms) {
+    size_t i;
+    for (i = 0; i < ms->objs.cap; i++) {
+        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+        if (!e) continue;
+        kctl_obj_unref(e->obj);
+        kctl__free(&ms->allocator, e);
+        ms->objs.slots[i].node = NULL;
     }
-    close(fd);
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return KCTL_OK;
-#endif
+    ms->objs.count = 0;
 }
 
-/* Load the file into the (empty) store: all of it, or nothing. */
-static int kctl__ms_load(kctl_memstore *ms) {
-    char *buf, *p, *end, *trailer;
-    size_t len;
+/* Whether a loaded object is one a write could have made: a valid
+   resource, names and metadata (the API-server rules), a uid, and a
+   resourceVersion that is a revision of this file. */
+static bool kctl__ms_load_ok(const char *rid, const kctl_obj *o, uint64_t rev) {
+    char group[256], resource[256];
+    const char *slash = strrchr(rid, '/');
+    kctl_resource res;
+    uint64_t orv;
+    if (!slash || (size_t)(slash - rid) >= sizeof group || strlen(slash + 1) >= sizeof resource) return false;
+    memcpy(group, rid, (size_t)(slash - rid));
+    group[slash - rid] = '\0';
+    strcpy(resource, slash + 1);
+    if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return false;
+    memset(&res, 0, sizeof res);
+    res.group = group;
+    res.resource = resource;
+    return kctl_apisrv_check(&res, o, NULL) == KCTL_OK && *kctl_obj_uid(o) && kctl_obj_resource_version_u64(o, &orv) &&
+           orv >= 1 && orv <= rev && kctl_obj_generation(o) >= 1;
+}
+
+/* Load a file's bytes buf[0..len) (NUL at buf[len]; modified) into the
+   empty store: all of it, or nothing (PROTO). */
+static int kctl__ms_load_buf(kctl_memstore *ms, char *buf, size_t len) {
+    char *p, *end, *trailer;
     unsigned long long rev, seq, sum;
     unsigned long count, i;
-    int rc = kctl__ms_read_file(ms, &buf, &len), used = 0;
-    if (rc == KCTL_ERR_NOT_FOUND) return KCTL_OK; /* a first start */
-    if (rc != KCTL_OK) return rc;
-    rc = KCTL_ERR_PROTO;
+    int rc = KCTL_ERR_PROTO, used = 0;
     end = buf + len;
     /* the trailer: "end <16 hex>\n" over everything before it */
     if (len < 21 || end[-1] != '\n') goto out;
@@ -5914,9 +7586,14 @@ static int kctl__ms_load(kctl_memstore *ms) {
             if ((size_t)(trailer - (p + k)) < n + 1 || p[k + n] != '\n') goto out;
         }
         p += k;
-        if (kctl_obj_parse(p, n, &ms->obj_opts, &o) != KCTL_OK) goto out;
+        if ((rc = kctl_obj_parse(p, n, &ms->obj_opts, &o)) != KCTL_OK) {
+            if (rc != KCTL_ERR_NOMEM) rc = KCTL_ERR_PROTO;
+            goto out;
+        }
+        rc = KCTL_ERR_PROTO;
         p += n + 1;
-        if (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK || kctl__ms_find(ms, key)) {
+        if (!kctl__ms_load_ok(rid, o, rev) || kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK ||
+            kctl__ms_find(ms, key)) {
             kctl_obj_unref(o);
             goto out;
         }
@@ -5932,16 +7609,20 @@ static int kctl__ms_load(kctl_memstore *ms) {
     ms->uid_seq = seq;
     rc = KCTL_OK;
 out:
-    if (rc != KCTL_OK) { /* nothing half-loaded stays */
-        for (i = 0; i < ms->objs.cap; i++) {
-            kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-            if (!e) continue;
-            kctl_obj_unref(e->obj);
-            kctl__free(&ms->allocator, e);
-            ms->objs.slots[i].node = NULL;
-        }
-        ms->objs.count = 0;
-    }
+    if (rc != KCTL_OK) kctl__ms_unload(ms); /* nothing half-loaded stays */
+    return rc;
+}
+
+/* Load the store's file: a first start when it does not exist; IO when it
+   exists but cannot be read (never taken for a first start: the next save
+   would replace it); PROTO when it is not a whole store. */
+static int kctl__ms_load(kctl_memstore *ms) {
+    char *buf = NULL;
+    size_t len = 0;
+    int rc = kctl__port_file_read(ms->path, &ms->allocator, &buf, &len);
+    if (rc == KCTL_ERR_NOT_FOUND) return KCTL_OK; /* a first start */
+    if (rc != KCTL_OK) return rc;
+    rc = kctl__ms_load_buf(ms, buf, len);
     kctl__free(&ms->allocator, buf);
     return rc;
 }
@@ -5984,6 +7665,7 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
     kctl__mutex_unlock(&ms->mu);
 }
 
+/* --------------------------------------------------------------- REFLECTOR */
 /* --------------------------------------------------------------- REFLECTOR */
 enum { KCTL__RF_LIST, KCTL__RF_OPEN, KCTL__RF_WATCH };
 
@@ -6110,7 +7792,7 @@ static int kctl__rf_list(kctl_reflector *r) {
     do {
         kctl_list_result page;
         lo.continue_token = cont;
-        if ((rc = r->t.vt->list(r->t.self, &r->res, &lo, &page)) != KCTL_OK) break;
+        if ((rc = r->t.vt->list(r->t.self, &r->res, &lo, &page, NULL)) != KCTL_OK) break;
         if (!rv[0]) snprintf(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
         if (n + page.items.count > cap) {
             size_t ncap = cap ? cap * 2 : 64;
@@ -6168,7 +7850,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             wait_ns = 0; /* the listed objects wait in the FIFO: come back to pop them */
         }
         if (r->state == KCTL__RF_OPEN) {
-            rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w);
+            rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, NULL);
             if (rc == KCTL_ERR_GONE) {
                 r->w = NULL;
                 r->state = KCTL__RF_LIST;
@@ -6186,7 +7868,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         /* watching */
         {
             kctl_event ev;
-            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev);
+            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, NULL);
             wait_ns = 0; /* wait once per step at most */
             if (rc == KCTL_OK) {
                 budget--;
@@ -7575,7 +9257,7 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
 }
 
 KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
-                                const char *status, size_t len, bool *written, kctl_obj **out) {
+                                const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st) {
     kctl_json cur, want;
     kctl_json_tok *ct = NULL, *wt = NULL;
     kctl_allocator a;
@@ -7619,7 +9301,7 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     kctl_jw_value(&w, &want, 0);
     kctl_jw_object_end(&w);
     rc = kctl_jw_finish(&w, &text, &n);
-    if (rc == KCTL_OK) rc = t->vt->update_status(t->self, res, text, n, out);
+    if (rc == KCTL_OK) rc = kctl_transport_update_status(t, res, text, n, out, st);
     if (rc == KCTL_OK && written) *written = true;
     kctl_jw_free(&w);
     kctl__free(&a, wt);
@@ -7636,12 +9318,7 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
     for (i = 0; i < attempts; i++) {
         if ((rc = fn(user_data)) != KCTL_ERR_CONFLICT) return rc;
 #ifndef KCTL_NO_THREADS
-        if (i + 1 < attempts) {
-            struct timespec ts;
-            ts.tv_sec = (time_t)(delay_ns / UINT64_C(1000000000));
-            ts.tv_nsec = (long)(delay_ns % UINT64_C(1000000000));
-            nanosleep(&ts, NULL);
-        }
+        if (i + 1 < attempts) kctl__port_sleep_ns(delay_ns);
 #endif
     }
     return rc;
@@ -8058,7 +9735,7 @@ static int kctl__le_write(kctl_leader *le, const kctl_obj *cur, const char *hold
     const char *text;
     size_t n;
     int rc;
-    kctl__ms_now_rfc3339(now);
+    kctl_apisrv_now(now);
     kctl_jw_init_growable(&w, &le->allocator);
     kctl_jw_object_begin(&w);
     kctl_jw_key(&w, "apiVersion");
@@ -8103,7 +9780,7 @@ static int kctl__le_write(kctl_leader *le, const kctl_obj *cur, const char *hold
     kctl_jw_object_end(&w);
     rc = kctl_jw_finish(&w, &text, &n);
     if (rc == KCTL_OK)
-        rc = cur ? le->t.vt->update(le->t.self, &le->lease, text, n, out) : le->t.vt->create(le->t.self, &le->lease, text, n, out);
+        rc = cur ? le->t.vt->update(le->t.self, &le->lease, text, n, out, NULL) : le->t.vt->create(le->t.self, &le->lease, text, n, out, NULL);
     kctl_jw_free(&w);
     return rc;
 }
@@ -8115,7 +9792,7 @@ KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns)
     int rc;
     if (!le) return KCTL_ERR_INVALID_ARG;
     now = kctl_clock_now(&le->clock);
-    rc = le->t.vt->get(le->t.self, &le->lease, le->name, &cur);
+    rc = le->t.vt->get(le->t.self, &le->lease, le->name, &cur, NULL);
     if (rc == KCTL_ERR_NOT_FOUND) {
         ok = kctl__le_write(le, NULL, le->identity, NULL, 0, &mine) == KCTL_OK;
     } else if (rc == KCTL_OK) {
@@ -8199,8 +9876,8 @@ typedef struct kctl__mgrctl {
 
 /* ---- requests by verb and result: the manager hands out a transport that
    counts every call, then forwards it to the user's */
-enum { KCTL__V_LIST, KCTL__V_WATCH, KCTL__V_GET, KCTL__V_CREATE, KCTL__V_UPDATE, KCTL__V_STATUS, KCTL__V_DELETE, KCTL__V_N };
-static const char *const kctl__verb_names[KCTL__V_N] = { "list", "watch", "get", "create", "update", "update_status", "delete" };
+enum { KCTL__V_LIST, KCTL__V_WATCH, KCTL__V_GET, KCTL__V_CREATE, KCTL__V_UPDATE, KCTL__V_STATUS, KCTL__V_PATCH, KCTL__V_DELETE, KCTL__V_N };
+static const char *const kctl__verb_names[KCTL__V_N] = { "list", "watch", "get", "create", "update", "update_status", "patch", "delete" };
 #define KCTL__RESULT_VAL(id, v, msg, next) KCTL_##id,
 #define KCTL__RESULT_NAME(id, v, msg, next) #id,
 static const int kctl__code_vals[] = { KCTL_RESULTS(KCTL__RESULT_VAL) };
@@ -8223,45 +9900,52 @@ static int kctl__mgr_count(kctl__mgrreq *r, int verb, int rc) {
     kctl__mutex_unlock(&r->mu);
     return rc;
 }
-static int kctl__mgrt_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out) {
+static int kctl__mgrt_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out, kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
-    return kctl__mgr_count(r, KCTL__V_LIST, r->inner.vt->list(r->inner.self, res, o, out));
+    return kctl__mgr_count(r, KCTL__V_LIST, kctl_transport_list(&r->inner, res, o, out, st));
 }
-static int kctl__mgrt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *o, const char *rv, kctl_watch **out) {
+static int kctl__mgrt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *o, const char *rv, kctl_watch **out,
+                                 kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
-    return kctl__mgr_count(r, KCTL__V_WATCH, r->inner.vt->watch_open(r->inner.self, res, o, rv, out));
+    return kctl__mgr_count(r, KCTL__V_WATCH, kctl_transport_watch_open(&r->inner, res, o, rv, out, st));
 }
-static int kctl__mgrt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev) {
+static int kctl__mgrt_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self; /* one request: the stream's events are not counted */
-    return r->inner.vt->watch_next(r->inner.self, w, timeout_ns, ev);
+    return kctl_transport_watch_next(&r->inner, w, timeout_ns, ev, st);
 }
 static void kctl__mgrt_watch_close(void *self, kctl_watch *w) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
     r->inner.vt->watch_close(r->inner.self, w);
 }
-static int kctl__mgrt_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out) {
+static int kctl__mgrt_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
-    return kctl__mgr_count(r, KCTL__V_GET, r->inner.vt->get(r->inner.self, res, name, out));
+    return kctl__mgr_count(r, KCTL__V_GET, kctl_transport_get(&r->inner, res, name, out, st));
 }
-static int kctl__mgrt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+static int kctl__mgrt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
-    return kctl__mgr_count(r, KCTL__V_CREATE, r->inner.vt->create(r->inner.self, res, json, len, out));
+    return kctl__mgr_count(r, KCTL__V_CREATE, kctl_transport_create(&r->inner, res, json, len, out, st));
 }
-static int kctl__mgrt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+static int kctl__mgrt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
-    return kctl__mgr_count(r, KCTL__V_UPDATE, r->inner.vt->update(r->inner.self, res, json, len, out));
+    return kctl__mgr_count(r, KCTL__V_UPDATE, kctl_transport_update(&r->inner, res, json, len, out, st));
 }
-static int kctl__mgrt_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
+static int kctl__mgrt_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
-    return kctl__mgr_count(r, KCTL__V_STATUS, r->inner.vt->update_status(r->inner.self, res, json, len, out));
+    return kctl__mgr_count(r, KCTL__V_STATUS, kctl_transport_update_status(&r->inner, res, json, len, out, st));
 }
-static int kctl__mgrt_remove(void *self, const kctl_resource *res, const char *name, const char *rv) {
+static int kctl__mgrt_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
+                            kctl_obj **out, kctl_api_status *st) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self; /* a transport without patch: the wrapper's get and update count as one patch */
+    return kctl__mgr_count(r, KCTL__V_PATCH, kctl_transport_patch(&r->inner, res, name, patch, len, flags, out, st));
+}
+static int kctl__mgrt_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                             kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
-    return kctl__mgr_count(r, KCTL__V_DELETE, r->inner.vt->remove(r->inner.self, res, name, rv));
+    return kctl__mgr_count(r, KCTL__V_DELETE, kctl_transport_remove(&r->inner, res, name, opts, out, st));
 }
 static const kctl_transport_vtable kctl__mgr_tvt = {
     kctl__mgrt_list, kctl__mgrt_watch_open, kctl__mgrt_watch_next, kctl__mgrt_watch_close, kctl__mgrt_get,
-    kctl__mgrt_create, kctl__mgrt_update, kctl__mgrt_status, kctl__mgrt_remove, NULL };
+    kctl__mgrt_create, kctl__mgrt_update, kctl__mgrt_status, kctl__mgrt_patch, kctl__mgrt_remove, NULL };
 
 struct kctl_manager {
     kctl_transport transport;     /* counting, over req.inner */

@@ -73,7 +73,7 @@ static void *e2e_writer(void *arg) {
         int i = w % E2E_OBJECTS, n;
         n = snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"cm-%06d\"},\"data\":{\"round\":\"%d\"}}", i, w / E2E_OBJECTS + 1);
         __atomic_store_n(&e2e_sent[i], kctl_clock_now(&e2e_clock), __ATOMIC_RELEASE);
-        if (kctl_memstore_apply(ms, &e2e_res, doc, (size_t)n, NULL) != KCTL_OK) {
+        if (kctl_memstore_apply(ms, &e2e_res, doc, (size_t)n, NULL, NULL) != KCTL_OK) {
             fprintf(stderr, "e2e: a write failed\n");
             exit(1);
         }
@@ -108,7 +108,7 @@ int main(void) {
     if (!e2e_lat || kctl_memstore_create(&md, &ms) != KCTL_OK) return 1;
     for (i = 0; i < E2E_OBJECTS; i++) {
         int n = snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"cm-%06d\",\"labels\":{\"app\":\"bench\"}},\"data\":{\"round\":\"0\"}}", i);
-        if (kctl_memstore_apply(ms, &e2e_res, doc, (size_t)n, NULL) != KCTL_OK) return 1;
+        if (kctl_memstore_apply(ms, &e2e_res, doc, (size_t)n, NULL, NULL) != KCTL_OK) return 1;
     }
     printf("kctl %s end-to-end bench on the memstore: %d objects, %d writes\n", kctl_version(), E2E_OBJECTS, E2E_WRITES);
 
@@ -175,7 +175,7 @@ int main(void) {
         uint64_t due = kctl_clock_now(&e2e_clock) + 100000u;
         n = snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"cm-%06d\"},\"data\":{\"round\":\"p%d\"}}", k, i);
         __atomic_store_n(&e2e_sent[k], kctl_clock_now(&e2e_clock), __ATOMIC_RELEASE);
-        if (kctl_memstore_apply(ms, &e2e_res, doc, (size_t)n, NULL) != KCTL_OK) return 1;
+        if (kctl_memstore_apply(ms, &e2e_res, doc, (size_t)n, NULL, NULL) != KCTL_OK) return 1;
         while (kctl_clock_now(&e2e_clock) < due) {}
     }
     while (kctl_queue_len(kctl_controller_queue(c)) > 0 || __atomic_load_n(&e2e_nlat, __ATOMIC_RELAXED) < 19000) {

@@ -305,7 +305,7 @@ static int ds_check(ds_store *s, const kctl_resource *res, const kctl_list_opts 
     return KCTL_OK;
 }
 
-static int ds_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out) {
+static int ds_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out, kctl_api_status *sts) {
     ds_store *s = (ds_store *)self;
     ds_set *st = (ds_set *)calloc(1, sizeof *st);
     size_t i;
@@ -329,16 +329,19 @@ static int ds_list(void *self, const kctl_resource *res, const kctl_list_opts *o
     else kctl_list_result_free(out);
     ds_set_clear(st);
     free(st);
+    (void)sts; /* this store adds no detail to its codes */
     return rc;
 }
 
-static int ds_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *o, const char *from_rv, kctl_watch **out) {
+static int ds_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *o, const char *from_rv, kctl_watch **out,
+                         kctl_api_status *st) {
     ds_store *s = (ds_store *)self;
     ds_watch *w;
     char rv[KCTL_RV_MAX];
     unsigned i;
     int rc = ds_check(s, res, o);
     *out = NULL;
+    (void)st;
     if (rc != KCTL_OK) return rc;
     if (!(w = (ds_watch *)calloc(1, sizeof *w))) return KCTL_ERR_NOMEM;
     if (from_rv && from_rv[0]) { /* from a state we remember, or the one there now */
@@ -399,12 +402,13 @@ done:
     return KCTL_OK;
 }
 
-static int ds_watch_next(void *self, kctl_watch *kw, uint64_t timeout_ns, kctl_event *ev) {
+static int ds_watch_next(void *self, kctl_watch *kw, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
     ds_store *s = (ds_store *)self;
     ds_watch *w = (ds_watch *)kw;
     uint64_t now = kctl_clock_now(NULL), end = now + timeout_ns;
     bool found;
     int rc;
+    (void)st;
     memset(ev, 0, sizeof *ev);
     for (;;) {
         pthread_mutex_lock(&s->mu);
@@ -437,7 +441,7 @@ static void ds_watch_close(void *self, kctl_watch *kw) {
     free(w);
 }
 
-static int ds_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out) {
+static int ds_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
     ds_store *s = (ds_store *)self;
     ds_file f;
     int rc = ds_check(s, res, NULL);
@@ -449,13 +453,14 @@ static int ds_get(void *self, const kctl_resource *res, const char *name, kctl_o
     pthread_mutex_unlock(&s->mu);
     if (rc == KCTL_OK) rc = ds_obj(&f, out);
     free(f.text);
-    return rc;
+    return kctl_apisrv_refuse(rc, res, name, st); /* NOT_FOUND: the Status an API server sends */
 }
 
 /* The writes: parse the document (INVALID_ARG if it is no object), then,
    under the mutex, check against the file and replace it. */
 enum { DS_CREATE, DS_UPDATE, DS_STATUS };
-static int ds_write_op(ds_store *s, const kctl_resource *res, int op, const char *json, size_t len, kctl_obj **out) {
+static int ds_write_op(ds_store *s, const kctl_resource *res, int op, const char *json, size_t len, kctl_obj **out,
+                       kctl_api_status *st) {
     kctl_obj *in = NULL;
     ds_file cur, f;
     char rv[KCTL_RV_MAX], *text = NULL;
@@ -497,23 +502,27 @@ static int ds_write_op(ds_store *s, const kctl_resource *res, int op, const char
     free(text);
     free(cur.text);
     kctl_obj_unref(in);
-    return rc;
+    return kctl_apisrv_refuse(rc, res, f.name, st); /* EXISTS, NOT_FOUND, CONFLICT: worded as an API server does */
 }
-static int ds_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    return ds_write_op((ds_store *)self, res, DS_CREATE, json, len, out);
+static int ds_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return ds_write_op((ds_store *)self, res, DS_CREATE, json, len, out, st);
 }
-static int ds_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    return ds_write_op((ds_store *)self, res, DS_UPDATE, json, len, out);
+static int ds_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return ds_write_op((ds_store *)self, res, DS_UPDATE, json, len, out, st);
 }
-static int ds_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out) {
-    return ds_write_op((ds_store *)self, res, DS_STATUS, json, len, out);
+static int ds_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return ds_write_op((ds_store *)self, res, DS_STATUS, json, len, out, st);
 }
 
-static int ds_remove(void *self, const kctl_resource *res, const char *name, const char *precondition_rv) {
+/* No finalizers here: a delete removes the file (*out stays NULL). */
+static int ds_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                     kctl_api_status *st) {
     ds_store *s = (ds_store *)self;
+    const char *precondition_rv = opts && opts->resource_version && opts->resource_version[0] ? opts->resource_version : NULL;
     char path[DS_PATH_MAX], rv[KCTL_RV_MAX];
     ds_file cur;
     int rc = ds_check(s, res, NULL);
+    if (out) *out = NULL;
     if (rc != KCTL_OK) return rc;
     if (!ds_name_ok(name)) return KCTL_ERR_INVALID_ARG;
     pthread_mutex_lock(&s->mu);
@@ -524,7 +533,7 @@ static int ds_remove(void *self, const kctl_resource *res, const char *name, con
     if (rc == KCTL_OK && unlink(path) != 0) rc = KCTL_ERR_IO;
     pthread_mutex_unlock(&s->mu);
     free(cur.text);
-    return rc == KCTL_ERR_PROTO ? KCTL_ERR_NOT_FOUND : rc;
+    return kctl_apisrv_refuse(rc == KCTL_ERR_PROTO ? KCTL_ERR_NOT_FOUND : rc, res, name, st);
 }
 
 static void ds_destroy(void *self) {
@@ -537,7 +546,7 @@ static void ds_destroy(void *self) {
 
 static const kctl_transport_vtable ds_vtable = {
     ds_list, ds_watch_open, ds_watch_next, ds_watch_close, ds_get,
-    ds_create, ds_update, ds_update_status, ds_remove, ds_destroy
+    ds_create, ds_update, ds_update_status, NULL /* patch: kctl_transport_patch reads, merges, updates */, ds_remove, ds_destroy
 };
 
 /* The constructor: a store over dir (which must exist) for one resource. */
@@ -598,7 +607,7 @@ static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
     kctl_jw_string(&w, reply);
     kctl_jw_object_end(&w);
     if ((r.error = kctl_jw_finish(&w, &status, &slen)) == KCTL_OK)
-        r.error = kctl_status_update(&ctx->transport, &greetings, ctx->obj, status, slen, &written, NULL);
+        r.error = kctl_status_update(&ctx->transport, &greetings, ctx->obj, status, slen, &written, NULL, NULL);
     kctl_jw_free(&w);
     printf("  reconcile %-6s rv %s message \"%s\": %s\n", ctx->key, kctl_obj_resource_version(ctx->obj), msg,
            r.error ? kctl_strerror(r.error) : written ? "reply written" : "reply up to date");
@@ -611,7 +620,7 @@ static bool replied(const char *name) {
     char msg[128], want[128], got[128];
     const char *doc;
     size_t len;
-    if (T.vt->get(T.self, &greetings, name, &o) != KCTL_OK) return false;
+    if (kctl_transport_get(&T, &greetings, name, &o, NULL) != KCTL_OK) return false;
     doc = kctl_obj_json(o, &len);
     field(doc, len, "spec.message", msg, sizeof msg);
     field(doc, len, "status.reply", got, sizeof got);
@@ -685,23 +694,23 @@ int main(void) {
     printf("kctl %s - a transport over the files of %s/\n", kctl_version(), dir);
 
     /* two objects, and a CONFLICT: the second update's version is stale */
-    if ((rc = T.vt->create(T.self, &greetings, alice, sizeof alice - 1, &o)) != KCTL_OK ||
-        (rc = T.vt->create(T.self, &greetings, bob, sizeof bob - 1, NULL)) != KCTL_OK)
+    if ((rc = kctl_transport_create(&T, &greetings, alice, sizeof alice - 1, &o, NULL)) != KCTL_OK ||
+        (rc = kctl_transport_create(&T, &greetings, bob, sizeof bob - 1, NULL, NULL)) != KCTL_OK)
         goto out;
     snprintf(stale, sizeof stale, "%s", kctl_obj_resource_version(o));
     printf("created alice (rv %s) and bob\n", stale);
     snprintf(doc, sizeof doc, "{\"apiVersion\":\"example.kctl.io/v1\",\"kind\":\"Greeting\",\"metadata\":{\"name\":\"alice\",\"resourceVersion\":\"%s\"},\"spec\":{\"message\":\"hello, world\"}}", stale);
-    if ((rc = T.vt->update(T.self, &greetings, doc, strlen(doc), &o2)) != KCTL_OK) goto out;
+    if ((rc = kctl_transport_update(&T, &greetings, doc, strlen(doc), &o2, NULL)) != KCTL_OK) goto out;
     printf("update alice at rv %s: ok, now rv %s\n", stale, kctl_obj_resource_version(o2));
-    rc = T.vt->update(T.self, &greetings, doc, strlen(doc), NULL);
+    rc = kctl_transport_update(&T, &greetings, doc, strlen(doc), NULL, NULL);
     printf("update alice at rv %s again: %s\n", stale, kctl_strerror(rc));
     if (rc != KCTL_ERR_CONFLICT) { rc = KCTL_ERR_PROTO; goto out; }
-    rc = T.vt->create(T.self, &greetings, "{\"metadata\":{\"name\":\"a/b\"}}", 27, NULL);
+    rc = kctl_transport_create(&T, &greetings, "{\"metadata\":{\"name\":\"a/b\"}}", 27, NULL, NULL);
     printf("create a/b: %s\n", kctl_strerror(rc));
     if (rc != KCTL_ERR_INVALID_ARG) { rc = KCTL_ERR_PROTO; goto out; }
-    rc = T.vt->watch_open(T.self, &greetings, NULL, "0123456789abcdef", &w);
+    rc = kctl_transport_watch_open(&T, &greetings, NULL, "0123456789abcdef", &w, NULL);
     printf("watch from a version the store does not remember: %s\n", kctl_strerror(rc));
-    if (rc != KCTL_ERR_GONE) { if (rc == KCTL_OK) T.vt->watch_close(T.self, w); rc = KCTL_ERR_PROTO; goto out; }
+    if (rc != KCTL_ERR_GONE) { if (rc == KCTL_OK) kctl_transport_watch_close(&T, w); rc = KCTL_ERR_PROTO; goto out; }
 
     /* an informer and a controller over it, stepped on this thread */
     memset(&id, 0, sizeof id);
@@ -739,24 +748,24 @@ out:
     if (ok) { /* each remaining file replied to, through a fresh list */
         kctl_list_result l;
         size_t i;
-        if (T.vt->list(T.self, &greetings, NULL, &l) != KCTL_OK) ok = 0;
+        if (kctl_transport_list(&T, &greetings, NULL, &l, NULL) != KCTL_OK) ok = 0;
         else if (l.items.count != 2) ok = 0;
         for (i = 0; ok && i < l.items.count; i++) {
             printf("  %-6s rv %s: %s\n", kctl_obj_name(l.items.items[i]), kctl_obj_resource_version(l.items.items[i]),
                    kctl_obj_json(l.items.items[i], NULL));
             ok = replied(kctl_obj_name(l.items.items[i]));
         }
-        if (ok && (rc = T.vt->watch_open(T.self, &greetings, NULL, l.resource_version, &w)) == KCTL_OK) {
+        if (ok && (rc = kctl_transport_watch_open(&T, &greetings, NULL, l.resource_version, &w, NULL)) == KCTL_OK) {
             kctl_event ev;
-            rc = T.vt->watch_next(T.self, w, 0, &ev); /* a state it remembers, and no news since */
+            rc = kctl_transport_watch_next(&T, w, 0, &ev, NULL); /* a state it remembers, and no news since */
             printf("watch from the list's version %s: %s\n", l.resource_version, rc == KCTL_ERR_AGAIN ? "nothing new" : kctl_strerror(rc));
             if (rc == KCTL_OK) kctl_event_clear(&ev);
-            T.vt->watch_close(T.self, w);
+            kctl_transport_watch_close(&T, w);
         }
         if (rc != KCTL_ERR_AGAIN) ok = 0;
         kctl_list_result_free(&l); /* (zeroed by a failed list) */
     }
-    T.vt->destroy(T.self);
+    kctl_transport_destroy(&T);
     if (!ok) {
         fprintf(stderr, "custom_transport: failed (%s)\n", kctl_strerror(rc));
         return 1;

@@ -155,11 +155,11 @@ static int status_try(void *arg) {
     bool written = false;
     int rc;
     if (sw->attempt++ == 0) {
-        rc = kctl_status_update(t, &dc_res, sw->ctx->obj, sw->text, sw->len, &written, NULL);
+        rc = kctl_status_update(t, &dc_res, sw->ctx->obj, sw->text, sw->len, &written, NULL, NULL);
     } else {
-        if ((rc = t->vt->get(t->self, &dc_res, kctl_obj_name(sw->ctx->obj), &fresh)) != KCTL_OK) return rc;
+        if ((rc = t->vt->get(t->self, &dc_res, kctl_obj_name(sw->ctx->obj), &fresh, NULL)) != KCTL_OK) return rc;
         if (kctl_obj_generation(fresh) != kctl_obj_generation(sw->ctx->obj)) rc = KCTL_OK; /* a newer spec: its own reconcile reports */
-        else rc = kctl_status_update(t, &dc_res, fresh, sw->text, sw->len, &written, NULL);
+        else rc = kctl_status_update(t, &dc_res, fresh, sw->text, sw->len, &written, NULL, NULL);
         kctl_obj_unref(fresh);
     }
     if (rc == KCTL_OK) bump(written ? &g.status_written : &g.status_skipped);
@@ -232,7 +232,7 @@ static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
 /* -------------------------------------------------------------- operator */
 
 static void edit(const char *name, const char *json) {
-    int rc = kctl_memstore_apply(g.store, &dc_res, json, strlen(json), NULL);
+    int rc = kctl_memstore_apply(g.store, &dc_res, json, strlen(json), NULL, NULL);
     if (rc != KCTL_OK) say("operator: editing %s failed: %s", name, kctl_strerror(rc));
 }
 
@@ -259,7 +259,7 @@ static void *operator_main(void *arg) {
                      "\"ntpServers\":[\"10.0.0.1\"],\"features\":{\"ssh\":true,\"telemetry\":true,\"ota\":true}}}");
     if (!nap(2 * s)) return NULL;
     say("operator: deletes sensor-1");
-    kctl_memstore_delete(g.store, &dc_res, "sensor-1");
+    kctl_memstore_delete(g.store, &dc_res, "sensor-1", NULL);
     if (!nap(2 * s)) return NULL;
     for (quiet = 0, waited = 0; quiet < 3 && waited < 500; waited++) { /* let retries still backing off finish */
         kctl_queue_stats qs;
@@ -283,7 +283,7 @@ static bool converged(void) {
     DIR *d;
     struct dirent *e;
     memset(&l, 0, sizeof l);
-    if (t.vt->list(t.self, &dc_res, NULL, &l) != KCTL_OK) return false;
+    if (t.vt->list(t.self, &dc_res, NULL, &l, NULL) != KCTL_OK) return false;
     for (i = 0; i < l.items.count; i++) {
         const kctl_obj *o = l.items.items[i];
         char path[600], conf[4096];
@@ -335,7 +335,7 @@ static int load_desired(const char *dir) {
         if (!(f = fopen(path, "rb"))) continue;
         len = fread(text, 1, sizeof text, f);
         fclose(f);
-        rc = kctl_memstore_apply(g.store, &dc_res, text, len, NULL);
+        rc = kctl_memstore_apply(g.store, &dc_res, text, len, NULL, NULL);
         if (rc != KCTL_OK) say("%s: %s", path, kctl_strerror(rc));
         else n++;
     }

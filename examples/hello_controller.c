@@ -12,7 +12,7 @@ static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
     if (printf("deploying %s\n", kctl_obj_name(ctx->obj)) < 0)   /* make the world match */
         r.error = KCTL_ERR_IO;                                   /* return the error: backoff */
     else                                                         /* skipped when unchanged */
-        r.error = kctl_status_update(&ctx->transport, &apps, ctx->obj, "{\"phase\":\"Ready\"}", 17, NULL, NULL);
+        r.error = kctl_status_update(&ctx->transport, &apps, ctx->obj, "{\"phase\":\"Ready\"}", 17, NULL, NULL, NULL);
     return r;
 }
 
@@ -22,7 +22,7 @@ int main(void) {
     kctl_manager_desc md = { 0 };
     kctl_controller_desc cd = { 0 };
     kctl_memstore_create(NULL, &store);                          /* or a transport to a remote store */
-    kctl_memstore_apply(store, &apps, "{\"metadata\":{\"name\":\"web\"}}", 27, NULL);
+    kctl_memstore_apply(store, &apps, "{\"metadata\":{\"name\":\"web\"}}", 27, NULL, NULL);
     md.transport = kctl_memstore_transport(store);
     kctl_manager_create(&md, &m);
     kctl_manager_informer(m, &apps, NULL, NULL, &cd.primary);    /* one watch and cache, shared */

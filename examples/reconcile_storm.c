@@ -80,44 +80,51 @@ static int storm_count(int rc) {
     }
     return rc;
 }
-static int st_list(void *self, const kctl_resource *r, const kctl_list_opts *o, kctl_list_result *out) {
+static int st_list(void *self, const kctl_resource *r, const kctl_list_opts *o, kctl_list_result *out, kctl_api_status *st) {
     (void)self;
-    return storm_count(S.store.vt->list(S.store.self, r, o, out));
+    return storm_count(kctl_transport_list(&S.store, r, o, out, st));
 }
-static int st_watch_open(void *self, const kctl_resource *r, const kctl_list_opts *o, const char *rv, kctl_watch **out) {
+static int st_watch_open(void *self, const kctl_resource *r, const kctl_list_opts *o, const char *rv, kctl_watch **out,
+                         kctl_api_status *st) {
     (void)self;
-    return storm_count(S.store.vt->watch_open(S.store.self, r, o, rv, out));
+    return storm_count(kctl_transport_watch_open(&S.store, r, o, rv, out, st));
 }
-static int st_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev) {
+static int st_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
     (void)self; /* events on an open watch are not requests */
-    return S.store.vt->watch_next(S.store.self, w, timeout_ns, ev);
+    return kctl_transport_watch_next(&S.store, w, timeout_ns, ev, st);
 }
 static void st_watch_close(void *self, kctl_watch *w) {
     (void)self;
-    S.store.vt->watch_close(S.store.self, w);
+    kctl_transport_watch_close(&S.store, w);
 }
-static int st_get(void *self, const kctl_resource *r, const char *name, kctl_obj **out) {
+static int st_get(void *self, const kctl_resource *r, const char *name, kctl_obj **out, kctl_api_status *st) {
     (void)self;
-    return storm_count(S.store.vt->get(S.store.self, r, name, out));
+    return storm_count(kctl_transport_get(&S.store, r, name, out, st));
 }
-static int st_create(void *self, const kctl_resource *r, const char *json, size_t len, kctl_obj **out) {
+static int st_create(void *self, const kctl_resource *r, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
     (void)self;
-    return storm_count(S.store.vt->create(S.store.self, r, json, len, out));
+    return storm_count(kctl_transport_create(&S.store, r, json, len, out, st));
 }
-static int st_update(void *self, const kctl_resource *r, const char *json, size_t len, kctl_obj **out) {
+static int st_update(void *self, const kctl_resource *r, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
     (void)self;
-    return storm_count(S.store.vt->update(S.store.self, r, json, len, out));
+    return storm_count(kctl_transport_update(&S.store, r, json, len, out, st));
 }
-static int st_update_status(void *self, const kctl_resource *r, const char *json, size_t len, kctl_obj **out) {
+static int st_update_status(void *self, const kctl_resource *r, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
     (void)self;
-    return storm_count(S.store.vt->update_status(S.store.self, r, json, len, out));
+    return storm_count(kctl_transport_update_status(&S.store, r, json, len, out, st));
 }
-static int st_remove(void *self, const kctl_resource *r, const char *name, const char *rv) {
+static int st_patch(void *self, const kctl_resource *r, const char *name, const char *patch, size_t len, unsigned flags,
+                    kctl_obj **out, kctl_api_status *st) {
     (void)self;
-    return storm_count(S.store.vt->remove(S.store.self, r, name, rv));
+    return storm_count(kctl_transport_patch(&S.store, r, name, patch, len, flags, out, st));
+}
+static int st_remove(void *self, const kctl_resource *r, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                     kctl_api_status *st) {
+    (void)self;
+    return storm_count(kctl_transport_remove(&S.store, r, name, opts, out, st));
 }
 static const kctl_transport_vtable storm_counting = {
-    st_list, st_watch_open, st_watch_next, st_watch_close, st_get, st_create, st_update, st_update_status, st_remove, NULL
+    st_list, st_watch_open, st_watch_next, st_watch_close, st_get, st_create, st_update, st_update_status, st_patch, st_remove, NULL
 };
 
 /* ---- the reconcile: report the cluster connected; the store says IO */
@@ -131,7 +138,7 @@ static kctl_reconcile_result storm_reconcile(const kctl_reconcile_ctx *ctx) {
         S.res->total++;
     }
     if (!ctx->obj) return r;
-    rc = kctl_status_update(&ctx->transport, &S.res_type, ctx->obj, connected, sizeof connected - 1, NULL, NULL);
+    rc = kctl_status_update(&ctx->transport, &S.res_type, ctx->obj, connected, sizeof connected - 1, NULL, NULL, NULL);
     if (rc == KCTL_OK) return r;
     if (S.strategy == STORM_REQUEUE_AFTER)
         r.requeue_after_ns = KCTL_SEC(5); /* return ctrl.Result{RequeueAfter: 5s}, nil */
@@ -173,7 +180,7 @@ static int storm_run(storm_strategy strategy, storm_result *res)
     for (i = 0; i < STORM_OBJECTS && rc == KCTL_OK; i++) {
         char doc[128];
         int n = snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"cluster-%03d\"},\"spec\":{\"hubAcceptsClient\":true}}", i);
-        rc = kctl_memstore_apply(ms, &clusters, doc, (size_t)n, NULL);
+        rc = kctl_memstore_apply(ms, &clusters, doc, (size_t)n, NULL, NULL);
     }
     /* the blip: from now on every status write fails */
     if (rc == KCTL_OK) rc = kctl_memstore_fail_next(ms, KCTL_VERB_UPDATE_STATUS, UINT32_MAX, KCTL_ERR_IO);

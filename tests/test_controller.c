@@ -72,7 +72,7 @@ static void tc_close(tc_env *e) {
 }
 
 static void tc_put(tc_env *e, const kctl_resource *res, const char *doc) {
-    if (kctl_memstore_apply(e->ms, res, doc, strlen(doc), NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", doc);
+    if (kctl_memstore_apply(e->ms, res, doc, strlen(doc), NULL, NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", doc);
 }
 
 /* When the key comes back, relative to now (UINT64_MAX: not queued). */
@@ -140,7 +140,7 @@ static void tc_result_rules(void) {
     KT_EQ_U64(tc_due(&e), KCTL_MS(10));
     /* the object is gone: reconcile sees no object */
     e.next.error = 0;
-    kctl_memstore_delete(e.ms, &tc_cm, "a");
+    kctl_memstore_delete(e.ms, &tc_cm, "a", NULL);
     kctl_informer_step(e.inf, 0, NULL);
     kctl_vclock_advance(&e.vc, KCTL_MS(10));
     kctl_controller_step(e.c, 10, NULL);
@@ -171,9 +171,9 @@ static void tc_owned_and_mapped(void) {
     KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "ConfigMap", NULL), KCTL_OK);
     KT_EQ_INT(kctl_controller_watch_map(e.c, secrets, tc_map_secret, NULL, NULL), KCTL_OK);
     KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL, NULL), KCTL_ERR_INVALID_ARG);
-    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p1\",\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"u\",\"controller\":true}]}}");
-    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p2\",\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"other\",\"controller\":true}]}}");
-    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p3\",\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"notctl\"}]}}");
+    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p1\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"u\",\"controller\":true}]}}");
+    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p2\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"other\",\"uid\":\"u2\",\"controller\":true}]}}");
+    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p3\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"notctl\",\"uid\":\"u3\"}]}}");
     tc_put(&e, &sec, "{\"metadata\":{\"name\":\"s1\",\"labels\":{\"for\":\"mapped\"}}}");
     kctl_informer_step(pods, 0, NULL);
     kctl_informer_step(secrets, 0, NULL);
@@ -222,7 +222,7 @@ static void tc_workers(void) {
     for (k = 0; k < 4; k++) {
         char doc[64];
         snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"}}", k);
-        kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL);
+        kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL);
     }
     memset(&d, 0, sizeof d);
     d.transport = kctl_memstore_transport(ms);
@@ -342,17 +342,17 @@ static void tc_predicate_on_watch(void) {
     KT_EQ_INT(e.calls, 1);
     /* the status helper: writes once, then sees nothing to change */
     o = kctl_indexer_get(kctl_informer_indexer(e.inf), "prod/a");
-    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, "{\"phase\":\"ready\"}", strlen("{\"phase\":\"ready\"}"), &written, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, "{\"phase\":\"ready\"}", strlen("{\"phase\":\"ready\"}"), &written, NULL, NULL), KCTL_OK);
     KT_CHECK(written);
     kctl_obj_unref(o);
     kctl_informer_step(e.inf, 0, NULL);
     kctl_controller_step(e.c, 10, NULL);
     KT_EQ_INT(e.calls, 1); /* a status change: same generation, filtered */
     o = kctl_indexer_get(kctl_informer_indexer(e.inf), "prod/a");
-    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, " { \"phase\" : \"ready\" } ", strlen(" { \"phase\" : \"ready\" } "), &written, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, " { \"phase\" : \"ready\" } ", strlen(" { \"phase\" : \"ready\" } "), &written, NULL, NULL), KCTL_OK);
     KT_CHECK(!written); /* the same status: no write at all */
     KT_EQ_U64(kctl_memstore_revision(e.ms), 2);
-    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, "{bad", 4, &written, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_status_update(&t, &tc_cm, o, "{bad", 4, &written, NULL, NULL), KCTL_ERR_INVALID_ARG);
     kctl_obj_unref(o);
     tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":2}}"); /* a spec change passes */
     kctl_informer_step(e.inf, 0, NULL);

@@ -35,7 +35,7 @@ static kctl_reconcile_result te_status(te_env *e, const kctl_reconcile_ctx *ctx,
     kctl_reconcile_result r;
     bool written = false;
     memset(&r, 0, sizeof r);
-    r.error = kctl_status_update(&ctx->transport, &te_cm, ctx->obj, status, strlen(status), &written, NULL);
+    r.error = kctl_status_update(&ctx->transport, &te_cm, ctx->obj, status, strlen(status), &written, NULL, NULL);
     if (written) e->writes++;
     if (r.error == KCTL_ERR_CONFLICT) e->conflicts++;
     return r;
@@ -133,7 +133,7 @@ static void te_close(te_env *e) {
 static void te_put(te_env *e, const char *name, const char *spec) {
     char doc[256];
     snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"},\"spec\":%s}", name, spec);
-    if (kctl_memstore_apply(e->ms, &te_cm, doc, strlen(doc), NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", doc);
+    if (kctl_memstore_apply(e->ms, &te_cm, doc, strlen(doc), NULL, NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", doc);
 }
 
 /* One round of the loop: the informer takes in what the store has, then
@@ -170,7 +170,7 @@ static int te_drain(te_env *e, int max_rounds) {
 /* The store's object by name (a reference), or NULL. */
 static kctl_obj *te_get(te_env *e, const char *name) {
     kctl_obj *o = NULL;
-    if (e->t.vt->get(e->t.self, &te_cm, name, &o) != KCTL_OK) return NULL;
+    if (e->t.vt->get(e->t.self, &te_cm, name, &o, NULL) != KCTL_OK) return NULL;
     return o;
 }
 
@@ -279,7 +279,7 @@ static void te_converges_under_faults(void) {
         switch (te_rand(8)) {
         case 0:
             if (in_store[k]) {
-                KT_EQ_INT(kctl_memstore_delete(e.ms, &te_cm, name), KCTL_OK);
+                KT_EQ_INT(kctl_memstore_delete(e.ms, &te_cm, name, NULL), KCTL_OK);
                 in_store[k] = false;
                 deletes++;
             }
@@ -304,7 +304,7 @@ static void te_converges_under_faults(void) {
     for (k = 0, i = 0; k < TE_N && i < 2; k++) {
         snprintf(name, sizeof name, "o%02d", k);
         if (!in_store[k]) continue;
-        KT_EQ_INT(kctl_memstore_delete(e.ms, &te_cm, name), KCTL_OK);
+        KT_EQ_INT(kctl_memstore_delete(e.ms, &te_cm, name, NULL), KCTL_OK);
         in_store[k] = false;
         deletes++;
         i++;
@@ -402,9 +402,9 @@ static void te_deletes_during_relist(void) {
     KT_EQ_U64(rs.watch_restarts, 1);
     KT_EQ_U64(rs.relists, 0);
     /* not watching: delete three, and forget the history */
-    kctl_memstore_delete(e.ms, &te_cm, "o01");
-    kctl_memstore_delete(e.ms, &te_cm, "o02");
-    kctl_memstore_delete(e.ms, &te_cm, "o03");
+    kctl_memstore_delete(e.ms, &te_cm, "o01", NULL);
+    kctl_memstore_delete(e.ms, &te_cm, "o02", NULL);
+    kctl_memstore_delete(e.ms, &te_cm, "o03", NULL);
     kctl_memstore_compact(e.ms, kctl_memstore_revision(e.ms));
     kctl_informer_step(e.inf, 0, NULL); /* still in the backoff: nothing */
     KT_EQ_INT(d.n, 0);

@@ -47,7 +47,7 @@ static kctl_handler ti2_handler(ti2_log *l) {
 static void ti2_put(kctl_memstore *ms, const char *name, const char *spec) {
     char doc[256];
     snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"},\"spec\":%s}", name, spec);
-    if (kctl_memstore_apply(ms, &ti2_cm, doc, strlen(doc), NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply");
+    if (kctl_memstore_apply(ms, &ti2_cm, doc, strlen(doc), NULL, NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply");
 }
 
 static int ti2_open(kctl_vclock *vc, kctl_memstore **ms, kctl_informer **inf) {
@@ -89,7 +89,7 @@ static void ti2_step_driven(void) {
     h2 = ti2_handler(&late);
     KT_EQ_INT(kctl_informer_add_handler(inf, &h2), KCTL_OK);
     ti2_put(ms, "a", "{\"x\":1}");
-    kctl_memstore_delete(ms, &ti2_cm, "b");
+    kctl_memstore_delete(ms, &ti2_cm, "b", NULL);
     KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
     KT_EQ_STR(l.text, "add:a@1 add:b@2 update:a@1>3 delete:prod/b@4");
     KT_CHECK(strstr(late.text, "add:a@1") != NULL && strstr(late.text, "add:b@2") != NULL);
@@ -117,7 +117,7 @@ static void ti2_missed_delete(void) {
     ti2_put(ms, "a", "{}");
     ti2_put(ms, "b", "{}");
     kctl_informer_step(inf, 0, NULL);
-    kctl_memstore_delete(ms, &ti2_cm, "b");
+    kctl_memstore_delete(ms, &ti2_cm, "b", NULL);
     kctl_memstore_compact(ms, kctl_memstore_revision(ms)); /* the watch never sees it */
     KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
     KT_CHECK(strstr(l.text, "delete?:prod/b@2") != NULL);

@@ -18,8 +18,8 @@ static kctl_manager *tg_plain_manager(kctl_memstore **ms) {
     kctl_manager *m = NULL;
     *ms = NULL;
     KT_EQ_INT(kctl_memstore_create(NULL, ms), KCTL_OK);
-    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
-    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
+    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL, NULL);
+    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL, NULL);
     memset(&d, 0, sizeof d);
     d.transport = kctl_memstore_transport(*ms);
     KT_EQ_INT(kctl_manager_create(&d, &m), KCTL_OK);
@@ -180,8 +180,8 @@ static void tg_leader_election(void) {
     int i, lead = -1, other;
     long spin;
     KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL, NULL);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL, NULL);
     for (i = 0; i < 2; i++) {
         kctl_manager_desc d;
         kctl_controller_desc cd;
@@ -287,7 +287,7 @@ static kctl_manager *tg_busy_manager(kctl_memstore **ms, tg_gate *g, uint64_t gr
     memset(g, 0, sizeof *g);
     *ms = NULL;
     KT_EQ_INT(kctl_memstore_create(NULL, ms), KCTL_OK);
-    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    kctl_memstore_apply(*ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL, NULL);
     memset(&d, 0, sizeof d);
     d.transport = kctl_memstore_transport(*ms);
     d.graceful_timeout_ns = grace_ns;
@@ -419,8 +419,8 @@ static void tg_leader_election_vclock(void) {
     memset(&md, 0, sizeof md);
     md.clock = c;
     KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL, NULL);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL, NULL);
     m[0] = tg_le_manager(ms, &vc, "replica-a", &calls[0]);
     m[1] = tg_le_manager(ms, &vc, "replica-b", &calls[1]);
     KT_EQ_INT(kctl_manager_start(m[0], KCTL_SEC(20)), KCTL_OK);
@@ -493,7 +493,7 @@ static void tg_lost_lease_vclock(void) {
     memset(&md, 0, sizeof md);
     md.clock = c;
     KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL, NULL);
     m = tg_le_manager(ms, &vc, "replica-a", &calls);
     KT_EQ_INT(kctl_manager_start(m, KCTL_SEC(20)), KCTL_OK);
     KT_CHECK(tg_settle(m, &vc));
@@ -514,7 +514,7 @@ static void tg_lost_lease_vclock(void) {
     KT_CHECK(li.lost && !li.leading);
     KT_CHECK(kctl_manager_lost_lease(m));
     kctl_memstore_fail_next(ms, KCTL_VERB_GET, 0, KCTL_ERR_IO); /* reads work again */
-    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL); /* no controller takes it */
+    kctl_memstore_apply(ms, &tg_cm, "{\"metadata\":{\"name\":\"b\"}}", 25, NULL, NULL); /* no controller takes it */
     tg_nap(50);
     KT_EQ_INT(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), 1);
     KT_EQ_INT(kctl_manager_stop(m), KCTL_OK);

@@ -31,9 +31,17 @@ static void tm_close(tm_store *s) {
     KT_EQ_INT(s->a.live, 0);
 }
 
-static int tm_write(tm_store *s, int (*fn)(void *, const kctl_resource *, const char *, size_t, kctl_obj **),
+static int tm_write(tm_store *s, int (*fn)(void *, const kctl_resource *, const char *, size_t, kctl_obj **, kctl_api_status *),
                     const kctl_resource *res, const char *json, kctl_obj **out) {
-    return fn(s->t.self, res, json, strlen(json), out);
+    return fn(s->t.self, res, json, strlen(json), out, NULL);
+}
+
+/* remove with a resourceVersion precondition (NULL: none) */
+static int tm_remove(tm_store *s, const kctl_resource *res, const char *name, const char *rv) {
+    kctl_delete_opts o;
+    memset(&o, 0, sizeof o);
+    o.resource_version = rv;
+    return kctl_transport_remove(&s->t, res, name, &o, NULL, NULL);
 }
 
 static int64_t tm_int(const kctl_obj *o, const char *path) {
@@ -61,19 +69,24 @@ static void tm_create_update_generation_status(void) {
     kctl_obj *o = NULL, *u = NULL;
     if (!tm_open(&s, 0, 0)) return;
     KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm,
-              "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":1},\"status\":{\"phase\":\"new\"}}", &o), KCTL_OK);
+              "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":1},\"status\":{\"phase\":\"sent\"}}", &o), KCTL_OK);
     if (!o) { tm_close(&s); return; }
     KT_EQ_STR(kctl_obj_key(o), "prod/a"); /* the namespace comes from the resource */
     KT_EQ_STR(kctl_obj_resource_version(o), "1");
     KT_EQ_INT(kctl_obj_generation(o), 1);
     KT_CHECK(kctl_obj_uid(o)[0] != 0);
     KT_CHECK(!tm_str_is(o, "metadata.creationTimestamp", NULL));
+    KT_CHECK(tm_str_is(o, "status", NULL)); /* create drops the status: it has a subresource */
     KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", NULL), KCTL_ERR_EXISTS);
+    kctl_obj_unref(o);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm, "{\"metadata\":{\"name\":\"a\"},\"status\":{\"phase\":\"new\"}}", &o), KCTL_OK);
+    if (!o) { tm_close(&s); return; }
+    KT_EQ_STR(kctl_obj_resource_version(o), "2");
     /* same spec, a new status sent along: generation stays, status ignored */
     KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm,
-              "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\",\"labels\":{\"x\":\"y\"}},\"spec\":{\"n\":1},\"status\":{\"phase\":\"hacked\"}}", &u), KCTL_OK);
+              "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\",\"labels\":{\"x\":\"y\"}},\"spec\":{\"n\":1},\"status\":{\"phase\":\"hacked\"}}", &u), KCTL_OK);
     if (u) {
-        KT_EQ_STR(kctl_obj_resource_version(u), "2");
+        KT_EQ_STR(kctl_obj_resource_version(u), "3");
         KT_EQ_INT(kctl_obj_generation(u), 1);
         KT_EQ_STR(kctl_obj_label(u, "x"), "y");
         KT_CHECK(tm_str_is(u, "status.phase", "new"));
@@ -81,7 +94,7 @@ static void tm_create_update_generation_status(void) {
         kctl_obj_unref(u);
     }
     /* a stale version: conflict; none: unconditional */
-    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"},\"spec\":{\"n\":2}}", NULL), KCTL_ERR_CONFLICT);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"2\"},\"spec\":{\"n\":2}}", NULL), KCTL_ERR_CONFLICT);
     KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":2}}", &u), KCTL_OK);
     if (u) {
         KT_EQ_INT(kctl_obj_generation(u), 2); /* the spec changed */
@@ -89,19 +102,19 @@ static void tm_create_update_generation_status(void) {
     }
     /* status: only the status changes, generation never */
     KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm,
-              "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"3\"},\"spec\":{\"n\":99},\"status\":{\"phase\":\"ready\"}}", &u), KCTL_OK);
+              "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"4\"},\"spec\":{\"n\":99},\"status\":{\"phase\":\"ready\"}}", &u), KCTL_OK);
     if (u) {
-        KT_EQ_STR(kctl_obj_resource_version(u), "4");
+        KT_EQ_STR(kctl_obj_resource_version(u), "5");
         KT_EQ_INT(kctl_obj_generation(u), 2);
         KT_EQ_INT(tm_int(u, "spec.n"), 2);
         KT_CHECK(tm_str_is(u, "status.phase", "ready"));
         kctl_obj_unref(u);
     }
-    KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"3\"},\"status\":{}}", NULL), KCTL_ERR_CONFLICT);
+    KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"4\"},\"status\":{}}", NULL), KCTL_ERR_CONFLICT);
     KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"zz\"}}", NULL), KCTL_ERR_NOT_FOUND);
     KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"b\",\"namespace\":\"dev\"}}", NULL), KCTL_ERR_INVALID_ARG);
-    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{}}", NULL), KCTL_ERR_PROTO);
-    KT_EQ_U64(kctl_memstore_revision(s.ms), 4);
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{}}", NULL), KCTL_ERR_INVALID_ARG); /* 422: a name is required */
+    KT_EQ_U64(kctl_memstore_revision(s.ms), 5);
     kctl_obj_unref(o);
     tm_close(&s);
 }
@@ -112,26 +125,26 @@ static void tm_get_remove_finalizers(void) {
     if (!tm_open(&s, 0, 0)) return;
     tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", NULL);
     tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"kctl.io/x\"]}}", NULL);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o), KCTL_OK);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o, NULL), KCTL_OK);
     KT_EQ_STR(kctl_obj_name(o), "a");
     kctl_obj_unref(o);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "nope", &o), KCTL_ERR_NOT_FOUND);
-    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "a", "999"), KCTL_ERR_CONFLICT);
-    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "a", "1"), KCTL_OK);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o), KCTL_ERR_NOT_FOUND);
-    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "a", NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "nope", &o, NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(tm_remove(&s, &tm_cm, "a", "999"), KCTL_ERR_CONFLICT);
+    KT_EQ_INT(tm_remove(&s, &tm_cm, "a", "1"), KCTL_OK);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o, NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(tm_remove(&s, &tm_cm, "a", NULL), KCTL_ERR_NOT_FOUND);
     /* finalizers: marked, kept; gone when the last finalizer goes */
-    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "f", NULL), KCTL_OK);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "f", &o), KCTL_OK);
+    KT_EQ_INT(tm_remove(&s, &tm_cm, "f", NULL), KCTL_OK);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "f", &o, NULL), KCTL_OK);
     if (o) {
         KT_CHECK(kctl_obj_deletion_timestamp(o) != NULL);
         KT_EQ_U64(kctl_obj_finalizer_count(o), 1);
         kctl_obj_unref(o);
     }
-    KT_EQ_INT(s.t.vt->remove(s.t.self, &tm_cm, "f", NULL), KCTL_OK); /* again: nothing new */
+    KT_EQ_INT(tm_remove(&s, &tm_cm, "f", NULL), KCTL_OK); /* again: nothing new */
     KT_EQ_U64(kctl_memstore_revision(s.ms), 4);
     KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[]}}", NULL), KCTL_OK);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "f", &o), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "f", &o, NULL), KCTL_ERR_NOT_FOUND);
     tm_close(&s);
 }
 
@@ -151,33 +164,33 @@ static void tm_list_selectors_paging(void) {
     }
     tm_write(&s, s.t.vt->create, &dev, "{\"metadata\":{\"name\":\"d\",\"labels\":{\"app\":\"web\"}}}", NULL);
     tm_write(&s, s.t.vt->create, &secrets, "{\"metadata\":{\"name\":\"s\"}}", NULL);
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r), KCTL_OK);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r, NULL), KCTL_OK);
     KT_EQ_U64(r.items.count, 5);
     KT_EQ_STR(r.resource_version, "7");
     KT_EQ_STR(r.continue_token, "");
     kctl_list_result_free(&r);
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, NULL, &r), KCTL_OK);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, NULL, &r, NULL), KCTL_OK);
     KT_EQ_U64(r.items.count, 6); /* every namespace, not the secrets */
     kctl_list_result_free(&r);
     memset(&lo, 0, sizeof lo);
     lo.label_selector = "app=web";
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r), KCTL_OK);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL), KCTL_OK);
     KT_EQ_U64(r.items.count, 3);
     kctl_list_result_free(&r);
     lo.field_selector = "metadata.namespace=dev";
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r), KCTL_OK);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL), KCTL_OK);
     KT_EQ_U64(r.items.count, 1);
     kctl_list_result_free(&r);
     lo.label_selector = "app=";
     lo.field_selector = "spec.x=1";
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL), KCTL_ERR_INVALID_ARG);
     /* pages of 2: c0 c1 | c2 c3 | c4 */
     memset(&lo, 0, sizeof lo);
     lo.limit = 2;
     cont[0] = 0;
     for (i = 0; i < 4; i++) {
         lo.continue_token = cont;
-        KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK);
+        KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
         seen += r.items.count;
         if (r.items.count) KT_EQ_STR(kctl_obj_name(r.items.items[0]), i == 0 ? "c0" : i == 1 ? "c2" : "c4");
         snprintf(cont, sizeof cont, "%s", r.continue_token);
@@ -206,15 +219,15 @@ static void tm_list_paging_snapshot(void) {
     }
     memset(&lo, 0, sizeof lo);
     lo.limit = 2;
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK); /* p0 p1 at version 6 */
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK); /* p0 p1 at version 6 */
     KT_EQ_STR(r.resource_version, "6");
     snprintf(cont, sizeof cont, "%s", r.continue_token);
     kctl_list_result_free(&r);
-    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "p2"), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "p2", NULL), KCTL_OK);
     tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"p3a\"}}", NULL);
     KT_CHECK(strncmp(cont, "6:", 2) == 0);
     lo.continue_token = cont;
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK); /* still p2 p3, at version 6 */
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK); /* still p2 p3, at version 6 */
     KT_EQ_U64(r.items.count, 2);
     if (r.items.count == 2) {
         KT_EQ_STR(kctl_obj_name(r.items.items[0]), "p2");
@@ -225,14 +238,14 @@ static void tm_list_paging_snapshot(void) {
     kctl_list_result_free(&r);
     /* another paged list replaces the remembered one */
     lo.continue_token = NULL;
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
     KT_EQ_STR(r.resource_version, "8");
     snprintf(cont2, sizeof cont2, "%s", r.continue_token);
     kctl_list_result_free(&r);
     KT_CHECK(strncmp(cont2, "8:", 2) == 0); /* the version it pages */
-    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "p4"), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "p4", NULL), KCTL_OK);
     lo.continue_token = cont; /* the first list's next page: the store as it is now, after p3 */
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r), KCTL_OK);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
     KT_EQ_U64(r.items.count, 2);
     if (r.items.count == 2) {
         KT_EQ_STR(kctl_obj_name(r.items.items[0]), "p3a");
@@ -247,7 +260,7 @@ static void tm_list_paging_snapshot(void) {
 /* Next event as "TYPE name rv", or "AGAIN"/"GONE"/"IO". */
 static const char *tm_next(tm_store *s, kctl_watch *w, char *buf, size_t cap) {
     kctl_event ev;
-    int rc = s->t.vt->watch_next(s->t.self, w, 0, &ev);
+    int rc = s->t.vt->watch_next(s->t.self, w, 0, &ev, NULL);
     static const char *names[] = { "?", "ADDED", "MODIFIED", "DELETED", "BOOKMARK" };
     if (rc == KCTL_ERR_AGAIN) return "AGAIN";
     if (rc == KCTL_ERR_GONE) return "GONE";
@@ -265,17 +278,17 @@ static void tm_watch(void) {
     kctl_list_opts lo;
     if (!tm_open(&s, 0, 0)) return;
     tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}}}", NULL);
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "", &w1), KCTL_OK);  /* what is there, then changes */
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "1", &w2), KCTL_OK); /* changes after 1 */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "", &w1, NULL), KCTL_OK);  /* what is there, then changes */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "1", &w2, NULL), KCTL_OK); /* changes after 1 */
     memset(&lo, 0, sizeof lo);
     lo.label_selector = "app=web";
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "1", &w3), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "1", &w3, NULL), KCTL_OK);
     TM_NEXT(&s, w1, "ADDED a 1");
     TM_NEXT(&s, w1, "AGAIN");
     tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"b\"}}", NULL);
     tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"db\"}}}", NULL);
     tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}}}", NULL);
-    s.t.vt->remove(s.t.self, &tm_cm, "b", NULL);
+    tm_remove(&s, &tm_cm, "b", NULL);
     TM_NEXT(&s, w1, "ADDED b 2");
     TM_NEXT(&s, w1, "MODIFIED a 3");
     TM_NEXT(&s, w1, "MODIFIED a 4");
@@ -304,14 +317,14 @@ static void tm_watch_gone_bookmarks_faults(void) {
         snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"}}", i);
         tm_write(&s, s.t.vt->create, &tm_cm, doc, NULL);
     }
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "1", &w), KCTL_ERR_GONE); /* 2 was forgotten */
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "2", &w), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "1", &w, NULL), KCTL_ERR_GONE); /* 2 was forgotten */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "2", &w, NULL), KCTL_OK);
     TM_NEXT(&s, w, "ADDED o2 3");
     kctl_memstore_compact(s.ms, 5);
     TM_NEXT(&s, w, "GONE");
     s.t.vt->watch_close(s.t.self, w);
     /* bookmarks: events of other resources count */
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "6", &w), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "6", &w, NULL), KCTL_OK);
     {
         kctl_resource other = { "", "v1", "secrets", "prod" };
         for (i = 0; i < 3; i++) {
@@ -325,9 +338,9 @@ static void tm_watch_gone_bookmarks_faults(void) {
     s.t.vt->watch_close(s.t.self, w);
     /* faults */
     kctl_memstore_fail_next(s.ms, KCTL_VERB_LIST, 2, KCTL_ERR_IO);
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r), KCTL_ERR_IO);
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r), KCTL_ERR_IO);
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r), KCTL_OK);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r, NULL), KCTL_ERR_IO);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r, NULL), KCTL_ERR_IO);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r, NULL), KCTL_OK);
     kctl_list_result_free(&r);
     kctl_memstore_fail_next(s.ms, KCTL_VERB_UPDATE, 1, KCTL_ERR_CONFLICT);
     KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"}}", NULL), KCTL_ERR_CONFLICT);
@@ -335,7 +348,7 @@ static void tm_watch_gone_bookmarks_faults(void) {
     KT_EQ_U64(kctl_memstore_revision(s.ms), 9); /* it changed nothing: no new revision */
     KT_EQ_INT(kctl_memstore_fail_next(s.ms, KCTL_VERB_COUNT, 1, KCTL_ERR_IO), KCTL_ERR_INVALID_ARG);
     kctl_memstore_break_watches_after(s.ms, 1);
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "", &w), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "", &w, NULL), KCTL_OK);
     {
         char b[128];
         const char *first = tm_next(&s, w, b, sizeof b);
@@ -343,8 +356,8 @@ static void tm_watch_gone_bookmarks_faults(void) {
     }
     /* the initial objects are delivered before the break counts live events */
     s.t.vt->watch_close(s.t.self, w);
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "10", &w), KCTL_ERR_TIMEOUT); /* from the future */
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "9", &w), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "10", &w, NULL), KCTL_ERR_TIMEOUT); /* from the future */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "9", &w, NULL), KCTL_OK);
     tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"},\"spec\":{\"x\":1}}", NULL);
     tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o5\"},\"spec\":{\"x\":2}}", NULL);
     TM_NEXT(&s, w, "MODIFIED o5 10");
@@ -359,17 +372,17 @@ static void tm_apply_delete(void) {
     const char *d1 = "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"v\":1}}";
     const char *d2 = "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"77\"},\"spec\":{\"v\":2}}";
     if (!tm_open(&s, 0, 0)) return;
-    KT_EQ_INT(kctl_memstore_apply(s.ms, &tm_cm, d1, strlen(d1), &o), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tm_cm, d1, strlen(d1), &o, NULL), KCTL_OK);
     KT_EQ_INT(kctl_obj_generation(o), 1);
     kctl_obj_unref(o);
-    KT_EQ_INT(kctl_memstore_apply(s.ms, &tm_cm, d2, strlen(d2), &o), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tm_cm, d2, strlen(d2), &o, NULL), KCTL_OK);
     if (o) {
         KT_EQ_INT(kctl_obj_generation(o), 2); /* no precondition for the owner */
         KT_EQ_STR(kctl_obj_resource_version(o), "2");
         kctl_obj_unref(o);
     }
-    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "a"), KCTL_OK);
-    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "a"), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "a", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "a", NULL), KCTL_ERR_NOT_FOUND);
     tm_close(&s);
 }
 
@@ -393,30 +406,30 @@ static void tm_persistence(void) {
     d.save_on_write = true;
     KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK); /* no file yet: empty */
     if (!ms) return;
-    KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL), KCTL_OK);
-    KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, "{\"metadata\":{\"name\":\"dev2\"}}", 28, NULL), KCTL_OK);
-    KT_EQ_INT(kctl_memstore_delete(ms, &tm_cm, "dev2"), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, "{\"metadata\":{\"name\":\"dev2\"}}", 28, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_delete(ms, &tm_cm, "dev2", NULL), KCTL_OK);
     kctl_memstore_destroy(ms);
     /* a "reboot": the same state, the revision goes on */
     KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_OK);
     if (!again) return;
     KT_EQ_U64(kctl_memstore_revision(again), 3);
     t = kctl_memstore_transport(again);
-    KT_EQ_INT(t.vt->get(t.self, &tm_cm, "dev1", &o), KCTL_OK);
+    KT_EQ_INT(t.vt->get(t.self, &tm_cm, "dev1", &o, NULL), KCTL_OK);
     if (o) {
         KT_EQ_STR(kctl_obj_resource_version(o), "1");
         KT_CHECK(tm_str_is(o, "spec.hostname", "edge-\xc3\xa9"));
         kctl_obj_unref(o);
     }
-    KT_EQ_INT(t.vt->get(t.self, &tm_cm, "dev2", &o), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(t.vt->get(t.self, &tm_cm, "dev2", &o, NULL), KCTL_ERR_NOT_FOUND);
     {
         kctl_watch *w = NULL; /* history did not survive: old versions are gone */
-        KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "1", &w), KCTL_ERR_GONE);
+        KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "1", &w, NULL), KCTL_ERR_GONE);
         if (w) t.vt->watch_close(t.self, w);
-        KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "3", &w), KCTL_OK); /* from now on is fine */
+        KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "3", &w, NULL), KCTL_OK); /* from now on is fine */
         if (w) t.vt->watch_close(t.self, w);
     }
-    KT_EQ_INT(kctl_memstore_apply(again, &tm_cm, "{\"metadata\":{\"name\":\"dev3\"}}", 28, &o), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_apply(again, &tm_cm, "{\"metadata\":{\"name\":\"dev3\"}}", 28, &o, NULL), KCTL_OK);
     if (o) {
         KT_EQ_STR(kctl_obj_resource_version(o), "4");
         kctl_obj_unref(o);
@@ -484,17 +497,17 @@ static void tm_bookmark_time(void) {
     KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK);
     if (!ms) return;
     t = kctl_memstore_transport(ms);
-    kctl_memstore_apply(ms, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL);
-    KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "1", &w), KCTL_OK);
-    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev), KCTL_ERR_AGAIN);
+    kctl_memstore_apply(ms, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", 25, NULL, NULL);
+    KT_EQ_INT(t.vt->watch_open(t.self, &tm_cm, NULL, "1", &w, NULL), KCTL_OK);
+    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev, NULL), KCTL_ERR_AGAIN);
     kctl_vclock_advance(&vc, KCTL_SEC(9));
-    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev), KCTL_ERR_AGAIN);
+    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev, NULL), KCTL_ERR_AGAIN);
     kctl_vclock_advance(&vc, KCTL_SEC(1));
-    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev), KCTL_OK);
+    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev, NULL), KCTL_OK);
     KT_EQ_INT(ev.type, KCTL_EVENT_BOOKMARK);
     KT_EQ_STR(ev.resource_version, "1");
     KT_CHECK(ev.obj == NULL);
-    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev), KCTL_ERR_AGAIN); /* the next one in 10 s again */
+    KT_EQ_INT(t.vt->watch_next(t.self, w, 0, &ev, NULL), KCTL_ERR_AGAIN); /* the next one in 10 s again */
     t.vt->watch_close(t.self, w);
     kctl_memstore_destroy(ms);
     kctl_vclock_deinit(&vc);
@@ -511,7 +524,7 @@ typedef struct tm_waiter {
 static void *tm_wait_event(void *arg) {
     tm_waiter *x = (tm_waiter *)arg;
     kctl_event ev;
-    x->rc = x->t.vt->watch_next(x->t.self, x->w, KCTL_SEC(30), &ev); /* woken long before */
+    x->rc = x->t.vt->watch_next(x->t.self, x->w, KCTL_SEC(30), &ev, NULL); /* woken long before */
     x->type = ev.type;
     kctl_event_clear(&ev);
     return NULL;
@@ -529,7 +542,7 @@ static void tm_watch_blocking_and_latency(void) {
     if (!tm_open(&s, 0, 0)) return;
     memset(&x, 0, sizeof x);
     x.t = s.t;
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "0", &x.w), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "0", &x.w, NULL), KCTL_OK);
     pthread_create(&th, NULL, tm_wait_event, &x);
     tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", NULL);
     pthread_join(th, NULL);
@@ -538,7 +551,7 @@ static void tm_watch_blocking_and_latency(void) {
     s.t.vt->watch_close(s.t.self, x.w);
     kctl_memstore_set_latency(s.ms, KCTL_MS(2));
     t0 = kctl_clock_now(NULL);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o), KCTL_OK);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o, NULL), KCTL_OK);
     KT_CHECK(kctl_clock_now(NULL) - t0 >= KCTL_MS(2)); /* a lower bound: sleeps never end early */
     kctl_obj_unref(o);
     tm_close(&s);
@@ -560,7 +573,7 @@ static void tm_review_fixes(void) {
     if (!tm_open(&s, 0, 0)) return;
     KT_EQ_INT(tm_write(&s, s.t.vt->create, &cluster, "{\"metadata\":{\"name\":\"a/b\"}}", NULL), KCTL_ERR_INVALID_ARG);
     KT_EQ_INT(tm_write(&s, s.t.vt->create, &spaced, "{\"metadata\":{\"name\":\"a\"}}", NULL), KCTL_ERR_INVALID_ARG);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a|b", &o), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a|b", &o, NULL), KCTL_ERR_NOT_FOUND); /* no object can have that name: 404 */
     /* the same status twice: one write */
     tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"x\",\"labels\":{\"app\":\"web\"}}}", NULL);
     KT_EQ_INT(tm_write(&s, s.t.vt->update_status, &tm_cm, "{\"metadata\":{\"name\":\"x\"},\"status\":{\"ok\":true}}", NULL), KCTL_OK);
@@ -570,9 +583,9 @@ static void tm_review_fixes(void) {
     /* leaving a label selection: DELETED with the object as it last matched */
     memset(&lo, 0, sizeof lo);
     lo.label_selector = "app=web";
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "2", &w), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "2", &w, NULL), KCTL_OK);
     tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"x\",\"labels\":{\"app\":\"db\"}}}", NULL);
-    KT_EQ_INT(s.t.vt->watch_next(s.t.self, w, 0, &ev), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_next(s.t.self, w, 0, &ev, NULL), KCTL_OK);
     KT_EQ_INT(ev.type, KCTL_EVENT_DELETED);
     KT_EQ_STR(ev.obj ? kctl_obj_label(ev.obj, "app") : NULL, "web");
     KT_EQ_STR(ev.resource_version, "3");

@@ -47,7 +47,7 @@ static void tr_close(tr_env *e) {
 static void tr_put(tr_env *e, const char *name, const char *spec) {
     char doc[256];
     snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"},\"spec\":%s}", name, spec);
-    if (kctl_memstore_apply(e->ms, &tr_cm, doc, strlen(doc), NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", name);
+    if (kctl_memstore_apply(e->ms, &tr_cm, doc, strlen(doc), NULL, NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", name);
 }
 
 /* Pop everything, applying it to the cache as an informer does, and
@@ -103,7 +103,7 @@ static void tr_list_then_watch(void) {
     KT_CHECK(kctl_fifo_has_synced(e.fifo));
     tr_put(&e, "d", "{}");
     tr_put(&e, "a", "{\"x\":1}");
-    kctl_memstore_delete(e.ms, &tr_cm, "b");
+    kctl_memstore_delete(e.ms, &tr_cm, "b", NULL);
     KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
     tr_drain(&e, &s);
     KT_EQ_STR(s.text, "A:d U:a D:b");
@@ -196,7 +196,7 @@ static void tr_bookmarks_and_list_errors(void) {
     for (i = 0; i < 3; i++) {
         char doc[64];
         snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"s%d\"}}", i);
-        kctl_memstore_apply(e.ms, &other, doc, strlen(doc), NULL);
+        kctl_memstore_apply(e.ms, &other, doc, strlen(doc), NULL, NULL);
     }
     KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
     tr_drain(&e, &s);
