@@ -717,16 +717,17 @@ KCTL_API void *kctl_obj_decoded(const kctl_obj *o);
    Fields: "metadata.name=web,metadata.namespace!=kube-system"; =, == and
    != on metadata.name and metadata.namespace ("" for a cluster-scoped
    object). As fields.ParseSelector does, kctl splits terms at commas not
-   escaped by '\', skips empty terms ("a=b," and "," are fine), splits a
-   term at its first "!=", "==" or "=", and trims nothing: "metadata.name
-   =web" names the field "metadata.name " and "metadata.name= web" asks
-   for the name " web". In a value "\\", "\," and "\=" stand for '\', ','
-   and '='; any other escape, a trailing '\' or a bare '=' ("x=a=b") is
-   KCTL_ERR_INVALID_ARG. Where kctl differs: it knows no other field, so
-   any other field name (which fields.ParseSelector takes, and the API
-   server checks per resource) is KCTL_ERR_INVALID_ARG; and a value is
-   compared byte for byte, where Go would turn invalid UTF-8 in an escaped
-   value into U+FFFD. */
+   escaped by '\', skips empty terms (a trailing ',' or "," alone is
+   fine), splits a term at its first "!=", "==" or "=", and trims
+   nothing: "metadata.name =web" names the field "metadata.name " and
+   "metadata.name= web" asks for the name " web". In a value "\\", "\,"
+   and "\=" stand for '\', ',' and '='; any other escape, a trailing '\'
+   or a bare '=' ("metadata.name=a=b") is KCTL_ERR_INVALID_ARG.
+   Where kctl differs: it knows no other field, so any other field name
+   (which fields.ParseSelector takes, and the API server checks per
+   resource) is KCTL_ERR_INVALID_ARG; and a value is compared byte for
+   byte, where Go would turn invalid UTF-8 in an escaped value into
+   U+FFFD. */
 typedef struct kctl_selector kctl_selector;
 
 /* Compile a label and a field selector (either may be NULL) into *out,
@@ -3927,7 +3928,7 @@ static int kctl__sel_fields(kctl__selp *ps, const char *p) {
         for (op = term; op < end && *op != '=' && !(op[0] == '!' && op[1] == '='); op++) { }
         if (op == end) return KCTL_ERR_INVALID_ARG;
         fn = (size_t)(op - term);
-        on = op[0] == '!' || op[1] == '=' ? 2 : 1;
+        on = (op[0] == '!' || op[1] == '=') ? 2 : 1;
         if (fn == 13 && memcmp(term, "metadata.name", 13) == 0) code = op[0] == '!' ? KCTL__SEL_NAME_NE : KCTL__SEL_NAME_EQ;
         else if (fn == 18 && memcmp(term, "metadata.namespace", 18) == 0) code = op[0] == '!' ? KCTL__SEL_NS_NE : KCTL__SEL_NS_EQ;
         else return KCTL_ERR_INVALID_ARG;
