@@ -676,19 +676,64 @@ KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len);
 KCTL_API void *kctl_obj_decoded(const kctl_obj *o);
 
 /* ================================================================ SELECTORS */
-/* Label and field selectors, as Kubernetes writes them, so a cache holds
-   only what a controller cares about:
-     labels  "app=web,tier!=db,env in (a,b),env notin (c),legacy,!canary"
-             (= and == are the same; != and notin also match objects
-             without the label; a bare key asks for the label to exist,
-             !key for it not to)
-     fields  "metadata.name=web,metadata.namespace!=kube-system"
-   "" or NULL selects everything. Keys and values must be valid Kubernetes
-   label keys and values; anything else is KCTL_ERR_INVALID_ARG. */
+/* Label and field selectors, read as Kubernetes reads them (apimachinery's
+   labels.Parse and fields.ParseSelector), so a cache holds only what a
+   controller cares about. NULL or "" selects everything.
+
+   Labels: requirements joined by ',', all of which must hold:
+     key=value, key==value   the label is there with that value
+     key!=value              another value, or no such label
+     key in (a,b)            one of the values
+     key notin (a,b)         none of them, or no such label
+     key                     the label is there, with any value
+     !key                    no such label
+     key>5, key<5            the label is there and reads as a decimal
+                             int64 (a sign allowed) above / below 5; any
+                             other value does not match
+   Whitespace (space, tab, CR, LF) may stand between any two tokens and
+   must where two words meet ("x in (a)"); a selector of whitespace only
+   selects everything. A word runs to whitespace or one of =!(),<> and
+   must then be a valid key or value:
+   - a key is [prefix/]name: the prefix a DNS-1123 subdomain (at most 253
+     characters, dot-separated labels of [a-z0-9-] each starting and
+     ending with a letter or digit), the name 1-63 characters of
+     [A-Za-z0-9-_.] starting and ending with a letter or digit;
+   - a value is such a name or empty: "x=" and "x==" ask for "";
+   - in a set, a leading ',', ",," and a trailing ',' each stand for the
+     value "" too: "x in ()", "x in (a,)", "x notin (,a)" and
+     "x in (a,,b)" all hold "". Commas pair up as in labels.Parse, so a
+     set ending in an even run of them is an error: "x in (a,,)",
+     "x in (,,)";
+   - the bound of > and < is one such value that is also an int64: digits
+     only ("x>-1" and "x>+1" are errors, as values cannot start with a
+     sign), leading zeros fine, at most 9223372036854775807;
+   - "in" and "notin" are operators only after a key: "in in (notin)" is
+     a key "in" with the value "notin".
+   The same key may appear in several requirements; each must hold. A
+   trailing or doubled ',', "!key" followed by anything but ',' or the
+   end, ">=", "x in" without a set, and anything else labels.Parse
+   rejects is KCTL_ERR_INVALID_ARG.
+
+   Fields: "metadata.name=web,metadata.namespace!=kube-system"; =, == and
+   != on metadata.name and metadata.namespace ("" for a cluster-scoped
+   object). As fields.ParseSelector does, kctl splits terms at commas not
+   escaped by '\', skips empty terms (a trailing ',' or "," alone is
+   fine), splits a term at its first "!=", "==" or "=", and trims
+   nothing: "metadata.name =web" names the field "metadata.name " and
+   "metadata.name= web" asks for the name " web". In a value "\\", "\,"
+   and "\=" stand for '\', ',' and '='; any other escape, a trailing '\'
+   or a bare '=' ("metadata.name=a=b") is KCTL_ERR_INVALID_ARG.
+   Where kctl differs: it knows no other field, so any other field name
+   (which fields.ParseSelector takes, and the API server checks per
+   resource) is KCTL_ERR_INVALID_ARG; and a value is compared byte for
+   byte, where Go would turn invalid UTF-8 in an escaped value into
+   U+FFFD. */
 typedef struct kctl_selector kctl_selector;
 
-/* Compile a label and a field selector (either may be NULL); allocator
-   may be NULL. [any thread] */
+/* Compile a label and a field selector (either may be NULL) into *out,
+   one block the caller frees with kctl_selector_free; allocator may be
+   NULL. INVALID_ARG for a malformed selector, a NULL out or an allocator
+   with one hook of two (*out NULL, nothing allocated); NOMEM. [any thread] */
 KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const kctl_allocator *allocator, kctl_selector **out);
 /* Whether obj satisfies every requirement (a NULL selector: yes). [any thread] */
 KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj);
@@ -3893,16 +3938,24 @@ KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
 }
 
 /* --------------------------------------------------------------- SELECTORS */
+/* Labels follow apimachinery's labels.Parse step by step: a lexer (words
+   run to whitespace or one of =!(),<>; "==" and "!=" are the only
+   two-symbol tokens) and its parser with one token of lookahead, where
+   "in" and "notin" are operators only in the operator position. Fields
+   follow fields.ParseSelector: terms split at unescaped commas, each at
+   its first "!=", "==" or "=", the value unescaped. A selector is one
+   block: a sizing pass counts, a filling pass writes. */
 enum {
     KCTL__SEL_EQ, KCTL__SEL_NE, KCTL__SEL_IN, KCTL__SEL_NOTIN, KCTL__SEL_EXISTS, KCTL__SEL_ABSENT,
-    KCTL__SEL_NAME_EQ, KCTL__SEL_NAME_NE, KCTL__SEL_NS_EQ, KCTL__SEL_NS_NE
+    KCTL__SEL_GT, KCTL__SEL_LT, KCTL__SEL_NAME_EQ, KCTL__SEL_NAME_NE, KCTL__SEL_NS_EQ, KCTL__SEL_NS_NE
 };
 
 typedef struct kctl__selreq {
     int op;
-    const char *key;
+    const char *key;     /* NULL for a field */
     const char **values;
     size_t nvalues;
+    int64_t bound;       /* GT, LT */
 } kctl__selreq;
 
 struct kctl_selector {
@@ -3912,6 +3965,7 @@ struct kctl_selector {
 };
 
 static bool kctl__sel_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+static bool kctl__sel_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
 /* A label name or value: at most 63 of [A-Za-z0-9-_.], alphanumeric at
    both ends; a value may be empty. */
@@ -3924,59 +3978,130 @@ static bool kctl__sel_name_ok(const char *s, size_t n, bool empty_ok) {
     return true;
 }
 
-/* A label key: [DNS-subdomain prefix '/'] name. */
+/* A label key: [DNS-1123 subdomain '/'] name. The subdomain has at most
+   253 characters: dot-separated labels of [a-z0-9-], each starting and
+   ending with a letter or digit. */
 static bool kctl__sel_key_ok(const char *s, size_t n) {
     const char *slash = (const char *)memchr(s, '/', n);
     size_t i, p;
     if (!slash) return kctl__sel_name_ok(s, n, false);
     p = (size_t)(slash - s);
-    if (p == 0 || p > 253 || !kctl__sel_alnum(s[0]) || !kctl__sel_alnum(s[p - 1])) return false;
-    for (i = 0; i < p; i++)
-        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' || s[i] == '.')) return false;
+    if (p == 0 || p > 253 || !kctl__sel_lower(s[0]) || !kctl__sel_lower(s[p - 1])) return false;
+    for (i = 1; i + 1 < p; i++) {
+        if (s[i] == '.') {
+            if (!kctl__sel_lower(s[i - 1]) || !kctl__sel_lower(s[i + 1])) return false;
+        } else if (s[i] != '-' && !kctl__sel_lower(s[i])) {
+            return false;
+        }
+    }
     return kctl__sel_name_ok(slash + 1, n - p - 1, false);
 }
 
-typedef struct kctl__selp {
+/* s[0..n) as strconv.ParseInt(s, 10, 64) reads it: an optional sign,
+   one or more digits, within int64. */
+static bool kctl__sel_int(const char *s, size_t n, int64_t *out) {
+    size_t i = 0;
+    bool neg = false;
+    uint64_t x = 0, lim;
+    if (n && (s[0] == '+' || s[0] == '-')) { neg = s[0] == '-'; i = 1; }
+    if (i == n) return false;
+    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; i < n; i++) {
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (s[i] < '0' || s[i] > '9' || x > (lim - d) / 10) return false;
+        x = x * 10 + d;
+    }
+    if (!neg) *out = (int64_t)x;
+    else *out = x == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)x;
+    return true;
+}
+
+enum {
+    KCTL__TK_END, KCTL__TK_WORD, KCTL__TK_IN, KCTL__TK_NOTIN, KCTL__TK_NOT, KCTL__TK_EQ, KCTL__TK_DEQ,
+    KCTL__TK_NE, KCTL__TK_GT, KCTL__TK_LT, KCTL__TK_OPEN, KCTL__TK_CLOSE, KCTL__TK_COMMA
+};
+
+typedef struct kctl__seltok {
+    int t;
     const char *s;
+    size_t n;
+} kctl__seltok;
+
+static bool kctl__sel_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
+static bool kctl__sel_symbol(char c) {
+    return c == '=' || c == '!' || c == '(' || c == ')' || c == ',' || c == '>' || c == '<';
+}
+
+/* The token at *p, whitespace first skipped; *p moves past it. "in" and
+   "notin" are operators only where op is true, words elsewhere. */
+static kctl__seltok kctl__sel_lex(const char **p, bool op) {
+    const char *s = *p;
+    kctl__seltok t;
+    while (kctl__sel_space(*s)) s++;
+    t.s = s;
+    t.n = 1;
+    switch (*s) {
+    case '\0': t.t = KCTL__TK_END; t.n = 0; break;
+    case '(': t.t = KCTL__TK_OPEN; break;
+    case ')': t.t = KCTL__TK_CLOSE; break;
+    case ',': t.t = KCTL__TK_COMMA; break;
+    case '>': t.t = KCTL__TK_GT; break;
+    case '<': t.t = KCTL__TK_LT; break;
+    case '=': if (s[1] == '=') { t.t = KCTL__TK_DEQ; t.n = 2; } else t.t = KCTL__TK_EQ; break;
+    case '!': if (s[1] == '=') { t.t = KCTL__TK_NE; t.n = 2; } else t.t = KCTL__TK_NOT; break;
+    default:
+        for (t.n = 0; s[t.n] && !kctl__sel_space(s[t.n]) && !kctl__sel_symbol(s[t.n]); t.n++) { }
+        t.t = KCTL__TK_WORD;
+        if (op && t.n == 2 && memcmp(s, "in", 2) == 0) t.t = KCTL__TK_IN;
+        if (op && t.n == 5 && memcmp(s, "notin", 5) == 0) t.t = KCTL__TK_NOTIN;
+        break;
+    }
+    *p = s + t.n;
+    return t;
+}
+
+/* The next token's type, *p unmoved (only value positions look ahead). */
+static int kctl__sel_peek(const char *p) { return kctl__sel_lex(&p, false).t; }
+
+typedef struct kctl__selp {
     kctl_selector *sel; /* NULL while sizing */
     char *arena;
     const char **vals;
     size_t nreq, nval, bytes;
 } kctl__selp;
 
-static void kctl__sel_ws(const char **p) { while (**p == ' ' || **p == '\t') (*p)++; }
-
-/* A word: a run of key/value characters. */
-static size_t kctl__sel_word(const char *p) {
-    size_t n = 0;
-    while (kctl__sel_alnum(p[n]) || p[n] == '-' || p[n] == '_' || p[n] == '.' || p[n] == '/') n++;
-    return n;
-}
-
-static const char *kctl__sel_str(kctl__selp *ps, const char *s, size_t n) {
-    char *d;
+/* Room for n bytes and a NUL, handed out only in the filling pass. */
+static char *kctl__sel_room(kctl__selp *ps, size_t n) {
+    char *d = ps->arena;
     ps->bytes += n + 1;
-    if (!ps->arena) return NULL;
-    d = ps->arena;
-    memcpy(d, s, n);
-    d[n] = '\0';
-    ps->arena += n + 1;
+    if (d) ps->arena += n + 1;
     return d;
 }
 
-static kctl__selreq *kctl__sel_req(kctl__selp *ps, int op) {
+static const char *kctl__sel_str(kctl__selp *ps, const char *s, size_t n) {
+    char *d = kctl__sel_room(ps, n);
+    if (d) {
+        memcpy(d, s, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* A new requirement; its values follow with kctl__sel_value. */
+static kctl__selreq *kctl__sel_req(kctl__selp *ps, int op, const char *key, size_t kn) {
     kctl__selreq *r = ps->sel ? &ps->sel->reqs[ps->nreq] : NULL;
+    const char *k = key ? kctl__sel_str(ps, key, kn) : NULL;
     ps->nreq++;
     if (r) {
         memset(r, 0, sizeof *r);
         r->op = op;
+        r->key = k;
         r->values = ps->vals + ps->nval;
     }
     return r;
 }
 
-static void kctl__sel_value(kctl__selp *ps, kctl__selreq *r, const char *s, size_t n) {
-    const char *v = kctl__sel_str(ps, s, n);
+static void kctl__sel_value(kctl__selp *ps, kctl__selreq *r, const char *v) {
     if (r) {
         ps->vals[ps->nval] = v;
         r->nvalues++;
@@ -3984,94 +4109,142 @@ static void kctl__sel_value(kctl__selp *ps, kctl__selreq *r, const char *s, size
     ps->nval++;
 }
 
-static int kctl__sel_labels(kctl__selp *ps, const char *p) {
-    if (!p) return KCTL_OK;
-    kctl__sel_ws(&p);
-    if (!*p) return KCTL_OK;
+/* A set's members after "(": words, and "" where labels.Parse reads an
+   empty member (a leading ',', ",,", ",)"; its set stores "" once). */
+static int kctl__sel_set(kctl__selp *ps, kctl__selreq *r, const char **p) {
+    bool any = false, empty = false;
+    kctl__seltok t;
+    int next = kctl__sel_peek(*p);
+    if (next == KCTL__TK_CLOSE) {
+        kctl__sel_lex(p, false);
+        kctl__sel_value(ps, r, kctl__sel_str(ps, "", 0));
+        return KCTL_OK;
+    }
+    if (next != KCTL__TK_WORD && next != KCTL__TK_COMMA) return KCTL_ERR_INVALID_ARG;
     for (;;) {
-        kctl__selreq *r;
-        const char *key;
-        size_t kn, vn;
-        bool neg = false;
-        kctl__sel_ws(&p);
-        if (*p == '!') { neg = true; p++; kctl__sel_ws(&p); }
-        key = p;
-        kn = kctl__sel_word(p);
-        if (!kctl__sel_key_ok(key, kn)) return KCTL_ERR_INVALID_ARG;
-        p += kn;
-        kctl__sel_ws(&p);
-        if (neg) { /* !key */
-            if (*p && *p != ',') return KCTL_ERR_INVALID_ARG;
-            r = kctl__sel_req(ps, KCTL__SEL_ABSENT);
-        } else if (*p == '=' || (*p == '!' && p[1] == '=')) {
-            int op = *p == '!' ? KCTL__SEL_NE : KCTL__SEL_EQ;
-            p += (*p == '!' || p[1] == '=') ? 2 : 1;
-            kctl__sel_ws(&p);
-            vn = kctl__sel_word(p);
-            if (!kctl__sel_name_ok(p, vn, true)) return KCTL_ERR_INVALID_ARG;
-            r = kctl__sel_req(ps, op);
-            kctl__sel_value(ps, r, p, vn);
-            p += vn;
-        } else if ((strncmp(p, "in", 2) == 0 || strncmp(p, "notin", 5) == 0) && p > key + kn) {
-            int op = p[0] == 'i' ? KCTL__SEL_IN : KCTL__SEL_NOTIN;
-            p += op == KCTL__SEL_IN ? 2 : 5;
-            kctl__sel_ws(&p);
-            if (*p++ != '(') return KCTL_ERR_INVALID_ARG;
-            r = kctl__sel_req(ps, op);
-            for (;;) {
-                kctl__sel_ws(&p);
-                vn = kctl__sel_word(p);
-                if (!kctl__sel_name_ok(p, vn, false)) return KCTL_ERR_INVALID_ARG; /* no empty sets or members */
-                kctl__sel_value(ps, r, p, vn);
-                p += vn;
-                kctl__sel_ws(&p);
-                if (*p == ')') break;
-                if (*p++ != ',') return KCTL_ERR_INVALID_ARG;
-            }
-            p++;
-        } else if (!*p || *p == ',') {
-            r = kctl__sel_req(ps, KCTL__SEL_EXISTS);
+        t = kctl__sel_lex(p, false);
+        if (t.t == KCTL__TK_WORD) {
+            if (!kctl__sel_name_ok(t.s, t.n, true)) return KCTL_ERR_INVALID_ARG;
+            kctl__sel_value(ps, r, kctl__sel_str(ps, t.s, t.n));
+            any = true;
+            next = kctl__sel_peek(*p);
+            if (next == KCTL__TK_CLOSE) break;
+            if (next != KCTL__TK_COMMA) return KCTL_ERR_INVALID_ARG;
+        } else if (t.t == KCTL__TK_COMMA) {
+            bool add = !any; /* "(," */
+            next = kctl__sel_peek(*p);
+            if (next == KCTL__TK_COMMA) kctl__sel_lex(p, false);
+            if (next == KCTL__TK_COMMA || next == KCTL__TK_CLOSE) add = true;
+            if (add && !empty) kctl__sel_value(ps, r, kctl__sel_str(ps, "", 0));
+            any = any || add;
+            empty = empty || add;
+            if (next == KCTL__TK_CLOSE) break;
         } else {
             return KCTL_ERR_INVALID_ARG;
         }
-        if (r) r->key = kctl__sel_str(ps, key, kn);
-        else kctl__sel_str(ps, key, kn);
-        kctl__sel_ws(&p);
-        if (!*p) return KCTL_OK;
-        if (*p++ != ',') return KCTL_ERR_INVALID_ARG;
+    }
+    kctl__sel_lex(p, false); /* the ')' */
+    return KCTL_OK;
+}
+
+/* One requirement: [!] key [op value | in/notin (set)]. */
+static int kctl__sel_requirement(kctl__selp *ps, const char **p) {
+    kctl__seltok key = kctl__sel_lex(p, false), t, v;
+    kctl__selreq *r;
+    int op, next;
+    bool absent = key.t == KCTL__TK_NOT;
+    if (absent) key = kctl__sel_lex(p, false);
+    if (key.t != KCTL__TK_WORD || !kctl__sel_key_ok(key.s, key.n)) return KCTL_ERR_INVALID_ARG;
+    next = kctl__sel_peek(*p);
+    if (absent || next == KCTL__TK_END || next == KCTL__TK_COMMA) {
+        kctl__sel_req(ps, absent ? KCTL__SEL_ABSENT : KCTL__SEL_EXISTS, key.s, key.n);
+        return KCTL_OK; /* after !key the caller wants ',' or the end */
+    }
+    t = kctl__sel_lex(p, true);
+    switch (t.t) {
+    case KCTL__TK_IN: op = KCTL__SEL_IN; break;
+    case KCTL__TK_NOTIN: op = KCTL__SEL_NOTIN; break;
+    case KCTL__TK_EQ: case KCTL__TK_DEQ: op = KCTL__SEL_EQ; break;
+    case KCTL__TK_NE: op = KCTL__SEL_NE; break;
+    case KCTL__TK_GT: op = KCTL__SEL_GT; break;
+    case KCTL__TK_LT: op = KCTL__SEL_LT; break;
+    default: return KCTL_ERR_INVALID_ARG;
+    }
+    r = kctl__sel_req(ps, op, key.s, key.n);
+    if (op == KCTL__SEL_IN || op == KCTL__SEL_NOTIN) {
+        if (kctl__sel_lex(p, false).t != KCTL__TK_OPEN) return KCTL_ERR_INVALID_ARG;
+        return kctl__sel_set(ps, r, p);
+    }
+    next = kctl__sel_peek(*p); /* "x=" and "x=," hold the empty value */
+    if (next == KCTL__TK_END || next == KCTL__TK_COMMA) {
+        v.s = *p;
+        v.n = 0;
+    } else if ((v = kctl__sel_lex(p, false)).t != KCTL__TK_WORD) {
+        return KCTL_ERR_INVALID_ARG;
+    }
+    if (!kctl__sel_name_ok(v.s, v.n, true)) return KCTL_ERR_INVALID_ARG;
+    if (op == KCTL__SEL_GT || op == KCTL__SEL_LT) {
+        int64_t bound;
+        if (!kctl__sel_int(v.s, v.n, &bound)) return KCTL_ERR_INVALID_ARG;
+        if (r) r->bound = bound;
+    }
+    kctl__sel_value(ps, r, kctl__sel_str(ps, v.s, v.n));
+    return KCTL_OK;
+}
+
+static int kctl__sel_labels(kctl__selp *ps, const char *p) {
+    int next, rc;
+    if (!p || (next = kctl__sel_peek(p)) == KCTL__TK_END) return KCTL_OK;
+    for (;;) {
+        kctl__seltok t;
+        if (next != KCTL__TK_WORD && next != KCTL__TK_NOT) return KCTL_ERR_INVALID_ARG; /* also after ',' */
+        if ((rc = kctl__sel_requirement(ps, &p)) != KCTL_OK) return rc;
+        t = kctl__sel_lex(&p, false);
+        if (t.t == KCTL__TK_END) return KCTL_OK;
+        if (t.t != KCTL__TK_COMMA) return KCTL_ERR_INVALID_ARG;
+        next = kctl__sel_peek(p);
     }
 }
 
-static int kctl__sel_fields(kctl__selp *ps, const char *p) {
-    if (!p) return KCTL_OK;
-    kctl__sel_ws(&p);
-    if (!*p) return KCTL_OK;
-    for (;;) {
-        const char *field, *val;
-        size_t fn, vn;
-        bool ne, name;
-        kctl__selreq *r;
-        kctl__sel_ws(&p);
-        field = p;
-        fn = kctl__sel_word(p);
-        if (fn == 13 && strncmp(field, "metadata.name", 13) == 0) name = true;
-        else if (fn == 18 && strncmp(field, "metadata.namespace", 18) == 0) name = false;
-        else return KCTL_ERR_INVALID_ARG;
-        p += fn;
-        kctl__sel_ws(&p);
-        if (*p == '!' && p[1] == '=') { ne = true; p += 2; }
-        else if (*p == '=') { ne = false; p += p[1] == '=' ? 2 : 1; }
-        else return KCTL_ERR_INVALID_ARG;
-        kctl__sel_ws(&p);
-        val = p;
-        while (*p && *p != ',' && *p != ' ' && *p != '\t') p++;
-        vn = (size_t)(p - val);
-        r = kctl__sel_req(ps, name ? (ne ? KCTL__SEL_NAME_NE : KCTL__SEL_NAME_EQ) : (ne ? KCTL__SEL_NS_NE : KCTL__SEL_NS_EQ));
-        kctl__sel_value(ps, r, val, vn);
-        kctl__sel_ws(&p);
-        if (!*p) return KCTL_OK;
-        if (*p++ != ',') return KCTL_ERR_INVALID_ARG;
+/* A field value unescaped: "\\", "\," and "\=" stand for the character;
+   any other escape, a trailing '\' or a bare '=' is invalid. */
+static int kctl__sel_unescape(kctl__selp *ps, kctl__selreq *r, const char *s, size_t n) {
+    char *d = kctl__sel_room(ps, n);
+    size_t i, k = 0;
+    for (i = 0; i < n; i++) {
+        char c = s[i];
+        if (c == '=') return KCTL_ERR_INVALID_ARG;
+        if (c == '\\') {
+            c = ++i < n ? s[i] : '\0';
+            if (c != '\\' && c != ',' && c != '=') return KCTL_ERR_INVALID_ARG;
+        }
+        if (d) d[k++] = c;
     }
+    if (d) d[k] = '\0';
+    kctl__sel_value(ps, r, d);
+    return KCTL_OK;
+}
+
+static int kctl__sel_fields(kctl__selp *ps, const char *p) {
+    while (p && *p) {
+        const char *term = p, *end = p, *op;
+        size_t fn, on;
+        int code, rc;
+        for (; *end && *end != ','; end++)
+            if (*end == '\\' && end[1]) end++;
+        p = *end ? end + 1 : end;
+        if (end == term) continue; /* an empty term */
+        for (op = term; op < end && *op != '=' && !(op[0] == '!' && op[1] == '='); op++) { }
+        if (op == end) return KCTL_ERR_INVALID_ARG;
+        fn = (size_t)(op - term);
+        on = (op[0] == '!' || op[1] == '=') ? 2 : 1;
+        if (fn == 13 && memcmp(term, "metadata.name", 13) == 0) code = op[0] == '!' ? KCTL__SEL_NAME_NE : KCTL__SEL_NAME_EQ;
+        else if (fn == 18 && memcmp(term, "metadata.namespace", 18) == 0) code = op[0] == '!' ? KCTL__SEL_NS_NE : KCTL__SEL_NS_EQ;
+        else return KCTL_ERR_INVALID_ARG;
+        rc = kctl__sel_unescape(ps, kctl__sel_req(ps, code, NULL, 0), op + on, (size_t)(end - op - on));
+        if (rc != KCTL_OK) return rc;
+    }
+    return KCTL_OK;
 }
 
 KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const kctl_allocator *allocator, kctl_selector **out) {
@@ -4087,6 +4260,8 @@ KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const k
     if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
     memset(&ps, 0, sizeof ps); /* sizing pass */
     if ((rc = kctl__sel_labels(&ps, labels)) != KCTL_OK || (rc = kctl__sel_fields(&ps, fields)) != KCTL_OK) return rc;
+    if (ps.nreq > SIZE_MAX / 4 / sizeof(kctl__selreq) || ps.nval > SIZE_MAX / 4 / sizeof(const char *) || ps.bytes > SIZE_MAX / 4)
+        return KCTL_ERR_NOMEM;
     head = kctl__align8(sizeof *sel) + ps.nreq * sizeof(kctl__selreq) + ps.nval * sizeof(const char *);
     if (!(sel = (kctl_selector *)kctl__alloc(&a, head + ps.bytes))) return KCTL_ERR_NOMEM;
     memset(sel, 0, sizeof *sel);
@@ -4097,8 +4272,8 @@ KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const k
     ps.sel = sel;
     ps.vals = (const char **)(void *)(sel->reqs + sel->n);
     ps.arena = (char *)sel + head;
-    kctl__sel_labels(&ps, labels);
-    kctl__sel_fields(&ps, fields);
+    (void)kctl__sel_labels(&ps, labels);
+    (void)kctl__sel_fields(&ps, fields);
     *out = sel;
     return KCTL_OK;
 }
@@ -4110,6 +4285,7 @@ KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj)
     for (i = 0; i < s->n; i++) {
         const kctl__selreq *r = &s->reqs[i];
         const char *v = r->key ? kctl_obj_label(obj, r->key) : NULL;
+        int64_t n;
         bool hit = false;
         switch (r->op) {
         case KCTL__SEL_EQ: if (!v || strcmp(v, r->values[0]) != 0) return false; break;
@@ -4120,6 +4296,11 @@ KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj)
         case KCTL__SEL_NOTIN:
             for (k = 0; v && k < r->nvalues && !hit; k++) hit = strcmp(v, r->values[k]) == 0;
             if (hit != (r->op == KCTL__SEL_IN)) return false;
+            break;
+        case KCTL__SEL_GT:
+        case KCTL__SEL_LT: /* no label, or no integer: no match */
+            if (!v || !kctl__sel_int(v, strlen(v), &n)) return false;
+            if (r->op == KCTL__SEL_GT ? n <= r->bound : n >= r->bound) return false;
             break;
         case KCTL__SEL_NAME_EQ: if (strcmp(kctl_obj_name(obj), r->values[0]) != 0) return false; break;
         case KCTL__SEL_NAME_NE: if (strcmp(kctl_obj_name(obj), r->values[0]) == 0) return false; break;
