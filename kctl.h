@@ -1215,12 +1215,12 @@ KCTL_API void kctl_apisrv_now(char buf[32]);
 /* ================================================================= MEMSTORE */
 /* The embedded default store: an in-process transport with the semantics
    of a Kubernetes API server, so the toolkit runs with no network: one
-   revision counter for every write (the resourceVersion); uid and
-   creationTimestamp on create; metadata.generation 1 on create and bumped
-   only when spec changes; a status subresource (update keeps the status,
-   update_status changes only it and never the generation); finalizers and
-   deletionTimestamp; watches over a bounded history of events (older:
-   GONE), compaction, bookmarks; and fault injection for tests. */
+   revision counter for every write (the resourceVersion); every write
+   decided by the API-SERVER RULES above (validation with the server's
+   Status detail, uid and creationTimestamp, generation, the status
+   subresource, finalizers and deletionTimestamp, no-op writes skipped);
+   watches over a bounded history of events (older: GONE), compaction,
+   bookmarks; and fault injection for tests. */
 typedef struct kctl_memstore kctl_memstore;
 
 /* Options; zero means the default:
@@ -1233,13 +1233,17 @@ typedef struct kctl_memstore kctl_memstore;
                     has had nothing for T on the store's clock
      obj_opts       how objects are made (allocator, codec, limits)
      path           NULL: in memory only. A file: loaded at create if it
-                    exists (a truncated or corrupt file is refused with
-                    PROTO and left as it is), written by kctl_memstore_save
-                    (a temporary file, fsync, rename: a crash keeps the
-                    previous file whole), and after every write when
-                    save_on_write is set (a failed save does not undo the
-                    write, which stands in memory; kctl_memstore_save
-                    retries and reports IO). Copied. */
+                    exists, every object checked as a write would check it
+                    (a truncated, corrupt or invalid file is refused with
+                    PROTO and left as it is; a file that exists but cannot
+                    be read is IO, never taken for a first start), written
+                    by kctl_memstore_save (a temporary file, fsync, rename:
+                    a crash keeps the previous file whole). Copied.
+     save_on_write  every write is saved before it is acknowledged: the
+                    store as it will be is written first, and only then is
+                    the write made and its event sent. A failed save makes
+                    the call return IO (with a Status) and the write does
+                    not happen, in memory nor for watchers. */
 typedef struct kctl_memstore_desc {
     kctl_allocator allocator;
     kctl_clock clock;
@@ -2149,6 +2153,25 @@ static KCTL__UNUSED void kctl__port_sleep_ns(uint64_t ns) {
     ts.tv_sec = (time_t)(ns / UINT64_C(1000000000));
     ts.tv_nsec = (long)(ns % UINT64_C(1000000000));
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+
+/* Wall time: nanoseconds since 1970 (UTC), and as RFC 3339 in UTC, with
+   six fractional digits when micro is set (metav1.MicroTime), else
+   seconds (metav1.Time). buf holds 32 bytes. */
+static uint64_t kctl__port_wall_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+static void kctl__port_wall_rfc3339(uint64_t wall_ns, bool micro, char buf[32]) {
+    time_t t = (time_t)(wall_ns / UINT64_C(1000000000));
+    struct tm tm;
+    size_t n;
+    gmtime_r(&t, &tm);
+    n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (micro) n += (size_t)snprintf(buf + n, 32 - n, ".%06u", (unsigned)(wall_ns % UINT64_C(1000000000) / 1000u));
+    snprintf(buf + n, 32 - n, "Z");
 }
 
 #ifndef KCTL_NO_FILES
@@ -5681,10 +5704,7 @@ KCTL_API void kctl_transport_destroy(kctl_transport *t) {
 #define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
 
 KCTL_API void kctl_apisrv_now(char buf[32]) {
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    kctl__port_wall_rfc3339(kctl__port_wall_ns(), false, buf);
 }
 
 static bool kctl__as_alnum_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
