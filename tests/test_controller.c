@@ -16,6 +16,8 @@ typedef struct tc_env {
     int calls;
     bool last_had_obj;
     char last_key[128];
+    char last_ns[128], last_name[128];
+    char keys[2048]; /* every key reconciled, in order */
     int warnings;
 } tc_env;
 
@@ -24,6 +26,12 @@ static kctl_reconcile_result tc_reconcile(const kctl_reconcile_ctx *ctx) {
     e->calls++;
     e->last_had_obj = ctx->obj != NULL;
     snprintf(e->last_key, sizeof e->last_key, "%s", ctx->key);
+    snprintf(e->last_ns, sizeof e->last_ns, "%s", ctx->ns ? ctx->ns : "(null)");
+    snprintf(e->last_name, sizeof e->last_name, "%s", ctx->name ? ctx->name : "(null)");
+    if (strlen(e->keys) + strlen(ctx->key) + 2 < sizeof e->keys) {
+        if (e->keys[0]) strcat(e->keys, " ");
+        strcat(e->keys, ctx->key);
+    }
     return e->next;
 }
 
@@ -147,10 +155,29 @@ static void tc_result_rules(void) {
     KT_CHECK(!e.last_had_obj);
     kctl_controller_read_stats(e.c, &st);
     KT_EQ_U64(st.success, 2);
-    KT_EQ_U64(st.error, 4);
+    KT_EQ_U64(st.error, 5); /* the terminal one included, as controller-runtime's ReconcileErrors */
     KT_EQ_U64(st.requeue_after, 1);
     KT_EQ_U64(st.requeue, 1);
     KT_EQ_U64(st.terminal, 1);
+    /* requeue and requeue_after both: requeue_after wins (forget, add_after) */
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"}}");
+    kctl_informer_step(e.inf, 0, NULL);
+    e.next.error = KCTL_ERR_IO; /* two failures first, to see the forget */
+    kctl_controller_step(e.c, 10, NULL);
+    kctl_vclock_advance(&e.vc, tc_due(&e));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "prod/a"), 2);
+    memset(&e.next, 0, sizeof e.next);
+    e.next.requeue = true;
+    e.next.requeue_after_ns = KCTL_SEC(7);
+    kctl_vclock_advance(&e.vc, tc_due(&e));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), KCTL_SEC(7));
+    KT_EQ_U64(kctl_queue_num_requeues(q, "prod/a"), 0);
+    kctl_controller_read_stats(e.c, &st);
+    KT_EQ_U64(st.requeue_after, 2);
+    KT_EQ_U64(st.requeue, 1);
+    KT_EQ_INT(e.warnings, 1);
     tc_close(&e);
 }
 
@@ -168,9 +195,9 @@ static void tc_owned_and_mapped(void) {
     if (!tc_open(&e)) return;
     pods = tc_informer(&e, &tc_pods);
     secrets = tc_informer(&e, &sec);
-    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "ConfigMap", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "", "ConfigMap", NULL), KCTL_OK);
     KT_EQ_INT(kctl_controller_watch_map(e.c, secrets, tc_map_secret, NULL, NULL), KCTL_OK);
-    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL, NULL, NULL), KCTL_ERR_INVALID_ARG);
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p1\",\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"u\",\"controller\":true}]}}");
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p2\",\"ownerReferences\":[{\"kind\":\"Deployment\",\"name\":\"other\",\"controller\":true}]}}");
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p3\",\"ownerReferences\":[{\"kind\":\"ConfigMap\",\"name\":\"notctl\"}]}}");
