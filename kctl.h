@@ -65,7 +65,7 @@
 
         static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
             kctl_reconcile_result r = { 0 };
-            if (!ctx->obj) return r;                      // deleted: clean up
+            if (!ctx->obj) return r;                      // deleted: clean up ctx->name
             if (deploy(ctx->obj) != 0)                    // yours
                 r.error = KCTL_ERR_IO;                    // the error: backoff
             else                                          // (never a fixed requeue)

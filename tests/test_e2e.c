@@ -435,12 +435,14 @@ static void te_deletes_during_relist(void) {
 /* 2.4 through the manager: out of memory during the informers' first list
    is NOMEM from kctl_manager_start, at once, not TIMEOUT at the end of the
    sync timeout; the manager stops, nothing leaks. */
+#ifndef KCTL_NO_THREADS
 static kctl_reconcile_result te_rec_nothing(const kctl_reconcile_ctx *ctx) {
     kctl_reconcile_result r;
     (void)ctx;
     memset(&r, 0, sizeof r);
     return r;
 }
+#endif
 
 static void te_manager_start_nomem(void) {
 #ifndef KCTL_NO_THREADS
