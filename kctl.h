@@ -116,7 +116,7 @@
         kctl_reflector                 Reflector (ListAndWatch, backoff, resync)
         kctl_informer                  SharedIndexInformer (cache + handlers)
         kctl_handler                   ResourceEventHandlerFuncs
-        kctl_handler.resync            a handler resync period: it gets syncs
+        kctl_handler.resync            a handler's resync period: syncs reach it
         kctl_key_split                 SplitMetaNamespaceKey
 
         kctl                           controller-runtime
@@ -1446,9 +1446,9 @@ typedef struct kctl_reconcile_result {
 typedef struct kctl_reconcile_ctx {
     kctl_controller *controller;
     const char *key;           /* "namespace/name", or "name" when cluster-scoped */
-    const char *ns;            /* the key's namespace ("" when cluster-scoped) and name,  */
-    const char *name;          /* as kctl_key_split gives them (a key that does not split,
-                                  added by hand: ns "", name the whole key) */
+    const char *ns;            /* the key's namespace ("" when cluster-scoped) and name, as */
+    const char *name;          /* kctl_key_split gives them, on delete too (a key added by
+                                  hand that does not split: ns "", name the whole key) */
     kctl_obj *obj;             /* the primary object from the cache (NULL: gone) */
     kctl_indexer *cache;       /* the primary informer's cache */
     kctl_transport transport;  /* for direct reads and writes */
@@ -6611,6 +6611,7 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
             break;
         }
         inf->run[k].replay = false;
+        inf->cache_err = KCTL_OK;
         for (i = 0; i < l.count; i++) inf->run[k].h.on_add(l.items[i], inf->run[k].h.user_data);
         kctl_obj_list_free(&l);
     }
@@ -8113,7 +8114,8 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
     char nsbuf[64], *ns = NULL;
-    uint64_t t0, t1;
+    uint64_t t0 = 0, t1 = 0;
+    bool called = false;
     memset(&ctx, 0, sizeof ctx);
     memset(&r, 0, sizeof r);
     ctx.controller = c;
@@ -8142,13 +8144,16 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
             }
         }
     }
-    t0 = kctl_clock_now(&c->clock);
-    if (!r.error) r = c->reconcile(&ctx);
-    t1 = kctl_clock_now(&c->clock);
+    if (!r.error) {
+        t0 = kctl_clock_now(&c->clock);
+        r = c->reconcile(&ctx);
+        t1 = kctl_clock_now(&c->clock);
+        called = true;
+    }
     kctl_obj_unref(ctx.obj);
     if (ns && ns != nsbuf) kctl__free(&c->allocator, ns);
     kctl__mutex_lock(&c->mu);
-    kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
+    if (called) kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
     if (r.error) {
         c->stats.error++; /* every error, as controller-runtime's ReconcileErrors */
         if (r.terminal) c->stats.terminal++;
