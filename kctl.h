@@ -65,7 +65,7 @@
 
         static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
             kctl_reconcile_result r = { 0 };
-            if (!ctx->obj) return r;                      // deleted: clean up
+            if (!ctx->obj) return r;                      // deleted: clean up ctx->name
             if (deploy(ctx->obj) != 0)                    // yours
                 r.error = KCTL_ERR_IO;                    // the error: backoff
             else                                          // (never a fixed requeue)
@@ -116,12 +116,16 @@
         kctl_reflector                 Reflector (ListAndWatch, backoff, resync)
         kctl_informer                  SharedIndexInformer (cache + handlers)
         kctl_handler                   ResourceEventHandlerFuncs
+        kctl_handler.resync            a handler's resync period: syncs reach it
+        kctl_key_split                 SplitMetaNamespaceKey
 
         kctl                           controller-runtime
         ----                           ------------------
         kctl_controller                controller.Controller (Reconciler, workers)
         kctl_reconcile_result          reconcile.Result + error (terminal: TerminalError)
-        kctl_controller_watch_owned    Owns (handler.EnqueueRequestForOwner)
+        kctl_controller_watch_owned    Owns (handler.EnqueueRequestForOwner,
+                                       OnlyControllerOwner; group and kind)
+        kctl_reconcile_ctx ns, name    reconcile.Request.NamespacedName
         kctl_controller_watch_map      Watches + handler.EnqueueRequestsFromMapFunc
         kctl_predicate                 predicate.GenerationChangedPredicate, ...
         kctl_status_update             a status write, only when it changes
@@ -135,12 +139,23 @@
         added again and queued once at done, so one key is never processed by
         two workers at once;
       - delaying: add_after(key, d) makes the key ready at now+d; an earlier
-        time wins, a later one never postpones it;
+        time wins, a later one never postpones it; an add meanwhile queues
+        the key at once and leaves the delayed add in place: at its time
+        the key is added again (nothing happens if it still waits; a key
+        already handed out is processed once more), as in client-go;
       - rate limiting: add_rate_limited(key) = add_after(key, limiter's delay).
     No thread runs the delaying layer: workers blocked in get wait until the
     next ready time (on a virtual clock, until the clock is advanced), and a
     delayed key whose time has come counts as added at that time, ahead of
     any key added later.
+
+    The informer tells its handlers of changes. An update whose
+    resourceVersion did not change (the periodic resync, or an object a
+    relist finds as the cache has it) is a sync: it reaches only handlers
+    that set kctl_handler.resync, as client-go's shared informer sends syncs
+    only to handlers with a resync period; a controller's watches ask for
+    them exactly when their informer has a resync_ns. So a relist after a
+    link flap wakes the controllers only for what changed.
 
     Metrics: kctl_queue_read_stats returns client-go's workqueue figures.
     As client-go does, a queue records durations (queue and work duration,
@@ -640,6 +655,13 @@ KCTL_API kctl_obj *kctl_obj_ref(kctl_obj *o);
 KCTL_API void kctl_obj_unref(kctl_obj *o);
 /* "namespace/name", or "name" for a cluster-scoped object. [any thread] */
 KCTL_API const char *kctl_obj_key(const kctl_obj *o);
+/* Split a key as client-go's SplitMetaNamespaceKey: "name" (no '/') is
+   namespace "" and name; "namespace/name" splits at the '/'; more than one
+   '/' is INVALID_ARG (so is a NULL key). Copies the parts, NUL-terminated,
+   into ns[0..ns_cap) and name[0..name_cap) (either may be NULL with cap 0
+   when not wanted): TOO_LARGE when one does not fit. On any error the
+   buffers given hold "". [any thread] */
+KCTL_API int kctl_key_split(const char *key, char *ns, size_t ns_cap, char *name, size_t name_cap);
 /* metadata.namespace ("" when cluster-scoped), name, uid ("" if absent). [any thread] */
 KCTL_API const char *kctl_obj_namespace(const kctl_obj *o);
 KCTL_API const char *kctl_obj_name(const kctl_obj *o);
@@ -868,8 +890,10 @@ KCTL_API int kctl_fifo_update(kctl_fifo *f, kctl_obj *obj);
 KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj);
 /* A relist: REPLACED for every object listed; for every key queued or
    known but not listed, a DELETED with final_state_unknown carrying the
-   last known object. The first replace sets what has_synced waits for.
-   Out of memory midway leaves part of it queued (NOMEM): list again. [any thread] */
+   last known object. The first complete replace sets what has_synced
+   waits for. Out of memory midway leaves part of it queued (NOMEM): list
+   again (before the first complete one, has_synced waits for those keys
+   too). [any thread] */
 KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n);
 /* A SYNC for every known object whose key has no queued deltas. [any thread] */
 KCTL_API int kctl_fifo_resync(kctl_fifo *f);
@@ -880,8 +904,9 @@ KCTL_API int kctl_fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_dat
 /* As pop, but AGAIN at once when no key is queued. [any thread] */
 KCTL_API int kctl_fifo_try_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data);
 /* True once the keys of the first replace (its objects and the deletions
-   it found) have all been popped. As in client-go, an add, update or
-   delete before any replace makes it true at once. [any thread] */
+   it found) have all been popped and processed (a key put back with
+   AGAIN still counts). As in client-go, an add, update or delete before
+   any replace makes it true at once. [any thread] */
 KCTL_API bool kctl_fifo_has_synced(kctl_fifo *f);
 /* Keys queued. [any thread] */
 KCTL_API size_t kctl_fifo_len(kctl_fifo *f);
@@ -1292,8 +1317,16 @@ KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns);
    again; back to 800 ms after 2 minutes of health). GONE (410) lists
    again. A watch with neither events nor bookmarks for stall_ns is
    reopened. An optional resync asks the FIFO for SYNC deltas of every
-   cached object, without touching the store. Everything runs on the
+   cached object, without touching the store; as client-go's resync timer,
+   the period counts from the end of a list: the first resync is due
+   resync_ns after the list completes (a relist starts the count again),
+   each next one resync_ns after the one before. Everything runs on the
    clock, so tests drive it with a virtual one.
+
+   A failed attempt (a list or watch the store refused, or deltas the FIFO
+   could not take for lack of memory) is counted in errors and its code
+   kept in last_error until an attempt succeeds; the reflector backs off
+   and tries again.
 
    kctl_reflector_step does what is due without blocking longer than
    wait_ns (0: not at all) and says when it wants to run again; an
@@ -1333,6 +1366,9 @@ typedef struct kctl_reflector_stats {
     uint64_t relists;        /* lists after the first (GONE) */
     uint64_t watch_restarts; /* watches opened again (broken, ended, stalled) */
     uint64_t errors;         /* failed requests */
+    int last_error;          /* the last failed attempt's code (a kctl_result; NOMEM: the
+                                FIFO, or an informer's cache, could not hold it); KCTL_OK
+                                again once a list or a watch succeeds */
     uint64_t added, modified, deleted, bookmarks;
     char last_rv[KCTL_RV_MAX];
 } kctl_reflector_stats;
@@ -1357,10 +1393,28 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
    deltas update the indexer (the cache) and are told to event handlers:
    on_add, on_update(old, new), on_delete (with the last known object; NULL
    when even that is unknown, e.g. a deletion found by a relist of a key
-   never cached). Handlers run on the informer's thread, in order, and must
-   only enqueue keys. A handler added after the informer has started first
-   receives the current contents as adds. has_synced turns true once the
-   first list has been processed. */
+   never cached). Handlers run on the informer's thread, in the order they
+   were added, and must only enqueue keys; there may be any number of them
+   (the list grows through the allocator). A handler added after the
+   informer has started first receives the current contents as adds.
+   has_synced turns true once the first list has been processed.
+
+   Syncs. An update whose resourceVersion did not change is a sync, not a
+   change: the periodic resync's SYNC deltas (resync_ns), and the objects
+   a relist (after GONE) finds as the cache has them. As client-go's shared
+   informer does, a sync goes only to the handlers that ask for syncs
+   (kctl_handler.resync, client-go's handler resync period); the others
+   hear of real changes only, so a relist after a broken link wakes no
+   handler for objects that did not change, and one that changed is an
+   update. A handler that asks gets the relists' syncs, and the periodic
+   ones when the informer has a resync_ns. A controller's watches ask
+   exactly when their informer has a resync_ns (controller-runtime's
+   handlers take the informer's resync period). An object without a
+   resourceVersion is never taken for a sync: nothing tells it apart.
+
+   Out of memory: a delta the cache cannot take (NOMEM) stays queued and is
+   retried at the next step; until the first list is wholly in the cache,
+   has_synced stays false and wait_for_sync reports NOMEM (below). */
 typedef struct kctl_informer kctl_informer;
 
 typedef struct kctl_handler {
@@ -1368,6 +1422,7 @@ typedef struct kctl_handler {
     void (*on_update)(kctl_obj *old_obj, kctl_obj *new_obj, void *user_data);
     void (*on_delete)(const char *key, kctl_obj *last, bool final_state_unknown, void *user_data);
     void *user_data;
+    bool resync; /* receive syncs as on_update(old, new) with the same resourceVersion (see above) */
 } kctl_handler;
 
 /* Options: what a reflector takes (see kctl_reflector_desc; the FIFO and
@@ -1388,8 +1443,9 @@ typedef struct kctl_informer_desc {
 KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer **out);
 /* Stop it if running and free it (NULL is fine). [not thread-safe] */
 KCTL_API void kctl_informer_destroy(kctl_informer *inf);
-/* Add a handler (copied); at most 16. After start it first gets the
-   current contents as adds, on the informer's thread. [any thread] */
+/* Add a handler (copied; any number: the list grows). After start it
+   first gets the current contents as adds, on the informer's thread.
+   INVALID_ARG for NULL arguments, NOMEM. [any thread] */
 KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h);
 /* The cache (to read, and to add indexes to). [any thread] */
 KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf);
@@ -1403,9 +1459,16 @@ KCTL_API int kctl_informer_start(kctl_informer *inf);
 KCTL_API void kctl_informer_stop(kctl_informer *inf);
 /* Whether the first list has been processed. [any thread] */
 KCTL_API bool kctl_informer_has_synced(kctl_informer *inf);
-/* Wait (real time) until synced: OK, or TIMEOUT. [any thread] */
+/* Wait (real time, at most timeout_ns) until the first list has been
+   processed: OK. NOMEM at once when the informer ran out of memory before
+   that (the list, the FIFO or the cache could not hold it; the cache
+   would be partial): it backs off and tries again, so a later call may
+   succeed (the code stays in the stats' last_error until an attempt
+   succeeds). TIMEOUT otherwise. Under KCTL_NO_THREADS it does not wait.
+   [any thread] */
 KCTL_API int kctl_informer_wait_for_sync(kctl_informer *inf, uint64_t timeout_ns);
-/* The reflector's counters. [any thread] */
+/* The reflector's counters; last_error also says NOMEM while a delta the
+   cache could not take waits to be retried. [any thread] */
 KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats *out);
 
 /* ============================================================ RATE LIMITERS */
@@ -1511,10 +1574,19 @@ KCTL_API int  kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out);
    using it: shut down and join workers first. [not thread-safe] */
 KCTL_API void kctl_queue_destroy(kctl_queue *q);
 /* Queue key unless it is already waiting; if it is being processed it is
-   queued once at done. SHUTDOWN after shutdown (the key is dropped). [any thread] */
+   queued once at done. A key that waits on an add_after is queued now all
+   the same, and its delayed entry stays, as in client-go's delaying queue:
+   when its time comes the key is added again, which does nothing while
+   the key still waits to be handed out, and otherwise queues it once more
+   (at done, if it is being processed then): it is processed again. INVALID_ARG
+   for a NULL, empty or too long key; NOMEM; SHUTDOWN after shutdown (the
+   key is dropped). [any thread] */
 KCTL_API int  kctl_queue_add(kctl_queue *q, const char *key);
 /* add(key) once delay_ns has passed (0 = now). If key is already delayed,
-   the earlier time wins. SHUTDOWN after shutdown. [any thread] */
+   the earlier time wins. A key already queued or being processed is
+   delayed all the same: the delayed add happens at its time, whatever
+   became of the key meanwhile (see kctl_queue_add). SHUTDOWN after
+   shutdown. [any thread] */
 KCTL_API int  kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns);
 /* add_after(key, the limiter's delay for key): the way to retry a failure. [any thread] */
 KCTL_API int  kctl_queue_add_rate_limited(kctl_queue *q, const char *key);
@@ -1596,35 +1668,45 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
 /* =============================================================== CONTROLLER */
 /* The part a user writes against: one reconcile function, called with a
    key, returning a result; controller-runtime's rules decide what happens
-   next:
+   next (the first row that applies):
+     error, terminal                      not retried; the failures stay
+                                          counted (no forget)
      error (non-zero, whatever the code)  add_rate_limited: backoff. A
                                           requeue_after set with it is
                                           ignored (and a warning logged):
                                           this is the storm the toolkit
                                           exists to prevent
-     terminal error                       not retried; failures not forgotten
-     requeue_after > 0, no error          forget, then add_after
+     requeue_after > 0, no error          forget, then add_after; with
+                                          requeue set too, requeue_after wins
      requeue, no error                    add_rate_limited
-     success                              forget
-   Workers (default 1) run keys of different objects in parallel and one
-   key never twice at once (the queue's guarantee). Watches: the primary
-   resource (its own key), owned objects (their controller ownerReference of
-   a kind, in the same namespace, names the owner's key) and any resource
-   through a map function. Reads come from the informers' caches; the
-   transport is there for direct reads and writes. */
+     success (all zero)                   forget
+   The stats count each reconcile once by its row, and every error in
+   error, terminal ones included (controller-runtime's ReconcileErrors);
+   terminal counts the terminal ones again (TerminalReconcileErrors).
+   Workers (default 1; as many as asked for) run keys of different objects
+   in parallel and one key never twice at once (the queue's guarantee).
+   Watches: the primary resource (its own key), owned objects (their
+   controller ownerReference of a group and kind, in the same namespace,
+   names the owner's key) and any resource through a map function. Reads
+   come from the informers' caches; the transport is there for direct
+   reads and writes. */
 typedef struct kctl_controller kctl_controller;
 
 typedef struct kctl_reconcile_result {
     int error;                 /* 0: success; else a code (any non-zero counts) */
     bool terminal;             /* with an error: do not retry */
     bool requeue;              /* without an error: again, through the limiter */
-    uint64_t requeue_after_ns; /* without an error: again after this long */
+    uint64_t requeue_after_ns; /* without an error: again after this long (wins over requeue) */
 } kctl_reconcile_result;
 
+/* What reconcile gets; every pointer is valid during the call only. */
 typedef struct kctl_reconcile_ctx {
     kctl_controller *controller;
-    const char *key;
-    kctl_obj *obj;             /* the primary object from the cache (NULL: gone); valid during the call */
+    const char *key;           /* "namespace/name", or "name" when cluster-scoped */
+    const char *ns;            /* the key's namespace ("" when cluster-scoped) and name, as */
+    const char *name;          /* kctl_key_split gives them, on delete too (a key added by
+                                  hand that does not split: ns "", name the whole key) */
+    kctl_obj *obj;             /* the primary object from the cache (NULL: gone) */
     kctl_indexer *cache;       /* the primary informer's cache */
     kctl_transport transport;  /* for direct reads and writes */
     void *user_data;
@@ -1638,7 +1720,8 @@ typedef kctl_reconcile_result (*kctl_reconcile_fn)(const kctl_reconcile_ctx *ctx
      transport  what ctx->transport gives reconcilers
      reconcile  required
      predicate  for the primary's events (NULL: all; copied)
-     workers    1
+     workers    1; any number (their threads' table is allocated at create:
+                NOMEM; a thread the system cannot start fails start)
      limiter    kctl_limiter_default (owned from create on, even if it fails)
      clock, logger, allocator */
 typedef struct kctl_controller_desc {
@@ -1655,29 +1738,48 @@ typedef struct kctl_controller_desc {
     kctl_allocator allocator;
 } kctl_controller_desc;
 
-/* Reconciles so far, by what they returned. */
+/* Reconciles so far, by what they returned (see the rules above). */
 typedef struct kctl_controller_stats {
-    uint64_t success, error, terminal, requeue, requeue_after;
+    uint64_t success;
+    uint64_t error;         /* every error, terminal ones included */
+    uint64_t terminal;      /* the terminal errors (also counted in error) */
+    uint64_t requeue, requeue_after;
     kctl_histogram reconcile_time; /* controller_runtime_reconcile_time_seconds, on the clock */
 } kctl_controller_stats;
 
 /* Map an object of a watched resource to the keys to reconcile (emit each). */
 typedef void (*kctl_map_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emit_ctx, void *user_data);
 
+/* Create a controller and watch desc->primary. INVALID_ARG for a missing
+   primary or reconcile, or a lone allocator function; NOMEM. [any thread] */
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out);
 /* Stop it if running and free it (NULL is fine). Its handlers stay on the
    informers it watches: stop or destroy those informers first. [not thread-safe] */
 KCTL_API void kctl_controller_destroy(kctl_controller *c);
-/* Reconcile the owner (kind owner_kind, same namespace) of objects of
-   inf, for events that pass pred (NULL: all; the struct is copied). [any thread] */
-KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_kind, const kctl_predicate *pred);
-/* Reconcile the keys map gives for objects of inf, for events that pass pred. [any thread] */
+/* Reconcile the owners of objects of inf, as controller-runtime's Owns
+   (EnqueueRequestForOwner with OnlyControllerOwner): for an event that
+   passes pred (NULL: all; the struct is copied), the object's controller
+   ownerReference (controller: true), if its kind is owner_kind and the
+   group of its apiVersion is owner_group ("apps/v1": "apps"; "v1" or none:
+   the core group ""; the version is ignored), names the key to reconcile,
+   in the object's namespace. owner_group NULL or "" is the core group.
+   Other owners, and a cluster-scoped owner of namespaced objects, need
+   watch_map. INVALID_ARG for NULL c or inf, or an empty owner_kind; NOMEM.
+   [any thread] */
+KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_group,
+                                         const char *owner_kind, const kctl_predicate *pred);
+/* Reconcile the keys map gives for objects of inf, for events that pass
+   pred. INVALID_ARG for NULL c, inf or map; NOMEM. [any thread] */
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred);
 /* Reconcile up to max keys that are ready now, on this thread; *done
    (may be NULL) gets how many. For poll loops and tests. [not thread-safe] */
 KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done);
-/* Start the workers once every watched informer has synced (waiting at
-   most sync_timeout_ns: TIMEOUT). [any thread] */
+/* Start the workers once every watched informer has synced, waiting at
+   most sync_timeout_ns for each: the informer's wait_for_sync result
+   (TIMEOUT; NOMEM when one ran out of memory during its first list) ends
+   it, with nothing started (start may be called again). A thread the
+   system cannot start: NOMEM, and the controller stops (as stop). EXISTS
+   when running; SHUTDOWN after stop. [any thread] */
 KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns);
 /* Stop: the queue takes no more keys, keys not yet begun are dropped (a
    level-based controller reconciles them again on its next start, from a
@@ -1691,6 +1793,7 @@ KCTL_API void kctl_controller_stop(kctl_controller *c);
 KCTL_API int kctl_controller_stop_timeout(kctl_controller *c, uint64_t timeout_ns);
 /* The controller's queue (for metrics, or to add keys by hand). [any thread] */
 KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
+/* A snapshot of its counters (zeros for NULL c). [any thread] */
 KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
 
 /* =========================================================== LEADER ELECTION */
@@ -3889,6 +3992,37 @@ KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfin
 KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
 KCTL_API void *kctl_obj_decoded(const kctl_obj *o) { return o && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) ? kctl__obj_codec_of(o)->decoded : NULL; }
 
+/* Copy text[0..n) into buf[0..cap) NUL-terminated; false when it does not fit. */
+static bool kctl__key_part(char *buf, size_t cap, const char *text, size_t n) {
+    if (!buf) return true; /* not wanted */
+    if (n >= cap) return false;
+    memcpy(buf, text, n);
+    buf[n] = '\0';
+    return true;
+}
+
+KCTL_API int kctl_key_split(const char *key, char *ns, size_t ns_cap, char *name, size_t name_cap) {
+    const char *slash;
+    int rc = KCTL_OK;
+    if ((!ns && ns_cap) || (!name && name_cap)) return KCTL_ERR_INVALID_ARG;
+    if (ns && ns_cap) ns[0] = '\0';
+    if (name && name_cap) name[0] = '\0';
+    if (!key) return KCTL_ERR_INVALID_ARG;
+    slash = strchr(key, '/');
+    if (slash && strchr(slash + 1, '/')) return KCTL_ERR_INVALID_ARG;
+    if (!slash) {
+        if (!kctl__key_part(ns, ns_cap, "", 0) || !kctl__key_part(name, name_cap, key, strlen(key))) rc = KCTL_ERR_TOO_LARGE;
+    } else if (!kctl__key_part(ns, ns_cap, key, (size_t)(slash - key)) ||
+               !kctl__key_part(name, name_cap, slash + 1, strlen(slash + 1))) {
+        rc = KCTL_ERR_TOO_LARGE;
+    }
+    if (rc != KCTL_OK) {
+        if (ns && ns_cap) ns[0] = '\0';
+        if (name && name_cap) name[0] = '\0';
+    }
+    return rc;
+}
+
 KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
     const char *p;
     uint64_t x = 0;
@@ -5020,6 +5154,7 @@ typedef struct kctl__fitem {
     struct kctl__fitem *next;
     kctl_delta *deltas;
     uint32_t n, cap;
+    bool initial;    /* queued by the first replace: has_synced waits for it */
 } kctl__fitem;
 
 struct kctl_fifo {
@@ -5031,7 +5166,7 @@ struct kctl_fifo {
     kctl__fitem *head, *tail;
     bool closed, populated;
     uint32_t waiters;  /* pops waiting for a key */
-    size_t initial;    /* keys of the first replace not yet popped */
+    size_t initial;    /* items marked initial still queued */
 };
 
 static kctl__fitem *kctl__fifo_find(kctl_fifo *f, const char *key) {
@@ -5181,7 +5316,8 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
     kctl__map listed;
     kctl__node *nodes = NULL;
     kctl_str_list known;
-    size_t i, distinct = 0, deletions = 0;
+    size_t i;
+    bool first;
     int rc = KCTL_OK;
     if (!f || (n && !objs)) return KCTL_ERR_INVALID_ARG;
     for (i = 0; i < n; i++)
@@ -5198,7 +5334,6 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
         if (kctl__map_find(&listed, key, nodes[i].len, nodes[i].hash)) continue;
         if (kctl__map_reserve(&listed, &f->allocator) != KCTL_OK) { rc = KCTL_ERR_NOMEM; goto out; }
         kctl__map_insert(&listed, &nodes[i]);
-        distinct++;
     }
     kctl__mutex_lock(&f->mu);
     if (f->closed) {
@@ -5206,13 +5341,13 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
         rc = KCTL_ERR_SHUTDOWN;
         goto out;
     }
+    first = !f->populated;
     for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl__fifo_queue(f, nodes[i].key, KCTL_DELTA_REPLACED, objs[i], false);
     /* queued keys not listed: deleted while we were not watching */
     for (i = 0; i < f->items.cap && rc == KCTL_OK; i++) {
         kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
         if (!it || kctl__map_find(&listed, it->node.key, it->node.len, it->node.hash)) continue;
         rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, true);
-        deletions++;
     }
     /* known keys not listed and not queued: likewise */
     if (f->known && rc == KCTL_OK) rc = kctl_indexer_list_keys(f->known, &known);
@@ -5224,11 +5359,17 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
         last = kctl_indexer_get(f->known, known.items[i]);
         rc = kctl__fifo_queue(f, known.items[i], KCTL_DELTA_DELETED, last, true);
         kctl_obj_unref(last);
-        deletions++;
     }
-    if (!f->populated) {
-        f->populated = true;
-        f->initial = distinct + deletions;
+    if (first) { /* has_synced waits for every key this replace queued; a partial
+                    one (NOMEM) does not populate, the next replace does */
+        for (i = 0; i < f->items.cap; i++) {
+            kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
+            if (it && !it->initial) {
+                it->initial = true;
+                f->initial++;
+            }
+        }
+        if (rc == KCTL_OK) f->populated = true;
     }
     kctl__mutex_unlock(&f->mu);
 out:
@@ -5280,7 +5421,6 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
     f->head = it->next;
     if (!f->head) f->tail = NULL;
     it->next = NULL;
-    if (f->initial > 0) f->initial--;
     /* The item stays in the map while fn runs: nothing can queue to the key
        meanwhile (the lock is held), and a requeue needs no allocation. */
     rc = fn(it->node.key, it->deltas, it->n, user_data);
@@ -5292,6 +5432,7 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
         rc = KCTL_OK;
     } else {
         kctl__map_remove(&f->items, &f->allocator, &it->node);
+        if (it->initial) f->initial--; /* a key put back (AGAIN) still counts */
     }
     kctl__mutex_unlock(&f->mu);
     if (it) kctl__fifo_free_item(f, it);
@@ -7888,7 +8029,7 @@ struct kctl_reflector {
     uint64_t backoff;      /* the next delay before jitter */
     uint64_t last_backoff; /* when the last backoff began (for the reset) */
     uint64_t last_event;   /* the watch's last event or bookmark (stall) */
-    uint64_t next_resync;
+    uint64_t next_resync;  /* due time of the next resync, set when a list completes */
     char rv[KCTL_RV_MAX];
     kctl_reflector_stats stats;
 };
@@ -7981,7 +8122,9 @@ static void kctl__rf_close(kctl_reflector *r) {
     r->w = NULL;
 }
 
-/* List every page and replace the FIFO's contents. */
+/* List every page and replace the FIFO's contents. A complete list
+   starts the resync period (client-go starts its resync timer after the
+   list). */
 static int kctl__rf_list(kctl_reflector *r) {
     kctl_obj **all = NULL;
     size_t n = 0, cap = 0, i;
@@ -8019,6 +8162,7 @@ static int kctl__rf_list(kctl_reflector *r) {
         if (r->listed) r->stats.relists++;
         r->stats.lists++;
         r->listed = true;
+        if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     }
     for (i = 0; i < n; i++) kctl_obj_unref(all[i]);
     kctl__free(&r->allocator, all);
@@ -8030,18 +8174,16 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
     int rc, budget = 256; /* events per step: bounded work */
     if (!r) return KCTL_ERR_INVALID_ARG;
     now = kctl_clock_now(&r->clock);
-    if (r->resync_ns && r->listed) {
-        if (!r->next_resync) r->next_resync = kctl__add_sat(now, r->resync_ns);
-        else if (now >= r->next_resync) {
-            if (kctl_fifo_resync(r->fifo) == KCTL_ERR_SHUTDOWN) return KCTL_ERR_SHUTDOWN;
-            r->next_resync = kctl__add_sat(now, r->resync_ns);
-            wait_ns = 0;
-        }
+    if (r->resync_ns && r->listed && now >= r->next_resync) { /* due resync_ns after the list or the last resync */
+        if (kctl_fifo_resync(r->fifo) == KCTL_ERR_SHUTDOWN) return KCTL_ERR_SHUTDOWN;
+        r->next_resync = kctl__add_sat(now, r->resync_ns);
+        wait_ns = 0;
     }
     while (now >= r->not_before && budget > 0) {
         if (r->state == KCTL__RF_LIST) {
             rc = kctl__rf_list(r);
             if (rc == KCTL_ERR_SHUTDOWN) return rc;
+            r->stats.last_error = rc;
             if (rc != KCTL_OK) {
                 r->stats.errors++;
                 kctl__rf_backoff(r, now);
@@ -8060,9 +8202,11 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             if (rc != KCTL_OK) {
                 r->w = NULL;
                 r->stats.errors++;
+                r->stats.last_error = rc;
                 kctl__rf_backoff(r, now);
                 break;
             }
+            r->stats.last_error = KCTL_OK;
             r->state = KCTL__RF_WATCH;
             r->last_event = now;
         }
@@ -8085,6 +8229,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
                 if (rc == KCTL_ERR_SHUTDOWN) return rc;
                 if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later */
                     r->stats.errors++;
+                    r->stats.last_error = rc;
                     kctl__rf_close(r);
                     r->state = KCTL__RF_LIST;
                     kctl__rf_backoff(r, now);
@@ -8108,6 +8253,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
                 continue;
             }
             r->stats.errors += rc != KCTL_ERR_IO;
+            if (rc != KCTL_ERR_IO) r->stats.last_error = rc;
             r->stats.watch_restarts++;
             r->state = KCTL__RF_OPEN; /* from the last version seen, after a backoff */
             kctl__rf_backoff(r, now);
@@ -8133,18 +8279,29 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 }
 
 /* ---------------------------------------------------------------- INFORMER */
-#define KCTL__INF_HANDLERS 16
+/* A handler as the informer keeps it. */
+typedef struct kctl__infh {
+    kctl_handler h;
+    bool replay; /* added after start: the current contents first, as adds */
+} kctl__infh;
 
 struct kctl_informer {
     kctl_allocator allocator;
     kctl_indexer *ix;
     kctl_fifo *fifo;
     kctl_reflector *r;
-    kctl__mutex mu; /* the handlers, the flags and the stats copy */
-    kctl__cond cv;  /* synced, stop */
-    kctl_handler handlers[KCTL__INF_HANDLERS];
-    bool replay[KCTL__INF_HANDLERS]; /* added after start: the current contents first */
-    uint32_t nhandlers;
+    kctl__mutex mu; /* the handler list, the flags and the stats copy */
+    kctl__cond cv;  /* synced, out of memory before it, stop */
+    /* The handlers (under mu). add_handler grows the list and, with it, the
+       room for the step's copy (spare), so a step never allocates. */
+    kctl__infh *handlers;
+    uint32_t nhandlers, cap;
+    bool changed;      /* handlers added since the step took its copy */
+    kctl__infh *spare; /* room for cap handlers, for the step to take */
+    /* The step's copy, which handlers run from: the stepping thread's own. */
+    kctl__infh *run;
+    uint32_t nrun;
+    int cache_err;     /* the cache took the last delta given (OK) or not (NOMEM): stepping thread */
     bool synced, running, stop;
     kctl_reflector_stats stats;
 #ifndef KCTL_NO_THREADS
@@ -8207,6 +8364,9 @@ KCTL_API void kctl_informer_destroy(kctl_informer *inf) {
     kctl_indexer_destroy(inf->ix);
     kctl__cond_deinit(&inf->cv);
     kctl__mutex_deinit(&inf->mu);
+    kctl__free(&inf->allocator, inf->handlers);
+    kctl__free(&inf->allocator, inf->spare);
+    kctl__free(&inf->allocator, inf->run);
     kctl__free(&inf->allocator, inf);
 }
 
@@ -8214,11 +8374,32 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
     int rc = KCTL_OK;
     if (!inf || !h) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&inf->mu);
-    if (inf->nhandlers == KCTL__INF_HANDLERS) rc = KCTL_ERR_FULL;
-    else {
-        inf->handlers[inf->nhandlers] = *h;
-        inf->replay[inf->nhandlers] = inf->running || inf->stats.lists > 0;
+    if (inf->nhandlers == inf->cap) { /* grow the list and the room for the step's copy together */
+        uint32_t cap = inf->cap ? inf->cap * 2 : 4;
+        kctl__infh *list = NULL, *room = NULL;
+        size_t bytes = (size_t)cap * sizeof *list;
+        if (cap > inf->cap && bytes / sizeof *list == cap) {
+            list = (kctl__infh *)kctl__alloc(&inf->allocator, bytes);
+            room = (kctl__infh *)kctl__alloc(&inf->allocator, bytes);
+        }
+        if (!list || !room) {
+            kctl__free(&inf->allocator, list);
+            kctl__free(&inf->allocator, room);
+            rc = KCTL_ERR_NOMEM;
+        } else {
+            if (inf->nhandlers) memcpy(list, inf->handlers, inf->nhandlers * sizeof *list);
+            kctl__free(&inf->allocator, inf->handlers);
+            kctl__free(&inf->allocator, inf->spare); /* an older room the step never took */
+            inf->handlers = list;
+            inf->spare = room;
+            inf->cap = cap;
+        }
+    }
+    if (rc == KCTL_OK) {
+        inf->handlers[inf->nhandlers].h = *h;
+        inf->handlers[inf->nhandlers].replay = inf->running || inf->stats.lists > 0;
         inf->nhandlers++;
+        inf->changed = true;
     }
     kctl__mutex_unlock(&inf->mu);
     return rc;
@@ -8226,44 +8407,62 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
 
 KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf) { return inf ? inf->ix : NULL; }
 
+/* Whether inf resyncs (its handlers then take syncs as client-go's take
+   the informer's resync period). */
+static bool kctl__inf_resyncs(const kctl_informer *inf) { return inf->r->resync_ns != 0; }
+
 typedef struct kctl__infctx {
     kctl_informer *inf;
-    kctl_handler h[KCTL__INF_HANDLERS];
-    uint32_t n;
+    bool put_back; /* a key went back to the FIFO: stop popping until the next step */
 } kctl__infctx;
 
-/* client-go's HandleDeltas: the cache first, then the handlers. */
+/* client-go's OnUpdate: an update that keeps the resourceVersion is a
+   sync (a resync, or a relist that found the object as cached). Without
+   a resourceVersion nothing tells them apart: a change. */
+static bool kctl__inf_is_sync(const kctl_obj *old_obj, const kctl_obj *new_obj) {
+    const char *a = kctl_obj_resource_version(old_obj), *b = kctl_obj_resource_version(new_obj);
+    return *a && strcmp(a, b) == 0;
+}
+
+/* client-go's HandleDeltas: the cache first, then the handlers; a sync
+   only to those that ask for syncs (distribute(obj, isSync)). */
 static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, void *user_data) {
     kctl__infctx *c = (kctl__infctx *)user_data;
-    kctl_indexer *ix = c->inf->ix;
+    kctl_informer *inf = c->inf;
     size_t i;
     uint32_t k;
     for (i = 0; i < n; i++) {
-        kctl_obj *old = kctl_indexer_get(ix, key);
+        kctl_obj *old = kctl_indexer_get(inf->ix, key);
         int rc;
         if (d[i].type == KCTL_DELTA_DELETED) {
             kctl_obj *last = d[i].obj ? d[i].obj : old;
-            if (old) kctl_indexer_delete(ix, key);
-            for (k = 0; k < c->n; k++)
-                if (c->h[k].on_delete) c->h[k].on_delete(key, last, d[i].final_state_unknown, c->h[k].user_data);
+            if (old) kctl_indexer_delete(inf->ix, key);
+            for (k = 0; k < inf->nrun; k++)
+                if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
         } else {
-            if ((rc = kctl_indexer_add(ix, d[i].obj)) != KCTL_OK) { /* keep the rest for later */
+            bool sync;
+            if ((rc = kctl_indexer_add(inf->ix, d[i].obj)) != KCTL_OK) { /* keep the rest for later */
                 kctl_obj_unref(old);
-                return rc == KCTL_ERR_NOMEM ? KCTL_ERR_AGAIN : rc;
+                if (rc != KCTL_ERR_NOMEM) return rc;
+                inf->cache_err = rc;
+                c->put_back = true;
+                return KCTL_ERR_AGAIN;
             }
-            for (k = 0; k < c->n; k++) {
-                if (old && c->h[k].on_update) c->h[k].on_update(old, d[i].obj, c->h[k].user_data);
-                else if (!old && c->h[k].on_add) c->h[k].on_add(d[i].obj, c->h[k].user_data);
+            sync = old && kctl__inf_is_sync(old, d[i].obj);
+            for (k = 0; k < inf->nrun; k++) {
+                const kctl_handler *h = &inf->run[k].h;
+                if (old && h->on_update && (!sync || h->resync)) h->on_update(old, d[i].obj, h->user_data);
+                else if (!old && h->on_add) h->on_add(d[i].obj, h->user_data);
             }
         }
         kctl_obj_unref(old);
     }
+    inf->cache_err = KCTL_OK;
     return KCTL_OK;
 }
 
 KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *next_ns) {
     kctl__infctx c;
-    bool replay[KCTL__INF_HANDLERS];
     uint32_t k;
     int rc, pops = 0;
     if (!inf) return KCTL_ERR_INVALID_ARG;
@@ -8272,24 +8471,42 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     memset(&c, 0, sizeof c);
     c.inf = inf;
     kctl__mutex_lock(&inf->mu);
-    c.n = inf->nhandlers;
-    memcpy(c.h, inf->handlers, c.n * sizeof c.h[0]);
-    memcpy(replay, inf->replay, sizeof replay);
-    memset(inf->replay, 0, sizeof inf->replay);
+    if (inf->changed) { /* handlers were added: take a new copy (never allocates) */
+        if (inf->spare) {
+            kctl__free(&inf->allocator, inf->run);
+            inf->run = inf->spare;
+            inf->spare = NULL;
+        }
+        memcpy(inf->run, inf->handlers, inf->nhandlers * sizeof *inf->run);
+        for (k = 0; k < inf->nhandlers; k++) inf->handlers[k].replay = false;
+        inf->nrun = inf->nhandlers;
+        inf->changed = false;
+    }
     kctl__mutex_unlock(&inf->mu);
-    for (k = 0; k < c.n; k++) { /* late handlers: what is cached, as adds */
+    for (k = 0; k < inf->nrun; k++) { /* late handlers: what is cached, as adds */
         kctl_obj_list l;
         size_t i;
-        if (!replay[k] || !c.h[k].on_add || kctl_indexer_list(inf->ix, &l) != KCTL_OK) continue;
-        for (i = 0; i < l.count; i++) c.h[k].on_add(l.items[i], c.h[k].user_data);
+        if (!inf->run[k].replay) continue;
+        memset(&l, 0, sizeof l);
+        if (inf->run[k].h.on_add && kctl_indexer_list(inf->ix, &l) != KCTL_OK) { /* out of memory: */
+            inf->cache_err = KCTL_ERR_NOMEM; /* no delta before its adds: all at the next step */
+            c.put_back = true;
+            break;
+        }
+        inf->run[k].replay = false;
+        inf->cache_err = KCTL_OK;
+        for (i = 0; i < l.count; i++) inf->run[k].h.on_add(l.items[i], inf->run[k].h.user_data);
         kctl_obj_list_free(&l);
     }
-    while (pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
+    while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
     kctl__mutex_lock(&inf->mu);
     kctl_reflector_read_stats(inf->r, &inf->stats);
+    if (inf->cache_err) inf->stats.last_error = inf->cache_err;
     if (!inf->synced && kctl_reflector_listed(inf->r) && kctl_fifo_has_synced(inf->fifo)) {
         inf->synced = true;
         kctl__cond_broadcast(&inf->cv);
+    } else if (!inf->synced && inf->stats.last_error == KCTL_ERR_NOMEM) {
+        kctl__cond_broadcast(&inf->cv); /* wait_for_sync reports it */
     }
     kctl__mutex_unlock(&inf->mu);
     return rc == KCTL_ERR_SHUTDOWN ? rc : KCTL_OK;
@@ -8389,6 +8606,7 @@ KCTL_API int kctl_informer_wait_for_sync(kctl_informer *inf, uint64_t timeout_ns
     kctl__mutex_lock(&inf->mu);
     while (!inf->synced) {
         uint64_t now = kctl_clock_now(NULL);
+        if (inf->stats.last_error == KCTL_ERR_NOMEM) { rc = KCTL_ERR_NOMEM; break; } /* a partial cache */
         if (now >= end) { rc = KCTL_ERR_TIMEOUT; break; }
 #ifdef KCTL_NO_THREADS
         rc = KCTL_ERR_TIMEOUT;
@@ -9526,14 +9744,18 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
 }
 
 /* -------------------------------------------------------------- CONTROLLER */
-#define KCTL__CTL_WATCHES 16
-#define KCTL__CTL_WORKERS 64
+typedef enum kctl__watch_kind { KCTL__WATCH_PRIMARY, KCTL__WATCH_OWNED, KCTL__WATCH_MAP } kctl__watch_kind;
 
+/* A watch is its informer handler's user_data, so it never moves: each is
+   allocated on its own (the owner's group and kind follow it) and pushed
+   at the head of the controller's list, whose nodes never change after:
+   start walks them without the lock. */
 typedef struct kctl__ctlwatch {
+    struct kctl__ctlwatch *next;
     kctl_controller *c;
     kctl_informer *inf;
-    int how;              /* 0 primary, 1 owned, 2 map */
-    char kind[64];        /* owned: the owner's kind */
+    kctl__watch_kind kind;
+    const char *group, *owner_kind; /* owned: the owner's (copies) */
     kctl_map_fn map;
     void *user_data;
     kctl_predicate pred;
@@ -9552,14 +9774,13 @@ struct kctl_controller {
     kctl_clock clock;
     kctl__mutex mu; /* stats, watches, running */
     kctl_controller_stats stats;
-    kctl__ctlwatch watches[KCTL__CTL_WATCHES];
-    uint32_t nwatches;
+    kctl__ctlwatch *watches; /* newest first */
     bool running;
 #ifndef KCTL_NO_THREADS
-    kctl__cond cv;     /* a worker ended */
-    kctl__thread threads[KCTL__CTL_WORKERS];
-    uint32_t nthreads; /* started and not joined yet */
-    uint32_t live;     /* of those, still running */
+    kctl__cond cv;          /* a worker ended */
+    kctl__thread *threads;  /* room for workers threads, made at create */
+    uint32_t nthreads;      /* started and not joined yet */
+    uint32_t live;          /* of those, still running */
 #endif
 };
 
@@ -9572,19 +9793,40 @@ static void kctl__ctl_emit(const char *key, void *ctx) {
     if (key && *key) kctl__ctl_add((kctl_controller *)ctx, key);
 }
 
+/* controller-runtime's EnqueueRequestForOwner (OnlyControllerOwner): the
+   controller ref, if its group (from apiVersion, as ParseGroupVersion reads
+   it; the version does not matter) and kind are the watch's, names the
+   owner, in the object's namespace. */
+static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
+    const kctl_owner_ref *ref = kctl_obj_controller_ref(obj);
+    const char *ns = kctl_obj_namespace(obj), *av, *slash;
+    char buf[256], *key = buf;
+    size_t glen, nslen, nlen;
+    if (!ref || !ref->name || !ref->name[0] || !ref->kind || strcmp(ref->kind, w->owner_kind) != 0) return;
+    av = ref->api_version ? ref->api_version : "";
+    slash = strchr(av, '/'); /* "group/version"; "version": the core group "" */
+    if (slash && strchr(slash + 1, '/')) return; /* not an apiVersion: matches nothing */
+    glen = slash ? (size_t)(slash - av) : 0;
+    if (glen != strlen(w->group) || memcmp(av, w->group, glen) != 0) return;
+    nslen = strlen(ns);
+    nlen = strlen(ref->name);
+    if (nslen + nlen + 2 > sizeof buf && !(key = (char *)kctl__alloc(&w->c->allocator, nslen + nlen + 2))) {
+        kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+        return;
+    }
+    memcpy(key, ns, nslen);
+    if (nslen) key[nslen++] = '/';
+    memcpy(key + nslen, ref->name, nlen + 1);
+    kctl__ctl_add(w->c, key); /* a key past KCTL_MAX_KEY_LEN is refused and logged */
+    if (key != buf) kctl__free(&w->c->allocator, key);
+}
+
 /* What an event on a watched resource enqueues. */
 static void kctl__ctl_on(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
-    if (w->how == 0) {
-        kctl__ctl_add(w->c, key ? key : kctl_obj_key(obj));
-    } else if (w->how == 1 && obj) {
-        const kctl_owner_ref *ref = kctl_obj_controller_ref(obj);
-        char owner[600];
-        const char *ns = kctl_obj_namespace(obj);
-        if (!ref || strcmp(ref->kind, w->kind) != 0 || !ref->name[0]) return;
-        if ((size_t)snprintf(owner, sizeof owner, "%s%s%s", ns, *ns ? "/" : "", ref->name) < sizeof owner)
-            kctl__ctl_add(w->c, owner);
-    } else if (w->how == 2 && obj) {
-        w->map(obj, kctl__ctl_emit, w->c, w->user_data);
+    switch (w->kind) {
+    case KCTL__WATCH_PRIMARY: kctl__ctl_add(w->c, key ? key : kctl_obj_key(obj)); break;
+    case KCTL__WATCH_OWNED: if (obj) kctl__ctl_owner(w, obj); break;
+    case KCTL__WATCH_MAP: if (obj) w->map(obj, kctl__ctl_emit, w->c, w->user_data); break;
     }
 }
 
@@ -9599,7 +9841,7 @@ static void kctl__ctl_update_ev(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) 
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
     if (!kctl__ctl_pass(w, old_obj, new_obj)) return;
     kctl__ctl_on(w, new_obj, NULL);
-    if (w->how != 0) kctl__ctl_on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
+    if (w->kind != KCTL__WATCH_PRIMARY) kctl__ctl_on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
 }
 static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
@@ -9607,38 +9849,52 @@ static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, v
     if (kctl__ctl_pass(w, last, NULL)) kctl__ctl_on(w, last, key);
 }
 
-static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, int how, const char *kind, kctl_map_fn map, void *user_data,
-                           const kctl_predicate *pred) {
+static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, kctl__watch_kind kind, const char *group, const char *owner_kind,
+                           kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
     kctl__ctlwatch *w;
     kctl_handler h;
+    size_t glen = 0, klen = 0;
     int rc;
-    if (!c || !inf || (how == 1 && (!kind || !*kind || strlen(kind) >= sizeof w->kind)) || (how == 2 && !map))
+    if (!c || !inf || (kind == KCTL__WATCH_OWNED && (!owner_kind || !*owner_kind)) || (kind == KCTL__WATCH_MAP && !map))
         return KCTL_ERR_INVALID_ARG;
-    kctl__mutex_lock(&c->mu);
-    if (c->nwatches == KCTL__CTL_WATCHES) {
-        kctl__mutex_unlock(&c->mu);
-        return KCTL_ERR_FULL;
+    if (kind == KCTL__WATCH_OWNED) {
+        glen = group ? strlen(group) : 0;
+        klen = strlen(owner_kind);
     }
-    w = &c->watches[c->nwatches];
+    if (!(w = (kctl__ctlwatch *)kctl__alloc(&c->allocator, sizeof *w + glen + klen + 2))) return KCTL_ERR_NOMEM;
     memset(w, 0, sizeof *w);
     w->c = c;
     w->inf = inf;
-    w->how = how;
-    if (kind) snprintf(w->kind, sizeof w->kind, "%s", kind);
+    w->kind = kind;
+    if (kind == KCTL__WATCH_OWNED) { /* the strings follow the struct */
+        char *p = (char *)(w + 1);
+        if (glen) memcpy(p, group, glen);
+        p[glen] = '\0';
+        memcpy(p + glen + 1, owner_kind, klen + 1);
+        w->group = p;
+        w->owner_kind = p + glen + 1;
+    }
     w->map = map;
     w->user_data = user_data;
     if (pred) {
         w->pred = *pred;
         w->has_pred = true;
     }
+    memset(&h, 0, sizeof h);
     h.on_add = kctl__ctl_add_ev;
     h.on_update = kctl__ctl_update_ev;
     h.on_delete = kctl__ctl_delete_ev;
     h.user_data = w;
-    rc = kctl_informer_add_handler(inf, &h);
-    if (rc == KCTL_OK) c->nwatches++;
+    h.resync = kctl__inf_resyncs(inf); /* syncs exactly when the informer resyncs */
+    if ((rc = kctl_informer_add_handler(inf, &h)) != KCTL_OK) {
+        kctl__free(&c->allocator, w);
+        return rc;
+    }
+    kctl__mutex_lock(&c->mu);
+    w->next = c->watches;
+    c->watches = w;
     kctl__mutex_unlock(&c->mu);
-    return rc;
+    return KCTL_OK;
 }
 
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out) {
@@ -9650,8 +9906,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         return KCTL_ERR_INVALID_ARG;
     }
     *out = NULL;
-    if (!desc || !desc->primary || !desc->reconcile || desc->workers > KCTL__CTL_WORKERS ||
-        (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) {
+    if (!desc || !desc->primary || !desc->reconcile || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) {
         if (desc) kctl_limiter_destroy(desc->limiter);
         return KCTL_ERR_INVALID_ARG;
     }
@@ -9690,8 +9945,15 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         kctl__free(&c->allocator, c);
         return KCTL_ERR_NOMEM;
     }
+    {
+        size_t bytes = (size_t)c->workers * sizeof *c->threads;
+        if (bytes / sizeof *c->threads != c->workers || !(c->threads = (kctl__thread *)kctl__alloc(&c->allocator, bytes))) {
+            kctl_controller_destroy(c);
+            return KCTL_ERR_NOMEM;
+        }
+    }
 #endif
-    if ((rc = kctl__ctl_watch(c, c->primary, 0, NULL, NULL, NULL, desc->predicate)) != KCTL_OK) {
+    if ((rc = kctl__ctl_watch(c, c->primary, KCTL__WATCH_PRIMARY, NULL, NULL, NULL, NULL, desc->predicate)) != KCTL_OK) {
         kctl_controller_destroy(c);
         return rc;
     }
@@ -9700,45 +9962,80 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
 }
 
 KCTL_API void kctl_controller_destroy(kctl_controller *c) {
+    kctl__ctlwatch *w, *next;
     if (!c) return;
     kctl_controller_stop(c);
     kctl_queue_destroy(c->q);
+    for (w = c->watches; w; w = next) {
+        next = w->next;
+        kctl__free(&c->allocator, w);
+    }
 #ifndef KCTL_NO_THREADS
+    kctl__free(&c->allocator, c->threads);
     kctl__cond_deinit(&c->cv);
 #endif
     kctl__mutex_deinit(&c->mu);
     kctl__free(&c->allocator, c);
 }
 
-KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_kind, const kctl_predicate *pred) {
-    return kctl__ctl_watch(c, inf, 1, owner_kind, NULL, NULL, pred);
+KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_group,
+                                         const char *owner_kind, const kctl_predicate *pred) {
+    return kctl__ctl_watch(c, inf, KCTL__WATCH_OWNED, owner_group, owner_kind, NULL, NULL, pred);
 }
 
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
-    return kctl__ctl_watch(c, inf, 2, NULL, map, user_data, pred);
+    return kctl__ctl_watch(c, inf, KCTL__WATCH_MAP, NULL, NULL, map, user_data, pred);
 }
 
 /* Reconcile one key handed out by the queue and apply the result rules. */
 static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
-    uint64_t t0, t1;
+    char nsbuf[64], *ns = NULL;
+    uint64_t t0 = 0, t1 = 0;
+    bool called = false;
     memset(&ctx, 0, sizeof ctx);
+    memset(&r, 0, sizeof r);
     ctx.controller = c;
     ctx.key = key;
     ctx.cache = kctl_informer_indexer(c->primary);
     ctx.obj = kctl_indexer_get(ctx.cache, key);
     ctx.transport = c->transport;
     ctx.user_data = c->user_data;
-    t0 = kctl_clock_now(&c->clock);
-    r = c->reconcile(&ctx);
-    t1 = kctl_clock_now(&c->clock);
+    if (ctx.obj) { /* its key is key */
+        ctx.ns = kctl_obj_namespace(ctx.obj);
+        ctx.name = kctl_obj_name(ctx.obj);
+    } else { /* gone: split the key (SplitMetaNamespaceKey) */
+        const char *slash = strchr(key, '/');
+        ctx.ns = "";
+        ctx.name = key;
+        if (slash && !strchr(slash + 1, '/')) {
+            size_t n = (size_t)(slash - key);
+            ns = n < sizeof nsbuf ? nsbuf : (char *)kctl__alloc(&c->allocator, n + 1);
+            if (ns) {
+                memcpy(ns, key, n);
+                ns[n] = '\0';
+                ctx.ns = ns;
+                ctx.name = slash + 1;
+            } else {
+                r.error = KCTL_ERR_NOMEM; /* no reconcile without its request: retried */
+            }
+        }
+    }
+    if (!r.error) {
+        t0 = kctl_clock_now(&c->clock);
+        r = c->reconcile(&ctx);
+        t1 = kctl_clock_now(&c->clock);
+        called = true;
+    }
     kctl_obj_unref(ctx.obj);
+    if (ns && ns != nsbuf) kctl__free(&c->allocator, ns);
     kctl__mutex_lock(&c->mu);
-    kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
-    if (r.error && r.terminal) c->stats.terminal++;
-    else if (r.error) c->stats.error++;
-    else if (r.requeue_after_ns) c->stats.requeue_after++;
+    if (called) kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
+    if (r.error) {
+        c->stats.error++; /* every error, as controller-runtime's ReconcileErrors */
+        if (r.terminal) c->stats.terminal++;
+    } else if (r.requeue_after_ns) c->stats.requeue_after++;
     else if (r.requeue) c->stats.requeue++;
     else c->stats.success++;
     kctl__mutex_unlock(&c->mu);
@@ -9747,7 +10044,7 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
             if (r.requeue_after_ns) kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_REQUEUE_AFTER_WITH_ERROR);
             kctl_queue_add_rate_limited(c->q, key);
         } /* terminal: no retry, and the failures stay counted */
-    } else if (r.requeue_after_ns) {
+    } else if (r.requeue_after_ns) { /* wins over requeue */
         kctl_queue_forget(c->q, key);
         kctl_queue_add_after(c->q, key, r.requeue_after_ns);
     } else if (r.requeue) {
@@ -9794,19 +10091,18 @@ KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns)
     (void)sync_timeout_ns;
     return KCTL_ERR_INVALID_ARG; /* no threads: call kctl_controller_step */
 #else
-    uint32_t i, nw;
-    kctl_informer *infs[KCTL__CTL_WATCHES];
+    uint32_t i;
+    const kctl__ctlwatch *w;
     int rc = KCTL_OK;
     if (!c) return KCTL_ERR_INVALID_ARG;
     if (kctl_queue_shutting_down(c->q)) return KCTL_ERR_SHUTDOWN; /* stopped: it runs once */
     kctl__mutex_lock(&c->mu);
     if (c->running || c->nthreads) rc = KCTL_ERR_EXISTS;
-    nw = c->nwatches;
-    for (i = 0; i < nw; i++) infs[i] = c->watches[i].inf;
+    w = c->watches; /* the nodes from here on never change */
     kctl__mutex_unlock(&c->mu);
     if (rc != KCTL_OK) return rc;
-    for (i = 0; i < nw; i++) /* workers start only on synced caches */
-        if ((rc = kctl_informer_wait_for_sync(infs[i], sync_timeout_ns)) != KCTL_OK) return rc;
+    for (; w; w = w->next) /* workers start only on synced caches */
+        if ((rc = kctl_informer_wait_for_sync(w->inf, sync_timeout_ns)) != KCTL_OK) return rc;
     kctl__mutex_lock(&c->mu);
     c->running = true;
     for (i = 0; i < c->workers && rc == KCTL_OK; i++) {
@@ -10610,7 +10906,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
         kctl__pm(&w, "workqueue_longest_running_processor_seconds{name=\"%s\"} %.9f\n", n, (double)qs.longest_running_ns / 1e9);
         kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"success\"} %llu\n", n, (unsigned long long)cs.success);
         kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"error\"} %llu\n", n,
-                 (unsigned long long)(cs.error + cs.terminal));
+                 (unsigned long long)cs.error); /* terminal errors are errors too */
         kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue\"} %llu\n", n, (unsigned long long)cs.requeue);
         kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue_after\"} %llu\n", n,
                  (unsigned long long)cs.requeue_after);

@@ -191,7 +191,7 @@ static int set_status(const kctl_reconcile_ctx *ctx, const char *phase, const ch
 static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
     kctl_reconcile_result r;
     char path[600], conf[4096], msg[128];
-    const char *name = strrchr(ctx->key, '/') ? strrchr(ctx->key, '/') + 1 : ctx->key;
+    const char *name = ctx->name; /* the request's name, on delete too (no object then) */
     int rc;
     memset(&r, 0, sizeof r);
     bump(&g.reconciles);
@@ -417,12 +417,13 @@ int main(int argc, char **argv) {
 
     kctl_controller_read_stats(ctl, &cs);
     printf("\nsummary\n"
-           "  reconciles            %d (%llu ok, %llu errors retried with backoff)\n"
+           "  reconciles            %d (%llu ok, %llu errors retried with backoff, %llu not retried)\n"
            "  config files written  %d, removed %d\n"
            "  failed writes         %d\n"
            "  status writes         %d, skipped because unchanged %d\n"
            "  store revision        %llu (persisted in %s)\n",
-           get(&g.reconciles), (unsigned long long)cs.success, (unsigned long long)cs.error, get(&g.files_written),
+           get(&g.reconciles), (unsigned long long)cs.success, (unsigned long long)(cs.error - cs.terminal),
+           (unsigned long long)cs.terminal, get(&g.files_written),
            get(&g.files_removed), get(&g.retries), get(&g.status_written), get(&g.status_skipped),
            (unsigned long long)kctl_memstore_revision(g.store), store_path);
     ok = converged();

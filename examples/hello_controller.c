@@ -8,7 +8,7 @@ static const kctl_resource apps = { "example.io", "v1", "apps", "default" };
 /* Level-based and idempotent: read the object, make the world match, report. */
 static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
     kctl_reconcile_result r = { 0 };
-    if (!ctx->obj) return r;                                     /* deleted: clean up, done */
+    if (!ctx->obj) return r;                                     /* deleted (ctx->ns, ctx->name): clean up */
     if (printf("deploying %s\n", kctl_obj_name(ctx->obj)) < 0)   /* make the world match */
         r.error = KCTL_ERR_IO;                                   /* return the error: backoff */
     else                                                         /* skipped when unchanged */

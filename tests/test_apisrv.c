@@ -67,8 +67,8 @@ static const char ta_422_noname[] =
 static void ta_status_parse_real_bodies(void) {
     kctl_api_status st, back;
     kctl_jw w;
-    const char *text;
-    size_t n;
+    const char *text = NULL;
+    size_t n = 0;
     memset(&st, 0, sizeof st);
     memset(&back, 0, sizeof back);
     KT_EQ_INT(kctl_api_status_parse(&st, ta_409_conflict, KCTL_NTS, 0), KCTL_OK);

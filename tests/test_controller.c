@@ -16,6 +16,8 @@ typedef struct tc_env {
     int calls;
     bool last_had_obj;
     char last_key[128];
+    char last_ns[128], last_name[128];
+    char keys[2048]; /* every key reconciled, in order */
     int warnings;
 } tc_env;
 
@@ -24,6 +26,12 @@ static kctl_reconcile_result tc_reconcile(const kctl_reconcile_ctx *ctx) {
     e->calls++;
     e->last_had_obj = ctx->obj != NULL;
     snprintf(e->last_key, sizeof e->last_key, "%s", ctx->key);
+    snprintf(e->last_ns, sizeof e->last_ns, "%s", ctx->ns ? ctx->ns : "(null)");
+    snprintf(e->last_name, sizeof e->last_name, "%s", ctx->name ? ctx->name : "(null)");
+    if (strlen(e->keys) + strlen(ctx->key) + 2 < sizeof e->keys) {
+        if (e->keys[0]) strcat(e->keys, " ");
+        strcat(e->keys, ctx->key);
+    }
     return e->next;
 }
 
@@ -147,10 +155,29 @@ static void tc_result_rules(void) {
     KT_CHECK(!e.last_had_obj);
     kctl_controller_read_stats(e.c, &st);
     KT_EQ_U64(st.success, 2);
-    KT_EQ_U64(st.error, 4);
+    KT_EQ_U64(st.error, 5); /* the terminal one included, as controller-runtime's ReconcileErrors */
     KT_EQ_U64(st.requeue_after, 1);
     KT_EQ_U64(st.requeue, 1);
     KT_EQ_U64(st.terminal, 1);
+    /* requeue and requeue_after both: requeue_after wins (forget, add_after) */
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"}}");
+    kctl_informer_step(e.inf, 0, NULL);
+    e.next.error = KCTL_ERR_IO; /* two failures first, to see the forget */
+    kctl_controller_step(e.c, 10, NULL);
+    kctl_vclock_advance(&e.vc, tc_due(&e));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(kctl_queue_num_requeues(q, "prod/a"), 2);
+    memset(&e.next, 0, sizeof e.next);
+    e.next.requeue = true;
+    e.next.requeue_after_ns = KCTL_SEC(7);
+    kctl_vclock_advance(&e.vc, tc_due(&e));
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_U64(tc_due(&e), KCTL_SEC(7));
+    KT_EQ_U64(kctl_queue_num_requeues(q, "prod/a"), 0);
+    kctl_controller_read_stats(e.c, &st);
+    KT_EQ_U64(st.requeue_after, 2);
+    KT_EQ_U64(st.requeue, 1);
+    KT_EQ_INT(e.warnings, 1);
     tc_close(&e);
 }
 
@@ -168,9 +195,9 @@ static void tc_owned_and_mapped(void) {
     if (!tc_open(&e)) return;
     pods = tc_informer(&e, &tc_pods);
     secrets = tc_informer(&e, &sec);
-    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "ConfigMap", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "", "ConfigMap", NULL), KCTL_OK);
     KT_EQ_INT(kctl_controller_watch_map(e.c, secrets, tc_map_secret, NULL, NULL), KCTL_OK);
-    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL, NULL, NULL), KCTL_ERR_INVALID_ARG);
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p1\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"u\",\"controller\":true}]}}");
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p2\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"Deployment\",\"name\":\"other\",\"uid\":\"u2\",\"controller\":true}]}}");
     tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p3\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"notctl\",\"uid\":\"u3\"}]}}");
@@ -185,6 +212,261 @@ static void tc_owned_and_mapped(void) {
     KT_CHECK(!e.last_had_obj);
     kctl_informer_destroy(pods);
     kctl_informer_destroy(secrets);
+    tc_close(&e);
+}
+
+/* 1.7: an owner is matched by group and kind (the group from the
+   ownerReference's apiVersion; the version ignored), as controller-runtime's
+   EnqueueRequestForOwner; only the controller reference counts
+   (OnlyControllerOwner, as Owns). Two kinds named alike in different
+   groups are told apart, and core-group owners ("v1", or no apiVersion) too. */
+static void tc_owner_group_kind(void) {
+    tc_env e;
+    kctl_informer *pods;
+    char doc[2048], big[1001];
+    int i;
+    if (!tc_open(&e)) return;
+    pods = tc_informer(&e, &tc_pods);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "apps", "ReplicaSet", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, NULL, "ConfigMap", NULL), KCTL_OK); /* the core group */
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, pods, "apps", "", NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_controller_watch_owned(e.c, NULL, "apps", "ReplicaSet", NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_controller_watch_owned(NULL, pods, "apps", "ReplicaSet", NULL), KCTL_ERR_INVALID_ARG);
+    {
+        static const char *const refs[] = {
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs1\",\"uid\":\"u\",\"controller\":true}",          /* yes */
+            "{\"apiVersion\":\"example.io/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs2\",\"uid\":\"u\",\"controller\":true}",    /* other group */
+            "{\"apiVersion\":\"apps/v1beta2\",\"kind\":\"ReplicaSet\",\"name\":\"rs3\",\"uid\":\"u\",\"controller\":true}",     /* yes: version ignored */
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs4\",\"uid\":\"u\"}",                              /* not the controller */
+            "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"cm6\",\"uid\":\"u\",\"controller\":true}",                /* yes: core */
+            "{\"apiVersion\":\"example.io/v1\",\"kind\":\"ConfigMap\",\"name\":\"cm7\",\"uid\":\"u\",\"controller\":true}",     /* a ConfigMap of another group */
+            "{\"apiVersion\":\"apps/v1\",\"kind\":\"ConfigMap\",\"name\":\"cm9\",\"uid\":\"u\",\"controller\":true}",           /* apps' ConfigMap: no */
+            "{\"apiVersion\":\"v1\",\"kind\":\"ReplicaSet\",\"name\":\"rs10\",\"uid\":\"u\",\"controller\":true}"               /* core ReplicaSet: no */
+        };
+        for (i = 0; i < (int)(sizeof refs / sizeof refs[0]); i++) {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"p%d\",\"ownerReferences\":[%s]}}", i + 1, refs[i]);
+            tc_put(&e, &tc_pods, doc);
+        }
+    }
+    /* an owner whose key does not fit a small buffer (1000-byte name) */
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"p11\",\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"ReplicaSet\",\"name\":\"%s\",\"uid\":\"u\",\"controller\":true}]}}", big);
+    tc_put(&e, &tc_pods, doc);
+    kctl_informer_step(pods, 0, NULL);
+    kctl_controller_step(e.c, 100, NULL);
+    /* (an ownerReference without an apiVersion, or with a malformed one, is
+       refused by the store's rules, so none reaches the informer) */
+    KT_EQ_INT(e.calls, 4); /* in the list's order: */
+    KT_CHECK(strstr(e.keys, "prod/rs1 ") && strstr(e.keys, "prod/rs3 ") && strstr(e.keys, "prod/cm6"));
+    KT_CHECK(strstr(e.keys, "prod/xxxxxxxxxx") != NULL);
+    KT_EQ_U64(strlen(e.keys), strlen("prod/rs1 prod/rs3 prod/cm6 prod/") + 1000);
+    kctl_informer_destroy(pods);
+    tc_close(&e);
+}
+
+/* 5.4: the request's namespace and name, on delete too (no object), and
+   for cluster-scoped keys; kctl_key_split is SplitMetaNamespaceKey. */
+static void tc_request_ns_name(void) {
+    tc_env e;
+    kt_alloc a;
+    kctl_memstore_desc md;
+    kctl_controller_desc cd;
+    kctl_controller_stats st;
+    const kctl_resource nodes = { "", "v1", "nodes", "" };
+    char key[160];
+    if (!tc_open(&e)) return;
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"}}");
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_STR(e.last_ns, "prod");
+    KT_EQ_STR(e.last_name, "a");
+    KT_CHECK(e.last_had_obj);
+    kctl_memstore_delete(e.ms, &tc_cm, "a", NULL);
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_controller_step(e.c, 10, NULL);
+    KT_CHECK(!e.last_had_obj);
+    KT_EQ_STR(e.last_key, "prod/a");
+    KT_EQ_STR(e.last_ns, "prod"); /* from the key: no object */
+    KT_EQ_STR(e.last_name, "a");
+    /* keys added by hand: "name" is cluster-scoped; one that does not split
+       is the name, whole; a long namespace */
+    kctl_queue_add(kctl_controller_queue(e.c), "solo");
+    kctl_controller_step(e.c, 1, NULL);
+    KT_EQ_STR(e.last_ns, "");
+    KT_EQ_STR(e.last_name, "solo");
+    kctl_queue_add(kctl_controller_queue(e.c), "a/b/c");
+    kctl_controller_step(e.c, 1, NULL);
+    KT_EQ_STR(e.last_ns, "");
+    KT_EQ_STR(e.last_name, "a/b/c");
+    memset(key, 'n', 100);
+    snprintf(key + 100, sizeof key - 100, "/web");
+    kctl_queue_add(kctl_controller_queue(e.c), key);
+    kctl_controller_step(e.c, 1, NULL);
+    KT_EQ_U64(strlen(e.last_ns), 100);
+    KT_EQ_STR(e.last_name, "web");
+    tc_close(&e);
+    /* cluster-scoped objects; and no memory for a long namespace: an error, retried */
+    memset(&e, 0, sizeof e);
+    kt_alloc_init(&a);
+    kctl_vclock_init(&e.vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&e.vc);
+    if (kctl_memstore_create(&md, &e.ms) != KCTL_OK) return;
+    e.inf = tc_informer(&e, &nodes);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = e.inf;
+    cd.reconcile = tc_reconcile;
+    cd.user_data = &e;
+    cd.clock = kctl_vclock_clock(&e.vc);
+    cd.allocator = kt_allocator(&a);
+    KT_EQ_INT(kctl_controller_create(&cd, &e.c), KCTL_OK);
+    tc_put(&e, &nodes, "{\"metadata\":{\"name\":\"n1\"}}");
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_STR(e.last_key, "n1");
+    KT_EQ_STR(e.last_ns, "");
+    KT_EQ_STR(e.last_name, "n1");
+    kctl_queue_add(kctl_controller_queue(e.c), key);
+    kctl_queue_add_after(kctl_controller_queue(e.c), "warm", KCTL_SEC(3600)); /* the delay heap has room now */
+    a.fail_after = 0;
+    kctl_controller_step(e.c, 1, NULL);
+    a.fail_after = -1;
+    KT_EQ_INT(e.calls, 1); /* not called without its request */
+    kctl_controller_read_stats(e.c, &st);
+    KT_EQ_U64(st.error, 1);
+    KT_EQ_U64(tc_due(&e), KCTL_MS(5)); /* backoff */
+    kctl_vclock_advance(&e.vc, KCTL_MS(5));
+    kctl_controller_step(e.c, 1, NULL);
+    KT_EQ_INT(e.calls, 2);
+    KT_EQ_STR(e.last_name, "web");
+    tc_close(&e);
+    KT_EQ_INT(a.live, 0);
+}
+
+static void tc_key_split(void) {
+    char ns[8], name[8];
+    KT_EQ_INT(kctl_key_split("prod/web", ns, sizeof ns, name, sizeof name), KCTL_OK);
+    KT_EQ_STR(ns, "prod");
+    KT_EQ_STR(name, "web");
+    KT_EQ_INT(kctl_key_split("node1", ns, sizeof ns, name, sizeof name), KCTL_OK);
+    KT_EQ_STR(ns, "");
+    KT_EQ_STR(name, "node1");
+    KT_EQ_INT(kctl_key_split("/x", ns, sizeof ns, name, sizeof name), KCTL_OK); /* as client-go: "", "x" */
+    KT_EQ_STR(ns, "");
+    KT_EQ_STR(name, "x");
+    KT_EQ_INT(kctl_key_split("ns/", ns, sizeof ns, name, sizeof name), KCTL_OK); /* "ns", "" */
+    KT_EQ_STR(ns, "ns");
+    KT_EQ_STR(name, "");
+    KT_EQ_INT(kctl_key_split("a/b/c", ns, sizeof ns, name, sizeof name), KCTL_ERR_INVALID_ARG);
+    KT_EQ_STR(ns, "");
+    KT_EQ_STR(name, "");
+    KT_EQ_INT(kctl_key_split(NULL, ns, sizeof ns, name, sizeof name), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_key_split("prod/web", NULL, 0, name, sizeof name), KCTL_OK); /* only the name */
+    KT_EQ_STR(name, "web");
+    KT_EQ_INT(kctl_key_split("prod/web", ns, sizeof ns, NULL, 0), KCTL_OK);
+    KT_EQ_STR(ns, "prod");
+    KT_EQ_INT(kctl_key_split("prod/web", NULL, 4, name, sizeof name), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_key_split("prod/abcdefgh", ns, sizeof ns, name, sizeof name), KCTL_ERR_TOO_LARGE); /* 8 + NUL */
+    KT_EQ_STR(ns, "");
+    KT_EQ_STR(name, "");
+    KT_EQ_INT(kctl_key_split("prod/abcdefg", ns, sizeof ns, name, sizeof name), KCTL_OK);
+    KT_EQ_STR(name, "abcdefg");
+    KT_EQ_INT(kctl_key_split("abcdefgh", ns, sizeof ns, name, sizeof name), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(kctl_key_split("x/y", ns, 0, name, sizeof name), KCTL_ERR_TOO_LARGE); /* no room for a NUL */
+}
+
+/* 1.4 at the controller: a relist after GONE that finds nothing changed
+   reconciles nothing (the informer has no resync); one that finds a change
+   reconciles that object only. With a resync period the controller's
+   watch asks for syncs: the periodic resync and a relist reconcile all. */
+static void tc_relist_reconciles_changes_only(void) {
+    tc_env e;
+    const kctl_resource sec = { "", "v1", "secrets", "prod" };
+    if (!tc_open(&e)) return;
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"}}");
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"b\"}}");
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"c\"}}");
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 3);
+    tc_put(&e, &sec, "{\"metadata\":{\"name\":\"s\"}}"); /* the store moves on elsewhere */
+    kctl_memstore_compact(e.ms, kctl_memstore_revision(e.ms));
+    kctl_informer_step(e.inf, 0, NULL); /* GONE: relist */
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 3);
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"b\"},\"spec\":{\"x\":1}}");
+    kctl_memstore_compact(e.ms, kctl_memstore_revision(e.ms));
+    kctl_informer_step(e.inf, 0, NULL); /* GONE again: b changed */
+    e.keys[0] = '\0';
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 4);
+    KT_EQ_STR(e.keys, "prod/b");
+    tc_close(&e);
+}
+
+static void tc_resync_reconciles_all(void) {
+    tc_env e;
+    kctl_memstore_desc md;
+    kctl_informer_desc d;
+    kctl_controller_desc cd;
+    memset(&e, 0, sizeof e);
+    kctl_vclock_init(&e.vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&e.vc);
+    if (kctl_memstore_create(&md, &e.ms) != KCTL_OK) return;
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(e.ms);
+    d.resource = tc_cm;
+    d.clock = kctl_vclock_clock(&e.vc);
+    d.resync_ns = KCTL_SEC(60);
+    KT_EQ_INT(kctl_informer_create(&d, &e.inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = e.inf;
+    cd.reconcile = tc_reconcile;
+    cd.user_data = &e;
+    cd.clock = kctl_vclock_clock(&e.vc);
+    KT_EQ_INT(kctl_controller_create(&cd, &e.c), KCTL_OK);
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"a\"}}");
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"b\"}}");
+    kctl_informer_step(e.inf, 0, NULL);
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 2);
+    kctl_vclock_advance(&e.vc, KCTL_SEC(60));
+    kctl_informer_step(e.inf, 0, NULL); /* the periodic resync */
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 4);
+    kctl_memstore_compact(e.ms, kctl_memstore_revision(e.ms) + 1); /* (clamped to the revision: no GONE) */
+    tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"z\"}}");
+    kctl_memstore_compact(e.ms, kctl_memstore_revision(e.ms));
+    kctl_informer_step(e.inf, 0, NULL); /* GONE: the relist's syncs reach the controller too */
+    kctl_controller_step(e.c, 10, NULL);
+    KT_EQ_INT(e.calls, 7);
+    tc_close(&e);
+}
+
+/* More watches than the old table's 16, on one informer (its handlers grow too). */
+static void tc_map_to(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
+    char key[64];
+    (void)obj;
+    snprintf(key, sizeof key, "prod/m%d", (int)(intptr_t)user_data);
+    emit(key, ctx);
+}
+
+static void tc_many_watches(void) {
+    tc_env e;
+    kctl_informer *pods;
+    int i;
+    if (!tc_open(&e)) return;
+    pods = tc_informer(&e, &tc_pods);
+    for (i = 0; i < 40; i++) KT_EQ_INT(kctl_controller_watch_map(e.c, pods, tc_map_to, (void *)(intptr_t)i, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_controller_watch_map(e.c, pods, NULL, NULL, NULL), KCTL_ERR_INVALID_ARG);
+    tc_put(&e, &tc_pods, "{\"metadata\":{\"name\":\"p\"}}");
+    kctl_informer_step(pods, 0, NULL);
+    KT_EQ_U64(kctl_queue_len(kctl_controller_queue(e.c)), 40);
+    kctl_controller_step(e.c, 100, NULL);
+    KT_EQ_INT(e.calls, 40);
+    kctl_informer_destroy(pods);
     tc_close(&e);
 }
 
@@ -248,6 +530,117 @@ static void tc_workers(void) {
     kctl_informer_destroy(inf);
     kctl_controller_destroy(c);
     kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* Any number of workers (the old table took 64): 100 threads reconcile
+   200 keys, each key once. */
+#ifndef KCTL_NO_THREADS
+static kctl_reconcile_result tc_count(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    __atomic_add_fetch((int *)ctx->user_data, 1, __ATOMIC_SEQ_CST);
+    return r;
+}
+#endif
+
+static void tc_many_workers(void) {
+    kctl_memstore *ms = NULL;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    int calls = 0;
+    if (kctl_memstore_create(NULL, &ms) != KCTL_OK) return;
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.user_data = &calls;
+    cd.workers = 100;
+#ifndef KCTL_NO_THREADS
+    cd.reconcile = tc_count;
+#else
+    cd.reconcile = tc_reconcile; /* never called */
+#endif
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+#ifndef KCTL_NO_THREADS
+    {
+        long i;
+        KT_EQ_INT(kctl_informer_start(inf), KCTL_OK);
+        KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(20)), KCTL_OK);
+        for (i = 0; i < 200; i++) {
+            char key[32];
+            snprintf(key, sizeof key, "prod/k%ld", i);
+            kctl_queue_add(kctl_controller_queue(c), key);
+        }
+        for (i = 0; i < 20000000 && __atomic_load_n(&calls, __ATOMIC_SEQ_CST) < 200; i++) sched_yield();
+        kctl_controller_stop(c);
+        kctl_informer_stop(inf);
+        KT_EQ_INT(calls, 200);
+    }
+#endif
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+}
+
+/* 2.4 through start: an informer out of memory during its first list makes
+   kctl_controller_start return NOMEM (not TIMEOUT after the wait); start
+   may be called again, and succeeds once the informer has synced. */
+static void tc_start_nomem(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    kctl_memstore *ms = NULL;
+    kctl_memstore_desc md;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    kt_alloc a;
+    int calls = 0;
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    kt_alloc_init(&a);
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&vc);
+    if (kctl_memstore_create(&md, &ms) != KCTL_OK) return;
+    kctl_memstore_apply(ms, &tc_cm, "{\"metadata\":{\"name\":\"a\"}}", KCTL_NTS, NULL, NULL);
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    d.clock = kctl_vclock_clock(&vc);
+    d.allocator = kt_allocator(&a);
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tc_count;
+    cd.user_data = &calls;
+    cd.clock = kctl_vclock_clock(&vc);
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK); /* its handler: the informer's last allocation until the list */
+    a.fail_after = 0; /* before the informer's thread starts: no allocation of its will do */
+    KT_EQ_INT(kctl_informer_start(inf), KCTL_OK);
+    KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(60)), KCTL_ERR_NOMEM); /* at once, not after 60 s */
+    KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(60)), KCTL_ERR_NOMEM); /* until the informer tries again */
+    a.fail_after = -1; /* (the informer waits out its backoff on the virtual clock) */
+    kctl_vclock_advance(&vc, KCTL_SEC(2));
+    {
+        long i;
+        for (i = 0; i < 20000000 && !kctl_informer_has_synced(inf); i++) sched_yield();
+        KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(60)), KCTL_OK);
+        for (i = 0; i < 20000000 && __atomic_load_n(&calls, __ATOMIC_SEQ_CST) < 1; i++) sched_yield();
+    }
+    kctl_controller_stop(c);
+    kctl_informer_stop(inf);
+    KT_EQ_INT(calls, 1);
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    KT_EQ_INT(a.live, 0);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
 #else
     KT_SKIP();
 #endif
@@ -383,7 +776,15 @@ static void tc_retry_on_conflict(void) {
 void kt_suite_controller(void) {
     KT_RUN(tc_result_rules);
     KT_RUN(tc_owned_and_mapped);
+    KT_RUN(tc_owner_group_kind);
+    KT_RUN(tc_request_ns_name);
+    KT_RUN(tc_key_split);
+    KT_RUN(tc_relist_reconciles_changes_only);
+    KT_RUN(tc_resync_reconciles_all);
+    KT_RUN(tc_many_watches);
     KT_RUN(tc_workers);
+    KT_RUN(tc_many_workers);
+    KT_RUN(tc_start_nomem);
     KT_RUN(tc_bad_args);
     KT_RUN(tc_predicates);
     KT_RUN(tc_predicate_on_watch);

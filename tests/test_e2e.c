@@ -432,10 +432,52 @@ static void te_deletes_during_relist(void) {
     te_close(&e);
 }
 
+/* 2.4 through the manager: out of memory during the informers' first list
+   is NOMEM from kctl_manager_start, at once, not TIMEOUT at the end of the
+   sync timeout; the manager stops, nothing leaks. */
+#ifndef KCTL_NO_THREADS
+static kctl_reconcile_result te_rec_nothing(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    (void)ctx;
+    memset(&r, 0, sizeof r);
+    return r;
+}
+#endif
+
+static void te_manager_start_nomem(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms = NULL;
+    kctl_manager_desc md;
+    kctl_manager *m = NULL;
+    kctl_controller_desc cd;
+    kt_alloc a;
+    kt_alloc_init(&a);
+    if (kctl_memstore_create(NULL, &ms) != KCTL_OK) return;
+    kctl_memstore_apply(ms, &te_cm, "{\"metadata\":{\"name\":\"a\"}}", KCTL_NTS, NULL, NULL);
+    memset(&md, 0, sizeof md);
+    md.transport = kctl_memstore_transport(ms);
+    md.allocator = kt_allocator(&a);
+    KT_EQ_INT(kctl_manager_create(&md, &m), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    KT_EQ_INT(kctl_manager_informer(m, &te_cm, NULL, NULL, &cd.primary), KCTL_OK);
+    cd.reconcile = te_rec_nothing;
+    KT_EQ_INT(kctl_manager_add_controller(m, &cd, NULL), KCTL_OK);
+    a.fail_after = 0; /* from here the manager's allocator fails (the informer's threads start after this) */
+    KT_EQ_INT(kctl_manager_start(m, KCTL_SEC(60)), KCTL_ERR_NOMEM);
+    a.fail_after = -1;
+    kctl_manager_destroy(m);
+    KT_EQ_INT(a.live, 0);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
 void kt_suite_e2e(void) {
     KT_RUN(te_status_settles);
     KT_RUN(te_status_loops);
     KT_RUN(te_status_loop_filtered);
     KT_RUN(te_converges_under_faults);
     KT_RUN(te_deletes_during_relist);
+    KT_RUN(te_manager_start_nomem);
 }

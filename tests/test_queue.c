@@ -589,6 +589,97 @@ static void tq_delayed_while_processing(void) {
     tq_free(q, &vc);
 }
 
+/* add on a key that waits on an add_after (client-go's delaying queue): the
+   key is queued now and its delayed entry stays. (a) When its time comes
+   while the key still waits to be handed out, the delayed add is
+   de-duplicated: one get in all. */
+static void tq_add_while_delayed_dedup(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(10);
+    kctl_queue *q = tq_new(&vc, t0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK); /* now, not in 5 s */
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_U64(kctl_queue_next_ready(q), 0);
+    KT_EQ_U64(tq_stats(q).delayed, 1); /* the delayed add stays */
+    kctl_vclock_advance(&vc, KCTL_SEC(5) - 1);
+    KT_EQ_U64(tq_stats(q).delayed, 1);
+    kctl_vclock_advance(&vc, 1); /* its time: the key still waits, nothing more */
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_U64(tq_stats(q).delayed, 0);
+    KT_EQ_U64(tq_stats(q).adds_total, 1);
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+    tq_free(q, &vc);
+}
+
+/* (b) Handed out and done before its time: the delayed add queues it again,
+   and it is processed again. */
+static void tq_add_while_delayed_done_first(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(10);
+    kctl_queue *q = tq_new(&vc, t0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(5)); /* still delayed */
+    kctl_vclock_advance(&vc, KCTL_SEC(5));
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).adds_total, 2);
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+    tq_free(q, &vc);
+}
+
+/* (c) Handed out and still processing when its time comes: held back,
+   queued at done, processed again. */
+static void tq_add_while_delayed_processing(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(10);
+    kctl_queue *q = tq_new(&vc, t0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    TQ_TAKE(q, "k");
+    kctl_vclock_advance(&vc, KCTL_SEC(5));
+    TQ_AGAIN(q); /* held back: never two workers on one key */
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    KT_EQ_U64(tq_stats(q).delayed, 0);
+    KT_EQ_U64(tq_stats(q).depth, 1);
+    kctl_queue_done(q, "k");
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "k");
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).adds_total, 2);
+    tq_free(q, &vc);
+}
+
+/* (d) add_after(k, 0) is add: the same for a delayed key; and a second
+   add_after with a later time neither postpones nor drops the first. */
+static void tq_add_after_zero_while_delayed(void) {
+    kctl_vclock vc;
+    const uint64_t t0 = KCTL_SEC(10);
+    kctl_queue *q = tq_new(&vc, t0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "k", 0), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(9)), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "k");
+    KT_EQ_U64(kctl_queue_next_ready(q), t0 + KCTL_SEC(5));
+    kctl_vclock_advance(&vc, KCTL_SEC(5));
+    TQ_GET_DONE(q, "k");
+    kctl_vclock_advance(&vc, KCTL_SEC(10));
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).adds_total, 2);
+    tq_free(q, &vc);
+}
+
 /* Delays near UINT64_MAX saturate; an earlier time still wins over them. */
 static void tq_add_after_huge_delay(void) {
     kctl_vclock vc;
@@ -2096,6 +2187,10 @@ void kt_suite_queue(void) {
     KT_RUN(tq_delayed_dedup_waiting);
     KT_RUN(tq_delayed_after_done);
     KT_RUN(tq_delayed_while_processing);
+    KT_RUN(tq_add_while_delayed_dedup);
+    KT_RUN(tq_add_while_delayed_done_first);
+    KT_RUN(tq_add_while_delayed_processing);
+    KT_RUN(tq_add_after_zero_while_delayed);
     KT_RUN(tq_add_after_huge_delay);
     KT_RUN(tq_next_ready);
     KT_RUN(tq_rate_limited_exponential);

@@ -228,6 +228,122 @@ static void tr_resync(void) {
     tr_close(&e);
 }
 
+/* A transport whose list takes list_ns on the virtual clock (a slow store),
+   the rest straight to the memstore (its vtable, with another list). */
+typedef struct tr_slow {
+    kctl_transport inner;
+    kctl_vclock *vc;
+    uint64_t list_ns;
+} tr_slow;
+static tr_slow *tr_slow_now; /* the slow transport in use */
+static kctl_transport_vtable tr_slow_vt;
+static int tr_slow_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out, kctl_api_status *st) {
+    kctl_vclock_advance(tr_slow_now->vc, tr_slow_now->list_ns);
+    return tr_slow_now->inner.vt->list(self, res, o, out, st);
+}
+
+/* 1.5: the resync period counts from the end of the list (client-go starts
+   its resync timer when the list is done), and a relist starts it again. */
+static void tr_resync_from_list_end(void) {
+    tr_env e;
+    tr_seen s;
+    tr_slow slow;
+    kctl_reflector_desc rd;
+    kctl_reflector *r = NULL;
+    kctl_clock clk;
+    uint64_t t0, end;
+    if (!tr_open(&e, 0, 0, 0, 0)) return;
+    clk = kctl_vclock_clock(&e.vc);
+    slow.inner = kctl_memstore_transport(e.ms);
+    slow.vc = &e.vc;
+    slow.list_ns = KCTL_SEC(5);
+    tr_slow_now = &slow;
+    tr_slow_vt = *slow.inner.vt;
+    tr_slow_vt.list = tr_slow_list;
+    memset(&rd, 0, sizeof rd);
+    rd.transport.vt = &tr_slow_vt;
+    rd.transport.self = slow.inner.self;
+    rd.resource = tr_cm;
+    rd.fifo = e.fifo;
+    rd.clock = clk;
+    rd.resync_ns = KCTL_SEC(30);
+    rd.stall_ns = KCTL_SEC(600);
+    KT_EQ_INT(kctl_reflector_create(&rd, &r), KCTL_OK);
+    tr_put(&e, "a", "{}");
+    t0 = kctl_clock_now(&clk);
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* the list takes 5 s */
+    end = t0 + KCTL_SEC(5);
+    KT_EQ_U64(kctl_clock_now(&clk), end);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "R:a");
+    kctl_vclock_advance(&e.vc, KCTL_SEC(30) - 1);
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, ""); /* not yet */
+    kctl_vclock_advance(&e.vc, 1);
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "S:a"); /* exactly then */
+    /* a relist 10 s later (the watch's place is gone) starts the period again */
+    kctl_vclock_advance(&e.vc, KCTL_SEC(10));
+    tr_put(&e, "b", "{}");
+    kctl_memstore_compact(e.ms, kctl_memstore_revision(e.ms));
+    t0 = kctl_clock_now(&clk);
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* GONE, relist (5 s) */
+    end = t0 + KCTL_SEC(5);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "R:a R:b");
+    kctl_vclock_advance(&e.vc, KCTL_SEC(15)); /* 30 s after the last resync: nothing now */
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "");
+    kctl_vclock_advance(&e.vc, end + KCTL_SEC(30) - 1 - kctl_clock_now(&clk));
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "");
+    kctl_vclock_advance(&e.vc, 1); /* 30 s after the relist ended */
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "S:a S:b");
+    kctl_vclock_advance(&e.vc, KCTL_SEC(30) - 1);
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "");
+    kctl_vclock_advance(&e.vc, 1); /* and 30 s after that resync */
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "S:a S:b");
+    kctl_reflector_destroy(r);
+    tr_close(&e);
+}
+
+/* 2.4: a list the FIFO cannot take (out of memory) is an error whose code
+   the stats keep until a list succeeds. */
+static void tr_last_error(void) {
+    tr_env e;
+    kctl_reflector_stats st;
+    uint64_t next = 0;
+    if (!tr_open(&e, 0, 0, 0, 0)) return;
+    tr_put(&e, "a", "{}");
+    kctl_memstore_fail_next(e.ms, KCTL_VERB_LIST, 1, KCTL_ERR_NOMEM);
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, &next), KCTL_OK);
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_INT(st.last_error, KCTL_ERR_NOMEM);
+    KT_EQ_U64(st.errors, 1);
+    KT_CHECK(!kctl_reflector_listed(e.r));
+    kctl_memstore_fail_next(e.ms, KCTL_VERB_LIST, 1, KCTL_ERR_UNAUTHORIZED);
+    kctl_vclock_advance(&e.vc, next - kctl_vclock_clock(&e.vc).now_fn(&e.vc));
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, &next), KCTL_OK);
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_INT(st.last_error, KCTL_ERR_UNAUTHORIZED);
+    kctl_vclock_advance(&e.vc, next - kctl_vclock_clock(&e.vc).now_fn(&e.vc));
+    KT_EQ_INT(kctl_reflector_step(e.r, 0, NULL), KCTL_OK);
+    kctl_reflector_read_stats(e.r, &st);
+    KT_EQ_INT(st.last_error, KCTL_OK);
+    KT_CHECK(kctl_reflector_listed(e.r));
+    tr_close(&e);
+}
+
 static void tr_bad_args(void) {
     kctl_reflector_desc d;
     kctl_reflector *r = NULL;
@@ -244,5 +360,7 @@ void kt_suite_reflector(void) {
     KT_RUN(tr_gone_relists);
     KT_RUN(tr_bookmarks_and_list_errors);
     KT_RUN(tr_resync);
+    KT_RUN(tr_resync_from_list_end);
+    KT_RUN(tr_last_error);
     KT_RUN(tr_bad_args);
 }
