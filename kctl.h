@@ -2791,7 +2791,8 @@ static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn 
        v->keys[0 .. v->n)     in document order;
        v->byname[0 .. v->n)   (only if byname; else NULL) positions in keys,
                               in the order of the unescaped names (bytewise,
-                              a prefix first): kctl__jmview_find searches it.
+                              a prefix first), to match two objects' members
+                              in one walk or find a name by binary search.
    Cost: O(m log m) name comparisons for an object of m members whatever
    the input (O(m) when its names come sorted, as Kubernetes writes maps).
    Memory: none for up to KCTL__JSON_SCAN_MAX members (v's own array, and
@@ -2887,20 +2888,6 @@ static int kctl__jmembers(const kctl_json *j, uint32_t obj, const kctl_allocator
     v->n = n;
     v->mem_ = idx;
     return KCTL_OK;
-}
-
-/* The value of the member of v (an object of j, listed with byname) named
-   like name token k of document kj, or KCTL_JSON_NONE: a binary search. */
-static uint32_t kctl__jmview_find(const kctl_json *j, const kctl__jmview *v, const kctl_json *kj, uint32_t k) {
-    uint32_t lo = 0, hi = v->n;
-    while (lo < hi) {
-        uint32_t mid = lo + (hi - lo) / 2, key = v->keys[v->byname[mid]];
-        int r = kctl__jtok_cmp(j, &j->toks[key], kj, &kj->toks[k]);
-        if (r == 0) return key + 1;
-        if (r < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return KCTL_JSON_NONE;
 }
 
 KCTL_API uint32_t kctl_json_member(const kctl_json *j, uint32_t obj, const char *name) {
@@ -3550,36 +3537,49 @@ static void kctl__jmerge_scan(const kctl_json *doc, uint32_t vd, const kctl_json
     }
 }
 
-/* The same for bigger objects: the members that count, sorted by name,
-   and a binary search for each name in the other. O(n log n). */
+/* The same for bigger objects: the members that count on either side,
+   sorted by name, matched in one walk of both. O(n log n). */
 static void kctl__jmerge_sorted(const kctl_json *doc, uint32_t vd, const kctl_json_tok *d, const kctl_json *patch, uint32_t vp,
                                 kctl_jw *out) {
     kctl__jmview dv, pv;
-    uint32_t k;
+    uint32_t i, k, *dmatch = NULL, *pmatch; /* per member that counts: the other side's value, or NONE */
+    uint64_t bytes;
     int rc;
     memset(&dv, 0, sizeof dv);
     rc = kctl__jmembers(patch, vp, &out->allocator, true, &pv);
     if (rc == KCTL_OK && d) rc = kctl__jmembers(doc, vd, &out->allocator, true, &dv);
+    bytes = ((uint64_t)dv.n + pv.n) * sizeof *dmatch;
+    if (rc == KCTL_OK && (bytes != (size_t)bytes || !(dmatch = (uint32_t *)kctl__alloc(&out->allocator, (size_t)bytes + 1))))
+        rc = KCTL_ERR_NOMEM;
     if (rc != KCTL_OK) {
         if (!out->err) out->err = rc;
         kctl__jmembers_free(&pv);
         kctl__jmembers_free(&dv);
         return;
     }
-    for (k = 0; d && k < dv.n && !out->err; k++) {
-        uint32_t key = dv.keys[k], pval = kctl__jmview_find(patch, &pv, doc, key);
+    pmatch = dmatch + dv.n;
+    for (i = 0, k = 0; i < dv.n || k < pv.n;) {
+        int r = i == dv.n ? 1 : k == pv.n ? -1
+              : kctl__jtok_cmp(doc, &doc->toks[dv.keys[dv.byname[i]]], patch, &patch->toks[pv.keys[pv.byname[k]]]);
+        if (r <= 0) dmatch[dv.byname[i]] = r ? KCTL_JSON_NONE : pv.keys[pv.byname[k]] + 1;
+        if (r >= 0) pmatch[pv.byname[k]] = r ? KCTL_JSON_NONE : dv.keys[dv.byname[i]] + 1;
+        i += r <= 0;
+        k += r >= 0;
+    }
+    for (k = 0; k < dv.n && !out->err; k++) { /* the document's members, patched */
+        uint32_t key = dv.keys[k], pval = dmatch[k];
         if (pval != KCTL_JSON_NONE && patch->toks[pval].type == KCTL_JSON_NULL) continue; /* removed */
         kctl__jw_key_tok(out, doc, key);
         if (pval == KCTL_JSON_NONE) kctl_jw_value(out, doc, key + 1);
         else kctl__jmerge(doc, key + 1, patch, pval, out);
     }
-    for (k = 0; k < pv.n && !out->err; k++) {
+    for (k = 0; k < pv.n && !out->err; k++) { /* then the patch's new ones */
         uint32_t key = pv.keys[k];
-        if (patch->toks[key + 1].type == KCTL_JSON_NULL) continue;
-        if (d && kctl__jmview_find(doc, &dv, patch, key) != KCTL_JSON_NONE) continue; /* done above */
+        if (patch->toks[key + 1].type == KCTL_JSON_NULL || pmatch[k] != KCTL_JSON_NONE) continue;
         kctl__jw_key_tok(out, patch, key);
-        kctl__jmerge(NULL, KCTL_JSON_NONE, patch, key + 1, out);
+        kctl__jmerge(NULL, KCTL_JSON_NONE, patch, key + 1, out); /* nulls inside vanish too */
     }
+    kctl__free(&out->allocator, dmatch);
     kctl__jmembers_free(&pv);
     kctl__jmembers_free(&dv);
 }
