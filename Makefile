@@ -93,10 +93,11 @@ storm: $(B)/reconcile_storm
 
 $(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/$*.c $(LIBS)
-bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e
+bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json
 	./$(B)/bench-queue
 	./$(B)/bench-cache
 	./$(B)/bench-e2e
+	./$(B)/bench-json
 
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New

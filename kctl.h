@@ -2903,32 +2903,36 @@ KCTL_API uint32_t kctl_json_element(const kctl_json *j, uint32_t arr, uint32_t i
     return i;
 }
 
-/* One step of a path: a member's name (name[0..n); a bracket-quoted one
-   unescaped into buf) or, name NULL, an element's index. */
+/* One step of a path: a member's name, as written in the path (name[0..n);
+   quoted: between brackets and quotes, with \" and \\ for " and \), or,
+   name NULL, an element's index. */
 typedef struct kctl__jseg {
     const char *name;
     size_t n;
+    bool quoted;
     uint32_t index;
-    char buf[KCTL__JSON_PATH_NAME_MAX];
 } kctl__jseg;
 
 /* The step of the path at *ps: 1, with *ps past it and past a dot after
-   it; 0 at the end; -1 if the path is malformed there. */
+   it; 0 at the end; -1 if the path is malformed there (a quoted name of
+   more than KCTL__JSON_PATH_NAME_MAX bytes included). */
 static int kctl__jpath_next(const char **ps, kctl__jseg *g) {
     const char *s = *ps;
     if (!*s) return 0;
+    g->quoted = false;
     if (*s == '[') {
         s++;
         if (*s == '"') { /* ["name"], with \" and \\ inside */
-            g->n = 0;
-            for (s++; *s && *s != '"'; s++) {
+            size_t n = 0;
+            g->name = ++s;
+            for (; *s && *s != '"'; s++, n++) {
                 if (*s == '\\' && (s[1] == '"' || s[1] == '\\')) s++;
-                if (g->n == sizeof g->buf) return -1;
-                g->buf[g->n++] = *s;
+                if (n == KCTL__JSON_PATH_NAME_MAX) return -1;
             }
             if (*s != '"' || s[1] != ']') return -1;
+            g->n = (size_t)(s - g->name);
+            g->quoted = true;
             s += 2;
-            g->name = g->buf;
         } else { /* [index] */
             uint64_t idx = 0;
             if (!kctl__jdigit(*s)) return -1;
@@ -2959,6 +2963,37 @@ static int kctl__jpath_next(const char **ps, kctl__jseg *g) {
     return 1;
 }
 
+/* Whether the string a[0..ae) (escaped: it has JSON escapes, validated)
+   is the name that step g names. */
+static bool kctl__jseg_eq(const char *a, const char *ae, bool aesc, const kctl__jseg *g) {
+    kctl__jstream x;
+    const char *q = g->name, *qe = g->name + g->n;
+    if (!g->quoted) return kctl__jstr_eq(a, ae, aesc, q, qe, false);
+    KCTL__JWORK();
+    memset(&x, 0, sizeof x);
+    x.p = a;
+    x.e = ae;
+    x.escaped = aesc;
+    for (; q < qe; q++) {
+        if (*q == '\\' && q + 1 < qe && (q[1] == '"' || q[1] == '\\')) q++;
+        if (kctl__jstream_byte(&x) != (unsigned char)*q) return false;
+    }
+    return kctl__jstream_byte(&x) < 0;
+}
+
+/* The last member of obj that step g names; KCTL_JSON_NONE. */
+static uint32_t kctl__jmember_seg(const kctl_json *j, uint32_t obj, const kctl__jseg *g) {
+    const kctl_json_tok *t = kctl__jget(j, obj);
+    uint32_t i, m, found = KCTL_JSON_NONE;
+    if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_JSON_NONE;
+    for (i = obj + 1, m = 0; m < t->size; m++) {
+        const kctl_json_tok *k = &j->toks[i];
+        if (kctl__jseg_eq(j->text + k->start, j->text + k->end, k->escaped != 0, g)) found = i + 1;
+        i += 1 + j->toks[i + 1].skip;
+    }
+    return found;
+}
+
 KCTL_API uint32_t kctl_json_path(const kctl_json *j, uint32_t from, const char *path) {
     uint32_t v = from;
     const char *s = path;
@@ -2966,7 +3001,7 @@ KCTL_API uint32_t kctl_json_path(const kctl_json *j, uint32_t from, const char *
     int r;
     if (!kctl__jget(j, from) || !path) return KCTL_JSON_NONE;
     while ((r = kctl__jpath_next(&s, &g)) > 0) {
-        v = g.name ? kctl__jmember_n(j, v, g.name, g.n) : kctl_json_element(j, v, g.index);
+        v = g.name ? kctl__jmember_seg(j, v, &g) : kctl_json_element(j, v, g.index);
         if (v == KCTL_JSON_NONE) return KCTL_JSON_NONE;
     }
     return r < 0 ? KCTL_JSON_NONE : v;
@@ -3620,51 +3655,71 @@ static kctl_json_type kctl__jtype_at(char c) {
     }
 }
 
-/* Move p->pos (< p->len) past the value that starts there. Strings and
-   scalars are checked as the parser checks them, containers only for
-   closing (their text was validated before); nothing past p->len is read.
-   PROTO if the value does not end inside the text. */
+/* The index of the quote that closes the string opened at s[i] (quotes
+   after an odd run of backslashes are inside), or n. */
+static uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_t n) {
+    for (i++; i < n; i++) {
+        const char *q = (const char *)memchr(s + i, '"', n - i);
+        uint32_t k;
+        if (!q) return n;
+        i = (uint32_t)(q - s);
+        for (k = i; s[k - 1] == '\\'; k--) {} /* the opening quote stops it */
+        if ((i - k) % 2 == 0) return i;
+    }
+    return n;
+}
+
+/* Move p->pos (< p->len) past the value that starts there: a fast skip,
+   since the text was validated before: strings end at their closing
+   quote, containers at their closing bracket; scalars at the top are
+   checked as the parser checks them. Nothing at or past p->len is read.
+   PROTO if the value does not end inside the text. O(its bytes). */
 static int kctl__jskip(kctl__jparse *p) {
-    uint32_t depth = 0;
-    bool esc;
+    const char *s = p->s;
+    uint32_t i = p->pos, n = p->len, depth = 0;
     do {
-        char c;
-        if (p->pos >= p->len) return KCTL_ERR_PROTO;
-        c = p->s[p->pos];
+        unsigned char c;
+        if (i >= n) return KCTL_ERR_PROTO;
+        c = (unsigned char)s[i];
         if (c == '"') {
-            if (kctl__jstring(p, &esc) != KCTL_OK) return KCTL_ERR_PROTO;
-            p->pos++;
-        } else if (c == '{' || c == '[') {
+            if ((i = kctl__jquote_end(s, i, n)) >= n) return KCTL_ERR_PROTO;
+            i++;
+        } else if ((c | 0x20) == '{') { /* { or [ */
             depth++;
-            p->pos++;
-        } else if (c == '}' || c == ']') {
+            i++;
+        } else if ((c | 0x20) == '}') { /* } or ] */
             if (!depth) return KCTL_ERR_PROTO;
             depth--;
-            p->pos++;
-        } else if (depth) {
-            p->pos++; /* inside a container: punctuation, whitespace, scalars */
+            i++;
+        } else if (depth) { /* inside a container: up to the next quote or bracket */
+            for (i++; i < n; i++) {
+                c = (unsigned char)s[i];
+                if (c == '"' || (c | 0x20) == '{' || (c | 0x20) == '}') break;
+            }
         } else if (c == 't' || c == 'f' || c == 'n') {
             const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-            uint32_t n = (uint32_t)strlen(word);
-            if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0) return KCTL_ERR_PROTO;
-            p->pos += n;
-        } else if (kctl__jnumber(p) != KCTL_OK) {
-            return KCTL_ERR_PROTO;
+            uint32_t k = (uint32_t)strlen(word);
+            if (n - i < k || memcmp(s + i, word, k) != 0) return KCTL_ERR_PROTO;
+            i += k;
+        } else {
+            p->pos = i;
+            if (kctl__jnumber(p) != KCTL_OK) return KCTL_ERR_PROTO;
+            i = p->pos;
         }
     } while (depth);
+    p->pos = i;
     return KCTL_OK;
 }
 
-/* The next item of the container whose text is p->s[0..p->len), p->pos
-   after its opening bracket or after an item: 1, with a member's name at
-   [*ns, *ne) (inside its quotes; *esc: it has escapes), the value at
-   [*vs, *ve) and p->pos past the item; 0 at the closing bracket; PROTO if
-   the text is not JSON there. */
-static int kctl__jitem(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *ne, bool *esc, uint32_t *vs, uint32_t *ve) {
-    char close = obj ? '}' : ']';
+/* The start of the next item of the container whose text is
+   p->s[0..p->len), p->pos after its opening bracket or after an item: 1,
+   with a member's name at [*ns, *ne) (inside its quotes, validated; *esc:
+   it has escapes) and p->pos at the item's value; 0 at the closing
+   bracket; PROTO if the text is not JSON there. */
+static int kctl__jitem_head(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *ne, bool *esc) {
     kctl__jws(p);
     if (p->pos >= p->len) return KCTL_ERR_PROTO;
-    if (p->s[p->pos] == close) return 0;
+    if (p->s[p->pos] == (obj ? '}' : ']')) return 0;
     if (obj) {
         if (p->s[p->pos] != '"') return KCTL_ERR_PROTO;
         *ns = p->pos + 1;
@@ -3675,42 +3730,65 @@ static int kctl__jitem(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *ne, bo
         p->pos++;
         kctl__jws(p);
     }
-    *vs = p->pos;
-    if (kctl__jskip(p) != KCTL_OK) return KCTL_ERR_PROTO;
-    *ve = p->pos;
+    return 1;
+}
+
+/* After an item's value: past the comma, or at the closing bracket. */
+static int kctl__jitem_tail(kctl__jparse *p, bool obj) {
     kctl__jws(p);
     if (p->pos < p->len && p->s[p->pos] == ',') {
         p->pos++;
-        return 1;
+        return KCTL_OK;
     }
-    return p->pos < p->len && p->s[p->pos] == close ? 1 : KCTL_ERR_PROTO;
+    return p->pos < p->len && p->s[p->pos] == (obj ? '}' : ']') ? KCTL_OK : KCTL_ERR_PROTO;
 }
 
-/* One step of a path from the value at [*vs, *ve) of text s: the member
-   (the last of its name) or element g names, into [*vs, *ve). OK,
-   NOT_FOUND, PROTO. O(the value's bytes up to what it finds; a member:
-   all of them, for the last of a name). */
-static int kctl__jstep(const char *s, const kctl__jseg *g, uint32_t *vs, uint32_t *ve) {
-    kctl__jparse p;
-    kctl_json_type type = *vs < *ve ? kctl__jtype_at(s[*vs]) : KCTL_JSON_INVALID;
-    uint32_t ns = 0, ne = 0, is = 0, ie = 0, i = 0;
-    bool esc = false, found = false;
-    int r;
-    if (type != (g->name ? KCTL_JSON_OBJECT : KCTL_JSON_ARRAY)) return KCTL_ERR_NOT_FOUND;
-    memset(&p, 0, sizeof p);
-    p.s = s;
-    p.pos = *vs + 1;
-    p.len = *ve;
-    while ((r = kctl__jitem(&p, g->name != NULL, &ns, &ne, &esc, &is, &ie)) > 0) {
-        if (g->name ? kctl__jstr_eq(s + ns, s + ne, esc, g->name, g->name + g->n, false) : i++ == g->index) {
-            *vs = is;
-            *ve = ie;
-            found = true;
-            if (!g->name) return KCTL_OK;
+/* The next item: its name (objects) at [*ns, *ne), its value at [*vs, *ve),
+   p->pos past it. 1; 0 at the end; PROTO. */
+static int kctl__jitem(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *ne, bool *esc, uint32_t *vs, uint32_t *ve) {
+    int r = kctl__jitem_head(p, obj, ns, ne, esc);
+    if (r <= 0) return r;
+    *vs = p->pos;
+    if (kctl__jskip(p) != KCTL_OK) return KCTL_ERR_PROTO;
+    *ve = p->pos;
+    return kctl__jitem_tail(p, obj) == KCTL_OK ? 1 : KCTL_ERR_PROTO;
+}
+
+/* Walk the value at p->pos (p->pos moves past it) for what the rest of
+   the path (from `path`, already checked) names inside it: OK with its
+   span in [*vs, *ve), NOT_FOUND, PROTO. One pass: the value of a member
+   that matches is walked for the rest of the path as it is passed over,
+   and a later member of the same name replaces the answer (the last
+   counts). O(the value's bytes). Recursion: a level a step taken, at most
+   KCTL__JSON_DEPTH_CAP (as deep as a validated document nests). */
+static int kctl__jwalk(kctl__jparse *p, const char *path, uint32_t depth, uint32_t *vs, uint32_t *ve) {
+    kctl__jseg g;
+    uint32_t ns = 0, ne = 0, i = 0, start = p->pos;
+    bool esc = false, obj;
+    int r, rc = KCTL_ERR_NOT_FOUND;
+    if (kctl__jpath_next(&path, &g) <= 0) { /* here */
+        if ((r = kctl__jskip(p)) != KCTL_OK) return r;
+        *vs = start;
+        *ve = p->pos;
+        return KCTL_OK;
+    }
+    obj = g.name != NULL;
+    if (p->pos >= p->len || p->s[p->pos] != (obj ? '{' : '[')) /* nothing of that kind here */
+        return kctl__jskip(p) == KCTL_OK ? KCTL_ERR_NOT_FOUND : KCTL_ERR_PROTO;
+    if (depth >= KCTL__JSON_DEPTH_CAP) return KCTL_ERR_PROTO;
+    p->pos++;
+    while ((r = kctl__jitem_head(p, obj, &ns, &ne, &esc)) > 0) {
+        if (obj ? kctl__jseg_eq(p->s + ns, p->s + ne, esc, &g) : i++ == g.index) {
+            rc = kctl__jwalk(p, path, depth + 1, vs, ve);
+            if (rc == KCTL_ERR_PROTO) return rc;
+        } else if (kctl__jskip(p) != KCTL_OK) {
+            return KCTL_ERR_PROTO;
         }
+        if (kctl__jitem_tail(p, obj) != KCTL_OK) return KCTL_ERR_PROTO;
     }
     if (r < 0) return r;
-    return found ? KCTL_OK : KCTL_ERR_NOT_FOUND;
+    p->pos++; /* the closing bracket */
+    return rc;
 }
 
 static void kctl__jview(const char *s, uint32_t vs, uint32_t ve, kctl_json_value *out) {
@@ -3723,8 +3801,9 @@ static void kctl__jview(const char *s, uint32_t vs, uint32_t ve, kctl_json_value
    one is INVALID_ARG whatever the document holds. */
 KCTL_API int kctl_json_value_get(const kctl_json_value *from, const char *path, kctl_json_value *out) {
     kctl__jseg g;
+    kctl__jparse p;
     const char *s;
-    uint32_t vs = 0, ve;
+    uint32_t vs = 0, ve = 0;
     int r;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
@@ -3732,9 +3811,14 @@ KCTL_API int kctl_json_value_get(const kctl_json_value *from, const char *path, 
     if (!path) path = "";
     for (s = path; (r = kctl__jpath_next(&s, &g)) > 0;) {}
     if (r < 0) return KCTL_ERR_INVALID_ARG;
-    ve = (uint32_t)from->len;
-    for (s = path; kctl__jpath_next(&s, &g) > 0;)
-        if ((r = kctl__jstep(from->text, &g, &vs, &ve)) != KCTL_OK) return r;
+    if (!*path) { /* the value itself, as it is */
+        kctl__jview(from->text, 0, (uint32_t)from->len, out);
+        return KCTL_OK;
+    }
+    memset(&p, 0, sizeof p);
+    p.s = from->text;
+    p.len = (uint32_t)from->len;
+    if ((r = kctl__jwalk(&p, path, 0, &vs, &ve)) != KCTL_OK) return r;
     kctl__jview(from->text, vs, ve, out);
     return KCTL_OK;
 }
