@@ -2800,7 +2800,8 @@ static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn 
    default allocator), held until kctl__jmembers_free. Returns OK, NOMEM
    (v is then empty), INVALID_ARG (obj is no object of j). Always call
    kctl__jmembers_free(v) after, also after an error. v belongs to the
-   caller and views j's tokens: j must outlive it. [any thread] */
+   caller (do not copy it: keys may point into it) and views j's tokens:
+   j must outlive it. [any thread] */
 typedef struct kctl__jmview {
     const uint32_t *keys;
     const uint32_t *byname;

@@ -1608,6 +1608,61 @@ static void tj_merge_into_writer(void) {
     tj_close(&p);
 }
 
+/* Objects of more than 16 members are merged through sorted lists of their
+   names, in memory from the writer's allocator: out of memory at each of
+   its allocations is NOMEM, with nothing left behind; then the result. */
+static void tj_merge_big_nomem(void) {
+    char doc[512], patch[512];
+    size_t p = 0, q = 0;
+    int i;
+    tj_doc d, pt;
+    kt_alloc a;
+    kctl_allocator al;
+    long fail;
+    int rc = KCTL_ERR_NOMEM;
+    doc[p++] = '{';
+    patch[q++] = '{';
+    for (i = 0; i < 20; i++) {
+        p += (size_t)sprintf(doc + p, "%s\"k%02d\":%d", i ? "," : "", i, i);
+        q += (size_t)sprintf(patch + q, "%s\"k%02d\":%s", i ? "," : "", 19 - i, (19 - i) % 2 ? "null" : "{\"x\":1}");
+    }
+    strcpy(doc + p, "}");
+    strcpy(patch + q, ",\"new\":true}");
+    KT_EQ_INT(TJ_OPEN(&d, doc), KCTL_OK);
+    KT_EQ_INT(TJ_OPEN(&pt, patch), KCTL_OK);
+    if (d.rc != KCTL_OK || pt.rc != KCTL_OK) { tj_close(&d); tj_close(&pt); return; }
+    for (fail = 0; rc == KCTL_ERR_NOMEM && fail < 20; fail++) {
+        kctl_jw w;
+        kt_alloc_init(&a);
+        a.fail_after = fail;
+        al = kt_allocator(&a);
+        kctl_jw_init_growable(&w, &al);
+        rc = kctl_json_merge_patch(&d.j, 0, &pt.j, 0, &w);
+        KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_NOMEM);
+        if (rc == KCTL_OK) {
+            tj_doc r;
+            const char *t = TJ_FINISH(&w);
+            KT_CHECK(fail >= 4); /* the buffer, two lists of names, the matches */
+            KT_EQ_INT(TJ_OPEN(&r, t), KCTL_OK);
+            if (r.rc == KCTL_OK) {
+                KT_EQ_U64(r.toks[0].size, 11); /* k00, k02, ... k18: {"x":1} patched in; new */
+                KT_EQ_INT(tj_i64(&r.j, kctl_json_path(&r.j, 0, "k04.x")), 1);
+                KT_EQ_U64(kctl_json_path(&r.j, 0, "k05"), KCTL_JSON_NONE);
+                KT_EQ_STR(tj_str(&r.j, 1), "k00");
+                KT_EQ_STR(tj_str(&r.j, 1 + 10 * 4), "new"); /* after ten members of 4 tokens */
+            }
+            tj_close(&r);
+        } else {
+            KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_NOMEM);
+        }
+        kctl_jw_free(&w);
+        KT_EQ_INT(a.live, 0);
+    }
+    KT_EQ_INT(rc, KCTL_OK);
+    tj_close(&d);
+    tj_close(&pt);
+}
+
 /* -------------------------------------------------- a realistic document */
 
 static void tj_kubernetes_and_etcd_documents(void) {
@@ -2205,6 +2260,7 @@ void kt_suite_json(void) {
     KT_RUN(tj_merge_kubernetes);
     KT_RUN(tj_merge_replace_and_none);
     KT_RUN(tj_merge_into_writer);
+    KT_RUN(tj_merge_big_nomem);
     KT_RUN(tj_kubernetes_and_etcd_documents);
     KT_RUN(tj_get_agrees_with_tokens);
     KT_RUN(tj_get_values);
