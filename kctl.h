@@ -222,7 +222,10 @@
     reused, so once the pool is warm, queue operations do not call the
     allocator. The queue's tables grow with the number of keys it holds
     and shrink when they empty. The JSON reader never allocates: the caller
-    gives it token storage (a counting pass says how much). An object is one
+    gives it token storage (a counting pass says how much), and the getters
+    by path need none. Comparing or merge-patching objects of more than 16
+    members sorts their names in temporary memory (kctl_json_equal from
+    KCTL_MALLOC, merge patch from its writer's allocator). An object is one
     allocation (header, metadata arrays, its document and unescaped metadata
     strings); the cache, the FIFO and the handlers share it by reference.
 
@@ -464,7 +467,14 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns);
 /* A strict RFC 8259 reader that tokenizes a document in place, into token
    storage the caller provides (a counting mode sizes it), and never
    allocates; lookups by path; typed getters; semantic equality; a small
-   writer; and JSON merge patch (RFC 7386).
+   writer; JSON merge patch (RFC 7386); and getters by path straight over
+   the text, with no token storage at all (kctl_json_get_*, below).
+
+   Cost: everything is O(n log n) or better in the document's size, on
+   any input. Objects of up to 16 members (most) are handled by scanning,
+   without memory; equality and merge patch sort the names of bigger ones
+   (equality: memory from KCTL_MALLOC, and without it a slower scan that
+   gives the same answer; merge patch: the writer's allocator, NOMEM).
 
    Limits (configurable per call through kctl_json_limits; zero = these):
    nesting depth KCTL_JSON_MAX_DEPTH (64) and document size
@@ -556,7 +566,10 @@ KCTL_API int kctl_json_raw(const kctl_json *j, uint32_t v, const char **text, si
    unescaped; the last of repeated names counts), arrays element by
    element, strings once unescaped, numbers by exact decimal value
    (1, 1.0 and 1e0 are equal; 2^63 and 2^63+1 are not). Either value
-   KCTL_JSON_NONE: equal only if both are. [any thread] */
+   KCTL_JSON_NONE: equal only if both are. O(n log n): objects of more
+   than 16 members are compared through their sorted names, in memory
+   from KCTL_MALLOC (12 bytes a member, freed before it returns); if that
+   fails, by scanning (quadratic, the same answer). [any thread] */
 KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb);
 
 /* A JSON writer into a caller's buffer (fixed) or a growing one. Errors
@@ -606,18 +619,118 @@ KCTL_API void kctl_jw_value(kctl_jw *w, const kctl_json *j, uint32_t v);
 KCTL_API int kctl_jw_finish(kctl_jw *w, const char **text, size_t *len);
 
 /* RFC 7386: write to out the result of applying merge patch `patch` (value
-   vp) to document `doc` (value vd; KCTL_JSON_NONE for no document). Returns
-   out's error, if any. [any thread, given its own writer] */
+   vp) to document `doc` (value vd; KCTL_JSON_NONE for no document). The
+   document's members keep their order, new ones follow in the patch's;
+   a repeated name counts once, its last value. Returns out's error, if
+   any (NOMEM also when sorting the names of an object of more than 16
+   members needs memory: it comes from out's allocator). [any thread,
+   given its own writer] */
 KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out);
+
+/* Reading without tokens. A kctl_json_value is a view of one value in a
+   document's text: where it starts, its length, its type. The getters
+   below walk a path straight over the text, tokenizing nothing and
+   allocating nothing, in O(the bytes up to the value's end). Paths are
+   kctl_json_path's: members separated by dots, indices in brackets,
+   names with dots or brackets quoted in brackets ("spec.replicas",
+   "items[2].metadata.name", "metadata.labels[\"app.kubernetes.io/name\"]");
+   "" or NULL is the value itself; of repeated member names the last
+   counts. They find what kctl_json_path finds and read it as the token
+   getters do, with the same results:
+     OK           found, and of the type asked for;
+     NOT_FOUND    nothing at the path: a member absent, an index past the
+                  end, a step into a scalar;
+     INVALID_ARG  the value there has another type (null is a value: a
+                  typed getter refuses it), a malformed path, NULL arguments;
+     TOO_LARGE    an integer out of range; a string of cap bytes or more
+                  (*len still says its length; buf gets "");
+     PROTO        kctl_json_get_* only: the text is not valid JSON.
+   kctl_json_get_* validate their text (kctl_json_parse's default limits;
+   beyond them TOO_LARGE) on every call; len may be KCTL_NTS. To read text
+   several times, validate it once with kctl_json_get(text, len, "", &root)
+   and read from root with kctl_json_value_get_*. A value from an object, a
+   getter or an iterator is valid as long as the text it views; a view
+   made by hand must view valid JSON (kctl never reads outside it, but
+   may answer PROTO or read nonsense). [any thread] */
+typedef struct kctl_json_value {
+    const char *text; /* the value as written: a string with its quotes */
+    size_t len;
+    kctl_json_type type;
+} kctl_json_value;
+
+KCTL_API int kctl_json_get(const char *text, size_t len, const char *path, kctl_json_value *out);
+KCTL_API int kctl_json_get_string(const char *text, size_t len, const char *path, char *buf, size_t cap, size_t *slen);
+KCTL_API int kctl_json_get_int64(const char *text, size_t len, const char *path, int64_t *out);
+KCTL_API int kctl_json_get_uint64(const char *text, size_t len, const char *path, uint64_t *out);
+KCTL_API int kctl_json_get_double(const char *text, size_t len, const char *path, double *out);
+KCTL_API int kctl_json_get_bool(const char *text, size_t len, const char *path, bool *out);
+/* The same, from a value (its text is not validated again). Strings are
+   unescaped into buf[0..cap) and NUL-terminated; integers are exact (a
+   number without fraction or exponent, or a string holding one, as
+   kctl_json_int64 reads them); doubles the nearest. */
+KCTL_API int kctl_json_value_get(const kctl_json_value *from, const char *path, kctl_json_value *out);
+KCTL_API int kctl_json_value_get_string(const kctl_json_value *from, const char *path, char *buf, size_t cap, size_t *len);
+KCTL_API int kctl_json_value_get_int64(const kctl_json_value *from, const char *path, int64_t *out);
+KCTL_API int kctl_json_value_get_uint64(const kctl_json_value *from, const char *path, uint64_t *out);
+KCTL_API int kctl_json_value_get_double(const kctl_json_value *from, const char *path, double *out);
+KCTL_API int kctl_json_value_get_bool(const kctl_json_value *from, const char *path, bool *out);
+
+/* Iteration over the elements of an array or the members of an object, in
+   document order: O(n) in all, no allocation. A member whose name repeats
+   comes once per occurrence, as written (a lookup counts the last, and so
+   does a map filled in this order). The iterator is the caller's, its
+   fields private. [not thread-safe: one iterator, one thread at a time] */
+typedef struct kctl_json_iter {
+    const char *text_;
+    uint32_t pos_, len_;
+    uint8_t type_;
+} kctl_json_iter;
+
+/* Start at the array or object at path from `from`. OK; NOT_FOUND;
+   INVALID_ARG (not an array or object, a malformed path, NULL arguments).
+   After an error, *it is empty (next returns false). [any thread] */
+KCTL_API int kctl_json_iter_begin(const kctl_json_value *from, const char *path, kctl_json_iter *it);
+/* The next element or member: *value (may be NULL) gets it; *name (may be
+   NULL) gets a member's name, a STRING value (read it with
+   kctl_json_value_get_string), or for an element {NULL, 0, INVALID}.
+   false at the end. [not thread-safe] */
+KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kctl_json_value *value);
+
+#ifdef KCTL__WORK_COUNTER
+/* kctl's own tests only: the member-name comparisons the JSON and object
+   code have made so far, a measure of work tests bound instead of time. */
+KCTL_API uint64_t kctl__json_work(void);
+#endif
 
 /* ================================================================== OBJECTS */
 /* An object: a JSON document with Kubernetes metadata, parsed once,
    immutable, reference-counted. Every stage (store, FIFO, cache, handlers,
    reconcilers) shares one copy; changing an object means making a new one.
    The metadata is read on the way in and kept unescaped, so accessors are
-   O(1) (labels, annotations, finalizers and owner references are small
-   arrays). A user codec may decode the document once more into a value of
-   its own, kept with the object and released with it. */
+   O(1) (labels, annotations, finalizers and owner references are arrays;
+   a lookup by name scans up to 16 of them, and binary-searches a sorted
+   index past that). A user codec may decode the document once more into
+   a value of its own, kept with the object and released with it.
+
+   The rest of the document is read by path with typed getters: no token
+   storage, no allocation, the same paths as kctl_json_path (see
+   kctl_json_value for the syntax and the codes: an absent field is
+   NOT_FOUND, one of another type INVALID_ARG):
+
+       int64_t replicas = 1;                           // the default
+       char server[256];
+       kctl_json_iter it;
+       kctl_json_value name, v;
+       int rc = kctl_obj_get_int64(obj, "spec.replicas", &replicas);
+       if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) return rc;
+       kctl_obj_iter_begin(obj, "spec.ntp.servers", &it);  // an array
+       while (kctl_json_iter_next(&it, NULL, &v))
+           if (kctl_json_value_get_string(&v, NULL, server, sizeof server, NULL) == KCTL_OK)
+               use_server(server);                     // yours
+       kctl_obj_iter_begin(obj, "spec.limits", &it);   // an object
+       while (kctl_json_iter_next(&it, &name, &v))
+           kctl_json_value_get_int64(&v, "max", &max); // a member of each
+*/
 typedef struct kctl_obj kctl_obj;
 
 /* Decode obj's document into *decoded (kept with the object); a non-OK
@@ -696,6 +809,21 @@ KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o);
 KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len);
 /* What the codec decoded (NULL without a codec). [any thread] */
 KCTL_API void *kctl_obj_decoded(const kctl_obj *o);
+/* The value at path in the document ("" or NULL: the whole document), and
+   typed reads of it; results as for kctl_json_value_get_* (OK, NOT_FOUND,
+   INVALID_ARG, TOO_LARGE). The document was validated when the object was
+   made: these walk its text without checking it again. A value stays
+   valid while the caller holds its reference to o. [any thread] */
+KCTL_API int kctl_obj_get(const kctl_obj *o, const char *path, kctl_json_value *out);
+KCTL_API int kctl_obj_get_string(const kctl_obj *o, const char *path, char *buf, size_t cap, size_t *len);
+KCTL_API int kctl_obj_get_int64(const kctl_obj *o, const char *path, int64_t *out);
+KCTL_API int kctl_obj_get_uint64(const kctl_obj *o, const char *path, uint64_t *out);
+KCTL_API int kctl_obj_get_double(const kctl_obj *o, const char *path, double *out);
+KCTL_API int kctl_obj_get_bool(const kctl_obj *o, const char *path, bool *out);
+/* Iterate the array or object at path (kctl_json_iter_begin's results);
+   kctl_json_iter_next then walks it. [any thread; the iterator: not
+   thread-safe] */
+KCTL_API int kctl_obj_iter_begin(const kctl_obj *o, const char *path, kctl_json_iter *it);
 
 /* ================================================================ SELECTORS */
 /* Label and field selectors, read as Kubernetes reads them (apimachinery's
@@ -2647,6 +2775,30 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns) {
 /* -------------------------------------------------------------------- JSON */
 #define KCTL__JSON_DEPTH_CAP 1024     /* the most kctl_json_limits.max_depth can ask for */
 #define KCTL__JSON_PATH_NAME_MAX 1024 /* a bracket-quoted path segment, unescaped */
+#ifndef KCTL__JSON_SCAN_MAX /* (a test may lower it, to send small objects down the sorting paths) */
+#define KCTL__JSON_SCAN_MAX 16        /* objects of up to this many members are scanned; bigger ones sorted */
+#endif
+#if KCTL__JSON_SCAN_MAX < 1
+#error "KCTL__JSON_SCAN_MAX must be at least 1"
+#endif
+
+#ifdef KCTL__WORK_COUNTER /* for kctl's tests: bound the work, not the time */
+static uint64_t kctl__jwork_n;
+KCTL_API uint64_t kctl__json_work(void) {
+#ifdef KCTL_NO_THREADS
+    return kctl__jwork_n;
+#else
+    return __atomic_load_n(&kctl__jwork_n, __ATOMIC_RELAXED);
+#endif
+}
+#ifdef KCTL_NO_THREADS
+#define KCTL__JWORK() ((void)kctl__jwork_n++)
+#else
+#define KCTL__JWORK() ((void)__atomic_add_fetch(&kctl__jwork_n, 1, __ATOMIC_RELAXED))
+#endif
+#else
+#define KCTL__JWORK() ((void)0)
+#endif
 
 enum { KCTL__JP_VALUE, KCTL__JP_KEY, KCTL__JP_DONE };
 
@@ -2998,6 +3150,7 @@ static int kctl__jstream_byte(kctl__jstream *st) {
 static bool kctl__jstr_eq(const char *a, const char *ae, bool aesc, const char *b, const char *be, bool besc) {
     kctl__jstream x, y;
     int c;
+    KCTL__JWORK();
     if (!aesc && !besc) return ae - a == be - b && memcmp(a, b, (size_t)(ae - a)) == 0;
     memset(&x, 0, sizeof x);
     memset(&y, 0, sizeof y);
@@ -3010,20 +3163,49 @@ static bool kctl__jstr_eq(const char *a, const char *ae, bool aesc, const char *
     return true;
 }
 
+/* How two strings compare once unescaped: bytewise (unsigned), a prefix
+   first. */
+static int kctl__jstr_cmp(const char *a, const char *ae, bool aesc, const char *b, const char *be, bool besc) {
+    kctl__jstream x, y;
+    KCTL__JWORK();
+    if (!aesc && !besc) {
+        size_t na = (size_t)(ae - a), nb = (size_t)(be - b);
+        int r = memcmp(a, b, na < nb ? na : nb);
+        return r ? r : (na > nb) - (na < nb);
+    }
+    memset(&x, 0, sizeof x);
+    memset(&y, 0, sizeof y);
+    x.p = a; x.e = ae; x.escaped = aesc;
+    y.p = b; y.e = be; y.escaped = besc;
+    for (;;) {
+        int c = kctl__jstream_byte(&x), d = kctl__jstream_byte(&y);
+        if (c != d) return c < d ? -1 : 1; /* the end (-1) sorts first */
+        if (c < 0) return 0;
+    }
+}
+
+/* String tokens x of a and y of b: equal, and compared, once unescaped. */
+static bool kctl__jtok_eq(const kctl_json *a, const kctl_json_tok *x, const kctl_json *b, const kctl_json_tok *y) {
+    return kctl__jstr_eq(a->text + x->start, a->text + x->end, x->escaped != 0, b->text + y->start, b->text + y->end,
+                         y->escaped != 0);
+}
+static int kctl__jtok_cmp(const kctl_json *a, const kctl_json_tok *x, const kctl_json *b, const kctl_json_tok *y) {
+    return kctl__jstr_cmp(a->text + x->start, a->text + x->end, x->escaped != 0, b->text + y->start, b->text + y->end,
+                          y->escaped != 0);
+}
+
 static bool kctl__jkey_eq(const kctl_json *j, const kctl_json_tok *k, const char *name, size_t n) {
     return kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, name, name + n, false);
 }
 
-/* The last member of obj named like token k of document kj; KCTL_JSON_NONE. */
+/* The last member of obj named like token k of document kj; KCTL_JSON_NONE.
+   O(members). */
 static uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
     const kctl_json_tok *t = kctl__jget(j, obj);
     uint32_t i, m, found = KCTL_JSON_NONE;
     if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_JSON_NONE;
     for (i = obj + 1, m = 0; m < t->size; m++) {
-        const kctl_json_tok *name = &j->toks[i];
-        if (kctl__jstr_eq(j->text + name->start, j->text + name->end, name->escaped != 0,
-                          kj->text + k->start, kj->text + k->end, k->escaped != 0))
-            found = i + 1;
+        if (kctl__jtok_eq(j, &j->toks[i], kj, k)) found = i + 1;
         i += 1 + j->toks[i + 1].skip;
     }
     return found;
@@ -3040,6 +3222,155 @@ static uint32_t kctl__jmember_n(const kctl_json *j, uint32_t obj, const char *na
     return found;
 }
 
+/* Whether member name token ki of object obj is the last of its name there
+   (no later member has it). O(members after it): for a few members; a loop
+   over many takes kctl__jmembers. */
+static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
+    uint32_t end = obj + j->toks[obj].skip, i;
+    for (i = ki + 1 + j->toks[ki + 1].skip; i < end; i += 1 + j->toks[i + 1].skip)
+        if (kctl__jtok_eq(j, &j->toks[i], j, &j->toks[ki])) return false;
+    return true;
+}
+
+/* Sort v[0..n) by cmp (a total order: ties broken), with tmp[0..n) for
+   scratch: insertion sort of runs of 8, then bottom-up merges; a merge of
+   two runs already in order costs one comparison. O(n log n) comparisons
+   on any input, O(n) on sorted input. */
+typedef int (*kctl__cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
+static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn cmp, const void *ctx) {
+    uint32_t *src = v, *dst = tmp, *t;
+    uint64_t w, i, k;
+    for (i = 0; i < n; i += 8) {
+        uint64_t e = i + 8 < n ? i + 8 : n;
+        for (k = i + 1; k < e; k++) {
+            uint32_t x = v[k];
+            uint64_t m = k;
+            while (m > i && cmp(ctx, v[m - 1], x) > 0) { v[m] = v[m - 1]; m--; }
+            v[m] = x;
+        }
+    }
+    for (w = 8; w < n; w *= 2) {
+        for (i = 0; i < n; i += 2 * w) {
+            uint64_t mid = i + w < n ? i + w : n, hi = i + 2 * w < n ? i + 2 * w : n, p = i, q = mid, o = i;
+            if (mid < hi && cmp(ctx, src[mid - 1], src[mid]) > 0) {
+                while (p < mid && q < hi) dst[o++] = cmp(ctx, src[q], src[p]) < 0 ? src[q++] : src[p++];
+            }
+            memcpy(dst + o, src + p, (size_t)(mid - p) * sizeof *src); /* what is left of either run */
+            o += mid - p;
+            memcpy(dst + o, src + q, (size_t)(hi - q) * sizeof *src);
+        }
+        t = src; src = dst; dst = t;
+    }
+    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
+}
+
+/* kctl__jmembers: the members of an object that count. RFC 8259 lets a
+   name repeat in an object; kctl counts the last, as Go's encoding/json
+   does. This lists the name tokens of the members that count (each value
+   is at its name's token + 1), each name once:
+       v->keys[0 .. v->n)     in document order;
+       v->byname[0 .. v->n)   (only if byname; else NULL) positions in keys,
+                              in the order of the unescaped names (bytewise,
+                              a prefix first), to match two objects' members
+                              in one walk or find a name by binary search.
+   Cost: O(m log m) name comparisons for an object of m members whatever
+   the input (O(m) when its names come sorted, as Kubernetes writes maps).
+   Memory: none for up to KCTL__JSON_SCAN_MAX members (v's own array, and
+   a scan); past that one block of 12 bytes a member from a (NULL: the
+   default allocator), held until kctl__jmembers_free. Returns OK, NOMEM
+   (v is then empty), INVALID_ARG (obj is no object of j). Always call
+   kctl__jmembers_free(v) after, also after an error. v belongs to the
+   caller (do not copy it: keys may point into it) and views j's tokens:
+   j must outlive it. [any thread] */
+typedef struct kctl__jmview {
+    const uint32_t *keys;
+    const uint32_t *byname;
+    uint32_t n;
+    uint32_t *mem_;
+    kctl_allocator al_;
+    uint32_t small_[2 * KCTL__JSON_SCAN_MAX];
+} kctl__jmview;
+
+typedef struct kctl__jmsort {
+    const kctl_json *j;
+    const uint32_t *idx; /* member i's name token */
+} kctl__jmsort;
+
+/* Members a and b: by name, then by position. */
+static int kctl__jmcmp(const void *ctx, uint32_t a, uint32_t b) {
+    const kctl__jmsort *c = (const kctl__jmsort *)ctx;
+    int r = kctl__jtok_cmp(c->j, &c->j->toks[c->idx[a]], c->j, &c->j->toks[c->idx[b]]);
+    return r ? r : (a > b) - (a < b);
+}
+
+static void kctl__jmembers_free(kctl__jmview *v) {
+    if (!v) return;
+    kctl__free(&v->al_, v->mem_);
+    v->mem_ = NULL;
+    v->keys = v->byname = NULL;
+    v->n = 0;
+}
+
+static int kctl__jmembers(const kctl_json *j, uint32_t obj, const kctl_allocator *a, bool byname, kctl__jmview *v) {
+    const kctl_json_tok *t = kctl__jget(j, obj);
+    uint32_t m, i, k, n = 0, *idx, *ord, *tmp;
+    uint64_t bytes;
+    kctl__jmsort ctx;
+    v->keys = v->small_;
+    v->byname = NULL;
+    v->n = 0;
+    v->mem_ = NULL;
+    memset(&v->al_, 0, sizeof v->al_);
+    if (a) v->al_ = *a;
+    if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
+    m = t->size;
+    if (m <= KCTL__JSON_SCAN_MAX) { /* a few: scan, sort by insertion */
+        uint32_t *order = v->small_ + KCTL__JSON_SCAN_MAX;
+        for (i = obj + 1, k = 0; k < m; k++, i += 1 + j->toks[i + 1].skip)
+            if (kctl__jlast(j, obj, i)) v->small_[n++] = i;
+        if (byname) {
+            for (k = 0; k < n; k++) {
+                uint32_t p = k;
+                while (p > 0 && kctl__jtok_cmp(j, &j->toks[v->small_[order[p - 1]]], j, &j->toks[v->small_[k]]) > 0) {
+                    order[p] = order[p - 1];
+                    p--;
+                }
+                order[p] = k;
+            }
+            v->byname = order;
+        }
+        v->n = n;
+        return KCTL_OK;
+    }
+    bytes = (uint64_t)m * 3 * sizeof *idx;
+    if (bytes != (size_t)bytes || !(idx = (uint32_t *)kctl__alloc(&v->al_, (size_t)bytes))) return KCTL_ERR_NOMEM;
+    ord = idx + m;
+    tmp = ord + m;
+    for (i = obj + 1, k = 0; k < m; k++, i += 1 + j->toks[i + 1].skip) {
+        idx[k] = i;
+        ord[k] = k;
+    }
+    ctx.j = j;
+    ctx.idx = idx;
+    kctl__sort_u32(ord, tmp, m, kctl__jmcmp, &ctx);
+    for (k = 0; k + 1 < m; k++) /* of a run of one name, the last (in document order) counts */
+        if (kctl__jtok_cmp(j, &j->toks[idx[ord[k]]], j, &j->toks[idx[ord[k + 1]]]) == 0) idx[ord[k]] = KCTL_JSON_NONE;
+    for (k = 0; k < m; k++) { /* keep those in document order; tmp: member -> its position in keys */
+        tmp[k] = idx[k] == KCTL_JSON_NONE ? KCTL_JSON_NONE : n;
+        if (idx[k] != KCTL_JSON_NONE) idx[n++] = idx[k];
+    }
+    if (byname) {
+        uint32_t c = 0;
+        for (k = 0; k < m; k++)
+            if (tmp[ord[k]] != KCTL_JSON_NONE) ord[c++] = tmp[ord[k]];
+        v->byname = ord;
+    }
+    v->keys = idx;
+    v->n = n;
+    v->mem_ = idx;
+    return KCTL_OK;
+}
+
 KCTL_API uint32_t kctl_json_member(const kctl_json *j, uint32_t obj, const char *name) {
     if (!name) return KCTL_JSON_NONE;
     return kctl__jmember_n(j, obj, name, strlen(name));
@@ -3053,51 +3384,108 @@ KCTL_API uint32_t kctl_json_element(const kctl_json *j, uint32_t arr, uint32_t i
     return i;
 }
 
+/* One step of a path: a member's name, as written in the path (name[0..n);
+   quoted: between brackets and quotes, with \" and \\ for " and \), or,
+   name NULL, an element's index. */
+typedef struct kctl__jseg {
+    const char *name;
+    size_t n;
+    bool quoted;
+    uint32_t index;
+} kctl__jseg;
+
+/* The step of the path at *ps: 1, with *ps past it and past a dot after
+   it; 0 at the end; -1 if the path is malformed there (a quoted name of
+   more than KCTL__JSON_PATH_NAME_MAX bytes included). */
+static int kctl__jpath_next(const char **ps, kctl__jseg *g) {
+    const char *s = *ps;
+    if (!*s) return 0;
+    g->quoted = false;
+    if (*s == '[') {
+        s++;
+        if (*s == '"') { /* ["name"], with \" and \\ inside */
+            size_t n = 0;
+            g->name = ++s;
+            for (; *s && *s != '"'; s++, n++) {
+                if (*s == '\\' && (s[1] == '"' || s[1] == '\\')) s++;
+                if (n == KCTL__JSON_PATH_NAME_MAX) return -1;
+            }
+            if (*s != '"' || s[1] != ']') return -1;
+            g->n = (size_t)(s - g->name);
+            g->quoted = true;
+            s += 2;
+        } else { /* [index] */
+            uint64_t idx = 0;
+            if (!kctl__jdigit(*s)) return -1;
+            for (; kctl__jdigit(*s); s++) {
+                idx = idx * 10 + (uint64_t)(*s - '0');
+                if (idx > UINT32_MAX) return -1;
+            }
+            if (*s != ']') return -1;
+            s++;
+            g->name = NULL;
+            g->index = (uint32_t)idx;
+        }
+    } else {
+        const char *e = s;
+        while (*e && *e != '.' && *e != '[') e++;
+        if (e == s) return -1; /* an empty name */
+        g->name = s;
+        g->n = (size_t)(e - s);
+        s = e;
+    }
+    if (*s == '.') {
+        s++;
+        if (!*s || *s == '.' || *s == '[') return -1;
+    } else if (*s && *s != '[') {
+        return -1;
+    }
+    *ps = s;
+    return 1;
+}
+
+/* Whether the string a[0..ae) (escaped: it has JSON escapes, validated)
+   is the name that step g names. */
+static bool kctl__jseg_eq(const char *a, const char *ae, bool aesc, const kctl__jseg *g) {
+    kctl__jstream x;
+    const char *q = g->name, *qe = g->name + g->n;
+    if (!g->quoted) return kctl__jstr_eq(a, ae, aesc, q, qe, false);
+    KCTL__JWORK();
+    memset(&x, 0, sizeof x);
+    x.p = a;
+    x.e = ae;
+    x.escaped = aesc;
+    for (; q < qe; q++) {
+        if (*q == '\\' && q + 1 < qe && (q[1] == '"' || q[1] == '\\')) q++;
+        if (kctl__jstream_byte(&x) != (unsigned char)*q) return false;
+    }
+    return kctl__jstream_byte(&x) < 0;
+}
+
+/* The last member of obj that step g names; KCTL_JSON_NONE. */
+static uint32_t kctl__jmember_seg(const kctl_json *j, uint32_t obj, const kctl__jseg *g) {
+    const kctl_json_tok *t = kctl__jget(j, obj);
+    uint32_t i, m, found = KCTL_JSON_NONE;
+    if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_JSON_NONE;
+    for (i = obj + 1, m = 0; m < t->size; m++) {
+        const kctl_json_tok *k = &j->toks[i];
+        if (kctl__jseg_eq(j->text + k->start, j->text + k->end, k->escaped != 0, g)) found = i + 1;
+        i += 1 + j->toks[i + 1].skip;
+    }
+    return found;
+}
+
 KCTL_API uint32_t kctl_json_path(const kctl_json *j, uint32_t from, const char *path) {
     uint32_t v = from;
     const char *s = path;
+    kctl__jseg g;
+    int r;
     if (!kctl__jget(j, from) || !path) return KCTL_JSON_NONE;
-    while (*s) {
-        if (*s == '[') {
-            s++;
-            if (*s == '"') { /* ["name"], with \" and \\ inside */
-                char name[KCTL__JSON_PATH_NAME_MAX];
-                size_t n = 0;
-                for (s++; *s && *s != '"'; s++) {
-                    if (*s == '\\' && (s[1] == '"' || s[1] == '\\')) s++;
-                    if (n == sizeof name) return KCTL_JSON_NONE;
-                    name[n++] = *s;
-                }
-                if (*s != '"' || s[1] != ']') return KCTL_JSON_NONE;
-                s += 2;
-                v = kctl__jmember_n(j, v, name, n);
-            } else { /* [index] */
-                uint64_t idx = 0;
-                if (!kctl__jdigit(*s)) return KCTL_JSON_NONE;
-                for (; kctl__jdigit(*s); s++) {
-                    idx = idx * 10 + (uint64_t)(*s - '0');
-                    if (idx > UINT32_MAX) return KCTL_JSON_NONE;
-                }
-                if (*s != ']') return KCTL_JSON_NONE;
-                s++;
-                v = kctl_json_element(j, v, (uint32_t)idx);
-            }
-        } else {
-            const char *e = s;
-            while (*e && *e != '.' && *e != '[') e++;
-            if (e == s) return KCTL_JSON_NONE; /* an empty name */
-            v = kctl__jmember_n(j, v, s, (size_t)(e - s));
-            s = e;
-        }
+    while ((r = kctl__jpath_next(&s, &g)) > 0) {
+        v = g.name ? kctl__jmember_seg(j, v, &g) : kctl_json_element(j, v, g.index);
         if (v == KCTL_JSON_NONE) return KCTL_JSON_NONE;
-        if (*s == '.') {
-            s++;
-            if (!*s || *s == '.' || *s == '[') return KCTL_JSON_NONE;
-        } else if (*s && *s != '[') {
-            return KCTL_JSON_NONE;
-        }
     }
-    return v;
+    return r < 0 ? KCTL_JSON_NONE : v;
 }
 
 KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t cap, size_t *len) {
@@ -3324,47 +3712,83 @@ KCTL_API int kctl_json_raw(const kctl_json *j, uint32_t v, const char **text, si
     return KCTL_OK;
 }
 
-/* Whether member name token k (at index ki) of object obj is the last of
-   its name there. */
-static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
-    return kctl__jmember_tok(j, obj, j, &j->toks[ki]) == ki + 1;
+static bool kctl__jequal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al);
+
+/* Two objects, a the one with fewer members (<= KCTL__JSON_SCAN_MAX), or
+   any two when there is no memory: every name that counts in a is in b
+   with an equal value, and b has no other. O(|a| * (|a| + |b|)). */
+static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
+    const kctl_json_tok *x = &a->toks[va], *y = &b->toks[vb];
+    uint32_t i, m;
+    for (i = va + 1, m = 0; m < x->size; m++, i += 1 + a->toks[i + 1].skip) {
+        uint32_t w;
+        if (!kctl__jlast(a, va, i)) continue;
+        w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
+        if (w == KCTL_JSON_NONE || !kctl__jequal(a, i + 1, b, w, al)) return false;
+    }
+    for (i = vb + 1, m = 0; m < y->size; m++, i += 1 + b->toks[i + 1].skip)
+        if (kctl__jmember_tok(a, va, b, &b->toks[i]) == KCTL_JSON_NONE) return false;
+    return true;
 }
 
-KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb) {
+/* Two objects: scanning when either is small; else both sorted by name
+   (O(n log n)) and walked side by side. */
+static bool kctl__jequal_obj(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
+    kctl__jmview p, q;
+    uint32_t k;
+    bool eq;
+    if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, al);
+    if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, al); /* equality is symmetric */
+    if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK) {
+        kctl__jmembers_free(&p);
+        return kctl__jequal_scan(a, va, b, vb, al); /* no memory: slower, the same answer */
+    }
+    if (kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
+        kctl__jmembers_free(&p);
+        kctl__jmembers_free(&q);
+        return kctl__jequal_scan(a, va, b, vb, al);
+    }
+    eq = p.n == q.n;
+    for (k = 0; eq && k < p.n; k++) {
+        uint32_t ka = p.keys[p.byname[k]], kb = q.keys[q.byname[k]];
+        eq = kctl__jtok_eq(a, &a->toks[ka], b, &b->toks[kb]) && kctl__jequal(a, ka + 1, b, kb + 1, al);
+    }
+    kctl__jmembers_free(&p);
+    kctl__jmembers_free(&q);
+    return eq;
+}
+
+/* kctl_json_equal with the memory for big objects from al (NULL: the
+   default allocator). */
+static bool kctl__jequal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
     const kctl_json_tok *x = kctl__jget(a, va), *y = kctl__jget(b, vb);
-    uint32_t i, m;
+    uint32_t m;
     if (!x || !y) return !x && !y;
     if (x->type != y->type) return false;
     switch (x->type) {
     case KCTL_JSON_STRING:
-        return kctl__jstr_eq(a->text + x->start, a->text + x->end, x->escaped != 0,
-                             b->text + y->start, b->text + y->end, y->escaped != 0);
+        return kctl__jtok_eq(a, x, b, y);
     case KCTL_JSON_NUMBER:
         return kctl__jnum_eq(a->text + x->start, a->text + x->end, b->text + y->start, b->text + y->end);
     case KCTL_JSON_ARRAY: {
         uint32_t p = va + 1, q = vb + 1;
         if (x->size != y->size) return false;
         for (m = 0; m < x->size; m++) {
-            if (!kctl_json_equal(a, p, b, q)) return false;
+            if (!kctl__jequal(a, p, b, q, al)) return false;
             p += a->toks[p].skip;
             q += b->toks[q].skip;
         }
         return true;
     }
     case KCTL_JSON_OBJECT:
-        /* every name of a is in b with an equal value, and b has no other */
-        for (i = va + 1, m = 0; m < x->size; m++, i += 1 + a->toks[i + 1].skip) {
-            uint32_t w;
-            if (!kctl__jlast(a, va, i)) continue;
-            w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
-            if (w == KCTL_JSON_NONE || !kctl_json_equal(a, i + 1, b, w)) return false;
-        }
-        for (i = vb + 1, m = 0; m < y->size; m++, i += 1 + b->toks[i + 1].skip)
-            if (kctl__jmember_tok(a, va, b, &b->toks[i]) == KCTL_JSON_NONE) return false;
-        return true;
+        return kctl__jequal_obj(a, va, b, vb, al);
     default:
         return true; /* true, false, null */
     }
+}
+
+KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb) {
+    return kctl__jequal(a, va, b, vb, NULL);
 }
 
 /* ---- the writer */
@@ -3596,9 +4020,88 @@ KCTL_API int kctl_jw_finish(kctl_jw *w, const char **text, size_t *len) {
 }
 
 /* ---- merge patch (RFC 7386) */
+static void kctl__jmerge(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out);
+
+/* A member name given as another document's name token, then the colon. */
+static void kctl__jw_key_tok(kctl_jw *w, const kctl_json *j, uint32_t k) {
+    const char *raw = NULL;
+    size_t n = 0;
+    kctl_json_raw(j, k, &raw, &n);
+    kctl__jw_key_raw(w, raw, n);
+    kctl__jw_put(w, ":", 1);
+}
+
+/* The members of document object vd (d; NULL: none) patched by patch object
+   vp (p), both of at most KCTL__JSON_SCAN_MAX members: by scanning. */
+static void kctl__jmerge_scan(const kctl_json *doc, uint32_t vd, const kctl_json_tok *d, const kctl_json *patch, uint32_t vp,
+                              const kctl_json_tok *p, kctl_jw *out) {
+    uint32_t i, m;
+    for (i = vd + 1, m = 0; d && m < d->size && !out->err; m++, i += 1 + doc->toks[i + 1].skip) {
+        uint32_t pv;
+        if (!kctl__jlast(doc, vd, i)) continue;
+        pv = kctl__jmember_tok(patch, vp, doc, &doc->toks[i]);
+        if (pv != KCTL_JSON_NONE && patch->toks[pv].type == KCTL_JSON_NULL) continue; /* removed */
+        kctl__jw_key_tok(out, doc, i);
+        if (pv == KCTL_JSON_NONE) kctl_jw_value(out, doc, i + 1);
+        else kctl__jmerge(doc, i + 1, patch, pv, out);
+    }
+    for (i = vp + 1, m = 0; m < p->size && !out->err; m++, i += 1 + patch->toks[i + 1].skip) {
+        if (patch->toks[i + 1].type == KCTL_JSON_NULL || !kctl__jlast(patch, vp, i)) continue;
+        if (d && kctl__jmember_tok(doc, vd, patch, &patch->toks[i]) != KCTL_JSON_NONE) continue; /* done above */
+        kctl__jw_key_tok(out, patch, i);
+        kctl__jmerge(NULL, KCTL_JSON_NONE, patch, i + 1, out); /* new: nulls inside vanish too */
+    }
+}
+
+/* The same for bigger objects: the members that count on either side,
+   sorted by name, matched in one walk of both. O(n log n). */
+static void kctl__jmerge_sorted(const kctl_json *doc, uint32_t vd, const kctl_json_tok *d, const kctl_json *patch, uint32_t vp,
+                                kctl_jw *out) {
+    kctl__jmview dv, pv;
+    uint32_t i, k, *dmatch = NULL, *pmatch; /* per member that counts: the other side's value, or NONE */
+    uint64_t bytes;
+    int rc;
+    memset(&dv, 0, sizeof dv);
+    rc = kctl__jmembers(patch, vp, &out->allocator, true, &pv);
+    if (rc == KCTL_OK && d) rc = kctl__jmembers(doc, vd, &out->allocator, true, &dv);
+    bytes = ((uint64_t)dv.n + pv.n) * sizeof *dmatch;
+    if (rc == KCTL_OK && (bytes != (size_t)bytes || !(dmatch = (uint32_t *)kctl__alloc(&out->allocator, (size_t)bytes + 1))))
+        rc = KCTL_ERR_NOMEM;
+    if (rc != KCTL_OK) {
+        if (!out->err) out->err = rc;
+        kctl__jmembers_free(&pv);
+        kctl__jmembers_free(&dv);
+        return;
+    }
+    pmatch = dmatch + dv.n;
+    for (i = 0, k = 0; i < dv.n || k < pv.n;) {
+        int r = i == dv.n ? 1 : k == pv.n ? -1
+              : kctl__jtok_cmp(doc, &doc->toks[dv.keys[dv.byname[i]]], patch, &patch->toks[pv.keys[pv.byname[k]]]);
+        if (r <= 0) dmatch[dv.byname[i]] = r ? KCTL_JSON_NONE : pv.keys[pv.byname[k]] + 1;
+        if (r >= 0) pmatch[pv.byname[k]] = r ? KCTL_JSON_NONE : dv.keys[dv.byname[i]] + 1;
+        i += r <= 0;
+        k += r >= 0;
+    }
+    for (k = 0; k < dv.n && !out->err; k++) { /* the document's members, patched */
+        uint32_t key = dv.keys[k], pval = dmatch[k];
+        if (pval != KCTL_JSON_NONE && patch->toks[pval].type == KCTL_JSON_NULL) continue; /* removed */
+        kctl__jw_key_tok(out, doc, key);
+        if (pval == KCTL_JSON_NONE) kctl_jw_value(out, doc, key + 1);
+        else kctl__jmerge(doc, key + 1, patch, pval, out);
+    }
+    for (k = 0; k < pv.n && !out->err; k++) { /* then the patch's new ones */
+        uint32_t key = pv.keys[k];
+        if (patch->toks[key + 1].type == KCTL_JSON_NULL || pmatch[k] != KCTL_JSON_NONE) continue;
+        kctl__jw_key_tok(out, patch, key);
+        kctl__jmerge(NULL, KCTL_JSON_NONE, patch, key + 1, out); /* nulls inside vanish too */
+    }
+    kctl__free(&out->allocator, dmatch);
+    kctl__jmembers_free(&pv);
+    kctl__jmembers_free(&dv);
+}
+
 static void kctl__jmerge(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out) {
     const kctl_json_tok *p = kctl__jget(patch, vp), *d = kctl__jget(doc, vd);
-    uint32_t i, m;
     if (!p) { out->err = out->err ? out->err : KCTL_ERR_INVALID_ARG; return; }
     if (p->type != KCTL_JSON_OBJECT) { /* anything but an object replaces */
         kctl_jw_value(out, patch, vp);
@@ -3606,31 +4109,8 @@ static void kctl__jmerge(const kctl_json *doc, uint32_t vd, const kctl_json *pat
     }
     if (d && d->type != KCTL_JSON_OBJECT) d = NULL;
     kctl_jw_object_begin(out);
-    if (d) { /* the document's members, patched */
-        for (i = vd + 1, m = 0; m < d->size && !out->err; m++, i += 1 + doc->toks[i + 1].skip) {
-            uint32_t pv;
-            const char *raw;
-            size_t n;
-            if (!kctl__jlast(doc, vd, i)) continue;
-            pv = kctl__jmember_tok(patch, vp, doc, &doc->toks[i]);
-            if (pv != KCTL_JSON_NONE && patch->toks[pv].type == KCTL_JSON_NULL) continue; /* removed */
-            kctl_json_raw(doc, i, &raw, &n);
-            kctl__jw_key_raw(out, raw, n);
-            kctl__jw_put(out, ":", 1);
-            if (pv == KCTL_JSON_NONE) kctl_jw_value(out, doc, i + 1);
-            else kctl__jmerge(doc, i + 1, patch, pv, out);
-        }
-    }
-    for (i = vp + 1, m = 0; m < p->size && !out->err; m++, i += 1 + patch->toks[i + 1].skip) {
-        const char *raw;
-        size_t n;
-        if (patch->toks[i + 1].type == KCTL_JSON_NULL || !kctl__jlast(patch, vp, i)) continue;
-        if (d && kctl__jmember_tok(doc, vd, patch, &patch->toks[i]) != KCTL_JSON_NONE) continue; /* done above */
-        kctl_json_raw(patch, i, &raw, &n);
-        kctl__jw_key_raw(out, raw, n);
-        kctl__jw_put(out, ":", 1);
-        kctl__jmerge(NULL, KCTL_JSON_NONE, patch, i + 1, out); /* new: nulls inside vanish too */
-    }
+    if (p->size <= KCTL__JSON_SCAN_MAX && (!d || d->size <= KCTL__JSON_SCAN_MAX)) kctl__jmerge_scan(doc, vd, d, patch, vp, p, out);
+    else kctl__jmerge_sorted(doc, vd, d, patch, vp, out);
     kctl_jw_object_end(out);
 }
 
@@ -3639,6 +4119,343 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
     if (!kctl__jget(patch, vp)) { if (!out->err) out->err = KCTL_ERR_INVALID_ARG; return out->err; }
     kctl__jmerge(doc, vd, patch, vp, out);
     return out->err;
+}
+
+/* ---- values by path, straight over the text: no tokens, no memory */
+
+/* The type of the value that starts with c. */
+static kctl_json_type kctl__jtype_at(char c) {
+    switch (c) {
+    case '{': return KCTL_JSON_OBJECT;
+    case '[': return KCTL_JSON_ARRAY;
+    case '"': return KCTL_JSON_STRING;
+    case 't': return KCTL_JSON_TRUE;
+    case 'f': return KCTL_JSON_FALSE;
+    case 'n': return KCTL_JSON_NULL;
+    default: return c == '-' || kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
+    }
+}
+
+/* The index of the quote that closes the string opened at s[i] (quotes
+   after an odd run of backslashes are inside), or n. */
+static uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_t n) {
+    for (i++; i < n; i++) {
+        const char *q = (const char *)memchr(s + i, '"', n - i);
+        uint32_t k;
+        if (!q) return n;
+        i = (uint32_t)(q - s);
+        for (k = i; s[k - 1] == '\\'; k--) {} /* the opening quote stops it */
+        if ((i - k) % 2 == 0) return i;
+    }
+    return n;
+}
+
+/* Move p->pos (< p->len) past the value that starts there: a fast skip,
+   since the text was validated before: strings end at their closing
+   quote, containers at their closing bracket; scalars at the top are
+   checked as the parser checks them. Nothing at or past p->len is read.
+   PROTO if the value does not end inside the text. O(its bytes). */
+static int kctl__jskip(kctl__jparse *p) {
+    const char *s = p->s;
+    uint32_t i = p->pos, n = p->len, depth = 0;
+    do {
+        unsigned char c;
+        if (i >= n) return KCTL_ERR_PROTO;
+        c = (unsigned char)s[i];
+        if (c == '"') {
+            if ((i = kctl__jquote_end(s, i, n)) >= n) return KCTL_ERR_PROTO;
+            i++;
+        } else if ((c | 0x20) == '{') { /* { or [ */
+            depth++;
+            i++;
+        } else if ((c | 0x20) == '}') { /* } or ] */
+            if (!depth) return KCTL_ERR_PROTO;
+            depth--;
+            i++;
+        } else if (depth) { /* inside a container: up to the next quote or bracket */
+            for (i++; i < n; i++) {
+                c = (unsigned char)s[i];
+                if (c == '"' || (c | 0x20) == '{' || (c | 0x20) == '}') break;
+            }
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
+            uint32_t k = (uint32_t)strlen(word);
+            if (n - i < k || memcmp(s + i, word, k) != 0) return KCTL_ERR_PROTO;
+            i += k;
+        } else {
+            p->pos = i;
+            if (kctl__jnumber(p) != KCTL_OK) return KCTL_ERR_PROTO;
+            i = p->pos;
+        }
+    } while (depth);
+    p->pos = i;
+    return KCTL_OK;
+}
+
+/* The start of the next item of the container whose text is
+   p->s[0..p->len), p->pos after its opening bracket or after an item: 1,
+   with a member's name at [*ns, *ne) (inside its quotes, validated; *esc:
+   it has escapes) and p->pos at the item's value; 0 at the closing
+   bracket; PROTO if the text is not JSON there. */
+static int kctl__jitem_head(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *ne, bool *esc) {
+    kctl__jws(p);
+    if (p->pos >= p->len) return KCTL_ERR_PROTO;
+    if (p->s[p->pos] == (obj ? '}' : ']')) return 0;
+    if (obj) {
+        if (p->s[p->pos] != '"') return KCTL_ERR_PROTO;
+        *ns = p->pos + 1;
+        if (kctl__jstring(p, esc) != KCTL_OK) return KCTL_ERR_PROTO;
+        *ne = p->pos++;
+        kctl__jws(p);
+        if (p->pos >= p->len || p->s[p->pos] != ':') return KCTL_ERR_PROTO;
+        p->pos++;
+        kctl__jws(p);
+    }
+    return 1;
+}
+
+/* After an item's value: past the comma, or at the closing bracket. */
+static int kctl__jitem_tail(kctl__jparse *p, bool obj) {
+    kctl__jws(p);
+    if (p->pos < p->len && p->s[p->pos] == ',') {
+        p->pos++;
+        return KCTL_OK;
+    }
+    return p->pos < p->len && p->s[p->pos] == (obj ? '}' : ']') ? KCTL_OK : KCTL_ERR_PROTO;
+}
+
+/* The next item: its name (objects) at [*ns, *ne), its value at [*vs, *ve),
+   p->pos past it. 1; 0 at the end; PROTO. */
+static int kctl__jitem(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *ne, bool *esc, uint32_t *vs, uint32_t *ve) {
+    int r = kctl__jitem_head(p, obj, ns, ne, esc);
+    if (r <= 0) return r;
+    *vs = p->pos;
+    if (kctl__jskip(p) != KCTL_OK) return KCTL_ERR_PROTO;
+    *ve = p->pos;
+    return kctl__jitem_tail(p, obj) == KCTL_OK ? 1 : KCTL_ERR_PROTO;
+}
+
+/* Walk the value at p->pos (p->pos moves past it) for what the rest of
+   the path (from `path`, already checked) names inside it: OK with its
+   span in [*vs, *ve), NOT_FOUND, PROTO. One pass: the value of a member
+   that matches is walked for the rest of the path as it is passed over,
+   and a later member of the same name replaces the answer (the last
+   counts). O(the value's bytes). Recursion: a level a step taken, at most
+   KCTL__JSON_DEPTH_CAP (as deep as a validated document nests). */
+static int kctl__jwalk(kctl__jparse *p, const char *path, uint32_t depth, uint32_t *vs, uint32_t *ve) {
+    kctl__jseg g;
+    uint32_t ns = 0, ne = 0, i = 0, start = p->pos;
+    bool esc = false, obj;
+    int r, rc = KCTL_ERR_NOT_FOUND;
+    if (kctl__jpath_next(&path, &g) <= 0) { /* here */
+        if ((r = kctl__jskip(p)) != KCTL_OK) return r;
+        *vs = start;
+        *ve = p->pos;
+        return KCTL_OK;
+    }
+    obj = g.name != NULL;
+    if (p->pos >= p->len || p->s[p->pos] != (obj ? '{' : '[')) /* nothing of that kind here */
+        return kctl__jskip(p) == KCTL_OK ? KCTL_ERR_NOT_FOUND : KCTL_ERR_PROTO;
+    if (depth >= KCTL__JSON_DEPTH_CAP) return KCTL_ERR_PROTO;
+    p->pos++;
+    while ((r = kctl__jitem_head(p, obj, &ns, &ne, &esc)) > 0) {
+        if (obj ? kctl__jseg_eq(p->s + ns, p->s + ne, esc, &g) : i++ == g.index) {
+            rc = kctl__jwalk(p, path, depth + 1, vs, ve);
+            if (rc == KCTL_ERR_PROTO) return rc;
+        } else if (kctl__jskip(p) != KCTL_OK) {
+            return KCTL_ERR_PROTO;
+        }
+        if (kctl__jitem_tail(p, obj) != KCTL_OK) return KCTL_ERR_PROTO;
+    }
+    if (r < 0) return r;
+    p->pos++; /* the closing bracket */
+    return rc;
+}
+
+static void kctl__jview(const char *s, uint32_t vs, uint32_t ve, kctl_json_value *out) {
+    out->text = s + vs;
+    out->len = ve - vs;
+    out->type = vs < ve ? kctl__jtype_at(s[vs]) : KCTL_JSON_INVALID;
+}
+
+/* kctl_json_value_get: the path is checked whole first, so a malformed
+   one is INVALID_ARG whatever the document holds. */
+KCTL_API int kctl_json_value_get(const kctl_json_value *from, const char *path, kctl_json_value *out) {
+    kctl__jseg g;
+    kctl__jparse p;
+    const char *s;
+    uint32_t vs = 0, ve = 0;
+    int r;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!from || !from->text || from->len >= UINT32_MAX) return KCTL_ERR_INVALID_ARG;
+    if (!path) path = "";
+    for (s = path; (r = kctl__jpath_next(&s, &g)) > 0;) {}
+    if (r < 0) return KCTL_ERR_INVALID_ARG;
+    if (!*path) { /* the value itself, as it is */
+        kctl__jview(from->text, 0, (uint32_t)from->len, out);
+        return KCTL_OK;
+    }
+    memset(&p, 0, sizeof p);
+    p.s = from->text;
+    p.len = (uint32_t)from->len;
+    if ((r = kctl__jwalk(&p, path, 0, &vs, &ve)) != KCTL_OK) return r;
+    kctl__jview(from->text, vs, ve, out);
+    return KCTL_OK;
+}
+
+/* The scalar at path from `from` as a one-token document, for the token
+   getters (a container: INVALID_ARG, the wrong type for all of them). */
+static int kctl__jvalue_tok(const kctl_json_value *from, const char *path, kctl_json_tok *tok, kctl_json *j) {
+    kctl_json_value v;
+    kctl_json_limits lim;
+    int rc = kctl_json_value_get(from, path, &v);
+    if (rc != KCTL_OK) return rc;
+    if (v.type == KCTL_JSON_OBJECT || v.type == KCTL_JSON_ARRAY || v.type == KCTL_JSON_INVALID) return KCTL_ERR_INVALID_ARG;
+    lim.max_depth = 1;
+    lim.max_bytes = UINT32_MAX;
+    return kctl_json_parse(v.text, v.len, tok, 1, &lim, j) == KCTL_OK ? KCTL_OK : KCTL_ERR_PROTO;
+}
+
+KCTL_API int kctl_json_value_get_string(const kctl_json_value *from, const char *path, char *buf, size_t cap, size_t *len) {
+    kctl_json_tok t;
+    kctl_json j;
+    int rc;
+    if (len) *len = 0;
+    if (!buf && cap) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__jvalue_tok(from, path, &t, &j)) != KCTL_OK) return rc;
+    return kctl_json_string(&j, 0, buf, cap, len);
+}
+
+KCTL_API int kctl_json_value_get_int64(const kctl_json_value *from, const char *path, int64_t *out) {
+    kctl_json_tok t;
+    kctl_json j;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__jvalue_tok(from, path, &t, &j)) != KCTL_OK) return rc;
+    return kctl_json_int64(&j, 0, out);
+}
+
+KCTL_API int kctl_json_value_get_uint64(const kctl_json_value *from, const char *path, uint64_t *out) {
+    kctl_json_tok t;
+    kctl_json j;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__jvalue_tok(from, path, &t, &j)) != KCTL_OK) return rc;
+    return kctl_json_uint64(&j, 0, out);
+}
+
+KCTL_API int kctl_json_value_get_double(const kctl_json_value *from, const char *path, double *out) {
+    kctl_json_tok t;
+    kctl_json j;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__jvalue_tok(from, path, &t, &j)) != KCTL_OK) return rc;
+    return kctl_json_double(&j, 0, out);
+}
+
+KCTL_API int kctl_json_value_get_bool(const kctl_json_value *from, const char *path, bool *out) {
+    kctl_json_tok t;
+    kctl_json j;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__jvalue_tok(from, path, &t, &j)) != KCTL_OK) return rc;
+    return kctl_json_bool(&j, 0, out);
+}
+
+/* The whole of a text that holds one JSON value, less the whitespace
+   around it (validated: OK, PROTO, TOO_LARGE, INVALID_ARG). */
+static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_value *root) {
+    kctl_json j;
+    size_t a = 0;
+    int rc;
+    memset(root, 0, sizeof *root);
+    if (!text) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(text);
+    if (validate && (rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
+    while (a < len && (text[a] == ' ' || text[a] == '\t' || text[a] == '\n' || text[a] == '\r')) a++;
+    while (len > a && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+    root->text = text + a;
+    root->len = len - a;
+    root->type = len > a ? kctl__jtype_at(text[a]) : KCTL_JSON_INVALID;
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_json_get(const char *text, size_t len, const char *path, kctl_json_value *out) {
+    kctl_json_value r;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if ((rc = kctl__jroot(text, len, true, &r)) != KCTL_OK) return rc;
+    return kctl_json_value_get(&r, path, out);
+}
+
+KCTL_API int kctl_json_get_string(const char *text, size_t len, const char *path, char *buf, size_t cap, size_t *slen) {
+    kctl_json_value r;
+    int rc;
+    if (slen) *slen = 0;
+    if ((rc = kctl__jroot(text, len, true, &r)) != KCTL_OK) return rc;
+    return kctl_json_value_get_string(&r, path, buf, cap, slen);
+}
+
+KCTL_API int kctl_json_get_int64(const char *text, size_t len, const char *path, int64_t *out) {
+    kctl_json_value r;
+    int rc = kctl__jroot(text, len, true, &r);
+    return rc != KCTL_OK ? rc : kctl_json_value_get_int64(&r, path, out);
+}
+
+KCTL_API int kctl_json_get_uint64(const char *text, size_t len, const char *path, uint64_t *out) {
+    kctl_json_value r;
+    int rc = kctl__jroot(text, len, true, &r);
+    return rc != KCTL_OK ? rc : kctl_json_value_get_uint64(&r, path, out);
+}
+
+KCTL_API int kctl_json_get_double(const char *text, size_t len, const char *path, double *out) {
+    kctl_json_value r;
+    int rc = kctl__jroot(text, len, true, &r);
+    return rc != KCTL_OK ? rc : kctl_json_value_get_double(&r, path, out);
+}
+
+KCTL_API int kctl_json_get_bool(const char *text, size_t len, const char *path, bool *out) {
+    kctl_json_value r;
+    int rc = kctl__jroot(text, len, true, &r);
+    return rc != KCTL_OK ? rc : kctl_json_value_get_bool(&r, path, out);
+}
+
+KCTL_API int kctl_json_iter_begin(const kctl_json_value *from, const char *path, kctl_json_iter *it) {
+    kctl_json_value v;
+    int rc;
+    if (!it) return KCTL_ERR_INVALID_ARG;
+    memset(it, 0, sizeof *it);
+    if ((rc = kctl_json_value_get(from, path, &v)) != KCTL_OK) return rc;
+    if (v.type != KCTL_JSON_OBJECT && v.type != KCTL_JSON_ARRAY) return KCTL_ERR_INVALID_ARG;
+    it->text_ = v.text;
+    it->len_ = (uint32_t)v.len;
+    it->pos_ = 1; /* after the bracket */
+    it->type_ = (uint8_t)v.type;
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kctl_json_value *value) {
+    kctl__jparse p;
+    uint32_t ns = 0, ne = 0, vs = 0, ve = 0;
+    bool esc = false, obj;
+    if (name) memset(name, 0, sizeof *name);
+    if (value) memset(value, 0, sizeof *value);
+    if (!it || !it->text_) return false;
+    obj = it->type_ == KCTL_JSON_OBJECT;
+    memset(&p, 0, sizeof p);
+    p.s = it->text_;
+    p.pos = it->pos_;
+    p.len = it->len_;
+    if (kctl__jitem(&p, obj, &ns, &ne, &esc, &vs, &ve) <= 0) {
+        memset(it, 0, sizeof *it); /* the end (or not JSON): stays at the end */
+        return false;
+    }
+    if (name && obj) kctl__jview(it->text_, ns - 1, ne + 1, name);
+    if (value) kctl__jview(it->text_, vs, ve, value);
+    it->pos_ = p.pos;
+    return true;
 }
 
 /* ----------------------------------------------------------------- OBJECTS */
@@ -3702,6 +4519,16 @@ static kctl_owner_ref *kctl__obj_owners(const kctl_obj *o) {
 static uint32_t *kctl__obj_labels(const kctl_obj *o) { return (uint32_t *)(void *)(kctl__obj_owners(o) + o->nowners); }
 static uint32_t *kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
 static uint32_t *kctl__obj_finalizers(const kctl_obj *o) { return kctl__obj_annotations(o) + 2 * (size_t)o->nannotations; }
+/* Past KCTL__JSON_SCAN_MAX labels, annotations or finalizers, a lookup
+   binary-searches an index that follows the finalizers: their numbers in
+   the order of their names (strcmp). Smaller objects have none (no bytes
+   added: most objects), and scan. */
+#define KCTL__OBJ_INDEXED(n) ((n) > KCTL__JSON_SCAN_MAX ? (size_t)(n) : 0)
+static uint32_t *kctl__obj_label_index(const kctl_obj *o) { return kctl__obj_finalizers(o) + o->nfinalizers; }
+static uint32_t *kctl__obj_annotation_index(const kctl_obj *o) { return kctl__obj_label_index(o) + KCTL__OBJ_INDEXED(o->nlabels); }
+static uint32_t *kctl__obj_finalizer_index(const kctl_obj *o) {
+    return kctl__obj_annotation_index(o) + KCTL__OBJ_INDEXED(o->nannotations);
+}
 static const char *kctl__obj_str(const kctl_obj *o, uint32_t off) { return (const char *)o + off; }
 static const char *kctl__obj_at(const kctl_obj *o, uint32_t off, const char *absent) {
     return off ? (const char *)o + off : absent;
@@ -3712,13 +4539,16 @@ static uint32_t kctl__obj_off(const kctl_obj *o, size_t total, const char *p) {
 }
 
 /* Strings go to one arena: sized in a first pass (arena NULL), written in
-   the second. */
+   the second. The labels and annotations that count (the last of repeated
+   names) are listed once, in the first pass. */
 typedef struct kctl__obuild {
     const char *base; /* the object, for offsets */
     size_t gap;       /* left free right after the key (for the document) */
     char *arena;
     size_t used, cap;
     int err;
+    const kctl_allocator *allocator;
+    kctl__jmview maps[2]; /* labels, annotations */
 } kctl__obuild;
 
 /* The string at v, unescaped; v must be a string (else PROTO). */
@@ -3743,28 +4573,27 @@ static const char *kctl__ob_opt(kctl__obuild *b, const kctl_json *j, uint32_t ob
     return kctl__ob_str(b, j, v);
 }
 
-/* Labels or annotations: a map of strings into pairs[] (when given); their
-   count. */
-static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, const char *name, uint32_t *pairs) {
-    uint32_t m = kctl_json_member(j, md, name), i, k;
-    const kctl_json_tok *t;
-    size_t n = 0;
-    kctl_json_type type = kctl_json_type_of(j, m);
-    if (type == KCTL_JSON_INVALID || type == KCTL_JSON_NULL) return 0;
-    if (type != KCTL_JSON_OBJECT) { b->err = KCTL_ERR_PROTO; return 0; }
-    t = &j->toks[m];
-    for (i = m + 1, k = 0; k < t->size; k++, i += 1 + j->toks[i + 1].skip) {
-        const char *key, *value;
-        if (!kctl__jlast(j, m, i)) continue; /* a repeated name: the last counts */
-        key = kctl__ob_str(b, j, i);
-        value = kctl__ob_str(b, j, i + 1);
-        if (pairs) {
-            pairs[2 * n] = (uint32_t)(key - b->base);
-            pairs[2 * n + 1] = (uint32_t)(value - b->base);
-        }
-        n++;
+/* Labels (which 0) or annotations (1): a map of strings into pairs[] (when
+   given); their count. A repeated name: the last counts. */
+static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, int which, uint32_t *pairs) {
+    kctl__jmview *v = &b->maps[which];
+    uint32_t k;
+    if (!b->arena) { /* the first pass lists the members */
+        uint32_t m = kctl_json_member(j, md, which ? "annotations" : "labels");
+        kctl_json_type type = kctl_json_type_of(j, m);
+        int rc;
+        if (type == KCTL_JSON_INVALID || type == KCTL_JSON_NULL) return 0;
+        if (type != KCTL_JSON_OBJECT) { b->err = KCTL_ERR_PROTO; return 0; }
+        if ((rc = kctl__jmembers(j, m, b->allocator, false, v)) != KCTL_OK) { b->err = rc; return 0; }
     }
-    return n;
+    for (k = 0; k < v->n && !b->err; k++) {
+        const char *key = kctl__ob_str(b, j, v->keys[k]), *value = kctl__ob_str(b, j, v->keys[k] + 1);
+        if (pairs) {
+            pairs[2 * k] = (uint32_t)(key - b->base);
+            pairs[2 * k + 1] = (uint32_t)(value - b->base);
+        }
+    }
+    return v->n;
 }
 
 /* Read the metadata into o (sizes only when b->arena is NULL). */
@@ -3804,8 +4633,8 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
         b->err = KCTL_ERR_PROTO;
-    o->nlabels = kctl__ob_map(b, j, md, "labels", o->labels);
-    o->nannotations = kctl__ob_map(b, j, md, "annotations", o->annotations);
+    o->nlabels = kctl__ob_map(b, j, md, 0, o->labels);
+    o->nannotations = kctl__ob_map(b, j, md, 1, o->annotations);
     v = kctl_json_member(j, md, "finalizers");
     t = kctl_json_type_of(j, v);
     o->nfinalizers = 0;
@@ -3845,15 +4674,39 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
 
 static size_t kctl__align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
+/* A lookup index (KCTL__OBJ_INDEXED): the numbers 0..n-1 of the strings at
+   offs[0], offs[stride], ... sorted by them, with scratch (n entries). */
+typedef struct kctl__obsort {
+    const kctl_obj *o;
+    const uint32_t *offs;
+    uint32_t stride;
+} kctl__obsort;
+static int kctl__ob_cmp(const void *ctx, uint32_t a, uint32_t b) {
+    const kctl__obsort *c = (const kctl__obsort *)ctx;
+    int r = strcmp(kctl__obj_str(c->o, c->offs[(size_t)c->stride * a]), kctl__obj_str(c->o, c->offs[(size_t)c->stride * b]));
+    KCTL__JWORK();
+    return r ? r : (a > b) - (a < b);
+}
+static void kctl__ob_index(const kctl_obj *o, const uint32_t *offs, uint32_t stride, uint32_t n, uint32_t *index, uint32_t *scratch) {
+    kctl__obsort c;
+    uint32_t i;
+    if (!KCTL__OBJ_INDEXED(n)) return;
+    for (i = 0; i < n; i++) index[i] = i;
+    c.o = o;
+    c.offs = offs;
+    c.stride = stride;
+    kctl__sort_u32(index, scratch, n, kctl__ob_cmp, &c);
+}
+
 KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, kctl_obj **out) {
     kctl_obj_opts op;
     kctl_json j;
     kctl_json_tok *toks;
     kctl__oview v;
-    kctl_obj *o;
+    kctl_obj *o = NULL;
     kctl__obuild b;
     size_t head, ptrs, total;
-    uint32_t ext = 0;
+    uint32_t ext = 0, *scratch;
     char *block;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
@@ -3872,27 +4725,27 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     /* first pass: sizes and validation */
     memset(&v, 0, sizeof v);
     memset(&b, 0, sizeof b);
+    b.allocator = &op.allocator;
     kctl__ob_fill(&v, &b, &j);
     if (!b.err && (v.nlabels > KCTL__OBJ_COUNT_MAX || v.nannotations > KCTL__OBJ_COUNT_MAX ||
                    v.nfinalizers > KCTL__OBJ_COUNT_MAX || v.nowners > KCTL__OBJ_COUNT_MAX))
         b.err = KCTL_ERR_TOO_LARGE;
-    if (b.err) {
-        kctl__free(&op.allocator, toks);
-        return b.err;
-    }
+    if ((rc = b.err) != KCTL_OK) goto out;
     if (op.allocator.free_fn || op.allocator.user_data) ext |= KCTL__OBJ_ALLOC;
     if (op.codec.decode) ext |= KCTL__OBJ_CODEC;
     head = KCTL__OBJ_HEAD + kctl__obj_extsz(ext);
-    ptrs = v.nowners * sizeof(kctl_owner_ref) + (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers) * sizeof(uint32_t);
+    ptrs = v.nowners * sizeof(kctl_owner_ref) +
+           (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers + KCTL__OBJ_INDEXED(v.nlabels) +
+            KCTL__OBJ_INDEXED(v.nannotations) + KCTL__OBJ_INDEXED(v.nfinalizers)) * sizeof(uint32_t);
     total = head + ptrs + b.used + len + 1;
     if (total > UINT32_MAX || len > KCTL__OBJ_LEN_MAX) { /* offsets are 32 bits */
-        kctl__free(&op.allocator, toks);
-        return KCTL_ERR_TOO_LARGE;
+        rc = KCTL_ERR_TOO_LARGE;
+        goto out;
     }
     block = (char *)kctl__alloc(&op.allocator, total);
     if (!block) {
-        kctl__free(&op.allocator, toks);
-        return KCTL_ERR_NOMEM;
+        rc = KCTL_ERR_NOMEM;
+        goto out;
     }
     /* second pass: write it all into one block */
     o = (kctl_obj *)(void *)block;
@@ -3901,23 +4754,27 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     o->nowners = (uint16_t)v.nowners;
     o->nlabels = (uint16_t)v.nlabels;
     o->nannotations = (uint16_t)v.nannotations;
+    o->nfinalizers = (uint16_t)v.nfinalizers;
     v.owners = kctl__obj_owners(o);
     v.labels = kctl__obj_labels(o);
     v.annotations = kctl__obj_annotations(o);
     v.finalizers = kctl__obj_finalizers(o);
-    memset(&b, 0, sizeof b);
     b.base = block;
     b.gap = len + 1;
     b.arena = block + head + ptrs;
+    b.used = 0;
     b.cap = total - (head + ptrs);
     kctl__ob_fill(&v, &b, &j);
-    kctl__free(&op.allocator, toks);
-    if (b.err) {
+    if ((rc = b.err) != KCTL_OK) {
         kctl__free(&op.allocator, block);
-        return b.err;
+        o = NULL;
+        goto out;
     }
+    scratch = (uint32_t *)(void *)toks; /* the tokens are done with: 2 or more a label or finalizer */
+    kctl__ob_index(o, kctl__obj_labels(o), 2, o->nlabels, kctl__obj_label_index(o), scratch);
+    kctl__ob_index(o, kctl__obj_annotations(o), 2, o->nannotations, kctl__obj_annotation_index(o), scratch);
+    kctl__ob_index(o, kctl__obj_finalizers(o), 1, o->nfinalizers, kctl__obj_finalizer_index(o), scratch);
     o->refs = 1;
-    o->nfinalizers = (uint16_t)v.nfinalizers;
     o->node.key = v.key;
     o->node.len = (uint32_t)strlen(v.key);
     o->node.hash = kctl__hash(v.key, o->node.len);
@@ -3932,6 +4789,11 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
         kctl__obj_alloc_of(o)->free_fn = op.allocator.free_fn;
         kctl__obj_alloc_of(o)->user_data = op.allocator.user_data;
     }
+out:
+    kctl__free(&op.allocator, toks);
+    kctl__jmembers_free(&b.maps[0]);
+    kctl__jmembers_free(&b.maps[1]);
+    if (rc != KCTL_OK) return rc;
     if (ext & KCTL__OBJ_CODEC) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
         c->release = op.codec.release;
@@ -4034,16 +4896,35 @@ KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
     return true;
 }
 
-static const char *kctl__obj_find(const kctl_obj *o, const uint32_t *pairs, size_t n, const char *key) {
-    size_t i;
-    if (!key) return NULL;
-    for (i = 0; i < n; i++)
-        if (strcmp(kctl__obj_str(o, pairs[2 * i]), key) == 0) return kctl__obj_str(o, pairs[2 * i + 1]);
-    return NULL;
+/* Entry key of the n strings at offs[0], offs[stride], ... (index: their
+   lookup index, if they have one): its number, or n. */
+static size_t kctl__obj_find(const kctl_obj *o, const uint32_t *offs, size_t stride, size_t n, const uint32_t *index,
+                             const char *key) {
+    size_t i, lo = 0, hi = n;
+    if (!key) return n;
+    if (!KCTL__OBJ_INDEXED(n)) {
+        for (i = 0; i < n; i++) {
+            KCTL__JWORK();
+            if (strcmp(kctl__obj_str(o, offs[stride * i]), key) == 0) return i;
+        }
+        return n;
+    }
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int r = strcmp(kctl__obj_str(o, offs[stride * index[mid]]), key);
+        KCTL__JWORK();
+        if (r == 0) return index[mid];
+        if (r < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return n;
 }
 
 KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key) {
-    return o ? kctl__obj_find(o, kctl__obj_labels(o), o->nlabels, key) : NULL;
+    size_t i;
+    if (!o) return NULL;
+    i = kctl__obj_find(o, kctl__obj_labels(o), 2, o->nlabels, kctl__obj_label_index(o), key);
+    return i < o->nlabels ? kctl__obj_str(o, kctl__obj_labels(o)[2 * i + 1]) : NULL;
 }
 
 KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, const char **value) {
@@ -4054,7 +4935,10 @@ KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, c
 }
 
 KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) {
-    return o ? kctl__obj_find(o, kctl__obj_annotations(o), o->nannotations, key) : NULL;
+    size_t i;
+    if (!o) return NULL;
+    i = kctl__obj_find(o, kctl__obj_annotations(o), 2, o->nannotations, kctl__obj_annotation_index(o), key);
+    return i < o->nannotations ? kctl__obj_str(o, kctl__obj_annotations(o)[2 * i + 1]) : NULL;
 }
 
 KCTL_API size_t kctl_obj_annotation_count(const kctl_obj *o) { return o ? o->nannotations : 0; }
@@ -4071,11 +4955,7 @@ KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i) {
 }
 
 KCTL_API bool kctl_obj_has_finalizer(const kctl_obj *o, const char *name) {
-    size_t i;
-    if (!o || !name) return false;
-    for (i = 0; i < o->nfinalizers; i++)
-        if (strcmp(kctl__obj_str(o, kctl__obj_finalizers(o)[i]), name) == 0) return true;
-    return false;
+    return o && kctl__obj_find(o, kctl__obj_finalizers(o), 1, o->nfinalizers, kctl__obj_finalizer_index(o), name) < o->nfinalizers;
 }
 
 KCTL_API const kctl_owner_ref *kctl_obj_owner(const kctl_obj *o, size_t i) {
@@ -4092,6 +4972,69 @@ KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o) {
 KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
     if (len) *len = o ? o->len_ext & KCTL__OBJ_LEN_MAX : 0;
     return o ? KCTL__OBJ_DOC(o) : NULL;
+}
+
+/* The document as a value (validated when the object was made). */
+static int kctl__obj_root(const kctl_obj *o, kctl_json_value *r) {
+    if (!o) {
+        memset(r, 0, sizeof *r);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    return kctl__jroot(KCTL__OBJ_DOC(o), o->len_ext & KCTL__OBJ_LEN_MAX, false, r);
+}
+
+KCTL_API int kctl_obj_get(const kctl_obj *o, const char *path, kctl_json_value *out) {
+    kctl_json_value r;
+    int rc = kctl__obj_root(o, &r);
+    if (rc != KCTL_OK) {
+        if (out) memset(out, 0, sizeof *out);
+        return rc;
+    }
+    return kctl_json_value_get(&r, path, out);
+}
+
+KCTL_API int kctl_obj_get_string(const kctl_obj *o, const char *path, char *buf, size_t cap, size_t *len) {
+    kctl_json_value r;
+    int rc = kctl__obj_root(o, &r);
+    if (rc != KCTL_OK) {
+        if (len) *len = 0;
+        return rc;
+    }
+    return kctl_json_value_get_string(&r, path, buf, cap, len);
+}
+
+KCTL_API int kctl_obj_get_int64(const kctl_obj *o, const char *path, int64_t *out) {
+    kctl_json_value r;
+    int rc = kctl__obj_root(o, &r);
+    return rc != KCTL_OK ? rc : kctl_json_value_get_int64(&r, path, out);
+}
+
+KCTL_API int kctl_obj_get_uint64(const kctl_obj *o, const char *path, uint64_t *out) {
+    kctl_json_value r;
+    int rc = kctl__obj_root(o, &r);
+    return rc != KCTL_OK ? rc : kctl_json_value_get_uint64(&r, path, out);
+}
+
+KCTL_API int kctl_obj_get_double(const kctl_obj *o, const char *path, double *out) {
+    kctl_json_value r;
+    int rc = kctl__obj_root(o, &r);
+    return rc != KCTL_OK ? rc : kctl_json_value_get_double(&r, path, out);
+}
+
+KCTL_API int kctl_obj_get_bool(const kctl_obj *o, const char *path, bool *out) {
+    kctl_json_value r;
+    int rc = kctl__obj_root(o, &r);
+    return rc != KCTL_OK ? rc : kctl_json_value_get_bool(&r, path, out);
+}
+
+KCTL_API int kctl_obj_iter_begin(const kctl_obj *o, const char *path, kctl_json_iter *it) {
+    kctl_json_value r;
+    int rc = kctl__obj_root(o, &r);
+    if (rc != KCTL_OK) {
+        if (it) memset(it, 0, sizeof *it);
+        return rc;
+    }
+    return kctl_json_iter_begin(&r, path, it);
 }
 
 /* --------------------------------------------------------------- SELECTORS */

@@ -11,7 +11,11 @@
    kctl_json_member and kctl_json_path, a document equals itself and its copies
    (kctl_jw_value, and a rebuild through the writer's calls), numbers written
    by kctl_jw_double read back bit for bit, and merge patch gives a document
-   that parses and is idempotent. Any broken property abort()s. */
+   that parses and is idempotent. The getters by path that read the text
+   without tokens (kctl_json_get_*, kctl_obj_get_*, the iterators) agree
+   with kctl_json_path and the token getters at the path of every value
+   (member names quoted in brackets, indices) and at a list of fixed and
+   malformed paths. Any broken property abort()s. */
 #define KCTL_IMPLEMENTATION
 #include "../kctl.h"
 #include <stdint.h>
@@ -348,6 +352,154 @@ static void fj_object(const char *text, size_t size) {
     FJ_CHECK(live == 0);
 }
 
+/* ---- getters by path, without tokens: they agree with the token getters */
+
+/* At path: kctl_json_get_* on the text (and kctl_obj_get_* on o, when
+   there is an object) give what kctl_json_path and the token getters give. */
+static void fj_agree(const kctl_json *j, const kctl_obj *o, const char *path) {
+    uint32_t t = kctl_json_path(j, 0, path);
+    kctl_json_value v, ov;
+    char b1[48], b2[48];
+    size_t n1 = 0, n2 = 0, olen = 0;
+    int64_t i1 = 0, i2 = 0;
+    uint64_t u1 = 0, u2 = 0;
+    double f1 = 0, f2 = 0;
+    bool x1 = false, x2 = false;
+    const char *raw = NULL, *odoc = o ? kctl_obj_json(o, &olen) : NULL;
+    size_t rn = 0;
+    int rc = kctl_json_get(j->text, j->len, path, &v), ra, rb;
+    if (o) {
+        int orc = kctl_obj_get(o, path, &ov);
+        FJ_CHECK(orc == rc);
+        if (rc == KCTL_OK) FJ_CHECK(ov.text - odoc == v.text - j->text && ov.len == v.len && ov.type == v.type);
+    }
+    if (t == KCTL_JSON_NONE) {
+        FJ_CHECK(rc == KCTL_ERR_NOT_FOUND || rc == KCTL_ERR_INVALID_ARG);
+        FJ_CHECK(v.text == NULL && v.len == 0 && v.type == KCTL_JSON_INVALID);
+        return;
+    }
+    FJ_CHECK(rc == KCTL_OK);
+    FJ_CHECK(kctl_json_raw(j, t, &raw, &rn) == KCTL_OK);
+    FJ_CHECK(v.text == raw && v.len == rn && v.type == kctl_json_type_of(j, t));
+#define FJ_SAME(tokcall, textcall, objcall, eq) do { \
+        ra = tokcall; rb = textcall; FJ_CHECK(ra == rb); if (ra == KCTL_OK) FJ_CHECK(eq); \
+        if (o) { rb = objcall; FJ_CHECK(ra == rb); if (ra == KCTL_OK) FJ_CHECK(eq); } \
+    } while (0)
+    FJ_SAME(kctl_json_string(j, t, b1, sizeof b1, &n1), kctl_json_get_string(j->text, j->len, path, b2, sizeof b2, &n2),
+            kctl_obj_get_string(o, path, b2, sizeof b2, &n2), n1 == n2 && memcmp(b1, b2, n1 + 1) == 0);
+    if (ra == KCTL_ERR_TOO_LARGE) FJ_CHECK(n1 == n2);
+    FJ_SAME(kctl_json_int64(j, t, &i1), kctl_json_get_int64(j->text, j->len, path, &i2), kctl_obj_get_int64(o, path, &i2), i1 == i2);
+    FJ_SAME(kctl_json_uint64(j, t, &u1), kctl_json_get_uint64(j->text, j->len, path, &u2), kctl_obj_get_uint64(o, path, &u2), u1 == u2);
+    FJ_SAME(kctl_json_double(j, t, &f1), kctl_json_get_double(j->text, j->len, path, &f2), kctl_obj_get_double(o, path, &f2),
+            memcmp(&f1, &f2, sizeof f1) == 0);
+    FJ_SAME(kctl_json_bool(j, t, &x1), kctl_json_get_bool(j->text, j->len, path, &x2), kctl_obj_get_bool(o, path, &x2), x1 == x2);
+#undef FJ_SAME
+    /* a container: iterating it walks its tokens */
+    if (v.type == KCTL_JSON_OBJECT || v.type == KCTL_JSON_ARRAY) {
+        kctl_json_iter it;
+        kctl_json_value name, val;
+        uint32_t i = t + 1, m;
+        bool obj = v.type == KCTL_JSON_OBJECT;
+        FJ_CHECK(kctl_json_iter_begin(&v, NULL, &it) == KCTL_OK);
+        for (m = 0; m < j->toks[t].size; m++) {
+            uint32_t vi = obj ? i + 1 : i;
+            FJ_CHECK(kctl_json_iter_next(&it, &name, &val));
+            if (obj) {
+                FJ_CHECK(kctl_json_raw(j, i, &raw, &rn) == KCTL_OK);
+                FJ_CHECK(name.text == raw && name.len == rn && name.type == KCTL_JSON_STRING);
+            } else {
+                FJ_CHECK(name.text == NULL && name.len == 0 && name.type == KCTL_JSON_INVALID);
+            }
+            FJ_CHECK(kctl_json_raw(j, vi, &raw, &rn) == KCTL_OK);
+            FJ_CHECK(val.text == raw && val.len == rn && val.type == kctl_json_type_of(j, vi));
+            i = vi + j->toks[vi].skip;
+        }
+        FJ_CHECK(!kctl_json_iter_next(&it, &name, &val));
+        FJ_CHECK(!kctl_json_iter_next(&it, &name, &val));
+        if (o) {
+            FJ_CHECK(kctl_obj_iter_begin(o, path, &it) == KCTL_OK);
+            for (m = 0; m < j->toks[t].size; m++) FJ_CHECK(kctl_json_iter_next(&it, NULL, NULL));
+            FJ_CHECK(!kctl_json_iter_next(&it, NULL, NULL));
+        }
+    } else {
+        kctl_json_iter it;
+        FJ_CHECK(kctl_json_iter_begin(&v, NULL, &it) == KCTL_ERR_INVALID_ARG);
+        FJ_CHECK(!kctl_json_iter_next(&it, NULL, NULL));
+    }
+}
+
+/* The path of every value below token i (path[0..plen) names i): names
+   quoted in brackets, indices. *budget bounds the work on big inputs. */
+static void fj_agree_below(const kctl_json *j, const kctl_obj *o, uint32_t i, char *path, size_t plen, size_t cap, int *budget) {
+    const kctl_json_tok *t = &j->toks[i];
+    uint32_t k, m;
+    if (*budget <= 0) return;
+    (*budget)--;
+    path[plen] = '\0';
+    fj_agree(j, o, path);
+    if (t->type == KCTL_JSON_ARRAY) {
+        for (k = i + 1, m = 0; m < t->size; m++, k += j->toks[k].skip) {
+            int w = snprintf(path + plen, cap - plen, "[%u]", (unsigned)m);
+            if (w < 0 || (size_t)w >= cap - plen) return;
+            fj_agree_below(j, o, k, path, plen + (size_t)w, cap, budget);
+        }
+    } else if (t->type == KCTL_JSON_OBJECT) {
+        for (k = i + 1, m = 0; m < t->size; m++, k += 1 + j->toks[k + 1].skip) {
+            size_t n = 0, q, p = plen, ncap = j->toks[k].end - j->toks[k].start + 1;
+            char *name = (char *)malloc(ncap);
+            FJ_CHECK(name != NULL);
+            FJ_CHECK(kctl_json_string(j, k, name, ncap, &n) == KCTL_OK);
+            if (strlen(name) == n && n <= 1000 && p + 2 * n + 5 < cap) { /* a C string, short enough to quote */
+                path[p++] = '[';
+                path[p++] = '"';
+                for (q = 0; q < n; q++) {
+                    if (name[q] == '"' || name[q] == '\\') path[p++] = '\\';
+                    path[p++] = name[q];
+                }
+                path[p++] = '"';
+                path[p++] = ']';
+                fj_agree_below(j, o, k + 1, path, p, cap, budget);
+            }
+            free(name);
+        }
+    }
+}
+
+static void fj_getters_by_path(const kctl_json *j) {
+    static const char *const fixed[] = {
+        "a", "a.b", "spec.replicas", "items[0]", "[0]", "[1][0]", "a[\"b.c\"]", "a..b", "a[", "a[x]", "[-1]", "a.",
+        ".a", "[\"", "[\"\\", "[99999999999]", "[4294967295]", "[4294967296]", "metadata.name", "kvs[0].lease",
+    };
+    static char path[8192];
+    kctl_obj *o = NULL;
+    int budget = 512;
+    size_t k;
+    if (kctl_obj_parse(j->text, j->len, NULL, &o) != KCTL_OK) o = NULL;
+    for (k = 0; k < sizeof fixed / sizeof fixed[0]; k++) fj_agree(j, o, fixed[k]);
+    fj_agree_below(j, o, 0, path, 0, sizeof path, &budget);
+    kctl_obj_unref(o);
+    /* every prefix of the text, as a value: never a read outside it */
+    {
+        size_t n = j->len < 256 ? j->len : 256;
+        char *copy = (char *)malloc(n ? n : 1);
+        kctl_json_value v, e;
+        kctl_json_iter it;
+        int64_t x;
+        FJ_CHECK(copy != NULL);
+        for (; n > 0; n--) {
+            memcpy(copy, j->text, n);
+            v.text = copy;
+            v.len = n;
+            v.type = KCTL_JSON_OBJECT;
+            (void)kctl_json_value_get(&v, "a.b[0]", &e);
+            (void)kctl_json_value_get_int64(&v, "[0]", &x);
+            if (kctl_json_iter_begin(&v, NULL, &it) == KCTL_OK)
+                while (kctl_json_iter_next(&it, &e, &e)) {}
+        }
+        free(copy);
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *text = (const char *)data;
     kctl_json c, b, j, f;
@@ -452,6 +604,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         free(k1); free(k2); free(k3);
     }
     fj_object(text, size);
+    fj_getters_by_path(&j);
     free(toks);
     return 0;
 }

@@ -1608,6 +1608,61 @@ static void tj_merge_into_writer(void) {
     tj_close(&p);
 }
 
+/* Objects of more than 16 members are merged through sorted lists of their
+   names, in memory from the writer's allocator: out of memory at each of
+   its allocations is NOMEM, with nothing left behind; then the result. */
+static void tj_merge_big_nomem(void) {
+    char doc[512], patch[512];
+    size_t p = 0, q = 0;
+    int i;
+    tj_doc d, pt;
+    kt_alloc a;
+    kctl_allocator al;
+    long fail;
+    int rc = KCTL_ERR_NOMEM;
+    doc[p++] = '{';
+    patch[q++] = '{';
+    for (i = 0; i < 20; i++) {
+        p += (size_t)sprintf(doc + p, "%s\"k%02d\":%d", i ? "," : "", i, i);
+        q += (size_t)sprintf(patch + q, "%s\"k%02d\":%s", i ? "," : "", 19 - i, (19 - i) % 2 ? "null" : "{\"x\":1}");
+    }
+    strcpy(doc + p, "}");
+    strcpy(patch + q, ",\"new\":true}");
+    KT_EQ_INT(TJ_OPEN(&d, doc), KCTL_OK);
+    KT_EQ_INT(TJ_OPEN(&pt, patch), KCTL_OK);
+    if (d.rc != KCTL_OK || pt.rc != KCTL_OK) { tj_close(&d); tj_close(&pt); return; }
+    for (fail = 0; rc == KCTL_ERR_NOMEM && fail < 20; fail++) {
+        kctl_jw w;
+        kt_alloc_init(&a);
+        a.fail_after = fail;
+        al = kt_allocator(&a);
+        kctl_jw_init_growable(&w, &al);
+        rc = kctl_json_merge_patch(&d.j, 0, &pt.j, 0, &w);
+        KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_NOMEM);
+        if (rc == KCTL_OK) {
+            tj_doc r;
+            const char *t = TJ_FINISH(&w);
+            KT_CHECK(fail >= 4); /* the buffer, two lists of names, the matches */
+            KT_EQ_INT(TJ_OPEN(&r, t), KCTL_OK);
+            if (r.rc == KCTL_OK) {
+                KT_EQ_U64(r.toks[0].size, 11); /* k00, k02, ... k18: {"x":1} patched in; new */
+                KT_EQ_INT(tj_i64(&r.j, kctl_json_path(&r.j, 0, "k04.x")), 1);
+                KT_EQ_U64(kctl_json_path(&r.j, 0, "k05"), KCTL_JSON_NONE);
+                KT_EQ_STR(tj_str(&r.j, 1), "k00");
+                KT_EQ_STR(tj_str(&r.j, 1 + 10 * 4), "new"); /* after ten members of 4 tokens */
+            }
+            tj_close(&r);
+        } else {
+            KT_EQ_INT(tj_finish_rc(&w), KCTL_ERR_NOMEM);
+        }
+        kctl_jw_free(&w);
+        KT_EQ_INT(a.live, 0);
+    }
+    KT_EQ_INT(rc, KCTL_OK);
+    tj_close(&d);
+    tj_close(&pt);
+}
+
 /* -------------------------------------------------- a realistic document */
 
 static void tj_kubernetes_and_etcd_documents(void) {
@@ -1654,6 +1709,516 @@ static void tj_kubernetes_and_etcd_documents(void) {
     tj_close(&d);
 }
 
+/* ------------------------------------------ getters by path, without tokens */
+
+static const char tj_getdoc[] =
+    " {\"spec\":{\"replicas\":3,\"ratio\":0.5,\"big\":18446744073709551615,\"neg\":-9223372036854775808,"
+    "\"over\":9223372036854775808,\"frac\":2.0,\"exp\":1e2,\"name\":\"web\",\"esc\":\"a\\\"b\\\\c\\u00e9\\ud83d\\ude00\\n\","
+    "\"nul\":\"x\\u0000y\",\"on\":true,\"off\":false,\"none\":null,\"strnum\":\"42\",\"strneg\":\"-7\",\"strbad\":\"4 2\","
+    "\"ntp\":{\"servers\":[\"a.example\",\"b.example\"]},\"nested\":[[1,[2,3]],{\"k\":[{\"x\":\"deep\"}]}],"
+    "\"rep\":1,\"rep\":\"two\",\"a.b\":{\"c[d]\":7,\"q\\\"\":8},\"\":\"empty name\",\"k\\u0065y\":\"escaped name\","
+    "\"empty\":{},\"none2\":[]},\"items\":[ ],\"d\":{\"x\":{\"y\":1},\"x\":{\"z\":2}}} \n";
+
+/* The getters over the text agree with kctl_json_path and the token getters
+   at path: found or not, the same text, the same result and value from
+   every typed getter. */
+static void tj_agree(const tj_doc *d, const char *path, int line) {
+    uint32_t t = kctl_json_path(&d->j, 0, path);
+    kctl_json_value v;
+    int rc = kctl_json_get(d->j.text, d->j.len, path, &v), ra, rb;
+    char b1[64], b2[64];
+    size_t n1 = 0, n2 = 0;
+    int64_t i1 = 0, i2 = 0;
+    uint64_t u1 = 0, u2 = 0;
+    double f1 = 0, f2 = 0;
+    bool x1 = false, x2 = false;
+    if (t == KCTL_JSON_NONE) {
+        if (rc != KCTL_ERR_NOT_FOUND && rc != KCTL_ERR_INVALID_ARG)
+            kt_fail(__FILE__, line, "%s: no value, but kctl_json_get says %d", path, rc);
+        if (v.text || v.len) kt_fail(__FILE__, line, "%s: a view of nothing is not empty", path);
+        return;
+    }
+    if (rc != KCTL_OK) { kt_fail(__FILE__, line, "%s: kctl_json_get %d", path, rc); return; }
+    {
+        const char *raw = NULL;
+        size_t rn = 0;
+        kctl_json_raw(&d->j, t, &raw, &rn);
+        if (v.text != raw || v.len != rn || v.type != kctl_json_type_of(&d->j, t))
+            kt_fail(__FILE__, line, "%s: the view is not the value's text", path);
+    }
+    ra = kctl_json_string(&d->j, t, b1, sizeof b1, &n1);
+    rb = kctl_json_get_string(d->j.text, d->j.len, path, b2, sizeof b2, &n2);
+    if (ra != rb || n1 != n2 || (ra == KCTL_OK && memcmp(b1, b2, n1 + 1) != 0)) kt_fail(__FILE__, line, "%s: string %d/%d", path, ra, rb);
+    ra = kctl_json_int64(&d->j, t, &i1);
+    rb = kctl_json_get_int64(d->j.text, d->j.len, path, &i2);
+    if (ra != rb || (ra == KCTL_OK && i1 != i2)) kt_fail(__FILE__, line, "%s: int64 %d/%d", path, ra, rb);
+    ra = kctl_json_uint64(&d->j, t, &u1);
+    rb = kctl_json_get_uint64(d->j.text, d->j.len, path, &u2);
+    if (ra != rb || (ra == KCTL_OK && u1 != u2)) kt_fail(__FILE__, line, "%s: uint64 %d/%d", path, ra, rb);
+    ra = kctl_json_double(&d->j, t, &f1);
+    rb = kctl_json_get_double(d->j.text, d->j.len, path, &f2);
+    if (ra != rb || (ra == KCTL_OK && memcmp(&f1, &f2, sizeof f1) != 0)) kt_fail(__FILE__, line, "%s: double %d/%d", path, ra, rb);
+    ra = kctl_json_bool(&d->j, t, &x1);
+    rb = kctl_json_get_bool(d->j.text, d->j.len, path, &x2);
+    if (ra != rb || (ra == KCTL_OK && x1 != x2)) kt_fail(__FILE__, line, "%s: bool %d/%d", path, ra, rb);
+}
+#define TJ_AGREE(d, path) tj_agree((d), (path), __LINE__)
+
+static void tj_get_agrees_with_tokens(void) {
+    static const char *const paths[] = {
+        "", "spec", "spec.replicas", "spec.ratio", "spec.big", "spec.neg", "spec.over", "spec.frac", "spec.exp",
+        "spec.name", "spec.esc", "spec.nul", "spec.on", "spec.off", "spec.none", "spec.strnum", "spec.strneg",
+        "spec.strbad", "spec.ntp", "spec.ntp.servers", "spec.ntp.servers[0]", "spec.ntp.servers[1]",
+        "spec.ntp.servers[2]", "spec.nested[0][1][1]", "spec.nested[1].k[0].x", "spec.nested[1].k[0]",
+        "spec.rep", "spec[\"a.b\"][\"c[d]\"]", "spec[\"a.b\"][\"q\\\"\"]", "spec[\"\"]", "spec.key", "spec[\"key\"]",
+        "spec.empty", "spec.none2", "items", "items[0]", "d.x", "d.x.y", "d.x.z", "spec.replicas.x",
+        "spec.name[0]", "spec.ntp[0]", "nope", "spec..replicas", "spec.", ".spec", "[", "spec[x]", "spec[0",
+        "spec[\"a.b\"", "[0]", "spec[4294967296]", "spec.ntp.servers[4294967295]",
+    };
+    tj_doc d;
+    size_t i;
+    KT_EQ_INT(TJ_OPEN(&d, tj_getdoc), KCTL_OK);
+    if (d.rc != KCTL_OK) return;
+    for (i = 0; i < sizeof paths / sizeof paths[0]; i++) tj_agree(&d, paths[i], __LINE__);
+    tj_close(&d);
+}
+
+static void tj_get_values(void) {
+    const char *t = tj_getdoc;
+    char buf[64];
+    size_t n = 99;
+    int64_t x = 0;
+    uint64_t u = 0;
+    double f = 0;
+    bool b = false;
+    kctl_json_value v;
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.replicas", &x), KCTL_OK);
+    KT_EQ_INT(x, 3);
+    KT_EQ_INT(kctl_json_get_double(t, KCTL_NTS, "spec.ratio", &f), KCTL_OK);
+    KT_CHECK(f == 0.5);
+    KT_EQ_INT(kctl_json_get_uint64(t, KCTL_NTS, "spec.big", &u), KCTL_OK);
+    KT_EQ_U64(u, UINT64_MAX);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.neg", &x), KCTL_OK);
+    KT_CHECK(x == INT64_MIN);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.esc", buf, sizeof buf, &n), KCTL_OK);
+    KT_EQ_STR(buf, "a\"b\\c\xc3\xa9\xf0\x9f\x98\x80\n");
+    KT_EQ_U64(n, 12);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.nul", buf, sizeof buf, &n), KCTL_OK); /* a NUL inside: len says it */
+    KT_EQ_U64(n, 3);
+    KT_CHECK(memcmp(buf, "x\0y", 4) == 0);
+    KT_EQ_INT(kctl_json_get_bool(t, KCTL_NTS, "spec.on", &b), KCTL_OK);
+    KT_CHECK(b);
+    KT_EQ_INT(kctl_json_get_bool(t, KCTL_NTS, "spec.off", &b), KCTL_OK);
+    KT_CHECK(!b);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.strnum", &x), KCTL_OK); /* etcd's int64 as a string */
+    KT_EQ_INT(x, 42);
+    /* repeated names: the last counts, at every level */
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.rep", buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "two");
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "d.x.z", &x), KCTL_OK);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "d.x.y", &x), KCTL_ERR_NOT_FOUND);
+    /* names: quoted, empty, escaped in the document */
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec[\"a.b\"][\"c[d]\"]", &x), KCTL_OK);
+    KT_EQ_INT(x, 7);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec[\"a.b\"][\"q\\\"\"]", &x), KCTL_OK);
+    KT_EQ_INT(x, 8);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec[\"\"]", buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "empty name");
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.key", buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "escaped name"); /* "k\u0065y" */
+    /* nested arrays */
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.nested[0][1][1]", &x), KCTL_OK);
+    KT_EQ_INT(x, 3);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.nested[1].k[0].x", buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "deep");
+    /* the whole document, and a value as a view */
+    KT_EQ_INT(kctl_json_get(t, KCTL_NTS, "", &v), KCTL_OK);
+    KT_EQ_INT(v.type, KCTL_JSON_OBJECT);
+    KT_CHECK(v.text == t + 1 && v.len == strlen(t) - 3); /* without the whitespace around */
+    KT_EQ_INT(kctl_json_get(t, KCTL_NTS, NULL, &v), KCTL_OK);
+    KT_EQ_INT(v.type, KCTL_JSON_OBJECT);
+    KT_EQ_INT(kctl_json_get(t, KCTL_NTS, "spec.ntp.servers", &v), KCTL_OK);
+    KT_EQ_INT(v.type, KCTL_JSON_ARRAY);
+    KT_CHECK(v.len == strlen("[\"a.example\",\"b.example\"]") && memcmp(v.text, "[\"a.example\"", 12) == 0);
+    KT_EQ_INT(kctl_json_value_get_string(&v, "[1]", buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "b.example");
+    KT_EQ_INT(kctl_json_get(t, KCTL_NTS, "spec.none", &v), KCTL_OK);
+    KT_EQ_INT(v.type, KCTL_JSON_NULL);
+    KT_EQ_INT(kctl_json_get(t, KCTL_NTS, "spec.ratio", &v), KCTL_OK);
+    KT_EQ_INT(v.type, KCTL_JSON_NUMBER);
+    KT_EQ_INT(kctl_json_value_get_double(&v, NULL, &f), KCTL_OK);
+    KT_CHECK(f == 0.5);
+    KT_EQ_INT(kctl_json_value_get_double(&v, "x", &f), KCTL_ERR_NOT_FOUND);
+    /* a text of one scalar */
+    KT_EQ_INT(kctl_json_get_int64(" 12 ", KCTL_NTS, "", &x), KCTL_OK);
+    KT_EQ_INT(x, 12);
+    KT_EQ_INT(kctl_json_get_string("\"s\"", 3, NULL, buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "s");
+    KT_EQ_INT(kctl_json_get_int64("{\"a\":1,\"b\":2}", 7, "a", &x), KCTL_ERR_PROTO); /* len is exact: {"a":1, */
+}
+
+static void tj_get_errors(void) {
+    const char *t = tj_getdoc;
+    char buf[8];
+    size_t n = 0;
+    int64_t x = 5;
+    uint64_t u = 5;
+    double f = 5;
+    bool b = true;
+    kctl_json_value v;
+    /* absent: NOT_FOUND */
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.nope", &x), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "nope.deeper", &x), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.ntp.servers[2]", buf, sizeof buf, NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.replicas.x", &x), KCTL_ERR_NOT_FOUND); /* into a scalar */
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.ntp[0]", &x), KCTL_ERR_NOT_FOUND);    /* an index of an object */
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.nested.k", &x), KCTL_ERR_NOT_FOUND);  /* a name in an array */
+    KT_EQ_INT(kctl_json_get(t, KCTL_NTS, "items[0]", &v), KCTL_ERR_NOT_FOUND);
+    KT_CHECK(v.text == NULL && v.len == 0 && v.type == KCTL_JSON_INVALID);
+    KT_EQ_INT(x, 5); /* untouched */
+    /* another type: INVALID_ARG, null included */
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.name", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.ratio", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.frac", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.strbad", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.none", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.ntp", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_double(t, KCTL_NTS, "spec.strnum", &f), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_double(t, KCTL_NTS, "spec.none", &f), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_bool(t, KCTL_NTS, "spec.replicas", &b), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_bool(t, KCTL_NTS, "spec.none", &b), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.replicas", buf, sizeof buf, &n), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.ntp.servers", buf, sizeof buf, &n), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.none", buf, sizeof buf, &n), KCTL_ERR_INVALID_ARG);
+    KT_CHECK(b && f == 5);
+    /* out of range */
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.big", &x), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.over", &x), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(kctl_json_get_uint64(t, KCTL_NTS, "spec.over", &u), KCTL_OK);
+    KT_EQ_U64(u, UINT64_C(9223372036854775808));
+    KT_EQ_INT(kctl_json_get_uint64(t, KCTL_NTS, "spec.neg", &u), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(kctl_json_get_uint64(t, KCTL_NTS, "spec.strneg", &u), KCTL_ERR_TOO_LARGE);
+    /* the buffer too small: the length needed, buf "" */
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.ntp.servers[0]", buf, sizeof buf, &n), KCTL_ERR_TOO_LARGE);
+    KT_EQ_U64(n, 9);
+    KT_EQ_STR(buf, "");
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.ntp.servers[0]", NULL, 0, &n), KCTL_ERR_TOO_LARGE);
+    KT_EQ_U64(n, 9);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.name", buf, 4, &n), KCTL_OK); /* "web" and its NUL */
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.name", buf, 3, &n), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(kctl_json_get_string(t, KCTL_NTS, "spec.name", NULL, 3, &n), KCTL_ERR_INVALID_ARG);
+    /* a malformed path: INVALID_ARG, found or not */
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec..replicas", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "nope..replicas", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.replicas.", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.replicas[", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec[\"replicas\"", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.ntp.servers[-1]", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.ntp.servers[4294967296]", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, ".spec", &x), KCTL_ERR_INVALID_ARG);
+    /* invalid text, limits, NULL arguments */
+    KT_EQ_INT(kctl_json_get_int64("{\"a\":1", KCTL_NTS, "a", &x), KCTL_ERR_PROTO);
+    KT_EQ_INT(kctl_json_get_int64("{\"a\":1} x", KCTL_NTS, "a", &x), KCTL_ERR_PROTO);
+    KT_EQ_INT(kctl_json_get_int64("{\"a\":01}", KCTL_NTS, "a", &x), KCTL_ERR_PROTO);
+    KT_EQ_INT(kctl_json_get_string("{\"a\":\"\\x\"}", KCTL_NTS, "a", buf, sizeof buf, &n), KCTL_ERR_PROTO);
+    KT_EQ_INT(kctl_json_get_int64("", 0, "", &x), KCTL_ERR_PROTO);
+    {
+        char deep[200];
+        memset(deep, '[', 65);
+        memset(deep + 65, ']', 65);
+        deep[130] = '\0';
+        KT_EQ_INT(kctl_json_get(deep, KCTL_NTS, "", &v), KCTL_ERR_TOO_LARGE);
+        KT_EQ_INT(kctl_json_get(deep + 1, 128, "[0][0]", &v), KCTL_OK); /* 64 deep: fine */
+    }
+    KT_EQ_INT(kctl_json_get_int64(NULL, 0, "a", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get_int64(t, KCTL_NTS, "spec.replicas", NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_get(t, KCTL_NTS, "spec", NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_value_get(NULL, "", &v), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_value_get_int64(NULL, "", &x), KCTL_ERR_INVALID_ARG);
+}
+
+static void tj_iterate(void) {
+    const char *t = tj_getdoc;
+    kctl_json_value root, name, v;
+    kctl_json_iter it;
+    char buf[64];
+    int k = 0;
+    static const char *const names[] = { "replicas", "ratio", "big", "neg", "over", "frac", "exp", "name", "esc", "nul",
+                                         "on", "off", "none", "strnum", "strneg", "strbad", "ntp", "nested", "rep", "rep",
+                                         "a.b", "", "key", "empty", "none2" };
+    KT_EQ_INT(kctl_json_get(t, KCTL_NTS, NULL, &root), KCTL_OK);
+    /* an array: its elements, no names */
+    KT_EQ_INT(kctl_json_iter_begin(&root, "spec.ntp.servers", &it), KCTL_OK);
+    KT_CHECK(kctl_json_iter_next(&it, &name, &v));
+    KT_CHECK(name.text == NULL && name.len == 0 && name.type == KCTL_JSON_INVALID);
+    KT_EQ_INT(kctl_json_value_get_string(&v, NULL, buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "a.example");
+    KT_CHECK(kctl_json_iter_next(&it, NULL, &v));
+    KT_EQ_INT(kctl_json_value_get_string(&v, "", buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "b.example");
+    KT_CHECK(!kctl_json_iter_next(&it, &name, &v));
+    KT_CHECK(!kctl_json_iter_next(&it, &name, &v)); /* and stays at the end */
+    KT_CHECK(v.text == NULL && v.len == 0);
+    /* an object: every member as written, a repeated name each time */
+    KT_EQ_INT(kctl_json_iter_begin(&root, "spec", &it), KCTL_OK);
+    while (kctl_json_iter_next(&it, &name, &v)) {
+        KT_EQ_INT(name.type, KCTL_JSON_STRING);
+        KT_EQ_INT(kctl_json_value_get_string(&name, NULL, buf, sizeof buf, NULL), KCTL_OK);
+        if (k < (int)(sizeof names / sizeof names[0])) KT_EQ_STR(buf, names[k]);
+        if (strcmp(buf, "rep") == 0) KT_EQ_INT(v.type, k == 18 ? KCTL_JSON_NUMBER : KCTL_JSON_STRING);
+        if (strcmp(buf, "nested") == 0) { /* nested: iterate an element of it, read by path from a value */
+            kctl_json_iter in;
+            kctl_json_value e;
+            int m = 0;
+            KT_EQ_INT(kctl_json_iter_begin(&v, "[1].k", &in), KCTL_OK);
+            while (kctl_json_iter_next(&in, NULL, &e)) {
+                KT_EQ_INT(kctl_json_value_get_string(&e, "x", buf, sizeof buf, NULL), KCTL_OK);
+                KT_EQ_STR(buf, "deep");
+                m++;
+            }
+            KT_EQ_INT(m, 1);
+        }
+        k++;
+    }
+    KT_EQ_INT(k, (int)(sizeof names / sizeof names[0]));
+    /* empty containers; not containers; absent; NULLs */
+    KT_EQ_INT(kctl_json_iter_begin(&root, "items", &it), KCTL_OK);
+    KT_CHECK(!kctl_json_iter_next(&it, &name, &v));
+    KT_EQ_INT(kctl_json_iter_begin(&root, "spec.empty", &it), KCTL_OK);
+    KT_CHECK(!kctl_json_iter_next(&it, NULL, NULL));
+    KT_EQ_INT(kctl_json_iter_begin(&root, "spec.name", &it), KCTL_ERR_INVALID_ARG);
+    KT_CHECK(!kctl_json_iter_next(&it, &name, &v));
+    KT_EQ_INT(kctl_json_iter_begin(&root, "spec.none", &it), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_iter_begin(&root, "spec.nope", &it), KCTL_ERR_NOT_FOUND);
+    KT_CHECK(!kctl_json_iter_next(&it, &name, &v));
+    KT_EQ_INT(kctl_json_iter_begin(&root, "spec..x", &it), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_iter_begin(NULL, "", &it), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_json_iter_begin(&root, "", NULL), KCTL_ERR_INVALID_ARG);
+    KT_CHECK(!kctl_json_iter_next(NULL, &name, &v));
+}
+
+/* Views of text that is not JSON (made by hand, or cut short) never make a
+   getter or an iterator read outside them: each prefix of a document is
+   an exactly sized heap copy, so the sanitizers see any stray read. */
+static void tj_get_views_of_bad_text(void) {
+    size_t n, len = strlen(tj_getdoc) - 1; /* without the trailing newline */
+    for (n = 0; n <= len; n++) {
+        char *copy = (char *)malloc(n ? n : 1), buf[16];
+        kctl_json_value v, e, name;
+        kctl_json_iter it;
+        int64_t x;
+        memcpy(copy, tj_getdoc, n);
+        v.text = copy + (n > 0);
+        v.len = n - (n > 0);
+        v.type = KCTL_JSON_OBJECT;
+        (void)kctl_json_value_get(&v, "spec.nested[1].k[0].x", &e);
+        (void)kctl_json_value_get_int64(&v, "d.x.z", &x);
+        (void)kctl_json_value_get_string(&v, "spec.esc", buf, sizeof buf, NULL);
+        if (kctl_json_iter_begin(&v, "spec", &it) == KCTL_OK)
+            while (kctl_json_iter_next(&it, &name, &e)) (void)kctl_json_value_get_string(&name, NULL, buf, sizeof buf, NULL);
+        KT_CHECK(kctl_json_get(copy, n, "", &e) == (n + 1 >= len ? KCTL_OK : KCTL_ERR_PROTO)); /* " {...}" and " {...} " */
+        free(copy);
+    }
+    {   /* a value cut inside an escape, a number, a literal */
+        static const char *const bad[] = { "\"ab\\u12", "\"\\", "-", "tru", "{\"a\":[1,", "[\"x", "{\"a\"", "{\"a\":}", "{1:2}" };
+        size_t i;
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            char *copy = (char *)malloc(strlen(bad[i])), buf[16];
+            kctl_json_value v, e;
+            int64_t x;
+            int rc;
+            memcpy(copy, bad[i], strlen(bad[i]));
+            v.text = copy;
+            v.len = strlen(bad[i]);
+            v.type = KCTL_JSON_STRING;
+            rc = kctl_json_value_get_string(&v, NULL, buf, sizeof buf, NULL);
+            KT_CHECK(rc == KCTL_ERR_PROTO || rc == KCTL_ERR_INVALID_ARG);
+            rc = kctl_json_value_get(&v, "a[0]", &e);
+            KT_CHECK(rc == KCTL_ERR_PROTO || rc == KCTL_ERR_NOT_FOUND);
+            rc = kctl_json_value_get_int64(&v, NULL, &x);
+            KT_CHECK(rc == KCTL_ERR_PROTO || rc == KCTL_ERR_INVALID_ARG);
+            free(copy);
+        }
+    }
+}
+
+/* ------------------------------ big documents: the work is counted, not timed */
+
+/* Name comparisons allowed for n members: c * n * log2(n) (what sorting
+   costs) and a little. A quadratic path makes n * n / 2 or more, past the
+   bound from n = 1000 up (and hours of work at n = 1,000,000). */
+static uint64_t tj_work_bound(uint64_t n, uint64_t c) {
+    uint64_t lg = 1;
+    while ((UINT64_C(1) << lg) < n) lg++;
+    return c * n * lg + 1000;
+}
+
+/* How tj_big_doc makes an object of n members named "m0000000",
+   "m0000001", ..., in the order (i * step + 1) % n (step 1: sorted; a step
+   prime to n: shuffled). */
+typedef struct tj_big {
+    uint32_t n, step;
+    int kind;       /* 0: member i is i; 1 (a patch): null if i % 4 == 0, "v" if 1, else i;
+                       2 (that patch applied to kind 0): absent if i % 4 == 0, "v" if 1, else i */
+    uint32_t odd;   /* this member's value is -1 (UINT32_MAX: none) */
+    uint32_t other; /* this member is named "z..." (UINT32_MAX: none) */
+    uint32_t dups;  /* first, this many members repeating names that come later, with value "old" */
+    uint32_t fresh; /* last, this many members "n0000000", ... with value i */
+} tj_big;
+
+static char *tj_big_doc(const tj_big *b, size_t *len) {
+    char *t = (char *)malloc(((size_t)b->n + b->dups + b->fresh) * 24 + 8);
+    size_t p = 0;
+    uint32_t k;
+    if (!t) return NULL;
+    t[p++] = '{';
+    for (k = 0; k < b->dups; k++)
+        p += (size_t)sprintf(t + p, "%s\"m%07u\":\"old\"", p > 1 ? "," : "", (unsigned)(k % b->n));
+    for (k = 0; k < b->n; k++) {
+        uint32_t i = (uint32_t)(((uint64_t)k * b->step + 1) % b->n);
+        const char *sep = p > 1 ? "," : "";
+        char c = i == b->other ? 'z' : 'm';
+        if (b->kind == 2 && i % 4 == 0) continue;
+        if (i == b->odd) p += (size_t)sprintf(t + p, "%s\"%c%07u\":-1", sep, c, (unsigned)i);
+        else if (b->kind && i % 4 == 0) p += (size_t)sprintf(t + p, "%s\"%c%07u\":null", sep, c, (unsigned)i);
+        else if (b->kind && i % 4 == 1) p += (size_t)sprintf(t + p, "%s\"%c%07u\":\"v\"", sep, c, (unsigned)i);
+        else p += (size_t)sprintf(t + p, "%s\"%c%07u\":%u", sep, c, (unsigned)i, (unsigned)i);
+    }
+    for (k = 0; k < b->fresh; k++) p += (size_t)sprintf(t + p, "%s\"n%07u\":%u", p > 1 ? "," : "", (unsigned)k, (unsigned)k);
+    t[p++] = '}';
+    t[p] = '\0';
+    *len = p;
+    return t;
+}
+
+/* A big document, parsed into exactly sized tokens (NULL text: failed). */
+static void tj_big_open(tj_doc *d, const tj_big *b) {
+    size_t len = 0;
+    kctl_json c;
+    memset(d, 0, sizeof *d);
+    d->text = tj_big_doc(b, &len);
+    d->rc = d->text ? kctl_json_parse(d->text, len, NULL, 0, NULL, &c) : KCTL_ERR_NOMEM;
+    if (d->rc == KCTL_OK && !(d->toks = (kctl_json_tok *)malloc((size_t)c.ntoks * sizeof *d->toks))) d->rc = KCTL_ERR_NOMEM;
+    if (d->rc == KCTL_OK) d->rc = kctl_json_parse(d->text, len, d->toks, c.ntoks, NULL, &d->j);
+    if (d->rc == KCTL_OK && d->j.ntoks != 1 + 2 * (b->n + b->dups + b->fresh - (b->kind == 2 ? (b->n + 3) / 4 : 0)))
+        d->rc = KCTL_ERR_PROTO;
+}
+
+/* Objects of 1,000, 64,000 and 1,000,000 members: equal to a shuffled copy
+   (with repeated names whose last value counts), unequal when one value or
+   one name differs, merge patched; within n log n name comparisons. The
+   sizes go up only while the work stays within the bound. */
+static void tj_big_objects(void) {
+    static const uint32_t sizes[] = { 1000, 64000, 1000000 };
+    size_t s;
+    for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        uint32_t n = sizes[s];
+        tj_big ba = { 0 }, bb, bc, bd, bp, be;
+        tj_doc a, b, c, d, p, e, r;
+        kctl_jw w;
+        const char *t = NULL;
+        size_t len = 0;
+        uint64_t w0, work;
+        int failed = kt.cur_failed;
+        ba.n = n; ba.step = 1; ba.odd = ba.other = UINT32_MAX;
+        bb = ba; bb.step = 7919; bb.dups = 16;   /* shuffled, 16 names twice */
+        bc = bb; bc.odd = n / 2;                 /* one value differs */
+        bd = bb; bd.other = n - 1;               /* one name differs */
+        bp = bb; bp.kind = 1; bp.fresh = n / 8; /* null, "v", or the same; and new names */
+        be = ba; be.kind = 2; be.fresh = n / 8; /* what that patch makes of a */
+        tj_big_open(&a, &ba);
+        tj_big_open(&b, &bb);
+        tj_big_open(&c, &bc);
+        tj_big_open(&d, &bd);
+        tj_big_open(&p, &bp);
+        tj_big_open(&e, &be);
+        KT_EQ_INT(a.rc | b.rc | c.rc | d.rc | p.rc | e.rc, KCTL_OK);
+        if (a.rc | b.rc | c.rc | d.rc | p.rc | e.rc) goto next;
+        w0 = kctl__json_work();
+        KT_CHECK(kctl_json_equal(&a.j, 0, &b.j, 0));
+        KT_CHECK(kctl_json_equal(&b.j, 0, &a.j, 0));
+        KT_CHECK(!kctl_json_equal(&a.j, 0, &c.j, 0));
+        KT_CHECK(!kctl_json_equal(&d.j, 0, &a.j, 0));
+        work = kctl__json_work() - w0;
+        if (work > tj_work_bound(n, 16))
+            kt_fail(__FILE__, __LINE__, "equal, %u members: %llu name comparisons, over %llu", (unsigned)n,
+                    (unsigned long long)work, (unsigned long long)tj_work_bound(n, 16));
+        w0 = kctl__json_work();
+        kctl_jw_init_growable(&w, NULL);
+        KT_EQ_INT(kctl_json_merge_patch(&a.j, 0, &p.j, 0, &w), KCTL_OK);
+        KT_EQ_INT(kctl_jw_finish(&w, &t, &len), KCTL_OK);
+        if (t) {
+            kctl_json cnt;
+            memset(&r, 0, sizeof r);
+            KT_EQ_INT(kctl_json_parse(t, len, NULL, 0, NULL, &cnt), KCTL_OK);
+            r.toks = (kctl_json_tok *)malloc((size_t)cnt.ntoks * sizeof *r.toks);
+            KT_EQ_INT(kctl_json_parse(t, len, r.toks, cnt.ntoks, NULL, &r.j), KCTL_OK);
+            KT_EQ_U64(r.toks[0].size, n - (n + 3) / 4 + n / 8); /* each name once */
+            KT_CHECK(kctl_json_equal(&r.j, 0, &e.j, 0));
+            /* the document's order, then the new names in the patch's */
+            KT_EQ_STR(tj_str(&r.j, 1), "m0000001");
+            KT_EQ_STR(tj_str(&r.j, 1 + 2 * (r.toks[0].size - n / 8)), "n0000000");
+            free(r.toks);
+        }
+        kctl_jw_free(&w);
+        work = kctl__json_work() - w0;
+        if (work > tj_work_bound(n, 8))
+            kt_fail(__FILE__, __LINE__, "merge patch, %u members: %llu name comparisons, over %llu", (unsigned)n,
+                    (unsigned long long)work, (unsigned long long)tj_work_bound(n, 8));
+    next:
+        tj_close(&a); tj_close(&b); tj_close(&c); tj_close(&d); tj_close(&p); tj_close(&e);
+        if (kt.cur_failed != failed) break; /* a quadratic path would take hours at the next size */
+    }
+}
+
+/* A getter's work is linear: a member of a 1,000,000-member object (the
+   last of a repeated name), an element at the end of a 1,000,000-element
+   array; an iteration over all of them. */
+static void tj_get_big(void) {
+    const uint32_t n = 1000000;
+    tj_big bb;
+    size_t len = 0, p, i;
+    char *obj, *arr;
+    int64_t x = 0;
+    uint64_t w0, count = 0, sum = 0;
+    kctl_json_value root, v;
+    kctl_json_iter it;
+    memset(&bb, 0, sizeof bb);
+    bb.n = n; bb.step = 7919; bb.dups = 3; bb.odd = bb.other = UINT32_MAX;
+    obj = tj_big_doc(&bb, &len);
+    arr = (char *)malloc((size_t)n * 8 + 8);
+    if (!obj || !arr) { free(obj); free(arr); KT_CHECK(!"memory"); return; }
+    w0 = kctl__json_work();
+    KT_EQ_INT(kctl_json_get_int64(obj, len, "m0000001", &x), KCTL_OK); /* first in the document, and after 3 "old" */
+    KT_EQ_INT(x, 1);
+    KT_EQ_INT(kctl_json_get_int64(obj, len, "[\"m0999999\"]", &x), KCTL_OK);
+    KT_EQ_INT(x, 999999);
+    KT_EQ_INT(kctl_json_get_int64(obj, len, "m1000000", &x), KCTL_ERR_NOT_FOUND);
+    KT_CHECK(kctl__json_work() - w0 <= 3 * ((uint64_t)n + 3)); /* one comparison a member a lookup */
+    KT_EQ_INT(kctl_json_get(obj, len, NULL, &root), KCTL_OK);
+    KT_EQ_INT(kctl_json_iter_begin(&root, NULL, &it), KCTL_OK);
+    while (kctl_json_iter_next(&it, NULL, &v)) count++;
+    KT_EQ_U64(count, n + 3);
+    p = 0;
+    arr[p++] = '[';
+    for (i = 0; i < n; i++) p += (size_t)sprintf(arr + p, "%s%u", i ? "," : "", (unsigned)i);
+    arr[p++] = ']';
+    KT_EQ_INT(kctl_json_get_int64(arr, p, "[999999]", &x), KCTL_OK);
+    KT_EQ_INT(x, 999999);
+    KT_EQ_INT(kctl_json_get_int64(arr, p, "[1000000]", &x), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_json_get(arr, p, NULL, &root), KCTL_OK);
+    KT_EQ_INT(kctl_json_iter_begin(&root, NULL, &it), KCTL_OK);
+    count = 0;
+    while (kctl_json_iter_next(&it, NULL, &v) && kctl_json_value_get_int64(&v, NULL, &x) == KCTL_OK) {
+        sum += (uint64_t)x;
+        count++;
+    }
+    KT_EQ_U64(count, n);
+    KT_EQ_U64(sum, (uint64_t)n * (n - 1) / 2);
+    free(obj);
+    free(arr);
+}
+
 void kt_suite_json(void) {
     KT_RUN(tj_parse_tokens_exact);
     KT_RUN(tj_parse_top_level_scalars);
@@ -1695,5 +2260,13 @@ void kt_suite_json(void) {
     KT_RUN(tj_merge_kubernetes);
     KT_RUN(tj_merge_replace_and_none);
     KT_RUN(tj_merge_into_writer);
+    KT_RUN(tj_merge_big_nomem);
     KT_RUN(tj_kubernetes_and_etcd_documents);
+    KT_RUN(tj_get_agrees_with_tokens);
+    KT_RUN(tj_get_values);
+    KT_RUN(tj_get_errors);
+    KT_RUN(tj_iterate);
+    KT_RUN(tj_get_views_of_bad_text);
+    KT_RUN(tj_big_objects);
+    KT_RUN(tj_get_big);
 }

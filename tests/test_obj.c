@@ -1,5 +1,6 @@
 /* test_obj.c - objects: metadata read once, shared by reference, bad documents rejected. */
 #include "kt.h"
+#include <stdlib.h>
 
 static kctl_obj *to_parse(const char *doc, int want_rc) {
     kctl_obj *o = NULL;
@@ -198,6 +199,208 @@ static void to_codec(void) {
     KT_EQ_INT(st.released, 1);
 }
 
+/* ------------------------------------------- the document, read by path */
+
+static void to_get(void) {
+    static const char doc[] =
+        "{\"apiVersion\":\"v1\",\"kind\":\"NtpConfig\",\"metadata\":{\"name\":\"ntp\",\"namespace\":\"edge\","
+        "\"resourceVersion\":\"18446744073709551615\",\"generation\":4,\"labels\":{\"app.kubernetes.io/name\":\"ntp\",\"tier\":\"a\",\"tier\":\"b\"}},"
+        "\"spec\":{\"replicas\":2,\"ntp\":{\"servers\":[\"0.pool\",\"1.pool\",\"t\\u00e9st\"],\"poll\":{\"min\":4,\"max\":10}},"
+        "\"drift\":-0.25,\"enabled\":true,\"note\":null,\"limits\":{\"cpu\":{\"max\":2},\"mem\":{\"max\":512}}}}";
+    kctl_obj *o = to_parse(doc, KCTL_OK);
+    char buf[32];
+    size_t n = 0;
+    int64_t x = 0, max = 0;
+    uint64_t u = 0;
+    double f = 0;
+    bool b = false;
+    kctl_json_value v, name;
+    kctl_json_iter it;
+    int k;
+    if (!o) return;
+    KT_EQ_INT(kctl_obj_get_int64(o, "spec.replicas", &x), KCTL_OK);
+    KT_EQ_INT(x, 2);
+    KT_EQ_INT(kctl_obj_get_string(o, "spec.ntp.servers[0]", buf, sizeof buf, &n), KCTL_OK);
+    KT_EQ_STR(buf, "0.pool");
+    KT_EQ_U64(n, 6);
+    KT_EQ_INT(kctl_obj_get_string(o, "spec.ntp.servers[2]", buf, sizeof buf, &n), KCTL_OK);
+    KT_EQ_STR(buf, "t\xc3\xa9st");
+    KT_EQ_INT(kctl_obj_get_string(o, "metadata.labels[\"app.kubernetes.io/name\"]", buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, "ntp");
+    KT_EQ_INT(kctl_obj_get_string(o, "metadata.labels.tier", buf, sizeof buf, NULL), KCTL_OK);
+    KT_EQ_STR(buf, kctl_obj_label(o, "tier")); /* the last of a repeated name, as the label */
+    KT_EQ_INT(kctl_obj_get_uint64(o, "metadata.resourceVersion", &u), KCTL_OK);
+    KT_EQ_U64(u, UINT64_MAX);
+    KT_EQ_INT(kctl_obj_get_int64(o, "metadata.generation", &x), KCTL_OK);
+    KT_EQ_INT(x, kctl_obj_generation(o));
+    KT_EQ_INT(kctl_obj_get_double(o, "spec.drift", &f), KCTL_OK);
+    KT_CHECK(f == -0.25);
+    KT_EQ_INT(kctl_obj_get_bool(o, "spec.enabled", &b), KCTL_OK);
+    KT_CHECK(b);
+    /* absent, another type, out of range, too small, malformed */
+    KT_EQ_INT(kctl_obj_get_int64(o, "spec.ntp.maxDistance", &x), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_obj_get_int64(o, "status.ready", &x), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_obj_get_string(o, "spec.ntp.servers[3]", buf, sizeof buf, NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_obj_get_int64(o, "spec.ntp.servers", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_obj_get_bool(o, "spec.note", &b), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_obj_get_string(o, "spec.replicas", buf, sizeof buf, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_obj_get_int64(o, "metadata.resourceVersion", &x), KCTL_ERR_TOO_LARGE);
+    KT_EQ_INT(kctl_obj_get_string(o, "spec.ntp.servers[0]", buf, 6, &n), KCTL_ERR_TOO_LARGE);
+    KT_EQ_U64(n, 6);
+    KT_EQ_INT(kctl_obj_get_int64(o, "spec..replicas", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_obj_get(o, "spec.note", &v), KCTL_OK);
+    KT_EQ_INT(v.type, KCTL_JSON_NULL);
+    KT_EQ_INT(kctl_obj_get(o, NULL, &v), KCTL_OK);
+    KT_CHECK(v.text == kctl_obj_json(o, &n) && v.len == n && v.type == KCTL_JSON_OBJECT);
+    KT_EQ_INT(kctl_obj_get_int64(NULL, "spec.replicas", &x), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_obj_get(NULL, "", &v), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_obj_get_string(NULL, "", buf, sizeof buf, &n), KCTL_ERR_INVALID_ARG);
+    KT_EQ_U64(n, 0);
+    /* iterate an array, and a map reading a member of each value */
+    KT_EQ_INT(kctl_obj_iter_begin(o, "spec.ntp.servers", &it), KCTL_OK);
+    for (k = 0; kctl_json_iter_next(&it, NULL, &v); k++) {
+        KT_EQ_INT(kctl_json_value_get_string(&v, NULL, buf, sizeof buf, NULL), KCTL_OK);
+        if (k == 1) KT_EQ_STR(buf, "1.pool");
+    }
+    KT_EQ_INT(k, 3);
+    KT_EQ_INT(kctl_obj_iter_begin(o, "spec.limits", &it), KCTL_OK);
+    for (k = 0; kctl_json_iter_next(&it, &name, &v); k++) {
+        KT_EQ_INT(kctl_json_value_get_string(&name, NULL, buf, sizeof buf, NULL), KCTL_OK);
+        KT_EQ_STR(buf, k ? "mem" : "cpu");
+        KT_EQ_INT(kctl_json_value_get_int64(&v, "max", &max), KCTL_OK);
+        KT_EQ_INT(max, k ? 512 : 2);
+    }
+    KT_EQ_INT(k, 2);
+    KT_EQ_INT(kctl_obj_iter_begin(o, "spec.replicas", &it), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_obj_iter_begin(o, "spec.nope", &it), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_obj_iter_begin(NULL, "spec", &it), KCTL_ERR_INVALID_ARG);
+    KT_CHECK(!kctl_json_iter_next(&it, &name, &v));
+    kctl_obj_unref(o);
+}
+
+/* ----------------------------- many labels: the work is counted, not timed */
+
+/* c * n * log2(n) name comparisons, and a little (see tj_work_bound). */
+static uint64_t to_work_bound(uint64_t n, uint64_t c) {
+    uint64_t lg = 1;
+    while ((UINT64_C(1) << lg) < n) lg++;
+    return c * n * lg + 1000;
+}
+
+/* An object with n labels ("l00000": "v0", ... shuffled, after `dups`
+   labels repeating the first names with "old"), n annotations (sorted)
+   and n finalizers (reversed). */
+static char *to_many_doc(uint32_t n, uint32_t dups, size_t *len) {
+    char *t = (char *)malloc(((size_t)3 * n + dups) * 24 + 128);
+    size_t p = 0;
+    uint32_t k;
+    if (!t) return NULL;
+    p += (size_t)sprintf(t + p, "{\"metadata\":{\"name\":\"many\",\"labels\":{");
+    for (k = 0; k < dups; k++) p += (size_t)sprintf(t + p, "%s\"l%05u\":\"old\"", k ? "," : "", (unsigned)(k % n));
+    for (k = 0; k < n; k++) {
+        uint32_t i = (uint32_t)(((uint64_t)k * 7919 + 1) % n);
+        p += (size_t)sprintf(t + p, "%s\"l%05u\":\"v%u\"", k || dups ? "," : "", (unsigned)i, (unsigned)i);
+    }
+    p += (size_t)sprintf(t + p, "},\"annotations\":{");
+    for (k = 0; k < n; k++) p += (size_t)sprintf(t + p, "%s\"a%05u\":\"%u\"", k ? "," : "", (unsigned)k, (unsigned)k);
+    p += (size_t)sprintf(t + p, "},\"finalizers\":[");
+    for (k = 0; k < n; k++) p += (size_t)sprintf(t + p, "%s\"f%05u\"", k ? "," : "", (unsigned)(n - 1 - k));
+    p += (size_t)sprintf(t + p, "]}}");
+    *len = p;
+    return t;
+}
+
+/* Up to 65,535 labels, annotations and finalizers (the most an object
+   holds), some label names repeated (the last counts): made, and every
+   one looked up, in n log n name comparisons. */
+static void to_many_labels(void) {
+    static const uint32_t sizes[] = { 1000, 65535 };
+    size_t s;
+    for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        uint32_t n = sizes[s], i, miss = 0;
+        size_t len = 0;
+        char *doc = to_many_doc(n, 1000, &len), key[16], want[16];
+        const char *k = NULL, *v = NULL;
+        kctl_obj *o = NULL;
+        uint64_t w0 = kctl__json_work(), work;
+        int failed = kt.cur_failed;
+        KT_CHECK(doc != NULL);
+        if (!doc) return;
+        KT_EQ_INT(kctl_obj_parse(doc, len, NULL, &o), KCTL_OK);
+        if (o) {
+            KT_EQ_U64(kctl_obj_label_count(o), n);
+            KT_EQ_U64(kctl_obj_annotation_count(o), n);
+            KT_EQ_U64(kctl_obj_finalizer_count(o), n);
+            for (i = 0; i < n; i++) {
+                const char *got;
+                sprintf(key, "l%05u", (unsigned)i);
+                sprintf(want, "v%u", (unsigned)i);
+                got = kctl_obj_label(o, key);
+                if (!got || strcmp(got, want) != 0) miss++;
+                sprintf(key, "a%05u", (unsigned)i);
+                sprintf(want, "%u", (unsigned)i);
+                got = kctl_obj_annotation(o, key);
+                if (!got || strcmp(got, want) != 0) miss++;
+                sprintf(key, "f%05u", (unsigned)i);
+                if (!kctl_obj_has_finalizer(o, key)) miss++;
+            }
+            KT_EQ_INT(miss, 0);
+            KT_CHECK(kctl_obj_label(o, "l99999") == NULL && kctl_obj_label(o, "") == NULL);
+            KT_CHECK(kctl_obj_annotation(o, "a") == NULL && !kctl_obj_has_finalizer(o, "f"));
+            /* in document order, a repeated name where it last stands */
+            KT_CHECK(kctl_obj_label_at(o, 0, &k, &v));
+            KT_EQ_STR(k, "l00001");
+            KT_EQ_STR(v, "v1");
+            KT_CHECK(kctl_obj_label_at(o, n - 1, &k, &v));
+            sprintf(key, "l%05u", (unsigned)(((uint64_t)(n - 1) * 7919 + 1) % n));
+            KT_EQ_STR(k, key);
+            KT_EQ_STR(kctl_obj_finalizer(o, 0), n == 1000 ? "f00999" : "f65534");
+            work = kctl__json_work() - w0;
+            if (work > to_work_bound(n, 16))
+                kt_fail(__FILE__, __LINE__, "%u labels: %llu name comparisons, over %llu", (unsigned)n,
+                        (unsigned long long)work, (unsigned long long)to_work_bound(n, 16));
+            kctl_obj_unref(o);
+        }
+        free(doc);
+        if (kt.cur_failed != failed) break; /* a quadratic path: minutes at the next size */
+    }
+}
+
+/* One label more than an object holds: TOO_LARGE; a repeated one does not
+   count twice. Out of memory at each allocation a big object makes
+   (tokens, the lists of labels and annotations, the block): NOMEM, nothing
+   left behind. */
+static void to_many_labels_limits(void) {
+    size_t len = 0;
+    char *doc = to_many_doc(65536, 0, &len);
+    kctl_obj *o = NULL;
+    kt_alloc a;
+    kctl_obj_opts op;
+    long fail;
+    if (!doc) return;
+    KT_EQ_INT(kctl_obj_parse(doc, len, NULL, &o), KCTL_ERR_TOO_LARGE);
+    KT_CHECK(o == NULL);
+    free(doc);
+    doc = to_many_doc(100, 50, &len);
+    memset(&op, 0, sizeof op);
+    for (fail = 0; fail < 5; fail++) {
+        kt_alloc_init(&a);
+        a.fail_after = fail;
+        op.allocator = kt_allocator(&a);
+        o = (kctl_obj *)&a;
+        KT_EQ_INT(kctl_obj_parse(doc, len, &op, &o), fail < 4 ? KCTL_ERR_NOMEM : KCTL_OK);
+        KT_CHECK(fail < 4 ? o == NULL : o != NULL);
+        if (o) {
+            KT_EQ_U64(kctl_obj_label_count(o), 100);
+            KT_EQ_STR(kctl_obj_label(o, "l00049"), "v49");
+            KT_EQ_INT(a.live, 1); /* one block */
+        }
+        kctl_obj_unref(o);
+        KT_EQ_INT(a.live, 0);
+    }
+    free(doc);
+}
+
 void kt_suite_obj(void) {
     KT_RUN(to_metadata);
     KT_RUN(to_cluster_scoped_and_defaults);
@@ -206,4 +409,7 @@ void kt_suite_obj(void) {
     KT_RUN(to_limits);
     KT_RUN(to_refcount_and_allocator);
     KT_RUN(to_codec);
+    KT_RUN(to_get);
+    KT_RUN(to_many_labels);
+    KT_RUN(to_many_labels_limits);
 }
