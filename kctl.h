@@ -7296,23 +7296,39 @@ static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
     return false;
 }
 
-/* Write base with its metadata's managed fields from m, and the status
-   at status of sdoc (KCTL_JSON_NONE: none). Repeated member names: the
-   last counts. */
-static void kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc, uint32_t status) {
-    const kctl_json_tok *root = &base->toks[0];
-    uint32_t i, k, md = kctl_json_member(base, 0, "metadata");
-    kctl_jw_object_begin(w);
-    for (i = 1, k = 0; k < root->size; k++, i += 1 + base->toks[i + 1].skip) {
+/* Copy the members of object obj of j that count (the last of repeated
+   names), but for those skip says to leave out. */
+static int kctl__as_copy_members(kctl_jw *w, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
+                                 bool (*skip)(const kctl_json *j, uint32_t ktok)) {
+    kctl__jmview v;
+    uint32_t i;
+    int rc = kctl__jmembers(j, obj, a, false, &v);
+    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
         const char *raw;
         size_t n;
-        if (!kctl__jlast(base, 0, i)) continue;
-        if (kctl_json_string_eq(base, i, "metadata") || kctl_json_string_eq(base, i, "status")) continue;
-        kctl_json_raw(base, i, &raw, &n);
+        if (skip && skip(j, v.keys[i])) continue;
+        kctl_json_raw(j, v.keys[i], &raw, &n);
         kctl__jw_key_raw(w, raw, n);
         kctl__jw_put(w, ":", 1);
-        kctl_jw_value(w, base, i + 1);
+        kctl_jw_value(w, j, v.keys[i] + 1);
     }
+    kctl__jmembers_free(&v);
+    return rc;
+}
+
+static bool kctl__as_meta_or_status(const kctl_json *j, uint32_t ktok) {
+    return kctl_json_string_eq(j, ktok, "metadata") || kctl_json_string_eq(j, ktok, "status");
+}
+
+/* Write base with its metadata's managed fields from m, and the status
+   at status of sdoc (KCTL_JSON_NONE: none). Repeated member names: the
+   last counts. OK, NOMEM, or the writer's error. */
+static int kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc, uint32_t status,
+                         const kctl_allocator *a) {
+    uint32_t md = kctl_json_member(base, 0, "metadata");
+    int rc;
+    kctl_jw_object_begin(w);
+    if ((rc = kctl__as_copy_members(w, base, 0, a, kctl__as_meta_or_status)) != KCTL_OK) return rc;
     kctl_jw_key(w, "metadata");
     kctl_jw_object_begin(w);
     kctl_jw_key(w, "name");
@@ -7324,74 +7340,73 @@ static void kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta 
     if (m->created && *m->created) { kctl_jw_key(w, "creationTimestamp"); kctl_jw_string(w, m->created); }
     if (m->deleted) { kctl_jw_key(w, "deletionTimestamp"); kctl_jw_string(w, m->deleted); }
     if (m->has_grace) { kctl_jw_key(w, "deletionGracePeriodSeconds"); kctl_jw_int64(w, m->grace); }
-    for (i = md + 1, k = 0; k < base->toks[md].size; k++, i += 1 + base->toks[i + 1].skip) {
-        const char *raw;
-        size_t n;
-        if (!kctl__jlast(base, md, i) || kctl__as_managed(base, i)) continue;
-        kctl_json_raw(base, i, &raw, &n);
-        kctl__jw_key_raw(w, raw, n);
-        kctl__jw_put(w, ":", 1);
-        kctl_jw_value(w, base, i + 1);
-    }
+    if ((rc = kctl__as_copy_members(w, base, md, a, kctl__as_managed)) != KCTL_OK) return rc;
     kctl_jw_object_end(w);
     if (status != KCTL_JSON_NONE) {
         kctl_jw_key(w, "status");
         kctl_jw_value(w, sdoc, status);
     }
     kctl_jw_object_end(w);
+    return w->err;
 }
 
 /* Whether objects a (at va) and b (at vb) are equal but for the members
-   named in skip (the last of repeated names counts). */
-static bool kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
-                                  size_t nskip) {
-    uint32_t i, k, na = 0, nb = 0;
+   named in skip (the last of repeated names counts): 1 equal, 0 not, or
+   NOMEM. Their members are matched by name in one walk. */
+static bool kctl__as_skipped(const kctl_json *j, uint32_t ktok, const char *const *skip, size_t nskip) {
     size_t s;
+    for (s = 0; s < nskip; s++)
+        if (kctl_json_string_eq(j, ktok, skip[s])) return true;
+    return false;
+}
+
+static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
+                                 size_t nskip, const kctl_allocator *al) {
+    kctl__jmview p, q;
+    uint32_t i = 0, k = 0;
+    int rc = 1;
     if (kctl_json_type_of(a, va) != KCTL_JSON_OBJECT || kctl_json_type_of(b, vb) != KCTL_JSON_OBJECT)
-        return kctl_json_equal(a, va, b, vb);
-    for (i = va + 1, k = 0; k < a->toks[va].size; k++, i += 1 + a->toks[i + 1].skip) {
-        char name[256];
-        size_t n = 0;
-        bool skipped = false;
-        if (!kctl__jlast(a, va, i)) continue;
-        for (s = 0; s < nskip && !skipped; s++) skipped = kctl_json_string_eq(a, i, skip[s]);
-        if (skipped) continue;
-        na++;
-        if (kctl_json_string(a, i, name, sizeof name, &n) != KCTL_OK || strlen(name) != n) {
-            /* a long or odd name: compare through the other side's scan */
-            uint32_t q, m2;
-            bool found = false;
-            for (q = vb + 1, m2 = 0; m2 < b->toks[vb].size; m2++, q += 1 + b->toks[q + 1].skip)
-                if (kctl__jlast(b, vb, q) && kctl_json_equal(a, i, b, q)) {
-                    found = kctl_json_equal(a, i + 1, b, q + 1);
-                    break;
-                }
-            if (!found) return false;
-            continue;
+        return kctl__jequal(a, va, b, vb, al);
+    if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK || kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
+        kctl__jmembers_free(&p);
+        kctl__jmembers_free(&q);
+        return KCTL_ERR_NOMEM;
+    }
+    for (;;) { /* both in name order: step over the skipped, then pair the rest */
+        uint32_t ka, kb;
+        while (i < p.n && kctl__as_skipped(a, p.keys[p.byname[i]], skip, nskip)) i++;
+        while (k < q.n && kctl__as_skipped(b, q.keys[q.byname[k]], skip, nskip)) k++;
+        if (i == p.n || k == q.n) {
+            rc = i == p.n && k == q.n;
+            break;
         }
-        if (!kctl_json_equal(a, i + 1, b, kctl_json_member(b, vb, name))) return false;
+        ka = p.keys[p.byname[i++]];
+        kb = q.keys[q.byname[k++]];
+        if (!kctl__jtok_eq(a, &a->toks[ka], b, &b->toks[kb]) || !kctl__jequal(a, ka + 1, b, kb + 1, al)) {
+            rc = 0;
+            break;
+        }
     }
-    for (i = vb + 1, k = 0; k < b->toks[vb].size; k++, i += 1 + b->toks[i + 1].skip) {
-        bool skipped = false;
-        if (!kctl__jlast(b, vb, i)) continue;
-        for (s = 0; s < nskip && !skipped; s++) skipped = kctl_json_string_eq(b, i, skip[s]);
-        if (!skipped) nb++;
-    }
-    return na == nb;
+    kctl__jmembers_free(&p);
+    kctl__jmembers_free(&q);
+    return rc;
 }
 
 /* A document and the same with only its resourceVersion changed are the
    same write. */
-static bool kctl__as_same(const kctl_json *a, const kctl_json *b) {
+static int kctl__as_same(const kctl_json *a, const kctl_json *b, const kctl_allocator *al) {
     static const char *const root_skip[] = { "metadata" }, *const md_skip[] = { "resourceVersion" };
-    return kctl__as_equal_except(a, 0, b, 0, root_skip, 1) &&
-           kctl__as_equal_except(a, kctl_json_member(a, 0, "metadata"), b, kctl_json_member(b, 0, "metadata"), md_skip, 1);
+    int rc = kctl__as_equal_except(a, 0, b, 0, root_skip, 1, al);
+    if (rc != 1) return rc;
+    return kctl__as_equal_except(a, kctl_json_member(a, 0, "metadata"), b, kctl_json_member(b, 0, "metadata"), md_skip, 1, al);
 }
 
-/* The custom resource rule: anything but metadata and status changed. */
-static bool kctl__as_bumps_generation(const kctl_json *sent, const kctl_json *cur) {
+/* The custom resource rule: anything but metadata and status changed:
+   1 it did, 0 not, or NOMEM. */
+static int kctl__as_bumps_generation(const kctl_json *sent, const kctl_json *cur, const kctl_allocator *al) {
     static const char *const skip[] = { "metadata", "status" };
-    return !kctl__as_equal_except(sent, 0, cur, 0, skip, 2);
+    int rc = kctl__as_equal_except(sent, 0, cur, 0, skip, 2, al);
+    return rc < 0 ? rc : !rc;
 }
 
 /* A 5-character suffix from apimachinery's alphabet. */
@@ -7632,9 +7647,8 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         m.rv = req->rv;
         m.created = req->now;
         m.generation = 1;
-        kctl__as_emit(r->out, sent, &m, sent, req->apply ? kctl_json_member(sent, 0, "status") : KCTL_JSON_NONE);
         r->d->outcome = KCTL_APISRV_WRITE;
-        return r->out->err;
+        return kctl__as_emit(r->out, sent, &m, sent, req->apply ? kctl_json_member(sent, 0, "status") : KCTL_JSON_NONE, &req->allocator);
     }
     if (!cur) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, in.name, r->st);
     r->d->cur = cur;
@@ -7654,20 +7668,25 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     base = status_only ? &r->cur.j : sent;
     sdoc = status_only ? sent : &r->cur.j;
     status = kctl_json_member(sdoc, 0, "status");
-    if (!status_only && kctl__as_bumps_generation(sent, &r->cur.j)) m.generation++;
+    if (!status_only) {
+        int bump = kctl__as_bumps_generation(sent, &r->cur.j, &req->allocator);
+        if (bump < 0) return bump;
+        if (bump) m.generation++;
+    }
     nfin = status_only ? kctl_obj_finalizer_count(cur) : in.nfinalizers;
     if (m.deleted && nfin == 0) { /* the last finalizer went: so does the object, answered at its old version */
         m.rv = kctl_obj_resource_version(cur);
-        kctl__as_emit(r->out, base, &m, sdoc, status);
         r->d->outcome = KCTL_APISRV_REMOVE;
-        return r->out->err;
+        return kctl__as_emit(r->out, base, &m, sdoc, status, &req->allocator);
     }
-    kctl__as_emit(r->out, base, &m, sdoc, status);
-    if (r->out->err) return r->out->err;
+    if ((rc = kctl__as_emit(r->out, base, &m, sdoc, status, &req->allocator)) != KCTL_OK) return rc;
     { /* a write that changes nothing is not a write */
         kctl__jdoc nd;
         if ((rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, NULL)) == KCTL_OK) {
-            if (kctl__as_same(&nd.j, &r->cur.j)) {
+            int same = kctl__as_same(&nd.j, &r->cur.j, &req->allocator);
+            if (same < 0) {
+                rc = same;
+            } else if (same) {
                 kctl__as_out_reset(r->out);
                 r->d->outcome = KCTL_APISRV_UNCHANGED;
             } else {
@@ -7739,9 +7758,8 @@ static int kctl__as_remove(kctl__asrun *r) {
     m.has_grace = true;
     m.grace = 0;
     if (m.generation > 0) m.generation++; /* markAsDeleting: a deletion is a change of intent */
-    kctl__as_emit(r->out, &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"));
     r->d->outcome = KCTL_APISRV_WRITE;
-    return r->out->err;
+    return kctl__as_emit(r->out, &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"), &req->allocator);
 }
 
 KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st) {
@@ -7810,12 +7828,15 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, kc
     return rc;
 }
 
+static bool kctl__as_is_metadata(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "metadata"); }
+static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
+
 KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
     kctl__jdoc d;
     kctl_jw w;
     const char *doc, *text;
     size_t len, n;
-    uint32_t i, k, md;
+    uint32_t md;
     int rc;
     kctl_allocator a;
     if (out) *out = NULL;
@@ -7830,32 +7851,18 @@ KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl
     md = kctl_json_member(&d.j, 0, "metadata");
     kctl_jw_init_growable(&w, &a);
     kctl_jw_object_begin(&w);
-    for (i = 1, k = 0; k < d.j.toks[0].size; k++, i += 1 + d.j.toks[i + 1].skip) {
-        const char *raw;
-        size_t rn;
-        if (!kctl__jlast(&d.j, 0, i)) continue;
-        kctl_json_raw(&d.j, i, &raw, &rn);
-        kctl__jw_key_raw(&w, raw, rn);
-        kctl__jw_put(&w, ":", 1);
-        if (i + 1 != md) {
-            kctl_jw_value(&w, &d.j, i + 1);
-            continue;
-        }
-        kctl_jw_object_begin(&w);
-        {
-            uint32_t q, m2;
-            for (q = md + 1, m2 = 0; m2 < d.j.toks[md].size; m2++, q += 1 + d.j.toks[q + 1].skip) {
-                if (!kctl__jlast(&d.j, md, q) || kctl_json_string_eq(&d.j, q, "resourceVersion")) continue;
-                kctl_json_raw(&d.j, q, &raw, &rn);
-                kctl__jw_key_raw(&w, raw, rn);
-                kctl__jw_put(&w, ":", 1);
-                kctl_jw_value(&w, &d.j, q + 1);
-            }
-        }
-        if (rv) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, rv); }
-        kctl_jw_object_end(&w);
-    }
+    rc = kctl__as_copy_members(&w, &d.j, 0, &a, kctl__as_is_metadata);
+    kctl_jw_key(&w, "metadata");
+    kctl_jw_object_begin(&w);
+    if (rc == KCTL_OK && kctl_json_type_of(&d.j, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(&w, &d.j, md, &a, kctl__as_is_rv);
+    if (rv) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, rv); }
     kctl_jw_object_end(&w);
+    kctl_jw_object_end(&w);
+    if (rc != KCTL_OK) {
+        kctl_jw_free(&w);
+        kctl__jdoc_free(&d);
+        return rc;
+    }
     rc = kctl_jw_finish(&w, &text, &n);
     if (rc == KCTL_OK) rc = kctl_obj_parse(text, n, opts, out);
     kctl_jw_free(&w);

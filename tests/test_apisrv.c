@@ -537,6 +537,76 @@ static void ta_nomem_sweep(void) {
     KT_CHECK(k < 200);
 }
 
+/* Section 3: a store write is O(n log n) in the document's size (bounded
+   by the JSON code's work counter, not by time): 1M members in spec and
+   65,535 labels, shuffled, created, applied unchanged (no write), applied
+   with one member changed (a write, generation bumped), status-updated. */
+static uint64_t ta_work_bound(uint64_t n, uint64_t c) {
+    uint64_t lg = 1;
+    while ((UINT64_C(1) << lg) < n) lg++;
+    return c * n * lg + 1000;
+}
+
+static char *ta_big_doc(uint32_t n, uint32_t labels, uint32_t step, uint32_t odd) {
+    size_t cap = (size_t)n * 24 + (size_t)labels * 28 + 256, len = 0;
+    char *d = (char *)malloc(cap);
+    uint32_t i;
+    if (!d) return NULL;
+    len += (size_t)snprintf(d + len, cap - len, "{\"metadata\":{\"name\":\"big\",\"labels\":{");
+    for (i = 0; i < labels; i++) {
+        uint32_t k = (uint32_t)(((uint64_t)i * step + 1) % labels);
+        len += (size_t)snprintf(d + len, cap - len, "%s\"l%07u\":\"v\"", i ? "," : "", (unsigned)k);
+    }
+    len += (size_t)snprintf(d + len, cap - len, "}},\"spec\":{");
+    for (i = 0; i < n; i++) {
+        uint32_t k = (uint32_t)(((uint64_t)i * step + 1) % n);
+        len += (size_t)snprintf(d + len, cap - len, "%s\"m%07u\":%u", i ? "," : "", (unsigned)k, k == odd ? 7u : 1u);
+    }
+    snprintf(d + len, cap - len, "}}");
+    return d;
+}
+
+static void ta_big_writes_are_n_log_n(void) {
+    static const uint32_t sizes[] = { 1000, 64000, 1000000 };
+    size_t k;
+    for (k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        uint32_t n = sizes[k], labels = n < 65535 ? n : 65535;
+        char *a = ta_big_doc(n, labels, 1, UINT32_MAX), *b = ta_big_doc(n, labels, 7919, UINT32_MAX), *c = ta_big_doc(n, labels, 7919, n / 2);
+        kctl_memstore *ms = NULL;
+        kctl_obj *o = NULL;
+        uint64_t w0, work;
+        KT_CHECK(a && b && c);
+        if (!a || !b || !c || kctl_memstore_create(NULL, &ms) != KCTL_OK) {
+            free(a); free(b); free(c);
+            return;
+        }
+        w0 = kctl__json_work();
+        KT_EQ_INT(kctl_memstore_apply(ms, &ta_cm, a, KCTL_NTS, NULL, NULL), KCTL_OK);
+        KT_EQ_INT(kctl_memstore_apply(ms, &ta_cm, b, KCTL_NTS, &o, NULL), KCTL_OK); /* the same, reordered */
+        KT_EQ_STR(o ? kctl_obj_resource_version(o) : "", "1");
+        kctl_obj_unref(o);
+        KT_EQ_INT(kctl_memstore_apply(ms, &ta_cm, c, KCTL_NTS, &o, NULL), KCTL_OK);
+        KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 2);
+        kctl_obj_unref(o);
+        {
+            kctl_transport t = kctl_memstore_transport(ms);
+            KT_EQ_INT(kctl_transport_update_status(&t, &ta_cm, "{\"metadata\":{\"name\":\"big\"},\"status\":{\"ok\":true}}", KCTL_NTS, &o, NULL),
+                      KCTL_OK);
+            KT_EQ_STR(o ? kctl_obj_resource_version(o) : "", "3");
+            kctl_obj_unref(o);
+        }
+        work = kctl__json_work() - w0;
+        if (work > ta_work_bound(n, 64))
+            kt_fail(__FILE__, __LINE__, "store writes, %u members: %llu name comparisons, over %llu", (unsigned)n,
+                    (unsigned long long)work, (unsigned long long)ta_work_bound(n, 64));
+        kctl_memstore_destroy(ms);
+        free(a);
+        free(b);
+        free(c);
+        if (kt.cur_failed) return; /* past the first size that fails: the rest would take hours */
+    }
+}
+
 /* ---- 1.1 end to end: a finalizer and the generation predicate */
 typedef struct ta_env {
     kctl_vclock vc;
@@ -637,5 +707,6 @@ void kt_suite_apisrv(void) {
     KT_RUN(ta_patch_both_ways);
     KT_RUN(ta_with_rv_and_check);
     KT_RUN(ta_nomem_sweep);
+    KT_RUN(ta_big_writes_are_n_log_n);
     KT_RUN(ta_finalizer_with_generation_predicate);
 }
