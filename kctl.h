@@ -18,12 +18,13 @@
     What is here: the foundation (result codes, allocator and logger hooks,
     the clock, real and virtual), the rate limiters and client-go's
     three-layer work queue; and of the cache side, a strict JSON reader and
-    writer, objects, label and field selectors, the indexer (the local
-    cache), the delta FIFO, the transport interface and the embedded store
-    (memstore: Kubernetes semantics in process, persisted to a file); and
-    of the controller side, the reflector, the informer, the controller,
-    leader election and the manager. Still to come: the remote transports
-    (kctl_http_curl.h); see VERSION HISTORY.
+    writer with getters by path, objects, label and field selectors, the
+    indexer (the local cache), the delta FIFO, the transport interface with
+    an API server's Status detail, the API-server rules every store shares,
+    and the embedded store (memstore: Kubernetes semantics in process,
+    persisted to a file); and of the controller side, the reflector, the
+    informer, the controller, leader election and the manager. Still to
+    come: the remote transports (kctl_http_curl.h); see VERSION HISTORY.
 
 
     QUICK START
@@ -65,12 +66,14 @@
 
         static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
             kctl_reconcile_result r = { 0 };
+            char image[128];
             if (!ctx->obj) return r;                      // deleted: clean up ctx->name
-            if (deploy(ctx->obj) != 0)                    // yours
+            kctl_obj_get_string(ctx->obj, "spec.image", image, sizeof image, NULL);
+            if (deploy(ctx->name, image) != 0)            // yours
                 r.error = KCTL_ERR_IO;                    // the error: backoff
             else                                          // (never a fixed requeue)
                 r.error = kctl_status_update(&ctx->transport, &res, ctx->obj,
-                                             "{\"phase\":\"Ready\"}", 17, NULL, NULL);
+                              "{\"phase\":\"Ready\"}", KCTL_NTS, NULL, NULL, NULL);
             return r;                                     // unchanged: not written
         }
 
@@ -118,6 +121,12 @@
         kctl_handler                   ResourceEventHandlerFuncs
         kctl_handler.resync            a handler's resync period: syncs reach it
         kctl_key_split                 SplitMetaNamespaceKey
+        kctl_transport_get/create/...  dynamic client (Get, Create, Update,
+                                       UpdateStatus, Patch(MergePatchType), Delete)
+        kctl_api_status                metav1.Status of an apierrors.StatusError
+        kctl_api_status_result         apierrors.IsNotFound, IsConflict, ...
+        kctl_apisrv_decide             the API server's registry (rest.BeforeCreate,
+                                       BeforeUpdate, BeforeDelete, validation)
 
         kctl                           controller-runtime
         ----                           ------------------
@@ -232,14 +241,45 @@
 
     ERRORS
     ======
-    Fallible functions return int: KCTL_OK (0) or a negative KCTL_ERR_* code;
-    kctl_strerror() names each. What to do next:
-        KCTL_ERR_INVALID_ARG   fix the call (NULL, empty or too long key, bad desc)
+    Fallible functions return int: KCTL_OK (0) or a negative KCTL_ERR_* code
+    (one list, KCTL_RESULTS); kctl_strerror() names each. What to do next:
+        KCTL_ERR_INVALID_ARG   fix the call (NULL, empty or too long key, bad
+                               desc), or the object a store refused
         KCTL_ERR_NOMEM         out of memory; the object is unchanged and usable
         KCTL_ERR_SHUTDOWN      the queue is shutting down: stop the worker
         KCTL_ERR_AGAIN         nothing ready now: try again later
         KCTL_ERR_CONFLICT      (stores) optimistic-concurrency loss: re-read, retry
         KCTL_ERR_GONE          (stores) version too old: list again
+    A store says more, as an API server does: every transport call takes a
+    kctl_api_status (NULL: none wanted) that a failure fills with the HTTP
+    code, the reason (NotFound, AlreadyExists, Conflict, Invalid,
+    BadRequest, Expired...), a message for people and, for a refused
+    object, each field at fault:
+        kctl_api_status st = { 0 };
+        if (kctl_memstore_apply(ms, &res, doc, KCTL_NTS, NULL, &st) != KCTL_OK)
+            fprintf(stderr, "%s\n", st.message);
+        // apps.example.io "Web" is invalid: metadata.name: Invalid value:
+        // "Web": a lowercase RFC 1123 subdomain must consist of lower case ...
+        kctl_api_status_clear(&st);
+    The memstore words every refusal as a real API server does (the
+    API-SERVER RULES section); the remote transports hand on the server's.
+
+
+    TEXT AND OBJECTS
+    ================
+    Wherever kctl takes a text and its length, the length may be KCTL_NTS
+    for a NUL-terminated text: no counting by hand. Read an object's fields
+    by path without token arrays (kctl_obj_get_string/int64/double/bool,
+    "spec.ntp.servers[0]"; kctl_obj_iter_begin/kctl_json_iter_next over an
+    array or a map); build documents with the writer (kctl_jw_*), which
+    escapes strings and checks the nesting:
+        char buf[256]; const char *status; kctl_jw w;
+        kctl_jw_init(&w, buf, sizeof buf);
+        kctl_jw_object_begin(&w);
+        kctl_jw_key(&w, "phase"); kctl_jw_string(&w, "Ready");
+        kctl_jw_object_end(&w);
+        if (kctl_jw_finish(&w, &status, NULL) == KCTL_OK)
+            kctl_status_update(&ctx->transport, &res, ctx->obj, status, KCTL_NTS, NULL, NULL, NULL);
 
 
     LOGGING
@@ -252,12 +292,18 @@
     WRITING A TRANSPORT
     ===================
     A store is a kctl_transport: a vtable (kctl_transport_vtable) and a
-    self pointer. The comment above kctl_resource is the porting guide:
-    what each entry does, which codes mean what (GONE: list again;
-    CONFLICT: re-read and retry; IO: watch again from the last version),
-    and the rules every entry keeps (thread-safe, references handed out).
+    self pointer; callers use it through kctl_transport_get, _create, ...
+    The comment above kctl_resource is the porting guide: what each entry
+    does, which codes mean what (GONE: list again; CONFLICT: re-read and
+    retry; IO: watch again from the last version), and the rules every
+    entry keeps (thread-safe, references handed out, a kctl_api_status
+    filled on failure). A store that keeps objects itself decides its
+    writes with kctl_apisrv_decide (names, generation, status subresource,
+    finalizers, no-op writes, refusals worded as an API server's); one that
+    fronts a server parses the server's Status (kctl_api_status_parse).
     The memstore is the reference implementation, and the tests in
-    tests/test_memstore.c are a checklist of the semantics a store owes.
+    tests/test_memstore.c and tests/test_apisrv.c are a checklist of the
+    semantics a store owes.
 
 
     LIMITS
@@ -286,8 +332,14 @@
            (shared informers, run until a signal, leader election,
            Prometheus metrics).
     0.4.0  (in progress) core fixes before the remote transports: result
-           codes from one list, KCTL_NTS for NUL-terminated text, the
-           implementation asks for POSIX itself.
+           codes from one list; KCTL_NTS for NUL-terminated text; the
+           implementation asks for POSIX itself; the transport's Status
+           detail, wrappers and merge-patch entry; the API-SERVER RULES
+           (validation in apimachinery's words, generation on deletion,
+           no new finalizers while deleting); selectors as labels.Parse;
+           syncs only to handlers that ask; owners by group and kind;
+           getters by path; no quadratic JSON paths; a memstore that
+           acknowledges only durable writes.
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
    strict -std=c99 hides. Where this file comes before any system header
