@@ -48,11 +48,17 @@ $(B)/posix-check: kctl.h examples/hello_controller.c | $(B)
 	grep -q 'compile with -D_POSIX_C_SOURCE=200809L' $(B)/posix-late.err
 	@touch $@
 
+# The README's complete controller is examples/hello_controller.c, word for word.
+$(B)/readme-check: README.md examples/hello_controller.c | $(B)
+	awk 'f && /^```$$/ {exit} f {print} /^## A complete controller/ {s=1} s && /^```c$$/ {f=1}' README.md > $(B)/readme-hello.c
+	sed -e '1d' -e 's|"../kctl.h"|"kctl.h"|' examples/hello_controller.c | diff -u - $(B)/readme-hello.c
+	@touch $@
+
 MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan
