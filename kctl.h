@@ -1324,6 +1324,22 @@ KCTL_API int kctl_transport_remove(const kctl_transport *t, const kctl_resource 
 /* Free the transport through its destroy entry, if it has one. [not thread-safe] */
 KCTL_API void kctl_transport_destroy(kctl_transport *t);
 
+/* Write `status` (a JSON value) as obj's status through update_status,
+   with obj's resourceVersion as the precondition, unless it equals obj's
+   current status semantically (then nothing is written and *written is
+   false): the status write that changes nothing, which would wake the
+   controller again forever, never happens. *out (may be NULL) gets the
+   stored object; len may be KCTL_NTS; *st (may be NULL) says why a write
+   failed. CONFLICT: re-read and retry (kctl_retry_on_conflict). [any thread] */
+KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
+                                const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st);
+
+/* client-go's RetryOnConflict: call fn until it returns anything but
+   CONFLICT, at most attempts times (0: 5, as retry.DefaultRetry), sleeping
+   delay_ns (0: 10 ms) of real time between tries. fn re-reads and
+   reapplies. Returns fn's last result. [any thread] */
+KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*fn)(void *user_data), void *user_data);
+
 /* Release an event's object and clear it. */
 KCTL_API void kctl_event_clear(kctl_event *ev);
 /* Release a list result's objects. */
@@ -1829,21 +1845,6 @@ typedef struct kctl_predicate {
 /* Whether the event passes p (NULL passes everything). [any thread] */
 KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_obj, const kctl_obj *new_obj);
 
-/* Write `status` (a JSON value) as obj's status through update_status,
-   with obj's resourceVersion as the precondition, unless it equals obj's
-   current status semantically (then nothing is written and *written is
-   false): the status write that changes nothing, which would wake the
-   controller again forever, never happens. *out (may be NULL) gets the
-   stored object; len may be KCTL_NTS; *st (may be NULL) says why a write
-   failed. CONFLICT: re-read and retry (kctl_retry_on_conflict). [any thread] */
-KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
-                                const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st);
-
-/* client-go's RetryOnConflict: call fn until it returns anything but
-   CONFLICT, at most attempts times (0: 5, as retry.DefaultRetry), sleeping
-   delay_ns (0: 10 ms) of real time between tries. fn re-reads and
-   reapplies. Returns fn's last result. [any thread] */
-KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*fn)(void *user_data), void *user_data);
 
 /* =============================================================== CONTROLLER */
 /* The part a user writes against: one reconcile function, called with a
@@ -6821,6 +6822,75 @@ KCTL_API void kctl_transport_destroy(kctl_transport *t) {
     if (t) memset(t, 0, sizeof *t);
 }
 
+/* ---- helpers over the wrappers */
+KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
+                                const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st) {
+    kctl_json cur, want;
+    kctl_json_tok *ct = NULL, *wt = NULL;
+    kctl_allocator a;
+    kctl_jw w;
+    const char *text, *doc;
+    size_t n, dlen;
+    int rc;
+    if (written) *written = false;
+    if (out) *out = NULL;
+    if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(status);
+    memset(&a, 0, sizeof a);
+    doc = kctl_obj_json(obj, &dlen);
+    if ((rc = kctl_json_parse(status, len, NULL, 0, NULL, &want)) != KCTL_OK) return rc == KCTL_ERR_PROTO ? KCTL_ERR_INVALID_ARG : rc;
+    if ((rc = kctl_json_parse(doc, dlen, NULL, 0, NULL, &cur)) != KCTL_OK) return rc;
+    wt = (kctl_json_tok *)kctl__alloc(&a, (size_t)want.ntoks * sizeof *wt);
+    ct = (kctl_json_tok *)kctl__alloc(&a, (size_t)cur.ntoks * sizeof *ct);
+    if (!wt || !ct) {
+        kctl__free(&a, wt);
+        kctl__free(&a, ct);
+        return KCTL_ERR_NOMEM;
+    }
+    kctl_json_parse(status, len, wt, want.ntoks, NULL, &want);
+    kctl_json_parse(doc, dlen, ct, cur.ntoks, NULL, &cur);
+    if (kctl_json_equal(&cur, kctl_json_member(&cur, 0, "status"), &want, 0)) { /* nothing to write */
+        kctl__free(&a, wt);
+        kctl__free(&a, ct);
+        return KCTL_OK;
+    }
+    kctl_jw_init_growable(&w, NULL);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "metadata");
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "name");
+    kctl_jw_string(&w, kctl_obj_name(obj));
+    if (*kctl_obj_namespace(obj)) { kctl_jw_key(&w, "namespace"); kctl_jw_string(&w, kctl_obj_namespace(obj)); }
+    kctl_jw_key(&w, "resourceVersion");
+    kctl_jw_string(&w, kctl_obj_resource_version(obj));
+    kctl_jw_object_end(&w);
+    kctl_jw_key(&w, "status");
+    kctl_jw_value(&w, &want, 0);
+    kctl_jw_object_end(&w);
+    rc = kctl_jw_finish(&w, &text, &n);
+    if (rc == KCTL_OK) rc = kctl_transport_update_status(t, res, text, n, out, st);
+    if (rc == KCTL_OK && written) *written = true;
+    kctl_jw_free(&w);
+    kctl__free(&a, wt);
+    kctl__free(&a, ct);
+    return rc;
+}
+
+KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*fn)(void *user_data), void *user_data) {
+    uint32_t i;
+    int rc = KCTL_ERR_INVALID_ARG;
+    if (!fn) return rc;
+    if (!attempts) attempts = 5;
+    if (!delay_ns) delay_ns = KCTL_MS(10);
+    for (i = 0; i < attempts; i++) {
+        if ((rc = fn(user_data)) != KCTL_ERR_CONFLICT) return rc;
+#ifndef KCTL_NO_THREADS
+        if (i + 1 < attempts) kctl__port_sleep_ns(delay_ns);
+#endif
+    }
+    return rc;
+}
+
 /* -------------------------------------------------------- API-SERVER RULES */
 /* The words below are apimachinery's (k8s.io/apimachinery validation and
    the generic registry), so a kctl store refuses as an API server does. */
@@ -10677,73 +10747,6 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
     }
 }
 
-KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
-                                const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st) {
-    kctl_json cur, want;
-    kctl_json_tok *ct = NULL, *wt = NULL;
-    kctl_allocator a;
-    kctl_jw w;
-    const char *text, *doc;
-    size_t n, dlen;
-    int rc;
-    if (written) *written = false;
-    if (out) *out = NULL;
-    if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(status);
-    memset(&a, 0, sizeof a);
-    doc = kctl_obj_json(obj, &dlen);
-    if ((rc = kctl_json_parse(status, len, NULL, 0, NULL, &want)) != KCTL_OK) return rc == KCTL_ERR_PROTO ? KCTL_ERR_INVALID_ARG : rc;
-    if ((rc = kctl_json_parse(doc, dlen, NULL, 0, NULL, &cur)) != KCTL_OK) return rc;
-    wt = (kctl_json_tok *)kctl__alloc(&a, (size_t)want.ntoks * sizeof *wt);
-    ct = (kctl_json_tok *)kctl__alloc(&a, (size_t)cur.ntoks * sizeof *ct);
-    if (!wt || !ct) {
-        kctl__free(&a, wt);
-        kctl__free(&a, ct);
-        return KCTL_ERR_NOMEM;
-    }
-    kctl_json_parse(status, len, wt, want.ntoks, NULL, &want);
-    kctl_json_parse(doc, dlen, ct, cur.ntoks, NULL, &cur);
-    if (kctl_json_equal(&cur, kctl_json_member(&cur, 0, "status"), &want, 0)) { /* nothing to write */
-        kctl__free(&a, wt);
-        kctl__free(&a, ct);
-        return KCTL_OK;
-    }
-    kctl_jw_init_growable(&w, NULL);
-    kctl_jw_object_begin(&w);
-    kctl_jw_key(&w, "metadata");
-    kctl_jw_object_begin(&w);
-    kctl_jw_key(&w, "name");
-    kctl_jw_string(&w, kctl_obj_name(obj));
-    if (*kctl_obj_namespace(obj)) { kctl_jw_key(&w, "namespace"); kctl_jw_string(&w, kctl_obj_namespace(obj)); }
-    kctl_jw_key(&w, "resourceVersion");
-    kctl_jw_string(&w, kctl_obj_resource_version(obj));
-    kctl_jw_object_end(&w);
-    kctl_jw_key(&w, "status");
-    kctl_jw_value(&w, &want, 0);
-    kctl_jw_object_end(&w);
-    rc = kctl_jw_finish(&w, &text, &n);
-    if (rc == KCTL_OK) rc = kctl_transport_update_status(t, res, text, n, out, st);
-    if (rc == KCTL_OK && written) *written = true;
-    kctl_jw_free(&w);
-    kctl__free(&a, wt);
-    kctl__free(&a, ct);
-    return rc;
-}
-
-KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*fn)(void *user_data), void *user_data) {
-    uint32_t i;
-    int rc = KCTL_ERR_INVALID_ARG;
-    if (!fn) return rc;
-    if (!attempts) attempts = 5;
-    if (!delay_ns) delay_ns = KCTL_MS(10);
-    for (i = 0; i < attempts; i++) {
-        if ((rc = fn(user_data)) != KCTL_ERR_CONFLICT) return rc;
-#ifndef KCTL_NO_THREADS
-        if (i + 1 < attempts) kctl__port_sleep_ns(delay_ns);
-#endif
-    }
-    return rc;
-}
 
 /* -------------------------------------------------------------- CONTROLLER */
 typedef enum kctl__watch_kind { KCTL__WATCH_PRIMARY, KCTL__WATCH_OWNED, KCTL__WATCH_MAP } kctl__watch_kind;
