@@ -5117,37 +5117,56 @@ struct kctl_selector {
     kctl__selreq *reqs;
 };
 
-static bool kctl__sel_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-static bool kctl__sel_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+/* ---- Kubernetes names (apimachinery's validation): the selectors check
+   label keys and values with them, the API-server rules every name. */
+static bool kctl__name_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
+static bool kctl__name_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+
+/* An RFC 1123 label, any length: [a-z0-9]([-a-z0-9]*[a-z0-9])? */
+static bool kctl__name_dns_label(const char *s, size_t n) {
+    size_t i;
+    if (n == 0 || !kctl__name_lower(s[0]) || !kctl__name_lower(s[n - 1])) return false;
+    for (i = 1; i + 1 < n; i++)
+        if (!kctl__name_lower(s[i]) && s[i] != '-') return false;
+    return true;
+}
+
+/* An RFC 1123 subdomain, any length: labels joined by dots. */
+static bool kctl__name_dns_subdomain(const char *s, size_t n) {
+    size_t i, start = 0;
+    for (i = 0; i <= n; i++) {
+        if (i == n || s[i] == '.') {
+            if (!kctl__name_dns_label(s + start, i - start)) return false;
+            start = i + 1;
+        }
+    }
+    return true;
+}
+
+/* A qualified name's name part (and a label value), any length:
+   ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
+static bool kctl__name_qpart(const char *s, size_t n) {
+    size_t i;
+    if (n == 0 || !kctl__name_alnum(s[0]) || !kctl__name_alnum(s[n - 1])) return false;
+    for (i = 1; i + 1 < n; i++)
+        if (!kctl__name_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') return false;
+    return true;
+}
 
 /* A label name or value: at most 63 of [A-Za-z0-9-_.], alphanumeric at
    both ends; a value may be empty. */
 static bool kctl__sel_name_ok(const char *s, size_t n, bool empty_ok) {
-    size_t i;
     if (n == 0) return empty_ok;
-    if (n > 63 || !kctl__sel_alnum(s[0]) || !kctl__sel_alnum(s[n - 1])) return false;
-    for (i = 0; i < n; i++)
-        if (!kctl__sel_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') return false;
-    return true;
+    return n <= 63 && kctl__name_qpart(s, n);
 }
 
-/* A label key: [DNS-1123 subdomain '/'] name. The subdomain has at most
-   253 characters: dot-separated labels of [a-z0-9-], each starting and
-   ending with a letter or digit. */
+/* A label key: [DNS-1123 subdomain of at most 253 characters '/'] name. */
 static bool kctl__sel_key_ok(const char *s, size_t n) {
     const char *slash = (const char *)memchr(s, '/', n);
-    size_t i, p;
+    size_t p;
     if (!slash) return kctl__sel_name_ok(s, n, false);
     p = (size_t)(slash - s);
-    if (p == 0 || p > 253 || !kctl__sel_lower(s[0]) || !kctl__sel_lower(s[p - 1])) return false;
-    for (i = 1; i + 1 < p; i++) {
-        if (s[i] == '.') {
-            if (!kctl__sel_lower(s[i - 1]) || !kctl__sel_lower(s[i + 1])) return false;
-        } else if (s[i] != '-' && !kctl__sel_lower(s[i])) {
-            return false;
-        }
-    }
-    return kctl__sel_name_ok(slash + 1, n - p - 1, false);
+    return p <= 253 && kctl__name_dns_subdomain(s, p) && kctl__sel_name_ok(slash + 1, n - p - 1, false);
 }
 
 /* s[0..n) as strconv.ParseInt(s, 10, 64) reads it: an optional sign,
@@ -6913,39 +6932,6 @@ KCTL_API void kctl_apisrv_now(char buf[32]) {
     kctl__port_wall_rfc3339(kctl__port_wall_ns(), false, buf);
 }
 
-static bool kctl__as_alnum_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-static bool kctl__as_alnum(char c) { return kctl__as_alnum_lower(c) || (c >= 'A' && c <= 'Z'); }
-
-/* [a-z0-9]([-a-z0-9]*[a-z0-9])? */
-static bool kctl__as_dns_label(const char *s, size_t n) {
-    size_t i;
-    if (n == 0 || !kctl__as_alnum_lower(s[0]) || !kctl__as_alnum_lower(s[n - 1])) return false;
-    for (i = 1; i + 1 < n; i++)
-        if (!kctl__as_alnum_lower(s[i]) && s[i] != '-') return false;
-    return true;
-}
-
-/* labels joined by dots */
-static bool kctl__as_dns_subdomain(const char *s, size_t n) {
-    size_t i, start = 0;
-    for (i = 0; i <= n; i++) {
-        if (i == n || s[i] == '.') {
-            if (!kctl__as_dns_label(s + start, i - start)) return false;
-            start = i + 1;
-        }
-    }
-    return true;
-}
-
-/* ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9] */
-static bool kctl__as_qname_part(const char *s, size_t n) {
-    size_t i;
-    if (n == 0 || !kctl__as_alnum(s[0]) || !kctl__as_alnum(s[n - 1])) return false;
-    for (i = 1; i + 1 < n; i++)
-        if (!kctl__as_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') return false;
-    return true;
-}
-
 /* Field errors gathered while a document is checked: per cause three
    NUL-terminated strings (reason, message, field) in one buffer. */
 typedef struct kctl__aserr {
@@ -7052,7 +7038,7 @@ static void kctl__as_check_dns(kctl__aserr *e, const char *field, const char *v,
         masked[n - 1] = 'a';
         check = masked;
     }
-    if (!(label ? kctl__as_dns_label(check, m) : kctl__as_dns_subdomain(check, m)))
+    if (!(label ? kctl__name_dns_label(check, m) : kctl__name_dns_subdomain(check, m)))
         kctl__as_invalid(e, field, v, n, label ? KCTL__AS_LABEL_MSG : KCTL__AS_SUBDOMAIN_MSG);
 }
 
@@ -7071,20 +7057,20 @@ static void kctl__as_check_qname(kctl__aserr *e, const char *field, const char *
             kctl__as_invalid(e, field, v, n, "prefix part must be non-empty");
         } else {
             if (pl > 253) kctl__as_invalid(e, field, v, n, "prefix part must be no more than 253 characters");
-            if (!kctl__as_dns_subdomain(v, pl)) kctl__as_invalid(e, field, v, n, "prefix part " KCTL__AS_SUBDOMAIN_MSG);
+            if (!kctl__name_dns_subdomain(v, pl)) kctl__as_invalid(e, field, v, n, "prefix part " KCTL__AS_SUBDOMAIN_MSG);
         }
         name = slash + 1;
         nn = n - pl - 1;
     }
     if (nn == 0) kctl__as_invalid(e, field, v, n, "name part must be non-empty");
     else if (nn > 63) kctl__as_invalid(e, field, v, n, "name part must be no more than 63 characters");
-    if (!kctl__as_qname_part(name, nn)) kctl__as_invalid(e, field, v, n, "name part " KCTL__AS_QNAME_RULE);
+    if (!kctl__name_qpart(name, nn)) kctl__as_invalid(e, field, v, n, "name part " KCTL__AS_QNAME_RULE);
 }
 
 /* IsValidLabelValue */
 static void kctl__as_check_label_value(kctl__aserr *e, const char *v, size_t n) {
     if (n > 63) kctl__as_invalid(e, "metadata.labels", v, n, "must be no more than 63 characters");
-    if (n && !kctl__as_qname_part(v, n)) kctl__as_invalid(e, "metadata.labels", v, n, KCTL__AS_VALUE_MSG);
+    if (n && !kctl__name_qpart(v, n)) kctl__as_invalid(e, "metadata.labels", v, n, KCTL__AS_VALUE_MSG);
 }
 
 /* "resource.group" (or "resource") for NotFound, AlreadyExists, Conflict */
