@@ -1437,21 +1437,72 @@ KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
 KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
 
 /* =========================================================== LEADER ELECTION */
-/* client-go's leader election over the transport alone: a lease object
-   (spec.holderIdentity, leaseDurationSeconds, acquireTime, renewTime,
-   leaseTransitions) created and updated with resourceVersion
-   preconditions, so it works on any store that honours them. As client-go
-   does, a candidate judges expiry by its own clock from when it last saw
-   the lease change, never by the times written in it (clock skew cannot
-   make two leaders). A leader that cannot renew within renew_deadline_ns
-   stops leading. */
+/* client-go's leader election (tools/leaderelection over a LeaseLock) on
+   the transport alone: a coordination.k8s.io/v1 Lease whose spec holds the
+   election record (holderIdentity, leaseDurationSeconds, acquireTime,
+   renewTime, leaseTransitions), created and updated with resourceVersion
+   preconditions, so it works on any store that honours them and beside
+   client-go candidates sharing the Lease on an API server.
+
+   Expiry. As client-go does, a candidate judges the lease by its own
+   clock: it notes when it saw the record change, and the lease is free
+   once the record's own leaseDurationSeconds (the holder's setting, not
+   the candidate's) has passed since then without a change, or at once when
+   holderIdentity is empty. The times written in the Lease are never
+   compared across processes, so clock skew cannot make two leaders. A
+   Lease that cannot be read (malformed JSON, a record field of the wrong
+   type or out of range, a time that is not RFC 3339, no memory to parse
+   it) is never free: the candidate does not take it over.
+
+   Writing. A renewal or a takeover writes back the Lease it read with only
+   the record's five fields in spec changed and its resourceVersion as the
+   precondition: labels, annotations, ownerReferences, managedFields and
+   any other field stay as they were, as client-go updates the object it
+   read. leaseDurationSeconds is lease_ns in whole seconds, rounded up.
+   acquireTime and renewTime are metav1.MicroTime: RFC 3339, UTC, exactly
+   six fractional digits (2026-11-30T18:47:33.123456Z); they are read
+   leniently (no fraction or 1 to 9 digits, Z or a +hh:mm offset). They
+   come from the elector's clock, as client-go's come from its clock's
+   Now(): on the monotonic clock (the default) they are the system's wall
+   time at each write; on any other clock (a virtual one), the system's
+   wall time read at create plus the clock's time elapsed since create, so
+   a virtual minute of renewals is a minute apart in the Lease.
+
+   Timing, as client-go's. A candidate tries every retry_ns, jittered:
+   each wait is retry_ns * (1 + r * KCTL_LEADER_JITTER), r uniform in
+   [0, 1) (wait.JitterUntil with JitterFactor 1.2), so candidates do not
+   try in step. A leader renews every retry_ns: first optimistically, an
+   update of the Lease it last wrote without reading it (client-go's fast
+   path), and on failure by reading it first. It stops leading when
+   renew_deadline_ns passes without a successful renewal (counted from the
+   last success, so it always stops before another candidate can see the
+   lease expire: renew_deadline_ns < lease_ns), and at once when it reads
+   the Lease held by another. create refuses what client-go refuses:
+   lease_ns <= renew_deadline_ns or renew_deadline_ns <= 1.2 * retry_ns.
+
+   Release (client-go's ReleaseOnCancel): kctl_leader_release writes the
+   record client-go's release writes (holderIdentity "",
+   leaseDurationSeconds 1, acquireTime and renewTime now, leaseTransitions
+   kept), so a successor takes over at its next try instead of a lease
+   duration later. Only release once everything the lease guards has
+   stopped. */
 typedef struct kctl_leader kctl_leader;
+
+#define KCTL_LEADER_LEASE_NS          KCTL_SEC(15) /* client-go's defaults */
+#define KCTL_LEADER_RENEW_DEADLINE_NS KCTL_SEC(10)
+#define KCTL_LEADER_RETRY_NS          KCTL_SEC(2)
+#define KCTL_LEADER_JITTER            1.2          /* client-go's JitterFactor */
 
 /* Options; zero means the default:
      transport, name, identity   required (identity: unique per process)
-     lease          the lease's resource [coordination.k8s.io/v1 leases, namespace "default"]
-     lease_ns, renew_deadline_ns, retry_ns  [15 s, 10 s, 2 s]
-     clock          [monotonic] */
+     lease          the lease's resource [coordination.k8s.io/v1 leases,
+                    namespace "default"]
+     lease_ns, renew_deadline_ns, retry_ns  [KCTL_LEADER_LEASE_NS (15 s),
+                    KCTL_LEADER_RENEW_DEADLINE_NS (10 s), KCTL_LEADER_RETRY_NS (2 s)]
+     clock          [monotonic]
+     seed           for the jitter [0: a hash of identity, so candidates differ]
+     allocator      [KCTL_MALLOC/KCTL_FREE]
+   The strings are copied. */
 typedef struct kctl_leader_desc {
     kctl_transport transport;
     kctl_resource lease;
@@ -1459,14 +1510,35 @@ typedef struct kctl_leader_desc {
     const char *identity;
     uint64_t lease_ns, renew_deadline_ns, retry_ns;
     kctl_clock clock;
+    uint64_t seed;
     kctl_allocator allocator;
 } kctl_leader_desc;
 
+/* Create an elector (it does nothing until its first step). INVALID_ARG:
+   no transport, name or identity, one allocator function without the
+   other, or durations client-go refuses (see above); NOMEM. [any thread] */
 KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out);
+/* Free it (NULL is fine); the Lease is left as it is (release first to
+   hand it over). [not thread-safe] */
 KCTL_API void kctl_leader_destroy(kctl_leader *le);
-/* One try to acquire or renew the lease (call it every retry_ns; *next_ns
-   says when). *leading (may be NULL): whether this process leads now. [not thread-safe] */
+/* One try to acquire or renew the Lease; call it again at *next_ns (on
+   the elector's clock: retry_ns later while leading, a jittered retry
+   while not). *leading (may be NULL): whether this process leads now.
+   Returns OK when the try went through, led or not (the Lease held by
+   another alive is OK, not leading); else what stopped it: the store's
+   code (IO, CONFLICT: another wrote first, ...), PROTO (the Lease cannot
+   be read: not taken over), NOMEM; *leading and *next_ns are set either
+   way. INVALID_ARG for a NULL le. [not thread-safe] */
 KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns);
+/* Give the Lease up, if this process leads (as of its last step): read it
+   and, if it still names this process, write the released record (see
+   above; a CONFLICT is retried twice with a fresh read). Afterwards this
+   process does not lead, whatever the result. OK: released, or nothing to
+   release (not leading, the Lease gone or held by another); else the
+   store's code, PROTO (unreadable) or NOMEM, and the Lease expires as it
+   would have. Call it only once whatever the lease guards has stopped.
+   INVALID_ARG for NULL. [not thread-safe] */
+KCTL_API int kctl_leader_release(kctl_leader *le);
 /* Whether this process leads (as of the last step). [not thread-safe] */
 KCTL_API bool kctl_leader_is_leader(const kctl_leader *le);
 /* Times leadership was gained. [not thread-safe] */
@@ -2060,6 +2132,14 @@ static uint64_t kctl__mono_now(void *user_data) {
     (void)user_data;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* The system's wall time (CLOCK_REALTIME), ns since the Unix epoch: for the
+   times leader election writes in a Lease, never for waiting. */
+static int64_t kctl__wall_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * INT64_C(1000000000) + (int64_t)ts.tv_nsec;
 }
 
 KCTL_API kctl_clock kctl_clock_monotonic(void) {
@@ -7994,97 +8074,269 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
 }
 
 /* --------------------------------------------------------- LEADER ELECTION */
+/* The Lease as an elector last saw it (read, or written by itself): the
+   object, its parsed document and its election record. */
+typedef struct kctl__le_lease {
+    kctl_obj *obj;        /* a reference; NULL: none seen */
+    kctl_json j;          /* obj's document, tokens in toks */
+    kctl_json_tok *toks;  /* from the elector's allocator */
+    uint32_t spec;        /* KCTL_JSON_NONE: no spec */
+    bool mine;            /* holderIdentity is this elector's identity */
+    bool vacant;          /* holderIdentity empty or absent */
+    int64_t duration_s;   /* leaseDurationSeconds */
+    int64_t transitions;  /* leaseTransitions */
+    bool has_acquire;
+    int64_t acquire_us;   /* acquireTime, us since the Unix epoch */
+} kctl__le_lease;
+
 struct kctl_leader {
     kctl_transport t;
-    kctl_resource lease;
-    char group[64], version[16], resource[64], ns[254], name[254], identity[254];
+    kctl_resource lease;       /* its strings, name and identity in strs */
+    const char *name, *identity;
+    char *strs;
     uint64_t lease_ns, renew_ns, retry_ns;
+    int64_t lease_s;           /* leaseDurationSeconds written: lease_ns rounded up */
     kctl_clock clock;
+    bool system_wall;          /* the monotonic clock: wall time from the system at each write */
+    int64_t wall0_ns;          /* else: the system's wall time at create, */
+    uint64_t clock0_ns;        /* and the clock's time then */
+    uint64_t rng;              /* xorshift64, for the jitter */
     kctl_allocator allocator;
-    char observed_rv[KCTL_RV_MAX];
-    uint64_t observed_time, last_renew;
-    uint64_t renewals; /* written with every renewal, so each one changes the lease */
+    kctl__le_lease seen;       /* the Lease as last read or written */
+    uint64_t seen_change;      /* when its record last changed, on the clock */
+    uint64_t last_renew;       /* the last successful write, on the clock */
     bool leading;
     uint32_t terms;
 };
 
-static bool kctl__le_copy(char *dst, size_t cap, const char *src, const char *dflt) {
-    const char *s = src ? src : dflt;
-    if (strlen(s) >= cap) return false;
-    memcpy(dst, s, strlen(s) + 1);
+/* ---- times: metav1.MicroTime, as us since the Unix epoch, years 0000-9999 */
+#define KCTL__LE_US_MIN (INT64_C(-62167219200) * 1000000)       /* 0000-01-01T00:00:00Z */
+#define KCTL__LE_US_MAX (INT64_C(253402300800) * 1000000 - 1)   /* 9999-12-31T23:59:59.999999Z */
+
+static bool kctl__le_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+static int kctl__le_mdays(int64_t y, int m) {
+    static const int n[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    return n[m - 1] + (m == 2 && kctl__le_leap(y));
+}
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian, 0 <= y <= 9999). */
+static int64_t kctl__le_days(int64_t y, int m, int d) {
+    static const int before[12] = { 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334 };
+    int64_t leaps = y > 0 ? (y - 1) / 4 - (y - 1) / 100 + (y - 1) / 400 + 1 : 0; /* in [0, y): year 0 is one */
+    return 365 * y + leaps + before[m - 1] + (m > 2 && kctl__le_leap(y)) + (d - 1) - 719528; /* 719528: 0000-01-01 to 1970-01-01 */
+}
+
+/* us as RFC 3339 in UTC with exactly six fractional digits (client-go's
+   RFC3339Micro), e.g. 2026-11-30T18:47:33.123456Z; clamped to 0000-9999. */
+static void kctl__le_time_format(int64_t us, char buf[32]) {
+    int64_t days, sec, y;
+    int m = 1;
+    if (us < KCTL__LE_US_MIN) us = KCTL__LE_US_MIN;
+    if (us > KCTL__LE_US_MAX) us = KCTL__LE_US_MAX;
+    us -= KCTL__LE_US_MIN; /* from 0000-01-01: no negative division */
+    sec = us / 1000000;
+    days = sec / 86400 + kctl__le_days(0, 1, 1);
+    y = (days - kctl__le_days(0, 1, 1)) * 400 / 146097; /* close; the loops settle it */
+    while (y > 0 && kctl__le_days(y, 1, 1) > days) y--;
+    while (y < 9999 && kctl__le_days(y + 1, 1, 1) <= days) y++;
+    while (m < 12 && days - kctl__le_days(y, m, 1) >= kctl__le_mdays(y, m)) m++;
+    snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__le_days(y, m, 1) + 1),
+             (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60), (int)(us % 1000000));
+}
+
+/* Read an RFC 3339 time leniently: date, 'T', time with no fraction or 1
+   to 9 fractional digits (beyond 6 truncated), then 'Z' or +hh:mm / -hh:mm.
+   false if malformed or outside years 0000-9999 in UTC. */
+static bool kctl__le_time_parse(const char *s, size_t n, int64_t *out) {
+    static const int width[6] = { 4, 2, 2, 2, 2, 2 };
+    static const char sep[5] = { '-', '-', 'T', ':', ':' };
+    int64_t v[6], frac = 0, off = 0, us;
+    size_t i = 0;
+    int k, c, digits = 0;
+    for (k = 0; k < 6; k++) {
+        for (v[k] = 0, c = 0; c < width[k]; c++, i++) {
+            if (i >= n || s[i] < '0' || s[i] > '9') return false;
+            v[k] = v[k] * 10 + (s[i] - '0');
+        }
+        if (k < 5) {
+            if (i >= n || (s[i] != sep[k] && !(k == 2 && s[i] == 't'))) return false;
+            i++;
+        }
+    }
+    if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > kctl__le_mdays(v[0], (int)v[1]) || v[3] > 23 || v[4] > 59 || v[5] > 59)
+        return false;
+    if (i < n && s[i] == '.') {
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+            if (digits < 6) frac = frac * 10 + (s[i] - '0');
+        if (digits == 0 || digits > 9) return false;
+        for (; digits < 6; digits++) frac *= 10;
+    }
+    if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+        i++;
+    } else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+        const char *o = s + i + 1;
+        for (k = 0; k < 5; k++)
+            if (k != 2 && (o[k] < '0' || o[k] > '9')) return false;
+        if ((o[0] - '0') * 10 + (o[1] - '0') > 23 || (o[3] - '0') * 10 + (o[4] - '0') > 59) return false;
+        off = ((o[0] - '0') * 10 + (o[1] - '0')) * 3600 + ((o[3] - '0') * 10 + (o[4] - '0')) * 60;
+        if (s[i] == '-') off = -off;
+        i += 6;
+    } else {
+        return false;
+    }
+    if (i != n) return false;
+    us = ((kctl__le_days(v[0], (int)v[1], (int)v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5]) - off) * 1000000 + frac;
+    if (us < KCTL__LE_US_MIN || us > KCTL__LE_US_MAX) return false;
+    *out = us;
     return true;
 }
 
-KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out) {
-    kctl_leader *le;
-    if (!out) return KCTL_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!desc || !desc->transport.vt || !desc->name || !*desc->name || !desc->identity || !*desc->identity ||
-        (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
-        return KCTL_ERR_INVALID_ARG;
-    if (!(le = (kctl_leader *)kctl__alloc(&desc->allocator, sizeof *le))) return KCTL_ERR_NOMEM;
-    memset(le, 0, sizeof *le);
-    if (!kctl__le_copy(le->group, sizeof le->group, desc->lease.resource ? desc->lease.group : NULL, "coordination.k8s.io") ||
-        !kctl__le_copy(le->version, sizeof le->version, desc->lease.resource ? desc->lease.version : NULL, "v1") ||
-        !kctl__le_copy(le->resource, sizeof le->resource, desc->lease.resource, "leases") ||
-        !kctl__le_copy(le->ns, sizeof le->ns, desc->lease.ns, "default") ||
-        !kctl__le_copy(le->name, sizeof le->name, desc->name, "") ||
-        !kctl__le_copy(le->identity, sizeof le->identity, desc->identity, "")) {
-        kctl__free(&desc->allocator, le);
-        return KCTL_ERR_INVALID_ARG;
-    }
-    le->lease.group = le->group;
-    le->lease.version = le->version;
-    le->lease.resource = le->resource;
-    le->lease.ns = le->ns;
-    le->t = desc->transport;
-    le->lease_ns = desc->lease_ns ? desc->lease_ns : KCTL_SEC(15);
-    le->renew_ns = desc->renew_deadline_ns ? desc->renew_deadline_ns : KCTL_SEC(10);
-    le->retry_ns = desc->retry_ns ? desc->retry_ns : KCTL_SEC(2);
-    le->clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
-    le->allocator = desc->allocator;
-    *out = le;
-    return KCTL_OK;
+/* The wall time at clock time now (see LEADER ELECTION), in us. */
+static int64_t kctl__le_wall_us(const kctl_leader *le, uint64_t now) {
+    uint64_t elapsed;
+    if (le->system_wall) return kctl__wall_now_ns() / 1000;
+    elapsed = now > le->clock0_ns ? now - le->clock0_ns : 0;
+    if (elapsed > (uint64_t)(INT64_MAX - le->wall0_ns)) return KCTL__LE_US_MAX;
+    return (le->wall0_ns + (int64_t)elapsed) / 1000;
 }
 
-KCTL_API void kctl_leader_destroy(kctl_leader *le) {
-    if (le) kctl__free(&le->allocator, le);
+/* A wait before the next try of a candidate: retry * (1 + r * 1.2), r in [0, 1). */
+static uint64_t kctl__le_jitter(kctl_leader *le) {
+    uint64_t x = le->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    le->rng = x;
+    return kctl__add_sat(le->retry_ns, (uint64_t)((double)le->retry_ns * KCTL_LEADER_JITTER *
+                                                  ((double)(x >> 11) / 9007199254740992.0)));
 }
 
-/* The lease as this process holding it: a new one (cur NULL) or cur taken over or renewed. */
-static int kctl__le_write(kctl_leader *le, const kctl_obj *cur, const char *holder, const char *acquired, int64_t transitions, kctl_obj **out) {
-    kctl_jw w;
-    char now[32];
-    const char *text;
-    size_t n;
+/* ---- the Lease */
+static void kctl__le_forget(kctl_leader *le, kctl__le_lease *l) {
+    kctl__free(&le->allocator, l->toks);
+    kctl_obj_unref(l->obj);
+    memset(l, 0, sizeof *l);
+    l->spec = KCTL_JSON_NONE;
+}
+
+/* Parse text with tokens from the allocator, counted first: a document
+   from a store or a peer has no size but the JSON limits. */
+static int kctl__le_parse(kctl_leader *le, const char *text, size_t len, kctl_json *j, kctl_json_tok **toks) {
+    size_t size;
     int rc;
-    kctl__ms_now_rfc3339(now);
+    *toks = NULL;
+    if ((rc = kctl_json_parse(text, len, NULL, 0, NULL, j)) != KCTL_OK) return rc;
+    size = (size_t)j->ntoks * sizeof **toks;
+    if (size / sizeof **toks != j->ntoks || !(*toks = (kctl_json_tok *)kctl__alloc(&le->allocator, size))) return KCTL_ERR_NOMEM;
+    if ((rc = kctl_json_parse(text, len, *toks, j->ntoks, NULL, j)) != KCTL_OK) {
+        kctl__free(&le->allocator, *toks);
+        *toks = NULL;
+    }
+    return rc;
+}
+
+/* A record's integer: absent or null is 0 (client-go's nil); else an int32. */
+static bool kctl__le_int32(const kctl_json *j, uint32_t v, int64_t *out) {
+    *out = 0;
+    if (v == KCTL_JSON_NONE || kctl_json_type_of(j, v) == KCTL_JSON_NULL) return true;
+    return kctl_json_int64(j, v, out) == KCTL_OK && *out >= INT32_MIN && *out <= INT32_MAX;
+}
+
+/* A record's time: absent or null is none; else an RFC 3339 string. */
+static bool kctl__le_time(const kctl_json *j, uint32_t v, bool *has, int64_t *us) {
+    char buf[64];
+    size_t n;
+    *has = false;
+    if (v == KCTL_JSON_NONE || kctl_json_type_of(j, v) == KCTL_JSON_NULL) return true;
+    if (kctl_json_string(j, v, buf, sizeof buf, &n) != KCTL_OK || !kctl__le_time_parse(buf, n, us)) return false;
+    *has = true;
+    return true;
+}
+
+/* Read obj (a reference, which l takes over whatever the result) as a
+   Lease: OK, NOMEM, or PROTO when it cannot be read (never free, then). */
+static int kctl__le_read(kctl_leader *le, kctl_obj *obj, kctl__le_lease *l) {
+    size_t len;
+    const char *doc = kctl_obj_json(obj, &len);
+    int64_t renew_us;
+    bool has_renew;
+    uint32_t v;
+    int rc;
+    memset(l, 0, sizeof *l);
+    l->obj = obj;
+    l->spec = KCTL_JSON_NONE;
+    l->vacant = true;
+    if ((rc = kctl__le_parse(le, doc, len, &l->j, &l->toks)) != KCTL_OK) goto fail;
+    rc = KCTL_ERR_PROTO;
+    if (kctl_json_type_of(&l->j, 0) != KCTL_JSON_OBJECT) goto fail;
+    l->spec = kctl_json_member(&l->j, 0, "spec");
+    if (l->spec == KCTL_JSON_NONE || kctl_json_type_of(&l->j, l->spec) == KCTL_JSON_NULL) return KCTL_OK; /* an empty record */
+    if (kctl_json_type_of(&l->j, l->spec) != KCTL_JSON_OBJECT) goto fail;
+    v = kctl_json_member(&l->j, l->spec, "holderIdentity");
+    if (v != KCTL_JSON_NONE && kctl_json_type_of(&l->j, v) != KCTL_JSON_NULL) {
+        if (kctl_json_type_of(&l->j, v) != KCTL_JSON_STRING) goto fail;
+        l->vacant = l->j.toks[v].start == l->j.toks[v].end;
+        l->mine = kctl_json_string_eq(&l->j, v, le->identity);
+    }
+    if (!kctl__le_int32(&l->j, kctl_json_member(&l->j, l->spec, "leaseDurationSeconds"), &l->duration_s) ||
+        !kctl__le_int32(&l->j, kctl_json_member(&l->j, l->spec, "leaseTransitions"), &l->transitions) ||
+        !kctl__le_time(&l->j, kctl_json_member(&l->j, l->spec, "acquireTime"), &l->has_acquire, &l->acquire_us) ||
+        !kctl__le_time(&l->j, kctl_json_member(&l->j, l->spec, "renewTime"), &has_renew, &renew_us))
+        goto fail;
+    return KCTL_OK;
+fail:
+    kctl__le_forget(le, l);
+    return rc;
+}
+
+/* Take rd (read at now) as the Lease seen; a changed record restarts the
+   expiry: its holder is alive. */
+static void kctl__le_adopt(kctl_leader *le, kctl__le_lease *rd, uint64_t now) {
+    if (!le->seen.obj || !kctl_json_equal(&le->seen.j, le->seen.spec, &rd->j, rd->spec)) le->seen_change = now;
+    kctl__le_forget(le, &le->seen);
+    le->seen = *rd;
+}
+
+/* Whether the Lease seen is still held at now: its record changed less
+   than its own leaseDurationSeconds ago (client-go's isLeaseValid). */
+static bool kctl__le_valid(const kctl_leader *le, uint64_t now) {
+    if (le->seen.duration_s <= 0) return false;
+    return now - le->seen_change < (uint64_t)le->seen.duration_s * UINT64_C(1000000000);
+}
+
+/* Write the Lease with this record: base NULL creates it; else base's
+   document with only spec's record fields changed and base's
+   resourceVersion as the precondition (a JSON merge patch over it). On
+   success what was written is the Lease seen, changed at now. */
+static int kctl__le_write(kctl_leader *le, const kctl__le_lease *base, const char *holder, int64_t duration_s,
+                          int64_t acquire_us, int64_t renew_us, int64_t transitions, uint64_t now) {
+    kctl_jw w, merged;
+    char acquire[32], renew[32];
+    const char *text = NULL;
+    size_t n = 0;
+    kctl_obj *mine = NULL;
+    kctl__le_lease l;
+    int rc;
+    kctl__le_time_format(acquire_us, acquire);
+    kctl__le_time_format(renew_us, renew);
     kctl_jw_init_growable(&w, &le->allocator);
+    kctl_jw_init_growable(&merged, &le->allocator);
     kctl_jw_object_begin(&w);
-    kctl_jw_key(&w, "apiVersion");
-    kctl_jw_string(&w, "coordination.k8s.io/v1");
-    kctl_jw_key(&w, "kind");
-    kctl_jw_string(&w, "Lease");
+    if (!base) {
+        kctl_jw_key(&w, "apiVersion");
+        kctl_jw_string(&w, "coordination.k8s.io/v1");
+        kctl_jw_key(&w, "kind");
+        kctl_jw_string(&w, "Lease");
+    }
     kctl_jw_key(&w, "metadata");
     kctl_jw_object_begin(&w);
-    kctl_jw_key(&w, "name");
-    kctl_jw_string(&w, le->name);
-    kctl_jw_key(&w, "namespace");
-    kctl_jw_string(&w, le->ns);
-    if (cur) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, kctl_obj_resource_version(cur)); }
-    {
-        /* renewTime has only seconds here; a counter makes every renewal a
-           change that the other candidates see (a store skips writes that
-           change nothing) */
-        char count[24];
-        snprintf(count, sizeof count, "%llu", (unsigned long long)++le->renewals);
-        kctl_jw_key(&w, "annotations");
-        kctl_jw_object_begin(&w);
-        kctl_jw_key(&w, "kctl.io/renewal");
-        kctl_jw_string(&w, count);
-        kctl_jw_key(&w, "kctl.io/holder");
-        kctl_jw_string(&w, holder);
-        kctl_jw_object_end(&w);
+    if (!base) {
+        kctl_jw_key(&w, "name");
+        kctl_jw_string(&w, le->name);
+        kctl_jw_key(&w, "namespace");
+        kctl_jw_string(&w, le->lease.ns);
+    } else {
+        kctl_jw_key(&w, "resourceVersion");
+        kctl_jw_string(&w, kctl_obj_resource_version(base->obj));
     }
     kctl_jw_object_end(&w);
     kctl_jw_key(&w, "spec");
@@ -8092,70 +8344,174 @@ static int kctl__le_write(kctl_leader *le, const kctl_obj *cur, const char *hold
     kctl_jw_key(&w, "holderIdentity");
     kctl_jw_string(&w, holder);
     kctl_jw_key(&w, "leaseDurationSeconds");
-    kctl_jw_uint64(&w, le->lease_ns / UINT64_C(1000000000));
+    kctl_jw_int64(&w, duration_s);
     kctl_jw_key(&w, "acquireTime");
-    kctl_jw_string(&w, acquired ? acquired : now);
+    kctl_jw_string(&w, acquire);
     kctl_jw_key(&w, "renewTime");
-    kctl_jw_string(&w, now);
+    kctl_jw_string(&w, renew);
     kctl_jw_key(&w, "leaseTransitions");
     kctl_jw_int64(&w, transitions);
     kctl_jw_object_end(&w);
     kctl_jw_object_end(&w);
     rc = kctl_jw_finish(&w, &text, &n);
+    if (rc == KCTL_OK && base) {
+        kctl_json patch;
+        kctl_json_tok *toks;
+        if ((rc = kctl__le_parse(le, text, n, &patch, &toks)) == KCTL_OK) {
+            if ((rc = kctl_json_merge_patch(&base->j, 0, &patch, 0, &merged)) == KCTL_OK) rc = kctl_jw_finish(&merged, &text, &n);
+            kctl__free(&le->allocator, toks);
+        }
+    }
     if (rc == KCTL_OK)
-        rc = cur ? le->t.vt->update(le->t.self, &le->lease, text, n, out) : le->t.vt->create(le->t.self, &le->lease, text, n, out);
+        rc = base ? le->t.vt->update(le->t.self, &le->lease, text, n, &mine) : le->t.vt->create(le->t.self, &le->lease, text, n, &mine);
     kctl_jw_free(&w);
+    kctl_jw_free(&merged);
+    if (rc != KCTL_OK) {
+        kctl_obj_unref(mine);
+        return rc;
+    }
+    kctl__le_forget(le, &le->seen);
+    if (kctl__le_read(le, mine, &l) == KCTL_OK) le->seen = l; /* else nothing seen: the next try reads the Lease */
+    le->seen_change = now;
+    return KCTL_OK;
+}
+
+/* One try, client-go's tryAcquireOrRenew. *ok: this process holds the
+   Lease now; *other: another holds it and is alive. */
+static int kctl__le_try(kctl_leader *le, uint64_t now, bool *ok, bool *other) {
+    kctl_obj *cur = NULL;
+    kctl__le_lease rd;
+    int64_t wall = kctl__le_wall_us(le, now);
+    int rc;
+    *ok = *other = false;
+    if (le->leading && le->seen.obj && le->seen.mine && kctl__le_valid(le, now) &&
+        kctl__le_write(le, &le->seen, le->identity, le->lease_s, le->seen.has_acquire ? le->seen.acquire_us : wall, wall,
+                       le->seen.transitions, now) == KCTL_OK) {
+        *ok = true; /* the fast path: the Lease as last written, without reading it */
+        return KCTL_OK;
+    }
+    rc = le->t.vt->get(le->t.self, &le->lease, le->name, &cur);
+    if (rc == KCTL_ERR_NOT_FOUND) {
+        rc = kctl__le_write(le, NULL, le->identity, le->lease_s, wall, wall, 0, now);
+        *ok = rc == KCTL_OK;
+        return rc;
+    }
+    if (rc != KCTL_OK) return rc;
+    if ((rc = kctl__le_read(le, cur, &rd)) != KCTL_OK) return rc; /* unreadable: never free */
+    kctl__le_adopt(le, &rd, now);
+    if (!rd.vacant && !rd.mine && kctl__le_valid(le, now)) {
+        *other = true;
+        return KCTL_OK;
+    }
+    rc = kctl__le_write(le, &le->seen, le->identity, le->lease_s, rd.mine && rd.has_acquire ? rd.acquire_us : wall, wall,
+                        rd.mine ? rd.transitions : rd.transitions < INT32_MAX ? rd.transitions + 1 : INT32_MAX, now);
+    *ok = rc == KCTL_OK;
     return rc;
 }
 
+KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out) {
+    kctl_leader *le;
+    const char *s[6];
+    size_t len[6], total = 0;
+    uint64_t lease_ns, renew_ns, retry_ns, seed;
+    char *p;
+    int i;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc || !desc->transport.vt || !desc->name || !*desc->name || !desc->identity || !*desc->identity ||
+        (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
+        return KCTL_ERR_INVALID_ARG;
+    lease_ns = desc->lease_ns ? desc->lease_ns : KCTL_LEADER_LEASE_NS;
+    renew_ns = desc->renew_deadline_ns ? desc->renew_deadline_ns : KCTL_LEADER_RENEW_DEADLINE_NS;
+    retry_ns = desc->retry_ns ? desc->retry_ns : KCTL_LEADER_RETRY_NS;
+    if (lease_ns <= renew_ns || (double)renew_ns <= KCTL_LEADER_JITTER * (double)retry_ns ||
+        lease_ns / UINT64_C(1000000000) >= (uint64_t)INT32_MAX)
+        return KCTL_ERR_INVALID_ARG; /* what client-go refuses; and leaseDurationSeconds is an int32 */
+    s[0] = desc->lease.resource && desc->lease.group ? desc->lease.group : "coordination.k8s.io";
+    s[1] = desc->lease.resource && desc->lease.version ? desc->lease.version : "v1";
+    s[2] = desc->lease.resource ? desc->lease.resource : "leases";
+    s[3] = desc->lease.ns ? desc->lease.ns : "default";
+    s[4] = desc->name;
+    s[5] = desc->identity;
+    for (i = 0; i < 6; i++) total += (len[i] = strlen(s[i])) + 1;
+    if (total > SIZE_MAX - sizeof *le) return KCTL_ERR_NOMEM;
+    if (!(le = (kctl_leader *)kctl__alloc(&desc->allocator, sizeof *le + total))) return KCTL_ERR_NOMEM;
+    memset(le, 0, sizeof *le);
+    le->strs = p = (char *)(le + 1);
+    for (i = 0; i < 6; i++) {
+        memcpy(p, s[i], len[i] + 1);
+        s[i] = p;
+        p += len[i] + 1;
+    }
+    le->lease.group = s[0];
+    le->lease.version = s[1];
+    le->lease.resource = s[2];
+    le->lease.ns = s[3];
+    le->name = s[4];
+    le->identity = s[5];
+    le->t = desc->transport;
+    le->lease_ns = lease_ns;
+    le->renew_ns = renew_ns;
+    le->retry_ns = retry_ns;
+    le->lease_s = (int64_t)((lease_ns + UINT64_C(999999999)) / UINT64_C(1000000000));
+    le->clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
+    le->system_wall = le->clock.now_fn == kctl__mono_now;
+    le->clock0_ns = kctl_clock_now(&le->clock);
+    le->wall0_ns = kctl__wall_now_ns();
+    for (seed = UINT64_C(14695981039346656037), p = (char *)le->identity; *p; p++) /* FNV-1a */
+        seed = (seed ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    le->rng = desc->seed ? desc->seed : seed ? seed : 1;
+    le->allocator = desc->allocator;
+    le->seen.spec = KCTL_JSON_NONE;
+    *out = le;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_leader_destroy(kctl_leader *le) {
+    if (!le) return;
+    kctl__le_forget(le, &le->seen);
+    kctl__free(&le->allocator, le);
+}
+
 KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns) {
-    kctl_obj *cur = NULL, *mine = NULL;
     uint64_t now;
-    bool ok = false;
+    bool ok, other;
     int rc;
     if (!le) return KCTL_ERR_INVALID_ARG;
     now = kctl_clock_now(&le->clock);
-    rc = le->t.vt->get(le->t.self, &le->lease, le->name, &cur);
-    if (rc == KCTL_ERR_NOT_FOUND) {
-        ok = kctl__le_write(le, NULL, le->identity, NULL, 0, &mine) == KCTL_OK;
-    } else if (rc == KCTL_OK) {
-        kctl_json j;
-        kctl_json_tok toks[64];
-        size_t len;
-        const char *doc = kctl_obj_json(cur, &len);
-        char holder[254] = "", acquired[64] = "";
-        int64_t transitions = 0;
-        if (strcmp(kctl_obj_resource_version(cur), le->observed_rv) != 0) { /* it changed: someone is alive */
-            snprintf(le->observed_rv, sizeof le->observed_rv, "%s", kctl_obj_resource_version(cur));
-            le->observed_time = now;
-        }
-        if (kctl_json_parse(doc, len, toks, 64, NULL, &j) == KCTL_OK) {
-            kctl_json_string(&j, kctl_json_path(&j, 0, "spec.holderIdentity"), holder, sizeof holder, NULL);
-            kctl_json_string(&j, kctl_json_path(&j, 0, "spec.acquireTime"), acquired, sizeof acquired, NULL);
-            kctl_json_int64(&j, kctl_json_path(&j, 0, "spec.leaseTransitions"), &transitions);
-        }
-        if (holder[0] && strcmp(holder, le->identity) != 0 && now - le->observed_time < le->lease_ns) {
-            le->leading = false; /* held by someone alive: not ours */
-        } else {
-            bool same = strcmp(holder, le->identity) == 0;
-            ok = kctl__le_write(le, cur, le->identity, same && acquired[0] ? acquired : NULL,
-                                same ? transitions : transitions + 1, &mine) == KCTL_OK;
-        }
-    }
+    rc = kctl__le_try(le, now, &ok, &other);
     if (ok) {
         if (!le->leading) le->terms++;
         le->leading = true;
         le->last_renew = now;
-        snprintf(le->observed_rv, sizeof le->observed_rv, "%s", kctl_obj_resource_version(mine));
-        le->observed_time = now;
-    } else if (le->leading && now - le->last_renew >= le->renew_ns) {
-        le->leading = false; /* could not renew in time */
+    } else if (le->leading && (other || now - le->last_renew >= le->renew_ns)) {
+        le->leading = false; /* another holds it, or no renewal within the deadline */
     }
-    kctl_obj_unref(cur);
-    kctl_obj_unref(mine);
     if (leading) *leading = le->leading;
-    if (next_ns) *next_ns = kctl__add_sat(now, le->retry_ns);
-    return KCTL_OK;
+    if (next_ns) *next_ns = kctl__add_sat(now, le->leading ? le->retry_ns : kctl__le_jitter(le));
+    return rc;
+}
+
+KCTL_API int kctl_leader_release(kctl_leader *le) {
+    int rc = KCTL_OK, tries;
+    if (!le) return KCTL_ERR_INVALID_ARG;
+    if (!le->leading) return KCTL_OK;
+    le->leading = false;
+    for (tries = 0; tries < 3; tries++) {
+        kctl_obj *cur = NULL;
+        kctl__le_lease rd;
+        uint64_t now = kctl_clock_now(&le->clock);
+        int64_t wall = kctl__le_wall_us(le, now);
+        rc = le->t.vt->get(le->t.self, &le->lease, le->name, &cur);
+        if (rc == KCTL_ERR_NOT_FOUND) return KCTL_OK;
+        if (rc != KCTL_OK) return rc;
+        if ((rc = kctl__le_read(le, cur, &rd)) != KCTL_OK) return rc;
+        kctl__le_adopt(le, &rd, now);
+        if (!rd.mine) return KCTL_OK; /* someone else's now */
+        rc = kctl__le_write(le, &le->seen, "", 1, wall, wall, rd.transitions, now);
+        if (rc != KCTL_ERR_CONFLICT) return rc;
+    }
+    return rc;
 }
 
 KCTL_API bool kctl_leader_is_leader(const kctl_leader *le) { return le && le->leading; }
