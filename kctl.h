@@ -81,7 +81,7 @@
         kctl_manager_informer(m, &res, NULL, NULL, &cd.primary); // shared
         cd.reconcile = reconcile;
         kctl_manager_add_controller(m, &cd, NULL);
-        kctl_manager_run(m, KCTL_SEC(30));                // until SIGINT/SIGTERM
+        kctl_manager_run_until_signal(m);                 // until SIGINT/SIGTERM
 
 
     CONCEPTS
@@ -269,7 +269,12 @@
            Prometheus metrics).
     0.4.0  (in progress) core fixes before the remote transports: result
            codes from one list, KCTL_NTS for NUL-terminated text, the
-           implementation asks for POSIX itself.
+           implementation asks for POSIX itself; leader election shares a
+           Lease with client-go (MicroTime times from the elector's clock,
+           the holder's lease duration, jitter, release, other fields kept;
+           an unreadable Lease is never free); the manager's metrics pass
+           promtool, its lists grow, release_on_stop,
+           kctl_manager_run_until_signal and cache_sync_timeout_ns.
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
    strict -std=c99 hides. Where this file comes before any system header
@@ -1217,7 +1222,10 @@ typedef struct kctl_queue_desc {
 } kctl_queue_desc;
 
 /* A histogram of durations in client-go's buckets: upper bounds 10 ns * 10^i
-   (i = 0..11, that is 1e-8 s .. 1000 s); buckets[] are cumulative. */
+   (i = 0..11, that is 1e-8 s .. 1000 s). buckets[i] counts the durations in
+   (bound i-1, bound i], not cumulative (one increment per observation);
+   longer ones are only in count. Prometheus' cumulative buckets are the
+   running sums, as kctl_manager_metrics writes them. */
 #define KCTL_HIST_BUCKETS 12
 typedef struct kctl_histogram {
     uint64_t count;

@@ -158,8 +158,8 @@ static void tle_patch(kctl_memstore *ms, const char *patch) {
     kctl_json p;
     kctl_json_tok pt[256];
     kctl_jw w;
-    const char *text;
-    size_t n;
+    const char *text = "";
+    size_t n = 0;
     int have = tle_read(ms, &d);
     KT_EQ_INT(kctl_json_parse(patch, strlen(patch), pt, 256, NULL, &p), KCTL_OK);
     kctl_jw_init_growable(&w, NULL);
