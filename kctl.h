@@ -127,6 +127,7 @@
         kctl_status_update             a status write, only when it changes
         kctl_retry_on_conflict         client-go retry.RetryOnConflict
         kctl_leader                    client-go leaderelection (a Lease)
+        kctl_leader_release            LeaderElectionConfig.ReleaseOnCancel
         kctl_manager                   manager.Manager (caches, controllers, metrics)
 
     The queue has three layers, as in client-go:
@@ -1484,9 +1485,10 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
    update of the Lease it last wrote without reading it (client-go's fast
    path), and on failure by reading it first. It stops leading when
    renew_deadline_ns passes without a successful renewal (counted from the
-   last success, so it always stops before another candidate can see the
-   lease expire: renew_deadline_ns < lease_ns), and at once when it reads
-   the Lease held by another. create refuses what client-go refuses:
+   last success, where client-go counts from the first failed try, up to a
+   retry later: so it always stops before another candidate can see the
+   lease expire, renew_deadline_ns < lease_ns), and at once when it reads
+   the Lease held by another (client-go waits for the deadline). create refuses what client-go refuses:
    lease_ns <= renew_deadline_ns or renew_deadline_ns <= 1.2 * retry_ns.
 
    Release (client-go's ReleaseOnCancel): kctl_leader_release writes the
@@ -1509,8 +1511,8 @@ typedef struct kctl_leader kctl_leader;
      lease_ns, renew_deadline_ns, retry_ns  [KCTL_LEADER_LEASE_NS (15 s),
                     KCTL_LEADER_RENEW_DEADLINE_NS (10 s), KCTL_LEADER_RETRY_NS (2 s)]
      clock          [monotonic]
-     seed           for the jitter [0: a hash of identity, so candidates differ]
      allocator      [KCTL_MALLOC/KCTL_FREE]
+     seed           for the jitter [0: a hash of identity, so candidates differ]
    The strings are copied. */
 typedef struct kctl_leader_desc {
     kctl_transport transport;
@@ -1519,8 +1521,8 @@ typedef struct kctl_leader_desc {
     const char *identity;
     uint64_t lease_ns, renew_deadline_ns, retry_ns;
     kctl_clock clock;
-    uint64_t seed;
     kctl_allocator allocator;
+    uint64_t seed;
 } kctl_leader_desc;
 
 /* Create an elector (it does nothing until its first step). INVALID_ARG:
