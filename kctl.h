@@ -84,7 +84,7 @@
         kctl_manager_informer(m, &res, NULL, NULL, &cd.primary); // shared
         cd.reconcile = reconcile;
         kctl_manager_add_controller(m, &cd, NULL);
-        kctl_manager_run(m, KCTL_SEC(30));                // until SIGINT/SIGTERM
+        kctl_manager_run_until_signal(m);                 // until SIGINT/SIGTERM
 
 
     CONCEPTS
@@ -140,6 +140,7 @@
         kctl_status_update             a status write, only when it changes
         kctl_retry_on_conflict         client-go retry.RetryOnConflict
         kctl_leader                    client-go leaderelection (a Lease)
+        kctl_leader_release            LeaderElectionConfig.ReleaseOnCancel
         kctl_manager                   manager.Manager (caches, controllers, metrics)
 
     The queue has three layers, as in client-go:
@@ -339,7 +340,12 @@
            no new finalizers while deleting); selectors as labels.Parse;
            syncs only to handlers that ask; owners by group and kind;
            getters by path; no quadratic JSON paths; a memstore that
-           acknowledges only durable writes.
+           acknowledges only durable writes; leader election shares a
+           Lease with client-go (MicroTime times from the elector's clock,
+           the holder's lease duration, jitter, release, other fields kept;
+           an unreadable Lease is never free); the manager's metrics pass
+           promtool, its lists grow, release_on_stop,
+           kctl_manager_run_until_signal and cache_sync_timeout_ns.
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
    strict -std=c99 hides. Where this file comes before any system header
@@ -446,7 +452,8 @@ typedef enum kctl_log_level {
     X(CONTROLLER_REQUEUE_AFTER_WITH_ERROR, "reconcile returned an error and a requeue-after: the error wins (backoff)") \
     X(CONTROLLER_ENQUEUE_FAILED, "controller: a key could not be queued") \
     X(CONTROLLER_STOP_TIMEOUT, "controller stop: reconciles still running at the end of the grace period") \
-    X(MANAGER_LOST_LEASE, "manager: lost the leader lease; controllers stopped")
+    X(MANAGER_LOST_LEASE, "manager: lost the leader lease; controllers stopped") \
+    X(MANAGER_RELEASE_FAILED, "manager stop: could not release the leader lease; it expires instead")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -511,7 +518,7 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns);
 /* Text arguments: wherever kctl takes a text and its length (a JSON
    document, a patch, a status), the length may be KCTL_NTS: the text is
    NUL-terminated and kctl counts it, so a literal needs no counting:
-       kctl_status_update(&t, &res, obj, "{\"phase\":\"Ready\"}", KCTL_NTS, NULL, NULL);
+       kctl_status_update(&t, &res, obj, "{\"phase\":\"Ready\"}", KCTL_NTS, NULL, NULL, NULL);
    (ODBC's SQL_NTS.) Any other length is exact: the text needs no NUL. */
 #define KCTL_NTS ((size_t)-1)
 
@@ -1731,7 +1738,10 @@ typedef struct kctl_queue_desc {
 } kctl_queue_desc;
 
 /* A histogram of durations in client-go's buckets: upper bounds 10 ns * 10^i
-   (i = 0..11, that is 1e-8 s .. 1000 s); buckets[] are cumulative. */
+   (i = 0..11, that is 1e-8 s .. 1000 s). buckets[i] counts the durations in
+   (bound i-1, bound i], not cumulative (one increment per observation);
+   longer ones are only in count. Prometheus' cumulative buckets are the
+   running sums, as kctl_manager_metrics writes them. */
 #define KCTL_HIST_BUCKETS 12
 typedef struct kctl_histogram {
     uint64_t count;
@@ -1978,21 +1988,73 @@ KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
 KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
 
 /* =========================================================== LEADER ELECTION */
-/* client-go's leader election over the transport alone: a lease object
-   (spec.holderIdentity, leaseDurationSeconds, acquireTime, renewTime,
-   leaseTransitions) created and updated with resourceVersion
-   preconditions, so it works on any store that honours them. As client-go
-   does, a candidate judges expiry by its own clock from when it last saw
-   the lease change, never by the times written in it (clock skew cannot
-   make two leaders). A leader that cannot renew within renew_deadline_ns
-   stops leading. */
+/* client-go's leader election (tools/leaderelection over a LeaseLock) on
+   the transport alone: a coordination.k8s.io/v1 Lease whose spec holds the
+   election record (holderIdentity, leaseDurationSeconds, acquireTime,
+   renewTime, leaseTransitions), created and updated with resourceVersion
+   preconditions, so it works on any store that honours them and beside
+   client-go candidates sharing the Lease on an API server.
+
+   Expiry. As client-go does, a candidate judges the lease by its own
+   clock: it notes when it saw the record change, and the lease is free
+   once the record's own leaseDurationSeconds (the holder's setting, not
+   the candidate's) has passed since then without a change, or at once when
+   holderIdentity is empty. The times written in the Lease are never
+   compared across processes, so clock skew cannot make two leaders. A
+   Lease that cannot be read (malformed JSON, a record field of the wrong
+   type or out of range, a time that is not RFC 3339, no memory to parse
+   it) is never free: the candidate does not take it over.
+
+   Writing. A renewal or a takeover writes back the Lease it read with only
+   the record's five fields in spec changed and its resourceVersion as the
+   precondition: labels, annotations, ownerReferences, managedFields and
+   any other field stay as they were, as client-go updates the object it
+   read. leaseDurationSeconds is lease_ns in whole seconds, rounded up.
+   acquireTime and renewTime are metav1.MicroTime: RFC 3339, UTC, exactly
+   six fractional digits (2026-11-30T18:47:33.123456Z); they are read
+   leniently (no fraction or 1 to 9 digits, Z or a +hh:mm offset). They
+   come from the elector's clock, as client-go's come from its clock's
+   Now(): on the monotonic clock (the default) they are the system's wall
+   time at each write; on any other clock (a virtual one), the system's
+   wall time read at create plus the clock's time elapsed since create, so
+   a virtual minute of renewals is a minute apart in the Lease.
+
+   Timing, as client-go's. A candidate tries every retry_ns, jittered:
+   each wait is retry_ns * (1 + r * KCTL_LEADER_JITTER), r uniform in
+   [0, 1) (wait.JitterUntil with JitterFactor 1.2), so candidates do not
+   try in step. A leader renews every retry_ns: first optimistically, an
+   update of the Lease it last wrote without reading it (client-go's fast
+   path), and on failure by reading it first. It stops leading when
+   renew_deadline_ns passes without a successful renewal (counted from the
+   last success, where client-go counts from the first failed try, up to a
+   retry later: so it always stops before another candidate can see the
+   lease expire, renew_deadline_ns < lease_ns), and at once when it reads
+   the Lease held by another (client-go waits for the deadline). create refuses what client-go refuses:
+   lease_ns <= renew_deadline_ns or renew_deadline_ns <= 1.2 * retry_ns.
+
+   Release (client-go's ReleaseOnCancel): kctl_leader_release writes the
+   record client-go's release writes (holderIdentity "",
+   leaseDurationSeconds 1, acquireTime and renewTime now, leaseTransitions
+   kept), so a successor takes over at its next try instead of a lease
+   duration later. Only release once everything the lease guards has
+   stopped. */
 typedef struct kctl_leader kctl_leader;
+
+#define KCTL_LEADER_LEASE_NS          KCTL_SEC(15) /* client-go's defaults */
+#define KCTL_LEADER_RENEW_DEADLINE_NS KCTL_SEC(10)
+#define KCTL_LEADER_RETRY_NS          KCTL_SEC(2)
+#define KCTL_LEADER_JITTER            1.2          /* client-go's JitterFactor */
 
 /* Options; zero means the default:
      transport, name, identity   required (identity: unique per process)
-     lease          the lease's resource [coordination.k8s.io/v1 leases, namespace "default"]
-     lease_ns, renew_deadline_ns, retry_ns  [15 s, 10 s, 2 s]
-     clock          [monotonic] */
+     lease          the lease's resource [coordination.k8s.io/v1 leases,
+                    namespace "default"]
+     lease_ns, renew_deadline_ns, retry_ns  [KCTL_LEADER_LEASE_NS (15 s),
+                    KCTL_LEADER_RENEW_DEADLINE_NS (10 s), KCTL_LEADER_RETRY_NS (2 s)]
+     clock          [monotonic]
+     allocator      [KCTL_MALLOC/KCTL_FREE]
+     seed           for the jitter [0: a hash of identity, so candidates differ]
+   The strings are copied. */
 typedef struct kctl_leader_desc {
     kctl_transport transport;
     kctl_resource lease;
@@ -2001,37 +2063,88 @@ typedef struct kctl_leader_desc {
     uint64_t lease_ns, renew_deadline_ns, retry_ns;
     kctl_clock clock;
     kctl_allocator allocator;
+    uint64_t seed;
 } kctl_leader_desc;
 
+/* Create an elector (it does nothing until its first step). INVALID_ARG:
+   no transport, name or identity, one allocator function without the
+   other, or durations client-go refuses (see above); NOMEM. [any thread] */
 KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out);
+/* Free it (NULL is fine); the Lease is left as it is (release first to
+   hand it over). [not thread-safe] */
 KCTL_API void kctl_leader_destroy(kctl_leader *le);
-/* One try to acquire or renew the lease (call it every retry_ns; *next_ns
-   says when). *leading (may be NULL): whether this process leads now. [not thread-safe] */
+/* One try to acquire or renew the Lease; call it again at *next_ns (on
+   the elector's clock: retry_ns later while leading, a jittered retry
+   while not). *leading (may be NULL): whether this process leads now.
+   Returns OK when the try went through, led or not (the Lease held by
+   another alive is OK, not leading); else what stopped it: the store's
+   code (IO, CONFLICT: another wrote first, ...), PROTO (the Lease cannot
+   be read: not taken over), NOMEM; *leading and *next_ns are set either
+   way. INVALID_ARG for a NULL le. [not thread-safe] */
 KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns);
+/* Give the Lease up, if this process leads (as of its last step): read it
+   and, if it still names this process, write the released record (see
+   above; a CONFLICT is retried twice with a fresh read). Afterwards this
+   process does not lead, whatever the result. OK: released, or nothing to
+   release (not leading, the Lease gone or held by another); else the
+   store's code, PROTO (unreadable) or NOMEM, and the Lease expires as it
+   would have. Call it only once whatever the lease guards has stopped.
+   INVALID_ARG for NULL. [not thread-safe] */
+KCTL_API int kctl_leader_release(kctl_leader *le);
 /* Whether this process leads (as of the last step). [not thread-safe] */
 KCTL_API bool kctl_leader_is_leader(const kctl_leader *le);
 /* Times leadership was gained. [not thread-safe] */
 KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le);
 
 /* ================================================================== MANAGER */
-/* Runs informers and controllers together: one informer per resource,
-   namespace and selectors, shared by every controller that asks for it
-   (one watch, one cache); start starts the informers, waits for their
-   caches, then starts the controllers; stop drains the controllers, then
-   stops the informers; run does both around SIGINT/SIGTERM. Metrics for
-   all of it in Prometheus' text format. The manager owns what it made. */
+/* controller-runtime's manager: informers and controllers run together.
+   One informer per resource, namespace and selectors, shared by every
+   controller that asks for it (one watch, one cache); start starts the
+   informers, waits for their caches, then starts the controllers; stop
+   drains the controllers, then stops the informers;
+   kctl_manager_run_until_signal does both around SIGINT/SIGTERM. Metrics
+   for all of it in Prometheus' text format. The manager owns what it
+   made. Its lists of informers and controllers grow through the allocator:
+   there is no fixed number of either.
+
+   Leader election, with a lease_name and this process' identity: the
+   controllers run only while this process holds the Lease (informers run
+   on every replica, as controller-runtime's caches do); losing it stops
+   them for good (run returns SHUTDOWN), as controller-runtime exits. The
+   election is kctl_leader's (client-go's, see LEADER ELECTION: jittered
+   tries, expiry by the holder's own lease duration, MicroTime times from
+   the manager's clock, a Lease shared with client-go candidates) on the
+   manager's clock, in a thread of its own. On stop the Lease is still
+   renewed while the controllers drain; then the election stops and, with
+   release_on_stop (controller-runtime's LeaderElectionReleaseOnCancel, off
+   by default as there), the Lease is released so that another replica
+   takes over at its next try instead of a lease duration later. It is
+   released only when every reconcile ended within the grace period: one
+   still running keeps the Lease until it expires. */
 typedef struct kctl_manager kctl_manager;
 
-/* Options; zero means the default: transport (required), clock
-   [monotonic], resync_ns for its informers [none], allocator, logger, and
-   leader election: with a lease_name (and this process' identity) the
-   controllers run only while this process holds the lease (informers run
-   on every replica, as controller-runtime's caches do); losing it stops
-   them for good (run returns SHUTDOWN), as controller-runtime exits.
-   graceful_timeout_ns bounds how long stop waits for reconciles in flight
-   [30 s, controller-runtime's; UINT64_MAX: no bound]; it is real time
-   whatever the clock (the thread that moves a virtual clock is usually
-   the one that stops). */
+#define KCTL_MANAGER_GRACEFUL_TIMEOUT_NS KCTL_SEC(30)  /* controller-runtime's */
+#define KCTL_MANAGER_CACHE_SYNC_TIMEOUT_NS KCTL_SEC(120) /* controller-runtime's CacheSyncTimeout */
+
+/* Options; zero means the default:
+     transport            required
+     clock                [monotonic]
+     resync_ns            for its informers [0: none]
+     allocator, logger
+     lease_name, identity leader election: both, or neither (none)
+     lease_namespace      ["default"]
+     lease_ns, renew_deadline_ns, retry_ns  [15 s, 10 s, 2 s: KCTL_LEADER_*]
+     graceful_timeout_ns  how long stop waits for reconciles in flight
+                          [KCTL_MANAGER_GRACEFUL_TIMEOUT_NS, 30 s; UINT64_MAX:
+                          no bound]; real time whatever the clock (the
+                          thread that moves a virtual clock is usually the
+                          one that stops)
+     release_on_stop      release the Lease on a clean stop [false]
+     cache_sync_timeout_ns  how long start waits for the caches to sync
+                          before it gives up with TIMEOUT, real time
+                          [KCTL_MANAGER_CACHE_SYNC_TIMEOUT_NS, 2 min]. Not
+                          how long the manager runs: it runs until stop
+                          (or a signal, with kctl_manager_run_until_signal). */
 typedef struct kctl_manager_desc {
     kctl_transport transport;
     kctl_clock clock;
@@ -2040,9 +2153,11 @@ typedef struct kctl_manager_desc {
     kctl_logger logger;
     const char *lease_name;
     const char *identity;
-    const char *lease_namespace;                    /* ["default"] */
-    uint64_t lease_ns, renew_deadline_ns, retry_ns; /* [15 s, 10 s, 2 s] */
-    uint64_t graceful_timeout_ns;                   /* [30 s] */
+    const char *lease_namespace;
+    uint64_t lease_ns, renew_deadline_ns, retry_ns;
+    uint64_t graceful_timeout_ns;
+    bool release_on_stop;
+    uint64_t cache_sync_timeout_ns;
 } kctl_manager_desc;
 
 /* Leader election as the manager's thread last saw it. */
@@ -2053,28 +2168,46 @@ typedef struct kctl_manager_leader_info {
     uint64_t next_ns;   /* when the next try is due, on the manager's clock */
 } kctl_manager_leader_info;
 
+/* Create a manager. INVALID_ARG: no transport, one allocator function
+   without the other, a lease_name without an identity, or lease durations
+   kctl_leader_create refuses; NOMEM. [any thread] */
 KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **out);
 /* Stop and free everything the manager made (NULL is fine). [not thread-safe] */
 KCTL_API void kctl_manager_destroy(kctl_manager *m);
 /* The informer for res and the selectors: the same one each time they are
-   the same (at most 32). Handlers and indexes may be added to it. [any thread] */
+   the same. Handlers and indexes may be added to it. One made while the
+   manager runs starts at once. INVALID_ARG, NOMEM. [any thread] */
 KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, const char *label_selector,
                                    const char *field_selector, kctl_informer **out);
-/* A controller (desc as for kctl_controller_create; its transport and
-   clock default to the manager's); at most 32. The manager owns it. One
-   added while the controllers run starts at once (waiting for its caches
-   as start does; its error is returned, the controller stays). [any thread] */
+/* A controller (desc as for kctl_controller_create; its transport, clock
+   and logger default to the manager's). The manager owns it. A name names
+   its metrics and must be unique in the manager (EXISTS otherwise, as
+   controller-runtime refuses a second controller of one name); a
+   controller without a name has no metrics of its own (as client-go
+   records none for an unnamed queue). One added while the controllers
+   run starts at once (waiting for its caches as start does; its error is
+   returned, the controller stays). INVALID_ARG, NOMEM, EXISTS. [any thread] */
 KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_desc *desc, kctl_controller **out);
-/* Start the informers, wait for their caches (at most sync_timeout_ns:
-   TIMEOUT), start the controllers. A manager runs once: its controllers
-   cannot start again after a stop (SHUTDOWN). [any thread] */
-KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns);
-/* Stop gracefully: leader election first (the lease is not released:
-   another replica takes over when it expires), then the controllers (no
-   new keys; reconciles in flight finish), then the informers. TIMEOUT when
-   reconciles were still running at the end of the grace period
-   (desc.graceful_timeout_ns, one period for all): they run to their end,
-   and destroy waits for them. [any thread] */
+/* Start the informers, wait for their caches (at most
+   cache_sync_timeout_ns of real time, 0: the desc's: TIMEOUT), start the
+   controllers, and return: they run on their own threads until stop. A
+   manager runs once: its controllers cannot start again after a stop
+   (SHUTDOWN). The program's own threads may go on using the store, the
+   caches and everything else meanwhile:
+
+       kctl_manager_start(m, 0);                              // 0: desc.cache_sync_timeout_ns
+       kctl_memstore_apply(store, &apps, doc, KCTL_NTS, NULL, NULL); // the controllers see it
+       ...
+       kctl_manager_stop(m);                                  // drains, then returns
+   [any thread] */
+KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t cache_sync_timeout_ns);
+/* Stop gracefully: the controllers first (no new keys; reconciles in
+   flight finish, while the Lease is still renewed), then leader election
+   (with desc.release_on_stop, the Lease is released if every reconcile
+   ended), then the informers. TIMEOUT when reconciles were still running
+   at the end of the grace period (desc.graceful_timeout_ns, one period for
+   all): they run to their end, destroy waits for them, and the Lease is
+   not released. [any thread] */
 KCTL_API int kctl_manager_stop(kctl_manager *m);
 /* With leader election: whether this process leads now, and whether it
    led and lost the lease (then its controllers are stopped). [any thread] */
@@ -2082,19 +2215,43 @@ KCTL_API bool kctl_manager_is_leader(kctl_manager *m);
 KCTL_API bool kctl_manager_lost_lease(kctl_manager *m);
 /* The same and more, at once (all zero without leader election). [any thread] */
 KCTL_API void kctl_manager_read_leader(kctl_manager *m, kctl_manager_leader_info *out);
-/* start, wait for SIGINT or SIGTERM, stop. Returns what start returned,
-   else SHUTDOWN when the lease was lost, else what stop returned. Call it
-   from the main thread before other threads exist: it blocks those
-   signals for every thread it starts. [main thread] */
-KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns);
-/* The metrics in Prometheus' text format into buf[0..cap) (NUL-terminated):
-   client-go's workqueue_* per queue (name = the controller's name),
-   controller-runtime's controller_runtime_reconcile_total by result and
-   controller_runtime_terminal_reconcile_errors_total, and the reflectors'
-   counters (kctl_reflector_*), requests to the store by verb and result
-   (kctl_store_requests_total) and, with leader election, client-go's
-   leader_election_master_status. TOO_LARGE when it does not fit; *len (may
-   be NULL) gets the length either way. [any thread] */
+/* Run until SIGINT or SIGTERM: start (waiting desc.cache_sync_timeout_ns
+   for the caches), wait for the signal, stop. Returns what start
+   returned, else SHUTDOWN when the lease was lost, else what stop
+   returned. Call it from the main thread before other threads exist: it
+   blocks those signals for every thread it starts. A program that has
+   work of its own on the main thread uses start and stop instead.
+   [main thread] */
+KCTL_API int kctl_manager_run_until_signal(kctl_manager *m);
+/* kctl_manager_run_until_signal with this cache-sync timeout (0: the
+   desc's). The argument is NOT how long it runs: it runs until SIGINT or
+   SIGTERM. Kept for programs written against 0.3; prefer
+   kctl_manager_run_until_signal. [main thread] */
+KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns);
+/* The metrics in Prometheus' text exposition format (0.0.4) into
+   buf[0..cap) (NUL-terminated): each family once, its # HELP and # TYPE
+   lines right before its samples, all its samples together; histograms
+   with cumulative buckets in increasing le order ending at +Inf (equal to
+   _count), then _sum and _count; label values escaped (\\, \", \n).
+   Families (those with no sample left out):
+     workqueue_depth, _adds_total, _retries_total, _queue_duration_seconds,
+     _work_duration_seconds, _unfinished_work_seconds,
+     _longest_running_processor_seconds{name}       client-go's, per named controller
+     controller_runtime_reconcile_total{controller,result}  success, error
+                          (terminal errors included), requeue, requeue_after
+     controller_runtime_reconcile_errors_total{controller}  every error
+     controller_runtime_terminal_reconcile_errors_total{controller}
+     controller_runtime_reconcile_time_seconds{controller}  controller-runtime's
+                          40 buckets, 5 ms to 60 s, on the controller's clock
+     controller_runtime_max_concurrent_reconciles{controller}  its workers
+     controller_runtime_active_workers{controller}  reconciles running now
+     kctl_store_requests_total{verb,code}       every request to the store
+     kctl_reflector_lists_total, _relists_total, _watch_restarts_total,
+     _events_total{type}  per informer: {resource} ("group/resource/namespace"),
+                          plus label_selector, field_selector when set
+     leader_election_master_status{name}        with leader election
+   TOO_LARGE when it does not fit; *len (may be NULL) gets the length
+   either way. NOMEM. INVALID_ARG: NULL m, or NULL buf with cap > 0. [any thread] */
 KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len);
 
 #ifdef __cplusplus
@@ -2439,23 +2596,13 @@ static KCTL__UNUSED void kctl__port_sleep_ns(uint64_t ns) {
     while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
 }
 
-/* Wall time: nanoseconds since 1970 (UTC), and as RFC 3339 in UTC, with
-   six fractional digits when micro is set (metav1.MicroTime), else
-   seconds (metav1.Time). buf holds 32 bytes. */
+/* Wall time (CLOCK_REALTIME): nanoseconds since the Unix epoch, for the
+   times objects carry (creationTimestamp, a Lease's renewTime), never for
+   waiting. */
 static uint64_t kctl__port_wall_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
-
-static void kctl__port_wall_rfc3339(uint64_t wall_ns, bool micro, char buf[32]) {
-    time_t t = (time_t)(wall_ns / UINT64_C(1000000000));
-    struct tm tm;
-    size_t n;
-    gmtime_r(&t, &tm);
-    n = strftime(buf, 32, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (micro) n += (size_t)snprintf(buf + n, 32 - n, ".%06u", (unsigned)(wall_ns % UINT64_C(1000000000) / 1000u));
-    snprintf(buf + n, 32 - n, "Z");
 }
 
 #ifndef KCTL_NO_FILES
@@ -2722,6 +2869,95 @@ static uint64_t kctl__mono_now(void *user_data) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
 }
+
+/* ---- wall time as API objects write it (metav1.Time, metav1.MicroTime):
+   us since the Unix epoch, RFC 3339 in UTC, years 0000-9999; civil
+   calendar arithmetic, so no C library time zone code is involved. */
+#define KCTL__TIME_US_MIN (INT64_C(-62167219200) * 1000000)       /* 0000-01-01T00:00:00Z */
+#define KCTL__TIME_US_MAX (INT64_C(253402300800) * 1000000 - 1)   /* 9999-12-31T23:59:59.999999Z */
+
+static bool kctl__time_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+static int kctl__time_mdays(int64_t y, int m) {
+    static const int n[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    return n[m - 1] + (m == 2 && kctl__time_leap(y));
+}
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian, 0 <= y <= 9999). */
+static int64_t kctl__time_days(int64_t y, int m, int d) {
+    static const int before[12] = { 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334 };
+    int64_t leaps = y > 0 ? (y - 1) / 4 - (y - 1) / 100 + (y - 1) / 400 + 1 : 0; /* in [0, y): year 0 is one */
+    return 365 * y + leaps + before[m - 1] + (m > 2 && kctl__time_leap(y)) + (d - 1) - 719528; /* 719528: 0000-01-01 to 1970-01-01 */
+}
+
+/* us as RFC 3339 in UTC: with micro, exactly six fractional digits
+   (client-go's RFC3339Micro, 2026-11-30T18:47:33.123456Z), else whole
+   seconds (2026-11-30T18:47:33Z); clamped to 0000-9999. */
+static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
+    int64_t days, sec, y;
+    int m = 1;
+    if (us < KCTL__TIME_US_MIN) us = KCTL__TIME_US_MIN;
+    if (us > KCTL__TIME_US_MAX) us = KCTL__TIME_US_MAX;
+    us -= KCTL__TIME_US_MIN; /* from 0000-01-01: no negative division */
+    sec = us / 1000000;
+    days = sec / 86400 + kctl__time_days(0, 1, 1);
+    y = (days - kctl__time_days(0, 1, 1)) * 400 / 146097; /* close; the loops settle it */
+    while (y > 0 && kctl__time_days(y, 1, 1) > days) y--;
+    while (y < 9999 && kctl__time_days(y + 1, 1, 1) <= days) y++;
+    while (m < 12 && days - kctl__time_days(y, m, 1) >= kctl__time_mdays(y, m)) m++;
+    if (micro)
+        snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
+                 (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60), (int)(us % 1000000));
+    else
+        snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
+                 (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60));
+}
+
+/* Read an RFC 3339 time leniently: date, 'T', time with no fraction or 1
+   to 9 fractional digits (beyond 6 truncated), then 'Z' or +hh:mm / -hh:mm.
+   false if malformed or outside years 0000-9999 in UTC. */
+static bool kctl__time_parse(const char *s, size_t n, int64_t *out) {
+    static const int width[6] = { 4, 2, 2, 2, 2, 2 };
+    static const char sep[5] = { '-', '-', 'T', ':', ':' };
+    int64_t v[6], frac = 0, off = 0, us;
+    size_t i = 0;
+    int k, c, digits = 0;
+    for (k = 0; k < 6; k++) {
+        for (v[k] = 0, c = 0; c < width[k]; c++, i++) {
+            if (i >= n || s[i] < '0' || s[i] > '9') return false;
+            v[k] = v[k] * 10 + (s[i] - '0');
+        }
+        if (k < 5) {
+            if (i >= n || (s[i] != sep[k] && !(k == 2 && s[i] == 't'))) return false;
+            i++;
+        }
+    }
+    if (v[1] < 1 || v[1] > 12 || v[2] < 1 || v[2] > kctl__time_mdays(v[0], (int)v[1]) || v[3] > 23 || v[4] > 59 || v[5] > 59)
+        return false;
+    if (i < n && s[i] == '.') {
+        for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+            if (digits < 6) frac = frac * 10 + (s[i] - '0');
+        if (digits == 0 || digits > 9) return false;
+        for (; digits < 6; digits++) frac *= 10;
+    }
+    if (i < n && (s[i] == 'Z' || s[i] == 'z')) {
+        i++;
+    } else if (i + 6 == n && (s[i] == '+' || s[i] == '-') && s[i + 3] == ':') {
+        const char *o = s + i + 1;
+        for (k = 0; k < 5; k++)
+            if (k != 2 && (o[k] < '0' || o[k] > '9')) return false;
+        if ((o[0] - '0') * 10 + (o[1] - '0') > 23 || (o[3] - '0') * 10 + (o[4] - '0') > 59) return false;
+        off = ((o[0] - '0') * 10 + (o[1] - '0')) * 3600 + ((o[3] - '0') * 10 + (o[4] - '0')) * 60;
+        if (s[i] == '-') off = -off;
+        i += 6;
+    } else {
+        return false;
+    }
+    if (i != n) return false;
+    us = ((kctl__time_days(v[0], (int)v[1], (int)v[2]) * 86400 + v[3] * 3600 + v[4] * 60 + v[5]) - off) * 1000000 + frac;
+    if (us < KCTL__TIME_US_MIN || us > KCTL__TIME_US_MAX) return false;
+    *out = us;
+    return true;
+}
+
 
 KCTL_API kctl_clock kctl_clock_monotonic(void) {
     kctl_clock c;
@@ -6929,7 +7165,7 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
 #define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
 
 KCTL_API void kctl_apisrv_now(char buf[32]) {
-    kctl__port_wall_rfc3339(kctl__port_wall_ns(), false, buf);
+    kctl__time_format((int64_t)(kctl__port_wall_ns() / 1000u), false, buf);
 }
 
 /* Field errors gathered while a document is checked: per cause three
@@ -11159,97 +11395,188 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
 }
 
 /* --------------------------------------------------------- LEADER ELECTION */
+/* The Lease as an elector last saw it (read, or written by itself): the
+   object, its parsed document and its election record. */
+typedef struct kctl__le_lease {
+    kctl_obj *obj;        /* a reference; NULL: none seen */
+    kctl_json j;          /* obj's document, tokens in toks */
+    kctl_json_tok *toks;  /* from the elector's allocator */
+    uint32_t spec;        /* KCTL_JSON_NONE: no spec */
+    bool mine;            /* holderIdentity is this elector's identity */
+    bool vacant;          /* holderIdentity empty or absent */
+    int64_t duration_s;   /* leaseDurationSeconds */
+    int64_t transitions;  /* leaseTransitions */
+    bool has_acquire;
+    int64_t acquire_us;   /* acquireTime, us since the Unix epoch */
+} kctl__le_lease;
+
 struct kctl_leader {
     kctl_transport t;
-    kctl_resource lease;
-    char group[64], version[16], resource[64], ns[254], name[254], identity[254];
+    kctl_resource lease;       /* its strings, name and identity in strs */
+    const char *name, *identity;
+    char *strs;
     uint64_t lease_ns, renew_ns, retry_ns;
+    int64_t lease_s;           /* leaseDurationSeconds written: lease_ns rounded up */
     kctl_clock clock;
+    bool system_wall;          /* the monotonic clock: wall time from the system at each write */
+    int64_t wall0_ns;          /* else: the system's wall time at create, */
+    uint64_t clock0_ns;        /* and the clock's time then */
+    uint64_t rng;              /* xorshift64, for the jitter */
     kctl_allocator allocator;
-    char observed_rv[KCTL_RV_MAX];
-    uint64_t observed_time, last_renew;
-    uint64_t renewals; /* written with every renewal, so each one changes the lease */
+    kctl__le_lease seen;       /* the Lease as last read or written */
+    uint64_t seen_change;      /* when its record last changed, on the clock */
+    uint64_t last_renew;       /* the last successful write, on the clock */
     bool leading;
     uint32_t terms;
 };
 
-static bool kctl__le_copy(char *dst, size_t cap, const char *src, const char *dflt) {
-    const char *s = src ? src : dflt;
-    if (strlen(s) >= cap) return false;
-    memcpy(dst, s, strlen(s) + 1);
+/* The wall time at clock time now (see LEADER ELECTION), in us. */
+static int64_t kctl__le_wall_us(const kctl_leader *le, uint64_t now) {
+    uint64_t elapsed;
+    if (le->system_wall) return (int64_t)kctl__port_wall_ns() / 1000;
+    elapsed = now > le->clock0_ns ? now - le->clock0_ns : 0;
+    if (elapsed > (uint64_t)(INT64_MAX - le->wall0_ns)) return KCTL__TIME_US_MAX;
+    return (le->wall0_ns + (int64_t)elapsed) / 1000;
+}
+
+/* A wait before the next try of a candidate: retry * (1 + r * 1.2), r in [0, 1). */
+static uint64_t kctl__le_jitter(kctl_leader *le) {
+    uint64_t x = le->rng;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    le->rng = x;
+    return kctl__add_sat(le->retry_ns, (uint64_t)((double)le->retry_ns * KCTL_LEADER_JITTER *
+                                                  ((double)(x >> 11) / 9007199254740992.0)));
+}
+
+/* ---- the Lease */
+static void kctl__le_forget(kctl_leader *le, kctl__le_lease *l) {
+    kctl__free(&le->allocator, l->toks);
+    kctl_obj_unref(l->obj);
+    memset(l, 0, sizeof *l);
+    l->spec = KCTL_JSON_NONE;
+}
+
+/* Parse text with tokens from the allocator, counted first: a document
+   from a store or a peer has no size but the JSON limits. */
+static int kctl__le_parse(kctl_leader *le, const char *text, size_t len, kctl_json *j, kctl_json_tok **toks) {
+    size_t size;
+    int rc;
+    *toks = NULL;
+    if ((rc = kctl_json_parse(text, len, NULL, 0, NULL, j)) != KCTL_OK) return rc;
+    size = (size_t)j->ntoks * sizeof **toks;
+    if (size / sizeof **toks != j->ntoks || !(*toks = (kctl_json_tok *)kctl__alloc(&le->allocator, size))) return KCTL_ERR_NOMEM;
+    if ((rc = kctl_json_parse(text, len, *toks, j->ntoks, NULL, j)) != KCTL_OK) {
+        kctl__free(&le->allocator, *toks);
+        *toks = NULL;
+    }
+    return rc;
+}
+
+/* A record's integer: absent or null is 0 (client-go's nil); else an int32. */
+static bool kctl__le_int32(const kctl_json *j, uint32_t v, int64_t *out) {
+    *out = 0;
+    if (v == KCTL_JSON_NONE || kctl_json_type_of(j, v) == KCTL_JSON_NULL) return true;
+    return kctl_json_int64(j, v, out) == KCTL_OK && *out >= INT32_MIN && *out <= INT32_MAX;
+}
+
+/* A record's time: absent or null is none; else an RFC 3339 string. */
+static bool kctl__le_time(const kctl_json *j, uint32_t v, bool *has, int64_t *us) {
+    char buf[64];
+    size_t n;
+    *has = false;
+    if (v == KCTL_JSON_NONE || kctl_json_type_of(j, v) == KCTL_JSON_NULL) return true;
+    if (kctl_json_string(j, v, buf, sizeof buf, &n) != KCTL_OK || !kctl__time_parse(buf, n, us)) return false;
+    *has = true;
     return true;
 }
 
-KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out) {
-    kctl_leader *le;
-    if (!out) return KCTL_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!desc || !desc->transport.vt || !desc->name || !*desc->name || !desc->identity || !*desc->identity ||
-        (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
-        return KCTL_ERR_INVALID_ARG;
-    if (!(le = (kctl_leader *)kctl__alloc(&desc->allocator, sizeof *le))) return KCTL_ERR_NOMEM;
-    memset(le, 0, sizeof *le);
-    if (!kctl__le_copy(le->group, sizeof le->group, desc->lease.resource ? desc->lease.group : NULL, "coordination.k8s.io") ||
-        !kctl__le_copy(le->version, sizeof le->version, desc->lease.resource ? desc->lease.version : NULL, "v1") ||
-        !kctl__le_copy(le->resource, sizeof le->resource, desc->lease.resource, "leases") ||
-        !kctl__le_copy(le->ns, sizeof le->ns, desc->lease.ns, "default") ||
-        !kctl__le_copy(le->name, sizeof le->name, desc->name, "") ||
-        !kctl__le_copy(le->identity, sizeof le->identity, desc->identity, "")) {
-        kctl__free(&desc->allocator, le);
-        return KCTL_ERR_INVALID_ARG;
-    }
-    le->lease.group = le->group;
-    le->lease.version = le->version;
-    le->lease.resource = le->resource;
-    le->lease.ns = le->ns;
-    le->t = desc->transport;
-    le->lease_ns = desc->lease_ns ? desc->lease_ns : KCTL_SEC(15);
-    le->renew_ns = desc->renew_deadline_ns ? desc->renew_deadline_ns : KCTL_SEC(10);
-    le->retry_ns = desc->retry_ns ? desc->retry_ns : KCTL_SEC(2);
-    le->clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
-    le->allocator = desc->allocator;
-    *out = le;
-    return KCTL_OK;
-}
-
-KCTL_API void kctl_leader_destroy(kctl_leader *le) {
-    if (le) kctl__free(&le->allocator, le);
-}
-
-/* The lease as this process holding it: a new one (cur NULL) or cur taken over or renewed. */
-static int kctl__le_write(kctl_leader *le, const kctl_obj *cur, const char *holder, const char *acquired, int64_t transitions, kctl_obj **out) {
-    kctl_jw w;
-    char now[32];
-    const char *text;
-    size_t n;
+/* Read obj (a reference, which l takes over whatever the result) as a
+   Lease: OK, NOMEM, or PROTO when it cannot be read (never free, then). */
+static int kctl__le_read(kctl_leader *le, kctl_obj *obj, kctl__le_lease *l) {
+    size_t len;
+    const char *doc = kctl_obj_json(obj, &len);
+    int64_t renew_us;
+    bool has_renew;
+    uint32_t v;
     int rc;
-    kctl_apisrv_now(now);
+    memset(l, 0, sizeof *l);
+    l->obj = obj;
+    l->spec = KCTL_JSON_NONE;
+    l->vacant = true;
+    if ((rc = kctl__le_parse(le, doc, len, &l->j, &l->toks)) != KCTL_OK) goto fail;
+    rc = KCTL_ERR_PROTO;
+    if (kctl_json_type_of(&l->j, 0) != KCTL_JSON_OBJECT) goto fail;
+    l->spec = kctl_json_member(&l->j, 0, "spec");
+    if (l->spec == KCTL_JSON_NONE || kctl_json_type_of(&l->j, l->spec) == KCTL_JSON_NULL) return KCTL_OK; /* an empty record */
+    if (kctl_json_type_of(&l->j, l->spec) != KCTL_JSON_OBJECT) goto fail;
+    v = kctl_json_member(&l->j, l->spec, "holderIdentity");
+    if (v != KCTL_JSON_NONE && kctl_json_type_of(&l->j, v) != KCTL_JSON_NULL) {
+        if (kctl_json_type_of(&l->j, v) != KCTL_JSON_STRING) goto fail;
+        l->vacant = l->j.toks[v].start == l->j.toks[v].end;
+        l->mine = kctl_json_string_eq(&l->j, v, le->identity);
+    }
+    if (!kctl__le_int32(&l->j, kctl_json_member(&l->j, l->spec, "leaseDurationSeconds"), &l->duration_s) ||
+        !kctl__le_int32(&l->j, kctl_json_member(&l->j, l->spec, "leaseTransitions"), &l->transitions) ||
+        !kctl__le_time(&l->j, kctl_json_member(&l->j, l->spec, "acquireTime"), &l->has_acquire, &l->acquire_us) ||
+        !kctl__le_time(&l->j, kctl_json_member(&l->j, l->spec, "renewTime"), &has_renew, &renew_us))
+        goto fail;
+    return KCTL_OK;
+fail:
+    kctl__le_forget(le, l);
+    return rc;
+}
+
+/* Take rd (read at now) as the Lease seen; a changed record restarts the
+   expiry: its holder is alive. */
+static void kctl__le_adopt(kctl_leader *le, kctl__le_lease *rd, uint64_t now) {
+    if (!le->seen.obj || !kctl_json_equal(&le->seen.j, le->seen.spec, &rd->j, rd->spec)) le->seen_change = now;
+    kctl__le_forget(le, &le->seen);
+    le->seen = *rd;
+}
+
+/* Whether the Lease seen is still held at now: its record changed less
+   than its own leaseDurationSeconds ago (client-go's isLeaseValid). */
+static bool kctl__le_valid(const kctl_leader *le, uint64_t now) {
+    if (le->seen.duration_s <= 0) return false;
+    return now - le->seen_change < (uint64_t)le->seen.duration_s * UINT64_C(1000000000);
+}
+
+/* Write the Lease with this record: base NULL creates it; else base's
+   document with only spec's record fields changed and base's
+   resourceVersion as the precondition (a JSON merge patch over it). On
+   success what was written is the Lease seen, changed at now. */
+static int kctl__le_write(kctl_leader *le, const kctl__le_lease *base, const char *holder, int64_t duration_s,
+                          int64_t acquire_us, int64_t renew_us, int64_t transitions, uint64_t now) {
+    kctl_jw w, merged;
+    char acquire[32], renew[32];
+    const char *text = NULL;
+    size_t n = 0;
+    kctl_obj *mine = NULL;
+    kctl__le_lease l;
+    int rc;
+    kctl__time_format(acquire_us, true, acquire);
+    kctl__time_format(renew_us, true, renew);
     kctl_jw_init_growable(&w, &le->allocator);
+    kctl_jw_init_growable(&merged, &le->allocator);
     kctl_jw_object_begin(&w);
-    kctl_jw_key(&w, "apiVersion");
-    kctl_jw_string(&w, "coordination.k8s.io/v1");
-    kctl_jw_key(&w, "kind");
-    kctl_jw_string(&w, "Lease");
+    if (!base) {
+        kctl_jw_key(&w, "apiVersion");
+        kctl_jw_string(&w, "coordination.k8s.io/v1");
+        kctl_jw_key(&w, "kind");
+        kctl_jw_string(&w, "Lease");
+    }
     kctl_jw_key(&w, "metadata");
     kctl_jw_object_begin(&w);
-    kctl_jw_key(&w, "name");
-    kctl_jw_string(&w, le->name);
-    kctl_jw_key(&w, "namespace");
-    kctl_jw_string(&w, le->ns);
-    if (cur) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, kctl_obj_resource_version(cur)); }
-    {
-        /* renewTime has only seconds here; a counter makes every renewal a
-           change that the other candidates see (a store skips writes that
-           change nothing) */
-        char count[24];
-        snprintf(count, sizeof count, "%llu", (unsigned long long)++le->renewals);
-        kctl_jw_key(&w, "annotations");
-        kctl_jw_object_begin(&w);
-        kctl_jw_key(&w, "kctl.io/renewal");
-        kctl_jw_string(&w, count);
-        kctl_jw_key(&w, "kctl.io/holder");
-        kctl_jw_string(&w, holder);
-        kctl_jw_object_end(&w);
+    if (!base) {
+        kctl_jw_key(&w, "name");
+        kctl_jw_string(&w, le->name);
+        kctl_jw_key(&w, "namespace");
+        kctl_jw_string(&w, le->lease.ns);
+    } else {
+        kctl_jw_key(&w, "resourceVersion");
+        kctl_jw_string(&w, kctl_obj_resource_version(base->obj));
     }
     kctl_jw_object_end(&w);
     kctl_jw_key(&w, "spec");
@@ -11257,110 +11584,272 @@ static int kctl__le_write(kctl_leader *le, const kctl_obj *cur, const char *hold
     kctl_jw_key(&w, "holderIdentity");
     kctl_jw_string(&w, holder);
     kctl_jw_key(&w, "leaseDurationSeconds");
-    kctl_jw_uint64(&w, le->lease_ns / UINT64_C(1000000000));
+    kctl_jw_int64(&w, duration_s);
     kctl_jw_key(&w, "acquireTime");
-    kctl_jw_string(&w, acquired ? acquired : now);
+    kctl_jw_string(&w, acquire);
     kctl_jw_key(&w, "renewTime");
-    kctl_jw_string(&w, now);
+    kctl_jw_string(&w, renew);
     kctl_jw_key(&w, "leaseTransitions");
     kctl_jw_int64(&w, transitions);
     kctl_jw_object_end(&w);
     kctl_jw_object_end(&w);
     rc = kctl_jw_finish(&w, &text, &n);
+    if (rc == KCTL_OK && base) {
+        kctl_json patch;
+        kctl_json_tok *toks;
+        if ((rc = kctl__le_parse(le, text, n, &patch, &toks)) == KCTL_OK) {
+            if ((rc = kctl_json_merge_patch(&base->j, 0, &patch, 0, &merged)) == KCTL_OK) rc = kctl_jw_finish(&merged, &text, &n);
+            kctl__free(&le->allocator, toks);
+        }
+    }
     if (rc == KCTL_OK)
-        rc = cur ? le->t.vt->update(le->t.self, &le->lease, text, n, out, NULL) : le->t.vt->create(le->t.self, &le->lease, text, n, out, NULL);
+        rc = base ? kctl_transport_update(&le->t, &le->lease, text, n, &mine, NULL) : kctl_transport_create(&le->t, &le->lease, text, n, &mine, NULL);
     kctl_jw_free(&w);
+    kctl_jw_free(&merged);
+    if (rc != KCTL_OK) {
+        kctl_obj_unref(mine);
+        return rc;
+    }
+    kctl__le_forget(le, &le->seen);
+    if (kctl__le_read(le, mine, &l) == KCTL_OK) le->seen = l; /* else nothing seen: the next try reads the Lease */
+    le->seen_change = now;
+    return KCTL_OK;
+}
+
+/* One try, client-go's tryAcquireOrRenew. *ok: this process holds the
+   Lease now; *other: another holds it and is alive. */
+static int kctl__le_try(kctl_leader *le, uint64_t now, bool *ok, bool *other) {
+    kctl_obj *cur = NULL;
+    kctl__le_lease rd;
+    int64_t wall = kctl__le_wall_us(le, now);
+    int rc;
+    *ok = *other = false;
+    if (le->leading && le->seen.obj && le->seen.mine && kctl__le_valid(le, now) &&
+        kctl__le_write(le, &le->seen, le->identity, le->lease_s, le->seen.has_acquire ? le->seen.acquire_us : wall, wall,
+                       le->seen.transitions, now) == KCTL_OK) {
+        *ok = true; /* the fast path: the Lease as last written, without reading it */
+        return KCTL_OK;
+    }
+    rc = kctl_transport_get(&le->t, &le->lease, le->name, &cur, NULL);
+    if (rc == KCTL_ERR_NOT_FOUND) {
+        rc = kctl__le_write(le, NULL, le->identity, le->lease_s, wall, wall, 0, now);
+        *ok = rc == KCTL_OK;
+        return rc;
+    }
+    if (rc != KCTL_OK) return rc;
+    if ((rc = kctl__le_read(le, cur, &rd)) != KCTL_OK) return rc; /* unreadable: never free */
+    kctl__le_adopt(le, &rd, now);
+    if (!rd.vacant && !rd.mine && kctl__le_valid(le, now)) {
+        *other = true;
+        return KCTL_OK;
+    }
+    rc = kctl__le_write(le, &le->seen, le->identity, le->lease_s, rd.mine && rd.has_acquire ? rd.acquire_us : wall, wall,
+                        rd.mine ? rd.transitions : rd.transitions < INT32_MAX ? rd.transitions + 1 : INT32_MAX, now);
+    *ok = rc == KCTL_OK;
     return rc;
 }
 
+KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out) {
+    kctl_leader *le;
+    const char *s[6];
+    size_t len[6], total = 0;
+    uint64_t lease_ns, renew_ns, retry_ns, seed;
+    char *p;
+    int i;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc || !desc->transport.vt || !desc->name || !*desc->name || !desc->identity || !*desc->identity ||
+        (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
+        return KCTL_ERR_INVALID_ARG;
+    lease_ns = desc->lease_ns ? desc->lease_ns : KCTL_LEADER_LEASE_NS;
+    renew_ns = desc->renew_deadline_ns ? desc->renew_deadline_ns : KCTL_LEADER_RENEW_DEADLINE_NS;
+    retry_ns = desc->retry_ns ? desc->retry_ns : KCTL_LEADER_RETRY_NS;
+    if (lease_ns <= renew_ns || (double)renew_ns <= KCTL_LEADER_JITTER * (double)retry_ns ||
+        lease_ns / UINT64_C(1000000000) >= (uint64_t)INT32_MAX)
+        return KCTL_ERR_INVALID_ARG; /* what client-go refuses; and leaseDurationSeconds is an int32 */
+    s[0] = desc->lease.resource && desc->lease.group ? desc->lease.group : "coordination.k8s.io";
+    s[1] = desc->lease.resource && desc->lease.version ? desc->lease.version : "v1";
+    s[2] = desc->lease.resource ? desc->lease.resource : "leases";
+    s[3] = desc->lease.ns ? desc->lease.ns : "default";
+    s[4] = desc->name;
+    s[5] = desc->identity;
+    for (i = 0; i < 6; i++) total += (len[i] = strlen(s[i])) + 1;
+    if (total > SIZE_MAX - sizeof *le) return KCTL_ERR_NOMEM;
+    if (!(le = (kctl_leader *)kctl__alloc(&desc->allocator, sizeof *le + total))) return KCTL_ERR_NOMEM;
+    memset(le, 0, sizeof *le);
+    le->strs = p = (char *)(le + 1);
+    for (i = 0; i < 6; i++) {
+        memcpy(p, s[i], len[i] + 1);
+        s[i] = p;
+        p += len[i] + 1;
+    }
+    le->lease.group = s[0];
+    le->lease.version = s[1];
+    le->lease.resource = s[2];
+    le->lease.ns = s[3];
+    le->name = s[4];
+    le->identity = s[5];
+    le->t = desc->transport;
+    le->lease_ns = lease_ns;
+    le->renew_ns = renew_ns;
+    le->retry_ns = retry_ns;
+    le->lease_s = (int64_t)((lease_ns + UINT64_C(999999999)) / UINT64_C(1000000000));
+    le->clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
+    le->system_wall = le->clock.now_fn == kctl__mono_now;
+    le->clock0_ns = kctl_clock_now(&le->clock);
+    le->wall0_ns = (int64_t)kctl__port_wall_ns();
+    for (seed = UINT64_C(14695981039346656037), p = (char *)le->identity; *p; p++) /* FNV-1a */
+        seed = (seed ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    le->rng = desc->seed ? desc->seed : seed ? seed : 1;
+    le->allocator = desc->allocator;
+    le->seen.spec = KCTL_JSON_NONE;
+    *out = le;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_leader_destroy(kctl_leader *le) {
+    if (!le) return;
+    kctl__le_forget(le, &le->seen);
+    kctl__free(&le->allocator, le);
+}
+
 KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns) {
-    kctl_obj *cur = NULL, *mine = NULL;
     uint64_t now;
-    bool ok = false;
+    bool ok, other;
     int rc;
     if (!le) return KCTL_ERR_INVALID_ARG;
     now = kctl_clock_now(&le->clock);
-    rc = le->t.vt->get(le->t.self, &le->lease, le->name, &cur, NULL);
-    if (rc == KCTL_ERR_NOT_FOUND) {
-        ok = kctl__le_write(le, NULL, le->identity, NULL, 0, &mine) == KCTL_OK;
-    } else if (rc == KCTL_OK) {
-        kctl_json j;
-        kctl_json_tok toks[64];
-        size_t len;
-        const char *doc = kctl_obj_json(cur, &len);
-        char holder[254] = "", acquired[64] = "";
-        int64_t transitions = 0;
-        if (strcmp(kctl_obj_resource_version(cur), le->observed_rv) != 0) { /* it changed: someone is alive */
-            snprintf(le->observed_rv, sizeof le->observed_rv, "%s", kctl_obj_resource_version(cur));
-            le->observed_time = now;
-        }
-        if (kctl_json_parse(doc, len, toks, 64, NULL, &j) == KCTL_OK) {
-            kctl_json_string(&j, kctl_json_path(&j, 0, "spec.holderIdentity"), holder, sizeof holder, NULL);
-            kctl_json_string(&j, kctl_json_path(&j, 0, "spec.acquireTime"), acquired, sizeof acquired, NULL);
-            kctl_json_int64(&j, kctl_json_path(&j, 0, "spec.leaseTransitions"), &transitions);
-        }
-        if (holder[0] && strcmp(holder, le->identity) != 0 && now - le->observed_time < le->lease_ns) {
-            le->leading = false; /* held by someone alive: not ours */
-        } else {
-            bool same = strcmp(holder, le->identity) == 0;
-            ok = kctl__le_write(le, cur, le->identity, same && acquired[0] ? acquired : NULL,
-                                same ? transitions : transitions + 1, &mine) == KCTL_OK;
-        }
-    }
+    rc = kctl__le_try(le, now, &ok, &other);
     if (ok) {
         if (!le->leading) le->terms++;
         le->leading = true;
         le->last_renew = now;
-        snprintf(le->observed_rv, sizeof le->observed_rv, "%s", kctl_obj_resource_version(mine));
-        le->observed_time = now;
-    } else if (le->leading && now - le->last_renew >= le->renew_ns) {
-        le->leading = false; /* could not renew in time */
+    } else if (le->leading && (other || now - le->last_renew >= le->renew_ns)) {
+        le->leading = false; /* another holds it, or no renewal within the deadline */
     }
-    kctl_obj_unref(cur);
-    kctl_obj_unref(mine);
     if (leading) *leading = le->leading;
-    if (next_ns) *next_ns = kctl__add_sat(now, le->retry_ns);
-    return KCTL_OK;
+    if (next_ns) *next_ns = kctl__add_sat(now, le->leading ? le->retry_ns : kctl__le_jitter(le));
+    return rc;
+}
+
+KCTL_API int kctl_leader_release(kctl_leader *le) {
+    int rc = KCTL_OK, tries;
+    if (!le) return KCTL_ERR_INVALID_ARG;
+    if (!le->leading) return KCTL_OK;
+    le->leading = false;
+    for (tries = 0; tries < 3; tries++) {
+        kctl_obj *cur = NULL;
+        kctl__le_lease rd;
+        uint64_t now = kctl_clock_now(&le->clock);
+        int64_t wall = kctl__le_wall_us(le, now);
+        rc = kctl_transport_get(&le->t, &le->lease, le->name, &cur, NULL);
+        if (rc == KCTL_ERR_NOT_FOUND) return KCTL_OK;
+        if (rc != KCTL_OK) return rc;
+        if ((rc = kctl__le_read(le, cur, &rd)) != KCTL_OK) return rc;
+        kctl__le_adopt(le, &rd, now);
+        if (!rd.mine) return KCTL_OK; /* someone else's now */
+        rc = kctl__le_write(le, &le->seen, "", 1, wall, wall, rd.transitions, now);
+        if (rc != KCTL_ERR_CONFLICT) return rc;
+    }
+    return rc;
 }
 
 KCTL_API bool kctl_leader_is_leader(const kctl_leader *le) { return le && le->leading; }
 KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le) { return le ? le->terms : 0; }
 
 /* ----------------------------------------------------------------- MANAGER */
-#define KCTL__MGR_MAX 32
 #ifndef KCTL_NO_THREADS
 #include <signal.h>
 #endif
 
-/* ---- metrics */
-/* printf into the text (lines are short: names are at most 255 bytes). */
-static void kctl__pm(kctl_jw *w, const char *fmt, ...) {
-    char line[1024];
-    va_list ap;
-    int n;
-    va_start(ap, fmt);
-    n = vsnprintf(line, sizeof line, fmt, ap);
-    va_end(ap);
-    if (n < 0) return;
-    kctl__jw_put(w, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+/* ---- lists that grow (through the allocator), of records that stay put */
+typedef struct kctl__mgrlist {
+    void **items;
+    uint32_t n, cap;
+} kctl__mgrlist;
+
+/* Room for one more item: NOMEM, or the list doubles (from 8). */
+static int kctl__mgrlist_room(const kctl_allocator *a, kctl__mgrlist *l) {
+    uint32_t cap;
+    size_t size;
+    void **items;
+    if (l->n < l->cap) return KCTL_OK;
+    cap = l->cap ? l->cap * 2 : 8;
+    size = (size_t)cap * sizeof *items;
+    if (cap < l->cap || size / sizeof *items != cap || !(items = (void **)kctl__alloc(a, size))) return KCTL_ERR_NOMEM;
+    if (l->n) memcpy(items, l->items, l->n * sizeof *items);
+    kctl__free(a, l->items);
+    l->items = items;
+    l->cap = cap;
+    return KCTL_OK;
 }
 
-/* A Prometheus label value may not hold these unescaped: keep it simple. */
-static void kctl__pm_clean(char *s) {
-    for (; *s; s++)
-        if (*s == '"' || *s == '\\' || *s == '\n') *s = '_';
-}
-
+/* An informer the manager made: the strings follow the record. */
 typedef struct kctl__mgrinf {
     kctl_informer *inf;
-    char *id; /* "group/resource|ns|labels|fields": what makes informers the same */
-    char label[256]; /* group/resource/ns, for metrics */
+    const char *id;       /* "group/resource|ns|labels|fields": what makes informers the same */
+    const char *resource; /* "group/resource/ns" (no "/ns" when all), for metrics */
+    const char *labels;   /* the selectors, for metrics ("": none) */
+    const char *fields;
 } kctl__mgrinf;
 
+/* controller-runtime's buckets for controller_runtime_reconcile_time_seconds:
+   upper bounds in ns, and as Go prints them for the le label. */
+#define KCTL__MGR_RT_N 40
+static const uint64_t kctl__mgr_rt_ns[KCTL__MGR_RT_N] = {
+    KCTL_MS(5),    KCTL_MS(10),   KCTL_MS(25),   KCTL_MS(50),   KCTL_MS(100),  KCTL_MS(150),  KCTL_MS(200),  KCTL_MS(250),
+    KCTL_MS(300),  KCTL_MS(350),  KCTL_MS(400),  KCTL_MS(450),  KCTL_MS(500),  KCTL_MS(600),  KCTL_MS(700),  KCTL_MS(800),
+    KCTL_MS(900),  KCTL_SEC(1),   KCTL_MS(1250), KCTL_MS(1500), KCTL_MS(1750), KCTL_SEC(2),   KCTL_MS(2500), KCTL_SEC(3),
+    KCTL_MS(3500), KCTL_SEC(4),   KCTL_MS(4500), KCTL_SEC(5),   KCTL_SEC(6),   KCTL_SEC(7),   KCTL_SEC(8),   KCTL_SEC(9),
+    KCTL_SEC(10),  KCTL_SEC(15),  KCTL_SEC(20),  KCTL_SEC(25),  KCTL_SEC(30),  KCTL_SEC(40),  KCTL_SEC(50),  KCTL_SEC(60) };
+static const char *const kctl__mgr_rt_le[KCTL__MGR_RT_N] = {
+    "0.005", "0.01", "0.025", "0.05", "0.1", "0.15", "0.2", "0.25", "0.3", "0.35", "0.4", "0.45", "0.5", "0.6",
+    "0.7",   "0.8",  "0.9",   "1",    "1.25", "1.5", "1.75", "2",   "2.5", "3",    "3.5", "4",    "4.5", "5",
+    "6",     "7",    "8",     "9",    "10",  "15",   "20",  "25",   "30",  "40",   "50",  "60" };
+/* client-go's workqueue buckets (kctl_histogram_bound_ns), as Go prints them. */
+static const char *const kctl__mgr_wq_le[] = { "1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001",
+                                               "0.01",  "0.1",   "1",     "10",    "100",    "1000" };
+typedef char kctl__mgr_wq_le_fit[sizeof kctl__mgr_wq_le / sizeof kctl__mgr_wq_le[0] == KCTL_HIST_BUCKETS ? 1 : -1];
+
+/* A controller the manager made: the name follows the record. The manager
+   hands the controller its own reconcile, which times the user's on
+   controller-runtime's buckets and counts the reconciles running. */
 typedef struct kctl__mgrctl {
     kctl_controller *c;
-    char name[64];
+    const char *name;            /* "": unnamed, no metrics of its own */
+    kctl_reconcile_fn reconcile; /* the user's */
+    void *user_data;
+    kctl_clock clock;
+    uint32_t workers;
+    kctl__mutex mu;              /* what follows */
+    uint32_t active;             /* reconciles running now */
+    uint64_t count, sum_ns;      /* reconcile time */
+    uint64_t buckets[KCTL__MGR_RT_N]; /* per bucket, not cumulative */
 } kctl__mgrctl;
+
+static kctl_reconcile_result kctl__mgr_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl__mgrctl *mc = (kctl__mgrctl *)ctx->user_data;
+    kctl_reconcile_ctx user = *ctx;
+    kctl_reconcile_result r;
+    uint64_t t0, t1, d;
+    int i = 0;
+    user.user_data = mc->user_data;
+    kctl__mutex_lock(&mc->mu);
+    mc->active++;
+    kctl__mutex_unlock(&mc->mu);
+    t0 = kctl_clock_now(&mc->clock);
+    r = mc->reconcile(&user);
+    t1 = kctl_clock_now(&mc->clock);
+    d = t1 > t0 ? t1 - t0 : 0;
+    while (i < KCTL__MGR_RT_N && d > kctl__mgr_rt_ns[i]) i++;
+    kctl__mutex_lock(&mc->mu);
+    mc->active--;
+    mc->count++;
+    mc->sum_ns = kctl__add_sat(mc->sum_ns, d);
+    if (i < KCTL__MGR_RT_N) mc->buckets[i]++; /* beyond 60 s: in count only (+Inf) */
+    kctl__mutex_unlock(&mc->mu);
+    return r;
+}
 
 /* ---- requests by verb and result: the manager hands out a transport that
    counts every call, then forwards it to the user's */
@@ -11443,34 +11932,38 @@ struct kctl_manager {
     kctl_allocator allocator;
     kctl_logger logger;
     kctl_leader *leader;          /* leader election, when asked for */
-    char lease_name[64];          /* for metrics */
-    uint64_t sync_timeout_ns, grace_ns;
+    char *lease_name;             /* for metrics */
+    bool release_on_stop;
+    uint64_t sync_timeout_ns;     /* what start was given */
+    uint64_t default_sync_ns, grace_ns;
     /* ctl_mu serializes starting and stopping the controllers (the leader
        thread, start, stop, a late add_controller): whether they run is
-       controllers_up. Taken before mu, never under it. */
+       controllers_up, written under ctl_mu and mu (read under either).
+       Taken before mu and le_mu, never under them. */
     kctl__mutex ctl_mu;
     bool controllers_up;
     kctl_manager_leader_info le;  /* under mu */
-    /* The leader-election thread. le_mu guards le_stop, le_running and the
-       thread's wait; it is the only lock a virtual clock's wake takes (the
-       clock's list lock -> le_mu), and nothing is called under it. */
+    /* The leader-election thread. le_mu guards le_stop, le_stopping,
+       le_running and the thread's wait; it is the only lock a virtual
+       clock's wake takes (the clock's list lock -> le_mu), and nothing is
+       called under it. le_stopping: stop has begun, start no controller
+       (the thread goes on renewing while they drain); le_stop: end. */
     kctl__mutex le_mu;
-    bool le_stop, le_running;
+    bool le_stop, le_stopping, le_running;
 #ifndef KCTL_NO_THREADS
     kctl__thread le_thread;
     kctl__cond le_cv;
     kctl_clock_waiter le_waiter;  /* a virtual clock wakes the thread when it moves */
 #endif
     kctl__mutex mu;
-    kctl__mgrinf infs[KCTL__MGR_MAX];
-    uint32_t ninfs;
-    kctl__mgrctl ctls[KCTL__MGR_MAX];
-    uint32_t nctls;
+    kctl__mgrlist infs;           /* kctl__mgrinf *, only ever added */
+    kctl__mgrlist ctls;           /* kctl__mgrctl *, only ever added */
     bool started;
 };
 
 KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **out) {
     kctl_manager *m;
+    int rc = KCTL_OK;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!desc || !desc->transport.vt || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
@@ -11483,42 +11976,19 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
     m->resync_ns = desc->resync_ns;
     m->allocator = desc->allocator;
     m->logger = desc->logger;
-    m->grace_ns = desc->graceful_timeout_ns ? desc->graceful_timeout_ns : KCTL_SEC(30);
-    if (kctl__mutex_init(&m->mu) != KCTL_OK) {
-        kctl__free(&m->allocator, m);
-        return KCTL_ERR_NOMEM;
-    }
-    if (kctl__mutex_init(&m->req.mu) != KCTL_OK) {
-        kctl__mutex_deinit(&m->mu);
-        kctl__free(&m->allocator, m);
-        return KCTL_ERR_NOMEM;
-    }
-    if (kctl__mutex_init(&m->le_mu) != KCTL_OK) {
-        kctl__mutex_deinit(&m->req.mu);
-        kctl__mutex_deinit(&m->mu);
-        kctl__free(&m->allocator, m);
-        return KCTL_ERR_NOMEM;
-    }
-    if (kctl__mutex_init(&m->ctl_mu) != KCTL_OK) {
-        kctl__mutex_deinit(&m->le_mu);
-        kctl__mutex_deinit(&m->req.mu);
-        kctl__mutex_deinit(&m->mu);
-        kctl__free(&m->allocator, m);
-        return KCTL_ERR_NOMEM;
-    }
+    m->release_on_stop = desc->release_on_stop;
+    m->grace_ns = desc->graceful_timeout_ns ? desc->graceful_timeout_ns : KCTL_MANAGER_GRACEFUL_TIMEOUT_NS;
+    m->default_sync_ns = desc->cache_sync_timeout_ns ? desc->cache_sync_timeout_ns : KCTL_MANAGER_CACHE_SYNC_TIMEOUT_NS;
+    if (kctl__mutex_init(&m->mu) != KCTL_OK) goto fail_mu;
+    if (kctl__mutex_init(&m->req.mu) != KCTL_OK) goto fail_req;
+    if (kctl__mutex_init(&m->le_mu) != KCTL_OK) goto fail_le;
+    if (kctl__mutex_init(&m->ctl_mu) != KCTL_OK) goto fail_ctl;
 #ifndef KCTL_NO_THREADS
-    if (kctl__cond_init(&m->le_cv) != KCTL_OK) {
-        kctl__mutex_deinit(&m->ctl_mu);
-        kctl__mutex_deinit(&m->le_mu);
-        kctl__mutex_deinit(&m->req.mu);
-        kctl__mutex_deinit(&m->mu);
-        kctl__free(&m->allocator, m);
-        return KCTL_ERR_NOMEM;
-    }
+    if (kctl__cond_init(&m->le_cv) != KCTL_OK) goto fail_cv;
 #endif
     if (desc->lease_name) {
         kctl_leader_desc ld;
-        int rc;
+        size_t n = strlen(desc->lease_name) + 1;
         memset(&ld, 0, sizeof ld);
         ld.transport = m->transport;
         ld.lease.ns = desc->lease_namespace;
@@ -11529,26 +11999,51 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
         ld.retry_ns = desc->retry_ns;
         ld.clock = m->clock;
         ld.allocator = desc->allocator;
-        snprintf(m->lease_name, sizeof m->lease_name, "%s", desc->lease_name);
-        kctl__pm_clean(m->lease_name);
-        if ((rc = kctl_leader_create(&ld, &m->leader)) != KCTL_OK) {
+        if (!(m->lease_name = (char *)kctl__alloc(&m->allocator, n))) rc = KCTL_ERR_NOMEM;
+        else memcpy(m->lease_name, desc->lease_name, n);
+        if (rc == KCTL_OK) rc = kctl_leader_create(&ld, &m->leader);
+        if (rc != KCTL_OK) {
             kctl_manager_destroy(m);
             return rc;
         }
     }
     *out = m;
     return KCTL_OK;
+#ifndef KCTL_NO_THREADS
+fail_cv:
+    kctl__mutex_deinit(&m->ctl_mu);
+#endif
+fail_ctl:
+    kctl__mutex_deinit(&m->le_mu);
+fail_le:
+    kctl__mutex_deinit(&m->req.mu);
+fail_req:
+    kctl__mutex_deinit(&m->mu);
+fail_mu:
+    kctl__free(&m->allocator, m);
+    return KCTL_ERR_NOMEM;
 }
+
+static kctl__mgrinf *kctl__mgr_inf(kctl_manager *m, uint32_t i) { return (kctl__mgrinf *)m->infs.items[i]; }
+static kctl__mgrctl *kctl__mgr_ctl(kctl_manager *m, uint32_t i) { return (kctl__mgrctl *)m->ctls.items[i]; }
 
 KCTL_API void kctl_manager_destroy(kctl_manager *m) {
     uint32_t i;
     if (!m) return;
     kctl_manager_stop(m);
-    for (i = 0; i < m->nctls; i++) kctl_controller_stop(m->ctls[i].c); /* reconciles past the grace period: wait */
-    for (i = 0; i < m->ninfs; i++) kctl_informer_destroy(m->infs[i].inf); /* before the controllers: their handlers */
-    for (i = 0; i < m->nctls; i++) kctl_controller_destroy(m->ctls[i].c);
-    for (i = 0; i < m->ninfs; i++) kctl__free(&m->allocator, m->infs[i].id);
+    for (i = 0; i < m->ctls.n; i++) kctl_controller_stop(kctl__mgr_ctl(m, i)->c); /* reconciles past the grace period: wait */
+    for (i = 0; i < m->infs.n; i++) kctl_informer_destroy(kctl__mgr_inf(m, i)->inf); /* before the controllers: their handlers */
+    for (i = 0; i < m->ctls.n; i++) {
+        kctl__mgrctl *mc = kctl__mgr_ctl(m, i);
+        kctl_controller_destroy(mc->c);
+        kctl__mutex_deinit(&mc->mu);
+        kctl__free(&m->allocator, mc);
+    }
+    for (i = 0; i < m->infs.n; i++) kctl__free(&m->allocator, m->infs.items[i]);
+    kctl__free(&m->allocator, m->ctls.items);
+    kctl__free(&m->allocator, m->infs.items);
     kctl_leader_destroy(m->leader);
+    kctl__free(&m->allocator, m->lease_name);
 #ifndef KCTL_NO_THREADS
     kctl__cond_deinit(&m->le_cv);
 #endif
@@ -11562,27 +12057,40 @@ KCTL_API void kctl_manager_destroy(kctl_manager *m) {
 KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, const char *label_selector,
                                    const char *field_selector, kctl_informer **out) {
     kctl_informer_desc d;
-    char *id;
-    size_t n;
+    kctl__mgrinf *mi;
+    const char *g, *ns, *ls = label_selector ? label_selector : "", *fs = field_selector ? field_selector : "";
+    char *p;
+    size_t idn, resn, size;
     uint32_t i;
-    int rc = KCTL_OK;
+    int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!m || !res || !res->resource) return KCTL_ERR_INVALID_ARG;
-    n = strlen(res->group ? res->group : "") + strlen(res->resource) + strlen(res->ns ? res->ns : "") +
-        strlen(label_selector ? label_selector : "") + strlen(field_selector ? field_selector : "") + 8;
-    if (!(id = (char *)kctl__alloc(&m->allocator, n))) return KCTL_ERR_NOMEM;
-    snprintf(id, n, "%s/%s|%s|%s|%s", res->group ? res->group : "", res->resource, res->ns ? res->ns : "",
-             label_selector ? label_selector : "", field_selector ? field_selector : "");
+    g = res->group ? res->group : "";
+    ns = res->ns ? res->ns : "";
+    idn = strlen(g) + strlen(res->resource) + strlen(ns) + strlen(ls) + strlen(fs) + 5;
+    resn = strlen(g) + strlen(res->resource) + strlen(ns) + 3;
+    size = sizeof *mi + idn + resn + strlen(ls) + 1 + strlen(fs) + 1;
+    if (!(mi = (kctl__mgrinf *)kctl__alloc(&m->allocator, size))) return KCTL_ERR_NOMEM;
+    p = (char *)(mi + 1);
+    mi->inf = NULL;
+    mi->id = p;
+    p += snprintf(p, idn, "%s/%s|%s|%s|%s", g, res->resource, ns, ls, fs) + 1;
+    mi->resource = p;
+    p += snprintf(p, resn, "%s/%s%s%s", g, res->resource, *ns ? "/" : "", ns) + 1;
+    mi->labels = p;
+    p += snprintf(p, strlen(ls) + 1, "%s", ls) + 1;
+    mi->fields = p;
+    snprintf(p, strlen(fs) + 1, "%s", fs);
     kctl__mutex_lock(&m->mu);
-    for (i = 0; i < m->ninfs; i++)
-        if (strcmp(m->infs[i].id, id) == 0) { /* shared */
-            *out = m->infs[i].inf;
+    for (i = 0; i < m->infs.n; i++)
+        if (strcmp(kctl__mgr_inf(m, i)->id, mi->id) == 0) { /* shared */
+            *out = kctl__mgr_inf(m, i)->inf;
             kctl__mutex_unlock(&m->mu);
-            kctl__free(&m->allocator, id);
+            kctl__free(&m->allocator, mi);
             return KCTL_OK;
         }
-    if (m->ninfs == KCTL__MGR_MAX) rc = KCTL_ERR_FULL;
+    rc = kctl__mgrlist_room(&m->allocator, &m->infs);
     if (rc == KCTL_OK) {
         memset(&d, 0, sizeof d);
         d.transport = m->transport;
@@ -11592,33 +12100,32 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
         d.clock = m->clock;
         d.resync_ns = m->resync_ns;
         d.allocator = m->allocator;
-        rc = kctl_informer_create(&d, out);
+        rc = kctl_informer_create(&d, &mi->inf);
     }
-    if (rc == KCTL_OK && m->started) rc = kctl_informer_start(*out); /* a late one starts at once */
+    if (rc == KCTL_OK && m->started) rc = kctl_informer_start(mi->inf); /* a late one starts at once */
     if (rc == KCTL_OK) {
-        kctl__mgrinf *mi = &m->infs[m->ninfs++];
-        mi->inf = *out;
-        mi->id = id;
-        snprintf(mi->label, sizeof mi->label, "%s/%s%s%s", res->group ? res->group : "", res->resource,
-                 res->ns && *res->ns ? "/" : "", res->ns ? res->ns : "");
-        kctl__pm_clean(mi->label);
-        id = NULL;
-    } else if (*out) {
-        kctl_informer_destroy(*out);
-        *out = NULL;
+        m->infs.items[m->infs.n++] = mi;
+        *out = mi->inf;
+        mi = NULL;
     }
     kctl__mutex_unlock(&m->mu);
-    kctl__free(&m->allocator, id);
+    if (mi) {
+        kctl_informer_destroy(mi->inf);
+        kctl__free(&m->allocator, mi);
+    }
     return rc;
 }
 
 KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_desc *desc, kctl_controller **out) {
     kctl_controller_desc d;
+    kctl__mgrctl *mc = NULL;
     kctl_controller *c = NULL;
-    uint64_t sync_ns = 0;
+    const char *name;
+    size_t n;
+    uint32_t i;
     int rc = KCTL_OK;
     if (out) *out = NULL;
-    if (!m || !desc) {
+    if (!m || !desc || !desc->reconcile) {
         if (desc) kctl_limiter_destroy(desc->limiter);
         return KCTL_ERR_INVALID_ARG;
     }
@@ -11626,54 +12133,88 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
     if (!d.transport.vt) d.transport = m->transport;
     if (!d.clock.now_fn) d.clock = m->clock;
     if (!d.logger.func) d.logger = m->logger;
+    name = d.name ? d.name : "";
+    n = strlen(name) + 1;
+    if (!(mc = (kctl__mgrctl *)kctl__alloc(&m->allocator, sizeof *mc + n))) {
+        kctl_limiter_destroy(d.limiter);
+        return KCTL_ERR_NOMEM;
+    }
+    memset(mc, 0, sizeof *mc);
+    memcpy((char *)(mc + 1), name, n);
+    mc->name = (const char *)(mc + 1);
+    mc->reconcile = d.reconcile;
+    mc->user_data = d.user_data;
+    mc->clock = d.clock;
+    mc->workers = d.workers ? d.workers : 1;
+    if (kctl__mutex_init(&mc->mu) != KCTL_OK) {
+        kctl__free(&m->allocator, mc);
+        kctl_limiter_destroy(d.limiter);
+        return KCTL_ERR_NOMEM;
+    }
+    d.reconcile = kctl__mgr_reconcile; /* times the user's */
+    d.user_data = mc;
     kctl__mutex_lock(&m->ctl_mu);
     kctl__mutex_lock(&m->mu);
-    if (m->nctls == KCTL__MGR_MAX) {
-        kctl_limiter_destroy(d.limiter);
-        rc = KCTL_ERR_FULL;
-    } else if ((rc = kctl_controller_create(&d, &m->ctls[m->nctls].c)) == KCTL_OK) {
-        snprintf(m->ctls[m->nctls].name, sizeof m->ctls[m->nctls].name, "%s", d.name ? d.name : "");
-        kctl__pm_clean(m->ctls[m->nctls].name);
-        c = m->ctls[m->nctls].c;
+    for (i = 0; i < m->ctls.n && *name; i++)
+        if (strcmp(kctl__mgr_ctl(m, i)->name, name) == 0) rc = KCTL_ERR_EXISTS; /* one name, one set of metrics */
+    if (rc == KCTL_OK) rc = kctl__mgrlist_room(&m->allocator, &m->ctls);
+    if (rc == KCTL_OK) rc = kctl_controller_create(&d, &mc->c); /* it owns the limiter, even when it fails */
+    else kctl_limiter_destroy(d.limiter);
+    if (rc == KCTL_OK) {
+        m->ctls.items[m->ctls.n++] = mc;
+        c = mc->c;
         if (out) *out = c;
-        m->nctls++;
     }
-    sync_ns = m->sync_timeout_ns;
-    kctl__mutex_unlock(&m->mu);
-    if (c && m->controllers_up) rc = kctl_controller_start(c, sync_ns); /* a late one starts at once */
+    if (c && m->controllers_up) {
+        uint64_t sync_ns = m->sync_timeout_ns;
+        kctl__mutex_unlock(&m->mu);
+        rc = kctl_controller_start(c, sync_ns); /* a late one starts at once */
+    } else {
+        kctl__mutex_unlock(&m->mu);
+    }
     kctl__mutex_unlock(&m->ctl_mu);
+    if (!c) {
+        kctl__mutex_deinit(&mc->mu);
+        kctl__free(&m->allocator, mc);
+    }
     return rc;
 }
 
-/* The controllers as they are now (they are only ever added). */
-static uint32_t kctl__mgr_ctls(kctl_manager *m, kctl_controller **out) {
-    uint32_t i, n;
+/* Controller i, or NULL past the last (they are only ever added). */
+static kctl_controller *kctl__mgr_ctl_at(kctl_manager *m, uint32_t i) {
+    kctl_controller *c;
     kctl__mutex_lock(&m->mu);
-    n = m->nctls;
-    for (i = 0; i < n; i++) out[i] = m->ctls[i].c;
+    c = i < m->ctls.n ? kctl__mgr_ctl(m, i)->c : NULL;
     kctl__mutex_unlock(&m->mu);
-    return n;
+    return c;
+}
+
+/* ctl_mu held (so no controller is added meanwhile). */
+static void kctl__mgr_set_up(kctl_manager *m, bool up) {
+    kctl__mutex_lock(&m->mu);
+    m->controllers_up = up;
+    kctl__mutex_unlock(&m->mu);
 }
 
 /* ctl_mu held. */
 static int kctl__mgr_start_controllers(kctl_manager *m) {
-    kctl_controller *c[KCTL__MGR_MAX];
-    uint32_t i, n = kctl__mgr_ctls(m, c);
+    kctl_controller *c;
+    uint32_t i;
     int rc = KCTL_OK;
     /* controllers wait for the caches they watch, then start their workers */
-    for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl_controller_start(c[i], m->sync_timeout_ns);
+    for (i = 0; rc == KCTL_OK && (c = kctl__mgr_ctl_at(m, i)) != NULL; i++) rc = kctl_controller_start(c, m->sync_timeout_ns);
     return rc;
 }
 
 /* Stop every controller within one grace period (real time). ctl_mu held. */
 static int kctl__mgr_stop_controllers(kctl_manager *m) {
-    kctl_controller *c[KCTL__MGR_MAX];
+    kctl_controller *c;
     uint64_t end = kctl__add_sat(kctl_clock_now(NULL), m->grace_ns), now;
-    uint32_t i, n = kctl__mgr_ctls(m, c);
+    uint32_t i;
     int rc = KCTL_OK;
-    for (i = 0; i < n; i++) {
+    for (i = 0; (c = kctl__mgr_ctl_at(m, i)) != NULL; i++) {
         now = kctl_clock_now(NULL);
-        if (kctl_controller_stop_timeout(c[i], m->grace_ns == UINT64_MAX ? UINT64_MAX : end > now ? end - now : 0) != KCTL_OK)
+        if (kctl_controller_stop_timeout(c, m->grace_ns == UINT64_MAX ? UINT64_MAX : end > now ? end - now : 0) != KCTL_OK)
             rc = KCTL_ERR_TIMEOUT;
     }
     return rc;
@@ -11687,15 +12228,23 @@ static void kctl__mgr_le_wake(void *arg) {
     kctl__mutex_unlock(&m->le_mu);
 }
 
-/* The leader-election thread: try every retry period (on the manager's
-   clock, virtual or not); lead -> start the controllers; lose -> stop
-   them, for good. */
+static bool kctl__mgr_stopping(kctl_manager *m) {
+    bool s;
+    kctl__mutex_lock(&m->le_mu);
+    s = m->le_stopping || m->le_stop;
+    kctl__mutex_unlock(&m->le_mu);
+    return s;
+}
+
+/* The leader-election thread: try when due (on the manager's clock,
+   virtual or not); lead -> start the controllers (unless stop has begun);
+   lose -> stop them, for good. It renews until stop ends it. */
 static void *kctl__mgr_le_main(void *arg) {
     kctl_manager *m = (kctl_manager *)arg;
     bool stop = false;
     if (m->clock.subscribe_fn) m->clock.subscribe_fn(&m->le_waiter, m->clock.user_data);
     while (!stop) {
-        bool leading = false;
+        bool leading = false, up;
         uint64_t next = 0;
         kctl_leader_step(m->leader, &leading, &next);
         kctl__mutex_lock(&m->mu);
@@ -11703,25 +12252,32 @@ static void *kctl__mgr_le_main(void *arg) {
         m->le.terms = kctl_leader_terms(m->leader);
         m->le.steps++;
         m->le.next_ns = next;
+        up = m->controllers_up;
         kctl__mutex_unlock(&m->mu);
         kctl__mutex_lock(&m->le_mu);
         stop = m->le_stop;
         kctl__mutex_unlock(&m->le_mu);
         if (stop) break;
-        kctl__mutex_lock(&m->ctl_mu);
-        if (leading && !m->controllers_up) {
-            m->controllers_up = true;
-            kctl__mgr_start_controllers(m);
-        } else if (!leading && m->controllers_up) {
-            kctl__log(&m->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MANAGER_LOST_LEASE);
-            kctl__mgr_stop_controllers(m);
-            m->controllers_up = false;
-            kctl__mutex_lock(&m->mu);
-            m->le.lost = true;
-            kctl__mutex_unlock(&m->mu);
-            stop = true;
+        if (leading && !up) {
+            kctl__mutex_lock(&m->ctl_mu);
+            if (!m->controllers_up && !kctl__mgr_stopping(m)) {
+                kctl__mgr_set_up(m, true);
+                kctl__mgr_start_controllers(m);
+            }
+            kctl__mutex_unlock(&m->ctl_mu);
+        } else if (!leading && up) {
+            kctl__mutex_lock(&m->ctl_mu);
+            if (m->controllers_up) { /* not stopped by stop meanwhile: lost */
+                kctl__log(&m->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MANAGER_LOST_LEASE);
+                kctl__mgr_stop_controllers(m);
+                kctl__mgr_set_up(m, false);
+                kctl__mutex_lock(&m->mu);
+                m->le.lost = true;
+                kctl__mutex_unlock(&m->mu);
+                stop = true;
+            }
+            kctl__mutex_unlock(&m->ctl_mu);
         }
-        kctl__mutex_unlock(&m->ctl_mu);
         if (stop) break;
         kctl__mutex_lock(&m->le_mu); /* now is read under le_mu: an advance cannot slip between it and the wait */
         for (;;) {
@@ -11737,16 +12293,16 @@ static void *kctl__mgr_le_main(void *arg) {
 }
 #endif
 
-KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
+KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t cache_sync_timeout_ns) {
     uint32_t i;
     int rc = KCTL_OK;
     if (!m) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&m->mu);
     if (m->started) rc = KCTL_ERR_EXISTS;
-    for (i = 0; i < m->ninfs && rc == KCTL_OK; i++) rc = kctl_informer_start(m->infs[i].inf);
+    for (i = 0; i < m->infs.n && rc == KCTL_OK; i++) rc = kctl_informer_start(kctl__mgr_inf(m, i)->inf);
     if (rc == KCTL_OK) {
         m->started = true;
-        m->sync_timeout_ns = sync_timeout_ns;
+        m->sync_timeout_ns = cache_sync_timeout_ns ? cache_sync_timeout_ns : m->default_sync_ns;
     }
     kctl__mutex_unlock(&m->mu);
     if (rc != KCTL_OK) {
@@ -11768,7 +12324,7 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
     } else {
         kctl__mutex_lock(&m->ctl_mu);
         rc = kctl__mgr_start_controllers(m);
-        m->controllers_up = rc == KCTL_OK;
+        kctl__mgr_set_up(m, rc == KCTL_OK);
         kctl__mutex_unlock(&m->ctl_mu);
     }
     if (rc != KCTL_OK) kctl_manager_stop(m);
@@ -11777,26 +12333,35 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t sync_timeout_ns) {
 
 KCTL_API int kctl_manager_stop(kctl_manager *m) {
     uint32_t i;
+    bool joined = false;
     int rc;
     if (!m) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&m->le_mu);
+    m->le_stopping = true; /* the election thread starts nothing now, and renews while the controllers drain */
+    kctl__mutex_unlock(&m->le_mu);
+    kctl__mutex_lock(&m->ctl_mu);
+    rc = kctl__mgr_stop_controllers(m);
+    kctl__mgr_set_up(m, false);
+    kctl__mutex_unlock(&m->ctl_mu);
 #ifndef KCTL_NO_THREADS
     {
         bool running;
         kctl__mutex_lock(&m->le_mu);
-        running = m->le_running; /* one stopper joins the thread */
+        running = m->le_running; /* one stopper joins the thread, and alone may touch the elector */
         m->le_running = false;
         m->le_stop = true;
         kctl__cond_broadcast(&m->le_cv);
         kctl__mutex_unlock(&m->le_mu);
-        if (running) kctl__thread_join(m->le_thread);
+        if (running) {
+            kctl__thread_join(m->le_thread);
+            joined = true;
+        }
     }
 #endif
-    kctl__mutex_lock(&m->ctl_mu);
-    rc = kctl__mgr_stop_controllers(m);
-    m->controllers_up = false;
-    kctl__mutex_unlock(&m->ctl_mu);
+    if (joined && m->release_on_stop && rc == KCTL_OK && kctl_leader_release(m->leader) != KCTL_OK)
+        kctl__log(&m->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MANAGER_RELEASE_FAILED);
     kctl__mutex_lock(&m->mu);
-    for (i = 0; i < m->ninfs; i++) kctl_informer_stop(m->infs[i].inf);
+    for (i = 0; i < m->infs.n; i++) kctl_informer_stop(kctl__mgr_inf(m, i)->inf);
     m->started = false;
     m->le.leading = false;
     kctl__mutex_unlock(&m->mu);
@@ -11830,10 +12395,10 @@ KCTL_API void kctl_manager_read_leader(kctl_manager *m, kctl_manager_leader_info
     kctl__mutex_unlock(&m->mu);
 }
 
-KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
+KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns) {
 #ifdef KCTL_NO_THREADS
     (void)m;
-    (void)sync_timeout_ns;
+    (void)cache_sync_timeout_ns;
     return KCTL_ERR_INVALID_ARG;
 #else
     sigset_t set, old;
@@ -11843,7 +12408,7 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
     sigaddset(&set, SIGINT);
     sigaddset(&set, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &set, &old); /* every thread started from here on inherits it */
-    rc = kctl_manager_start(m, sync_timeout_ns);
+    rc = kctl_manager_start(m, cache_sync_timeout_ns);
     while (rc == KCTL_OK) { /* a signal, or (with leader election) a lost lease */
         struct timespec ts;
         ts.tv_sec = 0;
@@ -11859,88 +12424,273 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t sync_timeout_ns) {
 #endif
 }
 
-static void kctl__pm_hist(kctl_jw *w, const char *metric, const char *label, const char *name, const kctl_histogram *h) {
-    int i;
-    for (i = 0; i < KCTL_HIST_BUCKETS; i++)
-        kctl__pm(w, "%s_bucket{%s=\"%s\",le=\"%g\"} %llu\n", metric, label, name, (double)kctl_histogram_bound_ns(i) / 1e9,
-                 (unsigned long long)h->buckets[i]);
-    kctl__pm(w, "%s_bucket{%s=\"%s\",le=\"+Inf\"} %llu\n", metric, label, name, (unsigned long long)h->count);
-    kctl__pm(w, "%s_sum{%s=\"%s\"} %.9f\n", metric, label, name, (double)h->sum_ns / 1e9);
-    kctl__pm(w, "%s_count{%s=\"%s\"} %llu\n", metric, label, name, (unsigned long long)h->count);
+KCTL_API int kctl_manager_run_until_signal(kctl_manager *m) { return kctl_manager_run(m, 0); }
+
+/* ---- metrics: Prometheus' text exposition format */
+typedef struct kctl__pm {
+    kctl_jw w;                     /* a growable byte buffer */
+    const char *name, *type, *help; /* the family being written */
+    bool head;                     /* its # HELP and # TYPE are written */
+} kctl__pm;
+
+static void kctl__pm_put(kctl__pm *p, const char *s) { kctl__jw_put(&p->w, s, strlen(s)); }
+
+/* The next family: its header goes out with its first sample, so a family
+   with no sample leaves nothing. */
+static void kctl__pm_family(kctl__pm *p, const char *name, const char *type, const char *help) {
+    p->name = name;
+    p->type = type;
+    p->help = help;
+    p->head = false;
 }
 
+/* A label value with \, " and newline escaped, as the format requires. */
+static void kctl__pm_escaped(kctl__pm *p, const char *s) {
+    const char *run = s;
+    for (; *s; s++) {
+        const char *esc = *s == '\\' ? "\\\\" : *s == '"' ? "\\\"" : *s == '\n' ? "\\n" : NULL;
+        if (!esc) continue;
+        kctl__jw_put(&p->w, run, (size_t)(s - run));
+        kctl__pm_put(p, esc);
+        run = s + 1;
+    }
+    kctl__jw_put(&p->w, run, (size_t)(s - run));
+}
+
+/* One sample of the family: name suffix, labels as name/value pairs (a
+   NULL or "" value leaves its label out, as Prometheus reads an empty one),
+   and the value. */
+static void kctl__pm_sample(kctl__pm *p, const char *suffix, const char *const *labels, int npairs, const char *value) {
+    int i;
+    bool first = true;
+    if (!p->head) {
+        kctl__pm_put(p, "# HELP ");
+        kctl__pm_put(p, p->name);
+        kctl__pm_put(p, " ");
+        kctl__pm_put(p, p->help);
+        kctl__pm_put(p, "\n# TYPE ");
+        kctl__pm_put(p, p->name);
+        kctl__pm_put(p, " ");
+        kctl__pm_put(p, p->type);
+        kctl__pm_put(p, "\n");
+        p->head = true;
+    }
+    kctl__pm_put(p, p->name);
+    kctl__pm_put(p, suffix);
+    for (i = 0; i < npairs; i++) {
+        if (!labels[2 * i + 1] || !labels[2 * i + 1][0]) continue;
+        kctl__pm_put(p, first ? "{" : ",");
+        kctl__pm_put(p, labels[2 * i]);
+        kctl__pm_put(p, "=\"");
+        kctl__pm_escaped(p, labels[2 * i + 1]);
+        kctl__pm_put(p, "\"");
+        first = false;
+    }
+    kctl__pm_put(p, first ? " " : "} ");
+    kctl__pm_put(p, value);
+    kctl__pm_put(p, "\n");
+}
+
+static const char *kctl__pm_u64(char buf[24], uint64_t v) {
+    snprintf(buf, 24, "%llu", (unsigned long long)v);
+    return buf;
+}
+/* Seconds from ns, exactly, whatever the C locale's decimal point. */
+static const char *kctl__pm_sec(char buf[32], uint64_t ns) {
+    snprintf(buf, 32, "%llu.%09llu", (unsigned long long)(ns / UINT64_C(1000000000)), (unsigned long long)(ns % UINT64_C(1000000000)));
+    return buf;
+}
+static void kctl__pm_one(kctl__pm *p, const char *label, const char *value, const char *num) {
+    const char *l[2];
+    l[0] = label;
+    l[1] = value;
+    kctl__pm_sample(p, "", l, 1, num);
+}
+
+/* A histogram sample set from per-bucket counts: cumulative buckets in
+   increasing le order, +Inf equal to count, then _sum and _count. */
+static void kctl__pm_hist(kctl__pm *p, const char *label, const char *value, const char *const *le,
+                          const uint64_t *per_bucket, int n, uint64_t count, uint64_t sum_ns) {
+    const char *l[4];
+    char num[32];
+    uint64_t cum = 0;
+    int i;
+    l[0] = label;
+    l[1] = value;
+    l[2] = "le";
+    for (i = 0; i < n; i++) {
+        cum += per_bucket[i];
+        l[3] = le[i];
+        kctl__pm_sample(p, "_bucket", l, 2, kctl__pm_u64(num, cum < count ? cum : count));
+    }
+    l[3] = "+Inf";
+    kctl__pm_sample(p, "_bucket", l, 2, kctl__pm_u64(num, count));
+    kctl__pm_sample(p, "_sum", l, 1, kctl__pm_sec(num, sum_ns));
+    kctl__pm_sample(p, "_count", l, 1, kctl__pm_u64(num, count));
+}
+
+/* A named controller's figures, read at once. */
+typedef struct kctl__mgrsnap {
+    const kctl__mgrctl *mc;
+    kctl_queue_stats qs;
+    kctl_controller_stats cs;
+    uint32_t active;
+    uint64_t count, sum_ns, buckets[KCTL__MGR_RT_N];
+} kctl__mgrsnap;
+
 KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len) {
-    kctl_jw w;
-    uint32_t i;
-    int rc = KCTL_OK;
+    static const char *const results[4] = { "success", "error", "requeue", "requeue_after" };
+    static const char *const events[4] = { "ADDED", "MODIFIED", "DELETED", "BOOKMARK" };
+    kctl__pm p;
+    kctl__mgrsnap *cs = NULL;
+    kctl_reflector_stats *rs = NULL;
+    const kctl__mgrinf **ri = NULL;
+    uint64_t req[KCTL__V_N][KCTL__CODES];
+    const char *l[8];
+    char num[32];
+    uint32_t i, nc = 0, ni = 0, k;
+    bool leading = false;
+    int rc = KCTL_OK, v, c;
     if (len) *len = 0;
     if (!m || (!buf && cap)) return KCTL_ERR_INVALID_ARG;
-    kctl_jw_init_growable(&w, &m->allocator);
+    memset(&p, 0, sizeof p);
+    kctl_jw_init_growable(&p.w, &m->allocator);
+    /* read everything first: the text is written outside the locks */
     kctl__mutex_lock(&m->mu);
-    kctl__pm(&w, "# TYPE workqueue_depth gauge\n# TYPE workqueue_adds_total counter\n# TYPE workqueue_retries_total counter\n"
-                 "# TYPE workqueue_queue_duration_seconds histogram\n# TYPE workqueue_work_duration_seconds histogram\n"
-                 "# TYPE workqueue_unfinished_work_seconds gauge\n# TYPE workqueue_longest_running_processor_seconds gauge\n"
-                 "# TYPE controller_runtime_reconcile_total counter\n# TYPE controller_runtime_terminal_reconcile_errors_total counter\n"
-                 "# TYPE controller_runtime_reconcile_time_seconds histogram\n");
-    for (i = 0; i < m->nctls; i++) {
-        kctl_queue_stats qs;
-        kctl_controller_stats cs;
-        const char *n = m->ctls[i].name;
-        kctl_queue_read_stats(kctl_controller_queue(m->ctls[i].c), &qs);
-        kctl_controller_read_stats(m->ctls[i].c, &cs);
-        kctl__pm(&w, "workqueue_depth{name=\"%s\"} %llu\n", n, (unsigned long long)qs.depth);
-        kctl__pm(&w, "workqueue_adds_total{name=\"%s\"} %llu\n", n, (unsigned long long)qs.adds_total);
-        kctl__pm(&w, "workqueue_retries_total{name=\"%s\"} %llu\n", n, (unsigned long long)qs.retries_total);
-        kctl__pm_hist(&w, "workqueue_queue_duration_seconds", "name", n, &qs.queue_duration);
-        kctl__pm_hist(&w, "workqueue_work_duration_seconds", "name", n, &qs.work_duration);
-        kctl__pm(&w, "workqueue_unfinished_work_seconds{name=\"%s\"} %.9f\n", n, (double)qs.unfinished_work_ns / 1e9);
-        kctl__pm(&w, "workqueue_longest_running_processor_seconds{name=\"%s\"} %.9f\n", n, (double)qs.longest_running_ns / 1e9);
-        kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"success\"} %llu\n", n, (unsigned long long)cs.success);
-        kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"error\"} %llu\n", n,
-                 (unsigned long long)cs.error); /* terminal errors are errors too */
-        kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue\"} %llu\n", n, (unsigned long long)cs.requeue);
-        kctl__pm(&w, "controller_runtime_reconcile_total{controller=\"%s\",result=\"requeue_after\"} %llu\n", n,
-                 (unsigned long long)cs.requeue_after);
-        kctl__pm(&w, "controller_runtime_terminal_reconcile_errors_total{controller=\"%s\"} %llu\n", n, (unsigned long long)cs.terminal);
-        kctl__pm_hist(&w, "controller_runtime_reconcile_time_seconds", "controller", n, &cs.reconcile_time);
+    if ((m->ctls.n && !(cs = (kctl__mgrsnap *)kctl__alloc(&m->allocator, m->ctls.n * sizeof *cs))) ||
+        (m->infs.n && (!(rs = (kctl_reflector_stats *)kctl__alloc(&m->allocator, m->infs.n * sizeof *rs)) ||
+                       !(ri = (const kctl__mgrinf **)kctl__alloc(&m->allocator, m->infs.n * sizeof *ri)))))
+        rc = KCTL_ERR_NOMEM;
+    for (i = 0; rc == KCTL_OK && i < m->ctls.n; i++) {
+        kctl__mgrctl *mc = kctl__mgr_ctl(m, i);
+        kctl__mgrsnap *s = &cs[nc];
+        if (!mc->name[0]) continue; /* unnamed: no metrics of its own */
+        s->mc = mc;
+        kctl_queue_read_stats(kctl_controller_queue(mc->c), &s->qs);
+        kctl_controller_read_stats(mc->c, &s->cs);
+        kctl__mutex_lock(&mc->mu);
+        s->active = mc->active;
+        s->count = mc->count;
+        s->sum_ns = mc->sum_ns;
+        memcpy(s->buckets, mc->buckets, sizeof s->buckets);
+        kctl__mutex_unlock(&mc->mu);
+        nc++;
     }
-    kctl__pm(&w, "# TYPE kctl_store_requests_total counter\n");
-    for (i = 0; i < KCTL__V_N; i++) {
-        int k;
-        for (k = 0; k < KCTL__CODES; k++) {
-            uint64_t v;
-            kctl__mutex_lock(&m->req.mu);
-            v = m->req.n[i][k];
-            kctl__mutex_unlock(&m->req.mu);
-            if (v) kctl__pm(&w, "kctl_store_requests_total{verb=\"%s\",code=\"%s\"} %llu\n", kctl__verb_names[i], kctl__code_names[k] + (k ? 4 : 0),
-                            (unsigned long long)v);
+    for (i = 0; rc == KCTL_OK && i < m->infs.n; i++, ni++) {
+        ri[i] = kctl__mgr_inf(m, i);
+        kctl_informer_read_stats(ri[i]->inf, &rs[i]);
+    }
+    leading = m->le.leading;
+    kctl__mutex_unlock(&m->mu);
+    kctl__mutex_lock(&m->req.mu);
+    memcpy(req, m->req.n, sizeof req);
+    kctl__mutex_unlock(&m->req.mu);
+
+    /* client-go's workqueue families, per named controller */
+    kctl__pm_family(&p, "workqueue_depth", "gauge", "Keys waiting in the workqueue, not yet handed to a worker.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.depth));
+    kctl__pm_family(&p, "workqueue_adds_total", "counter", "Keys added to the workqueue.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.adds_total));
+    kctl__pm_family(&p, "workqueue_retries_total", "counter", "Keys added to the workqueue again after a delay.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.retries_total));
+    kctl__pm_family(&p, "workqueue_queue_duration_seconds", "histogram", "Seconds a key waits in the workqueue before a worker takes it.");
+    for (i = 0; i < nc; i++)
+        kctl__pm_hist(&p, "name", cs[i].mc->name, kctl__mgr_wq_le, cs[i].qs.queue_duration.buckets,
+                      KCTL_HIST_BUCKETS, cs[i].qs.queue_duration.count, cs[i].qs.queue_duration.sum_ns);
+    kctl__pm_family(&p, "workqueue_work_duration_seconds", "histogram", "Seconds a worker takes to process a key.");
+    for (i = 0; i < nc; i++)
+        kctl__pm_hist(&p, "name", cs[i].mc->name, kctl__mgr_wq_le, cs[i].qs.work_duration.buckets,
+                      KCTL_HIST_BUCKETS, cs[i].qs.work_duration.count, cs[i].qs.work_duration.sum_ns);
+    kctl__pm_family(&p, "workqueue_unfinished_work_seconds", "gauge",
+                    "Seconds of work in progress not yet in work_duration; a steady rise means stuck workers.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_sec(num, cs[i].qs.unfinished_work_ns));
+    kctl__pm_family(&p, "workqueue_longest_running_processor_seconds", "gauge",
+                    "Seconds the longest-running worker has spent on its key.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_sec(num, cs[i].qs.longest_running_ns));
+
+    /* controller-runtime's families */
+    kctl__pm_family(&p, "controller_runtime_reconcile_total", "counter", "Reconciles per controller, by result.");
+    for (i = 0; i < nc; i++) {
+        uint64_t n[4];
+        n[0] = cs[i].cs.success;
+        n[1] = cs[i].cs.error; /* terminal errors included */
+        n[2] = cs[i].cs.requeue;
+        n[3] = cs[i].cs.requeue_after;
+        for (k = 0; k < 4; k++) {
+            l[0] = "controller";
+            l[1] = cs[i].mc->name;
+            l[2] = "result";
+            l[3] = results[k];
+            kctl__pm_sample(&p, "", l, 2, kctl__pm_u64(num, n[k]));
         }
     }
-    kctl__pm(&w, "# TYPE kctl_reflector_lists_total counter\n# TYPE kctl_reflector_relists_total counter\n"
-                 "# TYPE kctl_reflector_watch_restarts_total counter\n# TYPE kctl_reflector_events_total counter\n");
-    for (i = 0; i < m->ninfs; i++) {
-        kctl_reflector_stats rs;
-        const char *r = m->infs[i].label;
-        kctl_informer_read_stats(m->infs[i].inf, &rs);
-        kctl__pm(&w, "kctl_reflector_lists_total{resource=\"%s\"} %llu\n", r, (unsigned long long)rs.lists);
-        kctl__pm(&w, "kctl_reflector_relists_total{resource=\"%s\"} %llu\n", r, (unsigned long long)rs.relists);
-        kctl__pm(&w, "kctl_reflector_watch_restarts_total{resource=\"%s\"} %llu\n", r, (unsigned long long)rs.watch_restarts);
-        kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"ADDED\"} %llu\n", r, (unsigned long long)rs.added);
-        kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"MODIFIED\"} %llu\n", r, (unsigned long long)rs.modified);
-        kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"DELETED\"} %llu\n", r, (unsigned long long)rs.deleted);
-        kctl__pm(&w, "kctl_reflector_events_total{resource=\"%s\",type=\"BOOKMARK\"} %llu\n", r, (unsigned long long)rs.bookmarks);
+    kctl__pm_family(&p, "controller_runtime_reconcile_errors_total", "counter", "Reconciles per controller that returned an error.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].cs.error));
+    kctl__pm_family(&p, "controller_runtime_terminal_reconcile_errors_total", "counter",
+                    "Reconciles per controller that returned a terminal error (not retried).");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].cs.terminal));
+    kctl__pm_family(&p, "controller_runtime_reconcile_time_seconds", "histogram", "Seconds per reconcile, per controller.");
+    for (i = 0; i < nc; i++)
+        kctl__pm_hist(&p, "controller", cs[i].mc->name, kctl__mgr_rt_le, cs[i].buckets, KCTL__MGR_RT_N, cs[i].count, cs[i].sum_ns);
+    kctl__pm_family(&p, "controller_runtime_max_concurrent_reconciles", "gauge", "Workers per controller: reconciles it runs at once at most.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].mc->workers));
+    kctl__pm_family(&p, "controller_runtime_active_workers", "gauge", "Reconciles running now, per controller.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].active));
+
+    /* the store, the reflectors, the lease */
+    kctl__pm_family(&p, "kctl_store_requests_total", "counter", "Requests to the store, by verb and result code.");
+    for (v = 0; v < KCTL__V_N; v++)
+        for (c = 0; c < KCTL__CODES; c++) {
+            if (!req[v][c]) continue;
+            l[0] = "verb";
+            l[1] = kctl__verb_names[v];
+            l[2] = "code";
+            l[3] = kctl__code_names[c] + (c ? 4 : 0); /* OK, NOT_FOUND, ... */
+            kctl__pm_sample(&p, "", l, 2, kctl__pm_u64(num, req[v][c]));
+        }
+    for (k = 0; k < 4; k++) {
+        static const char *const names[4] = { "kctl_reflector_lists_total", "kctl_reflector_relists_total",
+                                               "kctl_reflector_watch_restarts_total", "kctl_reflector_events_total" };
+        static const char *const helps[4] = { "Complete lists of the informer's reflector, the first included.",
+                                              "Lists after the first: the watch's version was gone.",
+                                              "Watches opened again after they ended, broke or stalled.",
+                                              "Watch events received, by type." };
+        kctl__pm_family(&p, names[k], "counter", helps[k]);
+        for (i = 0; i < ni; i++) {
+            uint64_t ev[4];
+            uint32_t e, ne = k == 3 ? 4 : 1;
+            ev[0] = k == 0 ? rs[i].lists : k == 1 ? rs[i].relists : k == 2 ? rs[i].watch_restarts : rs[i].added;
+            ev[1] = rs[i].modified;
+            ev[2] = rs[i].deleted;
+            ev[3] = rs[i].bookmarks;
+            for (e = 0; e < ne; e++) {
+                l[0] = "resource";
+                l[1] = ri[i]->resource;
+                l[2] = "label_selector";
+                l[3] = ri[i]->labels;
+                l[4] = "field_selector";
+                l[5] = ri[i]->fields;
+                l[6] = "type";
+                l[7] = events[e];
+                kctl__pm_sample(&p, "", l, k == 3 ? 4 : 3, kctl__pm_u64(num, ev[e]));
+            }
+        }
     }
-    if (m->leader)
-        kctl__pm(&w, "# TYPE leader_election_master_status gauge\nleader_election_master_status{name=\"%s\"} %d\n", m->lease_name,
-                 m->le.leading ? 1 : 0);
-    kctl__mutex_unlock(&m->mu);
-    if (w.err) rc = w.err;
-    else {
-        if (len) *len = w.len;
-        if (w.len >= cap) rc = KCTL_ERR_TOO_LARGE;
-        else memcpy(buf, w.buf ? w.buf : "", w.len + 1);
+    if (m->leader) {
+        kctl__pm_family(&p, "leader_election_master_status", "gauge",
+                        "1 when this process holds the lease named by name, else 0.");
+        kctl__pm_one(&p, "name", m->lease_name, leading ? "1" : "0");
     }
-    kctl_jw_free(&w);
+    kctl__free(&m->allocator, cs);
+    kctl__free(&m->allocator, rs);
+    kctl__free(&m->allocator, (void *)ri);
+    if (rc == KCTL_OK && p.w.err) rc = p.w.err;
+    if (rc == KCTL_OK) {
+        if (len) *len = p.w.len;
+        if (p.w.len >= cap) rc = KCTL_ERR_TOO_LARGE;
+        else memcpy(buf, p.w.buf ? p.w.buf : "", p.w.len + 1);
+    }
+    kctl_jw_free(&p.w);
     return rc;
 }
 

@@ -409,7 +409,7 @@ int main(int argc, char **argv) {
     g.ctl = ctl;
     pthread_create(&op, NULL, operator_main, NULL);
     say("agent: running for %.1f s (Ctrl-C stops it sooner)", g.seconds);
-    rc = kctl_manager_run(m, KCTL_SEC(30));
+    rc = kctl_manager_run_until_signal(m);
     __atomic_store_n(&g.stop, true, __ATOMIC_RELAXED);
     say("agent: stopped (%s)", kctl_strerror(rc));
     pthread_join(op, NULL);

@@ -47,7 +47,7 @@ int main(void) {
     kctl_manager_informer(m, &apps, NULL, NULL, &cd.primary);    /* one watch and cache, shared */
     cd.reconcile = reconcile;
     kctl_manager_add_controller(m, &cd, NULL);
-    kctl_manager_run(m, KCTL_SEC(30));                           /* until SIGINT or SIGTERM */
+    kctl_manager_run_until_signal(m);                            /* until SIGINT or SIGTERM */
     kctl_manager_destroy(m);
     kctl_memstore_destroy(store);
     return 0;
