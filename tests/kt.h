@@ -54,6 +54,7 @@ void kt_suite_indexer(void);
 void kt_suite_fifo(void);
 void kt_suite_selector(void);
 void kt_suite_memstore(void);
+void kt_suite_persist(void);
 void kt_suite_reflector(void);
 void kt_suite_informer(void);
 void kt_suite_controller(void);

@@ -11,6 +11,7 @@
 #include "test_fifo.c"
 #include "test_selector.c"
 #include "test_memstore.c"
+#include "test_persist.c"
 #include "test_reflector.c"
 #include "test_informer.c"
 #include "test_controller.c"
