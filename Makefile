@@ -49,11 +49,24 @@ $(B)/posix-check: kctl.h examples/hello_controller.c | $(B)
 	@touch $@
 
 MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads
+
+# With save_on_write a write is acknowledged only once it is on disk: the
+# driver runs children with an LD_PRELOAD shim (tests/faultfs.c) that fills
+# or fails the disk, then checks the file as a restart reads it. Not in the
+# sanitizer runs: their runtime must be the first thing preloaded.
+$(B)/libkctl-faultfs.so: tests/faultfs.c | $(B)
+	gcc -std=c99 $(WARN) -O2 -fPIC -shared -o $@ tests/faultfs.c -ldl
+$(B)/faultfs-driver: kctl.h tests/faultfs_driver.c $(B)/libkctl-faultfs.so | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ tests/faultfs_driver.c $(LIBS)
+# KCTL_NO_FILES compiles (the memstore without persistence).
+$(B)/nofiles-check: kctl.h | $(B)
+	gcc $(STD) $(BASE) -DKCTL_NO_FILES -DKCTL_IMPLEMENTATION -x c -c kctl.h -o $(B)/nofiles.o
+	@touch $@
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport
+test: $(MATRIX) $(B)/posix-check $(B)/nofiles-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan
