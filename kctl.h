@@ -7967,7 +7967,7 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, char *buf, size_t l
         kctl__msent *e = NULL;
         while (sp < trailer && *sp != ' ' && *sp != '\n') sp++;
         rl = (size_t)(sp - p);
-        if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid) goto out;
+        if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid || memchr(p, '\0', rl)) goto out;
         memcpy(rid, p, rl);
         rid[rl] = '\0';
         p = sp + 1;

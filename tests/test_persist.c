@@ -641,7 +641,7 @@ static void tp_bad_framing(const char *dir) {
     size_t len, glen = strlen(good), k;
     int v;
     snprintf(path, sizeof path, "%s/framing.db", dir);
-    for (v = 0; v < 6; v++) {
+    for (v = 0; v < 7; v++) {
         kt_alloc a;
         kctl_memstore *ms = NULL;
         int rc;
@@ -650,6 +650,10 @@ static void tp_bad_framing(const char *dir) {
         case 1: len = (size_t)snprintf(buf, sizeof buf, "kctl-memstore 1 5 2 1\n/configmaps %lu\n%s\n", (unsigned long)glen + 1, good); break;
         case 2: len = (size_t)snprintf(buf, sizeof buf, "kctl-memstore 1 5 2 1\n/configmaps 0%lu\n%s\n", (unsigned long)glen, good); break;
         case 3: len = (size_t)snprintf(buf, sizeof buf, "kctl-memstore 1 5 2 1\n/configmaps %lu\n%s\nextra\n", (unsigned long)glen, good); break;
+        case 6: /* a NUL inside the resource */
+            len = (size_t)snprintf(buf, sizeof buf, "kctl-memstore 1 5 2 1\n/configmaps %lu\n%s\n", (unsigned long)glen, good);
+            buf[29] = '\0';
+            break;
         default: len = (size_t)snprintf(buf, sizeof buf, "kctl-memstore 1 5 2 1\n/configmaps %lu\n%s\n", (unsigned long)glen, good); break;
         }
         if (v == 5) { /* the right sum in uppercase hex */
