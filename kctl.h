@@ -7826,13 +7826,13 @@ static int kctl__ms_cmp_name(const void *a, const void *b) {
    stores the top level and the metadata so; repeated names could be read
    two ways): OK, PROTO, NOMEM. */
 static int kctl__ms_names_once(kctl_memstore *ms, const kctl_json *j, uint32_t obj) {
-    const kctl_json_tok *t = &j->toks[obj];
+    const kctl_json_tok *t;
     kctl__msname *v;
     char *arena = NULL;
     size_t raw = 0, used = 0, c;
     uint32_t i, k;
     int rc = KCTL_OK;
-    if (t->type != KCTL_JSON_OBJECT || t->size < 2) return KCTL_OK;
+    if (kctl_json_type_of(j, obj) != KCTL_JSON_OBJECT || (t = &j->toks[obj])->size < 2) return KCTL_OK;
     for (i = obj + 1, k = 0; k < t->size; k++, i += 1 + j->toks[i + 1].skip)
         if (j->toks[i].escaped) raw += j->toks[i].end - j->toks[i].start + 1;
     if (!(v = (kctl__msname *)kctl__alloc(&ms->allocator, t->size * sizeof *v)) ||
@@ -7937,9 +7937,9 @@ static int kctl__ms_load_unique(kctl_memstore *ms) {
     return rc;
 }
 
-/* Load a file's bytes buf[0..len) (NUL at buf[len]; modified) into the
-   empty store: all of it, or nothing (PROTO; NOMEM). */
-static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, char *buf, size_t len) {
+/* Load a file's bytes buf[0..len) into the empty store: all of it, or
+   nothing (PROTO; NOMEM). */
+static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, size_t len) {
     const char *p, *trailer;
     uint64_t rev, seq, count, sum = 0, i;
     int rc = KCTL_ERR_PROTO;

@@ -24,8 +24,8 @@
 
    Loaded, it sets KCTL_FAULTFS_LOADED=1 so a program can tell that the
    preload took (it does not under a static link or a sanitizer runtime
-   that must come first). Linux: it reads /proc/self/fd to name a
-   descriptor. Not thread-safe: the driver's children are single-threaded. */
+   that must come first) and can work: it names a descriptor through
+   /proc/self/fd (Linux), and without it sets nothing. Not thread-safe: the driver's children are single-threaded. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -45,7 +45,7 @@ static unsigned long long ff_spent; /* bytes written to watched files */
 static unsigned long ff_calls;      /* watched calls of a failing kind past the budget */
 
 __attribute__((constructor)) static void ff_init(void) {
-    setenv("KCTL_FAULTFS_LOADED", "1", 1);
+    if (access("/proc/self/fd", R_OK) == 0) setenv("KCTL_FAULTFS_LOADED", "1", 1); /* it can name descriptors */
 }
 
 /* The next definition of name (libc's), as a data pointer; a union

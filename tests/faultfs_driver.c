@@ -242,7 +242,7 @@ static int fd_verify(const fd_scenario *sc, const char *dir) {
     kctl_list_result lr;
     struct stat sb;
     FILE *acks;
-    unsigned long long rev = 0;
+    unsigned long long rev = 0, last_ack = 0;
     int nacks = -1, nfails = -1, nobjs = 0, before = fd_failed, rc;
     bool started = false, done = false;
     snprintf(path, sizeof path, "%s/acks", dir);
@@ -261,6 +261,7 @@ static int fd_verify(const fd_scenario *sc, const char *dir) {
         if (strcmp(line, "start") == 0) started = true;
         else if (strcmp(line, "done") == 0) done = true;
         else if (sscanf(line, "rev %llu", &rev) == 1) { }
+        else if (sscanf(line, "ack %*d %*s %llu", &last_ack) == 1) { }
         else if (sscanf(line, "counts %d %d", &nacks, &nfails) == 2) { }
         else if (strncmp(line, "obj ", 4) == 0 && (sp = strchr(line + 4, ' ')) != NULL) {
             char *got;
@@ -278,8 +279,8 @@ static int fd_verify(const fd_scenario *sc, const char *dir) {
     fclose(acks);
     if (ms) {
         FD_CHECK(started && done, "the child did not finish (%s%lld)", "", 0);
-        FD_CHECK(kctl_memstore_revision(ms) == rev, "the revision after the restart is %s%lld, not the last acknowledged", "",
-                 (long long)kctl_memstore_revision(ms));
+        FD_CHECK(kctl_memstore_revision(ms) == rev && rev == last_ack, "the revision after the restart is %s%lld, not the last acknowledged write's",
+                 "", (long long)kctl_memstore_revision(ms));
         FD_CHECK(nacks > 0 && nfails > 0, "the scenario did not both acknowledge and refuse writes (%s%lld refused)", "", nfails);
         t = kctl_memstore_transport(ms);
         memset(&lr, 0, sizeof lr);
