@@ -62,6 +62,7 @@ $(B)/faultfs-driver: kctl.h tests/faultfs_driver.c $(B)/libkctl-faultfs.so | $(B
 $(B)/nofiles-check: kctl.h | $(B)
 	gcc $(STD) $(BASE) -DKCTL_NO_FILES -DKCTL_IMPLEMENTATION -x c -c kctl.h -o $(B)/nofiles.o
 	@touch $@
+
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@

@@ -146,7 +146,7 @@ static int fd_child(const fd_scenario *sc, const char *dir) {
             target = m.made++;
         }
         snprintf(name, sizeof name, "o%02d", target);
-        prev = m.doc[target] ? m.doc[target] : NULL;
+        prev = m.doc[target];
         switch (kind) {
         case 3: /* replace: a new spec, no finalizers (a deleting object goes) */
             snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"step\":\"%d\"}},\"spec\":{\"i\":%d,\"pad\":\"%s\"}}", name, i, i, pad);
