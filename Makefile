@@ -8,7 +8,7 @@ CFLAGS  ?= -O2 -g
 BASE    := -D_POSIX_C_SOURCE=200809L $(WARN)
 LIBS    := -pthread
 B       := build
-TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c
+TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c
 DEPS    := kctl.h tests/kt.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench cxx fuzz fuzz-short size clean
@@ -55,11 +55,25 @@ $(B)/readme-check: README.md examples/hello_controller.c | $(B)
 	@touch $@
 
 MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads
+
+# With save_on_write a write is acknowledged only once it is on disk: the
+# driver runs children with an LD_PRELOAD shim (tests/faultfs.c) that fills
+# or fails the disk, then checks the file as a restart reads it. Not in the
+# sanitizer runs: their runtime must be the first thing preloaded.
+$(B)/libkctl-faultfs.so: tests/faultfs.c | $(B)
+	gcc -std=c99 $(WARN) -O2 -fPIC -shared -o $@ tests/faultfs.c -ldl
+$(B)/faultfs-driver: kctl.h tests/faultfs_driver.c $(B)/libkctl-faultfs.so | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ tests/faultfs_driver.c $(LIBS)
+# KCTL_NO_FILES compiles (the memstore without persistence).
+$(B)/nofiles-check: kctl.h | $(B)
+	gcc $(STD) $(BASE) -DKCTL_NO_FILES -DKCTL_IMPLEMENTATION -x c -c kctl.h -o $(B)/nofiles.o
+	@touch $@
+
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan
@@ -108,7 +122,7 @@ bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
 # inputs go to a scratch copy of the corpus, never into the tree.
-FUZZERS := json selector merge_patch
+FUZZERS := json selector merge_patch memstore_load
 FUZZ_SECONDS ?= 120
 $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<

@@ -206,7 +206,8 @@
         KCTL_LOCK_SPIN       implementation   pauses spent at a busy lock before
                                               parking on it (default 256)
         KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
-                                              persist (save is INVALID_ARG)
+                                              persist (a path or a save is
+                                              INVALID_ARG)
 
 
     THREADING
@@ -2274,6 +2275,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
 #ifndef KCTL_NO_FILES
 #include <fcntl.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #endif
 
 #if !defined(CLOCK_MONOTONIC)
@@ -2606,17 +2608,63 @@ static uint64_t kctl__port_wall_ns(void) {
 }
 
 #ifndef KCTL_NO_FILES
+/* The file that path names: path itself when it is no symbolic link (or
+   nothing is there yet), else where its chain of links ends (a relative
+   link from the link's directory; 40 links at most), in a new string.
+   OK; IO for a loop, an unreadable or overlong link; NOMEM. */
+static int kctl__port_file_target(const char *path, const kctl_allocator *a, char **out) {
+    size_t n = strlen(path);
+    char *cur = (char *)kctl__alloc(a, n + 1);
+    int hops;
+    *out = NULL;
+    if (!cur) return KCTL_ERR_NOMEM;
+    memcpy(cur, path, n + 1);
+    for (hops = 0;; hops++) {
+        struct stat sb;
+        char link[4096], *next;
+        const char *slash;
+        size_t dl;
+        ssize_t k;
+        if (lstat(cur, &sb) != 0 || !S_ISLNK(sb.st_mode)) break;
+        k = hops < 40 ? readlink(cur, link, sizeof link) : -1;
+        if (k <= 0 || (size_t)k >= sizeof link) {
+            kctl__free(a, cur);
+            return KCTL_ERR_IO;
+        }
+        slash = strrchr(cur, '/');
+        dl = link[0] != '/' && slash ? (size_t)(slash - cur) + 1 : 0;
+        if (!(next = (char *)kctl__alloc(a, dl + (size_t)k + 1))) {
+            kctl__free(a, cur);
+            return KCTL_ERR_NOMEM;
+        }
+        memcpy(next, cur, dl);
+        memcpy(next + dl, link, (size_t)k);
+        next[dl + (size_t)k] = '\0';
+        kctl__free(a, cur);
+        cur = next;
+    }
+    *out = cur;
+    return KCTL_OK;
+}
+
 /* The whole file at path into a new buffer (NUL-terminated; *len without
-   the NUL): OK; NOT_FOUND only when the file does not exist; IO when it
-   exists but cannot be read (permissions, no descriptor left, a
-   directory, a loop of links...); TOO_LARGE past 2 GiB; NOMEM. */
+   the NUL): OK; NOT_FOUND only when nothing is at path (a missing file or
+   directory; a link to nothing is there, so it is not); IO when something
+   is there that cannot be read as a file: no permission, no descriptor
+   left, a loop of links, a directory, anything but a regular file (a FIFO
+   is not waited on, a device not read); TOO_LARGE past 2 GiB; NOMEM. */
 static int kctl__port_file_read(const char *path, const kctl_allocator *a, char **out, size_t *len) {
-    int fd = open(path, O_RDONLY);
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    struct stat sb;
     char *buf = NULL;
     size_t cap = 0, n = 0;
     *out = NULL;
     *len = 0;
-    if (fd < 0) return errno == ENOENT ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO;
+    if (fd < 0) return errno == ENOENT && lstat(path, &sb) != 0 ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return KCTL_ERR_IO;
+    }
     for (;;) {
         ssize_t k;
         if (n == cap) {
@@ -2649,18 +2697,27 @@ static int kctl__port_file_read(const char *path, const kctl_allocator *a, char 
     return KCTL_OK;
 }
 
-/* Replace the file at path with data[0..len), atomically and durably: a
-   temporary file beside it is written and fsynced, renamed over path, and
-   the directory fsynced. IO on any failure (the old file stays whole);
-   NOMEM. */
-static int kctl__port_file_replace(const char *path, const kctl_allocator *a, const char *data, size_t len) {
-    size_t plen = strlen(path), i;
-    char *tmp = (char *)kctl__alloc(a, plen + 5);
-    int fd, rc = KCTL_OK;
-    if (!tmp) return KCTL_ERR_NOMEM;
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+/* Replace the file at path (the end of its links: a link stays a link)
+   with data[0..len), atomically and durably: a temporary file beside it
+   ("<file>.tmp") is written and fsynced, renamed over the file, and the
+   directory fsynced. OK: done. IO with *replaced false: nothing changed,
+   the old file stays whole. IO with *replaced true: the file holds data,
+   but the directory could not be synced (or opened to be), so a crash
+   may still bring back the old one. NOMEM. */
+static int kctl__port_file_replace(const char *path, const kctl_allocator *a, const char *data, size_t len, bool *replaced) {
+    char *target = NULL, *tmp;
+    size_t tlen, i;
+    int fd, rc;
+    *replaced = false;
+    if ((rc = kctl__port_file_target(path, a, &target)) != KCTL_OK) return rc;
+    tlen = strlen(target);
+    if (!(tmp = (char *)kctl__alloc(a, tlen + 5))) {
+        kctl__free(a, target);
+        return KCTL_ERR_NOMEM;
+    }
+    memcpy(tmp, target, tlen);
+    memcpy(tmp + tlen, ".tmp", 5);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     if (fd < 0) rc = KCTL_ERR_IO;
     for (i = 0; rc == KCTL_OK && i < len;) {
         ssize_t k = write(fd, data + i, len - i);
@@ -2670,25 +2727,26 @@ static int kctl__port_file_replace(const char *path, const kctl_allocator *a, co
     }
     if (fd >= 0 && fsync(fd) != 0) rc = KCTL_ERR_IO;
     if (fd >= 0 && close(fd) != 0) rc = KCTL_ERR_IO;
-    if (rc == KCTL_OK && rename(tmp, path) != 0) rc = KCTL_ERR_IO;
+    if (rc == KCTL_OK && rename(tmp, target) != 0) rc = KCTL_ERR_IO;
     if (rc == KCTL_OK) { /* make the rename itself durable */
-        const char *slash = strrchr(path, '/');
+        const char *slash = strrchr(target, '/');
         int dfd;
+        *replaced = true;
         if (slash) {
-            memcpy(tmp, path, (size_t)(slash - path));
-            tmp[slash == path ? 1 : slash - path] = '\0';
-            dfd = open(tmp, O_RDONLY);
+            memcpy(tmp, target, (size_t)(slash - target));
+            tmp[slash == target ? 1 : slash - target] = '\0';
+            dfd = open(tmp, O_RDONLY | O_CLOEXEC);
         } else {
-            dfd = open(".", O_RDONLY);
+            dfd = open(".", O_RDONLY | O_CLOEXEC);
         }
-        if (dfd >= 0) {
-            if (fsync(dfd) != 0) rc = KCTL_ERR_IO;
-            close(dfd);
-        }
+        /* a file system that cannot sync a directory says EINVAL: nothing to wait for */
+        if (dfd < 0 || (fsync(dfd) != 0 && errno != EINVAL)) rc = KCTL_ERR_IO;
+        if (dfd >= 0) close(dfd);
     } else if (fd >= 0) {
         unlink(tmp);
     }
     kctl__free(a, tmp);
+    kctl__free(a, target);
     return rc;
 }
 #endif
@@ -9080,7 +9138,11 @@ KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) {
 /* ---- persistence. The file: a header line
      kctl-memstore 1 <revision> <uid sequence> <objects>
    then per object a line "<group/resource> <bytes>" and the document on a
-   line of its own, then "end <FNV-1a 64 of everything before, hex>". */
+   line of its own, then "end <FNV-1a 64 of everything before, hex>".
+   Numbers are decimal without leading zeros (at most 2^63 - 1), the sum
+   16 lowercase hex digits. A file loads whole or not at all, and only
+   when each of its objects is one the store's writes could have made (see
+   kctl__ms_load_ok), so whatever loads saves and loads again the same. */
 static uint64_t kctl__fnv64(const char *p, size_t n) {
     uint64_t h = UINT64_C(0xcbf29ce484222325);
     size_t i;
@@ -9103,7 +9165,7 @@ static void kctl__ms_put_obj(kctl_jw *w, const char *rid, size_t rid_len, const 
 
 /* The file's bytes for the store at revision rev with the pending write p
    (may be NULL) made. */
-static int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p, kctl_jw *w) {
+static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p, kctl_jw *w) {
     char line[96];
     size_t i, count = ms->objs.count;
     if (p && p->e && !p->obj) count--;      /* a removal */
@@ -9125,17 +9187,24 @@ static int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, const kctl__mspen
     return w->err;
 }
 
+/* Save the store at revision rev with the pending write p (may be NULL)
+   made. A save that replaced the file but could not sync its directory
+   fails; the write p is then not made, and the file already holds it, so
+   the store as it is is saved over it at once: a restart must not read a
+   write that was refused (if that fails too, the next save mends it). */
 static int kctl__ms_save_locked(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p) {
 #ifdef KCTL_NO_FILES
     (void)ms; (void)rev; (void)p;
     return KCTL_ERR_INVALID_ARG;
 #else
     kctl_jw w;
+    bool replaced = false;
     int rc;
     if (!ms->path) return KCTL_ERR_INVALID_ARG;
     rc = kctl__ms_serialize(ms, rev, p, &w);
-    if (rc == KCTL_OK) rc = kctl__port_file_replace(ms->path, &ms->allocator, w.buf, w.len);
+    if (rc == KCTL_OK) rc = kctl__port_file_replace(ms->path, &ms->allocator, w.buf, w.len, &replaced);
     kctl_jw_free(&w);
+    if (rc != KCTL_OK && replaced && p) (void)kctl__ms_save_locked(ms, ms->rev, NULL);
     return rc;
 #endif
 }
@@ -9162,97 +9231,236 @@ static void kctl__ms_unload(kctl_memstore *ms) {
     ms->objs.count = 0;
 }
 
-/* Whether a loaded object is one a write could have made: a valid
-   resource, names and metadata (the API-server rules), a uid, and a
-   resourceVersion that is a revision of this file. */
-static bool kctl__ms_load_ok(const char *rid, const kctl_obj *o, uint64_t rev) {
-    char group[256], resource[256];
-    const char *slash = strrchr(rid, '/');
+/* A number of the file at *p ending in stop (see above): its value, and
+   *p moved past stop. */
+static bool kctl__ms_num(const char **p, const char *end, char stop, uint64_t *out) {
+    const char *s = *p;
+    uint64_t x = 0;
+    if (s >= end || !kctl__jdigit(*s) || (*s == '0' && s + 1 < end && kctl__jdigit(s[1]))) return false;
+    for (; s < end && kctl__jdigit(*s); s++) {
+        if (x > (UINT64_C(0x7fffffffffffffff) - (uint64_t)(*s - '0')) / 10) return false;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    if (s >= end || *s != stop) return false;
+    *out = x;
+    *p = s + 1;
+    return true;
+}
+
+/* The sequence number n of a uid the store makes
+   ("00000000-0000-4000-8000-%012llx" of n): true and n; false for any
+   other uid. */
+static bool kctl__ms_uid_num(const char *uid, uint64_t *n) {
+    static const char form[] = "00000000-0000-4000-8000-";
+    char again[48];
+    const char *s;
+    uint64_t x = 0;
+    if (strncmp(uid, form, sizeof form - 1) != 0 || strlen(uid) > sizeof form - 1 + 16) return false;
+    for (s = uid + sizeof form - 1; *s; s++) {
+        if (*s >= '0' && *s <= '9') x = x * 16 + (uint64_t)(*s - '0');
+        else if (*s >= 'a' && *s <= 'f') x = x * 16 + (uint64_t)(*s - 'a' + 10);
+        else return false;
+    }
+    snprintf(again, sizeof again, "%s%012llx", form, (unsigned long long)x);
+    *n = x;
+    return strcmp(again, uid) == 0;
+}
+
+typedef struct kctl__msname {
+    const char *s;
+    size_t n;
+} kctl__msname;
+
+static int kctl__ms_cmp_name(const void *a, const void *b) {
+    const kctl__msname *x = (const kctl__msname *)a, *y = (const kctl__msname *)b;
+    int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* Whether every member name of object obj in j is there once (a write
+   stores the top level and the metadata so; repeated names could be read
+   two ways): OK, PROTO, NOMEM. */
+static int kctl__ms_names_once(kctl_memstore *ms, const kctl_json *j, uint32_t obj) {
+    const kctl_json_tok *t;
+    kctl__msname *v;
+    char *arena = NULL;
+    size_t raw = 0, used = 0, c;
+    uint32_t i, k;
+    int rc = KCTL_OK;
+    if (kctl_json_type_of(j, obj) != KCTL_JSON_OBJECT || (t = &j->toks[obj])->size < 2) return KCTL_OK;
+    for (i = obj + 1, k = 0; k < t->size; k++, i += 1 + j->toks[i + 1].skip)
+        if (j->toks[i].escaped) raw += j->toks[i].end - j->toks[i].start + 1;
+    if (!(v = (kctl__msname *)kctl__alloc(&ms->allocator, t->size * sizeof *v)) ||
+        (raw && !(arena = (char *)kctl__alloc(&ms->allocator, raw)))) {
+        kctl__free(&ms->allocator, v);
+        return KCTL_ERR_NOMEM;
+    }
+    for (i = obj + 1, k = 0; k < t->size; k++, i += 1 + j->toks[i + 1].skip) {
+        if (!j->toks[i].escaped) {
+            v[k].s = j->text + j->toks[i].start;
+            v[k].n = j->toks[i].end - j->toks[i].start;
+            continue;
+        }
+        kctl_json_string(j, i, arena + used, raw - used, &v[k].n); /* unescaped is never longer */
+        v[k].s = arena + used;
+        used += v[k].n + 1;
+    }
+    qsort(v, t->size, sizeof *v, kctl__ms_cmp_name);
+    for (c = 1; c < t->size && rc == KCTL_OK; c++)
+        if (kctl__ms_cmp_name(&v[c - 1], &v[c]) == 0) rc = KCTL_ERR_PROTO;
+    kctl__free(&ms->allocator, arena);
+    kctl__free(&ms->allocator, v);
+    return rc;
+}
+
+/* Whether a loaded object (in rid, in a file at revision rev with uid
+   sequence seq) is one the store's writes could have made: a valid
+   resource; names and metadata as a write checks them (kctl_apisrv_check);
+   no member named twice at the top or in metadata; a uid (and one the
+   store made only from its sequence so far, or the next create would make
+   it again); a resourceVersion that is a revision of this file, as the
+   store writes it; generation 1 or more; a deletionTimestamp only with
+   finalizers (the write that removes the last one removes the object).
+   OK, PROTO, NOMEM. */
+static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *o, uint64_t rev, uint64_t seq) {
+    char group[256], resource[256], rv[24];
+    const char *slash = strrchr(rid, '/'), *doc;
     kctl_resource res;
-    uint64_t orv;
-    if (!slash || (size_t)(slash - rid) >= sizeof group || strlen(slash + 1) >= sizeof resource) return false;
+    kctl__jdoc d;
+    uint64_t orv, n;
+    size_t len;
+    int rc;
+    if (!slash || (size_t)(slash - rid) >= sizeof group || strlen(slash + 1) >= sizeof resource) return KCTL_ERR_PROTO;
     memcpy(group, rid, (size_t)(slash - rid));
     group[slash - rid] = '\0';
     strcpy(resource, slash + 1);
-    if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return false;
+    if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return KCTL_ERR_PROTO;
+    if (!*kctl_obj_uid(o) || (kctl__ms_uid_num(kctl_obj_uid(o), &n) && (n == 0 || n > seq))) return KCTL_ERR_PROTO;
+    if (!kctl_obj_resource_version_u64(o, &orv) || orv < 1 || orv > rev) return KCTL_ERR_PROTO;
+    snprintf(rv, sizeof rv, "%llu", (unsigned long long)orv);
+    if (strcmp(rv, kctl_obj_resource_version(o)) != 0 || kctl_obj_generation(o) < 1) return KCTL_ERR_PROTO;
+    if (kctl_obj_deletion_timestamp(o) && kctl_obj_finalizer_count(o) == 0) return KCTL_ERR_PROTO;
     memset(&res, 0, sizeof res);
     res.group = group;
     res.resource = resource;
-    return kctl_apisrv_check(&res, o, NULL) == KCTL_OK && *kctl_obj_uid(o) && kctl_obj_resource_version_u64(o, &orv) &&
-           orv >= 1 && orv <= rev && kctl_obj_generation(o) >= 1;
+    if ((rc = kctl_apisrv_check(&res, o, NULL)) != KCTL_OK) return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_PROTO;
+    doc = kctl_obj_json(o, &len);
+    if ((rc = kctl__jdoc_parse(&d, doc, len, &ms->allocator, NULL)) == KCTL_OK &&
+        (rc = kctl__ms_names_once(ms, &d.j, 0)) == KCTL_OK)
+        rc = kctl__ms_names_once(ms, &d.j, kctl_json_member(&d.j, 0, "metadata"));
+    kctl__jdoc_free(&d);
+    return rc == KCTL_OK || rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_PROTO;
 }
 
-/* Load a file's bytes buf[0..len) (NUL at buf[len]; modified) into the
-   empty store: all of it, or nothing (PROTO). */
-static int kctl__ms_load_buf(kctl_memstore *ms, char *buf, size_t len) {
-    char *p, *end, *trailer;
-    unsigned long long rev, seq, sum;
-    unsigned long count, i;
-    int rc = KCTL_ERR_PROTO, used = 0;
-    end = buf + len;
+static int kctl__ms_cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int kctl__ms_cmp_str(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Whether no two loaded objects share a uid or a resourceVersion (every
+   write makes a revision of its own, every create a uid): OK, PROTO,
+   NOMEM. */
+static int kctl__ms_load_unique(kctl_memstore *ms) {
+    size_t i, n = 0;
+    uint64_t *rvs;
+    const char **uids;
+    int rc = KCTL_OK;
+    if (ms->objs.count < 2) return KCTL_OK;
+    rvs = (uint64_t *)kctl__alloc(&ms->allocator, ms->objs.count * sizeof *rvs);
+    uids = (const char **)kctl__alloc(&ms->allocator, ms->objs.count * sizeof *uids);
+    if (!rvs || !uids) {
+        kctl__free(&ms->allocator, rvs);
+        kctl__free(&ms->allocator, uids);
+        return KCTL_ERR_NOMEM;
+    }
+    for (i = 0; i < ms->objs.cap; i++) {
+        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+        if (!e) continue;
+        kctl_obj_resource_version_u64(e->obj, &rvs[n]);
+        uids[n++] = kctl_obj_uid(e->obj);
+    }
+    qsort(rvs, n, sizeof *rvs, kctl__ms_cmp_u64);
+    qsort(uids, n, sizeof *uids, kctl__ms_cmp_str);
+    for (i = 1; i < n; i++)
+        if (rvs[i] == rvs[i - 1] || strcmp(uids[i], uids[i - 1]) == 0) rc = KCTL_ERR_PROTO;
+    kctl__free(&ms->allocator, rvs);
+    kctl__free(&ms->allocator, uids);
+    return rc;
+}
+
+/* Load a file's bytes buf[0..len) into the empty store: all of it, or
+   nothing (PROTO; NOMEM). */
+static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, size_t len) {
+    const char *p, *trailer;
+    uint64_t rev, seq, count, sum = 0, i;
+    int rc = KCTL_ERR_PROTO;
     /* the trailer: "end <16 hex>\n" over everything before it */
-    if (len < 21 || end[-1] != '\n') goto out;
-    trailer = end - 21;
-    if (memcmp(trailer, "end ", 4) != 0 || sscanf(trailer + 4, "%16llx", &sum) != 1 ||
-        sum != (unsigned long long)kctl__fnv64(buf, (size_t)(trailer - buf)))
+    if (len < 21 || buf[len - 1] != '\n') goto out;
+    trailer = buf + len - 21;
+    if (memcmp(trailer, "end ", 4) != 0) goto out;
+    for (p = trailer + 4; p < trailer + 20; p++) {
+        if (*p >= '0' && *p <= '9') sum = sum << 4 | (uint64_t)(*p - '0');
+        else if (*p >= 'a' && *p <= 'f') sum = sum << 4 | (uint64_t)(*p - 'a' + 10);
+        else goto out;
+    }
+    if (sum != kctl__fnv64(buf, (size_t)(trailer - buf))) goto out;
+    p = buf;
+    if ((size_t)(trailer - p) < 16 || memcmp(p, "kctl-memstore 1 ", 16) != 0) goto out;
+    p += 16;
+    if (!kctl__ms_num(&p, trailer, ' ', &rev) || !kctl__ms_num(&p, trailer, ' ', &seq) || !kctl__ms_num(&p, trailer, '\n', &count))
         goto out;
-    *trailer = '\0';
-    if (sscanf(buf, "kctl-memstore 1 %llu %llu %lu\n%n", &rev, &seq, &count, &used) != 3 || !used) goto out;
-    p = buf + used;
     for (i = 0; i < count; i++) {
         char rid[256], key[1024];
-        unsigned long n;
-        int k = 0;
+        const char *sp = p;
+        uint64_t n;
+        size_t rl;
         kctl_obj *o = NULL;
-        kctl__msent *e;
-        {
-            const char *sp = p, *q;
-            char *num_end;
-            size_t rl;
-            while (sp < trailer && *sp != ' ' && *sp != '\n') sp++;
-            rl = (size_t)(sp - p);
-            if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid) goto out;
-            memcpy(rid, p, rl);
-            rid[rl] = '\0';
-            for (q = sp + 1; q < trailer && kctl__jdigit(*q); q++) { }
-            if (q == sp + 1 || q >= trailer || *q != '\n' || q - (sp + 1) > 12) goto out;
-            n = strtoul(sp + 1, &num_end, 10);
-            if (num_end != q) goto out;
-            k = (int)(q + 1 - p);
-            if ((size_t)(trailer - (p + k)) < n + 1 || p[k + n] != '\n') goto out;
-        }
-        p += k;
-        if ((rc = kctl_obj_parse(p, n, &ms->obj_opts, &o)) != KCTL_OK) {
+        kctl__msent *e = NULL;
+        while (sp < trailer && *sp != ' ' && *sp != '\n') sp++;
+        rl = (size_t)(sp - p);
+        if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid || memchr(p, '\0', rl)) goto out;
+        memcpy(rid, p, rl);
+        rid[rl] = '\0';
+        p = sp + 1;
+        if (!kctl__ms_num(&p, trailer, '\n', &n) || (uint64_t)(trailer - p) < n + 1 || p[n] != '\n') goto out;
+        if ((rc = kctl_obj_parse(p, (size_t)n, &ms->obj_opts, &o)) != KCTL_OK) {
             if (rc != KCTL_ERR_NOMEM) rc = KCTL_ERR_PROTO;
             goto out;
         }
-        rc = KCTL_ERR_PROTO;
         p += n + 1;
-        if (!kctl__ms_load_ok(rid, o, rev) || kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK ||
-            kctl__ms_find(ms, key)) {
+        if ((rc = kctl__ms_load_ok(ms, rid, o, rev, seq)) == KCTL_OK &&
+            (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK || kctl__ms_find(ms, key)))
+            rc = KCTL_ERR_PROTO; /* the same object twice */
+        if (rc == KCTL_OK && !(e = kctl__ms_entry(ms, key, rl, o))) rc = KCTL_ERR_NOMEM;
+        if (rc != KCTL_OK) {
             kctl_obj_unref(o);
-            goto out;
-        }
-        if (!(e = kctl__ms_entry(ms, key, strlen(rid), o))) {
-            kctl_obj_unref(o);
-            rc = KCTL_ERR_NOMEM;
             goto out;
         }
         kctl__map_insert(&ms->objs, &e->node);
+        rc = KCTL_ERR_PROTO;
     }
     if (p != trailer) goto out;
+    if ((rc = kctl__ms_load_unique(ms)) != KCTL_OK) goto out;
     ms->rev = ms->compacted = rev; /* no history survives: older watches get GONE */
     ms->uid_seq = seq;
-    rc = KCTL_OK;
 out:
     if (rc != KCTL_OK) kctl__ms_unload(ms); /* nothing half-loaded stays */
     return rc;
 }
 
-/* Load the store's file: a first start when it does not exist; IO when it
-   exists but cannot be read (never taken for a first start: the next save
-   would replace it); PROTO when it is not a whole store. */
+/* Load the store's file: a first start when nothing is at the path; IO
+   when something is there that cannot be read (never taken for a first
+   start: the next save would replace it); PROTO when it is not a whole
+   store. Without files (KCTL_NO_FILES) a path is INVALID_ARG. */
 static int kctl__ms_load(kctl_memstore *ms) {
+#ifdef KCTL_NO_FILES
+    (void)ms;
+    return KCTL_ERR_INVALID_ARG;
+#else
     char *buf = NULL;
     size_t len = 0;
     int rc = kctl__port_file_read(ms->path, &ms->allocator, &buf, &len);
@@ -9261,6 +9469,7 @@ static int kctl__ms_load(kctl_memstore *ms) {
     rc = kctl__ms_load_buf(ms, buf, len);
     kctl__free(&ms->allocator, buf);
     return rc;
+#endif
 }
 
 KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) {

@@ -56,6 +56,7 @@ void kt_suite_fifo(void);
 void kt_suite_selector(void);
 void kt_suite_memstore(void);
 void kt_suite_apisrv(void);
+void kt_suite_persist(void);
 void kt_suite_reflector(void);
 void kt_suite_informer(void);
 void kt_suite_controller(void);

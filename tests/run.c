@@ -74,6 +74,7 @@ int main(void) {
     kt_suite_selector();
     kt_suite_memstore();
     kt_suite_apisrv();
+    kt_suite_persist();
     kt_suite_reflector();
     kt_suite_informer();
     kt_suite_controller();

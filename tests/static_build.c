@@ -12,6 +12,7 @@
 #include "test_selector.c"
 #include "test_memstore.c"
 #include "test_apisrv.c"
+#include "test_persist.c"
 #include "test_reflector.c"
 #include "test_informer.c"
 #include "test_controller.c"
