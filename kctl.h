@@ -1431,8 +1431,9 @@ KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_a
    lock message; GONE: Expired) and return code. [any thread] */
 KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *name, kctl_api_status *st);
 /* Check a stored object as a write would have (names, namespace, metadata),
-   e.g. one loaded from a file: OK, or INVALID_ARG with *st. [any thread] */
-KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, kctl_api_status *st);
+   e.g. one loaded from a file: OK, or INVALID_ARG with *st; NOMEM.
+   allocator (NULL: KCTL_MALLOC/KCTL_FREE) for scratch memory. [any thread] */
+KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, const kctl_allocator *allocator, kctl_api_status *st);
 /* obj with its metadata.resourceVersion set to rv (a new object, opts as
    for kctl_obj_parse): a store that keeps versions outside the document
    (etcd's mod_revision) or sends an object at another version (a DELETED
@@ -1467,7 +1468,11 @@ typedef struct kctl_memstore kctl_memstore;
                     PROTO and left as it is; a file that exists but cannot
                     be read is IO, never taken for a first start), written
                     by kctl_memstore_save (a temporary file, fsync, rename:
-                    a crash keeps the previous file whole). Copied.
+                    a crash keeps the previous file whole; through a
+                    symbolic link, the file it names). A file from an older
+                    kctl holding objects these rules refuse (an uppercase
+                    name, say) is PROTO too: move it aside, or fix and
+                    reload it. Two stores must not share a path. Copied.
      save_on_write  every write is saved before it is acknowledged: the
                     store as it will be is written first, and only then is
                     the write made and its event sent. A failed save makes
@@ -7698,8 +7703,35 @@ static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
     return false;
 }
 
-/* Copy the members of object obj of j that count (the last of repeated
-   names), but for those skip says to leave out. */
+/* Copy value v of j as a store keeps it: every object, however deep, with
+   only the members that count (the last of repeated names), as an API
+   server's decode and encode leave it; the rest as it stands. O(n log n). */
+static int kctl__as_copy_members(kctl_jw *w, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
+                                 bool (*skip)(const kctl_json *j, uint32_t ktok));
+
+static int kctl__as_copy_value(kctl_jw *w, const kctl_json *j, uint32_t v, const kctl_allocator *a) {
+    int rc = KCTL_OK;
+    switch (kctl_json_type_of(j, v)) {
+    case KCTL_JSON_OBJECT:
+        kctl_jw_object_begin(w);
+        rc = kctl__as_copy_members(w, j, v, a, NULL);
+        kctl_jw_object_end(w);
+        break;
+    case KCTL_JSON_ARRAY: {
+        uint32_t k, e = v + 1;
+        kctl_jw_array_begin(w);
+        for (k = 0; rc == KCTL_OK && k < j->toks[v].size; k++, e += j->toks[e].skip) rc = kctl__as_copy_value(w, j, e, a);
+        kctl_jw_array_end(w);
+        break;
+    }
+    default:
+        kctl_jw_value(w, j, v);
+    }
+    return rc != KCTL_OK ? rc : w->err;
+}
+
+/* Copy the members of object obj of j that count, but for those skip
+   says to leave out, each value as kctl__as_copy_value copies it. */
 static int kctl__as_copy_members(kctl_jw *w, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  bool (*skip)(const kctl_json *j, uint32_t ktok)) {
     kctl__jmview v;
@@ -7712,7 +7744,7 @@ static int kctl__as_copy_members(kctl_jw *w, const kctl_json *j, uint32_t obj, c
         kctl_json_raw(j, v.keys[i], &raw, &n);
         kctl__jw_key_raw(w, raw, n);
         kctl__jw_put(w, ":", 1);
-        kctl_jw_value(w, j, v.keys[i] + 1);
+        rc = kctl__as_copy_value(w, j, v.keys[i] + 1, a);
     }
     kctl__jmembers_free(&v);
     return rc;
@@ -7746,7 +7778,7 @@ static int kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta *
     kctl_jw_object_end(w);
     if (status != KCTL_JSON_NONE) {
         kctl_jw_key(w, "status");
-        kctl_jw_value(w, sdoc, status);
+        if ((rc = kctl__as_copy_value(w, sdoc, status, a)) != KCTL_OK) return rc;
     }
     kctl_jw_object_end(w);
     return w->err;
@@ -8203,7 +8235,7 @@ KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_a
     return rc;
 }
 
-KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, kctl_api_status *st) {
+KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, const kctl_allocator *allocator, kctl_api_status *st) {
     kctl__asrun r;
     kctl_apisrv_req req;
     kctl__asin in;
@@ -8212,20 +8244,22 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, kc
     size_t len;
     int rc;
     if (!res || !res->resource || !obj) return KCTL_ERR_INVALID_ARG;
+    if (allocator && (!allocator->alloc_fn) != (!allocator->free_fn)) return KCTL_ERR_INVALID_ARG;
     memset(&req, 0, sizeof req);
     req.res = res;
+    if (allocator) req.allocator = *allocator;
     memset(&r, 0, sizeof r);
     r.req = &req;
     r.st = st;
     doc = kctl_obj_json(obj, &len);
-    if ((rc = kctl__jdoc_parse(&r.sent, doc, len, NULL, NULL)) == KCTL_OK && (rc = kctl__as_take(&r, &r.sent.j, &in)) == KCTL_OK) {
-        kctl__as_err_init(&e, NULL);
+    if ((rc = kctl__jdoc_parse(&r.sent, doc, len, &req.allocator, NULL)) == KCTL_OK && (rc = kctl__as_take(&r, &r.sent.j, &in)) == KCTL_OK) {
+        kctl__as_err_init(&e, &req.allocator);
         kctl__as_validate(&e, &r.sc, &in, true);
         if (e.text.err) rc = e.text.err;
-        else if (e.n) rc = kctl__as_refuse_invalid(st, NULL, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
+        else if (e.n) rc = kctl__as_refuse_invalid(st, &req.allocator, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
         kctl__as_err_free(&e);
     }
-    kctl__free(NULL, r.sc.buf);
+    kctl__free(&req.allocator, r.sc.buf);
     kctl__jdoc_free(&r.sent);
     return rc;
 }
@@ -8332,7 +8366,6 @@ struct kctl_memstore {
     uint32_t waiters;
     char *path;
     bool save_on_write;
-    int save_err; /* the last save_on_write's result */
     /* the paged list in progress: every object it matched, sorted, as of
        pg_rev; its next pages (tokens "pg_rev:key") come from here (one
        snapshot, as an API server's are) until its last page is handed out */
@@ -8651,7 +8684,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         pend.obj = made;
         pend.rid = rid;
     }
-    if (ms->save_on_write && (rc = ms->save_err = kctl__ms_save_locked(ms, ms->rev + 1, &pend)) != KCTL_OK) {
+    if (ms->save_on_write && (rc = kctl__ms_save_locked(ms, ms->rev + 1, &pend)) != KCTL_OK) {
         rc = kctl__ms_refuse(st, rc, "the write could not be saved, so it was not made");
         goto out;
     }
@@ -9213,7 +9246,7 @@ KCTL_API int kctl_memstore_save(kctl_memstore *ms) {
     int rc;
     if (!ms) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
-    rc = ms->save_err = kctl__ms_save_locked(ms, ms->rev, NULL);
+    rc = kctl__ms_save_locked(ms, ms->rev, NULL);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -9343,7 +9376,7 @@ static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *
     memset(&res, 0, sizeof res);
     res.group = group;
     res.resource = resource;
-    if ((rc = kctl_apisrv_check(&res, o, NULL)) != KCTL_OK) return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_PROTO;
+    if ((rc = kctl_apisrv_check(&res, o, &ms->allocator, NULL)) != KCTL_OK) return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_PROTO;
     doc = kctl_obj_json(o, &len);
     if ((rc = kctl__jdoc_parse(&d, doc, len, &ms->allocator, NULL)) == KCTL_OK &&
         (rc = kctl__ms_names_once(ms, &d.j, 0)) == KCTL_OK)

@@ -71,7 +71,7 @@ static void fl_writable(kctl_memstore *a) {
         kctl_resource res;
         if (!e) continue;
         fl_resource(e, rids[n][0], rids[n][1], &res);
-        if (kctl_apisrv_check(&res, e->obj, NULL) != KCTL_OK) abort();
+        if (kctl_apisrv_check(&res, e->obj, NULL, NULL) != KCTL_OK) abort();
         objs[n++] = kctl_obj_ref(e->obj);
     }
     for (i = 0; i < n; i++) {

@@ -306,6 +306,28 @@ static void ta_generation_rule(void) {
     ta_close(&s);
 }
 
+/* A store keeps what an API server keeps: repeated member names, at any
+   depth, leave only the last (Go's decode and encode do that). */
+static void ta_repeated_names_kept_once(void) {
+    ta_store s;
+    kctl_obj *o = NULL;
+    const char *doc;
+    if (!ta_open(&s)) return;
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &ta_cm, "{\"metadata\":{\"name\":\"r\",\"labels\":{\"k\":\"1\",\"k\":\"2\"}},"
+                                  "\"spec\":{\"a\":1,\"b\":[{\"x\":1,\"x\":3}],\"a\":2},\"spec\":{\"a\":5}}", KCTL_NTS, &o, NULL), KCTL_OK);
+    doc = o ? kctl_obj_json(o, NULL) : "";
+    KT_CHECK(strstr(doc, "\"k\":\"2\"") && !strstr(doc, "\"k\":\"1\""));
+    KT_CHECK(strstr(doc, "\"spec\":{\"a\":5}") != NULL); /* the last spec, whole */
+    KT_CHECK(strstr(doc, "\"a\":1") == NULL && strstr(doc, "\"x\":1") == NULL);
+    kctl_obj_unref(o);
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &ta_cm, "{\"metadata\":{\"name\":\"r\"},\"spec\":{\"b\":[{\"x\":1,\"x\":3}]}}", KCTL_NTS, &o, NULL),
+              KCTL_OK);
+    doc = o ? kctl_obj_json(o, NULL) : "";
+    KT_CHECK(strstr(doc, "\"b\":[{\"x\":3}]") != NULL); /* inside arrays too */
+    kctl_obj_unref(o);
+    ta_close(&s);
+}
+
 /* 1.2: a deleting object takes no new finalizers (422, the object unchanged);
    removing them still works, and the last one's removal removes the object:
    its writer gets the object at its old version, watchers a DELETED at the
@@ -503,10 +525,10 @@ static void ta_with_rv_and_check(void) {
     KT_EQ_INT(kctl_apisrv_with_rv(o, NULL, NULL, &r), KCTL_OK); /* none: as etcd keeps it */
     KT_EQ_STR(r ? kctl_obj_resource_version(r) : "?", "");
     kctl_obj_unref(r);
-    KT_EQ_INT(kctl_apisrv_check(&res, o, &st), KCTL_OK);
+    KT_EQ_INT(kctl_apisrv_check(&res, o, NULL, &st), KCTL_OK);
     kctl_obj_unref(o);
     KT_EQ_INT(kctl_obj_parse("{\"metadata\":{\"name\":\"A_b\"}}", KCTL_NTS, NULL, &o), KCTL_OK);
-    KT_EQ_INT(kctl_apisrv_check(&res, o, &st), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_apisrv_check(&res, o, NULL, &st), KCTL_ERR_INVALID_ARG);
     KT_CHECK(st.cause_count >= 1 && strcmp(st.causes[0].field, "metadata.name") == 0);
     kctl_obj_unref(o);
     kctl_api_status_clear(&st);
@@ -701,6 +723,7 @@ void kt_suite_apisrv(void) {
     KT_RUN(ta_memstore_words_refusals);
     KT_RUN(ta_validation_edges);
     KT_RUN(ta_generation_rule);
+    KT_RUN(ta_repeated_names_kept_once);
     KT_RUN(ta_deleting_refuses_new_finalizers);
     KT_RUN(ta_delete_preconditions);
     KT_RUN(ta_selector_leave_carries_new_version);

@@ -562,7 +562,7 @@ static void tm_watch_blocking_and_latency(void) {
 
 /* Names that would make keys ambiguous are refused; a write that changes
    nothing is no write; leaving a selection is reported with the state that
-   matched; a failed save_on_write keeps the write; long keys page. */
+   matched; long keys page. (A failed save_on_write: tests/test_persist.c.) */
 static void tm_review_fixes(void) {
     tm_store s;
     kctl_resource cluster = { "", "v1", "nodes", NULL }, spaced = { "example.com", "v1", "my things", NULL };
