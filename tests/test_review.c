@@ -1,0 +1,573 @@
+/* test_review.c - an adversarial review of the transport wrappers, the
+   API-server rules and the memstore: each FINDING test fails on the code
+   it was written against (see the review report for the defect, its lines
+   and the proposed fix). */
+#include "kt.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+static const kctl_resource tr_cm = { "", "v1", "configmaps", "prod" };
+static const kctl_resource tr_any = { "", "v1", "configmaps", NULL };
+
+
+typedef struct tr_store {
+    kctl_memstore *ms;
+    kctl_transport t;
+    kt_alloc a;
+    char path[256];
+} tr_store;
+
+static int tr_open(tr_store *s, bool save_on_write) {
+    kctl_memstore_desc d;
+    static int seq;
+    memset(s, 0, sizeof *s);
+    kt_alloc_init(&s->a);
+    memset(&d, 0, sizeof d);
+    d.allocator = kt_allocator(&s->a);
+    if (save_on_write) {
+        snprintf(s->path, sizeof s->path, "%s/kctl-review-%ld-%d.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(),
+                 seq++);
+        remove(s->path);
+        d.path = s->path;
+        d.save_on_write = true;
+    }
+    if (kctl_memstore_create(&d, &s->ms) != KCTL_OK) return 0;
+    s->t = kctl_memstore_transport(s->ms);
+    return 1;
+}
+
+static void tr_close(tr_store *s) {
+    kctl_memstore_destroy(s->ms);
+    KT_EQ_INT(s->a.live, 0);
+    if (s->path[0]) remove(s->path);
+}
+
+/* The whole file at path, malloc'd (NULL: none). */
+static char *tr_slurp(const char *path, long *size) {
+    FILE *f = fopen(path, "rb");
+    char *b;
+    *size = -1;
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    *size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = (char *)malloc((size_t)*size + 1);
+    if (b && fread(b, 1, (size_t)*size, f) != (size_t)*size) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    return b;
+}
+
+/* A copy of the stored document of name (NULL: not there). */
+static char *tr_doc(tr_store *s, const char *name) {
+    kctl_obj *o = NULL;
+    char *c = NULL;
+    size_t n;
+    const char *d;
+    if (kctl_memstore_get(s->ms, &tr_cm, name, &o, NULL) != KCTL_OK) return NULL;
+    d = kctl_obj_json(o, &n);
+    if ((c = (char *)malloc(n + 1)) != NULL) {
+        memcpy(c, d, n);
+        c[n] = '\0';
+    }
+    kctl_obj_unref(o);
+    return c;
+}
+
+static bool tr_same(const char *a, const char *b) { return (!a && !b) || (a && b && strcmp(a, b) == 0); }
+
+/* ---- allocation failures: a write that fails changed nothing (not a
+   finding: every write, with save_on_write off and on, failed at each of
+   its allocations in turn, leaves the store, its file and its watchers as
+   they were, leaks nothing, and hands out no object; this passes). */
+static kctl_transport_vtable tr_nopatch_vt;
+
+enum { TR_CREATE, TR_GENERATE, TR_UPDATE, TR_UPDATE_SAME, TR_UPDATE_STATUS, TR_PATCH, TR_PATCH_BY_UPDATE, TR_PATCH_STATUS,
+       TR_REMOVE, TR_REMOVE_MARK, TR_REMOVE_BY_UPDATE, TR_APPLY_NEW, TR_APPLY_SAME, TR_APPLY_CHANGE, TR_REFUSE_INVALID, TR_OPS };
+
+static void tr_seed(tr_store *s) {
+    kctl_memstore_apply(s->ms, &tr_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}},\"spec\":{\"n\":1}}", KCTL_NTS, NULL, NULL);
+    kctl_memstore_apply(s->ms, &tr_cm, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"x.io/f\"]},\"spec\":{\"n\":1}}", KCTL_NTS, NULL, NULL);
+    kctl_memstore_apply(s->ms, &tr_cm, "{\"metadata\":{\"name\":\"d\",\"finalizers\":[\"x.io/f\"]},\"spec\":{\"n\":1}}", KCTL_NTS, NULL, NULL);
+    kctl_memstore_delete(s->ms, &tr_cm, "d", NULL); /* d is deleting */
+}
+
+static int tr_op(tr_store *s, int op, kctl_obj **out, kctl_api_status *st, const char **target) {
+    kctl_transport np;
+    np.vt = &tr_nopatch_vt;
+    np.self = s->t.self;
+    switch (op) {
+    case TR_CREATE:
+        *target = "n";
+        return kctl_transport_create(&s->t, &tr_cm, "{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"b\"},\"finalizers\":[\"x.io/g\"]},"
+                                     "\"spec\":{\"k\":[1,2,3]},\"status\":{\"dropped\":true}}", KCTL_NTS, out, st);
+    case TR_GENERATE:
+        *target = NULL;
+        return kctl_transport_create(&s->t, &tr_cm, "{\"metadata\":{\"generateName\":\"g-\"},\"spec\":{}}", KCTL_NTS, out, st);
+    case TR_UPDATE:
+        *target = "a";
+        return kctl_transport_update(&s->t, &tr_cm, "{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"},\"spec\":{\"n\":2}}", KCTL_NTS, out, st);
+    case TR_UPDATE_SAME:
+        *target = "a";
+        return kctl_transport_update(&s->t, &tr_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}},\"spec\":{\"n\":1}}", KCTL_NTS, out, st);
+    case TR_UPDATE_STATUS:
+        *target = "a";
+        return kctl_transport_update_status(&s->t, &tr_cm, "{\"metadata\":{\"name\":\"a\"},\"status\":{\"ok\":true}}", KCTL_NTS, out, st);
+    case TR_PATCH:
+        *target = "a";
+        return kctl_transport_patch(&s->t, &tr_cm, "a", "{\"spec\":{\"n\":null,\"m\":2},\"metadata\":{\"labels\":{\"x\":\"y\"}}}", KCTL_NTS, 0, out, st);
+    case TR_PATCH_BY_UPDATE:
+        *target = "a";
+        return kctl_transport_patch(&np, &tr_cm, "a", "{\"spec\":{\"n\":null,\"m\":2}}", KCTL_NTS, 0, out, st);
+    case TR_PATCH_STATUS:
+        *target = "a";
+        return kctl_transport_patch(&s->t, &tr_cm, "a", "{\"status\":{\"phase\":\"Ready\"}}", KCTL_NTS, KCTL_PATCH_STATUS, out, st);
+    case TR_REMOVE:
+        *target = "a";
+        return kctl_transport_remove(&s->t, &tr_cm, "a", NULL, out, st);
+    case TR_REMOVE_MARK:
+        *target = "f";
+        return kctl_transport_remove(&s->t, &tr_cm, "f", NULL, out, st);
+    case TR_REMOVE_BY_UPDATE:
+        *target = "d";
+        return kctl_transport_patch(&s->t, &tr_cm, "d", "{\"metadata\":{\"finalizers\":null}}", KCTL_NTS, 0, out, st);
+    case TR_APPLY_NEW:
+        *target = "z";
+        return kctl_memstore_apply(s->ms, &tr_cm, "{\"metadata\":{\"name\":\"z\"},\"spec\":{},\"status\":{\"kept\":1}}", KCTL_NTS, out, st);
+    case TR_APPLY_SAME:
+        *target = "a";
+        return kctl_memstore_apply(s->ms, &tr_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}},\"spec\":{\"n\":1}}", KCTL_NTS, out, st);
+    case TR_APPLY_CHANGE:
+        *target = "a";
+        return kctl_memstore_apply(s->ms, &tr_cm, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"n\":3}}", KCTL_NTS, out, st);
+    default:
+        *target = "a";
+        return kctl_transport_update(&s->t, &tr_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"Bad!\":\"x\"}},\"spec\":{\"n\":2}}", KCTL_NTS, out, st);
+    }
+}
+
+static const char *tr_target(int op) {
+    static const char *const t[TR_OPS] = { "n", NULL, "a", "a", "a", "a", "a", "a", "a", "f", "d", "z", "a", "a", "a" };
+    return t[op];
+}
+
+/* How many events a watcher from the current revision has now. */
+static int tr_drain(tr_store *s, kctl_watch *w) {
+    kctl_event ev;
+    int n = 0;
+    while (kctl_transport_watch_next(&s->t, w, 0, &ev, NULL) == KCTL_OK) {
+        kctl_event_clear(&ev);
+        n++;
+    }
+    return n;
+}
+
+static void tr_sweep_one(int op, bool save) {
+    tr_store s;
+    long k;
+    int want_rc, want_events = 0;
+    uint64_t want_rev = 0;
+    /* the reference run */
+    {
+        kctl_watch *w = NULL;
+        kctl_obj *o = NULL;
+        const char *target;
+        char rv[24];
+        if (!tr_open(&s, save)) return;
+        tr_nopatch_vt = *s.t.vt;
+        tr_nopatch_vt.patch = NULL;
+        tr_seed(&s);
+        snprintf(rv, sizeof rv, "%llu", (unsigned long long)kctl_memstore_revision(s.ms));
+        kctl_transport_watch_open(&s.t, &tr_cm, NULL, rv, &w, NULL);
+        want_rc = tr_op(&s, op, &o, NULL, &target);
+        want_rev = kctl_memstore_revision(s.ms);
+        want_events = w ? tr_drain(&s, w) : -1;
+        kctl_obj_unref(o);
+        kctl_transport_watch_close(&s.t, w);
+        tr_close(&s);
+    }
+    for (k = 0; k < 400; k++) {
+        kctl_watch *w = NULL;
+        kctl_obj *o = NULL;
+        kctl_api_status st;
+        const char *target = NULL;
+        char rv[24], *before, *after, *file0 = NULL, *file1 = NULL;
+        long size0 = -1, size1 = -1;
+        uint64_t rev0;
+        int rc, events;
+        if (!tr_open(&s, save)) return;
+        tr_seed(&s);
+        rev0 = kctl_memstore_revision(s.ms);
+        snprintf(rv, sizeof rv, "%llu", (unsigned long long)rev0);
+        target = tr_target(op);
+        KT_EQ_INT(kctl_transport_watch_open(&s.t, &tr_cm, NULL, rv, &w, NULL), KCTL_OK);
+        if (save) file0 = tr_slurp(s.path, &size0);
+        before = target ? tr_doc(&s, target) : NULL;
+        memset(&st, 0, sizeof st);
+        st.allocator = kt_allocator(&s.a);
+        s.a.fail_after = k;
+        rc = tr_op(&s, op, &o, &st, &target);
+        s.a.fail_after = -1;
+        after = target && op != TR_GENERATE ? tr_doc(&s, target) : NULL;
+        events = w ? tr_drain(&s, w) : -1;
+        if (save) file1 = tr_slurp(s.path, &size1);
+        if (rc == want_rc) {
+            KT_EQ_U64(kctl_memstore_revision(s.ms), want_rev);
+            KT_EQ_INT(events, want_events);
+        } else {
+            if (rc != KCTL_ERR_NOMEM && !(save && rc == KCTL_ERR_IO)) {
+                printf("  op %d save %d k %ld: rc %d (want %d)\n", op, (int)save, k, rc, want_rc);
+                KT_CHECK(rc == KCTL_ERR_NOMEM);
+            }
+            KT_CHECK(o == NULL);
+            KT_EQ_U64(kctl_memstore_revision(s.ms), rev0);
+            KT_EQ_INT(events, 0);
+            if (op != TR_GENERATE) KT_CHECK(tr_same(before, after));
+            if (save) KT_CHECK(size0 == size1 && file0 && file1 && memcmp(file0, file1, (size_t)size0) == 0);
+        }
+        free(before);
+        free(after);
+        free(file0);
+        free(file1);
+        kctl_obj_unref(o);
+        kctl_api_status_clear(&st);
+        kctl_transport_watch_close(&s.t, w);
+        tr_close(&s);
+        if (s.a.fail_count == 0) break; /* nothing failed: swept */
+    }
+    if (getenv("TR_DEBUG")) printf("  op %d save %d: %ld allocation points, rc %d\n", op, (int)save, k, want_rc);
+    KT_CHECK(k < 400);
+}
+
+static void tr_nomem_sweep(void) {
+    int op, save;
+    for (save = 0; save < 2; save++)
+        for (op = 0; op < TR_OPS; op++) tr_sweep_one(op, save != 0);
+}
+
+/* ---- findings */
+
+/* FINDING 1 */
+/* an update (or a patch, or the owner's apply of an existing
+   object) stores a metadata.generateName that no write checks, while the
+   loader checks it (kctl_apisrv_check): one accepted write, and the saved
+   store refuses to load at the next start (PROTO). */
+static void tr_update_generate_name_bricks_the_file(void) {
+    tr_store s;
+    kctl_memstore_desc d;
+    kctl_memstore *again = NULL;
+    int rc;
+    if (!tr_open(&s, true)) return;
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tr_cm, "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    rc = kctl_transport_patch(&s.t, &tr_cm, "a", "{\"metadata\":{\"generateName\":\"Not A Prefix\"}}", KCTL_NTS, 0, NULL, NULL);
+    KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_INVALID_ARG);
+    kctl_memstore_destroy(s.ms);
+    s.ms = NULL;
+    memset(&d, 0, sizeof d);
+    d.path = s.path;
+    KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_OK); /* every acknowledged write must load again */
+    kctl_memstore_destroy(again);
+    remove(s.path);
+}
+
+/* FINDING 2 */
+/* the loader checks every object with the default JSON limits
+   (depth 64), not with the store's own desc.obj_opts.limits: a store
+   configured for deeper documents saves objects it then refuses to load. */
+static void tr_loader_uses_default_limits(void) {
+    char path[256], doc[1024];
+    kctl_memstore_desc d;
+    kctl_memstore *ms = NULL, *again = NULL;
+    int i, n = 0;
+    snprintf(path, sizeof path, "%s/kctl-review-deep-%ld.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    remove(path);
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    d.save_on_write = true;
+    d.obj_opts.limits.max_depth = 100;
+    if (kctl_memstore_create(&d, &ms) != KCTL_OK) return;
+    n += snprintf(doc + n, sizeof doc - (size_t)n, "{\"metadata\":{\"name\":\"deep\"},\"spec\":");
+    for (i = 0; i < 70; i++) n += snprintf(doc + n, sizeof doc - (size_t)n, "{\"a\":");
+    n += snprintf(doc + n, sizeof doc - (size_t)n, "1");
+    for (i = 0; i < 71; i++) n += snprintf(doc + n, sizeof doc - (size_t)n, "}");
+    KT_EQ_INT(kctl_memstore_apply(ms, &tr_cm, doc, (size_t)n, NULL, NULL), KCTL_OK); /* within the store's limits */
+    kctl_memstore_destroy(ms);
+    KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_OK);
+    kctl_memstore_destroy(again);
+    remove(path);
+}
+
+/* FINDING 3 */
+/* the generateName suffix is a function of (uid_seq, rev) alone,
+   which a refused write does not change: after one collision every retry
+   collides again, for as long as nothing else writes (a real server draws
+   a fresh random suffix per request). */
+static void tr_generate_name_retry_collides_forever(void) {
+    tr_store s, probe;
+    kctl_obj *o = NULL;
+    char name[64], doc[128];
+    int i, ok = 0;
+    if (!tr_open(&probe, false)) return;
+    /* the name the generator picks in a store after one write */
+    kctl_memstore_apply(probe.ms, &tr_cm, "{\"metadata\":{\"name\":\"x\"}}", KCTL_NTS, NULL, NULL);
+    KT_EQ_INT(kctl_transport_create(&probe.t, &tr_cm, "{\"metadata\":{\"generateName\":\"g-\"}}", KCTL_NTS, &o, NULL), KCTL_OK);
+    snprintf(name, sizeof name, "%s", o ? kctl_obj_name(o) : "");
+    kctl_obj_unref(o);
+    o = NULL;
+    tr_close(&probe);
+    /* a store whose one write is an object of that very name */
+    if (!tr_open(&s, false)) return;
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"}}", name);
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tr_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+    for (i = 0; i < 3; i++) { /* the client retries on AlreadyExists */
+        int rc = kctl_transport_create(&s.t, &tr_cm, "{\"metadata\":{\"generateName\":\"g-\"}}", KCTL_NTS, &o, NULL);
+        KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_EXISTS);
+        if (rc == KCTL_OK) ok++;
+        kctl_obj_unref(o);
+        o = NULL;
+    }
+    KT_CHECK(ok > 0); /* some retry must get a new name */
+    tr_close(&s);
+}
+
+/* FINDING 4 */
+/* names are not checked on get, patch and remove, so through a
+   request without a namespace, the name "prod/a" reaches the object a of
+   namespace prod (no object can be named "prod/a"; the store's own rule
+   refuses such names for being ambiguous in its keys). */
+static void tr_slash_name_reaches_namespaced_object(void) {
+    tr_store s;
+    kctl_obj *o = NULL;
+    if (!tr_open(&s, false)) return;
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tr_cm, "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_transport_get(&s.t, &tr_any, "prod/a", &o, NULL), KCTL_ERR_NOT_FOUND);
+    kctl_obj_unref(o);
+    o = NULL;
+    KT_EQ_INT(kctl_transport_patch(&s.t, &tr_any, "prod/a", "{\"spec\":{\"x\":1}}", KCTL_NTS, 0, NULL, NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_transport_remove(&s.t, &tr_any, "prod/a", NULL, NULL, NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_memstore_get(s.ms, &tr_cm, "a", &o, NULL), KCTL_OK); /* still there, unchanged */
+    KT_EQ_STR(o ? kctl_obj_resource_version(o) : "", "1");
+    kctl_obj_unref(o);
+    tr_close(&s);
+}
+
+/* FINDING 5 */
+/* a create through a request without a namespace takes the
+   document's namespace (the header: "the document's namespace must be the
+   request's (400 BadRequest otherwise)"; a real server clears it for a
+   cluster-scoped request), and the object it made cannot be read back
+   through the same request. */
+static void tr_created_object_reachable_through_its_request(void) {
+    tr_store s;
+    kctl_obj *o = NULL, *back = NULL;
+    int rc;
+    if (!tr_open(&s, false)) return;
+    rc = kctl_transport_create(&s.t, &tr_any, "{\"metadata\":{\"name\":\"n1\",\"namespace\":\"prod\"}}", KCTL_NTS, &o, NULL);
+    if (rc == KCTL_OK) KT_EQ_INT(kctl_transport_get(&s.t, &tr_any, o ? kctl_obj_name(o) : "n1", &back, NULL), KCTL_OK);
+    else KT_EQ_INT(rc, KCTL_ERR_INVALID_ARG);
+    kctl_obj_unref(o);
+    kctl_obj_unref(back);
+    tr_close(&s);
+}
+
+/* FINDING 6 */
+/* fields a write discards are validated anyway: update_status
+   keeps the stored metadata (statusStrategy.PrepareForUpdate copies the old
+   object before validating), and the custom resource strategy sets
+   generation itself (1 on create, the stored one on update), yet an invalid
+   label in a status write, or a negative generation, is refused 422. */
+static void tr_discarded_fields_are_validated(void) {
+    tr_store s;
+    kctl_obj *o = NULL;
+    kctl_api_status st;
+    if (!tr_open(&s, false)) return;
+    memset(&st, 0, sizeof st);
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tr_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}},\"spec\":{}}", KCTL_NTS,
+                                  NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_transport_update_status(&s.t, &tr_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web server\"}},"
+                                           "\"status\":{\"ok\":true}}", KCTL_NTS, &o, &st), KCTL_OK);
+    KT_EQ_STR(o ? kctl_obj_label(o, "app") : "", "web"); /* the stored labels stay */
+    kctl_obj_unref(o);
+    o = NULL;
+    KT_EQ_INT(kctl_transport_update(&s.t, &tr_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"},\"generation\":-1},"
+                                    "\"spec\":{\"n\":2}}", KCTL_NTS, &o, &st), KCTL_OK);
+    KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 2);
+    kctl_obj_unref(o);
+    o = NULL;
+    KT_EQ_INT(kctl_transport_create(&s.t, &tr_cm, "{\"metadata\":{\"name\":\"b\",\"generation\":-1}}", KCTL_NTS, &o, &st), KCTL_OK);
+    KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 1);
+    kctl_obj_unref(o);
+    kctl_api_status_clear(&st);
+    tr_close(&s);
+}
+
+/* FINDING 7 */
+/* the owner's apply replaces the whole object, finalizers
+   included: an apply of the desired document (which names no finalizers)
+   drops the finalizer a controller added, and on an object being deleted
+   it removes the object at once, so the controller's cleanup never runs. */
+static void tr_apply_bypasses_finalizers(void) {
+    tr_store s;
+    kctl_obj *o = NULL;
+    static const char desired[] = "{\"metadata\":{\"name\":\"dev\"},\"spec\":{\"hostname\":\"gw-1\"}}";
+    if (!tr_open(&s, false)) return;
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tr_cm, desired, KCTL_NTS, NULL, NULL), KCTL_OK);
+    /* the controller takes charge of cleanup */
+    KT_EQ_INT(kctl_transport_patch(&s.t, &tr_cm, "dev", "{\"metadata\":{\"finalizers\":[\"example.com/cleanup\"]}}", KCTL_NTS, 0, NULL,
+                                   NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_delete(s.ms, &tr_cm, "dev", NULL), KCTL_OK); /* marked, waits for the controller */
+    /* the owner re-applies the same desired state (an edge agent does, at every start) */
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &tr_cm, desired, KCTL_NTS, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_get(s.ms, &tr_cm, "dev", &o, NULL), KCTL_OK);
+    KT_EQ_U64(o ? kctl_obj_finalizer_count(o) : 0, 1);
+    kctl_obj_unref(o);
+    tr_close(&s);
+}
+
+/* FINDING 8 */
+/* refusals without a Status ("every refusal of the memstore"
+   comes with one): a document within desc.obj_opts.limits whose stored
+   form (uid, timestamps, version added) exceeds them, and a merge patch
+   deeper than the JSON writer's fixed 64 levels while the store's limits
+   allow more (a create at that depth is accepted), both return TOO_LARGE
+   with st untouched. */
+static void tr_too_large_without_status(void) {
+    kctl_memstore_desc d;
+    kctl_memstore *ms = NULL;
+    kctl_transport t;
+    kctl_api_status st;
+    char doc[1024];
+    int rc, i, n = 0;
+    memset(&st, 0, sizeof st);
+    memset(&d, 0, sizeof d);
+    d.obj_opts.limits.max_bytes = 200;
+    if (kctl_memstore_create(&d, &ms) != KCTL_OK) return;
+    t = kctl_memstore_transport(ms);
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"x\":\"%0150d\"}}", 0); /* 191 bytes */
+    rc = kctl_transport_create(&t, &tr_cm, doc, KCTL_NTS, NULL, &st);
+    if (rc != KCTL_OK) KT_CHECK(st.code != 0);
+    kctl_api_status_clear(&st);
+    kctl_memstore_destroy(ms);
+    memset(&d, 0, sizeof d);
+    d.obj_opts.limits.max_depth = 100;
+    if (kctl_memstore_create(&d, &ms) != KCTL_OK) return;
+    t = kctl_memstore_transport(ms);
+    KT_EQ_INT(kctl_memstore_apply(ms, &tr_cm, "{\"metadata\":{\"name\":\"b\"},\"spec\":{}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    n += snprintf(doc + n, sizeof doc - (size_t)n, "{\"spec\":");
+    for (i = 0; i < 70; i++) n += snprintf(doc + n, sizeof doc - (size_t)n, "{\"a\":");
+    n += snprintf(doc + n, sizeof doc - (size_t)n, "1");
+    for (i = 0; i < 71; i++) n += snprintf(doc + n, sizeof doc - (size_t)n, "}");
+    rc = kctl_transport_patch(&t, &tr_cm, "b", doc, (size_t)n, 0, NULL, &st);
+    if (rc != KCTL_OK) KT_CHECK(st.code != 0);
+    kctl_api_status_clear(&st);
+    kctl_memstore_destroy(ms);
+}
+
+/* FINDING 9 */
+/* the loader trusts the header's counters: a revision of
+   2^64-1 (or "-1", which sscanf's %llu takes) loads, and the next write
+   gets resourceVersion "0" and takes the store's revision back to 0; a
+   uid sequence below the uids of the loaded objects hands out a uid that
+   is already taken. Both are files no write could have made. */
+static void tr_write_file(const char *path, const char *body) {
+    FILE *f = fopen(path, "wb");
+    char end[32];
+    size_t i;
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a 64, as the format says */
+    if (!f) return;
+    for (i = 0; body[i]; i++) {
+        h ^= (unsigned char)body[i];
+        h *= UINT64_C(0x100000001b3);
+    }
+    snprintf(end, sizeof end, "end %016llx\n", (unsigned long long)h);
+    fputs(body, f);
+    fputs(end, f);
+    fclose(f);
+}
+
+static void tr_loader_trusts_header_counters(void) {
+    char path[256], body[512];
+    kctl_memstore_desc d;
+    kctl_memstore *ms = NULL;
+    kctl_obj *o = NULL;
+    static const char obj[] = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"prod\",\"uid\":\"00000000-0000-4000-8000-000000000001\","
+                              "\"resourceVersion\":\"1\",\"generation\":1}}";
+    snprintf(path, sizeof path, "%s/kctl-review-hdr-%ld.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    memset(&d, 0, sizeof d);
+    d.path = path;
+    tr_write_file(path, "kctl-memstore 1 -1 0 0\n");
+    if (kctl_memstore_create(&d, &ms) == KCTL_OK) {
+        uint64_t loaded = kctl_memstore_revision(ms);
+        KT_EQ_INT(kctl_memstore_apply(ms, &tr_cm, "{\"metadata\":{\"name\":\"b\"}}", KCTL_NTS, &o, NULL), KCTL_OK);
+        KT_CHECK(kctl_memstore_revision(ms) > loaded); /* revisions only rise */
+        KT_CHECK(o && strcmp(kctl_obj_resource_version(o), "0") != 0);
+        kctl_obj_unref(o);
+        o = NULL;
+        kctl_memstore_destroy(ms);
+        ms = NULL;
+    }
+    snprintf(body, sizeof body, "kctl-memstore 1 1 0 1\n/configmaps %lu\n%s\n", (unsigned long)strlen(obj), obj);
+    tr_write_file(path, body);
+    if (kctl_memstore_create(&d, &ms) == KCTL_OK) {
+        KT_EQ_INT(kctl_memstore_apply(ms, &tr_cm, "{\"metadata\":{\"name\":\"b\"}}", KCTL_NTS, &o, NULL), KCTL_OK);
+        KT_CHECK(o && strcmp(kctl_obj_uid(o), "00000000-0000-4000-8000-000000000001") != 0); /* uids are unique */
+        kctl_obj_unref(o);
+        kctl_memstore_destroy(ms);
+    }
+    remove(path);
+}
+
+/* FINDING 10 */
+/* an annotation key is checked lowercased (right: case does not
+   matter for annotation keys) but the Status quotes the lowercased copy,
+   where apimachinery's ValidateAnnotations reports the key as sent. */
+static void tr_annotation_key_quoted_as_sent(void) {
+    tr_store s;
+    kctl_api_status st;
+    if (!tr_open(&s, false)) return;
+    memset(&st, 0, sizeof st);
+    KT_EQ_INT(kctl_transport_create(&s.t, &tr_cm, "{\"metadata\":{\"name\":\"an\",\"annotations\":{\"Bad Key\":\"x\"}}}", KCTL_NTS, NULL,
+                                    &st), KCTL_ERR_INVALID_ARG);
+    KT_CHECK(st.cause_count == 1 && strncmp(st.causes[0].message, "Invalid value: \"Bad Key\": ", 26) == 0);
+    kctl_api_status_clear(&st);
+    tr_close(&s);
+}
+
+/* FINDING 11 */
+/* generateName is checked at its full length, where
+   apimachinery masks the trailing dash first (maskTrailingDash drops two
+   characters and appends "a") and then truncates the base to 58 characters
+   for the generated name: a 254-character prefix ending in '-' is a valid
+   request (the name made is 63 characters), and kctl refuses it. */
+static void tr_long_generate_name_prefix(void) {
+    tr_store s;
+    kctl_obj *o = NULL;
+    char doc[400], pre[260];
+    if (!tr_open(&s, false)) return;
+    memset(pre, 'a', 253);
+    pre[253] = '-';
+    pre[254] = '\0';
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"generateName\":\"%s\"}}", pre);
+    KT_EQ_INT(kctl_transport_create(&s.t, &tr_cm, doc, KCTL_NTS, &o, NULL), KCTL_OK);
+    KT_EQ_U64(o ? strlen(kctl_obj_name(o)) : 0, 63);
+    kctl_obj_unref(o);
+    tr_close(&s);
+}
+
+void kt_suite_review(void) {
+    KT_RUN(tr_nomem_sweep);
+    KT_RUN(tr_update_generate_name_bricks_the_file);
+    KT_RUN(tr_loader_uses_default_limits);
+    KT_RUN(tr_generate_name_retry_collides_forever);
+    KT_RUN(tr_slash_name_reaches_namespaced_object);
+    KT_RUN(tr_created_object_reachable_through_its_request);
+    KT_RUN(tr_discarded_fields_are_validated);
+    KT_RUN(tr_apply_bypasses_finalizers);
+    KT_RUN(tr_too_large_without_status);
+    KT_RUN(tr_loader_trusts_header_counters);
+    KT_RUN(tr_annotation_key_quoted_as_sent);
+    KT_RUN(tr_long_generate_name_prefix);
+}
