@@ -8,7 +8,7 @@ CFLAGS  ?= -O2 -g
 BASE    := -D_POSIX_C_SOURCE=200809L $(WARN)
 LIBS    := -pthread
 B       := build
-TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c
+TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c
 DEPS    := kctl.h tests/kt.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench cxx fuzz fuzz-short size clean
@@ -122,7 +122,7 @@ bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
 # inputs go to a scratch copy of the corpus, never into the tree.
-FUZZERS := json selector merge_patch memstore_load
+FUZZERS := json selector merge_patch memstore_load apisrv
 FUZZ_SECONDS ?= 120
 $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<

@@ -63,4 +63,5 @@ void kt_suite_controller(void);
 void kt_suite_manager(void);
 void kt_suite_leader(void);
 void kt_suite_e2e(void);
+void kt_suite_review(void);
 #endif

@@ -19,3 +19,4 @@
 #include "test_manager.c"
 #include "test_leader.c"
 #include "test_e2e.c"
+#include "test_review.c"
