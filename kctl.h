@@ -1113,8 +1113,13 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
    thread-safe), and freed with destroy (optional).
 
    A resource is named by group ("" for the core group), version,
-   resource (the plural) and a namespace ("" or NULL: all namespaces for
-   list and watch; cluster-scoped objects otherwise).
+   resource (the plural) and a namespace. "" or NULL means all namespaces
+   for list and watch; for a write of a document (create, update,
+   update_status), the document's own metadata.namespace (none:
+   cluster-scoped), so the controller of an all-namespaces informer writes
+   through the same resource; for a call by name (get, patch, remove), a
+   cluster-scoped object: name the namespace there (kctl_key_split). A
+   document whose namespace differs from a given one is refused (400).
 
    Every entry returns a result code and, when it fails and st is not NULL,
    may describe the failure in *st as an API server's Status does (code,
@@ -1234,10 +1239,11 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
 KCTL_API void kctl_api_status_write(const kctl_api_status *st, kctl_jw *w);
 /* Free st's strings and zero it but for its allocator (a zeroed st is fine). [any thread, given its own st] */
 KCTL_API void kctl_api_status_clear(kctl_api_status *st);
-/* The kctl result code for an API server's HTTP code and Status reason
-   (409: CONFLICT, or EXISTS for reason AlreadyExists; 410: GONE; 400 and
-   422: INVALID_ARG; 404: NOT_FOUND; 401, 403; 408 and 504: TIMEOUT; 429
-   and 5xx: AGAIN...). [any thread] */
+/* The kctl result code for an API server's HTTP code and Status reason:
+   2xx OK; 409 CONFLICT, or EXISTS for reason AlreadyExists; 410 GONE;
+   404 NOT_FOUND; 401 UNAUTHORIZED; 403 FORBIDDEN; 408 and 504 TIMEOUT;
+   413 TOO_LARGE; 429 and 503 AGAIN (try later); other 5xx IO; any other
+   code INVALID_ARG (400, 405, 422: the request or object is wrong). [any thread] */
 KCTL_API int kctl_api_status_result(int http_code, const char *reason);
 
 typedef struct kctl_list_opts {
@@ -6923,7 +6929,8 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
         return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_INVALID_ARG;
     }
     kind = kctl_json_member(&d.j, 0, "kind");
-    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT || (kind != KCTL_JSON_NONE && !kctl_json_string_eq(&d.j, kind, "Status"))) {
+    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT || (kind != KCTL_JSON_NONE && !kctl_json_string_eq(&d.j, kind, "Status")) ||
+        (kind == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, "code") == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, "reason") == KCTL_JSON_NONE)) {
         kctl__jdoc_free(&d);
         return KCTL_ERR_INVALID_ARG;
     }
@@ -6944,7 +6951,9 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
             causes[i].message = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "message"), &p, &left);
             causes[i].field = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "field"), &p, &left);
         }
-        if (kctl_json_int64(&d.j, kctl_json_member(&d.j, 0, "code"), &code) != KCTL_OK || code <= 0 || code > 999) code = http_code;
+        k = kctl_json_member(&d.j, 0, "code");
+        if (kctl_json_type_of(&d.j, k) != KCTL_JSON_NUMBER || kctl_json_int64(&d.j, k, &code) != KCTL_OK || code <= 0 || code > 999)
+            code = http_code;
         {
             const char *reason = kctl__st_take(&d.j, kctl_json_member(&d.j, 0, "reason"), &p, &left);
             const char *message = kctl__st_take(&d.j, kctl_json_member(&d.j, 0, "message"), &p, &left);
@@ -7143,6 +7152,7 @@ KCTL_API void kctl_transport_destroy(kctl_transport *t) {
 /* ---- helpers over the wrappers */
 KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
                                 const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st) {
+    kctl_resource in_ns;
     kctl_json cur, want;
     kctl_json_tok *ct = NULL, *wt = NULL;
     kctl_allocator a;
@@ -7154,6 +7164,11 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     if (out) *out = NULL;
     if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = strlen(status);
+    if (!res->ns || !*res->ns) { /* the object's own namespace (an all-namespaces resource) */
+        in_ns = *res;
+        in_ns.ns = kctl_obj_namespace(obj);
+        res = &in_ns;
+    }
     memset(&a, 0, sizeof a);
     doc = kctl_obj_json(obj, &dlen);
     if ((rc = kctl_json_parse(status, len, NULL, 0, NULL, &want)) != KCTL_OK) return rc == KCTL_ERR_PROTO ? KCTL_ERR_INVALID_ARG : rc;
@@ -7237,7 +7252,17 @@ typedef struct kctl__aserr {
     kctl_jw text;
     size_t *off;
     size_t n, cap;
+    size_t dropped;  /* causes past KCTL__AS_CAUSES_MAX, counted only */
+    size_t mark;     /* where the cause being dropped began */
+    bool dropping;
 } kctl__aserr;
+
+/* A refusal's detail stays small whatever the document: at most this many
+   causes (the rest counted in the message), values quoted up to
+   KCTL__AS_QUOTE_MAX bytes. (An API server lists them all; a device cannot
+   afford a Status larger than the document.) */
+#define KCTL__AS_CAUSES_MAX 64
+#define KCTL__AS_QUOTE_MAX 256
 
 static void kctl__as_err_init(kctl__aserr *e, const kctl_allocator *a) {
     memset(e, 0, sizeof *e);
@@ -7253,6 +7278,11 @@ static void kctl__as_err_free(kctl__aserr *e) {
    and control bytes. */
 static void kctl__as_quote(kctl_jw *b, const char *s, size_t n) {
     size_t i, run = 0;
+    bool cut = n > KCTL__AS_QUOTE_MAX;
+    if (cut) { /* at a character's start */
+        n = KCTL__AS_QUOTE_MAX;
+        while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80) n--;
+    }
     kctl__jw_put(b, "\"", 1);
     for (i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
@@ -7276,13 +7306,20 @@ static void kctl__as_quote(kctl_jw *b, const char *s, size_t n) {
         run = i + 1;
     }
     kctl__jw_put(b, s + run, n - run);
+    if (cut) kctl__jw_put(b, "...", 3);
     kctl__jw_put(b, "\"", 1);
 }
 
 /* Start a cause: its reason, then the message is written by the caller,
-   then kctl__as_err_end adds the field. */
+   then kctl__as_err_end adds the field. Past KCTL__AS_CAUSES_MAX the
+   cause is written, then taken back and counted. */
 static void kctl__as_err_begin(kctl__aserr *e, const char *reason) {
     if (e->text.err) return;
+    if (e->n >= KCTL__AS_CAUSES_MAX) {
+        e->dropping = true;
+        e->mark = e->text.len;
+        return;
+    }
     if (e->n == e->cap) {
         size_t cap = e->cap ? e->cap * 2 : 8, *no;
         if (cap > SIZE_MAX / (3 * sizeof *no) || !(no = (size_t *)kctl__alloc(&e->text.allocator, cap * 3 * sizeof *no))) {
@@ -7301,6 +7338,13 @@ static void kctl__as_err_begin(kctl__aserr *e, const char *reason) {
 
 static void kctl__as_err_end(kctl__aserr *e, const char *field) {
     if (e->text.err) return;
+    if (e->dropping) {
+        e->text.len = e->mark;
+        if (e->text.buf) e->text.buf[e->mark] = '\0';
+        e->dropping = false;
+        e->dropped++;
+        return;
+    }
     kctl__jw_put(&e->text, "", 1);
     e->off[3 * e->n + 2] = e->text.len;
     kctl__jw_put(&e->text, field, strlen(field) + 1);
@@ -7327,43 +7371,51 @@ static void kctl__as_check_dns(kctl__aserr *e, const char *field, const char *v,
     size_t max = label ? 63 : 253, m = n;
     char masked[256];
     const char *check = v;
-    if (n > max) {
+    if (prefix && n > 1 && v[n - 1] == '-') { /* a generateName: Go's maskTrailingDash, name[:len-2] + "a" */
+        m = n - 1;
+        if (m <= max) {
+            memcpy(masked, v, m - 1);
+            masked[m - 1] = 'a';
+            check = masked;
+        }
+    }
+    if (m > max) {
         char why[48];
         snprintf(why, sizeof why, "must be no more than %u characters", (unsigned)max);
         kctl__as_invalid(e, field, v, n, why);
-    }
-    if (prefix && n > 1 && v[n - 1] == '-' && n < sizeof masked) { /* generateName may end in '-' */
-        memcpy(masked, v, n);
-        masked[n - 1] = 'a';
-        check = masked;
     }
     if (!(label ? kctl__name_dns_label(check, m) : kctl__name_dns_subdomain(check, m)))
         kctl__as_invalid(e, field, v, n, label ? KCTL__AS_LABEL_MSG : KCTL__AS_SUBDOMAIN_MSG);
 }
 
-/* apimachinery's IsQualifiedName, as causes at field about value. */
-static void kctl__as_check_qname(kctl__aserr *e, const char *field, const char *v, size_t n) {
+/* apimachinery's IsQualifiedName of v, as causes at field quoting shown
+   (the value as sent: v may be a lowercased copy). */
+static void kctl__as_check_qname_as(kctl__aserr *e, const char *field, const char *v, size_t n, const char *shown) {
     const char *slash = (const char *)memchr(v, '/', n), *name = v;
     size_t nn = n;
     if (slash) {
         size_t pl = (size_t)(slash - v);
         if (memchr(slash + 1, '/', n - pl - 1)) {
-            kctl__as_invalid(e, field, v, n, "a qualified name " KCTL__AS_QNAME_RULE
+            kctl__as_invalid(e, field, shown, n, "a qualified name " KCTL__AS_QNAME_RULE
                              " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
             return;
         }
         if (pl == 0) {
-            kctl__as_invalid(e, field, v, n, "prefix part must be non-empty");
+            kctl__as_invalid(e, field, shown, n, "prefix part must be non-empty");
         } else {
-            if (pl > 253) kctl__as_invalid(e, field, v, n, "prefix part must be no more than 253 characters");
-            if (!kctl__name_dns_subdomain(v, pl)) kctl__as_invalid(e, field, v, n, "prefix part " KCTL__AS_SUBDOMAIN_MSG);
+            if (pl > 253) kctl__as_invalid(e, field, shown, n, "prefix part must be no more than 253 characters");
+            if (!kctl__name_dns_subdomain(v, pl)) kctl__as_invalid(e, field, shown, n, "prefix part " KCTL__AS_SUBDOMAIN_MSG);
         }
         name = slash + 1;
         nn = n - pl - 1;
     }
-    if (nn == 0) kctl__as_invalid(e, field, v, n, "name part must be non-empty");
-    else if (nn > 63) kctl__as_invalid(e, field, v, n, "name part must be no more than 63 characters");
-    if (!kctl__name_qpart(name, nn)) kctl__as_invalid(e, field, v, n, "name part " KCTL__AS_QNAME_RULE);
+    if (nn == 0) kctl__as_invalid(e, field, shown, n, "name part must be non-empty");
+    else if (nn > 63) kctl__as_invalid(e, field, shown, n, "name part must be no more than 63 characters");
+    if (!kctl__name_qpart(name, nn)) kctl__as_invalid(e, field, shown, n, "name part " KCTL__AS_QNAME_RULE);
+}
+
+static void kctl__as_check_qname(kctl__aserr *e, const char *field, const char *v, size_t n) {
+    kctl__as_check_qname_as(e, field, v, n, v);
 }
 
 /* IsValidLabelValue */
@@ -7465,6 +7517,7 @@ static int kctl__as_refuse_invalid(kctl_api_status *st, const kctl_allocator *a,
     kctl__bprintf(&b, " is invalid: %s", e->n > 1 ? "[" : "");
     for (i = 0; i < e->n; i++)
         kctl__bprintf(&b, "%s%s: %s", i ? ", " : "", e->text.buf + e->off[3 * i + 2], e->text.buf + e->off[3 * i + 1]);
+    if (e->dropped) kctl__bprintf(&b, ", and %lu more", (unsigned long)e->dropped);
     if (e->n > 1) kctl__bprintf(&b, "]");
     rc = kctl__as_status(st, &b, 422, "Invalid", res, name, kind, e);
     kctl_jw_free(&b);
@@ -7598,19 +7651,22 @@ static void kctl__as_member_str(kctl__asstr *sc, const kctl_json *j, uint32_t ob
     if (kctl_json_type_of(j, v) == KCTL_JSON_STRING) kctl__as_text(sc, j, v, s, n);
 }
 
-/* The metadata checks of ValidateObjectMeta (names when names is set) on
-   the document, into e. */
-static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin *in, bool names) {
+/* The metadata checks of ValidateObjectMeta on the document, into e: the
+   name and namespace when names is set (a create, or a stored object), the
+   generation when stored is (a write sets it itself), generateName,
+   labels, annotations, owner references and finalizers always, in
+   apimachinery's order. */
+static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin *in, bool names, bool stored) {
     const kctl_json *j = in->j;
     uint32_t v, i, k;
     size_t total = 0;
+    if (in->gen_name && in->gen_len) kctl__as_check_dns(e, "metadata.generateName", in->gen_name, in->gen_len, false, true);
     if (names) {
-        if (in->gen_name && in->gen_len) kctl__as_check_dns(e, "metadata.generateName", in->gen_name, in->gen_len, false, true);
         if (!in->name || !in->name_len) kctl__as_required(e, "metadata.name", "name or generateName is required");
         else kctl__as_check_dns(e, "metadata.name", in->name, in->name_len, false, false);
         if (in->ns && in->ns_len) kctl__as_check_dns(e, "metadata.namespace", in->ns, in->ns_len, true, false);
     }
-    if (in->generation < 0) {
+    if (stored && in->generation < 0) {
         kctl__as_err_begin(e, "FieldValueInvalid");
         kctl__bprintf(&e->text, "Invalid value: %lld: must be greater than or equal to 0", (long long)in->generation);
         kctl__as_err_end(e, "metadata.generation");
@@ -7629,16 +7685,17 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
     if (kctl_json_type_of(j, v) == KCTL_JSON_OBJECT)
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip) {
             char low[320];
-            const char *key, *val;
+            const char *key, *val, *check;
             size_t n, vn, c;
             kctl__as_text(sc, j, i, &key, &n);
             kctl__as_text(sc, j, i + 1, &val, &vn);
             (void)val;
-            if (n < sizeof low) { /* case does not matter for annotation keys */
+            check = key;
+            if (n < sizeof low) { /* case does not matter for annotation keys: checked lowercased, quoted as sent */
                 for (c = 0; c < n; c++) low[c] = (char)(key[c] >= 'A' && key[c] <= 'Z' ? key[c] - 'A' + 'a' : key[c]);
-                key = low;
+                check = low;
             }
-            kctl__as_check_qname(e, "metadata.annotations", key, n);
+            kctl__as_check_qname_as(e, "metadata.annotations", check, n, key);
             total += n + vn;
         }
     if (total > KCTL__AS_ANNOTATIONS_MAX) {
@@ -7646,14 +7703,6 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
         kctl__bprintf(&e->text, "Too long: must have at most %u bytes", KCTL__AS_ANNOTATIONS_MAX);
         kctl__as_err_end(e, "metadata.annotations");
     }
-    v = kctl_json_member(j, in->md, "finalizers");
-    if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY)
-        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
-            const char *f;
-            size_t fn;
-            kctl__as_text(sc, j, i, &f, &fn);
-            kctl__as_check_qname(e, "metadata.finalizers", f, fn);
-        }
     v = kctl_json_member(j, in->md, "ownerReferences");
     if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) {
         const char *fk = NULL, *fn = NULL; /* the first controller's kind and name */
@@ -7676,6 +7725,13 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
                 fk = kind; fkn = kn; fn = name; fnn = nn;
                 continue;
             }
+            /* kinds and names cut to 64 bytes here: each extra controller
+               reference quotes the first, which must not make a refusal's
+               detail grow with the square of the document */
+            if (fkn > 64) fkn = 64;
+            if (fnn > 64) fnn = 64;
+            if (kn > 64) kn = 64;
+            if (nn > 64) nn = 64;
             kctl__as_err_begin(e, "FieldValueInvalid");
             kctl__bprintf(&e->text, "Invalid value: \"%.*s/%.*s, %.*s/%.*s\": Only one reference can have Controller set to true. "
                           "Found \"true\" in references for %.*s/%.*s and %.*s/%.*s", (int)fkn, fk, (int)fnn, fn, (int)kn, kind,
@@ -7683,6 +7739,14 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
             kctl__as_err_end(e, "metadata.ownerReferences");
         }
     }
+    v = kctl_json_member(j, in->md, "finalizers");
+    if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY)
+        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+            const char *f;
+            size_t fn;
+            kctl__as_text(sc, j, i, &f, &fn);
+            kctl__as_check_qname(e, "metadata.finalizers", f, fn);
+        }
 }
 
 /* ---- writing the stored document */
@@ -7692,6 +7756,9 @@ typedef struct kctl__asmeta {
     int64_t generation;
     bool has_grace;
     int64_t grace;
+    bool fin_kept;          /* the finalizers are fin of fin_doc (KCTL_JSON_NONE: none), not base's */
+    const kctl_json *fin_doc;
+    uint32_t fin;
 } kctl__asmeta;
 
 static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
@@ -7750,6 +7817,10 @@ static int kctl__as_copy_members(kctl_jw *w, const kctl_json *j, uint32_t obj, c
     return rc;
 }
 
+static bool kctl__as_managed_or_finalizers(const kctl_json *j, uint32_t ktok) {
+    return kctl__as_managed(j, ktok) || kctl_json_string_eq(j, ktok, "finalizers");
+}
+
 static bool kctl__as_meta_or_status(const kctl_json *j, uint32_t ktok) {
     return kctl_json_string_eq(j, ktok, "metadata") || kctl_json_string_eq(j, ktok, "status");
 }
@@ -7774,7 +7845,12 @@ static int kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta *
     if (m->created && *m->created) { kctl_jw_key(w, "creationTimestamp"); kctl_jw_string(w, m->created); }
     if (m->deleted) { kctl_jw_key(w, "deletionTimestamp"); kctl_jw_string(w, m->deleted); }
     if (m->has_grace) { kctl_jw_key(w, "deletionGracePeriodSeconds"); kctl_jw_int64(w, m->grace); }
-    if ((rc = kctl__as_copy_members(w, base, md, a, kctl__as_managed)) != KCTL_OK) return rc;
+    if ((rc = kctl__as_copy_members(w, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) != KCTL_OK)
+        return rc;
+    if (m->fin_kept && m->fin != KCTL_JSON_NONE) {
+        kctl_jw_key(w, "finalizers");
+        if ((rc = kctl__as_copy_value(w, m->fin_doc, m->fin, a)) != KCTL_OK) return rc;
+    }
     kctl_jw_object_end(w);
     if (status != KCTL_JSON_NONE) {
         kctl_jw_key(w, "status");
@@ -8056,7 +8132,13 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if ((rc = kctl__as_take(r, sent, &in)) != KCTL_OK) return rc;
     if ((rc = kctl__as_namespace(r, &in)) != KCTL_OK) return rc;
     kind = in.kind && *in.kind ? in.kind : req->res->resource;
-    if (create && (!in.name || !in.name_len) && in.gen_name && in.gen_len) kctl__as_gen_name(&in, req->name_seed);
+    if (create && (!in.name || !in.name_len) && in.gen_name && in.gen_len) {
+        uint64_t k; /* a name taken: another suffix (newer API servers try again too) */
+        for (k = 0; k < 8; k++) {
+            kctl__as_gen_name(&in, req->name_seed + k);
+            if (!req->lookup(in.ns, in.name, req->lookup_user_data)) break;
+        }
+    }
     if (patched) {
         cur = patched;
         if (!in.name || strcmp(in.name, kctl_obj_name(patched)) != 0)
@@ -8066,7 +8148,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     if (create && req->apply && cur) create = false; /* the owner's apply replaces */
     kctl__as_err_init(&e, &req->allocator);
-    kctl__as_validate(&e, &r->sc, &in, create);
+    if (!status_only) kctl__as_validate(&e, &r->sc, &in, create, false); /* a status write keeps the stored metadata */
     if (!create && (!in.name || !in.name_len)) kctl__as_required(&e, "metadata.name", "name is required");
     if (e.text.err) rc = e.text.err;
     else if (e.n) rc = kctl__as_refuse_invalid(r->st, &req->allocator, req->res, kind, in.name ? in.name : "", &e);
@@ -8086,16 +8168,23 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     if (!cur) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, in.name, r->st);
     r->d->cur = cur;
-    if (!req->apply) { /* the preconditions the document carries */
-        if (in.rv && *in.rv && strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
-            return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, in.name, r->st);
+    if (!req->apply) { /* the preconditions the document carries: the uid first, as the registry checks them */
         if (in.uid && *in.uid && strcmp(in.uid, kctl_obj_uid(cur)) != 0)
             return kctl__as_conflict(r, req->res->resource, false, in.name,
                                      "Precondition failed: UID in precondition: %s, UID in object meta: %s", in.uid, kctl_obj_uid(cur));
+        if (in.rv && *in.rv && strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
+            return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, in.name, r->st);
     }
     if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
     m.rv = req->rv;
-    if (!status_only && m.deleted) {
+    if (req->apply && (m.deleted || kctl_json_member(sent, in.md, "finalizers") == KCTL_JSON_NONE)) {
+        /* the owner's apply keeps the finalizers controllers added (unless
+           it names them), and never ends a deletion: their cleanup runs */
+        m.fin_kept = true;
+        m.fin_doc = &r->cur.j;
+        m.fin = kctl_json_member(&r->cur.j, kctl_json_member(&r->cur.j, 0, "metadata"), "finalizers");
+    }
+    if (!status_only && !m.fin_kept && m.deleted) {
         bool refused;
         if ((rc = kctl__as_new_finalizers(r, &in, cur, &refused)) != KCTL_OK || refused) return rc != KCTL_OK ? rc : KCTL_ERR_INVALID_ARG;
     }
@@ -8105,9 +8194,9 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if (!status_only) {
         int bump = kctl__as_bumps_generation(sent, &r->cur.j, &req->allocator);
         if (bump < 0) return bump;
-        if (bump) m.generation++;
+        if (bump && m.generation < INT64_MAX) m.generation++;
     }
-    nfin = status_only ? kctl_obj_finalizer_count(cur) : in.nfinalizers;
+    nfin = status_only || m.fin_kept ? kctl_obj_finalizer_count(cur) : in.nfinalizers;
     if (m.deleted && nfin == 0) { /* the last finalizer went: so does the object, answered at its old version */
         m.rv = kctl_obj_resource_version(cur);
         r->d->outcome = KCTL_APISRV_REMOVE;
@@ -8150,7 +8239,10 @@ static int kctl__as_patch(kctl__asrun *r) {
     if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &req->allocator, NULL)) == KCTL_OK) {
         rc = kctl_json_merge_patch(&cd.j, 0, &patch.j, 0, &r->mbuf);
         if (rc == KCTL_OK) rc = kctl_jw_finish(&r->mbuf, &text, &n);
-        if (rc == KCTL_OK) rc = kctl__as_parse_body(r, &r->merged, text, n);
+        if (rc == KCTL_ERR_TOO_LARGE && r->st) /* deeper than a document may be */
+            rc = kctl__as_simple(r->st, &req->allocator, 413, "RequestEntityTooLarge",
+                                 "Request entity too large: the patched object is beyond the writer's depth");
+        else if (rc == KCTL_OK) rc = kctl__as_parse_body(r, &r->merged, text, n);
     }
     kctl__jdoc_free(&cd);
     kctl__jdoc_free(&patch);
@@ -8191,7 +8283,7 @@ static int kctl__as_remove(kctl__asrun *r) {
     m.deleted = req->now ? req->now : "";
     m.has_grace = true;
     m.grace = 0;
-    if (m.generation > 0) m.generation++; /* markAsDeleting: a deletion is a change of intent */
+    if (m.generation > 0 && m.generation < INT64_MAX) m.generation++; /* markAsDeleting: a deletion is a change of intent */
     r->d->outcome = KCTL_APISRV_WRITE;
     return kctl__as_emit(r->out, &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"), &req->allocator);
 }
@@ -8252,9 +8344,11 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
     r.req = &req;
     r.st = st;
     doc = kctl_obj_json(obj, &len);
-    if ((rc = kctl__jdoc_parse(&r.sent, doc, len, &req.allocator, NULL)) == KCTL_OK && (rc = kctl__as_take(&r, &r.sent.j, &in)) == KCTL_OK) {
+    req.limits.max_depth = KCTL__JSON_DEPTH_CAP; /* it is an object already: whatever limits made it */
+    req.limits.max_bytes = UINT32_MAX - 1;
+    if ((rc = kctl__jdoc_parse(&r.sent, doc, len, &req.allocator, &req.limits)) == KCTL_OK && (rc = kctl__as_take(&r, &r.sent.j, &in)) == KCTL_OK) {
         kctl__as_err_init(&e, &req.allocator);
-        kctl__as_validate(&e, &r.sc, &in, true);
+        kctl__as_validate(&e, &r.sc, &in, true, true);
         if (e.text.err) rc = e.text.err;
         else if (e.n) rc = kctl__as_refuse_invalid(st, &req.allocator, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
         kctl__as_err_free(&e);
@@ -8360,6 +8454,7 @@ struct kctl_memstore {
     uint32_t cap, count, first; /* ring: count events from index first */
     uint64_t rev, compacted;    /* events with rev <= compacted are gone */
     uint64_t uid_seq;
+    uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
     uint32_t fail_n[KCTL_VERB_COUNT];
     int fail_code[KCTL_VERB_COUNT];
     uint32_t break_after;
@@ -8465,10 +8560,12 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     if (desc) d = *desc;
     if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
     if (!d.history) d.history = 1024;
+    if (d.obj_opts.limits.max_depth > KCTL_JSON_MAX_DEPTH) return KCTL_ERR_INVALID_ARG; /* the writer's depth: a kept object must be writable */
     if (!(ms = (kctl_memstore *)kctl__alloc(&d.allocator, sizeof *ms))) return KCTL_ERR_NOMEM;
     memset(ms, 0, sizeof *ms);
     ms->allocator = d.allocator;
     ms->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
+    ms->name_seed = kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)ms;
     ms->obj_opts = d.obj_opts;
     if (!ms->obj_opts.allocator.alloc_fn) ms->obj_opts.allocator = d.allocator;
     ms->bookmark_every = d.bookmark_every;
@@ -8613,7 +8710,10 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
     kctl__mslook *l = (kctl__mslook *)user_data;
     char key[1024];
     kctl__msent *e;
-    if (kctl__ms_key(l->rid, ns, name, key, sizeof key) != KCTL_OK) return NULL;
+    /* a name or namespace no object can have ("prod/a", say) names nothing,
+       rather than another namespace's object */
+    if (!kctl__ms_name_ok(name, false) || !kctl__ms_name_ok(ns, true) || kctl__ms_key(l->rid, ns, name, key, sizeof key) != KCTL_OK)
+        return NULL;
     e = kctl__ms_find(l->ms, key);
     return e ? e->obj : NULL;
 }
@@ -8649,7 +8749,8 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->uid = uid;
     req->now = now;
     req->rv = rv;
-    req->name_seed = (ms->uid_seq + 1) * UINT64_C(0x9e3779b97f4a7c15) ^ ms->rev;
+    req->name_seed = ms->name_seed;
+    ms->name_seed += 8; /* every request its own suffixes, refused or not */
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
@@ -8661,6 +8762,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     }
     if (w.len && (rc = kctl_obj_parse(w.buf, w.len, &ms->obj_opts, &made)) != KCTL_OK) {
         if (rc == KCTL_ERR_PROTO) rc = kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the object cannot be kept");
+        else if (rc == KCTL_ERR_TOO_LARGE) rc = kctl__ms_refuse(st, rc, "Request entity too large: the object as stored is beyond the store's limits");
         goto out;
     }
     if (d.outcome == KCTL_APISRV_REMOVE) {
@@ -8803,7 +8905,8 @@ static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res
     *out = NULL;
     if (!ms || !name || !*name || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK)
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource or name is not valid");
-    if (kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st);
+    if (!kctl__ms_name_ok(name, false) || kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
+        return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st); /* no object can have that name */
     kctl__mutex_lock(&ms->mu);
     if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_GET, st);
     if (rc == KCTL_OK) {

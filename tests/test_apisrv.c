@@ -185,9 +185,9 @@ static void ta_memstore_words_refusals(void) {
     if (st.cause_count == 4) {
         KT_EQ_STR(st.causes[1].field, "metadata.labels");
         KT_CHECK(strncmp(st.causes[1].message, "Invalid value: \"no way\": a valid label must be an empty string", 62) == 0);
-        KT_EQ_STR(st.causes[2].field, "metadata.finalizers");
-        KT_EQ_STR(st.causes[3].field, "metadata.ownerReferences.uid");
-        KT_EQ_STR(st.causes[3].message, "Invalid value: \"\": uid must not be empty");
+        KT_EQ_STR(st.causes[2].field, "metadata.ownerReferences.uid"); /* apimachinery's order: owners, then finalizers */
+        KT_EQ_STR(st.causes[2].message, "Invalid value: \"\": uid must not be empty");
+        KT_EQ_STR(st.causes[3].field, "metadata.finalizers");
     }
     KT_EQ_U64(kctl_memstore_revision(s.ms), 1); /* only the first create was written */
     /* the owner's API says the same */
