@@ -41,7 +41,7 @@ static void fa_check_obj(const kctl_resource *res, const kctl_obj *o) {
     const char *doc = kctl_obj_json(o, &n);
     memset(&st, 0, sizeof st);
     r.ns = kctl_obj_namespace(o);
-    if (kctl_apisrv_check(&r, o, &st) != KCTL_OK) {
+    if (kctl_apisrv_check(&r, o, NULL, &st) != KCTL_OK) {
         fprintf(stderr, "fuzz_apisrv: an answered object fails the check: %s\n%.*s\n", st.message ? st.message : "", (int)n, doc);
         abort();
     }
