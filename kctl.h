@@ -1947,7 +1947,7 @@ typedef struct kctl_controller_stats {
     uint64_t error;         /* every error, terminal ones included */
     uint64_t terminal;      /* the terminal errors (also counted in error) */
     uint64_t requeue, requeue_after;
-    kctl_histogram reconcile_time; /* controller_runtime_reconcile_time_seconds, on the clock */
+    kctl_histogram reconcile_time; /* time per reconcile on the clock, in client-go's buckets (the manager's metric uses controller-runtime's) */
 } kctl_controller_stats;
 
 /* Map an object of a watched resource to the keys to reconcile (emit each). */
