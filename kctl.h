@@ -27,6 +27,40 @@
     come: the remote transports (kctl_http_curl.h); see VERSION HISTORY.
 
 
+    TABLE OF CONTENTS
+    =================
+    The declarations come in data-flow order, then the implementation in
+    the same order; a section's two banners carry one tag, so searching
+    for ">>tag" finds both. Private names (kctl__x) carry their section's
+    prefix.
+        tag           section            private prefix
+        >>platform    PLATFORM           kctl__mutex_ kctl__cond_ kctl__rwlock_ kctl__port_
+                                         (implementation only: locks, threads, the
+                                         port: sleep, wall time, files)
+        >>version     VERSION
+        >>results     RESULT CODES       (KCTL_RESULTS: the one list)
+        >>alloc       ALLOCATOR          kctl__alloc kctl__free
+        >>log         LOGGING            (KCTL_LOG_ITEMS)
+        >>map         KEY MAP            kctl__map_ kctl__node (implementation only)
+        >>clock       CLOCK              kctl__vclock_ kctl__time_ (RFC 3339)
+        >>json        JSON               kctl__j kctl__jw_ kctl__jmembers
+        >>obj         OBJECTS            kctl__obj_ kctl__ob_
+        >>selector    SELECTORS          kctl__sel_ kctl__name_ (Kubernetes names)
+        >>indexer     INDEXER            kctl__ix_ kctl__pset_
+        >>fifo        DELTA FIFO         kctl__fifo_ kctl__fitem
+        >>transport   TRANSPORT          kctl__tp_ kctl__st_ kctl__jdoc kctl__bprintf
+        >>apisrv      API-SERVER RULES   kctl__as_
+        >>memstore    MEMSTORE           kctl__ms_ (persistence: kctl__ms_save, _load)
+        >>reflector   REFLECTOR          kctl__rf_
+        >>informer    INFORMER           kctl__inf_
+        >>limiter     RATE LIMITERS      kctl__perkey kctl__bucket kctl__maxof
+        >>queue       WORK QUEUE         kctl__queue_ kctl__qent kctl__heap_
+        >>predicate   PREDICATES         kctl__pred_
+        >>controller  CONTROLLER         kctl__ctl_
+        >>leader      LEADER ELECTION    kctl__le_
+        >>manager     MANAGER            kctl__mgr_ kctl__pm (metrics)
+
+
     QUICK START
     ===========
     A worker pool that reconciles keys, backing off on errors:
@@ -389,12 +423,12 @@
 extern "C" {
 #endif
 
-/* ================================================================== VERSION */
+/* ====================================================== >>version VERSION */
 
 /* The library's version as "MAJOR.MINOR.PATCH". [any thread] */
 KCTL_API const char *kctl_version(void);
 
-/* ============================================================= RESULT CODES */
+/* ================================================= >>results RESULT CODES */
 
 /* Every fallible function returns KCTL_OK or one of these. Bands: -1..-9
    generic, -10..-19 state, -20..-29 peer and transport. One list, expanded
@@ -426,7 +460,7 @@ typedef enum kctl_result { KCTL_RESULTS(KCTL__RESULT_ENUM) KCTL__RESULT_END_ = 1
    kctl does not define). Never NULL. [any thread] */
 KCTL_API const char *kctl_strerror(int code);
 
-/* ================================================================ ALLOCATOR */
+/* ====================================================== >>alloc ALLOCATOR */
 
 /* Memory hooks. Both functions or neither; all zero = KCTL_MALLOC/KCTL_FREE. */
 typedef struct kctl_allocator {
@@ -435,7 +469,7 @@ typedef struct kctl_allocator {
     void  *user_data;
 } kctl_allocator;
 
-/* ================================================================== LOGGING */
+/* ========================================================== >>log LOGGING */
 
 typedef enum kctl_log_level {
     KCTL_LOG_ERROR = 0,
@@ -467,7 +501,7 @@ typedef struct kctl_logger {
     void *user_data;
 } kctl_logger;
 
-/* ==================================================================== CLOCK */
+/* ========================================================== >>clock CLOCK */
 
 #define KCTL_MS(x)  ((uint64_t)(x) * UINT64_C(1000000))
 #define KCTL_SEC(x) ((uint64_t)(x) * UINT64_C(1000000000))
@@ -523,7 +557,7 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns);
    (ODBC's SQL_NTS.) Any other length is exact: the text needs no NUL. */
 #define KCTL_NTS ((size_t)-1)
 
-/* ===================================================================== JSON */
+/* ============================================================ >>json JSON */
 /* A strict RFC 8259 reader that tokenizes a document in place, into token
    storage the caller provides (a counting mode sizes it), and never
    allocates; lookups by path; typed getters; semantic equality; a small
@@ -762,7 +796,7 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 KCTL_API uint64_t kctl__json_work(void);
 #endif
 
-/* ================================================================== OBJECTS */
+/* ========================================================== >>obj OBJECTS */
 /* An object: a JSON document with Kubernetes metadata, parsed once,
    immutable, reference-counted. Every stage (store, FIFO, cache, handlers,
    reconcilers) shares one copy; changing an object means making a new one.
@@ -885,7 +919,7 @@ KCTL_API int kctl_obj_get_bool(const kctl_obj *o, const char *path, bool *out);
    thread-safe] */
 KCTL_API int kctl_obj_iter_begin(const kctl_obj *o, const char *path, kctl_json_iter *it);
 
-/* ================================================================ SELECTORS */
+/* =================================================== >>selector SELECTORS */
 /* Label and field selectors, read as Kubernetes reads them (apimachinery's
    labels.Parse and fields.ParseSelector), so a cache holds only what a
    controller cares about. NULL or "" selects everything.
@@ -950,7 +984,7 @@ KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj)
 /* Free a selector (NULL is fine). [any thread] */
 KCTL_API void kctl_selector_free(kctl_selector *s);
 
-/* ================================================================== INDEXER */
+/* ====================================================== >>indexer INDEXER */
 /* The local cache (client-go's Indexer): a thread-safe map key -> object
    plus named secondary indexes. An index function maps an object to zero
    or more values; by_index lists the objects under one value in time
@@ -1027,7 +1061,7 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
 /* The rv given to the last replace ("" before any). Copies into buf. [any thread] */
 KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t cap);
 
-/* =============================================================== DELTA FIFO */
+/* ====================================================== >>fifo DELTA FIFO */
 /* client-go's DeltaFIFO: per key, the list of changes (deltas) not yet
    processed, oldest first, keys in first-in order. The reflector feeds
    it; pop hands one key's whole list to one processing function, which
@@ -1102,7 +1136,7 @@ KCTL_API size_t kctl_fifo_len(kctl_fifo *f);
    return SHUTDOWN. [any thread] */
 KCTL_API void kctl_fifo_close(kctl_fifo *f);
 
-/* ================================================================ TRANSPORT */
+/* ================================================== >>transport TRANSPORT */
 /* A store of objects, seen the way Kubernetes clients see an API server.
    The rest of kctl knows nothing else about the store: implement this
    vtable to plug in your own (in the shape of a miniaudio backend), and
@@ -1359,7 +1393,7 @@ KCTL_API void kctl_event_clear(kctl_event *ev);
 /* Release a list result's objects. */
 KCTL_API void kctl_list_result_free(kctl_list_result *r);
 
-/* ========================================================= API-SERVER RULES */
+/* ============================================== >>apisrv API-SERVER RULES */
 /* What a Kubernetes API server does to a write before it stores it, for
    every store that keeps objects itself (the memstore, the etcd transport,
    a test server), so they all refuse and change objects alike and none
@@ -1448,7 +1482,7 @@ KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl
 /* The time now as RFC 3339 in UTC, seconds (creationTimestamp). [any thread] */
 KCTL_API void kctl_apisrv_now(char buf[32]);
 
-/* ================================================================= MEMSTORE */
+/* ==================================================== >>memstore MEMSTORE */
 /* The embedded default store: an in-process transport with the semantics
    of a Kubernetes API server, so the toolkit runs with no network: one
    revision counter for every write (the resourceVersion); every write
@@ -1523,7 +1557,7 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n);
    test timeouts against a slow store. */
 KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns);
 
-/* ================================================================ REFLECTOR */
+/* ================================================== >>reflector REFLECTOR */
 /* client-go's Reflector: list (following pages), replace the FIFO, then
    watch from the list's version; every event moves the last-seen version
    on (a BOOKMARK only moves it). A watch that ends or breaks is opened
@@ -1603,7 +1637,7 @@ KCTL_API bool kctl_reflector_listed(const kctl_reflector *r);
 /* Its counters. [not thread-safe] */
 KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_stats *out);
 
-/* ================================================================= INFORMER */
+/* ==================================================== >>informer INFORMER */
 /* client-go's (shared) informer: a reflector feeding a delta FIFO, whose
    deltas update the indexer (the cache) and are told to event handlers:
    on_add, on_update(old, new), on_delete (with the last known object; NULL
@@ -1686,7 +1720,7 @@ KCTL_API int kctl_informer_wait_for_sync(kctl_informer *inf, uint64_t timeout_ns
    cache could not take waits to be retried. [any thread] */
 KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats *out);
 
-/* ============================================================ RATE LIMITERS */
+/* ================================================ >>limiter RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.
    Names mirror client-go's. Built-in limiters are [any thread]. */
@@ -1729,7 +1763,7 @@ KCTL_API uint32_t kctl_limiter_num_requeues(kctl_limiter *l, const char *key);
 /* Free a limiter (NULL is fine). Not for limiters owned by a queue or max_of. */
 KCTL_API void kctl_limiter_destroy(kctl_limiter *l);
 
-/* =============================================================== WORK QUEUE */
+/* ===================================================== >>queue WORK QUEUE */
 
 typedef struct kctl_queue kctl_queue;
 
@@ -1840,7 +1874,7 @@ KCTL_API bool kctl_queue_shutting_down(kctl_queue *q);
 /* Fill *out with the queue's figures (times on the queue's clock). [any thread] */
 KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 
-/* =============================================================== PREDICATES */
+/* ================================================= >>predicate PREDICATES */
 /* Filters on events before a key is queued, as controller-runtime's
    predicates: old is NULL for an add, new_obj NULL for a delete. The
    "changed" kinds pass adds and deletes and pass an update only when the
@@ -1868,7 +1902,7 @@ typedef struct kctl_predicate {
 KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_obj, const kctl_obj *new_obj);
 
 
-/* =============================================================== CONTROLLER */
+/* ================================================ >>controller CONTROLLER */
 /* The part a user writes against: one reconcile function, called with a
    key, returning a result; controller-runtime's rules decide what happens
    next (the first row that applies):
@@ -1999,7 +2033,7 @@ KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
 /* A snapshot of its counters (zeros for NULL c). [any thread] */
 KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
 
-/* =========================================================== LEADER ELECTION */
+/* =============================================== >>leader LEADER ELECTION */
 /* client-go's leader election (tools/leaderelection over a LeaseLock) on
    the transport alone: a coordination.k8s.io/v1 Lease whose spec holds the
    election record (holderIdentity, leaseDurationSeconds, acquireTime,
@@ -2108,7 +2142,7 @@ KCTL_API bool kctl_leader_is_leader(const kctl_leader *le);
 /* Times leadership was gained. [not thread-safe] */
 KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le);
 
-/* ================================================================== MANAGER */
+/* ====================================================== >>manager MANAGER */
 /* controller-runtime's manager: informers and controllers run together.
    One informer per resource, namespace and selectors, shared by every
    controller that asks for it (one watch, one cache); start starts the
@@ -2328,7 +2362,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
 #define KCTL__UNLIKELY(x) (x)
 #endif
 
-/* ---------------------------------------------------------------- PLATFORM */
+/* ---------------------------------------------------- >>platform PLATFORM */
 /* The only place that knows about threads: a mutex, a condition variable on
    CLOCK_MONOTONIC, threads, and a processor hint for spinning.
    KCTL_NO_THREADS turns the locks into no-ops and leaves out threads.
@@ -2762,10 +2796,10 @@ static int kctl__port_file_replace(const char *path, const kctl_allocator *a, co
 }
 #endif
 
-/* ----------------------------------------------------------------- VERSION */
+/* ------------------------------------------------------ >>version VERSION */
 KCTL_API const char *kctl_version(void) { return KCTL_VERSION_STRING; }
 
-/* ------------------------------------------------------------ RESULT CODES */
+/* ------------------------------------------------- >>results RESULT CODES */
 KCTL_API const char *kctl_strerror(int code) {
     switch (code) {
 #define KCTL__RESULT_CASE(id, v, msg, next) case KCTL_##id: return msg;
@@ -2775,7 +2809,7 @@ KCTL_API const char *kctl_strerror(int code) {
     }
 }
 
-/* ------------------------------------------------------- ALLOCATOR, LOGGER */
+/* ---------------------------------------------- >>alloc ALLOCATOR, LOGGER */
 static void *kctl__alloc(const kctl_allocator *a, size_t size) {
     if (a && a->alloc_fn) return a->alloc_fn(size, a->user_data);
     return KCTL_MALLOC(size, a ? a->user_data : NULL);
@@ -2800,7 +2834,7 @@ static void kctl__log(const kctl_logger *l, int level, kctl_log_item item) {
 #endif
 }
 
-/* ---------------------------------------------------------------- KEY MAP */
+/* ---------------------------------------------------------- >>map KEY MAP */
 /* A string-keyed open-addressing hash map (linear probing, backward-shift
    deletion, so no tombstones under churn) of intrusive nodes. It stores
    pointers; the nodes and their keys belong to the caller. */
@@ -2931,7 +2965,7 @@ static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *
     if (m->cap > 64 && m->count * 8 < m->cap) (void)kctl__map_resize(m, a, m->cap / 2);
 }
 
-/* ------------------------------------------------------------------- CLOCK */
+/* ---------------------------------------------------------- >>clock CLOCK */
 static uint64_t kctl__mono_now(void *user_data) {
     struct timespec ts;
     (void)user_data;
@@ -3130,7 +3164,7 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns) {
     kctl__mutex_unlock(&l->list_mu);
 }
 
-/* -------------------------------------------------------------------- JSON */
+/* ------------------------------------------------------------ >>json JSON */
 #define KCTL__JSON_DEPTH_CAP 1024     /* the most kctl_json_limits.max_depth can ask for */
 #define KCTL__JSON_PATH_NAME_MAX 1024 /* a bracket-quoted path segment, unescaped */
 #ifndef KCTL__JSON_SCAN_MAX /* (a test may lower it, to send small objects down the sorting paths) */
@@ -4816,7 +4850,7 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
     return true;
 }
 
-/* ----------------------------------------------------------------- OBJECTS */
+/* ---------------------------------------------------------- >>obj OBJECTS */
 #if !defined(KCTL_NO_THREADS) && !defined(KCTL__ATOMICS)
 #error "kctl needs GCC or Clang atomics for thread-safe reference counts: build with gcc or clang, or define KCTL_NO_THREADS"
 #endif
@@ -5395,7 +5429,7 @@ KCTL_API int kctl_obj_iter_begin(const kctl_obj *o, const char *path, kctl_json_
     return kctl_json_iter_begin(&r, path, it);
 }
 
-/* --------------------------------------------------------------- SELECTORS */
+/* --------------------------------------------------- >>selector SELECTORS */
 /* Labels follow apimachinery's labels.Parse step by step: a lexer (words
    run to whitespace or one of =!(),<>; "==" and "!=" are the only
    two-symbol tokens) and its parser with one token of lookahead, where
@@ -5792,7 +5826,7 @@ KCTL_API void kctl_selector_free(kctl_selector *s) {
     if (s) kctl__free(&s->allocator, s);
 }
 
-/* ----------------------------------------------------------------- INDEXER */
+/* ------------------------------------------------------ >>indexer INDEXER */
 /* The objects themselves (an object carries its key node) in one map; each
    index maps a value to a bucket, itself a map of the objects with that
    value. A membership is one slot and nothing else: to take an object out
@@ -6466,7 +6500,7 @@ KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t c
     return rc;
 }
 
-/* -------------------------------------------------------------- DELTA FIFO */
+/* ------------------------------------------------------ >>fifo DELTA FIFO */
 /* A key is in the map exactly while it has deltas, and then it is queued
    once, in the order it first got one. */
 typedef struct kctl__fitem {
@@ -6788,7 +6822,7 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f) {
     kctl__mutex_unlock(&f->mu);
 }
 
-/* --------------------------------------------------------------- TRANSPORT */
+/* -------------------------------------------------- >>transport TRANSPORT */
 /* A growable writer used as a byte buffer: printf into it. */
 static void kctl__bprintf(kctl_jw *w, const char *fmt, ...) {
     char small[256], *big;
@@ -7224,7 +7258,7 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
     return rc;
 }
 
-/* -------------------------------------------------------- API-SERVER RULES */
+/* ---------------------------------------------- >>apisrv API-SERVER RULES */
 /* The words below are apimachinery's (k8s.io/apimachinery validation and
    the generic registry), so a kctl store refuses as an API server does. */
 #define KCTL__AS_SUBDOMAIN_MSG "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', " \
@@ -8400,7 +8434,7 @@ KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl
     return rc;
 }
 
-/* ---------------------------------------------------------------- MEMSTORE */
+/* ---------------------------------------------------- >>memstore MEMSTORE */
 /* Objects in one map keyed "group/resource|namespace/name"; events in a
    ring of the last `history` writes, in revision order. */
 typedef struct kctl__msent {
@@ -9646,8 +9680,7 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
     kctl__mutex_unlock(&ms->mu);
 }
 
-/* --------------------------------------------------------------- REFLECTOR */
-/* --------------------------------------------------------------- REFLECTOR */
+/* -------------------------------------------------- >>reflector REFLECTOR */
 enum { KCTL__RF_LIST, KCTL__RF_OPEN, KCTL__RF_WATCH };
 
 struct kctl_reflector {
@@ -9917,7 +9950,7 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
     snprintf(out->last_rv, sizeof out->last_rv, "%s", r->rv);
 }
 
-/* ---------------------------------------------------------------- INFORMER */
+/* ---------------------------------------------------- >>informer INFORMER */
 /* A handler as the informer keeps it. */
 typedef struct kctl__infh {
     kctl_handler h;
@@ -10267,7 +10300,7 @@ KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats 
     kctl__mutex_unlock(&inf->mu);
 }
 
-/* ----------------------------------------------------------- RATE LIMITERS */
+/* ------------------------------------------------ >>limiter RATE LIMITERS */
 struct kctl_limiter {
     kctl_limiter_vtable vt;
     void *self;
@@ -10557,7 +10590,7 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) {
     return kctl_limiter_max_of(parts, 2);
 }
 
-/* -------------------------------------------------------------- WORK QUEUE */
+/* ----------------------------------------------------- >>queue WORK QUEUE */
 /* One entry per key known to the queue, in one hash map, carrying client-go's
    three sets as flags: dirty (added, not yet handed out), processing (handed
    out, not yet done), and for the delaying layer, delayed (in a min-heap of
@@ -11282,7 +11315,7 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     return KCTL_OK;
 }
 
-/* -------------------------------------------------------------- PREDICATES */
+/* ------------------------------------------------- >>predicate PREDICATES */
 /* Whether two objects' label (or annotation) maps differ. */
 static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, bool labels) {
     size_t i, n = labels ? kctl_obj_label_count(a) : kctl_obj_annotation_count(a);
@@ -11315,7 +11348,7 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
 }
 
 
-/* -------------------------------------------------------------- CONTROLLER */
+/* ------------------------------------------------ >>controller CONTROLLER */
 typedef enum kctl__watch_kind { KCTL__WATCH_PRIMARY, KCTL__WATCH_OWNED, KCTL__WATCH_MAP } kctl__watch_kind;
 
 /* A watch is its informer handler's user_data, so it never moves: each is
@@ -11739,7 +11772,7 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
     kctl__mutex_unlock(&c->mu);
 }
 
-/* --------------------------------------------------------- LEADER ELECTION */
+/* ----------------------------------------------- >>leader LEADER ELECTION */
 /* The Lease as an elector last saw it (read, or written by itself): the
    object, its parsed document and its election record. */
 typedef struct kctl__le_lease {
@@ -12102,7 +12135,7 @@ KCTL_API int kctl_leader_release(kctl_leader *le) {
 KCTL_API bool kctl_leader_is_leader(const kctl_leader *le) { return le && le->leading; }
 KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le) { return le ? le->terms : 0; }
 
-/* ----------------------------------------------------------------- MANAGER */
+/* ------------------------------------------------------ >>manager MANAGER */
 #ifndef KCTL_NO_THREADS
 #include <signal.h>
 #endif
