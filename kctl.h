@@ -1479,6 +1479,10 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
    (etcd's mod_revision) or sends an object at another version (a DELETED
    event) makes it this way. [any thread] */
 KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out);
+/* The same from a stored document's text json[0..len) (KCTL_NTS): the
+   object it holds at version rv (NULL: as it is). PROTO for text that is
+   no object document. [any thread] */
+KCTL_API int kctl_apisrv_parse_at(const char *json, size_t len, const char *rv, const kctl_obj_opts *opts, kctl_obj **out);
 /* The time now as RFC 3339 in UTC, seconds (creationTimestamp). [any thread] */
 KCTL_API void kctl_apisrv_now(char buf[32]);
 
@@ -8396,23 +8400,36 @@ static bool kctl__as_is_metadata(const kctl_json *j, uint32_t ktok) { return kct
 static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
 KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
+    const char *doc;
+    size_t len;
+    if (out) *out = NULL;
+    if (!obj || !out) return KCTL_ERR_INVALID_ARG;
+    doc = kctl_obj_json(obj, &len);
+    return kctl_apisrv_parse_at(doc, len, rv, opts, out);
+}
+
+KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
     kctl__jdoc d;
     kctl_jw w;
-    const char *doc, *text;
-    size_t len, n;
+    const char *text;
+    size_t n;
     uint32_t md;
     int rc;
     kctl_allocator a;
     if (out) *out = NULL;
-    if (!obj || !out) return KCTL_ERR_INVALID_ARG;
+    if (!doc || !out) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(doc);
     memset(&a, 0, sizeof a);
     if (opts) a = opts->allocator;
-    doc = kctl_obj_json(obj, &len);
     if ((rc = kctl__jdoc_parse(&d, doc, len, &a, opts ? &opts->limits : NULL)) != KCTL_OK) {
         kctl__jdoc_free(&d);
         return rc;
     }
     md = kctl_json_member(&d.j, 0, "metadata");
+    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT) {
+        kctl__jdoc_free(&d);
+        return KCTL_ERR_PROTO;
+    }
     kctl_jw_init_growable(&w, &a);
     kctl_jw_object_begin(&w);
     rc = kctl__as_copy_members(&w, &d.j, 0, &a, kctl__as_is_metadata);
