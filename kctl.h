@@ -3010,12 +3010,17 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
     while (y > 0 && kctl__time_days(y, 1, 1) > days) y--;
     while (y < 9999 && kctl__time_days(y + 1, 1, 1) <= days) y++;
     while (m < 12 && days - kctl__time_days(y, m, 1) >= kctl__time_mdays(y, m)) m++;
-    if (micro)
-        snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
-                 (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60), (int)(us % 1000000));
-    else
-        snprintf(buf, 32, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
-                 (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60));
+    {
+        char t[96]; /* room a compiler can see: the text is at most 27 bytes */
+        if (micro)
+            snprintf(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
+                     (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60), (int)(us % 1000000));
+        else
+            snprintf(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
+                     (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60));
+        t[31] = '\0';
+        memcpy(buf, t, 32);
+    }
 }
 
 /* Read an RFC 3339 time leniently: date, 'T', time with no fraction or 1
@@ -7863,6 +7868,14 @@ static bool kctl__as_meta_or_status(const kctl_json *j, uint32_t ktok) {
     return kctl_json_string_eq(j, ktok, "metadata") || kctl_json_string_eq(j, ktok, "status");
 }
 
+static bool kctl__as_type_meta(const kctl_json *j, uint32_t ktok) {
+    return kctl_json_string_eq(j, ktok, "apiVersion") || kctl_json_string_eq(j, ktok, "kind");
+}
+
+static bool kctl__as_not_type_meta(const kctl_json *j, uint32_t ktok) { return !kctl__as_type_meta(j, ktok); }
+
+static bool kctl__as_body(const kctl_json *j, uint32_t ktok) { return kctl__as_meta_or_status(j, ktok) || kctl__as_type_meta(j, ktok); }
+
 /* Write base with its metadata's managed fields from m, and the status
    at status of sdoc (KCTL_JSON_NONE: none). Repeated member names: the
    last counts. OK, NOMEM, or the writer's error. */
@@ -7870,8 +7883,8 @@ static int kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta *
                          const kctl_allocator *a) {
     uint32_t md = kctl_json_member(base, 0, "metadata");
     int rc;
-    kctl_jw_object_begin(w);
-    if ((rc = kctl__as_copy_members(w, base, 0, a, kctl__as_meta_or_status)) != KCTL_OK) return rc;
+    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
+    if ((rc = kctl__as_copy_members(w, base, 0, a, kctl__as_not_type_meta)) != KCTL_OK) return rc;
     kctl_jw_key(w, "metadata");
     kctl_jw_object_begin(w);
     kctl_jw_key(w, "name");
@@ -7890,6 +7903,7 @@ static int kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta *
         if ((rc = kctl__as_copy_value(w, m->fin_doc, m->fin, a)) != KCTL_OK) return rc;
     }
     kctl_jw_object_end(w);
+    if ((rc = kctl__as_copy_members(w, base, 0, a, kctl__as_body)) != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
         kctl_jw_key(w, "status");
         if ((rc = kctl__as_copy_value(w, sdoc, status, a)) != KCTL_OK) return rc;
@@ -8396,7 +8410,9 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
     return rc;
 }
 
-static bool kctl__as_is_metadata(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "metadata"); }
+static bool kctl__as_type_meta_or_metadata(const kctl_json *j, uint32_t ktok) {
+    return kctl__as_type_meta(j, ktok) || kctl_json_string_eq(j, ktok, "metadata");
+}
 static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
 KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
@@ -8431,13 +8447,14 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
         return KCTL_ERR_PROTO;
     }
     kctl_jw_init_growable(&w, &a);
-    kctl_jw_object_begin(&w);
-    rc = kctl__as_copy_members(&w, &d.j, 0, &a, kctl__as_is_metadata);
+    kctl_jw_object_begin(&w); /* in the order the rules write: apiVersion, kind, metadata, the rest */
+    rc = kctl__as_copy_members(&w, &d.j, 0, &a, kctl__as_not_type_meta);
     kctl_jw_key(&w, "metadata");
     kctl_jw_object_begin(&w);
     if (rc == KCTL_OK && kctl_json_type_of(&d.j, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(&w, &d.j, md, &a, kctl__as_is_rv);
     if (rv) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, rv); }
     kctl_jw_object_end(&w);
+    if (rc == KCTL_OK) rc = kctl__as_copy_members(&w, &d.j, 0, &a, kctl__as_type_meta_or_metadata);
     kctl_jw_object_end(&w);
     if (rc != KCTL_OK) {
         kctl_jw_free(&w);

@@ -1,0 +1,1894 @@
+/* kctl_http_curl.h v0.4.0 - kctl's remote stores over libcurl: an etcd v3 cluster (the Kubernetes API next) - MIT licence (end of kctl.h) */
+/*
+    A companion to kctl.h: transports to stores in other processes and on
+    other machines, over HTTP with libcurl. Today: an etcd v3 cluster
+    through its JSON gateway, keeping objects as Kubernetes keeps them in
+    etcd, so a fleet's desired state lives in a replicated store.
+
+    Do this:
+        #include "kctl.h"
+        #include "kctl_http_curl.h"
+    and in the one file that defines KCTL_IMPLEMENTATION (or, for this
+    header alone, KCTL_HTTP_CURL_IMPLEMENTATION) both implementations are
+    emitted. Link with -lcurl (libcurl 7.77 or later). This header calls
+    only kctl.h's public functions, so its implementation may live in a
+    file of its own.
+
+
+    QUICK START
+    ===========
+        kctl_etcd_desc ed = kctl_etcd_desc_init();
+        kctl_transport t;
+        ed.endpoints = "http://10.0.0.1:2379,http://10.0.0.2:2379,http://10.0.0.3:2379";
+        if (kctl_etcd_create(&ed, &t) != KCTL_OK) return 1;
+        md.transport = t;                       // a manager on etcd, as on the memstore
+        ...
+        kctl_transport_destroy(&t);             // after everything that uses it
+
+
+    CONCEPTS
+    ========
+    Keys are laid out as Kubernetes lays them: <prefix>/<resource>/<ns>/<name>
+    for the core group, <prefix>/<group>/<resource>/<ns>/<name> otherwise,
+    no <ns> segment for a cluster-scoped object ([prefix]: "/registry").
+    Values are the object's JSON document without resourceVersion; an
+    object's resourceVersion is its key's mod_revision, so versions are
+    numbers, ordered, and one revision counter covers every key, as an API
+    server's do.
+
+        kctl                      etcd v3 (JSON gateway, POST /v3/...)
+        ----                      ----
+        list (limit, continue)    one kv/range at one revision; a continue
+                                  token carries that revision and the next key
+        watch (from a version)    watch from version + 1 with prev_kv and
+                                  progress_notify; progress notifications are
+                                  BOOKMARKs; a compacted start is GONE
+        create                    txn: create_revision == 0, then put
+        update, update_status,    the API-SERVER RULES decide (kctl.h), then a
+        patch, remove             txn on the read mod_revision; a failed compare
+                                  is CONFLICT (or a new try when the request
+                                  carried no version, as the API server's
+                                  GuaranteedUpdate tries again)
+        Status detail             etcd's {"error","message","code"} as a
+                                  kctl_api_status, and the rules' own refusals
+
+    Label and field selectors are applied here, exactly as the memstore
+    applies them: an object that stops matching a watched selector arrives
+    as DELETED at the event's version, one that starts matching as ADDED.
+
+
+    DOES NOT
+    ========
+    - use etcd leases: leader election works with its Lease object and
+      resourceVersion preconditions, as on any transport;
+    - block longer than asked in watch_next (timeout 0 looks once); unary
+      requests wait at most request_timeout_ns each;
+    - retry a write whose outcome is unknown (a timeout, a broken
+      connection after the request went out): that is TIMEOUT or IO, and
+      the caller's reconcile tries again through its backoff;
+    - put credentials in logs, Status detail or errors.
+
+
+    ENDPOINTS, FAILOVER, AUTH
+    =========================
+    endpoints is a comma-separated list. A request that cannot be sent (no
+    connection) goes to the next endpoint at once; a read also moves on
+    after an error reply of the unavailable kind (503, "no leader") or a
+    timeout. Each call makes one round of the list; the next call starts
+    at the endpoint that last answered. Watches send
+    Grpc-Metadata-hasleader: true, so a member that loses its leader ends
+    the stream (IO) instead of going silent; the reflector then watches
+    again, from the next endpoint. With a username, kctl authenticates
+    (/v3/auth/authenticate) and sends the token; a token the server no
+    longer knows (401, code 16) is renewed once and the request repeated.
+
+
+    TLS
+    ===
+    Verification is on: give the cluster's CA (ca_file, or ca_data in
+    memory) unless the system's store has it; a client certificate and key
+    for etcd's mTLS (files or memory). insecure turns verification off,
+    explicitly and only.
+
+
+    THREADING
+    =========
+    A transport is [any thread], as kctl's transports are: unary requests
+    share a small pool of connections (kept alive), each watch has a
+    connection of its own. Create and destroy it from one thread.
+
+
+    LIMITS
+    ======
+    - A watch message (one JSON object on its line) beyond
+      max_message_bytes [4 MiB] is TOO_LARGE; a unary response beyond
+      max_response_bytes [64 MiB], too. Memory never grows past them.
+    - etcd refuses requests over its --max-request-bytes (1.5 MiB by
+      default): a bigger object is TOO_LARGE.
+
+
+    VERSION HISTORY
+    ===============
+    0.4.0  (in progress) the HTTP layer on libcurl and the etcd v3
+           transport.
+*/
+#ifndef KCTL_H_INCLUDED
+#error "include kctl.h before kctl_http_curl.h"
+#endif
+
+#ifndef KCTL_HTTP_CURL_H_INCLUDED
+#define KCTL_HTTP_CURL_H_INCLUDED
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ===================================================================== >>http HTTP */
+
+/* TLS for a remote store; zero: verify against the system's CA store, no
+   client certificate. Strings are copied. */
+typedef struct kctl_http_tls {
+    bool insecure;                /* do not verify the server (explicit) */
+    const char *ca_file;          /* PEM file of the CA(s) to trust */
+    const char *ca_data;          /* or PEM in memory */
+    size_t ca_len;                /* its length (KCTL_NTS) */
+    const char *cert_file;        /* client certificate (PEM) for mTLS */
+    const char *cert_data;
+    size_t cert_len;
+    const char *key_file;         /* its private key (PEM) */
+    const char *key_data;
+    size_t key_len;
+} kctl_http_tls;
+
+/* ===================================================================== >>etcd ETCD */
+
+/* Options; zero means the default (in brackets):
+     endpoints            required: "http://host:2379,https://host:2379,..."
+     prefix               where objects live ["/registry"]
+     username, password   etcd auth [none]
+     tls                  see TLS
+     request_timeout_ns   each unary request [5 s]
+     connect_timeout_ns   each connection attempt [2 s]
+     max_message_bytes    a watch message [4 MiB]
+     max_response_bytes   a unary response [64 MiB]
+     list_chunk           keys per range request of a list without a limit [500]
+     obj_opts             how objects are made (allocator, codec, limits)
+     allocator            [KCTL_MALLOC/KCTL_FREE]
+   Strings are copied. */
+typedef struct kctl_etcd_desc {
+    const char *endpoints;
+    const char *prefix;
+    const char *username;
+    const char *password;
+    kctl_http_tls tls;
+    uint64_t request_timeout_ns;
+    uint64_t connect_timeout_ns;
+    size_t max_message_bytes;
+    size_t max_response_bytes;
+    uint32_t list_chunk;
+    kctl_obj_opts obj_opts;
+    kctl_allocator allocator;
+} kctl_etcd_desc;
+
+/* What the transport has done (for metrics and tests). */
+typedef struct kctl_etcd_stats {
+    uint64_t requests;       /* unary requests sent */
+    uint64_t failovers;      /* times a request or watch moved to the next endpoint */
+    uint64_t reauths;        /* tokens renewed */
+    uint64_t watches;        /* watch streams opened */
+    uint64_t retries;        /* writes decided again after another writer won a race */
+} kctl_etcd_stats;
+
+/* The desc with every default filled in. [any thread] */
+KCTL_API kctl_etcd_desc kctl_etcd_desc_init(void);
+/* A transport to the etcd cluster at desc->endpoints; *out owns it
+   (kctl_transport_destroy frees it, after every user is done). It does not
+   contact the cluster yet, except to authenticate when a username is
+   given (then UNAUTHORIZED, IO or TIMEOUT as the cluster answers).
+   INVALID_ARG for a missing or malformed endpoint list; NOMEM. [any thread] */
+KCTL_API int kctl_etcd_create(const kctl_etcd_desc *desc, kctl_transport *out);
+/* t's counters (all zero if t is no etcd transport). [any thread] */
+KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* KCTL_HTTP_CURL_H_INCLUDED */
+
+/* ========================================================================== */
+/* ============================ IMPLEMENTATION ============================== */
+/* ========================================================================== */
+#if (defined(KCTL_IMPLEMENTATION) || defined(KCTL_HTTP_CURL_IMPLEMENTATION)) && !defined(KCTL_HTTP_CURL_IMPLEMENTATION_DONE)
+#define KCTL_HTTP_CURL_IMPLEMENTATION_DONE
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifndef KCTL_NO_THREADS
+#include <pthread.h>
+#endif
+#include <fcntl.h>
+#include <unistd.h>
+
+#if LIBCURL_VERSION_NUM < 0x074d00
+#error "kctl_http_curl.h needs libcurl 7.77 or later (in-memory CA and client certificates)"
+#endif
+
+/* ------------------------------------------------------------------ >>http HTTP */
+/* What a libcurl transport needs below its protocol: memory through the
+   user's allocator, byte buffers with a bound, base64, a lock, and HTTP
+   requests: unary ones over a small pool of kept-alive connections, and
+   streams (a watch) read line by line as bytes arrive. */
+
+static void *kctl__http_alloc(const kctl_allocator *a, size_t n) {
+    if (a && a->alloc_fn) return a->alloc_fn(n, a->user_data);
+    return malloc(n);
+}
+static void kctl__http_free(const kctl_allocator *a, void *p) {
+    if (!p) return;
+    if (a && a->free_fn) a->free_fn(p, a->user_data);
+    else free(p);
+}
+static char *kctl__http_strndup(const kctl_allocator *a, const char *s, size_t n) {
+    char *d = (char *)kctl__http_alloc(a, n + 1);
+    if (!d) return NULL;
+    if (n) memcpy(d, s, n);
+    d[n] = '\0';
+    return d;
+}
+
+/* A byte buffer that grows up to max (then err = TOO_LARGE); NUL-terminated. */
+typedef struct kctl__hbuf {
+    char *p;
+    size_t len, cap, max;
+    const kctl_allocator *a;
+    int err;
+} kctl__hbuf;
+
+static void kctl__hbuf_init(kctl__hbuf *b, const kctl_allocator *a, size_t max) {
+    memset(b, 0, sizeof *b);
+    b->a = a;
+    b->max = max;
+}
+static void kctl__hbuf_free(kctl__hbuf *b) {
+    kctl__http_free(b->a, b->p);
+    b->p = NULL;
+    b->len = b->cap = 0;
+}
+static void kctl__hbuf_put(kctl__hbuf *b, const void *s, size_t n) {
+    if (b->err) return;
+    if (n > b->max || b->len > b->max - n) { b->err = KCTL_ERR_TOO_LARGE; return; }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        char *np;
+        while (cap < b->len + n + 1) cap *= 2;
+        if (!(np = (char *)kctl__http_alloc(b->a, cap))) { b->err = KCTL_ERR_NOMEM; return; }
+        if (b->len) memcpy(np, b->p, b->len);
+        kctl__http_free(b->a, b->p);
+        b->p = np;
+        b->cap = cap;
+    }
+    if (n) memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+static void kctl__hbuf_str(kctl__hbuf *b, const char *s) { kctl__hbuf_put(b, s, strlen(s)); }
+
+/* base64 (standard alphabet, padded), as etcd's gateway writes keys and values */
+static const char kctl__b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static void kctl__hbuf_b64(kctl__hbuf *b, const unsigned char *s, size_t n) {
+    char q[4];
+    size_t i;
+    for (i = 0; i + 2 < n; i += 3) {
+        q[0] = kctl__b64[s[i] >> 2];
+        q[1] = kctl__b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+        q[2] = kctl__b64[((s[i + 1] & 15) << 2) | (s[i + 2] >> 6)];
+        q[3] = kctl__b64[s[i + 2] & 63];
+        kctl__hbuf_put(b, q, 4);
+    }
+    if (i < n) {
+        q[0] = kctl__b64[s[i] >> 2];
+        if (i + 1 < n) {
+            q[1] = kctl__b64[((s[i] & 3) << 4) | (s[i + 1] >> 4)];
+            q[2] = kctl__b64[(s[i + 1] & 15) << 2];
+        } else {
+            q[1] = kctl__b64[(s[i] & 3) << 4];
+            q[2] = '=';
+        }
+        q[3] = '=';
+        kctl__hbuf_put(b, q, 4);
+    }
+}
+
+static int kctl__b64_val(char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+}
+
+/* Decode s[0..n) (padded or not) into out (at least n * 3 / 4 + 3 bytes);
+   the length, or -1 for text that is no base64. */
+static long kctl__b64_decode(const char *s, size_t n, unsigned char *out) {
+    size_t i, o = 0;
+    unsigned v = 0;
+    int bits = 0;
+    while (n && s[n - 1] == '=') n--;
+    for (i = 0; i < n; i++) {
+        int d = kctl__b64_val(s[i]);
+        if (d < 0) return -1;
+        v = (v << 6) | (unsigned)d;
+        bits += 6;
+        if (bits >= 8) {
+            bits -= 8;
+            out[o++] = (unsigned char)((v >> bits) & 0xff);
+        }
+    }
+    if (bits >= 6) return -1; /* one stray character */
+    return (long)o;
+}
+
+/* A lock (none without threads). */
+#ifndef KCTL_NO_THREADS
+typedef pthread_mutex_t kctl__hmutex;
+static int kctl__hmutex_init(kctl__hmutex *m) { return pthread_mutex_init(m, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__hmutex_deinit(kctl__hmutex *m) { pthread_mutex_destroy(m); }
+static void kctl__hmutex_lock(kctl__hmutex *m) { pthread_mutex_lock(m); }
+static void kctl__hmutex_unlock(kctl__hmutex *m) { pthread_mutex_unlock(m); }
+static pthread_once_t kctl__http_once = PTHREAD_ONCE_INIT;
+static void kctl__http_global(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+static void kctl__http_global_init(void) { pthread_once(&kctl__http_once, kctl__http_global); }
+#else
+typedef int kctl__hmutex;
+static int kctl__hmutex_init(kctl__hmutex *m) { *m = 0; return KCTL_OK; }
+static void kctl__hmutex_deinit(kctl__hmutex *m) { (void)m; }
+static void kctl__hmutex_lock(kctl__hmutex *m) { (void)m; }
+static void kctl__hmutex_unlock(kctl__hmutex *m) { (void)m; }
+static int kctl__http_global_done;
+static void kctl__http_global_init(void) {
+    if (!kctl__http_global_done) curl_global_init(CURL_GLOBAL_DEFAULT);
+    kctl__http_global_done = 1;
+}
+#endif
+
+#define KCTL__HTTP_POOL 8 /* kept-alive connections for unary requests */
+
+/* A client of one service at several endpoints. */
+typedef struct kctl__http {
+    kctl_allocator a;
+    char **ep;                 /* endpoints, without a trailing '/' */
+    size_t nep;
+    size_t cur;                /* the endpoint that last answered (under mu) */
+    long timeout_ms, connect_ms;
+    size_t max_msg, max_resp;
+    kctl_http_tls tls;         /* its strings owned */
+    kctl__hmutex mu;
+    CURL *idle[KCTL__HTTP_POOL];
+    size_t nidle;
+    char *auth;                /* "Authorization: <token>" (under mu), or NULL */
+    uint64_t n_requests, n_failovers;
+} kctl__http;
+
+static int kctl__http_init(kctl__http *h, const kctl_allocator *a, const char *endpoints, const kctl_http_tls *tls) {
+    const char *p = endpoints, *e;
+    size_t n = 0, i = 0;
+    memset(h, 0, sizeof *h);
+    if (a) h->a = *a;
+    if (!endpoints || !*endpoints) return KCTL_ERR_INVALID_ARG;
+    for (p = endpoints; *p; p++) n += *p == ',';
+    if (!(h->ep = (char **)kctl__http_alloc(&h->a, (n + 1) * sizeof *h->ep))) return KCTL_ERR_NOMEM;
+    memset(h->ep, 0, (n + 1) * sizeof *h->ep);
+    for (p = endpoints; ; p = e + 1) {
+        size_t len;
+        e = strchr(p, ',');
+        if (!e) e = p + strlen(p);
+        while (p < e && (*p == ' ' || *p == '\t')) p++;
+        len = (size_t)(e - p);
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '/')) len--;
+        if (len) {
+            if ((len < 7 || strncmp(p, "http://", 7) != 0) && (len < 8 || strncmp(p, "https://", 8) != 0)) return KCTL_ERR_INVALID_ARG;
+            if (!(h->ep[i++] = kctl__http_strndup(&h->a, p, len))) return KCTL_ERR_NOMEM;
+        }
+        if (!*e) break;
+    }
+    h->nep = i;
+    if (!h->nep) return KCTL_ERR_INVALID_ARG;
+    if (tls) {
+        h->tls.insecure = tls->insecure;
+#define KCTL__HTTP_COPY(f, lenf) \
+        if (tls->f) { \
+            size_t l_ = tls->lenf == KCTL_NTS || !tls->lenf ? strlen(tls->f) : tls->lenf; \
+            if (!(h->tls.f = kctl__http_strndup(&h->a, tls->f, l_))) return KCTL_ERR_NOMEM; \
+            h->tls.lenf = l_; \
+        }
+        KCTL__HTTP_COPY(ca_data, ca_len)
+        KCTL__HTTP_COPY(cert_data, cert_len)
+        KCTL__HTTP_COPY(key_data, key_len)
+#undef KCTL__HTTP_COPY
+        if (tls->ca_file && !(h->tls.ca_file = kctl__http_strndup(&h->a, tls->ca_file, strlen(tls->ca_file)))) return KCTL_ERR_NOMEM;
+        if (tls->cert_file && !(h->tls.cert_file = kctl__http_strndup(&h->a, tls->cert_file, strlen(tls->cert_file)))) return KCTL_ERR_NOMEM;
+        if (tls->key_file && !(h->tls.key_file = kctl__http_strndup(&h->a, tls->key_file, strlen(tls->key_file)))) return KCTL_ERR_NOMEM;
+    }
+    return kctl__hmutex_init(&h->mu);
+}
+
+static void kctl__http_deinit(kctl__http *h) {
+    size_t i;
+    for (i = 0; i < h->nidle; i++) curl_easy_cleanup(h->idle[i]);
+    for (i = 0; h->ep && i < h->nep; i++) kctl__http_free(&h->a, h->ep[i]);
+    kctl__http_free(&h->a, h->ep);
+    kctl__http_free(&h->a, (void *)(uintptr_t)h->tls.ca_file);
+    kctl__http_free(&h->a, (void *)(uintptr_t)h->tls.ca_data);
+    kctl__http_free(&h->a, (void *)(uintptr_t)h->tls.cert_file);
+    kctl__http_free(&h->a, (void *)(uintptr_t)h->tls.cert_data);
+    kctl__http_free(&h->a, (void *)(uintptr_t)h->tls.key_file);
+    kctl__http_free(&h->a, (void *)(uintptr_t)h->tls.key_data);
+    kctl__http_free(&h->a, h->auth);
+    kctl__hmutex_deinit(&h->mu);
+}
+
+/* The options every request of h shares: TLS, timeouts, no signals. */
+static void kctl__http_common(kctl__http *h, CURL *c) {
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
+    curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    if (h->tls.insecure) {
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
+        curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
+    }
+    if (h->tls.ca_file) curl_easy_setopt(c, CURLOPT_CAINFO, h->tls.ca_file);
+    if (h->tls.ca_data) {
+        struct curl_blob b;
+        b.data = (void *)(uintptr_t)h->tls.ca_data;
+        b.len = h->tls.ca_len;
+        b.flags = CURL_BLOB_COPY;
+        curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &b);
+    }
+    if (h->tls.cert_file) curl_easy_setopt(c, CURLOPT_SSLCERT, h->tls.cert_file);
+    if (h->tls.cert_data) {
+        struct curl_blob b;
+        b.data = (void *)(uintptr_t)h->tls.cert_data;
+        b.len = h->tls.cert_len;
+        b.flags = CURL_BLOB_COPY;
+        curl_easy_setopt(c, CURLOPT_SSLCERT_BLOB, &b);
+    }
+    if (h->tls.key_file) curl_easy_setopt(c, CURLOPT_SSLKEY, h->tls.key_file);
+    if (h->tls.key_data) {
+        struct curl_blob b;
+        b.data = (void *)(uintptr_t)h->tls.key_data;
+        b.len = h->tls.key_len;
+        b.flags = CURL_BLOB_COPY;
+        curl_easy_setopt(c, CURLOPT_SSLKEY_BLOB, &b);
+    }
+}
+
+static size_t kctl__http_collect(char *data, size_t size, size_t n, void *ud) {
+    kctl__hbuf *b = (kctl__hbuf *)ud;
+    kctl__hbuf_put(b, data, size * n);
+    return b->err ? 0 : size * n; /* 0 ends the transfer: too large, or no memory */
+}
+
+/* The answer to a unary request. */
+typedef struct kctl__hres {
+    long code;        /* HTTP status, 0 if none came */
+    kctl__hbuf body;
+} kctl__hres;
+
+/* How a request may be retried at another endpoint. */
+enum { KCTL__HTTP_READ, KCTL__HTTP_WRITE };
+
+/* POST body to path, trying each endpoint once from the one that last
+   answered: OK with res->code and res->body (any HTTP status: the caller
+   reads an error body), or the transport's failure: IO (no endpoint
+   answered), TIMEOUT, TOO_LARGE, NOMEM. A read moves on to the next
+   endpoint after any failure and after a 503 (unavailable: no leader, no
+   quorum); a write only when it could not be sent (no connection): once
+   it may have arrived, its failure is the caller's (TIMEOUT or IO: the
+   outcome is unknown) and a 503 is the caller's to read. The next call
+   starts at the endpoint that answered. extra: one more header or NULL. */
+static int kctl__http_post(kctl__http *h, int kind, const char *path, const char *body, size_t len, const char *extra,
+                           kctl__hres *res) {
+    size_t k, start;
+    int rc = KCTL_ERR_IO;
+    kctl__hbuf url;
+    memset(res, 0, sizeof *res);
+    kctl__hbuf_init(&res->body, &h->a, h->max_resp);
+    kctl__hbuf_init(&url, &h->a, 4096);
+    kctl__hmutex_lock(&h->mu);
+    start = h->cur;
+    h->n_requests++;
+    kctl__hmutex_unlock(&h->mu);
+    for (k = 0; k < h->nep; k++) {
+        size_t e = (start + k) % h->nep;
+        CURL *c = NULL;
+        CURLcode cc;
+        struct curl_slist *hdrs = NULL, *t;
+        bool not_sent;
+        kctl__hmutex_lock(&h->mu);
+        if (h->nidle) c = h->idle[--h->nidle];
+        if (h->auth) hdrs = curl_slist_append(NULL, h->auth);
+        kctl__hmutex_unlock(&h->mu);
+        if (!c && !(c = curl_easy_init())) {
+            curl_slist_free_all(hdrs);
+            rc = KCTL_ERR_NOMEM;
+            break;
+        }
+        url.len = 0;
+        kctl__hbuf_str(&url, h->ep[e]);
+        kctl__hbuf_str(&url, path);
+        if ((t = curl_slist_append(hdrs, "Content-Type: application/json")) != NULL) hdrs = t;
+        if (extra && (t = curl_slist_append(hdrs, extra)) != NULL) hdrs = t;
+        res->body.len = 0;
+        res->body.err = 0;
+        if (res->body.p) res->body.p[0] = '\0';
+        kctl__http_common(h, c);
+        curl_easy_setopt(c, CURLOPT_URL, url.p);
+        curl_easy_setopt(c, CURLOPT_POST, 1L);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->timeout_ms);
+        curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kctl__http_collect);
+        curl_easy_setopt(c, CURLOPT_WRITEDATA, &res->body);
+        cc = url.err ? CURLE_OUT_OF_MEMORY : curl_easy_perform(c);
+        res->code = 0;
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->code);
+        curl_easy_reset(c); /* keeps its connection for the next request */
+        curl_slist_free_all(hdrs);
+        kctl__hmutex_lock(&h->mu);
+        if (h->nidle < KCTL__HTTP_POOL) h->idle[h->nidle++] = c;
+        else curl_easy_cleanup(c);
+        kctl__hmutex_unlock(&h->mu);
+        if (cc == CURLE_OK && (res->code != 503 || kind == KCTL__HTTP_WRITE)) {
+            kctl__hmutex_lock(&h->mu);
+            h->cur = e;
+            kctl__hmutex_unlock(&h->mu);
+            rc = KCTL_OK;
+            break;
+        }
+        if (cc == CURLE_WRITE_ERROR && res->body.err) { rc = res->body.err; break; }
+        if (cc == CURLE_OUT_OF_MEMORY) { rc = KCTL_ERR_NOMEM; break; }
+        kctl__hmutex_lock(&h->mu);
+        if (h->cur == e) h->cur = (e + 1) % h->nep; /* the next call starts elsewhere */
+        h->n_failovers++;
+        kctl__hmutex_unlock(&h->mu);
+        if (cc == CURLE_OK) { rc = KCTL_OK; continue; } /* a read's 503: the next one, or this answer */
+        not_sent = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY;
+        rc = cc == CURLE_OPERATION_TIMEDOUT ? KCTL_ERR_TIMEOUT : KCTL_ERR_IO;
+        if (!not_sent && kind == KCTL__HTTP_WRITE) break;
+    }
+    kctl__hbuf_free(&url);
+    if (rc != KCTL_OK) kctl__hbuf_free(&res->body);
+    return rc;
+}
+
+/* ---- streams: a request whose answer is read line by line */
+typedef struct kctl__hstream {
+    kctl__http *h;
+    CURLM *multi;
+    CURL *easy;
+    struct curl_slist *hdrs;
+    char *body;            /* the request body, kept while the transfer lives */
+    kctl__hbuf buf;        /* bytes received and not yet consumed, from start */
+    size_t start, scan;    /* the next line begins at start; no '\n' before scan */
+    size_t max_msg;
+    size_t ep;             /* the endpoint it talks to */
+    bool done;             /* the transfer ended */
+    bool too_large;        /* a line grew past max_msg */
+    CURLcode cc;
+    long code;
+} kctl__hstream;
+
+static size_t kctl__hstream_write(char *data, size_t size, size_t n, void *ud) {
+    kctl__hstream *s = (kctl__hstream *)ud;
+    size_t len = size * n;
+    if (s->start && s->start * 2 >= s->buf.len) { /* drop the consumed lines */
+        memmove(s->buf.p, s->buf.p + s->start, s->buf.len - s->start);
+        s->buf.len -= s->start;
+        s->scan -= s->start;
+        s->start = 0;
+        s->buf.p[s->buf.len] = '\0';
+    }
+    kctl__hbuf_put(&s->buf, data, len);
+    if (s->buf.err) return 0;
+    if (!memchr(s->buf.p + s->scan, '\n', s->buf.len - s->scan) && s->buf.len - s->start > s->max_msg) {
+        s->too_large = true; /* a message past the bound: end the stream, never hold more */
+        return 0;
+    }
+    return len;
+}
+
+static void kctl__hstream_close(kctl__hstream *s) {
+    if (!s) return;
+    if (s->easy) {
+        if (s->multi) curl_multi_remove_handle(s->multi, s->easy);
+        curl_easy_cleanup(s->easy);
+    }
+    if (s->multi) curl_multi_cleanup(s->multi);
+    curl_slist_free_all(s->hdrs);
+    kctl__http_free(&s->h->a, s->body);
+    kctl__hbuf_free(&s->buf);
+    memset(s, 0, sizeof *s);
+}
+
+/* Start POSTing body to path at endpoint ep, the answer to be read with
+   kctl__hstream_line. OK or NOMEM; a connection that fails shows as the
+   stream ending. extra: one more header or NULL. */
+static int kctl__hstream_open(kctl__http *h, size_t ep, const char *path, const char *body, size_t len, const char *extra,
+                              kctl__hstream *s) {
+    kctl__hbuf url;
+    struct curl_slist *t;
+    memset(s, 0, sizeof *s);
+    s->h = h;
+    s->ep = ep;
+    s->max_msg = h->max_msg;
+    kctl__hbuf_init(&s->buf, &h->a, h->max_msg + 65536);
+    kctl__hbuf_init(&url, &h->a, 4096);
+    kctl__hbuf_str(&url, h->ep[ep]);
+    kctl__hbuf_str(&url, path);
+    kctl__hmutex_lock(&h->mu);
+    if (h->auth) s->hdrs = curl_slist_append(NULL, h->auth);
+    kctl__hmutex_unlock(&h->mu);
+    if ((t = curl_slist_append(s->hdrs, "Content-Type: application/json")) != NULL) s->hdrs = t;
+    if (extra && (t = curl_slist_append(s->hdrs, extra)) != NULL) s->hdrs = t;
+    s->body = kctl__http_strndup(&h->a, body, len);
+    s->multi = curl_multi_init();
+    s->easy = curl_easy_init();
+    if (url.err || !s->hdrs || !s->body || !s->multi || !s->easy) {
+        kctl__hbuf_free(&url);
+        kctl__hstream_close(s);
+        return KCTL_ERR_NOMEM;
+    }
+    kctl__http_common(h, s->easy);
+    curl_easy_setopt(s->easy, CURLOPT_URL, url.p);
+    curl_easy_setopt(s->easy, CURLOPT_POST, 1L);
+    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->body);
+    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    curl_easy_setopt(s->easy, CURLOPT_HTTPHEADER, s->hdrs);
+    curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, kctl__hstream_write);
+    curl_easy_setopt(s->easy, CURLOPT_WRITEDATA, s);
+    curl_easy_setopt(s->easy, CURLOPT_FORBID_REUSE, 1L); /* a watch's connection is its own */
+    kctl__hbuf_free(&url);
+    if (curl_multi_add_handle(s->multi, s->easy) != CURLM_OK) {
+        kctl__hstream_close(s);
+        return KCTL_ERR_NOMEM;
+    }
+    return KCTL_OK;
+}
+
+static uint64_t kctl__http_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The next line of the stream (without its "\n" or "\r\n"), waiting at
+   most timeout_ms (0: take in what has arrived, once): OK with *line
+   (valid until the next call), AGAIN (none yet), TOO_LARGE (a line past
+   the bound), IO (the stream ended or broke; s->cc and s->code say how). */
+static int kctl__hstream_line(kctl__hstream *s, uint64_t timeout_ms, const char **line, size_t *n) {
+    uint64_t until = kctl__http_now_ms() + timeout_ms;
+    bool polled = false;
+    for (;;) {
+        char *nl = s->buf.len > s->scan ? (char *)memchr(s->buf.p + s->scan, '\n', s->buf.len - s->scan) : NULL;
+        if (nl) {
+            size_t end = (size_t)(nl - s->buf.p);
+            *line = s->buf.p + s->start;
+            *n = end - s->start;
+            if (*n && (*line)[*n - 1] == '\r') (*n)--;
+            s->start = s->scan = end + 1;
+            return KCTL_OK;
+        }
+        s->scan = s->buf.len;
+        if (s->too_large) return KCTL_ERR_TOO_LARGE;
+        if (s->done) return s->buf.err == KCTL_ERR_NOMEM ? KCTL_ERR_NOMEM : KCTL_ERR_IO;
+        if (polled) {
+            uint64_t now = kctl__http_now_ms();
+            int ready = 0;
+            if (now >= until) return KCTL_ERR_AGAIN;
+            curl_multi_poll(s->multi, NULL, 0, (int)(until - now > 1000 ? 1000 : until - now), &ready);
+        }
+        {
+            int running = 0, left = 0;
+            CURLMsg *m;
+            curl_multi_perform(s->multi, &running);
+            while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
+                if (m->msg == CURLMSG_DONE) {
+                    s->done = true;
+                    s->cc = m->data.result;
+                }
+            if (!running) s->done = true;
+            curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &s->code);
+        }
+        polled = true;
+    }
+}
+
+/* The rest of a stream that ended, for an error body (a non-200 answer). */
+static const char *kctl__hstream_rest(kctl__hstream *s, size_t *n) {
+    *n = s->buf.len - s->start;
+    return s->buf.p ? s->buf.p + s->start : "";
+}
+
+/* ------------------------------------------------------------------ >>etcd ETCD */
+typedef struct kctl__etcd {
+    kctl__http http;
+    char *prefix;
+    char *user, *password;
+    uint32_t list_chunk;
+    kctl_obj_opts obj_opts;
+    kctl__hmutex mu;           /* the uid generator and the counters below */
+    uint64_t rng[2];
+    uint64_t n_reauths, n_watches, n_retries;
+} kctl__etcd;
+
+
+KCTL_API kctl_etcd_desc kctl_etcd_desc_init(void) {
+    kctl_etcd_desc d;
+    memset(&d, 0, sizeof d);
+    d.prefix = "/registry";
+    d.request_timeout_ns = KCTL_SEC(5);
+    d.connect_timeout_ns = KCTL_SEC(2);
+    d.max_message_bytes = (size_t)4 << 20;
+    d.max_response_bytes = (size_t)64 << 20;
+    d.list_chunk = 500;
+    return d;
+}
+
+/* ---- keys: <prefix>[/<group>]/<resource>[/<ns>][/<name>] */
+static void kctl__etcd_key(const kctl__etcd *e, const kctl_resource *res, const char *ns, const char *name, kctl__hbuf *b) {
+    kctl__hbuf_str(b, e->prefix);
+    if (res->group && *res->group) {
+        kctl__hbuf_put(b, "/", 1);
+        kctl__hbuf_str(b, res->group);
+    }
+    kctl__hbuf_put(b, "/", 1);
+    kctl__hbuf_str(b, res->resource);
+    kctl__hbuf_put(b, "/", 1);
+    if (ns && *ns) {
+        kctl__hbuf_str(b, ns);
+        kctl__hbuf_put(b, "/", 1);
+    }
+    if (name) kctl__hbuf_str(b, name);
+}
+
+/* A name or namespace that can stand in a key: what the API-server rules let through. */
+static bool kctl__etcd_seg_ok(const char *s, bool empty_ok) {
+    size_t n = 0;
+    if (!s || !*s) return empty_ok;
+    for (; *s; s++, n++)
+        if ((unsigned char)*s <= ' ' || *s == '/' || *s == 0x7f || n >= 253) return false;
+    return true;
+}
+
+/* ---- requests */
+/* A JSON answer: the body and its tokens. */
+typedef struct kctl__ejson {
+    kctl__hres res;
+    kctl_json j;
+    kctl_json_tok *toks;
+    const kctl_allocator *a;
+} kctl__ejson;
+
+static void kctl__ejson_free(kctl__ejson *r) {
+    kctl__http_free(r->a, r->toks);
+    r->toks = NULL;
+    kctl__hbuf_free(&r->res.body);
+}
+
+static int kctl__ejson_parse(kctl__ejson *r, const char *text, size_t len) {
+    int rc;
+    if ((rc = kctl_json_parse(text, len, NULL, 0, NULL, &r->j)) != KCTL_OK) return KCTL_ERR_PROTO;
+    if (!(r->toks = (kctl_json_tok *)kctl__http_alloc(r->a, (size_t)r->j.ntoks * sizeof *r->toks))) return KCTL_ERR_NOMEM;
+    if (kctl_json_parse(text, len, r->toks, r->j.ntoks, NULL, &r->j) != KCTL_OK) return KCTL_ERR_PROTO;
+    return kctl_json_type_of(&r->j, 0) == KCTL_JSON_OBJECT ? KCTL_OK : KCTL_ERR_PROTO;
+}
+
+/* The string at path of a parsed answer ("" when absent), unescaped into buf. */
+static const char *kctl__ejson_str(const kctl_json *j, uint32_t from, const char *path, char *buf, size_t cap) {
+    buf[0] = '\0';
+    if (kctl_json_string(j, kctl_json_path(j, from, path), buf, cap, NULL) != KCTL_OK) buf[0] = '\0';
+    return buf;
+}
+
+static uint64_t kctl__ejson_u64(const kctl_json *j, uint32_t from, const char *path) {
+    uint64_t v = 0;
+    if (kctl_json_uint64(j, kctl_json_path(j, from, path), &v) != KCTL_OK) v = 0;
+    return v;
+}
+
+/* etcd's error body ({"error","message","code"}, code a gRPC code) as a
+   kctl code and, when st is given, a Status. */
+static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_allocator *a, kctl_api_status *st) {
+    kctl__ejson r;
+    char msg[512], full[600];
+    int64_t grpc = -1;
+    int rc;
+    const char *reason = "InternalError";
+    memset(&r, 0, sizeof r);
+    r.a = a;
+    msg[0] = '\0';
+    if (kctl__ejson_parse(&r, body, len) == KCTL_OK) {
+        kctl__ejson_str(&r.j, 0, "message", msg, sizeof msg);
+        if (!msg[0]) kctl__ejson_str(&r.j, 0, "error", msg, sizeof msg);
+        if (kctl_json_int64(&r.j, kctl_json_member(&r.j, 0, "code"), &grpc) != KCTL_OK) grpc = -1;
+    }
+    kctl__http_free(a, r.toks);
+    switch (grpc) {
+    case 3: rc = strstr(msg, "too large") ? KCTL_ERR_TOO_LARGE : KCTL_ERR_INVALID_ARG; reason = rc == KCTL_ERR_TOO_LARGE ? "RequestEntityTooLarge" : "BadRequest"; break;
+    case 4: rc = KCTL_ERR_TIMEOUT; reason = "Timeout"; break;
+    case 5: rc = KCTL_ERR_NOT_FOUND; reason = "NotFound"; break;
+    case 7: rc = KCTL_ERR_FORBIDDEN; reason = "Forbidden"; break;
+    case 8: rc = KCTL_ERR_AGAIN; reason = "TooManyRequests"; break;
+    case 9: rc = KCTL_ERR_INVALID_ARG; reason = "BadRequest"; break;
+    case 11:
+        if (strstr(msg, "compacted")) { rc = KCTL_ERR_GONE; reason = "Expired"; http = 410; }
+        else { rc = KCTL_ERR_TIMEOUT; reason = "Timeout"; http = 504; } /* a future revision */
+        break;
+    case 14: rc = KCTL_ERR_IO; reason = "ServiceUnavailable"; break;
+    case 16: rc = KCTL_ERR_UNAUTHORIZED; reason = "Unauthorized"; break;
+    default: rc = http == 401 ? KCTL_ERR_UNAUTHORIZED : http == 403 ? KCTL_ERR_FORBIDDEN : KCTL_ERR_IO;
+    }
+    if (st) {
+        snprintf(full, sizeof full, "etcd: %s", msg[0] ? msg : "an error without a message");
+        kctl_api_status_set(st, (int)http, reason, full, NULL, NULL, NULL, NULL, 0);
+    }
+    return rc;
+}
+
+/* What a transport failure says in a Status. */
+static int kctl__etcd_fail(int rc, kctl_api_status *st) {
+    if (!st || rc == KCTL_OK) return rc;
+    kctl_api_status_set(st, rc == KCTL_ERR_TIMEOUT ? 504 : 503, rc == KCTL_ERR_TIMEOUT ? "Timeout" : "ServiceUnavailable",
+                        rc == KCTL_ERR_TIMEOUT ? "etcd: the request timed out" : "etcd: no endpoint answered", NULL, NULL, NULL, NULL, 0);
+    return rc;
+}
+
+static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st);
+
+/* POST a request and parse its JSON answer: OK, or the request's failure
+   with *st. A token the server no longer knows is renewed once. */
+static int kctl__etcd_call(kctl__etcd *e, int kind, const char *path, const char *body, size_t len, kctl__ejson *r, kctl_api_status *st) {
+    int rc, tries;
+    memset(r, 0, sizeof *r);
+    r->a = &e->http.a;
+    for (tries = 0; tries < 2; tries++) {
+        if ((rc = kctl__http_post(&e->http, kind, path, body, len, NULL, &r->res)) != KCTL_OK) return kctl__etcd_fail(rc, st);
+        if (r->res.code == 200) break;
+        if (r->res.code == 401 && e->user && tries == 0 && strstr(r->res.body.p ? r->res.body.p : "", "invalid auth token")) {
+            kctl__hbuf_free(&r->res.body);
+            if ((rc = kctl__etcd_auth(e, st)) != KCTL_OK) return rc;
+            continue;
+        }
+        rc = kctl__etcd_error(r->res.code, r->res.body.p ? r->res.body.p : "", r->res.body.len, &e->http.a, st);
+        kctl__hbuf_free(&r->res.body);
+        return rc;
+    }
+    if (r->res.code != 200) {
+        kctl__hbuf_free(&r->res.body);
+        return kctl__etcd_fail(KCTL_ERR_UNAUTHORIZED, st);
+    }
+    if ((rc = kctl__ejson_parse(r, r->res.body.p ? r->res.body.p : "", r->res.body.len)) != KCTL_OK) {
+        kctl__ejson_free(r);
+        if (st) kctl_api_status_set(st, 502, "InternalError", "etcd: an answer that is no JSON object", NULL, NULL, NULL, NULL, 0);
+        return rc;
+    }
+    return KCTL_OK;
+}
+
+static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st) {
+    kctl_jw w;
+    kctl__hres res;
+    kctl__ejson r;
+    const char *text;
+    char token[512];
+    size_t n;
+    int rc;
+    kctl_jw_init_growable(&w, &e->http.a);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "name");
+    kctl_jw_string(&w, e->user);
+    kctl_jw_key(&w, "password");
+    kctl_jw_string(&w, e->password ? e->password : "");
+    kctl_jw_object_end(&w);
+    if ((rc = kctl_jw_finish(&w, &text, &n)) != KCTL_OK) {
+        kctl_jw_free(&w);
+        return rc;
+    }
+    kctl__hmutex_lock(&e->http.mu); /* the old token must not go with this request */
+    kctl__http_free(&e->http.a, e->http.auth);
+    e->http.auth = NULL;
+    kctl__hmutex_unlock(&e->http.mu);
+    rc = kctl__http_post(&e->http, KCTL__HTTP_READ, "/v3/auth/authenticate", text, n, NULL, &res);
+    kctl_jw_free(&w); /* the password's copy: gone */
+    if (rc != KCTL_OK) return kctl__etcd_fail(rc, st);
+    memset(&r, 0, sizeof r);
+    r.a = &e->http.a;
+    if (res.code != 200) {
+        rc = kctl__etcd_error(res.code, res.body.p ? res.body.p : "", res.body.len, &e->http.a, st);
+        kctl__hbuf_free(&res.body);
+        return rc == KCTL_ERR_INVALID_ARG ? KCTL_ERR_UNAUTHORIZED : rc; /* a wrong password is 400 there */
+    }
+    r.res = res;
+    if ((rc = kctl__ejson_parse(&r, res.body.p ? res.body.p : "", res.body.len)) != KCTL_OK ||
+        !*kctl__ejson_str(&r.j, 0, "token", token, sizeof token)) {
+        kctl__ejson_free(&r);
+        if (st) kctl_api_status_set(st, 502, "InternalError", "etcd: authenticate answered no token", NULL, NULL, NULL, NULL, 0);
+        return rc == KCTL_OK ? KCTL_ERR_PROTO : rc;
+    }
+    kctl__ejson_free(&r);
+    {
+        kctl__hbuf h;
+        kctl__hbuf_init(&h, &e->http.a, sizeof token + 32);
+        kctl__hbuf_str(&h, "Authorization: ");
+        kctl__hbuf_str(&h, token); /* raw: etcd takes no "Bearer" */
+        if (h.err) return h.err;
+        kctl__hmutex_lock(&e->http.mu);
+        kctl__http_free(&e->http.a, e->http.auth);
+        e->http.auth = h.p;
+        kctl__hmutex_unlock(&e->http.mu);
+        kctl__hmutex_lock(&e->mu);
+        e->n_reauths++;
+        kctl__hmutex_unlock(&e->mu);
+    }
+    return KCTL_OK;
+}
+
+/* ---- objects: a kv of a range or an event, as the object it holds at its mod_revision */
+static int kctl__etcd_kv_obj(kctl__etcd *e, const kctl_json *j, uint32_t kv, const char *rv_override, kctl_obj **out) {
+    uint32_t v = kctl_json_member(j, kv, "value");
+    const char *raw;
+    size_t n;
+    unsigned char *doc;
+    long dn;
+    char rv[24];
+    int rc;
+    *out = NULL;
+    if (kctl_json_type_of(j, v) != KCTL_JSON_STRING || kctl_json_raw(j, v, &raw, &n) != KCTL_OK || n < 2) return KCTL_ERR_PROTO;
+    raw++; /* the quotes */
+    n -= 2;
+    if (!(doc = (unsigned char *)kctl__http_alloc(&e->http.a, n / 4 * 3 + 4))) return KCTL_ERR_NOMEM;
+    if ((dn = kctl__b64_decode(raw, n, doc)) < 0) {
+        kctl__http_free(&e->http.a, doc);
+        return KCTL_ERR_PROTO;
+    }
+    snprintf(rv, sizeof rv, "%llu", (unsigned long long)kctl__ejson_u64(j, kv, "mod_revision"));
+    rc = kctl_apisrv_parse_at((const char *)doc, (size_t)dn, rv_override ? rv_override : rv, &e->obj_opts, out);
+    kctl__http_free(&e->http.a, doc);
+    return rc == KCTL_ERR_INVALID_ARG ? KCTL_ERR_PROTO : rc;
+}
+
+/* A request body of one member whose value is base64 of a key. */
+static void kctl__etcd_jw_b64(kctl_jw *w, const char *name, const char *s, size_t n, const kctl_allocator *a) {
+    kctl__hbuf b;
+    kctl__hbuf_init(&b, a, (size_t)-1 / 2);
+    kctl__hbuf_b64(&b, (const unsigned char *)s, n);
+    kctl_jw_key(w, name);
+    if (b.err) kctl_jw_raw(w, "", 0); /* marks the writer's error */
+    else kctl_jw_string_n(w, b.p ? b.p : "", b.len);
+    kctl__hbuf_free(&b);
+}
+
+/* The key one past every key with prefix p (etcd's prefix range_end). */
+static void kctl__etcd_range_end(kctl__hbuf *end, const char *p, size_t n) {
+    kctl__hbuf_put(end, p, n);
+    if (!end->err && n) end->p[n - 1] = (char)(end->p[n - 1] + 1);
+}
+
+/* A range request body: [key, range_end) at revision rev (0: now), at most limit keys (0: all). */
+static int kctl__etcd_range_body(kctl__etcd *e, const char *key, size_t klen, const char *end, size_t elen, uint64_t rev,
+                                 uint32_t limit, kctl_jw *w) {
+    char num[24];
+    kctl_jw_init_growable(w, &e->http.a);
+    kctl_jw_object_begin(w);
+    kctl__etcd_jw_b64(w, "key", key, klen, &e->http.a);
+    if (end) kctl__etcd_jw_b64(w, "range_end", end, elen, &e->http.a);
+    if (limit) { snprintf(num, sizeof num, "%u", (unsigned)limit); kctl_jw_key(w, "limit"); kctl_jw_string(w, num); }
+    if (rev) { snprintf(num, sizeof num, "%llu", (unsigned long long)rev); kctl_jw_key(w, "revision"); kctl_jw_string(w, num); }
+    kctl_jw_object_end(w);
+    return w->err;
+}
+
+static int kctl__etcd_check_res(const kctl_resource *res, kctl_api_status *st) {
+    if (!res || !res->resource || !kctl__etcd_seg_ok(res->resource, false) || !kctl__etcd_seg_ok(res->group, true) ||
+        !kctl__etcd_seg_ok(res->ns, true)) {
+        if (st) kctl_api_status_set(st, 400, "BadRequest", "the resource's group, resource or namespace is not valid", NULL, NULL, NULL, NULL, 0);
+        return KCTL_ERR_INVALID_ARG;
+    }
+    return KCTL_OK;
+}
+
+/* The object at res/ns/name, or NULL (NOT_FOUND), as a reference. */
+static int kctl__etcd_read(kctl__etcd *e, const kctl_resource *res, const char *ns, const char *name, kctl_obj **out, kctl_api_status *st) {
+    kctl__hbuf key;
+    kctl_jw w;
+    kctl__ejson r;
+    const char *text;
+    size_t n;
+    uint32_t kvs;
+    int rc;
+    *out = NULL;
+    kctl__hbuf_init(&key, &e->http.a, 8192);
+    kctl__etcd_key(e, res, ns, name, &key);
+    if ((rc = key.err) == KCTL_OK && (rc = kctl__etcd_range_body(e, key.p, key.len, NULL, 0, 0, 0, &w)) == KCTL_OK &&
+        (rc = kctl_jw_finish(&w, &text, &n)) == KCTL_OK &&
+        (rc = kctl__etcd_call(e, KCTL__HTTP_READ, "/v3/kv/range", text, n, &r, st)) == KCTL_OK) {
+        kvs = kctl_json_member(&r.j, 0, "kvs");
+        if (kctl_json_type_of(&r.j, kvs) == KCTL_JSON_ARRAY && r.toks[kvs].size > 0) rc = kctl__etcd_kv_obj(e, &r.j, kvs + 1, NULL, out);
+        else rc = KCTL_ERR_NOT_FOUND;
+        kctl__ejson_free(&r);
+    }
+    if (key.err == KCTL_OK) kctl_jw_free(&w);
+    kctl__hbuf_free(&key);
+    return rc;
+}
+
+static int kctl__etcd_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    kctl__etcd *e = (kctl__etcd *)self;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if ((rc = kctl__etcd_check_res(res, st)) != KCTL_OK) return rc;
+    if (!name || !kctl__etcd_seg_ok(name, false)) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name ? name : "", st);
+    rc = kctl__etcd_read(e, res, res->ns, name, out, st);
+    if (rc == KCTL_ERR_NOT_FOUND) kctl_apisrv_refuse(rc, res, name, st);
+    return rc;
+}
+
+/* ---- list: one range at one revision, paged; selectors here */
+static int kctl__etcd_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
+    kctl__etcd *e = (kctl__etcd *)self;
+    kctl_selector *sel = NULL;
+    kctl__hbuf root, end, start;
+    uint64_t rev = 0;
+    uint32_t limit = opts ? opts->limit : 0;
+    size_t cap = 0;
+    int rc;
+    bool more = true;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    out->items.allocator = e->http.a;
+    if ((rc = kctl__etcd_check_res(res, st)) != KCTL_OK) return rc;
+    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &e->http.a, &sel)) != KCTL_OK) {
+        if (rc == KCTL_ERR_INVALID_ARG && st) kctl_api_status_set(st, 400, "BadRequest", "the label or field selector is not valid", NULL, NULL, NULL, NULL, 0);
+        return rc;
+    }
+    kctl__hbuf_init(&root, &e->http.a, 8192);
+    kctl__hbuf_init(&end, &e->http.a, 8192);
+    kctl__hbuf_init(&start, &e->http.a, 8192);
+    kctl__etcd_key(e, res, res->ns, NULL, &root);
+    kctl__etcd_range_end(&end, root.p ? root.p : "", root.len);
+    kctl__hbuf_put(&start, root.p ? root.p : "", root.len);
+    if (opts && opts->continue_token && *opts->continue_token) { /* "<revision>:<the last key after the root>" */
+        const char *p = opts->continue_token, *colon = strchr(p, ':');
+        char *ep;
+        unsigned long long v = strtoull(p, &ep, 10);
+        if (!colon || ep != colon || v == 0) {
+            rc = KCTL_ERR_INVALID_ARG;
+            if (st) kctl_api_status_set(st, 400, "BadRequest", "the continue token is not one this store gave", NULL, NULL, NULL, NULL, 0);
+            goto out;
+        }
+        rev = v;
+        kctl__hbuf_str(&start, colon + 1);
+        kctl__hbuf_put(&start, "", 1); /* the key after it: + "\0" */
+    }
+    if ((rc = root.err ? root.err : end.err ? end.err : start.err) != KCTL_OK) goto out;
+    while (more && rc == KCTL_OK) {
+        kctl_jw w;
+        kctl__ejson r;
+        const char *text;
+        size_t n;
+        uint32_t want = e->list_chunk, kvs, i, k;
+        if (limit && !sel && limit - (uint32_t)out->items.count < want) want = limit - (uint32_t)out->items.count;
+        if ((rc = kctl__etcd_range_body(e, start.p, start.len, end.p, end.len, rev, want, &w)) != KCTL_OK ||
+            (rc = kctl_jw_finish(&w, &text, &n)) != KCTL_OK) {
+            kctl_jw_free(&w);
+            break;
+        }
+        rc = kctl__etcd_call(e, KCTL__HTTP_READ, "/v3/kv/range", text, n, &r, st);
+        kctl_jw_free(&w);
+        if (rc == KCTL_ERR_GONE && st && opts && opts->continue_token && *opts->continue_token)
+            kctl_api_status_set(st, 410, "Expired", "The provided continue parameter is too old to display a consistent list result. "
+                                "You can start a new list without the continue parameter.", NULL, NULL, NULL, NULL, 0);
+        if (rc != KCTL_OK) break;
+        if (!rev) rev = kctl__ejson_u64(&r.j, 0, "header.revision");
+        more = kctl_json_type_of(&r.j, kctl_json_member(&r.j, 0, "more")) == KCTL_JSON_TRUE;
+        kvs = kctl_json_member(&r.j, 0, "kvs");
+        if (kctl_json_type_of(&r.j, kvs) != KCTL_JSON_ARRAY) { kctl__ejson_free(&r); break; }
+        for (i = kvs + 1, k = 0; rc == KCTL_OK && k < r.toks[kvs].size; k++, i += r.toks[i].skip) {
+            kctl_obj *o = NULL;
+            char kb[1024];
+            size_t kn = 0;
+            long dn;
+            const char *raw;
+            size_t rn;
+            /* the key, for the next request or a continue token */
+            if (kctl_json_raw(&r.j, kctl_json_member(&r.j, i, "key"), &raw, &rn) != KCTL_OK || rn < 2 || rn - 2 > sizeof kb / 4 * 3 - 4 ||
+                (dn = kctl__b64_decode(raw + 1, rn - 2, (unsigned char *)kb)) < 0) {
+                rc = KCTL_ERR_PROTO;
+                break;
+            }
+            kn = (size_t)dn;
+            start.len = 0;
+            kctl__hbuf_put(&start, kb, kn);
+            kctl__hbuf_put(&start, "", 1);
+            if ((rc = kctl__etcd_kv_obj(e, &r.j, i, NULL, &o)) != KCTL_OK) break;
+            if (!kctl_selector_matches(sel, o)) { kctl_obj_unref(o); continue; }
+            if (out->items.count == cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                kctl_obj **ni = (kctl_obj **)kctl__http_alloc(&e->http.a, nc * sizeof *ni);
+                if (!ni) { kctl_obj_unref(o); rc = KCTL_ERR_NOMEM; break; }
+                if (out->items.count) memcpy(ni, out->items.items, out->items.count * sizeof *ni);
+                kctl__http_free(&e->http.a, out->items.items);
+                out->items.items = ni;
+                cap = nc;
+            }
+            out->items.items[out->items.count++] = o;
+            if (limit && out->items.count == limit) { /* the page is full: continue after this key */
+                if (more || k + 1 < r.toks[kvs].size) {
+                    if (kn < root.len || kn - root.len + 24 >= sizeof out->continue_token) { rc = KCTL_ERR_TOO_LARGE; break; }
+                    snprintf(out->continue_token, sizeof out->continue_token, "%llu:%.*s", (unsigned long long)rev,
+                             (int)(kn - root.len), kb + root.len);
+                }
+                more = false;
+                break;
+            }
+        }
+        kctl__ejson_free(&r);
+        if (start.err) rc = start.err;
+    }
+    if (rc == KCTL_OK) snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)rev);
+out:
+    if (rc != KCTL_OK) {
+        kctl_list_result_free(out);
+        out->continue_token[0] = '\0';
+    }
+    kctl__hbuf_free(&root);
+    kctl__hbuf_free(&end);
+    kctl__hbuf_free(&start);
+    kctl_selector_free(sel);
+    return rc;
+}
+
+/* ---- writes: decided by the API-server rules, made by a transaction on
+   the version read */
+typedef struct kctl__elook {
+    kctl__etcd *e;
+    const kctl_resource *res;
+    kctl_obj *seen[12];      /* what lookups read (kept alive for the decision) */
+    size_t n;
+    int err;                 /* a lookup that could not read */
+    kctl_api_status st;
+} kctl__elook;
+
+static const kctl_obj *kctl__etcd_lookup(const char *ns, const char *name, void *user_data) {
+    kctl__elook *l = (kctl__elook *)user_data;
+    kctl_obj *o = NULL;
+    int rc;
+    if (l->err || l->n == sizeof l->seen / sizeof l->seen[0] || !kctl__etcd_seg_ok(name, false) || !kctl__etcd_seg_ok(ns, true)) return NULL;
+    rc = kctl__etcd_read(l->e, l->res, ns, name, &o, &l->st);
+    if (rc == KCTL_ERR_NOT_FOUND) return NULL;
+    if (rc != KCTL_OK) {
+        l->err = rc; /* the decision is not made on a guess */
+        return NULL;
+    }
+    l->seen[l->n++] = o;
+    return o;
+}
+
+static void kctl__etcd_uid(kctl__etcd *e, char out[40]) {
+    uint64_t a, b;
+    kctl__hmutex_lock(&e->mu); /* xorshift128+ */
+    {
+        uint64_t s1 = e->rng[0];
+        const uint64_t s0 = e->rng[1];
+        e->rng[0] = s0;
+        s1 ^= s1 << 23;
+        e->rng[1] = s1 ^ s0 ^ (s1 >> 17) ^ (s0 >> 26);
+        a = e->rng[1] + s0;
+        s1 = e->rng[0];
+        e->rng[0] = e->rng[1];
+        s1 ^= s1 << 23;
+        e->rng[1] = s1 ^ e->rng[0] ^ (s1 >> 17) ^ (e->rng[0] >> 26);
+        b = e->rng[1] + e->rng[0];
+    }
+    kctl__hmutex_unlock(&e->mu);
+    a = (a & ~UINT64_C(0xf000)) | UINT64_C(0x4000);                  /* version 4 */
+    b = (b & ~(UINT64_C(3) << 62)) | (UINT64_C(2) << 62);             /* variant 10 */
+    snprintf(out, 40, "%08llx-%04llx-%04llx-%04llx-%012llx", (unsigned long long)(a >> 32), (unsigned long long)((a >> 16) & 0xffff),
+             (unsigned long long)(a & 0xffff), (unsigned long long)(b >> 48), (unsigned long long)(b & UINT64_C(0xffffffffffff)));
+}
+
+/* The txn for a decision: compare the key's version with the one read
+   (create: that there is none), then put the document (or delete the
+   key); on a lost race, read the key in the same round trip. *won: the
+   compare held; *rev: the revision the write made. */
+static int kctl__etcd_txn(kctl__etcd *e, const char *key, size_t klen, uint64_t cur_rev, bool remove, const char *doc, size_t dlen,
+                          bool *won, uint64_t *rev, kctl_api_status *st) {
+    kctl_jw w;
+    kctl__ejson r;
+    const char *text;
+    size_t n;
+    char num[24];
+    int rc;
+    *won = false;
+    *rev = 0;
+    kctl_jw_init_growable(&w, &e->http.a);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "compare");
+    kctl_jw_array_begin(&w);
+    kctl_jw_object_begin(&w);
+    kctl__etcd_jw_b64(&w, "key", key, klen, &e->http.a);
+    kctl_jw_key(&w, "target");
+    kctl_jw_string(&w, cur_rev ? "MOD" : "CREATE");
+    kctl_jw_key(&w, "result");
+    kctl_jw_string(&w, "EQUAL");
+    snprintf(num, sizeof num, "%llu", (unsigned long long)cur_rev);
+    kctl_jw_key(&w, cur_rev ? "mod_revision" : "create_revision");
+    kctl_jw_string(&w, num);
+    kctl_jw_object_end(&w);
+    kctl_jw_array_end(&w);
+    kctl_jw_key(&w, "success");
+    kctl_jw_array_begin(&w);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, remove ? "request_delete_range" : "request_put");
+    kctl_jw_object_begin(&w);
+    kctl__etcd_jw_b64(&w, "key", key, klen, &e->http.a);
+    if (!remove) kctl__etcd_jw_b64(&w, "value", doc, dlen, &e->http.a);
+    kctl_jw_object_end(&w);
+    kctl_jw_object_end(&w);
+    kctl_jw_array_end(&w);
+    kctl_jw_key(&w, "failure");
+    kctl_jw_array_begin(&w);
+    kctl_jw_object_begin(&w);
+    kctl_jw_key(&w, "request_range");
+    kctl_jw_object_begin(&w);
+    kctl__etcd_jw_b64(&w, "key", key, klen, &e->http.a);
+    kctl_jw_object_end(&w);
+    kctl_jw_object_end(&w);
+    kctl_jw_array_end(&w);
+    kctl_jw_object_end(&w);
+    if ((rc = kctl_jw_finish(&w, &text, &n)) == KCTL_OK && (rc = kctl__etcd_call(e, KCTL__HTTP_WRITE, "/v3/kv/txn", text, n, &r, st)) == KCTL_OK) {
+        *won = kctl_json_type_of(&r.j, kctl_json_member(&r.j, 0, "succeeded")) == KCTL_JSON_TRUE;
+        *rev = kctl__ejson_u64(&r.j, 0, "header.revision");
+        kctl__ejson_free(&r);
+    }
+    kctl_jw_free(&w);
+    return rc;
+}
+
+/* Whether a request carries a resourceVersion precondition of its own (a
+   race lost to another writer is then CONFLICT; without one the write is
+   decided again on the new version, as the API server's GuaranteedUpdate). */
+static bool kctl__etcd_has_precondition(const kctl_apisrv_req *req) {
+    char rv[KCTL_RV_MAX];
+    if (req->apply) return false;
+    if (req->verb == KCTL_VERB_REMOVE) return req->del && req->del->resource_version && *req->del->resource_version;
+    return req->json && kctl_json_get_string(req->json, req->len, "metadata.resourceVersion", rv, sizeof rv, NULL) == KCTL_OK && rv[0];
+}
+
+static int kctl__etcd_write(kctl__etcd *e, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st) {
+    bool pre = kctl__etcd_has_precondition(req);
+    int attempt, rc = KCTL_OK;
+    if (out) *out = NULL;
+    if ((rc = kctl__etcd_check_res(req->res, st)) != KCTL_OK) return rc;
+    for (attempt = 0; attempt < 8; attempt++) {
+        kctl__elook look;
+        kctl_apisrv_decision d;
+        kctl_jw w;
+        kctl_obj *made = NULL;
+        kctl__hbuf key;
+        char uid[40], now[32];
+        uint64_t cur_rev = 0, rev = 0;
+        bool won = false;
+        size_t i;
+        memset(&look, 0, sizeof look);
+        look.e = e;
+        look.res = req->res;
+        look.st.allocator = e->http.a;
+        kctl__etcd_uid(e, uid);
+        kctl_apisrv_now(now);
+        req->lookup = kctl__etcd_lookup;
+        req->lookup_user_data = &look;
+        req->uid = uid;
+        req->now = now;
+        req->rv = NULL; /* etcd keeps the version outside the document */
+        req->name_seed = ((uint64_t)uid[0] << 56) ^ (uint64_t)(uintptr_t)&look ^ (uint64_t)attempt;
+        req->allocator = e->http.a;
+        req->limits = e->obj_opts.limits;
+        kctl_jw_init_growable(&w, &e->http.a);
+        kctl__hbuf_init(&key, &e->http.a, 8192);
+        rc = kctl_apisrv_decide(req, &w, &d, st);
+        if (look.err) { /* a read failed: that is the answer, not the rules' */
+            rc = look.err;
+            if (st) kctl_api_status_set(st, look.st.code, look.st.reason, look.st.message, NULL, NULL, NULL, NULL, 0);
+        }
+        if (rc == KCTL_OK && d.outcome == KCTL_APISRV_UNCHANGED) {
+            if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
+        } else if (rc == KCTL_OK) {
+            const kctl_obj *target = d.cur;
+            if (w.len && (rc = kctl_obj_parse(w.buf, w.len, &e->obj_opts, &made)) != KCTL_OK && rc == KCTL_ERR_PROTO) rc = KCTL_ERR_INVALID_ARG;
+            if (!target) target = made;
+            if (rc == KCTL_OK && target) {
+                kctl__etcd_key(e, req->res, kctl_obj_namespace(target), kctl_obj_name(target), &key);
+                if (d.cur && !kctl_obj_resource_version_u64(d.cur, &cur_rev)) rc = KCTL_ERR_PROTO;
+                if (rc == KCTL_OK) rc = key.err;
+                if (rc == KCTL_OK)
+                    rc = kctl__etcd_txn(e, key.p, key.len, cur_rev, d.outcome == KCTL_APISRV_REMOVE, w.buf, w.len, &won, &rev, st);
+            }
+            if (rc == KCTL_OK && !won) { /* another writer came first */
+                if (!d.cur) rc = kctl_apisrv_refuse(KCTL_ERR_EXISTS, req->res, made ? kctl_obj_name(made) : "", st);
+                else if (pre) rc = kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, kctl_obj_name(d.cur), st);
+                else rc = KCTL_ERR_AGAIN; /* decide again on what is there now */
+            } else if (rc == KCTL_OK && out) {
+                char rvs[24];
+                snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)rev);
+                if (d.outcome == KCTL_APISRV_REMOVE) { /* the object is gone; an update that ended it is answered at its old version */
+                    *out = made;
+                    made = NULL;
+                } else {
+                    rc = kctl_apisrv_parse_at(w.buf, w.len, rvs, &e->obj_opts, out);
+                }
+            }
+        }
+        kctl_obj_unref(made);
+        kctl_jw_free(&w);
+        kctl__hbuf_free(&key);
+        for (i = 0; i < look.n; i++) kctl_obj_unref(look.seen[i]);
+        kctl_api_status_clear(&look.st);
+        if (rc != KCTL_ERR_AGAIN) return rc;
+        kctl__hmutex_lock(&e->mu);
+        e->n_retries++;
+        kctl__hmutex_unlock(&e->mu);
+    }
+    return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, "", st); /* lost every race: the caller retries later */
+}
+
+static int kctl__etcd_doc_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                kctl_api_status *st) {
+    kctl_apisrv_req req;
+    if (out) *out = NULL;
+    if (!res || !json) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = verb;
+    req.res = res;
+    req.json = json;
+    req.len = len == KCTL_NTS ? strlen(json) : len;
+    return kctl__etcd_write((kctl__etcd *)self, &req, out, st);
+}
+
+static int kctl__etcd_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__etcd_doc_write(self, KCTL_VERB_CREATE, res, json, len, out, st);
+}
+static int kctl__etcd_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__etcd_doc_write(self, KCTL_VERB_UPDATE, res, json, len, out, st);
+}
+static int kctl__etcd_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__etcd_doc_write(self, KCTL_VERB_UPDATE_STATUS, res, json, len, out, st);
+}
+
+static int kctl__etcd_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
+                            kctl_obj **out, kctl_api_status *st) {
+    kctl_apisrv_req req;
+    if (out) *out = NULL;
+    if (!res || !name || !patch) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = KCTL_VERB_PATCH;
+    req.res = res;
+    req.name = name;
+    req.json = patch;
+    req.len = len == KCTL_NTS ? strlen(patch) : len;
+    req.patch_flags = flags;
+    return kctl__etcd_write((kctl__etcd *)self, &req, out, st);
+}
+
+static int kctl__etcd_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                             kctl_api_status *st) {
+    kctl_apisrv_req req;
+    if (out) *out = NULL;
+    if (!res || !name) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = KCTL_VERB_REMOVE;
+    req.res = res;
+    req.name = name;
+    req.del = opts;
+    return kctl__etcd_write((kctl__etcd *)self, &req, out, st);
+}
+
+/* ---- watch: a stream of etcd watch messages, one JSON object a line */
+typedef struct kctl__ewatch {
+    kctl__etcd *e;
+    kctl__hstream s;
+    kctl_resource res;        /* its strings in names[] */
+    char names[3][256];
+    kctl_selector *sel;
+    size_t root_len;          /* the key prefix every watched key has */
+    kctl_obj_list initial;    /* from "": the objects there at open, then the stream */
+    size_t initial_next;
+    uint64_t initial_rev;
+    kctl_event *q;            /* events of the last message, not handed out yet */
+    size_t qn, qhead, qcap;
+    int after;                /* a result due once the queue is empty (GONE, ...) */
+    kctl_api_status after_st;
+} kctl__ewatch;
+
+static void kctl__ewatch_qclear(kctl__ewatch *w) {
+    size_t i;
+    for (i = w->qhead; i < w->qn; i++) kctl_event_clear(&w->q[i]);
+    w->qn = w->qhead = 0;
+}
+
+static int kctl__ewatch_push(kctl__ewatch *w, int type, kctl_obj *obj, uint64_t rev) {
+    kctl_event *ev;
+    if (w->qn == w->qcap) {
+        size_t nc = w->qcap ? w->qcap * 2 : 16;
+        kctl_event *nq = (kctl_event *)kctl__http_alloc(&w->e->http.a, nc * sizeof *nq);
+        if (!nq) { kctl_obj_unref(obj); return KCTL_ERR_NOMEM; }
+        if (w->qn) memcpy(nq, w->q, w->qn * sizeof *nq);
+        kctl__http_free(&w->e->http.a, w->q);
+        w->q = nq;
+        w->qcap = nc;
+    }
+    ev = &w->q[w->qn++];
+    memset(ev, 0, sizeof *ev);
+    ev->type = type;
+    ev->obj = obj;
+    snprintf(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
+    return KCTL_OK;
+}
+
+/* An object for a key whose last state is unknown: its name and namespace. */
+static int kctl__ewatch_skeleton(kctl__ewatch *w, const kctl_json *j, uint32_t kv, const char *rv, kctl_obj **out) {
+    const char *raw;
+    size_t rn;
+    char key[1024], *name, *slash;
+    long dn;
+    kctl_jw jw;
+    const char *text;
+    size_t n;
+    int rc;
+    *out = NULL;
+    if (kctl_json_raw(j, kctl_json_member(j, kv, "key"), &raw, &rn) != KCTL_OK || rn < 2 || rn - 2 > sizeof key / 4 * 3 - 4 ||
+        (dn = kctl__b64_decode(raw + 1, rn - 2, (unsigned char *)key)) < 0 || (size_t)dn <= w->root_len)
+        return KCTL_ERR_PROTO;
+    key[dn] = '\0';
+    name = key + w->root_len;
+    slash = strchr(name, '/');
+    kctl_jw_init_growable(&jw, &w->e->http.a);
+    kctl_jw_object_begin(&jw);
+    kctl_jw_key(&jw, "metadata");
+    kctl_jw_object_begin(&jw);
+    kctl_jw_key(&jw, "name");
+    kctl_jw_string(&jw, slash ? slash + 1 : name);
+    if (slash) { kctl_jw_key(&jw, "namespace"); kctl_jw_string_n(&jw, name, (size_t)(slash - name)); }
+    kctl_jw_key(&jw, "resourceVersion");
+    kctl_jw_string(&jw, rv);
+    kctl_jw_object_end(&jw);
+    kctl_jw_object_end(&jw);
+    if ((rc = kctl_jw_finish(&jw, &text, &n)) == KCTL_OK) rc = kctl_obj_parse(text, n, &w->e->obj_opts, out);
+    kctl_jw_free(&jw);
+    return rc;
+}
+
+/* Turn one event of a watch message into what this watcher sees, as the
+   memstore's watches see it: selectors apply to the new and the previous
+   state (leaving is DELETED with the last matching state, entering ADDED). */
+static int kctl__ewatch_event(kctl__ewatch *w, const kctl_json *j, uint32_t ev) {
+    uint32_t kv = kctl_json_member(j, ev, "kv"), prev = kctl_json_member(j, ev, "prev_kv");
+    bool del = kctl_json_string_eq(j, kctl_json_member(j, ev, "type"), "DELETE");
+    uint64_t rev = kctl__ejson_u64(j, kv, "mod_revision");
+    char rv[24];
+    kctl_obj *now = NULL, *was = NULL;
+    int rc = KCTL_OK;
+    if (kctl_json_type_of(j, kv) != KCTL_JSON_OBJECT || !rev) return KCTL_ERR_PROTO;
+    snprintf(rv, sizeof rv, "%llu", (unsigned long long)rev);
+    if (del) { /* the last state, at the deletion's version */
+        if (kctl_json_type_of(j, prev) == KCTL_JSON_OBJECT) rc = kctl__etcd_kv_obj(w->e, j, prev, rv, &was);
+        else rc = kctl__ewatch_skeleton(w, j, kv, rv, &was);
+        if (rc != KCTL_OK) return rc;
+        if (w->sel && !kctl_selector_matches(w->sel, was)) { kctl_obj_unref(was); return KCTL_OK; }
+        return kctl__ewatch_push(w, KCTL_EVENT_DELETED, was, rev);
+    }
+    if ((rc = kctl__etcd_kv_obj(w->e, j, kv, NULL, &now)) != KCTL_OK) return rc;
+    if (!w->sel) return kctl__ewatch_push(w, kctl__ejson_u64(j, kv, "version") == 1 ? KCTL_EVENT_ADDED : KCTL_EVENT_MODIFIED, now, rev);
+    if (kctl_json_type_of(j, prev) == KCTL_JSON_OBJECT && (rc = kctl__etcd_kv_obj(w->e, j, prev, rv, &was)) != KCTL_OK) {
+        kctl_obj_unref(now);
+        return rc;
+    }
+    {
+        bool now_in = kctl_selector_matches(w->sel, now), was_in = was && kctl_selector_matches(w->sel, was);
+        if (now_in) {
+            kctl_obj_unref(was);
+            return kctl__ewatch_push(w, was_in || (!was && kctl__ejson_u64(j, kv, "version") > 1) ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED, now, rev);
+        }
+        kctl_obj_unref(now);
+        if (was_in) return kctl__ewatch_push(w, KCTL_EVENT_DELETED, was, rev); /* left the selection */
+        kctl_obj_unref(was);
+    }
+    return KCTL_OK;
+}
+
+/* One line of the stream: events queued, a bookmark, or a result. */
+static int kctl__ewatch_message(kctl__ewatch *w, const char *line, size_t n, kctl_api_status *st) {
+    kctl__ejson r;
+    uint32_t res, evs, i, k;
+    int rc;
+    memset(&r, 0, sizeof r);
+    r.a = &w->e->http.a;
+    if ((rc = kctl__ejson_parse(&r, line, n)) != KCTL_OK) {
+        kctl__ejson_free(&r);
+        return rc;
+    }
+    if (kctl_json_member(&r.j, 0, "error") != KCTL_JSON_NONE) { /* in-band: "no leader", "transport is closing" */
+        char msg[256], full[300];
+        kctl__ejson_str(&r.j, 0, "error.message", msg, sizeof msg);
+        snprintf(full, sizeof full, "etcd: %s", msg[0] ? msg : "the watch ended with an error");
+        if (st) kctl_api_status_set(st, 503, "ServiceUnavailable", full, NULL, NULL, NULL, NULL, 0);
+        kctl__ejson_free(&r);
+        return KCTL_ERR_IO;
+    }
+    res = kctl_json_member(&r.j, 0, "result");
+    if (kctl_json_type_of(&r.j, res) != KCTL_JSON_OBJECT) {
+        kctl__ejson_free(&r);
+        return KCTL_ERR_PROTO;
+    }
+    if (kctl_json_type_of(&r.j, kctl_json_member(&r.j, res, "canceled")) == KCTL_JSON_TRUE) {
+        uint64_t compact = kctl__ejson_u64(&r.j, res, "compact_revision");
+        char reason[256];
+        kctl__ejson_str(&r.j, res, "cancel_reason", reason, sizeof reason);
+        kctl__ejson_free(&r);
+        if (compact) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "too old resource version: the store is compacted to %llu", (unsigned long long)compact);
+            if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
+            return KCTL_ERR_GONE;
+        }
+        if (strstr(reason, "auth") || strstr(reason, "user name")) {
+            if (st) kctl_api_status_set(st, 401, "Unauthorized", "etcd: the watch was refused: not authenticated", NULL, NULL, NULL, NULL, 0);
+            return KCTL_ERR_UNAUTHORIZED;
+        }
+        if (st) kctl_api_status_set(st, 503, "ServiceUnavailable", "etcd: the watch was canceled", NULL, NULL, NULL, NULL, 0);
+        return KCTL_ERR_IO;
+    }
+    evs = kctl_json_member(&r.j, res, "events");
+    if (kctl_json_type_of(&r.j, evs) == KCTL_JSON_ARRAY) {
+        for (i = evs + 1, k = 0; rc == KCTL_OK && k < r.toks[evs].size; k++, i += r.toks[i].skip) rc = kctl__ewatch_event(w, &r.j, i);
+    } else if (kctl_json_type_of(&r.j, kctl_json_member(&r.j, res, "created")) != KCTL_JSON_TRUE) {
+        uint64_t rev = kctl__ejson_u64(&r.j, res, "header.revision"); /* a progress notification: everything up to rev was sent */
+        if (rev) rc = kctl__ewatch_push(w, KCTL_EVENT_BOOKMARK, NULL, rev);
+    }
+    kctl__ejson_free(&r);
+    return rc;
+}
+
+static void kctl__etcd_watch_close(void *self, kctl_watch *watch) {
+    kctl__ewatch *w = (kctl__ewatch *)watch;
+    (void)self;
+    if (!w) return;
+    kctl__hstream_close(&w->s);
+    kctl__ewatch_qclear(w);
+    kctl__http_free(&w->e->http.a, w->q);
+    kctl_obj_list_free(&w->initial);
+    kctl_selector_free(w->sel);
+    kctl_api_status_clear(&w->after_st);
+    kctl__http_free(&w->e->http.a, w);
+}
+
+/* Open the stream at some endpoint and wait for its "created" message: OK,
+   or the failure (IO when no endpoint would take it, TIMEOUT for a version
+   the store has not reached, the server's error). */
+static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *st) {
+    kctl__etcd *e = w->e;
+    kctl__hbuf root, end;
+    kctl_jw jw;
+    const char *text;
+    size_t n, k, start;
+    char num[24];
+    int rc;
+    kctl__hbuf_init(&root, &e->http.a, 8192);
+    kctl__hbuf_init(&end, &e->http.a, 8192);
+    kctl__etcd_key(e, &w->res, w->res.ns, NULL, &root);
+    kctl__etcd_range_end(&end, root.p ? root.p : "", root.len);
+    w->root_len = root.len - (w->res.ns && *w->res.ns ? strlen(w->res.ns) + 1 : 0);
+    kctl_jw_init_growable(&jw, &e->http.a);
+    kctl_jw_object_begin(&jw);
+    kctl_jw_key(&jw, "create_request");
+    kctl_jw_object_begin(&jw);
+    kctl__etcd_jw_b64(&jw, "key", root.p ? root.p : "", root.len, &e->http.a);
+    kctl__etcd_jw_b64(&jw, "range_end", end.p ? end.p : "", end.len, &e->http.a);
+    snprintf(num, sizeof num, "%llu", (unsigned long long)from);
+    kctl_jw_key(&jw, "start_revision");
+    kctl_jw_string(&jw, num);
+    kctl_jw_key(&jw, "progress_notify");
+    kctl_jw_bool(&jw, true);
+    kctl_jw_key(&jw, "prev_kv");
+    kctl_jw_bool(&jw, true);
+    kctl_jw_object_end(&jw);
+    kctl_jw_object_end(&jw);
+    rc = root.err ? root.err : end.err ? end.err : kctl_jw_finish(&jw, &text, &n);
+    kctl__hmutex_lock(&e->http.mu);
+    start = e->http.cur;
+    kctl__hmutex_unlock(&e->http.mu);
+    for (k = 0; rc == KCTL_OK && k < e->http.nep; k++) {
+        size_t ep = (start + k) % e->http.nep;
+        const char *line;
+        size_t ln;
+        if ((rc = kctl__hstream_open(&e->http, ep, "/v3/watch", text, n, "Grpc-Metadata-hasleader: true", &w->s)) != KCTL_OK) break;
+        rc = kctl__hstream_line(&w->s, (uint64_t)e->http.timeout_ms, &line, &ln);
+        if (rc == KCTL_OK && w->s.code == 200) {
+            kctl__ejson r;
+            memset(&r, 0, sizeof r);
+            r.a = &e->http.a;
+            if ((rc = kctl__ejson_parse(&r, line, ln)) == KCTL_OK) {
+                uint32_t res = kctl_json_member(&r.j, 0, "result");
+                uint64_t now = kctl__ejson_u64(&r.j, res, "header.revision");
+                if (kctl_json_type_of(&r.j, kctl_json_member(&r.j, res, "canceled")) == KCTL_JSON_TRUE ||
+                    kctl_json_type_of(&r.j, kctl_json_member(&r.j, res, "created")) != KCTL_JSON_TRUE) {
+                    kctl__ejson_free(&r);
+                    rc = kctl__ewatch_message(w, line, ln, st); /* refused at once: the reason */
+                    if (rc == KCTL_OK) rc = KCTL_ERR_PROTO;
+                } else if (from > now + 1) { /* Kubernetes' "too large resource version" */
+                    char msg[112];
+                    snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)(from - 1),
+                             (unsigned long long)now);
+                    if (st) kctl_api_status_set(st, 504, "Timeout", msg, NULL, NULL, NULL, NULL, 0);
+                    rc = KCTL_ERR_TIMEOUT;
+                }
+            }
+            kctl__ejson_free(&r);
+            if (rc == KCTL_OK) {
+                kctl__hmutex_lock(&e->http.mu);
+                e->http.cur = ep;
+                kctl__hmutex_unlock(&e->http.mu);
+                kctl__hmutex_lock(&e->mu);
+                e->n_watches++;
+                kctl__hmutex_unlock(&e->mu);
+                break;
+            }
+            kctl__hstream_close(&w->s);
+            break; /* the server's answer: no other endpoint would say otherwise */
+        }
+        if (w->s.done && w->s.code && w->s.code != 200) { /* an error answer */
+            size_t bn;
+            const char *b = kctl__hstream_rest(&w->s, &bn);
+            if (rc == KCTL_OK) { b = line; bn = w->s.buf.len - (size_t)(line - w->s.buf.p); }
+            rc = kctl__etcd_error(w->s.code, b, bn, &e->http.a, st);
+            kctl__hstream_close(&w->s);
+            if (rc != KCTL_ERR_IO) break;
+        } else {
+            if (rc == KCTL_ERR_AGAIN) rc = KCTL_ERR_TIMEOUT;
+            kctl__hstream_close(&w->s);
+            if (rc == KCTL_ERR_NOMEM || rc == KCTL_ERR_TOO_LARGE) break;
+            rc = kctl__etcd_fail(rc == KCTL_ERR_TIMEOUT ? rc : KCTL_ERR_IO, st);
+        }
+        kctl__hmutex_lock(&e->http.mu); /* no stream here: the next endpoint */
+        if (e->http.cur == ep) e->http.cur = (ep + 1) % e->http.nep;
+        e->http.n_failovers++;
+        kctl__hmutex_unlock(&e->http.mu);
+        if (k + 1 < e->http.nep) rc = KCTL_OK;
+    }
+    kctl_jw_free(&jw);
+    kctl__hbuf_free(&root);
+    kctl__hbuf_free(&end);
+    return rc;
+}
+
+static int kctl__etcd_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
+                                 kctl_api_status *st) {
+    kctl__etcd *e = (kctl__etcd *)self;
+    kctl__ewatch *w;
+    uint64_t from = 0;
+    const char *p;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if ((rc = kctl__etcd_check_res(res, st)) != KCTL_OK) return rc;
+    for (p = from_rv ? from_rv : ""; *p; p++) {
+        if (*p < '0' || *p > '9' || from > (UINT64_MAX - 9) / 10) {
+            if (st) kctl_api_status_set(st, 400, "BadRequest", "invalid resource version", NULL, NULL, NULL, NULL, 0);
+            return KCTL_ERR_INVALID_ARG;
+        }
+        from = from * 10 + (uint64_t)(*p - '0');
+    }
+    if (!(w = (kctl__ewatch *)kctl__http_alloc(&e->http.a, sizeof *w))) return KCTL_ERR_NOMEM;
+    memset(w, 0, sizeof *w);
+    w->e = e;
+    w->after_st.allocator = e->http.a;
+    snprintf(w->names[0], sizeof w->names[0], "%s", res->group ? res->group : "");
+    snprintf(w->names[1], sizeof w->names[1], "%s", res->resource);
+    snprintf(w->names[2], sizeof w->names[2], "%s", res->ns ? res->ns : "");
+    w->res.group = w->names[0];
+    w->res.version = res->version;
+    w->res.resource = w->names[1];
+    w->res.ns = w->names[2];
+    w->initial.allocator = e->http.a;
+    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &e->http.a, &w->sel)) != KCTL_OK) {
+        if (rc == KCTL_ERR_INVALID_ARG && st) kctl_api_status_set(st, 400, "BadRequest", "the label or field selector is not valid", NULL, NULL, NULL, NULL, 0);
+        kctl__etcd_watch_close(self, (kctl_watch *)w);
+        return rc;
+    }
+    if (!from_rv || !*from_rv) { /* from now, with the objects there now */
+        kctl_list_result l;
+        kctl_list_opts lo;
+        memset(&lo, 0, sizeof lo);
+        if (opts) { lo.label_selector = opts->label_selector; lo.field_selector = opts->field_selector; }
+        if ((rc = kctl__etcd_list(self, &w->res, &lo, &l, st)) != KCTL_OK) {
+            kctl__etcd_watch_close(self, (kctl_watch *)w);
+            return rc;
+        }
+        w->initial = l.items;
+        w->initial_rev = strtoull(l.resource_version, NULL, 10);
+        from = w->initial_rev;
+    }
+    if ((rc = kctl__ewatch_start(w, from + 1, st)) != KCTL_OK) {
+        kctl__etcd_watch_close(self, (kctl_watch *)w);
+        return rc;
+    }
+    *out = (kctl_watch *)w;
+    return KCTL_OK;
+}
+
+static int kctl__etcd_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
+    kctl__ewatch *w = (kctl__ewatch *)watch;
+    uint64_t until;
+    (void)self;
+    if (!w || !ev) return KCTL_ERR_INVALID_ARG;
+    memset(ev, 0, sizeof *ev);
+    if (w->initial_next < w->initial.count) { /* the objects there at open */
+        ev->type = KCTL_EVENT_ADDED;
+        ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
+        if (w->initial_next == w->initial.count) snprintf(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)w->initial_rev);
+        else snprintf(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
+        return KCTL_OK;
+    }
+    until = kctl__http_now_ms() + timeout_ns / 1000000u;
+    for (;;) {
+        const char *line;
+        size_t n;
+        uint64_t now;
+        int rc;
+        if (w->qhead < w->qn) {
+            *ev = w->q[w->qhead++];
+            if (w->qhead == w->qn) w->qhead = w->qn = 0;
+            return KCTL_OK;
+        }
+        if (w->after) {
+            if (st && w->after_st.code)
+                kctl_api_status_set(st, w->after_st.code, w->after_st.reason, w->after_st.message, NULL, NULL, NULL, NULL, 0);
+            return w->after;
+        }
+        now = kctl__http_now_ms();
+        rc = kctl__hstream_line(&w->s, until > now ? until - now : 0, &line, &n);
+        if (rc == KCTL_OK) {
+            rc = kctl__ewatch_message(w, line, n, &w->after_st);
+            if (rc != KCTL_OK) w->after = rc; /* after the events already queued */
+            continue;
+        }
+        if (rc == KCTL_ERR_AGAIN) return rc;
+        if (rc == KCTL_ERR_IO) { /* the stream ended or broke: watch again, from the next endpoint */
+            kctl__hmutex_lock(&w->e->http.mu);
+            if (w->e->http.cur == w->s.ep) { w->e->http.cur = (w->s.ep + 1) % w->e->http.nep; w->e->http.n_failovers++; }
+            kctl__hmutex_unlock(&w->e->http.mu);
+            if (st) kctl_api_status_set(st, 503, "ServiceUnavailable", "etcd: the watch stream ended", NULL, NULL, NULL, NULL, 0);
+        }
+        w->after = rc;
+    }
+}
+
+/* ---- the transport */
+static void kctl__etcd_destroy(void *self) {
+    kctl__etcd *e = (kctl__etcd *)self;
+    kctl_allocator a;
+    if (!e) return;
+    a = e->http.a;
+    kctl__http_deinit(&e->http);
+    kctl__http_free(&a, e->prefix);
+    kctl__http_free(&a, e->user);
+    if (e->password) { /* no copy of a credential outlives the transport */
+        volatile char *p = e->password;
+        while (*p) *p++ = 0;
+        kctl__http_free(&a, e->password);
+    }
+    kctl__hmutex_deinit(&e->mu);
+    kctl__http_free(&a, e);
+}
+
+static const kctl_transport_vtable kctl__etcd_vt = {
+    kctl__etcd_list, kctl__etcd_watch_open, kctl__etcd_watch_next, kctl__etcd_watch_close, kctl__etcd_get,
+    kctl__etcd_create, kctl__etcd_update, kctl__etcd_update_status, kctl__etcd_patch, kctl__etcd_remove, kctl__etcd_destroy
+};
+
+static uint64_t kctl__etcd_seed(void) {
+    uint64_t s = 0;
+    int fd = open("/dev/urandom", O_RDONLY);
+    if (fd >= 0) {
+        if (read(fd, &s, sizeof s) != (ssize_t)sizeof s) s = 0;
+        close(fd);
+    }
+    {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        s ^= (uint64_t)ts.tv_nsec * UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 32);
+    }
+    return s ? s : UINT64_C(0x853c49e6748fea9b);
+}
+
+KCTL_API int kctl_etcd_create(const kctl_etcd_desc *desc, kctl_transport *out) {
+    kctl_etcd_desc d = kctl_etcd_desc_init();
+    kctl__etcd *e;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!desc || !desc->endpoints || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    d.endpoints = desc->endpoints;
+    if (desc->prefix) d.prefix = desc->prefix;
+    d.username = desc->username;
+    d.password = desc->password;
+    d.tls = desc->tls;
+    if (desc->request_timeout_ns) d.request_timeout_ns = desc->request_timeout_ns;
+    if (desc->connect_timeout_ns) d.connect_timeout_ns = desc->connect_timeout_ns;
+    if (desc->max_message_bytes) d.max_message_bytes = desc->max_message_bytes;
+    if (desc->max_response_bytes) d.max_response_bytes = desc->max_response_bytes;
+    if (desc->list_chunk) d.list_chunk = desc->list_chunk;
+    d.obj_opts = desc->obj_opts;
+    d.allocator = desc->allocator;
+    if (!d.obj_opts.allocator.alloc_fn) d.obj_opts.allocator = d.allocator;
+    kctl__http_global_init();
+    if (!(e = (kctl__etcd *)kctl__http_alloc(&d.allocator, sizeof *e))) return KCTL_ERR_NOMEM;
+    memset(e, 0, sizeof *e);
+    if ((rc = kctl__http_init(&e->http, &d.allocator, d.endpoints, &d.tls)) != KCTL_OK || (rc = kctl__hmutex_init(&e->mu)) != KCTL_OK) {
+        kctl__http_deinit(&e->http);
+        kctl__http_free(&d.allocator, e);
+        return rc;
+    }
+    e->http.timeout_ms = (long)(d.request_timeout_ns / 1000000u ? d.request_timeout_ns / 1000000u : 1);
+    e->http.connect_ms = (long)(d.connect_timeout_ns / 1000000u ? d.connect_timeout_ns / 1000000u : 1);
+    e->http.max_msg = d.max_message_bytes;
+    e->http.max_resp = d.max_response_bytes;
+    e->list_chunk = d.list_chunk;
+    e->obj_opts = d.obj_opts;
+    e->rng[0] = kctl__etcd_seed();
+    e->rng[1] = kctl__etcd_seed() ^ UINT64_C(0xda942042e4dd58b5);
+    {
+        size_t pl = strlen(d.prefix);
+        while (pl && d.prefix[pl - 1] == '/') pl--;
+        e->prefix = kctl__http_strndup(&d.allocator, d.prefix, pl);
+    }
+    if (d.username) e->user = kctl__http_strndup(&d.allocator, d.username, strlen(d.username));
+    if (d.password) e->password = kctl__http_strndup(&d.allocator, d.password, strlen(d.password));
+    if (!e->prefix || (d.username && !e->user) || (d.password && !e->password)) {
+        kctl__etcd_destroy(e);
+        return KCTL_ERR_NOMEM;
+    }
+    if (e->user && (rc = kctl__etcd_auth(e, NULL)) != KCTL_OK) {
+        kctl__etcd_destroy(e);
+        return rc;
+    }
+    out->vt = &kctl__etcd_vt;
+    out->self = e;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out) {
+    kctl__etcd *e;
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!t || t->vt != &kctl__etcd_vt || !t->self) return;
+    e = (kctl__etcd *)t->self;
+    kctl__hmutex_lock(&e->http.mu);
+    out->requests = e->http.n_requests;
+    out->failovers = e->http.n_failovers;
+    kctl__hmutex_unlock(&e->http.mu);
+    kctl__hmutex_lock(&e->mu);
+    out->reauths = e->n_reauths;
+    out->watches = e->n_watches;
+    out->retries = e->n_retries;
+    kctl__hmutex_unlock(&e->mu);
+}
+
+#endif /* KCTL_HTTP_CURL_IMPLEMENTATION */
