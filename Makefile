@@ -122,10 +122,13 @@ bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
 # inputs go to a scratch copy of the corpus, never into the tree.
-FUZZERS := json selector merge_patch memstore_load apisrv
+FUZZERS := json selector merge_patch memstore_load apisrv etcd
 FUZZ_SECONDS ?= 120
 $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<
+# what kctl_http_curl.h reads from etcd (links libcurl)
+$(B)/fuzz-etcd: tests/fuzz_etcd.c kctl.h kctl_http_curl.h | $(B)
+	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< -lcurl
 fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
 	@for f in $(FUZZERS); do \
 	    rm -rf $(B)/corpus-$$f && mkdir -p $(B)/corpus-$$f && cp tests/fuzz_corpus/$$f/* $(B)/corpus-$$f/ && \

@@ -604,7 +604,7 @@ static size_t kctl__hstream_write(char *data, size_t size, size_t n, void *ud) {
 }
 
 static void kctl__hstream_close(kctl__hstream *s) {
-    if (!s) return;
+    if (!s || !s->h) return; /* never opened, or closed already */
     if (s->easy) {
         if (s->multi) curl_multi_remove_handle(s->multi, s->easy);
         curl_easy_cleanup(s->easy);
