@@ -82,9 +82,12 @@ tsan: $(B)/kt-tsan $(B)/edge_agent-tsan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan
 
 # The demo: an edge agent reconciling device configuration (about 10 s;
-# its store persists in build/edge-agent across runs).
-$(B)/edge_agent: kctl.h examples/edge_agent.c | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/edge_agent.c $(LIBS)
+# its store persists in build/edge-agent across runs). Where libcurl is
+# installed it can also run on an etcd cluster (--etcd).
+CURL_LIBS := $(shell curl-config --libs 2>/dev/null)
+AGENT_ETCD := $(if $(CURL_LIBS),-DEDGE_AGENT_ETCD,)
+$(B)/edge_agent: kctl.h kctl_http_curl.h examples/edge_agent.c | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) $(AGENT_ETCD) -o $@ examples/edge_agent.c $(LIBS) $(CURL_LIBS)
 $(B)/edge_agent-asan: kctl.h examples/edge_agent.c | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/edge_agent.c $(LIBS)
 $(B)/edge_agent-tsan: kctl.h examples/edge_agent.c | $(B)

@@ -24,10 +24,20 @@
     if not.
 
     usage: edge_agent [seconds (10)] [state-dir (build/edge-agent)]
+                      [--etcd URL[,URL...] [--prefix P] [--user U --password P]
+                       [--cacert FILE] [--cert FILE --key FILE] [--insecure]]
            (or EDGE_AGENT_SECONDS and EDGE_AGENT_STATE in the environment)
+
+    With --etcd the desired state lives in an etcd cluster instead of the
+    embedded store (kctl_http_curl.h; the Makefile builds that in when
+    libcurl is installed): the same agent, the same reconcile, one line
+    changed, the transport.
 */
 #define KCTL_IMPLEMENTATION
 #include "../kctl.h"
+#ifdef EDGE_AGENT_ETCD
+#include "../kctl_http_curl.h"
+#endif
 
 #include <dirent.h>
 #include <errno.h>
@@ -45,7 +55,8 @@ static const kctl_resource dc_res = { "edge.kctl.io", "v1", "deviceconfigs", "de
 
 static struct agent {
     char device_dir[512];
-    kctl_memstore *store;
+    kctl_memstore *store;                   /* the embedded store, or NULL on etcd */
+    kctl_transport t;                       /* the store, as every part of the agent uses it */
     kctl_clock clock;
     uint64_t t0;
     double seconds;
@@ -157,7 +168,7 @@ static int status_try(void *arg) {
     if (sw->attempt++ == 0) {
         rc = kctl_status_update(t, &dc_res, sw->ctx->obj, sw->text, sw->len, &written, NULL, NULL);
     } else {
-        if ((rc = t->vt->get(t->self, &dc_res, kctl_obj_name(sw->ctx->obj), &fresh, NULL)) != KCTL_OK) return rc;
+        if ((rc = kctl_transport_get(t, &dc_res, kctl_obj_name(sw->ctx->obj), &fresh, NULL)) != KCTL_OK) return rc;
         if (kctl_obj_generation(fresh) != kctl_obj_generation(sw->ctx->obj)) rc = KCTL_OK; /* a newer spec: its own reconcile reports */
         else rc = kctl_status_update(t, &dc_res, fresh, sw->text, sw->len, &written, NULL, NULL);
         kctl_obj_unref(fresh);
@@ -231,9 +242,22 @@ static kctl_reconcile_result reconcile(const kctl_reconcile_ctx *ctx) {
 
 /* -------------------------------------------------------------- operator */
 
+/* The owner's write: create, or replace what is there (the embedded
+   store's apply; on another store, create and else an update without a
+   version, the same effect). st says why it failed. */
+static int apply_desired(const char *json, size_t len, kctl_api_status *st) {
+    int rc;
+    if (g.store) return kctl_memstore_apply(g.store, &dc_res, json, len, NULL, st);
+    rc = kctl_transport_create(&g.t, &dc_res, json, len, NULL, st);
+    if (rc == KCTL_ERR_EXISTS) rc = kctl_transport_update(&g.t, &dc_res, json, len, NULL, st);
+    return rc;
+}
+
 static void edit(const char *name, const char *json) {
-    int rc = kctl_memstore_apply(g.store, &dc_res, json, strlen(json), NULL, NULL);
-    if (rc != KCTL_OK) say("operator: editing %s failed: %s", name, kctl_strerror(rc));
+    kctl_api_status st = { 0 };
+    int rc = apply_desired(json, strlen(json), &st);
+    if (rc != KCTL_OK) say("operator: editing %s failed: %s (%s)", name, kctl_strerror(rc), st.message ? st.message : "");
+    kctl_api_status_clear(&st);
 }
 
 static void *operator_main(void *arg) {
@@ -259,7 +283,7 @@ static void *operator_main(void *arg) {
                      "\"ntpServers\":[\"10.0.0.1\"],\"features\":{\"ssh\":true,\"telemetry\":true,\"ota\":true}}}");
     if (!nap(2 * s)) return NULL;
     say("operator: deletes sensor-1");
-    kctl_memstore_delete(g.store, &dc_res, "sensor-1", NULL);
+    kctl_transport_remove(&g.t, &dc_res, "sensor-1", NULL, NULL, NULL);
     if (!nap(2 * s)) return NULL;
     for (quiet = 0, waited = 0; quiet < 3 && waited < 500; waited++) { /* let retries still backing off finish */
         kctl_queue_stats qs;
@@ -276,14 +300,13 @@ static void *operator_main(void *arg) {
 /* Whether the device equals the desired state: one file per object, with
    the rendered text, and every status at the object's generation. */
 static bool converged(void) {
-    kctl_transport t = kctl_memstore_transport(g.store);
     kctl_list_result l;
     size_t i, files = 0;
     bool ok = true;
     DIR *d;
     struct dirent *e;
     memset(&l, 0, sizeof l);
-    if (t.vt->list(t.self, &dc_res, NULL, &l, NULL) != KCTL_OK) return false;
+    if (kctl_transport_list(&g.t, &dc_res, NULL, &l, NULL) != KCTL_OK) return false;
     for (i = 0; i < l.items.count; i++) {
         const kctl_obj *o = l.items.items[i];
         char path[600], conf[4096];
@@ -319,6 +342,21 @@ static bool converged(void) {
 
 /* ------------------------------------------------------------------ main */
 
+/* The store's revision, as a list says it. */
+static const char *store_revision(void) {
+    static char rv[KCTL_RV_MAX];
+    kctl_list_result l;
+    kctl_list_opts lo;
+    memset(&lo, 0, sizeof lo);
+    lo.limit = 1;
+    snprintf(rv, sizeof rv, "?");
+    if (kctl_transport_list(&g.t, &dc_res, &lo, &l, NULL) == KCTL_OK) {
+        snprintf(rv, sizeof rv, "%s", l.resource_version);
+        kctl_list_result_free(&l);
+    }
+    return rv;
+}
+
 /* Every examples/edge/ (*.json) into the store (create, or replace the spec). */
 static int load_desired(const char *dir) {
     DIR *d = opendir(dir);
@@ -335,9 +373,13 @@ static int load_desired(const char *dir) {
         if (!(f = fopen(path, "rb"))) continue;
         len = fread(text, 1, sizeof text, f);
         fclose(f);
-        rc = kctl_memstore_apply(g.store, &dc_res, text, len, NULL, NULL);
-        if (rc != KCTL_OK) say("%s: %s", path, kctl_strerror(rc));
-        else n++;
+        {
+            kctl_api_status st = { 0 };
+            rc = apply_desired(text, len, &st);
+            if (rc != KCTL_OK) say("%s: %s (%s)", path, kctl_strerror(rc), st.message ? st.message : "");
+            else n++;
+            kctl_api_status_clear(&st);
+        }
     }
     closedir(d);
     return n;
@@ -359,11 +401,34 @@ int main(int argc, char **argv) {
     int rc, loaded;
     bool ok;
     const char *env_seconds = getenv("EDGE_AGENT_SECONDS"), *env_state = getenv("EDGE_AGENT_STATE");
+    const char *pos[2] = { NULL, NULL }, *etcd = NULL, *prefix = NULL, *user = NULL, *password = NULL;
+    const char *cacert = NULL, *cert = NULL, *key = NULL;
+    bool insecure = false;
+    int i, npos = 0;
+    char where[700];
 
-    state = argc > 2 ? argv[2] : env_state ? env_state : "build/edge-agent";
-    g.seconds = argc > 1 ? atof(argv[1]) : env_seconds ? atof(env_seconds) : 10.0;
-    if (!(g.seconds > 0 && g.seconds < 86400)) {
-        fprintf(stderr, "usage: edge_agent [seconds (10)] [state-dir (build/edge-agent)]\n");
+    for (i = 1; i < argc; i++) {
+        const char **opt = NULL;
+        if (strcmp(argv[i], "--etcd") == 0) opt = &etcd;
+        else if (strcmp(argv[i], "--prefix") == 0) opt = &prefix;
+        else if (strcmp(argv[i], "--user") == 0) opt = &user;
+        else if (strcmp(argv[i], "--password") == 0) opt = &password;
+        else if (strcmp(argv[i], "--cacert") == 0) opt = &cacert;
+        else if (strcmp(argv[i], "--cert") == 0) opt = &cert;
+        else if (strcmp(argv[i], "--key") == 0) opt = &key;
+        else if (strcmp(argv[i], "--insecure") == 0) { insecure = true; continue; }
+        else if (argv[i][0] == '-' && argv[i][1] == '-') npos = 3; /* unknown: usage */
+        else if (npos < 2) { pos[npos++] = argv[i]; continue; }
+        else npos = 3;
+        if (opt && i + 1 < argc) *opt = argv[++i];
+        else npos = 3;
+    }
+    state = pos[1] ? pos[1] : env_state ? env_state : "build/edge-agent";
+    g.seconds = pos[0] ? atof(pos[0]) : env_seconds ? atof(env_seconds) : 10.0;
+    if (npos > 2 || !(g.seconds > 0 && g.seconds < 86400)) {
+        fprintf(stderr, "usage: edge_agent [seconds (10)] [state-dir (build/edge-agent)]\n"
+                        "                  [--etcd URL[,URL...] [--prefix P] [--user U --password P]\n"
+                        "                   [--cacert FILE] [--cert FILE --key FILE] [--insecure]]\n");
         return 2;
     }
     g.clock = kctl_clock_monotonic();
@@ -373,19 +438,45 @@ int main(int argc, char **argv) {
     mkdir(state, 0755);
     mkdir(g.device_dir, 0755);
 
-    memset(&md, 0, sizeof md);
-    md.path = store_path; /* what the store held last run, loaded now and saved after every write */
-    md.save_on_write = true;
-    if ((rc = kctl_memstore_create(&md, &g.store)) != KCTL_OK) {
-        fprintf(stderr, "edge_agent: the store %s: %s\n", store_path, kctl_strerror(rc));
-        return 1;
+    if (etcd) { /* the desired state in an etcd cluster */
+#ifdef EDGE_AGENT_ETCD
+        kctl_etcd_desc ed = kctl_etcd_desc_init();
+        ed.endpoints = etcd;
+        if (prefix) ed.prefix = prefix;
+        ed.username = user;
+        ed.password = password;
+        ed.tls.ca_file = cacert;
+        ed.tls.cert_file = cert;
+        ed.tls.key_file = key;
+        ed.tls.insecure = insecure;
+        if ((rc = kctl_etcd_create(&ed, &g.t)) != KCTL_OK) {
+            fprintf(stderr, "edge_agent: etcd %s: %s\n", etcd, kctl_strerror(rc));
+            return 1;
+        }
+        snprintf(where, sizeof where, "etcd %s", etcd);
+        say("store: etcd at %s", etcd);
+#else
+        (void)prefix; (void)user; (void)password; (void)cacert; (void)cert; (void)key; (void)insecure;
+        fprintf(stderr, "edge_agent: built without libcurl, so without --etcd (install libcurl4-openssl-dev and make again)\n");
+        return 2;
+#endif
+    } else {
+        memset(&md, 0, sizeof md);
+        md.path = store_path; /* what the store held last run, loaded now and saved after every write */
+        md.save_on_write = true;
+        if ((rc = kctl_memstore_create(&md, &g.store)) != KCTL_OK) {
+            fprintf(stderr, "edge_agent: the store %s: %s\n", store_path, kctl_strerror(rc));
+            return 1;
+        }
+        g.t = kctl_memstore_transport(g.store);
+        snprintf(where, sizeof where, "persisted in %s", store_path);
+        say("store %s: revision %llu", store_path, (unsigned long long)kctl_memstore_revision(g.store));
     }
-    say("store %s: revision %llu", store_path, (unsigned long long)kctl_memstore_revision(g.store));
     if ((loaded = load_desired("examples/edge")) < 0) say("no examples/edge directory: running on what the store holds");
     else say("desired state: %d DeviceConfigs from examples/edge/ (*.json)", loaded);
 
     memset(&mgd, 0, sizeof mgd);
-    mgd.transport = kctl_memstore_transport(g.store);
+    mgd.transport = g.t;
     if ((rc = kctl_manager_create(&mgd, &m)) != KCTL_OK || (rc = kctl_manager_informer(m, &dc_res, NULL, NULL, &inf)) != KCTL_OK) {
         fprintf(stderr, "edge_agent: %s\n", kctl_strerror(rc));
         return 1;
@@ -421,14 +512,15 @@ int main(int argc, char **argv) {
            "  config files written  %d, removed %d\n"
            "  failed writes         %d\n"
            "  status writes         %d, skipped because unchanged %d\n"
-           "  store revision        %llu (persisted in %s)\n",
+           "  store revision        %s (%s)\n",
            get(&g.reconciles), (unsigned long long)cs.success, (unsigned long long)(cs.error - cs.terminal),
            (unsigned long long)cs.terminal, get(&g.files_written),
            get(&g.files_removed), get(&g.retries), get(&g.status_written), get(&g.status_skipped),
-           (unsigned long long)kctl_memstore_revision(g.store), store_path);
+           store_revision(), where);
     ok = converged();
     printf("  converged             %s\n", ok ? "yes: the device equals the desired state" : "NO");
     kctl_manager_destroy(m);
-    kctl_memstore_destroy(g.store);
+    if (g.store) kctl_memstore_destroy(g.store);
+    else kctl_transport_destroy(&g.t);
     return rc == KCTL_OK && ok ? 0 : 1;
 }
