@@ -81,8 +81,10 @@
                  where they are etcd revisions); no compact hook (the server
                  compacts on its own schedule), so GONE is not tested;
                  BOOKMARKS only with a bookmark_wait_ns past the server's
-                 bookmark period (about a minute). A fresh store is a fresh
-                 namespace (open sets kc_store.res.ns).
+                 bookmark period (about a minute). Lacks UNCONDITIONAL_UPDATE
+                 for a custom resource (the server wants a resourceVersion
+                 on their updates: 422). A fresh store is a fresh namespace
+                 (open sets kc_store.res.ns).
 */
 #ifndef KC_CONTRACT_H
 #define KC_CONTRACT_H
@@ -115,7 +117,9 @@ enum {
     KC_CAP_BOOKMARKS        = 1u << 13, /* a quiet watcher gets a BOOKMARK (after progress, if the
                                            target has that hook, within bookmark_wait_ns) */
     KC_CAP_TOO_NEW          = 1u << 14, /* a watch from a version newer than the store: TIMEOUT */
-    KC_CAP_ALL              = (1u << 15) - 1
+    KC_CAP_UNCONDITIONAL_UPDATE = 1u << 15, /* an update without a resourceVersion writes (the tests'
+                                           other updates carry the version they read) */
+    KC_CAP_ALL              = (1u << 16) - 1
 };
 
 /* One store under test, made fresh for each test by kc_target.open. */

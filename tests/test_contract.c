@@ -38,26 +38,41 @@ static void kc_fmt(char *buf, size_t cap, const char *fmt, ...) {
     if (n < 0 || (size_t)n >= cap) kt_fail(__FILE__, __LINE__, "a test's text does not fit: %s", fmt);
 }
 
-/* A document of the store's resource: name (NULL: none), then the members
-   meta inside metadata (NULL: none), then the top-level members rest. */
-static const char *kc_doc(const kc_store *s, char *buf, const char *name, const char *meta, const char *rest) {
-    char head[256], nm[128];
-    head[0] = '\0';
-    if (kc_t->api_version && kc_t->kind) kc_fmt(head, sizeof head, "\"apiVersion\":\"%s\",\"kind\":\"%s\",", kc_t->api_version, kc_t->kind);
-    if (name) kc_fmt(nm, sizeof nm, "\"name\":\"%s\"", name);
-    else nm[0] = '\0';
-    kc_fmt(buf, KC_DOC_MAX, "{%s\"metadata\":{%s%s%s%s%s%s}%s%s}", head, nm, *kc_ns(s) && name ? "," : "",
-           *kc_ns(s) ? "\"namespace\":\"" : "", kc_ns(s), *kc_ns(s) ? "\"" : "", meta ? (name || *kc_ns(s) ? "," : "") : "",
-           rest ? "," : "", rest ? rest : "");
-    if (meta) { /* meta goes inside metadata, before its closing brace */
-        char tmp[KC_DOC_MAX];
-        char *close = strstr(buf, "}");
-        size_t at;
-        if (!close) return buf;
-        at = (size_t)(close - buf);
-        kc_fmt(tmp, sizeof tmp, "%.*s%s%s", (int)at, buf, meta, close);
-        memcpy(buf, tmp, strlen(tmp) + 1);
+/* Append to buf[0..KC_DOC_MAX) at n; the new length. */
+static size_t kc_cat(char *buf, size_t n, const char *fmt, ...) {
+    va_list ap;
+    int k;
+    if (n >= KC_DOC_MAX) return n;
+    va_start(ap, fmt);
+    k = vsnprintf(buf + n, KC_DOC_MAX - n, fmt, ap);
+    va_end(ap);
+    if (k < 0 || (size_t)k >= KC_DOC_MAX - n) {
+        kt_fail(__FILE__, __LINE__, "a test's document does not fit: %s", fmt);
+        return KC_DOC_MAX;
     }
+    return n + (size_t)k;
+}
+
+/* A document of the store's resource in buf[KC_DOC_MAX]: apiVersion and
+   kind (the target's), metadata with name (NULL: none), the namespace
+   written to and the members meta (NULL: none), then the top-level
+   members rest (NULL: none). */
+static const char *kc_doc(const kc_store *s, char *buf, const char *name, const char *meta, const char *rest) {
+    const char *sep = "";
+    size_t n = kc_cat(buf, 0, "{");
+    if (kc_t->api_version) n = kc_cat(buf, n, "\"apiVersion\":\"%s\",", kc_t->api_version);
+    if (kc_t->kind) n = kc_cat(buf, n, "\"kind\":\"%s\",", kc_t->kind);
+    n = kc_cat(buf, n, "\"metadata\":{");
+    if (name) {
+        n = kc_cat(buf, n, "\"name\":\"%s\"", name);
+        sep = ",";
+    }
+    if (*kc_ns(s)) {
+        n = kc_cat(buf, n, "%s\"namespace\":\"%s\"", sep, kc_ns(s));
+        sep = ",";
+    }
+    if (meta) n = kc_cat(buf, n, "%s%s", sep, meta);
+    kc_cat(buf, n, "}%s%s}", rest ? "," : "", rest ? rest : "");
     return buf;
 }
 
@@ -66,15 +81,36 @@ static int kc_create(kc_store *s, const char *name, const char *meta, const char
     return kctl_transport_create(&s->tp, &s->res, kc_doc(s, d, name, meta, rest), KCTL_NTS, out, st);
 }
 
+/* An update as a controller makes one: at the version it reads first (a
+   store may refuse updates without one: KC_CAP_UNCONDITIONAL_UPDATE),
+   unless meta names a resourceVersion itself or the object is not there. */
+typedef int (*kc_write_fn)(const kctl_transport *, const kctl_resource *, const char *, size_t, kctl_obj **, kctl_api_status *);
+static int kc_write(kc_store *s, kc_write_fn fn, const char *name, const char *meta, const char *rest, kctl_obj **out,
+                    kctl_api_status *st) {
+    char d[KC_DOC_MAX], m[KC_DOC_MAX];
+    kctl_obj *cur = NULL;
+    if ((!meta || !strstr(meta, "\"resourceVersion\"")) && name &&
+        kctl_transport_get(&s->tp, &s->res, name, &cur, NULL) == KCTL_OK) {
+        kc_fmt(m, sizeof m, "\"resourceVersion\":\"%s\"%s%s", kctl_obj_resource_version(cur), meta ? "," : "", meta ? meta : "");
+        meta = m;
+    }
+    kctl_obj_unref(cur);
+    return fn(&s->tp, &s->res, kc_doc(s, d, name, meta, rest), KCTL_NTS, out, st);
+}
+
 static int kc_update(kc_store *s, const char *name, const char *meta, const char *rest, kctl_obj **out, kctl_api_status *st) {
-    char d[KC_DOC_MAX];
-    return kctl_transport_update(&s->tp, &s->res, kc_doc(s, d, name, meta, rest), KCTL_NTS, out, st);
+    return kc_write(s, kctl_transport_update, name, meta, rest, out, st);
 }
 
 static int kc_update_status(kc_store *s, const char *name, const char *meta, const char *rest, kctl_obj **out,
                             kctl_api_status *st) {
+    return kc_write(s, kctl_transport_update_status, name, meta, rest, out, st);
+}
+
+/* An update as sent: without a resourceVersion, unconditional. */
+static int kc_update_raw(kc_store *s, const char *name, const char *meta, const char *rest, kctl_obj **out, kctl_api_status *st) {
     char d[KC_DOC_MAX];
-    return kctl_transport_update_status(&s->tp, &s->res, kc_doc(s, d, name, meta, rest), KCTL_NTS, out, st);
+    return kctl_transport_update(&s->tp, &s->res, kc_doc(s, d, name, meta, rest), KCTL_NTS, out, st);
 }
 
 static int kc_remove(kc_store *s, const char *name, const char *rv, const char *uid, kctl_obj **out, kctl_api_status *st) {
@@ -151,6 +187,22 @@ static const char *kc_names(const kctl_obj_list *l, char *buf, size_t cap) {
     return buf;
 }
 
+/* The words of text (separated by spaces; text is cut up), sorted, joined
+   by spaces: what kc_names gives for a list of those names. */
+static const char *kc_sort_words(char *text, char *buf, size_t cap) {
+    const char *v[64];
+    char *p = text, *tok;
+    size_t n = 0, i, at = 0;
+    while (n < 64 && (tok = strtok(p, " ")) != NULL) {
+        v[n++] = tok;
+        p = NULL;
+    }
+    qsort(v, n, sizeof v[0], kc_cmp_str);
+    buf[0] = '\0';
+    for (i = 0; i < n && at < cap; i++) at += (size_t)snprintf(buf + at, cap - at, "%s%s", i ? " " : "", v[i]);
+    return buf;
+}
+
 /* The names a selector lists, as kc_names gives them ("ERROR <code>" on failure). */
 static const char *kc_select(kc_store *s, const char *label, const char *field, char *buf, size_t cap) {
     kctl_list_result r;
@@ -184,7 +236,7 @@ static int kc_next_any(kc_store *s, kctl_watch *w, uint64_t wait, kctl_event *ev
     }
 }
 
-/* The next event but bookmarks (a store may send them at any time). */
+/* The next event that is not a BOOKMARK (a store may send those at any time). */
 static int kc_next_within(kc_store *s, kctl_watch *w, uint64_t wait, kctl_event *ev, kctl_api_status *st) {
     uint64_t end = kctl_clock_now(NULL) + wait;
     for (;;) {
@@ -229,7 +281,7 @@ static bool kc_expect_at(const char *file, int line, kc_store *s, kctl_watch *w,
 }
 #define KC_EXPECT(s, w, type, name, out) kc_expect_at(__FILE__, __LINE__, (s), (w), (type), (name), (out))
 
-/* No event (but bookmarks) comes within the target's settle time. */
+/* No event but bookmarks comes within the target's settle time. */
 static void kc_none_at(const char *file, int line, kc_store *s, kctl_watch *w) {
     kctl_event ev;
     char got[160];
@@ -291,8 +343,11 @@ static void kc_match_at(const char *file, int line, const kctl_event *evs, size_
             if (ordered) { j = n; break; }
         }
         if (j == n) {
-            kt_fail(file, line, "event %u: %s, not %s%s", (unsigned)i + 1, got, ordered ? "" : "one of the expected, e.g. ",
-                    want[ordered ? i : 0]);
+            char all[KC_MAX_EVENTS * 40];
+            size_t k, at = 0;
+            all[0] = '\0';
+            for (k = 0; k < n && at < sizeof all; k++) at += (size_t)snprintf(all + at, sizeof all - at, "%s%s", k ? ", " : "", want[k]);
+            kt_fail(file, line, "event %u is %s; expected %s%s", (unsigned)i + 1, got, ordered ? "in this order: " : "in any order: ", all);
             continue;
         }
         used[j] = true;
@@ -367,7 +422,8 @@ static void kc_create_get(void) {
 }
 
 /* update: a stale resourceVersion is CONFLICT (nothing changes), the
-   current one or none writes; NOT_FOUND for an object that is not there. */
+   current one writes, and so does none (where the store takes updates
+   without one); NOT_FOUND for an object that is not there. */
 static void kc_update_preconditions(void) {
     kc_store s;
     kctl_obj *o = NULL;
@@ -390,9 +446,11 @@ static void kc_update_preconditions(void) {
     KT_EQ_STR(o ? kctl_obj_resource_version(o) : "", rv2);
     kctl_obj_unref(o);
     o = NULL;
-    KT_EQ_INT(kc_update(&s, "a", NULL, "\"spec\":{\"n\":4}", &o, NULL), KCTL_OK); /* no version: unconditional */
-    KT_EQ_INT(kc_int(o, "spec.n"), 4);
-    kctl_obj_unref(o);
+    if (KC_HAS(KC_CAP_UNCONDITIONAL_UPDATE)) {
+        KT_EQ_INT(kc_update_raw(&s, "a", NULL, "\"spec\":{\"n\":4}", &o, NULL), KCTL_OK); /* no version: unconditional */
+        KT_EQ_INT(kc_int(o, "spec.n"), 4);
+        kctl_obj_unref(o);
+    }
     KT_EQ_INT(kc_update(&s, "zz", NULL, "\"spec\":{\"n\":1}", NULL, NULL), KCTL_ERR_NOT_FOUND);
     kc_close(&s);
 }
@@ -732,7 +790,7 @@ static void kc_list_all(void) {
 static void kc_list_paging(void) {
     kc_store s;
     kctl_list_result full, r;
-    char cont[KCTL_CONTINUE_MAX], seen[512], names[256];
+    char cont[KCTL_CONTINUE_MAX], seen[512], names[256], sorted[256];
     size_t i, j, at = 0;
     int pages = 0;
     if (!kc_open(&s)) return;
@@ -754,16 +812,7 @@ static void kc_list_paging(void) {
         kctl_list_result_free(&r);
     } while (cont[0] && ++pages < 10);
     KT_CHECK(pages >= 2 && pages < 10); /* 5 objects, 2 a page: 3 pages at least */
-    {   /* the names handed out, sorted and joined, equal the full list's */
-        const char *v[16];
-        char *p = seen, *tok, joined[256];
-        size_t n = 0, k, o = 0;
-        while ((tok = strtok(p, " ")) != NULL && n < 16) { v[n++] = tok; p = NULL; }
-        qsort(v, n, sizeof v[0], kc_cmp_str);
-        joined[0] = '\0';
-        for (k = 0; k < n; k++) o += (size_t)snprintf(joined + o, sizeof joined - o, "%s%s", k ? " " : "", v[k]);
-        KT_EQ_STR(joined, kc_names(&full.items, names, sizeof names));
-    }
+    KT_EQ_STR(kc_sort_words(seen, sorted, sizeof sorted), kc_names(&full.items, names, sizeof names)); /* each once */
     kctl_list_result_free(&full);
     kc_close(&s);
 }
@@ -773,7 +822,7 @@ static void kc_list_paging(void) {
 static void kc_list_paging_snapshot(void) {
     kc_store s;
     kctl_list_result full, r;
-    char cont[KCTL_CONTINUE_MAX], rv0[KCTL_RV_MAX], names[256], got[512], victim[64] = "", changed[64] = "";
+    char cont[KCTL_CONTINUE_MAX], rv0[KCTL_RV_MAX], names[256], sorted[256], got[512], victim[64] = "", changed[64] = "";
     size_t i, j, at = 0;
     int pages = 0;
     KC_NEED(KC_CAP_PAGING_SNAPSHOT);
@@ -813,16 +862,7 @@ static void kc_list_paging_snapshot(void) {
         snprintf(cont, sizeof cont, "%s", r.continue_token);
         kctl_list_result_free(&r);
     }
-    {   /* what the pages handed out, sorted: the list at the first page */
-        const char *v[32];
-        char *p = got, *tok, joined[512];
-        size_t n = 0, k, o = 0;
-        while ((tok = strtok(p, " ")) != NULL && n < 32) { v[n++] = tok; p = NULL; }
-        qsort(v, n, sizeof v[0], kc_cmp_str);
-        joined[0] = '\0';
-        for (k = 0; k < n; k++) o += (size_t)snprintf(joined + o, sizeof joined - o, "%s%s", k ? " " : "", v[k]);
-        KT_EQ_STR(joined, kc_names(&full.items, names, sizeof names));
-    }
+    KT_EQ_STR(kc_sort_words(got, sorted, sizeof sorted), kc_names(&full.items, names, sizeof names)); /* the list at the first page */
     kctl_list_result_free(&full);
     /* a new list sees the writes */
     KT_EQ_INT(kc_list(&s, NULL, NULL, 0, NULL, &full, NULL), KCTL_OK);
@@ -1395,12 +1435,10 @@ static void kc_status_wording(void) {
            "the latest version and try again", gr);
     KT_EQ_STR(st.message, msg);
     KT_EQ_INT(kc_remove(&s, "a", rv, NULL, NULL, &st), KCTL_ERR_CONFLICT);
-    if (kc_t->kind && s.res.group && *s.res.group)
-        kc_fmt(msg, sizeof msg, "Operation cannot be fulfilled on %s.%s \"a\": the ResourceVersion in the precondition (%s) does not "
-               "match the ResourceVersion in record (%s). The object might have been modified", kc_t->kind, s.res.group, rv, rv2);
-    else
-        kc_fmt(msg, sizeof msg, "Operation cannot be fulfilled on %s \"a\": the ResourceVersion in the precondition (%s) does not "
-               "match the ResourceVersion in record (%s). The object might have been modified", gr, rv, rv2);
+    /* a delete's precondition names the kind (the resource without one), as BeforeDelete does */
+    kc_fmt(msg, sizeof msg, "Operation cannot be fulfilled on %s%s%s \"a\": the ResourceVersion in the precondition (%s) does not "
+           "match the ResourceVersion in record (%s). The object might have been modified", kc_t->kind ? kc_t->kind : s.res.resource,
+           s.res.group && *s.res.group ? "." : "", s.res.group ? s.res.group : "", rv, rv2);
     KT_EQ_STR(st.message, msg);
     kctl_api_status_clear(&st);
     kc_close(&s);
@@ -1608,7 +1646,7 @@ static int kc_ds_compact(kc_store *s) {
 }
 
 static const kc_target kc_dirstore_target = {
-    "dirstore", KC_CAP_STATUS | KC_CAP_STATUS_DETAIL, { "example.kctl.io", "v1", "greetings", "" }, "example.kctl.io/v1",
+    "dirstore", KC_CAP_STATUS | KC_CAP_STATUS_DETAIL | KC_CAP_UNCONDITIONAL_UPDATE, { "example.kctl.io", "v1", "greetings", "" }, "example.kctl.io/v1",
     "Greeting", NULL, kc_ds_open, kc_ds_close, kc_ds_compact, NULL, NULL, 0, 0, 0, NULL
 };
 #endif
