@@ -523,13 +523,14 @@ static int ds_update_status(void *self, const kctl_resource *res, const char *js
     return ds_write_op((ds_store *)self, res, DS_STATUS, json, len, out, st);
 }
 
-/* Whether f's document says metadata.uid is uid. */
-static bool ds_uid_is(const ds_file *f, const char *uid) {
+/* OK if f's document says metadata.uid is uid, else CONFLICT (or NOMEM). */
+static int ds_uid_check(const ds_file *f, const char *uid) {
     kctl_json j;
     kctl_json_tok *t = NULL;
-    bool same = ds_parse(f->text, f->len, &j, &t) == KCTL_OK && kctl_json_string_eq(&j, kctl_json_path(&j, 0, "metadata.uid"), uid);
+    int rc = ds_parse(f->text, f->len, &j, &t);
+    if (rc == KCTL_OK && !kctl_json_string_eq(&j, kctl_json_path(&j, 0, "metadata.uid"), uid)) rc = KCTL_ERR_CONFLICT;
     free(t);
-    return same;
+    return rc;
 }
 
 /* No finalizers here: a delete removes the file (*out stays NULL). The
@@ -548,7 +549,7 @@ static int ds_remove(void *self, const kctl_resource *res, const char *name, con
     rc = ds_load(s, name, &cur);
     ds_rv(cur.hash, rv);
     if (rc == KCTL_OK && precondition_rv && strcmp(precondition_rv, rv)) rc = KCTL_ERR_CONFLICT;
-    if (rc == KCTL_OK && opts && opts->uid && opts->uid[0] && !ds_uid_is(&cur, opts->uid)) rc = KCTL_ERR_CONFLICT;
+    if (rc == KCTL_OK && opts && opts->uid && opts->uid[0]) rc = ds_uid_check(&cur, opts->uid);
     snprintf(path, sizeof path, "%s/%s.json", s->dir, name);
     if (rc == KCTL_OK && unlink(path) != 0) rc = KCTL_ERR_IO;
     pthread_mutex_unlock(&s->mu);

@@ -23,6 +23,45 @@
     says whether its server is there (kc_target.available).
 
 
+    THE TESTS
+    =========
+    Each on a fresh store; [FLAG] or [hook]: skipped without it.
+      create_get            create, get, EXISTS (the stored object kept), NOT_FOUND, a
+                            name no object can have (INVALID_ARG)
+      update_preconditions  a stale resourceVersion is CONFLICT, the current one
+                            writes, none writes [UNCONDITIONAL_UPDATE]
+      server_metadata       uid, creationTimestamp set and kept [SERVER_META]
+      generation            1, a spec change bumps it, metadata and status do not [GENERATION]
+      status_subresource    create drops the status, update ignores it, update_status
+                            changes it alone [STATUS]
+      noop_writes           a write that changes nothing: same version, no event
+      merge_patch           a merge patch; its resourceVersion a precondition;
+                            KCTL_PATCH_STATUS [STATUS]
+      delete                resourceVersion and uid preconditions, gone, NOT_FOUND
+      finalizers            the mark, a second delete, no new finalizers, the last
+                            one's removal removes, DELETED [FINALIZERS]
+      list_all              every object at the list's version
+      list_paging           pages of limit whose concatenation is the list
+      list_paging_snapshot  writes between pages do not show [PAGING_SNAPSHOT]
+      list_label_selector, list_field_selector   [LABEL_SELECTOR], [FIELD_SELECTOR]
+      watch_from_empty      ADDED for what is there, then changes; its last version
+                            resumes exactly
+      watch_from_list       exactly the changes after a list's version, then live ones
+      watch_event_versions  an event's object at the event's version [EVENT_VERSIONS]
+      watch_resume          from the last event's version: nothing lost or repeated
+      watch_gone            a compacted version is GONE (410) [compact]
+      watch_too_new         TIMEOUT [TOO_NEW, ORDERED_VERSIONS]
+      watch_bookmark        a BOOKMARK past filtered events [BOOKMARKS]
+      watch_label_selector  leave: DELETED at the event's version; enter: ADDED
+                            [LABEL_SELECTOR]
+      watch_field_selector  [FIELD_SELECTOR]
+      watch_broken          IO, then a watch from the last version [break_watches]
+      watch_close_pending   watchers independent; closing with unread events
+      status_detail         code and reason of each refusal [STATUS_DETAIL]
+      status_wording        messages and details word for word [STATUS_WORDING]
+      validation            422 Invalid with causes, 400 BadRequest [VALIDATION]
+
+
     DIFFERENCES
     ===========
     The capability flags are the one place where a transport's differences
