@@ -8,8 +8,8 @@ CFLAGS  ?= -O2 -g
 BASE    := -D_POSIX_C_SOURCE=200809L $(WARN)
 LIBS    := -pthread
 B       := build
-TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c
-DEPS    := kctl.h tests/kt.h $(TESTSRC)
+TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c tests/test_contract.c
+DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench cxx fuzz fuzz-short size clean
 all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport
@@ -99,11 +99,12 @@ run: $(B)/edge_agent
 $(B)/hello_controller: kctl.h examples/hello_controller.c | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/hello_controller.c $(LIBS)
 
-# A transport of its own over a directory of JSON files, with a controller
-# on it (exits 1 unless everything it checks holds).
-$(B)/custom_transport: kctl.h examples/custom_transport.c | $(B)
+# A transport of its own over a directory of JSON files (examples/dirstore.h,
+# which the contract suite runs too), with a controller on it (exits 1
+# unless everything it checks holds).
+$(B)/custom_transport: kctl.h examples/custom_transport.c examples/dirstore.h | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/custom_transport.c $(LIBS)
-$(B)/custom_transport-asan: kctl.h examples/custom_transport.c | $(B)
+$(B)/custom_transport-asan: kctl.h examples/custom_transport.c examples/dirstore.h | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/custom_transport.c $(LIBS)
 
 # The seed's reconcile storm, on the virtual clock.

@@ -20,3 +20,4 @@
 #include "test_leader.c"
 #include "test_e2e.c"
 #include "test_review.c"
+#include "test_contract.c"

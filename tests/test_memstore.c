@@ -1,4 +1,8 @@
-/* test_memstore.c - the embedded store: Kubernetes semantics, watches, faults. */
+/* test_memstore.c - the embedded store: what is its own (exact revisions,
+   history and bookmarks by count and by time, faults, persistence, paging
+   across namespaces). What every transport owes, the memstore included,
+   is tests/test_contract.c's (get, delete and finalizers; watches from ""
+   and from a version, with selectors). */
 #include "kt.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,14 +38,6 @@ static void tm_close(tm_store *s) {
 static int tm_write(tm_store *s, int (*fn)(void *, const kctl_resource *, const char *, size_t, kctl_obj **, kctl_api_status *),
                     const kctl_resource *res, const char *json, kctl_obj **out) {
     return fn(s->t.self, res, json, strlen(json), out, NULL);
-}
-
-/* remove with a resourceVersion precondition (NULL: none) */
-static int tm_remove(tm_store *s, const kctl_resource *res, const char *name, const char *rv) {
-    kctl_delete_opts o;
-    memset(&o, 0, sizeof o);
-    o.resource_version = rv;
-    return kctl_transport_remove(&s->t, res, name, &o, NULL, NULL);
 }
 
 static int64_t tm_int(const kctl_obj *o, const char *path) {
@@ -116,35 +112,6 @@ static void tm_create_update_generation_status(void) {
     KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{}}", NULL), KCTL_ERR_INVALID_ARG); /* 422: a name is required */
     KT_EQ_U64(kctl_memstore_revision(s.ms), 5);
     kctl_obj_unref(o);
-    tm_close(&s);
-}
-
-static void tm_get_remove_finalizers(void) {
-    tm_store s;
-    kctl_obj *o = NULL;
-    if (!tm_open(&s, 0, 0)) return;
-    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", NULL);
-    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[\"kctl.io/x\"]}}", NULL);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o, NULL), KCTL_OK);
-    KT_EQ_STR(kctl_obj_name(o), "a");
-    kctl_obj_unref(o);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "nope", &o, NULL), KCTL_ERR_NOT_FOUND);
-    KT_EQ_INT(tm_remove(&s, &tm_cm, "a", "999"), KCTL_ERR_CONFLICT);
-    KT_EQ_INT(tm_remove(&s, &tm_cm, "a", "1"), KCTL_OK);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "a", &o, NULL), KCTL_ERR_NOT_FOUND);
-    KT_EQ_INT(tm_remove(&s, &tm_cm, "a", NULL), KCTL_ERR_NOT_FOUND);
-    /* finalizers: marked, kept; gone when the last finalizer goes */
-    KT_EQ_INT(tm_remove(&s, &tm_cm, "f", NULL), KCTL_OK);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "f", &o, NULL), KCTL_OK);
-    if (o) {
-        KT_CHECK(kctl_obj_deletion_timestamp(o) != NULL);
-        KT_EQ_U64(kctl_obj_finalizer_count(o), 1);
-        kctl_obj_unref(o);
-    }
-    KT_EQ_INT(tm_remove(&s, &tm_cm, "f", NULL), KCTL_OK); /* again: nothing new */
-    KT_EQ_U64(kctl_memstore_revision(s.ms), 4);
-    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"f\",\"finalizers\":[]}}", NULL), KCTL_OK);
-    KT_EQ_INT(s.t.vt->get(s.t.self, &tm_cm, "f", &o, NULL), KCTL_ERR_NOT_FOUND);
     tm_close(&s);
 }
 
@@ -271,40 +238,6 @@ static const char *tm_next(tm_store *s, kctl_watch *w, char *buf, size_t cap) {
     return buf;
 }
 #define TM_NEXT(s, w, want) do { char tm_b_[128]; KT_EQ_STR(tm_next((s), (w), tm_b_, sizeof tm_b_), (want)); } while (0)
-
-static void tm_watch(void) {
-    tm_store s;
-    kctl_watch *w1 = NULL, *w2 = NULL, *w3 = NULL;
-    kctl_list_opts lo;
-    if (!tm_open(&s, 0, 0)) return;
-    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}}}", NULL);
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "", &w1, NULL), KCTL_OK);  /* what is there, then changes */
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "1", &w2, NULL), KCTL_OK); /* changes after 1 */
-    memset(&lo, 0, sizeof lo);
-    lo.label_selector = "app=web";
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "1", &w3, NULL), KCTL_OK);
-    TM_NEXT(&s, w1, "ADDED a 1");
-    TM_NEXT(&s, w1, "AGAIN");
-    tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"b\"}}", NULL);
-    tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"db\"}}}", NULL);
-    tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"a\",\"labels\":{\"app\":\"web\"}}}", NULL);
-    tm_remove(&s, &tm_cm, "b", NULL);
-    TM_NEXT(&s, w1, "ADDED b 2");
-    TM_NEXT(&s, w1, "MODIFIED a 3");
-    TM_NEXT(&s, w1, "MODIFIED a 4");
-    TM_NEXT(&s, w1, "DELETED b 5");
-    TM_NEXT(&s, w1, "AGAIN");
-    TM_NEXT(&s, w2, "ADDED b 2");
-    /* the selected watch sees a leave and come back */
-    TM_NEXT(&s, w3, "DELETED a 3");
-    TM_NEXT(&s, w3, "ADDED a 4");
-    TM_NEXT(&s, w3, "AGAIN");
-    s.t.vt->watch_close(s.t.self, w1);
-    s.t.vt->watch_close(s.t.self, w2);
-    s.t.vt->watch_close(s.t.self, w3);
-    /* other resources are not seen */
-    tm_close(&s);
-}
 
 static void tm_watch_gone_bookmarks_faults(void) {
     tm_store s;
@@ -596,10 +529,8 @@ static void tm_review_fixes(void) {
 
 void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
-    KT_RUN(tm_get_remove_finalizers);
     KT_RUN(tm_list_selectors_paging);
     KT_RUN(tm_list_paging_snapshot);
-    KT_RUN(tm_watch);
     KT_RUN(tm_watch_gone_bookmarks_faults);
     KT_RUN(tm_apply_delete);
     KT_RUN(tm_persistence);
