@@ -337,9 +337,10 @@
     writes with kctl_apisrv_decide (names, generation, status subresource,
     finalizers, no-op writes, refusals worded as an API server's); one that
     fronts a server parses the server's Status (kctl_api_status_parse).
-    The memstore is the reference implementation, and the tests in
-    tests/test_memstore.c and tests/test_apisrv.c are a checklist of the
-    semantics a store owes.
+    The memstore is the reference implementation; tests/contract.h is the
+    contract suite every transport runs (memstore, the directory store of
+    examples/dirstore.h, etcd), and its DIFFERENCES block is the one place
+    where what a transport does otherwise is written down.
 
 
     LIMITS
@@ -1494,7 +1495,9 @@ KCTL_API void kctl_apisrv_now(char buf[32]);
    Status detail, uid and creationTimestamp, generation, the status
    subresource, finalizers and deletionTimestamp, no-op writes skipped);
    watches over a bounded history of events (older: GONE), compaction,
-   bookmarks; and fault injection for tests. */
+   bookmarks; paged lists as snapshots (8 lists in progress remembered at
+   once; a continue token of one forgotten is GONE once the store has
+   moved on); and fault injection for tests. */
 typedef struct kctl_memstore kctl_memstore;
 
 /* Options; zero means the default:
@@ -8509,6 +8512,15 @@ typedef struct kctl__msw {
     bool broken;
 } kctl__msw;
 
+#define KCTL__MS_PAGED 8 /* paged lists remembered at once */
+typedef struct kctl__mspaged {
+    kctl_obj **v;      /* the objects of the pages still to come */
+    size_t n;
+    uint64_t rev;      /* the list's version */
+    uint64_t used;     /* for least-recently-used */
+    char id[512];      /* resource, namespace and selectors: "" = free */
+} kctl__mspaged;
+
 struct kctl_memstore {
     kctl__mutex mu;
     kctl__cond cv;
@@ -8529,22 +8541,21 @@ struct kctl_memstore {
     uint32_t waiters;
     char *path;
     bool save_on_write;
-    /* the paged list in progress: every object it matched, sorted, as of
-       pg_rev; its next pages (tokens "pg_rev:key") come from here (one
-       snapshot, as an API server's are) until its last page is handed out */
-    kctl_obj **pg;
-    size_t pg_n;
-    uint64_t pg_rev;
-    char pg_id[512];
+    /* paged lists in progress: each remembers every object it matched,
+       sorted, as of its revision; its next pages (tokens "rev:key") come
+       from there (one snapshot, as an API server's are) until its last
+       page is handed out. The least recently used goes first when more
+       are in progress; a token of one forgotten is GONE, unless nothing
+       was written since (then the store as it is is its snapshot). */
+    kctl__mspaged paged[KCTL__MS_PAGED];
+    uint64_t paged_tick;
 };
 
-static void kctl__ms_pg_drop(kctl_memstore *ms) {
+static void kctl__ms_pg_drop(kctl_memstore *ms, kctl__mspaged *pg) {
     size_t i;
-    for (i = 0; i < ms->pg_n; i++) kctl_obj_unref(ms->pg[i]);
-    kctl__free(&ms->allocator, ms->pg);
-    ms->pg = NULL;
-    ms->pg_n = 0;
-    ms->pg_id[0] = 0;
+    for (i = 0; i < pg->n; i++) kctl_obj_unref(pg->v[i]);
+    kctl__free(&ms->allocator, pg->v);
+    memset(pg, 0, sizeof *pg);
 }
 
 static int kctl__ms_load(kctl_memstore *ms);
@@ -8687,7 +8698,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
         kctl__free(&ms->allocator, e);
     }
     kctl__free(&ms->allocator, ms->objs.slots);
-    kctl__ms_pg_drop(ms);
+    for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__free(&ms->allocator, ms->ring);
     kctl__free(&ms->allocator, ms->path);
@@ -9064,22 +9075,35 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     rl = strlen(rid);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_LIST, st);
-    if (rc == KCTL_OK && after && id[0] && ms->pg && ms->pg_rev == tok_rev && strcmp(ms->pg_id, id) == 0) {
-        /* the next page of the list in progress: find the token's key */
-        size_t lo = 0, hi = ms->pg_n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (strcmp(kctl_obj_key(ms->pg[mid]), after) <= 0) lo = mid + 1;
-            else hi = mid;
+    if (rc == KCTL_OK && after && tok_rev) { /* the next page of a list in progress: find the token's key */
+        kctl__mspaged *pg = NULL;
+        size_t k;
+        for (k = 0; k < KCTL__MS_PAGED && id[0]; k++)
+            if (ms->paged[k].id[0] && ms->paged[k].rev == tok_rev && strcmp(ms->paged[k].id, id) == 0) pg = &ms->paged[k];
+        if (pg) {
+            size_t lo = 0, hi = pg->n;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(kctl_obj_key(pg->v[mid]), after) <= 0) lo = mid + 1;
+                else hi = mid;
+            }
+            pg->used = ++ms->paged_tick;
+            rc = kctl__ms_page(ms, pg->v, pg->n, lo, limit, pg->rev, out);
+            if (rc == KCTL_OK && !out->continue_token[0]) kctl__ms_pg_drop(ms, pg); /* the last page */
+            kctl__mutex_unlock(&ms->mu);
+            kctl_selector_free(sel);
+            return rc;
         }
-        rc = kctl__ms_page(ms, ms->pg, ms->pg_n, lo, limit, ms->pg_rev, out);
-        if (rc == KCTL_OK && !out->continue_token[0]) kctl__ms_pg_drop(ms); /* the last page */
-        kctl__mutex_unlock(&ms->mu);
-        kctl_selector_free(sel);
-        return rc;
+        if (tok_rev != ms->rev) { /* its snapshot is forgotten and the store moved on: list again */
+            kctl__mutex_unlock(&ms->mu);
+            kctl_selector_free(sel);
+            if (st) kctl_api_status_set(st, 410, "Expired", "The provided continue parameter is too old to display a consistent list "
+                                        "result. You can start a new list without the continue parameter.", NULL, NULL, NULL, NULL, 0);
+            return KCTL_ERR_GONE;
+        }
     }
-    /* a first page (or one of a list this store no longer remembers): the
-       objects after the token's key, sorted */
+    /* a first page (or the next of a list whose version is still the
+       store's): the objects after the token's key, sorted */
     if (rc == KCTL_OK && ms->objs.cap && !(v = (kctl_obj **)kctl__alloc(&ms->allocator, ms->objs.cap * sizeof *v))) rc = KCTL_ERR_NOMEM;
     for (i = 0; rc == KCTL_OK && i < ms->objs.cap; i++) {
         kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
@@ -9090,13 +9114,18 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     if (rc == KCTL_OK && n > 1) qsort(v, n, sizeof *v, kctl__ms_cmp_key);
     if (rc == KCTL_OK) rc = kctl__ms_page(ms, v, n, 0, limit, ms->rev, out);
     if (rc == KCTL_OK && out->continue_token[0] && id[0]) { /* more pages to come: remember the rest */
-        kctl__ms_pg_drop(ms);
+        kctl__mspaged *pg = &ms->paged[0];
+        size_t k;
+        for (k = 1; k < KCTL__MS_PAGED; k++) /* a free slot, else the least recently used */
+            if (pg->id[0] && (!ms->paged[k].id[0] || ms->paged[k].used < pg->used)) pg = &ms->paged[k];
+        kctl__ms_pg_drop(ms, pg);
         for (i = out->items.count; i < n; i++) kctl_obj_ref(v[i]);
         memmove(v, v + out->items.count, (n - out->items.count) * sizeof *v);
-        ms->pg = v;
-        ms->pg_n = n - out->items.count;
-        ms->pg_rev = ms->rev;
-        snprintf(ms->pg_id, sizeof ms->pg_id, "%s", id);
+        pg->v = v;
+        pg->n = n - out->items.count;
+        pg->rev = ms->rev;
+        pg->used = ++ms->paged_tick;
+        snprintf(pg->id, sizeof pg->id, "%s", id);
         v = NULL;
     }
     kctl__mutex_unlock(&ms->mu);

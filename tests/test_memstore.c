@@ -170,13 +170,15 @@ static void tm_list_selectors_paging(void) {
 }
 
 /* A paged list is one snapshot at the first page's version: writes between
-   pages do not show; a second paged list meanwhile (the store remembers
-   one) sends the first back to paging the store as it is. */
+   pages do not show; other paged lists meanwhile do not disturb it (the
+   store remembers 8); a list forgotten (the 9th in progress pushes the
+   least recently used out) is GONE once the store moved on, and served
+   from the store as it is while nothing was written. */
 static void tm_list_paging_snapshot(void) {
     tm_store s;
     kctl_list_result r;
     kctl_list_opts lo;
-    char cont[KCTL_CONTINUE_MAX], cont2[KCTL_CONTINUE_MAX];
+    char cont[KCTL_CONTINUE_MAX], cont2[KCTL_CONTINUE_MAX], tok[9][KCTL_CONTINUE_MAX];
     int i;
     if (!tm_open(&s, 0, 0)) return;
     for (i = 0; i < 6; i++) {
@@ -203,7 +205,7 @@ static void tm_list_paging_snapshot(void) {
     KT_EQ_STR(r.resource_version, "6");
     snprintf(cont, sizeof cont, "%s", r.continue_token);
     kctl_list_result_free(&r);
-    /* another paged list replaces the remembered one */
+    /* another paged list meanwhile */
     lo.continue_token = NULL;
     KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
     KT_EQ_STR(r.resource_version, "8");
@@ -211,15 +213,38 @@ static void tm_list_paging_snapshot(void) {
     kctl_list_result_free(&r);
     KT_CHECK(strncmp(cont2, "8:", 2) == 0); /* the version it pages */
     KT_EQ_INT(kctl_memstore_delete(s.ms, &tm_cm, "p4", NULL), KCTL_OK);
-    lo.continue_token = cont; /* the first list's next page: the store as it is now, after p3 */
+    lo.continue_token = cont; /* the first list's last page: still its snapshot */
     KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
     KT_EQ_U64(r.items.count, 2);
     if (r.items.count == 2) {
-        KT_EQ_STR(kctl_obj_name(r.items.items[0]), "p3a");
-        KT_EQ_STR(kctl_obj_name(r.items.items[1]), "p5"); /* p4 is gone */
+        KT_EQ_STR(kctl_obj_name(r.items.items[0]), "p4"); /* deleted since, but in the snapshot */
+        KT_EQ_STR(kctl_obj_name(r.items.items[1]), "p5");
     }
-    KT_EQ_STR(r.resource_version, "9");
+    KT_EQ_STR(r.resource_version, "6");
     KT_EQ_STR(r.continue_token, "");
+    kctl_list_result_free(&r);
+    /* nine lists in progress: the least recently used (the second list above) is forgotten */
+    lo.continue_token = NULL;
+    for (i = 0; i < 9; i++) {
+        KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
+        snprintf(tok[i], sizeof tok[i], "%s", r.continue_token);
+        kctl_list_result_free(&r);
+    }
+    lo.continue_token = tok[8]; /* remembered: nothing was written since, anyway */
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
+    kctl_list_result_free(&r);
+    lo.continue_token = cont2; /* forgotten, and the store has moved on */
+    {
+        kctl_api_status st;
+        memset(&st, 0, sizeof st);
+        KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, &st), KCTL_ERR_GONE);
+        KT_EQ_INT(st.code, 410);
+        KT_EQ_STR(st.reason, "Expired");
+        kctl_api_status_clear(&st);
+    }
+    lo.continue_token = tok[0]; /* forgotten too, but nothing written since its version: the store as it is */
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
+    KT_EQ_STR(r.resource_version, "9");
     kctl_list_result_free(&r);
     tm_close(&s);
 }
