@@ -104,8 +104,8 @@ test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/cxx-c
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan
 
-tsan: $(B)/kt-tsan $(B)/edge_agent-tsan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan
+tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan
 
 # The demo: an edge agent reconciling device configuration (about 10 s;
 # its store persists in build/edge-agent across runs).

@@ -899,8 +899,10 @@ static int kt_etcd__spawn(kt_etcd_cluster *c, int i, bool existing) {
         }
         setpgid(0, 0);
 #ifdef __linux__
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(126); /* the parent died before prctl */
+        if (!c->opts.no_pdeathsig) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(126); /* the parent died before prctl */
+        }
 #endif
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -997,7 +999,9 @@ static void kt_etcd__layout(kt_etcd_cluster *c, const int *ports) {
     for (i = 0; i < c->n; i++) {
         kt_etcd_member *m = &c->m[i];
         size_t l = strlen(c->endpoints);
-        snprintf(m->name, sizeof m->name, "m%d", i + 1);
+        m->name[0] = 'm'; /* m1 .. m5 */
+        m->name[1] = (char)('1' + i);
+        m->name[2] = '\0';
         m->client_port = ports[2 * i];
         m->peer_port = ports[2 * i + 1];
         snprintf(m->url, sizeof m->url, "http://127.0.0.1:%d", m->client_port);

@@ -183,7 +183,10 @@ int kt_etcd_auth_disable(const char *url, const char *token, int timeout_ms, kt_
    start_timeout_ms    how long start waits for every /health; 0: 20000
    heartbeat_ms, election_ms  raft timing; 0: etcd's (100, 1000)
    auth_token_ttl_s    --auth-token-ttl (idle simple-token life); 0: etcd's 300
-   extra_args          more etcd flags, NULL-terminated ("--flag=value"); may be NULL */
+   extra_args          more etcd flags, NULL-terminated ("--flag=value"); may be NULL
+   no_pdeathsig        start members without PR_SET_PDEATHSIG, so that the
+                       handlers and the atexit hook are tried alone (the
+                       harness's own tests; nobody else wants it) */
 typedef struct kt_etcd_opts {
     int members;
     int progress_notify_ms;
@@ -191,6 +194,7 @@ typedef struct kt_etcd_opts {
     int heartbeat_ms, election_ms;
     int auth_token_ttl_s;
     const char *const *extra_args;
+    bool no_pdeathsig;
 } kt_etcd_opts;
 
 typedef enum kt_etcd_state {
