@@ -176,7 +176,10 @@ static void kt_etcd__kill_owned(void) { /* async-signal-safe */
     int k;
     for (k = 0; k < KT_ETCD__SLOTS; k++) {
         pid_t p = kt_etcd__pid[k];
-        if (p > 0 && kt_etcd__owner[k] == self) kill(p, SIGKILL);
+        if (p > 0 && kt_etcd__owner[k] == self) {
+            kill(-p, SIGKILL); /* its process group (etcd starts none, but) */
+            kill(p, SIGKILL);
+        }
     }
 }
 
@@ -210,6 +213,7 @@ static void kt_etcd__atexit(void) {
     for (k = 0; k < KT_ETCD__SLOTS; k++) {
         pid_t p = kt_etcd__pid[k];
         if (p > 0 && kt_etcd__owner[k] == self) {
+            kill(-p, SIGKILL);
             kill(p, SIGKILL);
             waitpid(p, NULL, 0);
             kt_etcd__pid[k] = 0;
@@ -648,6 +652,22 @@ int kt_etcd_get(const char *url, const char *token, const char *key, long long r
     return rc;
 }
 
+int kt_etcd_revision(const char *url, const char *token, int timeout_ms, long long *revision, kt_etcd_reply *r) {
+    kt_etcd_reply local;
+    int rc;
+    if (revision) *revision = 0;
+    if (!r) {
+        memset(&local, 0, sizeof local);
+        r = &local;
+    }
+    /* count_only on the key "\0": no data back, only the header */
+    rc = kt_etcd_http(url, "POST", "/v3/kv/range", "{\"key\":\"AA==\",\"count_only\":true}", token, timeout_ms, r);
+    if (rc == 0 && revision) *revision = r->revision;
+    if (rc == 0 && r->revision <= 0) rc = -1;
+    if (r == &local) kt_etcd_reply_free(r);
+    return rc;
+}
+
 int kt_etcd_compact(const char *url, const char *token, long long revision, int timeout_ms, kt_etcd_reply *r) {
     return kt_etcd__post(url, "/v3/kv/compaction", token, timeout_ms, r, "{\"revision\":\"%lld\",\"physical\":true}",
                          revision);
@@ -803,6 +823,7 @@ static void kt_etcd__describe_exit(int st, char *out, size_t cap) {
 
 static void kt_etcd__hard_kill(kt_etcd_member *m) {
     if (m->pid > 0) {
+        kill(-m->pid, SIGKILL); /* the member's process group, then the member */
         kill(m->pid, SIGKILL);
         if (!kt_etcd__reap(m->pid, 10000, NULL)) kt_etcd__unregister(m->pid); /* cannot happen: SIGKILL */
     }

@@ -66,7 +66,28 @@
    RESULTS
    Calls on a cluster return 0 or -1 with the reason in c->error. HTTP
    calls return 0 when etcd answered 200, -1 otherwise, and fill an
-   optional kt_etcd_reply (see there) with what came back. */
+   optional kt_etcd_reply (see there) with what came back.
+
+   WRITING A TEST ON IT
+   A suite file (tests/test_etcd_<x>.c) goes into ETCDSRC in the Makefile,
+   its kt_suite_etcd_<x>() is declared at the end of this header and
+   called from tests/run_etcd.c's main. Each test begins with
+   KT_ETCD_REQUIRE() (or KT_ETCD_REQUIRE_CURL()), starts its own cluster
+   (about 0.2 s for one member, 1 s for three), and ends with
+   kt_etcd_destroy(&c, kt.cur_failed > 0) so that a failure keeps the
+   member logs. Code that uses libcurl sits inside #ifdef KT_HAVE_CURL
+   (the Makefile defines it and links -lcurl only where the headers are):
+   see teh_libcurl_threads in tests/test_etcd_harness.c.
+   A typical scenario:
+       kt_etcd_cluster c;
+       kt_etcd_opts o = {0};
+       o.members = 3;
+       if (kt_etcd_start(&c, &o) != 0) { kt_fail(..., "%s", c.error); ... }
+       leader = kt_etcd_leader(&c, 0);
+       ... point the transport at c.endpoints, watch ...
+       kt_etcd_kill(&c, leader);            (the stream breaks; re-watch)
+       kt_etcd_restart(&c, leader, 0);
+       kt_etcd_destroy(&c, kt.cur_failed > 0); */
 #ifndef KT_ETCD_HARNESS_H
 #define KT_ETCD_HARNESS_H
 #include <stdbool.h>
@@ -119,7 +140,8 @@ int kt_etcd_http(const char *base_url, const char *method, const char *path, con
 
 /* The first "name": value anywhere in json (at any depth; etcd's gateway
    spells int64 as strings, both forms are read), as text into out[cap]
-   (quotes dropped) or as a number. Returns false when absent. Good
+   (quotes dropped) or as a number. Returns false when absent (or, for
+   text, longer than cap - 1; for a number, not one). Good
    enough for the gateway's replies, whose keys and values are base64;
    not a JSON parser. [any thread] */
 bool kt_etcd_json_str(const char *json, const char *name, char *out, size_t cap);
@@ -135,7 +157,8 @@ char *kt_etcd_unb64(const char *s, size_t *n);
 /* Each takes the member's client URL and a token (NULL: none), returns 0
    on HTTP 200 and -1 otherwise (r says what came back). [any thread] */
 
-/* PUT key = value (text). r->revision is the new revision. */
+/* PUT key = value (NUL-terminated text; base64 on the wire). r->revision
+   is the new revision. */
 int kt_etcd_put(const char *url, const char *token, const char *key, const char *value,
                 int timeout_ms, kt_etcd_reply *r);
 
@@ -146,6 +169,11 @@ int kt_etcd_put(const char *url, const char *token, const char *key, const char 
    its mod_revision or 0. */
 int kt_etcd_get(const char *url, const char *token, const char *key, long long revision, int flags,
                 char **value, long long *mod_revision, int timeout_ms, kt_etcd_reply *r);
+
+/* The cluster's current revision (a linearizable count_only range: it
+   needs a quorum) into *revision (may be NULL). For what one member has
+   applied, see kt_etcd_member_status. */
+int kt_etcd_revision(const char *url, const char *token, int timeout_ms, long long *revision, kt_etcd_reply *r);
 
 /* COMPACT to revision (physical: returns once the space is reclaimed).
    Ranges and watches below revision then fail with 400 code 11. */

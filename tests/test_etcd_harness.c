@@ -7,6 +7,7 @@
 #include "kt.h"
 #include "etcd_harness.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -107,6 +108,8 @@ static void teh_single_member(void) {
     KT_CHECK(st.member_id != 0 && st.cluster_id != 0);
     KT_EQ_U64(st.leader, st.member_id);
     KT_EQ_INT(st.revision, rev + 1);
+    KT_EQ_INT(kt_etcd_revision(c.m[0].url, NULL, 0, &mod, &r), 0);
+    KT_EQ_INT(mod, rev + 1);
     KT_EQ_INT(kt_etcd_leader(&c, 0), 0);
     KT_EQ_INT(kt_etcd_http(c.m[0].url, "GET", "/version", NULL, NULL, 0, &r), 0);
     KT_CHECK(r.body && strstr(r.body, "\"etcdserver\":\"3."));
@@ -400,13 +403,14 @@ static void teh_auth(void) {
 
 /* The test process dies with a cluster running (a child of the runner
    plays it): SIGKILL (the members' PR_SET_PDEATHSIG), SIGTERM (the
-   handler), abort() (the handler, then the default action) and exit()
-   without destroy (atexit). Each time the members die and their ports
+   handler), abort() (the handler, then the default action), exit()
+   without destroy (atexit) and SIGSEGV (the handler, then the one it
+   replaced: a sanitizer's, which reports and ends the process). Each time the members die and their ports
    are freed; the child still ends the way it was meant to. All but the
    first start their members without PR_SET_PDEATHSIG, which would
    otherwise kill them whatever the handlers do. */
 static void teh_orphans_one(int how) {
-    static const char *const names[] = { "SIGKILL", "SIGTERM", "abort", "exit" };
+    static const char *const names[] = { "SIGKILL", "SIGTERM", "abort", "exit", "SIGSEGV" };
     kt_etcd_cluster c;
     kt_etcd_opts o;
     int pfd[2], st = 0, waited = 0;
@@ -428,6 +432,11 @@ static void teh_orphans_one(int how) {
         if (w != (ssize_t)sizeof c) _exit(4);
         if (how == 2) abort();
         if (how == 3) exit(0);
+        if (how == 4) {
+            int nul = open("/dev/null", O_WRONLY); /* no sanitizer report in the test's output */
+            if (nul >= 0) dup2(nul, 2);
+            kill(getpid(), SIGSEGV);
+        }
         for (;;) pause();
     }
     close(pfd[1]);
@@ -452,7 +461,8 @@ static void teh_orphans_one(int how) {
     case 0: KT_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL); break;
     case 1: KT_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM); break;
     case 2: KT_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT); break;
-    default: KT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); break;
+    case 3: KT_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0); break;
+    default: KT_CHECK(WIFSIGNALED(st) ? WTERMSIG(st) == SIGSEGV : WEXITSTATUS(st) != 0); break; /* a sanitizer exits 1 */
     }
     /* the orphans die asynchronously (and init reaps them) */
     while ((kt_etcd_leftovers(&c) || kt_etcd_ports_in_use(&c)) && waited < 10000) {
@@ -469,7 +479,7 @@ static void teh_orphans_one(int how) {
 static void teh_orphans(void) {
     int how;
     KT_ETCD_REQUIRE();
-    for (how = 0; how < 4; how++) teh_orphans_one(how);
+    for (how = 0; how < 5; how++) teh_orphans_one(how);
 }
 
 #ifdef KT_HAVE_CURL
