@@ -339,6 +339,24 @@ static void kt_etcd__fill(kt_etcd_reply *r) {
         snprintf(r->error, sizeof r->error, "HTTP %d: %.200s", r->http, r->body);
 }
 
+/* Split the response in *buf (NUL-terminated, len bytes) into r: status,
+   body (takes *buf). false when it is not HTTP. */
+static bool kt_etcd__take(kt_etcd_reply *r, char **buf, size_t len) {
+    char *b = *buf, *hdr_end;
+    size_t off;
+    int status;
+    if (len < 12 || strncmp(b, "HTTP/1.", 7) != 0 || (status = atoi(b + 9)) < 100) return false;
+    hdr_end = strstr(b, "\r\n\r\n");
+    off = hdr_end ? (size_t)(hdr_end + 4 - b) : len;
+    r->http = status;
+    r->len = len - off;
+    memmove(b, b + off, r->len + 1);
+    r->body = b;
+    *buf = NULL;
+    kt_etcd__fill(r);
+    return true;
+}
+
 int kt_etcd_http(const char *base_url, const char *method, const char *path, const char *body,
                  const char *token, int timeout_ms, kt_etcd_reply *r) {
     kt_etcd_reply local;
@@ -348,7 +366,7 @@ int kt_etcd_http(const char *base_url, const char *method, const char *path, con
     size_t reqlen, sent = 0, len = 0, cap = 0, blen = body ? strlen(body) : 0;
     double t0 = kt_etcd__now_ms(), deadline;
     const char *phase = "connecting";
-    int fd = -1, rc, soerr = 0, status = 0;
+    int fd = -1, rc, soerr = 0;
     socklen_t sl = sizeof soerr;
     bool ok = false;
     if (!r) {
@@ -448,23 +466,18 @@ int kt_etcd_http(const char *base_url, const char *method, const char *path, con
         goto out;
     }
     buf[len] = '\0';
-    if (len < 12 || strncmp(buf, "HTTP/1.", 7) != 0 || (status = atoi(buf + 9)) < 100) {
+    if (!kt_etcd__take(r, &buf, len)) {
         snprintf(r->error, sizeof r->error, "not an HTTP response from %s: %.80s", host, buf);
         goto out;
     }
-    {
-        char *hdr_end = strstr(buf, "\r\n\r\n");
-        size_t off = hdr_end ? (size_t)(hdr_end + 4 - buf) : len;
-        r->http = status;
-        r->len = len - off;
-        memmove(buf, buf + off, r->len + 1);
-        r->body = buf;
-        buf = NULL;
-        kt_etcd__fill(r);
-        ok = status == 200;
-    }
+    ok = r->http == 200;
     goto out;
 timeout:
+    /* a stream (a watch) ends here: keep the status and what came */
+    if (buf) {
+        buf[len] = '\0';
+        if (strstr(buf, "\r\n\r\n")) kt_etcd__take(r, &buf, len);
+    }
     snprintf(r->error, sizeof r->error, "timeout after %d ms %s (%s %s%s, %zu bytes received)", timeout_ms, phase,
              method, host, path, len);
 out:
@@ -1158,7 +1171,31 @@ static int kt_etcd__signal(kt_etcd_cluster *c, int i, kt_etcd_state from, int si
     return 0;
 }
 
-int kt_etcd_freeze(kt_etcd_cluster *c, int i) { return kt_etcd__signal(c, i, KT_ETCD_RUNNING, SIGSTOP, KT_ETCD_FROZEN); }
+/* SIGSTOP is delivered asynchronously: a thread of the member may still
+   run (and answer a request) after kill() returned. The stop is complete
+   when waitpid reports it (the last thread to stop reports it). */
+int kt_etcd_freeze(kt_etcd_cluster *c, int i) {
+    double deadline;
+    if (kt_etcd__signal(c, i, KT_ETCD_RUNNING, SIGSTOP, KT_ETCD_FROZEN) != 0) return -1;
+    deadline = kt_etcd__now_ms() + 5000;
+    for (;;) {
+        int st = 0;
+        pid_t w = waitpid(c->m[i].pid, &st, WUNTRACED | WNOHANG);
+        if (w == c->m[i].pid && WIFSTOPPED(st)) return 0;
+        if (w == c->m[i].pid && (WIFEXITED(st) || WIFSIGNALED(st))) {
+            kt_etcd__errf(c->error, sizeof c->error, "%s exited while being frozen", c->m[i].name);
+            kt_etcd__unregister(c->m[i].pid);
+            c->m[i].pid = 0;
+            c->m[i].state = KT_ETCD_DOWN;
+            return -1;
+        }
+        if (w < 0 && errno != EINTR) break;
+        if (kt_etcd__now_ms() >= deadline) break;
+        kt_etcd__sleep_ms(1);
+    }
+    kt_etcd__errf(c->error, sizeof c->error, "%s: SIGSTOP sent, but no stop reported in 5 s", c->m[i].name);
+    return -1;
+}
 int kt_etcd_thaw(kt_etcd_cluster *c, int i) { return kt_etcd__signal(c, i, KT_ETCD_FROZEN, SIGCONT, KT_ETCD_RUNNING); }
 
 int kt_etcd_quorum_lose(kt_etcd_cluster *c, int keep, unsigned *stopped) {

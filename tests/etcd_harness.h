@@ -16,8 +16,9 @@
 
    PORTS AND FILES
    Every member gets two FREE ports (client and peer), probed by binding
-   them, chosen at random below the kernel's ephemeral range
-   (/proc/sys/net/ipv4/ip_local_port_range): outgoing connections (ours,
+   them, chosen at random in [10000, the start of the kernel's ephemeral
+   range) (/proc/sys/net/ipv4/ip_local_port_range; from the kernel's own
+   choice when that span is under 2000 ports): outgoing connections (ours,
    libcurl's, anyone's) never take such a port, so a stopped member's
    ports are still free when it restarts. Never fixed ports. A start that
    loses a race for a port (the member's log says "address already in
@@ -134,7 +135,10 @@ void kt_etcd_reply_free(kt_etcd_reply *r);
    when not NULL, is sent as "Authorization: <token>" (etcd's simple
    tokens, no "Bearer"). timeout_ms bounds the whole exchange (0: 5000).
    Responses up to 16 MiB. Returns 0 when the status is 200, else -1.
-   r may be NULL. [any thread] */
+   r may be NULL. A stream (POST /v3/watch) is read until timeout_ms:
+   then the call returns -1 with error "timeout ...", and r->http and
+   r->body hold the status and what came by then (http 0 when not even
+   the status line came). [any thread] */
 int kt_etcd_http(const char *base_url, const char *method, const char *path, const char *body,
                  const char *token, int timeout_ms, kt_etcd_reply *r);
 
@@ -280,13 +284,16 @@ int kt_etcd_member_start(kt_etcd_cluster *c, int i);
 /* kt_etcd_member_start, then wait up to timeout_ms (0: 20000) for its
    /health (which needs a quorum to say true). */
 int kt_etcd_restart(kt_etcd_cluster *c, int i, int timeout_ms);
-/* SIGSTOP / SIGCONT. -1 unless RUNNING / FROZEN. */
+/* SIGSTOP / SIGCONT. -1 unless RUNNING / FROZEN. freeze returns once
+   every thread of the member has stopped (waitpid reports the stop; up to
+   5 s), so nothing it answers after that. */
 int kt_etcd_freeze(kt_etcd_cluster *c, int i);
 int kt_etcd_thaw(kt_etcd_cluster *c, int i);
 
-/* Kill -9 a majority of the members so that the rest cannot form a
-   quorum: every member but the (n-1)/2 starting at keep (3 members: two
-   stopped, keep stays; 5: three stopped). *stopped (may be NULL) gets the
+/* Kill -9 enough members that the rest cannot form a quorum: all but the
+   n/2 (rounded down) starting at keep, in index order around the ring
+   (3 members: two stopped, keep stays; 5: three stopped, keep and
+   keep+1 stay). *stopped (may be NULL) gets the
    bit mask of the members stopped. -1 with one member, or when some member
    was not RUNNING. */
 int kt_etcd_quorum_lose(kt_etcd_cluster *c, int keep, unsigned *stopped);

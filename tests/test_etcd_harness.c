@@ -121,6 +121,42 @@ static void teh_single_member(void) {
     teh_end(&c);
 }
 
+/* progress_notify_ms reaches etcd: a watch (of the prefix w/, from the
+   revision of a write under it) read for 2 s at a 250 ms interval holds
+   the write's event and header-only progress messages (etcd's default,
+   10 min, would send none). */
+static void teh_progress_notify(void) {
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kt_etcd_reply r = {0};
+    const char *p;
+    char *kb = kt_etcd_b64("w/", 2), *eb = kt_etcd_b64("w0", 2), body[200];
+    int results = 0;
+    KT_ETCD_REQUIRE();
+    memset(&o, 0, sizeof o);
+    o.progress_notify_ms = 250;
+    TEH_START(&c, &o);
+    KT_EQ_INT(kt_etcd_put(c.m[0].url, NULL, "w/a", "1", 0, &r), 0);
+    snprintf(body, sizeof body,
+             "{\"create_request\":{\"key\":\"%s\",\"range_end\":\"%s\",\"start_revision\":\"%lld\",\"progress_notify\":true}}",
+             kb ? kb : "", eb ? eb : "", r.revision);
+    free(kb);
+    free(eb);
+    KT_EQ_INT(kt_etcd_http(c.m[0].url, "POST", "/v3/watch", body, NULL, 2000, &r), -1);
+    KT_EQ_INT(r.http, 200);
+    KT_CHECK(strstr(r.error, "timeout") != NULL);
+    KT_CHECK(r.body && strstr(r.body, "\"created\":true"));
+    KT_CHECK(r.body && strstr(r.body, "\"events\":[{\"kv\":{\"key\":\"dy9h\""));
+    for (p = r.body; p && (p = strstr(p, "{\"result\":{\"header\":{")) != NULL; p++) {
+        const char *end = strchr(p, '\n');
+        const char *hdr_close = strstr(p, "}");
+        if (end && hdr_close && hdr_close[1] == '}' && hdr_close + 3 <= end) results++; /* header, nothing else */
+    }
+    KT_CHECK(results >= 2);
+    kt_etcd_reply_free(&r);
+    teh_end(&c);
+}
+
 /* Three members: a write through each is read through every one, they
    agree on one cluster and one leader. */
 static void teh_three_members(void) {
@@ -569,6 +605,7 @@ static void teh_libcurl_threads(void) {
 
 void kt_suite_etcd_harness(void) {
     KT_RUN(teh_single_member);
+    KT_RUN(teh_progress_notify);
     KT_RUN(teh_three_members);
     KT_RUN(teh_kill9_leader);
     KT_RUN(teh_term_restart);
