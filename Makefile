@@ -110,10 +110,9 @@ tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan
 # The demo: an edge agent reconciling device configuration (about 10 s;
 # its store persists in build/edge-agent across runs). Where libcurl is
 # installed it can also run on an etcd cluster (--etcd).
-CURL_LIBS := $(shell curl-config --libs 2>/dev/null)
-AGENT_ETCD := $(if $(CURL_LIBS),-DEDGE_AGENT_ETCD,)
-$(B)/edge_agent: kctl.h kctl_http_curl.h examples/edge_agent.c | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) $(AGENT_ETCD) -o $@ examples/edge_agent.c $(LIBS) $(CURL_LIBS)
+AGENT_ETCD := $(if $(filter yes,$(KT_CURL)),-DEDGE_AGENT_ETCD,)
+$(B)/edge_agent: kctl.h kctl_http_curl.h examples/edge_agent.c $(B)/etcd-config | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) $(AGENT_ETCD) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_ETCD),$(CURL_LIBS),)
 $(B)/edge_agent-asan: kctl.h examples/edge_agent.c | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/edge_agent.c $(LIBS)
 $(B)/edge_agent-tsan: kctl.h examples/edge_agent.c | $(B)
