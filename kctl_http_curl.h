@@ -820,7 +820,11 @@ static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_
     }
     kctl__http_free(a, r.toks);
     switch (grpc) {
-    case 3: rc = strstr(msg, "too large") ? KCTL_ERR_TOO_LARGE : KCTL_ERR_INVALID_ARG; reason = rc == KCTL_ERR_TOO_LARGE ? "RequestEntityTooLarge" : "BadRequest"; break;
+    case 3:
+        if (strstr(msg, "user name is empty")) { rc = KCTL_ERR_UNAUTHORIZED; reason = "Unauthorized"; http = 401; } /* auth on, no credentials */
+        else if (strstr(msg, "too large")) { rc = KCTL_ERR_TOO_LARGE; reason = "RequestEntityTooLarge"; }
+        else { rc = KCTL_ERR_INVALID_ARG; reason = "BadRequest"; }
+        break;
     case 4: rc = KCTL_ERR_TIMEOUT; reason = "Timeout"; break;
     case 5: rc = KCTL_ERR_NOT_FOUND; reason = "NotFound"; break;
     case 7: rc = KCTL_ERR_FORBIDDEN; reason = "Forbidden"; break;
@@ -1590,6 +1594,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
     size_t n, k, start;
     char num[24];
     int rc;
+    bool renewed = false;
     kctl__hbuf_init(&root, &e->http.a, 8192);
     kctl__hbuf_init(&end, &e->http.a, 8192);
     kctl__etcd_key(e, &w->res, w->res.ns, NULL, &root);
@@ -1651,6 +1656,12 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
                 break;
             }
             kctl__hstream_close(&w->s);
+            if (rc == KCTL_ERR_UNAUTHORIZED && e->user && !renewed) { /* a token etcd forgot: renew once, same endpoint */
+                renewed = true;
+                if ((rc = kctl__etcd_auth(e, st)) != KCTL_OK) break;
+                k--;
+                continue;
+            }
             break; /* the server's answer: no other endpoint would say otherwise */
         }
         if (w->s.done && w->s.code && w->s.code != 200) { /* an error answer */

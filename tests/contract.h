@@ -105,14 +105,21 @@
                  same text (member order counts); hooks: compact (forgets
                  the remembered states), no progress, no break_watches.
 
-    etcd         (kctl_http_curl.h; the target lands with it: the flags it
-                 declares there are the truth, this is what is expected)
-                 writes decided by kctl_apisrv_decide: every write rule.
-                 Lacks TOO_NEW if a watch from a future revision just waits,
-                 as etcd's do. Bookmarks are progress notifications at the
-                 server's interval (--experimental-watch-progress-notify-
-                 interval): bookmark_wait_ns above it; compact: etcd's
-                 compaction at the current revision.
+    etcd         (kctl_http_curl.h; tests/test_etcd.c, one real member, a
+                 fresh key prefix per store) every capability: the writes
+                 are decided by kctl_apisrv_decide, selectors applied by the
+                 transport as the memstore applies them, versions are
+                 etcd's revisions. TOO_NEW: etcd itself would wait for a
+                 future revision; the transport answers TIMEOUT, as the
+                 API server does, from the revision in the watch's first
+                 message. Bookmarks are etcd's progress notifications,
+                 which come at the server's interval (--experimental-
+                 watch-progress-notify-interval, 250 ms there): the
+                 progress hook does nothing, bookmark_wait_ns is above it.
+                 compact: etcd's compaction at the current revision. No
+                 break_watches hook (etcd cannot be told to end one
+                 stream): test_etcd.c kills the member a watch is on
+                 instead (te_watch_member_killed).
 
     kubernetes   (kctl_http_curl.h, to come) a real API server: every write
                  rule, worded as it words them. Lacks ORDERED_VERSIONS

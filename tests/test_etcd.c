@@ -1,0 +1,552 @@
+/* test_etcd.c - the etcd transport (kctl_http_curl.h) on a real etcd: the
+   transport contract (tests/contract.h) as target "etcd", then what only a
+   remote store has: endpoints that fail over, authentication and an
+   expired token, the bounds on a message and a response, a watch that
+   looks once, and leader election between two managers.
+   TLS: tests/test_etcd_tls.c; a controller under faults:
+   tests/test_etcd_faults.c. Waiting here is waiting for a real server
+   (deadlines, never a figure of elapsed time in a check). */
+#include "kt.h"
+#include "contract.h"
+#include "etcd_harness.h"
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef KT_HAVE_CURL
+#include "../kctl_http_curl.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#endif
+
+/* Skips (or, with KT_REQUIRE_ETCD, fails) with the reason when etcd or
+   libcurl is missing: the contract's tests are then this one line. */
+static void te_contract_unavailable(void) {
+    KT_ETCD_REQUIRE_CURL();
+}
+
+#ifdef KT_HAVE_CURL
+static kt_etcd_cluster te_cluster;
+
+static void te_contract_start_failed(void) {
+    kt_fail(__FILE__, __LINE__, "etcd start: %s", te_cluster.error);
+}
+
+static void te_nap_ms(int ms) {
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    nanosleep(&ts, NULL);
+}
+
+static uint64_t te_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A port nothing listens on: bound, then closed (ports in the harness's
+   range are not handed out by the kernel to outgoing connections). */
+static int te_dead_port(void) {
+    struct sockaddr_in a;
+    socklen_t n = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+    if (fd < 0) return 0;
+    memset(&a, 0, sizeof a);
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &n) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+/* ------------------------------------------------------ the contract target */
+/* One member shared by every contract test (started by kt_suite_etcd),
+   progress notifications every 250 ms; each store is a fresh key prefix
+   on it, with a counting allocator that must end at zero. */
+static bool te_cluster_up;
+static unsigned te_prefix_seq;
+
+typedef struct te_store {
+    kt_alloc a;
+    char prefix[64];
+} te_store;
+
+static int te_open(const kc_target *t, kc_store *s) {
+    kctl_etcd_desc d = kctl_etcd_desc_init();
+    te_store *m = (te_store *)calloc(1, sizeof *m);
+    int rc;
+    (void)t;
+    if (!m) return KCTL_ERR_NOMEM;
+    kt_alloc_init(&m->a);
+    snprintf(m->prefix, sizeof m->prefix, "/kctl-contract/%u", ++te_prefix_seq);
+    d.endpoints = te_cluster.endpoints;
+    d.prefix = m->prefix;
+    d.allocator = kt_allocator(&m->a);
+    if ((rc = kctl_etcd_create(&d, &s->tp)) != KCTL_OK) {
+        free(m);
+        return rc;
+    }
+    s->impl = m;
+    return KCTL_OK;
+}
+
+static void te_close(const kc_target *t, kc_store *s) {
+    te_store *m = (te_store *)s->impl;
+    (void)t;
+    kctl_transport_destroy(&s->tp);
+    KT_EQ_INT(m->a.live, 0);
+    free(m);
+}
+
+/* etcd's compaction at the cluster's current revision: a watch from an
+   older one is GONE. */
+static int te_compact(kc_store *s) {
+    long long rev = 0;
+    (void)s;
+    if (kt_etcd_revision(te_cluster.m[0].url, NULL, 0, &rev, NULL) != 0) return KCTL_ERR_IO;
+    return kt_etcd_compact(te_cluster.m[0].url, NULL, rev, 0, NULL) == 0 ? KCTL_OK : KCTL_ERR_IO;
+}
+
+/* Bookmarks are progress notifications, which come by themselves every
+   progress_notify_ms: nothing to do but wait (bookmark_wait_ns). */
+static int te_progress(kc_store *s) {
+    (void)s;
+    return KCTL_OK;
+}
+
+static const kc_target te_target = {
+    .name = "etcd",
+    .caps = KC_CAP_ALL, /* every capability: tests/contract.h, DIFFERENCES */
+    .res = { "example.kctl.io", "v1", "widgets", "contract" },
+    .api_version = "example.kctl.io/v1",
+    .kind = "Widget",
+    .open = te_open,
+    .close = te_close,
+    .compact = te_compact,
+    .progress = te_progress,
+    .wait_ns = KCTL_SEC(5),
+    .settle_ns = KCTL_MS(300),
+    .bookmark_wait_ns = KCTL_SEC(3),
+};
+
+/* ------------------------------------------------------------ helpers */
+static const kctl_resource te_res = { "example.kctl.io", "v1", "widgets", "default" };
+
+static int te_transport(const char *endpoints, const char *prefix, kt_alloc *a, kctl_transport *t) {
+    kctl_etcd_desc d = kctl_etcd_desc_init();
+    d.endpoints = endpoints;
+    d.prefix = prefix;
+    if (a) d.allocator = kt_allocator(a);
+    return kctl_etcd_create(&d, t);
+}
+
+static int te_create(kctl_transport *t, const char *name, const char *spec, kctl_api_status *st) {
+    size_t cap = strlen(name) + strlen(spec) + 128;
+    char *doc = (char *)malloc(cap);
+    int rc;
+    if (!doc) return KCTL_ERR_NOMEM;
+    snprintf(doc, cap, "{\"apiVersion\":\"example.kctl.io/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"%s\"},\"spec\":%s}",
+             name, spec);
+    rc = kctl_transport_create(t, &te_res, doc, KCTL_NTS, NULL, st);
+    free(doc);
+    return rc;
+}
+
+#define TE_START(c, o) do { \
+    if (kt_etcd_start((c), (o)) != 0) { \
+        kt_fail(__FILE__, __LINE__, "etcd start: %s", (c)->error); \
+        kt_etcd_destroy((c), true); \
+        return; \
+    } } while (0)
+
+/* ------------------------------------------------------------- endpoints */
+/* Endpoints that refuse connections are passed over: every call gets
+   through, the transport counts the moves, and once one endpoint has
+   answered the next call starts there (no new failover). A list of only
+   dead endpoints is IO, after one round. */
+static void te_failover(void) {
+    kt_etcd_cluster c;
+    kctl_transport t;
+    kctl_etcd_stats s0, s1;
+    kctl_obj *o = NULL;
+    kctl_api_status st;
+    char eps[256];
+    int dead1, dead2;
+    KT_ETCD_REQUIRE_CURL();
+    TE_START(&c, NULL);
+    dead1 = te_dead_port();
+    dead2 = te_dead_port();
+    KT_CHECK(dead1 > 0 && dead2 > 0);
+    snprintf(eps, sizeof eps, "http://127.0.0.1:%d,http://127.0.0.1:%d,%s", dead1, dead2, c.m[0].url);
+    memset(&st, 0, sizeof st);
+    if (te_transport(eps, "/failover", NULL, &t) == KCTL_OK) {
+        KT_EQ_INT(te_create(&t, "a", "{\"n\":1}", &st), KCTL_OK);
+        kctl_etcd_read_stats(&t, &s0);
+        KT_CHECK(s0.failovers >= 2);
+        KT_EQ_INT(kctl_transport_get(&t, &te_res, "a", &o, &st), KCTL_OK);
+        kctl_obj_unref(o);
+        kctl_etcd_read_stats(&t, &s1);
+        KT_EQ_U64(s1.failovers, s0.failovers);
+        kctl_transport_destroy(&t);
+    } else
+        kt_fail(__FILE__, __LINE__, "transport");
+    snprintf(eps, sizeof eps, "http://127.0.0.1:%d,http://127.0.0.1:%d", dead1, dead2);
+    if (te_transport(eps, "/failover", NULL, &t) == KCTL_OK) {
+        KT_EQ_INT(kctl_transport_get(&t, &te_res, "a", &o, &st), KCTL_ERR_IO);
+        KT_CHECK(o == NULL);
+        kctl_transport_destroy(&t);
+    }
+    kctl_api_status_clear(&st);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
+/* A watch whose member is killed ends with IO (never hangs); a watch
+   opened again from the last version, through the same endpoint list,
+   reaches a living member and misses nothing written meanwhile. */
+static void te_watch_member_killed(void) {
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kctl_transport t, w_t;
+    kctl_watch *w = NULL;
+    kctl_event ev;
+    kctl_api_status st;
+    kctl_list_result lr;
+    char last[KCTL_RV_MAX] = "", eps[256];
+    int rc = KCTL_OK, i, seen_b = 0;
+    uint64_t deadline;
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.members = 3;
+    TE_START(&c, &o);
+    memset(&ev, 0, sizeof ev);
+    memset(&lr, 0, sizeof lr);
+    memset(&st, 0, sizeof st);
+    /* the watcher talks to member 1 first, the writer to the others */
+    snprintf(eps, sizeof eps, "%s,%s", c.m[2].url, c.m[1].url);
+    if (te_transport(c.endpoints, "/killed", NULL, &w_t) != KCTL_OK || te_transport(eps, "/killed", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "transport");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    KT_EQ_INT(kctl_transport_list(&w_t, &te_res, NULL, &lr, &st), KCTL_OK);
+    KT_EQ_INT(kctl_transport_watch_open(&w_t, &te_res, NULL, lr.resource_version, &w, &st), KCTL_OK);
+    snprintf(last, sizeof last, "%s", lr.resource_version);
+    kctl_list_result_free(&lr);
+    KT_EQ_INT(te_create(&t, "a", "{\"n\":1}", &st), KCTL_OK);
+    rc = kctl_transport_watch_next(&w_t, w, KCTL_SEC(5), &ev, &st);
+    KT_EQ_INT(rc, KCTL_OK);
+    if (rc == KCTL_OK) {
+        KT_EQ_STR(kctl_obj_name(ev.obj), "a");
+        snprintf(last, sizeof last, "%s", kctl_obj_resource_version(ev.obj));
+        kctl_event_clear(&ev);
+    }
+    KT_EQ_INT(kt_etcd_kill(&c, 0), 0);
+    KT_EQ_INT(te_create(&t, "b", "{\"n\":2}", &st), KCTL_OK);
+    /* the stream's end: IO within the watch's own waits, not a hang */
+    deadline = te_now_ns() + KCTL_SEC(15);
+    do {
+        rc = kctl_transport_watch_next(&w_t, w, KCTL_SEC(1), &ev, &st);
+        if (rc == KCTL_OK) { /* b may come first, if it was sent before the kill */
+            seen_b += !strcmp(kctl_obj_name(ev.obj), "b");
+            snprintf(last, sizeof last, "%s", kctl_obj_resource_version(ev.obj));
+            kctl_event_clear(&ev);
+        }
+    } while ((rc == KCTL_OK || rc == KCTL_ERR_TIMEOUT || rc == KCTL_ERR_AGAIN) && te_now_ns() < deadline);
+    KT_EQ_INT(rc, KCTL_ERR_IO);
+    kctl_transport_watch_close(&w_t, w);
+    w = NULL;
+    /* again from the last version: a living member, nothing missed */
+    for (i = 0; i < 20 && !w; i++) {
+        rc = kctl_transport_watch_open(&w_t, &te_res, NULL, last, &w, &st);
+        if (rc != KCTL_OK) te_nap_ms(250);
+    }
+    KT_EQ_INT(rc, KCTL_OK);
+    if (w && !seen_b) {
+        rc = kctl_transport_watch_next(&w_t, w, KCTL_SEC(5), &ev, &st);
+        KT_EQ_INT(rc, KCTL_OK);
+        if (rc == KCTL_OK) {
+            KT_EQ_STR(kctl_obj_name(ev.obj), "b");
+            kctl_event_clear(&ev);
+        }
+    }
+    if (w) kctl_transport_watch_close(&w_t, w);
+    kctl_api_status_clear(&st);
+    kctl_transport_destroy(&t);
+    kctl_transport_destroy(&w_t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
+/* ------------------------------------------------------------------ auth */
+/* With auth on: a wrong password is UNAUTHORIZED at create (and the
+   password is in no message); the right one works; a token etcd forgot
+   (simple tokens die after --auth-token-ttl idle seconds) is renewed
+   once, transparently, for a unary request and for a watch. */
+static void te_auth(void) {
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kt_etcd_reply r = {0};
+    kctl_etcd_desc d = kctl_etcd_desc_init();
+    kctl_transport t;
+    kctl_etcd_stats s0, s1;
+    kctl_api_status st;
+    kctl_list_result lr;
+    kctl_watch *w = NULL;
+    kctl_event ev;
+    kctl_obj *obj = NULL;
+    int rc;
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.auth_token_ttl_s = 1;
+    TE_START(&c, &o);
+    memset(&lr, 0, sizeof lr);
+    memset(&ev, 0, sizeof ev);
+    memset(&st, 0, sizeof st);
+    if (kt_etcd_auth_enable(c.m[0].url, "s3cret-pw", 0, &r) != 0) {
+        kt_fail(__FILE__, __LINE__, "auth enable: HTTP %d %s", r.http, r.error);
+        kt_etcd_reply_free(&r);
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    kt_etcd_reply_free(&r);
+    d.endpoints = c.endpoints;
+    d.prefix = "/auth";
+    d.username = "root";
+    d.password = "not-the-pw-XYZ";
+    KT_EQ_INT(kctl_etcd_create(&d, &t), KCTL_ERR_UNAUTHORIZED);
+    /* no credentials at all: UNAUTHORIZED too (etcd says 400 "user name is empty") */
+    d.username = NULL;
+    d.password = NULL;
+    if (kctl_etcd_create(&d, &t) == KCTL_OK) {
+        KT_EQ_INT(kctl_transport_get(&t, &te_res, "x", &obj, &st), KCTL_ERR_UNAUTHORIZED);
+        KT_EQ_INT(st.code, 401);
+        KT_CHECK(obj == NULL);
+        kctl_transport_destroy(&t);
+    }
+    d.username = "root";
+    d.password = "s3cret-pw";
+    if (kctl_etcd_create(&d, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "create with the right password");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    KT_EQ_INT(te_create(&t, "a", "{\"n\":1}", &st), KCTL_OK);
+    KT_CHECK(!st.message || !strstr(st.message, "s3cret"));
+    KT_EQ_INT(kctl_transport_list(&t, &te_res, NULL, &lr, &st), KCTL_OK);
+    /* idle past the token's life: the next request renews it */
+    kctl_etcd_read_stats(&t, &s0);
+    te_nap_ms(2500);
+    KT_EQ_INT(te_create(&t, "b", "{\"n\":2}", &st), KCTL_OK);
+    kctl_etcd_read_stats(&t, &s1);
+    KT_EQ_U64(s1.reauths, s0.reauths + 1);
+    /* and a watch opened with a dead token */
+    te_nap_ms(2500);
+    rc = kctl_transport_watch_open(&t, &te_res, NULL, lr.resource_version, &w, &st);
+    KT_EQ_INT(rc, KCTL_OK);
+    if (rc == KCTL_OK) {
+        rc = kctl_transport_watch_next(&t, w, KCTL_SEC(5), &ev, &st);
+        KT_EQ_INT(rc, KCTL_OK);
+        if (rc == KCTL_OK) KT_EQ_STR(kctl_obj_name(ev.obj), "b");
+        kctl_event_clear(&ev);
+        kctl_transport_watch_close(&t, w);
+    }
+    kctl_etcd_read_stats(&t, &s0);
+    KT_EQ_U64(s0.reauths, s1.reauths + 1);
+    kctl_list_result_free(&lr);
+    kctl_api_status_clear(&st);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
+/* ---------------------------------------------------------------- bounds */
+/* A watch message over max_message_bytes is TOO_LARGE (the watch is then
+   over: IO or TOO_LARGE again, never a grown buffer); a response over
+   max_response_bytes too. Below the bounds the same objects pass. A
+   watch with nothing to say returns at once for timeout 0 (AGAIN). */
+static void te_bounds(void) {
+    kt_etcd_cluster c;
+    kctl_etcd_desc d = kctl_etcd_desc_init();
+    kctl_transport t, small;
+    kctl_watch *w = NULL;
+    kctl_event ev;
+    kctl_api_status st;
+    kctl_list_result lr;
+    kctl_obj *o = NULL;
+    char big[6000];
+    int rc;
+    KT_ETCD_REQUIRE_CURL();
+    TE_START(&c, NULL);
+    memset(&ev, 0, sizeof ev);
+    memset(&lr, 0, sizeof lr);
+    memset(&st, 0, sizeof st);
+    memset(big, 'x', sizeof big);
+    memcpy(big, "{\"blob\":\"", 9);
+    memcpy(big + sizeof big - 3, "\"}", 3);
+    if (te_transport(c.endpoints, "/bounds", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "transport");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    d.endpoints = c.endpoints;
+    d.prefix = "/bounds";
+    d.max_message_bytes = 4096;
+    d.max_response_bytes = 4096;
+    KT_EQ_INT(kctl_etcd_create(&d, &small), KCTL_OK);
+    KT_EQ_INT(kctl_transport_list(&small, &te_res, NULL, &lr, &st), KCTL_OK);
+    KT_EQ_INT(kctl_transport_watch_open(&small, &te_res, NULL, lr.resource_version, &w, &st), KCTL_OK);
+    /* nothing yet: timeout 0 looks once */
+    if (w) KT_EQ_INT(kctl_transport_watch_next(&small, w, 0, &ev, &st), KCTL_ERR_AGAIN);
+    KT_EQ_INT(te_create(&t, "small", "{\"n\":1}", &st), KCTL_OK);
+    KT_EQ_INT(te_create(&t, "big", big, &st), KCTL_OK);
+    if (w) {
+        rc = kctl_transport_watch_next(&small, w, KCTL_SEC(5), &ev, &st);
+        KT_EQ_INT(rc, KCTL_OK);
+        if (rc == KCTL_OK) KT_EQ_STR(kctl_obj_name(ev.obj), "small");
+        kctl_event_clear(&ev);
+        KT_EQ_INT(kctl_transport_watch_next(&small, w, KCTL_SEC(5), &ev, &st), KCTL_ERR_TOO_LARGE);
+        KT_CHECK(ev.obj == NULL);
+        rc = kctl_transport_watch_next(&small, w, 0, &ev, &st);
+        KT_CHECK(rc != KCTL_OK && rc != KCTL_ERR_AGAIN);
+        kctl_transport_watch_close(&small, w);
+    }
+    /* unary: the small object reads, the big one is TOO_LARGE */
+    KT_EQ_INT(kctl_transport_get(&small, &te_res, "small", &o, &st), KCTL_OK);
+    kctl_obj_unref(o);
+    KT_EQ_INT(kctl_transport_get(&small, &te_res, "big", &o, &st), KCTL_ERR_TOO_LARGE);
+    KT_CHECK(o == NULL);
+    /* the default bounds pass it */
+    KT_EQ_INT(kctl_transport_get(&t, &te_res, "big", &o, &st), KCTL_OK);
+    kctl_obj_unref(o);
+    kctl_list_result_free(&lr);
+    kctl_api_status_clear(&st);
+    kctl_transport_destroy(&small);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
+/* ---------------------------------------------------------------- leader */
+typedef struct te_mgr {
+    kctl_transport t;
+    kctl_manager *m;
+} te_mgr;
+
+static kctl_reconcile_result te_mgr_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r = { 0, false, false, 0 };
+    (void)ctx;
+    return r;
+}
+
+static int te_mgr_start(te_mgr *g, const char *endpoints, const char *identity) {
+    kctl_manager_desc md;
+    kctl_controller_desc cd;
+    int rc;
+    memset(&md, 0, sizeof md);
+    memset(&cd, 0, sizeof cd);
+    if ((rc = te_transport(endpoints, "/leader", NULL, &g->t)) != KCTL_OK) return rc;
+    md.transport = g->t;
+    md.lease_name = "kctl-test";
+    md.identity = identity;
+    md.lease_ns = KCTL_SEC(2);
+    md.renew_deadline_ns = KCTL_MS(1500);
+    md.retry_ns = KCTL_MS(250);
+    md.graceful_timeout_ns = KCTL_SEC(5);
+    if ((rc = kctl_manager_create(&md, &g->m)) != KCTL_OK) {
+        kctl_transport_destroy(&g->t);
+        return rc;
+    }
+    cd.name = "widgets";
+    cd.reconcile = te_mgr_reconcile;
+    if ((rc = kctl_manager_informer(g->m, &te_res, NULL, NULL, &cd.primary)) != KCTL_OK ||
+        (rc = kctl_manager_add_controller(g->m, &cd, NULL)) != KCTL_OK || (rc = kctl_manager_start(g->m, KCTL_SEC(10))) != KCTL_OK) {
+        kctl_manager_destroy(g->m);
+        kctl_transport_destroy(&g->t);
+        g->m = NULL;
+    }
+    return rc;
+}
+
+static void te_mgr_end(te_mgr *g) {
+    if (!g->m) return;
+    kctl_manager_destroy(g->m);
+    kctl_transport_destroy(&g->t);
+    g->m = NULL;
+}
+
+/* Waits until exactly one of the managers leads (the other not), up to
+   15 s; returns its index, -1 if none. */
+static int te_one_leader(te_mgr *g, int n) {
+    uint64_t deadline = te_now_ns() + KCTL_SEC(15);
+    do {
+        int i, leaders = 0, who = -1;
+        for (i = 0; i < n; i++)
+            if (g[i].m && kctl_manager_is_leader(g[i].m)) { leaders++; who = i; }
+        if (leaders == 1) return who;
+        te_nap_ms(50);
+    } while (te_now_ns() < deadline);
+    return -1;
+}
+
+/* Two managers on one etcd cluster (each on its own transport): one
+   leads, the other waits; the leader stops (without releasing: its Lease
+   is just no longer renewed) and the other takes over once the lease
+   runs out, within the lease's own time (no kill needed); a release on
+   stop hands over at the next try. The Lease is an object in etcd,
+   written with resourceVersion preconditions. */
+static void te_leader_two_managers(void) {
+    kt_etcd_cluster c;
+    te_mgr g[2];
+    kctl_manager_leader_info li;
+    int first, second;
+    KT_ETCD_REQUIRE_CURL();
+    TE_START(&c, NULL);
+    memset(g, 0, sizeof g);
+    KT_EQ_INT(te_mgr_start(&g[0], c.endpoints, "replica-a"), KCTL_OK);
+    KT_EQ_INT(te_mgr_start(&g[1], c.endpoints, "replica-b"), KCTL_OK);
+    first = te_one_leader(g, 2);
+    KT_CHECK(first >= 0);
+    if (first >= 0) {
+        int other = 1 - first;
+        /* a while later, still exactly the same leader (renewals work) */
+        te_nap_ms(1500);
+        KT_EQ_INT(te_one_leader(g, 2), first);
+        KT_CHECK(!kctl_manager_lost_lease(g[first].m));
+        KT_EQ_INT(kctl_manager_stop(g[first].m), KCTL_OK);
+        te_mgr_end(&g[first]);
+        second = te_one_leader(g, 2);
+        KT_EQ_INT(second, other);
+        kctl_manager_read_leader(g[other].m, &li);
+        KT_EQ_INT(li.terms, 1);
+        KT_CHECK(!li.lost);
+    }
+    te_mgr_end(&g[0]);
+    te_mgr_end(&g[1]);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+#endif /* KT_HAVE_CURL */
+
+void kt_suite_etcd(void) {
+#ifdef KT_HAVE_CURL
+    kt_etcd_opts o;
+    memset(&o, 0, sizeof o);
+    o.progress_notify_ms = 250;
+    if (!kt_etcd_unavailable()) {
+        if (kt_etcd_start(&te_cluster, &o) == 0)
+            te_cluster_up = true;
+        else
+            fprintf(stderr, "etcd contract: %s\n", te_cluster.error);
+    }
+    if (te_cluster_up)
+        kc_run_contract(&te_target);
+    else
+        kt_run(kt_etcd_unavailable() ? te_contract_unavailable : te_contract_start_failed, "contract/etcd");
+    if (!kt_etcd_unavailable()) kt_etcd_destroy(&te_cluster, kt.failed > 0);
+    KT_RUN(te_failover);
+    KT_RUN(te_watch_member_killed);
+    KT_RUN(te_auth);
+    KT_RUN(te_bounds);
+    KT_RUN(te_leader_two_managers);
+#else
+    kt_run(te_contract_unavailable, "contract/etcd");
+#endif
+}
