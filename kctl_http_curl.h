@@ -576,6 +576,7 @@ typedef struct kctl__hstream {
     char *body;            /* the request body, kept while the transfer lives */
     kctl__hbuf buf;        /* bytes received and not yet consumed, from start */
     size_t start, scan;    /* the next line begins at start; no '\n' before scan */
+    size_t tail;           /* where the last line the writer saw begins (after its last '\n') */
     size_t max_msg;
     size_t ep;             /* the endpoint it talks to */
     bool done;             /* the transfer ended */
@@ -586,19 +587,29 @@ typedef struct kctl__hstream {
 
 static size_t kctl__hstream_write(char *data, size_t size, size_t n, void *ud) {
     kctl__hstream *s = (kctl__hstream *)ud;
-    size_t len = size * n;
+    size_t len = size * n, at;
     if (s->start && s->start * 2 >= s->buf.len) { /* drop the consumed lines */
         memmove(s->buf.p, s->buf.p + s->start, s->buf.len - s->start);
         s->buf.len -= s->start;
         s->scan -= s->start;
+        s->tail -= s->start;
         s->start = 0;
         s->buf.p[s->buf.len] = '\0';
     }
+    at = s->buf.len;
     kctl__hbuf_put(&s->buf, data, len);
     if (s->buf.err) return 0;
-    if (!memchr(s->buf.p + s->scan, '\n', s->buf.len - s->scan) && s->buf.len - s->start > s->max_msg) {
-        s->too_large = true; /* a message past the bound: end the stream, never hold more */
-        return 0;
+    for (;;) { /* only the new bytes are looked at: each byte once */
+        char *nl = (char *)memchr(s->buf.p + at, '\n', s->buf.len - at);
+        size_t end = nl ? (size_t)(nl - s->buf.p) : s->buf.len;
+        if (end - s->tail > s->max_msg) { /* a message past the bound: end the stream, never hold more */
+            s->too_large = true;
+            s->buf.len = s->tail; /* the lines before it are still read; this one never */
+            s->buf.p[s->buf.len] = '\0';
+            return 0;
+        }
+        if (!nl) break;
+        s->tail = at = end + 1;
     }
     return len;
 }
