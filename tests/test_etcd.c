@@ -427,6 +427,56 @@ static void te_bounds(void) {
     kt_etcd_destroy(&c, kt.cur_failed > 0);
 }
 
+/* -------------------------------------------------------------- paging */
+/* A list's pages are all read at the first page's revision; once etcd
+   has compacted past it, the next page is GONE (410 Expired: list again
+   from the start), and a malformed continue token is a bad request. */
+static void te_list_compacted(void) {
+    kt_etcd_cluster c;
+    kctl_transport t;
+    kctl_list_opts lo;
+    kctl_list_result lr;
+    kctl_api_status st;
+    char tok[KCTL_CONTINUE_MAX], name[8];
+    long long rev = 0;
+    int i;
+    KT_ETCD_REQUIRE_CURL();
+    TE_START(&c, NULL);
+    memset(&lo, 0, sizeof lo);
+    memset(&lr, 0, sizeof lr);
+    memset(&st, 0, sizeof st);
+    if (te_transport(c.endpoints, "/paging", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "transport");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    for (i = 0; i < 5; i++) {
+        snprintf(name, sizeof name, "o%d", i);
+        KT_EQ_INT(te_create(&t, name, "{}", &st), KCTL_OK);
+    }
+    lo.limit = 2;
+    KT_EQ_INT(kctl_transport_list(&t, &te_res, &lo, &lr, &st), KCTL_OK);
+    KT_EQ_INT(lr.items.count, 2);
+    snprintf(tok, sizeof tok, "%s", lr.continue_token);
+    KT_CHECK(tok[0] != '\0');
+    kctl_list_result_free(&lr);
+    KT_EQ_INT(te_create(&t, "o9", "{}", &st), KCTL_OK); /* the revision moves on */
+    KT_EQ_INT(kt_etcd_revision(c.m[0].url, NULL, 0, &rev, NULL), 0);
+    KT_EQ_INT(kt_etcd_compact(c.m[0].url, NULL, rev, 0, NULL), 0);
+    lo.continue_token = tok;
+    KT_EQ_INT(kctl_transport_list(&t, &te_res, &lo, &lr, &st), KCTL_ERR_GONE);
+    KT_EQ_INT(st.code, 410);
+    KT_EQ_STR(st.reason, "Expired");
+    KT_EQ_INT(lr.items.count, 0);
+    kctl_list_result_free(&lr);
+    lo.continue_token = "not-a-token";
+    KT_EQ_INT(kctl_transport_list(&t, &te_res, &lo, &lr, &st), KCTL_ERR_INVALID_ARG);
+    kctl_list_result_free(&lr);
+    kctl_api_status_clear(&st);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
 /* ---------------------------------------------------------------- leader */
 typedef struct te_mgr {
     kctl_transport t;
@@ -547,6 +597,7 @@ void kt_suite_etcd(void) {
     KT_RUN(te_watch_member_killed);
     KT_RUN(te_auth);
     KT_RUN(te_bounds);
+    KT_RUN(te_list_compacted);
     KT_RUN(te_leader_two_managers);
 #else
     kt_run(te_contract_unavailable, "contract/etcd");
