@@ -581,20 +581,30 @@ typedef struct kctl__hstream {
     size_t ep;             /* the endpoint it talks to */
     bool done;             /* the transfer ended */
     bool too_large;        /* a line grew past max_msg */
+    bool paused;           /* the writer paused the transfer: whole lines wait to be read */
     CURLcode cc;
     long code;
 } kctl__hstream;
 
+/* Bytes a stream holds beyond max_msg: the whole lines not read yet, and
+   what one write brings (libcurl's are at most 16 KiB). More waits in
+   libcurl (the transfer is paused) until the reader catches up. */
+#define KCTL__HSTREAM_SLACK 65536
+
 static size_t kctl__hstream_write(char *data, size_t size, size_t n, void *ud) {
     kctl__hstream *s = (kctl__hstream *)ud;
     size_t len = size * n, at;
-    if (s->start && s->start * 2 >= s->buf.len) { /* drop the consumed lines */
+    if (s->start && (s->start * 2 >= s->buf.len || s->buf.len + len > s->max_msg)) { /* drop the consumed lines */
         memmove(s->buf.p, s->buf.p + s->start, s->buf.len - s->start);
         s->buf.len -= s->start;
         s->scan -= s->start;
         s->tail -= s->start;
         s->start = 0;
         s->buf.p[s->buf.len] = '\0';
+    }
+    if (s->buf.len + len > s->max_msg + KCTL__HSTREAM_SLACK && s->tail > s->start) {
+        s->paused = true; /* whole lines wait: libcurl holds the rest until they are read */
+        return CURL_WRITEFUNC_PAUSE;
     }
     at = s->buf.len;
     kctl__hbuf_put(&s->buf, data, len);
@@ -638,7 +648,7 @@ static int kctl__hstream_open(kctl__http *h, size_t ep, const char *path, const 
     s->h = h;
     s->ep = ep;
     s->max_msg = h->max_msg;
-    kctl__hbuf_init(&s->buf, &h->a, h->max_msg + 65536);
+    kctl__hbuf_init(&s->buf, &h->a, h->max_msg + KCTL__HSTREAM_SLACK);
     kctl__hbuf_init(&url, &h->a, 4096);
     kctl__hbuf_str(&url, h->ep[ep]);
     kctl__hbuf_str(&url, path);
@@ -682,20 +692,33 @@ static uint64_t kctl__http_now_ms(void) {
    most timeout_ms (0: take in what has arrived, once): OK with *line
    (valid until the next call), AGAIN (none yet), TOO_LARGE (a line past
    the bound), IO (the stream ended or broke; s->cc and s->code say how). */
+/* The next whole line already received (without its "\r\n"): true, or
+   false when none is there yet. */
+static bool kctl__hstream_take(kctl__hstream *s, const char **line, size_t *n) {
+    char *nl = s->buf.len > s->scan ? (char *)memchr(s->buf.p + s->scan, '\n', s->buf.len - s->scan) : NULL;
+    size_t end;
+    if (!nl) {
+        s->scan = s->buf.len;
+        return false;
+    }
+    end = (size_t)(nl - s->buf.p);
+    *line = s->buf.p + s->start;
+    *n = end - s->start;
+    if (*n && (*line)[*n - 1] == '\r') (*n)--;
+    s->start = s->scan = end + 1;
+    return true;
+}
+
 static int kctl__hstream_line(kctl__hstream *s, uint64_t timeout_ms, const char **line, size_t *n) {
     uint64_t until = kctl__http_now_ms() + timeout_ms;
     bool polled = false;
     for (;;) {
-        char *nl = s->buf.len > s->scan ? (char *)memchr(s->buf.p + s->scan, '\n', s->buf.len - s->scan) : NULL;
-        if (nl) {
-            size_t end = (size_t)(nl - s->buf.p);
-            *line = s->buf.p + s->start;
-            *n = end - s->start;
-            if (*n && (*line)[*n - 1] == '\r') (*n)--;
-            s->start = s->scan = end + 1;
-            return KCTL_OK;
+        if (kctl__hstream_take(s, line, n)) return KCTL_OK;
+        if (s->paused) { /* every line read: let libcurl hand over what it held */
+            s->paused = false;
+            curl_easy_pause(s->easy, CURLPAUSE_CONT);
+            continue;
         }
-        s->scan = s->buf.len;
         if (s->too_large) return KCTL_ERR_TOO_LARGE;
         if (s->done) return s->buf.err == KCTL_ERR_NOMEM ? KCTL_ERR_NOMEM : KCTL_ERR_IO;
         if (polled) {

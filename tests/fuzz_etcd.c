@@ -8,7 +8,11 @@
    queues must be well formed (ADDED/MODIFIED/DELETED with an object whose
    resourceVersion is the event's, a BOOKMARK without one), and are freed;
    the whole input is also read as a range answer (every kv made into an
-   object) and as an error body (a kctl code and a Status). No crash, no
+   object) and as an error body (a kctl code and a Status), and it is fed
+   to a stream's line splitter in chunks of sizes taken from the input,
+   with a small message bound: the lines that come out are the input's
+   lines, in order, up to the first one past the bound (TOO_LARGE), and
+   a pause (whole lines waiting) loses nothing. No crash, no
    leak, no read out of bounds: the sanitizers say so. Seeds:
    tests/fuzz_corpus/etcd (lines of the captures in WIRE.md's etcd part). */
 #define KCTL_IMPLEMENTATION
@@ -35,6 +39,50 @@ static void fe_check_event(const kctl_event *ev) {
     FE_CHECK(ev->obj != NULL);
     FE_CHECK(strcmp(kctl_obj_resource_version(ev->obj), ev->resource_version) == 0);
     FE_CHECK(kctl_obj_name(ev->obj)[0] != '\0');
+}
+
+/* The input through kctl__hstream_write in chunks of 1..(data[i] + 1)
+   bytes, the lines taken as they come (and whenever the writer pauses,
+   then the same chunk again), checked against a plain split. */
+static void fe_stream(kctl__etcd *e, const uint8_t *data, size_t size) {
+    kctl__hstream s;
+    const char *in = (const char *)data, *end = in + size, *want = in, *line;
+    size_t max = 16 + (size_t)data[0] * 4, off = 0, n, step = 1;
+    bool stopped = false;
+    memset(&s, 0, sizeof s);
+    s.h = &e->http;
+    s.max_msg = max;
+    kctl__hbuf_init(&s.buf, &e->http.a, max + KCTL__HSTREAM_SLACK);
+    while (off < size && !stopped) {
+        size_t len = 1 + data[step++ % size] % 97, got;
+        if (len > size - off) len = size - off;
+        got = kctl__hstream_write((char *)(uintptr_t)(in + off), 1, len, &s);
+        if (got == CURL_WRITEFUNC_PAUSE) {
+            FE_CHECK(s.paused);
+            s.paused = false; /* as kctl__hstream_line unpauses: the lines first */
+        } else if (got != len) {
+            FE_CHECK(s.too_large);
+            stopped = true;
+        } else
+            off += len;
+        while (kctl__hstream_take(&s, &line, &n)) { /* each must be the next line of the input */
+            const char *nl = (const char *)memchr(want, '\n', (size_t)(end - want));
+            size_t wn;
+            FE_CHECK(nl != NULL);
+            wn = (size_t)(nl - want);
+            if (wn && want[wn - 1] == '\r') wn--;
+            FE_CHECK(n == wn && memcmp(line, want, n) == 0);
+            FE_CHECK(n <= max);
+            want = nl + 1;
+        }
+    }
+    if (stopped) { /* the next line of the input is the one past the bound */
+        const char *nl = (const char *)memchr(want, '\n', (size_t)(end - want));
+        FE_CHECK((size_t)((nl ? nl : end) - want) > max);
+    } else { /* everything whole came out; what is left has no newline */
+        FE_CHECK(memchr(want, '\n', (size_t)(end - want)) == NULL);
+    }
+    kctl__hstream_close(&s);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -93,6 +141,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
         kctl__ejson_free(&r);
     }
+    fe_stream(e, data, size);
     /* an error body */
     {
         kctl_api_status st;

@@ -427,6 +427,65 @@ static void te_bounds(void) {
     kt_etcd_destroy(&c, kt.cur_failed > 0);
 }
 
+/* A watcher that falls behind: 300 events of about 1 KB wait in the
+   socket while nobody reads, with max_message_bytes 4096. They all come,
+   in order, with no broken stream: the transport holds at most the bound
+   and a little more, and pauses the transfer until the lines it holds are
+   read (it used to fail the stream once a burst passed that). */
+static void te_watch_burst(void) {
+    kt_etcd_cluster c;
+    kctl_etcd_desc d = kctl_etcd_desc_init();
+    kctl_transport t, small;
+    kctl_watch *w = NULL;
+    kctl_event ev;
+    kctl_api_status st;
+    kctl_list_result lr;
+    kctl_etcd_stats es;
+    char spec[1100], name[16];
+    int i, rc = KCTL_OK, got = 0;
+    KT_ETCD_REQUIRE_CURL();
+    TE_START(&c, NULL);
+    memset(&ev, 0, sizeof ev);
+    memset(&lr, 0, sizeof lr);
+    memset(&st, 0, sizeof st);
+    memset(spec, 'y', sizeof spec);
+    memcpy(spec, "{\"pad\":\"", 8);
+    memcpy(spec + sizeof spec - 3, "\"}", 3);
+    d.endpoints = c.endpoints;
+    d.prefix = "/burst";
+    d.max_message_bytes = 4096;
+    if (te_transport(c.endpoints, "/burst", NULL, &t) != KCTL_OK || kctl_etcd_create(&d, &small) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "transport");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    KT_EQ_INT(kctl_transport_list(&small, &te_res, NULL, &lr, &st), KCTL_OK);
+    KT_EQ_INT(kctl_transport_watch_open(&small, &te_res, NULL, lr.resource_version, &w, &st), KCTL_OK);
+    for (i = 0; i < 300; i++) {
+        snprintf(name, sizeof name, "b%03d", i);
+        KT_EQ_INT(te_create(&t, name, spec, &st), KCTL_OK);
+    }
+    while (w && got < 300) {
+        rc = kctl_transport_watch_next(&small, w, KCTL_SEC(5), &ev, &st);
+        if (rc != KCTL_OK) break;
+        if (ev.type == KCTL_EVENT_BOOKMARK) continue;
+        snprintf(name, sizeof name, "b%03d", got);
+        KT_EQ_STR(kctl_obj_name(ev.obj), name);
+        kctl_event_clear(&ev);
+        got++;
+    }
+    KT_EQ_INT(rc, KCTL_OK);
+    KT_EQ_INT(got, 300);
+    kctl_etcd_read_stats(&small, &es);
+    KT_EQ_U64(es.watches, 1);
+    if (w) kctl_transport_watch_close(&small, w);
+    kctl_list_result_free(&lr);
+    kctl_api_status_clear(&st);
+    kctl_transport_destroy(&small);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
 /* -------------------------------------------------------------- paging */
 /* A list's pages are all read at the first page's revision; once etcd
    has compacted past it, the next page is GONE (410 Expired: list again
@@ -598,6 +657,7 @@ void kt_suite_etcd(void) {
     KT_RUN(te_auth);
     KT_RUN(te_bounds);
     KT_RUN(te_list_compacted);
+    KT_RUN(te_watch_burst);
     KT_RUN(te_leader_two_managers);
 #else
     kt_run(te_contract_unavailable, "contract/etcd");
