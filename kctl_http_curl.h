@@ -102,7 +102,10 @@
     ======
     - A watch message (one JSON object on its line) beyond
       max_message_bytes [4 MiB] is TOO_LARGE; a unary response beyond
-      max_response_bytes [64 MiB], too. Memory never grows past them.
+      max_response_bytes [64 MiB], too. Memory never grows past them: a
+      watch holds at most max_message_bytes + 64 KiB; a watcher that falls
+      behind pauses its transfer (etcd's messages wait in the socket and
+      in etcd) until it has read what it holds.
     - etcd refuses requests over its --max-request-bytes (1.5 MiB by
       default): a bigger object is TOO_LARGE.
 
