@@ -477,7 +477,18 @@ static size_t kctl__http_collect(char *data, size_t size, size_t n, void *ud) {
 typedef struct kctl__hres {
     long code;        /* HTTP status, 0 if none came */
     kctl__hbuf body;
+    CURLcode cc;      /* why the last endpoint tried failed (CURLE_OK: it answered) */
 } kctl__hres;
+
+/* A failure before the request could leave: no connection, or a TLS
+   handshake that failed (the server not trusted, our certificate or key
+   unusable); the next endpoint may be tried even for a write. */
+static bool kctl__http_not_sent(CURLcode cc) {
+    return cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
+           cc == CURLE_SSL_CONNECT_ERROR || cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CERTPROBLEM ||
+           cc == CURLE_SSL_CACERT_BADFILE || cc == CURLE_SSL_CIPHER || cc == CURLE_SSL_ISSUER_ERROR ||
+           cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
+}
 
 /* How a request may be retried at another endpoint. */
 enum { KCTL__HTTP_READ, KCTL__HTTP_WRITE };
@@ -485,12 +496,13 @@ enum { KCTL__HTTP_READ, KCTL__HTTP_WRITE };
 /* POST body to path, trying each endpoint once from the one that last
    answered: OK with res->code and res->body (any HTTP status: the caller
    reads an error body), or the transport's failure: IO (no endpoint
-   answered), TIMEOUT, TOO_LARGE, NOMEM. A read moves on to the next
-   endpoint after any failure and after a 503 (unavailable: no leader, no
-   quorum); a write only when it could not be sent (no connection): once
-   it may have arrived, its failure is the caller's (TIMEOUT or IO: the
-   outcome is unknown) and a 503 is the caller's to read. The next call
-   starts at the endpoint that answered. extra: one more header or NULL. */
+   answered), TIMEOUT, TOO_LARGE, NOMEM (res->cc: libcurl's last reason).
+   A read moves on to the next endpoint after any failure and after a 503
+   (unavailable: no leader, no quorum); a write only when it could not be
+   sent (no connection, a failed TLS handshake): once it may have arrived,
+   its failure is the caller's (TIMEOUT or IO: the outcome is unknown) and
+   a 503 is the caller's to read. The next call starts at the endpoint
+   that answered. extra: one more header or NULL. */
 static int kctl__http_post(kctl__http *h, int kind, const char *path, const char *body, size_t len, const char *extra,
                            kctl__hres *res) {
     size_t k, start;
@@ -508,7 +520,6 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         CURL *c = NULL;
         CURLcode cc;
         struct curl_slist *hdrs = NULL, *t;
-        bool not_sent;
         kctl__hmutex_lock(&h->mu);
         if (h->nidle) c = h->idle[--h->nidle];
         if (h->auth) hdrs = curl_slist_append(NULL, h->auth);
@@ -536,6 +547,7 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kctl__http_collect);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &res->body);
         cc = url.err ? CURLE_OUT_OF_MEMORY : curl_easy_perform(c);
+        res->cc = cc;
         res->code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->code);
         curl_easy_reset(c); /* keeps its connection for the next request */
@@ -558,9 +570,8 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         h->n_failovers++;
         kctl__hmutex_unlock(&h->mu);
         if (cc == CURLE_OK) { rc = KCTL_OK; continue; } /* a read's 503: the next one, or this answer */
-        not_sent = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY;
         rc = cc == CURLE_OPERATION_TIMEDOUT ? KCTL_ERR_TIMEOUT : KCTL_ERR_IO;
-        if (!not_sent && kind == KCTL__HTTP_WRITE) break;
+        if (!kctl__http_not_sent(cc) && kind == KCTL__HTTP_WRITE) break;
     }
     kctl__hbuf_free(&url);
     if (rc != KCTL_OK) kctl__hbuf_free(&res->body);
@@ -841,15 +852,38 @@ static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_
     return rc;
 }
 
-/* What a transport failure says in a Status. */
-static int kctl__etcd_fail(int rc, kctl_api_status *st) {
+/* What a transport failure says in a Status; cc, libcurl's reason for
+   the last endpoint (CURLE_OK: none known), is named in the message: a
+   fixed text (curl_easy_strerror), never a file, key or credential. */
+static int kctl__etcd_fail_cc(int rc, CURLcode cc, kctl_api_status *st) {
+    char msg[200];
     if (!st || rc == KCTL_OK) return rc;
+    if (rc == KCTL_ERR_UNAUTHORIZED) {
+        kctl_api_status_set(st, 401, "Unauthorized", "etcd: the token was refused again after its renewal", NULL, NULL, NULL, NULL, 0);
+        return rc;
+    }
+    snprintf(msg, sizeof msg, "%s%s%s", rc == KCTL_ERR_TIMEOUT ? "etcd: the request timed out" : "etcd: no endpoint answered",
+             cc != CURLE_OK ? ": " : "", cc != CURLE_OK ? curl_easy_strerror(cc) : "");
     kctl_api_status_set(st, rc == KCTL_ERR_TIMEOUT ? 504 : 503, rc == KCTL_ERR_TIMEOUT ? "Timeout" : "ServiceUnavailable",
-                        rc == KCTL_ERR_TIMEOUT ? "etcd: the request timed out" : "etcd: no endpoint answered", NULL, NULL, NULL, NULL, 0);
+                        msg, NULL, NULL, NULL, NULL, 0);
     return rc;
 }
+static int kctl__etcd_fail(int rc, kctl_api_status *st) { return kctl__etcd_fail_cc(rc, CURLE_OK, st); }
 
 static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st);
+
+/* With a username but no token (a renewal failed: its request broke, or
+   the password was refused), authenticate before the request: without a
+   token etcd would answer "user name is empty" (400), never the 401 that
+   renews it. OK, or the authentication's failure with *st. */
+static int kctl__etcd_need_token(kctl__etcd *e, kctl_api_status *st) {
+    bool have;
+    if (!e->user) return KCTL_OK;
+    kctl__hmutex_lock(&e->http.mu);
+    have = e->http.auth != NULL;
+    kctl__hmutex_unlock(&e->http.mu);
+    return have ? KCTL_OK : kctl__etcd_auth(e, st);
+}
 
 /* POST a request and parse its JSON answer: OK, or the request's failure
    with *st. A token the server no longer knows is renewed once. */
@@ -857,8 +891,9 @@ static int kctl__etcd_call(kctl__etcd *e, int kind, const char *path, const char
     int rc, tries;
     memset(r, 0, sizeof *r);
     r->a = &e->http.a;
+    if ((rc = kctl__etcd_need_token(e, st)) != KCTL_OK) return rc;
     for (tries = 0; tries < 2; tries++) {
-        if ((rc = kctl__http_post(&e->http, kind, path, body, len, NULL, &r->res)) != KCTL_OK) return kctl__etcd_fail(rc, st);
+        if ((rc = kctl__http_post(&e->http, kind, path, body, len, NULL, &r->res)) != KCTL_OK) return kctl__etcd_fail_cc(rc, r->res.cc, st);
         if (r->res.code == 200) break;
         if (r->res.code == 401 && e->user && tries == 0 && strstr(r->res.body.p ? r->res.body.p : "", "invalid auth token")) {
             kctl__hbuf_free(&r->res.body);
@@ -906,7 +941,7 @@ static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st) {
     kctl__hmutex_unlock(&e->http.mu);
     rc = kctl__http_post(&e->http, KCTL__HTTP_READ, "/v3/auth/authenticate", text, n, NULL, &res);
     kctl_jw_free(&w); /* the password's copy: gone */
-    if (rc != KCTL_OK) return kctl__etcd_fail(rc, st);
+    if (rc != KCTL_OK) return kctl__etcd_fail_cc(rc, res.cc, st);
     memset(&r, 0, sizeof r);
     r.a = &e->http.a;
     if (res.code != 200) {
@@ -1611,6 +1646,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
     kctl_jw_object_end(&jw);
     kctl_jw_object_end(&jw);
     rc = root.err ? root.err : end.err ? end.err : kctl_jw_finish(&jw, &text, &n);
+    if (rc == KCTL_OK) rc = kctl__etcd_need_token(e, st);
     kctl__hmutex_lock(&e->http.mu);
     start = e->http.cur;
     kctl__hmutex_unlock(&e->http.mu);
@@ -1661,10 +1697,11 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
             kctl__hstream_close(&w->s);
             if (rc != KCTL_ERR_IO) break;
         } else {
+            CURLcode cc = w->s.done ? w->s.cc : CURLE_OK;
             if (rc == KCTL_ERR_AGAIN) rc = KCTL_ERR_TIMEOUT;
             kctl__hstream_close(&w->s);
             if (rc == KCTL_ERR_NOMEM || rc == KCTL_ERR_TOO_LARGE) break;
-            rc = kctl__etcd_fail(rc == KCTL_ERR_TIMEOUT ? rc : KCTL_ERR_IO, st);
+            rc = kctl__etcd_fail_cc(rc == KCTL_ERR_TIMEOUT ? rc : KCTL_ERR_IO, cc, st);
         }
         kctl__hmutex_lock(&e->http.mu); /* no stream here: the next endpoint */
         if (e->http.cur == ep) e->http.cur = (ep + 1) % e->http.nep;
