@@ -480,29 +480,19 @@ typedef struct kctl__hres {
     CURLcode cc;      /* why the last endpoint tried failed (CURLE_OK: it answered) */
 } kctl__hres;
 
-/* A failure before the request could leave: no connection, or a TLS
-   handshake that failed (the server not trusted, our certificate or key
-   unusable); the next endpoint may be tried even for a write. */
-static bool kctl__http_not_sent(CURLcode cc) {
-    return cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY ||
-           cc == CURLE_SSL_CONNECT_ERROR || cc == CURLE_PEER_FAILED_VERIFICATION || cc == CURLE_SSL_CERTPROBLEM ||
-           cc == CURLE_SSL_CACERT_BADFILE || cc == CURLE_SSL_CIPHER || cc == CURLE_SSL_ISSUER_ERROR ||
-           cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH;
-}
-
 /* How a request may be retried at another endpoint. */
 enum { KCTL__HTTP_READ, KCTL__HTTP_WRITE };
 
 /* POST body to path, trying each endpoint once from the one that last
    answered: OK with res->code and res->body (any HTTP status: the caller
    reads an error body), or the transport's failure: IO (no endpoint
-   answered), TIMEOUT, TOO_LARGE, NOMEM (res->cc: libcurl's last reason).
-   A read moves on to the next endpoint after any failure and after a 503
-   (unavailable: no leader, no quorum); a write only when it could not be
-   sent (no connection, a failed TLS handshake): once it may have arrived,
-   its failure is the caller's (TIMEOUT or IO: the outcome is unknown) and
-   a 503 is the caller's to read. The next call starts at the endpoint
-   that answered. extra: one more header or NULL. */
+   answered; res->cc says why the last one failed), TIMEOUT, TOO_LARGE,
+   NOMEM. A read moves on to the next endpoint after any failure and after
+   a 503 (unavailable: no leader, no quorum); a write only when it could
+   not be sent (no connection): once it may have arrived, its failure is
+   the caller's (TIMEOUT or IO: the outcome is unknown) and a 503 is the
+   caller's to read. The next call starts at the endpoint that answered.
+   extra: one more header or NULL. */
 static int kctl__http_post(kctl__http *h, int kind, const char *path, const char *body, size_t len, const char *extra,
                            kctl__hres *res) {
     size_t k, start;
@@ -520,6 +510,7 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         CURL *c = NULL;
         CURLcode cc;
         struct curl_slist *hdrs = NULL, *t;
+        bool not_sent;
         kctl__hmutex_lock(&h->mu);
         if (h->nidle) c = h->idle[--h->nidle];
         if (h->auth) hdrs = curl_slist_append(NULL, h->auth);
@@ -570,8 +561,9 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         h->n_failovers++;
         kctl__hmutex_unlock(&h->mu);
         if (cc == CURLE_OK) { rc = KCTL_OK; continue; } /* a read's 503: the next one, or this answer */
+        not_sent = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY;
         rc = cc == CURLE_OPERATION_TIMEDOUT ? KCTL_ERR_TIMEOUT : KCTL_ERR_IO;
-        if (!kctl__http_not_sent(cc) && kind == KCTL__HTTP_WRITE) break;
+        if (!not_sent && kind == KCTL__HTTP_WRITE) break;
     }
     kctl__hbuf_free(&url);
     if (rc != KCTL_OK) kctl__hbuf_free(&res->body);
@@ -858,10 +850,6 @@ static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_
 static int kctl__etcd_fail_cc(int rc, CURLcode cc, kctl_api_status *st) {
     char msg[200];
     if (!st || rc == KCTL_OK) return rc;
-    if (rc == KCTL_ERR_UNAUTHORIZED) {
-        kctl_api_status_set(st, 401, "Unauthorized", "etcd: the token was refused again after its renewal", NULL, NULL, NULL, NULL, 0);
-        return rc;
-    }
     snprintf(msg, sizeof msg, "%s%s%s", rc == KCTL_ERR_TIMEOUT ? "etcd: the request timed out" : "etcd: no endpoint answered",
              cc != CURLE_OK ? ": " : "", cc != CURLE_OK ? curl_easy_strerror(cc) : "");
     kctl_api_status_set(st, rc == KCTL_ERR_TIMEOUT ? 504 : 503, rc == KCTL_ERR_TIMEOUT ? "Timeout" : "ServiceUnavailable",
