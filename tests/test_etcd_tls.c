@@ -528,6 +528,25 @@ static void tls_failover_handshake(void) {
         kctl_etcd_read_stats(&t, &stats);
         KT_CHECK(stats.failovers >= 1);
         kctl_transport_destroy(&t);
+        KT_EQ_INT(kctl_etcd_create(&d, &t), KCTL_OK); /* a watch first: it too moves on */
+        {
+            kctl_watch *w = NULL;
+            kctl_api_status st;
+            kctl_event ev;
+            int rc, n = 0;
+            memset(&st, 0, sizeof st);
+            rc = kctl_transport_watch_open(&t, &tls_res, NULL, "1", &w, &st);
+            if (rc != KCTL_OK) kt_fail(__FILE__, __LINE__, "watch: %s (%s)", kctl_strerror(rc), st.message ? st.message : "");
+            while (w && n < 3 && (rc = kctl_transport_watch_next(&t, w, KCTL_SEC(5), &ev, &st)) == KCTL_OK) {
+                if (ev.type == KCTL_EVENT_ADDED) n++; /* failover-a, failover-b: what the roundtrip made */
+                kctl_obj_unref(ev.obj);
+                if (n == 2) break;
+            }
+            KT_EQ_INT(n, 2);
+            if (w) kctl_transport_watch_close(&t, w);
+            kctl_api_status_clear(&st);
+        }
+        kctl_transport_destroy(&t);
         kt_etcd_destroy(&other, kt.cur_failed > 0);
         kt_etcd_destroy(&c, kt.cur_failed > 0);
     }
