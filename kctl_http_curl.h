@@ -81,6 +81,8 @@
     again, from the next endpoint. With a username, kctl authenticates
     (/v3/auth/authenticate) and sends the token; a token the server no
     longer knows (401, code 16) is renewed once and the request repeated.
+    A renewal that fails (UNAUTHORIZED: the password changed; IO, TIMEOUT)
+    leaves no token, and the next call authenticates first.
 
 
     TLS
@@ -88,7 +90,12 @@
     Verification is on: give the cluster's CA (ca_file, or ca_data in
     memory) unless the system's store has it; a client certificate and key
     for etcd's mTLS (files or memory). insecure turns verification off,
-    explicitly and only.
+    explicitly and only. A server that is not trusted, or one that refuses
+    the client (no certificate, or one it does not accept), is an
+    endpoint that did not answer: reads and watches try the next one, and
+    the call fails with IO, its Status 503 naming libcurl's reason ("etcd:
+    no endpoint answered: SSL peer certificate or SSH remote key was not
+    OK"), never a certificate, key or file of them.
 
 
     THREADING

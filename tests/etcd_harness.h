@@ -16,10 +16,9 @@
 
    PORTS AND FILES
    Every member gets two FREE ports (client and peer; three with TLS, see
-   there), probed by binding
-   them, chosen at random in [10000, the start of the kernel's ephemeral
-   range) (/proc/sys/net/ipv4/ip_local_port_range; from the kernel's own
-   choice when that span is under 2000 ports): outgoing connections (ours,
+   there), probed by binding them, chosen at random in [10000, the start
+   of the kernel's ephemeral range) (/proc/sys/net/ipv4/ip_local_port_range;
+   from the kernel's own choice when that span is under 2000 ports): outgoing connections (ours,
    libcurl's, anyone's) never take such a port, so a stopped member's
    ports are still free when it restarts. Never fixed ports. A start that
    loses a race for a port (the member's log says "address already in
@@ -77,8 +76,8 @@
    ($KCTL_OPENSSL_BIN when set, else `openssl` in $PATH, else
    /usr/bin/openssl; run with fork + exec), in <dir>/tls: a CA, a server
    certificate it signed for 127.0.0.1 (subjectAltName IP:127.0.0.1, as
-   Go wants; extended key usage server and client, for etcd's gateway
-   dials its own gRPC port with it), a client certificate it signed, and
+   Go wants; extended key usage server and client: etcd's gateway dials
+   its own gRPC port with it), a client certificate it signed, and
    a second, unrelated CA: their paths are in kt_etcd_cluster.tls. EC
    P-256 keys, unencrypted PEM, valid for two days; about 0.1 s for all.
    Peers stay plain http. kt_etcd_tls_unavailable() says why TLS cannot
@@ -158,9 +157,10 @@ typedef struct kt_etcd_reply {
 void kt_etcd_reply_free(kt_etcd_reply *r);
 
 /* One HTTP/1.0 request to base_url ("http://127.0.0.1:PORT", numeric
-   IPv4 only; no https: -1, error "... speaks no TLS ...") + path; method "GET" or "POST"; body (JSON) may be NULL; token,
-   when not NULL, is sent as "Authorization: <token>" (etcd's simple
-   tokens, no "Bearer"). timeout_ms bounds the whole exchange (0: 5000).
+   IPv4 only; https is -1 with error "... speaks no TLS ...") + path;
+   method "GET" or "POST"; body (JSON) may be NULL; token, when not NULL,
+   is sent as "Authorization: <token>" (etcd's simple tokens, no
+   "Bearer"). timeout_ms bounds the whole exchange (0: 5000).
    Responses up to 16 MiB. Returns 0 when the status is 200, else -1.
    r may be NULL. A stream (POST /v3/watch) is read until timeout_ms:
    then the call returns -1 with error "timeout ...", and r->http and
@@ -362,8 +362,8 @@ int kt_etcd_leader(kt_etcd_cluster *c, int timeout_ms);
 /* After kt_etcd_destroy: how many of the processes this cluster started
    are still alive (a zombie counts as dead; a reused pid that is not an
    etcd of this cluster's directory too), and how many of its ports
-   (metrics ports included) still have a listener (a bind with SO_REUSEADDR fails). Both 0 after a clean
-   destroy. [any thread] */
+   (metrics ports included) still have a listener (a bind with
+   SO_REUSEADDR fails). Both 0 after a clean destroy. [any thread] */
 int kt_etcd_leftovers(const kt_etcd_cluster *c);
 int kt_etcd_ports_in_use(const kt_etcd_cluster *c);
 
