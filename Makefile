@@ -46,7 +46,7 @@ ifeq ($(KT_CURL),yes)
 CURL_DEF  := -DKT_HAVE_CURL=1
 CURL_LIBS := $(shell curl-config --libs 2>/dev/null || echo -lcurl)
 endif
-ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c tests/test_contract.c tests/test_etcd.c
+ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c tests/test_contract.c tests/test_etcd.c tests/test_etcd_tls.c
 ETCDDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/etcd_harness.h tests/contract.h examples/dirstore.h $(ETCDSRC) $(B)/etcd-config
 # rebuilt when the curl choice changes
 $(B)/etcd-config: FORCE | $(B)

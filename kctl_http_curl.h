@@ -81,6 +81,8 @@
     again, from the next endpoint. With a username, kctl authenticates
     (/v3/auth/authenticate) and sends the token; a token the server no
     longer knows (401, code 16) is renewed once and the request repeated.
+    A renewal that fails (UNAUTHORIZED: the password changed; IO, TIMEOUT)
+    leaves no token, and the next call authenticates first.
 
 
     TLS
@@ -88,7 +90,12 @@
     Verification is on: give the cluster's CA (ca_file, or ca_data in
     memory) unless the system's store has it; a client certificate and key
     for etcd's mTLS (files or memory). insecure turns verification off,
-    explicitly and only.
+    explicitly and only. A server that is not trusted, or one that refuses
+    the client (no certificate, or one it does not accept), is an
+    endpoint that did not answer: reads and watches try the next one, and
+    the call fails with IO, its Status 503 naming libcurl's reason ("etcd:
+    no endpoint answered: SSL peer certificate or SSH remote key was not
+    OK"), never a certificate, key or file of them.
 
 
     THREADING
@@ -480,20 +487,23 @@ static size_t kctl__http_collect(char *data, size_t size, size_t n, void *ud) {
 typedef struct kctl__hres {
     long code;        /* HTTP status, 0 if none came */
     kctl__hbuf body;
+    CURLcode cc;      /* why the last endpoint tried failed (CURLE_OK: it answered) */
 } kctl__hres;
 
-/* How a request may be retried at another endpoint. */
-enum { KCTL__HTTP_READ, KCTL__HTTP_WRITE };
+/* How a request may be retried at another endpoint; KCTL__HTTP_NOAUTH
+   (or'd in) sends it without the token. */
+enum { KCTL__HTTP_READ = 0, KCTL__HTTP_WRITE = 1, KCTL__HTTP_NOAUTH = 2 };
 
 /* POST body to path, trying each endpoint once from the one that last
    answered: OK with res->code and res->body (any HTTP status: the caller
    reads an error body), or the transport's failure: IO (no endpoint
-   answered), TIMEOUT, TOO_LARGE, NOMEM. A read moves on to the next
-   endpoint after any failure and after a 503 (unavailable: no leader, no
-   quorum); a write only when it could not be sent (no connection): once
-   it may have arrived, its failure is the caller's (TIMEOUT or IO: the
-   outcome is unknown) and a 503 is the caller's to read. The next call
-   starts at the endpoint that answered. extra: one more header or NULL. */
+   answered; res->cc says why the last one failed), TIMEOUT, TOO_LARGE,
+   NOMEM. A read moves on to the next endpoint after any failure and after
+   a 503 (unavailable: no leader, no quorum); a write only when it could
+   not be sent (no connection): once it may have arrived, its failure is
+   the caller's (TIMEOUT or IO: the outcome is unknown) and a 503 is the
+   caller's to read. The next call starts at the endpoint that answered.
+   extra: one more header or NULL. */
 static int kctl__http_post(kctl__http *h, int kind, const char *path, const char *body, size_t len, const char *extra,
                            kctl__hres *res) {
     size_t k, start;
@@ -514,7 +524,7 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         bool not_sent;
         kctl__hmutex_lock(&h->mu);
         if (h->nidle) c = h->idle[--h->nidle];
-        if (h->auth) hdrs = curl_slist_append(NULL, h->auth);
+        if (h->auth && !(kind & KCTL__HTTP_NOAUTH)) hdrs = curl_slist_append(NULL, h->auth);
         kctl__hmutex_unlock(&h->mu);
         if (!c && !(c = curl_easy_init())) {
             curl_slist_free_all(hdrs);
@@ -539,6 +549,7 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kctl__http_collect);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &res->body);
         cc = url.err ? CURLE_OUT_OF_MEMORY : curl_easy_perform(c);
+        res->cc = cc;
         res->code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->code);
         curl_easy_reset(c); /* keeps its connection for the next request */
@@ -547,7 +558,7 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         if (h->nidle < KCTL__HTTP_POOL) h->idle[h->nidle++] = c;
         else curl_easy_cleanup(c);
         kctl__hmutex_unlock(&h->mu);
-        if (cc == CURLE_OK && (res->code != 503 || kind == KCTL__HTTP_WRITE)) {
+        if (cc == CURLE_OK && (res->code != 503 || (kind & KCTL__HTTP_WRITE))) {
             kctl__hmutex_lock(&h->mu);
             h->cur = e;
             kctl__hmutex_unlock(&h->mu);
@@ -563,7 +574,7 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         if (cc == CURLE_OK) { rc = KCTL_OK; continue; } /* a read's 503: the next one, or this answer */
         not_sent = cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST || cc == CURLE_COULDNT_RESOLVE_PROXY;
         rc = cc == CURLE_OPERATION_TIMEDOUT ? KCTL_ERR_TIMEOUT : KCTL_ERR_IO;
-        if (!not_sent && kind == KCTL__HTTP_WRITE) break;
+        if (!not_sent && (kind & KCTL__HTTP_WRITE)) break;
     }
     kctl__hbuf_free(&url);
     if (rc != KCTL_OK) kctl__hbuf_free(&res->body);
@@ -882,15 +893,34 @@ static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_
     return rc;
 }
 
-/* What a transport failure says in a Status. */
-static int kctl__etcd_fail(int rc, kctl_api_status *st) {
+/* What a transport failure says in a Status; cc, libcurl's reason for
+   the last endpoint (CURLE_OK: none known), is named in the message: a
+   fixed text (curl_easy_strerror), never a file, key or credential. */
+static int kctl__etcd_fail_cc(int rc, CURLcode cc, kctl_api_status *st) {
+    char msg[200];
     if (!st || rc == KCTL_OK) return rc;
+    snprintf(msg, sizeof msg, "%s%s%s", rc == KCTL_ERR_TIMEOUT ? "etcd: the request timed out" : "etcd: no endpoint answered",
+             cc != CURLE_OK ? ": " : "", cc != CURLE_OK ? curl_easy_strerror(cc) : "");
     kctl_api_status_set(st, rc == KCTL_ERR_TIMEOUT ? 504 : 503, rc == KCTL_ERR_TIMEOUT ? "Timeout" : "ServiceUnavailable",
-                        rc == KCTL_ERR_TIMEOUT ? "etcd: the request timed out" : "etcd: no endpoint answered", NULL, NULL, NULL, NULL, 0);
+                        msg, NULL, NULL, NULL, NULL, 0);
     return rc;
 }
+static int kctl__etcd_fail(int rc, kctl_api_status *st) { return kctl__etcd_fail_cc(rc, CURLE_OK, st); }
 
 static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st);
+
+/* With a username but no token (a renewal failed: its request broke, or
+   the password was refused), authenticate before the request: without a
+   token etcd would answer "user name is empty" (400), never the 401 that
+   renews it. OK, or the authentication's failure with *st. */
+static int kctl__etcd_need_token(kctl__etcd *e, kctl_api_status *st) {
+    bool have;
+    if (!e->user) return KCTL_OK;
+    kctl__hmutex_lock(&e->http.mu);
+    have = e->http.auth != NULL;
+    kctl__hmutex_unlock(&e->http.mu);
+    return have ? KCTL_OK : kctl__etcd_auth(e, st);
+}
 
 /* POST a request and parse its JSON answer: OK, or the request's failure
    with *st. A token the server no longer knows is renewed once. */
@@ -898,8 +928,9 @@ static int kctl__etcd_call(kctl__etcd *e, int kind, const char *path, const char
     int rc, tries;
     memset(r, 0, sizeof *r);
     r->a = &e->http.a;
+    if ((rc = kctl__etcd_need_token(e, st)) != KCTL_OK) return rc;
     for (tries = 0; tries < 2; tries++) {
-        if ((rc = kctl__http_post(&e->http, kind, path, body, len, NULL, &r->res)) != KCTL_OK) return kctl__etcd_fail(rc, st);
+        if ((rc = kctl__http_post(&e->http, kind, path, body, len, NULL, &r->res)) != KCTL_OK) return kctl__etcd_fail_cc(rc, r->res.cc, st);
         if (r->res.code == 200) break;
         if (r->res.code == 401 && e->user && tries == 0 && strstr(r->res.body.p ? r->res.body.p : "", "invalid auth token")) {
             kctl__hbuf_free(&r->res.body);
@@ -922,7 +953,7 @@ static int kctl__etcd_call(kctl__etcd *e, int kind, const char *path, const char
     return KCTL_OK;
 }
 
-static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st) {
+static int kctl__etcd_auth_try(kctl__etcd *e, kctl_api_status *st) {
     kctl_jw w;
     kctl__hres res;
     kctl__ejson r;
@@ -941,13 +972,11 @@ static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st) {
         kctl_jw_free(&w);
         return rc;
     }
-    kctl__hmutex_lock(&e->http.mu); /* the old token must not go with this request */
-    kctl__http_free(&e->http.a, e->http.auth);
-    e->http.auth = NULL;
-    kctl__hmutex_unlock(&e->http.mu);
-    rc = kctl__http_post(&e->http, KCTL__HTTP_READ, "/v3/auth/authenticate", text, n, NULL, &res);
+    /* the old token stays for other threads' requests meanwhile, but does
+       not go with this one */
+    rc = kctl__http_post(&e->http, KCTL__HTTP_READ | KCTL__HTTP_NOAUTH, "/v3/auth/authenticate", text, n, NULL, &res);
     kctl_jw_free(&w); /* the password's copy: gone */
-    if (rc != KCTL_OK) return kctl__etcd_fail(rc, st);
+    if (rc != KCTL_OK) return kctl__etcd_fail_cc(rc, res.cc, st);
     memset(&r, 0, sizeof r);
     r.a = &e->http.a;
     if (res.code != 200) {
@@ -978,6 +1007,19 @@ static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st) {
         kctl__hmutex_unlock(&e->mu);
     }
     return KCTL_OK;
+}
+
+/* A token for the user; on failure none is kept (the one held was refused
+   or is missing), so the next call authenticates first. */
+static int kctl__etcd_auth(kctl__etcd *e, kctl_api_status *st) {
+    int rc = kctl__etcd_auth_try(e, st);
+    if (rc != KCTL_OK) {
+        kctl__hmutex_lock(&e->http.mu);
+        kctl__http_free(&e->http.a, e->http.auth);
+        e->http.auth = NULL;
+        kctl__hmutex_unlock(&e->http.mu);
+    }
+    return rc;
 }
 
 /* ---- objects: a kv of a range or an event, as the object it holds at its mod_revision */
@@ -1653,6 +1695,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
     kctl_jw_object_end(&jw);
     kctl_jw_object_end(&jw);
     rc = root.err ? root.err : end.err ? end.err : kctl_jw_finish(&jw, &text, &n);
+    if (rc == KCTL_OK) rc = kctl__etcd_need_token(e, st);
     kctl__hmutex_lock(&e->http.mu);
     start = e->http.cur;
     kctl__hmutex_unlock(&e->http.mu);
@@ -1709,10 +1752,11 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
             kctl__hstream_close(&w->s);
             if (rc != KCTL_ERR_IO) break;
         } else {
+            CURLcode cc = w->s.done ? w->s.cc : CURLE_OK;
             if (rc == KCTL_ERR_AGAIN) rc = KCTL_ERR_TIMEOUT;
             kctl__hstream_close(&w->s);
             if (rc == KCTL_ERR_NOMEM || rc == KCTL_ERR_TOO_LARGE) break;
-            rc = kctl__etcd_fail(rc == KCTL_ERR_TIMEOUT ? rc : KCTL_ERR_IO, st);
+            rc = kctl__etcd_fail_cc(rc == KCTL_ERR_TIMEOUT ? rc : KCTL_ERR_IO, cc, st);
         }
         kctl__hmutex_lock(&e->http.mu); /* no stream here: the next endpoint */
         if (e->http.cur == ep) e->http.cur = (ep + 1) % e->http.nep;

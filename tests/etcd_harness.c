@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,46 @@ const char *kt_etcd_bin(void) {
 const char *kt_etcd_unavailable(void) {
     pthread_once(&kt_etcd__bin_once, kt_etcd__find_bin);
     return kt_etcd__bin_why[0] ? kt_etcd__bin_why : NULL;
+}
+
+/* The openssl command line, for TLS clusters: $KCTL_OPENSSL_BIN, else
+   openssl in $PATH, else /usr/bin/openssl. */
+static pthread_once_t kt_etcd__ossl_once = PTHREAD_ONCE_INIT;
+static char kt_etcd__ossl_path[PATH_MAX];
+static char kt_etcd__ossl_why[PATH_MAX + 160];
+
+static void kt_etcd__find_openssl(void) {
+    const char *env = getenv("KCTL_OPENSSL_BIN"), *path = getenv("PATH");
+    char cand[PATH_MAX];
+    if (env && *env) {
+        snprintf(kt_etcd__ossl_path, sizeof kt_etcd__ossl_path, "%s", env);
+        if (access(env, X_OK) != 0)
+            snprintf(kt_etcd__ossl_why, sizeof kt_etcd__ossl_why,
+                     "openssl not found: KCTL_OPENSSL_BIN=%s is not an executable file (TLS clusters need it)", env);
+        return;
+    }
+    while (path && *path) {
+        const char *colon = strchr(path, ':');
+        size_t len = colon ? (size_t)(colon - path) : strlen(path);
+        if (len > 0 && len + 9 < sizeof cand) {
+            memcpy(cand, path, len);
+            memcpy(cand + len, "/openssl", 9);
+            if (access(cand, X_OK) == 0) {
+                memcpy(kt_etcd__ossl_path, cand, len + 9);
+                return;
+            }
+        }
+        path = colon ? colon + 1 : NULL;
+    }
+    snprintf(kt_etcd__ossl_path, sizeof kt_etcd__ossl_path, "/usr/bin/openssl");
+    if (access(kt_etcd__ossl_path, X_OK) != 0)
+        snprintf(kt_etcd__ossl_why, sizeof kt_etcd__ossl_why,
+                 "openssl not found: no openssl in PATH nor /usr/bin/openssl; TLS clusters need it (Debian: apt-get install openssl; or set KCTL_OPENSSL_BIN)");
+}
+
+const char *kt_etcd_tls_unavailable(void) {
+    pthread_once(&kt_etcd__ossl_once, kt_etcd__find_openssl);
+    return kt_etcd__ossl_why[0] ? kt_etcd__ossl_why : NULL;
 }
 
 /* ===================================================================== */
@@ -377,6 +418,11 @@ int kt_etcd_http(const char *base_url, const char *method, const char *path, con
     memset(r, 0, sizeof *r);
     if (timeout_ms <= 0) timeout_ms = KT_ETCD_DEFAULT_TIMEOUT_MS;
     deadline = t0 + timeout_ms;
+    if (base_url && strncmp(base_url, "https://", 8) == 0) {
+        snprintf(r->error, sizeof r->error, "bad request: url %s: the harness's client speaks no TLS (a TLS member "
+                 "answers /health on its metrics_url; talk to it through the transport)", base_url);
+        goto out;
+    }
     if (!method || !path || !kt_etcd__parse_url(base_url, &sa, host, sizeof host)) {
         snprintf(r->error, sizeof r->error, "bad request: url %s", base_url ? base_url : "(null)");
         goto out;
@@ -780,10 +826,14 @@ static int kt_etcd__ephemeral_low(void) {
    all are chosen: at random in [10000, ephemeral low), or from the
    kernel (port 0) when that range is too small. */
 static int kt_etcd__pick_ports(int *ports, int n, char *err, size_t errcap) {
-    int fds[2 * KT_ETCD_MAX_MEMBERS], k, got = 0, tries = 0;
+    int fds[3 * KT_ETCD_MAX_MEMBERS], k, got = 0, tries = 0;
     int lo = 10000, hi = kt_etcd__ephemeral_low();
     bool from_kernel = hi - lo < 2000;
     char es[96];
+    if (n > 3 * KT_ETCD_MAX_MEMBERS) {
+        kt_etcd__errf(err, errcap, "%d ports: too many", n);
+        return -1;
+    }
     for (k = 0; k < n; k++) fds[k] = -1;
     while (got < n && tries++ < 5000) {
         struct sockaddr_in sa;
@@ -844,6 +894,153 @@ static void kt_etcd__hard_kill(kt_etcd_member *m) {
     m->state = KT_ETCD_DOWN;
 }
 
+/* ---- TLS: certificates made with the openssl command line */
+
+/* Run argv (argv[0] a path) to its end, stdout and stderr appended to
+   log_path, up to 20 s. 0 when it exited with 0, else -1 (err says why). */
+static int kt_etcd__run(char *const *argv, const char *log_path, char *err, size_t cap) {
+    double deadline = kt_etcd__now_ms() + 20000;
+    sigset_t all, old;
+    char es[96];
+    int logfd, nullfd, k, st = 0;
+    pid_t pid, w;
+    logfd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (logfd < 0 || nullfd < 0) {
+        kt_etcd__strerr(errno, es, sizeof es);
+        kt_etcd__errf(err, cap, "open %s: %s", log_path, es);
+        if (logfd >= 0) close(logfd);
+        if (nullfd >= 0) close(nullfd);
+        return -1;
+    }
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid = fork();
+    if (pid == 0) {
+        sigset_t none;
+        for (k = 0; k < KT_ETCD__NSIGS; k++) {
+            struct sigaction dfl;
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            sigemptyset(&dfl.sa_mask);
+            sigaction(kt_etcd__sigs[k], &dfl, NULL);
+        }
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        dup2(nullfd, 0);
+        dup2(logfd, 1);
+        dup2(logfd, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    if (pid < 0) kt_etcd__strerr(errno, es, sizeof es);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(logfd);
+    close(nullfd);
+    if (pid < 0) {
+        kt_etcd__errf(err, cap, "fork: %s", es);
+        return -1;
+    }
+    for (;;) {
+        w = waitpid(pid, &st, WNOHANG);
+        if (w == pid) break;
+        if (w < 0 && errno != EINTR) {
+            kt_etcd__strerr(errno, es, sizeof es);
+            kt_etcd__errf(err, cap, "waitpid %s: %s", argv[0], es);
+            return -1;
+        }
+        if (kt_etcd__now_ms() >= deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            kt_etcd__errf(err, cap, "%s %s did not end in 20 s", argv[0], argv[1] ? argv[1] : "");
+            return -1;
+        }
+        kt_etcd__sleep_ms(2);
+    }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+    {
+        char how[64], tail[200];
+        kt_etcd__describe_exit(st, how, sizeof how);
+        kt_etcd__tail(log_path, tail, sizeof tail);
+        kt_etcd__errf(err, cap, "%s %s %s; log %s ends: %s", argv[0], argv[1] ? argv[1] : "", how, log_path, tail);
+    }
+    return -1;
+}
+
+/* The CA, the server's and the client's certificates and the other CA in
+   <dir>/tls (see TLS in the header). */
+static int kt_etcd__make_tls(kt_etcd_cluster *c) {
+    static const char cnf_text[] =
+        "# made by the kctl etcd harness\n"
+        "[req]\ndistinguished_name = dn\nprompt = no\n[dn]\nCN = kctl-test\n"
+        "[ca_ext]\nbasicConstraints = critical,CA:TRUE\nkeyUsage = critical,keyCertSign,cRLSign\n"
+        "subjectKeyIdentifier = hash\n"
+        "[server_ext]\nbasicConstraints = critical,CA:FALSE\nkeyUsage = critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage = serverAuth,clientAuth\nsubjectAltName = IP:127.0.0.1\n"
+        "subjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n"
+        "[client_ext]\nbasicConstraints = critical,CA:FALSE\nkeyUsage = critical,digitalSignature,keyEncipherment\n"
+        "extendedKeyUsage = clientAuth\nsubjectKeyIdentifier = hash\nauthorityKeyIdentifier = keyid\n";
+    kt_etcd_tls_files *f = &c->tls;
+    char dir[264], cnf[300], log[300], scsr[300], ccsr[300];
+    const char *ossl, *why;
+    FILE *cf;
+    int k;
+    if ((why = kt_etcd_tls_unavailable()) != NULL) {
+        kt_etcd__errf(c->error, sizeof c->error, "%s", why);
+        return -1;
+    }
+    ossl = kt_etcd__ossl_path;
+    snprintf(dir, sizeof dir, "%s/tls", c->dir);
+    if (mkdir(dir, 0700) != 0) {
+        char es[96];
+        kt_etcd__strerr(errno, es, sizeof es);
+        kt_etcd__errf(c->error, sizeof c->error, "mkdir %s: %s", dir, es);
+        return -1;
+    }
+    snprintf(cnf, sizeof cnf, "%s/openssl.cnf", dir);
+    snprintf(log, sizeof log, "%s/openssl.log", dir);
+    snprintf(scsr, sizeof scsr, "%s/server.csr", dir);
+    snprintf(ccsr, sizeof ccsr, "%s/client.csr", dir);
+    snprintf(f->ca, sizeof f->ca, "%s/ca.crt", dir);
+    snprintf(f->server_cert, sizeof f->server_cert, "%s/server.crt", dir);
+    snprintf(f->server_key, sizeof f->server_key, "%s/server.key", dir);
+    snprintf(f->client_cert, sizeof f->client_cert, "%s/client.crt", dir);
+    snprintf(f->client_key, sizeof f->client_key, "%s/client.key", dir);
+    snprintf(f->other_ca, sizeof f->other_ca, "%s/other-ca.crt", dir);
+    snprintf(f->other_ca_key, sizeof f->other_ca_key, "%s/other-ca.key", dir);
+    if (!(cf = fopen(cnf, "w")) || fputs(cnf_text, cf) < 0 || fclose(cf) != 0) {
+        kt_etcd__errf(c->error, sizeof c->error, "cannot write %s", cnf);
+        return -1;
+    }
+    {
+        char ca_key[300];
+        snprintf(ca_key, sizeof ca_key, "%s/ca.key", dir);
+#define KT_ETCD__NEWKEY "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"
+        {
+            /* the CA, the server's and the client's requests, their
+               certificates, the other CA */
+            const char *steps[][32] = {
+                { ossl, "req", "-x509", "-config", cnf, KT_ETCD__NEWKEY, "-keyout", ca_key, "-out", f->ca, "-days", "2",
+                  "-subj", "/CN=kctl-test-ca", "-extensions", "ca_ext", NULL },
+                { ossl, "req", "-new", "-config", cnf, KT_ETCD__NEWKEY, "-keyout", f->server_key, "-out", scsr,
+                  "-subj", "/CN=127.0.0.1", NULL },
+                { ossl, "x509", "-req", "-in", scsr, "-CA", f->ca, "-CAkey", ca_key, "-set_serial", "2", "-days", "2",
+                  "-out", f->server_cert, "-extfile", cnf, "-extensions", "server_ext", NULL },
+                { ossl, "req", "-new", "-config", cnf, KT_ETCD__NEWKEY, "-keyout", f->client_key, "-out", ccsr,
+                  "-subj", "/CN=kctl-test-client", NULL },
+                { ossl, "x509", "-req", "-in", ccsr, "-CA", f->ca, "-CAkey", ca_key, "-set_serial", "3", "-days", "2",
+                  "-out", f->client_cert, "-extfile", cnf, "-extensions", "client_ext", NULL },
+                { ossl, "req", "-x509", "-config", cnf, KT_ETCD__NEWKEY, "-keyout", f->other_ca_key, "-out", f->other_ca,
+                  "-days", "2", "-subj", "/CN=kctl-test-other-ca", "-extensions", "ca_ext", NULL },
+            };
+#undef KT_ETCD__NEWKEY
+            for (k = 0; k < (int)(sizeof steps / sizeof steps[0]); k++)
+                if (kt_etcd__run((char *const *)(uintptr_t)steps[k], log, c->error, sizeof c->error) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
 static int kt_etcd__spawn(kt_etcd_cluster *c, int i, bool existing) {
     kt_etcd_member *m = &c->m[i];
     const char *bin = kt_etcd_bin();
@@ -896,6 +1093,19 @@ static int kt_etcd__spawn(kt_etcd_cluster *c, int i, bool existing) {
     if (c->opts.auth_token_ttl_s > 0) {
         snprintf(ttl, sizeof ttl, "--auth-token-ttl=%d", c->opts.auth_token_ttl_s);
         argv[argc++] = ttl;
+    }
+    if (c->opts.tls != KT_ETCD_TLS_NONE) {
+        argv[argc++] = (char *)"--listen-metrics-urls";
+        argv[argc++] = m->metrics_url;
+        argv[argc++] = (char *)"--cert-file";
+        argv[argc++] = c->tls.server_cert;
+        argv[argc++] = (char *)"--key-file";
+        argv[argc++] = c->tls.server_key;
+        if (c->opts.tls == KT_ETCD_TLS_MTLS) {
+            argv[argc++] = (char *)"--trusted-ca-file";
+            argv[argc++] = c->tls.ca;
+            argv[argc++] = (char *)"--client-cert-auth";
+        }
     }
     for (k = 0; c->opts.extra_args && c->opts.extra_args[k] && argc < 63; k++) argv[argc++] = (char *)c->opts.extra_args[k];
     argv[argc] = NULL;
@@ -1003,7 +1213,8 @@ static int kt_etcd__wait_health(kt_etcd_cluster *c, unsigned mask, int timeout_m
             }
             left = deadline - kt_etcd__now_ms();
             if (left < 1) left = 1;
-            if (kt_etcd_http(m->url, "GET", "/health", NULL, NULL, left < 1000 ? (int)left : 1000, &r) == 0 && r.body &&
+            if (kt_etcd_http(m->metrics_url[0] ? m->metrics_url : m->url, "GET", "/health", NULL, NULL,
+                             left < 1000 ? (int)left : 1000, &r) == 0 && r.body &&
                 strstr(r.body, "\"health\":\"true\""))
                 healthy |= 1u << i;
         }
@@ -1028,7 +1239,8 @@ static int kt_etcd__wait_health(kt_etcd_cluster *c, unsigned mask, int timeout_m
 }
 
 static void kt_etcd__layout(kt_etcd_cluster *c, const int *ports) {
-    int i;
+    int i, per = c->opts.tls != KT_ETCD_TLS_NONE ? 3 : 2;
+    const char *scheme = c->opts.tls != KT_ETCD_TLS_NONE ? "https" : "http";
     c->endpoints[0] = '\0';
     for (i = 0; i < c->n; i++) {
         kt_etcd_member *m = &c->m[i];
@@ -1036,10 +1248,13 @@ static void kt_etcd__layout(kt_etcd_cluster *c, const int *ports) {
         m->name[0] = 'm'; /* m1 .. m5 */
         m->name[1] = (char)('1' + i);
         m->name[2] = '\0';
-        m->client_port = ports[2 * i];
-        m->peer_port = ports[2 * i + 1];
-        snprintf(m->url, sizeof m->url, "http://127.0.0.1:%d", m->client_port);
+        m->client_port = ports[per * i];
+        m->peer_port = ports[per * i + 1];
+        m->metrics_port = per == 3 ? ports[per * i + 2] : 0;
+        snprintf(m->url, sizeof m->url, "%s://127.0.0.1:%d", scheme, m->client_port);
         snprintf(m->peer_url, sizeof m->peer_url, "http://127.0.0.1:%d", m->peer_port);
+        if (m->metrics_port) snprintf(m->metrics_url, sizeof m->metrics_url, "http://127.0.0.1:%d", m->metrics_port);
+        else m->metrics_url[0] = '\0';
         snprintf(m->data_dir, sizeof m->data_dir, "%s/%s", c->dir, m->name);
         snprintf(m->log_path, sizeof m->log_path, "%s/%s.log", c->dir, m->name);
         snprintf(c->endpoints + l, sizeof c->endpoints - l, "%s%s", i ? "," : "", m->url);
@@ -1049,7 +1264,7 @@ static void kt_etcd__layout(kt_etcd_cluster *c, const int *ports) {
 int kt_etcd_start(kt_etcd_cluster *c, const kt_etcd_opts *opts) {
     static unsigned counter;
     const char *tmp = getenv("TMPDIR"), *why;
-    int ports[2 * KT_ETCD_MAX_MEMBERS], attempt, i;
+    int ports[3 * KT_ETCD_MAX_MEMBERS], attempt, i, per;
     if (!c) return -1;
     memset(c, 0, sizeof *c);
     if (opts) c->opts = *opts;
@@ -1060,8 +1275,13 @@ int kt_etcd_start(kt_etcd_cluster *c, const kt_etcd_opts *opts) {
         kt_etcd__errf(c->error, sizeof c->error, "members %d: 1..%d", c->opts.members, KT_ETCD_MAX_MEMBERS);
         return -1;
     }
+    if (c->opts.tls != KT_ETCD_TLS_NONE && c->opts.tls != KT_ETCD_TLS_SERVER && c->opts.tls != KT_ETCD_TLS_MTLS) {
+        kt_etcd__errf(c->error, sizeof c->error, "tls %d: KT_ETCD_TLS_NONE, _SERVER or _MTLS", (int)c->opts.tls);
+        return -1;
+    }
     c->n = c->opts.members;
-    if ((why = kt_etcd_unavailable()) != NULL) {
+    per = c->opts.tls != KT_ETCD_TLS_NONE ? 3 : 2;
+    if ((why = kt_etcd_unavailable()) != NULL || (c->opts.tls != KT_ETCD_TLS_NONE && (why = kt_etcd_tls_unavailable()) != NULL)) {
         kt_etcd__errf(c->error, sizeof c->error, "%s", why);
         return -1;
     }
@@ -1078,9 +1298,10 @@ int kt_etcd_start(kt_etcd_cluster *c, const kt_etcd_opts *opts) {
     counter++;
     snprintf(c->token, sizeof c->token, "kctl-test-%ld-%u-%u", (long)getpid(), counter, kt_etcd__seed & 0xffffu);
     pthread_mutex_unlock(&kt_etcd__mu);
+    if (c->opts.tls != KT_ETCD_TLS_NONE && kt_etcd__make_tls(c) != 0) return -1;
     for (attempt = 0; attempt < 3; attempt++) {
         bool port_race = false;
-        if (kt_etcd__pick_ports(ports, 2 * c->n, c->error, sizeof c->error) != 0) return -1;
+        if (kt_etcd__pick_ports(ports, per * c->n, c->error, sizeof c->error) != 0) return -1;
         kt_etcd__layout(c, ports);
         for (i = 0; i < c->n; i++) {
             kt_etcd__rmtree(c->m[i].data_dir); /* a retry starts afresh */
@@ -1246,6 +1467,16 @@ int kt_etcd_leader(kt_etcd_cluster *c, int timeout_ms) {
         for (i = 0; i < c->n; i++) {
             kt_etcd_status st;
             if (c->m[i].state != KT_ETCD_RUNNING) continue;
+            if (c->m[i].metrics_url[0]) { /* TLS: the gauge on the plain metrics port */
+                kt_etcd_reply r;
+                bool lead;
+                memset(&r, 0, sizeof r);
+                lead = kt_etcd_http(c->m[i].metrics_url, "GET", "/metrics", NULL, NULL, 1000, &r) == 0 && r.body &&
+                       strstr(r.body, "\netcd_server_is_leader 1") != NULL;
+                kt_etcd_reply_free(&r);
+                if (lead) return i;
+                continue;
+            }
             if (kt_etcd_member_status(c->m[i].url, 1000, &st, NULL) == 0 && st.leader != 0 && st.leader == st.member_id &&
                 st.raft_term > best_term) {
                 best_term = st.raft_term;
@@ -1321,6 +1552,7 @@ int kt_etcd_ports_in_use(const kt_etcd_cluster *c) {
     int i, n = 0;
     if (!c) return 0;
     for (i = 0; i < c->n; i++)
-        n += (int)kt_etcd__port_listened(c->m[i].client_port) + (int)kt_etcd__port_listened(c->m[i].peer_port);
+        n += (int)kt_etcd__port_listened(c->m[i].client_port) + (int)kt_etcd__port_listened(c->m[i].peer_port) +
+             (c->m[i].metrics_port ? (int)kt_etcd__port_listened(c->m[i].metrics_port) : 0);
     return n;
 }

@@ -15,10 +15,10 @@
    /usr/bin/etcd. kt_etcd_unavailable() says why none can run.
 
    PORTS AND FILES
-   Every member gets two FREE ports (client and peer), probed by binding
-   them, chosen at random in [10000, the start of the kernel's ephemeral
-   range) (/proc/sys/net/ipv4/ip_local_port_range; from the kernel's own
-   choice when that span is under 2000 ports): outgoing connections (ours,
+   Every member gets two FREE ports (client and peer; three with TLS, see
+   there), probed by binding them, chosen at random in [10000, the start
+   of the kernel's ephemeral range) (/proc/sys/net/ipv4/ip_local_port_range;
+   from the kernel's own choice when that span is under 2000 ports): outgoing connections (ours,
    libcurl's, anyone's) never take such a port, so a stopped member's
    ports are still free when it restarts. Never fixed ports. A start that
    loses a race for a port (the member's log says "address already in
@@ -69,6 +69,29 @@
    calls return 0 when etcd answered 200, -1 otherwise, and fill an
    optional kt_etcd_reply (see there) with what came back.
 
+   TLS
+   kt_etcd_opts.tls asks for https client URLs (KT_ETCD_TLS_SERVER) and
+   also for client certificates (KT_ETCD_TLS_MTLS: --client-cert-auth).
+   The harness then makes, at start, with the openssl command line
+   ($KCTL_OPENSSL_BIN when set, else `openssl` in $PATH, else
+   /usr/bin/openssl; run with fork + exec), in <dir>/tls: a CA, a server
+   certificate it signed for 127.0.0.1 (subjectAltName IP:127.0.0.1, as
+   Go wants; extended key usage server and client: etcd's gateway dials
+   its own gRPC port with it), a client certificate it signed, and
+   a second, unrelated CA: their paths are in kt_etcd_cluster.tls. EC
+   P-256 keys, unencrypted PEM, valid for two days; about 0.1 s for all.
+   Peers stay plain http. kt_etcd_tls_unavailable() says why TLS cannot
+   be had (KT_ETCD_REQUIRE_OPENSSL() skips on it).
+   The harness's own client speaks no TLS, so each member of a TLS
+   cluster gets a third free port, --listen-metrics-urls http://..., that
+   serves /health and /metrics only: the start's and restart's health
+   checks and kt_etcd_wait_healthy() use it, kt_etcd_leader() reads
+   etcd_server_is_leader from /metrics there. Every other call taking a
+   member's URL (kt_etcd_http, put, get, revision, compact, status,
+   wait_revision, auth) cannot reach a TLS member: it returns -1 with
+   error "... speaks no TLS ...". Talk to a TLS cluster through the
+   transport under test (or libcurl) instead.
+
    WRITING A TEST ON IT
    A suite file (tests/test_etcd_<x>.c) goes into ETCDSRC in the Makefile,
    its kt_suite_etcd_<x>() is declared at the end of this header and
@@ -102,6 +125,9 @@
 /* Why etcd cannot run here ("no etcd in PATH ..."), or NULL when it can.
    [any thread] */
 const char *kt_etcd_unavailable(void);
+/* Why a TLS cluster cannot be made here (no openssl command: see TLS),
+   or NULL when it can. [any thread] */
+const char *kt_etcd_tls_unavailable(void);
 /* The etcd binary the harness runs (see THE ETCD BINARY). [any thread] */
 const char *kt_etcd_bin(void);
 
@@ -131,9 +157,10 @@ typedef struct kt_etcd_reply {
 void kt_etcd_reply_free(kt_etcd_reply *r);
 
 /* One HTTP/1.0 request to base_url ("http://127.0.0.1:PORT", numeric
-   IPv4 only) + path; method "GET" or "POST"; body (JSON) may be NULL; token,
-   when not NULL, is sent as "Authorization: <token>" (etcd's simple
-   tokens, no "Bearer"). timeout_ms bounds the whole exchange (0: 5000).
+   IPv4 only; https is -1 with error "... speaks no TLS ...") + path;
+   method "GET" or "POST"; body (JSON) may be NULL; token, when not NULL,
+   is sent as "Authorization: <token>" (etcd's simple tokens, no
+   "Bearer"). timeout_ms bounds the whole exchange (0: 5000).
    Responses up to 16 MiB. Returns 0 when the status is 200, else -1.
    r may be NULL. A stream (POST /v3/watch) is read until timeout_ms:
    then the call returns -1 with error "timeout ...", and r->http and
@@ -216,9 +243,17 @@ int kt_etcd_auth_disable(const char *url, const char *token, int timeout_ms, kt_
    heartbeat_ms, election_ms  raft timing; 0: etcd's (100, 1000)
    auth_token_ttl_s    --auth-token-ttl (idle simple-token life); 0: etcd's 300
    extra_args          more etcd flags, NULL-terminated ("--flag=value"); may be NULL
+   tls                 KT_ETCD_TLS_NONE (http), _SERVER (https) or _MTLS
+                       (https and client certificates): see TLS
    no_pdeathsig        start members without PR_SET_PDEATHSIG, so that the
                        handlers and the atexit hook are tried alone (the
                        harness's own tests; nobody else wants it) */
+typedef enum kt_etcd_tls_mode {
+    KT_ETCD_TLS_NONE = 0,  /* http:// client URLs */
+    KT_ETCD_TLS_SERVER,    /* https://, the server's certificate; any client may connect */
+    KT_ETCD_TLS_MTLS       /* https:// and --client-cert-auth: a client certificate the CA signed is required */
+} kt_etcd_tls_mode;
+
 typedef struct kt_etcd_opts {
     int members;
     int progress_notify_ms;
@@ -227,6 +262,7 @@ typedef struct kt_etcd_opts {
     int auth_token_ttl_s;
     const char *const *extra_args;
     bool no_pdeathsig;
+    kt_etcd_tls_mode tls;
 } kt_etcd_opts;
 
 typedef enum kt_etcd_state {
@@ -238,12 +274,23 @@ typedef enum kt_etcd_state {
 typedef struct kt_etcd_member {
     char name[8];                    /* m1, m2, ... */
     int client_port, peer_port;      /* fixed for the member's life */
-    char url[32];                    /* client URL, http://127.0.0.1:PORT */
+    char url[32];                    /* client URL, http://127.0.0.1:PORT (https:// with TLS) */
     char peer_url[32];
+    int metrics_port;                /* with TLS: /health and /metrics over http; 0 without */
+    char metrics_url[32];            /* http://127.0.0.1:PORT with TLS; "" without */
     char data_dir[300], log_path[300];
     pid_t pid;                       /* the running process; 0 when DOWN */
     kt_etcd_state state;
 } kt_etcd_member;
+
+/* The PEM files of a TLS cluster (all "" without TLS), in <dir>/tls. */
+typedef struct kt_etcd_tls_files {
+    char ca[300];                    /* the CA that signed the server's and the client's certificates */
+    char server_cert[300], server_key[300];  /* what the members present (IP:127.0.0.1) */
+    char client_cert[300], client_key[300];  /* a client certificate the CA signed (CN kctl-test-client) */
+    char other_ca[300];              /* a CA that signed nothing here: the wrong CA */
+    char other_ca_key[300];          /* its key */
+} kt_etcd_tls_files;
 
 typedef struct kt_etcd_cluster {
     int n;                           /* members */
@@ -252,6 +299,7 @@ typedef struct kt_etcd_cluster {
     char dir[256];                   /* the temporary directory; "" when none */
     char token[40];                  /* --initial-cluster-token, unique per cluster */
     kt_etcd_opts opts;               /* with the defaults filled in */
+    kt_etcd_tls_files tls;           /* with opts.tls: the certificates and keys */
     pid_t started[KT_ETCD_MAX_STARTS]; /* every pid this cluster ever started */
     int nstarted;
     char error[512];                 /* why the last call failed */
@@ -306,15 +354,16 @@ int kt_etcd_quorum_restore(kt_etcd_cluster *c, int timeout_ms);
 int kt_etcd_wait_healthy(kt_etcd_cluster *c, int timeout_ms);
 
 /* The index of the leader as the RUNNING members see it (the member whose
-   status names itself leader, the highest raft term winning), polling up
-   to timeout_ms (0: 10000) while there is none. -1 when none by then. */
+   status names itself leader, the highest raft term winning; with TLS the
+   first whose /metrics says etcd_server_is_leader 1), polling up to
+   timeout_ms (0: 10000) while there is none. -1 when none by then. */
 int kt_etcd_leader(kt_etcd_cluster *c, int timeout_ms);
 
 /* After kt_etcd_destroy: how many of the processes this cluster started
    are still alive (a zombie counts as dead; a reused pid that is not an
-   etcd of this cluster's directory too), and how many of its ports still
-   have a listener (a bind with SO_REUSEADDR fails). Both 0 after a clean
-   destroy. [any thread] */
+   etcd of this cluster's directory too), and how many of its ports
+   (metrics ports included) still have a listener (a bind with
+   SO_REUSEADDR fails). Both 0 after a clean destroy. [any thread] */
 int kt_etcd_leftovers(const kt_etcd_cluster *c);
 int kt_etcd_ports_in_use(const kt_etcd_cluster *c);
 
@@ -327,8 +376,13 @@ int kt_etcd_ports_in_use(const kt_etcd_cluster *c);
 int kt_etcd_require(const char *file, int line, bool need_curl);
 #define KT_ETCD_REQUIRE() do { if (!kt_etcd_require(__FILE__, __LINE__, false)) return; } while (0)
 #define KT_ETCD_REQUIRE_CURL() do { if (!kt_etcd_require(__FILE__, __LINE__, true)) return; } while (0)
+/* A test of a TLS cluster follows KT_ETCD_REQUIRE[_CURL]() with this: the
+   same skip (or failure with KT_REQUIRE_ETCD) when openssl is missing. */
+int kt_etcd_require_openssl(const char *file, int line);
+#define KT_ETCD_REQUIRE_OPENSSL() do { if (!kt_etcd_require_openssl(__FILE__, __LINE__)) return; } while (0)
 
 /* The suites of build/kt-etcd. */
 void kt_suite_etcd_harness(void);
-void kt_suite_etcd(void); /* tests/test_etcd.c: the contract on etcd, and the transport's own */
+void kt_suite_etcd(void);         /* tests/test_etcd.c: the contract on etcd, and the transport's own */
+void kt_suite_etcd_tls(void);     /* tests/test_etcd_tls.c */
 #endif
