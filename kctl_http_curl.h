@@ -1494,8 +1494,10 @@ typedef struct kctl__ewatch {
     kctl_obj_list initial;    /* from "": the objects there at open, then the stream */
     size_t initial_next;
     uint64_t initial_rev;
-    kctl_event *q;            /* events of the last message, not handed out yet */
+    kctl_event *q;            /* events of the last messages, not handed out yet */
     size_t qn, qhead, qcap;
+    size_t qready;            /* q[qhead..qready) may go out; the rest is a revision
+                                 a fragment left unfinished (held until it is whole) */
     int after;                /* a result due once the queue is empty (GONE, ...) */
     kctl_api_status after_st;
 } kctl__ewatch;
@@ -1503,11 +1505,17 @@ typedef struct kctl__ewatch {
 static void kctl__ewatch_qclear(kctl__ewatch *w) {
     size_t i;
     for (i = w->qhead; i < w->qn; i++) kctl_event_clear(&w->q[i]);
-    w->qn = w->qhead = 0;
+    w->qn = w->qhead = w->qready = 0;
 }
 
 static int kctl__ewatch_push(kctl__ewatch *w, int type, kctl_obj *obj, uint64_t rev) {
     kctl_event *ev;
+    if (w->qn == w->qcap && w->qhead) { /* slots handed out: reuse them */
+        memmove(w->q, w->q + w->qhead, (w->qn - w->qhead) * sizeof *w->q);
+        w->qn -= w->qhead;
+        w->qready -= w->qhead;
+        w->qhead = 0;
+    }
     if (w->qn == w->qcap) {
         size_t nc = w->qcap ? w->qcap * 2 : 16;
         kctl_event *nq = (kctl_event *)kctl__http_alloc(&w->e->http.a, nc * sizeof *nq);
@@ -1641,9 +1649,18 @@ static int kctl__ewatch_message(kctl__ewatch *w, const char *line, size_t n, kct
     evs = kctl_json_member(&r.j, res, "events");
     if (kctl_json_type_of(&r.j, evs) == KCTL_JSON_ARRAY) {
         for (i = evs + 1, k = 0; rc == KCTL_OK && k < r.toks[evs].size; k++, i += r.toks[i].skip) rc = kctl__ewatch_event(w, &r.j, i);
+        w->qready = w->qn;
+        if (kctl_json_type_of(&r.j, kctl_json_member(&r.j, res, "fragment")) == KCTL_JSON_TRUE) {
+            /* more of this batch follows: its last revision may go on in
+               the next part, so hold its events until then (handed out,
+               a broken stream would resume past what never came) */
+            while (w->qready > w->qhead && !strcmp(w->q[w->qready - 1].resource_version, w->q[w->qn - 1].resource_version))
+                w->qready--;
+        }
     } else if (kctl_json_type_of(&r.j, kctl_json_member(&r.j, res, "created")) != KCTL_JSON_TRUE) {
         uint64_t rev = kctl__ejson_u64(&r.j, res, "header.revision"); /* a progress notification: everything up to rev was sent */
         if (rev) rc = kctl__ewatch_push(w, KCTL_EVENT_BOOKMARK, NULL, rev);
+        w->qready = w->qn;
     }
     kctl__ejson_free(&r);
     return rc;
@@ -1691,6 +1708,8 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
     kctl_jw_key(&jw, "progress_notify");
     kctl_jw_bool(&jw, true);
     kctl_jw_key(&jw, "prev_kv");
+    kctl_jw_bool(&jw, true);
+    kctl_jw_key(&jw, "fragment"); /* a batch past etcd's --max-request-bytes comes in parts */
     kctl_jw_bool(&jw, true);
     kctl_jw_object_end(&jw);
     kctl_jw_object_end(&jw);
@@ -1844,9 +1863,9 @@ static int kctl__etcd_watch_next(void *self, kctl_watch *watch, uint64_t timeout
         size_t n;
         uint64_t now;
         int rc;
-        if (w->qhead < w->qn) {
+        if (w->qhead < w->qready) {
             *ev = w->q[w->qhead++];
-            if (w->qhead == w->qn) w->qhead = w->qn = 0;
+            if (w->qhead == w->qn) w->qhead = w->qn = w->qready = 0;
             return KCTL_OK;
         }
         if (w->after) {

@@ -5,8 +5,9 @@
    The input is split into lines; its first byte says whether the watch
    filters with a label selector (the leave/enter transitions then run).
    Every line goes through the watch's message reader; the events it
-   queues must be well formed (ADDED/MODIFIED/DELETED with an object whose
-   resourceVersion is the event's, a BOOKMARK without one), and are freed;
+   releases (a fragment holds back its last revision) must be well
+   formed (ADDED/MODIFIED/DELETED with an object whose resourceVersion is
+   the event's, a BOOKMARK without one), and are freed;
    the whole input is also read as a range answer (every kv made into an
    object) and as an error body (a kctl code and a Status), and it is fed
    to a stream's line splitter in chunks of sizes taken from the input,
@@ -110,12 +111,27 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memset(&st, 0, sizeof st);
         rc = kctl__ewatch_message(w, p, n, &st);
         FE_CHECK(rc <= 0 && rc >= -30);
-        while (w->qhead < w->qn) {
+        FE_CHECK(w->qhead <= w->qready && w->qready <= w->qn);
+        if (rc == KCTL_OK && w->qn > w->qhead) { /* a fragment: its last revision is held back, all of it */
+            kctl__ejson r;
+            bool frag;
+            memset(&r, 0, sizeof r);
+            r.a = &e->http.a;
+            frag = kctl__ejson_parse(&r, p, n) == KCTL_OK &&
+                   kctl_json_type_of(&r.j, kctl_json_path(&r.j, 0, "result.fragment")) == KCTL_JSON_TRUE &&
+                   kctl_json_type_of(&r.j, kctl_json_path(&r.j, 0, "result.events")) == KCTL_JSON_ARRAY;
+            kctl__ejson_free(&r);
+            if (frag) {
+                FE_CHECK(w->qready < w->qn);
+                FE_CHECK(w->qready == w->qhead || strcmp(w->q[w->qready - 1].resource_version, w->q[w->qn - 1].resource_version) != 0);
+            }
+        }
+        while (w->qhead < w->qready) { /* handed out, as watch_next does; the held ones stay */
             kctl_event ev = w->q[w->qhead++];
             fe_check_event(&ev);
             kctl_event_clear(&ev);
         }
-        w->qhead = w->qn = 0;
+        if (w->qhead == w->qn) w->qhead = w->qn = w->qready = 0;
         kctl_api_status_clear(&st);
         p += n + (nl ? 1 : 0);
     }

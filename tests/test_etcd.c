@@ -486,6 +486,110 @@ static void te_watch_burst(void) {
     kt_etcd_destroy(&c, kt.cur_failed > 0);
 }
 
+/* A value of the form the transport writes: a Widget named name whose
+   spec pads it to about pad bytes; into buf (cap bytes). */
+static void te_doc(char *buf, size_t cap, const char *name, size_t pad) {
+    size_t n = (size_t)snprintf(buf, cap, "{\"apiVersion\":\"example.kctl.io/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"%s\","
+                                          "\"namespace\":\"default\"},\"spec\":{\"pad\":\"", name);
+    while (n < pad && n + 3 < cap) buf[n++] = 'z';
+    snprintf(buf + n, cap - n, "\"}}");
+}
+
+/* A watch that catches up from far behind gets etcd's batch of up to
+   1000 revisions in one answer, megabytes past any message bound without
+   fragments. The transport asks for fragments, puts the parts together,
+   and holds a revision a part left unfinished until the rest comes. Here
+   etcd's --max-request-bytes is 32 KiB, so its parts are at most 544 KiB
+   (it adds 512 KiB for gRPC) of protobuf, about 1 MB of JSON: 50 objects
+   of 2 KB, then 60 txns of 12 objects each (one revision each, so the
+   parts' ends fall inside revisions), about 2.6 MB of JSON, watched from
+   before them all with max_message_bytes 1.5 MiB: everything arrives, in
+   order, each txn's events with its revision (without fragments: TOO_LARGE). */
+static void te_watch_fragments(void) {
+    static const char *const args[] = { "--max-request-bytes=32768", NULL };
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kctl_etcd_desc d = kctl_etcd_desc_init();
+    kctl_transport t;
+    kctl_watch *w = NULL;
+    kctl_event ev;
+    kctl_api_status st;
+    kctl_list_result lr;
+    char name[16], doc[2300], from[KCTL_RV_MAX];
+    char *body = NULL;
+    int i, k, rc = KCTL_OK, got = 0, txn_events = 0;
+    long long txn_rev[60] = { 0 };
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.extra_args = args;
+    TE_START(&c, &o);
+    memset(&ev, 0, sizeof ev);
+    memset(&lr, 0, sizeof lr);
+    memset(&st, 0, sizeof st);
+    d.endpoints = c.endpoints;
+    d.prefix = "/frag";
+    d.max_message_bytes = 1536 * 1024;
+    if (kctl_etcd_create(&d, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "transport");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    KT_EQ_INT(kctl_transport_list(&t, &te_res, NULL, &lr, &st), KCTL_OK);
+    snprintf(from, sizeof from, "%s", lr.resource_version);
+    kctl_list_result_free(&lr);
+    for (i = 0; i < 50; i++) {
+        snprintf(name, sizeof name, "a%03d", i);
+        te_doc(doc, sizeof doc, name, 2000);
+        KT_EQ_INT(kctl_transport_create(&t, &te_res, doc, KCTL_NTS, NULL, &st), KCTL_OK);
+    }
+    body = (char *)malloc(12 * 3200 + 64);
+    for (k = 0; body && k < 60; k++) { /* 12 keys in one revision, as the transport lays them out */
+        kt_etcd_reply r = {0};
+        size_t n = (size_t)sprintf(body, "{\"success\":[");
+        for (i = 0; i < 12; i++) {
+            char key[64], *kb, *vb;
+            snprintf(name, sizeof name, "t%02d-%02d", k, i);
+            snprintf(key, sizeof key, "/frag/example.kctl.io/widgets/default/%s", name);
+            te_doc(doc, sizeof doc, name, 1900);
+            kb = kt_etcd_b64(key, strlen(key));
+            vb = kt_etcd_b64(doc, strlen(doc));
+            n += (size_t)sprintf(body + n, "%s{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}", i ? "," : "", kb, vb);
+            free(kb);
+            free(vb);
+        }
+        sprintf(body + n, "]}");
+        KT_EQ_INT(kt_etcd_http(c.m[0].url, "POST", "/v3/kv/txn", body, NULL, 0, &r), 0);
+        txn_rev[k] = r.revision;
+        kt_etcd_reply_free(&r);
+    }
+    free(body);
+    KT_EQ_INT(kctl_transport_watch_open(&t, &te_res, NULL, from, &w, &st), KCTL_OK);
+    while (w && got < 50 + 720) {
+        rc = kctl_transport_watch_next(&t, w, KCTL_SEC(5), &ev, &st);
+        if (rc != KCTL_OK) break;
+        if (ev.type == KCTL_EVENT_BOOKMARK) continue;
+        if (got < 50) {
+            snprintf(name, sizeof name, "a%03d", got);
+            KT_EQ_STR(kctl_obj_name(ev.obj), name);
+        } else {
+            int tk = (got - 50) / 12;
+            char want[24];
+            snprintf(want, sizeof want, "%lld", txn_rev[tk]);
+            KT_EQ_STR(ev.resource_version, want);
+            txn_events++;
+        }
+        kctl_event_clear(&ev);
+        got++;
+    }
+    KT_EQ_INT(rc, KCTL_OK);
+    KT_EQ_INT(got, 770);
+    KT_EQ_INT(txn_events, 720);
+    if (w) kctl_transport_watch_close(&t, w);
+    kctl_api_status_clear(&st);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
 /* -------------------------------------------------------------- paging */
 /* A list's pages are all read at the first page's revision; once etcd
    has compacted past it, the next page is GONE (410 Expired: list again
@@ -658,6 +762,7 @@ void kt_suite_etcd(void) {
     KT_RUN(te_bounds);
     KT_RUN(te_list_compacted);
     KT_RUN(te_watch_burst);
+    KT_RUN(te_watch_fragments);
     KT_RUN(te_leader_two_managers);
 #else
     kt_run(te_contract_unavailable, "contract/etcd");
