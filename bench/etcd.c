@@ -68,7 +68,6 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -108,9 +107,10 @@ static void eb_sleep_ms(long ms) {
     nanosleep(&ts, NULL);
 }
 
-/* ---- a counting allocator: what goes through kctl's hooks ------------- */
+/* ---- a counting allocator: what goes through kctl's hooks (each block
+   carries its size in a 16-byte header, which the resident set counts too) */
 static struct {
-    uint64_t live, peak, allocs; /* atomic */
+    uint64_t live, peak, allocs, blocks; /* atomic; blocks: live ones */
 } eb_mem;
 
 static void *eb_alloc(size_t n, void *ud) {
@@ -121,6 +121,7 @@ static void *eb_alloc(size_t n, void *ud) {
     memcpy(p, &n, sizeof n);
     live = __atomic_add_fetch(&eb_mem.live, n, __ATOMIC_RELAXED);
     __atomic_add_fetch(&eb_mem.allocs, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&eb_mem.blocks, 1, __ATOMIC_RELAXED);
     peak = __atomic_load_n(&eb_mem.peak, __ATOMIC_RELAXED);
     while (live > peak && !__atomic_compare_exchange_n(&eb_mem.peak, &peak, live, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
     return p + 16;
@@ -133,6 +134,7 @@ static void eb_free(void *ptr, void *ud) {
     if (!ptr) return;
     memcpy(&n, p, sizeof n);
     __atomic_sub_fetch(&eb_mem.live, n, __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&eb_mem.blocks, 1, __ATOMIC_RELAXED);
     free(p);
 }
 
@@ -202,18 +204,13 @@ typedef struct eb_pct {
     double p50, p99, max; /* ms */
 } eb_pct;
 
-static int eb_cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Percentiles (nearest rank) of v[0..n) in ms; sorts v. */
 static eb_pct eb_pct_of(double *v, size_t n) {
     eb_pct p;
     memset(&p, 0, sizeof p);
     p.n = n;
     if (!n) return p;
-    qsort(v, n, sizeof *v, eb_cmp_double);
+    qsort(v, n, sizeof *v, bench_cmp_double);
     p.p50 = v[(n - 1) / 2];
     p.p99 = v[(n * 99 + 99) / 100 - 1];
     p.max = v[n - 1];
@@ -822,7 +819,7 @@ typedef struct eb_result {
     int members, leader;
     bool busy, ok;
     double load_s, sync_s, first_rec_s;
-    double hwm_mib, rss_mib, kctl_live_mib, kctl_peak_mib, kctl_allocs;
+    double hwm_mib, rss_mib, kctl_live_mib, kctl_peak_mib, kctl_allocs, kctl_blocks;
     double w_rate, ev_rate, rec_rate, drain_s, raw_rate;
     eb_pct sat;
     eb_paced_res rec, ctl, gw;
@@ -874,7 +871,7 @@ static int eb_run(int members, bool busy, eb_result *res) {
     pid_t burner = 0;
     uint64_t t0, t1, base_mod, base_rec, accepted, raw_ok, failed, seen;
     long hwm0, rss0;
-    uint64_t live0, allocs0;
+    uint64_t live0, allocs0, blocks0;
     char load[128] = "";
     int rc = -1, last_error;
     FILE *f;
@@ -937,6 +934,7 @@ static int eb_run(int members, bool busy, eb_result *res) {
     rss0 = eb_status_kib("VmRSS");
     live0 = __atomic_load_n(&eb_mem.live, __ATOMIC_RELAXED);
     allocs0 = __atomic_load_n(&eb_mem.allocs, __ATOMIC_RELAXED);
+    blocks0 = __atomic_load_n(&eb_mem.blocks, __ATOMIC_RELAXED);
     __atomic_store_n(&eb_mem.peak, live0, __ATOMIC_RELAXED);
     cost = eb_cost_now(&c);
     t0 = eb_now();
@@ -951,11 +949,12 @@ static int eb_run(int members, bool busy, eb_result *res) {
     res->kctl_live_mib = (double)(__atomic_load_n(&eb_mem.live, __ATOMIC_RELAXED) - live0) / 1048576.0;
     res->kctl_peak_mib = (double)(__atomic_load_n(&eb_mem.peak, __ATOMIC_RELAXED) - live0) / 1048576.0;
     res->kctl_allocs = (double)(__atomic_load_n(&eb_mem.allocs, __ATOMIC_RELAXED) - allocs0);
+    res->kctl_blocks = (double)(__atomic_load_n(&eb_mem.blocks, __ATOMIC_RELAXED) - blocks0);
     printf("1. list and sync %d objects (pages of 500): %.3f s (%.0f objects/s)\n", EB_OBJECTS, res->sync_s, EB_OBJECTS / res->sync_s);
     printf("   memory: peak resident set +%.1f MiB (VmHWM), resident set +%.1f MiB (VmRSS); through kctl's allocator: %.1f MiB live"
-           " (%.0f bytes/object), peak %.1f MiB, %.0f allocations (%.1f/object)\n",
-           res->hwm_mib, res->rss_mib, res->kctl_live_mib, res->kctl_live_mib * 1048576.0 / EB_OBJECTS, res->kctl_peak_mib,
-           res->kctl_allocs, res->kctl_allocs / EB_OBJECTS);
+           " (%.0f bytes/object) in %.0f blocks (%.1f/object), peak %.1f MiB; %.0f allocations (%.1f/object)\n",
+           res->hwm_mib, res->rss_mib, res->kctl_live_mib, res->kctl_live_mib * 1048576.0 / EB_OBJECTS, res->kctl_blocks,
+           res->kctl_blocks / EB_OBJECTS, res->kctl_peak_mib, res->kctl_allocs, res->kctl_allocs / EB_OBJECTS);
     eb_cost_print("   ", &c, cost, 0);
     t0 = eb_now();
     if (kctl_controller_start(ctl, KCTL_SEC(60)) != KCTL_OK) goto out;
