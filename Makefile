@@ -142,11 +142,20 @@ storm: $(B)/reconcile_storm
 
 $(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/$*.c $(LIBS)
-bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json
+# kctl on real etcd clusters (bench/ETCD.md): needs libcurl and etcd; it
+# starts and stops its own clusters and says why when it cannot run.
+$(B)/bench-etcd: kctl.h kctl_http_curl.h bench/etcd.c bench/bench.h tests/etcd_harness.c tests/etcd_harness.h $(B)/etcd-config | $(B)
+	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/etcd.c tests/etcd_harness.c $(CURL_LIBS) $(LIBS)
+bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd,)
 	./$(B)/bench-queue
 	./$(B)/bench-cache
 	./$(B)/bench-e2e
 	./$(B)/bench-json
+ifeq ($(KT_CURL),yes)
+	./$(B)/bench-etcd
+else
+	@echo "skip bench-etcd: libcurl headers were absent at build time (Debian: apt-get install libcurl4-openssl-dev)"
+endif
 
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
