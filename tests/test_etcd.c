@@ -600,7 +600,7 @@ static void te_list_compacted(void) {
     kctl_list_opts lo;
     kctl_list_result lr;
     kctl_api_status st;
-    char tok[KCTL_CONTINUE_MAX], name[8];
+    char tok[KCTL_CONTINUE_MAX], name[16];
     long long rev = 0;
     int i;
     KT_ETCD_REQUIRE_CURL();
