@@ -46,8 +46,8 @@ ifeq ($(KT_CURL),yes)
 CURL_DEF  := -DKT_HAVE_CURL=1
 CURL_LIBS := $(shell curl-config --libs 2>/dev/null || echo -lcurl)
 endif
-ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c
-ETCDDEPS := kctl.h tests/kt.h tests/etcd_harness.h $(ETCDSRC) $(B)/etcd-config
+ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c tests/test_etcd_faults.c
+ETCDDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/etcd_harness.h $(ETCDSRC) $(B)/etcd-config
 # rebuilt when the curl choice changes
 $(B)/etcd-config: FORCE | $(B)
 	@echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS)' | cmp -s - $@ || echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS)' > $@

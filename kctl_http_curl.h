@@ -177,6 +177,8 @@ typedef struct kctl_etcd_stats {
     uint64_t reauths;        /* tokens renewed */
     uint64_t watches;        /* watch streams opened */
     uint64_t retries;        /* writes decided again after another writer won a race */
+    uint32_t endpoint;       /* where the next request and watch start (an index into
+                                endpoints, from 0): the endpoint that last answered */
 } kctl_etcd_stats;
 
 /* The desc with every default filled in. [any thread] */
@@ -1883,6 +1885,7 @@ KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out
     kctl__hmutex_lock(&e->http.mu);
     out->requests = e->http.n_requests;
     out->failovers = e->http.n_failovers;
+    out->endpoint = (uint32_t)e->http.cur;
     kctl__hmutex_unlock(&e->http.mu);
     kctl__hmutex_lock(&e->mu);
     out->reauths = e->n_reauths;

@@ -330,4 +330,5 @@ int kt_etcd_require(const char *file, int line, bool need_curl);
 
 /* The suites of build/kt-etcd. */
 void kt_suite_etcd_harness(void);
+void kt_suite_etcd_faults(void);   /* tests/test_etcd_faults.c: a controller through faults */
 #endif

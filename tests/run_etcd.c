@@ -8,6 +8,9 @@
 #define KT_IMPLEMENTATION /* the runner's functions, from kt.h */
 #include "kt.h"
 #include "etcd_harness.h"
+#ifdef KT_HAVE_CURL
+#include "../kctl_http_curl.h" /* its implementation too, once, here */
+#endif
 #include <stdlib.h>
 
 int kt_etcd_require(const char *file, int line, bool need_curl) {
@@ -31,6 +34,7 @@ int kt_etcd_require(const char *file, int line, bool need_curl) {
 
 int main(void) {
     kt_suite_etcd_harness();
+    kt_suite_etcd_faults();
     if (kt.skipped) printf("%d passed, %d failed, %d skipped\n", kt.passed, kt.failed, kt.skipped);
     else printf("%d passed, %d failed\n", kt.passed, kt.failed);
     return kt.failed ? 1 : 0;
