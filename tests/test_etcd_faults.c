@@ -75,6 +75,7 @@ typedef struct tef_rig {
     uint64_t racer_rounds, racer_writes;
     /* counters (atomic) */
     uint64_t reconciles, conflicts, status_written, status_skipped, status_failed;
+    uint64_t fails[TEF_N];     /* failed reconciles per device */
 } tef_rig;
 
 static tef_rig tef;
@@ -170,7 +171,10 @@ static kctl_reconcile_result tef_reconcile(const kctl_reconcile_ctx *ctx) {
         cur = fresh;
     }
     kctl_obj_unref(fresh);
-    if (rc != KCTL_OK) tef_bump(&g->status_failed);
+    if (rc != KCTL_OK) {
+        tef_bump(&g->status_failed);
+        tef_bump(&g->fails[i]);
+    }
     r.error = rc;
     return r;
 }
@@ -712,6 +716,89 @@ static void tef_quorum_loss(void) {
 #endif
 }
 
+/* (c') The whole cluster down for 3 s (every member killed), with
+   reconciles pending as in (c): now every request fails at once
+   (connection refused at each endpoint), so only the backoffs stand
+   between the controller and a storm: each key fails at most as often as
+   its limiter allows, the reflector's watch attempts as its backoff
+   allows, and the requests are at most two per reconcile tried. */
+static void tef_cluster_down(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0, t1;
+        kctl_reflector_stats i0, i1;
+        kctl_controller_stats c0, c1;
+        uint64_t f0[TEF_N], w0, w1, ms0, ms1, d_ns, key_tries, watch_tries, tries, requests, opens, worst = 0;
+        int i;
+        bool parked = false;
+        if (!tef_setup(g)) { tef_teardown(g); return; }
+        pthread_mutex_lock(&g->mu);
+        g->gate_closed = true;
+        pthread_mutex_unlock(&g->mu);
+        for (ms0 = tef_now_ms(); !parked && tef_now_ms() - ms0 < 20000; tef_nap(10)) {
+            pthread_mutex_lock(&g->mu);
+            parked = g->parked_stale > 0;
+            pthread_mutex_unlock(&g->mu);
+        }
+        KT_CHECK(parked);
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        kctl_controller_read_stats(g->ctl, &c0);
+        for (i = 0; i < TEF_N; i++) f0[i] = tef_get(&g->fails[i]);
+        pthread_mutex_lock(&g->mu);
+        w0 = g->failed;
+        pthread_mutex_unlock(&g->mu);
+        ms0 = tef_now_ms();
+        for (i = 0; i < 3; i++) KT_EQ_INT(kt_etcd_kill(&g->c, i), 0);
+        tef_open_gates(g);
+        tef_nap(3000);
+        t1 = tef_tstats(g);
+        i1 = tef_istats(g);
+        kctl_controller_read_stats(g->ctl, &c1);
+        for (i = 0; i < TEF_N; i++) {
+            uint64_t f = tef_get(&g->fails[i]) - f0[i];
+            if (f > worst) worst = f;
+        }
+        pthread_mutex_lock(&g->mu);
+        w1 = g->failed;
+        pthread_mutex_unlock(&g->mu);
+        ms1 = tef_now_ms();
+        if (kt_etcd_quorum_restore(&g->c, 20000) != 0) kt_fail(__FILE__, __LINE__, "restore: %s", g->c.error);
+        d_ns = KCTL_MS(ms1 - ms0);
+        tries = (c1.success + c1.error + c1.requeue + c1.requeue_after) - (c0.success + c0.error + c0.requeue + c0.requeue_after);
+        requests = t1.requests - t0.requests;
+        opens = (i1.errors - i0.errors) + (t1.watches - t0.watches);
+        key_tries = tef_tries_within(d_ns, TEF_BACKOFF_BASE_NS, TEF_BACKOFF_MAX_NS);
+        watch_tries = tef_tries_within(d_ns, KCTL_MS(800), KCTL_SEC(30)) + d_ns / KCTL_SEC(2);
+        KT_CHECK(w1 > w0);
+        KT_CHECK(c1.error > c0.error);
+        if (worst > key_tries)
+            kt_fail(__FILE__, __LINE__, "a key failed %llu times in %llu ms: its backoff allows %llu", (unsigned long long)worst,
+                    (unsigned long long)(ms1 - ms0), (unsigned long long)key_tries);
+        if (opens > watch_tries)
+            kt_fail(__FILE__, __LINE__, "%llu watch attempts in %llu ms: the backoff allows %llu", (unsigned long long)opens,
+                    (unsigned long long)(ms1 - ms0), (unsigned long long)watch_tries);
+        if (requests > 2 * tries + 2 * opens)
+            kt_fail(__FILE__, __LINE__, "%llu requests for %llu reconciles and %llu watch attempts", (unsigned long long)requests,
+                    (unsigned long long)tries, (unsigned long long)opens);
+        if (getenv("KT_VERBOSE"))
+            printf("  cluster down for %llu ms: %llu requests, %llu reconciles (%llu failed; one key at most %llu times, "
+                   "its backoff allows %llu), %llu watch attempts (allowed %llu), failovers %llu; the writer (20 ms between "
+                   "tries) failed %llu times\n",
+                   (unsigned long long)(ms1 - ms0), (unsigned long long)requests, (unsigned long long)tries,
+                   (unsigned long long)(c1.error - c0.error), (unsigned long long)worst, (unsigned long long)key_tries,
+                   (unsigned long long)opens, (unsigned long long)watch_tries, (unsigned long long)(t1.failovers - t0.failovers),
+                   (unsigned long long)(w1 - w0));
+        KT_CHECK(tef_wait_acked(g, 20, 30000));
+        tef_finish(g, __FILE__, __LINE__);
+        tef_report(g, "cluster down and back", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
 /* (d) The store compacted past the watch: the informer is held (its
    thread waits in a handler) so the watch falls behind, the member it
    watches is killed, the writer writes on and the store is compacted at
@@ -842,11 +929,72 @@ static void tef_status_race(void) {
 #endif
 }
 
+/* Chaos (only with KT_ETCD_CHAOS=<seconds>; KT_ETCD_CHAOS_SEED=<n>
+   repeats a run): random faults one after the other, each healed before
+   the next, the writer running; converged at the end. */
+static void tef_chaos(void) {
+    const char *env = getenv("KT_ETCD_CHAOS"), *seed_env = getenv("KT_ETCD_CHAOS_SEED");
+    if (!env || !*env) return;
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0;
+        kctl_reflector_stats i0;
+        uint64_t end;
+        unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10) : (unsigned)time(NULL);
+        int faults = 0;
+        printf("  chaos: seed %u\n", seed);
+        srand(seed);
+        if (!tef_setup(g)) { tef_teardown(g); return; }
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        end = tef_now_ms() + (uint64_t)atoi(env) * 1000u;
+        while (tef_now_ms() < end && kt.cur_failed == 0) {
+            int kind = rand() % 6, x = rand() % 3, hold = 200 + rand() % 3000;
+            long long rev = 0;
+            kt_etcd_reply r = { 0 };
+            if (rand() % 2) x = (int)tef_tstats(g).endpoint;
+            faults++;
+            printf("  chaos %d: fault %d member %d hold %d ms\n", faults, kind, x, hold);
+            fflush(stdout);
+            switch (kind) {
+            case 0: kt_etcd_kill(&g->c, x); tef_nap(hold); break;
+            case 1: kt_etcd_term(&g->c, x, 10000); tef_nap(hold); break;
+            case 2: kt_etcd_freeze(&g->c, x); tef_nap(hold); kt_etcd_thaw(&g->c, x); break;
+            case 3: kt_etcd_quorum_lose(&g->c, x, NULL); tef_nap(hold); break;
+            case 4:
+                if (kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r) == 0) kt_etcd_compact(tef_any_url(g), NULL, rev, 5000, &r);
+                tef_nap(hold);
+                break;
+            default:
+                pthread_mutex_lock(&g->mu);
+                g->pause_closed = true;
+                pthread_mutex_unlock(&g->mu);
+                tef_nap(hold);
+                if (kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r) == 0) kt_etcd_compact(tef_any_url(g), NULL, rev, 5000, &r);
+                tef_open_gates(g);
+                break;
+            }
+            kt_etcd_reply_free(&r);
+            if (kt_etcd_quorum_restore(&g->c, 20000) != 0) kt_fail(__FILE__, __LINE__, "restore: %s", g->c.error);
+            if (!tef_wait_acked(g, 5, 30000)) kt_fail(__FILE__, __LINE__, "chaos %d: the writer is stuck", faults);
+            tef_nap(rand() % 1000);
+        }
+        tef_finish(g, __FILE__, __LINE__);
+        tef_report(g, "chaos", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
 void kt_suite_etcd_faults(void) {
     KT_RUN(tef_kill_watch_member);
     KT_RUN(tef_term_restart);
     KT_RUN(tef_quorum_loss);
+    KT_RUN(tef_cluster_down);
     KT_RUN(tef_compacted);
     KT_RUN(tef_frozen);
     KT_RUN(tef_status_race);
+    KT_RUN(tef_chaos);
 }
