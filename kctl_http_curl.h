@@ -80,7 +80,9 @@
     the stream (IO) instead of going silent; the reflector then watches
     again, from the next endpoint. With a username, kctl authenticates
     (/v3/auth/authenticate) and sends the token; a token the server no
-    longer knows (401, code 16) is renewed once and the request repeated.
+    longer knows (401, code 16; a member forgets its tokens when it
+    restarts, and a token idle for --auth-token-ttl) is renewed once and
+    the request repeated, a watch's too.
 
 
     TLS
@@ -1581,9 +1583,19 @@ static void kctl__etcd_watch_close(void *self, kctl_watch *watch) {
     kctl__http_free(&w->e->http.a, w);
 }
 
+/* A watch refused for its token: renew the token, once (true: ask again). */
+static bool kctl__ewatch_renew(kctl__etcd *e, int *rc, bool *renewed, kctl_api_status *st) {
+    if (*rc != KCTL_ERR_UNAUTHORIZED || !e->user || *renewed) return false;
+    *renewed = true;
+    return (*rc = kctl__etcd_auth(e, st)) == KCTL_OK;
+}
+
 /* Open the stream at some endpoint and wait for its "created" message: OK,
    or the failure (IO when no endpoint would take it, TIMEOUT for a version
-   the store has not reached, the server's error). */
+   the store has not reached, the server's error). A token the member does
+   not know (it restarted, or the token's TTL ran out while only the
+   stream used it) is renewed once and the watch asked for again, as
+   kctl__etcd_call does for a unary request. */
 static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *st) {
     kctl__etcd *e = w->e;
     kctl__hbuf root, end;
@@ -1592,6 +1604,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
     size_t n, k, start;
     char num[24];
     int rc;
+    bool renewed = false;
     kctl__hbuf_init(&root, &e->http.a, 8192);
     kctl__hbuf_init(&end, &e->http.a, 8192);
     kctl__etcd_key(e, &w->res, w->res.ns, NULL, &root);
@@ -1620,6 +1633,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
         size_t ep = (start + k) % e->http.nep;
         const char *line;
         size_t ln;
+    ask: /* again at ep, with a renewed token */
         if ((rc = kctl__hstream_open(&e->http, ep, "/v3/watch", text, n, "Grpc-Metadata-hasleader: true", &w->s)) != KCTL_OK) break;
         rc = kctl__hstream_line(&w->s, (uint64_t)e->http.timeout_ms, &line, &ln);
         if (rc == KCTL_OK && w->s.code == 200) {
@@ -1653,6 +1667,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
                 break;
             }
             kctl__hstream_close(&w->s);
+            if (kctl__ewatch_renew(e, &rc, &renewed, st)) goto ask;
             break; /* the server's answer: no other endpoint would say otherwise */
         }
         if (w->s.done && w->s.code && w->s.code != 200) { /* an error answer */
@@ -1661,6 +1676,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
             if (rc == KCTL_OK) { b = line; bn = w->s.buf.len - (size_t)(line - w->s.buf.p); }
             rc = kctl__etcd_error(w->s.code, b, bn, &e->http.a, st);
             kctl__hstream_close(&w->s);
+            if (kctl__ewatch_renew(e, &rc, &renewed, st)) goto ask;
             if (rc != KCTL_ERR_IO) break;
         } else {
             if (rc == KCTL_ERR_AGAIN) rc = KCTL_ERR_TIMEOUT;

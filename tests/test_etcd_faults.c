@@ -38,6 +38,7 @@
 #define TEF_CONVERGE_MS 30000 /* the deadline for convergence (an upper bound) */
 #define TEF_BACKOFF_BASE_NS KCTL_MS(5)  /* the controller's per-key limiter */
 #define TEF_BACKOFF_MAX_NS KCTL_SEC(2)
+#define TEF_PASSWORD "faults-pw"       /* root's, on a cluster with auth */
 
 static const kctl_resource tef_res = { "faults.kctl.io", "v1", "devices", "default" };
 
@@ -48,6 +49,7 @@ typedef struct tef_device {
 
 typedef struct tef_rig {
     kt_etcd_cluster c;
+    bool auth;                 /* etcd auth on: every client is root */
     kctl_transport t;          /* the controller's */
     kctl_transport tw;         /* the spec writer's: another client */
     kctl_transport tr;         /* the status racer's: a third one */
@@ -60,6 +62,7 @@ typedef struct tef_rig {
     pthread_t writer;
     bool writer_on;
     int writer_stop;           /* 1: finish the change under way, 2: abandon it */
+    bool writer_hold, writer_held; /* the test holds the writer between changes; it is held */
     int64_t last[TEF_N];       /* the last spec value etcd acknowledged, per device */
     bool unknown[TEF_N];       /* a change abandoned with its outcome unknown */
     uint64_t acked, failed;    /* changes acknowledged; tries that failed */
@@ -212,6 +215,15 @@ static void *tef_writer_main(void *arg) {
     while ((stop = __atomic_load_n(&g->writer_stop, __ATOMIC_ACQUIRE)) == 0) {
         char name[16], patch[64];
         int rc;
+        bool hold;
+        pthread_mutex_lock(&g->mu);
+        hold = g->writer_held = g->writer_hold;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        if (hold) {
+            tef_nap(5);
+            continue;
+        }
         i = (i + 7) % TEF_N;
         v++;
         tef_name(i, name);
@@ -329,11 +341,21 @@ static const char *tef_any_url(tef_rig *g) {
    why[] says the first difference. */
 static bool tef_converged(tef_rig *g, char *why, size_t cap) {
     const char *url = tef_any_url(g);
+    char token[256] = "";
     int i;
     why[0] = '\0';
     if (!url) {
         snprintf(why, cap, "no member running");
         return false;
+    }
+    if (g->auth) {
+        kt_etcd_reply r = { 0 };
+        bool ok = kt_etcd_authenticate(url, "root", TEF_PASSWORD, token, sizeof token, 3000, &r) == 0;
+        kt_etcd_reply_free(&r);
+        if (!ok) {
+            snprintf(why, cap, "no token from %s", url);
+            return false;
+        }
     }
     for (i = 0; i < TEF_N; i++) {
         char key[96], name[16];
@@ -344,7 +366,7 @@ static bool tef_converged(tef_rig *g, char *why, size_t cap) {
         size_t len;
         tef_name(i, name);
         snprintf(key, sizeof key, "/registry/%s/%s/%s/%s", tef_res.group, tef_res.resource, tef_res.ns, name);
-        ok = kt_etcd_get(url, NULL, key, 0, 0, &doc, NULL, 3000, &r) == 0 && doc;
+        ok = kt_etcd_get(url, g->auth ? token : NULL, key, 0, 0, &doc, NULL, 3000, &r) == 0 && doc;
         kt_etcd_reply_free(&r);
         if (!ok) {
             snprintf(why, cap, "%s: not read from %s", name, url);
@@ -395,9 +417,13 @@ static bool tef_wait_converged(tef_rig *g, const char *file, int line) {
 
 /* ---- the rig */
 
-static int tef_transport(const char *endpoints, kctl_transport *t) {
+static int tef_transport(const char *endpoints, bool auth, kctl_transport *t) {
     kctl_etcd_desc d = kctl_etcd_desc_init();
     d.endpoints = endpoints;
+    if (auth) {
+        d.username = "root";
+        d.password = TEF_PASSWORD;
+    }
     d.request_timeout_ns = KCTL_MS(1500); /* a frozen member costs this much per request */
     d.connect_timeout_ns = KCTL_MS(500);
     return kctl_etcd_create(&d, t);
@@ -448,8 +474,9 @@ static void tef_teardown(tef_rig *g) {
 /* A three-member cluster (fast elections, progress notifications every
    300 ms), TEF_N devices created, the controller running (stall_ns: 2 s,
    so a watch that gets neither events nor bookmarks for that long is
-   reopened), everything converged, the writer running. */
-static bool tef_setup(tef_rig *g) {
+   reopened), everything converged, the writer running. With auth, etcd
+   auth is on and every client authenticates as root. */
+static bool tef_setup(tef_rig *g, bool auth) {
     kt_etcd_opts o;
     kctl_informer_desc id;
     kctl_controller_desc cd;
@@ -469,8 +496,18 @@ static bool tef_setup(tef_rig *g) {
         kt_fail(__FILE__, __LINE__, "etcd start: %s", g->c.error);
         return false;
     }
-    if ((rc = tef_transport(g->c.endpoints, &g->t)) != KCTL_OK || (rc = tef_transport(g->c.endpoints, &g->tw)) != KCTL_OK ||
-        (rc = tef_transport(g->c.endpoints, &g->tr)) != KCTL_OK) {
+    g->auth = auth;
+    if (auth) {
+        kt_etcd_reply r = { 0 };
+        if (kt_etcd_auth_enable(g->c.m[0].url, TEF_PASSWORD, 0, &r) != 0) {
+            kt_fail(__FILE__, __LINE__, "auth enable: HTTP %d %s", r.http, r.error);
+            kt_etcd_reply_free(&r);
+            return false;
+        }
+        kt_etcd_reply_free(&r);
+    }
+    if ((rc = tef_transport(g->c.endpoints, auth, &g->t)) != KCTL_OK || (rc = tef_transport(g->c.endpoints, auth, &g->tw)) != KCTL_OK ||
+        (rc = tef_transport(g->c.endpoints, auth, &g->tr)) != KCTL_OK) {
         kt_fail(__FILE__, __LINE__, "kctl_etcd_create: %s", kctl_strerror(rc));
         return false;
     }
@@ -568,7 +605,7 @@ static void tef_kill_watch_member(void) {
         kctl_etcd_stats t0, t1;
         kctl_reflector_stats i0;
         int x;
-        if (!tef_setup(g)) { tef_teardown(g); return; }
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         x = (int)t0.endpoint;
@@ -596,7 +633,7 @@ static void tef_term_restart(void) {
         kctl_etcd_stats t0, t1;
         kctl_reflector_stats i0;
         int x, rc;
-        if (!tef_setup(g)) { tef_teardown(g); return; }
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         x = (int)t0.endpoint;
@@ -653,7 +690,7 @@ static void tef_quorum_loss(void) {
         unsigned stopped = 0;
         int x;
         bool parked;
-        if (!tef_setup(g)) { tef_teardown(g); return; }
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
         pthread_mutex_lock(&g->mu);
         g->gate_closed = true;
         pthread_mutex_unlock(&g->mu);
@@ -733,7 +770,7 @@ static void tef_cluster_down(void) {
         uint64_t f0[TEF_N], w0, w1, ms0, ms1, d_ns, key_tries, watch_tries, tries, requests, opens, worst = 0;
         int i;
         bool parked = false;
-        if (!tef_setup(g)) { tef_teardown(g); return; }
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
         pthread_mutex_lock(&g->mu);
         g->gate_closed = true;
         pthread_mutex_unlock(&g->mu);
@@ -817,7 +854,7 @@ static void tef_compacted(void) {
         uint64_t ms0;
         bool paused = false;
         int x;
-        if (!tef_setup(g)) { tef_teardown(g); return; }
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         pthread_mutex_lock(&g->mu);
@@ -860,7 +897,7 @@ static void tef_frozen(void) {
         kctl_etcd_stats t0;
         kctl_reflector_stats i0, i1;
         int x;
-        if (!tef_setup(g)) { tef_teardown(g); return; }
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         x = (int)t0.endpoint;
@@ -893,7 +930,7 @@ static void tef_status_race(void) {
         kctl_reflector_stats i0;
         uint64_t ms0, rounds = 0;
         bool parked = false;
-        if (!tef_setup(g)) { tef_teardown(g); return; }
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         pthread_mutex_lock(&g->mu);
@@ -929,6 +966,62 @@ static void tef_status_race(void) {
 #endif
 }
 
+/* (g) With etcd auth: a member restarted (SIGTERM, start) has lost the
+   simple tokens it knew, the controller's among them. The controller is
+   idle (the writer held, nothing to reconcile) when the member its watch
+   is on is killed, and the watch fails over to the restarted one: it must
+   renew the token there, as a unary request does, or stay refused for
+   good, since an idle controller sends nothing else that would renew it
+   (and gets no events to wake it). Then the writer writes on. */
+static void tef_auth_restarted_member(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0, t1;
+        kctl_reflector_stats i0;
+        char why[256];
+        uint64_t ms0;
+        int x, y, rc;
+        bool idle = false;
+        if (!tef_setup(g, true)) { tef_teardown(g); return; }
+        x = (int)tef_tstats(g).endpoint;
+        y = (x + 1) % 3; /* where the watch goes next: endpoints are in member order */
+        rc = kt_etcd_term(&g->c, y, 10000);
+        KT_CHECK(rc == 0 || rc == 1);
+        if (kt_etcd_restart(&g->c, y, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
+        pthread_mutex_lock(&g->mu);
+        g->writer_hold = true;
+        pthread_mutex_unlock(&g->mu);
+        for (ms0 = tef_now_ms(); !idle && tef_now_ms() - ms0 < 20000; tef_nap(20)) {
+            kctl_queue_stats qs;
+            bool held;
+            pthread_mutex_lock(&g->mu);
+            held = g->writer_held;
+            pthread_mutex_unlock(&g->mu);
+            kctl_queue_read_stats(kctl_controller_queue(g->ctl), &qs);
+            idle = held && tef_converged(g, why, sizeof why) && qs.depth == 0 && qs.processing == 0 && qs.delayed == 0;
+        }
+        KT_CHECK(idle);
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        KT_EQ_INT((int)t0.endpoint, x);
+        KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
+        KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
+        t1 = tef_tstats(g);
+        KT_EQ_INT((int)t1.endpoint, y);
+        KT_CHECK(t1.reauths > t0.reauths);
+        pthread_mutex_lock(&g->mu);
+        g->writer_hold = false;
+        pthread_mutex_unlock(&g->mu);
+        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        tef_finish(g, __FILE__, __LINE__);
+        tef_report(g, "auth: the watch fails over to a restarted member", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
 /* Chaos (only with KT_ETCD_CHAOS=<seconds>; KT_ETCD_CHAOS_SEED=<n>
    repeats a run): random faults one after the other, each healed before
    the next, the writer running; converged at the end. */
@@ -946,7 +1039,7 @@ static void tef_chaos(void) {
         int faults = 0;
         printf("  chaos: seed %u\n", seed);
         srand(seed);
-        if (!tef_setup(g)) { tef_teardown(g); return; }
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         end = tef_now_ms() + (uint64_t)atoi(env) * 1000u;
@@ -996,5 +1089,6 @@ void kt_suite_etcd_faults(void) {
     KT_RUN(tef_compacted);
     KT_RUN(tef_frozen);
     KT_RUN(tef_status_race);
+    KT_RUN(tef_auth_restarted_member);
     KT_RUN(tef_chaos);
 }
