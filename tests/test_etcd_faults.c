@@ -79,6 +79,7 @@ typedef struct tef_rig {
     /* counters (atomic) */
     uint64_t reconciles, conflicts, status_written, status_skipped, status_failed;
     uint64_t fails[TEF_N];     /* failed reconciles per device */
+    uint64_t codes[2][32];     /* failures by code (-rc): [0] reconciles, [1] the writer's tries */
 } tef_rig;
 
 static tef_rig tef;
@@ -177,6 +178,7 @@ static kctl_reconcile_result tef_reconcile(const kctl_reconcile_ctx *ctx) {
     if (rc != KCTL_OK) {
         tef_bump(&g->status_failed);
         tef_bump(&g->fails[i]);
+        tef_bump(&g->codes[0][rc < 0 && rc > -32 ? -rc : 0]);
     }
     r.error = rc;
     return r;
@@ -234,6 +236,7 @@ static void *tef_writer_main(void *arg) {
             pthread_mutex_lock(&g->mu);
             g->failed++;
             pthread_mutex_unlock(&g->mu);
+            tef_bump(&g->codes[1][rc < 0 && rc > -32 ? -rc : 0]);
             tef_nap(20);
         }
         pthread_mutex_lock(&g->mu);
@@ -567,9 +570,19 @@ static bool tef_setup(tef_rig *g, bool auth) {
 }
 
 /* The writer stops (its last change acknowledged), then everything must
-   converge. */
+   converge; and every reconcile and write that failed failed for a fault
+   (IO, TIMEOUT, AGAIN) or for a race it lost (CONFLICT), never as if the
+   request or the object were wrong. */
 static bool tef_finish(tef_rig *g, const char *file, int line) {
+    int who, code;
     tef_stop_writer(g, 1);
+    for (who = 0; who < 2; who++)
+        for (code = 0; code < 32; code++) {
+            uint64_t n = tef_get(&g->codes[who][code]);
+            if (n && code != -KCTL_ERR_IO && code != -KCTL_ERR_TIMEOUT && code != -KCTL_ERR_AGAIN && code != -KCTL_ERR_CONFLICT)
+                kt_fail(file, line, "%s failed %llu times with %s", who ? "the writer" : "reconcile", (unsigned long long)n,
+                        code ? kctl_strerror(-code) : "an unknown code");
+        }
     return tef_wait_converged(g, file, line);
 }
 
@@ -968,10 +981,11 @@ static void tef_auth_restarted_member(void) {
 }
 
 /* Chaos (only with KT_ETCD_CHAOS=<seconds>; KT_ETCD_CHAOS_SEED=<n>
-   repeats a run): random faults one after the other, each healed before
-   the next, the writer running; converged at the end. */
+   repeats a run, KT_ETCD_CHAOS_AUTH=1 turns etcd auth on): random faults
+   one after the other, each healed before the next, the writer running;
+   converged at the end. */
 static void tef_chaos(void) {
-    const char *env = getenv("KT_ETCD_CHAOS"), *seed_env = getenv("KT_ETCD_CHAOS_SEED");
+    const char *env = getenv("KT_ETCD_CHAOS"), *seed_env = getenv("KT_ETCD_CHAOS_SEED"), *auth = getenv("KT_ETCD_CHAOS_AUTH");
     if (!env || !*env) KT_SKIP(); /* a soak, on demand */
     KT_ETCD_REQUIRE_CURL();
 #ifdef KT_HAVE_CURL
@@ -984,7 +998,7 @@ static void tef_chaos(void) {
         int faults = 0;
         printf("  chaos: seed %u\n", seed);
         srand(seed);
-        if (!tef_setup(g, false)) { tef_teardown(g); return; }
+        if (!tef_setup(g, auth && *auth && strcmp(auth, "0") != 0)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         end = tef_now_ms() + (uint64_t)atoi(env) * 1000u;
