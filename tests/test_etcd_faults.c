@@ -80,6 +80,7 @@ typedef struct tef_rig {
     uint64_t reconciles, conflicts, status_written, status_skipped, status_failed;
     uint64_t fails[TEF_N];     /* failed reconciles per device */
     uint64_t codes[2][32];     /* failures by code (-rc): [0] reconciles, [1] the writer's tries */
+    char odd[300];             /* the first failure not a fault's: what the store said (under mu) */
 } tef_rig;
 
 static tef_rig tef;
@@ -99,6 +100,25 @@ static uint64_t tef_now_ms(void) {
 
 static void tef_bump(uint64_t *n) { __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
 static uint64_t tef_get(uint64_t *n) { return __atomic_load_n(n, __ATOMIC_RELAXED); }
+
+/* Whether rc is what a fault (or a lost race) may cause: IO, TIMEOUT,
+   AGAIN, CONFLICT; never INVALID_ARG and the like, as if the request or
+   the object were wrong. */
+static bool tef_fault_code(int rc) {
+    return rc == KCTL_ERR_IO || rc == KCTL_ERR_TIMEOUT || rc == KCTL_ERR_AGAIN || rc == KCTL_ERR_CONFLICT;
+}
+
+/* Count a failure of who (0 reconcile, 1 the writer); keep the first
+   that is not a fault's, with what the store said. */
+static void tef_failed(tef_rig *g, int who, int rc, const char *what, const kctl_api_status *st) {
+    tef_bump(&g->codes[who][rc < 0 && rc > -32 ? -rc : 0]);
+    if (tef_fault_code(rc)) return;
+    pthread_mutex_lock(&g->mu);
+    if (!g->odd[0])
+        snprintf(g->odd, sizeof g->odd, "%s: %s (HTTP %d %s: %s)", what, kctl_strerror(rc), st->code, st->reason ? st->reason : "",
+                 st->message ? st->message : "");
+    pthread_mutex_unlock(&g->mu);
+}
 
 static int tef_index(const char *name) {
     int i;
@@ -141,6 +161,7 @@ static kctl_reconcile_result tef_reconcile(const kctl_reconcile_ctx *ctx) {
     kctl_reconcile_result r;
     kctl_obj *fresh = NULL;
     const kctl_obj *cur = ctx->obj;
+    kctl_api_status st = { 0 };
     char status[96];
     int64_t want = 0, gen;
     int i = tef_index(ctx->name), rc = KCTL_OK, attempt;
@@ -161,7 +182,7 @@ static kctl_reconcile_result tef_reconcile(const kctl_reconcile_ctx *ctx) {
     snprintf(status, sizeof status, "{\"observedGeneration\":%lld,\"value\":%lld}", (long long)gen, (long long)want);
     for (attempt = 0; attempt < 5; attempt++) {
         bool written = false;
-        rc = kctl_status_update(&ctx->transport, &tef_res, cur, status, KCTL_NTS, &written, NULL, NULL);
+        rc = kctl_status_update(&ctx->transport, &tef_res, cur, status, KCTL_NTS, &written, NULL, &st);
         if (rc == KCTL_OK) {
             tef_bump(written ? &g->status_written : &g->status_skipped);
             break;
@@ -170,7 +191,7 @@ static kctl_reconcile_result tef_reconcile(const kctl_reconcile_ctx *ctx) {
         tef_bump(&g->conflicts);
         kctl_obj_unref(fresh);
         fresh = NULL;
-        if ((rc = kctl_transport_get(&ctx->transport, &tef_res, ctx->name, &fresh, NULL)) != KCTL_OK) break;
+        if ((rc = kctl_transport_get(&ctx->transport, &tef_res, ctx->name, &fresh, &st)) != KCTL_OK) break;
         if (kctl_obj_generation(fresh) != gen) break; /* a newer spec: its event brings it */
         cur = fresh;
     }
@@ -178,8 +199,9 @@ static kctl_reconcile_result tef_reconcile(const kctl_reconcile_ctx *ctx) {
     if (rc != KCTL_OK) {
         tef_bump(&g->status_failed);
         tef_bump(&g->fails[i]);
-        tef_bump(&g->codes[0][rc < 0 && rc > -32 ? -rc : 0]);
+        tef_failed(g, 0, rc, ctx->name, &st);
     }
+    kctl_api_status_clear(&st);
     r.error = rc;
     return r;
 }
@@ -231,12 +253,14 @@ static void *tef_writer_main(void *arg) {
         tef_name(i, name);
         snprintf(patch, sizeof patch, "{\"spec\":{\"value\":%lld}}", (long long)v);
         for (;;) {
-            rc = kctl_transport_patch(&g->tw, &tef_res, name, patch, KCTL_NTS, 0, NULL, NULL);
+            kctl_api_status st = { 0 };
+            rc = kctl_transport_patch(&g->tw, &tef_res, name, patch, KCTL_NTS, 0, NULL, &st);
+            if (rc != KCTL_OK) tef_failed(g, 1, rc, name, &st);
+            kctl_api_status_clear(&st);
             if (rc == KCTL_OK || __atomic_load_n(&g->writer_stop, __ATOMIC_ACQUIRE) == 2) break;
             pthread_mutex_lock(&g->mu);
             g->failed++;
             pthread_mutex_unlock(&g->mu);
-            tef_bump(&g->codes[1][rc < 0 && rc > -32 ? -rc : 0]);
             tef_nap(20);
         }
         pthread_mutex_lock(&g->mu);
@@ -403,14 +427,14 @@ static bool tef_converged(tef_rig *g, char *why, size_t cap) {
     return true;
 }
 
-/* Poll until converged, up to TEF_CONVERGE_MS; a check that fails says
-   what differed last. */
-static bool tef_wait_converged(tef_rig *g, const char *file, int line) {
-    uint64_t until = tef_now_ms() + TEF_CONVERGE_MS;
+/* Poll until converged, up to deadline_ms; a check that fails says what
+   differed last. */
+static bool tef_wait_converged(tef_rig *g, int deadline_ms, const char *file, int line) {
+    uint64_t until = tef_now_ms() + (uint64_t)deadline_ms;
     char why[256];
     while (!tef_converged(g, why, sizeof why)) {
         if (tef_now_ms() >= until) {
-            kt_fail(file, line, "not converged within %d ms: %s", TEF_CONVERGE_MS, why);
+            kt_fail(file, line, "not converged within %d ms: %s", deadline_ms, why);
             return false;
         }
         tef_nap(100);
@@ -556,7 +580,7 @@ static bool tef_setup(tef_rig *g, bool auth) {
         kt_fail(__FILE__, __LINE__, "start: %s", kctl_strerror(rc));
         return false;
     }
-    if (!tef_wait_converged(g, __FILE__, __LINE__)) return false;
+    if (!tef_wait_converged(g, TEF_CONVERGE_MS, __FILE__, __LINE__)) return false;
     if (pthread_create(&g->writer, NULL, tef_writer_main, g) != 0) {
         kt_fail(__FILE__, __LINE__, "writer thread");
         return false;
@@ -573,17 +597,21 @@ static bool tef_setup(tef_rig *g, bool auth) {
    converge; and every reconcile and write that failed failed for a fault
    (IO, TIMEOUT, AGAIN) or for a race it lost (CONFLICT), never as if the
    request or the object were wrong. */
-static bool tef_finish(tef_rig *g, const char *file, int line) {
+static bool tef_finish(tef_rig *g, int deadline_ms, const char *file, int line) {
+    char odd[sizeof g->odd];
     int who, code;
     tef_stop_writer(g, 1);
+    pthread_mutex_lock(&g->mu);
+    memcpy(odd, g->odd, sizeof odd);
+    pthread_mutex_unlock(&g->mu);
     for (who = 0; who < 2; who++)
         for (code = 0; code < 32; code++) {
             uint64_t n = tef_get(&g->codes[who][code]);
-            if (n && code != -KCTL_ERR_IO && code != -KCTL_ERR_TIMEOUT && code != -KCTL_ERR_AGAIN && code != -KCTL_ERR_CONFLICT)
-                kt_fail(file, line, "%s failed %llu times with %s", who ? "the writer" : "reconcile", (unsigned long long)n,
-                        code ? kctl_strerror(-code) : "an unknown code");
+            if (n && !tef_fault_code(-code))
+                kt_fail(file, line, "%s failed %llu times with %s; the first: %s", who ? "the writer" : "reconcile", (unsigned long long)n,
+                        code ? kctl_strerror(-code) : "an unknown code", odd);
         }
-    return tef_wait_converged(g, file, line);
+    return tef_wait_converged(g, deadline_ms, file, line);
 }
 
 static void tef_report(tef_rig *g, const char *what, const kctl_etcd_stats *t0, const kctl_reflector_stats *i0) {
@@ -628,7 +656,7 @@ static void tef_kill_watch_member(void) {
         t1 = tef_tstats(g);
         KT_CHECK(t1.endpoint != (uint32_t)x);
         KT_CHECK(t1.failovers > t0.failovers);
-        tef_finish(g, __FILE__, __LINE__);
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         tef_report(g, "kill the watch's member", &t0, &i0);
         tef_teardown(g);
     }
@@ -659,7 +687,7 @@ static void tef_term_restart(void) {
         KT_CHECK(t1.failovers > t0.failovers);
         if (kt_etcd_restart(&g->c, x, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
         KT_CHECK(tef_wait_acked(g, 20, 20000));
-        tef_finish(g, __FILE__, __LINE__);
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         tef_report(g, "SIGTERM and restart the watch's member", &t0, &i0);
         tef_teardown(g);
     }
@@ -771,7 +799,7 @@ static void tef_outage(bool whole) {
                (unsigned long long)opens, (unsigned long long)watch_tries, (unsigned long long)(t1.failovers - t0.failovers),
                (unsigned long long)(w1 - w0));
     KT_CHECK(tef_wait_acked(g, 20, 30000));
-    tef_finish(g, __FILE__, __LINE__);
+    tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
     tef_report(g, whole ? "cluster down and back" : "quorum lost and restored", &t0, &i0);
     tef_teardown(g);
 }
@@ -833,7 +861,7 @@ static void tef_compacted(void) {
         tef_open_gates(g);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
         KT_CHECK(tef_wait_acked(g, 20, 20000));
-        tef_finish(g, __FILE__, __LINE__);
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         i1 = tef_istats(g);
         KT_CHECK(i1.relists > i0.relists);
         tef_report(g, "compacted past the watch", &t0, &i0);
@@ -842,20 +870,37 @@ static void tef_compacted(void) {
 #endif
 }
 
-/* (e) SIGSTOP the member the watch is on: it accepts connections and
-   answers nothing, so the stream goes silent (no events, no progress
-   notifications) and only the reflector's stall detection (stall_ns 2 s,
-   against notifications every 300 ms) can end it. The test waits until
-   the watch has moved, writes on, then SIGCONTs the member. */
+/* (e) First a quiet stretch (the writer held) in which the watch gets
+   progress notifications (BOOKMARKs, every 300 ms) for longer than its
+   stall_ns (2 s). Then SIGSTOP the member the watch is on: it accepts
+   connections and answers nothing, so the stream goes silent (no events,
+   no notifications) and only the reflector's stall detection can end
+   it. The test waits until the watch has moved, writes on, then SIGCONTs
+   the member. */
 static void tef_frozen(void) {
     KT_ETCD_REQUIRE_CURL();
 #ifdef KT_HAVE_CURL
     {
         tef_rig *g = &tef;
         kctl_etcd_stats t0;
-        kctl_reflector_stats i0, i1;
+        kctl_reflector_stats i0, i1, q0, q1;
+        uint64_t ms0;
         int x;
         if (!tef_setup(g, false)) { tef_teardown(g); return; }
+        /* quiet (the writer held): the watch lives on progress notifications */
+        pthread_mutex_lock(&g->mu);
+        g->writer_hold = true;
+        pthread_mutex_unlock(&g->mu);
+        q0 = q1 = tef_istats(g);
+        for (ms0 = tef_now_ms(); q1.bookmarks < q0.bookmarks + 8 && tef_now_ms() - ms0 < 20000; tef_nap(20)) q1 = tef_istats(g);
+        KT_CHECK(q1.bookmarks >= q0.bookmarks + 8);
+        if (getenv("KT_VERBOSE"))
+            printf("  quiet: %llu bookmarks, %llu watch restarts\n", (unsigned long long)(q1.bookmarks - q0.bookmarks),
+                   (unsigned long long)(q1.watch_restarts - q0.watch_restarts));
+        pthread_mutex_lock(&g->mu);
+        g->writer_hold = false;
+        pthread_mutex_unlock(&g->mu);
+        KT_CHECK(tef_wait_acked(g, 10, 20000));
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         x = (int)t0.endpoint;
@@ -864,7 +909,7 @@ static void tef_frozen(void) {
         KT_CHECK(tef_wait_acked(g, 20, 20000));
         KT_EQ_INT(kt_etcd_thaw(&g->c, x), 0);
         KT_CHECK(tef_wait_acked(g, 10, 20000));
-        tef_finish(g, __FILE__, __LINE__);
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         i1 = tef_istats(g);
         KT_CHECK(i1.watch_restarts > i0.watch_restarts);
         tef_report(g, "the watch's member frozen", &t0, &i0);
@@ -911,7 +956,7 @@ static void tef_status_race(void) {
         }
         KT_CHECK(rounds >= 5);
         tef_stop_racer(g);
-        tef_finish(g, __FILE__, __LINE__);
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         KT_CHECK(tef_get(&g->conflicts) > 0);
         kctl_etcd_read_stats(&g->tr, &r1);
         if (getenv("KT_VERBOSE"))
@@ -973,7 +1018,7 @@ static void tef_auth_restarted_member(void) {
         g->writer_hold = false;
         pthread_mutex_unlock(&g->mu);
         KT_CHECK(tef_wait_acked(g, 20, 20000));
-        tef_finish(g, __FILE__, __LINE__);
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         tef_report(g, "auth: the watch fails over to a restarted member", &t0, &i0);
         tef_teardown(g);
     }
@@ -1033,7 +1078,7 @@ static void tef_chaos(void) {
             if (!tef_wait_acked(g, 5, 30000)) kt_fail(__FILE__, __LINE__, "chaos %d: the writer is stuck", faults);
             tef_nap(rand() % 1000);
         }
-        tef_finish(g, __FILE__, __LINE__);
+        tef_finish(g, TEF_CONVERGE_MS + 60000, __FILE__, __LINE__); /* + the reflector's longest backoff: 30 s, jittered up to 60 */
         tef_report(g, "chaos", &t0, &i0);
         tef_teardown(g);
     }
