@@ -11,7 +11,7 @@ B       := build
 TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c tests/test_contract.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
-.PHONY: all run storm test asan tsan bench cxx fuzz fuzz-short size clean FORCE
+.PHONY: all run storm test asan tsan bench soak cxx fuzz fuzz-short size clean FORCE
 all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport
 
 $(B):
@@ -46,7 +46,7 @@ ifeq ($(KT_CURL),yes)
 CURL_DEF  := -DKT_HAVE_CURL=1
 CURL_LIBS := $(shell curl-config --libs 2>/dev/null || echo -lcurl)
 endif
-ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c tests/test_contract.c tests/test_etcd.c tests/test_etcd_tls.c
+ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c tests/test_contract.c tests/test_etcd.c tests/test_etcd_tls.c tests/test_etcd_faults.c
 ETCDDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/etcd_harness.h tests/contract.h examples/dirstore.h $(ETCDSRC) $(B)/etcd-config
 # rebuilt when the curl choice changes
 $(B)/etcd-config: FORCE | $(B)
@@ -156,6 +156,13 @@ ifeq ($(KT_CURL),yes)
 else
 	@echo "skip bench-etcd: libcurl headers were absent at build time (Debian: apt-get install libcurl4-openssl-dev)"
 endif
+
+# A controller on a 3-member etcd cluster through random faults, one after
+# the other (tests/test_etcd_faults.c, tef_chaos): SOAK_SECONDS (default
+# 300); KT_ETCD_CHAOS_SEED=<n> repeats a run, KT_ETCD_CHAOS_AUTH=1 with auth.
+SOAK_SECONDS ?= 300
+soak: $(B)/kt-etcd
+	KT_REQUIRE_ETCD=1 KT_VERBOSE=1 KT_ETCD_CHAOS=$(SOAK_SECONDS) KT_ONLY=tef_chaos ./$(B)/kt-etcd
 
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New

@@ -9917,6 +9917,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
     while (now >= r->not_before && budget > 0) {
         if (r->state == KCTL__RF_LIST) {
             rc = kctl__rf_list(r);
+            now = kctl_clock_now(&r->clock); /* a list may take long: its backoff counts from its end */
             if (rc == KCTL_ERR_SHUTDOWN) return rc;
             r->stats.last_error = rc;
             if (rc != KCTL_OK) {
@@ -9929,6 +9930,8 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         }
         if (r->state == KCTL__RF_OPEN) {
             rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, NULL);
+            now = kctl_clock_now(&r->clock); /* an open may take long (an endpoint's timeout, then the next):
+                                                its backoff and the new watch's stall_ns count from its end */
             if (rc == KCTL_ERR_GONE) {
                 r->w = NULL;
                 r->state = KCTL__RF_LIST;

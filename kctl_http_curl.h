@@ -80,9 +80,11 @@
     the stream (IO) instead of going silent; the reflector then watches
     again, from the next endpoint. With a username, kctl authenticates
     (/v3/auth/authenticate) and sends the token; a token the server no
-    longer knows (401, code 16) is renewed once and the request repeated.
-    A renewal that fails (UNAUTHORIZED: the password changed; IO, TIMEOUT)
-    leaves no token, and the next call authenticates first.
+    longer knows (401, code 16; a member forgets its tokens when it
+    restarts, and a token idle for --auth-token-ttl) is renewed once and
+    the request repeated, a watch's too. A renewal that fails
+    (UNAUTHORIZED: the password changed; IO, TIMEOUT) leaves no token, and
+    the next call authenticates first.
 
 
     TLS
@@ -187,6 +189,8 @@ typedef struct kctl_etcd_stats {
     uint64_t reauths;        /* tokens renewed */
     uint64_t watches;        /* watch streams opened */
     uint64_t retries;        /* writes decided again after another writer won a race */
+    uint32_t endpoint;       /* where the next request and watch start (an index into
+                                endpoints, from 0): the endpoint that last answered */
 } kctl_etcd_stats;
 
 /* The desc with every default filled in. [any thread] */
@@ -1679,9 +1683,19 @@ static void kctl__etcd_watch_close(void *self, kctl_watch *watch) {
     kctl__http_free(&w->e->http.a, w);
 }
 
+/* A watch refused for its token: renew the token, once (true: ask again). */
+static bool kctl__ewatch_renew(kctl__etcd *e, int *rc, bool *renewed, kctl_api_status *st) {
+    if (*rc != KCTL_ERR_UNAUTHORIZED || !e->user || *renewed) return false;
+    *renewed = true;
+    return (*rc = kctl__etcd_auth(e, st)) == KCTL_OK;
+}
+
 /* Open the stream at some endpoint and wait for its "created" message: OK,
    or the failure (IO when no endpoint would take it, TIMEOUT for a version
-   the store has not reached, the server's error). */
+   the store has not reached, the server's error). A token the member does
+   not know (it restarted, or the token's TTL ran out while only the
+   stream used it) is renewed once and the watch asked for again, as
+   kctl__etcd_call does for a unary request. */
 static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *st) {
     kctl__etcd *e = w->e;
     kctl__hbuf root, end;
@@ -1722,6 +1736,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
         size_t ep = (start + k) % e->http.nep;
         const char *line;
         size_t ln;
+    ask: /* again at ep, with a renewed token */
         if ((rc = kctl__hstream_open(&e->http, ep, "/v3/watch", text, n, "Grpc-Metadata-hasleader: true", &w->s)) != KCTL_OK) break;
         rc = kctl__hstream_line(&w->s, (uint64_t)e->http.timeout_ms, &line, &ln);
         if (rc == KCTL_OK && w->s.code == 200) {
@@ -1755,12 +1770,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
                 break;
             }
             kctl__hstream_close(&w->s);
-            if (rc == KCTL_ERR_UNAUTHORIZED && e->user && !renewed) { /* a token etcd forgot: renew once, same endpoint */
-                renewed = true;
-                if ((rc = kctl__etcd_auth(e, st)) != KCTL_OK) break;
-                k--;
-                continue;
-            }
+            if (kctl__ewatch_renew(e, &rc, &renewed, st)) goto ask;
             break; /* the server's answer: no other endpoint would say otherwise */
         }
         if (w->s.done && w->s.code && w->s.code != 200) { /* an error answer */
@@ -1769,6 +1779,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
             if (rc == KCTL_OK) { b = line; bn = w->s.buf.len - (size_t)(line - w->s.buf.p); }
             rc = kctl__etcd_error(w->s.code, b, bn, &e->http.a, st);
             kctl__hstream_close(&w->s);
+            if (kctl__ewatch_renew(e, &rc, &renewed, st)) goto ask;
             if (rc != KCTL_ERR_IO) break;
         } else {
             CURLcode cc = w->s.done ? w->s.cc : CURLE_OK;
@@ -1994,6 +2005,7 @@ KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out
     kctl__hmutex_lock(&e->http.mu);
     out->requests = e->http.n_requests;
     out->failovers = e->http.n_failovers;
+    out->endpoint = (uint32_t)e->http.cur;
     kctl__hmutex_unlock(&e->http.mu);
     kctl__hmutex_lock(&e->mu);
     out->reauths = e->n_reauths;

@@ -385,4 +385,5 @@ int kt_etcd_require_openssl(const char *file, int line);
 void kt_suite_etcd_harness(void);
 void kt_suite_etcd(void);         /* tests/test_etcd.c: the contract on etcd, and the transport's own */
 void kt_suite_etcd_tls(void);     /* tests/test_etcd_tls.c */
+void kt_suite_etcd_faults(void);   /* tests/test_etcd_faults.c: a controller through faults */
 #endif

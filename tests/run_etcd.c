@@ -48,6 +48,7 @@ int main(void) {
     kt_suite_etcd_harness();
     kt_suite_etcd();
     kt_suite_etcd_tls();
+    kt_suite_etcd_faults();
     if (kt.skipped) printf("%d passed, %d failed, %d skipped\n", kt.passed, kt.failed, kt.skipped);
     else printf("%d passed, %d failed\n", kt.passed, kt.failed);
     return kt.failed ? 1 : 0;

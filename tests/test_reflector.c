@@ -228,18 +228,30 @@ static void tr_resync(void) {
     tr_close(&e);
 }
 
-/* A transport whose list takes list_ns on the virtual clock (a slow store),
-   the rest straight to the memstore (its vtable, with another list). */
+/* A transport whose list takes list_ns on the virtual clock (a slow store)
+   and whose next watch_open takes open_ns (as a frozen etcd member costs
+   a request's timeout before the next endpoint answers; then open_ns is
+   0 again), failing with fail_open when that is set; the rest straight
+   to the memstore (its vtable, with another list and watch_open). */
 typedef struct tr_slow {
     kctl_transport inner;
     kctl_vclock *vc;
-    uint64_t list_ns;
+    uint64_t list_ns, open_ns;
+    int fail_open, opens;
 } tr_slow;
 static tr_slow *tr_slow_now; /* the slow transport in use */
 static kctl_transport_vtable tr_slow_vt;
 static int tr_slow_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out, kctl_api_status *st) {
     kctl_vclock_advance(tr_slow_now->vc, tr_slow_now->list_ns);
     return tr_slow_now->inner.vt->list(self, res, o, out, st);
+}
+static int tr_slow_watch(void *self, const kctl_resource *res, const kctl_list_opts *o, const char *from_rv, kctl_watch **out,
+                         kctl_api_status *st) {
+    tr_slow_now->opens++;
+    kctl_vclock_advance(tr_slow_now->vc, tr_slow_now->open_ns);
+    tr_slow_now->open_ns = 0;
+    if (tr_slow_now->fail_open) return tr_slow_now->fail_open;
+    return tr_slow_now->inner.vt->watch_open(self, res, o, from_rv, out, st);
 }
 
 /* 1.5: the resync period counts from the end of the list (client-go starts
@@ -254,6 +266,7 @@ static void tr_resync_from_list_end(void) {
     uint64_t t0, end;
     if (!tr_open(&e, 0, 0, 0, 0)) return;
     clk = kctl_vclock_clock(&e.vc);
+    memset(&slow, 0, sizeof slow);
     slow.inner = kctl_memstore_transport(e.ms);
     slow.vc = &e.vc;
     slow.list_ns = KCTL_SEC(5);
@@ -344,6 +357,68 @@ static void tr_last_error(void) {
     tr_close(&e);
 }
 
+/* A watch that took long to open (a frozen endpoint's timeout, then the
+   next endpoint) has its whole stall_ns from when it opened: it is not
+   taken for stalled at once and opened again. And a watch that took long
+   to fail backs off from when it failed, not from when it began: the
+   backoff is not eaten by the failure's own duration. */
+static void tr_slow_open_counts_from_its_end(void) {
+    tr_env e;
+    tr_seen s;
+    tr_slow slow;
+    kctl_reflector_desc rd;
+    kctl_reflector *r = NULL;
+    kctl_reflector_stats st;
+    kctl_clock clk;
+    uint64_t next = 0;
+    if (!tr_open(&e, 0, 0, 0, 0)) return;
+    clk = kctl_vclock_clock(&e.vc);
+    memset(&slow, 0, sizeof slow);
+    slow.inner = kctl_memstore_transport(e.ms);
+    slow.vc = &e.vc;
+    tr_slow_now = &slow;
+    tr_slow_vt = *slow.inner.vt;
+    tr_slow_vt.watch_open = tr_slow_watch;
+    memset(&rd, 0, sizeof rd);
+    rd.transport.vt = &tr_slow_vt;
+    rd.transport.self = slow.inner.self;
+    rd.resource = tr_cm;
+    rd.fifo = e.fifo;
+    rd.clock = clk;
+    rd.stall_ns = KCTL_SEC(60);
+    KT_EQ_INT(kctl_reflector_create(&rd, &r), KCTL_OK);
+    tr_put(&e, "a", "{}");
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* list, watch */
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "R:a");
+    KT_EQ_INT(slow.opens, 1);
+    slow.open_ns = KCTL_SEC(61);                 /* the next open takes longer than stall_ns */
+    kctl_vclock_advance(&e.vc, KCTL_SEC(60));    /* a quiet minute: stalled, reopened */
+    KT_EQ_INT(kctl_reflector_step(r, 0, &next), KCTL_OK);
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.watch_restarts, 1);             /* once: the new watch is not stalled */
+    KT_EQ_INT(slow.opens, 2);
+    kctl_vclock_advance(&e.vc, KCTL_SEC(60) - 1); /* its stall is due stall_ns after it opened */
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.watch_restarts, 1);
+    tr_put(&e, "b", "{}");
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "A:b");
+    /* a quiet minute again, and an open that takes 10 s to fail */
+    slow.open_ns = KCTL_SEC(10);
+    slow.fail_open = KCTL_ERR_TIMEOUT;
+    kctl_vclock_advance(&e.vc, KCTL_SEC(60));
+    KT_EQ_INT(kctl_reflector_step(r, 0, &next), KCTL_OK);
+    KT_CHECK(next >= kctl_clock_now(&clk) + KCTL_MS(800)); /* the backoff, counted from the failure */
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.errors, 1);
+    KT_EQ_INT(st.last_error, KCTL_ERR_TIMEOUT);
+    kctl_reflector_destroy(r);
+    tr_close(&e);
+}
+
 static void tr_bad_args(void) {
     kctl_reflector_desc d;
     kctl_reflector *r = NULL;
@@ -362,5 +437,6 @@ void kt_suite_reflector(void) {
     KT_RUN(tr_resync);
     KT_RUN(tr_resync_from_list_end);
     KT_RUN(tr_last_error);
+    KT_RUN(tr_slow_open_counts_from_its_end);
     KT_RUN(tr_bad_args);
 }

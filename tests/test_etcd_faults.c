@@ -1,0 +1,1098 @@
+/* test_etcd_faults.c - a controller on the etcd transport, through the
+   faults a real cluster has. Three members; a controller with three
+   workers (informer + controller, the transport's endpoints = all three
+   members) reconciles TEF_N "devices": the desired value in spec, a
+   simulated device in memory that reconcile sets to the spec, and
+   status.observedGeneration and status.value written back through
+   kctl_status_update (a write that changes nothing is skipped). A writer
+   thread, another client with a transport of its own, keeps changing
+   specs during each fault; it retries a change until etcd acknowledges it
+   (a merge patch that sets a value is idempotent) and records the last
+   value acknowledged per object.
+
+   Each scenario ends the same way: the writer stops, and within a
+   deadline (an upper bound on waiting, never a figure checked) every
+   device equals its object's last acknowledged spec, the store (read
+   through the harness's own client, no kctl code) holds that spec, and
+   every status says observedGeneration == metadata.generation and the
+   same value: nothing the writer was told was written is lost, on the
+   store or on the device.
+
+   Where a test must know that something happened in a given order (a
+   reconcile holding a stale object while another writer moves the object
+   on, an informer that is behind while the store is compacted), it holds
+   the device or the informer at a gate instead of relying on timing.
+   KT_VERBOSE=1 prints each scenario's counts. */
+#include "kt.h"
+#include "etcd_harness.h"
+
+#ifdef KT_HAVE_CURL
+#include "../kctl_http_curl.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define TEF_N 24              /* devices */
+#define TEF_WORKERS 3
+#define TEF_CONVERGE_MS 30000 /* the deadline for convergence (an upper bound) */
+#define TEF_BACKOFF_BASE_NS KCTL_MS(5)  /* the controller's per-key limiter */
+#define TEF_BACKOFF_MAX_NS KCTL_SEC(2)
+#define TEF_PASSWORD "faults-pw"       /* root's, on a cluster with auth */
+
+static const kctl_resource tef_res = { "faults.kctl.io", "v1", "devices", "default" };
+
+typedef struct tef_device {
+    pthread_mutex_t mu;
+    int64_t value, generation; /* what reconcile last applied */
+} tef_device;
+
+typedef struct tef_rig {
+    kt_etcd_cluster c;
+    bool auth;                 /* etcd auth on: every client is root */
+    kctl_transport t;          /* the controller's */
+    kctl_transport tw;         /* the spec writer's: another client */
+    kctl_transport tr;         /* the status racer's: a third one */
+    kctl_informer *inf;
+    kctl_controller *ctl;
+    tef_device dev[TEF_N];
+    pthread_mutex_t mu;        /* everything below but the counters */
+    pthread_cond_t cv;
+    /* the writer */
+    pthread_t writer;
+    bool writer_on;
+    int writer_stop;           /* 1: finish the change under way, 2: abandon it */
+    bool writer_hold, writer_held; /* the test holds the writer between changes; it is held */
+    int64_t last[TEF_N];       /* the last spec value etcd acknowledged, per device */
+    bool unknown[TEF_N];       /* a change abandoned with its outcome unknown */
+    uint64_t acked, failed;    /* changes acknowledged; tries that failed */
+    /* the device gate: while closed, reconciles wait before touching the device */
+    bool gate_closed;
+    int parked, parked_stale;  /* reconciles waiting; of them, those that must write a status */
+    /* the informer gate: while closed, the informer's thread waits in a handler */
+    bool pause_closed, paused;
+    /* the racer */
+    pthread_t racer;
+    bool racer_on;
+    int racer_stop;
+    uint64_t racer_rounds, racer_writes;
+    /* counters (atomic) */
+    uint64_t reconciles, conflicts, status_written, status_skipped, status_failed;
+    uint64_t fails[TEF_N];     /* failed reconciles per device */
+    uint64_t codes[2][32];     /* failures by code (-rc): [0] reconciles, [1] the writer's tries */
+    char odd[300];             /* the first failure not a fault's: what the store said (under mu) */
+} tef_rig;
+
+static tef_rig tef;
+
+static void tef_nap(int ms) {
+    struct timespec ts;
+    ts.tv_sec = ms / 1000;
+    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+
+static uint64_t tef_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+static void tef_bump(uint64_t *n) { __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
+static uint64_t tef_get(uint64_t *n) { return __atomic_load_n(n, __ATOMIC_RELAXED); }
+
+/* Whether rc is what a fault (or a lost race) may cause: IO, TIMEOUT,
+   AGAIN, CONFLICT; never INVALID_ARG and the like, as if the request or
+   the object were wrong. */
+static bool tef_fault_code(int rc) {
+    return rc == KCTL_ERR_IO || rc == KCTL_ERR_TIMEOUT || rc == KCTL_ERR_AGAIN || rc == KCTL_ERR_CONFLICT;
+}
+
+/* Count a failure of who (0 reconcile, 1 the writer); keep the first
+   that is not a fault's, with what the store said. */
+static void tef_failed(tef_rig *g, int who, int rc, const char *what, const kctl_api_status *st) {
+    tef_bump(&g->codes[who][rc < 0 && rc > -32 ? -rc : 0]);
+    if (tef_fault_code(rc)) return;
+    pthread_mutex_lock(&g->mu);
+    if (!g->odd[0])
+        snprintf(g->odd, sizeof g->odd, "%s: %s (HTTP %d %s: %s)", what, kctl_strerror(rc), st->code, st->reason ? st->reason : "",
+                 st->message ? st->message : "");
+    pthread_mutex_unlock(&g->mu);
+}
+
+static int tef_index(const char *name) {
+    int i;
+    if (strncmp(name, "dev-", 4) != 0 || !name[4] || !name[5] || name[6]) return -1;
+    i = (name[4] - '0') * 10 + (name[5] - '0');
+    return i >= 0 && i < TEF_N ? i : -1;
+}
+
+/* ---- the controller */
+
+/* Whether obj's status is not yet what reconcile writes for it. */
+static bool tef_status_stale(const kctl_obj *obj, int64_t value) {
+    int64_t og = -1, v = -1, racer;
+    kctl_obj_get_int64(obj, "status.observedGeneration", &og);
+    kctl_obj_get_int64(obj, "status.value", &v);
+    return og != kctl_obj_generation(obj) || v != value || kctl_obj_get_int64(obj, "status.racer", &racer) == KCTL_OK;
+}
+
+/* The device gate: a slow device, as long as the test holds it closed. */
+static void tef_device_gate(tef_rig *g, bool stale) {
+    pthread_mutex_lock(&g->mu);
+    if (g->gate_closed) {
+        g->parked++;
+        g->parked_stale += stale;
+        pthread_cond_broadcast(&g->cv);
+        while (g->gate_closed) pthread_cond_wait(&g->cv, &g->mu);
+        g->parked--;
+        g->parked_stale -= stale;
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Set the device to the spec, then report it in the status. A CONFLICT
+   (the cache behind the store: our own last write not seen yet, or
+   another writer's) is retried on a fresh read; one that shows a newer
+   generation ends the reconcile, whose own event reconciles again. Any
+   other failure is returned: the queue backs off. */
+static kctl_reconcile_result tef_reconcile(const kctl_reconcile_ctx *ctx) {
+    tef_rig *g = (tef_rig *)ctx->user_data;
+    kctl_reconcile_result r;
+    kctl_obj *fresh = NULL;
+    const kctl_obj *cur = ctx->obj;
+    kctl_api_status st = { 0 };
+    char status[96];
+    int64_t want = 0, gen;
+    int i = tef_index(ctx->name), rc = KCTL_OK, attempt;
+    memset(&r, 0, sizeof r);
+    tef_bump(&g->reconciles);
+    if (!ctx->obj || i < 0) return r; /* no deletes here */
+    if (kctl_obj_get_int64(ctx->obj, "spec.value", &want) != KCTL_OK) {
+        r.error = KCTL_ERR_INVALID_ARG;
+        r.terminal = true;
+        return r;
+    }
+    gen = kctl_obj_generation(ctx->obj);
+    tef_device_gate(g, tef_status_stale(ctx->obj, want));
+    pthread_mutex_lock(&g->dev[i].mu);
+    g->dev[i].value = want;
+    g->dev[i].generation = gen;
+    pthread_mutex_unlock(&g->dev[i].mu);
+    snprintf(status, sizeof status, "{\"observedGeneration\":%lld,\"value\":%lld}", (long long)gen, (long long)want);
+    for (attempt = 0; attempt < 5; attempt++) {
+        bool written = false;
+        rc = kctl_status_update(&ctx->transport, &tef_res, cur, status, KCTL_NTS, &written, NULL, &st);
+        if (rc == KCTL_OK) {
+            tef_bump(written ? &g->status_written : &g->status_skipped);
+            break;
+        }
+        if (rc != KCTL_ERR_CONFLICT) break;
+        tef_bump(&g->conflicts);
+        kctl_obj_unref(fresh);
+        fresh = NULL;
+        if ((rc = kctl_transport_get(&ctx->transport, &tef_res, ctx->name, &fresh, &st)) != KCTL_OK) break;
+        if (kctl_obj_generation(fresh) != gen) break; /* a newer spec: its event brings it */
+        cur = fresh;
+    }
+    kctl_obj_unref(fresh);
+    if (rc != KCTL_OK) {
+        tef_bump(&g->status_failed);
+        tef_bump(&g->fails[i]);
+        tef_failed(g, 0, rc, ctx->name, &st);
+    }
+    kctl_api_status_clear(&st);
+    r.error = rc;
+    return r;
+}
+
+/* The informer gate: the informer's thread waits here (in a handler of
+   its own, after the controller's) while the test holds it closed, so
+   the watch falls behind. */
+static void tef_informer_gate(tef_rig *g) {
+    pthread_mutex_lock(&g->mu);
+    if (g->pause_closed) {
+        g->paused = true;
+        pthread_cond_broadcast(&g->cv);
+        while (g->pause_closed) pthread_cond_wait(&g->cv, &g->mu);
+        g->paused = false;
+    }
+    pthread_mutex_unlock(&g->mu);
+}
+static void tef_on_add(kctl_obj *obj, void *ud) { (void)obj; tef_informer_gate((tef_rig *)ud); }
+static void tef_on_update(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) {
+    (void)old_obj;
+    (void)new_obj;
+    tef_informer_gate((tef_rig *)ud);
+}
+
+/* ---- the other clients */
+
+static void tef_name(int i, char name[16]) { snprintf(name, 16, "dev-%02d", i); }
+
+/* Change specs one after the other (device 7 apart each time), each to a
+   value never used before; retry a change until etcd acknowledges it. */
+static void *tef_writer_main(void *arg) {
+    tef_rig *g = (tef_rig *)arg;
+    int64_t v = 0;
+    int i = 0, stop;
+    while ((stop = __atomic_load_n(&g->writer_stop, __ATOMIC_ACQUIRE)) == 0) {
+        char name[16], patch[64];
+        int rc;
+        bool hold;
+        pthread_mutex_lock(&g->mu);
+        hold = g->writer_held = g->writer_hold;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        if (hold) {
+            tef_nap(5);
+            continue;
+        }
+        i = (i + 7) % TEF_N;
+        v++;
+        tef_name(i, name);
+        snprintf(patch, sizeof patch, "{\"spec\":{\"value\":%lld}}", (long long)v);
+        for (;;) {
+            kctl_api_status st = { 0 };
+            rc = kctl_transport_patch(&g->tw, &tef_res, name, patch, KCTL_NTS, 0, NULL, &st);
+            if (rc != KCTL_OK) tef_failed(g, 1, rc, name, &st);
+            kctl_api_status_clear(&st);
+            if (rc == KCTL_OK || __atomic_load_n(&g->writer_stop, __ATOMIC_ACQUIRE) == 2) break;
+            pthread_mutex_lock(&g->mu);
+            g->failed++;
+            pthread_mutex_unlock(&g->mu);
+            tef_nap(20);
+        }
+        pthread_mutex_lock(&g->mu);
+        if (rc == KCTL_OK) {
+            g->last[i] = v;
+            g->unknown[i] = false;
+            g->acked++;
+        } else {
+            g->unknown[i] = true; /* abandoned: it may or may not have been written */
+        }
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+        tef_nap(15);
+    }
+    return NULL;
+}
+
+/* Rewrite the status of every device (a merge patch of the status, with
+   no version: it wins every race), round after round. */
+static int tef_race_round(tef_rig *g, int round) {
+    int i, ok = 0;
+    for (i = 0; i < TEF_N; i++) {
+        char name[16], patch[96];
+        tef_name(i, name);
+        snprintf(patch, sizeof patch, "{\"status\":{\"observedGeneration\":0,\"value\":-1,\"racer\":%d}}", round);
+        if (kctl_transport_patch(&g->tr, &tef_res, name, patch, KCTL_NTS, KCTL_PATCH_STATUS, NULL, NULL) == KCTL_OK) ok++;
+    }
+    return ok;
+}
+
+static void *tef_racer_main(void *arg) {
+    tef_rig *g = (tef_rig *)arg;
+    int round = 1000;
+    while (!__atomic_load_n(&g->racer_stop, __ATOMIC_ACQUIRE)) {
+        int ok = tef_race_round(g, round++);
+        pthread_mutex_lock(&g->mu);
+        g->racer_rounds++;
+        g->racer_writes += (uint64_t)ok;
+        pthread_cond_broadcast(&g->cv);
+        pthread_mutex_unlock(&g->mu);
+    }
+    return NULL;
+}
+
+/* ---- waiting (polls with deadlines: upper bounds, never results) */
+
+static uint64_t tef_acked(tef_rig *g) {
+    uint64_t n;
+    pthread_mutex_lock(&g->mu);
+    n = g->acked;
+    pthread_mutex_unlock(&g->mu);
+    return n;
+}
+
+/* Wait until the writer has had n more changes acknowledged. */
+static bool tef_wait_acked(tef_rig *g, uint64_t n, int deadline_ms) {
+    uint64_t until = tef_now_ms() + (uint64_t)deadline_ms, want;
+    pthread_mutex_lock(&g->mu);
+    want = g->acked + n;
+    pthread_mutex_unlock(&g->mu);
+    while (tef_acked(g) < want) {
+        if (tef_now_ms() >= until) return false;
+        tef_nap(10);
+    }
+    return true;
+}
+
+static kctl_etcd_stats tef_tstats(tef_rig *g) {
+    kctl_etcd_stats s;
+    kctl_etcd_read_stats(&g->t, &s);
+    return s;
+}
+
+static kctl_reflector_stats tef_istats(tef_rig *g) {
+    kctl_reflector_stats s;
+    kctl_informer_read_stats(g->inf, &s);
+    return s;
+}
+
+/* Wait until the controller's transport has opened more than `watches`
+   watch streams and the informer's reflector has restarted its watch or
+   listed again: the watch moved. */
+static bool tef_wait_rewatched(tef_rig *g, uint64_t watches, uint64_t restarts, uint64_t lists, int deadline_ms) {
+    uint64_t until = tef_now_ms() + (uint64_t)deadline_ms;
+    for (;;) {
+        kctl_etcd_stats ts = tef_tstats(g);
+        kctl_reflector_stats is = tef_istats(g);
+        if (ts.watches > watches && (is.watch_restarts > restarts || is.lists > lists)) return true;
+        if (tef_now_ms() >= until) return false;
+        tef_nap(20);
+    }
+}
+
+/* ---- convergence, as the store and the devices show it */
+
+/* A RUNNING member's URL (the harness's client reads through it), or NULL. */
+static const char *tef_any_url(tef_rig *g) {
+    int i;
+    for (i = 0; i < g->c.n; i++)
+        if (g->c.m[i].state == KT_ETCD_RUNNING) return g->c.m[i].url;
+    return NULL;
+}
+
+/* Whether every device and every object is where the writer left it;
+   why[] says the first difference. */
+static bool tef_converged(tef_rig *g, char *why, size_t cap) {
+    const char *url = tef_any_url(g);
+    char token[256] = "";
+    int i;
+    why[0] = '\0';
+    if (!url) {
+        snprintf(why, cap, "no member running");
+        return false;
+    }
+    if (g->auth) {
+        kt_etcd_reply r = { 0 };
+        bool ok = kt_etcd_authenticate(url, "root", TEF_PASSWORD, token, sizeof token, 3000, &r) == 0;
+        kt_etcd_reply_free(&r);
+        if (!ok) {
+            snprintf(why, cap, "no token from %s", url);
+            return false;
+        }
+    }
+    for (i = 0; i < TEF_N; i++) {
+        char key[96], name[16];
+        char *doc = NULL;
+        kt_etcd_reply r = { 0 };
+        int64_t spec = -1, gen = -1, og = -1, sv = -1, racer, last, dv, dg;
+        bool unknown, ok;
+        size_t len;
+        tef_name(i, name);
+        snprintf(key, sizeof key, "/registry/%s/%s/%s/%s", tef_res.group, tef_res.resource, tef_res.ns, name);
+        ok = kt_etcd_get(url, g->auth ? token : NULL, key, 0, 0, &doc, NULL, 3000, &r) == 0 && doc;
+        kt_etcd_reply_free(&r);
+        if (!ok) {
+            snprintf(why, cap, "%s: not read from %s", name, url);
+            free(doc);
+            return false;
+        }
+        len = strlen(doc);
+        kctl_json_get_int64(doc, len, "spec.value", &spec);
+        kctl_json_get_int64(doc, len, "metadata.generation", &gen);
+        kctl_json_get_int64(doc, len, "status.observedGeneration", &og);
+        kctl_json_get_int64(doc, len, "status.value", &sv);
+        ok = kctl_json_get_int64(doc, len, "status.racer", &racer) != KCTL_OK;
+        free(doc);
+        pthread_mutex_lock(&g->mu);
+        last = g->last[i];
+        unknown = g->unknown[i];
+        pthread_mutex_unlock(&g->mu);
+        pthread_mutex_lock(&g->dev[i].mu);
+        dv = g->dev[i].value;
+        dg = g->dev[i].generation;
+        pthread_mutex_unlock(&g->dev[i].mu);
+        if (unknown) snprintf(why, cap, "%s: the writer abandoned a change", name);
+        else if (spec != last) snprintf(why, cap, "%s: the store's spec.value %lld, the writer's last %lld", name, (long long)spec, (long long)last);
+        else if (og != gen) snprintf(why, cap, "%s: status.observedGeneration %lld, generation %lld", name, (long long)og, (long long)gen);
+        else if (sv != last) snprintf(why, cap, "%s: status.value %lld, the writer's last %lld", name, (long long)sv, (long long)last);
+        else if (!ok) snprintf(why, cap, "%s: the racer's status is still there", name);
+        else if (dv != last || dg != gen) snprintf(why, cap, "%s: the device has %lld (generation %lld), the spec %lld (generation %lld)",
+                                                   name, (long long)dv, (long long)dg, (long long)last, (long long)gen);
+        if (why[0]) return false;
+    }
+    return true;
+}
+
+/* Poll until converged, up to deadline_ms; a check that fails says what
+   differed last. */
+static bool tef_wait_converged(tef_rig *g, int deadline_ms, const char *file, int line) {
+    uint64_t until = tef_now_ms() + (uint64_t)deadline_ms;
+    char why[256];
+    while (!tef_converged(g, why, sizeof why)) {
+        if (tef_now_ms() >= until) {
+            kt_fail(file, line, "not converged within %d ms: %s", deadline_ms, why);
+            return false;
+        }
+        tef_nap(100);
+    }
+    return true;
+}
+
+/* ---- the rig */
+
+static int tef_transport(const char *endpoints, bool auth, kctl_transport *t) {
+    kctl_etcd_desc d = kctl_etcd_desc_init();
+    d.endpoints = endpoints;
+    if (auth) {
+        d.username = "root";
+        d.password = TEF_PASSWORD;
+    }
+    d.request_timeout_ns = KCTL_MS(1500); /* a frozen member costs this much per request */
+    d.connect_timeout_ns = KCTL_MS(500);
+    return kctl_etcd_create(&d, t);
+}
+
+static void tef_stop_writer(tef_rig *g, int how) {
+    if (!g->writer_on) return;
+    __atomic_store_n(&g->writer_stop, how, __ATOMIC_RELEASE);
+    pthread_join(g->writer, NULL);
+    g->writer_on = false;
+}
+
+static void tef_stop_racer(tef_rig *g) {
+    if (!g->racer_on) return;
+    __atomic_store_n(&g->racer_stop, 1, __ATOMIC_RELEASE);
+    pthread_join(g->racer, NULL);
+    g->racer_on = false;
+}
+
+static void tef_open_gates(tef_rig *g) {
+    pthread_mutex_lock(&g->mu);
+    g->gate_closed = false;
+    g->pause_closed = false;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+}
+
+/* Everything stops, in order, and the cluster goes (its files kept when
+   the test failed). */
+static void tef_teardown(tef_rig *g) {
+    int i;
+    tef_stop_writer(g, 2);
+    tef_stop_racer(g);
+    tef_open_gates(g);
+    if (g->ctl) kctl_controller_stop(g->ctl);
+    if (g->inf) kctl_informer_stop(g->inf);
+    kctl_controller_destroy(g->ctl);
+    kctl_informer_destroy(g->inf);
+    kctl_transport_destroy(&g->t);
+    kctl_transport_destroy(&g->tw);
+    kctl_transport_destroy(&g->tr);
+    kt_etcd_destroy(&g->c, kt.cur_failed > 0);
+    for (i = 0; i < TEF_N; i++) pthread_mutex_destroy(&g->dev[i].mu);
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+}
+
+/* A three-member cluster (fast elections, progress notifications every
+   300 ms), TEF_N devices created, the controller running (stall_ns: 2 s,
+   so a watch that gets neither events nor bookmarks for that long is
+   reopened), everything converged, the writer running. With auth, etcd
+   auth is on and every client authenticates as root. */
+static bool tef_setup(tef_rig *g, bool auth) {
+    kt_etcd_opts o;
+    kctl_informer_desc id;
+    kctl_controller_desc cd;
+    kctl_handler h;
+    int i, rc;
+    memset(g, 0, sizeof *g);
+    pthread_mutex_init(&g->mu, NULL);
+    pthread_cond_init(&g->cv, NULL);
+    for (i = 0; i < TEF_N; i++) pthread_mutex_init(&g->dev[i].mu, NULL);
+    for (i = 0; i < TEF_N; i++) g->dev[i].value = g->dev[i].generation = -1;
+    memset(&o, 0, sizeof o);
+    o.members = 3;
+    o.heartbeat_ms = 50;
+    o.election_ms = 500;
+    o.progress_notify_ms = 300;
+    if (kt_etcd_start(&g->c, &o) != 0) {
+        kt_fail(__FILE__, __LINE__, "etcd start: %s", g->c.error);
+        return false;
+    }
+    g->auth = auth;
+    if (auth) {
+        kt_etcd_reply r = { 0 };
+        if (kt_etcd_auth_enable(g->c.m[0].url, TEF_PASSWORD, 0, &r) != 0) {
+            kt_fail(__FILE__, __LINE__, "auth enable: HTTP %d %s", r.http, r.error);
+            kt_etcd_reply_free(&r);
+            return false;
+        }
+        kt_etcd_reply_free(&r);
+    }
+    if ((rc = tef_transport(g->c.endpoints, auth, &g->t)) != KCTL_OK || (rc = tef_transport(g->c.endpoints, auth, &g->tw)) != KCTL_OK ||
+        (rc = tef_transport(g->c.endpoints, auth, &g->tr)) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "kctl_etcd_create: %s", kctl_strerror(rc));
+        return false;
+    }
+    for (i = 0; i < TEF_N; i++) {
+        char doc[256], name[16];
+        kctl_api_status st = { 0 };
+        tef_name(i, name);
+        snprintf(doc, sizeof doc, "{\"apiVersion\":\"faults.kctl.io/v1\",\"kind\":\"Device\",\"metadata\":{\"name\":\"%s\","
+                 "\"namespace\":\"default\"},\"spec\":{\"value\":0}}", name);
+        if ((rc = kctl_transport_create(&g->tw, &tef_res, doc, KCTL_NTS, NULL, &st)) != KCTL_OK) {
+            kt_fail(__FILE__, __LINE__, "create %s: %s (%s)", name, kctl_strerror(rc), st.message ? st.message : "");
+            kctl_api_status_clear(&st);
+            return false;
+        }
+        kctl_api_status_clear(&st);
+    }
+    memset(&id, 0, sizeof id);
+    id.transport = g->t;
+    id.resource = tef_res;
+    id.stall_ns = KCTL_SEC(2);
+    if ((rc = kctl_informer_create(&id, &g->inf)) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "informer: %s", kctl_strerror(rc));
+        return false;
+    }
+    memset(&cd, 0, sizeof cd);
+    cd.name = "devices";
+    cd.primary = g->inf;
+    cd.transport = g->t;
+    cd.reconcile = tef_reconcile;
+    cd.user_data = g;
+    cd.workers = TEF_WORKERS;
+    cd.limiter = kctl_limiter_exponential(TEF_BACKOFF_BASE_NS, TEF_BACKOFF_MAX_NS);
+    if ((rc = kctl_controller_create(&cd, &g->ctl)) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "controller: %s", kctl_strerror(rc));
+        return false;
+    }
+    memset(&h, 0, sizeof h); /* after the controller's handler: the informer gate */
+    h.on_add = tef_on_add;
+    h.on_update = tef_on_update;
+    h.user_data = g;
+    if ((rc = kctl_informer_add_handler(g->inf, &h)) != KCTL_OK || (rc = kctl_informer_start(g->inf)) != KCTL_OK ||
+        (rc = kctl_controller_start(g->ctl, KCTL_SEC(20))) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "start: %s", kctl_strerror(rc));
+        return false;
+    }
+    if (!tef_wait_converged(g, TEF_CONVERGE_MS, __FILE__, __LINE__)) return false;
+    if (pthread_create(&g->writer, NULL, tef_writer_main, g) != 0) {
+        kt_fail(__FILE__, __LINE__, "writer thread");
+        return false;
+    }
+    g->writer_on = true;
+    if (!tef_wait_acked(g, 10, 20000)) {
+        kt_fail(__FILE__, __LINE__, "the writer got nothing acknowledged on a healthy cluster");
+        return false;
+    }
+    return true;
+}
+
+/* The writer stops (its last change acknowledged), then everything must
+   converge; and every reconcile and write that failed failed for a fault
+   (IO, TIMEOUT, AGAIN) or for a race it lost (CONFLICT), never as if the
+   request or the object were wrong. */
+static bool tef_finish(tef_rig *g, int deadline_ms, const char *file, int line) {
+    char odd[sizeof g->odd];
+    int who, code;
+    tef_stop_writer(g, 1);
+    pthread_mutex_lock(&g->mu);
+    memcpy(odd, g->odd, sizeof odd);
+    pthread_mutex_unlock(&g->mu);
+    for (who = 0; who < 2; who++)
+        for (code = 0; code < 32; code++) {
+            uint64_t n = tef_get(&g->codes[who][code]);
+            if (n && !tef_fault_code(-code))
+                kt_fail(file, line, "%s failed %llu times with %s; the first: %s", who ? "the writer" : "reconcile", (unsigned long long)n,
+                        code ? kctl_strerror(-code) : "an unknown code", odd);
+        }
+    return tef_wait_converged(g, deadline_ms, file, line);
+}
+
+static void tef_report(tef_rig *g, const char *what, const kctl_etcd_stats *t0, const kctl_reflector_stats *i0) {
+    kctl_etcd_stats ts = tef_tstats(g);
+    kctl_reflector_stats is = tef_istats(g);
+    kctl_controller_stats cs;
+    if (!getenv("KT_VERBOSE")) return;
+    kctl_controller_read_stats(g->ctl, &cs);
+    printf("  %s: failovers %llu, watches opened %llu, watch restarts %llu, relists %llu, reflector errors %llu, "
+           "requests %llu; reconciles %llu (errors %llu), status written %llu, skipped %llu, conflicts %llu; "
+           "writer acked %llu, failed tries %llu\n",
+           what, (unsigned long long)(ts.failovers - t0->failovers), (unsigned long long)(ts.watches - t0->watches),
+           (unsigned long long)(is.watch_restarts - i0->watch_restarts), (unsigned long long)(is.relists - i0->relists),
+           (unsigned long long)(is.errors - i0->errors), (unsigned long long)(ts.requests - t0->requests),
+           (unsigned long long)tef_get(&g->reconciles), (unsigned long long)cs.error, (unsigned long long)tef_get(&g->status_written),
+           (unsigned long long)tef_get(&g->status_skipped), (unsigned long long)tef_get(&g->conflicts),
+           (unsigned long long)g->acked, (unsigned long long)g->failed);
+    fflush(stdout);
+}
+#endif /* KT_HAVE_CURL */
+
+/* (a) SIGKILL the member the controller's watch is on (the endpoint its
+   transport last used: the watch's, in a healthy cluster): the stream
+   breaks, the reflector watches again from its last version at another
+   member (a new stream, a failover), writes go on there, and everything
+   converges. */
+static void tef_kill_watch_member(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0, t1;
+        kctl_reflector_stats i0;
+        int x;
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        x = (int)t0.endpoint;
+        KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
+        KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
+        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        t1 = tef_tstats(g);
+        KT_CHECK(t1.endpoint != (uint32_t)x);
+        KT_CHECK(t1.failovers > t0.failovers);
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
+        tef_report(g, "kill the watch's member", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
+/* (b) SIGTERM the member the watch is on (etcd shuts down cleanly: the
+   stream ends), write on, start it again (same ports, same data): the
+   watch moves, the member rejoins, everything converges. */
+static void tef_term_restart(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0, t1;
+        kctl_reflector_stats i0;
+        int x, rc;
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        x = (int)t0.endpoint;
+        rc = kt_etcd_term(&g->c, x, 10000);
+        KT_CHECK(rc == 0 || rc == 1);
+        KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
+        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        t1 = tef_tstats(g);
+        KT_CHECK(t1.endpoint != (uint32_t)x);
+        KT_CHECK(t1.failovers > t0.failovers);
+        if (kt_etcd_restart(&g->c, x, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
+        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
+        tef_report(g, "SIGTERM and restart the watch's member", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
+#ifdef KT_HAVE_CURL
+/* The most tries a backoff that starts at base and doubles up to max
+   allows within d_ns: the first, then one after each delay while the
+   delays add up to no more than d_ns, and one more already under way
+   when the window opened. Jitter only lengthens delays. */
+static uint64_t tef_tries_within(uint64_t d_ns, uint64_t base, uint64_t max) {
+    uint64_t n = 2, sum = base, delay = base;
+    while (sum <= d_ns) {
+        n++;
+        delay = delay > max / 2 ? max : delay * 2;
+        sum += delay;
+    }
+    return n;
+}
+
+/* An outage of 3 s while reconciles are pending (held at the device
+   gate until the outage has begun, and more queued behind them, so
+   their status writes meet it), the writer trying on; then the members
+   come back and everything converges. In the outage writes fail, the
+   writer's and the controller's, and the controller must not storm:
+   each key fails at most as often as its limiter (5 ms doubling to 2 s)
+   allows in the outage's length, the reflector tries to watch at most as
+   often as its backoff (800 ms doubling, jittered up) and its stall
+   detection (one reopen per stall_ns) allow, and the transport sends at
+   most two requests per reconcile and per watch attempt. The bounds come
+   from the backoffs and the outage's length: a slow machine only widens
+   them. whole: every member down (each request fails at once, refused at
+   every endpoint); else quorum lost (two down, the watch's member stays:
+   its reads wait their timeout, its watches are refused at once). */
+static void tef_outage(bool whole) {
+    tef_rig *g = &tef;
+    kctl_etcd_stats t0, t1;
+    kctl_reflector_stats i0, i1;
+    kctl_controller_stats c0, c1;
+    uint64_t f0[TEF_N], w0, w1, ms0, ms1, d_ns, key_tries, watch_tries, tries, requests, opens, failed, worst = 0;
+    int i, x;
+    bool parked = false;
+    if (!tef_setup(g, false)) { tef_teardown(g); return; }
+    pthread_mutex_lock(&g->mu);
+    g->gate_closed = true;
+    pthread_mutex_unlock(&g->mu);
+    for (ms0 = tef_now_ms(); !parked && tef_now_ms() - ms0 < 20000; tef_nap(10)) {
+        pthread_mutex_lock(&g->mu);
+        parked = g->parked_stale > 0;
+        pthread_mutex_unlock(&g->mu);
+    }
+    KT_CHECK(parked);
+    KT_CHECK(tef_wait_acked(g, 5, 20000)); /* more changes queued behind the gate */
+    t0 = tef_tstats(g);
+    i0 = tef_istats(g);
+    kctl_controller_read_stats(g->ctl, &c0);
+    for (i = 0; i < TEF_N; i++) f0[i] = tef_get(&g->fails[i]);
+    pthread_mutex_lock(&g->mu);
+    w0 = g->failed;
+    pthread_mutex_unlock(&g->mu);
+    x = (int)t0.endpoint;
+    ms0 = tef_now_ms();
+    if (whole) {
+        for (i = 0; i < 3; i++) KT_EQ_INT(kt_etcd_kill(&g->c, i), 0);
+    } else {
+        unsigned stopped = 0;
+        KT_EQ_INT(kt_etcd_quorum_lose(&g->c, x, &stopped), 0);
+        KT_EQ_INT(stopped, 7u & ~(1u << x));
+    }
+    tef_open_gates(g);
+    tef_nap(3000); /* the outage's length: the bounds below grow with it */
+    t1 = tef_tstats(g);
+    i1 = tef_istats(g);
+    kctl_controller_read_stats(g->ctl, &c1);
+    for (i = 0; i < TEF_N; i++) {
+        uint64_t f = tef_get(&g->fails[i]) - f0[i];
+        if (f > worst) worst = f;
+    }
+    pthread_mutex_lock(&g->mu);
+    w1 = g->failed;
+    pthread_mutex_unlock(&g->mu);
+    ms1 = tef_now_ms();
+    if (kt_etcd_quorum_restore(&g->c, 20000) != 0) kt_fail(__FILE__, __LINE__, "restore: %s", g->c.error);
+    d_ns = KCTL_MS(ms1 - ms0);
+    tries = (c1.success + c1.error + c1.requeue + c1.requeue_after) - (c0.success + c0.error + c0.requeue + c0.requeue_after);
+    failed = c1.error - c0.error;
+    requests = t1.requests - t0.requests;
+    opens = (i1.errors - i0.errors) + (t1.watches - t0.watches);
+    key_tries = tef_tries_within(d_ns, TEF_BACKOFF_BASE_NS, TEF_BACKOFF_MAX_NS);
+    watch_tries = tef_tries_within(d_ns, KCTL_MS(800), KCTL_SEC(30)) + d_ns / KCTL_SEC(2);
+    KT_CHECK(w1 > w0);     /* the writer's writes failed */
+    KT_CHECK(failed > 0);  /* and the controller's */
+    if (worst > key_tries)
+        kt_fail(__FILE__, __LINE__, "a key failed %llu times in %llu ms: its backoff allows %llu", (unsigned long long)worst,
+                (unsigned long long)(ms1 - ms0), (unsigned long long)key_tries);
+    if (opens > watch_tries)
+        kt_fail(__FILE__, __LINE__, "%llu watch attempts in %llu ms: the backoff allows %llu", (unsigned long long)opens,
+                (unsigned long long)(ms1 - ms0), (unsigned long long)watch_tries);
+    if (requests > 2 * (tries + opens))
+        kt_fail(__FILE__, __LINE__, "%llu requests for %llu reconciles and %llu watch attempts", (unsigned long long)requests,
+                (unsigned long long)tries, (unsigned long long)opens);
+    if (getenv("KT_VERBOSE"))
+        printf("  %s for %llu ms: %llu requests, %llu reconciles (%llu failed; one key at most %llu times, its backoff "
+               "allows %llu), %llu watch attempts (its backoff allows %llu), failovers %llu; the writer (20 ms between "
+               "tries) failed %llu times\n",
+               whole ? "cluster down" : "quorum lost", (unsigned long long)(ms1 - ms0), (unsigned long long)requests,
+               (unsigned long long)tries, (unsigned long long)failed, (unsigned long long)worst, (unsigned long long)key_tries,
+               (unsigned long long)opens, (unsigned long long)watch_tries, (unsigned long long)(t1.failovers - t0.failovers),
+               (unsigned long long)(w1 - w0));
+    KT_CHECK(tef_wait_acked(g, 20, 30000));
+    tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
+    tef_report(g, whole ? "cluster down and back" : "quorum lost and restored", &t0, &i0);
+    tef_teardown(g);
+}
+#endif
+
+/* (c) Quorum lost: two members killed, the one the watch is on stays. */
+static void tef_quorum_loss(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    tef_outage(false);
+#endif
+}
+
+/* (c') The whole cluster down: now only the backoffs stand between the
+   controller and a storm. */
+static void tef_cluster_down(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    tef_outage(true);
+#endif
+}
+
+/* (d) The store compacted past the watch: the informer is held (its
+   thread waits in a handler) so the watch falls behind, the member it
+   watches is killed, the writer writes on and the store is compacted at
+   its current revision. Let go, the reflector finds its stream broken,
+   watches again from its last version, gets GONE (compacted) and lists
+   again; the relist brings every change, everything converges. */
+static void tef_compacted(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0;
+        kctl_reflector_stats i0, i1;
+        kt_etcd_reply r = { 0 };
+        long long rev = 0;
+        uint64_t ms0;
+        bool paused = false;
+        int x;
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        pthread_mutex_lock(&g->mu);
+        g->pause_closed = true;
+        pthread_mutex_unlock(&g->mu);
+        for (ms0 = tef_now_ms(); !paused && tef_now_ms() - ms0 < 20000; tef_nap(10)) {
+            pthread_mutex_lock(&g->mu);
+            paused = g->paused;
+            pthread_mutex_unlock(&g->mu);
+        }
+        KT_CHECK(paused);
+        x = (int)tef_tstats(g).endpoint;
+        KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
+        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        KT_EQ_INT(kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r), 0);
+        KT_EQ_INT(kt_etcd_compact(tef_any_url(g), NULL, rev, 5000, &r), 0);
+        kt_etcd_reply_free(&r);
+        tef_open_gates(g);
+        KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
+        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
+        i1 = tef_istats(g);
+        KT_CHECK(i1.relists > i0.relists);
+        tef_report(g, "compacted past the watch", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
+/* (e) First a quiet stretch (the writer held) in which the watch gets
+   progress notifications (BOOKMARKs, every 300 ms) for longer than its
+   stall_ns (2 s). Then SIGSTOP the member the watch is on: it accepts
+   connections and answers nothing, so the stream goes silent (no events,
+   no notifications) and only the reflector's stall detection can end
+   it. The test waits until the watch has moved, writes on, then SIGCONTs
+   the member. */
+static void tef_frozen(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0;
+        kctl_reflector_stats i0, i1, q0, q1;
+        uint64_t ms0;
+        int x;
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
+        /* quiet (the writer held): the watch lives on progress notifications */
+        pthread_mutex_lock(&g->mu);
+        g->writer_hold = true;
+        pthread_mutex_unlock(&g->mu);
+        q0 = q1 = tef_istats(g);
+        for (ms0 = tef_now_ms(); q1.bookmarks < q0.bookmarks + 8 && tef_now_ms() - ms0 < 20000; tef_nap(20)) q1 = tef_istats(g);
+        KT_CHECK(q1.bookmarks >= q0.bookmarks + 8);
+        if (getenv("KT_VERBOSE"))
+            printf("  quiet: %llu bookmarks, %llu watch restarts\n", (unsigned long long)(q1.bookmarks - q0.bookmarks),
+                   (unsigned long long)(q1.watch_restarts - q0.watch_restarts));
+        pthread_mutex_lock(&g->mu);
+        g->writer_hold = false;
+        pthread_mutex_unlock(&g->mu);
+        KT_CHECK(tef_wait_acked(g, 10, 20000));
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        x = (int)t0.endpoint;
+        KT_EQ_INT(kt_etcd_freeze(&g->c, x), 0);
+        KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
+        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        KT_EQ_INT(kt_etcd_thaw(&g->c, x), 0);
+        KT_CHECK(tef_wait_acked(g, 10, 20000));
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
+        i1 = tef_istats(g);
+        KT_CHECK(i1.watch_restarts > i0.watch_restarts);
+        tef_report(g, "the watch's member frozen", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
+/* (f) Another client rewrites the status of every device, round after
+   round, while the controller writes them: first once while reconciles
+   that must write a status wait at the device gate with the object they
+   read (so their writes carry a version the racer has moved on: 409),
+   then freely for five rounds. The controller sees CONFLICTs, re-reads,
+   and ends with its own status everywhere. */
+static void tef_status_race(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0, r1;
+        kctl_reflector_stats i0;
+        uint64_t ms0, rounds = 0;
+        bool parked = false;
+        if (!tef_setup(g, false)) { tef_teardown(g); return; }
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        pthread_mutex_lock(&g->mu);
+        g->gate_closed = true;
+        pthread_mutex_unlock(&g->mu);
+        for (ms0 = tef_now_ms(); !parked && tef_now_ms() - ms0 < 20000; tef_nap(10)) {
+            pthread_mutex_lock(&g->mu);
+            parked = g->parked_stale > 0;
+            pthread_mutex_unlock(&g->mu);
+        }
+        KT_CHECK(parked);
+        KT_EQ_INT(tef_race_round(g, 1), TEF_N);
+        tef_open_gates(g);
+        if (pthread_create(&g->racer, NULL, tef_racer_main, g) == 0) g->racer_on = true;
+        KT_CHECK(g->racer_on);
+        for (ms0 = tef_now_ms(); g->racer_on && rounds < 5 && tef_now_ms() - ms0 < 30000; tef_nap(10)) {
+            pthread_mutex_lock(&g->mu);
+            rounds = g->racer_rounds;
+            pthread_mutex_unlock(&g->mu);
+        }
+        KT_CHECK(rounds >= 5);
+        tef_stop_racer(g);
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
+        KT_CHECK(tef_get(&g->conflicts) > 0);
+        kctl_etcd_read_stats(&g->tr, &r1);
+        if (getenv("KT_VERBOSE"))
+            printf("  status race: %llu racer writes in %llu rounds (%llu decided again after a lost race); controller conflicts %llu\n",
+                   (unsigned long long)g->racer_writes, (unsigned long long)g->racer_rounds, (unsigned long long)r1.retries,
+                   (unsigned long long)tef_get(&g->conflicts));
+        tef_report(g, "status race", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
+/* (g) With etcd auth: a member restarted (SIGTERM, start) has lost the
+   simple tokens it knew, the controller's among them. The controller is
+   idle (the writer held, nothing to reconcile) when the member its watch
+   is on is killed, and the watch fails over to the restarted one: it must
+   renew the token there, as a unary request does, or stay refused for
+   good, since an idle controller sends nothing else that would renew it
+   (and gets no events to wake it). Then the writer writes on. */
+static void tef_auth_restarted_member(void) {
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0, t1;
+        kctl_reflector_stats i0;
+        char why[256];
+        uint64_t ms0;
+        int x, y, rc;
+        bool idle = false;
+        if (!tef_setup(g, true)) { tef_teardown(g); return; }
+        x = (int)tef_tstats(g).endpoint;
+        y = (x + 1) % 3; /* where the watch goes next: endpoints are in member order */
+        rc = kt_etcd_term(&g->c, y, 10000);
+        KT_CHECK(rc == 0 || rc == 1);
+        if (kt_etcd_restart(&g->c, y, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
+        pthread_mutex_lock(&g->mu);
+        g->writer_hold = true;
+        pthread_mutex_unlock(&g->mu);
+        for (ms0 = tef_now_ms(); !idle && tef_now_ms() - ms0 < 20000; tef_nap(20)) {
+            kctl_queue_stats qs;
+            bool held;
+            pthread_mutex_lock(&g->mu);
+            held = g->writer_held;
+            pthread_mutex_unlock(&g->mu);
+            kctl_queue_read_stats(kctl_controller_queue(g->ctl), &qs);
+            idle = held && tef_converged(g, why, sizeof why) && qs.depth == 0 && qs.processing == 0 && qs.delayed == 0;
+        }
+        KT_CHECK(idle);
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        KT_EQ_INT((int)t0.endpoint, x);
+        KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
+        KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
+        t1 = tef_tstats(g);
+        KT_EQ_INT((int)t1.endpoint, y);
+        KT_CHECK(t1.reauths > t0.reauths);
+        pthread_mutex_lock(&g->mu);
+        g->writer_hold = false;
+        pthread_mutex_unlock(&g->mu);
+        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
+        tef_report(g, "auth: the watch fails over to a restarted member", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
+/* Chaos (only with KT_ETCD_CHAOS=<seconds>; KT_ETCD_CHAOS_SEED=<n>
+   repeats a run, KT_ETCD_CHAOS_AUTH=1 turns etcd auth on): random faults
+   one after the other, each healed before the next, the writer running;
+   converged at the end. */
+static void tef_chaos(void) {
+    const char *env = getenv("KT_ETCD_CHAOS"), *seed_env = getenv("KT_ETCD_CHAOS_SEED"), *auth = getenv("KT_ETCD_CHAOS_AUTH");
+    if (!env || !*env) return; /* registered only when asked */
+    KT_ETCD_REQUIRE_CURL();
+#ifdef KT_HAVE_CURL
+    {
+        tef_rig *g = &tef;
+        kctl_etcd_stats t0;
+        kctl_reflector_stats i0;
+        uint64_t end;
+        unsigned seed = seed_env ? (unsigned)strtoul(seed_env, NULL, 10) : (unsigned)time(NULL);
+        int faults = 0;
+        printf("  chaos: seed %u\n", seed);
+        srand(seed);
+        if (!tef_setup(g, auth && *auth && strcmp(auth, "0") != 0)) { tef_teardown(g); return; }
+        t0 = tef_tstats(g);
+        i0 = tef_istats(g);
+        end = tef_now_ms() + (uint64_t)atoi(env) * 1000u;
+        while (tef_now_ms() < end && kt.cur_failed == 0) {
+            int kind = rand() % 6, x = rand() % 3, hold = 200 + rand() % 3000;
+            long long rev = 0;
+            kt_etcd_reply r = { 0 };
+            if (rand() % 2) x = (int)tef_tstats(g).endpoint;
+            faults++;
+            printf("  chaos %d: fault %d member %d hold %d ms\n", faults, kind, x, hold);
+            fflush(stdout);
+            switch (kind) {
+            case 0: kt_etcd_kill(&g->c, x); tef_nap(hold); break;
+            case 1: kt_etcd_term(&g->c, x, 10000); tef_nap(hold); break;
+            case 2: kt_etcd_freeze(&g->c, x); tef_nap(hold); kt_etcd_thaw(&g->c, x); break;
+            case 3: kt_etcd_quorum_lose(&g->c, x, NULL); tef_nap(hold); break;
+            case 4:
+                if (kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r) == 0) kt_etcd_compact(tef_any_url(g), NULL, rev, 5000, &r);
+                tef_nap(hold);
+                break;
+            default:
+                pthread_mutex_lock(&g->mu);
+                g->pause_closed = true;
+                pthread_mutex_unlock(&g->mu);
+                tef_nap(hold);
+                if (kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r) == 0) kt_etcd_compact(tef_any_url(g), NULL, rev, 5000, &r);
+                tef_open_gates(g);
+                break;
+            }
+            kt_etcd_reply_free(&r);
+            if (kt_etcd_quorum_restore(&g->c, 20000) != 0) kt_fail(__FILE__, __LINE__, "restore: %s", g->c.error);
+            if (!tef_wait_acked(g, 5, 30000)) kt_fail(__FILE__, __LINE__, "chaos %d: the writer is stuck", faults);
+            tef_nap(rand() % 1000);
+        }
+        tef_finish(g, TEF_CONVERGE_MS + 60000, __FILE__, __LINE__); /* + the reflector's longest backoff: 30 s, jittered up to 60 */
+        tef_report(g, "chaos", &t0, &i0);
+        tef_teardown(g);
+    }
+#endif
+}
+
+void kt_suite_etcd_faults(void) {
+    KT_RUN(tef_kill_watch_member);
+    KT_RUN(tef_term_restart);
+    KT_RUN(tef_quorum_loss);
+    KT_RUN(tef_cluster_down);
+    KT_RUN(tef_compacted);
+    KT_RUN(tef_frozen);
+    KT_RUN(tef_status_race);
+    KT_RUN(tef_auth_restarted_member);
+    if (getenv("KT_ETCD_CHAOS")) KT_RUN(tef_chaos); /* a soak, on demand: make soak */
+}
