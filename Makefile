@@ -59,6 +59,19 @@ $(B)/kt-etcd-asan: $(ETCDDEPS) | $(B)
 $(B)/kt-etcd-tsan: $(ETCDDEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread $(CURL_DEF) -o $@ $(ETCDSRC) $(CURL_LIBS) $(LIBS)
 
+# The Kubernetes API transport's tests (tests/kube.h): build/kt-kube,
+# tests/run_kube.c, with a test API server of its own (tests/kube_server.h)
+# that kubectl and python3's kubernetes package check. Without libcurl the
+# transport's tests skip; KT_REQUIRE_KUBE=1 makes a skip a failure.
+KUBESRC  := tests/run_kube.c tests/kube_server.c tests/test_kube_wire.c tests/test_kubeconfig.c tests/test_kube_server.c tests/test_kube.c tests/test_kube_faults.c tests/test_contract.c
+KUBEDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/kube.h tests/kube_server.h tests/contract.h examples/dirstore.h $(KUBESRC) $(B)/etcd-config
+$(B)/kt-kube: $(KUBEDEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
+$(B)/kt-kube-asan: $(KUBEDEPS) | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
+$(B)/kt-kube-tsan: $(KUBEDEPS) | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
+
 # kctl.h, implementation included, compiled and linked as C++11.
 $(B)/cxx-check: kctl.h tests/cxx_check.cpp | $(B)
 	$(CXX) -std=c++11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Werror -O2 -o $@ tests/cxx_check.cpp $(LIBS)
@@ -98,14 +111,14 @@ $(B)/nofiles-check: kctl.h | $(B)
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 
-asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan
+asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 
-tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan
+tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
 
 # The demo: an edge agent reconciling device configuration (about 10 s;
 # its store persists in build/edge-agent across runs). Where libcurl is

@@ -204,6 +204,44 @@ KCTL_API int kctl_etcd_create(const kctl_etcd_desc *desc, kctl_transport *out);
 /* t's counters (all zero if t is no etcd transport). [any thread] */
 KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out);
 
+/* ===================================================================== >>kube KUBERNETES */
+
+/* Options of a transport to a Kubernetes API server; zero means the
+   default (in brackets):
+     server               required: "https://host:6443" (or http://)
+     token                a bearer token [none]
+     token_file           or a file holding it, read again when it changes
+                          (a projected service-account token rotates)
+     tls                  see TLS
+     request_timeout_ns   each unary request [30 s]
+     connect_timeout_ns   each connection attempt [5 s]
+     watch_timeout_min_s, watch_timeout_max_s
+                          a watch asks the server to end it after a random
+                          timeoutSeconds in [min, max] [300, 600], as
+                          client-go does, so a fleet's watches do not end
+                          together
+     max_message_bytes    a watch event [16 MiB]
+     max_response_bytes   a unary response [256 MiB]
+     obj_opts             how objects are made (allocator, codec, limits)
+     allocator            [KCTL_MALLOC/KCTL_FREE]
+   Strings are copied. */
+typedef struct kctl_kube_desc {
+    const char *server;
+    const char *token;
+    const char *token_file;
+    kctl_http_tls tls;
+    uint64_t request_timeout_ns;
+    uint64_t connect_timeout_ns;
+    uint32_t watch_timeout_min_s;
+    uint32_t watch_timeout_max_s;
+    size_t max_message_bytes;
+    size_t max_response_bytes;
+    kctl_obj_opts obj_opts;
+    kctl_allocator allocator;
+} kctl_kube_desc;
+
+/* ===================================================================== >>kubeconfig KUBECONFIG */
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -2013,5 +2051,9 @@ KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out
     out->retries = e->n_retries;
     kctl__hmutex_unlock(&e->mu);
 }
+
+/* ------------------------------------------------------------------ >>kube KUBERNETES */
+
+/* ------------------------------------------------------------------ >>kubeconfig KUBECONFIG */
 
 #endif /* KCTL_HTTP_CURL_IMPLEMENTATION */
