@@ -191,6 +191,7 @@ typedef struct kctl_etcd_stats {
     uint64_t retries;        /* writes decided again after another writer won a race */
     uint32_t endpoint;       /* where the next request and watch start (an index into
                                 endpoints, from 0): the endpoint that last answered */
+    uint32_t watch_endpoint; /* where the last watch opened (an index into endpoints) */
 } kctl_etcd_stats;
 
 /* The desc with every default filled in. [any thread] */
@@ -815,6 +816,7 @@ typedef struct kctl__etcd {
     kctl__hmutex mu;           /* the uid generator and the counters below */
     uint64_t rng[2];
     uint64_t n_reauths, n_watches, n_retries;
+    uint32_t watch_ep; /* where the last watch opened */
 } kctl__etcd;
 
 
@@ -1804,6 +1806,7 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
                 kctl__hmutex_unlock(&e->http.mu);
                 kctl__hmutex_lock(&e->mu);
                 e->n_watches++;
+                e->watch_ep = (uint32_t)ep;
                 kctl__hmutex_unlock(&e->mu);
                 break;
             }
@@ -2049,6 +2052,7 @@ KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out
     out->reauths = e->n_reauths;
     out->watches = e->n_watches;
     out->retries = e->n_retries;
+    out->watch_endpoint = e->watch_ep;
     kctl__hmutex_unlock(&e->mu);
 }
 

@@ -1492,6 +1492,32 @@ int kt_etcd_leader(kt_etcd_cluster *c, int timeout_ms) {
     }
 }
 
+int kt_etcd_move_leader(kt_etcd_cluster *c, int i, const char *token, int timeout_ms) {
+    double deadline = kt_etcd__now_ms() + (timeout_ms > 0 ? timeout_ms : 10000);
+    kt_etcd_status st;
+    char body[96];
+    int lead;
+    if (!c || i < 0 || i >= c->n) return -1;
+    if (kt_etcd_member_status(c->m[i].url, 3000, &st, NULL) != 0) {
+        kt_etcd__errf(c->error, sizeof c->error, "member %d: no status", i);
+        return -1;
+    }
+    while ((lead = kt_etcd_leader(c, (int)(deadline - kt_etcd__now_ms()))) != i) {
+        kt_etcd_reply r;
+        if (lead < 0) return -1;
+        memset(&r, 0, sizeof r);
+        snprintf(body, sizeof body, "{\"targetID\":\"%llu\"}", st.member_id);
+        (void)kt_etcd_http(c->m[lead].url, "POST", "/v3/maintenance/transfer-leadership", body, token, 5000, &r);
+        kt_etcd_reply_free(&r);
+        if (kt_etcd__now_ms() + 50 >= deadline) {
+            kt_etcd__errf(c->error, sizeof c->error, "member %d did not become the leader", i);
+            return -1;
+        }
+        kt_etcd__sleep_ms(50);
+    }
+    return 0;
+}
+
 /* pid alive and one of this cluster's etcds (its command line names the
    cluster's directory); a zombie is dead. */
 static bool kt_etcd__ours_alive(const kt_etcd_cluster *c, pid_t pid) {

@@ -359,6 +359,12 @@ int kt_etcd_wait_healthy(kt_etcd_cluster *c, int timeout_ms);
    timeout_ms (0: 10000) while there is none. -1 when none by then. */
 int kt_etcd_leader(kt_etcd_cluster *c, int timeout_ms);
 
+/* Make member i the leader (POST /v3/maintenance/transfer-leadership to
+   the leader, as `etcdctl move-leader` does; token, when not NULL, for a
+   cluster with auth) and wait up to timeout_ms (0: 10000) until the
+   running members agree. 0, or -1 (c->error). Plain-HTTP members only. */
+int kt_etcd_move_leader(kt_etcd_cluster *c, int i, const char *token, int timeout_ms);
+
 /* After kt_etcd_destroy: how many of the processes this cluster started
    are still alive (a zombie counts as dead; a reused pid that is not an
    etcd of this cluster's directory too), and how many of its ports

@@ -649,12 +649,12 @@ static void tef_kill_watch_member(void) {
         if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
-        x = (int)t0.endpoint;
+        x = (int)t0.watch_endpoint;
         KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
         KT_CHECK(tef_wait_acked(g, 20, 20000));
         t1 = tef_tstats(g);
-        KT_CHECK(t1.endpoint != (uint32_t)x);
+        KT_CHECK(t1.watch_endpoint != (uint32_t)x);
         KT_CHECK(t1.failovers > t0.failovers);
         tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         tef_report(g, "kill the watch's member", &t0, &i0);
@@ -677,13 +677,13 @@ static void tef_term_restart(void) {
         if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
-        x = (int)t0.endpoint;
+        x = (int)t0.watch_endpoint;
         rc = kt_etcd_term(&g->c, x, 10000);
         KT_CHECK(rc == 0 || rc == 1);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
         KT_CHECK(tef_wait_acked(g, 20, 20000));
         t1 = tef_tstats(g);
-        KT_CHECK(t1.endpoint != (uint32_t)x);
+        KT_CHECK(t1.watch_endpoint != (uint32_t)x);
         KT_CHECK(t1.failovers > t0.failovers);
         if (kt_etcd_restart(&g->c, x, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
         KT_CHECK(tef_wait_acked(g, 20, 20000));
@@ -749,7 +749,7 @@ static void tef_outage(bool whole) {
     pthread_mutex_lock(&g->mu);
     w0 = g->failed;
     pthread_mutex_unlock(&g->mu);
-    x = (int)t0.endpoint;
+    x = (int)t0.watch_endpoint;
     ms0 = tef_now_ms();
     if (whole) {
         for (i = 0; i < 3; i++) KT_EQ_INT(kt_etcd_kill(&g->c, i), 0);
@@ -852,7 +852,7 @@ static void tef_compacted(void) {
             pthread_mutex_unlock(&g->mu);
         }
         KT_CHECK(paused);
-        x = (int)tef_tstats(g).endpoint;
+        x = (int)tef_tstats(g).watch_endpoint;
         KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
         KT_CHECK(tef_wait_acked(g, 20, 20000));
         KT_EQ_INT(kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r), 0);
@@ -903,7 +903,7 @@ static void tef_frozen(void) {
         KT_CHECK(tef_wait_acked(g, 10, 20000));
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
-        x = (int)t0.endpoint;
+        x = (int)t0.watch_endpoint;
         KT_EQ_INT(kt_etcd_freeze(&g->c, x), 0);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
         KT_CHECK(tef_wait_acked(g, 20, 20000));
@@ -969,10 +969,22 @@ static void tef_status_race(void) {
 #endif
 }
 
+/* root's token, from any running member */
+static bool tef_root_token(tef_rig *g, char *token, size_t cap) {
+    kt_etcd_reply r = { 0 };
+    const char *url = tef_any_url(g);
+    bool ok = url && kt_etcd_authenticate(url, "root", TEF_PASSWORD, token, cap, 3000, &r) == 0;
+    kt_etcd_reply_free(&r);
+    return ok;
+}
+
 /* (g) With etcd auth: a member restarted (SIGTERM, start) has lost the
-   simple tokens it knew, the controller's among them. The controller is
-   idle (the writer held, nothing to reconcile) when the member its watch
-   is on is killed, and the watch fails over to the restarted one: it must
+   simple tokens it knew, the controller's among them. The member the
+   watch is on is made the leader, so restarting the two others elects no
+   one and the watch stays there (a member without a leader would end a
+   hasleader watch and move it early); both others are restarted. The
+   controller is idle (the writer held, nothing to reconcile) when the
+   watch's member is killed, and the watch fails over to a restarted one: it must
    renew the token there, as a unary request does, or stay refused for
    good, since an idle controller sends nothing else that would renew it
    (and gets no events to wake it). Then the writer writes on. */
@@ -983,19 +995,26 @@ static void tef_auth_restarted_member(void) {
         tef_rig *g = &tef;
         kctl_etcd_stats t0, t1;
         kctl_reflector_stats i0;
-        char why[256];
-        uint64_t ms0;
+        char why[256], token[256];
+        uint64_t ms0, w0;
         int x, y, rc;
         bool idle = false;
         if (!tef_setup(g, true)) { tef_teardown(g); return; }
-        x = (int)tef_tstats(g).endpoint;
-        y = (x + 1) % 3; /* where the watch goes next: endpoints are in member order */
-        rc = kt_etcd_term(&g->c, y, 10000);
-        KT_CHECK(rc == 0 || rc == 1);
-        if (kt_etcd_restart(&g->c, y, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
+        x = (int)tef_tstats(g).watch_endpoint;
+        /* x leads, so restarting the others elects no one: x keeps its
+           leader and the watch on x (hasleader) stays where it is */
+        KT_CHECK(tef_root_token(g, token, sizeof token));
+        if (kt_etcd_move_leader(&g->c, x, token, 20000) != 0) kt_fail(__FILE__, __LINE__, "move leader: %s", g->c.error);
         pthread_mutex_lock(&g->mu);
         g->writer_hold = true;
         pthread_mutex_unlock(&g->mu);
+        w0 = tef_tstats(g).watches;
+        for (y = 0; y < 3; y++) { /* both others forget every token */
+            if (y == x) continue;
+            rc = kt_etcd_term(&g->c, y, 10000);
+            KT_CHECK(rc == 0 || rc == 1);
+            if (kt_etcd_restart(&g->c, y, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
+        }
         for (ms0 = tef_now_ms(); !idle && tef_now_ms() - ms0 < 20000; tef_nap(20)) {
             kctl_queue_stats qs;
             bool held;
@@ -1008,11 +1027,12 @@ static void tef_auth_restarted_member(void) {
         KT_CHECK(idle);
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
-        KT_EQ_INT((int)t0.endpoint, x);
+        KT_EQ_INT((int)t0.watch_endpoint, x);
+        KT_EQ_U64(t0.watches, w0); /* the watch is still the one on x */
         KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
         t1 = tef_tstats(g);
-        KT_EQ_INT((int)t1.endpoint, y);
+        KT_CHECK(t1.watch_endpoint != (uint32_t)x);
         KT_CHECK(t1.reauths > t0.reauths);
         pthread_mutex_lock(&g->mu);
         g->writer_hold = false;
@@ -1051,7 +1071,7 @@ static void tef_chaos(void) {
             int kind = rand() % 6, x = rand() % 3, hold = 200 + rand() % 3000;
             long long rev = 0;
             kt_etcd_reply r = { 0 };
-            if (rand() % 2) x = (int)tef_tstats(g).endpoint;
+            if (rand() % 2) x = (int)tef_tstats(g).watch_endpoint;
             faults++;
             printf("  chaos %d: fault %d member %d hold %d ms\n", faults, kind, x, hold);
             fflush(stdout);
