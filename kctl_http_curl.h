@@ -2791,7 +2791,7 @@ static int kctl__kc_take(kctl__kc *k, uint32_t o, const char *name, int slot, in
             kctl__http_free(k->a, bin);
             kctl__http_free(k->a, s);
             return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: %s is not base64", where, name);
-        } else rc = kctl__kc_keep(k, slot, NULL, 0, (const char *)bin, (size_t)got);
+        } else if (got > 0) rc = kctl__kc_keep(k, slot, NULL, 0, (const char *)bin, (size_t)got); /* nothing: no data */
         kctl__http_free(k->a, bin);
     } else rc = kctl__kc_keep(k, slot, NULL, 0, s, n);
     kctl__http_free(k->a, s);
