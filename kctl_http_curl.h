@@ -313,9 +313,9 @@ KCTL_API int kctl_kube_config_parse(const char *text, size_t len, const char *di
    <sa_dir>/namespace, else "default"; context "". sa_dir: the service
    account's directory (NULL: /var/run/secrets/kubernetes.io/serviceaccount;
    tests give one of their own). Returns OK; NOT_FOUND (not in a cluster:
-   either variable unset or empty, or no readable token file); INVALID_ARG
-   (a NULL out, a port that is no number, a host with '/' or spaces);
-   NOMEM. Ownership as kctl_kube_config_load's. [any thread, given its own
+   either variable unset or empty, or no token file); IO (the token file
+   cannot be opened); INVALID_ARG (a NULL out, a port that is not a
+   number in 1..65535, a host that is not a name or an address); NOMEM. Ownership as kctl_kube_config_load's. [any thread, given its own
    out and st] */
 KCTL_API int kctl_kube_config_in_cluster(const char *sa_dir, kctl_kube_config *out, kctl_api_status *st);
 /* Free c's strings and zero it but for its allocator (a zeroed c, or
