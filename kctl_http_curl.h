@@ -242,6 +242,86 @@ typedef struct kctl_kube_desc {
 } kctl_kube_desc;
 
 /* ===================================================================== >>kubeconfig KUBECONFIG */
+/* Where a transport to a Kubernetes API server finds its server and
+   credentials, as kubectl and client-go find them: a kubeconfig file
+   (current-context or a named one) or the pod's service account
+   (in-cluster). Each gives a kctl_kube_config whose desc is ready for
+   the transport:
+       kctl_kube_config kc = { 0 };
+       kctl_api_status st = { 0 };
+       if (kctl_kube_config_load(NULL, NULL, &kc, &st) != KCTL_OK)       // $KUBECONFIG or ~/.kube/config
+           fprintf(stderr, "%s\n", st.message);  // kubeconfig line 12: anchors (&) are not supported
+       ... kc.desc to the transport, kc.ns as the namespace ...
+       kctl_kube_config_free(&kc);              // after the transport is created (it copies)
+   The file may be JSON or the YAML kubectl writes: block mappings and
+   sequences, plain, 'single-' and "double-quoted" scalars (with escapes,
+   folded over lines), comments, one document (--- before it), and the
+   empty flow collections {} and []. Anything else is refused, naming
+   its line: anchors, aliases, tags, block scalars (| >), flow
+   collections with content, complex keys, directives, tabs in
+   indentation, a repeated key, more than one document. Plain scalars
+   are strings, but for null, ~ and nothing (null) and true and false
+   (in YAML 1.2's core spellings); numbers are kept as their text.
+   Read from the file, as client-go reads it: clusters (server,
+   certificate-authority, certificate-authority-data,
+   insecure-skip-tls-verify), users (token, tokenFile,
+   client-certificate(-data), client-key(-data)), contexts (cluster,
+   user, namespace). A relative file name is relative to the
+   kubeconfig's directory. Refused, by name: users with an exec plugin
+   or an auth-provider (kctl runs no plugin), basic auth
+   (username/password), impersonation (as, as-groups, as-uid,
+   as-user-extra); clusters with proxy-url or tls-server-name; both a
+   file and its -data, and a CA with insecure-skip-tls-verify (client-go
+   refuses these too). Other fields are ignored. Messages name files,
+   lines, fields and names, never a token, key or password. */
+#define KCTL_KUBECONFIG_MAX_BYTES (4u * 1024u * 1024u) /* a kubeconfig file; beyond: TOO_LARGE */
+#define KCTL_KUBECONFIG_MAX_DEPTH 32                   /* its nesting; beyond: TOO_LARGE */
+
+/* A configuration that owns its strings (one block, from .allocator). */
+typedef struct kctl_kube_config {
+    kctl_kube_desc desc;       /* server, token or token_file, tls; allocator = .allocator;
+                                  the rest zero (the transport's defaults) */
+    const char *ns;            /* the context's namespace; "default" when it has none */
+    const char *context;       /* the context's name ("" in-cluster) */
+    kctl_allocator allocator;  /* set it before a load to choose where the strings go */
+    void *mem_;                /* private: the block */
+} kctl_kube_config;
+
+/* Read the kubeconfig at path (NULL: the first entry of $KUBECONFIG, a
+   list separated by ':', else $HOME/.kube/config; kubectl merges every
+   entry, kctl reads only the first) and fill *out for context (NULL: the
+   file's current-context). *out (its allocator kept; what it held is
+   freed first) owns its strings until kctl_kube_config_free; *st (may
+   be NULL) gets a message on failure. Returns OK; NOT_FOUND (no file,
+   no $HOME, no current-context, or no context, cluster or user of that
+   name); INVALID_ARG (a NULL out; text outside the supported YAML, with
+   its line; a field of the wrong type; a refused field or plugin; two
+   entries of one name); TOO_LARGE (beyond KCTL_KUBECONFIG_MAX_BYTES or
+   KCTL_KUBECONFIG_MAX_DEPTH); IO (the file cannot be read); NOMEM.
+   [any thread, given its own out and st] */
+KCTL_API int kctl_kube_config_load(const char *path, const char *context, kctl_kube_config *out, kctl_api_status *st);
+/* The same from a kubeconfig's text[0..len) (KCTL_NTS: NUL-terminated)
+   in memory; relative file names in it are made relative to dir (NULL:
+   left as they are, relative to the working directory). The same codes
+   but for IO. [any thread, given its own out and st] */
+KCTL_API int kctl_kube_config_parse(const char *text, size_t len, const char *dir, const char *context,
+                                    kctl_kube_config *out, kctl_api_status *st);
+/* The configuration of a pod, as client-go's InClusterConfig makes it:
+   server https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (an
+   IPv6 host in brackets), token_file <sa_dir>/token (the transport reads
+   it again when it changes: projected tokens rotate), ca_file
+   <sa_dir>/ca.crt when it exists, ns from $POD_NAMESPACE, else
+   <sa_dir>/namespace, else "default"; context "". sa_dir: the service
+   account's directory (NULL: /var/run/secrets/kubernetes.io/serviceaccount;
+   tests give one of their own). Returns OK; NOT_FOUND (not in a cluster:
+   either variable unset or empty, or no token file); IO (the token file
+   cannot be opened); INVALID_ARG (a NULL out, a port that is not a
+   number in 1..65535, a host that is not a name or an address); NOMEM. Ownership as kctl_kube_config_load's. [any thread, given its own
+   out and st] */
+KCTL_API int kctl_kube_config_in_cluster(const char *sa_dir, kctl_kube_config *out, kctl_api_status *st);
+/* Free c's strings and zero it but for its allocator (a zeroed c, or
+   NULL, is fine). [any thread, given its own c] */
+KCTL_API void kctl_kube_config_free(kctl_kube_config *c);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -2059,5 +2139,1034 @@ KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out
 /* ------------------------------------------------------------------ >>kube KUBERNETES */
 
 /* ------------------------------------------------------------------ >>kubeconfig KUBECONFIG */
+/* A kubeconfig is read in two steps: its YAML becomes JSON (a file that
+   is JSON already is taken as it is), then kctl_json_parse reads the
+   JSON and the configuration is picked out of it. The YAML reader walks
+   lines: a block node ends at the first line indented less than its
+   column. It keeps the JSON it writes, the scalar at hand and, to refuse
+   a repeated key, every key with the mapping it belongs to. Memory is in
+   proportion to the text; recursion stops at KCTL_KUBECONFIG_MAX_DEPTH. */
+#include <stdarg.h>
+#include <errno.h>
+
+#define KCTL__KY_WS(c) ((c) == ' ' || (c) == '\t')
+
+typedef struct kctl__kykey {
+    uint64_t h;     /* of the key and its mapping */
+    size_t off;     /* its bytes in keys */
+    uint32_t len;
+    uint32_t map;   /* the mapping (from 1; 0: a free slot) */
+} kctl__kykey;
+
+typedef struct kctl__ky {
+    const char *s;
+    size_t n;
+    size_t ls;          /* start of the current line */
+    size_t pos;         /* the content at hand */
+    long ind;           /* the current line's indentation; -1 at the end */
+    uint32_t line;      /* the current line, from 1 */
+    uint32_t depth, maps;
+    bool started;       /* content or --- seen */
+    bool ended;         /* ... seen */
+    kctl_jw *w;
+    kctl__hbuf tmp;     /* the scalar at hand, unescaped */
+    kctl__hbuf keys;    /* the bytes of every key */
+    kctl__kykey *tab;   /* open addressing over (mapping, key) */
+    size_t tcap, tn;
+    const kctl_allocator *a;
+    int err;
+    char msg[200];
+} kctl__ky;
+
+static void kctl__ky_fail(kctl__ky *p, int code, uint32_t line, const char *fmt, ...) {
+    va_list ap;
+    int k;
+    if (p->err) return;
+    p->err = code;
+    k = snprintf(p->msg, sizeof p->msg, "kubeconfig line %u: ", (unsigned)line);
+    if (k < 0 || (size_t)k >= sizeof p->msg) return;
+    va_start(ap, fmt);
+    vsnprintf(p->msg + k, sizeof p->msg - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+/* The end of i's line (before its \r\n or \n, or the end of the text). */
+static size_t kctl__ky_eol(const kctl__ky *p, size_t i) {
+    const char *e = (const char *)memchr(p->s + i, '\n', p->n - i);
+    size_t j = e ? (size_t)(e - p->s) : p->n;
+    if (j > i && p->s[j - 1] == '\r') j--;
+    return j;
+}
+/* To the next line. */
+static void kctl__ky_adv(kctl__ky *p) {
+    const char *e;
+    if (p->ls >= p->n) return;
+    e = (const char *)memchr(p->s + p->ls, '\n', p->n - p->ls);
+    p->ls = e ? (size_t)(e - p->s) + 1 : p->n;
+    p->line++;
+}
+static void kctl__ky_put(kctl__ky *p, const char *s, size_t n) {
+    kctl__hbuf_put(&p->tmp, s, n);
+    if (p->tmp.err) kctl__ky_fail(p, p->tmp.err, p->line, "out of memory");
+}
+
+/* The text must be UTF-8 without control characters but tab, and with
+   line feeds (\r\n too) for line breaks. */
+static void kctl__ky_check_text(kctl__ky *p) {
+    const unsigned char *s = (const unsigned char *)p->s;
+    size_t i = 0, n = p->n;
+    uint32_t line = 1;
+    while (i < n && !p->err) {
+        unsigned c = s[i];
+        size_t k, m;
+        if (c == '\n') { line++; i++; continue; }
+        if (c < 0x80) {
+            if (c == '\r' && (i + 1 == n || s[i + 1] != '\n'))
+                kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "a carriage return without a line feed");
+            else if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
+                kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "a control character (0x%02x)", c);
+            i++;
+            continue;
+        }
+        k = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+        if (!k || c > 0xf4 || k > n - i) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "text that is not UTF-8"); return; }
+        for (m = 1; m < k; m++)
+            if ((s[i + m] & 0xc0) != 0x80) break;
+        if (m < k || (c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] > 0x9f) ||
+            (c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] > 0x8f)) {
+            kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "text that is not UTF-8");
+            return;
+        }
+        i += k;
+    }
+}
+
+/* From p->ls to the next line with content (blank lines, comments and a
+   leading --- are skipped): p->pos at it, p->ind its indentation, or -1
+   at the end of the document. */
+static void kctl__ky_scan(kctl__ky *p) {
+    const char *s = p->s;
+    while (!p->err) {
+        size_t i = p->ls, e, j;
+        if (i >= p->n) break;
+        while (i < p->n && s[i] == ' ') i++;
+        e = kctl__ky_eol(p, i);
+        for (j = i; j < e && KCTL__KY_WS(s[j]); j++) {}
+        if (j == e || s[j] == '#') { kctl__ky_adv(p); continue; }
+        if (j != i) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "tabs may not indent (use spaces)"); break; }
+        if (i == p->ls && e - i >= 3 && (memcmp(s + i, "---", 3) == 0 || memcmp(s + i, "...", 3) == 0) &&
+            (e - i == 3 || KCTL__KY_WS(s[i + 3]))) {
+            bool start = s[i] == '-';
+            for (j = i + 3; j < e && KCTL__KY_WS(s[j]); j++) {}
+            if (start && (p->started || p->ended)) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "more than one document (---)"); break; }
+            if (start && j < e && s[j] != '#') { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "content on the --- line is not supported"); break; }
+            if (!start && j < e && s[j] != '#') { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "content after the end of the document (...)"); break; }
+            if (start) p->started = true;
+            else p->ended = true;
+            kctl__ky_adv(p);
+            continue;
+        }
+        if (p->ended) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "more than one document (content after ...)"); break; }
+        if (i == p->ls && s[i] == '%') { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "directives (%%) are not supported"); break; }
+        p->started = true;
+        p->pos = i;
+        p->ind = (long)(i - p->ls);
+        return;
+    }
+    p->pos = p->n;
+    p->ind = -1;
+}
+
+/* After a value that ends at i: nothing but a comment on the rest of its
+   line; then to the next line with content. */
+static void kctl__ky_endline(kctl__ky *p, size_t i) {
+    size_t e = kctl__ky_eol(p, i), j;
+    for (j = i; j < e && KCTL__KY_WS(p->s[j]); j++) {}
+    if (j < e && !(p->s[j] == '#' && j > i)) {
+        kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "text after a quoted value or {} []");
+        return;
+    }
+    kctl__ky_adv(p);
+    kctl__ky_scan(p);
+}
+
+/* A block sequence entry ("- ", or "-" ending its line) at i? */
+static bool kctl__ky_entry(const kctl__ky *p, size_t i) {
+    return i < p->n && p->s[i] == '-' && (i + 1 == kctl__ky_eol(p, i) || KCTL__KY_WS(p->s[i + 1]));
+}
+
+/* A key ("k:", "'k':", "\"k\":" before a blank or the end of the line)
+   at i? *colon: where its ':' is. */
+static bool kctl__ky_is_key(const kctl__ky *p, size_t i, size_t *colon) {
+    const char *s = p->s;
+    size_t e = kctl__ky_eol(p, i), j;
+    char c = i < e ? s[i] : '\0';
+    if (c == '"' || c == '\'') {
+        for (j = i + 1; j < e; j++) {
+            if (c == '"' && s[j] == '\\') { j++; continue; }
+            if (s[j] == c) {
+                if (c == '\'' && j + 1 < e && s[j + 1] == '\'') { j++; continue; }
+                break;
+            }
+        }
+        if (j >= e) return false;
+        for (j++; j < e && KCTL__KY_WS(s[j]); j++) {}
+        if (j < e && s[j] == ':' && (j + 1 == e || KCTL__KY_WS(s[j + 1]))) { *colon = j; return true; }
+        return false;
+    }
+    if (i >= e || memchr(",[]{}#&*!|>%@`", c, 15)) return false;
+    if ((c == '-' || c == '?' || c == ':') && (i + 1 == e || KCTL__KY_WS(s[i + 1]))) return false;
+    for (j = i; j < e; j++) {
+        if (s[j] == ':' && (j + 1 == e || KCTL__KY_WS(s[j + 1]))) { *colon = j; return true; }
+        if (s[j] == '#' && j > i && KCTL__KY_WS(s[j - 1])) return false;
+    }
+    return false;
+}
+
+/* Fail for a node that starts at i with something kctl does not read. */
+static bool kctl__ky_refuse(kctl__ky *p, size_t i) {
+    size_t e = kctl__ky_eol(p, i);
+    char c = p->s[i];
+    bool blank = i + 1 >= e || KCTL__KY_WS(p->s[i + 1]);
+    const char *what = NULL;
+    switch (c) {
+    case '&': what = "anchors (&) are not supported"; break;
+    case '*': what = "aliases (*) are not supported"; break;
+    case '!': what = "tags (!) are not supported"; break;
+    case '|': case '>': what = "block scalars (| and >) are not supported: quote the value"; break;
+    case '%': case '@': case '`': what = "a plain value may not start with % @ or ` (quote it)"; break;
+    case ',': case ']': case '}': what = "a value may not start with , ] or } (quote it)"; break;
+    case '?': if (blank) what = "complex keys (?) are not supported"; break;
+    case ':': if (blank) what = "a key may not be empty"; break;
+    case '-': if (blank) what = "a sequence may not start on its key's line"; break;
+    default: break;
+    }
+    if (what) kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "%s", what);
+    return what != NULL;
+}
+
+/* One escape of a double-quoted scalar, s[i] the character after the
+   backslash (on this line, before e); returns the index past it. */
+static size_t kctl__ky_escape(kctl__ky *p, size_t i, size_t e) {
+    unsigned char c = (unsigned char)p->s[i];
+    uint32_t u = 0, nd = 0, d;
+    char out[4];
+    switch (c) {
+    case 'a': u = 7; break;
+    case 'b': u = 8; break;
+    case 't': case '\t': u = 9; break;
+    case 'n': u = 10; break;
+    case 'v': u = 11; break;
+    case 'f': u = 12; break;
+    case 'r': u = 13; break;
+    case 'e': u = 27; break;
+    case ' ': case '"': case '/': case '\\': u = c; break;
+    case 'N': u = 0x85; break;
+    case '_': u = 0xa0; break;
+    case 'L': u = 0x2028; break;
+    case 'P': u = 0x2029; break;
+    case 'x': nd = 2; break;
+    case 'u': nd = 4; break;
+    case 'U': nd = 8; break;
+    case '0': kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "a NUL character (\\0)"); return e;
+    default:
+        if (c > 0x20 && c < 0x7f) kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "an unknown escape \\%c", c);
+        else kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "an unknown escape");
+        return e;
+    }
+    i++;
+    if (nd) {
+        if (e - i < nd) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "a short \\x, \\u or \\U escape"); return e; }
+        for (d = 0; d < nd; d++, i++) {
+            char h = p->s[i];
+            int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            if (v < 0) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "a \\x, \\u or \\U escape with a character that is not hex"); return e; }
+            u = (u << 4) | (uint32_t)v;
+        }
+        if (u == 0 || (u >= 0xd800 && u <= 0xdfff) || u > 0x10ffff) {
+            kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "an escape of NUL, of a surrogate or beyond U+10FFFF");
+            return e;
+        }
+    }
+    if (u < 0x80) { out[0] = (char)u; kctl__ky_put(p, out, 1); }
+    else if (u < 0x800) { out[0] = (char)(0xc0 | (u >> 6)); out[1] = (char)(0x80 | (u & 63)); kctl__ky_put(p, out, 2); }
+    else if (u < 0x10000) {
+        out[0] = (char)(0xe0 | (u >> 12)); out[1] = (char)(0x80 | ((u >> 6) & 63)); out[2] = (char)(0x80 | (u & 63));
+        kctl__ky_put(p, out, 3);
+    } else {
+        out[0] = (char)(0xf0 | (u >> 18)); out[1] = (char)(0x80 | ((u >> 12) & 63));
+        out[2] = (char)(0x80 | ((u >> 6) & 63)); out[3] = (char)(0x80 | (u & 63));
+        kctl__ky_put(p, out, 4);
+    }
+    return i;
+}
+
+/* The lines after a line break in a multi-line scalar: blank ones are
+   counted into *blank; the next one with content is ours when indented
+   beyond pc (and is no comment when plain). Returns its first
+   character's index, or p->n when the scalar ends before it (p->ls then
+   at that line). */
+static size_t kctl__ky_continue(kctl__ky *p, long pc, bool plain, uint32_t *blank) {
+    *blank = 0;
+    for (;;) {
+        size_t k = p->ls, k2, e;
+        if (k >= p->n) return p->n;
+        while (k < p->n && p->s[k] == ' ') k++;
+        e = kctl__ky_eol(p, k);
+        for (k2 = k; k2 < e && KCTL__KY_WS(p->s[k2]); k2++) {}
+        if (k2 == e) { (*blank)++; kctl__ky_adv(p); continue; }
+        if ((long)(k - p->ls) <= pc || (plain && p->s[k2] == '#')) return p->n;
+        if (k == p->ls && e - k >= 3 && (memcmp(p->s + k, "---", 3) == 0 || memcmp(p->s + k, "...", 3) == 0) &&
+            (e - k == 3 || KCTL__KY_WS(p->s[k + 3]))) return p->n;
+        return k2;
+    }
+}
+
+/* A plain scalar from i, folded over the lines indented beyond pc, into
+   p->tmp; p->ls ends at the first line after it. */
+static void kctl__ky_plain(kctl__ky *p, size_t i, long pc) {
+    uint32_t blank = 0;
+    bool first = true;
+    p->tmp.len = 0;
+    for (;;) {
+        size_t e = kctl__ky_eol(p, i), j, end = i;
+        bool comment = false;
+        for (j = i; j < e; j++) {
+            char c = p->s[j];
+            if (c == '#' && j > i && KCTL__KY_WS(p->s[j - 1])) { comment = true; break; }
+            if (c == ':' && (j + 1 == e || KCTL__KY_WS(p->s[j + 1]))) {
+                kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, first ? "a value holds \": \" (quote it)" : "a key on a value's continuation line (indent it less, or quote the value)");
+                return;
+            }
+            if (!KCTL__KY_WS(c)) end = j + 1;
+        }
+        if (!first) {
+            if (!blank) kctl__ky_put(p, " ", 1);
+            while (blank-- > 0) kctl__ky_put(p, "\n", 1);
+        }
+        kctl__ky_put(p, p->s + i, end - i);
+        if (p->err) return;
+        first = false;
+        kctl__ky_adv(p);
+        if (comment) return;
+        i = kctl__ky_continue(p, pc, true, &blank);
+        if (i >= p->n) return;
+    }
+}
+
+/* A quoted scalar, p->s[i] its opening quote, into p->tmp; a key's must
+   end on its line. p->pos ends after the closing quote, p->ls at its line. */
+static void kctl__ky_quoted(kctl__ky *p, size_t i, long pc, bool key) {
+    char q = p->s[i];
+    uint32_t line0 = p->line, blank;
+    size_t trail = 0;
+    p->tmp.len = 0;
+    i++;
+    for (;;) {
+        size_t e = kctl__ky_eol(p, i);
+        bool joined = false;
+        while (i < e && !p->err) {
+            char c = p->s[i];
+            if (c == q) {
+                if (q == '\'' && i + 1 < e && p->s[i + 1] == '\'') { kctl__ky_put(p, "'", 1); i += 2; trail = 0; continue; }
+                p->pos = i + 1;
+                return;
+            }
+            if (c == '\\' && q == '"') {
+                if (i + 1 == e) { joined = true; i = e; break; }
+                i = kctl__ky_escape(p, i + 1, e);
+                trail = 0;
+                continue;
+            }
+            kctl__ky_put(p, &c, 1);
+            trail = KCTL__KY_WS(c) ? trail + 1 : 0;
+            i++;
+        }
+        if (p->err) return;
+        if (key) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line0, "a quoted key must end on its line"); return; }
+        if (!joined) p->tmp.len -= trail;
+        trail = 0;
+        kctl__ky_adv(p);
+        i = kctl__ky_continue(p, pc, false, &blank);
+        if (i >= p->n) {
+            kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line0, p->ls >= p->n ? "a quoted value is not closed" : "a quoted value's next line must be indented more than its key");
+            return;
+        }
+        if (!blank && !joined) kctl__ky_put(p, " ", 1);
+        while (blank-- > 0) kctl__ky_put(p, "\n", 1);
+    }
+}
+
+static bool kctl__ky_is(const kctl__ky *p, const char *a, const char *b, const char *c) {
+    size_t n = p->tmp.len;
+    const char *t = p->tmp.p;
+    return (strlen(a) == n && memcmp(t, a, n) == 0) || (strlen(b) == n && memcmp(t, b, n) == 0) ||
+           (strlen(c) == n && memcmp(t, c, n) == 0);
+}
+
+/* A scalar value (or {} or []) at p->pos, on a key's or an entry's line
+   or on its own; continuation lines go beyond column pc. */
+static void kctl__ky_scalar(kctl__ky *p, long pc) {
+    size_t i = p->pos, e = kctl__ky_eol(p, i), j;
+    char c = p->s[i];
+    if (kctl__ky_refuse(p, i)) return;
+    if (c == '{' || c == '[') {
+        for (j = i + 1; j < e && KCTL__KY_WS(p->s[j]); j++) {}
+        if (j < e && p->s[j] == (c == '{' ? '}' : ']')) {
+            if (c == '{') { kctl_jw_object_begin(p->w); kctl_jw_object_end(p->w); }
+            else { kctl_jw_array_begin(p->w); kctl_jw_array_end(p->w); }
+            kctl__ky_endline(p, j + 1);
+            return;
+        }
+        kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "flow collections (%s) are not supported in YAML: write block style, or the whole file as JSON",
+                      c == '{' ? "{...}" : "[...]");
+        return;
+    }
+    if (c == '"' || c == '\'') {
+        kctl__ky_quoted(p, i, pc, false);
+        if (p->err) return;
+        kctl_jw_string_n(p->w, p->tmp.p ? p->tmp.p : "", p->tmp.len);
+        kctl__ky_endline(p, p->pos);
+        return;
+    }
+    kctl__ky_plain(p, i, pc);
+    if (p->err) return;
+    if (p->tmp.len == 0 || kctl__ky_is(p, "null", "Null", "NULL") || kctl__ky_is(p, "~", "~", "~")) kctl_jw_null(p->w);
+    else if (kctl__ky_is(p, "true", "True", "TRUE")) kctl_jw_bool(p->w, true);
+    else if (kctl__ky_is(p, "false", "False", "FALSE")) kctl_jw_bool(p->w, false);
+    else kctl_jw_string_n(p->w, p->tmp.p, p->tmp.len);
+    kctl__ky_scan(p);
+}
+
+/* Remember the key in p->tmp for mapping map; fail if it is there already. */
+static void kctl__ky_key(kctl__ky *p, uint32_t map, uint32_t line) {
+    const char *k = p->tmp.p ? p->tmp.p : "";
+    size_t n = p->tmp.len, i, m;
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * UINT64_C(1099511628211);
+    h ^= (uint64_t)map * UINT64_C(0x9e3779b97f4a7c15);
+    if (p->tn * 2 >= p->tcap) {
+        size_t cap = p->tcap ? p->tcap * 2 : 64, t;
+        kctl__kykey *nt = (kctl__kykey *)kctl__http_alloc(p->a, cap * sizeof *nt);
+        if (!nt) { kctl__ky_fail(p, KCTL_ERR_NOMEM, line, "out of memory"); return; }
+        memset(nt, 0, cap * sizeof *nt);
+        for (t = 0; t < p->tcap; t++) {
+            if (!p->tab[t].map) continue;
+            for (i = p->tab[t].h & (cap - 1); nt[i].map; i = (i + 1) & (cap - 1)) {}
+            nt[i] = p->tab[t];
+        }
+        kctl__http_free(p->a, p->tab);
+        p->tab = nt;
+        p->tcap = cap;
+    }
+    m = p->tcap - 1;
+    for (i = h & m; p->tab[i].map; i = (i + 1) & m) {
+        const kctl__kykey *t = &p->tab[i];
+        if (t->map == map && t->h == h && t->len == n && memcmp(p->keys.p + t->off, k, n) == 0) {
+            kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "the key \"%.60s\" is repeated", k);
+            return;
+        }
+    }
+    p->tab[i].map = map;
+    p->tab[i].h = h;
+    p->tab[i].len = (uint32_t)n;
+    p->tab[i].off = p->keys.len;
+    kctl__hbuf_put(&p->keys, k, n);
+    p->tn++;
+    if (p->keys.err) kctl__ky_fail(p, p->keys.err, line, "out of memory");
+}
+
+static void kctl__ky_node(kctl__ky *p, long pc);
+
+static bool kctl__ky_deeper(kctl__ky *p) {
+    if (++p->depth <= KCTL_KUBECONFIG_MAX_DEPTH) return true;
+    kctl__ky_fail(p, KCTL_ERR_TOO_LARGE, p->line, "nested deeper than %d", KCTL_KUBECONFIG_MAX_DEPTH);
+    return false;
+}
+
+/* A block mapping whose first key is at p->pos, its keys at column col. */
+static void kctl__ky_map(kctl__ky *p, long col) {
+    uint32_t id = ++p->maps;
+    if (!kctl__ky_deeper(p)) return;
+    kctl_jw_object_begin(p->w);
+    while (!p->err) {
+        size_t i = p->pos, colon = 0, e, j;
+        uint32_t line = p->line;
+        if (kctl__ky_entry(p, i)) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "a sequence entry where a key was expected"); break; }
+        if (!kctl__ky_is_key(p, i, &colon)) {
+            if (!kctl__ky_refuse(p, i)) kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "a value where a key was expected (key: value)");
+            break;
+        }
+        if (p->s[i] == '"' || p->s[i] == '\'') kctl__ky_quoted(p, i, col, true);
+        else {
+            size_t end = colon;
+            while (end > i && KCTL__KY_WS(p->s[end - 1])) end--;
+            p->tmp.len = 0;
+            kctl__ky_put(p, p->s + i, end - i);
+        }
+        if (p->err) break;
+        kctl__ky_key(p, id, line);
+        if (p->err) break;
+        kctl_jw_key(p->w, p->tmp.p ? p->tmp.p : "");
+        e = kctl__ky_eol(p, colon);
+        for (j = colon + 1; j < e && KCTL__KY_WS(p->s[j]); j++) {}
+        if (j == e || p->s[j] == '#') {
+            kctl__ky_adv(p);
+            kctl__ky_scan(p);
+            if (p->err) break;
+            if (p->ind > col || (p->ind == col && kctl__ky_entry(p, p->pos))) kctl__ky_node(p, col);
+            else kctl_jw_null(p->w);
+        } else {
+            p->pos = j;
+            kctl__ky_scalar(p, col);
+        }
+        if (p->err || p->ind < col) break;
+        if (p->ind > col) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "unexpected indentation"); break; }
+    }
+    kctl_jw_object_end(p->w);
+    p->depth--;
+}
+
+/* A block sequence whose first '-' is at p->pos, at column col. */
+static void kctl__ky_seq(kctl__ky *p, long col) {
+    if (!kctl__ky_deeper(p)) return;
+    kctl_jw_array_begin(p->w);
+    while (!p->err) {
+        size_t i = p->pos + 1, e = kctl__ky_eol(p, p->pos), j, colon;
+        for (j = i; j < e && KCTL__KY_WS(p->s[j]); j++) {}
+        if (j == e || p->s[j] == '#') {
+            kctl__ky_adv(p);
+            kctl__ky_scan(p);
+            if (p->err) break;
+            if (p->ind > col) kctl__ky_node(p, col);
+            else kctl_jw_null(p->w);
+        } else {
+            bool nested = kctl__ky_entry(p, j), map = !nested && kctl__ky_is_key(p, j, &colon);
+            if ((nested || map) && memchr(p->s + i, '\t', j - i)) {
+                kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "tabs may not indent (use spaces)");
+                break;
+            }
+            p->pos = j;
+            if (nested) kctl__ky_seq(p, (long)(j - p->ls));
+            else if (map) kctl__ky_map(p, (long)(j - p->ls));
+            else kctl__ky_scalar(p, col);
+        }
+        if (p->err) break;
+        if (p->ind == col && kctl__ky_entry(p, p->pos)) continue;
+        if (p->ind > col) kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "unexpected indentation");
+        break;
+    }
+    kctl_jw_array_end(p->w);
+    p->depth--;
+}
+
+/* The block node at p->pos, first on its line; pc: its parent's column. */
+static void kctl__ky_node(kctl__ky *p, long pc) {
+    size_t colon;
+    if (kctl__ky_entry(p, p->pos)) kctl__ky_seq(p, p->ind);
+    else if (kctl__ky_is_key(p, p->pos, &colon)) kctl__ky_map(p, p->ind);
+    else kctl__ky_scalar(p, pc);
+}
+
+/* YAML text[0..n) as JSON into w; INVALID_ARG or TOO_LARGE with msg. */
+static int kctl__ky_to_json(const char *text, size_t n, const kctl_allocator *a, kctl_jw *w, char *msg, size_t cap) {
+    kctl__ky p;
+    memset(&p, 0, sizeof p);
+    p.s = text;
+    p.n = n;
+    p.line = 1;
+    p.w = w;
+    p.a = a;
+    kctl__hbuf_init(&p.tmp, a, n + 16);
+    kctl__hbuf_init(&p.keys, a, n + 16);
+    kctl__ky_check_text(&p);
+    if (!p.err) kctl__ky_scan(&p);
+    if (p.err) {}
+    else if (p.ind < 0) kctl_jw_null(w);
+    else {
+        kctl__ky_node(&p, -1);
+        if (!p.err && p.ind >= 0) kctl__ky_fail(&p, KCTL_ERR_INVALID_ARG, p.line, "unexpected indentation (a line outside the top node)");
+    }
+    kctl__hbuf_free(&p.tmp);
+    kctl__hbuf_free(&p.keys);
+    kctl__http_free(a, p.tab);
+    if (p.err) snprintf(msg, cap, "%s", p.msg);
+    else if (w->err) snprintf(msg, cap, "kubeconfig: %s", w->err == KCTL_ERR_NOMEM ? "out of memory" : "cannot be written as JSON");
+    return p.err ? p.err : w->err;
+}
+
+/* The configuration picked out of a kubeconfig's JSON: its strings in
+   one buffer, each NUL-terminated, at off[] ((size_t)-1: none). */
+enum {
+    KCTL__KC_SERVER, KCTL__KC_TOKEN, KCTL__KC_TOKEN_FILE, KCTL__KC_CA_FILE, KCTL__KC_CA_DATA, KCTL__KC_CERT_FILE,
+    KCTL__KC_CERT_DATA, KCTL__KC_KEY_FILE, KCTL__KC_KEY_DATA, KCTL__KC_NS, KCTL__KC_CONTEXT, KCTL__KC_N
+};
+
+typedef struct kctl__kc {
+    kctl__hbuf mem;
+    size_t off[KCTL__KC_N], len[KCTL__KC_N];
+    bool insecure;
+    kctl_json j;
+    const kctl_allocator *a;
+    const char *dir;
+    char tmp[64];
+} kctl__kc;
+
+static int kctl__kc_fail(kctl_api_status *st, int rc, const char *fmt, ...) {
+    char msg[320];
+    va_list ap;
+    int code = rc == KCTL_ERR_NOT_FOUND ? 404 : rc == KCTL_ERR_TOO_LARGE ? 413 : rc == KCTL_ERR_INVALID_ARG ? 400 : 500;
+    const char *reason = rc == KCTL_ERR_NOT_FOUND ? "NotFound" : rc == KCTL_ERR_TOO_LARGE ? "RequestEntityTooLarge" :
+                         rc == KCTL_ERR_INVALID_ARG ? "BadRequest" : "InternalError";
+    if (!st) return rc;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    kctl_api_status_set(st, code, reason, msg, NULL, NULL, NULL, NULL, 0);
+    return rc;
+}
+
+static void kctl__kc_init(kctl__kc *k, const kctl_allocator *a) {
+    int i;
+    memset(k, 0, sizeof *k);
+    k->a = a;
+    kctl__hbuf_init(&k->mem, a, (size_t)-1 / 2);
+    for (i = 0; i < KCTL__KC_N; i++) k->off[i] = (size_t)-1;
+}
+
+/* Keep s[0..n) (and b[0..bn) before it, for a directory) as slot. */
+static int kctl__kc_keep(kctl__kc *k, int slot, const char *b, size_t bn, const char *s, size_t n) {
+    k->off[slot] = k->mem.len;
+    kctl__hbuf_put(&k->mem, b, bn);
+    kctl__hbuf_put(&k->mem, s, n);
+    kctl__hbuf_put(&k->mem, "\0", 1);
+    k->len[slot] = bn + n;
+    return k->mem.err;
+}
+
+/* The string member name of object o, unescaped into memory of its own
+   (*out; NULL when it is absent, null or ""). */
+static int kctl__kc_str(kctl__kc *k, uint32_t o, const char *name, const char *where, char **out, size_t *len, kctl_api_status *st) {
+    uint32_t v = o == KCTL_JSON_NONE ? KCTL_JSON_NONE : kctl_json_member(&k->j, o, name);
+    kctl_json_type t = kctl_json_type_of(&k->j, v);
+    size_t cap, n = 0;
+    *out = NULL;
+    *len = 0;
+    if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return KCTL_OK;
+    if (t != KCTL_JSON_STRING) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: %s is not a string", where, name);
+    cap = (size_t)(k->j.toks[v].end - k->j.toks[v].start) + 1;
+    if (!(*out = (char *)kctl__http_alloc(k->a, cap))) return kctl__kc_fail(st, KCTL_ERR_NOMEM, "kubeconfig: out of memory");
+    kctl_json_string(&k->j, v, *out, cap, &n);
+    if (strlen(*out) != n) {
+        kctl__http_free(k->a, *out);
+        *out = NULL;
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: %s holds a NUL character", where, name);
+    }
+    if (!n) { kctl__http_free(k->a, *out); *out = NULL; }
+    *len = n;
+    return KCTL_OK;
+}
+
+/* The string member name of o as slot: a file name made relative to
+   the kubeconfig's directory, or base64 data decoded. */
+enum { KCTL__KC_TEXT, KCTL__KC_PATH, KCTL__KC_B64 };
+static int kctl__kc_take(kctl__kc *k, uint32_t o, const char *name, int slot, int how, const char *where, kctl_api_status *st) {
+    char *s;
+    size_t n, dn = k->dir ? strlen(k->dir) : 0;
+    int rc = kctl__kc_str(k, o, name, where, &s, &n, st);
+    if (rc != KCTL_OK || !s) return rc;
+    if (how == KCTL__KC_PATH && s[0] != '/' && dn) { /* relative to the kubeconfig's directory */
+        k->off[slot] = k->mem.len;
+        kctl__hbuf_put(&k->mem, k->dir, dn);
+        if (k->dir[dn - 1] != '/') kctl__hbuf_put(&k->mem, "/", 1);
+        kctl__hbuf_put(&k->mem, s, n);
+        kctl__hbuf_put(&k->mem, "\0", 1);
+        k->len[slot] = k->mem.len - k->off[slot] - 1;
+        rc = k->mem.err;
+    } else if (how == KCTL__KC_B64) {
+        size_t i, m = 0;
+        long got;
+        unsigned char *bin;
+        for (i = 0; i < n; i++)
+            if (s[i] != '\r' && s[i] != '\n') s[m++] = s[i]; /* as Go's decoder, line breaks do not count */
+        bin = (unsigned char *)kctl__http_alloc(k->a, m / 4 * 3 + 4);
+        if (!bin) rc = KCTL_ERR_NOMEM;
+        else if ((got = kctl__b64_decode(s, m, bin)) < 0 || m % 4 == 1) {
+            kctl__http_free(k->a, bin);
+            kctl__http_free(k->a, s);
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: %s is not base64", where, name);
+        } else if (got > 0) rc = kctl__kc_keep(k, slot, NULL, 0, (const char *)bin, (size_t)got); /* nothing: no data */
+        kctl__http_free(k->a, bin);
+    } else rc = kctl__kc_keep(k, slot, NULL, 0, s, n);
+    kctl__http_free(k->a, s);
+    if (rc != KCTL_OK) return kctl__kc_fail(st, rc, "kubeconfig: out of memory");
+    return KCTL_OK;
+}
+
+/* Whether member name of o is there and not null, false, "", {} or []. */
+static bool kctl__kc_set(const kctl__kc *k, uint32_t o, const char *name) {
+    uint32_t v = o == KCTL_JSON_NONE ? KCTL_JSON_NONE : kctl_json_member(&k->j, o, name);
+    switch (kctl_json_type_of(&k->j, v)) {
+    case KCTL_JSON_INVALID: case KCTL_JSON_NULL: case KCTL_JSON_FALSE: return false;
+    case KCTL_JSON_STRING: return k->j.toks[v].end > k->j.toks[v].start;
+    case KCTL_JSON_OBJECT: case KCTL_JSON_ARRAY: return k->j.toks[v].size > 0;
+    default: return true;
+    }
+}
+
+/* The member inner of the one entry named name in the root's list
+   (clusters, users, contexts); KCTL_JSON_NONE in *out when it has none. */
+static int kctl__kc_find(kctl__kc *k, const char *list, const char *kind, const char *inner, const char *name, uint32_t *out,
+                         kctl_api_status *st) {
+    uint32_t arr = k->j.ntoks ? kctl_json_member(&k->j, 0, list) : KCTL_JSON_NONE, i, found = 0;
+    kctl_json_type at = kctl_json_type_of(&k->j, arr), t;
+    *out = KCTL_JSON_NONE;
+    if (at != KCTL_JSON_INVALID && at != KCTL_JSON_NULL && at != KCTL_JSON_ARRAY)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s is not a list", list);
+    for (i = 0; at == KCTL_JSON_ARRAY && i < k->j.toks[arr].size; i++) {
+        uint32_t e = kctl_json_element(&k->j, arr, i), v;
+        if (kctl_json_type_of(&k->j, e) != KCTL_JSON_OBJECT)
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: an entry of %s is not a mapping", list);
+        if (!kctl_json_string_eq(&k->j, kctl_json_member(&k->j, e, "name"), name)) continue;
+        if (found++) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: two %ss named \"%.100s\"", kind, name);
+        v = kctl_json_member(&k->j, e, inner);
+        t = kctl_json_type_of(&k->j, v);
+        if (t == KCTL_JSON_OBJECT) *out = v;
+        else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL)
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s \"%.100s\": %s is not a mapping", kind, name, inner);
+    }
+    if (!found) return kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: no %s named \"%.100s\"", kind, name);
+    return KCTL_OK;
+}
+
+/* The cluster's fields. */
+static int kctl__kc_cluster(kctl__kc *k, const char *name, kctl_api_status *st) {
+    char where[140];
+    uint32_t o, v;
+    int rc;
+    snprintf(where, sizeof where, "cluster \"%.100s\"", name);
+    if ((rc = kctl__kc_find(k, "clusters", "cluster", "cluster", name, &o, st)) != KCTL_OK) return rc;
+    if (kctl__kc_set(k, o, "proxy-url"))
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s uses proxy-url, which kctl does not support", where);
+    if (kctl__kc_set(k, o, "tls-server-name"))
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s uses tls-server-name, which kctl does not support", where);
+    if ((rc = kctl__kc_take(k, o, "server", KCTL__KC_SERVER, KCTL__KC_TEXT, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "certificate-authority", KCTL__KC_CA_FILE, KCTL__KC_PATH, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "certificate-authority-data", KCTL__KC_CA_DATA, KCTL__KC_B64, where, st)) != KCTL_OK)
+        return rc;
+    if (k->off[KCTL__KC_SERVER] == (size_t)-1) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has no server", where);
+    v = o == KCTL_JSON_NONE ? KCTL_JSON_NONE : kctl_json_member(&k->j, o, "insecure-skip-tls-verify");
+    if (kctl_json_type_of(&k->j, v) == KCTL_JSON_TRUE) k->insecure = true;
+    else if (kctl_json_type_of(&k->j, v) != KCTL_JSON_FALSE && kctl_json_type_of(&k->j, v) != KCTL_JSON_NULL && v != KCTL_JSON_NONE)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: insecure-skip-tls-verify is not true or false", where);
+    if (k->off[KCTL__KC_CA_FILE] != (size_t)-1 && k->off[KCTL__KC_CA_DATA] != (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has both certificate-authority and certificate-authority-data", where);
+    if (k->insecure && (k->off[KCTL__KC_CA_FILE] != (size_t)-1 || k->off[KCTL__KC_CA_DATA] != (size_t)-1))
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has a certificate authority and insecure-skip-tls-verify", where);
+    return KCTL_OK;
+}
+
+/* The user's fields; the plugins, basic auth and impersonation refused. */
+static int kctl__kc_user(kctl__kc *k, const char *name, kctl_api_status *st) {
+    static const char *const imp[] = { "as", "as-groups", "as-uid", "as-user-extra" };
+    char where[140], *plugin;
+    size_t n, i;
+    uint32_t o, x;
+    int rc;
+    snprintf(where, sizeof where, "user \"%.100s\"", name);
+    if ((rc = kctl__kc_find(k, "users", "user", "user", name, &o, st)) != KCTL_OK) return rc;
+    if (kctl__kc_set(k, o, "exec") || kctl__kc_set(k, o, "auth-provider")) {
+        bool exec = kctl__kc_set(k, o, "exec");
+        x = kctl_json_member(&k->j, o, exec ? "exec" : "auth-provider");
+        if (kctl_json_type_of(&k->j, x) != KCTL_JSON_OBJECT) x = KCTL_JSON_NONE;
+        rc = kctl__kc_str(k, x, exec ? "command" : "name", where, &plugin, &n, NULL);
+        rc = kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s uses %s (%.60s), which kctl does not run", where,
+                           exec ? "an exec plugin" : "an auth-provider plugin", rc == KCTL_OK && plugin ? plugin : "unnamed");
+        kctl__http_free(k->a, plugin);
+        return rc;
+    }
+    if (kctl__kc_set(k, o, "username") || kctl__kc_set(k, o, "password"))
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s uses basic auth (username and password), which kctl does not support", where);
+    for (i = 0; i < sizeof imp / sizeof imp[0]; i++)
+        if (kctl__kc_set(k, o, imp[i]))
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s impersonates (%s), which kctl does not support", where, imp[i]);
+    if ((rc = kctl__kc_take(k, o, "token", KCTL__KC_TOKEN, KCTL__KC_TEXT, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "tokenFile", KCTL__KC_TOKEN_FILE, KCTL__KC_PATH, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "client-certificate", KCTL__KC_CERT_FILE, KCTL__KC_PATH, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "client-certificate-data", KCTL__KC_CERT_DATA, KCTL__KC_B64, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "client-key", KCTL__KC_KEY_FILE, KCTL__KC_PATH, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "client-key-data", KCTL__KC_KEY_DATA, KCTL__KC_B64, where, st)) != KCTL_OK)
+        return rc;
+    if (k->off[KCTL__KC_CERT_FILE] != (size_t)-1 && k->off[KCTL__KC_CERT_DATA] != (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has both client-certificate and client-certificate-data", where);
+    if (k->off[KCTL__KC_KEY_FILE] != (size_t)-1 && k->off[KCTL__KC_KEY_DATA] != (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has both client-key and client-key-data", where);
+    if ((k->off[KCTL__KC_CERT_FILE] & k->off[KCTL__KC_CERT_DATA]) == (size_t)-1 && (k->off[KCTL__KC_KEY_FILE] & k->off[KCTL__KC_KEY_DATA]) != (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has a client key without a client certificate", where);
+    if ((k->off[KCTL__KC_CERT_FILE] & k->off[KCTL__KC_CERT_DATA]) != (size_t)-1 && (k->off[KCTL__KC_KEY_FILE] & k->off[KCTL__KC_KEY_DATA]) == (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has a client certificate without its key", where);
+    return KCTL_OK;
+}
+
+/* Hand k's strings to out (which was freed). */
+static void kctl__kc_finish(kctl__kc *k, kctl_kube_config *out) {
+    char *m = k->mem.p;
+#define KCTL__KC_AT(slot) (k->off[slot] == (size_t)-1 ? NULL : m + k->off[slot])
+    out->mem_ = m;
+    k->mem.p = NULL;
+    out->desc.allocator = out->allocator;
+    out->desc.server = KCTL__KC_AT(KCTL__KC_SERVER);
+    out->desc.token = KCTL__KC_AT(KCTL__KC_TOKEN);
+    out->desc.token_file = KCTL__KC_AT(KCTL__KC_TOKEN_FILE);
+    out->desc.tls.insecure = k->insecure;
+    out->desc.tls.ca_file = KCTL__KC_AT(KCTL__KC_CA_FILE);
+    out->desc.tls.ca_data = KCTL__KC_AT(KCTL__KC_CA_DATA);
+    out->desc.tls.ca_len = out->desc.tls.ca_data ? k->len[KCTL__KC_CA_DATA] : 0;
+    out->desc.tls.cert_file = KCTL__KC_AT(KCTL__KC_CERT_FILE);
+    out->desc.tls.cert_data = KCTL__KC_AT(KCTL__KC_CERT_DATA);
+    out->desc.tls.cert_len = out->desc.tls.cert_data ? k->len[KCTL__KC_CERT_DATA] : 0;
+    out->desc.tls.key_file = KCTL__KC_AT(KCTL__KC_KEY_FILE);
+    out->desc.tls.key_data = KCTL__KC_AT(KCTL__KC_KEY_DATA);
+    out->desc.tls.key_len = out->desc.tls.key_data ? k->len[KCTL__KC_KEY_DATA] : 0;
+    out->ns = KCTL__KC_AT(KCTL__KC_NS);
+    out->context = KCTL__KC_AT(KCTL__KC_CONTEXT);
+#undef KCTL__KC_AT
+}
+
+/* The configuration of context (NULL: current-context) in the JSON text. */
+static int kctl__kc_read(const char *text, size_t len, const char *dir, const char *context, kctl_kube_config *out, kctl_api_status *st) {
+    kctl__kc k;
+    kctl_json_limits lim;
+    kctl_json_tok *toks = NULL;
+    kctl_json_type t;
+    size_t n;
+    uint32_t ctx = KCTL_JSON_NONE;
+    int rc;
+    kctl__kc_init(&k, &out->allocator);
+    k.dir = dir;
+    memset(&lim, 0, sizeof lim);
+    lim.max_depth = KCTL_KUBECONFIG_MAX_DEPTH + 1;
+    lim.max_bytes = UINT32_MAX;
+    rc = kctl_json_parse(text, len, NULL, 0, &lim, &k.j);
+    if (rc == KCTL_OK) {
+        if (!(toks = (kctl_json_tok *)kctl__http_alloc(k.a, (size_t)k.j.ntoks * sizeof *toks))) rc = KCTL_ERR_NOMEM;
+        else rc = kctl_json_parse(text, len, toks, k.j.ntoks, &lim, &k.j);
+    }
+    if (rc != KCTL_OK) {
+        rc = rc == KCTL_ERR_NOMEM ? kctl__kc_fail(st, rc, "kubeconfig: out of memory")
+             : rc == KCTL_ERR_TOO_LARGE ? kctl__kc_fail(st, rc, "kubeconfig: nested deeper than %d", KCTL_KUBECONFIG_MAX_DEPTH)
+                                        : kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: not valid JSON");
+        goto done;
+    }
+    t = kctl_json_type_of(&k.j, 0);
+    if (t != KCTL_JSON_OBJECT && t != KCTL_JSON_NULL) {
+        rc = kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: not a Config (a mapping of clusters, users and contexts)");
+        goto done;
+    }
+    if (t == KCTL_JSON_NULL) k.j.ntoks = 0; /* an empty file: no context */
+    if (context && *context) rc = kctl__kc_keep(&k, KCTL__KC_CONTEXT, NULL, 0, context, strlen(context));
+    else if ((rc = kctl__kc_take(&k, k.j.ntoks ? 0 : KCTL_JSON_NONE, "current-context", KCTL__KC_CONTEXT, KCTL__KC_TEXT, "Config", st)) != KCTL_OK)
+        goto done;
+    if (rc != KCTL_OK) { rc = kctl__kc_fail(st, rc, "kubeconfig: out of memory"); goto done; }
+    if (k.off[KCTL__KC_CONTEXT] == (size_t)-1) {
+        rc = kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: no current-context is set (name a context)");
+        goto done;
+    }
+    {
+        /* the names, copied: the strings' buffer moves as it grows */
+        char *names[2] = { NULL, NULL };
+        const char *cname = k.mem.p + k.off[KCTL__KC_CONTEXT];
+        char where[140];
+        snprintf(where, sizeof where, "context \"%.100s\"", cname);
+        if (k.j.ntoks == 0) rc = kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: no context named \"%.100s\"", cname);
+        else rc = kctl__kc_find(&k, "contexts", "context", "context", cname, &ctx, st);
+        if (rc == KCTL_OK) rc = kctl__kc_str(&k, ctx, "cluster", where, &names[0], &n, st);
+        if (rc == KCTL_OK) rc = kctl__kc_str(&k, ctx, "user", where, &names[1], &n, st);
+        if (rc == KCTL_OK) rc = kctl__kc_take(&k, ctx, "namespace", KCTL__KC_NS, KCTL__KC_TEXT, where, st);
+        if (rc == KCTL_OK && !names[0]) rc = kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: %s names no cluster", where);
+        if (rc == KCTL_OK) rc = kctl__kc_cluster(&k, names[0], st);
+        if (rc == KCTL_OK && names[1]) rc = kctl__kc_user(&k, names[1], st); /* no user: no credentials */
+        kctl__http_free(k.a, names[0]);
+        kctl__http_free(k.a, names[1]);
+        if (rc != KCTL_OK) goto done;
+    }
+    if (k.off[KCTL__KC_NS] == (size_t)-1 && (rc = kctl__kc_keep(&k, KCTL__KC_NS, NULL, 0, "default", 7)) != KCTL_OK) {
+        rc = kctl__kc_fail(st, rc, "kubeconfig: out of memory");
+        goto done;
+    }
+    kctl__kc_finish(&k, out);
+done:
+    kctl__http_free(k.a, toks);
+    kctl__hbuf_free(&k.mem);
+    return rc;
+}
+
+KCTL_API void kctl_kube_config_free(kctl_kube_config *c) {
+    kctl_allocator a;
+    if (!c) return;
+    a = c->allocator;
+    kctl__http_free(&a, c->mem_);
+    memset(c, 0, sizeof *c);
+    c->allocator = a;
+}
+
+KCTL_API int kctl_kube_config_parse(const char *text, size_t len, const char *dir, const char *context,
+                                    kctl_kube_config *out, kctl_api_status *st) {
+    size_t i;
+    int rc;
+    if (!out || (!text && len)) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: no text or no config to fill");
+    kctl_kube_config_free(out);
+    if (!text) text = "";
+    if (len == KCTL_NTS) len = strlen(text);
+    if (len > KCTL_KUBECONFIG_MAX_BYTES)
+        return kctl__kc_fail(st, KCTL_ERR_TOO_LARGE, "kubeconfig: %lu bytes, beyond KCTL_KUBECONFIG_MAX_BYTES (%lu)", (unsigned long)len,
+                             (unsigned long)KCTL_KUBECONFIG_MAX_BYTES);
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) { text += 3; len -= 3; } /* a byte order mark */
+    for (i = 0; i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'); i++) {}
+    if (i < len && text[i] == '{') return kctl__kc_read(text, len, dir, context, out, st);
+    {
+        kctl_jw w;
+        const char *json;
+        size_t jlen;
+        char msg[200];
+        kctl_jw_init_growable(&w, &out->allocator);
+        rc = kctl__ky_to_json(text, len, &out->allocator, &w, msg, sizeof msg);
+        if (rc == KCTL_OK && (rc = kctl_jw_finish(&w, &json, &jlen)) != KCTL_OK)
+            snprintf(msg, sizeof msg, "kubeconfig: cannot be written as JSON");
+        if (rc == KCTL_OK) rc = kctl__kc_read(json, jlen, dir, context, out, st);
+        else rc = kctl__kc_fail(st, rc, "%s", msg);
+        kctl_jw_free(&w);
+    }
+    return rc;
+}
+
+/* The whole file at path into b (at most KCTL_KUBECONFIG_MAX_BYTES). */
+static int kctl__kc_slurp(const char *path, kctl__hbuf *b, const char *what, kctl_api_status *st) {
+    FILE *f = fopen(path, "rb");
+    char chunk[4096];
+    size_t got;
+    int rc = KCTL_OK;
+    if (!f)
+        return kctl__kc_fail(st, errno == ENOENT ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO, "%s: cannot open %.200s: %s", what, path,
+                             errno == ENOENT ? "no such file" : strerror(errno));
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && !b->err) kctl__hbuf_put(b, chunk, got);
+    if (b->err == KCTL_ERR_TOO_LARGE)
+        rc = kctl__kc_fail(st, KCTL_ERR_TOO_LARGE, "%s: %.200s is larger than %lu bytes", what, path, (unsigned long)b->max);
+    else if (b->err) rc = kctl__kc_fail(st, b->err, "%s: out of memory", what);
+    else if (ferror(f)) rc = kctl__kc_fail(st, KCTL_ERR_IO, "%s: cannot read %.200s", what, path);
+    fclose(f);
+    return rc;
+}
+
+KCTL_API int kctl_kube_config_load(const char *path, const char *context, kctl_kube_config *out, kctl_api_status *st) {
+    char *own = NULL, *dir = NULL;
+    const char *slash;
+    kctl__hbuf b;
+    int rc;
+    if (!out) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: no config to fill");
+    kctl_kube_config_free(out);
+    if (!path) {
+        const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+        while (env && *env == ':') env++; /* empty entries are skipped, as kubectl does */
+        if (env && *env) {
+            const char *end = strchr(env, ':');
+            own = kctl__http_strndup(&out->allocator, env, end ? (size_t)(end - env) : strlen(env));
+        } else if (home && *home) {
+            size_t n = strlen(home);
+            if ((own = (char *)kctl__http_alloc(&out->allocator, n + 14)) != NULL) {
+                memcpy(own, home, n);
+                memcpy(own + n, "/.kube/config", 14);
+            }
+        } else return kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: neither $KUBECONFIG nor $HOME is set");
+        if (!own) return kctl__kc_fail(st, KCTL_ERR_NOMEM, "kubeconfig: out of memory");
+        path = own;
+    }
+    if ((slash = strrchr(path, '/')) != NULL &&
+        !(dir = kctl__http_strndup(&out->allocator, path, slash == path ? 1 : (size_t)(slash - path)))) {
+        kctl__http_free(&out->allocator, own);
+        return kctl__kc_fail(st, KCTL_ERR_NOMEM, "kubeconfig: out of memory");
+    }
+    kctl__hbuf_init(&b, &out->allocator, KCTL_KUBECONFIG_MAX_BYTES);
+    rc = kctl__kc_slurp(path, &b, "kubeconfig", st);
+    if (rc == KCTL_OK) rc = kctl_kube_config_parse(b.p ? b.p : "", b.len, dir, context, out, st);
+    kctl__hbuf_free(&b);
+    kctl__http_free(&out->allocator, dir);
+    kctl__http_free(&out->allocator, own);
+    return rc;
+}
+
+KCTL_API int kctl_kube_config_in_cluster(const char *sa_dir, kctl_kube_config *out, kctl_api_status *st) {
+    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+    const char *pod_ns = getenv("POD_NAMESPACE"), *dir = sa_dir ? sa_dir : "/var/run/secrets/kubernetes.io/serviceaccount";
+    size_t i, dn;
+    bool v6 = false;
+    kctl__kc k;
+    kctl__hbuf path;
+    FILE *f;
+    int rc = KCTL_OK;
+    if (!out) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "in-cluster: no config to fill");
+    kctl_kube_config_free(out);
+    if (!host || !*host || !port || !*port)
+        return kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set (not in a pod?)");
+    for (i = 0; host[i]; i++) {
+        char c = host[i];
+        if (c == ':') v6 = true;
+        else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-'))
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "in-cluster: KUBERNETES_SERVICE_HOST is not a host name or address");
+    }
+    for (i = 0; port[i]; i++)
+        if (port[i] < '0' || port[i] > '9' || i >= 5) break;
+    if (port[i] || atoi(port) < 1 || atoi(port) > 65535)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "in-cluster: KUBERNETES_SERVICE_PORT is not a port number");
+    kctl__kc_init(&k, &out->allocator);
+    dn = strlen(dir);
+    kctl__hbuf_init(&path, &out->allocator, (size_t)-1 / 2);
+    k.off[KCTL__KC_SERVER] = 0;
+    kctl__hbuf_str(&k.mem, v6 ? "https://[" : "https://");
+    kctl__hbuf_str(&k.mem, host);
+    kctl__hbuf_str(&k.mem, v6 ? "]:" : ":");
+    kctl__hbuf_str(&k.mem, port);
+    kctl__hbuf_put(&k.mem, "\0", 1);
+    /* the token: it must be there now; the transport reads it again when it changes */
+    kctl__hbuf_put(&path, dir, dn);
+    kctl__hbuf_str(&path, "/token");
+    if (path.err || k.mem.err) { rc = kctl__kc_fail(st, KCTL_ERR_NOMEM, "in-cluster: out of memory"); goto done; }
+    if (!(f = fopen(path.p, "rb"))) {
+        rc = kctl__kc_fail(st, errno == ENOENT ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO, "in-cluster: cannot open the service account's token %.200s: %s",
+                           path.p, errno == ENOENT ? "no such file" : strerror(errno));
+        goto done;
+    }
+    fclose(f);
+    if ((rc = kctl__kc_keep(&k, KCTL__KC_TOKEN_FILE, NULL, 0, path.p, path.len)) != KCTL_OK) goto nomem;
+    path.len = dn;
+    kctl__hbuf_str(&path, "/ca.crt");
+    if (!path.err && (f = fopen(path.p, "rb")) != NULL) {
+        fclose(f);
+        if ((rc = kctl__kc_keep(&k, KCTL__KC_CA_FILE, NULL, 0, path.p, path.len)) != KCTL_OK) goto nomem;
+    }
+    if (pod_ns && *pod_ns) rc = kctl__kc_keep(&k, KCTL__KC_NS, NULL, 0, pod_ns, strlen(pod_ns));
+    else {
+        kctl__hbuf ns;
+        path.len = dn;
+        kctl__hbuf_str(&path, "/namespace");
+        kctl__hbuf_init(&ns, &out->allocator, 4096);
+        if (!path.err && kctl__kc_slurp(path.p, &ns, "in-cluster", NULL) == KCTL_OK) {
+            while (ns.len && (ns.p[ns.len - 1] == '\n' || ns.p[ns.len - 1] == '\r' || ns.p[ns.len - 1] == ' ')) ns.len--;
+            if (ns.len && memchr(ns.p, '\0', ns.len) == NULL) rc = kctl__kc_keep(&k, KCTL__KC_NS, NULL, 0, ns.p, ns.len);
+        }
+        kctl__hbuf_free(&ns);
+    }
+    if (rc == KCTL_OK && k.off[KCTL__KC_NS] == (size_t)-1) rc = kctl__kc_keep(&k, KCTL__KC_NS, NULL, 0, "default", 7);
+    if (rc == KCTL_OK) rc = kctl__kc_keep(&k, KCTL__KC_CONTEXT, NULL, 0, "", 0);
+    if (rc != KCTL_OK || path.err) goto nomem;
+    kctl__kc_finish(&k, out);
+    goto done;
+nomem:
+    rc = kctl__kc_fail(st, KCTL_ERR_NOMEM, "in-cluster: out of memory");
+done:
+    kctl__hbuf_free(&path);
+    kctl__hbuf_free(&k.mem);
+    return rc;
+}
 
 #endif /* KCTL_HTTP_CURL_IMPLEMENTATION */
