@@ -75,7 +75,11 @@ $(B)/kt-kube-tsan: $(KUBEDEPS) | $(B)
 # kctl.h, implementation included, compiled and linked as C++11.
 $(B)/cxx-check: kctl.h tests/cxx_check.cpp | $(B)
 	$(CXX) -std=c++11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Werror -O2 -o $@ tests/cxx_check.cpp $(LIBS)
-cxx: $(B)/cxx-check
+# kctl_http_curl.h too, where libcurl is there
+$(B)/cxx-curl-check: kctl.h kctl_http_curl.h tests/cxx_curl_check.cpp $(B)/etcd-config | $(B)
+	$(CXX) -std=c++11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wpedantic -Werror -O2 -o $@ tests/cxx_curl_check.cpp $(CURL_LIBS) $(LIBS)
+CXXCHECKS := $(B)/cxx-check $(if $(filter yes,$(KT_CURL)),$(B)/cxx-curl-check,)
+cxx: $(CXXCHECKS)
 
 # kctl.h asks for POSIX itself when it is the implementation file's first
 # include (the examples build with a plain `cc -std=c99 x.c -pthread`), and
@@ -111,8 +115,8 @@ $(B)/nofiles-check: kctl.h | $(B)
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/cxx-check $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(B)/cxx-check $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
