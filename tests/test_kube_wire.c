@@ -420,8 +420,10 @@ static bool kw_srv_start(kw_srv *s) {
 }
 
 /* Wait for the server to end (it has answered, or waited 5 s for a
-   request that never came); s->req[] stay for the test to read. */
+   request that never came: call it after the client is gone, whose
+   connections' ends then end it); s->req[] stay for the test to read. */
 static void kw_srv_join(kw_srv *s) {
+    shutdown(s->lfd, SHUT_RDWR); /* no more connections: a server still waiting for one stops */
     pthread_join(s->th, NULL);
     close(s->lfd);
     s->lfd = -1;
@@ -569,6 +571,444 @@ static void kw_replay_watch_requests(void) {
     kctl_api_status_clear(&st);
 }
 
+/* A list page as the server pages it: limit and continue sent, the
+   version and token read, items given the list's kind and apiVersion (as
+   watched objects have them); an expired continue token is GONE (410,
+   Expired). */
+static void kw_replay_list(void) {
+    kw_srv s;
+    kw_cap caps[3];
+    kctl_transport t;
+    kctl_list_result l;
+    kctl_list_opts lo;
+    kctl_api_status st;
+    char kind[32];
+    static const int nn[] = { 14, 15, 17 };
+    memset(&st, 0, sizeof st);
+    memset(caps, 0, sizeof caps);
+    memset(&lo, 0, sizeof lo);
+    if (!kw_serve_caps(&s, caps, nn, 3)) return;
+    KT_CHECK(kw_transport(&s, NULL, &t));
+    lo.limit = 1;
+    KT_EQ_INT(kctl_transport_list(&t, &kw_fl, &lo, &l, &st), KCTL_OK);
+    KT_EQ_STR(l.resource_version, "4");
+    KT_EQ_STR(l.continue_token, "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NCwic3RhcnQiOiJmMVx1MDAwMCJ9");
+    KT_EQ_U64(l.items.count, 1);
+    if (l.items.count == 1) {
+        KT_EQ_STR(kctl_obj_name(l.items.items[0]), "f1");
+        KT_EQ_STR(kctl_obj_resource_version(l.items.items[0]), "2");
+        KT_EQ_INT(kctl_obj_get_string(l.items.items[0], "kind", kind, sizeof kind, NULL), KCTL_OK);
+        KT_EQ_STR(kind, "Flunder");
+        KT_EQ_INT(kctl_obj_get_string(l.items.items[0], "apiVersion", kind, sizeof kind, NULL), KCTL_OK);
+        KT_EQ_STR(kind, "wardle.example.com/v1alpha1");
+        KT_EQ_STR(kctl_obj_label(l.items.items[0], "app"), "demo");
+    }
+    lo.continue_token = "eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NCwic3RhcnQiOiJmMVx1MDAwMCJ9";
+    kctl_list_result_free(&l);
+    KT_EQ_INT(kctl_transport_list(&t, &kw_fl, &lo, &l, &st), KCTL_OK);
+    KT_EQ_U64(l.items.count, 1);
+    if (l.items.count == 1) KT_EQ_STR(kctl_obj_name(l.items.items[0]), "f2");
+    kctl_list_result_free(&l);
+    KT_EQ_INT(kctl_transport_list(&t, &kw_fl, &lo, &l, &st), KCTL_ERR_GONE);
+    KT_EQ_U64(l.items.count, 0);
+    KT_EQ_STR(l.continue_token, "");
+    KT_EQ_INT(st.code, 410);
+    KT_EQ_STR(st.reason, "Expired");
+    kctl_transport_destroy(&t);
+    kw_srv_join(&s);
+    kw_starts(s.req[0], "GET /apis/wardle.example.com/v1alpha1/namespaces/default/flunders?limit=1 HTTP/1.1");
+    kw_starts(s.req[1], "GET /apis/wardle.example.com/v1alpha1/namespaces/default/flunders?limit=1"
+                        "&continue=eyJ2IjoibWV0YS5rOHMuaW8vdjEiLCJydiI6NCwic3RhcnQiOiJmMVx1MDAwMCJ9 HTTP/1.1");
+    KT_CHECK(s.req[0] && !strstr(s.req[0], "Content-Type")); /* a GET has no body */
+    kw_srv_free(&s, caps);
+    kctl_api_status_clear(&st);
+}
+
+/* Each write as the server takes it: POST to the collection, PUT to the
+   object (and /status), PATCH as a merge patch, DELETE with
+   DeleteOptions preconditions; each answer or refusal as the server gave
+   it: 409 AlreadyExists is EXISTS, 409 Conflict CONFLICT, 422 INVALID_ARG
+   with the field at fault, a delete's Status "Success" is gone (*out
+   NULL), its 200 with the object (finalizers) is *out. */
+static void kw_replay_writes(void) {
+    kw_srv s;
+    kw_cap caps[8];
+    kctl_transport t;
+    kctl_api_status st;
+    kctl_obj *o = NULL;
+    kctl_delete_opts del;
+    kctl_kube_stats ks;
+    static const int nn[] = { 19, 18, 21, 30, 31, 42, 44, 41 };
+    memset(&st, 0, sizeof st);
+    memset(caps, 0, sizeof caps);
+    if (!kw_serve_caps(&s, caps, nn, 8)) return;
+    KT_CHECK(kw_transport(&s, NULL, &t));
+    KT_EQ_INT(kctl_transport_create(&t, &kw_fl, "{\"apiVersion\":\"wardle.example.com/v1alpha1\",\"kind\":\"Flunder\",\"metadata\":{\"name\":\"f1\"}}",
+                                    KCTL_NTS, &o, &st), KCTL_ERR_EXISTS);
+    KT_CHECK(o == NULL);
+    KT_EQ_STR(st.reason, "AlreadyExists");
+    /* a document in another namespace than the one given: refused here, nothing sent */
+    KT_EQ_INT(kctl_transport_create(&t, &kw_fl, "{\"metadata\":{\"name\":\"x\",\"namespace\":\"other\"}}", KCTL_NTS, &o, &st),
+              KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(st.code, 400);
+    KT_EQ_INT(kctl_transport_update(&t, &kw_fl, "{\"metadata\":{\"name\":\"f1\",\"namespace\":\"default\",\"resourceVersion\":\"2\"}}",
+                                    KCTL_NTS, &o, &st), KCTL_ERR_CONFLICT);
+    KT_EQ_STR(st.reason, "Conflict");
+    KT_EQ_STR(st.name, "f1");
+    KT_EQ_INT(kctl_transport_create(&t, &kw_fl, "{\"metadata\":{\"name\":\"inv1\"},\"spec\":{\"referenceType\":\"Fischer\"}}", KCTL_NTS,
+                                    &o, &st), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(st.code, 422);
+    KT_EQ_U64(st.cause_count, 1);
+    if (st.cause_count) KT_EQ_STR(st.causes[0].field, "spec.fischerReference");
+    KT_EQ_INT(kctl_transport_update_status(&t, &kw_fl, "{\"metadata\":{\"name\":\"f1\",\"resourceVersion\":\"8\"},\"status\":{}}", KCTL_NTS,
+                                           &o, &st), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_transport_patch(&t, &kw_fl, "f2", "{\"metadata\":{\"labels\":{\"tier\":\"x\"}},\"spec\":{\"reference\":\"f1\"}}", KCTL_NTS,
+                                   0, &o, &st), KCTL_OK);
+    KT_CHECK(o != NULL);
+    if (o) {
+        KT_EQ_STR(kctl_obj_resource_version(o), "13");
+        KT_EQ_STR(kctl_obj_label(o, "tier"), "x");
+    }
+    kctl_obj_unref(o);
+    o = NULL;
+    memset(&del, 0, sizeof del);
+    del.uid = "365a3b17-8031-4bac-86c5-18868d4be347";
+    del.resource_version = "7";
+    KT_EQ_INT(kctl_transport_remove(&t, &kw_fl, "f3", &del, &o, &st), KCTL_OK);
+    KT_CHECK(o == NULL); /* Status Success: gone */
+    KT_EQ_INT(kctl_transport_remove(&t, &kw_fl, "fin", NULL, &o, &st), KCTL_OK);
+    KT_CHECK(o != NULL); /* held by its finalizer */
+    if (o) {
+        KT_CHECK(kctl_obj_deletion_timestamp(o) != NULL);
+        KT_CHECK(kctl_obj_has_finalizer(o, "example.com/hold"));
+    }
+    kctl_obj_unref(o);
+    o = NULL;
+    memset(&del, 0, sizeof del);
+    del.resource_version = "1";
+    KT_EQ_INT(kctl_transport_remove(&t, &kw_fl, "f3", &del, &o, &st), KCTL_ERR_CONFLICT);
+    KT_EQ_STR(st.kind, "Flunder");
+    kctl_kube_read_stats(&t, &ks);
+    KT_EQ_U64(ks.requests, 8);
+    kctl_transport_destroy(&t);
+    kw_srv_join(&s);
+    KT_EQ_INT(s.nreq, 8);
+    kw_starts(s.req[0], "POST /apis/wardle.example.com/v1alpha1/namespaces/default/flunders HTTP/1.1");
+    KT_CHECK(s.req[0] && strstr(s.req[0], "\r\nContent-Type: application/json\r\n") != NULL);
+    KT_CHECK(s.req[0] && strstr(s.req[0], "\r\n\r\n{\"apiVersion\":\"wardle.example.com/v1alpha1\",\"kind\":\"Flunder\",\"metadata\":{\"name\":\"f1\"}}"));
+    kw_starts(s.req[1], "PUT /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/f1 HTTP/1.1");
+    kw_starts(s.req[2], "POST /apis/wardle.example.com/v1alpha1/namespaces/default/flunders HTTP/1.1");
+    kw_starts(s.req[3], "PUT /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/f1/status HTTP/1.1");
+    kw_starts(s.req[4], "PATCH /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/f2 HTTP/1.1");
+    KT_CHECK(s.req[4] && strstr(s.req[4], "\r\nContent-Type: application/merge-patch+json\r\n") != NULL);
+    kw_starts(s.req[5], "DELETE /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/f3 HTTP/1.1");
+    KT_CHECK(s.req[5] && strstr(s.req[5], "\r\n\r\n{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":"
+                                          "{\"uid\":\"365a3b17-8031-4bac-86c5-18868d4be347\",\"resourceVersion\":\"7\"}}"));
+    kw_starts(s.req[6], "DELETE /apis/wardle.example.com/v1alpha1/namespaces/default/flunders/fin HTTP/1.1");
+    KT_CHECK(s.req[6] && !strstr(s.req[6], "Content-Type") && !strstr(s.req[6], "Content-Length")); /* no options: no body */
+    KT_CHECK(s.req[7] && strstr(s.req[7], "\r\n\r\n{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"preconditions\":{\"resourceVersion\":\"1\"}}"));
+    kw_srv_free(&s, caps);
+    kctl_api_status_clear(&st);
+}
+
+/* Paths: the core group under /api/v1, others under /apis/<g>/<v>; a
+   namespace segment only when there is one (cluster-scoped objects,
+   all namespaces); segments escaped; names no object can have (".",
+   "..": libcurl would fold them into the collection) refused here,
+   nothing sent. */
+static void kw_paths(void) {
+    static const struct { kctl_resource res; const char *name, *sub, *want; } cases[] = {
+        { { "", "v1", "configmaps", "kube-system" }, "x", NULL, "/api/v1/namespaces/kube-system/configmaps/x" },
+        { { NULL, NULL, "namespaces", NULL }, "default", NULL, "/api/v1/namespaces/default" },
+        { { "", "v1", "nodes", "" }, NULL, NULL, "/api/v1/nodes" },
+        { { "coordination.k8s.io", "v1", "leases", "edge" }, "lead er", NULL, "/apis/coordination.k8s.io/v1/namespaces/edge/leases/lead%20er" },
+        { { "wardle.example.com", "v1alpha1", "fischers", NULL }, "a:b", "status", "/apis/wardle.example.com/v1alpha1/fischers/a%3Ab/status" },
+    };
+    size_t i;
+    kctl_allocator a;
+    memset(&a, 0, sizeof a);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kctl__hbuf b;
+        kctl__hbuf_init(&b, &a, 4096);
+        KT_EQ_INT(kctl__kube_check_res(&cases[i].res, NULL), KCTL_OK);
+        kctl__kube_path(&cases[i].res, cases[i].res.ns, cases[i].name, cases[i].sub, &b);
+        KT_EQ_STR(b.p, cases[i].want);
+        kctl__hbuf_free(&b);
+    }
+    {
+        static const kctl_resource bad[] = {
+            { "g", NULL, "r", NULL }, { "", "v1", "", NULL }, { "", "v1", "a/b", NULL }, { "", "v1", "r", "n/s" },
+            { "", "v1", "r", ".." }, { "g/h", "v1", "r", NULL }, { "", "v%31", "r", NULL },
+        };
+        for (i = 0; i < sizeof bad / sizeof bad[0]; i++) KT_EQ_INT(kctl__kube_check_res(&bad[i], NULL), KCTL_ERR_INVALID_ARG);
+    }
+    {
+        kw_srv s;
+        kctl_transport t;
+        kctl_obj *o = NULL;
+        kctl_kube_stats ks;
+        kctl_api_status st;
+        static const char *names[] = { ".", "..", "a/b", "%2e", "" };
+        memset(&s, 0, sizeof s);
+        memset(&st, 0, sizeof st);
+        if (!kw_srv_start(&s)) return; /* answers nothing */
+        KT_CHECK(kw_transport(&s, NULL, &t));
+        for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+            KT_EQ_INT(kctl_transport_get(&t, &kw_fl, names[i], &o, &st), names[i][0] ? KCTL_ERR_NOT_FOUND : KCTL_ERR_INVALID_ARG);
+            if (names[i][0]) KT_EQ_INT(kctl_transport_remove(&t, &kw_fl, names[i], NULL, &o, &st), KCTL_ERR_NOT_FOUND);
+            if (names[i][0]) KT_EQ_INT(kctl_transport_patch(&t, &kw_fl, names[i], "{}", KCTL_NTS, 0, &o, &st), KCTL_ERR_NOT_FOUND);
+        }
+        KT_EQ_INT(kctl_transport_update(&t, &kw_fl, "{\"metadata\":{\"name\":\"..\"}}", KCTL_NTS, &o, &st), KCTL_ERR_NOT_FOUND);
+        KT_EQ_INT(kctl_transport_update(&t, &kw_fl, "{\"metadata\":{}}", KCTL_NTS, &o, &st), KCTL_ERR_INVALID_ARG);
+        KT_EQ_INT(kctl_transport_update(&t, &kw_fl, "[1]", KCTL_NTS, &o, &st), KCTL_ERR_INVALID_ARG);
+        kctl_kube_read_stats(&t, &ks);
+        KT_EQ_U64(ks.requests, 0);
+        kctl_transport_destroy(&t);
+        kw_srv_join(&s);
+        kw_srv_free(&s, NULL);
+        kctl_api_status_clear(&st);
+    }
+}
+
+/* A reply not captured: status line, Retry-After (-1: none) and a Status body. */
+static char *kw_reply(int code, const char *phrase, const char *reason, int retry_after) {
+    char body[512], *r = (char *)malloc(1024);
+    if (!r) return NULL;
+    snprintf(body, sizeof body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"%s\","
+             "\"reason\":\"%s\",\"details\":{%s},\"code\":%d}\n", phrase, reason, retry_after > 0 ? "\"retryAfterSeconds\":1" : "", code);
+    if (retry_after >= 0)
+        snprintf(r, 1024, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nRetry-After: %d\r\nContent-Length: %zu\r\n\r\n%s", code, phrase,
+                 retry_after, strlen(body), body);
+    else
+        snprintf(r, 1024, "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s", code, phrase, strlen(body), body);
+    return r;
+}
+
+/* 429 and 503 with Retry-After: waited out and sent again, once, for a
+   request that is idempotent (a read, a watch, a write with a
+   resourceVersion or uid precondition); a POST or a write without a
+   precondition is never sent twice (AGAIN, the Retry-After in the
+   Status); a Retry-After past the request timeout is not waited (AGAIN);
+   none, no retry. Retry-After: 0 so nothing here sleeps. */
+static void kw_retry_after(void) {
+    static const struct { const char *what; int code; int ra; int want; int sent; } cases[] = {
+        { "get", 429, 0, KCTL_OK, 2 },
+        { "get", 503, 0, KCTL_OK, 2 },
+        { "get", 503, -1, KCTL_ERR_AGAIN, 1 },
+        { "get", 429, 3600, KCTL_ERR_AGAIN, 1 },       /* past the 5 s request timeout */
+        { "get2", 429, 0, KCTL_ERR_AGAIN, 2 },         /* a second 429: once only */
+        { "create", 429, 0, KCTL_ERR_AGAIN, 1 },
+        { "update", 503, 0, KCTL_ERR_AGAIN, 1 },       /* no resourceVersion */
+        { "update_rv", 503, 0, KCTL_OK, 2 },
+        { "patch", 429, 0, KCTL_ERR_AGAIN, 1 },
+        { "patch_rv", 429, 0, KCTL_OK, 2 },
+        { "delete", 429, 0, KCTL_ERR_AGAIN, 1 },
+        { "delete_uid", 429, 0, KCTL_OK, 2 },
+        { "list", 429, 0, KCTL_OK, 2 },
+        { "watch", 429, 0, KCTL_OK, 2 },
+        { "watch", 429, 3600, KCTL_ERR_AGAIN, 1 },
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kw_srv s;
+        kw_cap ok;
+        kctl_transport t;
+        kctl_api_status st;
+        kctl_kube_stats ks;
+        kctl_obj *o = NULL;
+        kctl_delete_opts del;
+        kctl_list_result l;
+        kctl_watch *w = NULL;
+        const char *what = cases[i].what;
+        char *reply = kw_reply(cases[i].code, cases[i].code == 429 ? "Too Many Requests" : "Service Unavailable",
+                               cases[i].code == 429 ? "TooManyRequests" : "ServiceUnavailable", cases[i].ra);
+        int rc = KCTL_ERR_INVALID_ARG;
+        memset(&s, 0, sizeof s);
+        memset(&st, 0, sizeof st);
+        memset(&del, 0, sizeof del);
+        if (!reply || !kw_cap_load(!strncmp(what, "delete", 6) ? 42 : !strcmp(what, "list") ? 14 : !strcmp(what, "watch") ? 51 : 11, &ok)) {
+            free(reply);
+            continue;
+        }
+        s.resp[0] = reply;
+        s.rlen[0] = strlen(reply);
+        s.resp[1] = !strcmp(what, "get2") ? reply : ok.raw;
+        s.rlen[1] = !strcmp(what, "get2") ? strlen(reply) : ok.len;
+        s.nresp = 2;
+        if (!kw_srv_start(&s)) break;
+        KT_CHECK(kw_transport(&s, NULL, &t));
+        if (!strncmp(what, "get", 3)) rc = kctl_transport_get(&t, &kw_fl, "f1", &o, &st);
+        else if (!strcmp(what, "create")) rc = kctl_transport_create(&t, &kw_fl, "{\"metadata\":{\"name\":\"f1\"}}", KCTL_NTS, &o, &st);
+        else if (!strcmp(what, "update")) rc = kctl_transport_update(&t, &kw_fl, "{\"metadata\":{\"name\":\"f1\"}}", KCTL_NTS, &o, &st);
+        else if (!strcmp(what, "update_rv"))
+            rc = kctl_transport_update(&t, &kw_fl, "{\"metadata\":{\"name\":\"f1\",\"resourceVersion\":\"2\"}}", KCTL_NTS, &o, &st);
+        else if (!strcmp(what, "patch")) rc = kctl_transport_patch(&t, &kw_fl, "f1", "{\"spec\":{}}", KCTL_NTS, 0, &o, &st);
+        else if (!strcmp(what, "patch_rv"))
+            rc = kctl_transport_patch(&t, &kw_fl, "f1", "{\"metadata\":{\"resourceVersion\":\"2\"}}", KCTL_NTS, 0, &o, &st);
+        else if (!strcmp(what, "delete")) rc = kctl_transport_remove(&t, &kw_fl, "f3", NULL, &o, &st);
+        else if (!strcmp(what, "delete_uid")) {
+            del.uid = "365a3b17-8031-4bac-86c5-18868d4be347";
+            rc = kctl_transport_remove(&t, &kw_fl, "f3", &del, &o, &st);
+        } else if (!strcmp(what, "list")) {
+            rc = kctl_transport_list(&t, &kw_fl, NULL, &l, &st);
+            kctl_list_result_free(&l);
+        } else if (!strcmp(what, "watch")) {
+            rc = kctl_transport_watch_open(&t, &kw_fl, NULL, "1", &w, &st);
+            if (w) kctl_transport_watch_close(&t, w);
+        }
+        if (rc != cases[i].want) kt_fail(__FILE__, __LINE__, "case %zu (%s %d, Retry-After %d): %d, not %d", i, what, cases[i].code, cases[i].ra,
+                                         rc, cases[i].want);
+        if (rc == KCTL_ERR_AGAIN) {
+            KT_EQ_INT(st.code, cases[i].code);
+            if (cases[i].ra > 0) KT_EQ_U64(st.retry_after_s, 1); /* the Status's retryAfterSeconds wins over the header */
+        }
+        kctl_obj_unref(o);
+        kctl_kube_read_stats(&t, &ks);
+        KT_EQ_U64(ks.waits, cases[i].sent - 1);
+        KT_EQ_U64(ks.throttled, rc == KCTL_ERR_AGAIN ? 1 : 0);
+        kctl_transport_destroy(&t);
+        kw_srv_join(&s);
+        if (s.nreq != cases[i].sent) kt_fail(__FILE__, __LINE__, "case %zu (%s): %d requests, not %d", i, what, s.nreq, cases[i].sent);
+        kw_srv_free(&s, NULL);
+        kw_cap_free(&ok);
+        free(reply);
+        kctl_api_status_clear(&st);
+    }
+}
+
+/* A token file: read at create; a 401 reads it again and the request
+   goes once more when the token changed (the kubelet rotated it while the
+   request was out), not when it did not; between requests it is looked
+   at no more than once a second, and read when it changed. The token is
+   in no Status. */
+static void kw_token_file(void) {
+    char dir[] = "/tmp/kctl-kw-XXXXXX", path[64];
+    kw_srv s;
+    kw_cap ok;
+    kctl_transport t;
+    kctl_api_status st;
+    kctl_kube_stats ks;
+    kctl_obj *o = NULL;
+    kctl__kube *k;
+    char *r401 = kw_reply(401, "Unauthorized", "Unauthorized", -1);
+    FILE *f;
+    uint64_t at;
+    memset(&s, 0, sizeof s);
+    memset(&st, 0, sizeof st);
+    if (!r401 || !mkdtemp(dir) || !kw_cap_load(11, &ok)) {
+        free(r401);
+        kt_fail(__FILE__, __LINE__, "setup");
+        return;
+    }
+    snprintf(path, sizeof path, "%s/token", dir);
+    if ((f = fopen(path, "w")) != NULL) {
+        fputs("tokA\n", f);
+        fclose(f);
+    }
+    s.resp[0] = r401;
+    s.rlen[0] = strlen(r401);
+    s.resp[1] = ok.raw;
+    s.rlen[1] = ok.len;
+    s.resp[2] = r401;
+    s.rlen[2] = strlen(r401);
+    s.nresp = 3;
+    s.rewrite_path = path;
+    s.rewrite_data = "tokenBB\n";
+    if (!kw_srv_start(&s)) return;
+    KT_CHECK(kw_transport(&s, path, &t));
+    k = (kctl__kube *)t.self;
+    KT_EQ_INT(kctl_transport_get(&t, &kw_fl, "f1", &o, &st), KCTL_OK);
+    kctl_obj_unref(o);
+    o = NULL;
+    KT_EQ_INT(kctl_transport_get(&t, &kw_fl, "f1", &o, &st), KCTL_ERR_UNAUTHORIZED); /* the same token again: no second try */
+    KT_EQ_INT(st.code, 401);
+    KT_CHECK(!strstr(st.message, "tok"));
+    kctl_kube_read_stats(&t, &ks);
+    KT_EQ_U64(ks.auth_retries, 1);
+    KT_EQ_U64(ks.token_reads, 2);
+    kw_srv_join(&s);
+    KT_EQ_INT(s.nreq, 3);
+    KT_CHECK(s.req[0] && strstr(s.req[0], "\r\nAuthorization: Bearer tokA\r\n"));
+    KT_CHECK(s.req[1] && strstr(s.req[1], "\r\nAuthorization: Bearer tokenBB\r\n"));
+    KT_CHECK(s.req[2] && strstr(s.req[2], "\r\nAuthorization: Bearer tokenBB\r\n"));
+    /* rotation between requests: looked at once a second */
+    if ((f = fopen(path, "w")) != NULL) {
+        fputs("tokCCC\n", f);
+        fclose(f);
+    }
+    at = k->tf_checked;
+    KT_CHECK(!kctl__kube_token_check(k, at + 999, false));
+    kctl_kube_read_stats(&t, &ks);
+    KT_EQ_U64(ks.token_reads, 2);
+    KT_CHECK(kctl__kube_token_check(k, at + 1000, false));
+    KT_EQ_STR(k->http.auth, "Authorization: Bearer tokCCC");
+    KT_CHECK(!kctl__kube_token_check(k, at + 2000, false)); /* unchanged: not read */
+    kctl_kube_read_stats(&t, &ks);
+    KT_EQ_U64(ks.token_reads, 3);
+    if ((f = fopen(path, "w")) != NULL) fclose(f); /* emptied: the token held stays */
+    KT_CHECK(!kctl__kube_token_check(k, at + 3000, false));
+    KT_EQ_STR(k->http.auth, "Authorization: Bearer tokCCC");
+    kctl_transport_destroy(&t);
+    kw_srv_free(&s, NULL);
+    kw_cap_free(&ok);
+    free(r401);
+    remove(path);
+    rmdir(dir);
+    kctl_api_status_clear(&st);
+}
+
+/* What kctl_kube_create refuses. */
+static void kw_create_args(void) {
+    kctl_kube_desc d = kctl_kube_desc_init();
+    kctl_transport t;
+    KT_EQ_INT(kctl_kube_create(NULL, &t), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_INVALID_ARG); /* no server */
+    d.server = "https://a:6443,https://b:6443";
+    KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_INVALID_ARG);
+    d.server = "ftp://a";
+    KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_INVALID_ARG);
+    d.server = "https://127.0.0.1:6443/";
+    d.token = "two words";
+    KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_INVALID_ARG);
+    d.token = "a\r\nX-Evil: 1";
+    KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_INVALID_ARG);
+    d.token = NULL;
+    d.token_file = "/nonexistent/kctl/token";
+    KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_IO);
+    KT_CHECK(t.vt == NULL);
+    d.token_file = NULL;
+    d.token = " abc.def \n";
+    KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_OK);
+    KT_EQ_STR(((kctl__kube *)t.self)->http.auth, "Authorization: Bearer abc.def");
+    KT_EQ_STR(((kctl__kube *)t.self)->http.ep[0], "https://127.0.0.1:6443");
+    kctl_transport_destroy(&t);
+}
+
+/* A server that is not there: IO with the reason, fast. */
+static void kw_no_server(void) {
+    kw_srv s;
+    kctl_transport t;
+    kctl_api_status st;
+    kctl_obj *o = NULL;
+    kctl_watch *w = NULL;
+    int port;
+    memset(&s, 0, sizeof s);
+    memset(&st, 0, sizeof st);
+    if (!kw_srv_start(&s)) return; /* it answers nothing */
+    port = s.port;
+    kw_srv_join(&s); /* nobody listens there now */
+    s.port = port;
+    KT_CHECK(kw_transport(&s, NULL, &t));
+    KT_EQ_INT(kctl_transport_get(&t, &kw_fl, "f1", &o, &st), KCTL_ERR_IO);
+    KT_EQ_INT(st.code, 503);
+    KT_CHECK(strstr(st.message, "did not answer") != NULL);
+    KT_CHECK(!strstr(st.message, "s3cr3t"));
+    KT_EQ_INT(kctl_transport_watch_open(&t, &kw_fl, NULL, "1", &w, &st), KCTL_ERR_IO);
+    KT_CHECK(w == NULL);
+    kctl_transport_destroy(&t);
+    kctl_api_status_clear(&st);
+}
+
 #endif /* KT_HAVE_CURL */
 
 void kt_suite_kube_wire(void) {
@@ -579,5 +1019,12 @@ void kt_suite_kube_wire(void) {
     KT_RUN(kw_status_bodies);
     KT_RUN(kw_replay_watch);
     KT_RUN(kw_replay_watch_requests);
+    KT_RUN(kw_replay_list);
+    KT_RUN(kw_replay_writes);
+    KT_RUN(kw_paths);
+    KT_RUN(kw_retry_after);
+    KT_RUN(kw_token_file);
+    KT_RUN(kw_create_args);
+    KT_RUN(kw_no_server);
 #endif
 }
