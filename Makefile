@@ -180,12 +180,15 @@ soak: $(B)/kt-etcd
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
 # inputs go to a scratch copy of the corpus, never into the tree.
-FUZZERS := json selector merge_patch memstore_load apisrv etcd
+FUZZERS := json selector merge_patch memstore_load apisrv etcd kube
 FUZZ_SECONDS ?= 120
 $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<
 # what kctl_http_curl.h reads from etcd (links libcurl)
 $(B)/fuzz-etcd: tests/fuzz_etcd.c kctl.h kctl_http_curl.h | $(B)
+	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< -lcurl
+# what kctl_http_curl.h reads from a Kubernetes API server (links libcurl)
+$(B)/fuzz-kube: tests/fuzz_kube.c kctl.h kctl_http_curl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< -lcurl
 fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
 	@for f in $(FUZZERS); do \

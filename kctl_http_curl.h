@@ -2862,9 +2862,10 @@ static int kctl__kube_watch_line(const kctl_obj_opts *oo, const kctl_allocator *
         if ((rc = kctl_obj_parse(obj.text, obj.len, oo, &ev->obj)) != KCTL_OK) return rc;
         rv = kctl_obj_resource_version(ev->obj);
         if (!*rv || strlen(rv) >= sizeof ev->resource_version) {
+            rc = *rv ? KCTL_ERR_TOO_LARGE : KCTL_ERR_PROTO;
             kctl_obj_unref(ev->obj);
             ev->obj = NULL;
-            return *rv ? KCTL_ERR_TOO_LARGE : KCTL_ERR_PROTO;
+            return rc;
         }
         strcpy(ev->resource_version, rv);
         ev->type = type[0] == 'A' ? KCTL_EVENT_ADDED : type[0] == 'M' ? KCTL_EVENT_MODIFIED : KCTL_EVENT_DELETED;

@@ -254,6 +254,10 @@ static void kw_watch_line_edges(void) {
         { "{\"type\":\"ERROR\",\"object\":{\"kind\":\"Pod\"}}", KCTL_ERR_PROTO, 0 },
         { "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"1\"}}", KCTL_ERR_PROTO, 0 }, /* cut short */
         { "not json", KCTL_ERR_PROTO, 0 },
+        { "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":"
+          "\"1234567890123456789012345678901234567890123456789012345678901234567890\"}}}", KCTL_ERR_TOO_LARGE, 0 }, /* past KCTL_RV_MAX */
+        { "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":"
+          "\"1234567890123456789012345678901234567890123456789012345678901234567890\"}}}", KCTL_ERR_TOO_LARGE, 0 },
     };
     size_t i;
     kctl_obj_opts oo;
