@@ -1506,9 +1506,7 @@ static bool kks_serve(kks_conn *c) {
         }
         }
     } else if (strcmp(m, "GET") != 0) {
-        ok = n && (strcmp(seg[0], "api") == 0 || strcmp(seg[0], "apis") == 0)
-                 ? kks_fail(c, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
-                 : kks_not_found_path(c);
+        ok = kks_not_found_path(c);
     } else if (n == 1 && strcmp(seg[0], "version") == 0) {
         static const char v[] = "{\n  \"major\": \"1\",\n  \"minor\": \"26\",\n  \"gitVersion\": \"v1.26.15-kctl-test\",\n  \"gitCommit\": \"\",\n"
                                 "  \"gitTreeState\": \"\",\n  \"buildDate\": \"\",\n  \"goVersion\": \"\",\n  \"compiler\": \"\",\n  \"platform\": "
