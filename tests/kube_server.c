@@ -1290,7 +1290,7 @@ static bool kks_patch(kks_conn *c, kks_req *rq) {
     if ((semi = strchr(ct, ';'))) *semi = 0;
     while (*ct && ct[strlen(ct) - 1] == ' ') ct[strlen(ct) - 1] = 0;
     if (!kks_ieq(ct, "application/merge-patch+json") && !kks_ieq(ct, "application/strategic-merge-patch+json")) {
-        char msg[256];
+        char msg[512];
         snprintf(msg, sizeof msg, "the body of the request was in an unknown format - accepted media types include: "
                  "application/merge-patch+json, application/strategic-merge-patch+json (got \"%s\")", ct);
         return kks_fail(c, 415, "UnsupportedMediaType", msg);

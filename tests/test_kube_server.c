@@ -560,8 +560,11 @@ static void kts_watch_stream(void) {
     KT_CHECK(kts_until(c, &r, "\"type\":\"ADDED\""));
     KT_CHECK(kctl_memstore_delete(ms, &kts_cm_res, "live", NULL) == KCTL_OK);
     KT_CHECK(kts_until(c, &r, "\"type\":\"DELETED\""));
-    /* each live event alone in its chunk */
-    for (i = 0; i < r.nchunks; i++) KT_EQ_INT(kts_count(r.body, "\n") >= 1, 1);
+    /* each live event alone in its chunk, ending it */
+    for (i = 0, total = 0; i < r.nchunks; total += r.chunks[i], i++) {
+        KT_CHECK(r.body[total + r.chunks[i] - 1] == '\n');
+        KT_CHECK(memchr(r.body + total, '\n', r.chunks[i] - 1) == NULL);
+    }
     KT_CHECK(strstr(r.body, "{\"type\":\"DELETED\",\"object\":{\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"live\","
                             "\"namespace\":\"default\",\"uid\":") != NULL);
     KT_CHECK(strstr(r.body, "\"resourceVersion\":\"22\"") != NULL); /* DELETED at the deletion's version (#35) */
@@ -1126,7 +1129,7 @@ static void kts_python(void) {
     ms = kt_kube_server_memstore(s);
     p = (kts_proc *)malloc(sizeof *p);
     for (i = 0; i < 5; i++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "c%d", i);
         kts_put_cm(s, name, NULL);
     }
@@ -1163,7 +1166,56 @@ static void kts_python(void) {
     kt_kube_server_stop(s);
 }
 
+/* The options: a watch's longest time (also without timeoutSeconds), the history kept. */
+static void kts_options(void) {
+    kt_kube_server_desc d;
+    kt_kube_server *s = NULL;
+    kts_resp r;
+    int i;
+    static const kt_kube_resource res[] = { { "apps.example.com", "v2", "widgets", "widget", "Widget", "wd,wg", false, true } };
+    memset(&d, 0, sizeof d);
+    d.watch_timeout_max_ns = UINT64_C(200000000);
+    d.history = 4;
+    d.resources = res;
+    d.resource_count = 1;
+    KT_EQ_INT(kt_kube_server_start(&d, &s), KCTL_OK);
+    KT_CHECK(kts_do(kt_kube_server_port(s), "GET", "/apis/apps.example.com/v2", NULL, NULL, &r));
+    KT_CHECK(strstr(r.body, "{\"name\":\"widgets\",\"singularName\":\"widget\",\"namespaced\":false,\"kind\":\"Widget\"") &&
+             strstr(r.body, "\"shortNames\":[\"wd\",\"wg\"]") && strstr(r.body, "\"name\":\"widgets/status\""));
+    kts_resp_free(&r);
+    KT_CHECK(kts_do(kt_kube_server_port(s), "GET", "/api/v1", NULL, NULL, &r));
+    KT_EQ_INT(r.code, 404); /* no core resources here */
+    kts_resp_free(&r);
+    for (i = 0; i < 10; i++) {
+        char body[128];
+        snprintf(body, sizeof body, "{\"metadata\":{\"name\":\"w%d\"}}", i);
+        KT_CHECK(kts_do(kt_kube_server_port(s), "POST", "/apis/apps.example.com/v2/widgets", KTS_JSON, body, &r) && r.code == 201);
+        kts_resp_free(&r);
+    }
+    /* ended at the server's longest time though no timeoutSeconds was given, and at it though a longer one was */
+    KT_CHECK(kts_do(kt_kube_server_port(s), "GET", "/apis/apps.example.com/v2/widgets?watch=1&resourceVersion=10", NULL, NULL, &r));
+    KT_CHECK(r.code == 200 && r.terminated);
+    kts_resp_free(&r);
+    KT_CHECK(kts_do(kt_kube_server_port(s), "GET", "/apis/apps.example.com/v2/widgets?watch=1&resourceVersion=10&timeoutSeconds=3600", NULL, NULL, &r));
+    KT_CHECK(r.code == 200 && r.terminated);
+    kts_resp_free(&r);
+    /* 4 events kept: from 6 replays, from 5 is too old */
+    KT_CHECK(kts_do(kt_kube_server_port(s), "GET", "/apis/apps.example.com/v2/widgets?watch=1&resourceVersion=6", NULL, NULL, &r));
+    KT_CHECK(r.code == 200 && kts_count(r.body, "\"type\":\"ADDED\"") == 4 && !strstr(r.body, "ERROR"));
+    kts_resp_free(&r);
+    KT_CHECK(kts_do(kt_kube_server_port(s), "GET", "/apis/apps.example.com/v2/widgets?watch=1&resourceVersion=5", NULL, NULL, &r));
+    KT_CHECK(r.code == 200 && strstr(r.body, "too old resource version: 5 (6)") && r.terminated);
+    kts_resp_free(&r);
+    kt_kube_server_stop(s);
+    {
+        static const kt_kube_resource bad[] = { { "g", "v1", "things", NULL, NULL, NULL, true, false } };
+        d.resources = bad;
+        KT_EQ_INT(kt_kube_server_start(&d, &s), KCTL_ERR_INVALID_ARG);
+    }
+}
+
 void kt_suite_kube_server(void) {
+    KT_RUN(kts_options);
     KT_RUN(kts_discovery);
     KT_RUN(kts_status_bodies);
     KT_RUN(kts_crud);
