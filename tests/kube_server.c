@@ -6,6 +6,7 @@
    from tests/wire/k8s-apiserver-captures.md (#NN below names a capture). */
 #include "kube_server.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -1600,6 +1601,7 @@ static void *kks_accept_main(void *arg) {
         if (!(p[0].revents & POLLIN)) continue;
         fd = accept(s->lfd, NULL, NULL);
         if (fd < 0) continue;
+        fcntl(fd, F_SETFD, FD_CLOEXEC); /* a client the tests start must not keep a connection open */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         if (!(c = (kks_conn *)calloc(1, sizeof *c))) {
             close(fd);
@@ -1701,6 +1703,9 @@ int kt_kube_server_start(const kt_kube_server_desc *desc, kt_kube_server **out) 
         return rc;
     }
     if (pipe(s->wake) != 0 || (s->lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0) goto io;
+    fcntl(s->wake[0], F_SETFD, FD_CLOEXEC);
+    fcntl(s->wake[1], F_SETFD, FD_CLOEXEC);
+    fcntl(s->lfd, F_SETFD, FD_CLOEXEC);
     setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     memset(&a, 0, sizeof a);
     a.sin_family = AF_INET;

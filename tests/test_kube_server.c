@@ -834,6 +834,7 @@ static bool kts_spawn(kts_proc *p, char *const argv[]) {
         _exit(127);
     }
     close(fds[1]);
+    fcntl(fds[0], F_SETFD, FD_CLOEXEC); /* not for the next child */
     p->out = fds[0];
     return true;
 }
