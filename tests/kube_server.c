@@ -145,7 +145,20 @@ struct kt_kube_server {
     uint64_t bookmark_ns, watch_max_ns;
     size_t max_req;
     uint64_t audit_seq, audit_base;
+    pthread_mutex_t clock_mu; /* the memstore's clock: monotonic + skew (bookmark_now moves it on) */
+    uint64_t clock_skew;
 };
+
+static uint64_t kks_store_clock(void *user_data) {
+    kt_kube_server *s = (kt_kube_server *)user_data;
+    struct timespec ts;
+    uint64_t skew;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    pthread_mutex_lock(&s->clock_mu);
+    skew = s->clock_skew;
+    pthread_mutex_unlock(&s->clock_mu);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec + skew;
+}
 
 /* ---------------------------------------------------------- HTTP output */
 static const char *kks_reason(int code) {
@@ -1681,6 +1694,7 @@ int kt_kube_server_start(const kt_kube_server_desc *desc, kt_kube_server **out) 
     s->max_req = d.max_request_bytes ? d.max_request_bytes : (size_t)3 * 1024 * 1024 + KKS_HEAD_MAX;
     s->audit_base = (uint64_t)time(NULL) * UINT64_C(2654435761) ^ (uint64_t)(uintptr_t)s;
     pthread_mutex_init(&s->mu, NULL);
+    pthread_mutex_init(&s->clock_mu, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (!(s->res = (kks_res *)calloc(d.resource_count ? d.resource_count : 1, sizeof *s->res))) goto nomem;
     for (i = 0; i < d.resource_count; i++) {
@@ -1698,6 +1712,8 @@ int kt_kube_server_start(const kt_kube_server_desc *desc, kt_kube_server **out) 
     memset(&md, 0, sizeof md);
     md.history = d.history;
     md.bookmark_interval_ns = s->bookmark_ns;
+    md.clock.now_fn = kks_store_clock; /* moves at the rate of real time: no subscribe_fn */
+    md.clock.user_data = s;
     if ((rc = kctl_memstore_create(&md, &s->ms)) != KCTL_OK) {
         kt_kube_server_stop(s);
         return rc;
@@ -1747,6 +1763,7 @@ void kt_kube_server_stop(kt_kube_server *s) {
     if (s->ms) kctl_memstore_destroy(s->ms);
     kks_free_res(s);
     pthread_cond_destroy(&s->cv);
+    pthread_mutex_destroy(&s->clock_mu);
     pthread_mutex_destroy(&s->mu);
     free(s);
 }
@@ -1761,6 +1778,12 @@ void kt_kube_server_break_watches(kt_kube_server *s) {
     s->break_gen++;
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->mu);
+}
+
+void kt_kube_server_bookmark_now(kt_kube_server *s) {
+    pthread_mutex_lock(&s->clock_mu);
+    s->clock_skew += s->bookmark_ns; /* every watch has been quiet for a period now */
+    pthread_mutex_unlock(&s->clock_mu);
 }
 
 void kt_kube_server_end_watches(kt_kube_server *s) {

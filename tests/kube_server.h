@@ -93,10 +93,14 @@ void kt_kube_server_break_watches(kt_kube_server *s);
 /* End every open watch cleanly, as at its timeoutSeconds: whatever is
    buffered, then the terminator; the connection stays open. */
 void kt_kube_server_end_watches(kt_kube_server *s);
+/* A BOOKMARK now (within 50 ms) on every open watch that asked for them
+   (allowWatchBookmarks), at its version, as if the bookmark period had
+   passed with nothing to send. */
+void kt_kube_server_bookmark_now(kt_kube_server *s);
 /* Expire the history: every continue token handed out so far and every
    version older than the current one become 410 Expired (lists: HTTP 410
-   as capture #17; watches: the in-band ERROR of capture #53, open ones
-   included). */
+   as capture #17; watches opened from then on: the in-band ERROR of
+   capture #53; an open watch gets it only if it is behind). */
 void kt_kube_server_expire_history(kt_kube_server *s);
 /* Answer the next n requests (any, discovery too) with http_code (429
    TooManyRequests or 503 ServiceUnavailable; other codes: 429) and

@@ -652,6 +652,20 @@ static void kts_faults(void) {
     KT_CHECK(!r.terminated);
     kts_resp_free(&r);
     kts_close(c);
+    /* a bookmark when asked for, on the watches that asked */
+    KT_CHECK(kts_connect(port, c) == 0 && kts_connect(port, c2) == 0);
+    KT_CHECK(kts_request(c, "GET", KTS_CM "?watch=1&resourceVersion=1&allowWatchBookmarks=true", NULL, NULL));
+    KT_CHECK(kts_request(c2, "GET", KTS_CM "?watch=1&resourceVersion=1", NULL, NULL));
+    KT_CHECK(kts_read_head(c, &r) && r.code == 200);
+    kts_resp_free(&r);
+    KT_CHECK(kts_read_head(c2, &r) && r.code == 200);
+    kts_resp_free(&r);
+    kt_kube_server_bookmark_now(s);
+    KT_CHECK(kts_next_chunk(c, &r, KTS_WAIT_MS) == 1 && strstr(r.body, "{\"type\":\"BOOKMARK\"") && strstr(r.body, "\"resourceVersion\":\"1\""));
+    kts_resp_free(&r);
+    KT_EQ_INT(kts_more(c2, 300), -1);
+    kts_close(c);
+    kts_close(c2);
     /* end: the terminator, and the connection serves on */
     KT_CHECK(kts_connect(port, c) == 0);
     KT_CHECK(kts_request(c, "GET", KTS_CM "?watch=1&resourceVersion=1", NULL, NULL));
@@ -709,8 +723,8 @@ static void kts_faults(void) {
     kctl_obj_unref(o);
     kt_kube_server_counters_get(s, &ctr);
     KT_EQ_U64(ctr.throttled, 3);
-    KT_CHECK(ctr.requests[KCTL_VERB_WATCH] == 4 && ctr.requests[KCTL_VERB_LIST] == 1 && ctr.requests[KCTL_VERB_GET] >= 6);
-    KT_EQ_U64(ctr.watches_opened, 3);
+    KT_CHECK(ctr.requests[KCTL_VERB_WATCH] == 6 && ctr.requests[KCTL_VERB_LIST] == 1 && ctr.requests[KCTL_VERB_GET] >= 6);
+    KT_EQ_U64(ctr.watches_opened, 5);
     KT_EQ_INT(ctr.watches_open, 0);
     free(c);
     free(c2);
