@@ -71,6 +71,10 @@ $(B)/kt-kube-asan: $(KUBEDEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
 $(B)/kt-kube-tsan: $(KUBEDEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
+# The test API server as a program (tests/kube_server_main.c): --port N
+# (0: a free one), prints its URL first; for kubectl or python by hand.
+$(B)/kube-test-server: kctl.h tests/kube_server.h tests/kube_server.c tests/kube_server_main.c | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ tests/kube_server_main.c tests/kube_server.c $(LIBS)
 
 # kctl.h, implementation included, compiled and linked as C++11.
 $(B)/cxx-check: kctl.h tests/cxx_check.cpp | $(B)
