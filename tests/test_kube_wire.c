@@ -568,6 +568,7 @@ static void kw_replay_watch_requests(void) {
     kw_starts(s.req[0], "GET /apis/wardle.example.com/v1alpha1/flunders?watch=1&resourceVersion=16&allowWatchBookmarks=true&timeoutSeconds=7 HTTP/1.1");
     KT_CHECK(s.req[0] && strstr(s.req[0], "\r\nAuthorization: Bearer s3cr3t-token\r\n") != NULL);
     KT_CHECK(s.req[0] && strstr(s.req[0], "\r\nAccept: application/json\r\n") != NULL);
+    KT_CHECK(s.req[0] && strstr(s.req[0], "\r\nUser-Agent: kctl/" KCTL_VERSION_STRING "\r\n") != NULL);
     kw_starts(s.req[1], "GET /apis/wardle.example.com/v1alpha1/namespaces/default/flunders?watch=1&resourceVersion=19&allowWatchBookmarks=true"
                         "&timeoutSeconds=7&labelSelector=app%3Ddemo&fieldSelector=metadata.name%21%3Dx%20y HTTP/1.1");
     kw_starts(s.req[2], "GET /apis/wardle.example.com/v1alpha1/namespaces/default/flunders?watch=1&resourceVersion=7&");
