@@ -1,9 +1,11 @@
-/* kctl_http_curl.h v0.4.0 - kctl's remote stores over libcurl: an etcd v3 cluster (the Kubernetes API next) - MIT licence (end of kctl.h) */
+/* kctl_http_curl.h v0.4.0 - kctl's remote stores over libcurl: a Kubernetes API server, an etcd v3 cluster - MIT licence (end of kctl.h) */
 /*
     A companion to kctl.h: transports to stores in other processes and on
-    other machines, over HTTP with libcurl. Today: an etcd v3 cluster
-    through its JSON gateway, keeping objects as Kubernetes keeps them in
-    etcd, so a fleet's desired state lives in a replicated store.
+    other machines, over HTTP with libcurl. A Kubernetes API server, so the
+    same controller code reconciles objects of a cluster (custom resources
+    included); and an etcd v3 cluster through its JSON gateway, keeping
+    objects as Kubernetes keeps them in etcd, so a fleet's desired state
+    lives in a replicated store without a cluster.
 
     Do this:
         #include "kctl.h"
@@ -17,6 +19,16 @@
 
     QUICK START
     ===========
+        kctl_kube_desc kd = kctl_kube_desc_init();
+        kctl_transport t;
+        kd.server = "https://10.0.0.1:6443";
+        kd.token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+        kd.tls.ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+        if (kctl_kube_create(&kd, &t) != KCTL_OK) return 1;
+        md.transport = t;                       // a manager on the cluster
+        ...                                     // resources as { "edge.example.io", "v1", "deviceconfigs", "" }
+        kctl_transport_destroy(&t);             // after everything that uses it
+    or on etcd:
         kctl_etcd_desc ed = kctl_etcd_desc_init();
         kctl_transport t;
         ed.endpoints = "http://10.0.0.1:2379,http://10.0.0.2:2379,http://10.0.0.3:2379";
@@ -28,7 +40,67 @@
 
     CONCEPTS
     ========
-    Keys are laid out as Kubernetes lays them: <prefix>/<resource>/<ns>/<name>
+    Kubernetes. The server decides every write, as it does for any client;
+    objects come as it sends them (its resourceVersions, opaque strings),
+    and every refusal carries its Status (kctl_api_status: code, reason,
+    message, details and causes).
+
+        kctl                      Kubernetes API (client-go's dynamic client)
+        ----                      ----
+        a resource                /api/v1/... for the core group ("" or NULL),
+                                  /apis/<group>/<version>/... otherwise;
+                                  /namespaces/<ns>/ when ns is given; none for
+                                  all namespaces (list, watch) and for a
+                                  cluster-scoped object (by name)
+        list (limit, continue)    GET ?labelSelector&fieldSelector&limit&continue;
+                                  items get the list's kind and apiVersion; an
+                                  expired continue token is 410: GONE
+        watch (from a version)    GET ?watch=1&resourceVersion&allowWatchBookmarks
+                                  =true&timeoutSeconds (random in [min, max]);
+                                  events a line each; a BOOKMARK is its version;
+                                  the in-band ERROR 410 (a version too old) is
+                                  GONE, other ERRORs mapped by their code; the
+                                  end at timeoutSeconds (the terminating chunk)
+                                  is CLOSED, a cut stream IO. From "": a list,
+                                  then a watch from its version
+        get                       GET .../<name>
+        create                    POST to the collection (AlreadyExists: EXISTS)
+        update, update_status     PUT .../<name>[/status] (a stale
+                                  metadata.resourceVersion: 409 CONFLICT)
+        patch                     PATCH .../<name>[/status], application/merge-
+                                  patch+json (KCTL_PATCH_STATUS: /status)
+        remove                    DELETE, with DeleteOptions preconditions (uid,
+                                  resourceVersion) when given; a Status Success
+                                  is gone (*out NULL); the object in the answer
+                                  with a deletionTimestamp and finalizers (or a
+                                  grace period, or a 202) is still there (*out)
+        Status detail             the server's Status body, for every code
+                                  (400 401 403 404 405 409 410 422 429 500 503
+                                  504...); a body that is no Status (a proxy's)
+                                  gives the code and its usual reason
+
+    429 and 503 answer AGAIN (kctl_api_status_result), st->retry_after_s
+    holding the Retry-After (or the Status's retryAfterSeconds). Before
+    that, a Retry-After that ends within the request timeout (counted from
+    the call's start) is waited out and the request sent once more, when
+    the request cannot do harm twice: a read (get, list, a watch's open),
+    or a write that carries a precondition the server checks (update or
+    patch with a metadata.resourceVersion, remove with a uid or
+    resourceVersion): had the first been applied, the second is refused
+    (409). A create, or a write without a precondition, is never sent
+    twice (a second POST could make a second object with generateName; an
+    unconditional write could undo another writer's). A request that
+    failed once sent (a timeout, a broken connection) is never sent again:
+    TIMEOUT or IO, and the caller's reconcile tries again.
+
+    The bearer token is token, or token_file's content, read at create and
+    again when the file changes (its mtime, size or inode; looked at no
+    more than once a second, before a request), as a projected
+    service-account token rotates; a 401 reads the file at once and sends
+    the request again, once, if the token changed. An unreadable or empty
+    file keeps the token held.
+
+    etcd. Keys are laid out as Kubernetes lays them: <prefix>/<resource>/<ns>/<name>
     for the core group, <prefix>/<group>/<resource>/<ns>/<name> otherwise,
     no <ns> segment for a cluster-scoped object ([prefix]: "/registry").
     Values are the object's JSON document without resourceVersion; an
@@ -59,18 +131,28 @@
 
     DOES NOT
     ========
+    - (Kubernetes) discover resources: a kctl_resource names the group,
+      version and plural, and whether it is namespaced by its ns;
+    - (Kubernetes) send strategic merge, JSON patches or server-side apply
+      (the patch entry is a merge patch), nor protobuf, nor ask for tables;
+    - (Kubernetes) run exec or auth-provider credential plugins (the
+      kubeconfig loader below names them as unsupported); a token or a
+      client certificate only;
+    - (Kubernetes) follow redirects, or fail over: one server URL (a load
+      balancer's, for several API servers);
     - use etcd leases: leader election works with its Lease object and
       resourceVersion preconditions, as on any transport;
     - block longer than asked in watch_next (timeout 0 looks once); unary
-      requests wait at most request_timeout_ns each;
+      requests wait at most request_timeout_ns each (a Retry-After waited
+      out included), a watch's open too;
     - retry a write whose outcome is unknown (a timeout, a broken
       connection after the request went out): that is TIMEOUT or IO, and
       the caller's reconcile tries again through its backoff;
     - put credentials in logs, Status detail or errors.
 
 
-    ENDPOINTS, FAILOVER, AUTH
-    =========================
+    ENDPOINTS, FAILOVER, AUTH (etcd)
+    ================================
     endpoints is a comma-separated list. A request that cannot be sent (no
     connection) goes to the next endpoint at once; a read also moves on
     after an error reply of the unavailable kind (503, "no leader") or a
@@ -91,24 +173,30 @@
     ===
     Verification is on: give the cluster's CA (ca_file, or ca_data in
     memory) unless the system's store has it; a client certificate and key
-    for etcd's mTLS (files or memory). insecure turns verification off,
-    explicitly and only. A server that is not trusted, or one that refuses
-    the client (no certificate, or one it does not accept), is an
-    endpoint that did not answer: reads and watches try the next one, and
-    the call fails with IO, its Status 503 naming libcurl's reason ("etcd:
-    no endpoint answered: SSL peer certificate or SSH remote key was not
-    OK"), never a certificate, key or file of them.
+    for mTLS (etcd's, a Kubernetes user's; files or memory). insecure turns
+    verification off, explicitly and only. A server that is not trusted,
+    or one that refuses the client (no certificate, or one it does not
+    accept), is an endpoint that did not answer: etcd's reads and watches
+    try the next one, and the call fails with IO, its Status 503 naming
+    libcurl's reason ("etcd: no endpoint answered: SSL peer certificate or
+    SSH remote key was not OK"; "kube: the server did not answer: ..."),
+    never a certificate, key, token or file of them.
 
 
     THREADING
     =========
-    A transport is [any thread], as kctl's transports are: unary requests
+    A transport (Kubernetes or etcd) is [any thread], as kctl's transports are: unary requests
     share a small pool of connections (kept alive), each watch has a
     connection of its own. Create and destroy it from one thread.
 
 
     LIMITS
     ======
+    - Kubernetes: a watch event (one line) beyond max_message_bytes
+      [16 MiB] is TOO_LARGE, a unary answer beyond max_response_bytes
+      [256 MiB] too; a resourceVersion longer than KCTL_RV_MAX - 1 bytes,
+      or a continue token longer than KCTL_CONTINUE_MAX - 1, is TOO_LARGE.
+      A bearer token is at most 16 KiB, of visible ASCII.
     - A watch message (one JSON object on its line) beyond
       max_message_bytes [4 MiB] is TOO_LARGE; a unary response beyond
       max_response_bytes [64 MiB], too. Memory never grows past them: a
@@ -121,8 +209,8 @@
 
     VERSION HISTORY
     ===============
-    0.4.0  (in progress) the HTTP layer on libcurl and the etcd v3
-           transport.
+    0.4.0  (in progress) the HTTP layer on libcurl, the etcd v3
+           transport, the Kubernetes API transport.
 */
 #ifndef KCTL_H_INCLUDED
 #error "include kctl.h before kctl_http_curl.h"
@@ -241,6 +329,30 @@ typedef struct kctl_kube_desc {
     kctl_allocator allocator;
 } kctl_kube_desc;
 
+/* What the transport has done (for metrics and tests). */
+typedef struct kctl_kube_stats {
+    uint64_t requests;       /* unary requests sent (each retry too) */
+    uint64_t watches;        /* watch streams opened (the server answered 200) */
+    uint64_t watch_ends;     /* watches the server ended cleanly (its timeoutSeconds): CLOSED */
+    uint64_t waits;          /* 429 and 503 answers whose Retry-After was waited out,
+                                then the request sent again */
+    uint64_t throttled;      /* 429 and 503 answers handed to the caller (AGAIN) */
+    uint64_t token_reads;    /* times token_file was read again (it changed, or a 401) */
+    uint64_t auth_retries;   /* requests sent again after a 401, with a token read anew */
+} kctl_kube_stats;
+
+/* The desc with every default filled in. [any thread] */
+KCTL_API kctl_kube_desc kctl_kube_desc_init(void);
+/* A transport to the API server at desc->server; *out owns it
+   (kctl_transport_destroy frees it, after every user is done). It does
+   not contact the server. INVALID_ARG for a missing or malformed server
+   URL (one URL: http:// or https://), a token that is empty or holds
+   characters a header cannot carry, an allocator with one function;
+   IO when token_file cannot be read; NOMEM. [any thread] */
+KCTL_API int kctl_kube_create(const kctl_kube_desc *desc, kctl_transport *out);
+/* t's counters (all zero if t is no Kubernetes transport). [any thread] */
+KCTL_API void kctl_kube_read_stats(const kctl_transport *t, kctl_kube_stats *out);
+
 /* ===================================================================== >>kubeconfig KUBECONFIG */
 /* Where a transport to a Kubernetes API server finds its server and
    credentials, as kubectl and client-go find them: a kubeconfig file
@@ -342,7 +454,9 @@ KCTL_API void kctl_kube_config_free(kctl_kube_config *c);
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
 #endif
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if LIBCURL_VERSION_NUM < 0x074d00
@@ -570,6 +684,7 @@ static void kctl__http_common(kctl__http *h, CURL *c) {
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "kctl/" KCTL_VERSION_STRING); /* an API server names the field manager after it */
     if (h->tls.insecure) {
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -611,28 +726,72 @@ typedef struct kctl__hres {
     long code;        /* HTTP status, 0 if none came */
     kctl__hbuf body;
     CURLcode cc;      /* why the last endpoint tried failed (CURLE_OK: it answered) */
+    long retry_after; /* its Retry-After in seconds, -1: none */
 } kctl__hres;
+
+/* A request: method (NULL: POST), path (after the endpoint), body (NULL:
+   none) of content type ctype (NULL: application/json), one more header
+   (or NULL), a timeout (0: the client's), kind (KCTL__HTTP_READ...). */
+typedef struct kctl__hreq {
+    int kind;
+    const char *method;
+    const char *path;
+    const char *body;
+    size_t len;
+    const char *ctype;
+    const char *extra;
+    long timeout_ms;
+} kctl__hreq;
+
+/* Retry-After in delay-seconds (an HTTP date is read by libcurl, after
+   the transfer); into the long ud points at. */
+static size_t kctl__http_header(char *data, size_t size, size_t n, void *ud) {
+    size_t len = size * n, i = 12;
+    long v = 0;
+    if (len > 12) {
+        static const char want[] = "retry-after:";
+        size_t k;
+        for (k = 0; k < 12; k++) {
+            char c = data[k];
+            if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+            if (c != want[k]) return len;
+        }
+        while (i < len && (data[i] == ' ' || data[i] == '\t')) i++;
+        if (i == len || data[i] < '0' || data[i] > '9') { *(long *)ud = -2; return len; } /* a date: libcurl's */
+        for (; i < len && data[i] >= '0' && data[i] <= '9'; i++) v = v > 100000000L ? v : v * 10 + (data[i] - '0');
+        *(long *)ud = v;
+    }
+    return len;
+}
+
+/* After a transfer: the Retry-After seen (-2: a date, which libcurl reads). */
+static long kctl__http_retry_after(CURL *c, long seen) {
+    curl_off_t ra = 0;
+    if (seen != -2) return seen;
+    if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK || ra <= 0) return -1;
+    return ra > 100000000 ? 100000000L : (long)ra;
+}
 
 /* How a request may be retried at another endpoint; KCTL__HTTP_NOAUTH
    (or'd in) sends it without the token. */
 enum { KCTL__HTTP_READ = 0, KCTL__HTTP_WRITE = 1, KCTL__HTTP_NOAUTH = 2 };
 
-/* POST body to path, trying each endpoint once from the one that last
-   answered: OK with res->code and res->body (any HTTP status: the caller
-   reads an error body), or the transport's failure: IO (no endpoint
-   answered; res->cc says why the last one failed), TIMEOUT, TOO_LARGE,
-   NOMEM. A read moves on to the next endpoint after any failure and after
-   a 503 (unavailable: no leader, no quorum); a write only when it could
-   not be sent (no connection): once it may have arrived, its failure is
-   the caller's (TIMEOUT or IO: the outcome is unknown) and a 503 is the
-   caller's to read. The next call starts at the endpoint that answered.
-   extra: one more header or NULL. */
-static int kctl__http_post(kctl__http *h, int kind, const char *path, const char *body, size_t len, const char *extra,
-                           kctl__hres *res) {
+/* Send q, trying each endpoint once from the one that last answered: OK
+   with res->code, res->body and res->retry_after (any HTTP status: the
+   caller reads an error body), or the transport's failure: IO (no
+   endpoint answered; res->cc says why the last one failed), TIMEOUT,
+   TOO_LARGE, NOMEM. A read moves on to the next endpoint after any
+   failure and after a 503 (unavailable: no leader, no quorum); a write
+   only when it could not be sent (no connection): once it may have
+   arrived, its failure is the caller's (TIMEOUT or IO: the outcome is
+   unknown) and a 503 is the caller's to read. The next call starts at the
+   endpoint that answered. */
+static int kctl__http_do(kctl__http *h, const kctl__hreq *q, kctl__hres *res) {
     size_t k, start;
-    int rc = KCTL_ERR_IO;
+    int rc = KCTL_ERR_IO, kind = q->kind;
     kctl__hbuf url;
     memset(res, 0, sizeof *res);
+    res->retry_after = -1;
     kctl__hbuf_init(&res->body, &h->a, h->max_resp);
     kctl__hbuf_init(&url, &h->a, 4096);
     kctl__hmutex_lock(&h->mu);
@@ -656,25 +815,37 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         }
         url.len = 0;
         kctl__hbuf_str(&url, h->ep[e]);
-        kctl__hbuf_str(&url, path);
-        if ((t = curl_slist_append(hdrs, "Content-Type: application/json")) != NULL) hdrs = t;
-        if (extra && (t = curl_slist_append(hdrs, extra)) != NULL) hdrs = t;
+        kctl__hbuf_str(&url, q->path);
+        if (q->body) {
+            char ct[96];
+            snprintf(ct, sizeof ct, "Content-Type: %s", q->ctype ? q->ctype : "application/json");
+            if ((t = curl_slist_append(hdrs, ct)) != NULL) hdrs = t;
+        }
+        if (q->extra && (t = curl_slist_append(hdrs, q->extra)) != NULL) hdrs = t;
         res->body.len = 0;
         res->body.err = 0;
         if (res->body.p) res->body.p[0] = '\0';
+        res->retry_after = -1;
         kctl__http_common(h, c);
         curl_easy_setopt(c, CURLOPT_URL, url.p);
-        curl_easy_setopt(c, CURLOPT_POST, 1L);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        if (!q->method || !strcmp(q->method, "POST")) curl_easy_setopt(c, CURLOPT_POST, 1L);
+        else if (!strcmp(q->method, "GET")) curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        else curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, q->method);
+        if (q->body || !q->method || !strcmp(q->method, "POST")) {
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, q->body ? q->body : "");
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(q->body ? q->len : 0));
+        }
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->timeout_ms);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, q->timeout_ms > 0 ? q->timeout_ms : h->timeout_ms);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kctl__http_collect);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &res->body);
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, kctl__http_header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, &res->retry_after);
         cc = url.err ? CURLE_OUT_OF_MEMORY : curl_easy_perform(c);
         res->cc = cc;
         res->code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->code);
+        res->retry_after = kctl__http_retry_after(c, res->retry_after);
         curl_easy_reset(c); /* keeps its connection for the next request */
         curl_slist_free_all(hdrs);
         kctl__hmutex_lock(&h->mu);
@@ -704,6 +875,19 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
     return rc;
 }
 
+/* POST body to path (see kctl__http_do); extra: one more header or NULL. */
+static int kctl__http_post(kctl__http *h, int kind, const char *path, const char *body, size_t len, const char *extra,
+                           kctl__hres *res) {
+    kctl__hreq q;
+    memset(&q, 0, sizeof q);
+    q.kind = kind;
+    q.path = path;
+    q.body = body;
+    q.len = len;
+    q.extra = extra;
+    return kctl__http_do(h, &q, res);
+}
+
 /* ---- streams: a request whose answer is read line by line */
 typedef struct kctl__hstream {
     kctl__http *h;
@@ -721,6 +905,7 @@ typedef struct kctl__hstream {
     bool paused;           /* the writer paused the transfer: whole lines wait to be read */
     CURLcode cc;
     long code;
+    long retry_after;      /* the answer's Retry-After in seconds (-1: none; -2: a date) */
 } kctl__hstream;
 
 /* Bytes a stream holds beyond max_msg: the whole lines not read yet, and
@@ -774,39 +959,45 @@ static void kctl__hstream_close(kctl__hstream *s) {
     memset(s, 0, sizeof *s);
 }
 
-/* Start POSTing body to path at endpoint ep, the answer to be read with
-   kctl__hstream_line. OK or NOMEM; a connection that fails shows as the
-   stream ending. extra: one more header or NULL. */
-static int kctl__hstream_open(kctl__http *h, size_t ep, const char *path, const char *body, size_t len, const char *extra,
-                              kctl__hstream *s) {
+/* Start sending q (its method: POST, or GET without a body) at endpoint
+   ep, the answer to be read with kctl__hstream_line. OK or NOMEM; a
+   connection that fails shows as the stream ending. */
+static int kctl__hstream_start(kctl__http *h, size_t ep, const kctl__hreq *q, kctl__hstream *s) {
     kctl__hbuf url;
     struct curl_slist *t;
     memset(s, 0, sizeof *s);
     s->h = h;
     s->ep = ep;
     s->max_msg = h->max_msg;
+    s->retry_after = -1;
     kctl__hbuf_init(&s->buf, &h->a, h->max_msg + KCTL__HSTREAM_SLACK);
-    kctl__hbuf_init(&url, &h->a, 4096);
+    kctl__hbuf_init(&url, &h->a, 8192);
     kctl__hbuf_str(&url, h->ep[ep]);
-    kctl__hbuf_str(&url, path);
+    kctl__hbuf_str(&url, q->path);
     kctl__hmutex_lock(&h->mu);
     if (h->auth) s->hdrs = curl_slist_append(NULL, h->auth);
     kctl__hmutex_unlock(&h->mu);
-    if ((t = curl_slist_append(s->hdrs, "Content-Type: application/json")) != NULL) s->hdrs = t;
-    if (extra && (t = curl_slist_append(s->hdrs, extra)) != NULL) s->hdrs = t;
-    s->body = kctl__http_strndup(&h->a, body, len);
+    if (q->body && (t = curl_slist_append(s->hdrs, "Content-Type: application/json")) != NULL) s->hdrs = t;
+    if (q->extra && (t = curl_slist_append(s->hdrs, q->extra)) != NULL) s->hdrs = t;
+    if (q->body) s->body = kctl__http_strndup(&h->a, q->body, q->len);
     s->multi = curl_multi_init();
     s->easy = curl_easy_init();
-    if (url.err || !s->hdrs || !s->body || !s->multi || !s->easy) {
+    if (url.err || !s->hdrs || (q->body && !s->body) || !s->multi || !s->easy) {
         kctl__hbuf_free(&url);
         kctl__hstream_close(s);
         return KCTL_ERR_NOMEM;
     }
     kctl__http_common(h, s->easy);
     curl_easy_setopt(s->easy, CURLOPT_URL, url.p);
-    curl_easy_setopt(s->easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->body);
-    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    if (s->body) {
+        curl_easy_setopt(s->easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->body);
+        curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->len);
+    } else {
+        curl_easy_setopt(s->easy, CURLOPT_HTTPGET, 1L);
+    }
+    curl_easy_setopt(s->easy, CURLOPT_HEADERFUNCTION, kctl__http_header);
+    curl_easy_setopt(s->easy, CURLOPT_HEADERDATA, &s->retry_after);
     curl_easy_setopt(s->easy, CURLOPT_HTTPHEADER, s->hdrs);
     curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, kctl__hstream_write);
     curl_easy_setopt(s->easy, CURLOPT_WRITEDATA, s);
@@ -817,6 +1008,18 @@ static int kctl__hstream_open(kctl__http *h, size_t ep, const char *path, const 
         return KCTL_ERR_NOMEM;
     }
     return KCTL_OK;
+}
+
+/* POST body to path at endpoint ep as a stream; extra: one more header or NULL. */
+static int kctl__hstream_open(kctl__http *h, size_t ep, const char *path, const char *body, size_t len, const char *extra,
+                              kctl__hstream *s) {
+    kctl__hreq q;
+    memset(&q, 0, sizeof q);
+    q.path = path;
+    q.body = body;
+    q.len = len;
+    q.extra = extra;
+    return kctl__hstream_start(h, ep, &q, s);
 }
 
 static uint64_t kctl__http_now_ms(void) {
@@ -846,6 +1049,23 @@ static bool kctl__hstream_take(kctl__hstream *s, const char **line, size_t *n) {
     return true;
 }
 
+/* One round of the transfer: wait at most wait_ms (0: not at all) for its
+   socket, then take in what came. */
+static void kctl__hstream_pump(kctl__hstream *s, int wait_ms) {
+    int running = 0, left = 0, ready = 0;
+    CURLMsg *m;
+    if (wait_ms > 0) curl_multi_poll(s->multi, NULL, 0, wait_ms, &ready);
+    curl_multi_perform(s->multi, &running);
+    while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
+        if (m->msg == CURLMSG_DONE) {
+            s->done = true;
+            s->cc = m->data.result;
+        }
+    if (!running) s->done = true;
+    curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &s->code);
+    if (s->done) s->retry_after = kctl__http_retry_after(s->easy, s->retry_after);
+}
+
 static int kctl__hstream_line(kctl__hstream *s, uint64_t timeout_ms, const char **line, size_t *n) {
     uint64_t until = kctl__http_now_ms() + timeout_ms;
     bool polled = false;
@@ -860,24 +1080,40 @@ static int kctl__hstream_line(kctl__hstream *s, uint64_t timeout_ms, const char 
         if (s->done) return s->buf.err == KCTL_ERR_NOMEM ? KCTL_ERR_NOMEM : KCTL_ERR_IO;
         if (polled) {
             uint64_t now = kctl__http_now_ms();
-            int ready = 0;
             if (now >= until) return KCTL_ERR_AGAIN;
-            curl_multi_poll(s->multi, NULL, 0, (int)(until - now > 1000 ? 1000 : until - now), &ready);
-        }
-        {
-            int running = 0, left = 0;
-            CURLMsg *m;
-            curl_multi_perform(s->multi, &running);
-            while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
-                if (m->msg == CURLMSG_DONE) {
-                    s->done = true;
-                    s->cc = m->data.result;
-                }
-            if (!running) s->done = true;
-            curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &s->code);
+            kctl__hstream_pump(s, (int)(until - now > 1000 ? 1000 : until - now));
+        } else {
+            kctl__hstream_pump(s, 0);
         }
         polled = true;
     }
+}
+
+/* Wait at most timeout_ms for the answer's status line: OK (s->code is
+   set, or the stream ended: s->done), or TIMEOUT. */
+static int kctl__hstream_head(kctl__hstream *s, uint64_t timeout_ms) {
+    uint64_t until = kctl__http_now_ms() + timeout_ms, now;
+    kctl__hstream_pump(s, 0);
+    while (!s->code && !s->done) {
+        if ((now = kctl__http_now_ms()) >= until) return KCTL_ERR_TIMEOUT;
+        kctl__hstream_pump(s, (int)(until - now > 1000 ? 1000 : until - now));
+    }
+    return KCTL_OK;
+}
+
+/* Wait at most timeout_ms for the transfer to end (an error answer's
+   body): OK, or TIMEOUT. */
+static int kctl__hstream_finish(kctl__hstream *s, uint64_t timeout_ms) {
+    uint64_t until = kctl__http_now_ms() + timeout_ms, now;
+    while (!s->done) {
+        if (s->paused) {
+            s->paused = false;
+            curl_easy_pause(s->easy, CURLPAUSE_CONT);
+        }
+        if ((now = kctl__http_now_ms()) >= until) return KCTL_ERR_TIMEOUT;
+        kctl__hstream_pump(s, (int)(until - now > 1000 ? 1000 : until - now));
+    }
+    return KCTL_OK;
 }
 
 /* The rest of a stream that ended, for an error body (a non-200 answer). */
@@ -2137,6 +2373,999 @@ KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out
 }
 
 /* ------------------------------------------------------------------ >>kube KUBERNETES */
+/* The API server's REST paths over the HTTP layer: objects travel as the
+   server sends them (its resourceVersion, its Status bodies), watches
+   are its newline-delimited JSON events. */
+typedef struct kctl__kube {
+    kctl__http http;           /* one endpoint: the server */
+    kctl_obj_opts obj_opts;
+    uint32_t wt_min, wt_max;   /* a watch's timeoutSeconds, drawn from [min, max] */
+    char *token_file;
+    kctl__hmutex mu;           /* the token file's state, the random numbers, the counters */
+    uint64_t tf_checked;       /* when token_file was last looked at (ms, monotonic) */
+    long long tf_id[4];        /* what it was then: mtime (s, ns), size, inode */
+    uint64_t rng;
+    uint64_t n_watches, n_closed, n_waits, n_throttled, n_token_reads, n_auth_retries;
+} kctl__kube;
+
+KCTL_API kctl_kube_desc kctl_kube_desc_init(void) {
+    kctl_kube_desc d;
+    memset(&d, 0, sizeof d);
+    d.request_timeout_ns = KCTL_SEC(30);
+    d.connect_timeout_ns = KCTL_SEC(5);
+    d.watch_timeout_min_s = 300;
+    d.watch_timeout_max_s = 600;
+    d.max_message_bytes = (size_t)16 << 20;
+    d.max_response_bytes = (size_t)256 << 20;
+    return d;
+}
+
+/* ---- credentials: a bearer token, or a file holding one */
+#define KCTL__KUBE_TOKEN_MAX 16384
+
+static void kctl__kube_wipe(const kctl_allocator *a, char *p) {
+    if (p) {
+        volatile char *v = p;
+        while (*v) *v++ = 0;
+    }
+    kctl__http_free(a, p);
+}
+
+/* "Authorization: Bearer <tok>" of tok[0..n) without its surrounding white
+   space, into *hdr: OK; INVALID_ARG for an empty token or one with
+   characters a header cannot carry (only visible ASCII); NOMEM. */
+static int kctl__kube_auth_header(const kctl_allocator *a, const char *tok, size_t n, char **hdr) {
+    size_t i;
+    *hdr = NULL;
+    while (n && (*tok == ' ' || *tok == '\t' || *tok == '\r' || *tok == '\n')) tok++, n--;
+    while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\r' || tok[n - 1] == '\n')) n--;
+    if (!n || n > KCTL__KUBE_TOKEN_MAX) return KCTL_ERR_INVALID_ARG;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)tok[i] <= ' ' || (unsigned char)tok[i] >= 0x7f) return KCTL_ERR_INVALID_ARG;
+    if (!(*hdr = (char *)kctl__http_alloc(a, n + 23))) return KCTL_ERR_NOMEM;
+    memcpy(*hdr, "Authorization: Bearer ", 22);
+    memcpy(*hdr + 22, tok, n);
+    (*hdr)[22 + n] = '\0';
+    return KCTL_OK;
+}
+
+/* Send hdr (taken) from now on: true when it differs from the one before. */
+static bool kctl__kube_set_auth(kctl__kube *k, char *hdr) {
+    char *old;
+    bool changed;
+    kctl__hmutex_lock(&k->http.mu);
+    old = k->http.auth;
+    changed = !old || strcmp(old, hdr) != 0;
+    k->http.auth = hdr;
+    kctl__hmutex_unlock(&k->http.mu);
+    kctl__kube_wipe(&k->http.a, old);
+    return changed;
+}
+
+/* Read token_file into *hdr and its identity into id: OK, IO (it cannot
+   be read), INVALID_ARG (empty, no token, or past KCTL__KUBE_TOKEN_MAX),
+   NOMEM. */
+static int kctl__kube_read_token(kctl__kube *k, char **hdr, long long id[4]) {
+    char *buf;
+    size_t n = 0;
+    ssize_t got;
+    struct stat sb;
+    int fd, rc;
+    *hdr = NULL;
+    if ((fd = open(k->token_file, O_RDONLY | O_CLOEXEC)) < 0) return KCTL_ERR_IO;
+    if (fstat(fd, &sb) != 0) {
+        close(fd);
+        return KCTL_ERR_IO;
+    }
+    id[0] = (long long)sb.st_mtim.tv_sec;
+    id[1] = (long long)sb.st_mtim.tv_nsec;
+    id[2] = (long long)sb.st_size;
+    id[3] = (long long)sb.st_ino;
+    if (!(buf = (char *)kctl__http_alloc(&k->http.a, KCTL__KUBE_TOKEN_MAX + 2))) {
+        close(fd);
+        return KCTL_ERR_NOMEM;
+    }
+    rc = KCTL_OK;
+    while (n <= KCTL__KUBE_TOKEN_MAX && (got = read(fd, buf + n, KCTL__KUBE_TOKEN_MAX + 1 - n)) != 0) { /* one byte more: too long */
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            rc = KCTL_ERR_IO;
+            break;
+        }
+        n += (size_t)got;
+    }
+    close(fd);
+    buf[n] = '\0';
+    if (rc == KCTL_OK) rc = kctl__kube_auth_header(&k->http.a, buf, n, hdr);
+    memset(buf, 0, n);
+    kctl__http_free(&k->http.a, buf);
+    return rc;
+}
+
+/* Look at token_file again (a projected token rotates): at most once a
+   second of now_ms, or at once when force (a 401); read it when its
+   mtime, size or inode changed (force: always). true when the token
+   changed. A file that cannot be read, or holds no token, leaves the
+   token as it was (client-go's cachingTokenSource does the same). */
+static bool kctl__kube_token_check(kctl__kube *k, uint64_t now_ms, bool force) {
+    struct stat sb;
+    long long id[4];
+    char *hdr = NULL;
+    bool changed = false;
+    if (!k->token_file) return false;
+    kctl__hmutex_lock(&k->mu);
+    if (!force && now_ms - k->tf_checked < 1000) {
+        kctl__hmutex_unlock(&k->mu);
+        return false;
+    }
+    k->tf_checked = now_ms;
+    if (!force && stat(k->token_file, &sb) == 0 && (long long)sb.st_mtim.tv_sec == k->tf_id[0] &&
+        (long long)sb.st_mtim.tv_nsec == k->tf_id[1] && (long long)sb.st_size == k->tf_id[2] && (long long)sb.st_ino == k->tf_id[3]) {
+        kctl__hmutex_unlock(&k->mu);
+        return false;
+    }
+    k->n_token_reads++;
+    if (kctl__kube_read_token(k, &hdr, id) == KCTL_OK) {
+        memcpy(k->tf_id, id, sizeof id);
+        changed = kctl__kube_set_auth(k, hdr);
+    }
+    kctl__hmutex_unlock(&k->mu);
+    return changed;
+}
+
+/* ---- errors */
+static const char *kctl__kube_reason(long code) {
+    switch (code) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 406: return "NotAcceptable";
+    case 409: return "Conflict";
+    case 410: return "Expired";
+    case 413: return "RequestEntityTooLarge";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    case 429: return "TooManyRequests";
+    case 500: return "InternalError";
+    case 503: return "ServiceUnavailable";
+    case 504: return "Timeout";
+    default: return code >= 500 ? "InternalError" : "Unknown";
+    }
+}
+
+/* An error answer of HTTP code with body[0..len): its kctl code
+   (kctl_api_status_result: 409 CONFLICT or EXISTS by reason, 410 GONE,
+   429/503 AGAIN...), and *st (may be NULL) filled from the Status body,
+   or from the code when the body is no Status (a proxy's page, the
+   aggregator's {"paths":[...]}). retry_after (seconds, -1: none) is
+   st->retry_after_s when the Status has no retryAfterSeconds. */
+static int kctl__kube_status(const kctl_allocator *a, long code, const char *body, size_t len, long retry_after, kctl_api_status *st) {
+    kctl_api_status tmp, *s = st;
+    int rc;
+    if (!s) {
+        memset(&tmp, 0, sizeof tmp);
+        tmp.allocator = *a;
+        s = &tmp;
+    }
+    if (!body || !len || kctl_api_status_parse(s, body, len, (int)code) != KCTL_OK) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "kube: the server answered %ld with no Status", code);
+        kctl_api_status_set(s, (int)code, kctl__kube_reason(code), msg, NULL, NULL, NULL, NULL, 0);
+    }
+    if (retry_after > 0 && !s->retry_after_s) s->retry_after_s = retry_after > 100000000L ? 100000000u : (uint32_t)retry_after;
+    rc = kctl_api_status_result((int)code, s->reason);
+    if (rc == KCTL_OK) rc = KCTL_ERR_PROTO; /* a 1xx or 3xx: not an answer this client asked for */
+    if (s == &tmp) kctl_api_status_clear(&tmp);
+    return rc;
+}
+
+/* What a failure of the transport itself says in a Status: libcurl's
+   reason (a fixed text), never a token, file or key. */
+static int kctl__kube_fail(int rc, CURLcode cc, kctl_api_status *st) {
+    char msg[200];
+    if (!st || rc == KCTL_OK || rc == KCTL_ERR_NOMEM) return rc;
+    if (rc == KCTL_ERR_TOO_LARGE) {
+        kctl_api_status_set(st, 413, "RequestEntityTooLarge", "kube: the answer is larger than max_response_bytes", NULL, NULL, NULL, NULL, 0);
+        return rc;
+    }
+    snprintf(msg, sizeof msg, "%s%s%s", rc == KCTL_ERR_TIMEOUT ? "kube: the request timed out" : "kube: the server did not answer",
+             cc != CURLE_OK ? ": " : "", cc != CURLE_OK ? curl_easy_strerror(cc) : "");
+    kctl_api_status_set(st, rc == KCTL_ERR_TIMEOUT ? 504 : 503, rc == KCTL_ERR_TIMEOUT ? "Timeout" : "ServiceUnavailable", msg,
+                        NULL, NULL, NULL, NULL, 0);
+    return rc;
+}
+
+static int kctl__kube_bad(int rc, const char *msg, kctl_api_status *st) {
+    if (st) kctl_api_status_set(st, 400, "BadRequest", msg, NULL, NULL, NULL, NULL, 0);
+    return rc;
+}
+
+/* ---- paths */
+/* A path segment the API server can address (its ValidatePathSegmentName):
+   not empty, not "." or "..", no '/', '%' or control characters, at most
+   max bytes. */
+static bool kctl__kube_seg_ok(const char *s, size_t max) {
+    size_t n = 0;
+    if (!s || !*s || !strcmp(s, ".") || !strcmp(s, "..")) return false;
+    for (; *s; s++, n++)
+        if ((unsigned char)*s < ' ' || *s == '/' || *s == '%' || *s == 0x7f || n >= max) return false;
+    return true;
+}
+
+/* s percent-encoded but for RFC 3986's unreserved characters. */
+static void kctl__kube_esc(kctl__hbuf *b, const char *s) {
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~') {
+            kctl__hbuf_put(b, s, 1);
+        } else {
+            char e[3];
+            e[0] = '%';
+            e[1] = hex[c >> 4];
+            e[2] = hex[c & 15];
+            kctl__hbuf_put(b, e, 3);
+        }
+    }
+}
+
+/* /api/v1 (the core group) or /apis/<group>/<version>, then
+   /namespaces/<ns> when ns is given ("" or NULL: all namespaces, or the
+   cluster scope), /<resource>, and /<name>[/<sub>] for one object. */
+static void kctl__kube_path(const kctl_resource *res, const char *ns, const char *name, const char *sub, kctl__hbuf *b) {
+    if (res->group && *res->group) {
+        kctl__hbuf_str(b, "/apis/");
+        kctl__kube_esc(b, res->group);
+        kctl__hbuf_put(b, "/", 1);
+    } else {
+        kctl__hbuf_str(b, "/api/");
+    }
+    kctl__kube_esc(b, res->version && *res->version ? res->version : "v1");
+    if (ns && *ns) {
+        kctl__hbuf_str(b, "/namespaces/");
+        kctl__kube_esc(b, ns);
+    }
+    kctl__hbuf_put(b, "/", 1);
+    kctl__kube_esc(b, res->resource);
+    if (name) {
+        kctl__hbuf_put(b, "/", 1);
+        kctl__kube_esc(b, name);
+        if (sub) {
+            kctl__hbuf_put(b, "/", 1);
+            kctl__hbuf_str(b, sub);
+        }
+    }
+}
+
+/* One more query parameter (value escaped). */
+static void kctl__kube_q(kctl__hbuf *b, const char *key, const char *val) {
+    kctl__hbuf_put(b, b->p && memchr(b->p, '?', b->len) ? "&" : "?", 1);
+    kctl__hbuf_str(b, key);
+    kctl__hbuf_put(b, "=", 1);
+    kctl__kube_esc(b, val);
+}
+
+static int kctl__kube_check_res(const kctl_resource *res, kctl_api_status *st) {
+    bool group = res && res->group && *res->group;
+    if (!res || !kctl__kube_seg_ok(res->resource, 253) || (group && !kctl__kube_seg_ok(res->group, 253)) ||
+        (group && !kctl__kube_seg_ok(res->version, 63)) || (!group && res->version && *res->version && !kctl__kube_seg_ok(res->version, 63)) ||
+        (res->ns && *res->ns && !kctl__kube_seg_ok(res->ns, 253)))
+        return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "the resource's group, version, resource or namespace is not valid", st);
+    return KCTL_OK;
+}
+
+/* ---- requests */
+static void kctl__kube_sleep_ms(uint64_t ms) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ms / 1000u);
+    ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+
+/* After an error answer of code (Retry-After ra seconds, -1: none):
+   whether to send the request again. A 401 reads token_file anew, once,
+   and sends again if the token changed (the server refused the request
+   before doing anything). A 429 or 503 with a Retry-After that ends
+   before deadline (the request timeout's end, counted from the call) is
+   waited out, once, and the request sent again, when the request is
+   idempotent: a read, or a write the server would refuse if it had
+   already been applied (a resourceVersion or uid precondition). A POST,
+   or a write without a precondition, is never sent twice: the caller
+   gets AGAIN and the Retry-After in its Status. */
+static bool kctl__kube_again(kctl__kube *k, long code, long ra, bool idempotent, uint64_t deadline, bool *renewed, bool *waited) {
+    uint64_t now;
+    if (code == 401 && !*renewed && k->token_file) {
+        *renewed = true;
+        if (kctl__kube_token_check(k, kctl__http_now_ms(), true)) {
+            kctl__hmutex_lock(&k->mu);
+            k->n_auth_retries++;
+            kctl__hmutex_unlock(&k->mu);
+            return true;
+        }
+        return false;
+    }
+    if (code != 429 && code != 503) return false;
+    now = kctl__http_now_ms();
+    if (idempotent && !*waited && ra >= 0 && now + (uint64_t)ra * 1000u < deadline) {
+        *waited = true;
+        kctl__hmutex_lock(&k->mu);
+        k->n_waits++;
+        kctl__hmutex_unlock(&k->mu);
+        kctl__kube_sleep_ms((uint64_t)ra * 1000u);
+        return true;
+    }
+    kctl__hmutex_lock(&k->mu);
+    k->n_throttled++;
+    kctl__hmutex_unlock(&k->mu);
+    return false;
+}
+
+/* One request: OK with a 2xx answer in *res (its body the caller's to
+   free), or the failure with *st: the server's Status mapped to a code,
+   or the transport's (IO, TIMEOUT, TOO_LARGE, NOMEM). */
+static int kctl__kube_call(kctl__kube *k, const char *method, const char *path, const char *body, size_t len, const char *ctype,
+                           bool idempotent, kctl__hres *res, kctl_api_status *st) {
+    uint64_t deadline = kctl__http_now_ms() + (uint64_t)k->http.timeout_ms, now;
+    bool renewed = false, waited = false;
+    kctl__hreq q;
+    int rc;
+    memset(&q, 0, sizeof q);
+    q.kind = idempotent ? KCTL__HTTP_READ : KCTL__HTTP_WRITE;
+    q.method = method;
+    q.path = path;
+    q.body = body;
+    q.len = len;
+    q.ctype = ctype;
+    q.extra = "Accept: application/json";
+    kctl__kube_token_check(k, kctl__http_now_ms(), false);
+    for (;;) {
+        now = kctl__http_now_ms();
+        q.timeout_ms = deadline > now + 1 ? (long)(deadline - now) : 1;
+        if ((rc = kctl__http_do(&k->http, &q, res)) != KCTL_OK) return kctl__kube_fail(rc, res->cc, st);
+        if (res->code >= 200 && res->code < 300) return KCTL_OK;
+        if (kctl__kube_again(k, res->code, res->retry_after, idempotent, deadline, &renewed, &waited)) {
+            kctl__hbuf_free(&res->body);
+            continue;
+        }
+        rc = kctl__kube_status(&k->http.a, res->code, res->body.p, res->body.len, res->retry_after, st);
+        kctl__hbuf_free(&res->body);
+        return rc;
+    }
+}
+
+/* A 2xx answer that is one object, as *out (NULL: not wanted). */
+static int kctl__kube_answer_obj(kctl__kube *k, kctl__hres *res, kctl_obj **out, kctl_api_status *st) {
+    int rc = KCTL_OK;
+    if (out) {
+        rc = kctl_obj_parse(res->body.p ? res->body.p : "", res->body.len, &k->obj_opts, out);
+        if (rc == KCTL_ERR_PROTO && st) kctl_api_status_set(st, 500, "InternalError", "kube: the answer is no object", NULL, NULL, NULL, NULL, 0);
+    }
+    kctl__hbuf_free(&res->body);
+    return rc;
+}
+
+/* ---- get, list */
+static int kctl__kube_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl__hbuf path;
+    kctl__hres r;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (!kctl__kube_seg_ok(name, 253)) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name ? name : "", st); /* no object can have it */
+    kctl__hbuf_init(&path, &k->http.a, 8192);
+    kctl__kube_path(res, res->ns, name, NULL, &path);
+    if ((rc = path.err) == KCTL_OK && (rc = kctl__kube_call(k, "GET", path.p, NULL, 0, NULL, true, &r, st)) == KCTL_OK)
+        rc = kctl__kube_answer_obj(k, &r, out, st);
+    kctl__hbuf_free(&path);
+    return rc;
+}
+
+/* A list answer ({"kind":"XList","apiVersion",...,"metadata":{
+   "resourceVersion","continue"},"items":[...]}) into *out (its
+   items.allocator set): OK, PROTO, TOO_LARGE (a version or continue token
+   past kctl's room), NOMEM. Items come without kind and apiVersion: they
+   get the list's (kind without "List"), as a dynamic client's do, so a
+   listed object reads as a watched one. */
+static int kctl__kube_list_parse(const kctl_obj_opts *oo, const kctl_allocator *a, const char *body, size_t len, kctl_list_result *out) {
+    kctl_json_value root, kind, av, items, item, name;
+    kctl_json_iter it;
+    kctl__hbuf doc;
+    size_t cap = 0;
+    bool inject;
+    int rc;
+    if (kctl_json_get(body, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_PROTO;
+    rc = kctl_json_value_get_string(&root, "metadata.resourceVersion", out->resource_version, sizeof out->resource_version, NULL);
+    if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) return rc == KCTL_ERR_TOO_LARGE ? rc : KCTL_ERR_PROTO;
+    rc = kctl_json_value_get_string(&root, "metadata.continue", out->continue_token, sizeof out->continue_token, NULL);
+    if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) return rc == KCTL_ERR_TOO_LARGE ? rc : KCTL_ERR_PROTO;
+    rc = kctl_json_value_get(&root, "items", &items);
+    if (rc == KCTL_ERR_NOT_FOUND || (rc == KCTL_OK && items.type == KCTL_JSON_NULL)) return KCTL_OK; /* none */
+    if (rc != KCTL_OK || items.type != KCTL_JSON_ARRAY) return KCTL_ERR_PROTO;
+    inject = kctl_json_value_get(&root, "kind", &kind) == KCTL_OK && kind.type == KCTL_JSON_STRING && kind.len > 6 &&
+             !memcmp(kind.text + kind.len - 5, "List\"", 5) && kctl_json_value_get(&root, "apiVersion", &av) == KCTL_OK &&
+             av.type == KCTL_JSON_STRING;
+    kctl__hbuf_init(&doc, a, (size_t)-1 / 2);
+    kctl_json_iter_begin(&items, NULL, &it);
+    while (rc == KCTL_OK && kctl_json_iter_next(&it, NULL, &item)) {
+        kctl_obj *o = NULL;
+        const char *text = item.text;
+        size_t n = item.len;
+        if (item.type != KCTL_JSON_OBJECT) { rc = KCTL_ERR_PROTO; break; }
+        if (inject && kctl_json_value_get(&item, "kind", &name) == KCTL_ERR_NOT_FOUND) {
+            const char *p = text + 1, *end = text + n;
+            while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+            doc.len = 0;
+            kctl__hbuf_str(&doc, "{\"kind\":");
+            kctl__hbuf_put(&doc, kind.text, kind.len - 5);
+            kctl__hbuf_str(&doc, "\",\"apiVersion\":");
+            kctl__hbuf_put(&doc, av.text, av.len);
+            if (*p != '}') kctl__hbuf_put(&doc, ",", 1);
+            kctl__hbuf_put(&doc, p, (size_t)(end - p));
+            if ((rc = doc.err) != KCTL_OK) break;
+            text = doc.p;
+            n = doc.len;
+        }
+        if ((rc = kctl_obj_parse(text, n, oo, &o)) != KCTL_OK) break;
+        if (out->items.count == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            kctl_obj **ni = (kctl_obj **)kctl__http_alloc(a, nc * sizeof *ni);
+            if (!ni) { kctl_obj_unref(o); rc = KCTL_ERR_NOMEM; break; }
+            if (out->items.count) memcpy(ni, out->items.items, out->items.count * sizeof *ni);
+            kctl__http_free(a, out->items.items);
+            out->items.items = ni;
+            cap = nc;
+        }
+        out->items.items[out->items.count++] = o;
+    }
+    kctl__hbuf_free(&doc);
+    return rc;
+}
+
+static int kctl__kube_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl__hbuf path;
+    kctl__hres r;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    out->items.allocator = k->http.a;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    kctl__hbuf_init(&path, &k->http.a, 65536);
+    kctl__kube_path(res, res->ns, NULL, NULL, &path);
+    if (opts && opts->label_selector && *opts->label_selector) kctl__kube_q(&path, "labelSelector", opts->label_selector);
+    if (opts && opts->field_selector && *opts->field_selector) kctl__kube_q(&path, "fieldSelector", opts->field_selector);
+    if (opts && opts->limit) {
+        char num[16];
+        snprintf(num, sizeof num, "%u", (unsigned)opts->limit);
+        kctl__kube_q(&path, "limit", num);
+    }
+    if (opts && opts->continue_token && *opts->continue_token) kctl__kube_q(&path, "continue", opts->continue_token);
+    if ((rc = path.err) == KCTL_OK && (rc = kctl__kube_call(k, "GET", path.p, NULL, 0, NULL, true, &r, st)) == KCTL_OK) {
+        rc = kctl__kube_list_parse(&k->obj_opts, &k->http.a, r.body.p ? r.body.p : "", r.body.len, out);
+        if (rc == KCTL_ERR_PROTO && st) kctl_api_status_set(st, 500, "InternalError", "kube: the answer is no list", NULL, NULL, NULL, NULL, 0);
+        if (rc == KCTL_ERR_TOO_LARGE && st)
+            kctl_api_status_set(st, 500, "InternalError", "kube: the list's resourceVersion or continue token is longer than kctl holds",
+                                NULL, NULL, NULL, NULL, 0);
+        kctl__hbuf_free(&r.body);
+    }
+    kctl__hbuf_free(&path);
+    if (rc != KCTL_OK) {
+        kctl_list_result_free(out);
+        out->resource_version[0] = out->continue_token[0] = '\0';
+    }
+    return rc;
+}
+
+/* ---- writes: the server decides; its answer is the object */
+static int kctl__kube_doc_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl_json_value root;
+    char name[256], ns[256], rv[KCTL_RV_MAX];
+    const char *use_ns;
+    kctl__hbuf path;
+    kctl__hres r;
+    int rc;
+    if (out) *out = NULL;
+    if (!json) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (kctl_json_get(json, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT)
+        return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "the object is not a JSON object", st);
+    if ((rc = kctl_json_value_get_string(&root, "metadata.name", name, sizeof name, NULL)) != KCTL_OK) name[0] = '\0';
+    if (rc == KCTL_ERR_TOO_LARGE) return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "metadata.name is too long", st);
+    if ((rc = kctl_json_value_get_string(&root, "metadata.namespace", ns, sizeof ns, NULL)) != KCTL_OK) ns[0] = '\0';
+    if (rc == KCTL_ERR_TOO_LARGE) return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "metadata.namespace is too long", st);
+    if (res->ns && *res->ns && ns[0] && strcmp(ns, res->ns) != 0)
+        return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "the namespace of the provided object does not match the namespace sent on the request", st);
+    use_ns = res->ns && *res->ns ? res->ns : ns;
+    if (*use_ns && !kctl__kube_seg_ok(use_ns, 253)) return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "metadata.namespace is not valid", st);
+    kctl__hbuf_init(&path, &k->http.a, 8192);
+    if (verb == KCTL_VERB_CREATE) {
+        kctl__kube_path(res, use_ns, NULL, NULL, &path);
+        if ((rc = path.err) == KCTL_OK) rc = kctl__kube_call(k, "POST", path.p, json, len, NULL, false, &r, st);
+    } else if (!kctl__kube_seg_ok(name, 253)) {
+        rc = name[0] ? kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st) : kctl__kube_bad(KCTL_ERR_INVALID_ARG, "metadata.name is required", st);
+    } else {
+        /* a resourceVersion makes it a precondition: the server refuses it (409) once it has been applied */
+        int vr = kctl_json_value_get_string(&root, "metadata.resourceVersion", rv, sizeof rv, NULL);
+        bool pre = (vr == KCTL_OK && rv[0]) || vr == KCTL_ERR_TOO_LARGE;
+        kctl__kube_path(res, use_ns, name, verb == KCTL_VERB_UPDATE_STATUS ? "status" : NULL, &path);
+        if ((rc = path.err) == KCTL_OK) rc = kctl__kube_call(k, "PUT", path.p, json, len, NULL, pre, &r, st);
+    }
+    if (rc == KCTL_OK) rc = kctl__kube_answer_obj(k, &r, out, st);
+    kctl__hbuf_free(&path);
+    return rc;
+}
+
+static int kctl__kube_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__kube_doc_write(self, KCTL_VERB_CREATE, res, json, len, out, st);
+}
+static int kctl__kube_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__kube_doc_write(self, KCTL_VERB_UPDATE, res, json, len, out, st);
+}
+static int kctl__kube_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__kube_doc_write(self, KCTL_VERB_UPDATE_STATUS, res, json, len, out, st);
+}
+
+static int kctl__kube_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
+                            kctl_obj **out, kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl__hbuf path;
+    kctl__hres r;
+    char rv[KCTL_RV_MAX];
+    bool pre;
+    int rc;
+    if (out) *out = NULL;
+    if (!patch) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (!kctl__kube_seg_ok(name, 253)) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name ? name : "", st);
+    rc = kctl_json_get_string(patch, len, "metadata.resourceVersion", rv, sizeof rv, NULL);
+    pre = (rc == KCTL_OK && rv[0]) || rc == KCTL_ERR_TOO_LARGE;
+    kctl__hbuf_init(&path, &k->http.a, 8192);
+    kctl__kube_path(res, res->ns, name, (flags & KCTL_PATCH_STATUS) ? "status" : NULL, &path);
+    if ((rc = path.err) == KCTL_OK && (rc = kctl__kube_call(k, "PATCH", path.p, patch, len, "application/merge-patch+json", pre, &r, st)) == KCTL_OK)
+        rc = kctl__kube_answer_obj(k, &r, out, st);
+    kctl__hbuf_free(&path);
+    return rc;
+}
+
+/* DELETE, with DeleteOptions carrying the preconditions when there are
+   any. The answer is a Status "Success" (gone: *out NULL), or the object:
+   still there (202, or a deletionTimestamp with finalizers or a grace
+   period left: *out gets it), or its last state (gone: *out NULL). */
+static int kctl__kube_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                             kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    bool pre = opts && ((opts->uid && *opts->uid) || (opts->resource_version && *opts->resource_version));
+    kctl__hbuf path;
+    kctl__hres r;
+    kctl_jw w;
+    const char *body = NULL;
+    size_t blen = 0;
+    int rc;
+    if (out) *out = NULL;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (!kctl__kube_seg_ok(name, 253)) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name ? name : "", st);
+    kctl_jw_init_growable(&w, &k->http.a);
+    if (pre) {
+        kctl_jw_object_begin(&w);
+        kctl_jw_key(&w, "kind");
+        kctl_jw_string(&w, "DeleteOptions");
+        kctl_jw_key(&w, "apiVersion");
+        kctl_jw_string(&w, "v1");
+        kctl_jw_key(&w, "preconditions");
+        kctl_jw_object_begin(&w);
+        if (opts->uid && *opts->uid) { kctl_jw_key(&w, "uid"); kctl_jw_string(&w, opts->uid); }
+        if (opts->resource_version && *opts->resource_version) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, opts->resource_version); }
+        kctl_jw_object_end(&w);
+        kctl_jw_object_end(&w);
+        if ((rc = kctl_jw_finish(&w, &body, &blen)) != KCTL_OK) {
+            kctl_jw_free(&w);
+            return rc;
+        }
+    }
+    kctl__hbuf_init(&path, &k->http.a, 8192);
+    kctl__kube_path(res, res->ns, name, NULL, &path);
+    if ((rc = path.err) == KCTL_OK && (rc = kctl__kube_call(k, "DELETE", path.p, body, blen, NULL, pre, &r, st)) == KCTL_OK) {
+        kctl_json_value root;
+        char kind[16], status[16];
+        const char *b = r.body.p ? r.body.p : "";
+        if (kctl_json_get(b, r.body.len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) {
+            rc = KCTL_ERR_PROTO;
+        } else if (kctl_json_value_get_string(&root, "kind", kind, sizeof kind, NULL) == KCTL_OK && !strcmp(kind, "Status")) {
+            if (kctl_json_value_get_string(&root, "status", status, sizeof status, NULL) != KCTL_OK || strcmp(status, "Success") != 0)
+                rc = kctl__kube_status(&k->http.a, r.code, b, r.body.len, -1, st); /* a Failure in a 2xx: its code says */
+        } else {
+            kctl_obj *o = NULL;
+            int64_t grace = 0;
+            if ((rc = kctl_obj_parse(b, r.body.len, &k->obj_opts, &o)) == KCTL_OK) {
+                const char *dt = kctl_obj_deletion_timestamp(o);
+                kctl_obj_get_int64(o, "metadata.deletionGracePeriodSeconds", &grace);
+                if (r.code == 202 || (dt && *dt && (kctl_obj_finalizer_count(o) || grace > 0))) {
+                    if (out) *out = o;
+                    else kctl_obj_unref(o);
+                } else {
+                    kctl_obj_unref(o);
+                }
+            }
+        }
+        if (rc == KCTL_ERR_PROTO && st) kctl_api_status_set(st, 500, "InternalError", "kube: the answer is no object or Status", NULL, NULL, NULL, NULL, 0);
+        kctl__hbuf_free(&r.body);
+    }
+    kctl__hbuf_free(&path);
+    kctl_jw_free(&w);
+    return rc;
+}
+
+/* ---- watch: the server's events, one JSON object a line */
+typedef struct kctl__kwatch {
+    kctl__kube *k;
+    kctl__hstream s;
+    kctl_obj_list initial;    /* from "": the objects listed at open, then the stream */
+    size_t initial_next;
+    char initial_rv[KCTL_RV_MAX];
+    int after;                /* the result once the stream has nothing more */
+    kctl_api_status after_st;
+} kctl__kwatch;
+
+/* One line of a watch stream ({"type":"...","object":{...}}): OK with *ev
+   (ev->type 0: the line brings the watcher nothing: empty, or an event
+   type this client does not know, skipped as client-go skips it); a
+   BOOKMARK's object is a skeleton: only its resourceVersion is kept. An
+   ERROR event's Status goes into *st (may be NULL) and says the result:
+   410 GONE, others as kctl_api_status_result maps them (IO for one that
+   maps to no error). PROTO for a line that is no event, or an event
+   whose object is none; TOO_LARGE (a version past KCTL_RV_MAX); NOMEM. */
+static int kctl__kube_watch_line(const kctl_obj_opts *oo, const kctl_allocator *a, const char *line, size_t n, kctl_event *ev,
+                                 kctl_api_status *st) {
+    kctl_json_value root, obj;
+    char type[16];
+    size_t i;
+    int rc;
+    memset(ev, 0, sizeof *ev);
+    for (i = 0; i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'); i++) { }
+    if (i == n) return KCTL_OK;
+    if (kctl_json_get(line, n, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_PROTO;
+    rc = kctl_json_value_get_string(&root, "type", type, sizeof type, NULL);
+    if (rc == KCTL_ERR_TOO_LARGE) return KCTL_OK; /* no type this client knows */
+    if (rc != KCTL_OK || kctl_json_value_get(&root, "object", &obj) != KCTL_OK || obj.type != KCTL_JSON_OBJECT) return KCTL_ERR_PROTO;
+    if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") || !strcmp(type, "DELETED")) {
+        const char *rv;
+        if ((rc = kctl_obj_parse(obj.text, obj.len, oo, &ev->obj)) != KCTL_OK) return rc;
+        rv = kctl_obj_resource_version(ev->obj);
+        if (!*rv || strlen(rv) >= sizeof ev->resource_version) {
+            rc = *rv ? KCTL_ERR_TOO_LARGE : KCTL_ERR_PROTO;
+            kctl_obj_unref(ev->obj);
+            ev->obj = NULL;
+            return rc;
+        }
+        strcpy(ev->resource_version, rv);
+        ev->type = type[0] == 'A' ? KCTL_EVENT_ADDED : type[0] == 'M' ? KCTL_EVENT_MODIFIED : KCTL_EVENT_DELETED;
+        return KCTL_OK;
+    }
+    if (!strcmp(type, "BOOKMARK")) {
+        rc = kctl_json_value_get_string(&obj, "metadata.resourceVersion", ev->resource_version, sizeof ev->resource_version, NULL);
+        if (rc != KCTL_OK || !ev->resource_version[0]) {
+            ev->resource_version[0] = '\0';
+            return rc == KCTL_ERR_TOO_LARGE ? rc : KCTL_ERR_PROTO;
+        }
+        ev->type = KCTL_EVENT_BOOKMARK;
+        return KCTL_OK;
+    }
+    if (!strcmp(type, "ERROR")) {
+        kctl_api_status tmp, *s = st;
+        if (!s) {
+            memset(&tmp, 0, sizeof tmp);
+            tmp.allocator = *a;
+            s = &tmp;
+        }
+        if ((rc = kctl_api_status_parse(s, obj.text, obj.len, 500)) == KCTL_OK) {
+            rc = s->code == 410 ? KCTL_ERR_GONE : kctl_api_status_result(s->code, s->reason);
+            if (rc == KCTL_OK) rc = KCTL_ERR_IO;
+        } else if (rc != KCTL_ERR_NOMEM) {
+            rc = KCTL_ERR_PROTO;
+        }
+        if (s == &tmp) kctl_api_status_clear(&tmp);
+        return rc;
+    }
+    return KCTL_OK;
+}
+
+static void kctl__kube_watch_close(void *self, kctl_watch *watch) {
+    kctl__kwatch *w = (kctl__kwatch *)watch;
+    (void)self;
+    if (!w) return;
+    kctl__hstream_close(&w->s);
+    kctl_obj_list_free(&w->initial);
+    kctl_api_status_clear(&w->after_st);
+    kctl__http_free(&w->k->http.a, w);
+}
+
+/* Open the stream at path: OK once the server answered 200; else its
+   Status mapped (a 401 reads the token anew, a 429/503 is waited out, as
+   kctl__kube_call does: a watch is a read), or IO/TIMEOUT when it did not
+   answer within the request timeout. */
+static int kctl__kube_watch_start(kctl__kube *k, kctl__kwatch *w, const char *path, kctl_api_status *st) {
+    uint64_t deadline = kctl__http_now_ms() + (uint64_t)k->http.timeout_ms, now;
+    bool renewed = false, waited = false;
+    kctl__hreq q;
+    int rc;
+    memset(&q, 0, sizeof q);
+    q.method = "GET";
+    q.path = path;
+    q.extra = "Accept: application/json";
+    kctl__kube_token_check(k, kctl__http_now_ms(), false);
+    for (;;) {
+        size_t bn;
+        const char *b;
+        if ((rc = kctl__hstream_start(&k->http, 0, &q, &w->s)) != KCTL_OK) return rc;
+        now = kctl__http_now_ms();
+        rc = kctl__hstream_head(&w->s, deadline > now ? deadline - now : 0);
+        if (rc == KCTL_OK && w->s.code == 200) {
+            kctl__hmutex_lock(&k->mu);
+            k->n_watches++;
+            kctl__hmutex_unlock(&k->mu);
+            return KCTL_OK;
+        }
+        if (rc == KCTL_OK && w->s.code) { /* an error answer: its body, then its Status */
+            now = kctl__http_now_ms();
+            rc = kctl__hstream_finish(&w->s, deadline > now ? deadline - now : 0);
+        }
+        if (rc != KCTL_OK || !w->s.code) {
+            CURLcode cc = w->s.done ? w->s.cc : CURLE_OK;
+            if (rc == KCTL_OK) rc = w->s.buf.err == KCTL_ERR_NOMEM ? KCTL_ERR_NOMEM : cc == CURLE_OPERATION_TIMEDOUT ? KCTL_ERR_TIMEOUT : KCTL_ERR_IO;
+            kctl__hstream_close(&w->s);
+            return kctl__kube_fail(rc, cc, st);
+        }
+        if (kctl__kube_again(k, w->s.code, w->s.retry_after, true, deadline, &renewed, &waited)) {
+            kctl__hstream_close(&w->s);
+            continue;
+        }
+        b = kctl__hstream_rest(&w->s, &bn);
+        rc = kctl__kube_status(&k->http.a, w->s.code, b, bn, w->s.retry_after, st);
+        kctl__hstream_close(&w->s);
+        return rc;
+    }
+}
+
+static int kctl__kube_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
+                                 kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl__kwatch *w;
+    kctl__hbuf path;
+    const char *rv = from_rv ? from_rv : "";
+    char num[16];
+    uint32_t tmo;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (strlen(rv) >= KCTL_RV_MAX) return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "invalid resource version", st);
+    if (!(w = (kctl__kwatch *)kctl__http_alloc(&k->http.a, sizeof *w))) return KCTL_ERR_NOMEM;
+    memset(w, 0, sizeof *w);
+    w->k = k;
+    w->after_st.allocator = k->http.a;
+    w->initial.allocator = k->http.a;
+    if (!*rv) { /* from now, with the objects there now: a list (every page, one version), then a watch from its version */
+        kctl_list_opts lo;
+        char cont[KCTL_CONTINUE_MAX] = "";
+        size_t cap = 0;
+        memset(&lo, 0, sizeof lo);
+        if (opts) { lo.label_selector = opts->label_selector; lo.field_selector = opts->field_selector; }
+        lo.limit = 500;
+        do {
+            kctl_list_result l;
+            lo.continue_token = cont;
+            if ((rc = kctl__kube_list(self, res, &lo, &l, st)) != KCTL_OK) {
+                kctl__kube_watch_close(self, (kctl_watch *)w);
+                return rc;
+            }
+            if (!w->initial_rv[0]) snprintf(w->initial_rv, sizeof w->initial_rv, "%s", l.resource_version);
+            if (w->initial.count + l.items.count > cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                kctl_obj **ni;
+                while (nc < w->initial.count + l.items.count) nc *= 2;
+                if (!(ni = (kctl_obj **)kctl__http_alloc(&k->http.a, nc * sizeof *ni))) {
+                    kctl_list_result_free(&l);
+                    kctl__kube_watch_close(self, (kctl_watch *)w);
+                    return KCTL_ERR_NOMEM;
+                }
+                if (w->initial.count) memcpy(ni, w->initial.items, w->initial.count * sizeof *ni);
+                kctl__http_free(&k->http.a, w->initial.items);
+                w->initial.items = ni;
+                cap = nc;
+            }
+            memcpy(w->initial.items + w->initial.count, l.items.items, l.items.count * sizeof *w->initial.items);
+            w->initial.count += l.items.count;
+            kctl__http_free(&k->http.a, l.items.items); /* the references moved */
+            snprintf(cont, sizeof cont, "%s", l.continue_token);
+        } while (cont[0]);
+        rv = w->initial_rv;
+    }
+    kctl__hmutex_lock(&k->mu);
+    k->rng ^= k->rng << 13; /* xorshift64 */
+    k->rng ^= k->rng >> 7;
+    k->rng ^= k->rng << 17;
+    tmo = k->wt_min + (uint32_t)(k->rng % ((uint64_t)(k->wt_max - k->wt_min) + 1));
+    kctl__hmutex_unlock(&k->mu);
+    kctl__hbuf_init(&path, &k->http.a, 65536);
+    kctl__kube_path(res, res->ns, NULL, NULL, &path);
+    kctl__kube_q(&path, "watch", "1");
+    if (*rv) kctl__kube_q(&path, "resourceVersion", rv);
+    kctl__kube_q(&path, "allowWatchBookmarks", "true");
+    snprintf(num, sizeof num, "%u", (unsigned)tmo);
+    kctl__kube_q(&path, "timeoutSeconds", num);
+    if (opts && opts->label_selector && *opts->label_selector) kctl__kube_q(&path, "labelSelector", opts->label_selector);
+    if (opts && opts->field_selector && *opts->field_selector) kctl__kube_q(&path, "fieldSelector", opts->field_selector);
+    if ((rc = path.err) == KCTL_OK) rc = kctl__kube_watch_start(k, w, path.p, st);
+    kctl__hbuf_free(&path);
+    if (rc != KCTL_OK) {
+        kctl__kube_watch_close(self, (kctl_watch *)w);
+        return rc;
+    }
+    *out = (kctl_watch *)w;
+    return KCTL_OK;
+}
+
+static void kctl__kube_status_copy(kctl_api_status *dst, const kctl_api_status *src) {
+    if (!dst || !src->code) return;
+    kctl_api_status_set(dst, src->code, src->reason, src->message, src->name, src->group, src->kind, src->causes, src->cause_count);
+    dst->retry_after_s = src->retry_after_s;
+}
+
+static int kctl__kube_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
+    kctl__kwatch *w = (kctl__kwatch *)watch;
+    uint64_t until;
+    (void)self;
+    if (!w || !ev) return KCTL_ERR_INVALID_ARG;
+    memset(ev, 0, sizeof *ev);
+    if (w->initial_next < w->initial.count) { /* the objects listed at open; the last brings the list's version */
+        ev->type = KCTL_EVENT_ADDED;
+        ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
+        snprintf(ev->resource_version, sizeof ev->resource_version, "%s",
+                 w->initial_next == w->initial.count ? w->initial_rv : kctl_obj_resource_version(ev->obj));
+        return KCTL_OK;
+    }
+    until = kctl__http_now_ms() + timeout_ns / 1000000u;
+    for (;;) {
+        const char *line;
+        size_t n;
+        uint64_t now;
+        int rc;
+        if (w->after) {
+            kctl__kube_status_copy(st, &w->after_st);
+            return w->after;
+        }
+        now = kctl__http_now_ms();
+        rc = kctl__hstream_line(&w->s, until > now ? until - now : 0, &line, &n);
+        if (rc == KCTL_OK) {
+            rc = kctl__kube_watch_line(&w->k->obj_opts, &w->k->http.a, line, n, ev, &w->after_st);
+            if (rc == KCTL_OK && ev->type) return KCTL_OK;
+            if (rc != KCTL_OK) w->after = rc; /* the stream has nothing more for the watcher */
+            continue;
+        }
+        if (rc == KCTL_ERR_AGAIN) return rc;
+        if (rc == KCTL_ERR_IO) {
+            size_t left, i;
+            const char *rest = kctl__hstream_rest(&w->s, &left);
+            for (i = 0; i < left && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\r' || rest[i] == '\n'); i++) { }
+            if (w->s.cc == CURLE_OK && w->s.code == 200 && i == left) { /* the terminating chunk: the server's timeoutSeconds */
+                rc = KCTL_ERR_CLOSED;
+                kctl__hmutex_lock(&w->k->mu);
+                w->k->n_closed++;
+                kctl__hmutex_unlock(&w->k->mu);
+            } else {
+                char msg[200];
+                snprintf(msg, sizeof msg, "kube: the watch stream broke%s%s", w->s.cc != CURLE_OK ? ": " : "",
+                         w->s.cc != CURLE_OK ? curl_easy_strerror(w->s.cc) : " in the middle of an event");
+                kctl_api_status_set(&w->after_st, 503, "ServiceUnavailable", msg, NULL, NULL, NULL, NULL, 0);
+            }
+        } else if (rc == KCTL_ERR_TOO_LARGE) {
+            kctl_api_status_set(&w->after_st, 413, "RequestEntityTooLarge", "kube: a watch event is larger than max_message_bytes",
+                                NULL, NULL, NULL, NULL, 0);
+        }
+        w->after = rc;
+    }
+}
+
+/* ---- the transport */
+static void kctl__kube_destroy(void *self) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl_allocator a;
+    if (!k) return;
+    a = k->http.a;
+    if (k->http.auth) { /* no copy of a credential outlives the transport */
+        volatile char *p = k->http.auth;
+        while (*p) *p++ = 0;
+    }
+    kctl__http_deinit(&k->http);
+    kctl__http_free(&a, k->token_file);
+    kctl__hmutex_deinit(&k->mu);
+    kctl__http_free(&a, k);
+}
+
+static const kctl_transport_vtable kctl__kube_vt = {
+    kctl__kube_list, kctl__kube_watch_open, kctl__kube_watch_next, kctl__kube_watch_close, kctl__kube_get,
+    kctl__kube_create, kctl__kube_update, kctl__kube_update_status, kctl__kube_patch, kctl__kube_remove, kctl__kube_destroy
+};
+
+KCTL_API int kctl_kube_create(const kctl_kube_desc *desc, kctl_transport *out) {
+    kctl_kube_desc d = kctl_kube_desc_init();
+    kctl__kube *k;
+    char *hdr = NULL;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!desc || !desc->server || strchr(desc->server, ',') || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
+        return KCTL_ERR_INVALID_ARG;
+    d.server = desc->server;
+    d.token = desc->token;
+    d.token_file = desc->token_file;
+    d.tls = desc->tls;
+    if (desc->request_timeout_ns) d.request_timeout_ns = desc->request_timeout_ns;
+    if (desc->connect_timeout_ns) d.connect_timeout_ns = desc->connect_timeout_ns;
+    if (desc->watch_timeout_min_s) d.watch_timeout_min_s = desc->watch_timeout_min_s;
+    if (desc->watch_timeout_max_s) d.watch_timeout_max_s = desc->watch_timeout_max_s;
+    if (d.watch_timeout_max_s < d.watch_timeout_min_s) d.watch_timeout_max_s = d.watch_timeout_min_s;
+    if (desc->max_message_bytes) d.max_message_bytes = desc->max_message_bytes;
+    if (desc->max_response_bytes) d.max_response_bytes = desc->max_response_bytes;
+    d.obj_opts = desc->obj_opts;
+    d.allocator = desc->allocator;
+    if (!d.obj_opts.allocator.alloc_fn) d.obj_opts.allocator = d.allocator;
+    kctl__http_global_init();
+    if (!(k = (kctl__kube *)kctl__http_alloc(&d.allocator, sizeof *k))) return KCTL_ERR_NOMEM;
+    memset(k, 0, sizeof *k);
+    if ((rc = kctl__http_init(&k->http, &d.allocator, d.server, &d.tls)) != KCTL_OK || (rc = kctl__hmutex_init(&k->mu)) != KCTL_OK) {
+        kctl__http_deinit(&k->http);
+        kctl__http_free(&d.allocator, k);
+        return rc;
+    }
+    k->http.timeout_ms = (long)(d.request_timeout_ns / 1000000u ? d.request_timeout_ns / 1000000u : 1);
+    k->http.connect_ms = (long)(d.connect_timeout_ns / 1000000u ? d.connect_timeout_ns / 1000000u : 1);
+    k->http.max_msg = d.max_message_bytes;
+    k->http.max_resp = d.max_response_bytes;
+    k->obj_opts = d.obj_opts;
+    k->wt_min = d.watch_timeout_min_s;
+    k->wt_max = d.watch_timeout_max_s;
+    k->rng = kctl__etcd_seed();
+    if (d.token_file) { /* it wins over a token: it is what rotates */
+        if (!(k->token_file = kctl__http_strndup(&d.allocator, d.token_file, strlen(d.token_file)))) rc = KCTL_ERR_NOMEM;
+        else if ((rc = kctl__kube_read_token(k, &hdr, k->tf_id)) == KCTL_OK) kctl__kube_set_auth(k, hdr);
+        k->tf_checked = kctl__http_now_ms();
+    } else if (d.token && *d.token && (rc = kctl__kube_auth_header(&d.allocator, d.token, strlen(d.token), &hdr)) == KCTL_OK) {
+        kctl__kube_set_auth(k, hdr);
+    }
+    if (rc != KCTL_OK) {
+        kctl__kube_destroy(k);
+        return rc;
+    }
+    out->vt = &kctl__kube_vt;
+    out->self = k;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_kube_read_stats(const kctl_transport *t, kctl_kube_stats *out) {
+    kctl__kube *k;
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!t || t->vt != &kctl__kube_vt || !t->self) return;
+    k = (kctl__kube *)t->self;
+    kctl__hmutex_lock(&k->http.mu);
+    out->requests = k->http.n_requests;
+    kctl__hmutex_unlock(&k->http.mu);
+    kctl__hmutex_lock(&k->mu);
+    out->watches = k->n_watches;
+    out->watch_ends = k->n_closed;
+    out->waits = k->n_waits;
+    out->throttled = k->n_throttled;
+    out->token_reads = k->n_token_reads;
+    out->auth_retries = k->n_auth_retries;
+    kctl__hmutex_unlock(&k->mu);
+}
 
 /* ------------------------------------------------------------------ >>kubeconfig KUBECONFIG */
 /* A kubeconfig is read in two steps: its YAML becomes JSON (a file that
