@@ -1528,7 +1528,7 @@ static bool kks_serve(kks_conn *c) {
         ok = kks_respond(c, 200, "application/json", v, sizeof v - 1, NULL);
     } else if (n == 2 && strcmp(seg[0], "openapi") == 0 && strcmp(seg[1], "v2") == 0) {
         /* an empty protobuf Document: what kubectl apply's validation
-           needs (see tests/kube_clients/README) */
+           needs (see tests/kube_clients/README.md) */
         ok = kks_respond(c, 200, "application/octet-stream", "", 0, NULL);
     } else if (n == 1 && (strcmp(seg[0], "healthz") == 0 || strcmp(seg[0], "readyz") == 0 || strcmp(seg[0], "livez") == 0)) {
         ok = kks_respond(c, 200, "text/plain; charset=utf-8", "ok", 2, "X-Content-Type-Options: nosniff\r\n");
