@@ -967,7 +967,10 @@ static bool kks_list(kks_conn *c, kks_req *rq) {
     lo.label_selector = kks_q(&rq->q, "labelSelector");
     lo.field_selector = kks_q(&rq->q, "fieldSelector");
     if (limit_s && *limit_s && (!kks_uint(limit_s, &limit) || limit > UINT32_MAX)) return kks_fail(c, 400, "BadRequest", "invalid limit");
-    lo.limit = (uint32_t)limit;
+    /* resourceVersion=0 without a continue token is served from the watch
+       cache, which does not page: the limit is ignored (a reflector's first
+       list gets everything at once) */
+    lo.limit = rv && strcmp(rv, "0") == 0 && !(cont && *cont) ? 0 : (uint32_t)limit;
     if (rv && *rv && strcmp(rv, "0") != 0 && !kks_uint(rv, &want)) return kks_fail(c, 400, "BadRequest", "invalid resourceVersion");
     cur = kctl_memstore_revision(s->ms);
     if (want && match && strcmp(match, "Exact") == 0 && want != cur) {
