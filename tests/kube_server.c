@@ -22,6 +22,7 @@
 
 #define KKS_HEAD_MAX (64u * 1024u)              /* request line and headers */
 #define KKS_SLICE_NS (50u * 1000u * 1000u)      /* a watch looks at its flags this often */
+#define KKS_CONN_MAX 512u                       /* connections served at once (a thread each) */
 #define KKS_REPLAY_CHUNK 2048u                  /* a replay is packed in chunks of 0x800 bytes (#36) */
 
 const kt_kube_resource kt_kube_default_resources[] = {
@@ -1633,6 +1634,12 @@ static void *kks_accept_main(void *arg) {
             break;
         }
         c->drop_gen = s->drop_gen;
+        if (s->ctr.connections >= KKS_CONN_MAX) { /* bounded: one more is closed at once */
+            pthread_mutex_unlock(&s->mu);
+            close(fd);
+            free(c);
+            continue;
+        }
         if (pthread_create(&c->th, NULL, kks_conn_main, c) != 0) {
             pthread_mutex_unlock(&s->mu);
             close(fd);
