@@ -48,9 +48,9 @@ CURL_LIBS := $(shell curl-config --libs 2>/dev/null || echo -lcurl)
 endif
 ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c tests/test_contract.c tests/test_etcd.c tests/test_etcd_tls.c tests/test_etcd_faults.c
 ETCDDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/etcd_harness.h tests/contract.h examples/dirstore.h $(ETCDSRC) $(B)/etcd-config
-# rebuilt when the curl choice changes
+# rebuilt when the curl (or OpenSSL, for the test API server) choice changes
 $(B)/etcd-config: FORCE | $(B)
-	@echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS)' | cmp -s - $@ || echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS)' > $@
+	@echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS) KT_SSL=$(KT_SSL)' | cmp -s - $@ || echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS) KT_SSL=$(KT_SSL)' > $@
 FORCE:
 $(B)/kt-etcd: $(ETCDDEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) $(CURL_DEF) -o $@ $(ETCDSRC) $(CURL_LIBS) $(LIBS)
