@@ -651,7 +651,7 @@ static void kts_faults(void) {
     KT_CHECK(kts_connect(port, c) == 0);
     KT_CHECK(kts_request(c, "GET", KTS_CM "?watch=1&resourceVersion=1", NULL, NULL));
     KT_CHECK(kts_read_head(c, &r) && r.code == 200);
-    for (i = 0; i < 200; i++) { /* until the server counts it open */
+    for (i = 0; i < 2000; i++) { /* until the server counts it open */
         kt_kube_server_counters_get(s, &ctr);
         if (ctr.watches_open == 1) break;
         { struct timespec ms5 = { 0, 5000000 }; nanosleep(&ms5, NULL); }
