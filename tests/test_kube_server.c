@@ -1401,6 +1401,127 @@ static void kts_options(void) {
     }
 }
 
+#ifdef KT_HAVE_CURL
+/* Leader election on the API server: kctl's managers keep their election
+   in a coordination.k8s.io/v1 Lease that the official client reads as a
+   V1Lease (holder, duration, MicroTimes, transitions), and they honour a
+   Lease another candidate holds (written by the Python client, its times
+   in its own format). */
+typedef struct kts_mgr {
+    kctl_transport t;
+    kctl_manager *m;
+} kts_mgr;
+
+static kctl_reconcile_result kts_mgr_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r = { 0, false, false, 0 };
+    (void)ctx;
+    return r;
+}
+
+static int kts_mgr_start(kts_mgr *g, kt_kube_server *s, const char *lease, const char *identity) {
+    kctl_kube_desc kd = kctl_kube_desc_init();
+    kctl_manager_desc md;
+    kctl_controller_desc cd;
+    int rc;
+    memset(g, 0, sizeof *g);
+    memset(&md, 0, sizeof md);
+    memset(&cd, 0, sizeof cd);
+    kd.server = kt_kube_server_url(s);
+    if ((rc = kctl_kube_create(&kd, &g->t)) != KCTL_OK) return rc;
+    md.transport = g->t;
+    md.lease_name = lease;
+    md.identity = identity;
+    md.lease_ns = KCTL_SEC(2);
+    md.renew_deadline_ns = KCTL_MS(1500);
+    md.retry_ns = KCTL_MS(250);
+    md.graceful_timeout_ns = KCTL_SEC(5);
+    if ((rc = kctl_manager_create(&md, &g->m)) != KCTL_OK) {
+        kctl_transport_destroy(&g->t);
+        return rc;
+    }
+    cd.name = "deviceconfigs";
+    cd.reconcile = kts_mgr_reconcile;
+    if ((rc = kctl_manager_informer(g->m, &kts_dc_res, NULL, NULL, &cd.primary)) != KCTL_OK ||
+        (rc = kctl_manager_add_controller(g->m, &cd, NULL)) != KCTL_OK || (rc = kctl_manager_start(g->m, KCTL_SEC(10))) != KCTL_OK) {
+        kctl_manager_destroy(g->m);
+        kctl_transport_destroy(&g->t);
+        g->m = NULL;
+    }
+    return rc;
+}
+
+static void kts_mgr_end(kts_mgr *g) {
+    if (!g->m) return;
+    kctl_manager_destroy(g->m);
+    kctl_transport_destroy(&g->t);
+    g->m = NULL;
+}
+
+/* The one manager of n leading, within 20 s; -1 if none (or two). */
+static int kts_one_leader(kts_mgr *g, int n) {
+    int k;
+    for (k = 0; k < 400; k++) {
+        int i, leaders = 0, who = -1;
+        struct timespec ts = { 0, 50000000 };
+        for (i = 0; i < n; i++)
+            if (g[i].m && kctl_manager_is_leader(g[i].m)) { leaders++; who = i; }
+        if (leaders == 1) return who;
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+static void kts_lease(void) {
+    static const char *ids[2] = { "replica-a", "replica-b" };
+    kt_kube_server *s;
+    kts_proc *p;
+    kts_mgr g[2];
+    kctl_manager_leader_info li;
+    char want[128];
+    int first, k;
+    if (!kt_kube_need(__FILE__, __LINE__, kts_python_missing())) return;
+    if (!(s = kts_start(0, 0))) return;
+    p = (kts_proc *)malloc(sizeof *p);
+    memset(g, 0, sizeof g);
+    /* another candidate holds "held" for an hour: kctl tries and waits */
+    KT_EQ_INT(kts_py(p, s, "hold", "held"), 0);
+    KT_CHECK(strstr(p->buf, "held client-go-x\n") != NULL);
+    KT_EQ_INT(kts_mgr_start(&g[0], s, "held", ids[0]), KCTL_OK);
+    for (k = 0; k < 400; k++) { /* five tries at least (each read the Lease) */
+        struct timespec ts = { 0, 50000000 };
+        kctl_manager_read_leader(g[0].m, &li);
+        if (li.steps >= 5) break;
+        nanosleep(&ts, NULL);
+    }
+    KT_CHECK(li.steps >= 5);
+    KT_CHECK(!kctl_manager_is_leader(g[0].m));
+    KT_EQ_INT(kts_py(p, s, "lease", "held"), 0);
+    KT_CHECK(strstr(p->buf, "lease client-go-x 3600 datetime datetime 0\n") != NULL);
+    kts_mgr_end(&g[0]);
+    /* two kctl candidates: one leads, the Python client reads its record */
+    KT_EQ_INT(kts_mgr_start(&g[0], s, "kctl-test", ids[0]), KCTL_OK);
+    KT_EQ_INT(kts_mgr_start(&g[1], s, "kctl-test", ids[1]), KCTL_OK);
+    first = kts_one_leader(g, 2);
+    KT_CHECK(first >= 0);
+    if (first >= 0) {
+        int other = 1 - first;
+        KT_EQ_INT(kts_py(p, s, "lease", "kctl-test"), 0);
+        snprintf(want, sizeof want, "lease %s 2 datetime datetime 0\n", ids[first]);
+        KT_CHECK(strstr(p->buf, want) != NULL);
+        KT_EQ_INT(kctl_manager_stop(g[first].m), KCTL_OK); /* it releases; the other takes over */
+        kts_mgr_end(&g[first]);
+        KT_EQ_INT(kts_one_leader(g, 2), other);
+        KT_EQ_INT(kts_py(p, s, "lease", "kctl-test"), 0);
+        snprintf(want, sizeof want, "lease %s 2 datetime datetime 1\n", ids[other]);
+        KT_CHECK(strstr(p->buf, want) != NULL);
+    }
+    kts_mgr_end(&g[0]);
+    kts_mgr_end(&g[1]);
+    free(p);
+    kt_kube_server_stop(s);
+}
+#endif
+
 void kt_suite_kube_server(void) {
     KT_RUN(kts_options);
     KT_RUN(kts_discovery);
@@ -1415,4 +1536,7 @@ void kt_suite_kube_server(void) {
     KT_RUN(kts_kubectl_120);
     KT_RUN(kts_python);
     KT_RUN(kts_tls);
+#ifdef KT_HAVE_CURL
+    KT_RUN(kts_lease);
+#endif
 }

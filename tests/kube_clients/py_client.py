@@ -17,6 +17,12 @@ exits 1.
   gone    RV   watch from RV (older than the server's history): "gone 410 <reason>"
   tls     CA [CERT KEY]  list configmaps over https trusting CA (with a client
                certificate for mutual TLS): "tls_list <names>"
+  lease   NAME read the coordination.k8s.io/v1 Lease NAME in "default" as a
+               V1Lease (its times parsed as datetimes): "lease <holder>
+               <leaseDurationSeconds> <type of acquireTime> <type of
+               renewTime> <leaseTransitions>"
+  hold    NAME create the Lease NAME held by "client-go-x" for an hour,
+               renewed now, as another candidate would: "held <holder>"
 """
 import sys
 import threading
@@ -143,6 +149,23 @@ def tls(url, ca, cert=None, key=None):
     print("tls_list %s" % ",".join(i.metadata.name for i in lst.items))
 
 
+def lease(url, name):
+    co = client.CoordinationV1Api(api(url))
+    sp = co.read_namespaced_lease(name, "default").spec
+    print("lease %s %s %s %s %s" % (sp.holder_identity, sp.lease_duration_seconds, type(sp.acquire_time).__name__,
+                                    type(sp.renew_time).__name__, sp.lease_transitions))
+
+
+def hold(url, name):
+    import datetime
+    co = client.CoordinationV1Api(api(url))
+    now = datetime.datetime.now(datetime.timezone.utc)
+    body = client.V1Lease(metadata=client.V1ObjectMeta(name=name),
+                          spec=client.V1LeaseSpec(holder_identity="client-go-x", lease_duration_seconds=3600,
+                                                  acquire_time=now, renew_time=now, lease_transitions=0))
+    print("held %s" % co.create_namespaced_lease("default", body).spec.holder_identity)
+
+
 def main():
     url, scenario = sys.argv[1], sys.argv[2]
     arg = sys.argv[3] if len(sys.argv) > 3 else None
@@ -155,6 +178,10 @@ def main():
             watcher(url, arg)
         elif scenario == "gone":
             gone(url, arg)
+        elif scenario == "lease":
+            lease(url, arg)
+        elif scenario == "hold":
+            hold(url, arg)
         elif scenario == "tls":
             tls(url, arg, *sys.argv[4:6])
         else:
