@@ -63,7 +63,7 @@ $(B)/kt-etcd-tsan: $(ETCDDEPS) | $(B)
 # tests/run_kube.c, with a test API server of its own (tests/kube_server.h)
 # that kubectl and python3's kubernetes package check. Without libcurl the
 # transport's tests skip; KT_REQUIRE_KUBE=1 makes a skip a failure.
-KUBESRC  := tests/run_kube.c tests/kube_server.c tests/test_kube_wire.c tests/test_kubeconfig.c tests/test_kube_server.c tests/test_kube.c tests/test_kube_faults.c tests/test_contract.c
+KUBESRC  := tests/run_kube.c tests/kube_server.c tests/test_kube_wire.c tests/test_kubeconfig.c tests/test_kube_server.c tests/test_kube.c tests/test_kube_contract.c tests/test_kube_faults.c tests/test_contract.c
 KUBEDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/kube.h tests/kube_server.h tests/contract.h examples/dirstore.h $(KUBESRC) $(B)/etcd-config
 $(B)/kt-kube: $(KUBEDEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
