@@ -658,7 +658,8 @@ static bool kcc_probe(char *why, size_t cap) {
 /* What a lacking capability or hook skips (tests/contract.h, THE TESTS). */
 static void kcc_say_skips(const char *target) {
     static const struct { unsigned cap; const char *tests, *why; } lack[] = {
-        { KC_CAP_STATUS, "status_subresource (and merge_patch's /status part)", "the resource has no status subresource" },
+        { KC_CAP_STATUS, "status_subresource (and the status writes of server_metadata, generation, noop_writes, merge_patch, status_detail)",
+          "the resource has no status subresource" },
         { KC_CAP_GENERATION, "generation", "the resource keeps no metadata.generation" },
         { KC_CAP_UNCONDITIONAL_UPDATE, "update_preconditions' update without a resourceVersion", "the server wants one" },
         { KC_CAP_ORDERED_VERSIONS, "watch_too_new", "resourceVersions are opaque" },
