@@ -12,7 +12,7 @@ TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench soak cxx fuzz fuzz-short size clean FORCE
-all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport
+all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport $(B)/kube-test-server
 
 $(B):
 	@mkdir -p $(B)

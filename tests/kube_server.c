@@ -22,6 +22,7 @@
 
 #define KKS_HEAD_MAX (64u * 1024u)              /* request line and headers */
 #define KKS_SLICE_NS (50u * 1000u * 1000u)      /* a watch looks at its flags this often */
+#define KKS_CONN_MAX 512u                       /* connections served at once (a thread each) */
 #define KKS_REPLAY_CHUNK 2048u                  /* a replay is packed in chunks of 0x800 bytes (#36) */
 
 const kt_kube_resource kt_kube_default_resources[] = {
@@ -967,7 +968,10 @@ static bool kks_list(kks_conn *c, kks_req *rq) {
     lo.label_selector = kks_q(&rq->q, "labelSelector");
     lo.field_selector = kks_q(&rq->q, "fieldSelector");
     if (limit_s && *limit_s && (!kks_uint(limit_s, &limit) || limit > UINT32_MAX)) return kks_fail(c, 400, "BadRequest", "invalid limit");
-    lo.limit = (uint32_t)limit;
+    /* resourceVersion=0 without a continue token is served from the watch
+       cache, which does not page: the limit is ignored (a reflector's first
+       list gets everything at once) */
+    lo.limit = rv && strcmp(rv, "0") == 0 && !(cont && *cont) ? 0 : (uint32_t)limit;
     if (rv && *rv && strcmp(rv, "0") != 0 && !kks_uint(rv, &want)) return kks_fail(c, 400, "BadRequest", "invalid resourceVersion");
     cur = kctl_memstore_revision(s->ms);
     if (want && match && strcmp(match, "Exact") == 0 && want != cur) {
@@ -1639,6 +1643,12 @@ static void *kks_accept_main(void *arg) {
             break;
         }
         c->drop_gen = s->drop_gen;
+        if (s->ctr.connections >= KKS_CONN_MAX) { /* bounded: one more is closed at once */
+            pthread_mutex_unlock(&s->mu);
+            close(fd);
+            free(c);
+            continue;
+        }
         if (pthread_create(&c->th, NULL, kks_conn_main, c) != 0) {
             pthread_mutex_unlock(&s->mu);
             close(fd);

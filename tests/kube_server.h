@@ -33,7 +33,8 @@
    authentication (every request is allowed, as the captured server's
    were), deletecollection, pretty-printing for curl.
 
-   Threads: one accepts, one serves each connection; every function here
+   Threads: one accepts, one serves each connection (at most 512 at once:
+   beyond, a connection is closed as it comes); every function here
    may be called from any thread while the server runs, except stop. */
 #ifndef KT_KUBE_SERVER_H
 #define KT_KUBE_SERVER_H

@@ -455,6 +455,10 @@ static void kts_list_paging(void) {
     KT_CHECK(r.code == 200 && strstr(r.body, "\"name\":\"c4\"") && !strstr(r.body, "c9") && !strstr(r.body, "\"continue\"") &&
              !strstr(r.body, "remainingItemCount"));
     kts_resp_free(&r);
+    /* resourceVersion=0 is the watch cache, which does not page */
+    KT_CHECK(kts_do(port, "GET", KTS_CM "?limit=2&resourceVersion=0", NULL, NULL, &r));
+    KT_CHECK(r.code == 200 && kts_count(r.body, "\"name\":") == 6 && !strstr(r.body, "\"continue\""));
+    kts_resp_free(&r);
     /* selectors; an empty list still has items [] */
     KT_CHECK(kts_do(port, "GET", KTS_CM "?labelSelector=app%3Dodd", NULL, NULL, &r));
     KT_CHECK(r.code == 200 && kts_count(r.body, "\"name\":") == 2);
