@@ -1,7 +1,10 @@
 /* test_kube_contract.c - the transport contract (tests/contract.h) for the
    Kubernetes API transport (kctl_http_curl.h):
-     contract/kube/...        against the test API server (tests/kube_server.h),
-                              a fresh server for each test;
+     contract/kube-server/... against the test API server (tests/kube_server.h),
+                              a fresh server for each test, its store breaking
+                              watches for the break_watches hook (test_kube.c
+                              runs target "kube": one server, a namespace per
+                              test, no such hook);
      contract/kubeconfig/...  the on-demand path (below) pointed at a test
                               server by a kubeconfig this file writes, so it
                               is never dead code;
@@ -99,7 +102,7 @@ static int kkc_break(kc_store *s) {
 }
 
 static const kc_target kkc_target = {
-    .name = "kube",
+    .name = "kube-server",
     .caps = KC_CAP_ALL, /* tests/contract.h, DIFFERENCES: "kube" */
     .res = { "edge.kctl.io", "v1", "deviceconfigs", "contract" },
     .api_version = "edge.kctl.io/v1",
@@ -846,6 +849,6 @@ void kt_suite_kube_contract(void) {
     /* on demand: a real cluster */
     if (cfg && *cfg && res && *res) kcc_run(cfg, res, "cluster", KCTL_SEC(75), NULL);
 #else
-    kt_run(kkc_unavailable, "contract/kube");
+    kt_run(kkc_unavailable, "contract/kube-server");
 #endif
 }
