@@ -138,7 +138,7 @@
                  server drops the connection without the chunked
                  terminator; kube has none (kt_kube_server_break_watches
                  breaks the watches open now, not the next ones) and breaks
-                 and ends watches in tests of its own. A stream the server
+                 and ends watches in a test of its own (tk_bookmark_and_ends). A stream the server
                  ends cleanly (its timeoutSeconds) is CLOSED, not IO: no
                  contract test sees one (their watches are short).
     cluster      on demand, a real API server: KCTL_TEST_KUBECONFIG (its
