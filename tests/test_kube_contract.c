@@ -118,6 +118,7 @@ static const kc_target kkc_target = {
 };
 /* ------------------------------------------- on demand: a real cluster */
 #include <curl/curl.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -785,24 +786,88 @@ static void kcc_run(const char *path, const char *resource, const char *name, ui
     kcc_teardown();
 }
 
-/* ---- the on-demand path in CI: a kubeconfig for a test server */
+/* ---- the on-demand path in CI: a kubeconfig for a test server, over
+   https with mutual TLS where the build has OpenSSL and the openssl
+   program is there (the CA, certificate and key as -data fields, as a
+   cloud's kubeconfig has them), else plain http with a token. */
 static kt_kube_server *kcc_srv;
 static char kcc_dir[256], kcc_file[300];
+
+#ifdef KT_HAVE_OPENSSL
+/* A CA, a server certificate for 127.0.0.1 and a client certificate in
+   kcc_dir, and the base64 of the CA, client certificate and key. */
+static bool kcc_certs(void) {
+    static const char *const steps[] = {
+        "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.crt -days 2 -subj /CN=kctl-contract-ca",
+        "printf 'subjectAltName=IP:127.0.0.1\\n' > server.ext && printf 'extendedKeyUsage=clientAuth\\n' > client.ext",
+        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr -subj /CN=127.0.0.1",
+        "openssl x509 -req -in server.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out server.crt -days 2 -extfile server.ext",
+        "openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client.key -out client.csr -subj /CN=kctl-contract",
+        "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out client.crt -days 2 -extfile client.ext",
+        "openssl base64 -A -in ca.crt -out ca.b64 && openssl base64 -A -in client.crt -out crt.b64 && openssl base64 -A -in client.key -out key.b64",
+    };
+    char cmd[1024];
+    size_t i;
+    if (strchr(kcc_dir, '\'')) return false;
+    for (i = 0; i < sizeof steps / sizeof steps[0]; i++) {
+        snprintf(cmd, sizeof cmd, "cd '%s' && %s > /dev/null 2>&1", kcc_dir, steps[i]);
+        if (system(cmd) != 0) return false;
+    }
+    return true;
+}
+
+/* The text of kcc_dir/name (at most cap - 1 bytes), "" if unreadable. */
+static const char *kcc_read(const char *name, char *buf, size_t cap) {
+    char path[400];
+    FILE *f;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/%s", kcc_dir, name);
+    if ((f = fopen(path, "r")) != NULL) {
+        n = fread(buf, 1, cap - 1, f);
+        fclose(f);
+    }
+    buf[n] = '\0';
+    return buf;
+}
+#endif
 
 static void kcc_kubeconfig_start(void) {
     kt_kube_server_desc sd;
     const char *tmp = getenv("TMPDIR");
+    char user[12000] = "    token: kctl-test-token\n", cluster[4200] = "";
+    char server_crt[400], server_key[400], ca_crt[400];
     FILE *f;
     int rc;
     memset(&sd, 0, sizeof sd);
     kcc_file[0] = '\0';
-    if ((rc = kt_kube_server_start(&sd, &kcc_srv)) != KCTL_OK) {
-        kt_fail(__FILE__, __LINE__, "test server: %s", kctl_strerror(rc));
-        return;
-    }
     snprintf(kcc_dir, sizeof kcc_dir, "%s/kctl-kubeconfig-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(kcc_dir)) {
         kt_fail(__FILE__, __LINE__, "mkdtemp %s", kcc_dir);
+        kcc_dir[0] = '\0';
+        return;
+    }
+#ifdef KT_HAVE_OPENSSL
+    if (kcc_certs()) {
+        char ca[4000], crt[4000], key[1000];
+        snprintf(server_crt, sizeof server_crt, "%s/server.crt", kcc_dir);
+        snprintf(server_key, sizeof server_key, "%s/server.key", kcc_dir);
+        snprintf(ca_crt, sizeof ca_crt, "%s/ca.crt", kcc_dir);
+        sd.tls_cert_file = server_crt;
+        sd.tls_key_file = server_key;
+        sd.tls_client_ca_file = ca_crt;
+        snprintf(cluster, sizeof cluster, "    certificate-authority-data: %s\n", kcc_read("ca.b64", ca, sizeof ca));
+        snprintf(user, sizeof user, "    client-certificate-data: %s\n    client-key-data: %s\n", kcc_read("crt.b64", crt, sizeof crt),
+                 kcc_read("key.b64", key, sizeof key));
+    } else if (getenv("KT_VERBOSE")) {
+        printf("  contract/kubeconfig: no openssl program: plain http\n");
+    }
+#else
+    (void)server_crt;
+    (void)server_key;
+    (void)ca_crt;
+#endif
+    if ((rc = kt_kube_server_start(&sd, &kcc_srv)) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "test server: %s", kctl_strerror(rc));
         return;
     }
     snprintf(kcc_file, sizeof kcc_file, "%s/config", kcc_dir);
@@ -811,9 +876,9 @@ static void kcc_kubeconfig_start(void) {
         kcc_file[0] = '\0';
         return;
     }
-    fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: %s\n  name: kt\ncontexts:\n- context:\n"
+    fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- cluster:\n    server: %s\n%s  name: kt\ncontexts:\n- context:\n"
                "    cluster: kt\n    namespace: kctl-test\n    user: kt\n  name: kt\ncurrent-context: kt\nusers:\n- name: kt\n"
-               "  user:\n    token: kctl-test-token\npreferences: {}\n", kt_kube_server_url(kcc_srv));
+               "  user:\n%spreferences: {}\n", kt_kube_server_url(kcc_srv), cluster, user);
     KT_EQ_INT(fclose(f), 0);
 }
 
@@ -829,8 +894,19 @@ static void kcc_kubeconfig_stop(void) {
     }
     kt_kube_server_stop(kcc_srv);
     kcc_srv = NULL;
-    if (kcc_file[0]) unlink(kcc_file);
-    if (kcc_dir[0]) rmdir(kcc_dir);
+    if (kcc_dir[0]) { /* the kubeconfig, the certificates */
+        DIR *d = opendir(kcc_dir);
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            char path[600];
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            snprintf(path, sizeof path, "%s/%s", kcc_dir, e->d_name);
+            unlink(path);
+        }
+        if (d) closedir(d);
+        KT_EQ_INT(rmdir(kcc_dir), 0);
+        kcc_dir[0] = '\0';
+    }
 }
 #endif /* KT_HAVE_CURL */
 
