@@ -34,6 +34,8 @@
       generation            1, a spec change bumps it, metadata and status do not [GENERATION]
       status_subresource    create drops the status, update ignores it, update_status
                             changes it alone [STATUS]
+                            (server_metadata, generation, noop_writes and
+                            status_detail write a status only with [STATUS])
       noop_writes           a write that changes nothing: same version, no event
       merge_patch           a merge patch; its resourceVersion a precondition;
                             KCTL_PATCH_STATUS [STATUS]
@@ -121,25 +123,54 @@
                  stream): test_etcd.c kills the member a watch is on
                  instead (te_watch_member_killed).
 
-    kube         (kctl_http_curl.h; tests/test_kube.c, against the test API
-                 server of tests/kube_server.h, a fresh namespace per store)
-                 every capability: the server's rules are the memstore's,
-                 its versions the memstore's numbers. compact: the server's
-                 expire_history (a watch from before is the in-band 410);
-                 progress: its bookmark_now. No break_watches hook (the
-                 server breaks the watches open now, not the next ones):
-                 test_kube.c breaks and ends watches itself
-                 (tk_bookmark_and_ends).
-                 Against a real API server (to come) every write rule,
-                 worded as it words them. Lacks ORDERED_VERSIONS
-                 (resourceVersions are opaque by the API's contract, even
-                 where they are etcd revisions); no compact hook (the server
-                 compacts on its own schedule), so GONE is not tested;
-                 BOOKMARKS only with a bookmark_wait_ns past the server's
-                 bookmark period (about a minute). Lacks UNCONDITIONAL_UPDATE
-                 for a custom resource (the server wants a resourceVersion
-                 on their updates: 422). A fresh store is a fresh namespace
-                 (open sets kc_store.res.ns).
+    kube         (kctl_http_curl.h) the Kubernetes API transport, four targets:
+    kube-server  against the test API server of tests/kube_server.h, which
+                 keeps its objects in a memstore: every capability (the
+                 server's rules and versions are the memstore's, its bytes
+                 a real API server's). kube (tests/test_kube.c) shares one
+                 server, a fresh namespace per store; kube-server
+                 (tests/test_kube_contract.c) starts a fresh server per
+                 store. compact: the server's expire_history (a watch from
+                 before is the in-band 410 ERROR event); progress: its
+                 bookmark_now. break_watches: both, as the server's store
+                 ending each watch opened afterwards after one event
+                 (kctl_memstore_break_watches_after; kube turns it off
+                 when a store closes, its server being shared), so the
+                 server drops the connection without the chunked
+                 terminator; test_kube.c also breaks open watches
+                 and ends watches in a test of its own (tk_bookmark_and_ends). A stream the server
+                 ends cleanly (its timeoutSeconds) is CLOSED, not IO: no
+                 contract test sees one (their watches are short).
+    cluster      on demand, a real API server: KCTL_TEST_KUBECONFIG (its
+                 context's server, credentials and namespace) and
+                 KCTL_TEST_RESOURCE (a namespaced group/version/resource;
+                 "v1/configmaps" for the core group) run the suite as
+                 contract/cluster/... (tests/test_kube_contract.c).
+                 A store is not a namespace there (creating namespaces
+                 takes rights a test should not need) but a random name
+                 prefix and a label (kctl-contract=<prefix>) in the
+                 context's namespace, put on and taken off by a wrapper of
+                 the transport; lists and watches select the label, and
+                 what a store leaves is deleted at close. The resource's
+                 kind and status subresource come from discovery, its
+                 generation and unconditional updates from a probe object.
+                 Lacks: ORDERED_VERSIONS and TOO_NEW (resourceVersions are
+                 opaque by the API's contract, even where they are etcd
+                 revisions); no compact hook (the server compacts on its
+                 own schedule: GONE is not tested) and no break_watches;
+                 BOOKMARKS with a bookmark_wait_ns of 75 s, past the
+                 server's bookmark period (about a minute); STATUS when
+                 discovery lists no <resource>/status; GENERATION when a
+                 new object has none (core resources such as configmaps);
+                 UNCONDITIONAL_UPDATE when the server refuses an update
+                 without a resourceVersion (custom resources: 422). The
+                 tests a lacking capability skips are printed by name.
+    kubeconfig   the cluster target's code (kubeconfig, discovery, probe,
+                 prefixes and labels, cleanup) in CI: a kubeconfig written
+                 for a test server started for it, with that server's hooks
+                 and ORDERED_VERSIONS and TOO_NEW (its versions are numbers),
+                 so every test runs; the convergence test of
+                 tests/test_kube_faults.c runs after it as on a cluster.
 */
 #ifndef KC_CONTRACT_H
 #define KC_CONTRACT_H

@@ -27,5 +27,13 @@ void kt_suite_kube_wire(void);      /* tests/test_kube_wire.c: the captured byte
 void kt_suite_kube(void);           /* tests/test_kube.c: the transport against the test server, the contract */
 void kt_suite_kubeconfig(void);     /* tests/test_kubeconfig.c: kubeconfig and in-cluster configuration */
 void kt_suite_kube_server(void);    /* tests/test_kube_server.c: the test server, checked by kubectl and python */
+void kt_suite_kube_contract(void); /* tests/test_kube_contract.c: the transport contract (tests/contract.h), on demand on a cluster */
 void kt_suite_kube_faults(void);    /* tests/test_kube_faults.c: a controller through the server's faults */
+#ifdef KT_HAVE_CURL
+/* tests/test_kube_faults.c: the convergence scenario (no fault) on the API
+   server desc names, with objects of res (namespaced, with a status
+   subresource and generations) named with prefix, deleted after. */
+void kt_kube_faults_converge(const kctl_kube_desc *desc, const kctl_resource *res, const char *api_version, const char *kind,
+                             const char *prefix);
+#endif
 #endif

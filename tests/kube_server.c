@@ -1040,6 +1040,15 @@ static bool kks_list(kks_conn *c, kks_req *rq) {
         kctl_api_status_clear(&st);
         return ok;
     }
+    if (lr.continue_token[0] && !(cont && *cont)) { /* a list begun after expire_history, at a version not written
+                                                       since: the server serves that version, its tokens go on */
+        uint64_t lrv = 0;
+        if (kks_uint(lr.resource_version, &lrv) && lrv) {
+            pthread_mutex_lock(&s->mu);
+            if (lrv <= s->continue_floor) s->continue_floor = lrv - 1;
+            pthread_mutex_unlock(&s->mu);
+        }
+    }
     if (lr.continue_token[0]) { /* remainingItemCount: from the token, or counted on a first page */
         if (cont && *cont) {
             if (tok.have_rem && tok.rem >= lr.items.count) {

@@ -106,7 +106,9 @@ void kt_kube_server_bookmark_now(kt_kube_server *s);
 /* Expire the history: every continue token handed out so far and every
    version older than the current one become 410 Expired (lists: HTTP 410
    as capture #17; watches opened from then on: the in-band ERROR of
-   capture #53; an open watch gets it only if it is behind). */
+   capture #53; an open watch gets it only if it is behind). A paged
+   list begun afterwards is served, at the same version too (and with it
+   the older tokens of that version). */
 void kt_kube_server_expire_history(kt_kube_server *s);
 /* Answer the next n requests (any, discovery too) with http_code (429
    TooManyRequests or 503 ServiceUnavailable; other codes: 429) and

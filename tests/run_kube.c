@@ -27,6 +27,7 @@ int main(void) {
     kt_suite_kubeconfig();
     kt_suite_kube_server();
     kt_suite_kube();
+    kt_suite_kube_contract();
     kt_suite_kube_faults();
     if (kt.skipped) printf("%d passed, %d failed, %d skipped\n", kt.passed, kt.failed, kt.skipped);
     else printf("%d passed, %d failed\n", kt.passed, kt.failed);

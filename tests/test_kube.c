@@ -55,6 +55,7 @@ static void tk_close(const kc_target *t, kc_store *s) {
     tk_store *m = (tk_store *)s->impl;
     (void)t;
     kctl_transport_destroy(&s->tp);
+    kctl_memstore_break_watches_after(kt_kube_server_memstore(tk_srv), 0); /* the next store's watches last */
     KT_EQ_INT(m->a.live, 0);
     free(m);
 }
@@ -62,6 +63,16 @@ static void tk_close(const kc_target *t, kc_store *s) {
 static int tk_compact(kc_store *s) {
     (void)s;
     kt_kube_server_expire_history(tk_srv);
+    return KCTL_OK;
+}
+
+/* Watches opened from now on break after one event: the server's store
+   ends them and the server drops the connection without the chunked
+   terminator, so the transport reads a truncated stream. The server is
+   shared: tk_close turns it off again. */
+static int tk_break(kc_store *s) {
+    (void)s;
+    kctl_memstore_break_watches_after(kt_kube_server_memstore(tk_srv), 1);
     return KCTL_OK;
 }
 
@@ -82,7 +93,7 @@ static const kc_target tk_target = {
     tk_close,
     tk_compact,
     tk_progress,
-    NULL,
+    tk_break,
     KCTL_SEC(5),
     KCTL_MS(300),
     KCTL_SEC(3),
