@@ -1578,7 +1578,10 @@ KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns);
    ended cleanly (CLOSED: an API server's timeoutSeconds) is opened again
    at once, and is no error; unless it ended less than a second after it
    opened without an event (client-go's "very short watch"): then it
-   backs off as a broken one. GONE (410) lists again. A watch with neither events nor bookmarks for stall_ns is
+   backs off as a broken one. GONE (410) lists again. A paged list whose
+   continue token expired between pages (GONE) is done again at once in
+   one request without pages (client-go's pager, FullListIfExpired), and
+   is no error. A watch with neither events nor bookmarks for stall_ns is
    reopened. An optional resync asks the FIFO for SYNC deltas of every
    cached object, without touching the store; as client-go's resync timer,
    the period counts from the end of a list: the first resync is due
@@ -9880,7 +9883,17 @@ static int kctl__rf_list(kctl_reflector *r) {
     do {
         kctl_list_result page;
         lo.continue_token = cont;
-        if ((rc = r->t.vt->list(r->t.self, &r->res, &lo, &page, NULL)) != KCTL_OK) break;
+        if ((rc = r->t.vt->list(r->t.self, &r->res, &lo, &page, NULL)) == KCTL_ERR_GONE && cont[0]) {
+            /* the snapshot expired between pages: one list without pages, at
+               once (client-go's pager, FullListIfExpired), not an error */
+            for (i = 0; i < n; i++) kctl_obj_unref(all[i]);
+            n = 0;
+            rv[0] = cont[0] = '\0';
+            lo.limit = 0;
+            lo.continue_token = cont;
+            rc = r->t.vt->list(r->t.self, &r->res, &lo, &page, NULL);
+        }
+        if (rc != KCTL_OK) break;
         if (!rv[0]) snprintf(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
         if (n + page.items.count > cap) {
             size_t ncap = cap ? cap * 2 : 64;

@@ -255,6 +255,56 @@ static int tr_slow_watch(void *self, const kctl_resource *res, const kctl_list_o
     return tr_slow_now->inner.vt->watch_open(self, res, o, from_rv, out, st);
 }
 
+/* A list whose pages' snapshot expires between two pages (a continue
+   token the store no longer serves: GONE) is done again at once, in one
+   request without pages, as client-go's pager does (FullListIfExpired):
+   no error, no backoff, every object there. */
+static int tr_expire_next; /* GONE for the next continued page */
+static int tr_expire_list(void *self, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out, kctl_api_status *st) {
+    if (o->continue_token && o->continue_token[0] && tr_expire_next) {
+        tr_expire_next = 0;
+        return KCTL_ERR_GONE;
+    }
+    if (o->limit == 0) tr_slow_now->opens++; /* counts the unpaged lists */
+    return tr_slow_now->inner.vt->list(self, res, o, out, st);
+}
+static void tr_list_expired_between_pages(void) {
+    tr_env e;
+    tr_seen s;
+    tr_slow slow;
+    kctl_reflector_desc rd;
+    kctl_reflector *r = NULL;
+    kctl_reflector_stats st;
+    if (!tr_open(&e, 0, 0, 0, 0)) return;
+    memset(&slow, 0, sizeof slow);
+    slow.inner = kctl_memstore_transport(e.ms);
+    tr_slow_now = &slow;
+    tr_slow_vt = *slow.inner.vt;
+    tr_slow_vt.list = tr_expire_list;
+    memset(&rd, 0, sizeof rd);
+    rd.transport.vt = &tr_slow_vt;
+    rd.transport.self = slow.inner.self;
+    rd.resource = tr_cm;
+    rd.fifo = e.fifo;
+    rd.clock = kctl_vclock_clock(&e.vc);
+    rd.page_size = 2;
+    KT_EQ_INT(kctl_reflector_create(&rd, &r), KCTL_OK);
+    tr_put(&e, "a", "{}");
+    tr_put(&e, "b", "{}");
+    tr_put(&e, "c", "{}");
+    tr_expire_next = 1;
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* page 1, page 2 GONE, one full list, watch */
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "R:a R:b R:c");
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.errors, 0);
+    KT_EQ_U64(st.lists, 1);
+    KT_EQ_INT(slow.opens, 1);
+    KT_EQ_INT(tr_expire_next, 0);
+    kctl_reflector_destroy(r);
+    tr_close(&e);
+}
+
 /* 1.5: the resync period counts from the end of the list (client-go starts
    its resync timer when the list is done), and a relist starts it again. */
 static void tr_resync_from_list_end(void) {
@@ -556,6 +606,7 @@ void kt_suite_reflector(void) {
     KT_RUN(tr_resync_from_list_end);
     KT_RUN(tr_last_error);
     KT_RUN(tr_slow_open_counts_from_its_end);
+    KT_RUN(tr_list_expired_between_pages);
     KT_RUN(tr_clean_end_rewatches_at_once);
     KT_RUN(tr_bad_args);
 }
