@@ -71,6 +71,10 @@ $(B)/kt-kube-asan: $(KUBEDEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
 $(B)/kt-kube-tsan: $(KUBEDEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
+# The test API server as a program (tests/kube_server_main.c): --port N
+# (0: a free one), prints its URL first; for kubectl or python by hand.
+$(B)/kube-test-server: kctl.h tests/kube_server.h tests/kube_server.c tests/kube_server_main.c | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ tests/kube_server_main.c tests/kube_server.c $(LIBS)
 
 # kctl.h, implementation included, compiled and linked as C++11.
 $(B)/cxx-check: kctl.h tests/cxx_check.cpp | $(B)
@@ -180,12 +184,18 @@ soak: $(B)/kt-etcd
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
 # inputs go to a scratch copy of the corpus, never into the tree.
-FUZZERS := json selector merge_patch memstore_load apisrv etcd
+FUZZERS := json selector merge_patch memstore_load apisrv etcd kube kubeconfig
 FUZZ_SECONDS ?= 120
 $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<
 # what kctl_http_curl.h reads from etcd (links libcurl)
 $(B)/fuzz-etcd: tests/fuzz_etcd.c kctl.h kctl_http_curl.h | $(B)
+	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< -lcurl
+# what kctl_http_curl.h reads from a Kubernetes API server (links libcurl)
+$(B)/fuzz-kube: tests/fuzz_kube.c kctl.h kctl_http_curl.h | $(B)
+	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< -lcurl
+# the kubeconfig reader of kctl_http_curl.h (links libcurl)
+$(B)/fuzz-kubeconfig: tests/fuzz_kubeconfig.c kctl.h kctl_http_curl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< -lcurl
 fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
 	@for f in $(FUZZERS); do \

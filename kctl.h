@@ -286,6 +286,7 @@
         KCTL_ERR_AGAIN         nothing ready now: try again later
         KCTL_ERR_CONFLICT      (stores) optimistic-concurrency loss: re-read, retry
         KCTL_ERR_GONE          (stores) version too old: list again
+        KCTL_ERR_CLOSED        (stores) a watch ended cleanly: watch again, at once
     A store says more, as an API server does: every transport call takes a
     kctl_api_status (NULL: none wanted) that a failure fills with the HTTP
     code, the reason (NotFound, AlreadyExists, Conflict, Invalid,
@@ -447,6 +448,7 @@ KCTL_API const char *kctl_version(void);
     X(ERR_GONE,         -13, "gone: version too old, list again", "HTTP 410: list again") \
     X(ERR_SHUTDOWN,     -14, "shutting down", "the object is shutting down") \
     X(ERR_AGAIN,        -15, "try again", "nothing ready now: try again later") \
+    X(ERR_CLOSED,       -16, "stream ended", "a watch ended cleanly (the server's timeout): watch again from the last version, at once") \
     X(ERR_TIMEOUT,      -20, "timed out", "a deadline passed") \
     X(ERR_IO,           -21, "i/o error", "the connection, stream or file failed") \
     X(ERR_PROTO,        -22, "protocol error: malformed input", "malformed input from a peer") \
@@ -1183,8 +1185,10 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
                     matching a selector arrives as DELETED with its last
                     matching content at the event's version; one that starts
                     matching as ADDED. AGAIN: nothing yet. GONE: list again.
-                    IO: the stream broke (or ended): watch again from the last
-                    version seen.
+                    IO: the stream broke: watch again from the last version
+                    seen (after a backoff). CLOSED: the store ended the
+                    stream cleanly (an API server's timeoutSeconds): watch
+                    again from the last version seen, at once.
      watch_close    end a stream (always, whatever watch_next said).
      get            one object by name, straight from the store.
      create         a new object from a JSON document. EXISTS if it is there.
@@ -1567,11 +1571,14 @@ KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns);
 /* ================================================== >>reflector REFLECTOR */
 /* client-go's Reflector: list (following pages), replace the FIFO, then
    watch from the list's version; every event moves the last-seen version
-   on (a BOOKMARK only moves it). A watch that ends or breaks is opened
-   again from the last-seen version, without a list, after a backoff
-   (800 ms doubling to 30 s, jittered as client-go jitters it: up to as much
-   again; back to 800 ms after 2 minutes of health). GONE (410) lists
-   again. A watch with neither events nor bookmarks for stall_ns is
+   on (a BOOKMARK only moves it). A watch that breaks is opened again
+   from the last-seen version, without a list, after a backoff (800 ms
+   doubling to 30 s, jittered as client-go jitters it: up to as much
+   again; back to 800 ms after 2 minutes of health). A watch the store
+   ended cleanly (CLOSED: an API server's timeoutSeconds) is opened again
+   at once, and is no error; unless it ended less than a second after it
+   opened without an event (client-go's "very short watch"): then it
+   backs off as a broken one. GONE (410) lists again. A watch with neither events nor bookmarks for stall_ns is
    reopened. An optional resync asks the FIFO for SYNC deltas of every
    cached object, without touching the store; as client-go's resync timer,
    the period counts from the end of a list: the first resync is due
@@ -9764,6 +9771,8 @@ struct kctl_reflector {
     uint64_t backoff;      /* the next delay before jitter */
     uint64_t last_backoff; /* when the last backoff began (for the reset) */
     uint64_t last_event;   /* the watch's last event or bookmark (stall) */
+    uint64_t opened;       /* when the watch opened, and its events since: a clean */
+    uint64_t opened_events;/* end soon after with none is a "very short watch" */
     uint64_t next_resync;  /* due time of the next resync, set when a list completes */
     char rv[KCTL_RV_MAX];
     kctl_reflector_stats stats;
@@ -9946,7 +9955,8 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             }
             r->stats.last_error = KCTL_OK;
             r->state = KCTL__RF_WATCH;
-            r->last_event = now;
+            r->last_event = r->opened = now;
+            r->opened_events = 0;
         }
         /* watching */
         {
@@ -9955,6 +9965,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             wait_ns = 0; /* wait once per step at most */
             if (rc == KCTL_OK) {
                 budget--;
+                r->opened_events++;
                 r->last_event = now = kctl_clock_now(&r->clock);
                 if (ev.resource_version[0]) snprintf(r->rv, sizeof r->rv, "%s", ev.resource_version);
                 switch (ev.type) {
@@ -9990,6 +10001,13 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
                 r->state = KCTL__RF_LIST;
                 continue;
             }
+            if (rc == KCTL_ERR_CLOSED && (r->opened_events || now - r->opened >= KCTL_SEC(1))) {
+                r->stats.watch_restarts++; /* the server's timeout: again from the last version, at once */
+                r->state = KCTL__RF_OPEN;
+                budget--;
+                continue;
+            }
+            if (rc == KCTL_ERR_CLOSED) rc = KCTL_ERR_IO; /* a very short watch: as a broken one */
             r->stats.errors += rc != KCTL_ERR_IO;
             if (rc != KCTL_ERR_IO) r->stats.last_error = rc;
             r->stats.watch_restarts++;

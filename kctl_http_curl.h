@@ -241,7 +241,111 @@ typedef struct kctl_kube_desc {
     kctl_allocator allocator;
 } kctl_kube_desc;
 
+/* What the transport has done (for metrics and tests). */
+typedef struct kctl_kube_stats {
+    uint64_t requests;       /* unary requests sent (each retry too) */
+    uint64_t watches;        /* watch streams opened (the server answered 200) */
+    uint64_t watch_ends;     /* watches the server ended cleanly (its timeoutSeconds): CLOSED */
+    uint64_t waits;          /* 429 and 503 answers whose Retry-After was waited out,
+                                then the request sent again */
+    uint64_t throttled;      /* 429 and 503 answers handed to the caller (AGAIN) */
+    uint64_t token_reads;    /* times token_file was read again (it changed, or a 401) */
+    uint64_t auth_retries;   /* requests sent again after a 401, with a token read anew */
+} kctl_kube_stats;
+
+/* The desc with every default filled in. [any thread] */
+KCTL_API kctl_kube_desc kctl_kube_desc_init(void);
+/* A transport to the API server at desc->server; *out owns it
+   (kctl_transport_destroy frees it, after every user is done). It does
+   not contact the server. INVALID_ARG for a missing or malformed server
+   URL (one URL: http:// or https://), a token that is empty or holds
+   characters a header cannot carry, an allocator with one function;
+   IO when token_file cannot be read; NOMEM. [any thread] */
+KCTL_API int kctl_kube_create(const kctl_kube_desc *desc, kctl_transport *out);
+/* t's counters (all zero if t is no Kubernetes transport). [any thread] */
+KCTL_API void kctl_kube_read_stats(const kctl_transport *t, kctl_kube_stats *out);
+
 /* ===================================================================== >>kubeconfig KUBECONFIG */
+/* Where a transport to a Kubernetes API server finds its server and
+   credentials, as kubectl and client-go find them: a kubeconfig file
+   (current-context or a named one) or the pod's service account
+   (in-cluster). Each gives a kctl_kube_config whose desc is ready for
+   the transport:
+       kctl_kube_config kc = { 0 };
+       kctl_api_status st = { 0 };
+       if (kctl_kube_config_load(NULL, NULL, &kc, &st) != KCTL_OK)       // $KUBECONFIG or ~/.kube/config
+           fprintf(stderr, "%s\n", st.message);  // kubeconfig line 12: anchors (&) are not supported
+       ... kc.desc to the transport, kc.ns as the namespace ...
+       kctl_kube_config_free(&kc);              // after the transport is created (it copies)
+   The file may be JSON or the YAML kubectl writes: block mappings and
+   sequences, plain, 'single-' and "double-quoted" scalars (with escapes,
+   folded over lines), comments, one document (--- before it), and the
+   empty flow collections {} and []. Anything else is refused, naming
+   its line: anchors, aliases, tags, block scalars (| >), flow
+   collections with content, complex keys, directives, tabs in
+   indentation, a repeated key, more than one document. Plain scalars
+   are strings, but for null, ~ and nothing (null) and true and false
+   (in YAML 1.2's core spellings); numbers are kept as their text.
+   Read from the file, as client-go reads it: clusters (server,
+   certificate-authority, certificate-authority-data,
+   insecure-skip-tls-verify), users (token, tokenFile,
+   client-certificate(-data), client-key(-data)), contexts (cluster,
+   user, namespace). A relative file name is relative to the
+   kubeconfig's directory. Refused, by name: users with an exec plugin
+   or an auth-provider (kctl runs no plugin), basic auth
+   (username/password), impersonation (as, as-groups, as-uid,
+   as-user-extra); clusters with proxy-url or tls-server-name; both a
+   file and its -data, and a CA with insecure-skip-tls-verify (client-go
+   refuses these too). Other fields are ignored. Messages name files,
+   lines, fields and names, never a token, key or password. */
+#define KCTL_KUBECONFIG_MAX_BYTES (4u * 1024u * 1024u) /* a kubeconfig file; beyond: TOO_LARGE */
+#define KCTL_KUBECONFIG_MAX_DEPTH 32                   /* its nesting; beyond: TOO_LARGE */
+
+/* A configuration that owns its strings (one block, from .allocator). */
+typedef struct kctl_kube_config {
+    kctl_kube_desc desc;       /* server, token or token_file, tls; allocator = .allocator;
+                                  the rest zero (the transport's defaults) */
+    const char *ns;            /* the context's namespace; "default" when it has none */
+    const char *context;       /* the context's name ("" in-cluster) */
+    kctl_allocator allocator;  /* set it before a load to choose where the strings go */
+    void *mem_;                /* private: the block */
+} kctl_kube_config;
+
+/* Read the kubeconfig at path (NULL: the first entry of $KUBECONFIG, a
+   list separated by ':', else $HOME/.kube/config; kubectl merges every
+   entry, kctl reads only the first) and fill *out for context (NULL: the
+   file's current-context). *out (its allocator kept; what it held is
+   freed first) owns its strings until kctl_kube_config_free; *st (may
+   be NULL) gets a message on failure. Returns OK; NOT_FOUND (no file,
+   no $HOME, no current-context, or no context, cluster or user of that
+   name); INVALID_ARG (a NULL out; text outside the supported YAML, with
+   its line; a field of the wrong type; a refused field or plugin; two
+   entries of one name); TOO_LARGE (beyond KCTL_KUBECONFIG_MAX_BYTES or
+   KCTL_KUBECONFIG_MAX_DEPTH); IO (the file cannot be read); NOMEM.
+   [any thread, given its own out and st] */
+KCTL_API int kctl_kube_config_load(const char *path, const char *context, kctl_kube_config *out, kctl_api_status *st);
+/* The same from a kubeconfig's text[0..len) (KCTL_NTS: NUL-terminated)
+   in memory; relative file names in it are made relative to dir (NULL:
+   left as they are, relative to the working directory). The same codes
+   but for IO. [any thread, given its own out and st] */
+KCTL_API int kctl_kube_config_parse(const char *text, size_t len, const char *dir, const char *context,
+                                    kctl_kube_config *out, kctl_api_status *st);
+/* The configuration of a pod, as client-go's InClusterConfig makes it:
+   server https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (an
+   IPv6 host in brackets), token_file <sa_dir>/token (the transport reads
+   it again when it changes: projected tokens rotate), ca_file
+   <sa_dir>/ca.crt when it exists, ns from $POD_NAMESPACE, else
+   <sa_dir>/namespace, else "default"; context "". sa_dir: the service
+   account's directory (NULL: /var/run/secrets/kubernetes.io/serviceaccount;
+   tests give one of their own). Returns OK; NOT_FOUND (not in a cluster:
+   either variable unset or empty, or no readable token file); INVALID_ARG
+   (a NULL out, a port that is no number, a host with '/' or spaces);
+   NOMEM. Ownership as kctl_kube_config_load's. [any thread, given its own
+   out and st] */
+KCTL_API int kctl_kube_config_in_cluster(const char *sa_dir, kctl_kube_config *out, kctl_api_status *st);
+/* Free c's strings and zero it but for its allocator (a zeroed c, or
+   NULL, is fine). [any thread, given its own c] */
+KCTL_API void kctl_kube_config_free(kctl_kube_config *c);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -262,7 +366,9 @@ typedef struct kctl_kube_desc {
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
 #endif
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #if LIBCURL_VERSION_NUM < 0x074d00
@@ -531,28 +637,72 @@ typedef struct kctl__hres {
     long code;        /* HTTP status, 0 if none came */
     kctl__hbuf body;
     CURLcode cc;      /* why the last endpoint tried failed (CURLE_OK: it answered) */
+    long retry_after; /* its Retry-After in seconds, -1: none */
 } kctl__hres;
+
+/* A request: method (NULL: POST), path (after the endpoint), body (NULL:
+   none) of content type ctype (NULL: application/json), one more header
+   (or NULL), a timeout (0: the client's), kind (KCTL__HTTP_READ...). */
+typedef struct kctl__hreq {
+    int kind;
+    const char *method;
+    const char *path;
+    const char *body;
+    size_t len;
+    const char *ctype;
+    const char *extra;
+    long timeout_ms;
+} kctl__hreq;
+
+/* Retry-After in delay-seconds (an HTTP date is read by libcurl, after
+   the transfer); into the long ud points at. */
+static size_t kctl__http_header(char *data, size_t size, size_t n, void *ud) {
+    size_t len = size * n, i = 12;
+    long v = 0;
+    if (len > 12) {
+        static const char want[] = "retry-after:";
+        size_t k;
+        for (k = 0; k < 12; k++) {
+            char c = data[k];
+            if (c >= 'A' && c <= 'Z') c = (char)(c - 'A' + 'a');
+            if (c != want[k]) return len;
+        }
+        while (i < len && (data[i] == ' ' || data[i] == '\t')) i++;
+        if (i == len || data[i] < '0' || data[i] > '9') { *(long *)ud = -2; return len; } /* a date: libcurl's */
+        for (; i < len && data[i] >= '0' && data[i] <= '9'; i++) v = v > 100000000L ? v : v * 10 + (data[i] - '0');
+        *(long *)ud = v;
+    }
+    return len;
+}
+
+/* After a transfer: the Retry-After seen (-2: a date, which libcurl reads). */
+static long kctl__http_retry_after(CURL *c, long seen) {
+    curl_off_t ra = 0;
+    if (seen != -2) return seen;
+    if (curl_easy_getinfo(c, CURLINFO_RETRY_AFTER, &ra) != CURLE_OK || ra <= 0) return -1;
+    return ra > 100000000 ? 100000000L : (long)ra;
+}
 
 /* How a request may be retried at another endpoint; KCTL__HTTP_NOAUTH
    (or'd in) sends it without the token. */
 enum { KCTL__HTTP_READ = 0, KCTL__HTTP_WRITE = 1, KCTL__HTTP_NOAUTH = 2 };
 
-/* POST body to path, trying each endpoint once from the one that last
-   answered: OK with res->code and res->body (any HTTP status: the caller
-   reads an error body), or the transport's failure: IO (no endpoint
-   answered; res->cc says why the last one failed), TIMEOUT, TOO_LARGE,
-   NOMEM. A read moves on to the next endpoint after any failure and after
-   a 503 (unavailable: no leader, no quorum); a write only when it could
-   not be sent (no connection): once it may have arrived, its failure is
-   the caller's (TIMEOUT or IO: the outcome is unknown) and a 503 is the
-   caller's to read. The next call starts at the endpoint that answered.
-   extra: one more header or NULL. */
-static int kctl__http_post(kctl__http *h, int kind, const char *path, const char *body, size_t len, const char *extra,
-                           kctl__hres *res) {
+/* Send q, trying each endpoint once from the one that last answered: OK
+   with res->code, res->body and res->retry_after (any HTTP status: the
+   caller reads an error body), or the transport's failure: IO (no
+   endpoint answered; res->cc says why the last one failed), TIMEOUT,
+   TOO_LARGE, NOMEM. A read moves on to the next endpoint after any
+   failure and after a 503 (unavailable: no leader, no quorum); a write
+   only when it could not be sent (no connection): once it may have
+   arrived, its failure is the caller's (TIMEOUT or IO: the outcome is
+   unknown) and a 503 is the caller's to read. The next call starts at the
+   endpoint that answered. */
+static int kctl__http_do(kctl__http *h, const kctl__hreq *q, kctl__hres *res) {
     size_t k, start;
-    int rc = KCTL_ERR_IO;
+    int rc = KCTL_ERR_IO, kind = q->kind;
     kctl__hbuf url;
     memset(res, 0, sizeof *res);
+    res->retry_after = -1;
     kctl__hbuf_init(&res->body, &h->a, h->max_resp);
     kctl__hbuf_init(&url, &h->a, 4096);
     kctl__hmutex_lock(&h->mu);
@@ -576,25 +726,37 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
         }
         url.len = 0;
         kctl__hbuf_str(&url, h->ep[e]);
-        kctl__hbuf_str(&url, path);
-        if ((t = curl_slist_append(hdrs, "Content-Type: application/json")) != NULL) hdrs = t;
-        if (extra && (t = curl_slist_append(hdrs, extra)) != NULL) hdrs = t;
+        kctl__hbuf_str(&url, q->path);
+        if (q->body) {
+            char ct[96];
+            snprintf(ct, sizeof ct, "Content-Type: %s", q->ctype ? q->ctype : "application/json");
+            if ((t = curl_slist_append(hdrs, ct)) != NULL) hdrs = t;
+        }
+        if (q->extra && (t = curl_slist_append(hdrs, q->extra)) != NULL) hdrs = t;
         res->body.len = 0;
         res->body.err = 0;
         if (res->body.p) res->body.p[0] = '\0';
+        res->retry_after = -1;
         kctl__http_common(h, c);
         curl_easy_setopt(c, CURLOPT_URL, url.p);
-        curl_easy_setopt(c, CURLOPT_POST, 1L);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+        if (!q->method || !strcmp(q->method, "POST")) curl_easy_setopt(c, CURLOPT_POST, 1L);
+        else if (!strcmp(q->method, "GET")) curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+        else curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, q->method);
+        if (q->body || !q->method || !strcmp(q->method, "POST")) {
+            curl_easy_setopt(c, CURLOPT_POSTFIELDS, q->body ? q->body : "");
+            curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(q->body ? q->len : 0));
+        }
         curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdrs);
-        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, h->timeout_ms);
+        curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, q->timeout_ms > 0 ? q->timeout_ms : h->timeout_ms);
         curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kctl__http_collect);
         curl_easy_setopt(c, CURLOPT_WRITEDATA, &res->body);
+        curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, kctl__http_header);
+        curl_easy_setopt(c, CURLOPT_HEADERDATA, &res->retry_after);
         cc = url.err ? CURLE_OUT_OF_MEMORY : curl_easy_perform(c);
         res->cc = cc;
         res->code = 0;
         curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &res->code);
+        res->retry_after = kctl__http_retry_after(c, res->retry_after);
         curl_easy_reset(c); /* keeps its connection for the next request */
         curl_slist_free_all(hdrs);
         kctl__hmutex_lock(&h->mu);
@@ -624,6 +786,19 @@ static int kctl__http_post(kctl__http *h, int kind, const char *path, const char
     return rc;
 }
 
+/* POST body to path (see kctl__http_do); extra: one more header or NULL. */
+static int kctl__http_post(kctl__http *h, int kind, const char *path, const char *body, size_t len, const char *extra,
+                           kctl__hres *res) {
+    kctl__hreq q;
+    memset(&q, 0, sizeof q);
+    q.kind = kind;
+    q.path = path;
+    q.body = body;
+    q.len = len;
+    q.extra = extra;
+    return kctl__http_do(h, &q, res);
+}
+
 /* ---- streams: a request whose answer is read line by line */
 typedef struct kctl__hstream {
     kctl__http *h;
@@ -641,6 +816,7 @@ typedef struct kctl__hstream {
     bool paused;           /* the writer paused the transfer: whole lines wait to be read */
     CURLcode cc;
     long code;
+    long retry_after;      /* the answer's Retry-After in seconds (-1: none; -2: a date) */
 } kctl__hstream;
 
 /* Bytes a stream holds beyond max_msg: the whole lines not read yet, and
@@ -694,39 +870,45 @@ static void kctl__hstream_close(kctl__hstream *s) {
     memset(s, 0, sizeof *s);
 }
 
-/* Start POSTing body to path at endpoint ep, the answer to be read with
-   kctl__hstream_line. OK or NOMEM; a connection that fails shows as the
-   stream ending. extra: one more header or NULL. */
-static int kctl__hstream_open(kctl__http *h, size_t ep, const char *path, const char *body, size_t len, const char *extra,
-                              kctl__hstream *s) {
+/* Start sending q (its method: POST, or GET without a body) at endpoint
+   ep, the answer to be read with kctl__hstream_line. OK or NOMEM; a
+   connection that fails shows as the stream ending. */
+static int kctl__hstream_start(kctl__http *h, size_t ep, const kctl__hreq *q, kctl__hstream *s) {
     kctl__hbuf url;
     struct curl_slist *t;
     memset(s, 0, sizeof *s);
     s->h = h;
     s->ep = ep;
     s->max_msg = h->max_msg;
+    s->retry_after = -1;
     kctl__hbuf_init(&s->buf, &h->a, h->max_msg + KCTL__HSTREAM_SLACK);
-    kctl__hbuf_init(&url, &h->a, 4096);
+    kctl__hbuf_init(&url, &h->a, 8192);
     kctl__hbuf_str(&url, h->ep[ep]);
-    kctl__hbuf_str(&url, path);
+    kctl__hbuf_str(&url, q->path);
     kctl__hmutex_lock(&h->mu);
     if (h->auth) s->hdrs = curl_slist_append(NULL, h->auth);
     kctl__hmutex_unlock(&h->mu);
-    if ((t = curl_slist_append(s->hdrs, "Content-Type: application/json")) != NULL) s->hdrs = t;
-    if (extra && (t = curl_slist_append(s->hdrs, extra)) != NULL) s->hdrs = t;
-    s->body = kctl__http_strndup(&h->a, body, len);
+    if (q->body && (t = curl_slist_append(s->hdrs, "Content-Type: application/json")) != NULL) s->hdrs = t;
+    if (q->extra && (t = curl_slist_append(s->hdrs, q->extra)) != NULL) s->hdrs = t;
+    if (q->body) s->body = kctl__http_strndup(&h->a, q->body, q->len);
     s->multi = curl_multi_init();
     s->easy = curl_easy_init();
-    if (url.err || !s->hdrs || !s->body || !s->multi || !s->easy) {
+    if (url.err || !s->hdrs || (q->body && !s->body) || !s->multi || !s->easy) {
         kctl__hbuf_free(&url);
         kctl__hstream_close(s);
         return KCTL_ERR_NOMEM;
     }
     kctl__http_common(h, s->easy);
     curl_easy_setopt(s->easy, CURLOPT_URL, url.p);
-    curl_easy_setopt(s->easy, CURLOPT_POST, 1L);
-    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->body);
-    curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    if (s->body) {
+        curl_easy_setopt(s->easy, CURLOPT_POST, 1L);
+        curl_easy_setopt(s->easy, CURLOPT_POSTFIELDS, s->body);
+        curl_easy_setopt(s->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)q->len);
+    } else {
+        curl_easy_setopt(s->easy, CURLOPT_HTTPGET, 1L);
+    }
+    curl_easy_setopt(s->easy, CURLOPT_HEADERFUNCTION, kctl__http_header);
+    curl_easy_setopt(s->easy, CURLOPT_HEADERDATA, &s->retry_after);
     curl_easy_setopt(s->easy, CURLOPT_HTTPHEADER, s->hdrs);
     curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, kctl__hstream_write);
     curl_easy_setopt(s->easy, CURLOPT_WRITEDATA, s);
@@ -737,6 +919,18 @@ static int kctl__hstream_open(kctl__http *h, size_t ep, const char *path, const 
         return KCTL_ERR_NOMEM;
     }
     return KCTL_OK;
+}
+
+/* POST body to path at endpoint ep as a stream; extra: one more header or NULL. */
+static int kctl__hstream_open(kctl__http *h, size_t ep, const char *path, const char *body, size_t len, const char *extra,
+                              kctl__hstream *s) {
+    kctl__hreq q;
+    memset(&q, 0, sizeof q);
+    q.path = path;
+    q.body = body;
+    q.len = len;
+    q.extra = extra;
+    return kctl__hstream_start(h, ep, &q, s);
 }
 
 static uint64_t kctl__http_now_ms(void) {
@@ -766,6 +960,23 @@ static bool kctl__hstream_take(kctl__hstream *s, const char **line, size_t *n) {
     return true;
 }
 
+/* One round of the transfer: wait at most wait_ms (0: not at all) for its
+   socket, then take in what came. */
+static void kctl__hstream_pump(kctl__hstream *s, int wait_ms) {
+    int running = 0, left = 0, ready = 0;
+    CURLMsg *m;
+    if (wait_ms > 0) curl_multi_poll(s->multi, NULL, 0, wait_ms, &ready);
+    curl_multi_perform(s->multi, &running);
+    while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
+        if (m->msg == CURLMSG_DONE) {
+            s->done = true;
+            s->cc = m->data.result;
+        }
+    if (!running) s->done = true;
+    curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &s->code);
+    if (s->done) s->retry_after = kctl__http_retry_after(s->easy, s->retry_after);
+}
+
 static int kctl__hstream_line(kctl__hstream *s, uint64_t timeout_ms, const char **line, size_t *n) {
     uint64_t until = kctl__http_now_ms() + timeout_ms;
     bool polled = false;
@@ -780,24 +991,40 @@ static int kctl__hstream_line(kctl__hstream *s, uint64_t timeout_ms, const char 
         if (s->done) return s->buf.err == KCTL_ERR_NOMEM ? KCTL_ERR_NOMEM : KCTL_ERR_IO;
         if (polled) {
             uint64_t now = kctl__http_now_ms();
-            int ready = 0;
             if (now >= until) return KCTL_ERR_AGAIN;
-            curl_multi_poll(s->multi, NULL, 0, (int)(until - now > 1000 ? 1000 : until - now), &ready);
-        }
-        {
-            int running = 0, left = 0;
-            CURLMsg *m;
-            curl_multi_perform(s->multi, &running);
-            while ((m = curl_multi_info_read(s->multi, &left)) != NULL)
-                if (m->msg == CURLMSG_DONE) {
-                    s->done = true;
-                    s->cc = m->data.result;
-                }
-            if (!running) s->done = true;
-            curl_easy_getinfo(s->easy, CURLINFO_RESPONSE_CODE, &s->code);
+            kctl__hstream_pump(s, (int)(until - now > 1000 ? 1000 : until - now));
+        } else {
+            kctl__hstream_pump(s, 0);
         }
         polled = true;
     }
+}
+
+/* Wait at most timeout_ms for the answer's status line: OK (s->code is
+   set, or the stream ended: s->done), or TIMEOUT. */
+static int kctl__hstream_head(kctl__hstream *s, uint64_t timeout_ms) {
+    uint64_t until = kctl__http_now_ms() + timeout_ms, now;
+    kctl__hstream_pump(s, 0);
+    while (!s->code && !s->done) {
+        if ((now = kctl__http_now_ms()) >= until) return KCTL_ERR_TIMEOUT;
+        kctl__hstream_pump(s, (int)(until - now > 1000 ? 1000 : until - now));
+    }
+    return KCTL_OK;
+}
+
+/* Wait at most timeout_ms for the transfer to end (an error answer's
+   body): OK, or TIMEOUT. */
+static int kctl__hstream_finish(kctl__hstream *s, uint64_t timeout_ms) {
+    uint64_t until = kctl__http_now_ms() + timeout_ms, now;
+    while (!s->done) {
+        if (s->paused) {
+            s->paused = false;
+            curl_easy_pause(s->easy, CURLPAUSE_CONT);
+        }
+        if ((now = kctl__http_now_ms()) >= until) return KCTL_ERR_TIMEOUT;
+        kctl__hstream_pump(s, (int)(until - now > 1000 ? 1000 : until - now));
+    }
+    return KCTL_OK;
 }
 
 /* The rest of a stream that ended, for an error body (a non-200 answer). */
@@ -2057,7 +2284,2026 @@ KCTL_API void kctl_etcd_read_stats(const kctl_transport *t, kctl_etcd_stats *out
 }
 
 /* ------------------------------------------------------------------ >>kube KUBERNETES */
+/* The API server's REST paths over the HTTP layer: objects travel as the
+   server sends them (its resourceVersion, its Status bodies), watches
+   are its newline-delimited JSON events. */
+typedef struct kctl__kube {
+    kctl__http http;           /* one endpoint: the server */
+    kctl_obj_opts obj_opts;
+    uint32_t wt_min, wt_max;   /* a watch's timeoutSeconds, drawn from [min, max] */
+    char *token_file;
+    kctl__hmutex mu;           /* the token file's state, the random numbers, the counters */
+    uint64_t tf_checked;       /* when token_file was last looked at (ms, monotonic) */
+    long long tf_id[4];        /* what it was then: mtime (s, ns), size, inode */
+    uint64_t rng;
+    uint64_t n_watches, n_closed, n_waits, n_throttled, n_token_reads, n_auth_retries;
+} kctl__kube;
+
+KCTL_API kctl_kube_desc kctl_kube_desc_init(void) {
+    kctl_kube_desc d;
+    memset(&d, 0, sizeof d);
+    d.request_timeout_ns = KCTL_SEC(30);
+    d.connect_timeout_ns = KCTL_SEC(5);
+    d.watch_timeout_min_s = 300;
+    d.watch_timeout_max_s = 600;
+    d.max_message_bytes = (size_t)16 << 20;
+    d.max_response_bytes = (size_t)256 << 20;
+    return d;
+}
+
+/* ---- credentials: a bearer token, or a file holding one */
+#define KCTL__KUBE_TOKEN_MAX 16384
+
+static void kctl__kube_wipe(const kctl_allocator *a, char *p) {
+    if (p) {
+        volatile char *v = p;
+        while (*v) *v++ = 0;
+    }
+    kctl__http_free(a, p);
+}
+
+/* "Authorization: Bearer <tok>" of tok[0..n) without its surrounding white
+   space, into *hdr: OK; INVALID_ARG for an empty token or one with
+   characters a header cannot carry (only visible ASCII); NOMEM. */
+static int kctl__kube_auth_header(const kctl_allocator *a, const char *tok, size_t n, char **hdr) {
+    size_t i;
+    *hdr = NULL;
+    while (n && (*tok == ' ' || *tok == '\t' || *tok == '\r' || *tok == '\n')) tok++, n--;
+    while (n && (tok[n - 1] == ' ' || tok[n - 1] == '\t' || tok[n - 1] == '\r' || tok[n - 1] == '\n')) n--;
+    if (!n || n > KCTL__KUBE_TOKEN_MAX) return KCTL_ERR_INVALID_ARG;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)tok[i] <= ' ' || (unsigned char)tok[i] >= 0x7f) return KCTL_ERR_INVALID_ARG;
+    if (!(*hdr = (char *)kctl__http_alloc(a, n + 23))) return KCTL_ERR_NOMEM;
+    memcpy(*hdr, "Authorization: Bearer ", 22);
+    memcpy(*hdr + 22, tok, n);
+    (*hdr)[22 + n] = '\0';
+    return KCTL_OK;
+}
+
+/* Send hdr (taken) from now on: true when it differs from the one before. */
+static bool kctl__kube_set_auth(kctl__kube *k, char *hdr) {
+    char *old;
+    bool changed;
+    kctl__hmutex_lock(&k->http.mu);
+    old = k->http.auth;
+    changed = !old || strcmp(old, hdr) != 0;
+    k->http.auth = hdr;
+    kctl__hmutex_unlock(&k->http.mu);
+    kctl__kube_wipe(&k->http.a, old);
+    return changed;
+}
+
+/* Read token_file into *hdr and its identity into id: OK, IO (it cannot
+   be read), INVALID_ARG (empty, or no token), NOMEM. */
+static int kctl__kube_read_token(kctl__kube *k, char **hdr, long long id[4]) {
+    char *buf;
+    size_t n = 0;
+    ssize_t got;
+    struct stat sb;
+    int fd, rc;
+    *hdr = NULL;
+    if ((fd = open(k->token_file, O_RDONLY)) < 0) return KCTL_ERR_IO;
+    if (fstat(fd, &sb) != 0) {
+        close(fd);
+        return KCTL_ERR_IO;
+    }
+    id[0] = (long long)sb.st_mtim.tv_sec;
+    id[1] = (long long)sb.st_mtim.tv_nsec;
+    id[2] = (long long)sb.st_size;
+    id[3] = (long long)sb.st_ino;
+    if (!(buf = (char *)kctl__http_alloc(&k->http.a, KCTL__KUBE_TOKEN_MAX + 1))) {
+        close(fd);
+        return KCTL_ERR_NOMEM;
+    }
+    while (n < KCTL__KUBE_TOKEN_MAX && (got = read(fd, buf + n, KCTL__KUBE_TOKEN_MAX - n)) != 0) {
+        if (got < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        n += (size_t)got;
+    }
+    close(fd);
+    buf[n] = '\0';
+    rc = kctl__kube_auth_header(&k->http.a, buf, n, hdr);
+    memset(buf, 0, n);
+    kctl__http_free(&k->http.a, buf);
+    return rc;
+}
+
+/* Look at token_file again (a projected token rotates): at most once a
+   second of now_ms, or at once when force (a 401); read it when its
+   mtime, size or inode changed (force: always). true when the token
+   changed. A file that cannot be read, or holds no token, leaves the
+   token as it was (client-go's cachingTokenSource does the same). */
+static bool kctl__kube_token_check(kctl__kube *k, uint64_t now_ms, bool force) {
+    struct stat sb;
+    long long id[4];
+    char *hdr = NULL;
+    bool changed = false;
+    if (!k->token_file) return false;
+    kctl__hmutex_lock(&k->mu);
+    if (!force && now_ms - k->tf_checked < 1000) {
+        kctl__hmutex_unlock(&k->mu);
+        return false;
+    }
+    k->tf_checked = now_ms;
+    if (!force && stat(k->token_file, &sb) == 0 && (long long)sb.st_mtim.tv_sec == k->tf_id[0] &&
+        (long long)sb.st_mtim.tv_nsec == k->tf_id[1] && (long long)sb.st_size == k->tf_id[2] && (long long)sb.st_ino == k->tf_id[3]) {
+        kctl__hmutex_unlock(&k->mu);
+        return false;
+    }
+    k->n_token_reads++;
+    if (kctl__kube_read_token(k, &hdr, id) == KCTL_OK) {
+        memcpy(k->tf_id, id, sizeof id);
+        changed = kctl__kube_set_auth(k, hdr);
+    }
+    kctl__hmutex_unlock(&k->mu);
+    return changed;
+}
+
+/* ---- errors */
+static const char *kctl__kube_reason(long code) {
+    switch (code) {
+    case 400: return "BadRequest";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "NotFound";
+    case 405: return "MethodNotAllowed";
+    case 406: return "NotAcceptable";
+    case 409: return "Conflict";
+    case 410: return "Expired";
+    case 413: return "RequestEntityTooLarge";
+    case 415: return "UnsupportedMediaType";
+    case 422: return "Invalid";
+    case 429: return "TooManyRequests";
+    case 500: return "InternalError";
+    case 503: return "ServiceUnavailable";
+    case 504: return "Timeout";
+    default: return code >= 500 ? "InternalError" : "Unknown";
+    }
+}
+
+/* An error answer of HTTP code with body[0..len): its kctl code
+   (kctl_api_status_result: 409 CONFLICT or EXISTS by reason, 410 GONE,
+   429/503 AGAIN...), and *st (may be NULL) filled from the Status body,
+   or from the code when the body is no Status (a proxy's page, the
+   aggregator's {"paths":[...]}). retry_after (seconds, -1: none) is
+   st->retry_after_s when the Status has no retryAfterSeconds. */
+static int kctl__kube_status(const kctl_allocator *a, long code, const char *body, size_t len, long retry_after, kctl_api_status *st) {
+    kctl_api_status tmp, *s = st;
+    int rc;
+    if (!s) {
+        memset(&tmp, 0, sizeof tmp);
+        tmp.allocator = *a;
+        s = &tmp;
+    }
+    if (!body || !len || kctl_api_status_parse(s, body, len, (int)code) != KCTL_OK) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "kube: the server answered %ld with no Status", code);
+        kctl_api_status_set(s, (int)code, kctl__kube_reason(code), msg, NULL, NULL, NULL, NULL, 0);
+    }
+    if (retry_after > 0 && !s->retry_after_s) s->retry_after_s = retry_after > 100000000L ? 100000000u : (uint32_t)retry_after;
+    rc = kctl_api_status_result((int)code, s->reason);
+    if (rc == KCTL_OK) rc = KCTL_ERR_PROTO; /* a 1xx or 3xx: not an answer this client asked for */
+    if (s == &tmp) kctl_api_status_clear(&tmp);
+    return rc;
+}
+
+/* What a failure of the transport itself says in a Status: libcurl's
+   reason (a fixed text), never a token, file or key. */
+static int kctl__kube_fail(int rc, CURLcode cc, kctl_api_status *st) {
+    char msg[200];
+    if (!st || rc == KCTL_OK || rc == KCTL_ERR_NOMEM) return rc;
+    if (rc == KCTL_ERR_TOO_LARGE) {
+        kctl_api_status_set(st, 413, "RequestEntityTooLarge", "kube: the answer is larger than max_response_bytes", NULL, NULL, NULL, NULL, 0);
+        return rc;
+    }
+    snprintf(msg, sizeof msg, "%s%s%s", rc == KCTL_ERR_TIMEOUT ? "kube: the request timed out" : "kube: the server did not answer",
+             cc != CURLE_OK ? ": " : "", cc != CURLE_OK ? curl_easy_strerror(cc) : "");
+    kctl_api_status_set(st, rc == KCTL_ERR_TIMEOUT ? 504 : 503, rc == KCTL_ERR_TIMEOUT ? "Timeout" : "ServiceUnavailable", msg,
+                        NULL, NULL, NULL, NULL, 0);
+    return rc;
+}
+
+static int kctl__kube_bad(int rc, const char *msg, kctl_api_status *st) {
+    if (st) kctl_api_status_set(st, 400, "BadRequest", msg, NULL, NULL, NULL, NULL, 0);
+    return rc;
+}
+
+/* ---- paths */
+/* A path segment the API server can address (its ValidatePathSegmentName):
+   not empty, not "." or "..", no '/', '%' or control characters, at most
+   max bytes. */
+static bool kctl__kube_seg_ok(const char *s, size_t max) {
+    size_t n = 0;
+    if (!s || !*s || !strcmp(s, ".") || !strcmp(s, "..")) return false;
+    for (; *s; s++, n++)
+        if ((unsigned char)*s < ' ' || *s == '/' || *s == '%' || *s == 0x7f || n >= max) return false;
+    return true;
+}
+
+/* s percent-encoded but for RFC 3986's unreserved characters. */
+static void kctl__kube_esc(kctl__hbuf *b, const char *s) {
+    static const char hex[] = "0123456789ABCDEF";
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~') {
+            kctl__hbuf_put(b, s, 1);
+        } else {
+            char e[3];
+            e[0] = '%';
+            e[1] = hex[c >> 4];
+            e[2] = hex[c & 15];
+            kctl__hbuf_put(b, e, 3);
+        }
+    }
+}
+
+/* /api/v1 (the core group) or /apis/<group>/<version>, then
+   /namespaces/<ns> when ns is given ("" or NULL: all namespaces, or the
+   cluster scope), /<resource>, and /<name>[/<sub>] for one object. */
+static void kctl__kube_path(const kctl_resource *res, const char *ns, const char *name, const char *sub, kctl__hbuf *b) {
+    if (res->group && *res->group) {
+        kctl__hbuf_str(b, "/apis/");
+        kctl__kube_esc(b, res->group);
+        kctl__hbuf_put(b, "/", 1);
+    } else {
+        kctl__hbuf_str(b, "/api/");
+    }
+    kctl__kube_esc(b, res->version && *res->version ? res->version : "v1");
+    if (ns && *ns) {
+        kctl__hbuf_str(b, "/namespaces/");
+        kctl__kube_esc(b, ns);
+    }
+    kctl__hbuf_put(b, "/", 1);
+    kctl__kube_esc(b, res->resource);
+    if (name) {
+        kctl__hbuf_put(b, "/", 1);
+        kctl__kube_esc(b, name);
+        if (sub) {
+            kctl__hbuf_put(b, "/", 1);
+            kctl__hbuf_str(b, sub);
+        }
+    }
+}
+
+/* One more query parameter (value escaped). */
+static void kctl__kube_q(kctl__hbuf *b, const char *key, const char *val) {
+    kctl__hbuf_put(b, b->p && memchr(b->p, '?', b->len) ? "&" : "?", 1);
+    kctl__hbuf_str(b, key);
+    kctl__hbuf_put(b, "=", 1);
+    kctl__kube_esc(b, val);
+}
+
+static int kctl__kube_check_res(const kctl_resource *res, kctl_api_status *st) {
+    bool group = res && res->group && *res->group;
+    if (!res || !kctl__kube_seg_ok(res->resource, 253) || (group && !kctl__kube_seg_ok(res->group, 253)) ||
+        (group && !kctl__kube_seg_ok(res->version, 63)) || (!group && res->version && *res->version && !kctl__kube_seg_ok(res->version, 63)) ||
+        (res->ns && *res->ns && !kctl__kube_seg_ok(res->ns, 253)))
+        return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "the resource's group, version, resource or namespace is not valid", st);
+    return KCTL_OK;
+}
+
+/* ---- requests */
+static void kctl__kube_sleep_ms(uint64_t ms) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ms / 1000u);
+    ts.tv_nsec = (long)(ms % 1000u) * 1000000L;
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+
+/* After an error answer of code (Retry-After ra seconds, -1: none):
+   whether to send the request again. A 401 reads token_file anew, once,
+   and sends again if the token changed (the server refused the request
+   before doing anything). A 429 or 503 with a Retry-After that ends
+   before deadline (the request timeout's end, counted from the call) is
+   waited out, once, and the request sent again, when the request is
+   idempotent: a read, or a write the server would refuse if it had
+   already been applied (a resourceVersion or uid precondition). A POST,
+   or a write without a precondition, is never sent twice: the caller
+   gets AGAIN and the Retry-After in its Status. */
+static bool kctl__kube_again(kctl__kube *k, long code, long ra, bool idempotent, uint64_t deadline, bool *renewed, bool *waited) {
+    uint64_t now;
+    if (code == 401 && !*renewed && k->token_file) {
+        *renewed = true;
+        if (kctl__kube_token_check(k, kctl__http_now_ms(), true)) {
+            kctl__hmutex_lock(&k->mu);
+            k->n_auth_retries++;
+            kctl__hmutex_unlock(&k->mu);
+            return true;
+        }
+        return false;
+    }
+    if (code != 429 && code != 503) return false;
+    now = kctl__http_now_ms();
+    if (idempotent && !*waited && ra >= 0 && now + (uint64_t)ra * 1000u < deadline) {
+        *waited = true;
+        kctl__hmutex_lock(&k->mu);
+        k->n_waits++;
+        kctl__hmutex_unlock(&k->mu);
+        kctl__kube_sleep_ms((uint64_t)ra * 1000u);
+        return true;
+    }
+    kctl__hmutex_lock(&k->mu);
+    k->n_throttled++;
+    kctl__hmutex_unlock(&k->mu);
+    return false;
+}
+
+/* One request: OK with a 2xx answer in *res (its body the caller's to
+   free), or the failure with *st: the server's Status mapped to a code,
+   or the transport's (IO, TIMEOUT, TOO_LARGE, NOMEM). */
+static int kctl__kube_call(kctl__kube *k, const char *method, const char *path, const char *body, size_t len, const char *ctype,
+                           bool idempotent, kctl__hres *res, kctl_api_status *st) {
+    uint64_t deadline = kctl__http_now_ms() + (uint64_t)k->http.timeout_ms, now;
+    bool renewed = false, waited = false;
+    kctl__hreq q;
+    int rc;
+    memset(&q, 0, sizeof q);
+    q.kind = idempotent ? KCTL__HTTP_READ : KCTL__HTTP_WRITE;
+    q.method = method;
+    q.path = path;
+    q.body = body;
+    q.len = len;
+    q.ctype = ctype;
+    q.extra = "Accept: application/json";
+    kctl__kube_token_check(k, kctl__http_now_ms(), false);
+    for (;;) {
+        now = kctl__http_now_ms();
+        q.timeout_ms = deadline > now + 1 ? (long)(deadline - now) : 1;
+        if ((rc = kctl__http_do(&k->http, &q, res)) != KCTL_OK) return kctl__kube_fail(rc, res->cc, st);
+        if (res->code >= 200 && res->code < 300) return KCTL_OK;
+        if (kctl__kube_again(k, res->code, res->retry_after, idempotent, deadline, &renewed, &waited)) {
+            kctl__hbuf_free(&res->body);
+            continue;
+        }
+        rc = kctl__kube_status(&k->http.a, res->code, res->body.p, res->body.len, res->retry_after, st);
+        kctl__hbuf_free(&res->body);
+        return rc;
+    }
+}
+
+/* A 2xx answer that is one object, as *out (NULL: not wanted). */
+static int kctl__kube_answer_obj(kctl__kube *k, kctl__hres *res, kctl_obj **out, kctl_api_status *st) {
+    int rc = KCTL_OK;
+    if (out) {
+        rc = kctl_obj_parse(res->body.p ? res->body.p : "", res->body.len, &k->obj_opts, out);
+        if (rc == KCTL_ERR_PROTO && st) kctl_api_status_set(st, 500, "InternalError", "kube: the answer is no object", NULL, NULL, NULL, NULL, 0);
+    }
+    kctl__hbuf_free(&res->body);
+    return rc;
+}
+
+/* ---- get, list */
+static int kctl__kube_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl__hbuf path;
+    kctl__hres r;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (!kctl__kube_seg_ok(name, 253)) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name ? name : "", st); /* no object can have it */
+    kctl__hbuf_init(&path, &k->http.a, 8192);
+    kctl__kube_path(res, res->ns, name, NULL, &path);
+    if ((rc = path.err) == KCTL_OK && (rc = kctl__kube_call(k, "GET", path.p, NULL, 0, NULL, true, &r, st)) == KCTL_OK)
+        rc = kctl__kube_answer_obj(k, &r, out, st);
+    kctl__hbuf_free(&path);
+    return rc;
+}
+
+/* A list answer ({"kind":"XList","apiVersion",...,"metadata":{
+   "resourceVersion","continue"},"items":[...]}) into *out (its
+   items.allocator set): OK, PROTO, TOO_LARGE (a version or continue token
+   past kctl's room), NOMEM. Items come without kind and apiVersion: they
+   get the list's (kind without "List"), as a dynamic client's do, so a
+   listed object reads as a watched one. */
+static int kctl__kube_list_parse(const kctl_obj_opts *oo, const kctl_allocator *a, const char *body, size_t len, kctl_list_result *out) {
+    kctl_json_value root, kind, av, items, item, name;
+    kctl_json_iter it;
+    kctl__hbuf doc;
+    size_t cap = 0;
+    bool inject;
+    int rc;
+    if (kctl_json_get(body, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_PROTO;
+    rc = kctl_json_value_get_string(&root, "metadata.resourceVersion", out->resource_version, sizeof out->resource_version, NULL);
+    if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) return rc == KCTL_ERR_TOO_LARGE ? rc : KCTL_ERR_PROTO;
+    rc = kctl_json_value_get_string(&root, "metadata.continue", out->continue_token, sizeof out->continue_token, NULL);
+    if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) return rc == KCTL_ERR_TOO_LARGE ? rc : KCTL_ERR_PROTO;
+    rc = kctl_json_value_get(&root, "items", &items);
+    if (rc == KCTL_ERR_NOT_FOUND || (rc == KCTL_OK && items.type == KCTL_JSON_NULL)) return KCTL_OK; /* none */
+    if (rc != KCTL_OK || items.type != KCTL_JSON_ARRAY) return KCTL_ERR_PROTO;
+    inject = kctl_json_value_get(&root, "kind", &kind) == KCTL_OK && kind.type == KCTL_JSON_STRING && kind.len > 6 &&
+             !memcmp(kind.text + kind.len - 5, "List\"", 5) && kctl_json_value_get(&root, "apiVersion", &av) == KCTL_OK &&
+             av.type == KCTL_JSON_STRING;
+    kctl__hbuf_init(&doc, a, (size_t)-1 / 2);
+    kctl_json_iter_begin(&items, NULL, &it);
+    while (rc == KCTL_OK && kctl_json_iter_next(&it, NULL, &item)) {
+        kctl_obj *o = NULL;
+        const char *text = item.text;
+        size_t n = item.len;
+        if (item.type != KCTL_JSON_OBJECT) { rc = KCTL_ERR_PROTO; break; }
+        if (inject && kctl_json_value_get(&item, "kind", &name) == KCTL_ERR_NOT_FOUND) {
+            const char *p = text + 1, *end = text + n;
+            while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) p++;
+            doc.len = 0;
+            kctl__hbuf_str(&doc, "{\"kind\":");
+            kctl__hbuf_put(&doc, kind.text, kind.len - 5);
+            kctl__hbuf_str(&doc, "\",\"apiVersion\":");
+            kctl__hbuf_put(&doc, av.text, av.len);
+            if (*p != '}') kctl__hbuf_put(&doc, ",", 1);
+            kctl__hbuf_put(&doc, p, (size_t)(end - p));
+            if ((rc = doc.err) != KCTL_OK) break;
+            text = doc.p;
+            n = doc.len;
+        }
+        if ((rc = kctl_obj_parse(text, n, oo, &o)) != KCTL_OK) break;
+        if (out->items.count == cap) {
+            size_t nc = cap ? cap * 2 : 64;
+            kctl_obj **ni = (kctl_obj **)kctl__http_alloc(a, nc * sizeof *ni);
+            if (!ni) { kctl_obj_unref(o); rc = KCTL_ERR_NOMEM; break; }
+            if (out->items.count) memcpy(ni, out->items.items, out->items.count * sizeof *ni);
+            kctl__http_free(a, out->items.items);
+            out->items.items = ni;
+            cap = nc;
+        }
+        out->items.items[out->items.count++] = o;
+    }
+    kctl__hbuf_free(&doc);
+    return rc;
+}
+
+static int kctl__kube_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl__hbuf path;
+    kctl__hres r;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    out->items.allocator = k->http.a;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    kctl__hbuf_init(&path, &k->http.a, 65536);
+    kctl__kube_path(res, res->ns, NULL, NULL, &path);
+    if (opts && opts->label_selector && *opts->label_selector) kctl__kube_q(&path, "labelSelector", opts->label_selector);
+    if (opts && opts->field_selector && *opts->field_selector) kctl__kube_q(&path, "fieldSelector", opts->field_selector);
+    if (opts && opts->limit) {
+        char num[16];
+        snprintf(num, sizeof num, "%u", (unsigned)opts->limit);
+        kctl__kube_q(&path, "limit", num);
+    }
+    if (opts && opts->continue_token && *opts->continue_token) kctl__kube_q(&path, "continue", opts->continue_token);
+    if ((rc = path.err) == KCTL_OK && (rc = kctl__kube_call(k, "GET", path.p, NULL, 0, NULL, true, &r, st)) == KCTL_OK) {
+        rc = kctl__kube_list_parse(&k->obj_opts, &k->http.a, r.body.p ? r.body.p : "", r.body.len, out);
+        if (rc == KCTL_ERR_PROTO && st) kctl_api_status_set(st, 500, "InternalError", "kube: the answer is no list", NULL, NULL, NULL, NULL, 0);
+        if (rc == KCTL_ERR_TOO_LARGE && st)
+            kctl_api_status_set(st, 500, "InternalError", "kube: the list's resourceVersion or continue token is longer than kctl holds",
+                                NULL, NULL, NULL, NULL, 0);
+        kctl__hbuf_free(&r.body);
+    }
+    kctl__hbuf_free(&path);
+    if (rc != KCTL_OK) {
+        kctl_list_result_free(out);
+        out->resource_version[0] = out->continue_token[0] = '\0';
+    }
+    return rc;
+}
+
+/* ---- writes: the server decides; its answer is the object */
+static int kctl__kube_doc_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl_json_value root;
+    char name[256], ns[256], rv[KCTL_RV_MAX];
+    const char *use_ns;
+    kctl__hbuf path;
+    kctl__hres r;
+    int rc;
+    if (out) *out = NULL;
+    if (!json) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (kctl_json_get(json, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT)
+        return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "the object is not a JSON object", st);
+    if ((rc = kctl_json_value_get_string(&root, "metadata.name", name, sizeof name, NULL)) != KCTL_OK) name[0] = '\0';
+    if (rc == KCTL_ERR_TOO_LARGE) return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "metadata.name is too long", st);
+    if ((rc = kctl_json_value_get_string(&root, "metadata.namespace", ns, sizeof ns, NULL)) != KCTL_OK) ns[0] = '\0';
+    if (rc == KCTL_ERR_TOO_LARGE) return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "metadata.namespace is too long", st);
+    if (res->ns && *res->ns && ns[0] && strcmp(ns, res->ns) != 0)
+        return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "the namespace of the provided object does not match the namespace sent on the request", st);
+    use_ns = res->ns && *res->ns ? res->ns : ns;
+    if (*use_ns && !kctl__kube_seg_ok(use_ns, 253)) return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "metadata.namespace is not valid", st);
+    kctl__hbuf_init(&path, &k->http.a, 8192);
+    if (verb == KCTL_VERB_CREATE) {
+        kctl__kube_path(res, use_ns, NULL, NULL, &path);
+        if ((rc = path.err) == KCTL_OK) rc = kctl__kube_call(k, "POST", path.p, json, len, NULL, false, &r, st);
+    } else if (!kctl__kube_seg_ok(name, 253)) {
+        rc = name[0] ? kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st) : kctl__kube_bad(KCTL_ERR_INVALID_ARG, "metadata.name is required", st);
+    } else {
+        /* a resourceVersion makes it a precondition: the server refuses it (409) once it has been applied */
+        int vr = kctl_json_value_get_string(&root, "metadata.resourceVersion", rv, sizeof rv, NULL);
+        bool pre = (vr == KCTL_OK && rv[0]) || vr == KCTL_ERR_TOO_LARGE;
+        kctl__kube_path(res, use_ns, name, verb == KCTL_VERB_UPDATE_STATUS ? "status" : NULL, &path);
+        if ((rc = path.err) == KCTL_OK) rc = kctl__kube_call(k, "PUT", path.p, json, len, NULL, pre, &r, st);
+    }
+    if (rc == KCTL_OK) rc = kctl__kube_answer_obj(k, &r, out, st);
+    kctl__hbuf_free(&path);
+    return rc;
+}
+
+static int kctl__kube_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__kube_doc_write(self, KCTL_VERB_CREATE, res, json, len, out, st);
+}
+static int kctl__kube_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__kube_doc_write(self, KCTL_VERB_UPDATE, res, json, len, out, st);
+}
+static int kctl__kube_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    return kctl__kube_doc_write(self, KCTL_VERB_UPDATE_STATUS, res, json, len, out, st);
+}
+
+static int kctl__kube_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
+                            kctl_obj **out, kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl__hbuf path;
+    kctl__hres r;
+    char rv[KCTL_RV_MAX];
+    bool pre;
+    int rc;
+    if (out) *out = NULL;
+    if (!patch) return KCTL_ERR_INVALID_ARG;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (!kctl__kube_seg_ok(name, 253)) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name ? name : "", st);
+    rc = kctl_json_get_string(patch, len, "metadata.resourceVersion", rv, sizeof rv, NULL);
+    pre = (rc == KCTL_OK && rv[0]) || rc == KCTL_ERR_TOO_LARGE;
+    kctl__hbuf_init(&path, &k->http.a, 8192);
+    kctl__kube_path(res, res->ns, name, (flags & KCTL_PATCH_STATUS) ? "status" : NULL, &path);
+    if ((rc = path.err) == KCTL_OK && (rc = kctl__kube_call(k, "PATCH", path.p, patch, len, "application/merge-patch+json", pre, &r, st)) == KCTL_OK)
+        rc = kctl__kube_answer_obj(k, &r, out, st);
+    kctl__hbuf_free(&path);
+    return rc;
+}
+
+/* DELETE, with DeleteOptions carrying the preconditions when there are
+   any. The answer is a Status "Success" (gone: *out NULL), or the object:
+   still there (202, or a deletionTimestamp with finalizers or a grace
+   period left: *out gets it), or its last state (gone: *out NULL). */
+static int kctl__kube_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                             kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    bool pre = opts && ((opts->uid && *opts->uid) || (opts->resource_version && *opts->resource_version));
+    kctl__hbuf path;
+    kctl__hres r;
+    kctl_jw w;
+    const char *body = NULL;
+    size_t blen = 0;
+    int rc;
+    if (out) *out = NULL;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (!kctl__kube_seg_ok(name, 253)) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name ? name : "", st);
+    kctl_jw_init_growable(&w, &k->http.a);
+    if (pre) {
+        kctl_jw_object_begin(&w);
+        kctl_jw_key(&w, "kind");
+        kctl_jw_string(&w, "DeleteOptions");
+        kctl_jw_key(&w, "apiVersion");
+        kctl_jw_string(&w, "v1");
+        kctl_jw_key(&w, "preconditions");
+        kctl_jw_object_begin(&w);
+        if (opts->uid && *opts->uid) { kctl_jw_key(&w, "uid"); kctl_jw_string(&w, opts->uid); }
+        if (opts->resource_version && *opts->resource_version) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, opts->resource_version); }
+        kctl_jw_object_end(&w);
+        kctl_jw_object_end(&w);
+        if ((rc = kctl_jw_finish(&w, &body, &blen)) != KCTL_OK) {
+            kctl_jw_free(&w);
+            return rc;
+        }
+    }
+    kctl__hbuf_init(&path, &k->http.a, 8192);
+    kctl__kube_path(res, res->ns, name, NULL, &path);
+    if ((rc = path.err) == KCTL_OK && (rc = kctl__kube_call(k, "DELETE", path.p, body, blen, NULL, pre, &r, st)) == KCTL_OK) {
+        kctl_json_value root;
+        char kind[16], status[16];
+        const char *b = r.body.p ? r.body.p : "";
+        if (kctl_json_get(b, r.body.len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) {
+            rc = KCTL_ERR_PROTO;
+        } else if (kctl_json_value_get_string(&root, "kind", kind, sizeof kind, NULL) == KCTL_OK && !strcmp(kind, "Status")) {
+            if (kctl_json_value_get_string(&root, "status", status, sizeof status, NULL) != KCTL_OK || strcmp(status, "Success") != 0)
+                rc = kctl__kube_status(&k->http.a, r.code, b, r.body.len, -1, st); /* a Failure in a 2xx: its code says */
+        } else {
+            kctl_obj *o = NULL;
+            int64_t grace = 0;
+            if ((rc = kctl_obj_parse(b, r.body.len, &k->obj_opts, &o)) == KCTL_OK) {
+                const char *dt = kctl_obj_deletion_timestamp(o);
+                kctl_obj_get_int64(o, "metadata.deletionGracePeriodSeconds", &grace);
+                if (r.code == 202 || (dt && *dt && (kctl_obj_finalizer_count(o) || grace > 0))) {
+                    if (out) *out = o;
+                    else kctl_obj_unref(o);
+                } else {
+                    kctl_obj_unref(o);
+                }
+            }
+        }
+        if (rc == KCTL_ERR_PROTO && st) kctl_api_status_set(st, 500, "InternalError", "kube: the answer is no object or Status", NULL, NULL, NULL, NULL, 0);
+        kctl__hbuf_free(&r.body);
+    }
+    kctl__hbuf_free(&path);
+    kctl_jw_free(&w);
+    return rc;
+}
+
+/* ---- watch: the server's events, one JSON object a line */
+typedef struct kctl__kwatch {
+    kctl__kube *k;
+    kctl__hstream s;
+    kctl_obj_list initial;    /* from "": the objects listed at open, then the stream */
+    size_t initial_next;
+    char initial_rv[KCTL_RV_MAX];
+    int after;                /* the result once the stream has nothing more */
+    kctl_api_status after_st;
+} kctl__kwatch;
+
+/* One line of a watch stream ({"type":"...","object":{...}}): OK with *ev
+   (ev->type 0: the line brings the watcher nothing: empty, or an event
+   type this client does not know, skipped as client-go skips it); a
+   BOOKMARK's object is a skeleton: only its resourceVersion is kept. An
+   ERROR event's Status goes into *st (may be NULL) and says the result:
+   410 GONE, others as kctl_api_status_result maps them (IO for one that
+   maps to no error). PROTO for a line that is no event, or an event
+   whose object is none; TOO_LARGE (a version past KCTL_RV_MAX); NOMEM. */
+static int kctl__kube_watch_line(const kctl_obj_opts *oo, const kctl_allocator *a, const char *line, size_t n, kctl_event *ev,
+                                 kctl_api_status *st) {
+    kctl_json_value root, obj;
+    char type[16];
+    size_t i;
+    int rc;
+    memset(ev, 0, sizeof *ev);
+    for (i = 0; i < n && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'); i++) { }
+    if (i == n) return KCTL_OK;
+    if (kctl_json_get(line, n, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_PROTO;
+    rc = kctl_json_value_get_string(&root, "type", type, sizeof type, NULL);
+    if (rc == KCTL_ERR_TOO_LARGE) return KCTL_OK; /* no type this client knows */
+    if (rc != KCTL_OK || kctl_json_value_get(&root, "object", &obj) != KCTL_OK || obj.type != KCTL_JSON_OBJECT) return KCTL_ERR_PROTO;
+    if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") || !strcmp(type, "DELETED")) {
+        const char *rv;
+        if ((rc = kctl_obj_parse(obj.text, obj.len, oo, &ev->obj)) != KCTL_OK) return rc;
+        rv = kctl_obj_resource_version(ev->obj);
+        if (!*rv || strlen(rv) >= sizeof ev->resource_version) {
+            rc = *rv ? KCTL_ERR_TOO_LARGE : KCTL_ERR_PROTO;
+            kctl_obj_unref(ev->obj);
+            ev->obj = NULL;
+            return rc;
+        }
+        strcpy(ev->resource_version, rv);
+        ev->type = type[0] == 'A' ? KCTL_EVENT_ADDED : type[0] == 'M' ? KCTL_EVENT_MODIFIED : KCTL_EVENT_DELETED;
+        return KCTL_OK;
+    }
+    if (!strcmp(type, "BOOKMARK")) {
+        rc = kctl_json_value_get_string(&obj, "metadata.resourceVersion", ev->resource_version, sizeof ev->resource_version, NULL);
+        if (rc != KCTL_OK || !ev->resource_version[0]) {
+            ev->resource_version[0] = '\0';
+            return rc == KCTL_ERR_TOO_LARGE ? rc : KCTL_ERR_PROTO;
+        }
+        ev->type = KCTL_EVENT_BOOKMARK;
+        return KCTL_OK;
+    }
+    if (!strcmp(type, "ERROR")) {
+        kctl_api_status tmp, *s = st;
+        if (!s) {
+            memset(&tmp, 0, sizeof tmp);
+            tmp.allocator = *a;
+            s = &tmp;
+        }
+        if ((rc = kctl_api_status_parse(s, obj.text, obj.len, 500)) == KCTL_OK) {
+            rc = s->code == 410 ? KCTL_ERR_GONE : kctl_api_status_result(s->code, s->reason);
+            if (rc == KCTL_OK) rc = KCTL_ERR_IO;
+        } else if (rc != KCTL_ERR_NOMEM) {
+            rc = KCTL_ERR_PROTO;
+        }
+        if (s == &tmp) kctl_api_status_clear(&tmp);
+        return rc;
+    }
+    return KCTL_OK;
+}
+
+static void kctl__kube_watch_close(void *self, kctl_watch *watch) {
+    kctl__kwatch *w = (kctl__kwatch *)watch;
+    (void)self;
+    if (!w) return;
+    kctl__hstream_close(&w->s);
+    kctl_obj_list_free(&w->initial);
+    kctl_api_status_clear(&w->after_st);
+    kctl__http_free(&w->k->http.a, w);
+}
+
+/* Open the stream at path: OK once the server answered 200; else its
+   Status mapped (a 401 reads the token anew, a 429/503 is waited out, as
+   kctl__kube_call does: a watch is a read), or IO/TIMEOUT when it did not
+   answer within the request timeout. */
+static int kctl__kube_watch_start(kctl__kube *k, kctl__kwatch *w, const char *path, kctl_api_status *st) {
+    uint64_t deadline = kctl__http_now_ms() + (uint64_t)k->http.timeout_ms, now;
+    bool renewed = false, waited = false;
+    kctl__hreq q;
+    int rc;
+    memset(&q, 0, sizeof q);
+    q.method = "GET";
+    q.path = path;
+    q.extra = "Accept: application/json";
+    kctl__kube_token_check(k, kctl__http_now_ms(), false);
+    for (;;) {
+        size_t bn;
+        const char *b;
+        if ((rc = kctl__hstream_start(&k->http, 0, &q, &w->s)) != KCTL_OK) return rc;
+        now = kctl__http_now_ms();
+        rc = kctl__hstream_head(&w->s, deadline > now ? deadline - now : 0);
+        if (rc == KCTL_OK && w->s.code == 200) {
+            kctl__hmutex_lock(&k->mu);
+            k->n_watches++;
+            kctl__hmutex_unlock(&k->mu);
+            return KCTL_OK;
+        }
+        if (rc == KCTL_OK && w->s.code) { /* an error answer: its body, then its Status */
+            now = kctl__http_now_ms();
+            rc = kctl__hstream_finish(&w->s, deadline > now ? deadline - now : 0);
+        }
+        if (rc != KCTL_OK || !w->s.code) {
+            CURLcode cc = w->s.done ? w->s.cc : CURLE_OK;
+            if (rc == KCTL_OK) rc = w->s.buf.err == KCTL_ERR_NOMEM ? KCTL_ERR_NOMEM : cc == CURLE_OPERATION_TIMEDOUT ? KCTL_ERR_TIMEOUT : KCTL_ERR_IO;
+            kctl__hstream_close(&w->s);
+            return kctl__kube_fail(rc, cc, st);
+        }
+        if (kctl__kube_again(k, w->s.code, w->s.retry_after, true, deadline, &renewed, &waited)) {
+            kctl__hstream_close(&w->s);
+            continue;
+        }
+        b = kctl__hstream_rest(&w->s, &bn);
+        rc = kctl__kube_status(&k->http.a, w->s.code, b, bn, w->s.retry_after, st);
+        kctl__hstream_close(&w->s);
+        return rc;
+    }
+}
+
+static int kctl__kube_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
+                                 kctl_api_status *st) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl__kwatch *w;
+    kctl__hbuf path;
+    const char *rv = from_rv ? from_rv : "";
+    char num[16];
+    uint32_t tmo;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if ((rc = kctl__kube_check_res(res, st)) != KCTL_OK) return rc;
+    if (strlen(rv) >= KCTL_RV_MAX) return kctl__kube_bad(KCTL_ERR_INVALID_ARG, "invalid resource version", st);
+    if (!(w = (kctl__kwatch *)kctl__http_alloc(&k->http.a, sizeof *w))) return KCTL_ERR_NOMEM;
+    memset(w, 0, sizeof *w);
+    w->k = k;
+    w->after_st.allocator = k->http.a;
+    w->initial.allocator = k->http.a;
+    if (!*rv) { /* from now, with the objects there now: a list (every page, one version), then a watch from its version */
+        kctl_list_opts lo;
+        char cont[KCTL_CONTINUE_MAX] = "";
+        size_t cap = 0;
+        memset(&lo, 0, sizeof lo);
+        if (opts) { lo.label_selector = opts->label_selector; lo.field_selector = opts->field_selector; }
+        lo.limit = 500;
+        do {
+            kctl_list_result l;
+            lo.continue_token = cont;
+            if ((rc = kctl__kube_list(self, res, &lo, &l, st)) != KCTL_OK) {
+                kctl__kube_watch_close(self, (kctl_watch *)w);
+                return rc;
+            }
+            if (!w->initial_rv[0]) snprintf(w->initial_rv, sizeof w->initial_rv, "%s", l.resource_version);
+            if (w->initial.count + l.items.count > cap) {
+                size_t nc = cap ? cap * 2 : 64;
+                kctl_obj **ni;
+                while (nc < w->initial.count + l.items.count) nc *= 2;
+                if (!(ni = (kctl_obj **)kctl__http_alloc(&k->http.a, nc * sizeof *ni))) {
+                    kctl_list_result_free(&l);
+                    kctl__kube_watch_close(self, (kctl_watch *)w);
+                    return KCTL_ERR_NOMEM;
+                }
+                if (w->initial.count) memcpy(ni, w->initial.items, w->initial.count * sizeof *ni);
+                kctl__http_free(&k->http.a, w->initial.items);
+                w->initial.items = ni;
+                cap = nc;
+            }
+            memcpy(w->initial.items + w->initial.count, l.items.items, l.items.count * sizeof *w->initial.items);
+            w->initial.count += l.items.count;
+            kctl__http_free(&k->http.a, l.items.items); /* the references moved */
+            snprintf(cont, sizeof cont, "%s", l.continue_token);
+        } while (cont[0]);
+        rv = w->initial_rv;
+    }
+    kctl__hmutex_lock(&k->mu);
+    k->rng ^= k->rng << 13; /* xorshift64 */
+    k->rng ^= k->rng >> 7;
+    k->rng ^= k->rng << 17;
+    tmo = k->wt_min + (uint32_t)(k->rng % ((uint64_t)(k->wt_max - k->wt_min) + 1));
+    kctl__hmutex_unlock(&k->mu);
+    kctl__hbuf_init(&path, &k->http.a, 65536);
+    kctl__kube_path(res, res->ns, NULL, NULL, &path);
+    kctl__kube_q(&path, "watch", "1");
+    if (*rv) kctl__kube_q(&path, "resourceVersion", rv);
+    kctl__kube_q(&path, "allowWatchBookmarks", "true");
+    snprintf(num, sizeof num, "%u", (unsigned)tmo);
+    kctl__kube_q(&path, "timeoutSeconds", num);
+    if (opts && opts->label_selector && *opts->label_selector) kctl__kube_q(&path, "labelSelector", opts->label_selector);
+    if (opts && opts->field_selector && *opts->field_selector) kctl__kube_q(&path, "fieldSelector", opts->field_selector);
+    if ((rc = path.err) == KCTL_OK) rc = kctl__kube_watch_start(k, w, path.p, st);
+    kctl__hbuf_free(&path);
+    if (rc != KCTL_OK) {
+        kctl__kube_watch_close(self, (kctl_watch *)w);
+        return rc;
+    }
+    *out = (kctl_watch *)w;
+    return KCTL_OK;
+}
+
+static void kctl__kube_status_copy(kctl_api_status *dst, const kctl_api_status *src) {
+    if (!dst || !src->code) return;
+    kctl_api_status_set(dst, src->code, src->reason, src->message, src->name, src->group, src->kind, src->causes, src->cause_count);
+    dst->retry_after_s = src->retry_after_s;
+}
+
+static int kctl__kube_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
+    kctl__kwatch *w = (kctl__kwatch *)watch;
+    uint64_t until;
+    (void)self;
+    if (!w || !ev) return KCTL_ERR_INVALID_ARG;
+    memset(ev, 0, sizeof *ev);
+    if (w->initial_next < w->initial.count) { /* the objects listed at open; the last brings the list's version */
+        ev->type = KCTL_EVENT_ADDED;
+        ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
+        snprintf(ev->resource_version, sizeof ev->resource_version, "%s",
+                 w->initial_next == w->initial.count ? w->initial_rv : kctl_obj_resource_version(ev->obj));
+        return KCTL_OK;
+    }
+    until = kctl__http_now_ms() + timeout_ns / 1000000u;
+    for (;;) {
+        const char *line;
+        size_t n;
+        uint64_t now;
+        int rc;
+        if (w->after) {
+            kctl__kube_status_copy(st, &w->after_st);
+            return w->after;
+        }
+        now = kctl__http_now_ms();
+        rc = kctl__hstream_line(&w->s, until > now ? until - now : 0, &line, &n);
+        if (rc == KCTL_OK) {
+            rc = kctl__kube_watch_line(&w->k->obj_opts, &w->k->http.a, line, n, ev, &w->after_st);
+            if (rc == KCTL_OK && ev->type) return KCTL_OK;
+            if (rc != KCTL_OK) w->after = rc; /* the stream has nothing more for the watcher */
+            continue;
+        }
+        if (rc == KCTL_ERR_AGAIN) return rc;
+        if (rc == KCTL_ERR_IO) {
+            size_t left, i;
+            const char *rest = kctl__hstream_rest(&w->s, &left);
+            for (i = 0; i < left && (rest[i] == ' ' || rest[i] == '\t' || rest[i] == '\r' || rest[i] == '\n'); i++) { }
+            if (w->s.cc == CURLE_OK && w->s.code == 200 && i == left) { /* the terminating chunk: the server's timeoutSeconds */
+                rc = KCTL_ERR_CLOSED;
+                kctl__hmutex_lock(&w->k->mu);
+                w->k->n_closed++;
+                kctl__hmutex_unlock(&w->k->mu);
+            } else {
+                char msg[200];
+                snprintf(msg, sizeof msg, "kube: the watch stream broke%s%s", w->s.cc != CURLE_OK ? ": " : "",
+                         w->s.cc != CURLE_OK ? curl_easy_strerror(w->s.cc) : " in the middle of an event");
+                kctl_api_status_set(&w->after_st, 503, "ServiceUnavailable", msg, NULL, NULL, NULL, NULL, 0);
+            }
+        } else if (rc == KCTL_ERR_TOO_LARGE) {
+            kctl_api_status_set(&w->after_st, 413, "RequestEntityTooLarge", "kube: a watch event is larger than max_message_bytes",
+                                NULL, NULL, NULL, NULL, 0);
+        }
+        w->after = rc;
+    }
+}
+
+/* ---- the transport */
+static void kctl__kube_destroy(void *self) {
+    kctl__kube *k = (kctl__kube *)self;
+    kctl_allocator a;
+    if (!k) return;
+    a = k->http.a;
+    if (k->http.auth) { /* no copy of a credential outlives the transport */
+        volatile char *p = k->http.auth;
+        while (*p) *p++ = 0;
+    }
+    kctl__http_deinit(&k->http);
+    kctl__http_free(&a, k->token_file);
+    kctl__hmutex_deinit(&k->mu);
+    kctl__http_free(&a, k);
+}
+
+static const kctl_transport_vtable kctl__kube_vt = {
+    kctl__kube_list, kctl__kube_watch_open, kctl__kube_watch_next, kctl__kube_watch_close, kctl__kube_get,
+    kctl__kube_create, kctl__kube_update, kctl__kube_update_status, kctl__kube_patch, kctl__kube_remove, kctl__kube_destroy
+};
+
+KCTL_API int kctl_kube_create(const kctl_kube_desc *desc, kctl_transport *out) {
+    kctl_kube_desc d = kctl_kube_desc_init();
+    kctl__kube *k;
+    char *hdr = NULL;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!desc || !desc->server || strchr(desc->server, ',') || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
+        return KCTL_ERR_INVALID_ARG;
+    d.server = desc->server;
+    d.token = desc->token;
+    d.token_file = desc->token_file;
+    d.tls = desc->tls;
+    if (desc->request_timeout_ns) d.request_timeout_ns = desc->request_timeout_ns;
+    if (desc->connect_timeout_ns) d.connect_timeout_ns = desc->connect_timeout_ns;
+    if (desc->watch_timeout_min_s) d.watch_timeout_min_s = desc->watch_timeout_min_s;
+    if (desc->watch_timeout_max_s) d.watch_timeout_max_s = desc->watch_timeout_max_s;
+    if (d.watch_timeout_max_s < d.watch_timeout_min_s) d.watch_timeout_max_s = d.watch_timeout_min_s;
+    if (desc->max_message_bytes) d.max_message_bytes = desc->max_message_bytes;
+    if (desc->max_response_bytes) d.max_response_bytes = desc->max_response_bytes;
+    d.obj_opts = desc->obj_opts;
+    d.allocator = desc->allocator;
+    if (!d.obj_opts.allocator.alloc_fn) d.obj_opts.allocator = d.allocator;
+    kctl__http_global_init();
+    if (!(k = (kctl__kube *)kctl__http_alloc(&d.allocator, sizeof *k))) return KCTL_ERR_NOMEM;
+    memset(k, 0, sizeof *k);
+    if ((rc = kctl__http_init(&k->http, &d.allocator, d.server, &d.tls)) != KCTL_OK || (rc = kctl__hmutex_init(&k->mu)) != KCTL_OK) {
+        kctl__http_deinit(&k->http);
+        kctl__http_free(&d.allocator, k);
+        return rc;
+    }
+    k->http.timeout_ms = (long)(d.request_timeout_ns / 1000000u ? d.request_timeout_ns / 1000000u : 1);
+    k->http.connect_ms = (long)(d.connect_timeout_ns / 1000000u ? d.connect_timeout_ns / 1000000u : 1);
+    k->http.max_msg = d.max_message_bytes;
+    k->http.max_resp = d.max_response_bytes;
+    k->obj_opts = d.obj_opts;
+    k->wt_min = d.watch_timeout_min_s;
+    k->wt_max = d.watch_timeout_max_s;
+    k->rng = kctl__etcd_seed();
+    if (d.token_file) { /* it wins over a token: it is what rotates */
+        if (!(k->token_file = kctl__http_strndup(&d.allocator, d.token_file, strlen(d.token_file)))) rc = KCTL_ERR_NOMEM;
+        else if ((rc = kctl__kube_read_token(k, &hdr, k->tf_id)) == KCTL_OK) kctl__kube_set_auth(k, hdr);
+        k->tf_checked = kctl__http_now_ms();
+    } else if (d.token && *d.token && (rc = kctl__kube_auth_header(&d.allocator, d.token, strlen(d.token), &hdr)) == KCTL_OK) {
+        kctl__kube_set_auth(k, hdr);
+    }
+    if (rc != KCTL_OK) {
+        kctl__kube_destroy(k);
+        return rc;
+    }
+    out->vt = &kctl__kube_vt;
+    out->self = k;
+    return KCTL_OK;
+}
+
+KCTL_API void kctl_kube_read_stats(const kctl_transport *t, kctl_kube_stats *out) {
+    kctl__kube *k;
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!t || t->vt != &kctl__kube_vt || !t->self) return;
+    k = (kctl__kube *)t->self;
+    kctl__hmutex_lock(&k->http.mu);
+    out->requests = k->http.n_requests;
+    kctl__hmutex_unlock(&k->http.mu);
+    kctl__hmutex_lock(&k->mu);
+    out->watches = k->n_watches;
+    out->watch_ends = k->n_closed;
+    out->waits = k->n_waits;
+    out->throttled = k->n_throttled;
+    out->token_reads = k->n_token_reads;
+    out->auth_retries = k->n_auth_retries;
+    kctl__hmutex_unlock(&k->mu);
+}
 
 /* ------------------------------------------------------------------ >>kubeconfig KUBECONFIG */
+/* A kubeconfig is read in two steps: its YAML becomes JSON (a file that
+   is JSON already is taken as it is), then kctl_json_parse reads the
+   JSON and the configuration is picked out of it. The YAML reader walks
+   lines: a block node ends at the first line indented less than its
+   column. It keeps the JSON it writes, the scalar at hand and, to refuse
+   a repeated key, every key with the mapping it belongs to. Memory is in
+   proportion to the text; recursion stops at KCTL_KUBECONFIG_MAX_DEPTH. */
+#include <stdarg.h>
+#include <errno.h>
+
+#define KCTL__KY_WS(c) ((c) == ' ' || (c) == '\t')
+
+typedef struct kctl__kykey {
+    uint64_t h;     /* of the key and its mapping */
+    size_t off;     /* its bytes in keys */
+    uint32_t len;
+    uint32_t map;   /* the mapping (from 1; 0: a free slot) */
+} kctl__kykey;
+
+typedef struct kctl__ky {
+    const char *s;
+    size_t n;
+    size_t ls;          /* start of the current line */
+    size_t pos;         /* the content at hand */
+    long ind;           /* the current line's indentation; -1 at the end */
+    uint32_t line;      /* the current line, from 1 */
+    uint32_t depth, maps;
+    bool started;       /* content or --- seen */
+    bool ended;         /* ... seen */
+    kctl_jw *w;
+    kctl__hbuf tmp;     /* the scalar at hand, unescaped */
+    kctl__hbuf keys;    /* the bytes of every key */
+    kctl__kykey *tab;   /* open addressing over (mapping, key) */
+    size_t tcap, tn;
+    const kctl_allocator *a;
+    int err;
+    char msg[200];
+} kctl__ky;
+
+static void kctl__ky_fail(kctl__ky *p, int code, uint32_t line, const char *fmt, ...) {
+    va_list ap;
+    int k;
+    if (p->err) return;
+    p->err = code;
+    k = snprintf(p->msg, sizeof p->msg, "kubeconfig line %u: ", (unsigned)line);
+    if (k < 0 || (size_t)k >= sizeof p->msg) return;
+    va_start(ap, fmt);
+    vsnprintf(p->msg + k, sizeof p->msg - (size_t)k, fmt, ap);
+    va_end(ap);
+}
+
+/* The end of i's line (before its \r\n or \n, or the end of the text). */
+static size_t kctl__ky_eol(const kctl__ky *p, size_t i) {
+    const char *e = (const char *)memchr(p->s + i, '\n', p->n - i);
+    size_t j = e ? (size_t)(e - p->s) : p->n;
+    if (j > i && p->s[j - 1] == '\r') j--;
+    return j;
+}
+/* To the next line. */
+static void kctl__ky_adv(kctl__ky *p) {
+    const char *e;
+    if (p->ls >= p->n) return;
+    e = (const char *)memchr(p->s + p->ls, '\n', p->n - p->ls);
+    p->ls = e ? (size_t)(e - p->s) + 1 : p->n;
+    p->line++;
+}
+static void kctl__ky_put(kctl__ky *p, const char *s, size_t n) {
+    kctl__hbuf_put(&p->tmp, s, n);
+    if (p->tmp.err) kctl__ky_fail(p, p->tmp.err, p->line, "out of memory");
+}
+
+/* The text must be UTF-8 without control characters but tab, and with
+   line feeds (\r\n too) for line breaks. */
+static void kctl__ky_check_text(kctl__ky *p) {
+    const unsigned char *s = (const unsigned char *)p->s;
+    size_t i = 0, n = p->n;
+    uint32_t line = 1;
+    while (i < n && !p->err) {
+        unsigned c = s[i];
+        size_t k, m;
+        if (c == '\n') { line++; i++; continue; }
+        if (c < 0x80) {
+            if (c == '\r' && (i + 1 == n || s[i + 1] != '\n'))
+                kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "a carriage return without a line feed");
+            else if ((c < 0x20 && c != '\t' && c != '\r') || c == 0x7f)
+                kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "a control character (0x%02x)", c);
+            i++;
+            continue;
+        }
+        k = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+        if (!k || c > 0xf4 || k > n - i) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "text that is not UTF-8"); return; }
+        for (m = 1; m < k; m++)
+            if ((s[i + m] & 0xc0) != 0x80) break;
+        if (m < k || (c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] > 0x9f) ||
+            (c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] > 0x8f)) {
+            kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "text that is not UTF-8");
+            return;
+        }
+        i += k;
+    }
+}
+
+/* From p->ls to the next line with content (blank lines, comments and a
+   leading --- are skipped): p->pos at it, p->ind its indentation, or -1
+   at the end of the document. */
+static void kctl__ky_scan(kctl__ky *p) {
+    const char *s = p->s;
+    while (!p->err) {
+        size_t i = p->ls, e, j;
+        if (i >= p->n) break;
+        while (i < p->n && s[i] == ' ') i++;
+        e = kctl__ky_eol(p, i);
+        for (j = i; j < e && KCTL__KY_WS(s[j]); j++) {}
+        if (j == e || s[j] == '#') { kctl__ky_adv(p); continue; }
+        if (j != i) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "tabs may not indent (use spaces)"); break; }
+        if (i == p->ls && e - i >= 3 && (memcmp(s + i, "---", 3) == 0 || memcmp(s + i, "...", 3) == 0) &&
+            (e - i == 3 || KCTL__KY_WS(s[i + 3]))) {
+            bool start = s[i] == '-';
+            for (j = i + 3; j < e && KCTL__KY_WS(s[j]); j++) {}
+            if (start && (p->started || p->ended)) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "more than one document (---)"); break; }
+            if (start && j < e && s[j] != '#') { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "content on the --- line is not supported"); break; }
+            if (!start && j < e && s[j] != '#') { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "content after the end of the document (...)"); break; }
+            if (start) p->started = true;
+            else p->ended = true;
+            kctl__ky_adv(p);
+            continue;
+        }
+        if (p->ended) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "more than one document (content after ...)"); break; }
+        if (i == p->ls && s[i] == '%') { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "directives (%%) are not supported"); break; }
+        p->started = true;
+        p->pos = i;
+        p->ind = (long)(i - p->ls);
+        return;
+    }
+    p->pos = p->n;
+    p->ind = -1;
+}
+
+/* After a value that ends at i: nothing but a comment on the rest of its
+   line; then to the next line with content. */
+static void kctl__ky_endline(kctl__ky *p, size_t i) {
+    size_t e = kctl__ky_eol(p, i), j;
+    for (j = i; j < e && KCTL__KY_WS(p->s[j]); j++) {}
+    if (j < e && !(p->s[j] == '#' && j > i)) {
+        kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "text after a quoted value or {} []");
+        return;
+    }
+    kctl__ky_adv(p);
+    kctl__ky_scan(p);
+}
+
+/* A block sequence entry ("- ", or "-" ending its line) at i? */
+static bool kctl__ky_entry(const kctl__ky *p, size_t i) {
+    return i < p->n && p->s[i] == '-' && (i + 1 == kctl__ky_eol(p, i) || KCTL__KY_WS(p->s[i + 1]));
+}
+
+/* A key ("k:", "'k':", "\"k\":" before a blank or the end of the line)
+   at i? *colon: where its ':' is. */
+static bool kctl__ky_is_key(const kctl__ky *p, size_t i, size_t *colon) {
+    const char *s = p->s;
+    size_t e = kctl__ky_eol(p, i), j;
+    char c = i < e ? s[i] : '\0';
+    if (c == '"' || c == '\'') {
+        for (j = i + 1; j < e; j++) {
+            if (c == '"' && s[j] == '\\') { j++; continue; }
+            if (s[j] == c) {
+                if (c == '\'' && j + 1 < e && s[j + 1] == '\'') { j++; continue; }
+                break;
+            }
+        }
+        if (j >= e) return false;
+        for (j++; j < e && KCTL__KY_WS(s[j]); j++) {}
+        if (j < e && s[j] == ':' && (j + 1 == e || KCTL__KY_WS(s[j + 1]))) { *colon = j; return true; }
+        return false;
+    }
+    if (i >= e || memchr(",[]{}#&*!|>%@`", c, 15)) return false;
+    if ((c == '-' || c == '?' || c == ':') && (i + 1 == e || KCTL__KY_WS(s[i + 1]))) return false;
+    for (j = i; j < e; j++) {
+        if (s[j] == ':' && (j + 1 == e || KCTL__KY_WS(s[j + 1]))) { *colon = j; return true; }
+        if (s[j] == '#' && j > i && KCTL__KY_WS(s[j - 1])) return false;
+    }
+    return false;
+}
+
+/* Fail for a node that starts at i with something kctl does not read. */
+static bool kctl__ky_refuse(kctl__ky *p, size_t i) {
+    size_t e = kctl__ky_eol(p, i);
+    char c = p->s[i];
+    bool blank = i + 1 >= e || KCTL__KY_WS(p->s[i + 1]);
+    const char *what = NULL;
+    switch (c) {
+    case '&': what = "anchors (&) are not supported"; break;
+    case '*': what = "aliases (*) are not supported"; break;
+    case '!': what = "tags (!) are not supported"; break;
+    case '|': case '>': what = "block scalars (| and >) are not supported: quote the value"; break;
+    case '%': case '@': case '`': what = "a plain value may not start with % @ or ` (quote it)"; break;
+    case ',': case ']': case '}': what = "a value may not start with , ] or } (quote it)"; break;
+    case '?': if (blank) what = "complex keys (?) are not supported"; break;
+    case ':': if (blank) what = "a key may not be empty"; break;
+    case '-': if (blank) what = "a sequence may not start on its key's line"; break;
+    default: break;
+    }
+    if (what) kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "%s", what);
+    return what != NULL;
+}
+
+/* One escape of a double-quoted scalar, s[i] the character after the
+   backslash (on this line, before e); returns the index past it. */
+static size_t kctl__ky_escape(kctl__ky *p, size_t i, size_t e) {
+    unsigned char c = (unsigned char)p->s[i];
+    uint32_t u = 0, nd = 0, d;
+    char out[4];
+    switch (c) {
+    case 'a': u = 7; break;
+    case 'b': u = 8; break;
+    case 't': case '\t': u = 9; break;
+    case 'n': u = 10; break;
+    case 'v': u = 11; break;
+    case 'f': u = 12; break;
+    case 'r': u = 13; break;
+    case 'e': u = 27; break;
+    case ' ': case '"': case '/': case '\\': u = c; break;
+    case 'N': u = 0x85; break;
+    case '_': u = 0xa0; break;
+    case 'L': u = 0x2028; break;
+    case 'P': u = 0x2029; break;
+    case 'x': nd = 2; break;
+    case 'u': nd = 4; break;
+    case 'U': nd = 8; break;
+    case '0': kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "a NUL character (\\0)"); return e;
+    default:
+        if (c > 0x20 && c < 0x7f) kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "an unknown escape \\%c", c);
+        else kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "an unknown escape");
+        return e;
+    }
+    i++;
+    if (nd) {
+        if (e - i < nd) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "a short \\x, \\u or \\U escape"); return e; }
+        for (d = 0; d < nd; d++, i++) {
+            char h = p->s[i];
+            int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            if (v < 0) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "a \\x, \\u or \\U escape with a character that is not hex"); return e; }
+            u = (u << 4) | (uint32_t)v;
+        }
+        if (u == 0 || (u >= 0xd800 && u <= 0xdfff) || u > 0x10ffff) {
+            kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "an escape of NUL, of a surrogate or beyond U+10FFFF");
+            return e;
+        }
+    }
+    if (u < 0x80) { out[0] = (char)u; kctl__ky_put(p, out, 1); }
+    else if (u < 0x800) { out[0] = (char)(0xc0 | (u >> 6)); out[1] = (char)(0x80 | (u & 63)); kctl__ky_put(p, out, 2); }
+    else if (u < 0x10000) {
+        out[0] = (char)(0xe0 | (u >> 12)); out[1] = (char)(0x80 | ((u >> 6) & 63)); out[2] = (char)(0x80 | (u & 63));
+        kctl__ky_put(p, out, 3);
+    } else {
+        out[0] = (char)(0xf0 | (u >> 18)); out[1] = (char)(0x80 | ((u >> 12) & 63));
+        out[2] = (char)(0x80 | ((u >> 6) & 63)); out[3] = (char)(0x80 | (u & 63));
+        kctl__ky_put(p, out, 4);
+    }
+    return i;
+}
+
+/* The lines after a line break in a multi-line scalar: blank ones are
+   counted into *blank; the next one with content is ours when indented
+   beyond pc (and is no comment when plain). Returns its first
+   character's index, or p->n when the scalar ends before it (p->ls then
+   at that line). */
+static size_t kctl__ky_continue(kctl__ky *p, long pc, bool plain, uint32_t *blank) {
+    *blank = 0;
+    for (;;) {
+        size_t k = p->ls, k2, e;
+        if (k >= p->n) return p->n;
+        while (k < p->n && p->s[k] == ' ') k++;
+        e = kctl__ky_eol(p, k);
+        for (k2 = k; k2 < e && KCTL__KY_WS(p->s[k2]); k2++) {}
+        if (k2 == e) { (*blank)++; kctl__ky_adv(p); continue; }
+        if ((long)(k - p->ls) <= pc || (plain && p->s[k2] == '#')) return p->n;
+        if (k == p->ls && e - k >= 3 && (memcmp(p->s + k, "---", 3) == 0 || memcmp(p->s + k, "...", 3) == 0) &&
+            (e - k == 3 || KCTL__KY_WS(p->s[k + 3]))) return p->n;
+        return k2;
+    }
+}
+
+/* A plain scalar from i, folded over the lines indented beyond pc, into
+   p->tmp; p->ls ends at the first line after it. */
+static void kctl__ky_plain(kctl__ky *p, size_t i, long pc) {
+    uint32_t blank = 0;
+    bool first = true;
+    p->tmp.len = 0;
+    for (;;) {
+        size_t e = kctl__ky_eol(p, i), j, end = i;
+        bool comment = false;
+        for (j = i; j < e; j++) {
+            char c = p->s[j];
+            if (c == '#' && j > i && KCTL__KY_WS(p->s[j - 1])) { comment = true; break; }
+            if (c == ':' && (j + 1 == e || KCTL__KY_WS(p->s[j + 1]))) {
+                kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, first ? "a value holds \": \" (quote it)" : "a key on a value's continuation line (indent it less, or quote the value)");
+                return;
+            }
+            if (!KCTL__KY_WS(c)) end = j + 1;
+        }
+        if (!first) {
+            if (!blank) kctl__ky_put(p, " ", 1);
+            while (blank-- > 0) kctl__ky_put(p, "\n", 1);
+        }
+        kctl__ky_put(p, p->s + i, end - i);
+        if (p->err) return;
+        first = false;
+        kctl__ky_adv(p);
+        if (comment) return;
+        i = kctl__ky_continue(p, pc, true, &blank);
+        if (i >= p->n) return;
+    }
+}
+
+/* A quoted scalar, p->s[i] its opening quote, into p->tmp; a key's must
+   end on its line. p->pos ends after the closing quote, p->ls at its line. */
+static void kctl__ky_quoted(kctl__ky *p, size_t i, long pc, bool key) {
+    char q = p->s[i];
+    uint32_t line0 = p->line, blank;
+    size_t trail = 0;
+    p->tmp.len = 0;
+    i++;
+    for (;;) {
+        size_t e = kctl__ky_eol(p, i);
+        bool joined = false;
+        while (i < e && !p->err) {
+            char c = p->s[i];
+            if (c == q) {
+                if (q == '\'' && i + 1 < e && p->s[i + 1] == '\'') { kctl__ky_put(p, "'", 1); i += 2; trail = 0; continue; }
+                p->pos = i + 1;
+                return;
+            }
+            if (c == '\\' && q == '"') {
+                if (i + 1 == e) { joined = true; i = e; break; }
+                i = kctl__ky_escape(p, i + 1, e);
+                trail = 0;
+                continue;
+            }
+            kctl__ky_put(p, &c, 1);
+            trail = KCTL__KY_WS(c) ? trail + 1 : 0;
+            i++;
+        }
+        if (p->err) return;
+        if (key) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line0, "a quoted key must end on its line"); return; }
+        if (!joined) p->tmp.len -= trail;
+        trail = 0;
+        kctl__ky_adv(p);
+        i = kctl__ky_continue(p, pc, false, &blank);
+        if (i >= p->n) {
+            kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line0, p->ls >= p->n ? "a quoted value is not closed" : "a quoted value's next line must be indented more than its key");
+            return;
+        }
+        if (!blank && !joined) kctl__ky_put(p, " ", 1);
+        while (blank-- > 0) kctl__ky_put(p, "\n", 1);
+    }
+}
+
+static bool kctl__ky_is(const kctl__ky *p, const char *a, const char *b, const char *c) {
+    size_t n = p->tmp.len;
+    const char *t = p->tmp.p;
+    return (strlen(a) == n && memcmp(t, a, n) == 0) || (strlen(b) == n && memcmp(t, b, n) == 0) ||
+           (strlen(c) == n && memcmp(t, c, n) == 0);
+}
+
+/* A scalar value (or {} or []) at p->pos, on a key's or an entry's line
+   or on its own; continuation lines go beyond column pc. */
+static void kctl__ky_scalar(kctl__ky *p, long pc) {
+    size_t i = p->pos, e = kctl__ky_eol(p, i), j;
+    char c = p->s[i];
+    if (kctl__ky_refuse(p, i)) return;
+    if (c == '{' || c == '[') {
+        for (j = i + 1; j < e && KCTL__KY_WS(p->s[j]); j++) {}
+        if (j < e && p->s[j] == (c == '{' ? '}' : ']')) {
+            if (c == '{') { kctl_jw_object_begin(p->w); kctl_jw_object_end(p->w); }
+            else { kctl_jw_array_begin(p->w); kctl_jw_array_end(p->w); }
+            kctl__ky_endline(p, j + 1);
+            return;
+        }
+        kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "flow collections (%s) are not supported in YAML: write block style, or the whole file as JSON",
+                      c == '{' ? "{...}" : "[...]");
+        return;
+    }
+    if (c == '"' || c == '\'') {
+        kctl__ky_quoted(p, i, pc, false);
+        if (p->err) return;
+        kctl_jw_string_n(p->w, p->tmp.p ? p->tmp.p : "", p->tmp.len);
+        kctl__ky_endline(p, p->pos);
+        return;
+    }
+    kctl__ky_plain(p, i, pc);
+    if (p->err) return;
+    if (p->tmp.len == 0 || kctl__ky_is(p, "null", "Null", "NULL") || kctl__ky_is(p, "~", "~", "~")) kctl_jw_null(p->w);
+    else if (kctl__ky_is(p, "true", "True", "TRUE")) kctl_jw_bool(p->w, true);
+    else if (kctl__ky_is(p, "false", "False", "FALSE")) kctl_jw_bool(p->w, false);
+    else kctl_jw_string_n(p->w, p->tmp.p, p->tmp.len);
+    kctl__ky_scan(p);
+}
+
+/* Remember the key in p->tmp for mapping map; fail if it is there already. */
+static void kctl__ky_key(kctl__ky *p, uint32_t map, uint32_t line) {
+    const char *k = p->tmp.p ? p->tmp.p : "";
+    size_t n = p->tmp.len, i, m;
+    uint64_t h = UINT64_C(1469598103934665603);
+    for (i = 0; i < n; i++) h = (h ^ (unsigned char)k[i]) * UINT64_C(1099511628211);
+    h ^= (uint64_t)map * UINT64_C(0x9e3779b97f4a7c15);
+    if (p->tn * 2 >= p->tcap) {
+        size_t cap = p->tcap ? p->tcap * 2 : 64, t;
+        kctl__kykey *nt = (kctl__kykey *)kctl__http_alloc(p->a, cap * sizeof *nt);
+        if (!nt) { kctl__ky_fail(p, KCTL_ERR_NOMEM, line, "out of memory"); return; }
+        memset(nt, 0, cap * sizeof *nt);
+        for (t = 0; t < p->tcap; t++) {
+            if (!p->tab[t].map) continue;
+            for (i = p->tab[t].h & (cap - 1); nt[i].map; i = (i + 1) & (cap - 1)) {}
+            nt[i] = p->tab[t];
+        }
+        kctl__http_free(p->a, p->tab);
+        p->tab = nt;
+        p->tcap = cap;
+    }
+    m = p->tcap - 1;
+    for (i = h & m; p->tab[i].map; i = (i + 1) & m) {
+        const kctl__kykey *t = &p->tab[i];
+        if (t->map == map && t->h == h && t->len == n && memcmp(p->keys.p + t->off, k, n) == 0) {
+            kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "the key \"%.60s\" is repeated", k);
+            return;
+        }
+    }
+    p->tab[i].map = map;
+    p->tab[i].h = h;
+    p->tab[i].len = (uint32_t)n;
+    p->tab[i].off = p->keys.len;
+    kctl__hbuf_put(&p->keys, k, n);
+    p->tn++;
+    if (p->keys.err) kctl__ky_fail(p, p->keys.err, line, "out of memory");
+}
+
+static void kctl__ky_node(kctl__ky *p, long pc);
+
+static bool kctl__ky_deeper(kctl__ky *p) {
+    if (++p->depth <= KCTL_KUBECONFIG_MAX_DEPTH) return true;
+    kctl__ky_fail(p, KCTL_ERR_TOO_LARGE, p->line, "nested deeper than %d", KCTL_KUBECONFIG_MAX_DEPTH);
+    return false;
+}
+
+/* A block mapping whose first key is at p->pos, its keys at column col. */
+static void kctl__ky_map(kctl__ky *p, long col) {
+    uint32_t id = ++p->maps;
+    if (!kctl__ky_deeper(p)) return;
+    kctl_jw_object_begin(p->w);
+    while (!p->err) {
+        size_t i = p->pos, colon = 0, e, j;
+        uint32_t line = p->line;
+        if (kctl__ky_entry(p, i)) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "a sequence entry where a key was expected"); break; }
+        if (!kctl__ky_is_key(p, i, &colon)) {
+            if (!kctl__ky_refuse(p, i)) kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, line, "a value where a key was expected (key: value)");
+            break;
+        }
+        if (p->s[i] == '"' || p->s[i] == '\'') kctl__ky_quoted(p, i, col, true);
+        else {
+            size_t end = colon;
+            while (end > i && KCTL__KY_WS(p->s[end - 1])) end--;
+            p->tmp.len = 0;
+            kctl__ky_put(p, p->s + i, end - i);
+        }
+        if (p->err) break;
+        kctl__ky_key(p, id, line);
+        if (p->err) break;
+        kctl_jw_key(p->w, p->tmp.p ? p->tmp.p : "");
+        e = kctl__ky_eol(p, colon);
+        for (j = colon + 1; j < e && KCTL__KY_WS(p->s[j]); j++) {}
+        if (j == e || p->s[j] == '#') {
+            kctl__ky_adv(p);
+            kctl__ky_scan(p);
+            if (p->err) break;
+            if (p->ind > col || (p->ind == col && kctl__ky_entry(p, p->pos))) kctl__ky_node(p, col);
+            else kctl_jw_null(p->w);
+        } else {
+            p->pos = j;
+            kctl__ky_scalar(p, col);
+        }
+        if (p->err || p->ind < col) break;
+        if (p->ind > col) { kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "unexpected indentation"); break; }
+    }
+    kctl_jw_object_end(p->w);
+    p->depth--;
+}
+
+/* A block sequence whose first '-' is at p->pos, at column col. */
+static void kctl__ky_seq(kctl__ky *p, long col) {
+    if (!kctl__ky_deeper(p)) return;
+    kctl_jw_array_begin(p->w);
+    while (!p->err) {
+        size_t i = p->pos + 1, e = kctl__ky_eol(p, p->pos), j, colon;
+        for (j = i; j < e && KCTL__KY_WS(p->s[j]); j++) {}
+        if (j == e || p->s[j] == '#') {
+            kctl__ky_adv(p);
+            kctl__ky_scan(p);
+            if (p->err) break;
+            if (p->ind > col) kctl__ky_node(p, col);
+            else kctl_jw_null(p->w);
+        } else {
+            bool nested = kctl__ky_entry(p, j), map = !nested && kctl__ky_is_key(p, j, &colon);
+            if ((nested || map) && memchr(p->s + i, '\t', j - i)) {
+                kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "tabs may not indent (use spaces)");
+                break;
+            }
+            p->pos = j;
+            if (nested) kctl__ky_seq(p, (long)(j - p->ls));
+            else if (map) kctl__ky_map(p, (long)(j - p->ls));
+            else kctl__ky_scalar(p, col);
+        }
+        if (p->err) break;
+        if (p->ind == col && kctl__ky_entry(p, p->pos)) continue;
+        if (p->ind > col) kctl__ky_fail(p, KCTL_ERR_INVALID_ARG, p->line, "unexpected indentation");
+        break;
+    }
+    kctl_jw_array_end(p->w);
+    p->depth--;
+}
+
+/* The block node at p->pos, first on its line; pc: its parent's column. */
+static void kctl__ky_node(kctl__ky *p, long pc) {
+    size_t colon;
+    if (kctl__ky_entry(p, p->pos)) kctl__ky_seq(p, p->ind);
+    else if (kctl__ky_is_key(p, p->pos, &colon)) kctl__ky_map(p, p->ind);
+    else kctl__ky_scalar(p, pc);
+}
+
+/* YAML text[0..n) as JSON into w; INVALID_ARG or TOO_LARGE with msg. */
+static int kctl__ky_to_json(const char *text, size_t n, const kctl_allocator *a, kctl_jw *w, char *msg, size_t cap) {
+    kctl__ky p;
+    memset(&p, 0, sizeof p);
+    p.s = text;
+    p.n = n;
+    p.line = 1;
+    p.w = w;
+    p.a = a;
+    kctl__hbuf_init(&p.tmp, a, n + 16);
+    kctl__hbuf_init(&p.keys, a, n + 16);
+    kctl__ky_check_text(&p);
+    if (!p.err) kctl__ky_scan(&p);
+    if (p.err) {}
+    else if (p.ind < 0) kctl_jw_null(w);
+    else {
+        kctl__ky_node(&p, -1);
+        if (!p.err && p.ind >= 0) kctl__ky_fail(&p, KCTL_ERR_INVALID_ARG, p.line, "unexpected indentation (a line outside the top node)");
+    }
+    kctl__hbuf_free(&p.tmp);
+    kctl__hbuf_free(&p.keys);
+    kctl__http_free(a, p.tab);
+    if (p.err) snprintf(msg, cap, "%s", p.msg);
+    else if (w->err) snprintf(msg, cap, "kubeconfig: %s", w->err == KCTL_ERR_NOMEM ? "out of memory" : "cannot be written as JSON");
+    return p.err ? p.err : w->err;
+}
+
+/* The configuration picked out of a kubeconfig's JSON: its strings in
+   one buffer, each NUL-terminated, at off[] ((size_t)-1: none). */
+enum {
+    KCTL__KC_SERVER, KCTL__KC_TOKEN, KCTL__KC_TOKEN_FILE, KCTL__KC_CA_FILE, KCTL__KC_CA_DATA, KCTL__KC_CERT_FILE,
+    KCTL__KC_CERT_DATA, KCTL__KC_KEY_FILE, KCTL__KC_KEY_DATA, KCTL__KC_NS, KCTL__KC_CONTEXT, KCTL__KC_N
+};
+
+typedef struct kctl__kc {
+    kctl__hbuf mem;
+    size_t off[KCTL__KC_N], len[KCTL__KC_N];
+    bool insecure;
+    kctl_json j;
+    const kctl_allocator *a;
+    const char *dir;
+    char tmp[64];
+} kctl__kc;
+
+static int kctl__kc_fail(kctl_api_status *st, int rc, const char *fmt, ...) {
+    char msg[320];
+    va_list ap;
+    int code = rc == KCTL_ERR_NOT_FOUND ? 404 : rc == KCTL_ERR_TOO_LARGE ? 413 : rc == KCTL_ERR_INVALID_ARG ? 400 : 500;
+    const char *reason = rc == KCTL_ERR_NOT_FOUND ? "NotFound" : rc == KCTL_ERR_TOO_LARGE ? "RequestEntityTooLarge" :
+                         rc == KCTL_ERR_INVALID_ARG ? "BadRequest" : "InternalError";
+    if (!st) return rc;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    kctl_api_status_set(st, code, reason, msg, NULL, NULL, NULL, NULL, 0);
+    return rc;
+}
+
+static void kctl__kc_init(kctl__kc *k, const kctl_allocator *a) {
+    int i;
+    memset(k, 0, sizeof *k);
+    k->a = a;
+    kctl__hbuf_init(&k->mem, a, (size_t)-1 / 2);
+    for (i = 0; i < KCTL__KC_N; i++) k->off[i] = (size_t)-1;
+}
+
+/* Keep s[0..n) (and b[0..bn) before it, for a directory) as slot. */
+static int kctl__kc_keep(kctl__kc *k, int slot, const char *b, size_t bn, const char *s, size_t n) {
+    k->off[slot] = k->mem.len;
+    kctl__hbuf_put(&k->mem, b, bn);
+    kctl__hbuf_put(&k->mem, s, n);
+    kctl__hbuf_put(&k->mem, "\0", 1);
+    k->len[slot] = bn + n;
+    return k->mem.err;
+}
+
+/* The string member name of object o, unescaped into memory of its own
+   (*out; NULL when it is absent, null or ""). */
+static int kctl__kc_str(kctl__kc *k, uint32_t o, const char *name, const char *where, char **out, size_t *len, kctl_api_status *st) {
+    uint32_t v = o == KCTL_JSON_NONE ? KCTL_JSON_NONE : kctl_json_member(&k->j, o, name);
+    kctl_json_type t = kctl_json_type_of(&k->j, v);
+    size_t cap, n = 0;
+    *out = NULL;
+    *len = 0;
+    if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return KCTL_OK;
+    if (t != KCTL_JSON_STRING) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: %s is not a string", where, name);
+    cap = (size_t)(k->j.toks[v].end - k->j.toks[v].start) + 1;
+    if (!(*out = (char *)kctl__http_alloc(k->a, cap))) return kctl__kc_fail(st, KCTL_ERR_NOMEM, "kubeconfig: out of memory");
+    kctl_json_string(&k->j, v, *out, cap, &n);
+    if (strlen(*out) != n) {
+        kctl__http_free(k->a, *out);
+        *out = NULL;
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: %s holds a NUL character", where, name);
+    }
+    if (!n) { kctl__http_free(k->a, *out); *out = NULL; }
+    *len = n;
+    return KCTL_OK;
+}
+
+/* The string member name of o as slot: a file name made relative to
+   the kubeconfig's directory, or base64 data decoded. */
+enum { KCTL__KC_TEXT, KCTL__KC_PATH, KCTL__KC_B64 };
+static int kctl__kc_take(kctl__kc *k, uint32_t o, const char *name, int slot, int how, const char *where, kctl_api_status *st) {
+    char *s;
+    size_t n, dn = k->dir ? strlen(k->dir) : 0;
+    int rc = kctl__kc_str(k, o, name, where, &s, &n, st);
+    if (rc != KCTL_OK || !s) return rc;
+    if (how == KCTL__KC_PATH && s[0] != '/' && dn) { /* relative to the kubeconfig's directory */
+        k->off[slot] = k->mem.len;
+        kctl__hbuf_put(&k->mem, k->dir, dn);
+        if (k->dir[dn - 1] != '/') kctl__hbuf_put(&k->mem, "/", 1);
+        kctl__hbuf_put(&k->mem, s, n);
+        kctl__hbuf_put(&k->mem, "\0", 1);
+        k->len[slot] = k->mem.len - k->off[slot] - 1;
+        rc = k->mem.err;
+    } else if (how == KCTL__KC_B64) {
+        size_t i, m = 0;
+        long got;
+        unsigned char *bin;
+        for (i = 0; i < n; i++)
+            if (s[i] != '\r' && s[i] != '\n') s[m++] = s[i]; /* as Go's decoder, line breaks do not count */
+        bin = (unsigned char *)kctl__http_alloc(k->a, m / 4 * 3 + 4);
+        if (!bin) rc = KCTL_ERR_NOMEM;
+        else if ((got = kctl__b64_decode(s, m, bin)) < 0 || m % 4 == 1) {
+            kctl__http_free(k->a, bin);
+            kctl__http_free(k->a, s);
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: %s is not base64", where, name);
+        } else if (got > 0) rc = kctl__kc_keep(k, slot, NULL, 0, (const char *)bin, (size_t)got); /* nothing: no data */
+        kctl__http_free(k->a, bin);
+    } else rc = kctl__kc_keep(k, slot, NULL, 0, s, n);
+    kctl__http_free(k->a, s);
+    if (rc != KCTL_OK) return kctl__kc_fail(st, rc, "kubeconfig: out of memory");
+    return KCTL_OK;
+}
+
+/* Whether member name of o is there and not null, false, "", {} or []. */
+static bool kctl__kc_set(const kctl__kc *k, uint32_t o, const char *name) {
+    uint32_t v = o == KCTL_JSON_NONE ? KCTL_JSON_NONE : kctl_json_member(&k->j, o, name);
+    switch (kctl_json_type_of(&k->j, v)) {
+    case KCTL_JSON_INVALID: case KCTL_JSON_NULL: case KCTL_JSON_FALSE: return false;
+    case KCTL_JSON_STRING: return k->j.toks[v].end > k->j.toks[v].start;
+    case KCTL_JSON_OBJECT: case KCTL_JSON_ARRAY: return k->j.toks[v].size > 0;
+    default: return true;
+    }
+}
+
+/* The member inner of the one entry named name in the root's list
+   (clusters, users, contexts); KCTL_JSON_NONE in *out when it has none. */
+static int kctl__kc_find(kctl__kc *k, const char *list, const char *kind, const char *inner, const char *name, uint32_t *out,
+                         kctl_api_status *st) {
+    uint32_t arr = k->j.ntoks ? kctl_json_member(&k->j, 0, list) : KCTL_JSON_NONE, i, found = 0;
+    kctl_json_type at = kctl_json_type_of(&k->j, arr), t;
+    *out = KCTL_JSON_NONE;
+    if (at != KCTL_JSON_INVALID && at != KCTL_JSON_NULL && at != KCTL_JSON_ARRAY)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s is not a list", list);
+    for (i = 0; at == KCTL_JSON_ARRAY && i < k->j.toks[arr].size; i++) {
+        uint32_t e = kctl_json_element(&k->j, arr, i), v;
+        if (kctl_json_type_of(&k->j, e) != KCTL_JSON_OBJECT)
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: an entry of %s is not a mapping", list);
+        if (!kctl_json_string_eq(&k->j, kctl_json_member(&k->j, e, "name"), name)) continue;
+        if (found++) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: two %ss named \"%.100s\"", kind, name);
+        v = kctl_json_member(&k->j, e, inner);
+        t = kctl_json_type_of(&k->j, v);
+        if (t == KCTL_JSON_OBJECT) *out = v;
+        else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL)
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s \"%.100s\": %s is not a mapping", kind, name, inner);
+    }
+    if (!found) return kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: no %s named \"%.100s\"", kind, name);
+    return KCTL_OK;
+}
+
+/* The cluster's fields. */
+static int kctl__kc_cluster(kctl__kc *k, const char *name, kctl_api_status *st) {
+    char where[140];
+    uint32_t o, v;
+    int rc;
+    snprintf(where, sizeof where, "cluster \"%.100s\"", name);
+    if ((rc = kctl__kc_find(k, "clusters", "cluster", "cluster", name, &o, st)) != KCTL_OK) return rc;
+    if (kctl__kc_set(k, o, "proxy-url"))
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s uses proxy-url, which kctl does not support", where);
+    if (kctl__kc_set(k, o, "tls-server-name"))
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s uses tls-server-name, which kctl does not support", where);
+    if ((rc = kctl__kc_take(k, o, "server", KCTL__KC_SERVER, KCTL__KC_TEXT, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "certificate-authority", KCTL__KC_CA_FILE, KCTL__KC_PATH, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "certificate-authority-data", KCTL__KC_CA_DATA, KCTL__KC_B64, where, st)) != KCTL_OK)
+        return rc;
+    if (k->off[KCTL__KC_SERVER] == (size_t)-1) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has no server", where);
+    v = o == KCTL_JSON_NONE ? KCTL_JSON_NONE : kctl_json_member(&k->j, o, "insecure-skip-tls-verify");
+    if (kctl_json_type_of(&k->j, v) == KCTL_JSON_TRUE) k->insecure = true;
+    else if (kctl_json_type_of(&k->j, v) != KCTL_JSON_FALSE && kctl_json_type_of(&k->j, v) != KCTL_JSON_NULL && v != KCTL_JSON_NONE)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s: insecure-skip-tls-verify is not true or false", where);
+    if (k->off[KCTL__KC_CA_FILE] != (size_t)-1 && k->off[KCTL__KC_CA_DATA] != (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has both certificate-authority and certificate-authority-data", where);
+    if (k->insecure && (k->off[KCTL__KC_CA_FILE] != (size_t)-1 || k->off[KCTL__KC_CA_DATA] != (size_t)-1))
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has a certificate authority and insecure-skip-tls-verify", where);
+    return KCTL_OK;
+}
+
+/* The user's fields; the plugins, basic auth and impersonation refused. */
+static int kctl__kc_user(kctl__kc *k, const char *name, kctl_api_status *st) {
+    static const char *const imp[] = { "as", "as-groups", "as-uid", "as-user-extra" };
+    char where[140], *plugin;
+    size_t n, i;
+    uint32_t o, x;
+    int rc;
+    snprintf(where, sizeof where, "user \"%.100s\"", name);
+    if ((rc = kctl__kc_find(k, "users", "user", "user", name, &o, st)) != KCTL_OK) return rc;
+    if (kctl__kc_set(k, o, "exec") || kctl__kc_set(k, o, "auth-provider")) {
+        bool exec = kctl__kc_set(k, o, "exec");
+        x = kctl_json_member(&k->j, o, exec ? "exec" : "auth-provider");
+        if (kctl_json_type_of(&k->j, x) != KCTL_JSON_OBJECT) x = KCTL_JSON_NONE;
+        rc = kctl__kc_str(k, x, exec ? "command" : "name", where, &plugin, &n, NULL);
+        rc = kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s uses %s (%.60s), which kctl does not run", where,
+                           exec ? "an exec plugin" : "an auth-provider plugin", rc == KCTL_OK && plugin ? plugin : "unnamed");
+        kctl__http_free(k->a, plugin);
+        return rc;
+    }
+    if (kctl__kc_set(k, o, "username") || kctl__kc_set(k, o, "password"))
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s uses basic auth (username and password), which kctl does not support", where);
+    for (i = 0; i < sizeof imp / sizeof imp[0]; i++)
+        if (kctl__kc_set(k, o, imp[i]))
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s impersonates (%s), which kctl does not support", where, imp[i]);
+    if ((rc = kctl__kc_take(k, o, "token", KCTL__KC_TOKEN, KCTL__KC_TEXT, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "tokenFile", KCTL__KC_TOKEN_FILE, KCTL__KC_PATH, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "client-certificate", KCTL__KC_CERT_FILE, KCTL__KC_PATH, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "client-certificate-data", KCTL__KC_CERT_DATA, KCTL__KC_B64, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "client-key", KCTL__KC_KEY_FILE, KCTL__KC_PATH, where, st)) != KCTL_OK ||
+        (rc = kctl__kc_take(k, o, "client-key-data", KCTL__KC_KEY_DATA, KCTL__KC_B64, where, st)) != KCTL_OK)
+        return rc;
+    if (k->off[KCTL__KC_CERT_FILE] != (size_t)-1 && k->off[KCTL__KC_CERT_DATA] != (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has both client-certificate and client-certificate-data", where);
+    if (k->off[KCTL__KC_KEY_FILE] != (size_t)-1 && k->off[KCTL__KC_KEY_DATA] != (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has both client-key and client-key-data", where);
+    if ((k->off[KCTL__KC_CERT_FILE] & k->off[KCTL__KC_CERT_DATA]) == (size_t)-1 && (k->off[KCTL__KC_KEY_FILE] & k->off[KCTL__KC_KEY_DATA]) != (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has a client key without a client certificate", where);
+    if ((k->off[KCTL__KC_CERT_FILE] & k->off[KCTL__KC_CERT_DATA]) != (size_t)-1 && (k->off[KCTL__KC_KEY_FILE] & k->off[KCTL__KC_KEY_DATA]) == (size_t)-1)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: %s has a client certificate without its key", where);
+    return KCTL_OK;
+}
+
+/* Hand k's strings to out (which was freed). */
+static void kctl__kc_finish(kctl__kc *k, kctl_kube_config *out) {
+    char *m = k->mem.p;
+#define KCTL__KC_AT(slot) (k->off[slot] == (size_t)-1 ? NULL : m + k->off[slot])
+    out->mem_ = m;
+    k->mem.p = NULL;
+    out->desc.allocator = out->allocator;
+    out->desc.server = KCTL__KC_AT(KCTL__KC_SERVER);
+    out->desc.token = KCTL__KC_AT(KCTL__KC_TOKEN);
+    out->desc.token_file = KCTL__KC_AT(KCTL__KC_TOKEN_FILE);
+    out->desc.tls.insecure = k->insecure;
+    out->desc.tls.ca_file = KCTL__KC_AT(KCTL__KC_CA_FILE);
+    out->desc.tls.ca_data = KCTL__KC_AT(KCTL__KC_CA_DATA);
+    out->desc.tls.ca_len = out->desc.tls.ca_data ? k->len[KCTL__KC_CA_DATA] : 0;
+    out->desc.tls.cert_file = KCTL__KC_AT(KCTL__KC_CERT_FILE);
+    out->desc.tls.cert_data = KCTL__KC_AT(KCTL__KC_CERT_DATA);
+    out->desc.tls.cert_len = out->desc.tls.cert_data ? k->len[KCTL__KC_CERT_DATA] : 0;
+    out->desc.tls.key_file = KCTL__KC_AT(KCTL__KC_KEY_FILE);
+    out->desc.tls.key_data = KCTL__KC_AT(KCTL__KC_KEY_DATA);
+    out->desc.tls.key_len = out->desc.tls.key_data ? k->len[KCTL__KC_KEY_DATA] : 0;
+    out->ns = KCTL__KC_AT(KCTL__KC_NS);
+    out->context = KCTL__KC_AT(KCTL__KC_CONTEXT);
+#undef KCTL__KC_AT
+}
+
+/* The configuration of context (NULL: current-context) in the JSON text. */
+static int kctl__kc_read(const char *text, size_t len, const char *dir, const char *context, kctl_kube_config *out, kctl_api_status *st) {
+    kctl__kc k;
+    kctl_json_limits lim;
+    kctl_json_tok *toks = NULL;
+    kctl_json_type t;
+    size_t n;
+    uint32_t ctx = KCTL_JSON_NONE;
+    int rc;
+    kctl__kc_init(&k, &out->allocator);
+    k.dir = dir;
+    memset(&lim, 0, sizeof lim);
+    lim.max_depth = KCTL_KUBECONFIG_MAX_DEPTH + 1;
+    lim.max_bytes = UINT32_MAX;
+    rc = kctl_json_parse(text, len, NULL, 0, &lim, &k.j);
+    if (rc == KCTL_OK) {
+        if (!(toks = (kctl_json_tok *)kctl__http_alloc(k.a, (size_t)k.j.ntoks * sizeof *toks))) rc = KCTL_ERR_NOMEM;
+        else rc = kctl_json_parse(text, len, toks, k.j.ntoks, &lim, &k.j);
+    }
+    if (rc != KCTL_OK) {
+        rc = rc == KCTL_ERR_NOMEM ? kctl__kc_fail(st, rc, "kubeconfig: out of memory")
+             : rc == KCTL_ERR_TOO_LARGE ? kctl__kc_fail(st, rc, "kubeconfig: nested deeper than %d", KCTL_KUBECONFIG_MAX_DEPTH)
+                                        : kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: not valid JSON");
+        goto done;
+    }
+    t = kctl_json_type_of(&k.j, 0);
+    if (t != KCTL_JSON_OBJECT && t != KCTL_JSON_NULL) {
+        rc = kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: not a Config (a mapping of clusters, users and contexts)");
+        goto done;
+    }
+    if (t == KCTL_JSON_NULL) k.j.ntoks = 0; /* an empty file: no context */
+    if (context && *context) rc = kctl__kc_keep(&k, KCTL__KC_CONTEXT, NULL, 0, context, strlen(context));
+    else if ((rc = kctl__kc_take(&k, k.j.ntoks ? 0 : KCTL_JSON_NONE, "current-context", KCTL__KC_CONTEXT, KCTL__KC_TEXT, "Config", st)) != KCTL_OK)
+        goto done;
+    if (rc != KCTL_OK) { rc = kctl__kc_fail(st, rc, "kubeconfig: out of memory"); goto done; }
+    if (k.off[KCTL__KC_CONTEXT] == (size_t)-1) {
+        rc = kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: no current-context is set (name a context)");
+        goto done;
+    }
+    {
+        /* the names, copied: the strings' buffer moves as it grows */
+        char *names[2] = { NULL, NULL };
+        const char *cname = k.mem.p + k.off[KCTL__KC_CONTEXT];
+        char where[140];
+        snprintf(where, sizeof where, "context \"%.100s\"", cname);
+        if (k.j.ntoks == 0) rc = kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: no context named \"%.100s\"", cname);
+        else rc = kctl__kc_find(&k, "contexts", "context", "context", cname, &ctx, st);
+        if (rc == KCTL_OK) rc = kctl__kc_str(&k, ctx, "cluster", where, &names[0], &n, st);
+        if (rc == KCTL_OK) rc = kctl__kc_str(&k, ctx, "user", where, &names[1], &n, st);
+        if (rc == KCTL_OK) rc = kctl__kc_take(&k, ctx, "namespace", KCTL__KC_NS, KCTL__KC_TEXT, where, st);
+        if (rc == KCTL_OK && !names[0]) rc = kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: %s names no cluster", where);
+        if (rc == KCTL_OK) rc = kctl__kc_cluster(&k, names[0], st);
+        if (rc == KCTL_OK && names[1]) rc = kctl__kc_user(&k, names[1], st); /* no user: no credentials */
+        kctl__http_free(k.a, names[0]);
+        kctl__http_free(k.a, names[1]);
+        if (rc != KCTL_OK) goto done;
+    }
+    if (k.off[KCTL__KC_NS] == (size_t)-1 && (rc = kctl__kc_keep(&k, KCTL__KC_NS, NULL, 0, "default", 7)) != KCTL_OK) {
+        rc = kctl__kc_fail(st, rc, "kubeconfig: out of memory");
+        goto done;
+    }
+    kctl__kc_finish(&k, out);
+done:
+    kctl__http_free(k.a, toks);
+    kctl__hbuf_free(&k.mem);
+    return rc;
+}
+
+KCTL_API void kctl_kube_config_free(kctl_kube_config *c) {
+    kctl_allocator a;
+    if (!c) return;
+    a = c->allocator;
+    kctl__http_free(&a, c->mem_);
+    memset(c, 0, sizeof *c);
+    c->allocator = a;
+}
+
+KCTL_API int kctl_kube_config_parse(const char *text, size_t len, const char *dir, const char *context,
+                                    kctl_kube_config *out, kctl_api_status *st) {
+    size_t i;
+    int rc;
+    if (!out || (!text && len)) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: no text or no config to fill");
+    kctl_kube_config_free(out);
+    if (!text) text = "";
+    if (len == KCTL_NTS) len = strlen(text);
+    if (len > KCTL_KUBECONFIG_MAX_BYTES)
+        return kctl__kc_fail(st, KCTL_ERR_TOO_LARGE, "kubeconfig: %lu bytes, beyond KCTL_KUBECONFIG_MAX_BYTES (%lu)", (unsigned long)len,
+                             (unsigned long)KCTL_KUBECONFIG_MAX_BYTES);
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0) { text += 3; len -= 3; } /* a byte order mark */
+    for (i = 0; i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r' || text[i] == '\n'); i++) {}
+    if (i < len && text[i] == '{') return kctl__kc_read(text, len, dir, context, out, st);
+    {
+        kctl_jw w;
+        const char *json;
+        size_t jlen;
+        char msg[200];
+        kctl_jw_init_growable(&w, &out->allocator);
+        rc = kctl__ky_to_json(text, len, &out->allocator, &w, msg, sizeof msg);
+        if (rc == KCTL_OK && (rc = kctl_jw_finish(&w, &json, &jlen)) != KCTL_OK)
+            snprintf(msg, sizeof msg, "kubeconfig: cannot be written as JSON");
+        if (rc == KCTL_OK) rc = kctl__kc_read(json, jlen, dir, context, out, st);
+        else rc = kctl__kc_fail(st, rc, "%s", msg);
+        kctl_jw_free(&w);
+    }
+    return rc;
+}
+
+/* The whole file at path into b (at most KCTL_KUBECONFIG_MAX_BYTES). */
+static int kctl__kc_slurp(const char *path, kctl__hbuf *b, const char *what, kctl_api_status *st) {
+    FILE *f = fopen(path, "rb");
+    char chunk[4096];
+    size_t got;
+    int rc = KCTL_OK;
+    if (!f)
+        return kctl__kc_fail(st, errno == ENOENT ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO, "%s: cannot open %.200s: %s", what, path,
+                             errno == ENOENT ? "no such file" : strerror(errno));
+    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0 && !b->err) kctl__hbuf_put(b, chunk, got);
+    if (b->err == KCTL_ERR_TOO_LARGE)
+        rc = kctl__kc_fail(st, KCTL_ERR_TOO_LARGE, "%s: %.200s is larger than %lu bytes", what, path, (unsigned long)b->max);
+    else if (b->err) rc = kctl__kc_fail(st, b->err, "%s: out of memory", what);
+    else if (ferror(f)) rc = kctl__kc_fail(st, KCTL_ERR_IO, "%s: cannot read %.200s", what, path);
+    fclose(f);
+    return rc;
+}
+
+KCTL_API int kctl_kube_config_load(const char *path, const char *context, kctl_kube_config *out, kctl_api_status *st) {
+    char *own = NULL, *dir = NULL;
+    const char *slash;
+    kctl__hbuf b;
+    int rc;
+    if (!out) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "kubeconfig: no config to fill");
+    kctl_kube_config_free(out);
+    if (!path) {
+        const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
+        while (env && *env == ':') env++; /* empty entries are skipped, as kubectl does */
+        if (env && *env) {
+            const char *end = strchr(env, ':');
+            own = kctl__http_strndup(&out->allocator, env, end ? (size_t)(end - env) : strlen(env));
+        } else if (home && *home) {
+            size_t n = strlen(home);
+            if ((own = (char *)kctl__http_alloc(&out->allocator, n + 14)) != NULL) {
+                memcpy(own, home, n);
+                memcpy(own + n, "/.kube/config", 14);
+            }
+        } else return kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "kubeconfig: neither $KUBECONFIG nor $HOME is set");
+        if (!own) return kctl__kc_fail(st, KCTL_ERR_NOMEM, "kubeconfig: out of memory");
+        path = own;
+    }
+    if ((slash = strrchr(path, '/')) != NULL &&
+        !(dir = kctl__http_strndup(&out->allocator, path, slash == path ? 1 : (size_t)(slash - path)))) {
+        kctl__http_free(&out->allocator, own);
+        return kctl__kc_fail(st, KCTL_ERR_NOMEM, "kubeconfig: out of memory");
+    }
+    kctl__hbuf_init(&b, &out->allocator, KCTL_KUBECONFIG_MAX_BYTES);
+    rc = kctl__kc_slurp(path, &b, "kubeconfig", st);
+    if (rc == KCTL_OK) rc = kctl_kube_config_parse(b.p ? b.p : "", b.len, dir, context, out, st);
+    kctl__hbuf_free(&b);
+    kctl__http_free(&out->allocator, dir);
+    kctl__http_free(&out->allocator, own);
+    return rc;
+}
+
+KCTL_API int kctl_kube_config_in_cluster(const char *sa_dir, kctl_kube_config *out, kctl_api_status *st) {
+    const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
+    const char *pod_ns = getenv("POD_NAMESPACE"), *dir = sa_dir ? sa_dir : "/var/run/secrets/kubernetes.io/serviceaccount";
+    size_t i, dn;
+    bool v6 = false;
+    kctl__kc k;
+    kctl__hbuf path;
+    FILE *f;
+    int rc = KCTL_OK;
+    if (!out) return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "in-cluster: no config to fill");
+    kctl_kube_config_free(out);
+    if (!host || !*host || !port || !*port)
+        return kctl__kc_fail(st, KCTL_ERR_NOT_FOUND, "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT are not both set (not in a pod?)");
+    for (i = 0; host[i]; i++) {
+        char c = host[i];
+        if (c == ':') v6 = true;
+        else if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-'))
+            return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "in-cluster: KUBERNETES_SERVICE_HOST is not a host name or address");
+    }
+    for (i = 0; port[i]; i++)
+        if (port[i] < '0' || port[i] > '9' || i >= 5) break;
+    if (port[i] || atoi(port) < 1 || atoi(port) > 65535)
+        return kctl__kc_fail(st, KCTL_ERR_INVALID_ARG, "in-cluster: KUBERNETES_SERVICE_PORT is not a port number");
+    kctl__kc_init(&k, &out->allocator);
+    dn = strlen(dir);
+    kctl__hbuf_init(&path, &out->allocator, (size_t)-1 / 2);
+    k.off[KCTL__KC_SERVER] = 0;
+    kctl__hbuf_str(&k.mem, v6 ? "https://[" : "https://");
+    kctl__hbuf_str(&k.mem, host);
+    kctl__hbuf_str(&k.mem, v6 ? "]:" : ":");
+    kctl__hbuf_str(&k.mem, port);
+    kctl__hbuf_put(&k.mem, "\0", 1);
+    /* the token: it must be there now; the transport reads it again when it changes */
+    kctl__hbuf_put(&path, dir, dn);
+    kctl__hbuf_str(&path, "/token");
+    if (path.err || k.mem.err) { rc = kctl__kc_fail(st, KCTL_ERR_NOMEM, "in-cluster: out of memory"); goto done; }
+    if (!(f = fopen(path.p, "rb"))) {
+        rc = kctl__kc_fail(st, errno == ENOENT ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO, "in-cluster: cannot open the service account's token %.200s: %s",
+                           path.p, errno == ENOENT ? "no such file" : strerror(errno));
+        goto done;
+    }
+    fclose(f);
+    if ((rc = kctl__kc_keep(&k, KCTL__KC_TOKEN_FILE, NULL, 0, path.p, path.len)) != KCTL_OK) goto nomem;
+    path.len = dn;
+    kctl__hbuf_str(&path, "/ca.crt");
+    if (!path.err && (f = fopen(path.p, "rb")) != NULL) {
+        fclose(f);
+        if ((rc = kctl__kc_keep(&k, KCTL__KC_CA_FILE, NULL, 0, path.p, path.len)) != KCTL_OK) goto nomem;
+    }
+    if (pod_ns && *pod_ns) rc = kctl__kc_keep(&k, KCTL__KC_NS, NULL, 0, pod_ns, strlen(pod_ns));
+    else {
+        kctl__hbuf ns;
+        path.len = dn;
+        kctl__hbuf_str(&path, "/namespace");
+        kctl__hbuf_init(&ns, &out->allocator, 4096);
+        if (!path.err && kctl__kc_slurp(path.p, &ns, "in-cluster", NULL) == KCTL_OK) {
+            while (ns.len && (ns.p[ns.len - 1] == '\n' || ns.p[ns.len - 1] == '\r' || ns.p[ns.len - 1] == ' ')) ns.len--;
+            if (ns.len && memchr(ns.p, '\0', ns.len) == NULL) rc = kctl__kc_keep(&k, KCTL__KC_NS, NULL, 0, ns.p, ns.len);
+        }
+        kctl__hbuf_free(&ns);
+    }
+    if (rc == KCTL_OK && k.off[KCTL__KC_NS] == (size_t)-1) rc = kctl__kc_keep(&k, KCTL__KC_NS, NULL, 0, "default", 7);
+    if (rc == KCTL_OK) rc = kctl__kc_keep(&k, KCTL__KC_CONTEXT, NULL, 0, "", 0);
+    if (rc != KCTL_OK || path.err) goto nomem;
+    kctl__kc_finish(&k, out);
+    goto done;
+nomem:
+    rc = kctl__kc_fail(st, KCTL_ERR_NOMEM, "in-cluster: out of memory");
+done:
+    kctl__hbuf_free(&path);
+    kctl__hbuf_free(&k.mem);
+    return rc;
+}
 
 #endif /* KCTL_HTTP_CURL_IMPLEMENTATION */

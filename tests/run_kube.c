@@ -4,6 +4,7 @@
    without kubectl or python3's kubernetes package the cross-checks of the
    test server do; KT_REQUIRE_KUBE=1 (CI) turns those skips into failures. */
 #define KCTL_IMPLEMENTATION
+#define KCTL_HTTP_CURL_IMPLEMENTATION_DONE /* kctl_http_curl.h's implementation: in tests/test_kube_wire.c, whose tests reach its private parsers */
 #define KT_IMPLEMENTATION /* the runner's functions, from kt.h */
 #include "kube.h"
 #include <stdlib.h>

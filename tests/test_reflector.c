@@ -1,5 +1,6 @@
 /* test_reflector.c - list, watch, resume, relist, backoff, stall, resync: on the virtual clock. */
 #include "kt.h"
+#include <stdlib.h>
 
 static const kctl_resource tr_cm = { "", "v1", "configmaps", "prod" };
 
@@ -419,6 +420,123 @@ static void tr_slow_open_counts_from_its_end(void) {
     tr_close(&e);
 }
 
+/* A store that ends its watches cleanly (an API server's timeoutSeconds):
+   each watch opened ends (CLOSED) after the number of events close_after
+   said when it opened. */
+typedef struct tr_closing_w { kctl_watch *inner; uint32_t left; } tr_closing_w;
+typedef struct tr_closing { kctl_transport inner; uint32_t close_after; int opens; } tr_closing;
+static tr_closing *tr_closing_now;
+static kctl_transport_vtable tr_closing_vt;
+static int tr_closing_open(void *self, const kctl_resource *res, const kctl_list_opts *o, const char *rv, kctl_watch **out,
+                           kctl_api_status *st) {
+    tr_closing_w *w = (tr_closing_w *)malloc(sizeof *w);
+    int rc;
+    (void)self;
+    if (!w) return KCTL_ERR_NOMEM;
+    w->left = tr_closing_now->close_after;
+    if ((rc = tr_closing_now->inner.vt->watch_open(tr_closing_now->inner.self, res, o, rv, &w->inner, st)) != KCTL_OK) {
+        free(w);
+        return rc;
+    }
+    tr_closing_now->opens++;
+    *out = (kctl_watch *)w;
+    return KCTL_OK;
+}
+static int tr_closing_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
+    tr_closing_w *w = (tr_closing_w *)watch;
+    int rc;
+    (void)self;
+    if (!w->left) {
+        memset(ev, 0, sizeof *ev);
+        return KCTL_ERR_CLOSED;
+    }
+    rc = tr_closing_now->inner.vt->watch_next(tr_closing_now->inner.self, w->inner, timeout_ns, ev, st);
+    if (rc == KCTL_OK) w->left--;
+    return rc;
+}
+static void tr_closing_close(void *self, kctl_watch *watch) {
+    tr_closing_w *w = (tr_closing_w *)watch;
+    (void)self;
+    tr_closing_now->inner.vt->watch_close(tr_closing_now->inner.self, w->inner);
+    free(w);
+}
+
+/* A watch the store ends cleanly (CLOSED) is opened again at once from
+   the last version, and is no error: no backoff, nothing lost. One that
+   ends less than a second after it opened with no event (client-go's
+   "very short watch") backs off as a broken one. */
+static void tr_clean_end_rewatches_at_once(void) {
+    tr_env e;
+    tr_seen s;
+    tr_closing cl;
+    kctl_reflector_desc rd;
+    kctl_reflector *r = NULL;
+    kctl_reflector_stats st;
+    kctl_clock clk;
+    uint64_t next = 0;
+    if (!tr_open(&e, 0, 0, 0, 0)) return;
+    clk = kctl_vclock_clock(&e.vc);
+    memset(&cl, 0, sizeof cl);
+    cl.inner = kctl_memstore_transport(e.ms);
+    cl.close_after = 1;
+    tr_closing_now = &cl;
+    tr_closing_vt = *cl.inner.vt;
+    tr_closing_vt.watch_open = tr_closing_open;
+    tr_closing_vt.watch_next = tr_closing_next;
+    tr_closing_vt.watch_close = tr_closing_close;
+    memset(&rd, 0, sizeof rd);
+    rd.transport.vt = &tr_closing_vt;
+    rd.transport.self = cl.inner.self;
+    rd.resource = tr_cm;
+    rd.fifo = e.fifo;
+    rd.clock = clk;
+    rd.stall_ns = KCTL_SEC(60);
+    KT_EQ_INT(kctl_reflector_create(&rd, &r), KCTL_OK);
+    tr_put(&e, "a", "{}");
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* list, watch 1 */
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "R:a");
+    KT_EQ_INT(cl.opens, 1);
+    kctl_vclock_advance(&e.vc, KCTL_SEC(5));
+    tr_put(&e, "b", "{}");
+    tr_put(&e, "c", "{}");
+    /* b, the clean end, watch 2 from b's version at once: c, its clean end,
+       watch 3; all in one step, on the same clock reading */
+    KT_EQ_INT(kctl_reflector_step(r, 0, &next), KCTL_OK);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "A:b A:c");
+    KT_EQ_INT(cl.opens, 3);
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.errors, 0);
+    KT_EQ_INT(st.last_error, KCTL_OK);
+    KT_EQ_U64(st.watch_restarts, 2);
+    KT_EQ_U64(st.lists, 1);
+    /* watch 3 ends at once, with no event: a very short watch backs off */
+    cl.close_after = 0;
+    tr_put(&e, "d", "{}");
+    kctl_vclock_advance(&e.vc, KCTL_MS(500));
+    KT_EQ_INT(kctl_reflector_step(r, 0, &next), KCTL_OK); /* d, then it ends (it delivered one) */
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "A:d");
+    KT_EQ_INT(cl.opens, 4); /* watch 4 opened at once ... */
+    KT_CHECK(next >= kctl_clock_now(&clk) + KCTL_MS(800)); /* ... and ended at once: backoff */
+    tr_put(&e, "f", "{}");
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
+    KT_EQ_INT(cl.opens, 4);
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "");
+    kctl_vclock_advance(&e.vc, next - kctl_clock_now(&clk));
+    cl.close_after = 5;
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* from d's version: f */
+    tr_drain(&e, &s);
+    KT_EQ_STR(s.text, "A:f");
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.errors, 0);
+    KT_EQ_U64(st.lists, 1);
+    kctl_reflector_destroy(r);
+    tr_close(&e);
+}
+
 static void tr_bad_args(void) {
     kctl_reflector_desc d;
     kctl_reflector *r = NULL;
@@ -438,5 +556,6 @@ void kt_suite_reflector(void) {
     KT_RUN(tr_resync_from_list_end);
     KT_RUN(tr_last_error);
     KT_RUN(tr_slow_open_counts_from_its_end);
+    KT_RUN(tr_clean_end_rewatches_at_once);
     KT_RUN(tr_bad_args);
 }
