@@ -126,14 +126,17 @@ tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
 
 # The demo: an edge agent reconciling device configuration (about 10 s;
 # its store persists in build/edge-agent across runs). Where libcurl is
-# installed it can also run on an etcd cluster (--etcd).
-AGENT_ETCD := $(if $(filter yes,$(KT_CURL)),-DEDGE_AGENT_ETCD,)
-$(B)/edge_agent: kctl.h kctl_http_curl.h examples/edge_agent.c $(B)/etcd-config | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) $(AGENT_ETCD) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_ETCD),$(CURL_LIBS),)
-$(B)/edge_agent-asan: kctl.h examples/edge_agent.c | $(B)
-	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/edge_agent.c $(LIBS)
-$(B)/edge_agent-tsan: kctl.h examples/edge_agent.c | $(B)
-	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread -o $@ examples/edge_agent.c $(LIBS)
+# installed it can also run on an etcd cluster (--etcd) and on a
+# Kubernetes cluster (--kube; build/kt-kube runs it against the test API
+# server: tests/test_kube_demo.c, the agent named by KT_EDGE_AGENT).
+AGENT_CURL := $(if $(filter yes,$(KT_CURL)),-DEDGE_AGENT_ETCD -DEDGE_AGENT_KUBE,)
+AGENT_DEPS := kctl.h kctl_http_curl.h examples/edge_agent.c $(B)/etcd-config
+$(B)/edge_agent: $(AGENT_DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) $(AGENT_CURL) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_CURL),$(CURL_LIBS),)
+$(B)/edge_agent-asan: $(AGENT_DEPS) | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all $(AGENT_CURL) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_CURL),$(CURL_LIBS),)
+$(B)/edge_agent-tsan: $(AGENT_DEPS) | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread $(AGENT_CURL) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_CURL),$(CURL_LIBS),)
 run: $(B)/edge_agent
 	./$(B)/edge_agent
 
