@@ -28,4 +28,5 @@ void kt_suite_kube(void);           /* tests/test_kube.c: the transport against 
 void kt_suite_kubeconfig(void);     /* tests/test_kubeconfig.c: kubeconfig and in-cluster configuration */
 void kt_suite_kube_server(void);    /* tests/test_kube_server.c: the test server, checked by kubectl and python */
 void kt_suite_kube_faults(void);    /* tests/test_kube_faults.c: a controller through the server's faults */
+void kt_suite_kube_demo(void);      /* tests/test_kube_demo.c: examples/edge_agent --kube against the test server */
 #endif
