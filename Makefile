@@ -166,15 +166,20 @@ $(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)
 # starts and stops its own clusters and says why when it cannot run.
 $(B)/bench-etcd: kctl.h kctl_http_curl.h bench/etcd.c bench/bench.h tests/etcd_harness.c tests/etcd_harness.h $(B)/etcd-config | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/etcd.c tests/etcd_harness.c $(CURL_LIBS) $(LIBS)
-bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd,)
+# kctl on the Kubernetes API transport against the test API server, in
+# its own process over loopback (bench/KUBE.md): needs libcurl; ~40 s.
+$(B)/bench-kube: kctl.h kctl_http_curl.h bench/kube.c bench/bench.h tests/kube_server.c tests/kube_server.h $(B)/etcd-config | $(B)
+	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/kube.c tests/kube_server.c $(CURL_LIBS) $(LIBS)
+bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd $(B)/bench-kube,)
 	./$(B)/bench-queue
 	./$(B)/bench-cache
 	./$(B)/bench-e2e
 	./$(B)/bench-json
 ifeq ($(KT_CURL),yes)
 	./$(B)/bench-etcd
+	./$(B)/bench-kube
 else
-	@echo "skip bench-etcd: libcurl headers were absent at build time (Debian: apt-get install libcurl4-openssl-dev)"
+	@echo "skip bench-etcd, bench-kube: libcurl headers were absent at build time (Debian: apt-get install libcurl4-openssl-dev)"
 endif
 
 # A controller on a 3-member etcd cluster through random faults, one after
