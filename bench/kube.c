@@ -360,10 +360,70 @@ static void *kb_bare_run(void *arg) {
     return NULL;
 }
 
+/* ---- the list's yardstick: the same pages by bare libcurl, bytes kept and
+   the continue token found, nothing decoded ----------------------------- */
+typedef struct kb_page {
+    char *p;
+    size_t len, cap;
+} kb_page;
+
+static size_t kb_page_write(char *data, size_t size, size_t nm, void *ud) {
+    kb_page *pg = (kb_page *)ud;
+    size_t n = size * nm;
+    if (pg->len + n + 1 > pg->cap) {
+        size_t cap = pg->cap ? pg->cap * 2 : 262144;
+        char *np;
+        while (cap < pg->len + n + 1) cap *= 2;
+        if (!(np = (char *)realloc(pg->p, cap))) return 0;
+        pg->p = np;
+        pg->cap = cap;
+    }
+    memcpy(pg->p + pg->len, data, n);
+    pg->len += n;
+    pg->p[pg->len] = '\0';
+    return n;
+}
+
+/* Every page of 500 from url: the objects listed (-1: a request failed). */
+static long kb_bare_list(const char *server) {
+    CURL *c = curl_easy_init();
+    kb_page pg;
+    char url[1024], token[512] = "";
+    long items = 0;
+    memset(&pg, 0, sizeof pg);
+    if (!c) return -1;
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, kb_page_write);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &pg);
+    for (;;) {
+        const char *k, *p;
+        snprintf(url, sizeof url, "%s/apis/bench.kctl.io/v1/namespaces/bench/widgets?limit=500%s%s", server, token[0] ? "&continue=" : "",
+                 token);
+        curl_easy_setopt(c, CURLOPT_URL, url);
+        pg.len = 0;
+        if (curl_easy_perform(c) != CURLE_OK || !pg.p) {
+            items = -1;
+            break;
+        }
+        for (p = pg.p; (p = strstr(p, "{\"metadata\":{\"name\":")) != NULL; p++) items++;
+        token[0] = '\0';
+        if ((k = strstr(pg.p, "\"continue\":\"")) != NULL) {
+            size_t n = strcspn(k + 12, "\"");
+            char *esc = n ? curl_easy_escape(c, k + 12, (int)n) : NULL;
+            if (esc && strlen(esc) < sizeof token) snprintf(token, sizeof token, "%s", esc);
+            curl_free(esc);
+        }
+        if (!token[0]) break;
+    }
+    free(pg.p);
+    curl_easy_cleanup(c);
+    return items;
+}
+
 /* ---- one run ----------------------------------------------------------- */
 typedef struct kb_result {
     bool busy, ok;
-    double sync_s, first_rec_s, sync_cpu_s;
+    double sync_s, first_rec_s, sync_cpu_s, bare_list_s, bare_list_cpu_s;
     double live_b, peak_b, allocs; /* per object */
     kb_paced_res rec, bare;
 } kb_result;
@@ -471,6 +531,16 @@ static int kb_run(bool busy, int run, kb_result *res) {
     while (__atomic_load_n(&kb_reconciles, __ATOMIC_ACQUIRE) < KB_OBJECTS && kb_now() - t0 < KCTL_SEC(60)) kb_sleep_ms(1);
     res->first_rec_s = bench_seconds(t0, kb_now());
     printf("   the first %d reconciles (2 workers): %.3f s\n", KB_OBJECTS, res->first_rec_s);
+    {
+        long items;
+        cpu0 = kb_cpu();
+        t0 = kb_now();
+        items = kb_bare_list(kt_kube_server_url(s));
+        res->bare_list_s = bench_seconds(t0, kb_now());
+        res->bare_list_cpu_s = kb_cpu() - cpu0;
+        printf("   yardstick: the same pages by bare libcurl (bytes kept, nothing decoded): %ld objects in %.3f s, cpu %.3f s\n", items,
+               res->bare_list_s, res->bare_list_cpu_s);
+    }
     fflush(stdout);
     kb_sleep_ms(100);
 
@@ -577,6 +647,8 @@ static void kb_summary(const kb_result *idle, const kb_result *busy) {
     KB_ROW("   kctl allocator, bytes/object at peak", peak_b, "%.0f");
     KB_ROW("   kctl allocations/object", allocs, "%.1f");
     KB_ROW("   first 10,000 reconciles, s", first_rec_s, "%.3f");
+    KB_ROW("   bare libcurl list of the same pages, s", bare_list_s, "%.3f");
+    KB_ROW("   cpu for it (server and curl), s", bare_list_cpu_s, "%.3f");
     KB_ROW("2. write call p50, ms", rec.call.p50, "%.3f");
     KB_ROW("   write call p99, ms", rec.call.p99, "%.3f");
     KB_ROW("   write -> reconcile p50, ms", rec.arr.p50, "%.3f");
