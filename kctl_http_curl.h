@@ -1,9 +1,11 @@
-/* kctl_http_curl.h v0.4.0 - kctl's remote stores over libcurl: an etcd v3 cluster (the Kubernetes API next) - MIT licence (end of kctl.h) */
+/* kctl_http_curl.h v0.4.0 - kctl's remote stores over libcurl: a Kubernetes API server, an etcd v3 cluster - MIT licence (end of kctl.h) */
 /*
     A companion to kctl.h: transports to stores in other processes and on
-    other machines, over HTTP with libcurl. Today: an etcd v3 cluster
-    through its JSON gateway, keeping objects as Kubernetes keeps them in
-    etcd, so a fleet's desired state lives in a replicated store.
+    other machines, over HTTP with libcurl. A Kubernetes API server, so the
+    same controller code reconciles objects of a cluster (custom resources
+    included); and an etcd v3 cluster through its JSON gateway, keeping
+    objects as Kubernetes keeps them in etcd, so a fleet's desired state
+    lives in a replicated store without a cluster.
 
     Do this:
         #include "kctl.h"
@@ -17,6 +19,16 @@
 
     QUICK START
     ===========
+        kctl_kube_desc kd = kctl_kube_desc_init();
+        kctl_transport t;
+        kd.server = "https://10.0.0.1:6443";
+        kd.token_file = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+        kd.tls.ca_file = "/var/run/secrets/kubernetes.io/serviceaccount/ca.crt";
+        if (kctl_kube_create(&kd, &t) != KCTL_OK) return 1;
+        md.transport = t;                       // a manager on the cluster
+        ...                                     // resources as { "edge.example.io", "v1", "deviceconfigs", "" }
+        kctl_transport_destroy(&t);             // after everything that uses it
+    or on etcd:
         kctl_etcd_desc ed = kctl_etcd_desc_init();
         kctl_transport t;
         ed.endpoints = "http://10.0.0.1:2379,http://10.0.0.2:2379,http://10.0.0.3:2379";
@@ -28,7 +40,67 @@
 
     CONCEPTS
     ========
-    Keys are laid out as Kubernetes lays them: <prefix>/<resource>/<ns>/<name>
+    Kubernetes. The server decides every write, as it does for any client;
+    objects come as it sends them (its resourceVersions, opaque strings),
+    and every refusal carries its Status (kctl_api_status: code, reason,
+    message, details and causes).
+
+        kctl                      Kubernetes API (client-go's dynamic client)
+        ----                      ----
+        a resource                /api/v1/... for the core group ("" or NULL),
+                                  /apis/<group>/<version>/... otherwise;
+                                  /namespaces/<ns>/ when ns is given; none for
+                                  all namespaces (list, watch) and for a
+                                  cluster-scoped object (by name)
+        list (limit, continue)    GET ?labelSelector&fieldSelector&limit&continue;
+                                  items get the list's kind and apiVersion; an
+                                  expired continue token is 410: GONE
+        watch (from a version)    GET ?watch=1&resourceVersion&allowWatchBookmarks
+                                  =true&timeoutSeconds (random in [min, max]);
+                                  events a line each; a BOOKMARK is its version;
+                                  the in-band ERROR 410 (a version too old) is
+                                  GONE, other ERRORs mapped by their code; the
+                                  end at timeoutSeconds (the terminating chunk)
+                                  is CLOSED, a cut stream IO. From "": a list,
+                                  then a watch from its version
+        get                       GET .../<name>
+        create                    POST to the collection (AlreadyExists: EXISTS)
+        update, update_status     PUT .../<name>[/status] (a stale
+                                  metadata.resourceVersion: 409 CONFLICT)
+        patch                     PATCH .../<name>[/status], application/merge-
+                                  patch+json (KCTL_PATCH_STATUS: /status)
+        remove                    DELETE, with DeleteOptions preconditions (uid,
+                                  resourceVersion) when given; a Status Success
+                                  is gone (*out NULL); the object in the answer
+                                  with a deletionTimestamp and finalizers (or a
+                                  grace period, or a 202) is still there (*out)
+        Status detail             the server's Status body, for every code
+                                  (400 401 403 404 405 409 410 422 429 500 503
+                                  504...); a body that is no Status (a proxy's)
+                                  gives the code and its usual reason
+
+    429 and 503 answer AGAIN (kctl_api_status_result), st->retry_after_s
+    holding the Retry-After (or the Status's retryAfterSeconds). Before
+    that, a Retry-After that ends within the request timeout (counted from
+    the call's start) is waited out and the request sent once more, when
+    the request cannot do harm twice: a read (get, list, a watch's open),
+    or a write that carries a precondition the server checks (update or
+    patch with a metadata.resourceVersion, remove with a uid or
+    resourceVersion): had the first been applied, the second is refused
+    (409). A create, or a write without a precondition, is never sent
+    twice (a second POST could make a second object with generateName; an
+    unconditional write could undo another writer's). A request that
+    failed once sent (a timeout, a broken connection) is never sent again:
+    TIMEOUT or IO, and the caller's reconcile tries again.
+
+    The bearer token is token, or token_file's content, read at create and
+    again when the file changes (its mtime, size or inode; looked at no
+    more than once a second, before a request), as a projected
+    service-account token rotates; a 401 reads the file at once and sends
+    the request again, once, if the token changed. An unreadable or empty
+    file keeps the token held.
+
+    etcd. Keys are laid out as Kubernetes lays them: <prefix>/<resource>/<ns>/<name>
     for the core group, <prefix>/<group>/<resource>/<ns>/<name> otherwise,
     no <ns> segment for a cluster-scoped object ([prefix]: "/registry").
     Values are the object's JSON document without resourceVersion; an
@@ -59,18 +131,28 @@
 
     DOES NOT
     ========
+    - (Kubernetes) discover resources: a kctl_resource names the group,
+      version and plural, and whether it is namespaced by its ns;
+    - (Kubernetes) send strategic merge, JSON patches or server-side apply
+      (the patch entry is a merge patch), nor protobuf, nor ask for tables;
+    - (Kubernetes) run exec or auth-provider credential plugins (the
+      kubeconfig loader below names them as unsupported); a token or a
+      client certificate only;
+    - (Kubernetes) follow redirects, or fail over: one server URL (a load
+      balancer's, for several API servers);
     - use etcd leases: leader election works with its Lease object and
       resourceVersion preconditions, as on any transport;
     - block longer than asked in watch_next (timeout 0 looks once); unary
-      requests wait at most request_timeout_ns each;
+      requests wait at most request_timeout_ns each (a Retry-After waited
+      out included), a watch's open too;
     - retry a write whose outcome is unknown (a timeout, a broken
       connection after the request went out): that is TIMEOUT or IO, and
       the caller's reconcile tries again through its backoff;
     - put credentials in logs, Status detail or errors.
 
 
-    ENDPOINTS, FAILOVER, AUTH
-    =========================
+    ENDPOINTS, FAILOVER, AUTH (etcd)
+    ================================
     endpoints is a comma-separated list. A request that cannot be sent (no
     connection) goes to the next endpoint at once; a read also moves on
     after an error reply of the unavailable kind (503, "no leader") or a
@@ -91,24 +173,30 @@
     ===
     Verification is on: give the cluster's CA (ca_file, or ca_data in
     memory) unless the system's store has it; a client certificate and key
-    for etcd's mTLS (files or memory). insecure turns verification off,
-    explicitly and only. A server that is not trusted, or one that refuses
-    the client (no certificate, or one it does not accept), is an
-    endpoint that did not answer: reads and watches try the next one, and
-    the call fails with IO, its Status 503 naming libcurl's reason ("etcd:
-    no endpoint answered: SSL peer certificate or SSH remote key was not
-    OK"), never a certificate, key or file of them.
+    for mTLS (etcd's, a Kubernetes user's; files or memory). insecure turns
+    verification off, explicitly and only. A server that is not trusted,
+    or one that refuses the client (no certificate, or one it does not
+    accept), is an endpoint that did not answer: etcd's reads and watches
+    try the next one, and the call fails with IO, its Status 503 naming
+    libcurl's reason ("etcd: no endpoint answered: SSL peer certificate or
+    SSH remote key was not OK"; "kube: the server did not answer: ..."),
+    never a certificate, key, token or file of them.
 
 
     THREADING
     =========
-    A transport is [any thread], as kctl's transports are: unary requests
+    A transport (Kubernetes or etcd) is [any thread], as kctl's transports are: unary requests
     share a small pool of connections (kept alive), each watch has a
     connection of its own. Create and destroy it from one thread.
 
 
     LIMITS
     ======
+    - Kubernetes: a watch event (one line) beyond max_message_bytes
+      [16 MiB] is TOO_LARGE, a unary answer beyond max_response_bytes
+      [256 MiB] too; a resourceVersion longer than KCTL_RV_MAX - 1 bytes,
+      or a continue token longer than KCTL_CONTINUE_MAX - 1, is TOO_LARGE.
+      A bearer token is at most 16 KiB, of visible ASCII.
     - A watch message (one JSON object on its line) beyond
       max_message_bytes [4 MiB] is TOO_LARGE; a unary response beyond
       max_response_bytes [64 MiB], too. Memory never grows past them: a
@@ -121,8 +209,8 @@
 
     VERSION HISTORY
     ===============
-    0.4.0  (in progress) the HTTP layer on libcurl and the etcd v3
-           transport.
+    0.4.0  (in progress) the HTTP layer on libcurl, the etcd v3
+           transport, the Kubernetes API transport.
 */
 #ifndef KCTL_H_INCLUDED
 #error "include kctl.h before kctl_http_curl.h"
@@ -338,9 +426,9 @@ KCTL_API int kctl_kube_config_parse(const char *text, size_t len, const char *di
    <sa_dir>/namespace, else "default"; context "". sa_dir: the service
    account's directory (NULL: /var/run/secrets/kubernetes.io/serviceaccount;
    tests give one of their own). Returns OK; NOT_FOUND (not in a cluster:
-   either variable unset or empty, or no readable token file); INVALID_ARG
-   (a NULL out, a port that is no number, a host with '/' or spaces);
-   NOMEM. Ownership as kctl_kube_config_load's. [any thread, given its own
+   either variable unset or empty, or no token file); IO (the token file
+   cannot be opened); INVALID_ARG (a NULL out, a port that is not a
+   number in 1..65535, a host that is not a name or an address); NOMEM. Ownership as kctl_kube_config_load's. [any thread, given its own
    out and st] */
 KCTL_API int kctl_kube_config_in_cluster(const char *sa_dir, kctl_kube_config *out, kctl_api_status *st);
 /* Free c's strings and zero it but for its allocator (a zeroed c, or

@@ -121,8 +121,17 @@
                  stream): test_etcd.c kills the member a watch is on
                  instead (te_watch_member_killed).
 
-    kubernetes   (kctl_http_curl.h, to come) a real API server: every write
-                 rule, worded as it words them. Lacks ORDERED_VERSIONS
+    kube         (kctl_http_curl.h; tests/test_kube.c, against the test API
+                 server of tests/kube_server.h, a fresh namespace per store)
+                 every capability: the server's rules are the memstore's,
+                 its versions the memstore's numbers. compact: the server's
+                 expire_history (a watch from before is the in-band 410);
+                 progress: its bookmark_now. No break_watches hook (the
+                 server breaks the watches open now, not the next ones):
+                 test_kube.c breaks and ends watches itself
+                 (tk_bookmark_and_ends).
+                 Against a real API server (to come) every write rule,
+                 worded as it words them. Lacks ORDERED_VERSIONS
                  (resourceVersions are opaque by the API's contract, even
                  where they are etcd revisions); no compact hook (the server
                  compacts on its own schedule), so GONE is not tested;

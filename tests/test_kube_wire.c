@@ -1013,6 +1013,10 @@ static void kw_no_server(void) {
     kctl_api_status_clear(&st);
 }
 
+#else
+static void kw_no_curl(void) {
+    KT_KUBE_REQUIRE_CURL();
+}
 #endif /* KT_HAVE_CURL */
 
 void kt_suite_kube_wire(void) {
@@ -1030,5 +1034,7 @@ void kt_suite_kube_wire(void) {
     KT_RUN(kw_token_file);
     KT_RUN(kw_create_args);
     KT_RUN(kw_no_server);
+#else
+    KT_RUN(kw_no_curl);
 #endif
 }
