@@ -5,6 +5,10 @@
    test checks the result itself (the device's files, each status, what
    stayed untouched), not only the agent's exit code.
 
+   And the custom resource definition and the Role a cluster needs for
+   it (examples/deviceconfig-crd.yaml, edge-agent-rbac.yaml) as kubectl
+   applies them, checked against what the agent uses.
+
    The agent is $KT_EDGE_AGENT, else build/edge_agent (the Makefile's
    asan and tsan runs name their own builds); without it the tests skip,
    naming why (a failure under KT_REQUIRE_KUBE). */
@@ -86,9 +90,9 @@ static void tkd_env_free(tkd_env *e) {
     if (e->dir[0]) tkd_rm_dir(e->dir);
 }
 
-/* Start the agent with argv (argv[0] replaced by the agent's path),
-   its output into e->log, without the in-cluster variables. The pid, or -1. */
-static pid_t tkd_spawn(tkd_env *e, char **argv) {
+/* Start path with argv (argv[0] replaced by path), its output into
+   e->log, without the in-cluster variables. The pid, or -1. */
+static pid_t tkd_spawn_path(tkd_env *e, const char *path, char **argv) {
     pid_t pid;
     fflush(stdout);
     pid = fork();
@@ -103,12 +107,15 @@ static pid_t tkd_spawn(tkd_env *e, char **argv) {
         unsetenv("KUBECONFIG");
         unsetenv("EDGE_AGENT_SECONDS");
         unsetenv("EDGE_AGENT_STATE");
-        argv[0] = (char *)tkd_agent();
+        argv[0] = (char *)path;
         execv(argv[0], argv);
         _exit(127);
     }
     return pid;
 }
+
+/* The agent, so. */
+static pid_t tkd_spawn(tkd_env *e, char **argv) { return tkd_spawn_path(e, tkd_agent(), argv); }
 
 /* Wait for pid (killing it after ms): its exit code, or -1 (killed, or a signal). */
 static int tkd_wait(pid_t pid, uint64_t ms) {
@@ -135,7 +142,7 @@ static void tkd_show_log(const tkd_env *e) {
     n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
-    printf("---- the agent's output (%s):\n%s----\n", tkd_agent(), buf);
+    printf("---- what the child printed:\n%s----\n", buf);
 }
 
 /* Whether the agent is there and has --kube: false after a skip (said why). */
@@ -330,7 +337,116 @@ static void tkd_agent_refuses(void) {
     tkd_env_free(&e);
 }
 
+/* kubectl on PATH (KT_KUBECTL names another), into buf; false if none. */
+static bool tkd_kubectl(char *buf, size_t cap) {
+    const char *env = getenv("KT_KUBECTL"), *path = getenv("PATH"), *p;
+    if (env && *env) return snprintf(buf, cap, "%s", env) < (int)cap && access(buf, X_OK) == 0;
+    for (p = path; p && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        if (n && (size_t)snprintf(buf, cap, "%.*s/kubectl", (int)n, p) < cap && access(buf, X_OK) == 0) return true;
+        p += n + (colon ? 1 : 0);
+    }
+    return false;
+}
+
+/* The field at path of the object name in res, as text (false: none). */
+static bool tkd_field(kt_kube_server *s, const kctl_resource *res, const char *name, const char *path, char *buf, size_t cap) {
+    kctl_transport t = kt_kube_server_transport(s);
+    kctl_obj *o = NULL;
+    int rc;
+    buf[0] = '\0';
+    if (kctl_transport_get(&t, res, name, &o, NULL) != KCTL_OK) return false;
+    rc = kctl_obj_get_string(o, path, buf, cap, NULL);
+    kctl_obj_unref(o);
+    return rc == KCTL_OK;
+}
+
+/* examples/deviceconfig-crd.yaml and edge-agent-rbac.yaml, as kubectl
+   reads and sends them (kubectl apply to a test server that serves the
+   kinds: it keeps what it gets): the CRD defines the resource the agent
+   reconciles (edge.kctl.io/v1 deviceconfigs, kind DeviceConfig,
+   namespaced, a status subresource, spec.hostname required), and the
+   Role grants what the README says. */
+static void tkd_crd_and_rbac(void) {
+    static const kt_kube_resource served[] = {
+        { "edge.kctl.io", "v1", "deviceconfigs", "deviceconfig", "DeviceConfig", "dc", true, true },
+        { "apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition", "CustomResourceDefinition", "crd", false, true },
+        { "", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", "sa", true, false },
+        { "rbac.authorization.k8s.io", "v1", "roles", "role", "Role", NULL, true, false },
+        { "rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", NULL, true, false },
+    };
+    static const kctl_resource crd = { "apiextensions.k8s.io", "v1", "customresourcedefinitions", "" };
+    static const kctl_resource role = { "rbac.authorization.k8s.io", "v1", "roles", "default" };
+    static const struct { const kctl_resource *res; const char *name, *path, *want; } fields[] = {
+        { &crd, "deviceconfigs.edge.kctl.io", "spec.group", "edge.kctl.io" },
+        { &crd, "deviceconfigs.edge.kctl.io", "spec.scope", "Namespaced" },
+        { &crd, "deviceconfigs.edge.kctl.io", "spec.names.plural", "deviceconfigs" },
+        { &crd, "deviceconfigs.edge.kctl.io", "spec.names.kind", "DeviceConfig" },
+        { &crd, "deviceconfigs.edge.kctl.io", "spec.versions[0].name", "v1" },
+        { &crd, "deviceconfigs.edge.kctl.io", "spec.versions[0].schema.openAPIV3Schema.properties.spec.required[0]", "hostname" },
+        { &crd, "deviceconfigs.edge.kctl.io", "spec.versions[0].schema.openAPIV3Schema.properties.status.properties.observedGeneration.type",
+          "integer" },
+        { &role, "edge-agent", "rules[0].resources[0]", "deviceconfigs" },
+        { &role, "edge-agent", "rules[0].verbs[2]", "watch" },
+        { &role, "edge-agent", "rules[1].resources[0]", "deviceconfigs/status" },
+        { &role, "edge-agent", "rules[1].verbs[1]", "update" },
+        { &role, "edge-agent", "rules[2].apiGroups[0]", "coordination.k8s.io" },
+        { &role, "edge-agent", "rules[2].resources[0]", "leases" },
+    };
+    kt_kube_server_desc d;
+    kt_kube_server *s = NULL;
+    tkd_env e;
+    char kubectl[512], cache[320], buf[256];
+    char *argv[] = { NULL, (char *)"--kubeconfig", NULL, (char *)"--cache-dir", NULL, (char *)"apply",
+                     (char *)"-f", (char *)"examples/deviceconfig-crd.yaml", (char *)"-f", (char *)"examples/edge-agent-rbac.yaml", NULL };
+    kctl_transport t;
+    kctl_obj *o = NULL;
+    size_t i;
+    pid_t pid;
+    if (!tkd_kubectl(kubectl, sizeof kubectl)) {
+        kt_kube_need(__FILE__, __LINE__, "no kubectl on PATH (or KT_KUBECTL)");
+        return;
+    }
+    memset(&d, 0, sizeof d);
+    d.resources = served;
+    d.resource_count = sizeof served / sizeof served[0];
+    KT_EQ_INT(kt_kube_server_start(&d, &s), KCTL_OK);
+    if (!s) return;
+    if (!tkd_env_init(&e, kt_kube_server_url(s), "default")) {
+        KT_CHECK(!"a temporary directory");
+        tkd_env_free(&e);
+        kt_kube_server_stop(s);
+        return;
+    }
+    snprintf(cache, sizeof cache, "%s/cache", e.dir);
+    argv[2] = e.kubeconfig;
+    argv[4] = cache;
+    pid = tkd_spawn_path(&e, kubectl, argv);
+    KT_EQ_INT(pid > 0 ? tkd_wait(pid, 60000) : -1, 0);
+    for (i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        if (!tkd_field(s, fields[i].res, fields[i].name, fields[i].path, buf, sizeof buf) || strcmp(buf, fields[i].want) != 0)
+            kt_fail(__FILE__, __LINE__, "%s %s: \"%s\", want \"%s\"", fields[i].name, fields[i].path, buf, fields[i].want);
+    }
+    t = kt_kube_server_transport(s);
+    if (kctl_transport_get(&t, &crd, "deviceconfigs.edge.kctl.io", &o, NULL) == KCTL_OK) {
+        bool served_v = false, storage = false;
+        kctl_json_value v;
+        KT_EQ_INT(kctl_obj_get_bool(o, "spec.versions[0].served", &served_v), KCTL_OK);
+        KT_EQ_INT(kctl_obj_get_bool(o, "spec.versions[0].storage", &storage), KCTL_OK);
+        KT_CHECK(served_v && storage);
+        KT_EQ_INT(kctl_obj_get(o, "spec.versions[0].subresources.status", &v), KCTL_OK); /* the agent writes status there */
+        kctl_obj_unref(o);
+    } else {
+        KT_CHECK(!"the CRD, as kubectl applied it");
+    }
+    if (kt.cur_failed) tkd_show_log(&e);
+    tkd_env_free(&e);
+    kt_kube_server_stop(s);
+}
+
 void kt_suite_kube_demo(void) {
     KT_RUN(tkd_agent_converges);
     KT_RUN(tkd_agent_refuses);
+    KT_RUN(tkd_crd_and_rbac);
 }
