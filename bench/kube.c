@@ -38,7 +38,7 @@
    after it), BENCH_RUNS (3) times each; the summary gives each figure's
    median with its range. With each phase: the CPU this process used
    (server and client together: they share it). The whole run takes about
-   40 s.
+   30 s.
 
    build/bench-kube [--idle-only] [--busy-only] [--kctl-writes] [--seconds S] [--rate N] */
 #define _GNU_SOURCE /* sched_setaffinity */
