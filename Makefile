@@ -12,7 +12,7 @@ TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench soak cxx fuzz fuzz-short size clean FORCE
-all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport
+all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport $(B)/kube-test-server
 
 $(B):
 	@mkdir -p $(B)
@@ -48,9 +48,9 @@ CURL_LIBS := $(shell curl-config --libs 2>/dev/null || echo -lcurl)
 endif
 ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c tests/test_contract.c tests/test_etcd.c tests/test_etcd_tls.c tests/test_etcd_faults.c
 ETCDDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/etcd_harness.h tests/contract.h examples/dirstore.h $(ETCDSRC) $(B)/etcd-config
-# rebuilt when the curl choice changes
+# rebuilt when the curl (or OpenSSL, for the test API server) choice changes
 $(B)/etcd-config: FORCE | $(B)
-	@echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS)' | cmp -s - $@ || echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS)' > $@
+	@echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS) KT_SSL=$(KT_SSL)' | cmp -s - $@ || echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS) KT_SSL=$(KT_SSL)' > $@
 FORCE:
 $(B)/kt-etcd: $(ETCDDEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) $(CURL_DEF) -o $@ $(ETCDSRC) $(CURL_LIBS) $(LIBS)
@@ -63,18 +63,27 @@ $(B)/kt-etcd-tsan: $(ETCDDEPS) | $(B)
 # tests/run_kube.c, with a test API server of its own (tests/kube_server.h)
 # that kubectl and python3's kubernetes package check. Without libcurl the
 # transport's tests skip; KT_REQUIRE_KUBE=1 makes a skip a failure.
+# The test API server serves https too where OpenSSL's headers are there
+# (Debian: libssl-dev); KT_SSL=no builds it without.
+ifndef KT_SSL
+KT_SSL := $(shell printf '\043include <openssl/ssl.h>\n' | gcc -E -x c - >/dev/null 2>&1 && echo yes || echo no)
+endif
+ifeq ($(KT_SSL),yes)
+SSL_DEF  := -DKT_HAVE_OPENSSL=1
+SSL_LIBS := -lssl -lcrypto
+endif
 KUBESRC  := tests/run_kube.c tests/kube_server.c tests/test_kube_wire.c tests/test_kubeconfig.c tests/test_kube_server.c tests/test_kube.c tests/test_kube_faults.c tests/test_kube_demo.c tests/test_contract.c
 KUBEDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/kube.h tests/kube_server.h tests/contract.h examples/dirstore.h $(KUBESRC) $(B)/etcd-config
 $(B)/kt-kube: $(KUBEDEPS) | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
+	gcc $(STD) $(BASE) $(CFLAGS) $(CURL_DEF) $(SSL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(SSL_LIBS) $(LIBS)
 $(B)/kt-kube-asan: $(KUBEDEPS) | $(B)
-	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer $(CURL_DEF) $(SSL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(SSL_LIBS) $(LIBS)
 $(B)/kt-kube-tsan: $(KUBEDEPS) | $(B)
-	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread $(CURL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(LIBS)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread $(CURL_DEF) $(SSL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(SSL_LIBS) $(LIBS)
 # The test API server as a program (tests/kube_server_main.c): --port N
 # (0: a free one), prints its URL first; for kubectl or python by hand.
 $(B)/kube-test-server: kctl.h tests/kube_server.h tests/kube_server.c tests/kube_server_main.c | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -o $@ tests/kube_server_main.c tests/kube_server.c $(LIBS)
+	gcc $(STD) $(BASE) $(CFLAGS) $(SSL_DEF) -o $@ tests/kube_server_main.c tests/kube_server.c $(SSL_LIBS) $(LIBS)
 
 # kctl.h, implementation included, compiled and linked as C++11.
 $(B)/cxx-check: kctl.h tests/cxx_check.cpp | $(B)

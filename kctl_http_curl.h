@@ -684,6 +684,7 @@ static void kctl__http_common(kctl__http *h, CURL *c) {
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, h->connect_ms);
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(c, CURLOPT_USERAGENT, "kctl/" KCTL_VERSION_STRING); /* an API server names the field manager after it */
     if (h->tls.insecure) {
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -2442,7 +2443,8 @@ static bool kctl__kube_set_auth(kctl__kube *k, char *hdr) {
 }
 
 /* Read token_file into *hdr and its identity into id: OK, IO (it cannot
-   be read), INVALID_ARG (empty, or no token), NOMEM. */
+   be read), INVALID_ARG (empty, no token, or past KCTL__KUBE_TOKEN_MAX),
+   NOMEM. */
 static int kctl__kube_read_token(kctl__kube *k, char **hdr, long long id[4]) {
     char *buf;
     size_t n = 0;
@@ -2450,7 +2452,7 @@ static int kctl__kube_read_token(kctl__kube *k, char **hdr, long long id[4]) {
     struct stat sb;
     int fd, rc;
     *hdr = NULL;
-    if ((fd = open(k->token_file, O_RDONLY)) < 0) return KCTL_ERR_IO;
+    if ((fd = open(k->token_file, O_RDONLY | O_CLOEXEC)) < 0) return KCTL_ERR_IO;
     if (fstat(fd, &sb) != 0) {
         close(fd);
         return KCTL_ERR_IO;
@@ -2459,20 +2461,22 @@ static int kctl__kube_read_token(kctl__kube *k, char **hdr, long long id[4]) {
     id[1] = (long long)sb.st_mtim.tv_nsec;
     id[2] = (long long)sb.st_size;
     id[3] = (long long)sb.st_ino;
-    if (!(buf = (char *)kctl__http_alloc(&k->http.a, KCTL__KUBE_TOKEN_MAX + 1))) {
+    if (!(buf = (char *)kctl__http_alloc(&k->http.a, KCTL__KUBE_TOKEN_MAX + 2))) {
         close(fd);
         return KCTL_ERR_NOMEM;
     }
-    while (n < KCTL__KUBE_TOKEN_MAX && (got = read(fd, buf + n, KCTL__KUBE_TOKEN_MAX - n)) != 0) {
+    rc = KCTL_OK;
+    while (n <= KCTL__KUBE_TOKEN_MAX && (got = read(fd, buf + n, KCTL__KUBE_TOKEN_MAX + 1 - n)) != 0) { /* one byte more: too long */
         if (got < 0) {
             if (errno == EINTR) continue;
+            rc = KCTL_ERR_IO;
             break;
         }
         n += (size_t)got;
     }
     close(fd);
     buf[n] = '\0';
-    rc = kctl__kube_auth_header(&k->http.a, buf, n, hdr);
+    if (rc == KCTL_OK) rc = kctl__kube_auth_header(&k->http.a, buf, n, hdr);
     memset(buf, 0, n);
     kctl__http_free(&k->http.a, buf);
     return rc;

@@ -19,9 +19,15 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <signal.h>
+#ifdef KT_HAVE_OPENSSL
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#endif
 
 #define KKS_HEAD_MAX (64u * 1024u)              /* request line and headers */
 #define KKS_SLICE_NS (50u * 1000u * 1000u)      /* a watch looks at its flags this often */
+#define KKS_CONN_MAX 512u                       /* connections served at once (a thread each) */
 #define KKS_REPLAY_CHUNK 2048u                  /* a replay is packed in chunks of 0x800 bytes (#36) */
 
 const kt_kube_resource kt_kube_default_resources[] = {
@@ -116,6 +122,7 @@ typedef struct kks_conn {
     pthread_t th;
     bool done;
     /* the request being served */
+    void *ssl;      /* the connection's SSL (https), or NULL */
     kks_buf in;     /* bytes read, not yet consumed */
     kks_buf body;
     char method[16];
@@ -145,6 +152,7 @@ struct kt_kube_server {
     uint64_t bookmark_ns, watch_max_ns;
     size_t max_req;
     uint64_t audit_seq, audit_base;
+    void *ssl_ctx;            /* https: the SSL_CTX, or NULL */
     pthread_mutex_t clock_mu; /* the memstore's clock: monotonic + skew (bookmark_now moves it on) */
     uint64_t clock_skew;
 };
@@ -186,6 +194,20 @@ static const char *kks_reason(int code) {
 }
 
 static bool kks_send(kks_conn *c, const char *p, size_t n) {
+#ifdef KT_HAVE_OPENSSL
+    if (c->ssl) {
+        while (n) {
+            int k = SSL_write((SSL *)c->ssl, p, n > 65536 ? 65536 : (int)n);
+            if (k <= 0) {
+                ERR_clear_error();
+                return false;
+            }
+            p += k;
+            n -= (size_t)k;
+        }
+        return true;
+    }
+#endif
     while (n) {
         ssize_t k = send(c->fd, p, n, MSG_NOSIGNAL);
         if (k < 0 && errno == EINTR) continue;
@@ -384,6 +406,19 @@ static bool kks_fill(kks_conn *c) {
     ssize_t k;
     kks_reserve(&c->in, 16384);
     if (c->in.oom) return false;
+#ifdef KT_HAVE_OPENSSL
+    if (c->ssl) {
+        size_t room = c->in.cap - c->in.len - 1;
+        int r = SSL_read((SSL *)c->ssl, c->in.p + c->in.len, room > 65536 ? 65536 : (int)room);
+        if (r <= 0) {
+            ERR_clear_error();
+            return false;
+        }
+        c->in.len += (size_t)r;
+        c->in.p[c->in.len] = 0;
+        return true;
+    }
+#endif
     do k = recv(c->fd, c->in.p + c->in.len, c->in.cap - c->in.len - 1, 0);
     while (k < 0 && errno == EINTR);
     if (k <= 0) return false;
@@ -967,7 +1002,10 @@ static bool kks_list(kks_conn *c, kks_req *rq) {
     lo.label_selector = kks_q(&rq->q, "labelSelector");
     lo.field_selector = kks_q(&rq->q, "fieldSelector");
     if (limit_s && *limit_s && (!kks_uint(limit_s, &limit) || limit > UINT32_MAX)) return kks_fail(c, 400, "BadRequest", "invalid limit");
-    lo.limit = (uint32_t)limit;
+    /* resourceVersion=0 without a continue token is served from the watch
+       cache, which does not page: the limit is ignored (a reflector's first
+       list gets everything at once) */
+    lo.limit = rv && strcmp(rv, "0") == 0 && !(cont && *cont) ? 0 : (uint32_t)limit;
     if (rv && *rv && strcmp(rv, "0") != 0 && !kks_uint(rv, &want)) return kks_fail(c, 400, "BadRequest", "invalid resourceVersion");
     cur = kctl_memstore_revision(s->ms);
     if (want && match && strcmp(match, "Exact") == 0 && want != cur) {
@@ -1099,6 +1137,17 @@ static bool kks_peer_closed(kks_conn *c) {
     p.revents = 0;
     if (poll(&p, 1, 0) <= 0) return false;
     if (p.revents & (POLLERR | POLLNVAL)) return true;
+#ifdef KT_HAVE_OPENSSL
+    if (c->ssl) { /* a record came: data, or the end (close_notify, or the socket's) */
+        int fl = fcntl(c->fd, F_GETFL), r, e;
+        fcntl(c->fd, F_SETFL, fl | O_NONBLOCK);
+        r = SSL_peek((SSL *)c->ssl, &ch, 1);
+        e = r > 0 ? SSL_ERROR_NONE : SSL_get_error((SSL *)c->ssl, r);
+        fcntl(c->fd, F_SETFL, fl);
+        ERR_clear_error();
+        return e != SSL_ERROR_NONE && e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE;
+    }
+#endif
     k = recv(c->fd, &ch, 1, MSG_PEEK | MSG_DONTWAIT);
     return k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
@@ -1552,6 +1601,21 @@ static void kks_close_fd(kks_conn *c) {
 static void *kks_conn_main(void *arg) {
     kks_conn *c = (kks_conn *)arg;
     kt_kube_server *s = c->s;
+#ifdef KT_HAVE_OPENSSL
+    if (s->ssl_ctx) { /* https: the handshake first (a client certificate, when one is required) */
+        SSL *ssl = SSL_new((SSL_CTX *)s->ssl_ctx);
+        if (ssl && SSL_set_fd(ssl, c->fd) == 1 && SSL_accept(ssl) == 1) {
+            c->ssl = ssl;
+        } else {
+            if (ssl) SSL_free(ssl);
+            ERR_clear_error();
+            pthread_mutex_lock(&s->mu);
+            s->ctr.tls_failures++;
+            pthread_mutex_unlock(&s->mu);
+            goto done;
+        }
+    }
+#endif
     for (;;) {
         const char *why = NULL;
         int rc = kks_read_request(c, &why);
@@ -1568,6 +1632,11 @@ static void *kks_conn_main(void *arg) {
         }
         if (!kks_serve(c)) break;
     }
+#ifdef KT_HAVE_OPENSSL
+    if (c->ssl) SSL_free((SSL *)c->ssl); /* no close_notify: a broken watch must look broken */
+    c->ssl = NULL;
+done:
+#endif
     kks_free(&c->in);
     kks_free(&c->body);
     kks_close_fd(c);
@@ -1630,6 +1699,12 @@ static void *kks_accept_main(void *arg) {
             break;
         }
         c->drop_gen = s->drop_gen;
+        if (s->ctr.connections >= KKS_CONN_MAX) { /* bounded: one more is closed at once */
+            pthread_mutex_unlock(&s->mu);
+            close(fd);
+            free(c);
+            continue;
+        }
         if (pthread_create(&c->th, NULL, kks_conn_main, c) != 0) {
             pthread_mutex_unlock(&s->mu);
             close(fd);
@@ -1718,6 +1793,28 @@ int kt_kube_server_start(const kt_kube_server_desc *desc, kt_kube_server **out) 
         kt_kube_server_stop(s);
         return rc;
     }
+    if (d.tls_cert_file || d.tls_key_file || d.tls_client_ca_file) {
+#ifdef KT_HAVE_OPENSSL
+        SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+        struct sigaction sa;
+        if (!(s->ssl_ctx = ctx)) goto nomem;
+        if (!d.tls_cert_file || !d.tls_key_file || SSL_CTX_use_certificate_chain_file(ctx, d.tls_cert_file) != 1 ||
+            SSL_CTX_use_PrivateKey_file(ctx, d.tls_key_file, SSL_FILETYPE_PEM) != 1 || SSL_CTX_check_private_key(ctx) != 1 ||
+            (d.tls_client_ca_file && SSL_CTX_load_verify_locations(ctx, d.tls_client_ca_file, NULL) != 1)) {
+            ERR_clear_error();
+            kt_kube_server_stop(s);
+            return KCTL_ERR_INVALID_ARG;
+        }
+        if (d.tls_client_ca_file) SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, NULL);
+        /* OpenSSL writes with write(2): a peer gone mid-write must not kill the process */
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_IGN;
+        sigaction(SIGPIPE, &sa, NULL);
+#else
+        kt_kube_server_stop(s);
+        return KCTL_ERR_INVALID_ARG;
+#endif
+    }
     if (pipe(s->wake) != 0 || (s->lfd = socket(AF_INET, SOCK_STREAM, 0)) < 0) goto io;
     fcntl(s->wake[0], F_SETFD, FD_CLOEXEC);
     fcntl(s->wake[1], F_SETFD, FD_CLOEXEC);
@@ -1731,7 +1828,7 @@ int kt_kube_server_start(const kt_kube_server_desc *desc, kt_kube_server **out) 
         getsockname(s->lfd, (struct sockaddr *)&a, &al) != 0)
         goto io;
     s->port = ntohs(a.sin_port);
-    snprintf(s->url, sizeof s->url, "http://127.0.0.1:%u", (unsigned)s->port);
+    snprintf(s->url, sizeof s->url, "%s://127.0.0.1:%u", s->ssl_ctx ? "https" : "http", (unsigned)s->port);
     if (pthread_create(&s->acceptor, NULL, kks_accept_main, s) != 0) goto io;
     *out = s;
     return KCTL_OK;
@@ -1761,6 +1858,9 @@ void kt_kube_server_stop(kt_kube_server *s) {
     if (s->wake[0] >= 0) close(s->wake[0]);
     if (s->wake[1] >= 0) close(s->wake[1]);
     if (s->ms) kctl_memstore_destroy(s->ms);
+#ifdef KT_HAVE_OPENSSL
+    if (s->ssl_ctx) SSL_CTX_free((SSL_CTX *)s->ssl_ctx);
+#endif
     kks_free_res(s);
     pthread_cond_destroy(&s->cv);
     pthread_mutex_destroy(&s->clock_mu);

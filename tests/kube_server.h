@@ -29,11 +29,12 @@
          keeps).
    Not served: Table output (kubectl prints the generic NAME/AGE columns
    from a plain list, as it does for any server that sends no Table),
-   protobuf (406), json-patch and server-side apply (415), TLS,
+   protobuf (406), json-patch and server-side apply (415),
    authentication (every request is allowed, as the captured server's
    were), deletecollection, pretty-printing for curl.
 
-   Threads: one accepts, one serves each connection; every function here
+   Threads: one accepts, one serves each connection (at most 512 at once:
+   beyond, a connection is closed as it comes); every function here
    may be called from any thread while the server runs, except stop. */
 #ifndef KT_KUBE_SERVER_H
 #define KT_KUBE_SERVER_H
@@ -67,18 +68,23 @@ typedef struct kt_kube_server_desc {
     uint64_t watch_timeout_max_ns;     /* the longest a watch lasts; also without timeoutSeconds (0: 1800 s) */
     uint32_t history;                  /* events the memstore keeps for watches (0: 1024) */
     size_t max_request_bytes;          /* request head + body (0: 3 MiB + 64 KiB); beyond: 413 and the connection closes */
+    /* https (in a build with KT_HAVE_OPENSSL; elsewhere start refuses these
+       with INVALID_ARG): the server's certificate chain and key (PEM
+       files) and, for mutual TLS, the CA whose client certificates are
+       required. NULL: plain http. SIGPIPE is ignored from start on. */
+    const char *tls_cert_file, *tls_key_file, *tls_client_ca_file;
 } kt_kube_server_desc;
 
 typedef struct kt_kube_server kt_kube_server;
 
 /* Start listening on 127.0.0.1 (desc may be NULL). OK; IO when the port
    cannot be bound or a thread cannot start; INVALID_ARG for a resource
-   without version, resource or kind; NOMEM. */
+   without version, resource or kind, or TLS files that do not load; NOMEM. */
 int kt_kube_server_start(const kt_kube_server_desc *desc, kt_kube_server **out);
 /* Stop: close the listener and every connection, join every thread, free
    everything (the memstore too). NULL is fine. */
 void kt_kube_server_stop(kt_kube_server *s);
-/* "http://127.0.0.1:PORT" (valid until stop) and the port. */
+/* "http://127.0.0.1:PORT" ("https://..." with TLS; valid until stop) and the port. */
 const char *kt_kube_server_url(const kt_kube_server *s);
 uint16_t kt_kube_server_port(const kt_kube_server *s);
 /* The store behind the server (the server's: do not destroy it), to read
@@ -126,6 +132,7 @@ typedef struct kt_kube_server_counters {
     uint64_t watches_opened;
     uint32_t watches_open;  /* streaming now */
     uint32_t connections;   /* open now */
+    uint64_t tls_failures;  /* https: handshakes refused (no or a wrong client certificate, plain http) */
 } kt_kube_server_counters;
 void kt_kube_server_counters_get(kt_kube_server *s, kt_kube_server_counters *out);
 

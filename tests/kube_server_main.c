@@ -3,6 +3,7 @@
    or curl at by hand.
 
      build/kube-test-server [--port N] [--bookmark-seconds S] [--history N]
+                            [--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]]
                             [--resource GROUP,VERSION,PLURAL,SINGULAR,KIND,SHORT,namespaced|cluster[,status]]...
 
    --port 0 (the default) takes a free port. The first line printed is the
@@ -22,6 +23,7 @@ static void kks_main_on_signal(int sig) { (void)sig; kks_main_stop = 1; }
 
 static int kks_main_usage(void) {
     fprintf(stderr, "usage: kube-test-server [--port N] [--bookmark-seconds S] [--history N] "
+                    "[--tls-cert PEM --tls-key PEM [--tls-client-ca PEM]] "
                     "[--resource GROUP,VERSION,PLURAL,SINGULAR,KIND,SHORT,namespaced|cluster[,status]]...\n");
     return 2;
 }
@@ -53,6 +55,9 @@ int main(int argc, char **argv) {
         if (strcmp(a, "--port") == 0) d.port = (uint16_t)atoi(argv[++i]);
         else if (strcmp(a, "--bookmark-seconds") == 0) d.bookmark_period_ns = (uint64_t)atoi(argv[++i]) * 1000000000u;
         else if (strcmp(a, "--history") == 0) d.history = (uint32_t)atoi(argv[++i]);
+        else if (strcmp(a, "--tls-cert") == 0) d.tls_cert_file = argv[++i];
+        else if (strcmp(a, "--tls-key") == 0) d.tls_key_file = argv[++i];
+        else if (strcmp(a, "--tls-client-ca") == 0) d.tls_client_ca_file = argv[++i];
         else if (strcmp(a, "--resource") == 0) {
             char *f[8];
             int n = kks_main_fields(argv[++i], f, 8);

@@ -9,6 +9,7 @@
 #include "kube.h"
 #include "kube_server.h"
 #include "contract.h"
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -384,6 +385,99 @@ static void tk_throttled(void) {
     kctl_api_status_clear(&st);
 }
 
+/* [any thread]: four threads at once on one transport, each creating,
+   reading, patching, listing and deleting its own objects, and a fifth
+   watching them all; every request answered, every write seen. */
+typedef struct tk_worker {
+    kctl_transport *t;
+    int id, failures;
+} tk_worker;
+
+static void *tk_work(void *arg) {
+    tk_worker *w = (tk_worker *)arg;
+    kctl_resource res = tk_dc;
+    int i;
+    res.ns = "threads";
+    for (i = 0; i < 10; i++) {
+        char name[32];
+        kctl_obj *o = NULL;
+        kctl_list_result l;
+        snprintf(name, sizeof name, "w%d-%d", w->id, i);
+        if (tk_put(w->t, &res, name, "\"spec\":{\"n\":1}", NULL, NULL) != KCTL_OK) w->failures++;
+        if (kctl_transport_get(w->t, &res, name, &o, NULL) != KCTL_OK) w->failures++;
+        kctl_obj_unref(o);
+        if (kctl_transport_patch(w->t, &res, name, "{\"spec\":{\"n\":2}}", KCTL_NTS, 0, NULL, NULL) != KCTL_OK) w->failures++;
+        if (kctl_transport_list(w->t, &res, NULL, &l, NULL) != KCTL_OK) w->failures++;
+        kctl_list_result_free(&l);
+        if (kctl_transport_remove(w->t, &res, name, NULL, NULL, NULL) != KCTL_OK) w->failures++;
+    }
+    return NULL;
+}
+
+/* kt_alloc under a lock, for threads. */
+typedef struct tk_locked { pthread_mutex_t mu; kt_alloc a; kctl_allocator inner; } tk_locked;
+static void *tk_locked_alloc(size_t n, void *ud) {
+    tk_locked *l = (tk_locked *)ud;
+    void *p;
+    pthread_mutex_lock(&l->mu);
+    p = l->inner.alloc_fn(n, l->inner.user_data);
+    pthread_mutex_unlock(&l->mu);
+    return p;
+}
+static void tk_locked_free(void *p, void *ud) {
+    tk_locked *l = (tk_locked *)ud;
+    pthread_mutex_lock(&l->mu);
+    l->inner.free_fn(p, l->inner.user_data);
+    pthread_mutex_unlock(&l->mu);
+}
+
+static void tk_threads(void) {
+    kctl_transport t;
+    kctl_kube_desc d = kctl_kube_desc_init();
+    tk_locked lk;
+    kctl_watch *w = NULL;
+    kctl_event ev;
+    kctl_list_result l;
+    kctl_kube_stats ks;
+    pthread_t th[4];
+    tk_worker wk[4];
+    kctl_resource res = tk_dc;
+    int i, events = 0, rc;
+    res.ns = "threads";
+    pthread_mutex_init(&lk.mu, NULL);
+    kt_alloc_init(&lk.a);
+    lk.inner = kt_allocator(&lk.a);
+    d.server = kt_kube_server_url(tk_srv);
+    d.allocator.alloc_fn = tk_locked_alloc;
+    d.allocator.free_fn = tk_locked_free;
+    d.allocator.user_data = &lk;
+    KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_OK);
+    KT_EQ_INT(kctl_transport_list(&t, &res, NULL, &l, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_transport_watch_open(&t, &res, NULL, l.resource_version, &w, NULL), KCTL_OK);
+    kctl_list_result_free(&l);
+    for (i = 0; i < 4; i++) {
+        wk[i].t = &t;
+        wk[i].id = i;
+        wk[i].failures = 0;
+        pthread_create(&th[i], NULL, tk_work, &wk[i]);
+    }
+    for (i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        KT_EQ_INT(wk[i].failures, 0);
+    }
+    while (events < 120 && (rc = kctl_transport_watch_next(&t, w, KCTL_SEC(5), &ev, NULL)) == KCTL_OK) {
+        events += ev.type != KCTL_EVENT_BOOKMARK;
+        kctl_event_clear(&ev);
+    }
+    KT_EQ_INT(events, 120); /* 40 objects: ADDED, MODIFIED, DELETED each */
+    kctl_transport_watch_close(&t, w);
+    kctl_kube_read_stats(&t, &ks);
+    KT_EQ_U64(ks.requests, 1 + 4 * 10 * 5);
+    kctl_transport_destroy(&t);
+    KT_EQ_INT(lk.a.live, 0);
+    pthread_mutex_destroy(&lk.mu);
+}
+
 /* Step r until its stats say done(), for at most 10 s of real time,
    sleeping until the time it asks for (a backoff) or 20 ms. */
 static void tk_step_until(kctl_reflector *r, bool (*done)(const kctl_reflector_stats *, uint64_t), uint64_t arg, kctl_reflector_stats *rs) {
@@ -473,6 +567,7 @@ void kt_suite_kube(void) {
     KT_RUN(tk_status_detail);
     KT_RUN(tk_throttled);
     KT_RUN(tk_reflector);
+    KT_RUN(tk_threads);
     kt_kube_server_stop(tk_srv);
     tk_srv = NULL;
 #else

@@ -455,6 +455,10 @@ static void kts_list_paging(void) {
     KT_CHECK(r.code == 200 && strstr(r.body, "\"name\":\"c4\"") && !strstr(r.body, "c9") && !strstr(r.body, "\"continue\"") &&
              !strstr(r.body, "remainingItemCount"));
     kts_resp_free(&r);
+    /* resourceVersion=0 is the watch cache, which does not page */
+    KT_CHECK(kts_do(port, "GET", KTS_CM "?limit=2&resourceVersion=0", NULL, NULL, &r));
+    KT_CHECK(r.code == 200 && kts_count(r.body, "\"name\":") == 6 && !strstr(r.body, "\"continue\""));
+    kts_resp_free(&r);
     /* selectors; an empty list still has items [] */
     KT_CHECK(kts_do(port, "GET", KTS_CM "?labelSelector=app%3Dodd", NULL, NULL, &r));
     KT_CHECK(r.code == 200 && kts_count(r.body, "\"name\":") == 2);
@@ -947,6 +951,7 @@ static bool kts_env_init(kts_env *e, kt_kube_server *s, const char *kubectl) {
     if (!mkdtemp(e->dir)) return false;
     snprintf(e->kubeconfig, sizeof e->kubeconfig, "%s/kubeconfig", e->dir);
     snprintf(e->cache, sizeof e->cache, "%s/cache", e->dir); /* a fresh discovery cache: it is keyed by host and port */
+    if (!s) return true; /* the kubeconfig comes later */
     if (!(f = fopen(e->kubeconfig, "w"))) return false;
     fprintf(f, "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: %s\nusers:\n- name: test\n  user:\n"
                "    token: unused\ncontexts:\n- name: test\n  context:\n    cluster: test\n    user: test\n    namespace: default\n"
@@ -1200,6 +1205,148 @@ static void kts_python(void) {
     kt_kube_server_stop(s);
 }
 
+/* ------------------------------------------------------------------ https */
+/* Run openssl with the words of args in the test's directory (@x: its file x). */
+static bool kts_openssl(kts_env *e, const char *openssl, const char *args) {
+    char *argv[40], words[1024], files[12][400];
+    int n = 0, nf = 0;
+    char *w, *save = NULL;
+    argv[n++] = (char *)openssl;
+    snprintf(words, sizeof words, "%s", args);
+    for (w = strtok_r(words, " ", &save); w && n < 39; w = strtok_r(NULL, " ", &save)) {
+        if (*w == '@' && nf < 12) {
+            snprintf(files[nf], sizeof files[nf], "%s/%s", e->dir, w + 1);
+            w = files[nf++];
+        }
+        argv[n++] = w;
+    }
+    argv[n] = NULL;
+    if (!kts_spawn(&e->p, argv)) return false;
+    if (kts_finish(&e->p, 60000) == 0) return true;
+    printf("    (openssl %s: %s)\n", args, e->p.buf);
+    return false;
+}
+
+/* A CA, a server certificate for 127.0.0.1 and a client certificate, made now. */
+static bool kts_certs(kts_env *e, const char *openssl) {
+    kts_file(e, "server.ext", "subjectAltName=IP:127.0.0.1\n");
+    kts_file(e, "client.ext", "extendedKeyUsage=clientAuth\n");
+    return kts_openssl(e, openssl, "req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout @ca.key -out @ca.crt "
+                                   "-days 2 -subj /CN=kt-kube-ca") &&
+           kts_openssl(e, openssl, "req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout @server.key -out @server.csr "
+                                   "-subj /CN=127.0.0.1") &&
+           kts_openssl(e, openssl, "x509 -req -in @server.csr -CA @ca.crt -CAkey @ca.key -CAcreateserial -out @server.crt -days 2 "
+                                   "-extfile @server.ext") &&
+           kts_openssl(e, openssl, "req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout @client.key -out @client.csr "
+                                   "-subj /CN=kt-client") &&
+           kts_openssl(e, openssl, "x509 -req -in @client.csr -CA @ca.crt -CAkey @ca.key -CAcreateserial -out @client.crt -days 2 "
+                                   "-extfile @client.ext");
+}
+
+/* The kubeconfig for s over https: the CA, and a client certificate when asked. */
+static void kts_tls_kubeconfig(kts_env *e, kt_kube_server *s, bool client_cert) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "apiVersion: v1\nkind: Config\nclusters:\n- name: test\n  cluster:\n    server: %s\n    certificate-authority: %s/ca.crt\n"
+             "users:\n- name: test\n  user:\n%s%s%s%s%scontexts:\n- name: test\n  context:\n    cluster: test\n    user: test\n"
+             "    namespace: default\ncurrent-context: test\n", kt_kube_server_url(s), e->dir,
+             client_cert ? "    client-certificate: " : "    token: unused\n", client_cert ? e->dir : "", client_cert ? "/client.crt\n    client-key: " : "",
+             client_cert ? e->dir : "", client_cert ? "/client.key\n" : "");
+    kts_file(e, "kubeconfig", text);
+}
+
+static void kts_tls(void) {
+    kt_kube_server_desc d;
+    kt_kube_server *s = NULL;
+    kts_env *e;
+    kts_conn *c;
+    kt_kube_server_counters ctr;
+    kctl_obj *o = NULL;
+    char openssl[1024], kpath[1024], cert[400], key[400], ca[400], ccert[400], ckey[400];
+    const char *kubectls[2];
+    int nk = 0, i;
+#ifndef KT_HAVE_OPENSSL
+    if (!kt_kube_need(__FILE__, __LINE__, "built without OpenSSL's headers: no https (Debian: apt-get install libssl-dev, then rebuild)")) return;
+#endif
+    if (!kt_kube_need(__FILE__, __LINE__, kts_which("openssl", openssl, sizeof openssl) ? NULL : "no openssl on PATH to make certificates"))
+        return;
+    e = (kts_env *)malloc(sizeof *e);
+    c = (kts_conn *)malloc(sizeof *c);
+    if (!e || !c || !kts_env_init(e, NULL, NULL)) {
+        KT_CHECK(!"a temporary directory");
+        free(e);
+        free(c);
+        return;
+    }
+    KT_CHECK(kts_certs(e, openssl));
+    snprintf(cert, sizeof cert, "%s/server.crt", e->dir);
+    snprintf(key, sizeof key, "%s/server.key", e->dir);
+    snprintf(ca, sizeof ca, "%s/ca.crt", e->dir);
+    snprintf(ccert, sizeof ccert, "%s/client.crt", e->dir);
+    snprintf(ckey, sizeof ckey, "%s/client.key", e->dir);
+    if (kts_which("kubectl", kpath, sizeof kpath)) kubectls[nk++] = kpath;
+    if (kts_find_kubectl_120()) kubectls[nk++] = kts_find_kubectl_120();
+    memset(&d, 0, sizeof d);
+    d.tls_cert_file = cert;
+    d.tls_key_file = ca; /* not the certificate's key */
+    KT_EQ_INT(kt_kube_server_start(&d, &s), KCTL_ERR_INVALID_ARG);
+    d.tls_key_file = key;
+    KT_EQ_INT(kt_kube_server_start(&d, &s), KCTL_OK);
+    if (!s) goto out;
+    e->s = s;
+    KT_CHECK(strncmp(kt_kube_server_url(s), "https://127.0.0.1:", 18) == 0);
+    kts_put_cm(s, "a", NULL);
+    /* plain http to the https port: refused, and the server goes on */
+    KT_CHECK(kts_connect(kt_kube_server_port(s), c) == 0 && kts_request(c, "GET", "/api", NULL, NULL));
+    while (kts_more(c, KTS_WAIT_MS) == 1) {}
+    kts_close(c);
+    kts_tls_kubeconfig(e, s, false);
+    for (i = 0; i < nk; i++) { /* kubectl trusting the CA: a read, a write */
+        e->kubectl = kubectls[i];
+        snprintf(e->cache, sizeof e->cache, "%s/cache%d", e->dir, i);
+        KT_EQ_INT(kts_kubectl(e, "get cm", false), 0);
+        KT_CHECK(kts_has(e, "\na "));
+        KT_EQ_INT(kts_kubectl(e, i ? "label --overwrite cm a v=120" : "label --overwrite cm a v=path", false), 0);
+        KT_EQ_INT(kctl_memstore_get(kt_kube_server_memstore(s), &kts_cm_res, "a", &o, NULL), KCTL_OK);
+        KT_CHECK(o && kctl_obj_label(o, "v") && strcmp(kctl_obj_label(o, "v"), i ? "120" : "path") == 0);
+        kctl_obj_unref(o);
+    }
+    if (!kts_python_missing()) {
+        char *argv[] = { (char *)KTS_PY, (char *)KTS_PY_SCRIPT, (char *)kt_kube_server_url(s), (char *)"tls", ca, NULL };
+        KT_CHECK(kts_spawn(&e->p, argv) && kts_finish(&e->p, 60000) == 0 && strstr(e->p.buf, "tls_list a\n"));
+    }
+    kt_kube_server_counters_get(s, &ctr);
+    KT_CHECK(ctr.tls_failures >= 1);
+    kt_kube_server_stop(s);
+    s = NULL;
+    /* mutual TLS: a client certificate from the CA is required */
+    d.tls_client_ca_file = ca;
+    KT_EQ_INT(kt_kube_server_start(&d, &s), KCTL_OK);
+    if (!s) goto out;
+    e->s = s;
+    kts_put_cm(s, "m", NULL);
+    for (i = 0; i < nk; i++) {
+        e->kubectl = kubectls[i];
+        snprintf(e->cache, sizeof e->cache, "%s/mcache%d", e->dir, i);
+        kts_tls_kubeconfig(e, s, true);
+        KT_EQ_INT(kts_kubectl(e, "get cm", false), 0);
+        KT_CHECK(kts_has(e, "\nm "));
+        kts_tls_kubeconfig(e, s, false);
+        KT_CHECK(kts_kubectl(e, "get cm --request-timeout=10s", false) != 0); /* no certificate: refused */
+    }
+    if (!kts_python_missing()) {
+        char *argv[] = { (char *)KTS_PY, (char *)KTS_PY_SCRIPT, (char *)kt_kube_server_url(s), (char *)"tls", ca, ccert, ckey, NULL };
+        KT_CHECK(kts_spawn(&e->p, argv) && kts_finish(&e->p, 60000) == 0 && strstr(e->p.buf, "tls_list m\n"));
+    }
+    kt_kube_server_counters_get(s, &ctr);
+    KT_CHECK(nk == 0 || ctr.tls_failures >= (uint64_t)nk);
+    kt_kube_server_stop(s);
+out:
+    kts_env_free(e);
+    free(e);
+    free(c);
+}
+
 /* The options: a watch's longest time (also without timeoutSeconds), the history kept. */
 static void kts_options(void) {
     kt_kube_server_desc d;
@@ -1261,4 +1408,5 @@ void kt_suite_kube_server(void) {
     KT_RUN(kts_kubectl_path);
     KT_RUN(kts_kubectl_120);
     KT_RUN(kts_python);
+    KT_RUN(kts_tls);
 }

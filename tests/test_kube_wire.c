@@ -318,6 +318,42 @@ static void kw_status_bodies(void) {
     }
 }
 
+/* The other codes a client meets, in the shape an API server words them
+   (these are not among the captures): each Status read, each code mapped. */
+static void kw_status_codes(void) {
+    static const struct { long code; const char *reason; int rc; } cases[] = {
+        { 401, "Unauthorized", KCTL_ERR_UNAUTHORIZED },
+        { 403, "Forbidden", KCTL_ERR_FORBIDDEN },
+        { 405, "MethodNotAllowed", KCTL_ERR_INVALID_ARG },
+        { 413, "RequestEntityTooLarge", KCTL_ERR_TOO_LARGE },
+        { 429, "TooManyRequests", KCTL_ERR_AGAIN },
+        { 500, "InternalError", KCTL_ERR_IO },
+        { 503, "ServiceUnavailable", KCTL_ERR_AGAIN },
+        { 504, "Timeout", KCTL_ERR_TIMEOUT },
+    };
+    size_t i;
+    kctl_allocator a;
+    memset(&a, 0, sizeof a);
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char body[512];
+        kctl_api_status st;
+        memset(&st, 0, sizeof st);
+        snprintf(body, sizeof body, "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\",\"message\":\"m%ld\","
+                 "\"reason\":\"%s\",\"details\":{\"retryAfterSeconds\":%d},\"code\":%ld}\n", cases[i].code, cases[i].reason,
+                 cases[i].code == 429 ? 3 : 0, cases[i].code);
+        KT_EQ_INT(kctl__kube_status(&a, cases[i].code, body, strlen(body), 9, &st), cases[i].rc);
+        KT_EQ_INT(st.code, cases[i].code);
+        KT_EQ_STR(st.reason, cases[i].reason);
+        KT_EQ_U64(st.retry_after_s, cases[i].code == 429 ? 3 : 9); /* the Status's, else the header's */
+        kctl_api_status_clear(&st);
+        /* no body at all: the code's usual reason */
+        KT_EQ_INT(kctl__kube_status(&a, cases[i].code, NULL, 0, -1, &st), cases[i].rc);
+        KT_EQ_STR(st.reason, cases[i].reason);
+        KT_EQ_U64(st.retry_after_s, 0);
+        kctl_api_status_clear(&st);
+    }
+}
+
 /* ---- a replay server */
 #define KW_MAX 8
 typedef struct kw_srv {
@@ -568,6 +604,7 @@ static void kw_replay_watch_requests(void) {
     kw_starts(s.req[0], "GET /apis/wardle.example.com/v1alpha1/flunders?watch=1&resourceVersion=16&allowWatchBookmarks=true&timeoutSeconds=7 HTTP/1.1");
     KT_CHECK(s.req[0] && strstr(s.req[0], "\r\nAuthorization: Bearer s3cr3t-token\r\n") != NULL);
     KT_CHECK(s.req[0] && strstr(s.req[0], "\r\nAccept: application/json\r\n") != NULL);
+    KT_CHECK(s.req[0] && strstr(s.req[0], "\r\nUser-Agent: kctl/" KCTL_VERSION_STRING "\r\n") != NULL);
     kw_starts(s.req[1], "GET /apis/wardle.example.com/v1alpha1/namespaces/default/flunders?watch=1&resourceVersion=19&allowWatchBookmarks=true"
                         "&timeoutSeconds=7&labelSelector=app%3Ddemo&fieldSelector=metadata.name%21%3Dx%20y HTTP/1.1");
     kw_starts(s.req[2], "GET /apis/wardle.example.com/v1alpha1/namespaces/default/flunders?watch=1&resourceVersion=7&");
@@ -980,6 +1017,31 @@ static void kw_create_args(void) {
     d.token_file = "/nonexistent/kctl/token";
     KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_IO);
     KT_CHECK(t.vt == NULL);
+    {
+        char dir[] = "/tmp/kctl-kw-XXXXXX", path[64];
+        FILE *f;
+        int i;
+        if (mkdtemp(dir)) {
+            snprintf(path, sizeof path, "%s/token", dir);
+            if ((f = fopen(path, "w")) != NULL) { /* a token past 16 KiB: refused, not cut */
+                for (i = 0; i < 16385; i++) fputc('a', f);
+                fclose(f);
+            }
+            d.token_file = path;
+            KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_INVALID_ARG);
+            if ((f = fopen(path, "w")) != NULL) { /* 16 KiB exactly, and a newline: taken */
+                for (i = 0; i < 16384; i++) fputc('a', f);
+                fputc('\n', f);
+                fclose(f);
+            }
+            KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_OK);
+            kctl_transport_destroy(&t);
+            if ((f = fopen(path, "w")) != NULL) fclose(f); /* empty */
+            KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_ERR_INVALID_ARG);
+            remove(path);
+            rmdir(dir);
+        }
+    }
     d.token_file = NULL;
     d.token = " abc.def \n";
     KT_EQ_INT(kctl_kube_create(&d, &t), KCTL_OK);
@@ -1025,6 +1087,7 @@ void kt_suite_kube_wire(void) {
     KT_RUN(kw_deleted_on_unmatch);
     KT_RUN(kw_watch_line_edges);
     KT_RUN(kw_status_bodies);
+    KT_RUN(kw_status_codes);
     KT_RUN(kw_replay_watch);
     KT_RUN(kw_replay_watch_requests);
     KT_RUN(kw_replay_list);

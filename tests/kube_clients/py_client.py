@@ -15,6 +15,8 @@ exits 1.
                timeout_seconds=4, while a thread creates, patches and deletes
                "pw": "event <TYPE> <name or -> <resourceVersion>" each
   gone    RV   watch from RV (older than the server's history): "gone 410 <reason>"
+  tls     CA [CERT KEY]  list configmaps over https trusting CA (with a client
+               certificate for mutual TLS): "tls_list <names>"
 """
 import sys
 import threading
@@ -130,6 +132,17 @@ def gone(url, rv):
         print("gone %d %s" % (e.status, e.reason))
 
 
+def tls(url, ca, cert=None, key=None):
+    cfg = client.Configuration(host=url)
+    cfg.ssl_ca_cert = ca
+    if cert:
+        cfg.cert_file = cert
+        cfg.key_file = key
+    v1 = client.CoreV1Api(client.ApiClient(cfg))
+    lst = v1.list_namespaced_config_map("default")
+    print("tls_list %s" % ",".join(i.metadata.name for i in lst.items))
+
+
 def main():
     url, scenario = sys.argv[1], sys.argv[2]
     arg = sys.argv[3] if len(sys.argv) > 3 else None
@@ -142,6 +155,8 @@ def main():
             watcher(url, arg)
         elif scenario == "gone":
             gone(url, arg)
+        elif scenario == "tls":
+            tls(url, arg, *sys.argv[4:6])
         else:
             print("error usage %s" % scenario)
             return 2
