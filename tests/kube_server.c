@@ -1179,7 +1179,7 @@ static bool kks_watch(kks_conn *c, kks_req *rq) {
     lo.label_selector = kks_q(&rq->q, "labelSelector");
     lo.field_selector = kks_q(&rq->q, "fieldSelector");
     if (rv && strcmp(rv, "0") == 0) rv = ""; /* "any version": the objects there now, then live (#36) */
-    replay = !rv || !*rv;
+    replay = true; /* what is there or in the history, up to the first wait, goes in 0x800-byte chunks (#36, #38) */
     deadline = timeout_s && timeout_s * 1000000000u < s->watch_max_ns ? timeout_s * 1000000000u : s->watch_max_ns;
     deadline += start;
     pthread_mutex_lock(&s->mu);
@@ -1255,8 +1255,10 @@ static bool kks_watch(kks_conn *c, kks_req *rq) {
                     at += KKS_REPLAY_CHUNK;
                 }
                 if (!keep) break;
-                memmove(out.p, out.p + at, out.len - at);
-                out.len -= at;
+                if (at) {
+                    memmove(out.p, out.p + at, out.len - at);
+                    out.len -= at;
+                }
             }
             continue;
         }

@@ -549,6 +549,12 @@ static void kts_watch_stream(void) {
     }
     KT_EQ_U64(total, r.body_len);
     kts_resp_free(&r);
+    /* from an old version: the history replayed, packed the same way (#38) */
+    KT_CHECK(kts_request(c, "GET", KTS_CM "?watch=1&resourceVersion=1&timeoutSeconds=1", NULL, NULL));
+    KT_CHECK(kts_read_resp(c, &r));
+    KT_CHECK(r.code == 200 && r.terminated && r.nchunks >= 2 && r.chunks[0] == 2048);
+    KT_EQ_INT(kts_count(r.body, "{\"type\":\"ADDED\""), 19);
+    kts_resp_free(&r);
     /* the same connection again (keep-alive): from a version, live events one per chunk, bookmarks when asked */
     snprintf(target, sizeof target, KTS_CM "?watch=true&resourceVersion=%llu&allowWatchBookmarks=true&timeoutSeconds=30",
              (unsigned long long)kctl_memstore_revision(ms));
@@ -645,7 +651,7 @@ static void kts_faults(void) {
     KT_CHECK(kts_connect(port, c) == 0);
     KT_CHECK(kts_request(c, "GET", KTS_CM "?watch=1&resourceVersion=1", NULL, NULL));
     KT_CHECK(kts_read_head(c, &r) && r.code == 200);
-    for (i = 0; i < 200; i++) { /* until the server counts it open */
+    for (i = 0; i < 2000; i++) { /* until the server counts it open */
         kt_kube_server_counters_get(s, &ctr);
         if (ctr.watches_open == 1) break;
         { struct timespec ms5 = { 0, 5000000 }; nanosleep(&ms5, NULL); }
