@@ -72,7 +72,7 @@ ifeq ($(KT_SSL),yes)
 SSL_DEF  := -DKT_HAVE_OPENSSL=1
 SSL_LIBS := -lssl -lcrypto
 endif
-KUBESRC  := tests/run_kube.c tests/kube_server.c tests/test_kube_wire.c tests/test_kubeconfig.c tests/test_kube_server.c tests/test_kube.c tests/test_kube_contract.c tests/test_kube_faults.c tests/test_contract.c
+KUBESRC  := tests/run_kube.c tests/kube_server.c tests/test_kube_wire.c tests/test_kubeconfig.c tests/test_kube_server.c tests/test_kube.c tests/test_kube_contract.c tests/test_kube_faults.c tests/test_kube_demo.c tests/test_contract.c
 KUBEDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/kube.h tests/kube_server.h tests/contract.h examples/dirstore.h $(KUBESRC) $(B)/etcd-config
 $(B)/kt-kube: $(KUBEDEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) $(CURL_DEF) $(SSL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(SSL_LIBS) $(LIBS)
@@ -132,21 +132,24 @@ test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(CXXCHECK
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 
 tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-tsan TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
 
 # The demo: an edge agent reconciling device configuration (about 10 s;
 # its store persists in build/edge-agent across runs). Where libcurl is
-# installed it can also run on an etcd cluster (--etcd).
-AGENT_ETCD := $(if $(filter yes,$(KT_CURL)),-DEDGE_AGENT_ETCD,)
-$(B)/edge_agent: kctl.h kctl_http_curl.h examples/edge_agent.c $(B)/etcd-config | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) $(AGENT_ETCD) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_ETCD),$(CURL_LIBS),)
-$(B)/edge_agent-asan: kctl.h examples/edge_agent.c | $(B)
-	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/edge_agent.c $(LIBS)
-$(B)/edge_agent-tsan: kctl.h examples/edge_agent.c | $(B)
-	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread -o $@ examples/edge_agent.c $(LIBS)
+# installed it can also run on an etcd cluster (--etcd) and on a
+# Kubernetes cluster (--kube; build/kt-kube runs it against the test API
+# server: tests/test_kube_demo.c, the agent named by KT_EDGE_AGENT).
+AGENT_CURL := $(if $(filter yes,$(KT_CURL)),-DEDGE_AGENT_ETCD -DEDGE_AGENT_KUBE,)
+AGENT_DEPS := kctl.h kctl_http_curl.h examples/edge_agent.c $(B)/etcd-config
+$(B)/edge_agent: $(AGENT_DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) $(AGENT_CURL) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_CURL),$(CURL_LIBS),)
+$(B)/edge_agent-asan: $(AGENT_DEPS) | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all $(AGENT_CURL) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_CURL),$(CURL_LIBS),)
+$(B)/edge_agent-tsan: $(AGENT_DEPS) | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=thread $(AGENT_CURL) -o $@ examples/edge_agent.c $(LIBS) $(if $(AGENT_CURL),$(CURL_LIBS),)
 run: $(B)/edge_agent
 	./$(B)/edge_agent
 
@@ -176,15 +179,20 @@ $(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)
 # starts and stops its own clusters and says why when it cannot run.
 $(B)/bench-etcd: kctl.h kctl_http_curl.h bench/etcd.c bench/bench.h tests/etcd_harness.c tests/etcd_harness.h $(B)/etcd-config | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/etcd.c tests/etcd_harness.c $(CURL_LIBS) $(LIBS)
-bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd,)
+# kctl on the Kubernetes API transport against the test API server, in
+# its own process over loopback (bench/KUBE.md): needs libcurl; ~30 s.
+$(B)/bench-kube: kctl.h kctl_http_curl.h bench/kube.c bench/bench.h tests/kube_server.c tests/kube_server.h $(B)/etcd-config | $(B)
+	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/kube.c tests/kube_server.c $(CURL_LIBS) $(LIBS)
+bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd $(B)/bench-kube,)
 	./$(B)/bench-queue
 	./$(B)/bench-cache
 	./$(B)/bench-e2e
 	./$(B)/bench-json
 ifeq ($(KT_CURL),yes)
 	./$(B)/bench-etcd
+	./$(B)/bench-kube
 else
-	@echo "skip bench-etcd: libcurl headers were absent at build time (Debian: apt-get install libcurl4-openssl-dev)"
+	@echo "skip bench-etcd, bench-kube: libcurl headers were absent at build time (Debian: apt-get install libcurl4-openssl-dev)"
 endif
 
 # A controller on a 3-member etcd cluster through random faults, one after

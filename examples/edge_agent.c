@@ -17,7 +17,10 @@
     label (the generation predicate drops that event), makes the next file
     writes fail transiently (the error path and its backoff), and deletes
     one object. After `seconds` it sends SIGTERM; the manager stops
-    gracefully and the agent prints a summary. Ctrl-C works too.
+    gracefully and the agent prints a summary. Ctrl-C works too. Once the
+    cache has synced, files on the device whose object is gone (deleted
+    while the agent was not running) are queued too: their reconcile
+    removes them.
 
     At the end it checks that the device equals the desired state (one file
     per object, as rendered; every observedGeneration current) and exits 1
@@ -26,16 +29,28 @@
     usage: edge_agent [seconds (10)] [state-dir (build/edge-agent)]
                       [--etcd URL[,URL...] [--prefix P] [--user U --password P]
                        [--cacert FILE] [--cert FILE --key FILE] [--insecure]]
+                      [--kube [KUBECONFIG] [--context NAME] | --in-cluster]
            (or EDGE_AGENT_SECONDS and EDGE_AGENT_STATE in the environment)
 
     With --etcd the desired state lives in an etcd cluster instead of the
     embedded store (kctl_http_curl.h; the Makefile builds that in when
     libcurl is installed): the same agent, the same reconcile, one line
     changed, the transport.
+
+    With --kube it lives in a Kubernetes cluster, as DeviceConfig custom
+    resources (edge.kctl.io/v1 deviceconfigs) in the namespace of the
+    kubeconfig's context: KUBECONFIG is the file (the argument after
+    --kube unless it begins with '-'; else $KUBECONFIG, else
+    ~/.kube/config), --context picks a context other than the current
+    one, --in-cluster uses the pod's service account instead. On a
+    cluster the desired state is the cluster's, written with kubectl: the
+    agent loads no examples and plays no operator; it only reads
+    DeviceConfigs and writes their status. seconds 0 runs it until
+    SIGTERM or Ctrl-C.
 */
 #define KCTL_IMPLEMENTATION
 #include "../kctl.h"
-#ifdef EDGE_AGENT_ETCD
+#if defined(EDGE_AGENT_ETCD) || defined(EDGE_AGENT_KUBE)
 #include "../kctl_http_curl.h"
 #endif
 
@@ -51,16 +66,20 @@
 #include <time.h>
 #include <unistd.h>
 
-static const kctl_resource dc_res = { "edge.kctl.io", "v1", "deviceconfigs", "default" };
+/* The namespace is the kubeconfig context's with --kube (set before any thread starts). */
+static kctl_resource dc_res = { "edge.kctl.io", "v1", "deviceconfigs", "default" };
 
 static struct agent {
     char device_dir[512];
-    kctl_memstore *store;                   /* the embedded store, or NULL on etcd */
+    char ns[256];                           /* dc_res.ns with --kube */
+    bool script;                            /* the operator edits desired state (not on a cluster) */
+    kctl_memstore *store;                   /* the embedded store, or NULL on etcd or a cluster */
     kctl_transport t;                       /* the store, as every part of the agent uses it */
     kctl_clock clock;
     uint64_t t0;
     double seconds;
     bool stop;                              /* atomic: the agent has stopped */
+    kctl_informer *inf;
     kctl_controller *ctl;
     int fail_writes;                        /* atomic: transient faults armed by the operator */
     int reconciles, retries, files_written, files_removed, status_written, status_skipped; /* atomic */
@@ -69,13 +88,16 @@ static struct agent {
 static void bump(int *n) { __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
 static int get(int *n) { return __atomic_load_n(n, __ATOMIC_RELAXED); }
 
+/* Seconds since the agent started. */
+static double elapsed(void) { return (double)(kctl_clock_now(&g.clock) - g.t0) / 1e9; }
+
 static void say(const char *fmt, ...) {
     char line[512];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(line, sizeof line, fmt, ap);
     va_end(ap);
-    printf("[%6.3fs] %s\n", (double)(kctl_clock_now(&g.clock) - g.t0) / 1e9, line);
+    printf("[%6.3fs] %s\n", elapsed(), line);
     fflush(stdout);
 }
 
@@ -260,10 +282,44 @@ static void edit(const char *name, const char *json) {
     kctl_api_status_clear(&st);
 }
 
+/* Once the cache has synced: queue every device file whose object the
+   cache does not hold (deleted while the agent was not running: no event
+   will come for it); its reconcile removes it. No sweep when the cache
+   has not synced by the end of the run. False once the agent stops. */
+static bool sweep_orphans(void) {
+    DIR *d;
+    struct dirent *e;
+    while (kctl_informer_wait_for_sync(g.inf, KCTL_MS(100)) != KCTL_OK) {
+        if (__atomic_load_n(&g.stop, __ATOMIC_RELAXED)) return false;
+        if (g.seconds > 0 && elapsed() >= g.seconds) return true;
+    }
+    if ((d = opendir(g.device_dir)) == NULL) return true;
+    while ((e = readdir(d)) != NULL) {
+        char key[600];
+        size_t nl = strlen(e->d_name);
+        kctl_obj *o;
+        if (nl < 6 || strcmp(e->d_name + nl - 5, ".conf") != 0) continue;
+        snprintf(key, sizeof key, "%s/%.*s", dc_res.ns, (int)(nl - 5), e->d_name);
+        if ((o = kctl_indexer_get(kctl_informer_indexer(g.inf), key)) != NULL) kctl_obj_unref(o);
+        else kctl_queue_add(kctl_controller_queue(g.ctl), key);
+    }
+    closedir(d);
+    return true;
+}
+
 static void *operator_main(void *arg) {
     double s = g.seconds / 10;
     int quiet, waited;
     (void)arg;
+    if (!sweep_orphans()) return NULL;
+    if (!g.script) { /* on a cluster: kubectl is the operator; run for seconds (0: until a signal) */
+        if (g.seconds == 0) {
+            while (nap(3600)) {}
+            return NULL;
+        }
+        if (!nap(g.seconds - elapsed())) return NULL;
+        goto quiet;
+    }
     if (!nap(1.5 * s)) return NULL;
     say("operator: gateway gets a new hostname and loses pool.ntp.org");
     edit("gateway", "{\"metadata\":{\"name\":\"gateway\",\"labels\":{\"site\":\"plant-7\"}},\"spec\":{\"hostname\":\"gw-plant7-02\","
@@ -285,6 +341,7 @@ static void *operator_main(void *arg) {
     say("operator: deletes sensor-1");
     kctl_transport_remove(&g.t, &dc_res, "sensor-1", NULL, NULL, NULL);
     if (!nap(2 * s)) return NULL;
+quiet:
     for (quiet = 0, waited = 0; quiet < 3 && waited < 500; waited++) { /* let retries still backing off finish */
         kctl_queue_stats qs;
         kctl_queue_read_stats(kctl_controller_queue(g.ctl), &qs);
@@ -402,8 +459,8 @@ int main(int argc, char **argv) {
     bool ok;
     const char *env_seconds = getenv("EDGE_AGENT_SECONDS"), *env_state = getenv("EDGE_AGENT_STATE");
     const char *pos[2] = { NULL, NULL }, *etcd = NULL, *prefix = NULL, *user = NULL, *password = NULL;
-    const char *cacert = NULL, *cert = NULL, *key = NULL;
-    bool insecure = false;
+    const char *cacert = NULL, *cert = NULL, *key = NULL, *kubeconfig = NULL, *context = NULL;
+    bool insecure = false, kube = false, in_cluster = false;
     int i, npos = 0;
     char where[700];
 
@@ -416,7 +473,14 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--cacert") == 0) opt = &cacert;
         else if (strcmp(argv[i], "--cert") == 0) opt = &cert;
         else if (strcmp(argv[i], "--key") == 0) opt = &key;
+        else if (strcmp(argv[i], "--context") == 0) opt = &context;
         else if (strcmp(argv[i], "--insecure") == 0) { insecure = true; continue; }
+        else if (strcmp(argv[i], "--in-cluster") == 0) { in_cluster = true; continue; }
+        else if (strcmp(argv[i], "--kube") == 0) { /* the kubeconfig may follow */
+            kube = true;
+            if (i + 1 < argc && argv[i + 1][0] != '-') kubeconfig = argv[++i];
+            continue;
+        }
         else if (argv[i][0] == '-' && argv[i][1] == '-') npos = 3; /* unknown: usage */
         else if (npos < 2) { pos[npos++] = argv[i]; continue; }
         else npos = 3;
@@ -425,10 +489,13 @@ int main(int argc, char **argv) {
     }
     state = pos[1] ? pos[1] : env_state ? env_state : "build/edge-agent";
     g.seconds = pos[0] ? atof(pos[0]) : env_seconds ? atof(env_seconds) : 10.0;
-    if (npos > 2 || !(g.seconds > 0 && g.seconds < 86400)) {
+    g.script = !kube && !in_cluster; /* on a cluster, kubectl is the operator */
+    if (npos > 2 || !((g.seconds > 0 || (!g.script && g.seconds == 0)) && g.seconds < 86400) ||
+        (etcd && !g.script) || (kube && in_cluster) || (context && !kube)) {
         fprintf(stderr, "usage: edge_agent [seconds (10)] [state-dir (build/edge-agent)]\n"
                         "                  [--etcd URL[,URL...] [--prefix P] [--user U --password P]\n"
-                        "                   [--cacert FILE] [--cert FILE --key FILE] [--insecure]]\n");
+                        "                   [--cacert FILE] [--cert FILE --key FILE] [--insecure]]\n"
+                        "                  [--kube [KUBECONFIG] [--context NAME] | --in-cluster]\n");
         return 2;
     }
     g.clock = kctl_clock_monotonic();
@@ -460,6 +527,31 @@ int main(int argc, char **argv) {
         fprintf(stderr, "edge_agent: built without libcurl, so without --etcd (install libcurl4-openssl-dev and make again)\n");
         return 2;
 #endif
+    } else if (!g.script) { /* the desired state in a Kubernetes cluster */
+#ifdef EDGE_AGENT_KUBE
+        kctl_kube_config kc;
+        kctl_api_status st = { 0 };
+        memset(&kc, 0, sizeof kc);
+        rc = in_cluster ? kctl_kube_config_in_cluster(NULL, &kc, &st) : kctl_kube_config_load(kubeconfig, context, &kc, &st);
+        if (rc == KCTL_OK) rc = kctl_kube_create(&kc.desc, &g.t);
+        if (rc != KCTL_OK) {
+            fprintf(stderr, "edge_agent: %s: %s%s%s\n", in_cluster ? "in-cluster configuration" : kubeconfig ? kubeconfig : "kubeconfig",
+                    kctl_strerror(rc), st.message ? ": " : "", st.message ? st.message : "");
+            kctl_api_status_clear(&st);
+            kctl_kube_config_free(&kc);
+            return 1;
+        }
+        snprintf(g.ns, sizeof g.ns, "%s", kc.ns);
+        dc_res.ns = g.ns;
+        snprintf(where, sizeof where, "Kubernetes API %s, namespace %s", kc.desc.server, g.ns);
+        say("store: the Kubernetes API at %s (%s%s), namespace %s", kc.desc.server, in_cluster ? "in-cluster" : "context ",
+            in_cluster ? "" : kc.context, g.ns);
+        kctl_kube_config_free(&kc);
+#else
+        (void)kubeconfig; (void)context;
+        fprintf(stderr, "edge_agent: built without libcurl, so without --kube (install libcurl4-openssl-dev and make again)\n");
+        return 2;
+#endif
     } else {
         memset(&md, 0, sizeof md);
         md.path = store_path; /* what the store held last run, loaded now and saved after every write */
@@ -472,7 +564,8 @@ int main(int argc, char **argv) {
         snprintf(where, sizeof where, "persisted in %s", store_path);
         say("store %s: revision %llu", store_path, (unsigned long long)kctl_memstore_revision(g.store));
     }
-    if ((loaded = load_desired("examples/edge")) < 0) say("no examples/edge directory: running on what the store holds");
+    if (!g.script) say("desired state: the cluster's DeviceConfigs (kubectl apply -f examples/edge/ to add the examples)");
+    else if ((loaded = load_desired("examples/edge")) < 0) say("no examples/edge directory: running on what the store holds");
     else say("desired state: %d DeviceConfigs from examples/edge/ (*.json)", loaded);
 
     memset(&mgd, 0, sizeof mgd);
@@ -497,9 +590,11 @@ int main(int argc, char **argv) {
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, &old);
+    g.inf = inf;
     g.ctl = ctl;
     pthread_create(&op, NULL, operator_main, NULL);
-    say("agent: running for %.1f s (Ctrl-C stops it sooner)", g.seconds);
+    if (g.seconds > 0) say("agent: running for %.1f s (Ctrl-C stops it sooner)", g.seconds);
+    else say("agent: running until SIGTERM or Ctrl-C");
     rc = kctl_manager_run_until_signal(m);
     __atomic_store_n(&g.stop, true, __ATOMIC_RELAXED);
     say("agent: stopped (%s)", kctl_strerror(rc));

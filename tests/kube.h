@@ -36,4 +36,5 @@ void kt_suite_kube_faults(void);    /* tests/test_kube_faults.c: a controller th
 void kt_kube_faults_converge(const kctl_kube_desc *desc, const kctl_resource *res, const char *api_version, const char *kind,
                              const char *prefix);
 #endif
+void kt_suite_kube_demo(void);      /* tests/test_kube_demo.c: examples/edge_agent --kube against the test server */
 #endif

@@ -29,6 +29,7 @@ int main(void) {
     kt_suite_kube();
     kt_suite_kube_contract();
     kt_suite_kube_faults();
+    kt_suite_kube_demo();
     if (kt.skipped) printf("%d passed, %d failed, %d skipped\n", kt.passed, kt.failed, kt.skipped);
     else printf("%d passed, %d failed\n", kt.passed, kt.failed);
     return kt.failed ? 1 : 0;
