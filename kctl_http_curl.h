@@ -621,6 +621,15 @@ typedef struct kctl__http {
     uint64_t n_requests, n_failovers;
 } kctl__http;
 
+/* A transport's limits: timeouts in whole milliseconds (at least 1), the
+   bounds of a stream's message and of a unary response. */
+static void kctl__http_limits(kctl__http *h, uint64_t request_ns, uint64_t connect_ns, size_t max_msg, size_t max_resp) {
+    h->timeout_ms = (long)(request_ns / 1000000u ? request_ns / 1000000u : 1);
+    h->connect_ms = (long)(connect_ns / 1000000u ? connect_ns / 1000000u : 1);
+    h->max_msg = max_msg;
+    h->max_resp = max_resp;
+}
+
 static int kctl__http_init(kctl__http *h, const kctl_allocator *a, const char *endpoints, const kctl_http_tls *tls) {
     const char *p = endpoints, *e;
     size_t n = 0, i = 0;
@@ -2325,10 +2334,7 @@ KCTL_API int kctl_etcd_create(const kctl_etcd_desc *desc, kctl_transport *out) {
         kctl__http_free(&d.allocator, e);
         return rc;
     }
-    e->http.timeout_ms = (long)(d.request_timeout_ns / 1000000u ? d.request_timeout_ns / 1000000u : 1);
-    e->http.connect_ms = (long)(d.connect_timeout_ns / 1000000u ? d.connect_timeout_ns / 1000000u : 1);
-    e->http.max_msg = d.max_message_bytes;
-    e->http.max_resp = d.max_response_bytes;
+    kctl__http_limits(&e->http, d.request_timeout_ns, d.connect_timeout_ns, d.max_message_bytes, d.max_response_bytes);
     e->list_chunk = d.list_chunk;
     e->obj_opts = d.obj_opts;
     e->rng[0] = kctl__etcd_seed();
@@ -3324,10 +3330,7 @@ KCTL_API int kctl_kube_create(const kctl_kube_desc *desc, kctl_transport *out) {
         kctl__http_free(&d.allocator, k);
         return rc;
     }
-    k->http.timeout_ms = (long)(d.request_timeout_ns / 1000000u ? d.request_timeout_ns / 1000000u : 1);
-    k->http.connect_ms = (long)(d.connect_timeout_ns / 1000000u ? d.connect_timeout_ns / 1000000u : 1);
-    k->http.max_msg = d.max_message_bytes;
-    k->http.max_resp = d.max_response_bytes;
+    kctl__http_limits(&k->http, d.request_timeout_ns, d.connect_timeout_ns, d.max_message_bytes, d.max_response_bytes);
     k->obj_opts = d.obj_opts;
     k->wt_min = d.watch_timeout_min_s;
     k->wt_max = d.watch_timeout_max_s;
