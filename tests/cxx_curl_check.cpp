@@ -1,5 +1,6 @@
 // cxx_curl_check.cpp - kctl_http_curl.h, implementation included, builds
-// and runs as C++11 beside kctl.h (make test, where libcurl is there).
+// and runs as C++11 beside kctl.h (make test, where libcurl is there):
+// an etcd transport, a kubeconfig parsed, a Kubernetes transport from it.
 #define KCTL_IMPLEMENTATION
 #include "../kctl.h"
 #include "../kctl_http_curl.h"
@@ -31,6 +32,8 @@ int main() {
     kctl_transport_destroy(&t);
     if (kctl_kube_config_parse(cfg, KCTL_NTS, nullptr, nullptr, &kc, &st) != KCTL_OK) return 2;
     if (std::strcmp(kc.desc.server, "http://127.0.0.1:1") != 0 || std::strcmp(kc.ns, "ns1") != 0) return 3;
+    if (kctl_kube_create(&kc.desc, &t) != KCTL_OK) return 4;
+    kctl_transport_destroy(&t);
     kctl_kube_config_free(&kc);
     kctl_api_status_clear(&st);
     std::printf("C++11 build of kctl_http_curl.h: ok\n");
