@@ -2844,7 +2844,19 @@ static void kctl__log(const kctl_logger *l, int level, kctl_log_item item) {
 /* ---------------------------------------------------------- >>map KEY MAP */
 /* A string-keyed open-addressing hash map (linear probing, backward-shift
    deletion, so no tombstones under churn) of intrusive nodes. It stores
-   pointers; the nodes and their keys belong to the caller. */
+   pointers; the nodes and their keys belong to the caller.
+
+   Layout, for lookups that miss the cache: one block holds cap node
+   pointers (8 bytes a slot) and after them cap tag bytes, a tag being 8
+   bits of the key's hash (never 0: 0 is an empty slot). A lookup probes
+   the tags (64 slots a cache line, a small array that stays cached) and
+   reads a slot's pointer, and its node, only where the tag matches (a
+   wrong match: 1 in 255 occupied slots probed). The pointers are half of
+   what (hash, pointer) slots took, so a map of 100,000 keys keeps its
+   random reads within 1.1 MB instead of 2 MB: on a machine whose caches
+   and TLB are shared, that one read dominated a get by key. A node's full
+   hash (in the node) is checked before its key; deletion and growth read
+   it there too. */
 typedef struct kctl__node {
     const char *key;
     uint32_t len;
@@ -2852,26 +2864,38 @@ typedef struct kctl__node {
 } kctl__node;
 
 typedef struct kctl__slot {
-    uint32_t hash;
     kctl__node *node;
 } kctl__slot;
 
 typedef struct kctl__map {
-    kctl__slot *slots;
+    kctl__slot *slots; /* cap slots, then the cap tags: one block */
+    unsigned char *tags;
     size_t cap; /* 0 or a power of two */
     size_t count;
-    /* Copies of slots and cap-1, written under the owner's lock with a
-       relaxed atomic store, read without it only to prefetch a slot before
+    /* Copies of tags and cap-1, written under the owner's lock with a
+       relaxed atomic store, read without it only to prefetch before
        locking (a prefetch of a stale address is harmless). */
-    kctl__slot *slots_hint;
+    unsigned char *tags_hint;
     size_t mask_hint;
 } kctl__map;
 
-/* Start loading the slot where hash h would live, without holding the lock. */
+/* The tag of a hash: its top 8 bits, 0 made 1. The slot comes from the
+   low bits, so the tag adds bits the position does not already say. */
+static inline unsigned char kctl__map_tag(uint32_t h) {
+    unsigned char t = (unsigned char)(h >> 24);
+    return (unsigned char)(t + (t == 0));
+}
+
+/* Start loading the tags where hash h would live, and the slot, without
+   holding the lock. */
 static inline void kctl__map_prefetch(const kctl__map *m, uint32_t h) {
 #ifdef KCTL__HINTS
-    kctl__slot *s = KCTL__LOAD(&m->slots_hint);
-    if (s) KCTL__PREFETCH(&s[h & KCTL__LOAD(&m->mask_hint)]);
+    unsigned char *t = KCTL__LOAD(&m->tags_hint);
+    size_t mask = KCTL__LOAD(&m->mask_hint);
+    if (t) {
+        KCTL__PREFETCH(&t[h & mask]);
+        KCTL__PREFETCH((kctl__slot *)(void *)t - (mask + 1) + (h & mask));
+    }
 #else
     (void)m;
     (void)h;
@@ -2886,18 +2910,37 @@ static size_t kctl__key_len(const char *key) {
     return end ? (size_t)(end - key) : 0;
 }
 
+/* 8 bytes, 4 bytes at p (unaligned). */
+static inline uint64_t kctl__rd64(const char *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+static inline uint64_t kctl__rd32(const char *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/* The tail (n % 8 bytes, or a key shorter than 8) is read with whole
+   loads that may overlap bytes already mixed, not byte by byte: a
+   byte-wise copy into a word costs a stalled load (store forwarding
+   fails) on every hash. Values differ between byte orders; hashes never
+   leave the process. */
 static uint32_t kctl__hash(const char *s, size_t n) {
     uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)n;
     uint64_t v;
-    while (n >= 8) {
-        memcpy(&v, s, 8);
-        h = (h ^ v) * UINT64_C(0xff51afd7ed558ccd);
+    size_t left = n;
+    while (left >= 8) {
+        h = (h ^ kctl__rd64(s)) * UINT64_C(0xff51afd7ed558ccd);
         h ^= h >> 32;
         s += 8;
-        n -= 8;
+        left -= 8;
     }
-    v = 0;
-    memcpy(&v, s, n);
+    if (left == 0) v = 0;
+    else if (n >= 8) v = kctl__rd64(s + left - 8); /* the last 8 bytes */
+    else if (n >= 4) v = kctl__rd32(s) | kctl__rd32(s + n - 4) << 32;
+    else v = (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[n / 2] << 8 | (uint64_t)(unsigned char)s[n - 1] << 16;
     h = (h ^ v) * UINT64_C(0xc4ceb9fe1a85ec53);
     h ^= h >> 29;
     h *= UINT64_C(0xff51afd7ed558ccd);
@@ -2907,34 +2950,44 @@ static uint32_t kctl__hash(const char *s, size_t n) {
 
 static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t len, uint32_t hash) {
     size_t mask, i;
+    unsigned char tag = kctl__map_tag(hash), t;
     if (!m->count) return NULL;
     mask = m->cap - 1;
-    for (i = hash & mask;; i = (i + 1) & mask) {
-        kctl__node *n = m->slots[i].node;
-        if (!n) return NULL;
-        if (m->slots[i].hash == hash && n->len == len && memcmp(n->key, key, len) == 0) return n;
+    for (i = hash & mask; (t = m->tags[i]) != 0; i = (i + 1) & mask) {
+        if (t == tag) {
+            kctl__node *n = m->slots[i].node;
+            /* Keys mostly lie right after their node (objects, queue
+               entries), often on the next cache line: start loading it
+               while the node's own line arrives, not after. */
+            KCTL__PREFETCH((const char *)n + 64);
+            if (n->hash == hash && n->len == len && memcmp(n->key, key, len) == 0) return n;
+        }
     }
+    return NULL;
 }
 
-static void kctl__map_place(kctl__slot *slots, size_t cap, kctl__node *n) {
+static void kctl__map_place(kctl__slot *slots, unsigned char *tags, size_t cap, kctl__node *n) {
     size_t mask = cap - 1, i;
-    for (i = n->hash & mask; slots[i].node; i = (i + 1) & mask) { }
-    slots[i].hash = n->hash;
+    for (i = n->hash & mask; tags[i]; i = (i + 1) & mask) { }
+    tags[i] = kctl__map_tag(n->hash);
     slots[i].node = n;
 }
 
 static int kctl__map_resize(kctl__map *m, const kctl_allocator *a, size_t cap) {
-    kctl__slot *s = (kctl__slot *)kctl__alloc(a, cap * sizeof *s);
+    kctl__slot *s = (kctl__slot *)kctl__alloc(a, cap * (sizeof *s + 1));
+    unsigned char *t;
     size_t i;
     if (!s) return KCTL_ERR_NOMEM;
-    memset(s, 0, cap * sizeof *s);
+    t = (unsigned char *)(s + cap);
+    memset(s, 0, cap * (sizeof *s + 1)); /* empty slots hold NULL: walks read them */
     for (i = 0; i < m->cap; i++)
-        if (m->slots[i].node) kctl__map_place(s, cap, m->slots[i].node);
+        if (m->tags[i]) kctl__map_place(s, t, cap, m->slots[i].node);
     kctl__free(a, m->slots);
     m->slots = s;
+    m->tags = t;
     m->cap = cap;
 #ifdef KCTL__HINTS
-    KCTL__STORE(&m->slots_hint, s);
+    KCTL__STORE(&m->tags_hint, t);
     KCTL__STORE(&m->mask_hint, cap - 1);
 #endif
     return KCTL_OK;
@@ -2950,7 +3003,7 @@ static int kctl__map_reserve(kctl__map *m, const kctl_allocator *a) { return kct
 
 /* Insert n (not present; after a successful reserve). */
 static void kctl__map_insert(kctl__map *m, kctl__node *n) {
-    kctl__map_place(m->slots, m->cap, n);
+    kctl__map_place(m->slots, m->tags, m->cap, n);
     m->count++;
 }
 
@@ -2959,17 +3012,27 @@ static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *
     for (i = n->hash & mask; m->slots[i].node != n; i = (i + 1) & mask) { }
     /* Backward shift: pull later members of the probe run into the hole
        unless their home slot lies cyclically in (i, j]. */
-    for (j = (i + 1) & mask; m->slots[j].node; j = (j + 1) & mask) {
-        size_t home = m->slots[j].hash & mask;
+    for (j = (i + 1) & mask; m->tags[j]; j = (j + 1) & mask) {
+        size_t home = m->slots[j].node->hash & mask;
         bool stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
         if (stays) continue;
         m->slots[i] = m->slots[j];
+        m->tags[i] = m->tags[j];
         i = j;
     }
+    m->tags[i] = 0;
     m->slots[i].node = NULL;
     m->count--;
     /* Shrink a table left mostly empty after a burst (best effort). */
     if (m->cap > 64 && m->count * 8 < m->cap) (void)kctl__map_resize(m, a, m->cap / 2);
+}
+
+/* Empty the map, keeping its table (the nodes are the caller's). */
+static void kctl__map_clear(kctl__map *m) {
+    if (!m->cap) return;
+    memset(m->slots, 0, m->cap * sizeof *m->slots);
+    memset(m->tags, 0, m->cap);
+    m->count = 0;
 }
 
 /* ---------------------------------------------------------- >>clock CLOCK */
@@ -6273,6 +6336,7 @@ KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
     if (!ix || !key) return NULL;
     len = strlen(key);
     h = kctl__hash(key, len);
+    kctl__map_prefetch(&ix->data.items, h);
     rs = kctl__rwlock_rd(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, h);
     if (n) o = kctl_obj_ref(kctl__obj_of(n));
@@ -9459,9 +9523,8 @@ static void kctl__ms_unload(kctl_memstore *ms) {
         if (!e) continue;
         kctl_obj_unref(e->obj);
         kctl__free(&ms->allocator, e);
-        ms->objs.slots[i].node = NULL;
     }
-    ms->objs.count = 0;
+    kctl__map_clear(&ms->objs);
 }
 
 /* A number of the file at *p ending in stop (see above): its value, and
