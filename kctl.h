@@ -5016,7 +5016,30 @@ typedef struct kctl__obuild {
     int err;
     const kctl_allocator *allocator;
     kctl__jmview maps[2]; /* labels, annotations */
+    bool scanned;         /* md and mv hold the metadata's members (both passes read them) */
+    uint32_t md, mv[10];  /* by KCTL__OB_* */
 } kctl__obuild;
+
+/* The metadata members an object keeps, found in one walk of the
+   metadata (the last of repeated names counts). */
+enum { KCTL__OB_NAME, KCTL__OB_NS, KCTL__OB_UID, KCTL__OB_RV, KCTL__OB_DEL, KCTL__OB_GEN, KCTL__OB_LABELS, KCTL__OB_ANN,
+       KCTL__OB_FIN, KCTL__OB_OWNERS };
+static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
+    static const char *const names[10] = { "name", "namespace", "uid", "resourceVersion", "deletionTimestamp",
+                                           "generation", "labels", "annotations", "finalizers", "ownerReferences" };
+    static const unsigned char lens[10] = { 4, 9, 3, 15, 17, 10, 6, 11, 10, 15 };
+    uint32_t md = kctl_json_member(j, 0, "metadata"), i, m, k;
+    b->scanned = true;
+    b->md = md;
+    for (k = 0; k < 10; k++) b->mv[k] = KCTL_JSON_NONE;
+    if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return;
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+        for (k = 0; k < 10; k++)
+            if (kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
+                b->mv[k] = i + 1;
+                break;
+            }
+}
 
 /* The string at v, unescaped; v must be a string (else PROTO). */
 static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v) {
@@ -5032,12 +5055,15 @@ static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v)
     return d ? d : "";
 }
 
-/* An optional string member: absent or null gives dflt. */
-static const char *kctl__ob_opt(kctl__obuild *b, const kctl_json *j, uint32_t obj, const char *name, const char *dflt) {
-    uint32_t v = kctl_json_member(j, obj, name);
+/* An optional string value v: absent or null gives dflt. */
+static const char *kctl__ob_optv(kctl__obuild *b, const kctl_json *j, uint32_t v, const char *dflt) {
     kctl_json_type t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return dflt;
     return kctl__ob_str(b, j, v);
+}
+/* An optional string member. */
+static const char *kctl__ob_opt(kctl__obuild *b, const kctl_json *j, uint32_t obj, const char *name, const char *dflt) {
+    return kctl__ob_optv(b, j, kctl_json_member(j, obj, name), dflt);
 }
 
 /* Labels (which 0) or annotations (1): a map of strings into pairs[] (when
@@ -5045,8 +5071,9 @@ static const char *kctl__ob_opt(kctl__obuild *b, const kctl_json *j, uint32_t ob
 static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, int which, uint32_t *pairs) {
     kctl__jmview *v = &b->maps[which];
     uint32_t k;
+    (void)md;
     if (!b->arena) { /* the first pass lists the members */
-        uint32_t m = kctl_json_member(j, md, which ? "annotations" : "labels");
+        uint32_t m = b->mv[which ? KCTL__OB_ANN : KCTL__OB_LABELS];
         kctl_json_type type = kctl_json_type_of(j, m);
         int rc;
         if (type == KCTL_JSON_INVALID || type == KCTL_JSON_NULL) return 0;
@@ -5065,19 +5092,21 @@ static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, int
 
 /* Read the metadata into o (sizes only when b->arena is NULL). */
 static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
-    uint32_t md = kctl_json_member(j, 0, "metadata"), v, i, k;
+    uint32_t md, v, i, k;
     kctl_json_type t;
+    if (!b->scanned) kctl__ob_scan(b, j);
+    md = b->md;
     if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT || kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) {
         b->err = KCTL_ERR_PROTO;
         return;
     }
-    v = kctl_json_member(j, md, "name");
+    v = b->mv[KCTL__OB_NAME];
     if (kctl_json_type_of(j, v) != KCTL_JSON_STRING || j->toks[v].start == j->toks[v].end) {
         b->err = KCTL_ERR_PROTO;
         return;
     }
     { /* the key first: namespace/name, or name; the name is its tail */
-        uint32_t nsv = kctl_json_member(j, md, "namespace");
+        uint32_t nsv = b->mv[KCTL__OB_NS];
         char *d = b->arena ? b->arena + b->used : NULL;
         size_t a = 0, c = 0, room = d ? b->cap - b->used : 0;
         if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) kctl_json_string(j, nsv, d, room, &a);
@@ -5092,17 +5121,17 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
             if (strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
         }
     }
-    o->ns = kctl__ob_opt(b, j, md, "namespace", "");
-    o->uid = kctl__ob_opt(b, j, md, "uid", "");
-    o->rv = kctl__ob_opt(b, j, md, "resourceVersion", "");
-    o->deletion = kctl__ob_opt(b, j, md, "deletionTimestamp", NULL);
-    v = kctl_json_member(j, md, "generation");
+    o->ns = kctl__ob_optv(b, j, b->mv[KCTL__OB_NS], "");
+    o->uid = kctl__ob_optv(b, j, b->mv[KCTL__OB_UID], "");
+    o->rv = kctl__ob_optv(b, j, b->mv[KCTL__OB_RV], "");
+    o->deletion = kctl__ob_optv(b, j, b->mv[KCTL__OB_DEL], NULL);
+    v = b->mv[KCTL__OB_GEN];
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
         b->err = KCTL_ERR_PROTO;
     o->nlabels = kctl__ob_map(b, j, md, 0, o->labels);
     o->nannotations = kctl__ob_map(b, j, md, 1, o->annotations);
-    v = kctl_json_member(j, md, "finalizers");
+    v = b->mv[KCTL__OB_FIN];
     t = kctl_json_type_of(j, v);
     o->nfinalizers = 0;
     if (t == KCTL_JSON_ARRAY) {
@@ -5114,7 +5143,7 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
         b->err = KCTL_ERR_PROTO;
     }
-    v = kctl_json_member(j, md, "ownerReferences");
+    v = b->mv[KCTL__OB_OWNERS];
     t = kctl_json_type_of(j, v);
     o->nowners = 0;
     if (t == KCTL_JSON_ARRAY) {
@@ -5165,10 +5194,43 @@ static void kctl__ob_index(const kctl_obj *o, const uint32_t *offs, uint32_t str
     kctl__sort_u32(index, scratch, n, kctl__ob_cmp, &c);
 }
 
+static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *opts, kctl_json_tok *toks, const kctl_json *jp,
+                           kctl_obj **out);
+
 KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, kctl_obj **out) {
-    kctl_obj_opts op;
+    kctl_json_limits lim;
     kctl_json j;
     kctl_json_tok *toks;
+    kctl_allocator a;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!json) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(json);
+    memset(&lim, 0, sizeof lim);
+    memset(&a, 0, sizeof a);
+    if (opts) {
+        lim = opts->limits;
+        a = opts->allocator;
+    }
+    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
+    rc = kctl_json_parse(json, len, NULL, 0, &lim, &j);
+    if (rc != KCTL_OK) return rc;
+    toks = (kctl_json_tok *)kctl__alloc(&a, (size_t)j.ntoks * sizeof *toks);
+    if (!toks) return KCTL_ERR_NOMEM;
+    kctl_json_parse(json, len, toks, j.ntoks, &lim, &j);
+    rc = kctl__obj_build(json, len, opts, toks, &j, out);
+    kctl__free(&a, toks);
+    return rc;
+}
+
+/* The object of json[0..len), whose tokens toks (j) the caller has parsed
+   already (with opts' limits); toks are used as scratch (the caller frees
+   them after). What kctl_obj_parse returns past the parse. */
+static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *opts, kctl_json_tok *toks, const kctl_json *jp,
+                           kctl_obj **out) {
+    kctl_obj_opts op;
+    kctl_json j = *jp;
     kctl__oview v;
     kctl_obj *o = NULL;
     kctl__obuild b;
@@ -5183,11 +5245,6 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     memset(&op, 0, sizeof op);
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
-    rc = kctl_json_parse(json, len, NULL, 0, &op.limits, &j);
-    if (rc != KCTL_OK) return rc;
-    toks = (kctl_json_tok *)kctl__alloc(&op.allocator, (size_t)j.ntoks * sizeof *toks);
-    if (!toks) return KCTL_ERR_NOMEM;
-    kctl_json_parse(json, len, toks, j.ntoks, &op.limits, &j);
 
     /* first pass: sizes and validation */
     memset(&v, 0, sizeof v);
@@ -5257,7 +5314,6 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
         kctl__obj_alloc_of(o)->user_data = op.allocator.user_data;
     }
 out:
-    kctl__free(&op.allocator, toks);
     kctl__jmembers_free(&b.maps[0]);
     kctl__jmembers_free(&b.maps[1]);
     if (rc != KCTL_OK) return rc;
@@ -6925,10 +6981,20 @@ typedef struct kctl__jdoc {
     kctl_allocator a;
 } kctl__jdoc;
 
+/* Parse text into tokens of its own (kctl__jdoc_free frees them, whatever
+   the result). */
+#define KCTL__JDOC_GUESS_MAX 16384
 static int kctl__jdoc_parse(kctl__jdoc *d, const char *text, size_t len, const kctl_allocator *a, const kctl_json_limits *lim) {
     int rc;
     memset(d, 0, sizeof *d);
     if (a) d->a = *a;
+    if (text && len <= KCTL__JDOC_GUESS_MAX) { /* small: one pass into room for a token every 4 bytes, mostly enough */
+        uint32_t cap = (uint32_t)(len / 4 + 16);
+        if (!(d->toks = (kctl_json_tok *)kctl__alloc(&d->a, (size_t)cap * sizeof *d->toks))) return KCTL_ERR_NOMEM;
+        if ((rc = kctl_json_parse(text, len, d->toks, cap, lim, &d->j)) != KCTL_ERR_FULL) return rc;
+        kctl__free(&d->a, d->toks);
+        d->toks = NULL;
+    }
     if ((rc = kctl_json_parse(text, len, NULL, 0, lim, &d->j)) != KCTL_OK) return rc;
     if (!(d->toks = (kctl_json_tok *)kctl__alloc(&d->a, (size_t)d->j.ntoks * sizeof *d->toks))) return KCTL_ERR_NOMEM;
     return kctl_json_parse(text, len, d->toks, d->j.ntoks, lim, &d->j);
@@ -8065,6 +8131,10 @@ typedef struct kctl__asrun {
     kctl__jdoc sent, cur, merged;
     kctl_jw mbuf; /* a patch's merged document */
     char cur_created[64], cur_deleted[64], cur_ns[256];
+    kctl__jdoc *keep;                /* NULL, or where the document written to out is parsed for the caller */
+    const kctl_json_limits *keep_lim; /* with these limits */
+    int keep_rc;                     /* and what that parse returned when it failed (keep then holds nothing) */
+    bool kept;
 } kctl__asrun;
 
 static int kctl__as_bad_request(kctl__asrun *r, const char *why) {
@@ -8234,6 +8304,23 @@ static void kctl__as_out_reset(kctl_jw *w) {
     w->state[0] = 0;
 }
 
+/* Parse the document written to out into r->keep with r->keep_lim (once):
+   OK, r->kept when it parsed; a refusal by the limits is kept in
+   r->keep_rc for the caller (a store's limits refuse it later); NOMEM. */
+static int kctl__as_keep(kctl__asrun *r) {
+    int rc;
+    if (!r->keep || r->kept || r->keep_rc != KCTL_OK) return KCTL_OK;
+    rc = kctl__jdoc_parse(r->keep, r->out->buf, r->out->len, &r->req->allocator, r->keep_lim);
+    if (rc == KCTL_OK) {
+        r->kept = true;
+        return KCTL_OK;
+    }
+    kctl__jdoc_free(r->keep);
+    if (rc == KCTL_ERR_NOMEM) return rc;
+    r->keep_rc = rc;
+    return KCTL_OK;
+}
+
 /* create, update, update_status (and a patch's merged document, with the
    object it patched). */
 static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb, const kctl_obj *patched) {
@@ -8247,7 +8334,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     size_t nfin;
     bool create = verb == KCTL_VERB_CREATE, status_only = verb == KCTL_VERB_UPDATE_STATUS;
     const char *kind;
-    int rc;
+    int rc, bump = 0;
     if ((rc = kctl__as_take(r, sent, &in)) != KCTL_OK) return rc;
     if ((rc = kctl__as_namespace(r, &in)) != KCTL_OK) return rc;
     kind = in.kind && *in.kind ? in.kind : req->res->resource;
@@ -8311,7 +8398,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     sdoc = status_only ? sent : &r->cur.j;
     status = kctl_json_member(sdoc, 0, "status");
     if (!status_only) {
-        int bump = kctl__as_bumps_generation(sent, &r->cur.j, &req->allocator);
+        bump = kctl__as_bumps_generation(sent, &r->cur.j, &req->allocator);
         if (bump < 0) return bump;
         if (bump && m.generation < INT64_MAX) m.generation++;
     }
@@ -8322,20 +8409,42 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         return kctl__as_emit(r->out, base, &m, sdoc, status, &req->allocator);
     }
     if ((rc = kctl__as_emit(r->out, base, &m, sdoc, status, &req->allocator)) != KCTL_OK) return rc;
-    { /* a write that changes nothing is not a write */
-        kctl__jdoc nd;
-        if ((rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, NULL)) == KCTL_OK) {
-            int same = kctl__as_same(&nd.j, &r->cur.j, &req->allocator);
-            if (same < 0) {
-                rc = same;
-            } else if (same) {
-                kctl__as_out_reset(r->out);
-                r->d->outcome = KCTL_APISRV_UNCHANGED;
-            } else {
-                r->d->outcome = KCTL_APISRV_WRITE;
-            }
+    { /* a write that changes nothing is not a write: the document written
+         is parsed once, for this and for the caller (keep) */
+        kctl__jdoc nd, *od = &nd;
+        int same;
+        memset(&nd, 0, sizeof nd);
+        if (r->keep) {
+            if ((rc = kctl__as_keep(r)) != KCTL_OK) return rc;
+            if (r->kept) od = r->keep;
+        }
+        if (od == &nd && (rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, NULL)) != KCTL_OK) {
+            kctl__jdoc_free(&nd);
+            return rc;
+        }
+        /* Outside the metadata, the document written is the one sent but
+           for its status, which is the stored one: when the generation
+           stays, the sent and stored bodies were found equal above, so
+           only the metadata is left to compare. */
+        if (status_only) {
+            same = kctl__as_same(&od->j, &r->cur.j, &req->allocator);
+        } else if (bump) {
+            same = 0;
+        } else {
+            static const char *const md_skip[] = { "resourceVersion" };
+            same = kctl__as_equal_except(&od->j, kctl_json_member(&od->j, 0, "metadata"), &r->cur.j,
+                                         kctl_json_member(&r->cur.j, 0, "metadata"), md_skip, 1, &req->allocator);
         }
         kctl__jdoc_free(&nd);
+        if (same < 0) return same;
+        if (same) {
+            kctl__as_out_reset(r->out);
+            kctl__jdoc_free(r->keep);
+            r->kept = false;
+            r->d->outcome = KCTL_APISRV_UNCHANGED;
+        } else {
+            r->d->outcome = KCTL_APISRV_WRITE;
+        }
     }
     return rc;
 }
@@ -8407,10 +8516,25 @@ static int kctl__as_remove(kctl__asrun *r) {
     return kctl__as_emit(r->out, &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"), &req->allocator);
 }
 
+/* kctl_apisrv_decide, and (keep not NULL) the document written to out
+   parsed with keep_lim into *keep, which the caller frees with
+   kctl__jdoc_free whatever the result: a store builds the object it keeps
+   from it without parsing it again. *keep_rc: OK, or what that parse
+   returned (TOO_LARGE, PROTO; keep then holds no tokens). */
+static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
+                           kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc);
+
 KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st) {
+    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL);
+}
+
+static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
+                           kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc) {
     kctl__asrun r;
     size_t len;
     int rc = KCTL_ERR_INVALID_ARG;
+    if (keep) memset(keep, 0, sizeof *keep);
+    if (keep_rc) *keep_rc = KCTL_OK;
     if (d) memset(d, 0, sizeof *d);
     if (!req || !out || !d || !req->res || !req->res->resource || !*req->res->resource || !req->lookup ||
         (!req->allocator.alloc_fn) != (!req->allocator.free_fn))
@@ -8420,6 +8544,8 @@ KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_a
     r.out = out;
     r.d = d;
     r.st = st;
+    r.keep = keep;
+    r.keep_lim = keep_lim;
     kctl_jw_init_growable(&r.mbuf, &req->allocator);
     switch (req->verb) {
     case KCTL_VERB_CREATE:
@@ -8434,10 +8560,14 @@ KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_a
     case KCTL_VERB_REMOVE: rc = kctl__as_remove(&r); break;
     default: break;
     }
+    if (rc == KCTL_OK && keep && out->len && d->outcome != KCTL_APISRV_UNCHANGED) rc = kctl__as_keep(&r);
     if (rc != KCTL_OK) {
         kctl__as_out_reset(out);
         memset(d, 0, sizeof *d);
+        if (keep) kctl__jdoc_free(keep);
+        r.keep_rc = KCTL_OK;
     }
+    if (keep_rc) *keep_rc = r.keep_rc;
     kctl__free(&req->allocator, r.sc.buf);
     kctl__jdoc_free(&r.sent);
     kctl__jdoc_free(&r.cur);
@@ -8875,9 +9005,11 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     kctl__mspending pend;
     kctl__msent *e = NULL, *fresh = NULL;
     kctl_obj *made = NULL, *gone = NULL;
+    kctl__jdoc od;
     kctl_jw w;
-    int rc;
+    int rc, od_rc = KCTL_OK;
     if (out) *out = NULL;
+    memset(&od, 0, sizeof od);
     memset(&ev, 0, sizeof ev);
     memset(&pend, 0, sizeof pend);
     if (kctl__ms_rid(req->res, rid, sizeof rid) != KCTL_OK)
@@ -8897,13 +9029,14 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
-    rc = kctl_apisrv_decide(req, &w, &d, st);
+    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc);
     if (rc != KCTL_OK) goto out;
     if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
         if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
         goto out;
     }
-    if (w.len && (rc = kctl_obj_parse(w.buf, w.len, &ms->obj_opts, &made)) != KCTL_OK) {
+    /* the object from the tokens the decision parsed the document into */
+    if (w.len && (rc = od_rc != KCTL_OK ? od_rc : kctl__obj_build(w.buf, w.len, &ms->obj_opts, od.toks, &od.j, &made)) != KCTL_OK) {
         if (rc == KCTL_ERR_PROTO) rc = kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the object cannot be kept");
         else if (rc == KCTL_ERR_TOO_LARGE) rc = kctl__ms_refuse(st, rc, "Request entity too large: the object as stored is beyond the store's limits");
         goto out;
@@ -8953,6 +9086,7 @@ out:
     kctl__free(&ms->allocator, fresh);
     kctl_obj_unref(made);
     kctl_obj_unref(gone);
+    kctl__jdoc_free(&od);
     kctl_jw_free(&w);
     return rc;
 }
