@@ -3964,6 +3964,11 @@ KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t 
     if (!t || t->type != KCTL_JSON_STRING || (!buf && cap)) return KCTL_ERR_INVALID_ARG;
     s = j->text + t->start;
     e = j->text + t->end;
+    if (!t->escaped) { /* as it stands (checked when parsed) */
+        n = (size_t)(e - s);
+        if (n < cap) memcpy(buf, s, n);
+        s = e;
+    }
     while (s < e) {
         uint32_t k = kctl__jnext(&s, e, t->escaped != 0, u);
         if (n + k < cap) memcpy(buf + n, u, k);
@@ -8789,19 +8794,38 @@ static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
     kctl__free(&ms->allocator, e);
 }
 
+/* buf[0..cap) = a sep1 b sep2 c (sep 0: none; NULL strings: ""): OK, or
+   INVALID_ARG when it does not fit. Every write formats keys: no printf. */
+static int kctl__ms_join(char *buf, size_t cap, const char *a, char sep1, const char *b, char sep2, const char *c) {
+    const char *part[3];
+    char sep[2];
+    size_t used = 0, i, n;
+    part[0] = a; part[1] = b; part[2] = c;
+    sep[0] = sep1; sep[1] = sep2;
+    for (i = 0; i < 3; i++) {
+        if (i && sep[i - 1]) {
+            if (used + 1 >= cap) return KCTL_ERR_INVALID_ARG;
+            buf[used++] = sep[i - 1];
+        }
+        n = part[i] ? strlen(part[i]) : 0;
+        if (used + n >= cap) return KCTL_ERR_INVALID_ARG;
+        memcpy(buf + used, part[i], n);
+        used += n;
+    }
+    buf[used] = '\0';
+    return KCTL_OK;
+}
+
 static int kctl__ms_rid(const kctl_resource *res, char *buf, size_t cap) {
-    int n;
     if (!res || !kctl__ms_name_ok(res->resource, false) || !kctl__ms_name_ok(res->group, true) ||
         !kctl__ms_name_ok(res->ns, true))
         return KCTL_ERR_INVALID_ARG;
-    n = snprintf(buf, cap, "%s/%s", res->group ? res->group : "", res->resource);
-    return n > 0 && (size_t)n < cap ? KCTL_OK : KCTL_ERR_INVALID_ARG;
+    return kctl__ms_join(buf, cap, res->group, '/', res->resource, 0, NULL);
 }
 
 /* The storage key of ns/name in rid. */
 static int kctl__ms_key(const char *rid, const char *ns, const char *name, char *buf, size_t cap) {
-    int n = ns && *ns ? snprintf(buf, cap, "%s|%s/%s", rid, ns, name) : snprintf(buf, cap, "%s|%s", rid, name);
-    return n > 0 && (size_t)n < cap ? KCTL_OK : KCTL_ERR_INVALID_ARG;
+    return ns && *ns ? kctl__ms_join(buf, cap, rid, '|', ns, '/', name) : kctl__ms_join(buf, cap, rid, '|', name, 0, NULL);
 }
 
 static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
@@ -9016,8 +9040,22 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     look.ms = ms;
     look.rid = rid;
-    snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012llx", (unsigned long long)(ms->uid_seq + 1));
-    snprintf(rv, sizeof rv, "%llu", (unsigned long long)(ms->rev + 1));
+    { /* as "00000000-0000-4000-8000-%012llx" and "%llu" would write them, without printf */
+        static const char hex[] = "0123456789abcdef";
+        uint64_t x = ms->uid_seq + 1;
+        size_t i = 0;
+        char digits[24];
+        memcpy(uid, "00000000-0000-4000-8000-", 24);
+        do { digits[i++] = hex[x & 15]; x >>= 4; } while (x);
+        while (i < 12) digits[i++] = '0';
+        for (x = 0; x < i; x++) uid[24 + x] = digits[i - 1 - x];
+        uid[24 + i] = '\0';
+        x = ms->rev + 1;
+        i = 0;
+        do { digits[i++] = (char)('0' + x % 10); x /= 10; } while (x);
+        for (x = 0; x < i; x++) rv[x] = digits[i - 1 - x];
+        rv[i] = '\0';
+    }
     kctl_apisrv_now(now);
     req->lookup = kctl__ms_lookup;
     req->lookup_user_data = &look;
