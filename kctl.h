@@ -8177,7 +8177,13 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
     md = kctl_json_member(&r->cur.j, 0, "metadata");
     if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, md, "creationTimestamp"), r->cur_created, sizeof r->cur_created, NULL) != KCTL_OK)
         r->cur_created[0] = '\0';
-    snprintf(r->cur_ns, sizeof r->cur_ns, "%s", kctl_obj_namespace(cur));
+    { /* a namespace is at most 63 bytes */
+        const char *ns = kctl_obj_namespace(cur);
+        size_t n = strlen(ns);
+        if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
+        memcpy(r->cur_ns, ns, n);
+        r->cur_ns[n] = '\0';
+    }
     memset(m, 0, sizeof *m);
     m->name = kctl_obj_name(cur);
     m->ns = r->cur_ns;
@@ -9001,6 +9007,7 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
 typedef struct kctl__mslook {
     kctl_memstore *ms;
     const char *rid;
+    kctl__msent *hit; /* the entry the last lookup found (NULL: none) */
 } kctl__mslook;
 
 static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
@@ -9012,6 +9019,7 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
     if (!kctl__ms_name_ok(name, false) || !kctl__ms_name_ok(ns, true) || kctl__ms_key(l->rid, ns, name, key, sizeof key) != KCTL_OK)
         return NULL;
     e = kctl__ms_find(l->ms, key);
+    l->hit = e;
     return e ? e->obj : NULL;
 }
 
@@ -9040,6 +9048,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     look.ms = ms;
     look.rid = rid;
+    look.hit = NULL;
     { /* as "00000000-0000-4000-8000-%012llx" and "%llu" would write them, without printf */
         static const char hex[] = "0123456789abcdef";
         uint64_t x = ms->uid_seq + 1;
@@ -9087,6 +9096,12 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
             (rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_DELETED, gone, e->obj)) != KCTL_OK)
             goto out;
         pend.e = e;
+    } else if (d.cur && look.hit && look.hit->obj == d.cur) { /* the object the decision read: its entry, found once */
+        e = look.hit;
+        if ((rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_MODIFIED, made, e->obj)) != KCTL_OK) goto out;
+        pend.e = e;
+        pend.obj = made;
+        pend.rid = rid;
     } else {
         if ((rc = kctl__ms_key(rid, kctl_obj_namespace(made), kctl_obj_name(made), key, sizeof key)) != KCTL_OK) goto out;
         e = kctl__ms_find(ms, key);
