@@ -3351,6 +3351,20 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
     *escaped = false;
     for (;;) {
         unsigned char c;
+        /* 8 plain bytes at a time: none a quote, backslash, control or
+           non-ASCII byte (any such byte, or a false alarm above one, ends
+           the run: the byte loop below decides) */
+        while (i <= p->len && p->len - i >= 8) {
+            uint64_t v, q, b, lo;
+            memcpy(&v, s + i, 8);
+            q = v ^ UINT64_C(0x2222222222222222);
+            b = v ^ UINT64_C(0x5c5c5c5c5c5c5c5c);
+            lo = v - UINT64_C(0x2020202020202020);
+            if (((q - UINT64_C(0x0101010101010101)) & ~q) & UINT64_C(0x8080808080808080)) break;
+            if (((b - UINT64_C(0x0101010101010101)) & ~b) & UINT64_C(0x8080808080808080)) break;
+            if ((lo | v) & UINT64_C(0x8080808080808080)) break; /* a byte < 0x20 borrows into its top bit; >= 0x80 has it */
+            i += 8;
+        }
         if (i >= p->len) return KCTL_ERR_PROTO;
         c = s[i];
         if (c == '"') break;
@@ -8740,6 +8754,8 @@ struct kctl_memstore {
     uint64_t rev, compacted;    /* events with rev <= compacted are gone */
     uint64_t uid_seq;
     uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
+    uint64_t now_s;             /* the wall clock's second now_text says (0: none yet) */
+    char now_text[32];          /* kctl_apisrv_now's text of that second: formatted once a second, not per write */
     uint32_t fail_n[KCTL_VERB_COUNT];
     int fail_code[KCTL_VERB_COUNT];
     uint32_t break_after;
@@ -9065,7 +9081,14 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         for (x = 0; x < i; x++) rv[x] = digits[i - 1 - x];
         rv[i] = '\0';
     }
-    kctl_apisrv_now(now);
+    {
+        uint64_t ns = kctl__port_wall_ns(), sec = ns / 1000000000u;
+        if (sec != ms->now_s || !ms->now_text[0]) { /* as kctl_apisrv_now */
+            kctl__time_format((int64_t)(ns / 1000u), false, ms->now_text);
+            ms->now_s = sec;
+        }
+        memcpy(now, ms->now_text, sizeof now);
+    }
     req->lookup = kctl__ms_lookup;
     req->lookup_user_data = &look;
     req->uid = uid;
