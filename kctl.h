@@ -3351,20 +3351,6 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
     *escaped = false;
     for (;;) {
         unsigned char c;
-        /* 8 plain bytes at a time: none a quote, backslash, control or
-           non-ASCII byte (any such byte, or a false alarm above one, ends
-           the run: the byte loop below decides) */
-        while (i <= p->len && p->len - i >= 8) {
-            uint64_t v, q, b, lo;
-            memcpy(&v, s + i, 8);
-            q = v ^ UINT64_C(0x2222222222222222);
-            b = v ^ UINT64_C(0x5c5c5c5c5c5c5c5c);
-            lo = v - UINT64_C(0x2020202020202020);
-            if (((q - UINT64_C(0x0101010101010101)) & ~q) & UINT64_C(0x8080808080808080)) break;
-            if (((b - UINT64_C(0x0101010101010101)) & ~b) & UINT64_C(0x8080808080808080)) break;
-            if ((lo | v) & UINT64_C(0x8080808080808080)) break; /* a byte < 0x20 borrows into its top bit; >= 0x80 has it */
-            i += 8;
-        }
         if (i >= p->len) return KCTL_ERR_PROTO;
         c = s[i];
         if (c == '"') break;
