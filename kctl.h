@@ -6397,7 +6397,6 @@ KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
     if (!ix || !key) return NULL;
     len = strlen(key);
     h = kctl__hash(key, len);
-    kctl__map_prefetch(&ix->data.items, h);
     rs = kctl__rwlock_rd(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, h);
     if (n) o = kctl_obj_ref(kctl__obj_of(n));
@@ -8450,7 +8449,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         if (same < 0) return same;
         if (same) {
             kctl__as_out_reset(r->out);
-            kctl__jdoc_free(r->keep);
+            if (r->keep) kctl__jdoc_free(r->keep);
             r->kept = false;
             r->d->outcome = KCTL_APISRV_UNCHANGED;
         } else {
