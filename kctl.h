@@ -8816,7 +8816,7 @@ static int kctl__ms_join(char *buf, size_t cap, const char *a, char sep1, const 
         }
         n = part[i] ? strlen(part[i]) : 0;
         if (used + n >= cap) return KCTL_ERR_INVALID_ARG;
-        memcpy(buf + used, part[i], n);
+        if (n) memcpy(buf + used, part[i], n);
         used += n;
     }
     buf[used] = '\0';
