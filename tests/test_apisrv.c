@@ -29,6 +29,59 @@ static void ta_close(ta_store *s) {
     KT_EQ_INT(s->a.live, 0);
 }
 
+/* kctl_apisrv_decide itself, as a store of its own calls it (etcd's, a
+   test server's): a write equal to the stored object but for member
+   order is UNCHANGED with nothing written; a label change is a WRITE of
+   the whole document at the request's version, the generation kept. */
+static const kctl_obj *ta_one(const char *ns, const char *name, void *user_data) {
+    const kctl_obj *o = (const kctl_obj *)user_data;
+    return o && strcmp(ns, kctl_obj_namespace(o)) == 0 && strcmp(name, kctl_obj_name(o)) == 0 ? o : NULL;
+}
+
+static void ta_decide_public(void) {
+    const char *stored = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"prod\",\"uid\":\"u1\",\"resourceVersion\":\"5\","
+                         "\"generation\":3,\"creationTimestamp\":\"2024-01-01T00:00:00Z\",\"labels\":{\"x\":\"1\"}},\"spec\":{\"v\":1}}";
+    const char *same = "{\"spec\":{\"v\":1},\"metadata\":{\"labels\":{\"x\":\"1\"},\"name\":\"a\"}}";
+    const char *relabel = "{\"metadata\":{\"name\":\"a\",\"labels\":{\"x\":\"2\"}},\"spec\":{\"v\":1}}";
+    kctl_apisrv_req req;
+    kctl_apisrv_decision d;
+    kctl_obj *cur = NULL, *got = NULL;
+    kctl_jw w;
+    kt_alloc a;
+    kt_alloc_init(&a);
+    KT_EQ_INT(kctl_obj_parse(stored, KCTL_NTS, NULL, &cur), KCTL_OK);
+    if (!cur) return;
+    memset(&req, 0, sizeof req);
+    req.verb = KCTL_VERB_UPDATE;
+    req.res = &ta_cm;
+    req.json = same;
+    req.len = KCTL_NTS;
+    req.lookup = ta_one;
+    req.lookup_user_data = cur;
+    req.now = "2025-01-01T00:00:00Z";
+    req.rv = "6";
+    req.allocator = kt_allocator(&a);
+    kctl_jw_init_growable(&w, &req.allocator);
+    KT_EQ_INT(kctl_apisrv_decide(&req, &w, &d, NULL), KCTL_OK);
+    KT_EQ_INT(d.outcome, KCTL_APISRV_UNCHANGED);
+    KT_EQ_INT(w.len, 0);
+    KT_CHECK(d.cur == cur);
+    req.json = relabel;
+    KT_EQ_INT(kctl_apisrv_decide(&req, &w, &d, NULL), KCTL_OK);
+    KT_EQ_INT(d.outcome, KCTL_APISRV_WRITE);
+    KT_EQ_INT(kctl_obj_parse(w.buf, w.len, NULL, &got), KCTL_OK);
+    if (got) {
+        KT_EQ_STR(kctl_obj_resource_version(got), "6");
+        KT_EQ_STR(kctl_obj_uid(got), "u1");
+        KT_EQ_STR(kctl_obj_label(got, "x"), "2");
+        KT_EQ_INT(kctl_obj_generation(got), 3);
+    }
+    kctl_obj_unref(got);
+    kctl_jw_free(&w);
+    kctl_obj_unref(cur);
+    KT_EQ_INT(a.live, 0);
+}
+
 /* A string at path in obj's document ("" when absent). */
 static void ta_str(const kctl_obj *o, const char *path, char *buf, size_t cap) {
     kctl_json_tok toks[256];
@@ -730,6 +783,7 @@ void kt_suite_apisrv(void) {
     KT_RUN(ta_patch_both_ways);
     KT_RUN(ta_with_rv_and_check);
     KT_RUN(ta_nomem_sweep);
+    KT_RUN(ta_decide_public);
     KT_RUN(ta_big_writes_are_n_log_n);
     KT_RUN(ta_finalizer_with_generation_predicate);
 }

@@ -368,7 +368,7 @@ static void tr_resync_from_list_end(void) {
     kctl_vclock_advance(&e.vc, 1); /* 30 s after the relist ended */
     KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
     tr_drain(&e, &s);
-    KT_EQ_STR(s.text, "S:a S:b");
+    KT_CHECK(strcmp(s.text, "S:a S:b") == 0 || strcmp(s.text, "S:b S:a") == 0); /* a resync's order is the cache's */
     kctl_vclock_advance(&e.vc, KCTL_SEC(30) - 1);
     KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
     tr_drain(&e, &s);
@@ -376,7 +376,7 @@ static void tr_resync_from_list_end(void) {
     kctl_vclock_advance(&e.vc, 1); /* and 30 s after that resync */
     KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK);
     tr_drain(&e, &s);
-    KT_EQ_STR(s.text, "S:a S:b");
+    KT_CHECK(strcmp(s.text, "S:a S:b") == 0 || strcmp(s.text, "S:b S:a") == 0); /* a resync's order is the cache's */
     kctl_reflector_destroy(r);
     tr_close(&e);
 }
