@@ -177,11 +177,11 @@ $(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/$*.c $(LIBS)
 # kctl on real etcd clusters (bench/ETCD.md): needs libcurl and etcd; it
 # starts and stops its own clusters and says why when it cannot run.
-$(B)/bench-etcd: kctl.h kctl_http_curl.h bench/etcd.c bench/bench.h tests/etcd_harness.c tests/etcd_harness.h $(B)/etcd-config | $(B)
+$(B)/bench-etcd: kctl.h kctl_http_curl.h bench/etcd.c bench/bench.h bench/remote.h tests/etcd_harness.c tests/etcd_harness.h $(B)/etcd-config | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/etcd.c tests/etcd_harness.c $(CURL_LIBS) $(LIBS)
 # kctl on the Kubernetes API transport against the test API server, in
 # its own process over loopback (bench/KUBE.md): needs libcurl; ~30 s.
-$(B)/bench-kube: kctl.h kctl_http_curl.h bench/kube.c bench/bench.h tests/kube_server.c tests/kube_server.h $(B)/etcd-config | $(B)
+$(B)/bench-kube: kctl.h kctl_http_curl.h bench/kube.c bench/bench.h bench/remote.h tests/kube_server.c tests/kube_server.h $(B)/etcd-config | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/kube.c tests/kube_server.c $(CURL_LIBS) $(LIBS)
 bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd $(B)/bench-kube,)
 	./$(B)/bench-queue

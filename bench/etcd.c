@@ -73,6 +73,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "remote.h"
 
 #define EB_OBJECTS 10000
 #define EB_DOC_BYTES 300
@@ -93,58 +94,6 @@ static struct {
     bool idle, busy;
     bool kctl_writes; /* paced writes through kctl, not raw puts */
 } eb_opt = { 5.0, 8, 0, true, true, false };
-
-static uint64_t eb_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void eb_sleep_ms(long ms) {
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    nanosleep(&ts, NULL);
-}
-
-/* ---- a counting allocator: what goes through kctl's hooks (each block
-   carries its size in a 16-byte header, which the resident set counts too) */
-static struct {
-    uint64_t live, peak, allocs, blocks; /* atomic; blocks: live ones */
-} eb_mem;
-
-static void *eb_alloc(size_t n, void *ud) {
-    unsigned char *p = (unsigned char *)malloc(n + 16);
-    uint64_t live, peak;
-    (void)ud;
-    if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
-    live = __atomic_add_fetch(&eb_mem.live, n, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&eb_mem.allocs, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&eb_mem.blocks, 1, __ATOMIC_RELAXED);
-    peak = __atomic_load_n(&eb_mem.peak, __ATOMIC_RELAXED);
-    while (live > peak && !__atomic_compare_exchange_n(&eb_mem.peak, &peak, live, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
-    return p + 16;
-}
-
-static void eb_free(void *ptr, void *ud) {
-    unsigned char *p = (unsigned char *)ptr - 16;
-    size_t n;
-    (void)ud;
-    if (!ptr) return;
-    memcpy(&n, p, sizeof n);
-    __atomic_sub_fetch(&eb_mem.live, n, __ATOMIC_RELAXED);
-    __atomic_sub_fetch(&eb_mem.blocks, 1, __ATOMIC_RELAXED);
-    free(p);
-}
-
-static kctl_allocator eb_counting(void) {
-    kctl_allocator a;
-    a.alloc_fn = eb_alloc;
-    a.free_fn = eb_free;
-    a.user_data = NULL;
-    return a;
-}
 
 /* ---- /proc ------------------------------------------------------------ */
 static long eb_status_kib(const char *field) {
@@ -184,12 +133,6 @@ static double eb_proc_cpu(pid_t pid) {
     return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
-static double eb_self_cpu(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec + ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-}
-
 static double eb_cluster_cpu(const kt_etcd_cluster *c) {
     double s = 0;
     int i;
@@ -199,24 +142,6 @@ static double eb_cluster_cpu(const kt_etcd_cluster *c) {
 }
 
 /* ---- latencies -------------------------------------------------------- */
-typedef struct eb_pct {
-    size_t n;
-    double p50, p99, max; /* ms */
-} eb_pct;
-
-/* Percentiles (nearest rank) of v[0..n) in ms; sorts v. */
-static eb_pct eb_pct_of(double *v, size_t n) {
-    eb_pct p;
-    memset(&p, 0, sizeof p);
-    p.n = n;
-    if (!n) return p;
-    qsort(v, n, sizeof *v, bench_cmp_double);
-    p.p50 = v[(n - 1) / 2];
-    p.p99 = v[(n * 99 + 99) / 100 - 1];
-    p.max = v[n - 1];
-    return p;
-}
-
 /* Latencies of the sustained phase, as reconciles see them. */
 static struct {
     double *v;
@@ -266,9 +191,9 @@ typedef struct eb_cost {
 static eb_cost eb_cost_now(const kt_etcd_cluster *c) {
     eb_cost x;
     x.fs = eb_fsync_now(c);
-    x.self = eb_self_cpu();
+    x.self = rb_self_cpu();
     x.etcd = eb_cluster_cpu(c);
-    x.t = eb_now();
+    x.t = rb_now();
     return x;
 }
 
@@ -321,7 +246,7 @@ static int eb_load(const char *url, double *seconds) {
     size_t cap = (size_t)EB_PER_TXN * 1024 + 64;
     char *body = (char *)malloc(cap), doc[512], key[128];
     kt_etcd_reply r;
-    uint64_t t0 = eb_now();
+    uint64_t t0 = rb_now();
     int i, rc = 0;
     memset(&r, 0, sizeof r);
     if (!body) return -1;
@@ -347,7 +272,7 @@ static int eb_load(const char *url, double *seconds) {
     }
     kt_etcd_reply_free(&r);
     free(body);
-    *seconds = bench_seconds(t0, eb_now());
+    *seconds = bench_seconds(t0, rb_now());
     return rc;
 }
 
@@ -387,7 +312,7 @@ static uint64_t eb_reconciles;             /* atomic */
 
 static kctl_reconcile_result eb_reconcile(const kctl_reconcile_ctx *ctx) {
     kctl_reconcile_result r;
-    uint64_t now = eb_now(), sent = 0, round = 0;
+    uint64_t now = rb_now(), sent = 0, round = 0;
     int i = eb_index(ctx->name);
     memset(&r, 0, sizeof r);
     __atomic_add_fetch(&eb_reconciles, 1, __ATOMIC_RELAXED);
@@ -465,13 +390,13 @@ static void *eb_sustained(void *arg) {
     int i = w->id;
     memset(&put, 0, sizeof put);
     if (!w->t && eb_put_init(&put, w->url) != 0) w->until = 0;
-    while (eb_now() < w->until) {
+    while (rb_now() < w->until) {
         int rc;
         if (w->t) {
-            int n = eb_doc(doc, sizeof doc, i, eb_now(), round, false);
+            int n = eb_doc(doc, sizeof doc, i, rb_now(), round, false);
             rc = kctl_transport_update(w->t, &eb_res, doc, (size_t)n, NULL, NULL);
         } else {
-            rc = eb_put_do(&put, i, eb_now(), round) == 0 ? KCTL_OK : KCTL_ERR_IO;
+            rc = eb_put_do(&put, i, rb_now(), round) == 0 ? KCTL_OK : KCTL_ERR_IO;
         }
         if (rc == KCTL_OK) w->ok++;
         else { w->failed++; w->last_error = rc; }
@@ -485,7 +410,7 @@ static void *eb_sustained(void *arg) {
 /* n writers for seconds: the writes accepted (failed ones into *failed, the last code into *last_error). */
 static uint64_t eb_writers(const kctl_transport *t, const char *url, int n, double seconds, uint64_t *failed, int *last_error) {
     eb_writer *w = (eb_writer *)calloc((size_t)n, sizeof *w);
-    uint64_t until = eb_now() + (uint64_t)(seconds * 1e9), ok = 0;
+    uint64_t until = rb_now() + (uint64_t)(seconds * 1e9), ok = 0;
     int i;
     *failed = 0;
     *last_error = 0;
@@ -533,7 +458,7 @@ static void *eb_pacer_run(void *arg) {
         ts.tv_sec = (time_t)(due / 1000000000u);
         ts.tv_nsec = (long)(due % 1000000000u);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
-        sent = eb_now();
+        sent = rb_now();
         if (sent <= due + EB_LATE_NS) __atomic_add_fetch(&eb_pc.kept, 1, __ATOMIC_RELAXED);
         eb_pc.sent[s] = sent;
         if (me->t) {
@@ -542,7 +467,7 @@ static void *eb_pacer_run(void *arg) {
         } else {
             rc = eb_put_do(&put, s % EB_OBJECTS, sent, eb_pc.base + (uint64_t)s) == 0 ? KCTL_OK : KCTL_ERR_IO;
         }
-        done = eb_now();
+        done = rb_now();
         if (rc == KCTL_OK) {
             eb_pc.ack[s] = done;
             __atomic_add_fetch(&eb_pc.ok, 1, __ATOMIC_RELAXED);
@@ -562,9 +487,9 @@ typedef struct eb_paced_res {
     uint64_t slots, kept, ok, failed, seen;
     int last_error;
     double rate;            /* accepted writes/s, from the first deadline to the last answer */
-    eb_pct call;            /* the write call */
-    eb_pct sent_arr;        /* write sent -> seen */
-    eb_pct ack_arr;         /* write answered -> seen (negative: seen first) */
+    rb_pct call;            /* the write call */
+    rb_pct sent_arr;        /* write sent -> seen */
+    rb_pct ack_arr;         /* write answered -> seen (negative: seen first) */
 } eb_paced_res;
 
 static double eb_scratch[EB_MAX_SLOTS];
@@ -583,7 +508,7 @@ static void eb_paced(const kctl_transport *t, const char *url, double seconds, d
     memset(eb_pc.arr, 0, sizeof eb_pc.arr);
     eb_pc.ok = eb_pc.failed = eb_pc.kept = eb_pc.seen = eb_pc.last_end = 0;
     eb_pc.last_error = 0;
-    eb_pc.t0 = eb_now() + 20000000u;
+    eb_pc.t0 = rb_now() + 20000000u;
     __atomic_store_n(&eb_pc.slots, slots, __ATOMIC_RELEASE);
     __atomic_store_n(&eb_pc.base, (uint64_t)(++eb_runs) * 1000000u, __ATOMIC_RELEASE);
     for (k = 0; k < EB_PACERS; k++) {
@@ -596,8 +521,8 @@ static void eb_paced(const kctl_transport *t, const char *url, double seconds, d
         }
     }
     for (k = 0; k < EB_PACERS; k++) pthread_join(th[k].th, NULL);
-    t1 = eb_now();
-    while (__atomic_load_n(&eb_pc.seen, __ATOMIC_ACQUIRE) < eb_pc.ok && eb_now() - t1 < (uint64_t)(wait_s * 1e9)) eb_sleep_ms(2);
+    t1 = rb_now();
+    while (__atomic_load_n(&eb_pc.seen, __ATOMIC_ACQUIRE) < eb_pc.ok && rb_now() - t1 < (uint64_t)(wait_s * 1e9)) rb_sleep_ms(2);
     __atomic_store_n(&eb_pc.base, 0, __ATOMIC_RELEASE); /* arrivals stop counting */
     memset(out, 0, sizeof *out);
     out->slots = (uint64_t)slots;
@@ -608,14 +533,14 @@ static void eb_paced(const kctl_transport *t, const char *url, double seconds, d
     out->rate = eb_pc.last_end > eb_pc.t0 ? (double)eb_pc.ok / bench_seconds(eb_pc.t0, eb_pc.last_end) : 0;
     for (s = 0, n = 0; s < (size_t)slots; s++)
         if (eb_pc.ack[s]) eb_scratch[n++] = (double)(eb_pc.ack[s] - eb_pc.sent[s]) / 1e6;
-    out->call = eb_pct_of(eb_scratch, n);
+    out->call = rb_pct_of(eb_scratch, n);
     for (s = 0, n = 0; s < (size_t)slots; s++)
         if (eb_pc.ack[s] && __atomic_load_n(&eb_pc.arr[s], __ATOMIC_RELAXED)) eb_scratch[n++] = (double)(eb_pc.arr[s] - eb_pc.sent[s]) / 1e6;
-    out->sent_arr = eb_pct_of(eb_scratch, n);
+    out->sent_arr = rb_pct_of(eb_scratch, n);
     out->seen = n;
     for (s = 0, n = 0; s < (size_t)slots; s++)
         if (eb_pc.ack[s] && eb_pc.arr[s]) eb_scratch[n++] = ((double)eb_pc.arr[s] - (double)eb_pc.ack[s]) / 1e6;
-    out->ack_arr = eb_pct_of(eb_scratch, n);
+    out->ack_arr = rb_pct_of(eb_scratch, n);
 }
 
 static void eb_paced_print(const char *indent, const char *who, const eb_paced_res *p) {
@@ -662,7 +587,7 @@ static void *eb_ctl_reader(void *arg) {
     size_t len = 0;
     for (;;) {
         ssize_t n = read(c->fd, buf + len, sizeof buf - len);
-        uint64_t now = eb_now();
+        uint64_t now = rb_now();
         char *nl;
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
@@ -736,7 +661,7 @@ typedef struct eb_gw {
 static size_t eb_gw_write(char *data, size_t size, size_t nm, void *ud) {
     eb_gw *g = (eb_gw *)ud;
     size_t n = size * nm, start = 0, i;
-    uint64_t now = eb_now();
+    uint64_t now = rb_now();
     if (g->len + n + 1 > g->cap) {
         size_t cap = g->cap ? g->cap : 65536;
         char *nb;
@@ -821,36 +746,21 @@ typedef struct eb_result {
     double load_s, sync_s, first_rec_s;
     double hwm_mib, rss_mib, kctl_live_mib, kctl_peak_mib, kctl_allocs, kctl_blocks;
     double w_rate, ev_rate, rec_rate, drain_s, raw_rate;
-    eb_pct sat;
+    rb_pct sat;
     eb_paced_res rec, ctl, gw;
     bool ctl_ran, gw_ran;
 } eb_result;
 
-static pid_t eb_burner_start(void) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        cpu_set_t set;
-        volatile unsigned long spin = 0;
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* fork()ed by the main thread, which outlives it */
-        CPU_ZERO(&set);
-        CPU_SET(ncpu > 1 ? (int)ncpu - 1 : 0, &set);
-        sched_setaffinity(0, sizeof set, &set);
-        for (;;) spin++;
-    }
-    return pid;
-}
-
 /* Wait (sleeping) until the informer has seen want modifications since base and the queue is empty. */
 static bool eb_drain(kctl_informer *inf, kctl_controller *ctl, uint64_t base, uint64_t want, uint64_t timeout_ns, uint64_t *seen) {
-    uint64_t t0 = eb_now();
+    uint64_t t0 = rb_now();
     kctl_reflector_stats rs;
     for (;;) {
         kctl_informer_read_stats(inf, &rs);
         *seen = rs.modified - base;
         if (*seen >= want && kctl_queue_len(kctl_controller_queue(ctl)) == 0) return true;
-        if (eb_now() - t0 > timeout_ns) return false;
-        eb_sleep_ms(1);
+        if (rb_now() - t0 > timeout_ns) return false;
+        rb_sleep_ms(1);
     }
 }
 
@@ -886,7 +796,7 @@ static int eb_run(int members, bool busy, eb_result *res) {
         if (fgets(load, sizeof load, f)) load[strcspn(load, "\n")] = '\0';
         fclose(f);
     }
-    if (busy) burner = eb_burner_start();
+    if (busy) burner = rb_burner_start();
     printf("\n== %d member%s, %s; load average before: %s\n", members, members > 1 ? "s" : "",
            busy ? "busy (a while(1) burner process pinned to the last CPU)" : "idle (no burner)", load);
     fflush(stdout);
@@ -908,7 +818,7 @@ static int eb_run(int members, bool busy, eb_result *res) {
     /* 1. list and sync */
     ed = kctl_etcd_desc_init();
     ed.endpoints = c.endpoints;
-    ed.allocator = eb_counting();
+    ed.allocator = rb_counting();
     if (kctl_etcd_create(&ed, &tw) != KCTL_OK) goto out;
     ed.allocator.alloc_fn = NULL; /* the writers' transport: plain malloc, its own connections */
     ed.allocator.free_fn = NULL;
@@ -916,14 +826,14 @@ static int eb_run(int members, bool busy, eb_result *res) {
     memset(&id, 0, sizeof id);
     id.transport = tw;
     id.resource = eb_res;
-    id.allocator = eb_counting();
+    id.allocator = rb_counting();
     if (kctl_informer_create(&id, &inf) != KCTL_OK) goto out;
     memset(&cd, 0, sizeof cd);
     cd.primary = inf;
     cd.transport = tw;
     cd.reconcile = eb_reconcile;
     cd.workers = 2;
-    cd.allocator = eb_counting();
+    cd.allocator = rb_counting();
     if (kctl_controller_create(&cd, &ctl) != KCTL_OK) goto out;
     memset(eb_last_seen, 0, sizeof eb_last_seen);
     __atomic_store_n(&eb_reconciles, 0, __ATOMIC_RELEASE);
@@ -932,34 +842,34 @@ static int eb_run(int members, bool busy, eb_result *res) {
     eb_reset_hwm();
     hwm0 = eb_status_kib("VmHWM");
     rss0 = eb_status_kib("VmRSS");
-    live0 = __atomic_load_n(&eb_mem.live, __ATOMIC_RELAXED);
-    allocs0 = __atomic_load_n(&eb_mem.allocs, __ATOMIC_RELAXED);
-    blocks0 = __atomic_load_n(&eb_mem.blocks, __ATOMIC_RELAXED);
-    __atomic_store_n(&eb_mem.peak, live0, __ATOMIC_RELAXED);
+    live0 = __atomic_load_n(&rb_mem.live, __ATOMIC_RELAXED);
+    allocs0 = __atomic_load_n(&rb_mem.allocs, __ATOMIC_RELAXED);
+    blocks0 = __atomic_load_n(&rb_mem.blocks, __ATOMIC_RELAXED);
+    __atomic_store_n(&rb_mem.peak, live0, __ATOMIC_RELAXED);
     cost = eb_cost_now(&c);
-    t0 = eb_now();
+    t0 = rb_now();
     if (kctl_informer_start(inf) != KCTL_OK || kctl_informer_wait_for_sync(inf, KCTL_SEC(120)) != KCTL_OK) {
         fprintf(stderr, "bench-etcd: the informer did not sync\n");
         goto out;
     }
-    t1 = eb_now();
+    t1 = rb_now();
     res->sync_s = bench_seconds(t0, t1);
     res->hwm_mib = (double)(eb_status_kib("VmHWM") - hwm0) / 1024.0;
     res->rss_mib = (double)(eb_status_kib("VmRSS") - rss0) / 1024.0;
-    res->kctl_live_mib = (double)(__atomic_load_n(&eb_mem.live, __ATOMIC_RELAXED) - live0) / 1048576.0;
-    res->kctl_peak_mib = (double)(__atomic_load_n(&eb_mem.peak, __ATOMIC_RELAXED) - live0) / 1048576.0;
-    res->kctl_allocs = (double)(__atomic_load_n(&eb_mem.allocs, __ATOMIC_RELAXED) - allocs0);
-    res->kctl_blocks = (double)(__atomic_load_n(&eb_mem.blocks, __ATOMIC_RELAXED) - blocks0);
+    res->kctl_live_mib = (double)(__atomic_load_n(&rb_mem.live, __ATOMIC_RELAXED) - live0) / 1048576.0;
+    res->kctl_peak_mib = (double)(__atomic_load_n(&rb_mem.peak, __ATOMIC_RELAXED) - live0) / 1048576.0;
+    res->kctl_allocs = (double)(__atomic_load_n(&rb_mem.allocs, __ATOMIC_RELAXED) - allocs0);
+    res->kctl_blocks = (double)(__atomic_load_n(&rb_mem.blocks, __ATOMIC_RELAXED) - blocks0);
     printf("1. list and sync %d objects (pages of 500): %.3f s (%.0f objects/s)\n", EB_OBJECTS, res->sync_s, EB_OBJECTS / res->sync_s);
     printf("   memory: peak resident set +%.1f MiB (VmHWM), resident set +%.1f MiB (VmRSS); through kctl's allocator: %.1f MiB live"
            " (%.0f bytes/object) in %.0f blocks (%.1f/object), peak %.1f MiB; %.0f allocations (%.1f/object)\n",
            res->hwm_mib, res->rss_mib, res->kctl_live_mib, res->kctl_live_mib * 1048576.0 / EB_OBJECTS, res->kctl_blocks,
            res->kctl_blocks / EB_OBJECTS, res->kctl_peak_mib, res->kctl_allocs, res->kctl_allocs / EB_OBJECTS);
     eb_cost_print("   ", &c, cost, 0);
-    t0 = eb_now();
+    t0 = rb_now();
     if (kctl_controller_start(ctl, KCTL_SEC(60)) != KCTL_OK) goto out;
-    while (__atomic_load_n(&eb_reconciles, __ATOMIC_ACQUIRE) < EB_OBJECTS && eb_now() - t0 < KCTL_SEC(60)) eb_sleep_ms(1);
-    res->first_rec_s = bench_seconds(t0, eb_now());
+    while (__atomic_load_n(&eb_reconciles, __ATOMIC_ACQUIRE) < EB_OBJECTS && rb_now() - t0 < KCTL_SEC(60)) rb_sleep_ms(1);
+    res->first_rec_s = bench_seconds(t0, rb_now());
     printf("   the first %d reconciles (2 workers): %.3f s\n", EB_OBJECTS, res->first_rec_s);
     fflush(stdout);
 
@@ -968,22 +878,22 @@ static int eb_run(int members, bool busy, eb_result *res) {
     base_mod = rs.modified;
     kctl_controller_read_stats(ctl, &cs);
     base_rec = cs.success + cs.error;
-    eb_sat_reset(eb_now());
+    eb_sat_reset(rb_now());
     cost = eb_cost_now(&c);
-    t0 = eb_now();
+    t0 = rb_now();
     accepted = eb_writers(&tw2, NULL, eb_opt.writers, eb_opt.phase_s, &failed, &last_error);
-    t1 = eb_now();
+    t1 = rb_now();
     res->w_rate = (double)accepted / bench_seconds(t0, t1);
     if (!eb_drain(inf, ctl, base_mod, accepted, KCTL_SEC(60), &seen))
         printf("   (the informer saw %llu of %llu writes within 60 s)\n", (unsigned long long)seen, (unsigned long long)accepted);
     {
-        uint64_t t2 = eb_now();
+        uint64_t t2 = rb_now();
         size_t n = __atomic_load_n(&eb_sat.n, __ATOMIC_ACQUIRE);
         kctl_controller_read_stats(ctl, &cs);
         res->ev_rate = (double)seen / bench_seconds(t0, t2);
         res->rec_rate = (double)(cs.success + cs.error - base_rec) / bench_seconds(t0, t2);
         res->drain_s = bench_seconds(t1, t2);
-        res->sat = eb_pct_of(eb_sat.v, n < EB_MAX_LAT ? n : EB_MAX_LAT);
+        res->sat = rb_pct_of(eb_sat.v, n < EB_MAX_LAT ? n : EB_MAX_LAT);
         printf("2. sustained: %d writer threads, kctl updates (a range, then a txn) for %.1f s: %llu accepted, %.0f writes/s",
                eb_opt.writers, eb_opt.phase_s, (unsigned long long)accepted, res->w_rate);
         if (failed) printf(", %llu failed (last: %s)", (unsigned long long)failed, kctl_strerror(last_error));
@@ -995,16 +905,16 @@ static int eb_run(int members, bool busy, eb_result *res) {
         eb_cost_print("   ", &c, cost, (double)accepted);
     }
     cost = eb_cost_now(&c);
-    t0 = eb_now();
+    t0 = rb_now();
     raw_ok = eb_writers(NULL, url, eb_opt.writers, eb_opt.phase_s / 2, &failed, &last_error);
-    res->raw_rate = (double)raw_ok / bench_seconds(t0, eb_now());
+    res->raw_rate = (double)raw_ok / bench_seconds(t0, rb_now());
     printf("   etcd alone: %d threads of raw puts (one put a request, no kctl) for %.1f s: %.0f puts/s%s (the informer and the"
            " controller still watching)\n",
            eb_opt.writers, eb_opt.phase_s / 2, res->raw_rate, failed ? ", some failed" : "");
     eb_cost_print("   ", &c, cost, (double)raw_ok);
     if (!eb_drain(inf, ctl, base_mod, accepted + raw_ok, KCTL_SEC(60), &seen))
         printf("   (the informer saw %llu of %llu writes within 60 s)\n", (unsigned long long)seen, (unsigned long long)(accepted + raw_ok));
-    eb_sleep_ms(200);
+    rb_sleep_ms(200);
     fflush(stdout);
 
     /* 3. paced, reconciled */
@@ -1036,7 +946,7 @@ static int eb_run(int members, bool busy, eb_result *res) {
             if (eb_put_init(&probe, url) == 0) /* until its watch is there: it prints a probe's put */
                 for (tries = 0; tries < 50 && !__atomic_load_n(&eb_ctl_reads, __ATOMIC_ACQUIRE); tries++) {
                     eb_put_do(&probe, 0, 1, 1);
-                    eb_sleep_ms(100);
+                    rb_sleep_ms(100);
                 }
             eb_put_free(&probe);
             cost = eb_cost_now(&c);
@@ -1053,8 +963,8 @@ static int eb_run(int members, bool busy, eb_result *res) {
     {
         eb_gw g;
         if (eb_gw_start(&g, url) == 0) {
-            t0 = eb_now();
-            while (!__atomic_load_n(&g.created, __ATOMIC_ACQUIRE) && eb_now() - t0 < KCTL_SEC(5)) eb_sleep_ms(5);
+            t0 = rb_now();
+            while (!__atomic_load_n(&g.created, __ATOMIC_ACQUIRE) && rb_now() - t0 < KCTL_SEC(5)) rb_sleep_ms(5);
             cost = eb_cost_now(&c);
             eb_paced(pw, url, eb_opt.phase_s, 5.0, &res->gw);
             res->gw_ran = true;
@@ -1075,9 +985,9 @@ out:
     kctl_transport_destroy(&tw);
     kctl_transport_destroy(&tw2);
     kt_etcd_destroy(&c, rc != 0);
-    if (__atomic_load_n(&eb_mem.live, __ATOMIC_RELAXED) != 0)
+    if (__atomic_load_n(&rb_mem.live, __ATOMIC_RELAXED) != 0)
         printf("   (kctl's allocator: %llu bytes still live after everything was destroyed)\n",
-               (unsigned long long)__atomic_load_n(&eb_mem.live, __ATOMIC_RELAXED));
+               (unsigned long long)__atomic_load_n(&rb_mem.live, __ATOMIC_RELAXED));
 out_burner:
     if (burner > 0) { /* by pid: our child */
         kill(burner, SIGKILL);

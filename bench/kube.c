@@ -61,6 +61,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "remote.h"
 
 #define KB_OBJECTS 10000
 #define KB_DOC_BYTES 300
@@ -80,61 +81,6 @@ static struct {
     bool kctl_writes; /* paced writes through a second kube transport, not the memstore */
 } kb_opt = { 2.0, 1000, true, true, false };
 
-static uint64_t kb_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static void kb_sleep_ms(long ms) {
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (ms % 1000) * 1000000L;
-    nanosleep(&ts, NULL);
-}
-
-static double kb_cpu(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec + ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
-}
-
-/* ---- a counting allocator: what goes through kctl's hooks -------------- */
-static struct {
-    uint64_t live, peak, allocs; /* atomic */
-} kb_mem;
-
-static void *kb_alloc(size_t n, void *ud) {
-    unsigned char *p = (unsigned char *)malloc(n + 16);
-    uint64_t live, peak;
-    (void)ud;
-    if (!p) return NULL;
-    memcpy(p, &n, sizeof n);
-    live = __atomic_add_fetch(&kb_mem.live, n, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&kb_mem.allocs, 1, __ATOMIC_RELAXED);
-    peak = __atomic_load_n(&kb_mem.peak, __ATOMIC_RELAXED);
-    while (live > peak && !__atomic_compare_exchange_n(&kb_mem.peak, &peak, live, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
-    return p + 16;
-}
-
-static void kb_free(void *ptr, void *ud) {
-    unsigned char *p = (unsigned char *)ptr - 16;
-    size_t n;
-    (void)ud;
-    if (!ptr) return;
-    memcpy(&n, p, sizeof n);
-    __atomic_sub_fetch(&kb_mem.live, n, __ATOMIC_RELAXED);
-    free(p);
-}
-
-static kctl_allocator kb_counting(void) {
-    kctl_allocator a;
-    a.alloc_fn = kb_alloc;
-    a.free_fn = kb_free;
-    a.user_data = NULL;
-    return a;
-}
-
 /* ---- documents -------------------------------------------------------- */
 static const char kb_pad[] = "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx";
 
@@ -152,24 +98,6 @@ static int kb_doc(char *buf, size_t cap, int i, uint64_t sent, uint64_t round) {
         pad = KB_DOC_BYTES - n;
         if (pad > (int)sizeof kb_pad - 1) pad = (int)sizeof kb_pad - 1;
     }
-}
-
-/* ---- percentiles -------------------------------------------------------- */
-typedef struct kb_pct {
-    size_t n;
-    double p50, p99, max; /* ms */
-} kb_pct;
-
-static kb_pct kb_pct_of(double *v, size_t n) {
-    kb_pct p;
-    memset(&p, 0, sizeof p);
-    p.n = n;
-    if (!n) return p;
-    qsort(v, n, sizeof *v, bench_cmp_double);
-    p.p50 = v[(n - 1) / 2];
-    p.p99 = v[(n * 99 + 99) / 100 - 1];
-    p.max = v[n - 1];
-    return p;
 }
 
 /* ---- paced slots: slot s is due at t0 + s / rate and carries spec.round =
@@ -197,7 +125,7 @@ static uint64_t kb_reconciles; /* atomic */
 
 static kctl_reconcile_result kb_reconcile(const kctl_reconcile_ctx *ctx) {
     kctl_reconcile_result r;
-    uint64_t now = kb_now(), round = 0;
+    uint64_t now = rb_now(), round = 0;
     memset(&r, 0, sizeof r);
     __atomic_add_fetch(&kb_reconciles, 1, __ATOMIC_RELAXED);
     if (ctx->obj && kctl_obj_get_uint64(ctx->obj, "spec.round", &round) == KCTL_OK) kb_arrive(round, now);
@@ -221,13 +149,13 @@ static void *kb_pacer_run(void *arg) {
         ts.tv_sec = (time_t)(due / 1000000000u);
         ts.tv_nsec = (long)(due % 1000000000u);
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
-        sent = kb_now();
+        sent = rb_now();
         if (sent <= due + KB_LATE_NS) __atomic_add_fetch(&kb_pc.kept, 1, __ATOMIC_RELAXED);
         kb_pc.sent[s] = sent;
         n = kb_doc(doc, sizeof doc, s % KB_OBJECTS, sent, kb_pc.base + (uint64_t)s);
         rc = kctl_transport_update(me->t, &kb_res, doc, (size_t)n, NULL, NULL);
         if (rc == KCTL_OK) {
-            kb_pc.ack[s] = kb_now();
+            kb_pc.ack[s] = rb_now();
             __atomic_add_fetch(&kb_pc.ok, 1, __ATOMIC_RELAXED);
         } else {
             __atomic_add_fetch(&kb_pc.failed, 1, __ATOMIC_RELAXED);
@@ -241,7 +169,7 @@ typedef struct kb_paced_res {
     uint64_t slots, kept, ok, failed, seen;
     int last_error;
     double cpu_us; /* this process's CPU per accepted write */
-    kb_pct call, arr;
+    rb_pct call, arr;
 } kb_paced_res;
 
 /* seconds of paced writes through t, then up to wait_s for their arrivals. */
@@ -249,7 +177,7 @@ static void kb_paced(const kctl_transport *t, double wait_s, kb_paced_res *out) 
     kb_pacer th[KB_PACERS];
     uint64_t t1;
     size_t n, s;
-    double cpu0 = kb_cpu();
+    double cpu0 = rb_self_cpu();
     int k, slots = (int)(kb_opt.seconds * kb_opt.rate);
     if (slots > KB_MAX_SLOTS) slots = KB_MAX_SLOTS;
     __atomic_store_n(&kb_pc.base, 0, __ATOMIC_RELEASE);
@@ -259,7 +187,7 @@ static void kb_paced(const kctl_transport *t, double wait_s, kb_paced_res *out) 
     kb_pc.ok = kb_pc.failed = kb_pc.kept = kb_pc.seen = 0;
     kb_pc.last_error = 0;
     kb_pc.period = 1000000000u / (uint64_t)kb_opt.rate;
-    kb_pc.t0 = kb_now() + 20000000u;
+    kb_pc.t0 = rb_now() + 20000000u;
     __atomic_store_n(&kb_pc.slots, slots, __ATOMIC_RELEASE);
     __atomic_store_n(&kb_pc.base, (uint64_t)(++kb_runs) * 1000000u, __ATOMIC_RELEASE);
     for (k = 0; k < KB_PACERS; k++) {
@@ -271,8 +199,8 @@ static void kb_paced(const kctl_transport *t, double wait_s, kb_paced_res *out) 
         }
     }
     for (k = 0; k < KB_PACERS; k++) pthread_join(th[k].th, NULL);
-    t1 = kb_now();
-    while (__atomic_load_n(&kb_pc.seen, __ATOMIC_ACQUIRE) < kb_pc.ok && kb_now() - t1 < (uint64_t)(wait_s * 1e9)) kb_sleep_ms(2);
+    t1 = rb_now();
+    while (__atomic_load_n(&kb_pc.seen, __ATOMIC_ACQUIRE) < kb_pc.ok && rb_now() - t1 < (uint64_t)(wait_s * 1e9)) rb_sleep_ms(2);
     __atomic_store_n(&kb_pc.base, 0, __ATOMIC_RELEASE);
     memset(out, 0, sizeof *out);
     out->slots = (uint64_t)slots;
@@ -280,13 +208,13 @@ static void kb_paced(const kctl_transport *t, double wait_s, kb_paced_res *out) 
     out->ok = kb_pc.ok;
     out->failed = kb_pc.failed;
     out->last_error = kb_pc.last_error;
-    out->cpu_us = kb_pc.ok ? (kb_cpu() - cpu0) * 1e6 / (double)kb_pc.ok : 0;
+    out->cpu_us = kb_pc.ok ? (rb_self_cpu() - cpu0) * 1e6 / (double)kb_pc.ok : 0;
     for (s = 0, n = 0; s < (size_t)slots; s++)
         if (kb_pc.ack[s]) kb_scratch[n++] = (double)(kb_pc.ack[s] - kb_pc.sent[s]) / 1e6;
-    out->call = kb_pct_of(kb_scratch, n);
+    out->call = rb_pct_of(kb_scratch, n);
     for (s = 0, n = 0; s < (size_t)slots; s++)
         if (kb_pc.ack[s] && __atomic_load_n(&kb_pc.arr[s], __ATOMIC_RELAXED)) kb_scratch[n++] = (double)(kb_pc.arr[s] - kb_pc.sent[s]) / 1e6;
-    out->arr = kb_pct_of(kb_scratch, n);
+    out->arr = rb_pct_of(kb_scratch, n);
     out->seen = n;
 }
 
@@ -312,7 +240,7 @@ typedef struct kb_bare {
 static size_t kb_bare_write(char *data, size_t size, size_t nm, void *ud) {
     kb_bare *b = (kb_bare *)ud;
     size_t n = size * nm, i, start = 0;
-    uint64_t now = kb_now();
+    uint64_t now = rb_now();
     __atomic_store_n(&b->open, 1, __ATOMIC_RELEASE);
     if (b->len + n > sizeof b->buf) b->len = 0; /* a line past 64 KiB: not ours */
     if (n > sizeof b->buf) return n;
@@ -428,21 +356,6 @@ typedef struct kb_result {
     kb_paced_res rec, bare;
 } kb_result;
 
-static pid_t kb_burner_start(void) {
-    pid_t pid = fork();
-    if (pid == 0) {
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        cpu_set_t set;
-        volatile unsigned long spin = 0;
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        CPU_ZERO(&set);
-        CPU_SET(ncpu > 1 ? (int)ncpu - 1 : 0, &set);
-        sched_setaffinity(0, sizeof set, &set);
-        for (;;) spin++;
-    }
-    return pid;
-}
-
 static int kb_run(bool busy, int run, kb_result *res) {
     kt_kube_server_desc sd;
     kt_kube_server *s = NULL;
@@ -467,7 +380,7 @@ static int kb_run(bool busy, int run, kb_result *res) {
         if (fgets(load, sizeof load, f)) load[strcspn(load, "\n")] = '\0';
         fclose(f);
     }
-    if (busy) burner = kb_burner_start();
+    if (busy) burner = rb_burner_start();
     printf("\n== run %d, %s; load average before: %s\n", run, busy ? "busy (a while(1) burner pinned to the last CPU)" : "idle (no burner)",
            load);
     memset(&sd, 0, sizeof sd);
@@ -490,7 +403,7 @@ static int kb_run(bool busy, int run, kb_result *res) {
     /* 1. list and sync */
     kd = kctl_kube_desc_init();
     kd.server = kt_kube_server_url(s);
-    kd.allocator = kb_counting();
+    kd.allocator = rb_counting();
     if (kctl_kube_create(&kd, &tk) != KCTL_OK) goto out;
     kd.allocator.alloc_fn = NULL; /* the writers' transport: plain malloc, its own connections */
     kd.allocator.free_fn = NULL;
@@ -498,51 +411,51 @@ static int kb_run(bool busy, int run, kb_result *res) {
     memset(&id, 0, sizeof id);
     id.transport = tk;
     id.resource = kb_res;
-    id.allocator = kb_counting();
+    id.allocator = rb_counting();
     if (kctl_informer_create(&id, &inf) != KCTL_OK) goto out;
     memset(&cd, 0, sizeof cd);
     cd.primary = inf;
     cd.transport = tk;
     cd.reconcile = kb_reconcile;
     cd.workers = 2;
-    cd.allocator = kb_counting();
+    cd.allocator = rb_counting();
     if (kctl_controller_create(&cd, &ctl) != KCTL_OK) goto out;
     __atomic_store_n(&kb_reconciles, 0, __ATOMIC_RELEASE);
-    live0 = __atomic_load_n(&kb_mem.live, __ATOMIC_RELAXED);
-    allocs0 = __atomic_load_n(&kb_mem.allocs, __ATOMIC_RELAXED);
-    __atomic_store_n(&kb_mem.peak, live0, __ATOMIC_RELAXED);
-    cpu0 = kb_cpu();
-    t0 = kb_now();
+    live0 = __atomic_load_n(&rb_mem.live, __ATOMIC_RELAXED);
+    allocs0 = __atomic_load_n(&rb_mem.allocs, __ATOMIC_RELAXED);
+    __atomic_store_n(&rb_mem.peak, live0, __ATOMIC_RELAXED);
+    cpu0 = rb_self_cpu();
+    t0 = rb_now();
     if (kctl_informer_start(inf) != KCTL_OK || kctl_informer_wait_for_sync(inf, KCTL_SEC(60)) != KCTL_OK) {
         fprintf(stderr, "bench-kube: the informer did not sync\n");
         goto out;
     }
-    res->sync_s = bench_seconds(t0, kb_now());
-    res->sync_cpu_s = kb_cpu() - cpu0;
-    res->live_b = (double)(__atomic_load_n(&kb_mem.live, __ATOMIC_RELAXED) - live0) / KB_OBJECTS;
-    res->peak_b = (double)(__atomic_load_n(&kb_mem.peak, __ATOMIC_RELAXED) - live0) / KB_OBJECTS;
-    res->allocs = (double)(__atomic_load_n(&kb_mem.allocs, __ATOMIC_RELAXED) - allocs0) / KB_OBJECTS;
+    res->sync_s = bench_seconds(t0, rb_now());
+    res->sync_cpu_s = rb_self_cpu() - cpu0;
+    res->live_b = (double)(__atomic_load_n(&rb_mem.live, __ATOMIC_RELAXED) - live0) / KB_OBJECTS;
+    res->peak_b = (double)(__atomic_load_n(&rb_mem.peak, __ATOMIC_RELAXED) - live0) / KB_OBJECTS;
+    res->allocs = (double)(__atomic_load_n(&rb_mem.allocs, __ATOMIC_RELAXED) - allocs0) / KB_OBJECTS;
     printf("1. list and sync %d objects (pages of 500): %.3f s (%.0f objects/s), cpu %.3f s (server and client)\n", KB_OBJECTS, res->sync_s,
            KB_OBJECTS / res->sync_s, res->sync_cpu_s);
     printf("   through kctl's allocator: %.0f bytes/object live, %.0f at the peak; %.1f allocations/object\n", res->live_b, res->peak_b,
            res->allocs);
-    t0 = kb_now();
+    t0 = rb_now();
     if (kctl_controller_start(ctl, KCTL_SEC(60)) != KCTL_OK) goto out;
-    while (__atomic_load_n(&kb_reconciles, __ATOMIC_ACQUIRE) < KB_OBJECTS && kb_now() - t0 < KCTL_SEC(60)) kb_sleep_ms(1);
-    res->first_rec_s = bench_seconds(t0, kb_now());
+    while (__atomic_load_n(&kb_reconciles, __ATOMIC_ACQUIRE) < KB_OBJECTS && rb_now() - t0 < KCTL_SEC(60)) rb_sleep_ms(1);
+    res->first_rec_s = bench_seconds(t0, rb_now());
     printf("   the first %d reconciles (2 workers): %.3f s\n", KB_OBJECTS, res->first_rec_s);
     {
         long items;
-        cpu0 = kb_cpu();
-        t0 = kb_now();
+        cpu0 = rb_self_cpu();
+        t0 = rb_now();
         items = kb_bare_list(kt_kube_server_url(s));
-        res->bare_list_s = bench_seconds(t0, kb_now());
-        res->bare_list_cpu_s = kb_cpu() - cpu0;
+        res->bare_list_s = bench_seconds(t0, rb_now());
+        res->bare_list_cpu_s = rb_self_cpu() - cpu0;
         printf("   yardstick: the same pages by bare libcurl (bytes kept, nothing decoded): %ld objects in %.3f s, cpu %.3f s\n", items,
                res->bare_list_s, res->bare_list_cpu_s);
     }
     fflush(stdout);
-    kb_sleep_ms(100);
+    rb_sleep_ms(100);
 
     /* 2. paced, reconciled */
     kb_paced(kb_opt.kctl_writes ? &tw : &ms, 10.0, &res->rec);
@@ -569,11 +482,11 @@ static int kb_run(bool busy, int run, kb_result *res) {
                      kt_kube_server_url(s), l.resource_version);
             kctl_list_result_free(&l);
             if (pthread_create(&b->th, NULL, kb_bare_run, b) == 0) {
-                t0 = kb_now();
-                while (!__atomic_load_n(&b->open, __ATOMIC_ACQUIRE) && kb_now() - t0 < KCTL_SEC(5)) { /* its first bytes: an event of a probe */
+                t0 = rb_now();
+                while (!__atomic_load_n(&b->open, __ATOMIC_ACQUIRE) && rb_now() - t0 < KCTL_SEC(5)) { /* its first bytes: an event of a probe */
                     int n = kb_doc(doc, sizeof doc, 0, 1, 1);
                     kctl_transport_update(&ms, &kb_res, doc, (size_t)n, NULL, NULL);
-                    kb_sleep_ms(20);
+                    rb_sleep_ms(20);
                 }
                 kb_paced(kb_opt.kctl_writes ? &tw : &ms, 5.0, &res->bare);
                 printf("3. the same paced writes seen by a bare libcurl watch (chunks scanned for \"round\"; kctl's informer stopped):\n");
@@ -595,9 +508,9 @@ out:
     kctl_transport_destroy(&tk);
     kctl_transport_destroy(&tw);
     kt_kube_server_stop(s);
-    if (__atomic_load_n(&kb_mem.live, __ATOMIC_RELAXED) != 0)
+    if (__atomic_load_n(&rb_mem.live, __ATOMIC_RELAXED) != 0)
         printf("   (kctl's allocator: %llu bytes still live after everything was destroyed)\n",
-               (unsigned long long)__atomic_load_n(&kb_mem.live, __ATOMIC_RELAXED));
+               (unsigned long long)__atomic_load_n(&rb_mem.live, __ATOMIC_RELAXED));
     if (burner > 0) { /* by pid: our child */
         kill(burner, SIGKILL);
         waitpid(burner, NULL, 0);
