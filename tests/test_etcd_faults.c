@@ -32,6 +32,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include "fault_rig.h"
 
 #define TEF_N 24              /* devices */
 #define TEF_WORKERS 3
@@ -42,182 +43,46 @@
 
 static const kctl_resource tef_res = { "faults.kctl.io", "v1", "devices", "default" };
 
-typedef struct tef_device {
-    pthread_mutex_t mu;
-    int64_t value, generation; /* what reconcile last applied */
-} tef_device;
-
 typedef struct tef_rig {
+    fr_rig f;                  /* the devices, the controller's reconcile, the writer, the racer */
     kt_etcd_cluster c;
     bool auth;                 /* etcd auth on: every client is root */
     kctl_transport t;          /* the controller's */
-    kctl_transport tw;         /* the spec writer's: another client */
-    kctl_transport tr;         /* the status racer's: a third one */
     kctl_informer *inf;
     kctl_controller *ctl;
-    tef_device dev[TEF_N];
-    pthread_mutex_t mu;        /* everything below but the counters */
-    pthread_cond_t cv;
-    /* the writer */
-    pthread_t writer;
-    bool writer_on;
-    int writer_stop;           /* 1: finish the change under way, 2: abandon it */
-    bool writer_hold, writer_held; /* the test holds the writer between changes; it is held */
-    int64_t last[TEF_N];       /* the last spec value etcd acknowledged, per device */
-    bool unknown[TEF_N];       /* a change abandoned with its outcome unknown */
-    uint64_t acked, failed;    /* changes acknowledged; tries that failed */
-    /* the device gate: while closed, reconciles wait before touching the device */
-    bool gate_closed;
-    int parked, parked_stale;  /* reconciles waiting; of them, those that must write a status */
-    /* the informer gate: while closed, the informer's thread waits in a handler */
+    /* the informer gate (under f.mu): while closed, the informer's thread waits in a handler */
     bool pause_closed, paused;
-    /* the racer */
-    pthread_t racer;
-    bool racer_on;
-    int racer_stop;
-    uint64_t racer_rounds, racer_writes;
-    /* counters (atomic) */
-    uint64_t reconciles, conflicts, status_written, status_skipped, status_failed;
-    uint64_t fails[TEF_N];     /* failed reconciles per device */
-    uint64_t codes[2][32];     /* failures by code (-rc): [0] reconciles, [1] the writer's tries */
-    char odd[300];             /* the first failure not a fault's: what the store said (under mu) */
 } tef_rig;
 
 static tef_rig tef;
 
-static void tef_nap(int ms) {
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
-}
-
-static uint64_t tef_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void tef_bump(uint64_t *n) { __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
-static uint64_t tef_get(uint64_t *n) { return __atomic_load_n(n, __ATOMIC_RELAXED); }
 
 /* Whether rc is what a fault (or a lost race) may cause: IO, TIMEOUT,
    AGAIN, CONFLICT; never INVALID_ARG and the like, as if the request or
    the object were wrong. */
-static bool tef_fault_code(int rc) {
-    return rc == KCTL_ERR_IO || rc == KCTL_ERR_TIMEOUT || rc == KCTL_ERR_AGAIN || rc == KCTL_ERR_CONFLICT;
-}
-
 /* Count a failure of who (0 reconcile, 1 the writer); keep the first
    that is not a fault's, with what the store said. */
-static void tef_failed(tef_rig *g, int who, int rc, const char *what, const kctl_api_status *st) {
-    tef_bump(&g->codes[who][rc < 0 && rc > -32 ? -rc : 0]);
-    if (tef_fault_code(rc)) return;
-    pthread_mutex_lock(&g->mu);
-    if (!g->odd[0])
-        snprintf(g->odd, sizeof g->odd, "%s: %s (HTTP %d %s: %s)", what, kctl_strerror(rc), st->code, st->reason ? st->reason : "",
-                 st->message ? st->message : "");
-    pthread_mutex_unlock(&g->mu);
-}
-
-static int tef_index(const char *name) {
-    int i;
-    if (strncmp(name, "dev-", 4) != 0 || !name[4] || !name[5] || name[6]) return -1;
-    i = (name[4] - '0') * 10 + (name[5] - '0');
-    return i >= 0 && i < TEF_N ? i : -1;
-}
-
 /* ---- the controller */
 
 /* Whether obj's status is not yet what reconcile writes for it. */
-static bool tef_status_stale(const kctl_obj *obj, int64_t value) {
-    int64_t og = -1, v = -1, racer;
-    kctl_obj_get_int64(obj, "status.observedGeneration", &og);
-    kctl_obj_get_int64(obj, "status.value", &v);
-    return og != kctl_obj_generation(obj) || v != value || kctl_obj_get_int64(obj, "status.racer", &racer) == KCTL_OK;
-}
-
 /* The device gate: a slow device, as long as the test holds it closed. */
-static void tef_device_gate(tef_rig *g, bool stale) {
-    pthread_mutex_lock(&g->mu);
-    if (g->gate_closed) {
-        g->parked++;
-        g->parked_stale += stale;
-        pthread_cond_broadcast(&g->cv);
-        while (g->gate_closed) pthread_cond_wait(&g->cv, &g->mu);
-        g->parked--;
-        g->parked_stale -= stale;
-    }
-    pthread_mutex_unlock(&g->mu);
-}
-
 /* Set the device to the spec, then report it in the status. A CONFLICT
    (the cache behind the store: our own last write not seen yet, or
    another writer's) is retried on a fresh read; one that shows a newer
    generation ends the reconcile, whose own event reconciles again. Any
    other failure is returned: the queue backs off. */
-static kctl_reconcile_result tef_reconcile(const kctl_reconcile_ctx *ctx) {
-    tef_rig *g = (tef_rig *)ctx->user_data;
-    kctl_reconcile_result r;
-    kctl_obj *fresh = NULL;
-    const kctl_obj *cur = ctx->obj;
-    kctl_api_status st = { 0 };
-    char status[96];
-    int64_t want = 0, gen;
-    int i = tef_index(ctx->name), rc = KCTL_OK, attempt;
-    memset(&r, 0, sizeof r);
-    tef_bump(&g->reconciles);
-    if (!ctx->obj || i < 0) return r; /* no deletes here */
-    if (kctl_obj_get_int64(ctx->obj, "spec.value", &want) != KCTL_OK) {
-        r.error = KCTL_ERR_INVALID_ARG;
-        r.terminal = true;
-        return r;
-    }
-    gen = kctl_obj_generation(ctx->obj);
-    tef_device_gate(g, tef_status_stale(ctx->obj, want));
-    pthread_mutex_lock(&g->dev[i].mu);
-    g->dev[i].value = want;
-    g->dev[i].generation = gen;
-    pthread_mutex_unlock(&g->dev[i].mu);
-    snprintf(status, sizeof status, "{\"observedGeneration\":%lld,\"value\":%lld}", (long long)gen, (long long)want);
-    for (attempt = 0; attempt < 5; attempt++) {
-        bool written = false;
-        rc = kctl_status_update(&ctx->transport, &tef_res, cur, status, KCTL_NTS, &written, NULL, &st);
-        if (rc == KCTL_OK) {
-            tef_bump(written ? &g->status_written : &g->status_skipped);
-            break;
-        }
-        if (rc != KCTL_ERR_CONFLICT) break;
-        tef_bump(&g->conflicts);
-        kctl_obj_unref(fresh);
-        fresh = NULL;
-        if ((rc = kctl_transport_get(&ctx->transport, &tef_res, ctx->name, &fresh, &st)) != KCTL_OK) break;
-        if (kctl_obj_generation(fresh) != gen) break; /* a newer spec: its event brings it */
-        cur = fresh;
-    }
-    kctl_obj_unref(fresh);
-    if (rc != KCTL_OK) {
-        tef_bump(&g->status_failed);
-        tef_bump(&g->fails[i]);
-        tef_failed(g, 0, rc, ctx->name, &st);
-    }
-    kctl_api_status_clear(&st);
-    r.error = rc;
-    return r;
-}
-
 /* The informer gate: the informer's thread waits here (in a handler of
    its own, after the controller's) while the test holds it closed, so
    the watch falls behind. */
 static void tef_informer_gate(tef_rig *g) {
-    pthread_mutex_lock(&g->mu);
+    pthread_mutex_lock(&g->f.mu);
     if (g->pause_closed) {
         g->paused = true;
-        pthread_cond_broadcast(&g->cv);
-        while (g->pause_closed) pthread_cond_wait(&g->cv, &g->mu);
+        pthread_cond_broadcast(&g->f.cv);
+        while (g->pause_closed) pthread_cond_wait(&g->f.cv, &g->f.mu);
         g->paused = false;
     }
-    pthread_mutex_unlock(&g->mu);
+    pthread_mutex_unlock(&g->f.mu);
 }
 static void tef_on_add(kctl_obj *obj, void *ud) { (void)obj; tef_informer_gate((tef_rig *)ud); }
 static void tef_on_update(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) {
@@ -228,106 +93,14 @@ static void tef_on_update(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) {
 
 /* ---- the other clients */
 
-static void tef_name(int i, char name[16]) { snprintf(name, 16, "dev-%02d", i); }
 
 /* Change specs one after the other (device 7 apart each time), each to a
    value never used before; retry a change until etcd acknowledges it. */
-static void *tef_writer_main(void *arg) {
-    tef_rig *g = (tef_rig *)arg;
-    int64_t v = 0;
-    int i = 0, stop;
-    while ((stop = __atomic_load_n(&g->writer_stop, __ATOMIC_ACQUIRE)) == 0) {
-        char name[16], patch[64];
-        int rc;
-        bool hold;
-        pthread_mutex_lock(&g->mu);
-        hold = g->writer_held = g->writer_hold;
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-        if (hold) {
-            tef_nap(5);
-            continue;
-        }
-        i = (i + 7) % TEF_N;
-        v++;
-        tef_name(i, name);
-        snprintf(patch, sizeof patch, "{\"spec\":{\"value\":%lld}}", (long long)v);
-        for (;;) {
-            kctl_api_status st = { 0 };
-            rc = kctl_transport_patch(&g->tw, &tef_res, name, patch, KCTL_NTS, 0, NULL, &st);
-            if (rc != KCTL_OK) tef_failed(g, 1, rc, name, &st);
-            kctl_api_status_clear(&st);
-            if (rc == KCTL_OK || __atomic_load_n(&g->writer_stop, __ATOMIC_ACQUIRE) == 2) break;
-            pthread_mutex_lock(&g->mu);
-            g->failed++;
-            pthread_mutex_unlock(&g->mu);
-            tef_nap(20);
-        }
-        pthread_mutex_lock(&g->mu);
-        if (rc == KCTL_OK) {
-            g->last[i] = v;
-            g->unknown[i] = false;
-            g->acked++;
-        } else {
-            g->unknown[i] = true; /* abandoned: it may or may not have been written */
-        }
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-        tef_nap(15);
-    }
-    return NULL;
-}
-
 /* Rewrite the status of every device (a merge patch of the status, with
    no version: it wins every race), round after round. */
-static int tef_race_round(tef_rig *g, int round) {
-    int i, ok = 0;
-    for (i = 0; i < TEF_N; i++) {
-        char name[16], patch[96];
-        tef_name(i, name);
-        snprintf(patch, sizeof patch, "{\"status\":{\"observedGeneration\":0,\"value\":-1,\"racer\":%d}}", round);
-        if (kctl_transport_patch(&g->tr, &tef_res, name, patch, KCTL_NTS, KCTL_PATCH_STATUS, NULL, NULL) == KCTL_OK) ok++;
-    }
-    return ok;
-}
-
-static void *tef_racer_main(void *arg) {
-    tef_rig *g = (tef_rig *)arg;
-    int round = 1000;
-    while (!__atomic_load_n(&g->racer_stop, __ATOMIC_ACQUIRE)) {
-        int ok = tef_race_round(g, round++);
-        pthread_mutex_lock(&g->mu);
-        g->racer_rounds++;
-        g->racer_writes += (uint64_t)ok;
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-    }
-    return NULL;
-}
-
 /* ---- waiting (polls with deadlines: upper bounds, never results) */
 
-static uint64_t tef_acked(tef_rig *g) {
-    uint64_t n;
-    pthread_mutex_lock(&g->mu);
-    n = g->acked;
-    pthread_mutex_unlock(&g->mu);
-    return n;
-}
-
 /* Wait until the writer has had n more changes acknowledged. */
-static bool tef_wait_acked(tef_rig *g, uint64_t n, int deadline_ms) {
-    uint64_t until = tef_now_ms() + (uint64_t)deadline_ms, want;
-    pthread_mutex_lock(&g->mu);
-    want = g->acked + n;
-    pthread_mutex_unlock(&g->mu);
-    while (tef_acked(g) < want) {
-        if (tef_now_ms() >= until) return false;
-        tef_nap(10);
-    }
-    return true;
-}
-
 static kctl_etcd_stats tef_tstats(tef_rig *g) {
     kctl_etcd_stats s;
     kctl_etcd_read_stats(&g->t, &s);
@@ -344,13 +117,13 @@ static kctl_reflector_stats tef_istats(tef_rig *g) {
    watch streams and the informer's reflector has restarted its watch or
    listed again: the watch moved. */
 static bool tef_wait_rewatched(tef_rig *g, uint64_t watches, uint64_t restarts, uint64_t lists, int deadline_ms) {
-    uint64_t until = tef_now_ms() + (uint64_t)deadline_ms;
+    uint64_t until = fr_now_ms() + (uint64_t)deadline_ms;
     for (;;) {
         kctl_etcd_stats ts = tef_tstats(g);
         kctl_reflector_stats is = tef_istats(g);
         if (ts.watches > watches && (is.watch_restarts > restarts || is.lists > lists)) return true;
-        if (tef_now_ms() >= until) return false;
-        tef_nap(20);
+        if (fr_now_ms() >= until) return false;
+        fr_nap(20);
     }
 }
 
@@ -366,7 +139,8 @@ static const char *tef_any_url(tef_rig *g) {
 
 /* Whether every device and every object is where the writer left it;
    why[] says the first difference. */
-static bool tef_converged(tef_rig *g, char *why, size_t cap) {
+static bool tef_converged(void *rig, char *why, size_t cap) {
+    tef_rig *g = (tef_rig *)rig;
     const char *url = tef_any_url(g);
     char token[256] = "";
     int i;
@@ -385,13 +159,14 @@ static bool tef_converged(tef_rig *g, char *why, size_t cap) {
         }
     }
     for (i = 0; i < TEF_N; i++) {
-        char key[96], name[16];
+        char key[128], name[64];
         char *doc = NULL;
         kt_etcd_reply r = { 0 };
-        int64_t spec = -1, gen = -1, og = -1, sv = -1, racer, last, dv, dg;
-        bool unknown, ok;
+        fr_stored st = { -1, -1, -1, -1, false };
+        int64_t racer;
+        bool ok;
         size_t len;
-        tef_name(i, name);
+        fr_name(&g->f, i, name);
         snprintf(key, sizeof key, "/registry/%s/%s/%s/%s", tef_res.group, tef_res.resource, tef_res.ns, name);
         ok = kt_etcd_get(url, g->auth ? token : NULL, key, 0, 0, &doc, NULL, 3000, &r) == 0 && doc;
         kt_etcd_reply_free(&r);
@@ -401,45 +176,20 @@ static bool tef_converged(tef_rig *g, char *why, size_t cap) {
             return false;
         }
         len = strlen(doc);
-        kctl_json_get_int64(doc, len, "spec.value", &spec);
-        kctl_json_get_int64(doc, len, "metadata.generation", &gen);
-        kctl_json_get_int64(doc, len, "status.observedGeneration", &og);
-        kctl_json_get_int64(doc, len, "status.value", &sv);
-        ok = kctl_json_get_int64(doc, len, "status.racer", &racer) != KCTL_OK;
+        kctl_json_get_int64(doc, len, "spec.value", &st.spec);
+        kctl_json_get_int64(doc, len, "metadata.generation", &st.generation);
+        kctl_json_get_int64(doc, len, "status.observedGeneration", &st.observed);
+        kctl_json_get_int64(doc, len, "status.value", &st.value);
+        st.racer = kctl_json_get_int64(doc, len, "status.racer", &racer) == KCTL_OK;
         free(doc);
-        pthread_mutex_lock(&g->mu);
-        last = g->last[i];
-        unknown = g->unknown[i];
-        pthread_mutex_unlock(&g->mu);
-        pthread_mutex_lock(&g->dev[i].mu);
-        dv = g->dev[i].value;
-        dg = g->dev[i].generation;
-        pthread_mutex_unlock(&g->dev[i].mu);
-        if (unknown) snprintf(why, cap, "%s: the writer abandoned a change", name);
-        else if (spec != last) snprintf(why, cap, "%s: the store's spec.value %lld, the writer's last %lld", name, (long long)spec, (long long)last);
-        else if (og != gen) snprintf(why, cap, "%s: status.observedGeneration %lld, generation %lld", name, (long long)og, (long long)gen);
-        else if (sv != last) snprintf(why, cap, "%s: status.value %lld, the writer's last %lld", name, (long long)sv, (long long)last);
-        else if (!ok) snprintf(why, cap, "%s: the racer's status is still there", name);
-        else if (dv != last || dg != gen) snprintf(why, cap, "%s: the device has %lld (generation %lld), the spec %lld (generation %lld)",
-                                                   name, (long long)dv, (long long)dg, (long long)last, (long long)gen);
-        if (why[0]) return false;
+        if (!fr_device_converged(&g->f, i, &st, why, cap)) return false;
     }
     return true;
 }
 
-/* Poll until converged, up to deadline_ms; a check that fails says what
-   differed last. */
+/* Poll until converged, up to deadline_ms. */
 static bool tef_wait_converged(tef_rig *g, int deadline_ms, const char *file, int line) {
-    uint64_t until = tef_now_ms() + (uint64_t)deadline_ms;
-    char why[256];
-    while (!tef_converged(g, why, sizeof why)) {
-        if (tef_now_ms() >= until) {
-            kt_fail(file, line, "not converged within %d ms: %s", deadline_ms, why);
-            return false;
-        }
-        tef_nap(100);
-    }
-    return true;
+    return fr_wait_converged(g, tef_converged, deadline_ms, 100, file, line);
 }
 
 /* ---- the rig */
@@ -456,46 +206,29 @@ static int tef_transport(const char *endpoints, bool auth, kctl_transport *t) {
     return kctl_etcd_create(&d, t);
 }
 
-static void tef_stop_writer(tef_rig *g, int how) {
-    if (!g->writer_on) return;
-    __atomic_store_n(&g->writer_stop, how, __ATOMIC_RELEASE);
-    pthread_join(g->writer, NULL);
-    g->writer_on = false;
-}
-
-static void tef_stop_racer(tef_rig *g) {
-    if (!g->racer_on) return;
-    __atomic_store_n(&g->racer_stop, 1, __ATOMIC_RELEASE);
-    pthread_join(g->racer, NULL);
-    g->racer_on = false;
-}
-
 static void tef_open_gates(tef_rig *g) {
-    pthread_mutex_lock(&g->mu);
-    g->gate_closed = false;
+    pthread_mutex_lock(&g->f.mu);
+    g->f.gate_closed = false;
     g->pause_closed = false;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
+    pthread_cond_broadcast(&g->f.cv);
+    pthread_mutex_unlock(&g->f.mu);
 }
 
 /* Everything stops, in order, and the cluster goes (its files kept when
    the test failed). */
 static void tef_teardown(tef_rig *g) {
-    int i;
-    tef_stop_writer(g, 2);
-    tef_stop_racer(g);
+    fr_stop_writer(&g->f, 2);
+    fr_stop_racer(&g->f);
     tef_open_gates(g);
     if (g->ctl) kctl_controller_stop(g->ctl);
     if (g->inf) kctl_informer_stop(g->inf);
     kctl_controller_destroy(g->ctl);
     kctl_informer_destroy(g->inf);
     kctl_transport_destroy(&g->t);
-    kctl_transport_destroy(&g->tw);
-    kctl_transport_destroy(&g->tr);
+    kctl_transport_destroy(&g->f.tw);
+    kctl_transport_destroy(&g->f.tr);
     kt_etcd_destroy(&g->c, kt.cur_failed > 0);
-    for (i = 0; i < TEF_N; i++) pthread_mutex_destroy(&g->dev[i].mu);
-    pthread_cond_destroy(&g->cv);
-    pthread_mutex_destroy(&g->mu);
+    fr_deinit(&g->f);
 }
 
 /* A three-member cluster (fast elections, progress notifications every
@@ -510,10 +243,8 @@ static bool tef_setup(tef_rig *g, bool auth) {
     kctl_handler h;
     int i, rc;
     memset(g, 0, sizeof *g);
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cv, NULL);
-    for (i = 0; i < TEF_N; i++) pthread_mutex_init(&g->dev[i].mu, NULL);
-    for (i = 0; i < TEF_N; i++) g->dev[i].value = g->dev[i].generation = -1;
+    fr_init(&g->f, TEF_N);
+    g->f.res = tef_res;
     memset(&o, 0, sizeof o);
     o.members = 3;
     o.heartbeat_ms = 50;
@@ -533,18 +264,18 @@ static bool tef_setup(tef_rig *g, bool auth) {
         }
         kt_etcd_reply_free(&r);
     }
-    if ((rc = tef_transport(g->c.endpoints, auth, &g->t)) != KCTL_OK || (rc = tef_transport(g->c.endpoints, auth, &g->tw)) != KCTL_OK ||
-        (rc = tef_transport(g->c.endpoints, auth, &g->tr)) != KCTL_OK) {
+    if ((rc = tef_transport(g->c.endpoints, auth, &g->t)) != KCTL_OK || (rc = tef_transport(g->c.endpoints, auth, &g->f.tw)) != KCTL_OK ||
+        (rc = tef_transport(g->c.endpoints, auth, &g->f.tr)) != KCTL_OK) {
         kt_fail(__FILE__, __LINE__, "kctl_etcd_create: %s", kctl_strerror(rc));
         return false;
     }
     for (i = 0; i < TEF_N; i++) {
-        char doc[256], name[16];
+        char doc[256], name[64];
         kctl_api_status st = { 0 };
-        tef_name(i, name);
+        fr_name(&g->f, i, name);
         snprintf(doc, sizeof doc, "{\"apiVersion\":\"faults.kctl.io/v1\",\"kind\":\"Device\",\"metadata\":{\"name\":\"%s\","
                  "\"namespace\":\"default\"},\"spec\":{\"value\":0}}", name);
-        if ((rc = kctl_transport_create(&g->tw, &tef_res, doc, KCTL_NTS, NULL, &st)) != KCTL_OK) {
+        if ((rc = kctl_transport_create(&g->f.tw, &tef_res, doc, KCTL_NTS, NULL, &st)) != KCTL_OK) {
             kt_fail(__FILE__, __LINE__, "create %s: %s (%s)", name, kctl_strerror(rc), st.message ? st.message : "");
             kctl_api_status_clear(&st);
             return false;
@@ -563,8 +294,8 @@ static bool tef_setup(tef_rig *g, bool auth) {
     cd.name = "devices";
     cd.primary = g->inf;
     cd.transport = g->t;
-    cd.reconcile = tef_reconcile;
-    cd.user_data = g;
+    cd.reconcile = fr_reconcile;
+    cd.user_data = &g->f;
     cd.workers = TEF_WORKERS;
     cd.limiter = kctl_limiter_exponential(TEF_BACKOFF_BASE_NS, TEF_BACKOFF_MAX_NS);
     if ((rc = kctl_controller_create(&cd, &g->ctl)) != KCTL_OK) {
@@ -581,12 +312,11 @@ static bool tef_setup(tef_rig *g, bool auth) {
         return false;
     }
     if (!tef_wait_converged(g, TEF_CONVERGE_MS, __FILE__, __LINE__)) return false;
-    if (pthread_create(&g->writer, NULL, tef_writer_main, g) != 0) {
+    if (!fr_start_writer(&g->f)) {
         kt_fail(__FILE__, __LINE__, "writer thread");
         return false;
     }
-    g->writer_on = true;
-    if (!tef_wait_acked(g, 10, 20000)) {
+    if (!fr_wait_acked(&g->f, 10, 20000)) {
         kt_fail(__FILE__, __LINE__, "the writer got nothing acknowledged on a healthy cluster");
         return false;
     }
@@ -598,19 +328,7 @@ static bool tef_setup(tef_rig *g, bool auth) {
    (IO, TIMEOUT, AGAIN) or for a race it lost (CONFLICT), never as if the
    request or the object were wrong. */
 static bool tef_finish(tef_rig *g, int deadline_ms, const char *file, int line) {
-    char odd[sizeof g->odd];
-    int who, code;
-    tef_stop_writer(g, 1);
-    pthread_mutex_lock(&g->mu);
-    memcpy(odd, g->odd, sizeof odd);
-    pthread_mutex_unlock(&g->mu);
-    for (who = 0; who < 2; who++)
-        for (code = 0; code < 32; code++) {
-            uint64_t n = tef_get(&g->codes[who][code]);
-            if (n && !tef_fault_code(-code))
-                kt_fail(file, line, "%s failed %llu times with %s; the first: %s", who ? "the writer" : "reconcile", (unsigned long long)n,
-                        code ? kctl_strerror(-code) : "an unknown code", odd);
-        }
+    fr_check_failures(&g->f, file, line);
     return tef_wait_converged(g, deadline_ms, file, line);
 }
 
@@ -626,9 +344,9 @@ static void tef_report(tef_rig *g, const char *what, const kctl_etcd_stats *t0, 
            what, (unsigned long long)(ts.failovers - t0->failovers), (unsigned long long)(ts.watches - t0->watches),
            (unsigned long long)(is.watch_restarts - i0->watch_restarts), (unsigned long long)(is.relists - i0->relists),
            (unsigned long long)(is.errors - i0->errors), (unsigned long long)(ts.requests - t0->requests),
-           (unsigned long long)tef_get(&g->reconciles), (unsigned long long)cs.error, (unsigned long long)tef_get(&g->status_written),
-           (unsigned long long)tef_get(&g->status_skipped), (unsigned long long)tef_get(&g->conflicts),
-           (unsigned long long)g->acked, (unsigned long long)g->failed);
+           (unsigned long long)fr_get(&g->f.reconciles), (unsigned long long)cs.error, (unsigned long long)fr_get(&g->f.status_written),
+           (unsigned long long)fr_get(&g->f.status_skipped), (unsigned long long)fr_get(&g->f.conflicts),
+           (unsigned long long)g->f.acked, (unsigned long long)g->f.failed);
     fflush(stdout);
 }
 #endif /* KT_HAVE_CURL */
@@ -652,7 +370,7 @@ static void tef_kill_watch_member(void) {
         x = (int)t0.watch_endpoint;
         KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
-        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        KT_CHECK(fr_wait_acked(&g->f, 20, 20000));
         t1 = tef_tstats(g);
         KT_CHECK(t1.watch_endpoint != (uint32_t)x);
         KT_CHECK(t1.failovers > t0.failovers);
@@ -681,12 +399,12 @@ static void tef_term_restart(void) {
         rc = kt_etcd_term(&g->c, x, 10000);
         KT_CHECK(rc == 0 || rc == 1);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
-        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        KT_CHECK(fr_wait_acked(&g->f, 20, 20000));
         t1 = tef_tstats(g);
         KT_CHECK(t1.watch_endpoint != (uint32_t)x);
         KT_CHECK(t1.failovers > t0.failovers);
         if (kt_etcd_restart(&g->c, x, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
-        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        KT_CHECK(fr_wait_acked(&g->f, 20, 20000));
         tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         tef_report(g, "SIGTERM and restart the watch's member", &t0, &i0);
         tef_teardown(g);
@@ -732,25 +450,23 @@ static void tef_outage(bool whole) {
     int i, x;
     bool parked = false;
     if (!tef_setup(g, false)) { tef_teardown(g); return; }
-    pthread_mutex_lock(&g->mu);
-    g->gate_closed = true;
-    pthread_mutex_unlock(&g->mu);
-    for (ms0 = tef_now_ms(); !parked && tef_now_ms() - ms0 < 20000; tef_nap(10)) {
-        pthread_mutex_lock(&g->mu);
-        parked = g->parked_stale > 0;
-        pthread_mutex_unlock(&g->mu);
+    fr_device_gate_set(&g->f, true);
+    for (ms0 = fr_now_ms(); !parked && fr_now_ms() - ms0 < 20000; fr_nap(10)) {
+        pthread_mutex_lock(&g->f.mu);
+        parked = g->f.parked_stale > 0;
+        pthread_mutex_unlock(&g->f.mu);
     }
     KT_CHECK(parked);
-    KT_CHECK(tef_wait_acked(g, 5, 20000)); /* more changes queued behind the gate */
+    KT_CHECK(fr_wait_acked(&g->f, 5, 20000)); /* more changes queued behind the gate */
     t0 = tef_tstats(g);
     i0 = tef_istats(g);
     kctl_controller_read_stats(g->ctl, &c0);
-    for (i = 0; i < TEF_N; i++) f0[i] = tef_get(&g->fails[i]);
-    pthread_mutex_lock(&g->mu);
-    w0 = g->failed;
-    pthread_mutex_unlock(&g->mu);
+    for (i = 0; i < TEF_N; i++) f0[i] = fr_get(&g->f.fails[i]);
+    pthread_mutex_lock(&g->f.mu);
+    w0 = g->f.failed;
+    pthread_mutex_unlock(&g->f.mu);
     x = (int)t0.watch_endpoint;
-    ms0 = tef_now_ms();
+    ms0 = fr_now_ms();
     if (whole) {
         for (i = 0; i < 3; i++) KT_EQ_INT(kt_etcd_kill(&g->c, i), 0);
     } else {
@@ -759,18 +475,18 @@ static void tef_outage(bool whole) {
         KT_EQ_INT(stopped, 7u & ~(1u << x));
     }
     tef_open_gates(g);
-    tef_nap(3000); /* the outage's length: the bounds below grow with it */
+    fr_nap(3000); /* the outage's length: the bounds below grow with it */
     t1 = tef_tstats(g);
     i1 = tef_istats(g);
     kctl_controller_read_stats(g->ctl, &c1);
     for (i = 0; i < TEF_N; i++) {
-        uint64_t f = tef_get(&g->fails[i]) - f0[i];
+        uint64_t f = fr_get(&g->f.fails[i]) - f0[i];
         if (f > worst) worst = f;
     }
-    pthread_mutex_lock(&g->mu);
-    w1 = g->failed;
-    pthread_mutex_unlock(&g->mu);
-    ms1 = tef_now_ms();
+    pthread_mutex_lock(&g->f.mu);
+    w1 = g->f.failed;
+    pthread_mutex_unlock(&g->f.mu);
+    ms1 = fr_now_ms();
     if (kt_etcd_quorum_restore(&g->c, 20000) != 0) kt_fail(__FILE__, __LINE__, "restore: %s", g->c.error);
     d_ns = KCTL_MS(ms1 - ms0);
     tries = (c1.success + c1.error + c1.requeue + c1.requeue_after) - (c0.success + c0.error + c0.requeue + c0.requeue_after);
@@ -798,7 +514,7 @@ static void tef_outage(bool whole) {
                (unsigned long long)tries, (unsigned long long)failed, (unsigned long long)worst, (unsigned long long)key_tries,
                (unsigned long long)opens, (unsigned long long)watch_tries, (unsigned long long)(t1.failovers - t0.failovers),
                (unsigned long long)(w1 - w0));
-    KT_CHECK(tef_wait_acked(g, 20, 30000));
+    KT_CHECK(fr_wait_acked(&g->f, 20, 30000));
     tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
     tef_report(g, whole ? "cluster down and back" : "quorum lost and restored", &t0, &i0);
     tef_teardown(g);
@@ -843,24 +559,24 @@ static void tef_compacted(void) {
         if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
-        pthread_mutex_lock(&g->mu);
+        pthread_mutex_lock(&g->f.mu);
         g->pause_closed = true;
-        pthread_mutex_unlock(&g->mu);
-        for (ms0 = tef_now_ms(); !paused && tef_now_ms() - ms0 < 20000; tef_nap(10)) {
-            pthread_mutex_lock(&g->mu);
+        pthread_mutex_unlock(&g->f.mu);
+        for (ms0 = fr_now_ms(); !paused && fr_now_ms() - ms0 < 20000; fr_nap(10)) {
+            pthread_mutex_lock(&g->f.mu);
             paused = g->paused;
-            pthread_mutex_unlock(&g->mu);
+            pthread_mutex_unlock(&g->f.mu);
         }
         KT_CHECK(paused);
         x = (int)tef_tstats(g).watch_endpoint;
         KT_EQ_INT(kt_etcd_kill(&g->c, x), 0);
-        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        KT_CHECK(fr_wait_acked(&g->f, 20, 20000));
         KT_EQ_INT(kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r), 0);
         KT_EQ_INT(kt_etcd_compact(tef_any_url(g), NULL, rev, 5000, &r), 0);
         kt_etcd_reply_free(&r);
         tef_open_gates(g);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
-        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        KT_CHECK(fr_wait_acked(&g->f, 20, 20000));
         tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         i1 = tef_istats(g);
         KT_CHECK(i1.relists > i0.relists);
@@ -888,27 +604,23 @@ static void tef_frozen(void) {
         int x;
         if (!tef_setup(g, false)) { tef_teardown(g); return; }
         /* quiet (the writer held): the watch lives on progress notifications */
-        pthread_mutex_lock(&g->mu);
-        g->writer_hold = true;
-        pthread_mutex_unlock(&g->mu);
+        KT_CHECK(fr_hold_writer(&g->f, true, 20000));
         q0 = q1 = tef_istats(g);
-        for (ms0 = tef_now_ms(); q1.bookmarks < q0.bookmarks + 8 && tef_now_ms() - ms0 < 20000; tef_nap(20)) q1 = tef_istats(g);
+        for (ms0 = fr_now_ms(); q1.bookmarks < q0.bookmarks + 8 && fr_now_ms() - ms0 < 20000; fr_nap(20)) q1 = tef_istats(g);
         KT_CHECK(q1.bookmarks >= q0.bookmarks + 8);
         if (getenv("KT_VERBOSE"))
             printf("  quiet: %llu bookmarks, %llu watch restarts\n", (unsigned long long)(q1.bookmarks - q0.bookmarks),
                    (unsigned long long)(q1.watch_restarts - q0.watch_restarts));
-        pthread_mutex_lock(&g->mu);
-        g->writer_hold = false;
-        pthread_mutex_unlock(&g->mu);
-        KT_CHECK(tef_wait_acked(g, 10, 20000));
+        fr_hold_writer(&g->f, false, 0);
+        KT_CHECK(fr_wait_acked(&g->f, 10, 20000));
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
         x = (int)t0.watch_endpoint;
         KT_EQ_INT(kt_etcd_freeze(&g->c, x), 0);
         KT_CHECK(tef_wait_rewatched(g, t0.watches, i0.watch_restarts, i0.lists, 20000));
-        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        KT_CHECK(fr_wait_acked(&g->f, 20, 20000));
         KT_EQ_INT(kt_etcd_thaw(&g->c, x), 0);
-        KT_CHECK(tef_wait_acked(g, 10, 20000));
+        KT_CHECK(fr_wait_acked(&g->f, 10, 20000));
         tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         i1 = tef_istats(g);
         KT_CHECK(i1.watch_restarts > i0.watch_restarts);
@@ -936,33 +648,31 @@ static void tef_status_race(void) {
         if (!tef_setup(g, false)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
-        pthread_mutex_lock(&g->mu);
-        g->gate_closed = true;
-        pthread_mutex_unlock(&g->mu);
-        for (ms0 = tef_now_ms(); !parked && tef_now_ms() - ms0 < 20000; tef_nap(10)) {
-            pthread_mutex_lock(&g->mu);
-            parked = g->parked_stale > 0;
-            pthread_mutex_unlock(&g->mu);
+        fr_device_gate_set(&g->f, true);
+        for (ms0 = fr_now_ms(); !parked && fr_now_ms() - ms0 < 20000; fr_nap(10)) {
+            pthread_mutex_lock(&g->f.mu);
+            parked = g->f.parked_stale > 0;
+            pthread_mutex_unlock(&g->f.mu);
         }
         KT_CHECK(parked);
-        KT_EQ_INT(tef_race_round(g, 1), TEF_N);
+        KT_EQ_INT(fr_race_round(&g->f, 1), TEF_N);
         tef_open_gates(g);
-        if (pthread_create(&g->racer, NULL, tef_racer_main, g) == 0) g->racer_on = true;
-        KT_CHECK(g->racer_on);
-        for (ms0 = tef_now_ms(); g->racer_on && rounds < 5 && tef_now_ms() - ms0 < 30000; tef_nap(10)) {
-            pthread_mutex_lock(&g->mu);
-            rounds = g->racer_rounds;
-            pthread_mutex_unlock(&g->mu);
+        fr_start_racer(&g->f);
+        KT_CHECK(g->f.racer_on);
+        for (ms0 = fr_now_ms(); g->f.racer_on && rounds < 5 && fr_now_ms() - ms0 < 30000; fr_nap(10)) {
+            pthread_mutex_lock(&g->f.mu);
+            rounds = g->f.racer_rounds;
+            pthread_mutex_unlock(&g->f.mu);
         }
         KT_CHECK(rounds >= 5);
-        tef_stop_racer(g);
+        fr_stop_racer(&g->f);
         tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
-        KT_CHECK(tef_get(&g->conflicts) > 0);
-        kctl_etcd_read_stats(&g->tr, &r1);
+        KT_CHECK(fr_get(&g->f.conflicts) > 0);
+        kctl_etcd_read_stats(&g->f.tr, &r1);
         if (getenv("KT_VERBOSE"))
             printf("  status race: %llu racer writes in %llu rounds (%llu decided again after a lost race); controller conflicts %llu\n",
-                   (unsigned long long)g->racer_writes, (unsigned long long)g->racer_rounds, (unsigned long long)r1.retries,
-                   (unsigned long long)tef_get(&g->conflicts));
+                   (unsigned long long)g->f.racer_writes, (unsigned long long)g->f.racer_rounds, (unsigned long long)r1.retries,
+                   (unsigned long long)fr_get(&g->f.conflicts));
         tef_report(g, "status race", &t0, &i0);
         tef_teardown(g);
     }
@@ -1005,9 +715,7 @@ static void tef_auth_restarted_member(void) {
            leader and the watch on x (hasleader) stays where it is */
         KT_CHECK(tef_root_token(g, token, sizeof token));
         if (kt_etcd_move_leader(&g->c, x, token, 20000) != 0) kt_fail(__FILE__, __LINE__, "move leader: %s", g->c.error);
-        pthread_mutex_lock(&g->mu);
-        g->writer_hold = true;
-        pthread_mutex_unlock(&g->mu);
+        KT_CHECK(fr_hold_writer(&g->f, true, 20000));
         w0 = tef_tstats(g).watches;
         for (y = 0; y < 3; y++) { /* both others forget every token */
             if (y == x) continue;
@@ -1015,12 +723,12 @@ static void tef_auth_restarted_member(void) {
             KT_CHECK(rc == 0 || rc == 1);
             if (kt_etcd_restart(&g->c, y, 20000) != 0) kt_fail(__FILE__, __LINE__, "restart: %s", g->c.error);
         }
-        for (ms0 = tef_now_ms(); !idle && tef_now_ms() - ms0 < 20000; tef_nap(20)) {
+        for (ms0 = fr_now_ms(); !idle && fr_now_ms() - ms0 < 20000; fr_nap(20)) {
             kctl_queue_stats qs;
             bool held;
-            pthread_mutex_lock(&g->mu);
-            held = g->writer_held;
-            pthread_mutex_unlock(&g->mu);
+            pthread_mutex_lock(&g->f.mu);
+            held = g->f.writer_held;
+            pthread_mutex_unlock(&g->f.mu);
             kctl_queue_read_stats(kctl_controller_queue(g->ctl), &qs);
             idle = held && tef_converged(g, why, sizeof why) && qs.depth == 0 && qs.processing == 0 && qs.delayed == 0;
         }
@@ -1034,10 +742,8 @@ static void tef_auth_restarted_member(void) {
         t1 = tef_tstats(g);
         KT_CHECK(t1.watch_endpoint != (uint32_t)x);
         KT_CHECK(t1.reauths > t0.reauths);
-        pthread_mutex_lock(&g->mu);
-        g->writer_hold = false;
-        pthread_mutex_unlock(&g->mu);
-        KT_CHECK(tef_wait_acked(g, 20, 20000));
+        fr_hold_writer(&g->f, false, 0);
+        KT_CHECK(fr_wait_acked(&g->f, 20, 20000));
         tef_finish(g, TEF_CONVERGE_MS, __FILE__, __LINE__);
         tef_report(g, "auth: the watch fails over to a restarted member", &t0, &i0);
         tef_teardown(g);
@@ -1066,8 +772,8 @@ static void tef_chaos(void) {
         if (!tef_setup(g, auth && *auth && strcmp(auth, "0") != 0)) { tef_teardown(g); return; }
         t0 = tef_tstats(g);
         i0 = tef_istats(g);
-        end = tef_now_ms() + (uint64_t)atoi(env) * 1000u;
-        while (tef_now_ms() < end && kt.cur_failed == 0) {
+        end = fr_now_ms() + (uint64_t)atoi(env) * 1000u;
+        while (fr_now_ms() < end && kt.cur_failed == 0) {
             int kind = rand() % 6, x = rand() % 3, hold = 200 + rand() % 3000;
             long long rev = 0;
             kt_etcd_reply r = { 0 };
@@ -1076,27 +782,27 @@ static void tef_chaos(void) {
             printf("  chaos %d: fault %d member %d hold %d ms\n", faults, kind, x, hold);
             fflush(stdout);
             switch (kind) {
-            case 0: kt_etcd_kill(&g->c, x); tef_nap(hold); break;
-            case 1: kt_etcd_term(&g->c, x, 10000); tef_nap(hold); break;
-            case 2: kt_etcd_freeze(&g->c, x); tef_nap(hold); kt_etcd_thaw(&g->c, x); break;
-            case 3: kt_etcd_quorum_lose(&g->c, x, NULL); tef_nap(hold); break;
+            case 0: kt_etcd_kill(&g->c, x); fr_nap(hold); break;
+            case 1: kt_etcd_term(&g->c, x, 10000); fr_nap(hold); break;
+            case 2: kt_etcd_freeze(&g->c, x); fr_nap(hold); kt_etcd_thaw(&g->c, x); break;
+            case 3: kt_etcd_quorum_lose(&g->c, x, NULL); fr_nap(hold); break;
             case 4:
                 if (kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r) == 0) kt_etcd_compact(tef_any_url(g), NULL, rev, 5000, &r);
-                tef_nap(hold);
+                fr_nap(hold);
                 break;
             default:
-                pthread_mutex_lock(&g->mu);
+                pthread_mutex_lock(&g->f.mu);
                 g->pause_closed = true;
-                pthread_mutex_unlock(&g->mu);
-                tef_nap(hold);
+                pthread_mutex_unlock(&g->f.mu);
+                fr_nap(hold);
                 if (kt_etcd_revision(tef_any_url(g), NULL, 3000, &rev, &r) == 0) kt_etcd_compact(tef_any_url(g), NULL, rev, 5000, &r);
                 tef_open_gates(g);
                 break;
             }
             kt_etcd_reply_free(&r);
             if (kt_etcd_quorum_restore(&g->c, 20000) != 0) kt_fail(__FILE__, __LINE__, "restore: %s", g->c.error);
-            if (!tef_wait_acked(g, 5, 30000)) kt_fail(__FILE__, __LINE__, "chaos %d: the writer is stuck", faults);
-            tef_nap(rand() % 1000);
+            if (!fr_wait_acked(&g->f, 5, 30000)) kt_fail(__FILE__, __LINE__, "chaos %d: the writer is stuck", faults);
+            fr_nap(rand() % 1000);
         }
         tef_finish(g, TEF_CONVERGE_MS + 60000, __FILE__, __LINE__); /* + the reflector's longest backoff: 30 s, jittered up to 60 */
         tef_report(g, "chaos", &t0, &i0);

@@ -41,6 +41,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
+#include "fault_rig.h"
 
 #define KKF_N 20              /* devices */
 #define KKF_WORKERS 2
@@ -53,11 +54,6 @@
 #define KKF_BACKOFF_BASE_NS KCTL_MS(5)   /* the controller's per-key limiter */
 #define KKF_BACKOFF_MAX_NS KCTL_SEC(2)
 #define KKF_RETRY_AFTER_S 1   /* the throttled server's Retry-After */
-
-typedef struct kkf_device {
-    pthread_mutex_t mu;
-    int64_t value, generation; /* what reconcile last applied */
-} kkf_device;
 
 /* A clock at the rate of real time that the test can stop: frozen, the
    informer's backoff can never end (nor its stall detection fire). */
@@ -79,14 +75,11 @@ typedef struct kkf_gate {
 } kkf_gate;
 
 typedef struct kkf_rig {
+    fr_rig f;                  /* the devices (f.res, named f.prefix dev-NN), the controller's reconcile, the writer, the racer */
     kt_kube_server *srv;       /* NULL on a cluster */
     kctl_kube_desc desc;       /* the clients' (server, credentials) */
-    kctl_resource res;         /* where the devices are */
     const char *api_version, *kind;
-    char prefix[40];           /* of their names: <prefix>dev-NN */
     kctl_transport t;          /* the controller's */
-    kctl_transport tw;         /* the spec writer's: another client */
-    kctl_transport tr;         /* the status racer's: a third one */
     kctl_transport tcheck;     /* what convergence reads: the server's memstore, or a fourth client */
     bool own_tcheck;
     kctl_transport tinf;       /* the informer's: the gate over t */
@@ -94,47 +87,11 @@ typedef struct kkf_rig {
     kkf_clock clock;
     kctl_informer *inf;
     kctl_controller *ctl;
-    kkf_device dev[KKF_N];
     bool created[KKF_N];
-    pthread_mutex_t mu;        /* everything below but the counters */
-    pthread_cond_t cv;
-    pthread_t writer;
-    bool writer_on;
-    int writer_stop;           /* 1: finish the change under way, 2: abandon it */
-    bool writer_hold, writer_held;
-    int64_t last[KKF_N];       /* the last spec value the server acknowledged, per device */
-    bool unknown[KKF_N];       /* a change abandoned with its outcome unknown */
-    int64_t next_value;        /* the next value to write (never one used before) */
-    uint64_t acked, failed;    /* changes acknowledged; tries that failed */
-    bool gate_closed;          /* the device gate */
-    int parked, parked_stale;
-    pthread_t racer;
-    bool racer_on;
-    int racer_stop;
-    uint64_t racer_rounds, racer_writes;
-    /* counters (atomic) */
-    uint64_t reconciles, conflicts, status_written, status_skipped, status_failed;
-    uint64_t codes[2][32];     /* failures by code (-rc): [0] reconciles, [1] the writer's tries */
-    char odd[300];             /* the first failure not a fault's */
 } kkf_rig;
 
 static kkf_rig kkf;
 
-static void kkf_nap(int ms) {
-    struct timespec ts;
-    ts.tv_sec = ms / 1000;
-    ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
-}
-
-static uint64_t kkf_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-static void kkf_bump(uint64_t *n) { __atomic_add_fetch(n, 1, __ATOMIC_RELAXED); }
-static uint64_t kkf_get(uint64_t *n) { return __atomic_load_n(n, __ATOMIC_RELAXED); }
 
 /* ---- the freezable clock */
 static uint64_t kkf_clock_now(void *user_data) {
@@ -161,7 +118,7 @@ static int kkf_gate_list(void *self, const kctl_resource *res, const kctl_list_o
     bool cont = opts && opts->continue_token && *opts->continue_token;
     bool expire = cont && __atomic_exchange_n(&g->armed, 0, __ATOMIC_ACQ_REL) != 0;
     int rc;
-    if (cont) kkf_bump(&g->pages);
+    if (cont) fr_bump(&g->pages);
     if (expire) kt_kube_server_expire_history(g->srv);
     rc = kctl_transport_list(&g->inner, res, opts, out, st);
     if (expire) __atomic_store_n(&g->expired_rc, rc == KCTL_OK ? 1 : rc, __ATOMIC_RELEASE);
@@ -204,214 +161,22 @@ static const kctl_transport_vtable kkf_gate_vt = {
 /* ---- failures */
 
 /* Whether rc is what a fault (or a lost race) may cause. */
-static bool kkf_fault_code(int rc) {
-    return rc == KCTL_ERR_IO || rc == KCTL_ERR_TIMEOUT || rc == KCTL_ERR_AGAIN || rc == KCTL_ERR_CONFLICT;
-}
-
-static void kkf_failed(kkf_rig *g, int who, int rc, const char *what, const kctl_api_status *st) {
-    kkf_bump(&g->codes[who][rc < 0 && rc > -32 ? -rc : 0]);
-    if (kkf_fault_code(rc)) return;
-    pthread_mutex_lock(&g->mu);
-    if (!g->odd[0])
-        snprintf(g->odd, sizeof g->odd, "%s: %s (HTTP %d %s: %s)", what, kctl_strerror(rc), st->code, st->reason ? st->reason : "",
-                 st->message ? st->message : "");
-    pthread_mutex_unlock(&g->mu);
-}
-
-static void kkf_name(const kkf_rig *g, int i, char name[64]) { snprintf(name, 64, "%.39sdev-%02d", g->prefix, i % 100); }
-
-static int kkf_index(const kkf_rig *g, const char *name) {
-    size_t n = strlen(g->prefix);
-    int i;
-    if (strncmp(name, g->prefix, n) != 0) return -1;
-    name += n;
-    if (strncmp(name, "dev-", 4) != 0 || name[4] < '0' || name[4] > '9' || name[5] < '0' || name[5] > '9' || name[6]) return -1;
-    i = (name[4] - '0') * 10 + (name[5] - '0');
-    return i < KKF_N ? i : -1;
-}
 
 /* ---- the controller */
-
-static bool kkf_status_stale(const kctl_obj *obj, int64_t value) {
-    int64_t og = -1, v = -1, racer;
-    kctl_obj_get_int64(obj, "status.observedGeneration", &og);
-    kctl_obj_get_int64(obj, "status.value", &v);
-    return og != kctl_obj_generation(obj) || v != value || kctl_obj_get_int64(obj, "status.racer", &racer) == KCTL_OK;
-}
-
-static void kkf_device_gate(kkf_rig *g, bool stale) {
-    pthread_mutex_lock(&g->mu);
-    if (g->gate_closed) {
-        g->parked++;
-        g->parked_stale += stale;
-        pthread_cond_broadcast(&g->cv);
-        while (g->gate_closed) pthread_cond_wait(&g->cv, &g->mu);
-        g->parked--;
-        g->parked_stale -= stale;
-    }
-    pthread_mutex_unlock(&g->mu);
-}
 
 /* Set the device to the spec, then report it in the status; a CONFLICT
    is retried on a fresh read (one with a newer generation ends the
    reconcile: its own event reconciles again); any other failure goes
    back to the queue, which backs off. */
-static kctl_reconcile_result kkf_reconcile(const kctl_reconcile_ctx *ctx) {
-    kkf_rig *g = (kkf_rig *)ctx->user_data;
-    kctl_reconcile_result r;
-    kctl_obj *fresh = NULL;
-    const kctl_obj *cur = ctx->obj;
-    kctl_api_status st;
-    char status[96];
-    int64_t want = 0, gen;
-    int i = kkf_index(g, ctx->name), rc = KCTL_OK, attempt;
-    memset(&r, 0, sizeof r);
-    memset(&st, 0, sizeof st);
-    kkf_bump(&g->reconciles);
-    if (!ctx->obj || i < 0) return r;
-    if (kctl_obj_get_int64(ctx->obj, "spec.value", &want) != KCTL_OK) {
-        r.error = KCTL_ERR_INVALID_ARG;
-        r.terminal = true;
-        return r;
-    }
-    gen = kctl_obj_generation(ctx->obj);
-    kkf_device_gate(g, kkf_status_stale(ctx->obj, want));
-    pthread_mutex_lock(&g->dev[i].mu);
-    g->dev[i].value = want;
-    g->dev[i].generation = gen;
-    pthread_mutex_unlock(&g->dev[i].mu);
-    snprintf(status, sizeof status, "{\"observedGeneration\":%lld,\"value\":%lld}", (long long)gen, (long long)want);
-    for (attempt = 0; attempt < 5; attempt++) {
-        bool written = false;
-        rc = kctl_status_update(&ctx->transport, &g->res, cur, status, KCTL_NTS, &written, NULL, &st);
-        if (rc == KCTL_OK) {
-            kkf_bump(written ? &g->status_written : &g->status_skipped);
-            break;
-        }
-        if (rc != KCTL_ERR_CONFLICT) break;
-        kkf_bump(&g->conflicts);
-        kctl_obj_unref(fresh);
-        fresh = NULL;
-        if ((rc = kctl_transport_get(&ctx->transport, &g->res, ctx->name, &fresh, &st)) != KCTL_OK) break;
-        if (kctl_obj_generation(fresh) != gen) break;
-        cur = fresh;
-    }
-    kctl_obj_unref(fresh);
-    if (rc != KCTL_OK) {
-        kkf_bump(&g->status_failed);
-        kkf_failed(g, 0, rc, ctx->name, &st);
-    }
-    kctl_api_status_clear(&st);
-    r.error = rc;
-    return r;
-}
-
 /* ---- the other clients */
 
 /* One spec change: device i to a new value, retried until acknowledged
    (a Retry-After is waited out, as a client should) or the writer is
    told to abandon it. */
-static void kkf_write_one(kkf_rig *g, int i) {
-    char name[64], patch[64];
-    int64_t v;
-    int rc;
-    pthread_mutex_lock(&g->mu);
-    v = ++g->next_value;
-    pthread_mutex_unlock(&g->mu);
-    kkf_name(g, i, name);
-    snprintf(patch, sizeof patch, "{\"spec\":{\"value\":%lld}}", (long long)v);
-    for (;;) {
-        kctl_api_status st;
-        uint32_t ra;
-        memset(&st, 0, sizeof st);
-        rc = kctl_transport_patch(&g->tw, &g->res, name, patch, KCTL_NTS, 0, NULL, &st);
-        ra = st.retry_after_s;
-        if (rc != KCTL_OK) kkf_failed(g, 1, rc, name, &st);
-        kctl_api_status_clear(&st);
-        if (rc == KCTL_OK || __atomic_load_n(&g->writer_stop, __ATOMIC_ACQUIRE) == 2) break;
-        pthread_mutex_lock(&g->mu);
-        g->failed++;
-        pthread_mutex_unlock(&g->mu);
-        kkf_nap(rc == KCTL_ERR_AGAIN && ra ? (int)ra * 1000 : 20);
-    }
-    pthread_mutex_lock(&g->mu);
-    if (rc == KCTL_OK) {
-        g->last[i] = v;
-        g->unknown[i] = false;
-        g->acked++;
-    } else {
-        g->unknown[i] = true;
-    }
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
 /* Change specs one after the other (device 7 apart each time). */
-static void *kkf_writer_main(void *arg) {
-    kkf_rig *g = (kkf_rig *)arg;
-    int i = 0;
-    while (__atomic_load_n(&g->writer_stop, __ATOMIC_ACQUIRE) == 0) {
-        bool hold;
-        pthread_mutex_lock(&g->mu);
-        hold = g->writer_held = g->writer_hold;
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-        if (hold) {
-            kkf_nap(5);
-            continue;
-        }
-        i = (i + 7) % KKF_N;
-        kkf_write_one(g, i);
-        kkf_nap(15);
-    }
-    return NULL;
-}
-
 /* Rewrite every device's status (a merge patch of the status without a
    version: it wins every race). */
-static int kkf_race_round(kkf_rig *g, int round) {
-    int i, ok = 0;
-    for (i = 0; i < KKF_N; i++) {
-        char name[64], patch[96];
-        kkf_name(g, i, name);
-        snprintf(patch, sizeof patch, "{\"status\":{\"observedGeneration\":0,\"value\":-1,\"racer\":%d}}", round);
-        if (kctl_transport_patch(&g->tr, &g->res, name, patch, KCTL_NTS, KCTL_PATCH_STATUS, NULL, NULL) == KCTL_OK) ok++;
-    }
-    return ok;
-}
-
-static void *kkf_racer_main(void *arg) {
-    kkf_rig *g = (kkf_rig *)arg;
-    int round = 1000;
-    while (!__atomic_load_n(&g->racer_stop, __ATOMIC_ACQUIRE)) {
-        int ok = kkf_race_round(g, round++);
-        pthread_mutex_lock(&g->mu);
-        g->racer_rounds++;
-        g->racer_writes += (uint64_t)ok;
-        pthread_cond_broadcast(&g->cv);
-        pthread_mutex_unlock(&g->mu);
-    }
-    return NULL;
-}
-
 /* ---- waiting (polls with deadlines: upper bounds, never results) */
-
-static uint64_t kkf_acked(kkf_rig *g) {
-    uint64_t n;
-    pthread_mutex_lock(&g->mu);
-    n = g->acked;
-    pthread_mutex_unlock(&g->mu);
-    return n;
-}
-
-static bool kkf_wait_acked(kkf_rig *g, uint64_t n, int deadline_ms) {
-    uint64_t until = kkf_now_ms() + (uint64_t)deadline_ms, want = kkf_acked(g) + n;
-    while (kkf_acked(g) < want) {
-        if (kkf_now_ms() >= until) return false;
-        kkf_nap(10);
-    }
-    return true;
-}
 
 static kctl_kube_stats kkf_tstats(kkf_rig *g) {
     kctl_kube_stats s;
@@ -430,43 +195,26 @@ static uint64_t kkf_events(const kctl_reflector_stats *s) { return s->added + s-
 /* Until the controller's transport has opened more than `watches` watch
    streams and the reflector has restarted its watch or listed again. */
 static bool kkf_wait_rewatched(kkf_rig *g, uint64_t watches, const kctl_reflector_stats *i0, int deadline_ms) {
-    uint64_t until = kkf_now_ms() + (uint64_t)deadline_ms;
+    uint64_t until = fr_now_ms() + (uint64_t)deadline_ms;
     for (;;) {
         kctl_kube_stats ts = kkf_tstats(g);
         kctl_reflector_stats is = kkf_istats(g);
         if (ts.watches > watches && (is.watch_restarts > i0->watch_restarts || is.lists > i0->lists)) return true;
-        if (kkf_now_ms() >= until) return false;
-        kkf_nap(10);
+        if (fr_now_ms() >= until) return false;
+        fr_nap(10);
     }
 }
 
 static bool kkf_wait_relisted(kkf_rig *g, uint64_t lists, int deadline_ms) {
-    uint64_t until = kkf_now_ms() + (uint64_t)deadline_ms;
+    uint64_t until = fr_now_ms() + (uint64_t)deadline_ms;
     while (kkf_istats(g).lists <= lists) {
-        if (kkf_now_ms() >= until) return false;
-        kkf_nap(10);
+        if (fr_now_ms() >= until) return false;
+        fr_nap(10);
     }
     return true;
 }
 
 /* Hold the writer between two changes (true once it is held). */
-static bool kkf_hold_writer(kkf_rig *g, bool on) {
-    uint64_t until = kkf_now_ms() + KKF_WAIT_MS;
-    bool held;
-    pthread_mutex_lock(&g->mu);
-    g->writer_hold = on;
-    pthread_mutex_unlock(&g->mu);
-    if (!on) return true;
-    for (;;) {
-        pthread_mutex_lock(&g->mu);
-        held = g->writer_held;
-        pthread_mutex_unlock(&g->mu);
-        if (held) return true;
-        if (kkf_now_ms() >= until) return false;
-        kkf_nap(5);
-    }
-}
-
 /* The writer held and the server stalled (its watches send nothing, so
    the controller's watch stays behind), n specs changed behind the
    server, straight into its store (acknowledged there). The caller
@@ -474,78 +222,55 @@ static bool kkf_hold_writer(kkf_rig *g, bool on) {
 static void kkf_write_behind(kkf_rig *g, int n) {
     kctl_transport ms = kt_kube_server_transport(g->srv);
     int k;
-    KT_CHECK(kkf_hold_writer(g, true));
+    KT_CHECK(fr_hold_writer(&g->f, true, KKF_WAIT_MS));
     kt_kube_server_stall(g->srv, true);
     for (k = 0; k < n; k++) {
         int i = (k * 3) % KKF_N;
         char name[64], patch[64];
         int64_t v;
-        pthread_mutex_lock(&g->mu);
-        v = ++g->next_value;
-        pthread_mutex_unlock(&g->mu);
-        kkf_name(g, i, name);
+        pthread_mutex_lock(&g->f.mu);
+        v = ++g->f.next_value;
+        pthread_mutex_unlock(&g->f.mu);
+        fr_name(&g->f, i, name);
         snprintf(patch, sizeof patch, "{\"spec\":{\"value\":%lld}}", (long long)v);
-        KT_EQ_INT(kctl_transport_patch(&ms, &g->res, name, patch, KCTL_NTS, 0, NULL, NULL), KCTL_OK);
-        pthread_mutex_lock(&g->mu);
-        g->last[i] = v;
-        g->unknown[i] = false;
-        pthread_mutex_unlock(&g->mu);
+        KT_EQ_INT(kctl_transport_patch(&ms, &g->f.res, name, patch, KCTL_NTS, 0, NULL, NULL), KCTL_OK);
+        pthread_mutex_lock(&g->f.mu);
+        g->f.last[i] = v;
+        g->f.unknown[i] = false;
+        pthread_mutex_unlock(&g->f.mu);
     }
 }
 
 /* ---- convergence, as the store and the devices show it */
 
-static bool kkf_converged(kkf_rig *g, char *why, size_t cap) {
+static bool kkf_converged(void *rig, char *why, size_t cap) {
+    kkf_rig *g = (kkf_rig *)rig;
     int i;
     why[0] = '\0';
     for (i = 0; i < KKF_N; i++) {
         char name[64];
         kctl_obj *o = NULL;
-        int64_t spec = -1, gen = -1, og = -1, sv = -1, racer, last, dv, dg;
-        bool unknown, clean;
+        fr_stored st = { -1, -1, -1, -1, false };
+        int64_t racer;
         int rc;
-        kkf_name(g, i, name);
-        if ((rc = kctl_transport_get(&g->tcheck, &g->res, name, &o, NULL)) != KCTL_OK) {
+        fr_name(&g->f, i, name);
+        if ((rc = kctl_transport_get(&g->tcheck, &g->f.res, name, &o, NULL)) != KCTL_OK) {
             snprintf(why, cap, "%s: not read: %s", name, kctl_strerror(rc));
             return false;
         }
-        kctl_obj_get_int64(o, "spec.value", &spec);
-        gen = kctl_obj_generation(o);
-        kctl_obj_get_int64(o, "status.observedGeneration", &og);
-        kctl_obj_get_int64(o, "status.value", &sv);
-        clean = kctl_obj_get_int64(o, "status.racer", &racer) != KCTL_OK;
+        kctl_obj_get_int64(o, "spec.value", &st.spec);
+        st.generation = kctl_obj_generation(o);
+        kctl_obj_get_int64(o, "status.observedGeneration", &st.observed);
+        kctl_obj_get_int64(o, "status.value", &st.value);
+        st.racer = kctl_obj_get_int64(o, "status.racer", &racer) == KCTL_OK;
         kctl_obj_unref(o);
-        pthread_mutex_lock(&g->mu);
-        last = g->last[i];
-        unknown = g->unknown[i];
-        pthread_mutex_unlock(&g->mu);
-        pthread_mutex_lock(&g->dev[i].mu);
-        dv = g->dev[i].value;
-        dg = g->dev[i].generation;
-        pthread_mutex_unlock(&g->dev[i].mu);
-        if (unknown) snprintf(why, cap, "%s: the writer abandoned a change", name);
-        else if (spec != last) snprintf(why, cap, "%s: the store's spec.value %lld, the writer's last %lld", name, (long long)spec, (long long)last);
-        else if (og != gen) snprintf(why, cap, "%s: status.observedGeneration %lld, generation %lld", name, (long long)og, (long long)gen);
-        else if (sv != last) snprintf(why, cap, "%s: status.value %lld, the writer's last %lld", name, (long long)sv, (long long)last);
-        else if (!clean) snprintf(why, cap, "%s: the racer's status is still there", name);
-        else if (dv != last || dg != gen) snprintf(why, cap, "%s: the device has %lld (generation %lld), the spec %lld (generation %lld)",
-                                                   name, (long long)dv, (long long)dg, (long long)last, (long long)gen);
-        if (why[0]) return false;
+        if (!fr_device_converged(&g->f, i, &st, why, cap)) return false;
     }
     return true;
 }
 
 static bool kkf_wait_converged(kkf_rig *g, int deadline_ms, const char *file, int line) {
-    uint64_t until = kkf_now_ms() + (uint64_t)deadline_ms;
-    char why[256];
-    while (!kkf_converged(g, why, sizeof why)) {
-        if (kkf_now_ms() >= until) {
-            kt_fail(file, line, "not converged within %d ms: %s", deadline_ms, why);
-            return false;
-        }
-        kkf_nap(50);
-    }
-    return true;
+    return fr_wait_converged(g, kkf_converged, deadline_ms, 50, file, line);
 }
 
 /* ---- the rig */
@@ -557,70 +282,41 @@ static int kkf_transport(kkf_rig *g, kctl_transport *t) {
     return kctl_kube_create(&d, t);
 }
 
-static void kkf_stop_writer(kkf_rig *g, int how) {
-    if (!g->writer_on) return;
-    __atomic_store_n(&g->writer_stop, how, __ATOMIC_RELEASE);
-    pthread_join(g->writer, NULL);
-    g->writer_on = false;
-}
-
-static void kkf_stop_racer(kkf_rig *g) {
-    if (!g->racer_on) return;
-    __atomic_store_n(&g->racer_stop, 1, __ATOMIC_RELEASE);
-    pthread_join(g->racer, NULL);
-    g->racer_on = false;
-}
-
-static void kkf_open_gate(kkf_rig *g) {
-    pthread_mutex_lock(&g->mu);
-    g->gate_closed = false;
-    pthread_cond_broadcast(&g->cv);
-    pthread_mutex_unlock(&g->mu);
-}
-
 /* Everything stops, in order; on a cluster the devices are deleted. */
 static void kkf_teardown(kkf_rig *g) {
     int i;
-    kkf_stop_writer(g, 2);
-    kkf_stop_racer(g);
-    kkf_open_gate(g);
+    fr_stop_writer(&g->f, 2);
+    fr_stop_racer(&g->f);
+    fr_device_gate_set(&g->f, false);
     if (g->srv) kt_kube_server_stall(g->srv, false);
     if (g->ctl) kctl_controller_stop(g->ctl);
     if (g->inf) kctl_informer_stop(g->inf);
     kctl_controller_destroy(g->ctl);
     kctl_informer_destroy(g->inf);
-    if (!g->srv && g->tw.vt) {
+    if (!g->srv && g->f.tw.vt) {
         for (i = 0; i < KKF_N; i++) {
             char name[64];
             if (!g->created[i]) continue;
-            kkf_name(g, i, name);
-            if (kctl_transport_remove(&g->tw, &g->res, name, NULL, NULL, NULL) != KCTL_OK)
-                printf("  %s/%s: not deleted, delete it by hand\n", g->res.ns, name);
+            fr_name(&g->f, i, name);
+            if (kctl_transport_remove(&g->f.tw, &g->f.res, name, NULL, NULL, NULL) != KCTL_OK)
+                printf("  %s/%s: not deleted, delete it by hand\n", g->f.res.ns, name);
         }
     }
     kctl_transport_destroy(&g->t);
-    kctl_transport_destroy(&g->tw);
-    kctl_transport_destroy(&g->tr);
+    kctl_transport_destroy(&g->f.tw);
+    kctl_transport_destroy(&g->f.tr);
     if (g->own_tcheck) kctl_transport_destroy(&g->tcheck);
     kt_kube_server_stop(g->srv);
-    for (i = 0; i < KKF_N; i++) pthread_mutex_destroy(&g->dev[i].mu);
     pthread_mutex_destroy(&g->clock.mu);
-    pthread_cond_destroy(&g->cv);
-    pthread_mutex_destroy(&g->mu);
+    fr_deinit(&g->f);
     memset(g, 0, sizeof *g);
 }
 
 /* The rig's state and locks: zero, then these. */
 static void kkf_init(kkf_rig *g) {
-    int i;
     memset(g, 0, sizeof *g);
-    pthread_mutex_init(&g->mu, NULL);
-    pthread_cond_init(&g->cv, NULL);
+    fr_init(&g->f, KKF_N);
     pthread_mutex_init(&g->clock.mu, NULL);
-    for (i = 0; i < KKF_N; i++) {
-        pthread_mutex_init(&g->dev[i].mu, NULL);
-        g->dev[i].value = g->dev[i].generation = -1;
-    }
 }
 
 /* The devices created, the controller running (stall detection at
@@ -631,8 +327,8 @@ static bool kkf_start(kkf_rig *g) {
     kctl_informer_desc id;
     kctl_controller_desc cd;
     int i, rc;
-    if ((rc = kkf_transport(g, &g->t)) != KCTL_OK || (rc = kkf_transport(g, &g->tw)) != KCTL_OK ||
-        (rc = kkf_transport(g, &g->tr)) != KCTL_OK) {
+    if ((rc = kkf_transport(g, &g->t)) != KCTL_OK || (rc = kkf_transport(g, &g->f.tw)) != KCTL_OK ||
+        (rc = kkf_transport(g, &g->f.tr)) != KCTL_OK) {
         kt_fail(__FILE__, __LINE__, "kctl_kube_create: %s", kctl_strerror(rc));
         return false;
     }
@@ -647,10 +343,10 @@ static bool kkf_start(kkf_rig *g) {
         char doc[384], name[64];
         kctl_api_status st;
         memset(&st, 0, sizeof st);
-        kkf_name(g, i, name);
+        fr_name(&g->f, i, name);
         snprintf(doc, sizeof doc, "{\"apiVersion\":\"%s\",\"kind\":\"%s\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\"},"
-                 "\"spec\":{\"value\":0}}", g->api_version, g->kind, name, g->res.ns);
-        if ((rc = kctl_transport_create(&g->tw, &g->res, doc, KCTL_NTS, NULL, &st)) != KCTL_OK) {
+                 "\"spec\":{\"value\":0}}", g->api_version, g->kind, name, g->f.res.ns);
+        if ((rc = kctl_transport_create(&g->f.tw, &g->f.res, doc, KCTL_NTS, NULL, &st)) != KCTL_OK) {
             kt_fail(__FILE__, __LINE__, "create %s: %s (%s)", name, kctl_strerror(rc), st.message ? st.message : "");
             kctl_api_status_clear(&st);
             return false;
@@ -664,7 +360,7 @@ static bool kkf_start(kkf_rig *g) {
     g->tinf.self = &g->gate;
     memset(&id, 0, sizeof id);
     id.transport = g->tinf;
-    id.resource = g->res;
+    id.resource = g->f.res;
     id.stall_ns = KKF_STALL_NS;
     id.page_size = KKF_PAGE;
     id.clock.now_fn = kkf_clock_now;
@@ -677,8 +373,8 @@ static bool kkf_start(kkf_rig *g) {
     cd.name = "devices";
     cd.primary = g->inf;
     cd.transport = g->t;
-    cd.reconcile = kkf_reconcile;
-    cd.user_data = g;
+    cd.reconcile = fr_reconcile;
+    cd.user_data = &g->f;
     cd.workers = KKF_WORKERS;
     cd.limiter = kctl_limiter_exponential(KKF_BACKOFF_BASE_NS, KKF_BACKOFF_MAX_NS);
     if ((rc = kctl_controller_create(&cd, &g->ctl)) != KCTL_OK) {
@@ -690,12 +386,11 @@ static bool kkf_start(kkf_rig *g) {
         return false;
     }
     if (!kkf_wait_converged(g, KKF_CONVERGE_MS, __FILE__, __LINE__)) return false;
-    if (pthread_create(&g->writer, NULL, kkf_writer_main, g) != 0) {
+    if (!fr_start_writer(&g->f)) {
         kt_fail(__FILE__, __LINE__, "writer thread");
         return false;
     }
-    g->writer_on = true;
-    if (!kkf_wait_acked(g, 10, KKF_WAIT_MS)) {
+    if (!fr_wait_acked(&g->f, 10, KKF_WAIT_MS)) {
         kt_fail(__FILE__, __LINE__, "the writer got nothing acknowledged on a healthy server");
         return false;
     }
@@ -717,10 +412,10 @@ static bool kkf_setup(kkf_rig *g, const kt_kube_server_desc *desc) {
     }
     g->desc = kctl_kube_desc_init();
     g->desc.server = kt_kube_server_url(g->srv);
-    g->res.group = "edge.kctl.io";
-    g->res.version = "v1";
-    g->res.resource = "deviceconfigs";
-    g->res.ns = "faults";
+    g->f.res.group = "edge.kctl.io";
+    g->f.res.version = "v1";
+    g->f.res.resource = "deviceconfigs";
+    g->f.res.ns = "faults";
     g->api_version = "edge.kctl.io/v1";
     g->kind = "DeviceConfig";
     return kkf_start(g);
@@ -729,19 +424,7 @@ static bool kkf_setup(kkf_rig *g, const kt_kube_server_desc *desc) {
 /* The writer stops (its last change acknowledged), then everything must
    converge; every failure was a fault's. */
 static bool kkf_finish(kkf_rig *g, const char *file, int line) {
-    char odd[sizeof g->odd];
-    int who, code;
-    kkf_stop_writer(g, 1);
-    pthread_mutex_lock(&g->mu);
-    memcpy(odd, g->odd, sizeof odd);
-    pthread_mutex_unlock(&g->mu);
-    for (who = 0; who < 2; who++)
-        for (code = 0; code < 32; code++) {
-            uint64_t n = kkf_get(&g->codes[who][code]);
-            if (n && !kkf_fault_code(-code))
-                kt_fail(file, line, "%s failed %llu times with %s; the first: %s", who ? "the writer" : "reconcile", (unsigned long long)n,
-                        code ? kctl_strerror(-code) : "an unknown code", odd);
-        }
+    fr_check_failures(&g->f, file, line);
     return kkf_wait_converged(g, KKF_CONVERGE_MS, file, line);
 }
 
@@ -758,7 +441,7 @@ static kkf_mark kkf_mark_now(kkf_rig *g) {
     m.t = kkf_tstats(g);
     m.i = kkf_istats(g);
     if (g->srv) kt_kube_server_counters_get(g->srv, &m.s);
-    m.ms = kkf_now_ms();
+    m.ms = fr_now_ms();
     return m;
 }
 
@@ -783,10 +466,10 @@ static void kkf_report(kkf_rig *g, const char *what, const kkf_mark *m0) {
            (unsigned long long)(m1.i.errors - m0->i.errors), (unsigned long long)(m1.t.requests - m0->t.requests),
            (unsigned long long)(kkf_server_requests(&m1.s) - kkf_server_requests(&m0->s)),
            (unsigned long long)(m1.s.throttled - m0->s.throttled), (unsigned long long)(m1.t.waits - m0->t.waits),
-           (unsigned long long)(m1.t.throttled - m0->t.throttled), (unsigned long long)kkf_get(&g->reconciles),
-           (unsigned long long)cs.error, (unsigned long long)kkf_get(&g->status_written),
-           (unsigned long long)kkf_get(&g->status_skipped), (unsigned long long)kkf_get(&g->conflicts),
-           (unsigned long long)g->acked, (unsigned long long)g->failed);
+           (unsigned long long)(m1.t.throttled - m0->t.throttled), (unsigned long long)fr_get(&g->f.reconciles),
+           (unsigned long long)cs.error, (unsigned long long)fr_get(&g->f.status_written),
+           (unsigned long long)fr_get(&g->f.status_skipped), (unsigned long long)fr_get(&g->f.conflicts),
+           (unsigned long long)g->f.acked, (unsigned long long)g->f.failed);
     fflush(stdout);
 }
 #endif /* KT_HAVE_CURL */
@@ -800,7 +483,7 @@ static void kkf_no_fault(void) {
         kkf_mark m0;
         if (!kkf_setup(g, NULL)) { kkf_teardown(g); return; }
         m0 = kkf_mark_now(g);
-        KT_CHECK(kkf_wait_acked(g, 20, KKF_WAIT_MS));
+        KT_CHECK(fr_wait_acked(&g->f, 20, KKF_WAIT_MS));
         kkf_finish(g, __FILE__, __LINE__);
         kkf_report(g, "no fault", &m0);
         kkf_teardown(g);
@@ -825,7 +508,7 @@ static void kkf_broken_stream(void) {
             kkf_mark b = kkf_mark_now(g);
             kt_kube_server_break_watches(g->srv);
             KT_CHECK(kkf_wait_rewatched(g, b.t.watches, &b.i, KKF_WAIT_MS));
-            KT_CHECK(kkf_wait_acked(g, 10, KKF_WAIT_MS));
+            KT_CHECK(fr_wait_acked(&g->f, 10, KKF_WAIT_MS));
         }
         kkf_finish(g, __FILE__, __LINE__);
         m1 = kkf_mark_now(g);
@@ -858,33 +541,33 @@ static void kkf_watch_timeout(void) {
         for (k = 0; k < 5 && !kt.cur_failed; k++) {
             kkf_mark b = kkf_mark_now(g);
             bool fed = false, reopened = false;
-            until = kkf_now_ms() + KKF_WAIT_MS;
+            until = fr_now_ms() + KKF_WAIT_MS;
             /* the watch has brought an event (it is no "very short" watch) */
-            while (!fed && kkf_now_ms() < until) {
+            while (!fed && fr_now_ms() < until) {
                 kkf_mark c = kkf_mark_now(g);
                 if (c.t.watches != b.t.watches) b = c; /* another watch: count from it */
                 else fed = kkf_events(&c.i) > kkf_events(&b.i);
-                if (!fed) kkf_nap(5);
+                if (!fed) fr_nap(5);
             }
             KT_CHECK(fed);
             kt_kube_server_end_watches(g->srv);
-            while (!reopened && kkf_now_ms() < until) {
+            while (!reopened && fr_now_ms() < until) {
                 kctl_kube_stats ts = kkf_tstats(g);
                 reopened = ts.watch_ends > b.t.watch_ends && ts.watches > b.t.watches;
-                if (!reopened) kkf_nap(5);
+                if (!reopened) fr_nap(5);
             }
             if (!reopened) kt_fail(__FILE__, __LINE__, "end %d: no new watch with the informer's clock frozen (a backoff?)", k + 1);
         }
         /* the informer's counters follow its step: until they show the five */
-        for (until = kkf_now_ms() + KKF_WAIT_MS; kkf_istats(g).watch_restarts < m0.i.watch_restarts + 5 && kkf_now_ms() < until;)
-            kkf_nap(5);
+        for (until = fr_now_ms() + KKF_WAIT_MS; kkf_istats(g).watch_restarts < m0.i.watch_restarts + 5 && fr_now_ms() < until;)
+            fr_nap(5);
         m1 = kkf_mark_now(g);
         kkf_clock_freeze(&g->clock, false);
         KT_EQ_U64(m1.t.watch_ends - m0.t.watch_ends, 5);
         KT_EQ_U64(m1.i.watch_restarts - m0.i.watch_restarts, 5);
         KT_EQ_U64(m1.i.errors, m0.i.errors);
         KT_EQ_U64(m1.i.lists, m0.i.lists);
-        KT_CHECK(kkf_wait_acked(g, 10, KKF_WAIT_MS));
+        KT_CHECK(fr_wait_acked(&g->f, 10, KKF_WAIT_MS));
         kkf_finish(g, __FILE__, __LINE__);
         kkf_report(g, "watches ended at their timeout", &m0);
         kkf_teardown(g);
@@ -909,8 +592,8 @@ static void kkf_inband_gone(void) {
         kt_kube_server_expire_history(g->srv);
         kt_kube_server_stall(g->srv, false);
         KT_CHECK(kkf_wait_relisted(g, m0.i.lists, KKF_WAIT_MS));
-        kkf_hold_writer(g, false);
-        KT_CHECK(kkf_wait_acked(g, 10, KKF_WAIT_MS));
+        fr_hold_writer(&g->f, false, KKF_WAIT_MS);
+        KT_CHECK(fr_wait_acked(&g->f, 10, KKF_WAIT_MS));
         kkf_finish(g, __FILE__, __LINE__);
         m1 = kkf_mark_now(g);
         KT_CHECK(m1.i.relists > m0.i.relists);
@@ -939,17 +622,17 @@ static void kkf_expired_continue(void) {
         __atomic_store_n(&g->gate.armed, 1, __ATOMIC_RELEASE);
         kt_kube_server_restart(g->srv);
         kt_kube_server_stall(g->srv, false);
-        for (until = kkf_now_ms() + KKF_WAIT_MS; !__atomic_load_n(&g->gate.expired_rc, __ATOMIC_ACQUIRE) && kkf_now_ms() < until;)
-            kkf_nap(10);
+        for (until = fr_now_ms() + KKF_WAIT_MS; !__atomic_load_n(&g->gate.expired_rc, __ATOMIC_ACQUIRE) && fr_now_ms() < until;)
+            fr_nap(10);
         KT_EQ_INT(__atomic_load_n(&g->gate.expired_rc, __ATOMIC_ACQUIRE), KCTL_ERR_GONE);
         KT_CHECK(kkf_wait_relisted(g, m0.i.lists, KKF_WAIT_MS)); /* from scratch, to the end */
-        kkf_hold_writer(g, false);
-        KT_CHECK(kkf_wait_acked(g, 10, KKF_WAIT_MS));
+        fr_hold_writer(&g->f, false, KKF_WAIT_MS);
+        KT_CHECK(fr_wait_acked(&g->f, 10, KKF_WAIT_MS));
         kkf_finish(g, __FILE__, __LINE__);
         m1 = kkf_mark_now(g);
         KT_CHECK(m1.i.relists > m0.i.relists);
         if (getenv("KT_VERBOSE"))
-            printf("  expired continue token: %llu pages asked for with a token\n", (unsigned long long)kkf_get(&g->gate.pages));
+            printf("  expired continue token: %llu pages asked for with a token\n", (unsigned long long)fr_get(&g->gate.pages));
         kkf_report(g, "expired continue token", &m0);
         kkf_teardown(g);
     }
@@ -972,31 +655,29 @@ static void kkf_status_race(void) {
         bool parked = false;
         if (!kkf_setup(g, NULL)) { kkf_teardown(g); return; }
         m0 = kkf_mark_now(g);
-        pthread_mutex_lock(&g->mu);
-        g->gate_closed = true;
-        pthread_mutex_unlock(&g->mu);
-        for (ms0 = kkf_now_ms(); !parked && kkf_now_ms() - ms0 < KKF_WAIT_MS; kkf_nap(10)) {
-            pthread_mutex_lock(&g->mu);
-            parked = g->parked_stale > 0;
-            pthread_mutex_unlock(&g->mu);
+        fr_device_gate_set(&g->f, true);
+        for (ms0 = fr_now_ms(); !parked && fr_now_ms() - ms0 < KKF_WAIT_MS; fr_nap(10)) {
+            pthread_mutex_lock(&g->f.mu);
+            parked = g->f.parked_stale > 0;
+            pthread_mutex_unlock(&g->f.mu);
         }
         KT_CHECK(parked);
-        KT_EQ_INT(kkf_race_round(g, 1), KKF_N);
-        kkf_open_gate(g);
-        if (pthread_create(&g->racer, NULL, kkf_racer_main, g) == 0) g->racer_on = true;
-        KT_CHECK(g->racer_on);
-        for (ms0 = kkf_now_ms(); g->racer_on && rounds < 5 && kkf_now_ms() - ms0 < 30000; kkf_nap(10)) {
-            pthread_mutex_lock(&g->mu);
-            rounds = g->racer_rounds;
-            pthread_mutex_unlock(&g->mu);
+        KT_EQ_INT(fr_race_round(&g->f, 1), KKF_N);
+        fr_device_gate_set(&g->f, false);
+        fr_start_racer(&g->f);
+        KT_CHECK(g->f.racer_on);
+        for (ms0 = fr_now_ms(); g->f.racer_on && rounds < 5 && fr_now_ms() - ms0 < 30000; fr_nap(10)) {
+            pthread_mutex_lock(&g->f.mu);
+            rounds = g->f.racer_rounds;
+            pthread_mutex_unlock(&g->f.mu);
         }
         KT_CHECK(rounds >= 5);
-        kkf_stop_racer(g);
+        fr_stop_racer(&g->f);
         kkf_finish(g, __FILE__, __LINE__);
-        KT_CHECK(kkf_get(&g->conflicts) > 0);
+        KT_CHECK(fr_get(&g->f.conflicts) > 0);
         if (getenv("KT_VERBOSE"))
-            printf("  status race: %llu racer writes in %llu rounds; controller conflicts %llu\n", (unsigned long long)g->racer_writes,
-                   (unsigned long long)g->racer_rounds, (unsigned long long)kkf_get(&g->conflicts));
+            printf("  status race: %llu racer writes in %llu rounds; controller conflicts %llu\n", (unsigned long long)g->f.racer_writes,
+                   (unsigned long long)g->f.racer_rounds, (unsigned long long)fr_get(&g->f.conflicts));
         kkf_report(g, "status race", &m0);
         kkf_teardown(g);
     }
@@ -1024,20 +705,18 @@ static void kkf_throttled(void) {
         bool parked = false;
         if (!kkf_setup(g, NULL)) { kkf_teardown(g); return; }
         m0 = kkf_mark_now(g);
-        pthread_mutex_lock(&g->mu);
-        g->gate_closed = true;
-        pthread_mutex_unlock(&g->mu);
-        for (ms0 = kkf_now_ms(); !parked && kkf_now_ms() - ms0 < KKF_WAIT_MS; kkf_nap(10)) {
-            pthread_mutex_lock(&g->mu);
-            parked = g->parked_stale > 0;
-            pthread_mutex_unlock(&g->mu);
+        fr_device_gate_set(&g->f, true);
+        for (ms0 = fr_now_ms(); !parked && fr_now_ms() - ms0 < KKF_WAIT_MS; fr_nap(10)) {
+            pthread_mutex_lock(&g->f.mu);
+            parked = g->f.parked_stale > 0;
+            pthread_mutex_unlock(&g->f.mu);
         }
         KT_CHECK(parked);
-        KT_CHECK(kkf_wait_acked(g, 3, KKF_WAIT_MS)); /* more changes queued behind the gate */
+        KT_CHECK(fr_wait_acked(&g->f, 3, KKF_WAIT_MS)); /* more changes queued behind the gate */
         a = kkf_mark_now(g);
         kt_kube_server_throttle(g->srv, 1000000, 429, KKF_RETRY_AFTER_S);
-        kkf_open_gate(g);
-        kkf_nap(3000); /* the stretch's length: the bound below grows with it */
+        fr_device_gate_set(&g->f, false);
+        fr_nap(3000); /* the stretch's length: the bound below grows with it */
         b = kkf_mark_now(g);
         kt_kube_server_throttle(g->srv, 0, 429, 0);
         sent = b.s.throttled - a.s.throttled;
@@ -1053,7 +732,7 @@ static void kkf_throttled(void) {
                    "transport waited %llu times, handed back AGAIN %llu times\n",
                    (unsigned long long)(b.ms - a.ms), (unsigned long long)sent, KKF_RETRY_AFTER_S, (unsigned long long)bound,
                    (unsigned long long)(b.t.waits - a.t.waits), (unsigned long long)(b.t.throttled - a.t.throttled));
-        KT_CHECK(kkf_wait_acked(g, 10, KKF_WAIT_MS));
+        KT_CHECK(fr_wait_acked(&g->f, 10, KKF_WAIT_MS));
         kkf_finish(g, __FILE__, __LINE__);
         kkf_report(g, "429 with Retry-After", &m0);
         kkf_teardown(g);
@@ -1075,15 +754,15 @@ static void kkf_stalled(void) {
         if (!kkf_setup(g, NULL)) { kkf_teardown(g); return; }
         m0 = kkf_mark_now(g);
         kt_kube_server_stall(g->srv, true);
-        for (until = kkf_now_ms() + KKF_WAIT_MS; kkf_istats(g).watch_restarts == m0.i.watch_restarts && kkf_now_ms() < until;)
-            kkf_nap(10);
+        for (until = fr_now_ms() + KKF_WAIT_MS; kkf_istats(g).watch_restarts == m0.i.watch_restarts && fr_now_ms() < until;)
+            fr_nap(10);
         m1 = kkf_mark_now(g);
         KT_CHECK(m1.i.watch_restarts > m0.i.watch_restarts);
         KT_EQ_U64(m1.t.watch_ends, m0.t.watch_ends);
         kt_kube_server_stall(g->srv, false);
-        for (until = kkf_now_ms() + KKF_WAIT_MS; kkf_tstats(g).watches == m1.t.watches && kkf_now_ms() < until;) kkf_nap(10);
+        for (until = fr_now_ms() + KKF_WAIT_MS; kkf_tstats(g).watches == m1.t.watches && fr_now_ms() < until;) fr_nap(10);
         KT_CHECK(kkf_tstats(g).watches > m1.t.watches);
-        KT_CHECK(kkf_wait_acked(g, 10, KKF_WAIT_MS));
+        KT_CHECK(fr_wait_acked(&g->f, 10, KKF_WAIT_MS));
         kkf_finish(g, __FILE__, __LINE__);
         kkf_report(g, "stalled server", &m0);
         kkf_teardown(g);
@@ -1109,8 +788,8 @@ static void kkf_restart(void) {
         kt_kube_server_restart(g->srv);
         kt_kube_server_stall(g->srv, false);
         KT_CHECK(kkf_wait_relisted(g, m0.i.lists, KKF_WAIT_MS));
-        kkf_hold_writer(g, false);
-        KT_CHECK(kkf_wait_acked(g, 10, KKF_WAIT_MS));
+        fr_hold_writer(&g->f, false, KKF_WAIT_MS);
+        KT_CHECK(fr_wait_acked(&g->f, 10, KKF_WAIT_MS));
         kkf_finish(g, __FILE__, __LINE__);
         m1 = kkf_mark_now(g);
         KT_CHECK(m1.i.relists > m0.i.relists);
@@ -1129,13 +808,13 @@ void kt_kube_faults_converge(const kctl_kube_desc *desc, const kctl_resource *re
     kkf_mark m0;
     kkf_init(g);
     g->desc = *desc;
-    g->res = *res;
+    g->f.res = *res;
     g->api_version = api_version;
     g->kind = kind;
-    snprintf(g->prefix, sizeof g->prefix, "%s", prefix);
+    snprintf(g->f.prefix, sizeof g->f.prefix, "%s", prefix);
     if (!kkf_start(g)) { kkf_teardown(g); return; }
     m0 = kkf_mark_now(g);
-    KT_CHECK(kkf_wait_acked(g, 20, KKF_WAIT_MS));
+    KT_CHECK(fr_wait_acked(&g->f, 20, KKF_WAIT_MS));
     kkf_finish(g, __FILE__, __LINE__);
     kkf_report(g, "converge", &m0);
     kkf_teardown(g);
