@@ -47,7 +47,7 @@ CURL_DEF  := -DKT_HAVE_CURL=1
 CURL_LIBS := $(shell curl-config --libs 2>/dev/null || echo -lcurl)
 endif
 ETCDSRC  := tests/run_etcd.c tests/etcd_harness.c tests/test_etcd_harness.c tests/test_contract.c tests/test_etcd.c tests/test_etcd_tls.c tests/test_etcd_faults.c
-ETCDDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/etcd_harness.h tests/contract.h examples/dirstore.h $(ETCDSRC) $(B)/etcd-config
+ETCDDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/etcd_harness.h tests/contract.h tests/fault_rig.h examples/dirstore.h $(ETCDSRC) $(B)/etcd-config
 # rebuilt when the curl (or OpenSSL, for the test API server) choice changes
 $(B)/etcd-config: FORCE | $(B)
 	@echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS) KT_SSL=$(KT_SSL)' | cmp -s - $@ || echo 'KT_CURL=$(KT_CURL) $(CURL_LIBS) KT_SSL=$(KT_SSL)' > $@
@@ -73,7 +73,7 @@ SSL_DEF  := -DKT_HAVE_OPENSSL=1
 SSL_LIBS := -lssl -lcrypto
 endif
 KUBESRC  := tests/run_kube.c tests/kube_server.c tests/test_kube_wire.c tests/test_kubeconfig.c tests/test_kube_server.c tests/test_kube.c tests/test_kube_contract.c tests/test_kube_faults.c tests/test_kube_demo.c tests/test_contract.c
-KUBEDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/kube.h tests/kube_server.h tests/contract.h examples/dirstore.h $(KUBESRC) $(B)/etcd-config
+KUBEDEPS := kctl.h kctl_http_curl.h tests/kt.h tests/kube.h tests/kube_server.h tests/contract.h tests/fault_rig.h examples/dirstore.h $(KUBESRC) $(B)/etcd-config
 $(B)/kt-kube: $(KUBEDEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) $(CURL_DEF) $(SSL_DEF) -o $@ $(KUBESRC) $(CURL_LIBS) $(SSL_LIBS) $(LIBS)
 $(B)/kt-kube-asan: $(KUBEDEPS) | $(B)
