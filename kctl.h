@@ -491,7 +491,9 @@ typedef enum kctl_log_level {
     X(CONTROLLER_ENQUEUE_FAILED, "controller: a key could not be queued") \
     X(CONTROLLER_STOP_TIMEOUT, "controller stop: reconciles still running at the end of the grace period") \
     X(MANAGER_LOST_LEASE, "manager: lost the leader lease; controllers stopped") \
-    X(MANAGER_RELEASE_FAILED, "manager stop: could not release the leader lease; it expires instead")
+    X(MANAGER_RELEASE_FAILED, "manager stop: could not release the leader lease; it expires instead") \
+    X(CONTROLLER_OFFLINE, "controller: the store is unreachable: keys that need it are parked, one probes") \
+    X(CONTROLLER_ONLINE, "controller: the store is back: parked keys are released through the ramp")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1609,7 +1611,9 @@ typedef struct kctl_reflector kctl_reflector;
      resync_ns      [0: no resync]
      stall_ns       [5 minutes]
      backoff_initial_ns, backoff_max_ns, backoff_reset_ns  [800 ms, 30 s, 2 min]
-     seed           for the jitter [a fixed one: runs repeat exactly]
+     seed           for the jitter [0: one of its own, from the wall clock
+                    and the reflector's address, so a fleet does not retry
+                    in step; set one for runs that repeat exactly]
      allocator      [KCTL_MALLOC/KCTL_FREE] */
 typedef struct kctl_reflector_desc {
     kctl_transport transport;
@@ -1703,6 +1707,7 @@ typedef struct kctl_informer_desc {
     uint32_t page_size;
     uint64_t stall_ns;
     kctl_allocator allocator;
+    uint64_t seed;
 } kctl_informer_desc;
 
 /* Create an informer (not started). [any thread] */
@@ -1771,6 +1776,21 @@ KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t
 /* client-go's default: max_of(exponential(5 ms, 1000 s), bucket(10/s, burst 100)).
    clock NULL = monotonic. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock);
+/* Jitter over another limiter's delay, so that the retries of many keys
+   (or of many devices that failed together) do not fire in the same
+   instant: each delay d the inner limiter returns becomes
+     KCTL_JITTER_FULL   uniform in [0, d]           (AWS's "full jitter")
+     KCTL_JITTER_EQUAL  d/2 + uniform in [0, d/2]   (never less than half)
+   num_requeues and forget are the inner limiter's. Jitter the per-key
+   part only: max_of(jitter(exponential), bucket) keeps the bucket's
+   rate exact. seed: the random sequence (a fixed seed repeats exactly,
+   for tests; give each device its own, e.g. a hash of its name; 0: one
+   from the clock and the limiter's address). Takes ownership of inner
+   even when it fails (NULL for a NULL inner or an unknown mode, NOMEM).
+   [any thread] */
+#define KCTL_JITTER_FULL  1
+#define KCTL_JITTER_EQUAL 2
+KCTL_API kctl_limiter *kctl_limiter_jitter(kctl_limiter *inner, int mode, uint64_t seed);
 /* How long key must wait now; records a failure. 0 for NULL arguments. [any thread] */
 KCTL_API uint64_t kctl_limiter_when(kctl_limiter *l, const char *key);
 /* Forget key's failures. [any thread] */
@@ -1968,6 +1988,36 @@ typedef struct kctl_reconcile_ctx {
 
 typedef kctl_reconcile_result (*kctl_reconcile_fn)(const kctl_reconcile_ctx *ctx);
 
+/* Connectivity-aware retries, for devices that lose their store for
+   minutes or hours (off by default: client-go's rules above apply). A
+   reconcile that fails with a code that says the store is unreachable
+   (IO, TIMEOUT, or AGAIN: the transports' 429 and 503) does not go
+   through the limiter: its key is parked, its failure count untouched (no
+   16-minute backoff earned while offline), and the controller is offline.
+   While offline, keys still run as their events come (a reconcile that
+   does not need the store still works; one that fails so is parked too),
+   and one parked key at a time is retried as a probe: the first after a
+   delay drawn in [d/2, d] for d = probe_min_ns, each failed probe
+   doubling d up to probe_max_ns (so a fleet that lost its store together
+   probes apart, at an ever slower rate). The probe that comes back with
+   anything else (success, or another error, which then follows the rules
+   above) ends the outage: every parked key is released through a
+   jittered ramp, each added after a delay uniform in [0, ramp_ns), not all
+   at once. Parked keys are dropped at stop, as queued ones are. Options;
+   zero means the default:
+     enabled       false
+     probe_min_ns  1 s
+     probe_max_ns  300 s: the longest a device takes to notice that its
+                   store is back; raise it for larger fleets
+     ramp_ns       10 s
+     seed          the jitter's [0: from the clock and the controller's
+                   address; give each device its own for reproducible runs] */
+typedef struct kctl_offline_desc {
+    bool enabled;
+    uint64_t probe_min_ns, probe_max_ns, ramp_ns;
+    uint64_t seed;
+} kctl_offline_desc;
+
 /* Options; zero means the default:
      name       "" (a name turns on the queue's duration metrics)
      primary    the informer of the reconciled resource (required; not owned)
@@ -1977,7 +2027,9 @@ typedef kctl_reconcile_result (*kctl_reconcile_fn)(const kctl_reconcile_ctx *ctx
      workers    1; any number (their threads' table is allocated at create:
                 NOMEM; a thread the system cannot start fails start)
      limiter    kctl_limiter_default (owned from create on, even if it fails)
-     clock, logger, allocator */
+     clock, logger, allocator
+     offline    connectivity-aware retries: off (client-go's behaviour); see
+                kctl_offline_desc */
 typedef struct kctl_controller_desc {
     const char *name;
     kctl_informer *primary;
@@ -1990,6 +2042,7 @@ typedef struct kctl_controller_desc {
     kctl_clock clock;
     kctl_logger logger;
     kctl_allocator allocator;
+    kctl_offline_desc offline;
 } kctl_controller_desc;
 
 /* Reconciles so far, by what they returned (see the rules above). */
@@ -1998,6 +2051,11 @@ typedef struct kctl_controller_stats {
     uint64_t error;         /* every error, terminal ones included */
     uint64_t terminal;      /* the terminal errors (also counted in error) */
     uint64_t requeue, requeue_after;
+    uint64_t parked;        /* offline mode: failures that parked their key (also counted in error) */
+    uint64_t probes;        /* offline mode: probes run */
+    uint64_t outages;       /* offline mode: times the controller went offline */
+    uint32_t parked_now;    /* offline mode: keys parked now */
+    bool offline;           /* offline mode: the store is unreachable now */
     kctl_histogram reconcile_time; /* time per reconcile on the clock, in client-go's buckets (the manager's metric uses controller-runtime's) */
 } kctl_controller_stats;
 
@@ -10091,7 +10149,9 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     r->b_initial = d.backoff_initial_ns ? d.backoff_initial_ns : KCTL_MS(800);
     r->b_max = d.backoff_max_ns ? d.backoff_max_ns : KCTL_SEC(30);
     r->b_reset = d.backoff_reset_ns ? d.backoff_reset_ns : KCTL_SEC(120);
-    r->rng = d.seed ? d.seed : UINT64_C(0x9e3779b97f4a7c15);
+    /* a seed of its own by default: devices that lost their store together
+       must not retry in step (xorshift's state must not be 0) */
+    r->rng = d.seed ? d.seed : (kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)r) | 1u;
     r->backoff = r->b_initial;
     r->state = KCTL__RF_LIST;
     *out = r;
@@ -10361,6 +10421,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     rd.resync_ns = desc->resync_ns;
     rd.page_size = desc->page_size;
     rd.stall_ns = desc->stall_ns;
+    rd.seed = desc->seed;
     rd.allocator = desc->allocator;
     if ((rc = kctl_indexer_create(&xd, &inf->ix)) != KCTL_OK) goto fail;
     fd.known = inf->ix;
@@ -10943,6 +11004,76 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) {
         return NULL;
     }
     return kctl_limiter_max_of(parts, 2);
+}
+
+/* A 64-bit random step (splitmix64): any seed, even 0, gives a full
+   sequence; callers hold whatever lock guards *state. */
+static uint64_t kctl__rand64(uint64_t *state) {
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* Uniform in [0, n] (n + 1 values; the modulo bias is below 2^-30 for
+   any delay under 2^34 ns, about 17 s, and below 1e-9 of n above it). */
+static uint64_t kctl__rand_upto(uint64_t *state, uint64_t n) {
+    uint64_t x = kctl__rand64(state);
+    return n == UINT64_MAX ? x : x % (n + 1);
+}
+
+typedef struct kctl__jitter {
+    kctl__mutex mu;
+    kctl_limiter *inner;
+    int mode;
+    uint64_t rng;
+} kctl__jitter;
+
+static uint64_t kctl__jitter_when(void *self, const char *key) {
+    kctl__jitter *j = (kctl__jitter *)self;
+    uint64_t d = kctl_limiter_when(j->inner, key), r;
+    kctl__mutex_lock(&j->mu);
+    r = j->mode == KCTL_JITTER_FULL ? kctl__rand_upto(&j->rng, d) : d - d / 2 + kctl__rand_upto(&j->rng, d / 2);
+    kctl__mutex_unlock(&j->mu);
+    return r;
+}
+
+static void kctl__jitter_forget(void *self, const char *key) { kctl_limiter_forget(((kctl__jitter *)self)->inner, key); }
+
+static uint32_t kctl__jitter_num_requeues(void *self, const char *key) {
+    return kctl_limiter_num_requeues(((kctl__jitter *)self)->inner, key);
+}
+
+static void kctl__jitter_destroy(void *self) {
+    kctl__jitter *j = (kctl__jitter *)self;
+    kctl_limiter_destroy(j->inner);
+    kctl__mutex_deinit(&j->mu);
+    KCTL_FREE(j, NULL);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_jitter(kctl_limiter *inner, int mode, uint64_t seed) {
+    static const kctl_limiter_vtable vt = { kctl__jitter_when, kctl__jitter_forget, kctl__jitter_num_requeues, kctl__jitter_destroy };
+    kctl__jitter *j;
+    kctl_limiter *l;
+    if (!inner || (mode != KCTL_JITTER_FULL && mode != KCTL_JITTER_EQUAL)) {
+        kctl_limiter_destroy(inner);
+        return NULL;
+    }
+    if (!(j = (kctl__jitter *)KCTL_MALLOC(sizeof *j, NULL))) {
+        kctl_limiter_destroy(inner);
+        return NULL;
+    }
+    memset(j, 0, sizeof *j);
+    if (kctl__mutex_init(&j->mu) != KCTL_OK) {
+        KCTL_FREE(j, NULL);
+        kctl_limiter_destroy(inner);
+        return NULL;
+    }
+    j->inner = inner;
+    j->mode = mode;
+    j->rng = seed ? seed : kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)j;
+    if (!(l = kctl__limiter_new(&vt, j))) kctl__jitter_destroy(j);
+    return l;
 }
 
 /* ----------------------------------------------------- >>queue WORK QUEUE */
@@ -11736,6 +11867,13 @@ struct kctl_controller {
     kctl_controller_stats stats;
     kctl__ctlwatch *watches; /* newest first */
     bool running;
+    /* offline mode (under mu): the parked keys (each a kctl__node, its
+       key after it), the probe in flight (such a node, out of the map, or
+       NULL), the next probe's ceiling, the jitter's state */
+    kctl_offline_desc off;
+    kctl__map parked;
+    kctl__node *probe;
+    uint64_t probe_ns, rng;
 #ifndef KCTL_NO_THREADS
     kctl__cond cv;          /* a worker ended */
     kctl__thread *threads;  /* room for workers threads, made at create */
@@ -11882,6 +12020,12 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     c->workers = desc->workers ? desc->workers : 1;
     c->logger = desc->logger;
     c->allocator = desc->allocator;
+    c->off = desc->offline;
+    if (!c->off.probe_min_ns) c->off.probe_min_ns = KCTL_SEC(1);
+    if (!c->off.probe_max_ns) c->off.probe_max_ns = KCTL_SEC(300);
+    if (c->off.probe_max_ns < c->off.probe_min_ns) c->off.probe_max_ns = c->off.probe_min_ns;
+    if (!c->off.ramp_ns) c->off.ramp_ns = KCTL_SEC(10);
+    c->rng = c->off.seed ? c->off.seed : kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)c;
     qd = kctl_queue_desc_init();
     qd.name = desc->name;
     if (desc->clock.now_fn) qd.clock = desc->clock;
@@ -11921,11 +12065,16 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     return KCTL_OK;
 }
 
+static void kctl__ctl_unpark_all(kctl_controller *c, bool release);
+
 KCTL_API void kctl_controller_destroy(kctl_controller *c) {
     kctl__ctlwatch *w, *next;
     if (!c) return;
     kctl_controller_stop(c);
     kctl_queue_destroy(c->q);
+    kctl__ctl_unpark_all(c, false);
+    kctl__free(&c->allocator, c->parked.slots);
+    kctl__free(&c->allocator, c->probe);
     for (w = c->watches; w; w = next) {
         next = w->next;
         kctl__free(&c->allocator, w);
@@ -11947,13 +12096,104 @@ KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, k
     return kctl__ctl_watch(c, inf, KCTL__WATCH_MAP, NULL, NULL, map, user_data, pred);
 }
 
+/* ---- offline mode (kctl_offline_desc); everything here runs under c->mu */
+
+static bool kctl__ctl_unreachable(int rc) { return rc == KCTL_ERR_IO || rc == KCTL_ERR_TIMEOUT || rc == KCTL_ERR_AGAIN; }
+
+/* Park key; false when out of memory (the caller then backs it off
+   through the limiter, as without offline mode). */
+static bool kctl__ctl_park(kctl_controller *c, const char *key) {
+    size_t len = kctl__key_len(key);
+    uint32_t h;
+    kctl__node *n;
+    if (!len) return false;
+    h = kctl__hash(key, len);
+    if (kctl__map_find(&c->parked, key, len, h)) return true;
+    if (kctl__map_reserve(&c->parked, &c->allocator) != KCTL_OK || !(n = (kctl__node *)kctl__alloc(&c->allocator, sizeof *n + len + 1)))
+        return false;
+    memcpy(n + 1, key, len + 1);
+    n->key = (const char *)(n + 1);
+    n->len = (uint32_t)len;
+    n->hash = h;
+    kctl__map_insert(&c->parked, n);
+    return true;
+}
+
+static void kctl__ctl_unpark(kctl_controller *c, const char *key) {
+    size_t len = kctl__key_len(key);
+    kctl__node *n = len && c->parked.count ? kctl__map_find(&c->parked, key, len, kctl__hash(key, len)) : NULL;
+    if (!n) return;
+    kctl__map_remove(&c->parked, &c->allocator, n);
+    kctl__free(&c->allocator, n);
+}
+
+/* Empty the parked set; release: each key queued after a delay uniform
+   in [0, ramp_ns). */
+static void kctl__ctl_unpark_all(kctl_controller *c, bool release) {
+    size_t i;
+    for (i = 0; i < c->parked.cap; i++) {
+        kctl__node *n = c->parked.slots[i].node;
+        if (!n) continue;
+        if (release) kctl_queue_add_after(c->q, n->key, kctl__rand_upto(&c->rng, c->off.ramp_ns - 1));
+        kctl__free(&c->allocator, n);
+    }
+    kctl__map_clear(&c->parked);
+}
+
+/* Take one parked key out as the next probe, due after a delay in
+   [probe_ns/2, probe_ns]; then double probe_ns up to probe_max_ns. */
+static void kctl__ctl_probe(kctl_controller *c) {
+    size_t i;
+    kctl__node *n = NULL;
+    for (i = 0; i < c->parked.cap && !n; i++) n = c->parked.slots[i].node;
+    if (!n) return; /* nothing parked: the next failure parks and probes */
+    kctl__map_remove(&c->parked, &c->allocator, n);
+    kctl__free(&c->allocator, c->probe);
+    c->probe = n;
+    kctl_queue_add_after(c->q, n->key, c->probe_ns - c->probe_ns / 2 + kctl__rand_upto(&c->rng, c->probe_ns / 2));
+    c->probe_ns = c->probe_ns > c->off.probe_max_ns / 2 ? c->off.probe_max_ns : c->probe_ns * 2;
+}
+
+/* The offline rules for a reconcile of key that returned r: true when
+   they decided what happens to the key (it was parked), false when the
+   result rules apply. */
+static bool kctl__ctl_offline(kctl_controller *c, const char *key, const kctl_reconcile_result *r) {
+    bool probe = c->probe && strcmp(c->probe->key, key) == 0;
+    if (probe) {
+        kctl__free(&c->allocator, c->probe);
+        c->probe = NULL;
+        c->stats.probes++;
+    }
+    if (r->error && !r->terminal && kctl__ctl_unreachable(r->error)) {
+        if (!kctl__ctl_park(c, key)) return false;
+        c->stats.parked++;
+        if (!c->stats.offline) {
+            c->stats.offline = true;
+            c->stats.outages++;
+            c->probe_ns = c->off.probe_min_ns;
+            kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_OFFLINE);
+        }
+        if (!c->probe) kctl__ctl_probe(c);
+        c->stats.parked_now = (uint32_t)c->parked.count;
+        return true;
+    }
+    kctl__ctl_unpark(c, key); /* it ran: whatever it needed, it is not waiting for the store */
+    if (probe && c->stats.offline) {
+        c->stats.offline = false;
+        kctl__log(&c->logger, KCTL_LOG_INFO, KCTL_LOGITEM_CONTROLLER_ONLINE);
+        kctl__ctl_unpark_all(c, true);
+    }
+    c->stats.parked_now = (uint32_t)c->parked.count;
+    return false;
+}
+
 /* Reconcile one key handed out by the queue and apply the result rules. */
 static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
     char nsbuf[64], *ns = NULL;
     uint64_t t0 = 0, t1 = 0;
-    bool called = false;
+    bool called = false, parked;
     memset(&ctx, 0, sizeof ctx);
     memset(&r, 0, sizeof r);
     ctx.controller = c;
@@ -11998,8 +12238,11 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     } else if (r.requeue_after_ns) c->stats.requeue_after++;
     else if (r.requeue) c->stats.requeue++;
     else c->stats.success++;
+    parked = c->off.enabled && kctl__ctl_offline(c, key, &r);
     kctl__mutex_unlock(&c->mu);
-    if (r.error) {
+    if (parked) {
+        /* waits for the store: no limiter, no forget */
+    } else if (r.error) {
         if (!r.terminal) {
             if (r.requeue_after_ns) kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_REQUEUE_AFTER_WITH_ERROR);
             kctl_queue_add_rate_limited(c->q, key);

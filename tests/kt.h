@@ -125,6 +125,7 @@ void kt_suite_persist(void);
 void kt_suite_reflector(void);
 void kt_suite_informer(void);
 void kt_suite_controller(void);
+void kt_suite_offline(void);
 void kt_suite_manager(void);
 void kt_suite_leader(void);
 void kt_suite_e2e(void);

@@ -18,6 +18,7 @@ int main(void) {
     kt_suite_reflector();
     kt_suite_informer();
     kt_suite_controller();
+    kt_suite_offline();
     kt_suite_manager();
     kt_suite_leader();
     kt_suite_e2e();
