@@ -128,8 +128,8 @@ $(B)/nofiles-check: kctl.h | $(B)
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
