@@ -1389,6 +1389,38 @@ KCTL_API void kctl_transport_destroy(kctl_transport *t);
 KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
                                 const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st);
 
+/* A client-side write budget: a transport over another whose writes
+   (create, update, update_status, patch, remove) pass at most one per
+   interval_ns on average, burst at once (GCRA, in integers: no float);
+   reads and watches pass freely. A write past the budget is not sent: it
+   answers AGAIN with the Status a server's throttling gives (429
+   TooManyRequests, retry_after_s: when the next write may pass, rounded
+   up), so a controller backs off (or, in offline mode, parks) as it would
+   for the server's. Give all the controllers of one device (a manager)
+   the same budget's transport: a bug that loops on writes then costs the
+   store its budget, not more. Options; zero means the default:
+     inner        required; not owned (destroy it after the budget)
+     interval_ns  required: 1e9 / writes per second (KCTL_SEC(6): 10 a minute)
+     burst        [1]
+     clock        [monotonic]
+     allocator    [KCTL_MALLOC/KCTL_FREE]
+   create: INVALID_ARG, NOMEM. [any thread] */
+typedef struct kctl_write_budget kctl_write_budget;
+typedef struct kctl_write_budget_desc {
+    kctl_transport inner;
+    uint64_t interval_ns;
+    uint32_t burst;
+    kctl_clock clock;
+    kctl_allocator allocator;
+} kctl_write_budget_desc;
+KCTL_API int kctl_write_budget_create(const kctl_write_budget_desc *desc, kctl_write_budget **out);
+/* The transport to hand out; valid until destroy. [any thread] */
+KCTL_API kctl_transport kctl_write_budget_transport(kctl_write_budget *b);
+/* Writes passed and refused so far (either may be NULL). [any thread] */
+KCTL_API void kctl_write_budget_read_stats(kctl_write_budget *b, uint64_t *passed, uint64_t *refused);
+/* Free it (NULL is fine); its transport must be out of use. [not thread-safe] */
+KCTL_API void kctl_write_budget_destroy(kctl_write_budget *b);
+
 /* client-go's RetryOnConflict: call fn until it returns anything but
    CONFLICT, at most attempts times (0: 5, as retry.DefaultRetry), sleeping
    delay_ns (0: 10 ms) of real time between tries. fn re-reads and
@@ -7149,6 +7181,135 @@ KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reas
     st->mem_ = block;
     kctl__free(&st->allocator, old);
     return KCTL_OK;
+}
+
+/* ---- the client-side write budget (GCRA: tat is when the budget is
+   wholly spent again; a write passes while tat - now <= (burst-1) * interval) */
+struct kctl_write_budget {
+    kctl_transport inner;
+    uint64_t interval, slack; /* slack: (burst - 1) * interval */
+    kctl_clock clock;
+    kctl_allocator allocator;
+    kctl__mutex mu;
+    uint64_t tat, passed, refused;
+};
+
+/* OK when a write may pass now (it is counted); AGAIN, with the Status
+   of a 429, when not. */
+static int kctl__wb_take(kctl_write_budget *b, kctl_api_status *st) {
+    uint64_t now = kctl_clock_now(&b->clock), wait = 0;
+    kctl__mutex_lock(&b->mu);
+    if (b->tat < now) b->tat = now;
+    if (b->tat - now > b->slack) {
+        wait = b->tat - now - b->slack;
+        b->refused++;
+    } else {
+        b->tat += b->interval;
+        b->passed++;
+    }
+    kctl__mutex_unlock(&b->mu);
+    if (!wait) return KCTL_OK;
+    if (st) {
+        kctl_api_status_set(st, 429, "TooManyRequests", "the client-side write budget is spent", NULL, NULL, NULL, NULL, 0);
+        st->retry_after_s = (uint32_t)((wait + KCTL_SEC(1) - 1) / KCTL_SEC(1));
+    }
+    return KCTL_ERR_AGAIN;
+}
+
+static int kctl__wb_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
+    return kctl_transport_list(&((kctl_write_budget *)self)->inner, res, opts, out, st);
+}
+static int kctl__wb_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
+                               kctl_api_status *st) {
+    return kctl_transport_watch_open(&((kctl_write_budget *)self)->inner, res, opts, from_rv, out, st);
+}
+static int kctl__wb_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
+    return kctl_transport_watch_next(&((kctl_write_budget *)self)->inner, w, timeout_ns, ev, st);
+}
+static void kctl__wb_watch_close(void *self, kctl_watch *w) { kctl_transport_watch_close(&((kctl_write_budget *)self)->inner, w); }
+static int kctl__wb_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    return kctl_transport_get(&((kctl_write_budget *)self)->inner, res, name, out, st);
+}
+static int kctl__wb_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    kctl_write_budget *b = (kctl_write_budget *)self;
+    int rc = kctl__wb_take(b, st);
+    return rc != KCTL_OK ? rc : kctl_transport_create(&b->inner, res, json, len, out, st);
+}
+static int kctl__wb_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    kctl_write_budget *b = (kctl_write_budget *)self;
+    int rc = kctl__wb_take(b, st);
+    return rc != KCTL_OK ? rc : kctl_transport_update(&b->inner, res, json, len, out, st);
+}
+static int kctl__wb_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                  kctl_api_status *st) {
+    kctl_write_budget *b = (kctl_write_budget *)self;
+    int rc = kctl__wb_take(b, st);
+    return rc != KCTL_OK ? rc : kctl_transport_update_status(&b->inner, res, json, len, out, st);
+}
+static int kctl__wb_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
+                          kctl_obj **out, kctl_api_status *st) {
+    kctl_write_budget *b = (kctl_write_budget *)self;
+    int rc = kctl__wb_take(b, st);
+    return rc != KCTL_OK ? rc : kctl_transport_patch(&b->inner, res, name, patch, len, flags, out, st);
+}
+static int kctl__wb_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
+                           kctl_api_status *st) {
+    kctl_write_budget *b = (kctl_write_budget *)self;
+    int rc = kctl__wb_take(b, st);
+    return rc != KCTL_OK ? rc : kctl_transport_remove(&b->inner, res, name, opts, out, st);
+}
+
+static const kctl_transport_vtable kctl__wb_vt = {
+    kctl__wb_list, kctl__wb_watch_open, kctl__wb_watch_next, kctl__wb_watch_close, kctl__wb_get,  kctl__wb_create,
+    kctl__wb_update, kctl__wb_update_status, kctl__wb_patch, kctl__wb_remove, NULL
+};
+
+KCTL_API int kctl_write_budget_create(const kctl_write_budget_desc *desc, kctl_write_budget **out) {
+    kctl_write_budget *b;
+    uint32_t burst;
+    if (out) *out = NULL;
+    if (!out || !desc || !desc->inner.vt || !desc->interval_ns || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
+        return KCTL_ERR_INVALID_ARG;
+    burst = desc->burst ? desc->burst : 1;
+    if ((uint64_t)(burst - 1) > UINT64_MAX / desc->interval_ns) return KCTL_ERR_INVALID_ARG;
+    if (!(b = (kctl_write_budget *)kctl__alloc(&desc->allocator, sizeof *b))) return KCTL_ERR_NOMEM;
+    memset(b, 0, sizeof *b);
+    b->inner = desc->inner;
+    b->interval = desc->interval_ns;
+    b->slack = (uint64_t)(burst - 1) * desc->interval_ns;
+    b->clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
+    b->allocator = desc->allocator;
+    if (kctl__mutex_init(&b->mu) != KCTL_OK) {
+        kctl__free(&b->allocator, b);
+        return KCTL_ERR_NOMEM;
+    }
+    *out = b;
+    return KCTL_OK;
+}
+
+KCTL_API kctl_transport kctl_write_budget_transport(kctl_write_budget *b) {
+    kctl_transport t;
+    t.vt = b ? &kctl__wb_vt : NULL;
+    t.self = b;
+    return t;
+}
+
+KCTL_API void kctl_write_budget_read_stats(kctl_write_budget *b, uint64_t *passed, uint64_t *refused) {
+    if (passed) *passed = 0;
+    if (refused) *refused = 0;
+    if (!b) return;
+    kctl__mutex_lock(&b->mu);
+    if (passed) *passed = b->passed;
+    if (refused) *refused = b->refused;
+    kctl__mutex_unlock(&b->mu);
+}
+
+KCTL_API void kctl_write_budget_destroy(kctl_write_budget *b) {
+    kctl_allocator a;
+    if (!b) return;
+    a = b->allocator;
+    kctl__mutex_deinit(&b->mu);
+    kctl__free(&a, b);
 }
 
 /* The string at v unescaped into the scratch at *p (*left bytes left);

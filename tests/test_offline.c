@@ -327,6 +327,73 @@ static void toff_event_while_parked(void) {
     toff_close(&e);
 }
 
+/* ---- the write budget */
+
+/* 10 writes a minute, a burst of 3: on the virtual clock, exactly those
+   pass; a refusal is a 429 with the wait until the next write; reads
+   always pass. */
+static void toff_write_budget(void) {
+    kctl_vclock vc;
+    kctl_memstore *ms = NULL;
+    kctl_memstore_desc md;
+    kctl_write_budget_desc bd;
+    kctl_write_budget *b = NULL;
+    kctl_transport t;
+    kctl_api_status st;
+    uint64_t passed, refused, sec;
+    int i, ok = 0, rc;
+    kctl_vclock_init(&vc, KCTL_SEC(100));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&vc);
+    memset(&st, 0, sizeof st);
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    memset(&bd, 0, sizeof bd);
+    KT_EQ_INT(kctl_write_budget_create(&bd, &b), KCTL_ERR_INVALID_ARG); /* no inner, no interval */
+    bd.inner = kctl_memstore_transport(ms);
+    KT_EQ_INT(kctl_write_budget_create(&bd, &b), KCTL_ERR_INVALID_ARG); /* no interval */
+    bd.interval_ns = KCTL_SEC(6);
+    bd.burst = 3;
+    bd.clock = kctl_vclock_clock(&vc);
+    KT_EQ_INT(kctl_write_budget_create(&bd, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_write_budget_create(&bd, &b), KCTL_OK);
+    if (!b) goto out;
+    t = kctl_write_budget_transport(b);
+    /* a burst of 3, then refused with a wait of 6 s */
+    for (i = 0; i < 5; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"}}", i);
+        rc = kctl_transport_create(&t, &toff_res, doc, KCTL_NTS, NULL, &st);
+        if (rc == KCTL_OK) ok++;
+        else {
+            KT_EQ_INT(rc, KCTL_ERR_AGAIN);
+            KT_EQ_INT(st.code, 429);
+            KT_EQ_STR(st.reason, "TooManyRequests");
+            KT_EQ_U64(st.retry_after_s, 6);
+        }
+        kctl_api_status_clear(&st);
+    }
+    KT_EQ_INT(ok, 3);
+    /* reads pass whatever the budget */
+    {
+        kctl_obj *o = NULL;
+        KT_EQ_INT(kctl_transport_get(&t, &toff_res, "o0", &o, NULL), KCTL_OK);
+        kctl_obj_unref(o);
+    }
+    /* over 10 minutes of one try a second: 10 a minute pass */
+    for (sec = 0; sec < 600; sec++) {
+        kctl_vclock_advance(&vc, KCTL_SEC(1));
+        if (kctl_transport_patch(&t, &toff_res, "o0", "{\"spec\":{\"x\":1}}", KCTL_NTS, 0, NULL, NULL) == KCTL_OK) ok++;
+    }
+    KT_EQ_INT(ok, 3 + 100);
+    kctl_write_budget_read_stats(b, &passed, &refused);
+    KT_EQ_U64(passed, 103);
+    KT_EQ_U64(refused, 2 + 500);
+out:
+    kctl_write_budget_destroy(b);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+}
+
 void kt_suite_offline(void) {
     KT_RUN(toff_jitter_bounds);
     KT_RUN(toff_jitter_spreads);
@@ -335,4 +402,5 @@ void kt_suite_offline(void) {
     KT_RUN(toff_default_backs_off);
     KT_RUN(toff_other_errors_keep_rules);
     KT_RUN(toff_event_while_parked);
+    KT_RUN(toff_write_budget);
 }
