@@ -493,7 +493,8 @@ typedef enum kctl_log_level {
     X(MANAGER_LOST_LEASE, "manager: lost the leader lease; controllers stopped") \
     X(MANAGER_RELEASE_FAILED, "manager stop: could not release the leader lease; it expires instead") \
     X(CONTROLLER_OFFLINE, "controller: the store is unreachable: keys that need it are parked, one probes") \
-    X(CONTROLLER_ONLINE, "controller: the store is back: parked keys are released through the ramp")
+    X(CONTROLLER_ONLINE, "controller: the store is back: parked keys are released through the ramp") \
+    X(CONTROLLER_HOT_LOOP, "controller: a key reconciles again and again with no new spec: slowed")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -2050,6 +2051,18 @@ typedef struct kctl_offline_desc {
     uint64_t seed;
 } kctl_offline_desc;
 
+/* A hot-loop detector: a key reconciled more than max times within
+   window_ns while its object's generation did not change (no new spec:
+   the reconcile keeps waking itself, e.g. through a status write without a
+   generation predicate, or a requeue that never ends) is logged
+   (CONTROLLER_HOT_LOOP), counted (stats.hot_loops) and slowed: it does not
+   run again before slow_ns has passed, whatever wakes it. Zero means the
+   default: max 0 (off), window_ns 60 s, slow_ns 30 s. */
+typedef struct kctl_hot_loop_desc {
+    uint32_t max;
+    uint64_t window_ns, slow_ns;
+} kctl_hot_loop_desc;
+
 /* Options; zero means the default:
      name       "" (a name turns on the queue's duration metrics)
      primary    the informer of the reconciled resource (required; not owned)
@@ -2061,7 +2074,14 @@ typedef struct kctl_offline_desc {
      limiter    kctl_limiter_default (owned from create on, even if it fails)
      clock, logger, allocator
      offline    connectivity-aware retries: off (client-go's behaviour); see
-                kctl_offline_desc */
+                kctl_offline_desc
+     hold_backoff  false (client-go): an event for a key that waits out an
+                error's backoff runs it at once (and a failure there counts
+                again: kubernetes#132805). true: the key keeps its backoff;
+                the event's run happens when the backoff ends, once
+     hot_loop   off: see kctl_hot_loop_desc
+   hold_backoff and hot_loop keep a small record per key reconciled (its
+   key, about 48 bytes more), dropped when the object is gone. */
 typedef struct kctl_controller_desc {
     const char *name;
     kctl_informer *primary;
@@ -2075,6 +2095,8 @@ typedef struct kctl_controller_desc {
     kctl_logger logger;
     kctl_allocator allocator;
     kctl_offline_desc offline;
+    bool hold_backoff;
+    kctl_hot_loop_desc hot_loop;
 } kctl_controller_desc;
 
 /* Reconciles so far, by what they returned (see the rules above). */
@@ -2087,6 +2109,8 @@ typedef struct kctl_controller_stats {
     uint64_t probes;        /* offline mode: probes run */
     uint64_t outages;       /* offline mode: times the controller went offline */
     uint32_t parked_now;    /* offline mode: keys parked now */
+    uint64_t held;          /* hold_backoff, hot_loop: runs put off to the key's not-before time */
+    uint64_t hot_loops;     /* hot_loop: times a key was found looping */
     bool offline;           /* offline mode: the store is unreachable now */
     kctl_histogram reconcile_time; /* time per reconcile on the clock, in client-go's buckets (the manager's metric uses controller-runtime's) */
 } kctl_controller_stats;
@@ -2398,6 +2422,8 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns);
                           40 buckets, 5 ms to 60 s, on the controller's clock
      controller_runtime_max_concurrent_reconciles{controller}  its workers
      controller_runtime_active_workers{controller}  reconciles running now
+     kctl_controller_offline, _parked_keys, _hot_loops_total{controller}
+                          offline mode and the hot-loop detector
      kctl_store_requests_total{verb,code}       every request to the store
      kctl_reflector_lists_total, _relists_total, _watch_restarts_total,
      _events_total{type}  per informer: {resource} ("group/resource/namespace"),
@@ -12035,6 +12061,10 @@ struct kctl_controller {
     kctl__map parked;
     kctl__node *probe;
     uint64_t probe_ns, rng;
+    /* hold_backoff, hot_loop (under mu): a kctl__keyrec per key reconciled */
+    bool hold_backoff;
+    kctl_hot_loop_desc hot;
+    kctl__map keyrecs;
 #ifndef KCTL_NO_THREADS
     kctl__cond cv;          /* a worker ended */
     kctl__thread *threads;  /* room for workers threads, made at create */
@@ -12187,6 +12217,10 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     if (c->off.probe_max_ns < c->off.probe_min_ns) c->off.probe_max_ns = c->off.probe_min_ns;
     if (!c->off.ramp_ns) c->off.ramp_ns = KCTL_SEC(10);
     c->rng = c->off.seed ? c->off.seed : kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)c;
+    c->hold_backoff = desc->hold_backoff;
+    c->hot = desc->hot_loop;
+    if (!c->hot.window_ns) c->hot.window_ns = KCTL_SEC(60);
+    if (!c->hot.slow_ns) c->hot.slow_ns = KCTL_SEC(30);
     qd = kctl_queue_desc_init();
     qd.name = desc->name;
     if (desc->clock.now_fn) qd.clock = desc->clock;
@@ -12235,6 +12269,11 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c) {
     kctl_queue_destroy(c->q);
     kctl__ctl_unpark_all(c, false);
     kctl__free(&c->allocator, c->parked.slots);
+    {
+        size_t i;
+        for (i = 0; i < c->keyrecs.cap; i++) kctl__free(&c->allocator, c->keyrecs.slots[i].node);
+        kctl__free(&c->allocator, c->keyrecs.slots);
+    }
     kctl__free(&c->allocator, c->probe);
     for (w = c->watches; w; w = next) {
         next = w->next;
@@ -12348,13 +12387,95 @@ static bool kctl__ctl_offline(kctl_controller *c, const char *key, const kctl_re
     return false;
 }
 
+/* ---- hold_backoff and hot_loop: what the controller keeps per key (under c->mu) */
+typedef struct kctl__keyrec {
+    kctl__node node;      /* the key follows the record */
+    uint64_t not_before;  /* hold_backoff: no run before this (0: none) */
+    uint64_t hot_until;   /* hot_loop: no run before this at the same generation */
+    int64_t generation;   /* the object's, at the runs counted */
+    uint64_t since;       /* the window's start */
+    uint32_t runs;        /* runs in the window at that generation */
+} kctl__keyrec;
+
+static kctl__keyrec *kctl__ctl_keyrec(kctl_controller *c, const char *key, bool create) {
+    size_t len = kctl__key_len(key);
+    uint32_t h;
+    kctl__keyrec *k;
+    if (!len) return NULL;
+    h = kctl__hash(key, len);
+    if ((k = (kctl__keyrec *)kctl__map_find(&c->keyrecs, key, len, h)) != NULL || !create) return k;
+    if (kctl__map_reserve(&c->keyrecs, &c->allocator) != KCTL_OK || !(k = (kctl__keyrec *)kctl__alloc(&c->allocator, sizeof *k + len + 1)))
+        return NULL; /* no memory: the key goes without (client-go's rules) */
+    memset(k, 0, sizeof *k);
+    memcpy(k + 1, key, len + 1);
+    k->node.key = (const char *)(k + 1);
+    k->node.len = (uint32_t)len;
+    k->node.hash = h;
+    kctl__map_insert(&c->keyrecs, &k->node);
+    return k;
+}
+
+/* How long key must still wait before it may run (0: it may run now): its
+   backoff's end, or a hot loop's pause unless the spec changed since. */
+static uint64_t kctl__ctl_held(kctl_controller *c, const char *key, uint64_t now) {
+    kctl__keyrec *k;
+    uint64_t until = 0, hot = 0;
+    int64_t gen = 0;
+    kctl__mutex_lock(&c->mu);
+    if ((k = kctl__ctl_keyrec(c, key, false)) != NULL) {
+        until = k->not_before;
+        hot = k->hot_until;
+        gen = k->generation;
+    }
+    kctl__mutex_unlock(&c->mu);
+    if (hot > until) {
+        kctl_obj *o = kctl_indexer_get(kctl_informer_indexer(c->primary), key);
+        if (o && kctl_obj_generation(o) == gen) until = hot; /* a new spec is not the loop */
+        kctl_obj_unref(o);
+    }
+    if (until <= now) return 0;
+    kctl__mutex_lock(&c->mu);
+    c->stats.held++;
+    kctl__mutex_unlock(&c->mu);
+    return until - now;
+}
+
+/* Count a run of key at generation gen (obj present) and find a hot loop;
+   a gone object's record goes. */
+static void kctl__ctl_count_run(kctl_controller *c, const char *key, bool present, int64_t gen, uint64_t now) {
+    kctl__keyrec *k = kctl__ctl_keyrec(c, key, present && c->hot.max);
+    if (!k) return;
+    if (!present) {
+        kctl__map_remove(&c->keyrecs, &c->allocator, &k->node);
+        kctl__free(&c->allocator, k);
+        return;
+    }
+    if (!c->hot.max) return;
+    if (k->runs == 0 || k->generation != gen || now - k->since >= c->hot.window_ns) {
+        k->generation = gen;
+        k->since = now;
+        k->runs = 0;
+    }
+    if (++k->runs == c->hot.max + 1) { /* once a window */
+        c->stats.hot_loops++;
+        kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_HOT_LOOP);
+    }
+    if (k->runs > c->hot.max) k->hot_until = now + c->hot.slow_ns;
+}
+
 /* Reconcile one key handed out by the queue and apply the result rules. */
 static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
     char nsbuf[64], *ns = NULL;
-    uint64_t t0 = 0, t1 = 0;
-    bool called = false, parked;
+    uint64_t t0 = 0, t1 = 0, wait;
+    int64_t gen = 0;
+    bool called = false, parked, present, keyrecs = c->hold_backoff || c->hot.max;
+    if (keyrecs && (wait = kctl__ctl_held(c, key, kctl_clock_now(&c->clock))) != 0) {
+        kctl_queue_add_after(c->q, key, wait); /* it runs then, once, whatever woke it */
+        kctl_queue_done(c->q, key);
+        return;
+    }
     memset(&ctx, 0, sizeof ctx);
     memset(&r, 0, sizeof r);
     ctx.controller = c;
@@ -12389,6 +12510,8 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
         t1 = kctl_clock_now(&c->clock);
         called = true;
     }
+    present = ctx.obj != NULL;
+    if (present) gen = kctl_obj_generation(ctx.obj);
     kctl_obj_unref(ctx.obj);
     if (ns && ns != nsbuf) kctl__free(&c->allocator, ns);
     kctl__mutex_lock(&c->mu);
@@ -12400,13 +12523,24 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     else if (r.requeue) c->stats.requeue++;
     else c->stats.success++;
     parked = c->off.enabled && kctl__ctl_offline(c, key, &r);
+    if (keyrecs && called) kctl__ctl_count_run(c, key, present, gen, t1);
     kctl__mutex_unlock(&c->mu);
     if (parked) {
         /* waits for the store: no limiter, no forget */
     } else if (r.error) {
         if (!r.terminal) {
             if (r.requeue_after_ns) kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_REQUEUE_AFTER_WITH_ERROR);
-            kctl_queue_add_rate_limited(c->q, key);
+            if (c->hold_backoff && !kctl_queue_shutting_down(c->q)) {
+                /* add_rate_limited, the delay kept: an event does not end it early */
+                uint64_t d = kctl_limiter_when(c->q->limiter, key);
+                kctl__keyrec *k;
+                kctl__mutex_lock(&c->mu);
+                if ((k = kctl__ctl_keyrec(c, key, true)) != NULL && k->not_before < t1 + d) k->not_before = t1 + d;
+                kctl__mutex_unlock(&c->mu);
+                kctl_queue_add_after(c->q, key, d);
+            } else {
+                kctl_queue_add_rate_limited(c->q, key);
+            }
         } /* terminal: no retry, and the failures stay counted */
     } else if (r.requeue_after_ns) { /* wins over requeue */
         kctl_queue_forget(c->q, key);
@@ -13773,6 +13907,13 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].mc->workers));
     kctl__pm_family(&p, "controller_runtime_active_workers", "gauge", "Reconciles running now, per controller.");
     for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].active));
+    /* kctl's own: offline mode, hold_backoff, the hot-loop detector */
+    kctl__pm_family(&p, "kctl_controller_offline", "gauge", "1 while the controller finds its store unreachable (offline mode).");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].cs.offline ? 1u : 0u));
+    kctl__pm_family(&p, "kctl_controller_parked_keys", "gauge", "Keys parked until the store is back (offline mode).");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].cs.parked_now));
+    kctl__pm_family(&p, "kctl_controller_hot_loops_total", "counter", "Times a key was found reconciling again and again with no new spec.");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "controller", cs[i].mc->name, kctl__pm_u64(num, cs[i].cs.hot_loops));
 
     /* the store, the reflectors, the lease */
     kctl__pm_family(&p, "kctl_store_requests_total", "counter", "Requests to the store, by verb and result code.");

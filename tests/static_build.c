@@ -16,6 +16,7 @@
 #include "test_reflector.c"
 #include "test_informer.c"
 #include "test_controller.c"
+#include "test_offline.c"
 #include "test_manager.c"
 #include "test_leader.c"
 #include "test_e2e.c"

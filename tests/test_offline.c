@@ -394,6 +394,166 @@ out:
     kctl_vclock_deinit(&vc);
 }
 
+/* ---- hold_backoff and the hot-loop detector */
+
+typedef struct toff_ctl {
+    kctl_vclock vc;
+    kctl_clock clock;
+    kctl_memstore *ms;
+    kctl_informer *inf;
+    kctl_controller *c;
+    kctl_reconcile_result next;
+    int runs, hot_logs;
+    bool write_status;  /* each run writes a new status (a loop through the watch) */
+} toff_ctl;
+
+static kctl_reconcile_result toff_ctl_reconcile(const kctl_reconcile_ctx *ctx) {
+    toff_ctl *e = (toff_ctl *)ctx->user_data;
+    e->runs++;
+    if (e->write_status && ctx->obj) {
+        char status[48];
+        snprintf(status, sizeof status, "{\"runs\":%d}", e->runs);
+        kctl_status_update(&ctx->transport, &toff_res, ctx->obj, status, KCTL_NTS, NULL, NULL, NULL);
+    }
+    return e->next;
+}
+
+static void toff_ctl_log(int level, uint32_t item, const char *message, void *user_data) {
+    (void)level;
+    (void)message;
+    if (item == KCTL_LOGITEM_CONTROLLER_HOT_LOOP) ((toff_ctl *)user_data)->hot_logs++;
+}
+
+static bool toff_ctl_open(toff_ctl *e, bool hold, uint32_t hot_max) {
+    kctl_memstore_desc md;
+    kctl_informer_desc id;
+    kctl_controller_desc cd;
+    memset(e, 0, sizeof *e);
+    kctl_vclock_init(&e->vc, KCTL_SEC(1000));
+    e->clock = kctl_vclock_clock(&e->vc);
+    memset(&md, 0, sizeof md);
+    md.clock = e->clock;
+    if (kctl_memstore_create(&md, &e->ms) != KCTL_OK) return false;
+    if (kctl_memstore_apply(e->ms, &toff_res, "{\"metadata\":{\"name\":\"dev-0\"},\"spec\":{\"v\":0}}", KCTL_NTS, NULL, NULL) != KCTL_OK)
+        return false;
+    memset(&id, 0, sizeof id);
+    id.transport = kctl_memstore_transport(e->ms);
+    id.resource = toff_res;
+    id.clock = e->clock;
+    if (kctl_informer_create(&id, &e->inf) != KCTL_OK) return false;
+    memset(&cd, 0, sizeof cd);
+    cd.primary = e->inf;
+    cd.transport = kctl_memstore_transport(e->ms);
+    cd.reconcile = toff_ctl_reconcile;
+    cd.user_data = e;
+    cd.clock = e->clock;
+    cd.logger.func = toff_ctl_log;
+    cd.logger.user_data = e;
+    cd.limiter = kctl_limiter_exponential(KCTL_SEC(1), KCTL_SEC(100));
+    cd.hold_backoff = hold;
+    cd.hot_loop.max = hot_max;
+    return kctl_controller_create(&cd, &e->c) == KCTL_OK;
+}
+
+static void toff_ctl_close(toff_ctl *e) {
+    kctl_informer_destroy(e->inf);
+    kctl_controller_destroy(e->c);
+    kctl_memstore_destroy(e->ms);
+    kctl_vclock_deinit(&e->vc);
+}
+
+static void toff_ctl_run(toff_ctl *e, uint64_t for_ns) {
+    uint64_t until = kctl_clock_now(&e->clock) + for_ns;
+    for (;;) {
+        uint64_t now = kctl_clock_now(&e->clock), next, inf_next = UINT64_MAX;
+        size_t done = 0;
+        kctl_informer_step(e->inf, 0, &inf_next);
+        kctl_controller_step(e->c, (size_t)-1, &done);
+        if (done) continue;
+        next = kctl_queue_next_ready(kctl_controller_queue(e->c));
+        if (inf_next < next) next = inf_next;
+        if (next >= until) {
+            if (until > now) kctl_vclock_advance(&e->vc, until - now);
+            return;
+        }
+        if (next > now) kctl_vclock_advance(&e->vc, next - now);
+    }
+}
+
+/* A key failing with backoffs 1 s, 2 s, 4 s gets an event 1 s into the
+   4 s: client-go's rules run it at once and count a fourth failure;
+   hold_backoff keeps the backoff: one run, when it ends, and 3 failures
+   until then. */
+static void toff_hold_backoff(void) {
+    int hold;
+    for (hold = 0; hold < 2; hold++) {
+        toff_ctl e;
+        kctl_controller_stats st;
+        kctl_queue *q;
+        if (!toff_ctl_open(&e, hold != 0, 0)) {
+            kt_fail(__FILE__, __LINE__, "setup");
+            toff_ctl_close(&e);
+            return;
+        }
+        q = kctl_controller_queue(e.c);
+        e.next.error = KCTL_ERR_CONFLICT;
+        toff_ctl_run(&e, KCTL_MS(3500)); /* runs at 0, 1 s, 3 s: the next is due at 7 s */
+        KT_EQ_INT(e.runs, 3);
+        KT_EQ_U64(kctl_queue_num_requeues(q, "edge/dev-0"), 3);
+        toff_ctl_run(&e, KCTL_MS(500)); /* at 4 s: an event */
+        kctl_memstore_apply(e.ms, &toff_res, "{\"metadata\":{\"name\":\"dev-0\"},\"spec\":{\"v\":1}}", KCTL_NTS, NULL, NULL);
+        toff_ctl_run(&e, KCTL_MS(10));
+        KT_EQ_INT(e.runs, hold ? 3 : 4);
+        KT_EQ_U64(kctl_queue_num_requeues(q, "edge/dev-0"), hold ? 3u : 4u);
+        toff_ctl_run(&e, KCTL_MS(3000)); /* to 7.01 s: the backoff's end */
+        KT_EQ_INT(e.runs, hold ? 4 : 5); /* held: the one run at 7 s; not: the delayed entry of 3 s fires at 7 s too */
+        kctl_controller_read_stats(e.c, &st);
+        KT_EQ_U64(st.held, hold ? 1u : 0u);
+        toff_ctl_close(&e);
+    }
+}
+
+/* A reconcile that requeues itself every 100 ms with no new spec, and one
+   that writes a new status each run (its own event wakes it: no
+   generation predicate): found hot after 10 runs, then slowed to one run
+   every 30 s. */
+static void toff_hot_loop(void) {
+    int mode;
+    for (mode = 0; mode < 3; mode++) {
+        toff_ctl e;
+        kctl_controller_stats st;
+        bool detect = mode != 0;
+        if (!toff_ctl_open(&e, false, detect ? 10 : 0)) {
+            kt_fail(__FILE__, __LINE__, "setup");
+            toff_ctl_close(&e);
+            return;
+        }
+        if (mode == 2) e.write_status = true;
+        else e.next.requeue_after_ns = KCTL_MS(100);
+        toff_ctl_run(&e, KCTL_SEC(60));
+        kctl_controller_read_stats(e.c, &st);
+        if (!detect) {
+            KT_CHECK(e.runs >= 590); /* 10 a second */
+            KT_EQ_U64(st.hot_loops, 0);
+        } else {
+            /* 11 runs (the 11th finds it hot), then one at 30 s; in the
+               window that starts then, 10 quick runs more and one at 60 s */
+            KT_CHECK(e.runs >= 12 && e.runs <= 23);
+            KT_CHECK(st.hot_loops >= 1 && st.hot_loops <= 2);
+            KT_EQ_U64((uint64_t)e.hot_logs, st.hot_loops);
+        }
+        if (getenv("KT_VERBOSE")) printf("  hot loop %d: %d runs in 60 s, %llu found hot\n", mode, e.runs, (unsigned long long)st.hot_loops);
+        /* a new spec is not a loop: it runs at once */
+        if (detect) {
+            int before = e.runs;
+            kctl_memstore_apply(e.ms, &toff_res, "{\"metadata\":{\"name\":\"dev-0\"},\"spec\":{\"v\":9}}", KCTL_NTS, NULL, NULL);
+            toff_ctl_run(&e, KCTL_MS(1));
+            KT_CHECK(e.runs > before);
+        }
+        toff_ctl_close(&e);
+    }
+}
+
 void kt_suite_offline(void) {
     KT_RUN(toff_jitter_bounds);
     KT_RUN(toff_jitter_spreads);
@@ -403,4 +563,6 @@ void kt_suite_offline(void) {
     KT_RUN(toff_other_errors_keep_rules);
     KT_RUN(toff_event_while_parked);
     KT_RUN(toff_write_budget);
+    KT_RUN(toff_hold_backoff);
+    KT_RUN(toff_hot_loop);
 }
