@@ -10424,9 +10424,10 @@ out:
 }
 
 /* Replay one record's payload p[0..n) onto the store (at revision
-   ms->rev): OK (made, or skipped when the snapshot holds it: *skipped);
+   ms->rev): OK (made, or skipped when the snapshot holds it: *skipped;
+   only records before the first one replayed may be);
    PROTO when it is not a write the store could have made next; NOMEM. */
-static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool *skipped) {
+static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool may_skip, bool *skipped) {
     const char *end = p + n, *nl, *key;
     char rid[256];
     uint64_t rev, seq, orv;
@@ -10443,7 +10444,7 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
     if (!(nl = (const char *)memchr(p, '\n', (size_t)(end - p)))) return KCTL_ERR_PROTO;
     key = p;
     klen = (size_t)(nl - p);
-    if (rev <= ms->rev) { /* the snapshot holds it */
+    if (rev <= ms->rev && may_skip) { /* the snapshot holds it */
         *skipped = true;
         return KCTL_OK;
     }
@@ -10543,7 +10544,7 @@ static int kctl__jnl_replay(kctl_memstore *ms, const char *buf, size_t len) {
             stop = off + KCTL__JNL_FRAME + plen == len ? KCTL_LOGITEM_MEMSTORE_JOURNAL_TORN : KCTL_LOGITEM_MEMSTORE_JOURNAL_CORRUPT;
             break;
         }
-        rc = kctl__jnl_replay_one(ms, (const char *)f + KCTL__JNL_FRAME, plen, &skipped);
+        rc = kctl__jnl_replay_one(ms, (const char *)f + KCTL__JNL_FRAME, plen, j->st.replayed == 0, &skipped);
         if (rc == KCTL_ERR_NOMEM) return rc;
         if (rc != KCTL_OK && off == KCTL__JNL_HDR && rc == KCTL_ERR_PROTO && kctl__jnl_gap(f + KCTL__JNL_FRAME, plen, ms->rev))
             return KCTL_ERR_PROTO; /* its first record does not follow the snapshot: a snapshot is missing */
