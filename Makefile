@@ -183,11 +183,12 @@ $(B)/bench-etcd: kctl.h kctl_http_curl.h bench/etcd.c bench/bench.h tests/etcd_h
 # its own process over loopback (bench/KUBE.md): needs libcurl; ~30 s.
 $(B)/bench-kube: kctl.h kctl_http_curl.h bench/kube.c bench/bench.h tests/kube_server.c tests/kube_server.h $(B)/etcd-config | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/kube.c tests/kube_server.c $(CURL_LIBS) $(LIBS)
-bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd $(B)/bench-kube,)
+bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(B)/bench-journal $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd $(B)/bench-kube,)
 	./$(B)/bench-queue
 	./$(B)/bench-cache
 	./$(B)/bench-e2e
 	./$(B)/bench-json
+	./$(B)/bench-journal
 ifeq ($(KT_CURL),yes)
 	./$(B)/bench-etcd
 	./$(B)/bench-kube
