@@ -50,7 +50,8 @@
         >>fifo        DELTA FIFO         kctl__fifo_ kctl__fitem
         >>transport   TRANSPORT          kctl__tp_ kctl__st_ kctl__jdoc kctl__bprintf
         >>apisrv      API-SERVER RULES   kctl__as_
-        >>memstore    MEMSTORE           kctl__ms_ (persistence: kctl__ms_save, _load)
+        >>memstore    MEMSTORE           kctl__ms_ (persistence: kctl__ms_snapshot, _load;
+                                         the journal: kctl__jnl_, the file layer kctl__fs_)
         >>reflector   REFLECTOR          kctl__rf_
         >>informer    INFORMER           kctl__inf_
         >>limiter     RATE LIMITERS      kctl__perkey kctl__bucket kctl__maxof
@@ -241,7 +242,8 @@
                                               parking on it (default 256)
         KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
                                               persist (a path or a save is
-                                              INVALID_ARG)
+                                              INVALID_ARG; no journal, and
+                                              kctl_fs_posix is all zero)
 
 
     THREADING
@@ -10500,7 +10502,7 @@ static bool kctl__jnl_gap(const unsigned char *p, size_t n, uint64_t rev) {
    snapshot: every whole, valid record in order, up to the first that is
    not (logged; see PERSISTENCE). Sets the journal's valid length. OK;
    PROTO when the file is no journal (its header is wrong); NOMEM. */
-static int kctl__jnl_replay(kctl_memstore *ms, const char *buf, size_t len) {
+static KCTL__UNUSED int kctl__jnl_replay(kctl_memstore *ms, const char *buf, size_t len) {
     kctl__jnl *j = &ms->jnl;
     size_t off = KCTL__JNL_HDR;
     uint32_t stop = 0;
