@@ -1662,6 +1662,58 @@ static void tp_journal_real_kills(void) {
     tp_rmtree(dir);
 }
 
+/* The fsync policies, on the virtual clock: every write syncs; INTERVAL
+   syncs at the first write at least sync_interval_ms after the last sync
+   (and at destroy); NEVER does not sync the journal at all. */
+static void tp_journal_sync_policies(void) {
+    char dir[256], path[320];
+    int pol;
+    if (!tj_mkdtemp(dir, sizeof dir)) return;
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    for (pol = 0; pol < 3; pol++) {
+        static const uint64_t want[3] = { 6, 3, 0 }; /* INTERVAL: at 0, 150 and 300 ms */
+        kctl_vclock vc;
+        kctl_memstore_desc d;
+        kctl_memstore *ms = NULL;
+        kctl_memstore_persist_stats ps;
+        kt_alloc a;
+        char jpath[340];
+        int i;
+        snprintf(jpath, sizeof jpath, "%s.journal", path);
+        unlink(path);
+        unlink(jpath);
+        kctl_vclock_init(&vc, KCTL_SEC(10));
+        memset(&d, 0, sizeof d);
+        kt_alloc_init(&a);
+        d.allocator = kt_allocator(&a);
+        d.clock = kctl_vclock_clock(&vc);
+        d.path = path;
+        d.save_on_write = true;
+        d.sync = (kctl_memstore_sync)pol;
+        d.sync_interval_ms = 100;
+        KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK);
+        if (!ms) continue;
+        for (i = 0; i < 6; i++) { /* at 0, 75, 150, 225, 300, 375 ms */
+            char doc[96];
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"p%d\"}}", i);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+            kctl_vclock_advance(&vc, KCTL_MS(75));
+        }
+        KT_EQ_INT(kctl_memstore_read_persist_stats(ms, &ps), KCTL_OK);
+        KT_EQ_U64(ps.records, 6);
+        if (ps.syncs != want[pol]) kt_fail(__FILE__, __LINE__, "policy %d: %llu fsyncs, want %llu", pol, (unsigned long long)ps.syncs,
+                                           (unsigned long long)want[pol]);
+        tp_destroy(ms, &a);
+        KT_EQ_INT(tf_create(path, NULL, 0, NULL, &a, &ms), KCTL_OK); /* all six there: the process ended, the system kept the bytes */
+        if (ms) {
+            KT_EQ_U64(kctl_memstore_revision(ms), 6);
+            tp_destroy(ms, &a);
+        }
+        kctl_vclock_deinit(&vc);
+    }
+    tp_rmtree(dir);
+}
+
 void kt_suite_persist(void) {
     KT_RUN(tp_link_loop_dir_notdir);
     KT_RUN(tp_no_descriptors);
@@ -1677,5 +1729,6 @@ void kt_suite_persist(void) {
     KT_RUN(tp_journal_old_snapshot_compacts);
     KT_RUN(tp_journal_group_commit);
     KT_RUN(tp_journal_sync_fails);
+    KT_RUN(tp_journal_sync_policies);
     KT_RUN(tp_journal_real_kills);
 }
