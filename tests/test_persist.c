@@ -1071,7 +1071,7 @@ static bool tj_mkdtemp(char *dir, size_t cap) {
 #define TJ_NAMES 9
 static int tj_step(kctl_memstore *ms, int i, int *target) {
     kctl_transport t = kctl_memstore_transport(ms);
-    char doc[512], name[8];
+    char doc[512], name[16];
     int k = i % TJ_NAMES;
     snprintf(name, sizeof name, "o%d", k);
     *target = k;
@@ -1097,7 +1097,7 @@ typedef struct tj_model {
 static void tj_snap(kctl_memstore *ms, tj_model *m) {
     int k;
     for (k = 0; k < TJ_NAMES; k++) {
-        char name[8];
+        char name[16];
         snprintf(name, sizeof name, "o%d", k);
         free(m->doc[k]);
         m->doc[k] = tp_doc(ms, &tp_cm, name);
@@ -1117,7 +1117,7 @@ static bool tj_same(kctl_memstore *ms, const tj_model *m) {
     int k;
     if (kctl_memstore_revision(ms) != m->rev) return false;
     for (k = 0; k < TJ_NAMES; k++) {
-        char name[8], *doc;
+        char name[16], *doc;
         bool same;
         snprintf(name, sizeof name, "o%d", k);
         doc = tp_doc(ms, &tp_cm, name);
@@ -1633,7 +1633,7 @@ static void tp_journal_real_kills(void) {
         }
         for (i = next; i <= last; i++) model[i % 7] = i; /* acknowledged this round */
         for (k = 0; k < 7; k++) {
-            char name[8];
+            char name[16];
             kctl_obj *o = NULL;
             int v = -1;
             snprintf(name, sizeof name, "o%d", k);
