@@ -183,11 +183,12 @@ $(B)/bench-etcd: kctl.h kctl_http_curl.h bench/etcd.c bench/bench.h bench/remote
 # its own process over loopback (bench/KUBE.md): needs libcurl; ~30 s.
 $(B)/bench-kube: kctl.h kctl_http_curl.h bench/kube.c bench/bench.h bench/remote.h tests/kube_server.c tests/kube_server.h $(B)/etcd-config | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/kube.c tests/kube_server.c $(CURL_LIBS) $(LIBS)
-bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd $(B)/bench-kube,)
+bench: $(B)/bench-queue $(B)/bench-cache $(B)/bench-e2e $(B)/bench-json $(B)/bench-journal $(if $(filter yes,$(KT_CURL)),$(B)/bench-etcd $(B)/bench-kube,)
 	./$(B)/bench-queue
 	./$(B)/bench-cache
 	./$(B)/bench-e2e
 	./$(B)/bench-json
+	./$(B)/bench-journal
 ifeq ($(KT_CURL),yes)
 	./$(B)/bench-etcd
 	./$(B)/bench-kube
@@ -205,7 +206,7 @@ soak: $(B)/kt-etcd
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
 # inputs go to a scratch copy of the corpus, never into the tree.
-FUZZERS := json selector merge_patch memstore_load apisrv etcd kube kubeconfig
+FUZZERS := json selector merge_patch memstore_load journal apisrv etcd kube kubeconfig
 FUZZ_SECONDS ?= 120
 $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<

@@ -50,7 +50,8 @@
         >>fifo        DELTA FIFO         kctl__fifo_ kctl__fitem
         >>transport   TRANSPORT          kctl__tp_ kctl__st_ kctl__jdoc kctl__bprintf
         >>apisrv      API-SERVER RULES   kctl__as_
-        >>memstore    MEMSTORE           kctl__ms_ (persistence: kctl__ms_save, _load)
+        >>memstore    MEMSTORE           kctl__ms_ (persistence: kctl__ms_snapshot, _load;
+                                         the journal: kctl__jnl_, the file layer kctl__fs_)
         >>reflector   REFLECTOR          kctl__rf_
         >>informer    INFORMER           kctl__inf_
         >>limiter     RATE LIMITERS      kctl__perkey kctl__bucket kctl__maxof
@@ -241,7 +242,8 @@
                                               parking on it (default 256)
         KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
                                               persist (a path or a save is
-                                              INVALID_ARG)
+                                              INVALID_ARG; no journal, and
+                                              kctl_fs_posix is all zero)
 
 
     THREADING
@@ -494,7 +496,11 @@ typedef enum kctl_log_level {
     X(MANAGER_RELEASE_FAILED, "manager stop: could not release the leader lease; it expires instead") \
     X(CONTROLLER_OFFLINE, "controller: the store is unreachable: keys that need it are parked, one probes") \
     X(CONTROLLER_ONLINE, "controller: the store is back: parked keys are released through the ramp") \
-    X(CONTROLLER_HOT_LOOP, "controller: a key reconciles again and again with no new spec: slowed")
+    X(CONTROLLER_HOT_LOOP, "controller: a key reconciles again and again with no new spec: slowed") \
+    X(MEMSTORE_JOURNAL_TORN, "memstore: the journal ends in a torn record (a crash while it was written); it is cut off, everything before kept") \
+    X(MEMSTORE_JOURNAL_CORRUPT, "memstore: a journal record is corrupt (length, checksum, order or content); it and all after are dropped, everything before kept") \
+    X(MEMSTORE_JOURNAL_SYNC_FAILED, "memstore: the journal could not be synced; writes are refused until a snapshot succeeds") \
+    X(MEMSTORE_COMPACT_FAILED, "memstore: the journal could not be folded into a snapshot; it is tried again later")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1559,11 +1565,91 @@ typedef struct kctl_memstore kctl_memstore;
                     kctl holding objects these rules refuse (an uppercase
                     name, say) is PROTO too: move it aside, or fix and
                     reload it. Two stores must not share a path. Copied.
-     save_on_write  every write is saved before it is acknowledged: the
-                    store as it will be is written first, and only then is
-                    the write made and its event sent. A failed save makes
-                    the call return IO (with a Status) and the write does
-                    not happen, in memory nor for watchers. */
+     save_on_write  every write is appended to a journal beside the file
+                    ("<file>.journal", see PERSISTENCE below) and is
+                    acknowledged only once its record is durable (as sync
+                    says). A record that cannot be written (a full disk:
+                    ENOSPC) makes the call return IO (with a Status) and
+                    the write does not happen, in memory nor for watchers;
+                    the store stays usable and takes writes again once
+                    there is room.
+     sync           when the journal is fsynced (save_on_write):
+                    KCTL_MEMSTORE_SYNC_EVERY (the default): before a write
+                      is acknowledged; writers that come together share
+                      one fsync (group commit);
+                    KCTL_MEMSTORE_SYNC_INTERVAL: at the first write at
+                      least sync_interval_ms after the last fsync, and at
+                      kctl_memstore_save and destroy; a crash of the
+                      program loses nothing acknowledged, a power cut the
+                      writes since the last fsync;
+                    KCTL_MEMSTORE_SYNC_NEVER: the system writes back when
+                      it likes (a power cut may lose any recent write).
+     sync_interval_ms  for KCTL_MEMSTORE_SYNC_INTERVAL [100]
+     compact_bytes  the journal is folded into a new snapshot once it is
+                    longer than this and than the last snapshot [1 MiB],
+                    so a write costs its record plus at most about as much
+                    again of snapshot, whatever the store's size
+     fs             the file layer [kctl_fs_posix()]: a port to another
+                    file system, or a test's faults. Copied.
+     logger         why a journal's tail was dropped at load, a failed
+                    fsync or compaction [silent]
+
+   PERSISTENCE. The file at path is a snapshot (the format of kctl 0.4:
+   every object, a checksum); "<file>.journal" holds the writes since, one
+   record each: a 12-byte frame (payload length, 4 bytes little-endian;
+   FNV-1a 64 of the length and the payload, 8 bytes) and the payload
+   "<P|D> <revision> <uid sequence> <storage key>\n<document>". Loading
+   reads the snapshot, then replays the journal's records past its
+   revision, and stops at the first record that is torn (a crash in the
+   middle of its write) or corrupt (a length past the end, a wrong
+   checksum, a revision out of order, a document a write could not have
+   made): everything before it is kept, the reason is logged
+   (KCTL_LOGITEM_MEMSTORE_JOURNAL_TORN or _CORRUPT) and counted
+   (kctl_memstore_read_persist_stats), and the tail is cut off before
+   the next record is appended. A snapshot is written as a temporary
+   file, fsynced, renamed over the file, and the directory fsynced; only
+   then is the journal emptied, so a crash at any step leaves a store
+   that loads (the journal's records the snapshot holds are skipped).
+   A failed fsync of the journal (the disk failing, not filling) fails
+   the writes waiting on it with IO, but they were already made in
+   memory and sent to watchers (as an etcd timeout, such a write may or
+   may not last); the store then refuses writes (IO) until a snapshot of
+   what it holds succeeds. */
+typedef enum kctl_memstore_sync {
+    KCTL_MEMSTORE_SYNC_EVERY = 0,
+    KCTL_MEMSTORE_SYNC_INTERVAL = 1,
+    KCTL_MEMSTORE_SYNC_NEVER = 2
+} kctl_memstore_sync;
+
+/* The file layer the memstore persists through: POSIX calls by default
+   (kctl_fs_posix), or a port's (LittleFS, FatFs) or a test's. Each entry
+   answers as its POSIX namesake: a descriptor or 0 for success, -1 with
+   errno set for failure (ENOENT from open_fn: nothing is there).
+     open_fn      flags: KCTL_FS_READ; or KCTL_FS_WRITE (read and write,
+                  created 0600 if missing) with KCTL_FS_TRUNC (emptied) or
+                  KCTL_FS_APPEND (every write at the end); KCTL_FS_DIR: a
+                  directory, opened only to be synced
+     read_fn, write_fn  as read() and write() (a write may be short)
+     sync_fn      fsync(); truncate_fn ftruncate(); close_fn close()
+     rename_fn    rename(): atomic replace; unlink_fn unlink()
+   All entries are required. [any thread: called with the store's lock
+   held, except sync_fn, which group commit calls without it] */
+enum { KCTL_FS_READ = 0, KCTL_FS_WRITE = 1, KCTL_FS_TRUNC = 2, KCTL_FS_APPEND = 4, KCTL_FS_DIR = 8 };
+typedef struct kctl_fs {
+    int (*open_fn)(const char *path, int flags, void *user_data);
+    int64_t (*read_fn)(int fd, void *buf, size_t n, void *user_data);
+    int64_t (*write_fn)(int fd, const void *buf, size_t n, void *user_data);
+    int (*sync_fn)(int fd, void *user_data);
+    int (*truncate_fn)(int fd, uint64_t size, void *user_data);
+    int (*close_fn)(int fd, void *user_data);
+    int (*rename_fn)(const char *from, const char *to, void *user_data);
+    int (*unlink_fn)(const char *path, void *user_data);
+    void *user_data;
+} kctl_fs;
+
+/* The POSIX file layer (all zero under KCTL_NO_FILES). [any thread] */
+KCTL_API kctl_fs kctl_fs_posix(void);
+
 typedef struct kctl_memstore_desc {
     kctl_allocator allocator;
     kctl_clock clock;
@@ -1573,7 +1659,24 @@ typedef struct kctl_memstore_desc {
     kctl_obj_opts obj_opts;
     const char *path;
     bool save_on_write;
+    kctl_memstore_sync sync;
+    uint32_t sync_interval_ms;
+    uint64_t compact_bytes;
+    const kctl_fs *fs;
+    kctl_logger logger;
 } kctl_memstore_desc;
+
+/* What persistence did since the store was created. */
+typedef struct kctl_memstore_persist_stats {
+    uint64_t records;       /* journal records appended */
+    uint64_t bytes_written; /* every byte written: records, journal headers, snapshots */
+    uint64_t syncs;         /* fsyncs of the journal (group commit: fewer than records) */
+    uint64_t snapshots;     /* snapshots written (compactions and kctl_memstore_save) */
+    uint64_t journal_bytes; /* the journal's length now */
+    uint64_t replayed;      /* records replayed at create */
+    uint64_t dropped_bytes; /* journal bytes dropped at create (a torn or corrupt tail) */
+    uint32_t stop_item;     /* why replay stopped early (a kctl_log_item; 0: it did not) */
+} kctl_memstore_persist_stats;
 
 KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out);
 /* Free the store; no transport call may be running, every watch closed. */
@@ -1593,8 +1696,12 @@ KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, cons
 KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms);
 /* Forget the events up to rev: watches from before get GONE. */
 KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev);
-/* Write the store to desc.path now (INVALID_ARG without a path; IO). */
+/* Write the store to desc.path now, as a snapshot, and empty the journal
+   (a compaction; INVALID_ARG without a path; IO: the store on disk is as
+   it was). [any thread] */
 KCTL_API int kctl_memstore_save(kctl_memstore *ms);
+/* Persistence's counters into *out. INVALID_ARG for NULL. [any thread] */
+KCTL_API int kctl_memstore_read_persist_stats(kctl_memstore *ms, kctl_memstore_persist_stats *out);
 /* Faults: the next n requests of verb fail with code; every watch opened
    from now on breaks (IO) after delivering n events (0: never). */
 KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code);
@@ -2882,7 +2989,7 @@ static int kctl__port_file_read(const char *path, const kctl_allocator *a, char 
    the old file stays whole. IO with *replaced true: the file holds data,
    but the directory could not be synced (or opened to be), so a crash
    may still bring back the old one. NOMEM. */
-static int kctl__port_file_replace(const char *path, const kctl_allocator *a, const char *data, size_t len, bool *replaced) {
+static KCTL__UNUSED int kctl__port_file_replace(const char *path, const kctl_allocator *a, const char *data, size_t len, bool *replaced) {
     char *target = NULL, *tmp;
     size_t tlen, i;
     int fd, rc;
@@ -8954,7 +9061,31 @@ typedef struct kctl__mspending {
     kctl__msent *e;
     const kctl_obj *obj;
     const char *rid;
+    uint64_t seq; /* the uid sequence after the write */
 } kctl__mspending;
+
+/* The journal (save_on_write; see PERSISTENCE above kctl_memstore_desc):
+   its file, open from the first append; what has been appended (seq,
+   records counted since create) and what is durable (synced); group
+   commit: one writer at a time fsyncs (syncing) without the store's
+   lock, the others wait on cv and share its fsync. Lock held for all. */
+typedef struct kctl__jnl {
+    kctl_fs fs;
+    kctl_logger logger;
+    char *jpath;            /* "<file>.journal" (the file: links resolved at create) */
+    int fd;                 /* -1: not open */
+    kctl_memstore_sync sync;
+    uint64_t interval_ns, last_sync_ns;
+    uint64_t size;          /* the journal's valid length: the next record goes here */
+    uint64_t file_len;      /* its length on disk at load (past size: a tail to cut) */
+    bool exists;            /* a journal file is there (or was at load) */
+    bool have_snap;         /* a snapshot is at path (the first append writes one) */
+    uint64_t compact_bytes, snap_bytes;
+    uint64_t seq, synced;   /* records appended, and durable */
+    bool syncing, broken;   /* broken: a failed fsync or cut; writes wait for a snapshot */
+    kctl__cond cv;
+    kctl_memstore_persist_stats st;
+} kctl__jnl;
 
 /* The memstore's watch (a kctl_watch to the outside: the name stays free
    for a transport of your own in the same file). */
@@ -9002,6 +9133,7 @@ struct kctl_memstore {
     uint32_t waiters;
     char *path;
     bool save_on_write;
+    kctl__jnl jnl;
     /* paged lists in progress: each remembers every object it matched,
        sorted, as of its revision; its next pages (tokens "rev:key") come
        from there (one snapshot, as an API server's are) until its last
@@ -9020,6 +9152,10 @@ static void kctl__ms_pg_drop(kctl_memstore *ms, kctl__mspaged *pg) {
 }
 
 static int kctl__ms_load(kctl_memstore *ms);
+static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d);
+static void kctl__jnl_deinit(kctl_memstore *ms);
+static int kctl__jnl_append(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p);
+static int kctl__jnl_durable(kctl_memstore *ms, uint64_t seq);
 
 /* A name, namespace, group or resource the store can hold: non-empty
    (unless empty_ok), no '/', '|', spaces or control characters (Kubernetes
@@ -9138,6 +9274,10 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     }
     memset(ms->ring, 0, (size_t)ms->cap * sizeof *ms->ring);
     ms->save_on_write = d.save_on_write;
+    if (kctl__jnl_init(ms, &d) != KCTL_OK) {
+        kctl_memstore_destroy(ms);
+        return KCTL_ERR_INVALID_ARG;
+    }
     if (d.path) {
         size_t n = strlen(d.path);
         int rc;
@@ -9181,6 +9321,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__free(&ms->allocator, ms->ring);
+    kctl__jnl_deinit(ms);
     kctl__free(&ms->allocator, ms->path);
     kctl__cond_deinit(&ms->cv);
     kctl__mutex_deinit(&ms->mu);
@@ -9279,7 +9420,6 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
     return e ? e->obj : NULL;
 }
 
-static int kctl__ms_save_locked(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p);
 
 /* One write, decided by the API-server rules, then made: everything it
    needs is allocated first, then (save_on_write) the store as it will be
@@ -9378,7 +9518,8 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         pend.obj = made;
         pend.rid = rid;
     }
-    if (ms->save_on_write && (rc = kctl__ms_save_locked(ms, ms->rev + 1, &pend)) != KCTL_OK) {
+    pend.seq = ms->uid_seq + (req->verb == KCTL_VERB_CREATE && !d.cur ? 1u : 0u);
+    if (ms->save_on_write && (rc = kctl__jnl_append(ms, ms->rev + 1, &pend)) != KCTL_OK) {
         rc = kctl__ms_refuse(st, rc, "the write could not be saved, so it was not made");
         goto out;
     }
@@ -9397,6 +9538,13 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     ms->rev++;
     if (req->verb == KCTL_VERB_CREATE && !d.cur) ms->uid_seq++;
     if (out && made) *out = kctl_obj_ref(made); /* a delete that removed: NULL */
+    if (ms->save_on_write && (rc = kctl__jnl_durable(ms, ms->jnl.seq)) != KCTL_OK) { /* acknowledged once durable */
+        rc = kctl__ms_refuse(st, rc, "the write was made but could not be synced to disk; it may or may not last");
+        if (out) {
+            kctl_obj_unref(*out);
+            *out = NULL;
+        }
+    }
 out:
     kctl__ms_event_drop(ms, &ev);
     kctl__free(&ms->allocator, fresh);
@@ -9934,24 +10082,348 @@ static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, cons
     return w->err;
 }
 
-/* Save the store at revision rev with the pending write p (may be NULL)
-   made. A save that replaced the file but could not sync its directory
-   fails; the write p is then not made, and the file already holds it, so
-   the store as it is is saved over it at once: a restart must not read a
-   write that was refused (if that fails too, the next save mends it). */
-static int kctl__ms_save_locked(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p) {
+/* ---- the journal (see PERSISTENCE above kctl_memstore_desc): records
+   appended to "<file>.journal" through the file layer, group commit,
+   snapshots that fold it, and its replay at load. */
+#define KCTL__JNL_MAGIC "kctl-journal 1\n"
+#define KCTL__JNL_HDR 15u          /* strlen(KCTL__JNL_MAGIC) */
+#define KCTL__JNL_FRAME 12u        /* length (4), FNV-1a 64 (8) */
+#define KCTL__JNL_MAX (1u << 30)   /* a longer record is corrupt */
+
+#ifndef KCTL_NO_FILES
+static int kctl__fs_open(const char *path, int flags, void *ud) {
+    int f = O_CLOEXEC;
+    (void)ud;
+    if (flags & KCTL_FS_DIR) f |= O_RDONLY;
+    else if (flags & KCTL_FS_WRITE) f |= O_RDWR | O_CREAT | (flags & KCTL_FS_TRUNC ? O_TRUNC : 0) | (flags & KCTL_FS_APPEND ? O_APPEND : 0);
+    else f |= O_RDONLY | O_NONBLOCK;
+    return open(path, f, 0600);
+}
+static int64_t kctl__fs_read(int fd, void *buf, size_t n, void *ud) { (void)ud; return (int64_t)read(fd, buf, n); }
+static int64_t kctl__fs_write(int fd, const void *buf, size_t n, void *ud) { (void)ud; return (int64_t)write(fd, buf, n); }
+static int kctl__fs_sync(int fd, void *ud) { (void)ud; return fsync(fd); }
+static int kctl__fs_truncate(int fd, uint64_t size, void *ud) { (void)ud; return ftruncate(fd, (off_t)size); }
+static int kctl__fs_close(int fd, void *ud) { (void)ud; return close(fd); }
+static int kctl__fs_rename(const char *from, const char *to, void *ud) { (void)ud; return rename(from, to); }
+static int kctl__fs_unlink(const char *path, void *ud) { (void)ud; return unlink(path); }
+#endif
+
+KCTL_API kctl_fs kctl_fs_posix(void) {
+    kctl_fs fs;
+    memset(&fs, 0, sizeof fs);
+#ifndef KCTL_NO_FILES
+    fs.open_fn = kctl__fs_open;
+    fs.read_fn = kctl__fs_read;
+    fs.write_fn = kctl__fs_write;
+    fs.sync_fn = kctl__fs_sync;
+    fs.truncate_fn = kctl__fs_truncate;
+    fs.close_fn = kctl__fs_close;
+    fs.rename_fn = kctl__fs_rename;
+    fs.unlink_fn = kctl__fs_unlink;
+#endif
+    return fs;
+}
+
+static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d) {
+    kctl__jnl *j = &ms->jnl;
+    j->fd = -1;
+    j->fs = d->fs ? *d->fs : kctl_fs_posix();
+    j->logger = d->logger;
+    if (d->sync > KCTL_MEMSTORE_SYNC_NEVER) return KCTL_ERR_INVALID_ARG;
+    j->sync = d->sync;
+    j->interval_ns = KCTL_MS(d->sync_interval_ms ? d->sync_interval_ms : 100);
+    j->compact_bytes = d->compact_bytes ? d->compact_bytes : (uint64_t)1 << 20;
+    if (d->fs && (!j->fs.open_fn || !j->fs.read_fn || !j->fs.write_fn || !j->fs.sync_fn || !j->fs.truncate_fn || !j->fs.close_fn ||
+                  !j->fs.rename_fn || !j->fs.unlink_fn))
+        return KCTL_ERR_INVALID_ARG;
+    if (kctl__cond_init(&j->cv) != KCTL_OK) return KCTL_ERR_NOMEM;
+    j->fd = -2; /* -2: the condition is there, nothing open */
+    return KCTL_OK;
+}
+
+/* Sync (unless the policy never does) and close the journal. */
+static void kctl__jnl_deinit(kctl_memstore *ms) {
+    kctl__jnl *j = &ms->jnl;
+    if (j->fd == -1) return; /* never initialized */
+    if (j->fd >= 0) {
+        if (j->sync != KCTL_MEMSTORE_SYNC_NEVER && j->synced < j->seq) (void)j->fs.sync_fn(j->fd, j->fs.user_data);
+        (void)j->fs.close_fn(j->fd, j->fs.user_data);
+    }
+    kctl__free(&ms->allocator, j->jpath);
+    kctl__cond_deinit(&j->cv);
+    j->fd = -1;
+}
+
+KCTL_API int kctl_memstore_read_persist_stats(kctl_memstore *ms, kctl_memstore_persist_stats *out) {
+    if (!ms || !out) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    *out = ms->jnl.st;
+    out->journal_bytes = ms->jnl.size;
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_OK;
+}
+
+#ifndef KCTL_NO_FILES
+/* data[0..len) written whole to fd (short writes go on): OK, or IO with
+   *done the bytes that did reach the file. */
+static int kctl__jnl_write_all(kctl__jnl *j, int fd, const char *data, size_t len, size_t *done) {
+    size_t i = 0;
+    int rc = KCTL_OK;
+    while (i < len) {
+        int64_t k = j->fs.write_fn(fd, data + i, len - i, j->fs.user_data);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) {
+            rc = KCTL_ERR_IO;
+            break;
+        }
+        i += (size_t)k;
+    }
+    j->st.bytes_written += i;
+    if (done) *done = i;
+    return rc;
+}
+
+/* Replace the file at target with data[0..len) through the file layer:
+   "<target>.tmp" written, fsynced, closed, renamed over target, then the
+   directory fsynced. OK; IO (the temporary file is removed unless it was
+   renamed; *replaced says whether target now holds data); NOMEM. */
+static int kctl__jnl_replace(kctl_memstore *ms, const char *target, const char *data, size_t len, bool *replaced) {
+    kctl__jnl *j = &ms->jnl;
+    size_t tlen = strlen(target);
+    char *tmp = (char *)kctl__alloc(&ms->allocator, tlen + 5);
+    int fd, rc = KCTL_OK;
+    *replaced = false;
+    if (!tmp) return KCTL_ERR_NOMEM;
+    memcpy(tmp, target, tlen);
+    memcpy(tmp + tlen, ".tmp", 5);
+    fd = j->fs.open_fn(tmp, KCTL_FS_WRITE | KCTL_FS_TRUNC, j->fs.user_data);
+    if (fd < 0) rc = KCTL_ERR_IO;
+    if (rc == KCTL_OK) rc = kctl__jnl_write_all(j, fd, data, len, NULL);
+    if (fd >= 0 && rc == KCTL_OK && j->fs.sync_fn(fd, j->fs.user_data) != 0) rc = KCTL_ERR_IO;
+    if (fd >= 0 && j->fs.close_fn(fd, j->fs.user_data) != 0) rc = KCTL_ERR_IO;
+    if (rc == KCTL_OK && j->fs.rename_fn(tmp, target, j->fs.user_data) != 0) rc = KCTL_ERR_IO;
+    if (rc == KCTL_OK) { /* make the rename itself durable */
+        const char *slash = strrchr(target, '/');
+        int dfd;
+        *replaced = true;
+        if (slash) {
+            memcpy(tmp, target, (size_t)(slash - target));
+            tmp[slash == target ? 1 : slash - target] = '\0';
+        } else {
+            memcpy(tmp, ".", 2);
+        }
+        dfd = j->fs.open_fn(tmp, KCTL_FS_DIR, j->fs.user_data);
+        /* a file system that cannot sync a directory says EINVAL: nothing to wait for */
+        if (dfd < 0 || (j->fs.sync_fn(dfd, j->fs.user_data) != 0 && errno != EINVAL)) rc = KCTL_ERR_IO;
+        if (dfd >= 0) (void)j->fs.close_fn(dfd, j->fs.user_data);
+    } else if (fd >= 0) {
+        (void)j->fs.unlink_fn(tmp, j->fs.user_data);
+    }
+    kctl__free(&ms->allocator, tmp);
+    return rc;
+}
+
+/* The journal open for appending at j->size: opened (created with its
+   header) if it is not, and anything past j->size (a torn tail, a record
+   that could not be written whole) cut off and synced first. OK, IO. */
+static int kctl__jnl_open(kctl_memstore *ms) {
+    kctl__jnl *j = &ms->jnl;
+    size_t done = 0;
+    if (j->fd >= 0) return KCTL_OK;
+    if ((j->fd = j->fs.open_fn(j->jpath, KCTL_FS_WRITE | KCTL_FS_APPEND, j->fs.user_data)) < 0) {
+        j->fd = -2;
+        return KCTL_ERR_IO;
+    }
+    j->exists = true;
+    if (j->file_len == j->size && j->size >= KCTL__JNL_HDR) return KCTL_OK;
+    if (j->size < KCTL__JNL_HDR) j->size = 0; /* no whole header: begin again */
+    if (j->fs.truncate_fn(j->fd, j->size, j->fs.user_data) != 0) goto fail;
+    j->file_len = j->size;
+    if (j->size == 0) {
+        if (kctl__jnl_write_all(j, j->fd, KCTL__JNL_MAGIC, KCTL__JNL_HDR, &done) != KCTL_OK) {
+            j->file_len = done;
+            goto fail;
+        }
+        j->size = j->file_len = KCTL__JNL_HDR;
+    }
+    if (j->fs.sync_fn(j->fd, j->fs.user_data) != 0) goto fail;
+    return KCTL_OK;
+fail:
+    (void)j->fs.close_fn(j->fd, j->fs.user_data);
+    j->fd = -2;
+    return KCTL_ERR_IO;
+}
+#endif
+
+/* Write a snapshot of the store as it is (revision ms->rev) and empty the
+   journal: a compaction, and what kctl_memstore_save does. Everything
+   appended so far is durable after it. It never releases the lock (a
+   write calls it between its decision and its making); a group commit's
+   fsync may be in flight on the journal meanwhile, which is fine: the
+   descriptor stays open. OK; IO (the store on
+   disk is as it was); NOMEM; INVALID_ARG without a path. Lock held. */
+static int kctl__ms_snapshot(kctl_memstore *ms) {
 #ifdef KCTL_NO_FILES
-    (void)ms; (void)rev; (void)p;
+    (void)ms;
     return KCTL_ERR_INVALID_ARG;
 #else
+    kctl__jnl *j = &ms->jnl;
+    char *target = NULL;
     kctl_jw w;
     bool replaced = false;
     int rc;
     if (!ms->path) return KCTL_ERR_INVALID_ARG;
-    rc = kctl__ms_serialize(ms, rev, p, &w);
-    if (rc == KCTL_OK) rc = kctl__port_file_replace(ms->path, &ms->allocator, w.buf, w.len, &replaced);
+    rc = kctl__ms_serialize(ms, ms->rev, NULL, &w);
+    if (rc == KCTL_OK) rc = kctl__port_file_target(ms->path, &ms->allocator, &target);
+    if (rc == KCTL_OK) rc = kctl__jnl_replace(ms, target, w.buf, w.len, &replaced);
+    /* only a snapshot that is surely there may empty the journal: the
+       records it holds are skipped at load, the others replayed */
+    if (rc == KCTL_OK && (j->fd >= 0 || j->exists)) {
+        if (j->fd >= 0 || (rc = kctl__jnl_open(ms)) == KCTL_OK) {
+            if (j->fs.truncate_fn(j->fd, KCTL__JNL_HDR, j->fs.user_data) != 0 || j->fs.sync_fn(j->fd, j->fs.user_data) != 0) {
+                rc = KCTL_ERR_IO;
+                j->broken = true; /* where the next record would go is unknown: another snapshot first */
+            } else {
+                j->size = j->file_len = KCTL__JNL_HDR;
+            }
+        }
+    }
+    if (rc == KCTL_OK) {
+        j->snap_bytes = w.len;
+        j->have_snap = true;
+        j->synced = j->seq;
+        j->broken = false;
+        j->st.snapshots++;
+        kctl__cond_broadcast(&j->cv);
+    }
+    kctl__free(&ms->allocator, target);
     kctl_jw_free(&w);
-    if (rc != KCTL_OK && replaced && p) (void)kctl__ms_save_locked(ms, ms->rev, NULL);
+    return rc;
+#endif
+}
+
+/* Append the record of the write about to take revision rev (p: see
+   kctl__mspending) to the journal, before it is made. A record that
+   cannot be written whole is cut off again (a failed cut, or a journal
+   broken before, asks a snapshot of the store first). A journal that
+   cannot take it (a full disk) is folded into a snapshot once, as that
+   may make room, then tried again. OK; IO (nothing of it is in the
+   journal, nor made); NOMEM. Lock held. */
+static int kctl__jnl_append(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p) {
+#ifdef KCTL_NO_FILES
+    (void)ms; (void)rev; (void)p;
+    return KCTL_ERR_INVALID_ARG;
+#else
+    kctl__jnl *j = &ms->jnl;
+    char key[1024], head[1100];
+    const kctl_obj *o = p->obj;
+    const char *doc = NULL;
+    size_t dlen = 0, hl, done = 0;
+    uint64_t sum;
+    uint32_t plen;
+    unsigned char frame[KCTL__JNL_FRAME];
+    kctl_jw w;
+    int rc, attempt, i;
+    if (!ms->path) return KCTL_ERR_INVALID_ARG;
+    if (p->e) {
+        if (p->e->node.len >= sizeof key) return KCTL_ERR_INVALID_ARG;
+        memcpy(key, p->e->node.key, (size_t)p->e->node.len + 1);
+    } else if (!o || kctl__ms_key(p->rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK) {
+        return KCTL_ERR_INVALID_ARG;
+    }
+    if (o) doc = kctl_obj_json(o, &dlen);
+    hl = (size_t)snprintf(head, sizeof head, "%c %llu %llu %s\n", o ? 'P' : 'D', (unsigned long long)rev, (unsigned long long)p->seq, key);
+    if (hl >= sizeof head || dlen > KCTL__JNL_MAX - hl) return KCTL_ERR_TOO_LARGE;
+    plen = (uint32_t)(hl + dlen);
+    for (i = 0; i < 4; i++) frame[i] = (unsigned char)(plen >> (8 * i));
+    kctl_jw_init_growable(&w, &ms->allocator);
+    kctl__jw_put(&w, (const char *)frame, KCTL__JNL_FRAME);
+    kctl__jw_put(&w, head, hl);
+    if (dlen) kctl__jw_put(&w, doc, dlen);
+    if (w.err) {
+        rc = w.err;
+        kctl_jw_free(&w);
+        return rc;
+    }
+    sum = kctl__fnv64(w.buf, 4); /* the length, then the payload */
+    { /* continued over the payload: FNV-1a runs byte by byte */
+        size_t k;
+        for (k = KCTL__JNL_FRAME; k < w.len; k++) {
+            sum ^= (unsigned char)w.buf[k];
+            sum *= UINT64_C(0x100000001b3);
+        }
+    }
+    for (i = 0; i < 8; i++) w.buf[4 + i] = (char)(unsigned char)(sum >> (8 * i));
+    for (attempt = 0;; attempt++) {
+        rc = KCTL_OK;
+        /* the first record of a new store goes after a snapshot, so the
+           path names a store at once (a link to it is no link to nothing) */
+        if (j->broken || !j->have_snap || (j->size > KCTL__JNL_HDR && attempt == 1)) rc = kctl__ms_snapshot(ms);
+        if (rc == KCTL_OK) rc = kctl__jnl_open(ms);
+        if (rc == KCTL_OK && (rc = kctl__jnl_write_all(j, j->fd, w.buf, w.len, &done)) != KCTL_OK) {
+            /* cut off what reached the file, so nothing of this write lasts */
+            if (done && (j->fs.truncate_fn(j->fd, j->size, j->fs.user_data) != 0)) j->broken = true;
+        }
+        if (rc == KCTL_OK || attempt == 1 || (j->size <= KCTL__JNL_HDR && !j->broken)) break;
+    }
+    if (rc == KCTL_OK) {
+        j->size += w.len;
+        j->file_len = j->size;
+        j->seq++;
+        j->st.records++;
+    }
+    kctl_jw_free(&w);
+    return rc;
+#endif
+}
+
+/* After a write with journal record number seq was made: wait until the
+   record is durable as the policy asks. Group commit: the first writer to
+   find no fsync in flight syncs everything appended so far, without the
+   store's lock; writers that come meanwhile wait and share the next one.
+   Then a journal past its size is folded into a snapshot (a failure is
+   logged and the journal kept). OK; IO (the fsync failed: the journal is
+   broken until a snapshot succeeds). Lock held (released while syncing). */
+static int kctl__jnl_durable(kctl_memstore *ms, uint64_t seq) {
+#ifdef KCTL_NO_FILES
+    (void)ms; (void)seq;
+    return KCTL_ERR_INVALID_ARG;
+#else
+    kctl__jnl *j = &ms->jnl;
+    int rc = KCTL_OK;
+    bool due = j->sync == KCTL_MEMSTORE_SYNC_EVERY;
+    if (j->sync == KCTL_MEMSTORE_SYNC_INTERVAL) due = kctl_clock_now(&ms->clock) - j->last_sync_ns >= j->interval_ns;
+    while (due && j->synced < seq) {
+        uint64_t upto;
+        int fd, r;
+        if (j->broken) {
+            rc = KCTL_ERR_IO;
+            break;
+        }
+        if (j->syncing) {
+            kctl__cond_wait(&j->cv, &ms->mu);
+            continue;
+        }
+        upto = j->seq;
+        fd = j->fd;
+        j->syncing = true;
+        kctl__mutex_unlock(&ms->mu);
+        r = j->fs.sync_fn(fd, j->fs.user_data);
+        kctl__mutex_lock(&ms->mu);
+        j->syncing = false;
+        j->st.syncs++;
+        if (r == 0) {
+            if (upto > j->synced) j->synced = upto;
+            j->last_sync_ns = kctl_clock_now(&ms->clock);
+        } else {
+            j->broken = true;
+            kctl__log(&j->logger, 1, KCTL_LOGITEM_MEMSTORE_JOURNAL_SYNC_FAILED);
+        }
+        kctl__cond_broadcast(&j->cv);
+    }
+    if (rc == KCTL_OK && j->size > j->compact_bytes && j->size > j->snap_bytes &&
+        kctl__ms_snapshot(ms) != KCTL_OK)
+        kctl__log(&j->logger, 1, KCTL_LOGITEM_MEMSTORE_COMPACT_FAILED);
     return rc;
 #endif
 }
@@ -9960,7 +10432,7 @@ KCTL_API int kctl_memstore_save(kctl_memstore *ms) {
     int rc;
     if (!ms) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_save_locked(ms, ms->rev, NULL);
+    rc = kctl__ms_snapshot(ms);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -10198,21 +10670,212 @@ out:
     return rc;
 }
 
-/* Load the store's file: a first start when nothing is at the path; IO
+/* Replay one record's payload p[0..n) onto the store (at revision
+   ms->rev): OK (made, or skipped when the snapshot holds it: *skipped;
+   only records before the first one replayed may be);
+   PROTO when it is not a write the store could have made next; NOMEM. */
+static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool may_skip, bool *skipped) {
+    const char *end = p + n, *nl, *key;
+    char rid[256];
+    uint64_t rev, seq, orv;
+    size_t klen, rl;
+    kctl__msent *e;
+    kctl_obj *o = NULL;
+    char op;
+    int rc;
+    *skipped = false;
+    if (n < 2 || (p[0] != 'P' && p[0] != 'D') || p[1] != ' ') return KCTL_ERR_PROTO;
+    op = p[0];
+    p += 2;
+    if (!kctl__ms_num(&p, end, ' ', &rev) || !kctl__ms_num(&p, end, ' ', &seq)) return KCTL_ERR_PROTO;
+    if (!(nl = (const char *)memchr(p, '\n', (size_t)(end - p)))) return KCTL_ERR_PROTO;
+    key = p;
+    klen = (size_t)(nl - p);
+    if (rev <= ms->rev && may_skip) { /* the snapshot holds it */
+        *skipped = true;
+        return KCTL_OK;
+    }
+    if (rev != ms->rev + 1 || seq < ms->uid_seq || klen == 0 || klen >= KCTL_MAX_KEY_LEN || memchr(key, '\0', klen)) return KCTL_ERR_PROTO;
+    for (rl = 0; rl < klen && key[rl] != '|'; rl++) { }
+    if (rl == klen || rl >= sizeof rid) return KCTL_ERR_PROTO;
+    memcpy(rid, key, rl);
+    rid[rl] = '\0';
+    {
+        char k[KCTL_MAX_KEY_LEN + 1];
+        memcpy(k, key, klen);
+        k[klen] = '\0';
+        e = kctl__ms_find(ms, k);
+        if (op == 'D') {
+            if (!e || nl + 1 != end) return KCTL_ERR_PROTO;
+            kctl__ms_drop(ms, e);
+        } else {
+            char built[1024];
+            if ((rc = kctl_obj_parse(nl + 1, (size_t)(end - nl - 1), &ms->obj_opts, &o)) != KCTL_OK)
+                return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_PROTO;
+            /* as a write makes it: valid, at this revision, and under its own key */
+            rc = kctl__ms_load_ok(ms, rid, o, rev, seq);
+            if (rc == KCTL_OK && (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), built, sizeof built) != KCTL_OK ||
+                                  strcmp(built, k) != 0 || !kctl_obj_resource_version_u64(o, &orv) || orv != rev))
+                rc = KCTL_ERR_PROTO;
+            if (rc == KCTL_OK && !e) {
+                kctl__msent *fresh = kctl__ms_entry(ms, k, rl, o);
+                if (!fresh) rc = KCTL_ERR_NOMEM;
+                else kctl__map_insert(&ms->objs, &fresh->node);
+            } else if (rc == KCTL_OK) {
+                kctl_obj_unref(e->obj);
+                e->obj = o;
+            }
+            if (rc != KCTL_OK) {
+                kctl_obj_unref(o);
+                return rc;
+            }
+        }
+    }
+    ms->rev = ms->compacted = rev;
+    ms->uid_seq = seq;
+    return KCTL_OK;
+}
+
+/* Whether a record's payload p[0..n) names a revision past rev + 1. */
+static bool kctl__jnl_gap(const unsigned char *p, size_t n, uint64_t rev) {
+    const char *s = (const char *)p + 2;
+    uint64_t r;
+    return n > 2 && kctl__ms_num(&s, (const char *)p + n, ' ', &r) && r > rev + 1;
+}
+
+/* Replay the journal's bytes buf[0..len) onto the store loaded from the
+   snapshot: every whole, valid record in order, up to the first that is
+   not (logged; see PERSISTENCE). Sets the journal's valid length. OK;
+   PROTO when the file is no journal (its header is wrong); NOMEM. */
+static KCTL__UNUSED int kctl__jnl_replay(kctl_memstore *ms, const char *buf, size_t len) {
+    kctl__jnl *j = &ms->jnl;
+    size_t off = KCTL__JNL_HDR;
+    uint32_t stop = 0;
+    int rc = KCTL_OK;
+    j->file_len = len;
+    j->exists = true;
+    if (len < KCTL__JNL_HDR) { /* cut while it was made: begin again */
+        if (memcmp(buf, KCTL__JNL_MAGIC, len) != 0) return KCTL_ERR_PROTO;
+        j->size = 0;
+        j->st.dropped_bytes = len;
+        return KCTL_OK;
+    }
+    if (memcmp(buf, KCTL__JNL_MAGIC, KCTL__JNL_HDR) != 0) return KCTL_ERR_PROTO;
+    while (off < len) {
+        const unsigned char *f = (const unsigned char *)buf + off;
+        uint64_t want = 0, sum;
+        uint32_t plen = 0;
+        size_t k;
+        bool skipped;
+        int i;
+        if (len - off < KCTL__JNL_FRAME) {
+            stop = KCTL_LOGITEM_MEMSTORE_JOURNAL_TORN;
+            break;
+        }
+        for (i = 0; i < 4; i++) plen |= (uint32_t)f[i] << (8 * i);
+        for (i = 0; i < 8; i++) want |= (uint64_t)f[4 + i] << (8 * i);
+        if (plen > KCTL__JNL_MAX) {
+            stop = KCTL_LOGITEM_MEMSTORE_JOURNAL_CORRUPT;
+            break;
+        }
+        if (plen > len - off - KCTL__JNL_FRAME) { /* past the end: cut while it was written */
+            stop = KCTL_LOGITEM_MEMSTORE_JOURNAL_TORN;
+            break;
+        }
+        sum = kctl__fnv64((const char *)f, 4);
+        for (k = 0; k < plen; k++) {
+            sum ^= f[KCTL__JNL_FRAME + k];
+            sum *= UINT64_C(0x100000001b3);
+        }
+        if (sum != want) { /* the last record, garbled as a crash leaves one, or damage */
+            stop = off + KCTL__JNL_FRAME + plen == len ? KCTL_LOGITEM_MEMSTORE_JOURNAL_TORN : KCTL_LOGITEM_MEMSTORE_JOURNAL_CORRUPT;
+            break;
+        }
+        rc = kctl__jnl_replay_one(ms, (const char *)f + KCTL__JNL_FRAME, plen, j->st.replayed == 0, &skipped);
+        if (rc == KCTL_ERR_NOMEM) return rc;
+        if (rc != KCTL_OK && off == KCTL__JNL_HDR && rc == KCTL_ERR_PROTO && kctl__jnl_gap(f + KCTL__JNL_FRAME, plen, ms->rev))
+            return KCTL_ERR_PROTO; /* its first record does not follow the snapshot: a snapshot is missing */
+        if (rc != KCTL_OK) {
+            rc = KCTL_OK;
+            stop = KCTL_LOGITEM_MEMSTORE_JOURNAL_CORRUPT;
+            break;
+        }
+        if (!skipped) j->st.replayed++;
+        off += KCTL__JNL_FRAME + plen;
+    }
+    j->size = off < len ? off : len;
+    j->st.dropped_bytes = len - j->size;
+    j->st.stop_item = stop;
+    if (stop) kctl__log(&j->logger, 1, (kctl_log_item)stop);
+    return KCTL_OK;
+}
+
+/* Load the store's files: a first start when nothing is at the path; IO
    when something is there that cannot be read (never taken for a first
-   start: the next save would replace it); PROTO when it is not a whole
-   store. Without files (KCTL_NO_FILES) a path is INVALID_ARG. */
+   start: the next save would replace it); PROTO when the snapshot is not
+   a whole store or the journal no journal. Then the journal's records
+   past the snapshot are replayed. Without files (KCTL_NO_FILES) a path
+   is INVALID_ARG. */
 static int kctl__ms_load(kctl_memstore *ms) {
 #ifdef KCTL_NO_FILES
     (void)ms;
     return KCTL_ERR_INVALID_ARG;
 #else
-    char *buf = NULL;
-    size_t len = 0;
-    int rc = kctl__port_file_read(ms->path, &ms->allocator, &buf, &len);
-    if (rc == KCTL_ERR_NOT_FOUND) return KCTL_OK; /* a first start */
+    kctl__jnl *j = &ms->jnl;
+    char *buf = NULL, *target = NULL;
+    size_t len = 0, tl, cap = 0;
+    int rc = kctl__port_file_read(ms->path, &ms->allocator, &buf, &len), fd;
+    if (rc == KCTL_OK) {
+        rc = kctl__ms_load_buf(ms, buf, len);
+        j->snap_bytes = len;
+        j->have_snap = true;
+    } else if (rc == KCTL_ERR_NOT_FOUND) {
+        rc = KCTL_OK; /* a first start, or a journal without a snapshot yet */
+    }
+    kctl__free(&ms->allocator, buf);
+    buf = NULL;
     if (rc != KCTL_OK) return rc;
-    rc = kctl__ms_load_buf(ms, buf, len);
+    /* the journal beside the file the path names */
+    if ((rc = kctl__port_file_target(ms->path, &ms->allocator, &target)) != KCTL_OK) return rc;
+    tl = strlen(target);
+    j->jpath = (char *)kctl__alloc(&ms->allocator, tl + 9);
+    if (j->jpath) {
+        memcpy(j->jpath, target, tl);
+        memcpy(j->jpath + tl, ".journal", 9);
+    }
+    kctl__free(&ms->allocator, target);
+    if (!j->jpath) return KCTL_ERR_NOMEM;
+    if ((fd = j->fs.open_fn(j->jpath, KCTL_FS_READ, j->fs.user_data)) < 0) {
+        struct stat sb;
+        return errno == ENOENT && lstat(j->jpath, &sb) != 0 ? KCTL_OK : KCTL_ERR_IO; /* none yet */
+    }
+    len = 0;
+    for (;;) {
+        int64_t k;
+        if (len == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *nb = ncap <= (size_t)1 << 31 ? (char *)kctl__alloc(&ms->allocator, ncap) : NULL;
+            if (!nb) {
+                rc = ncap > (size_t)1 << 31 ? KCTL_ERR_TOO_LARGE : KCTL_ERR_NOMEM;
+                break;
+            }
+            if (len) memcpy(nb, buf, len);
+            kctl__free(&ms->allocator, buf);
+            buf = nb;
+            cap = ncap;
+        }
+        k = j->fs.read_fn(fd, buf + len, cap - len, j->fs.user_data);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            rc = KCTL_ERR_IO; /* a directory, say */
+            break;
+        }
+        if (k == 0) break;
+        len += (size_t)k;
+    }
+    (void)j->fs.close_fn(fd, j->fs.user_data);
+    if (rc == KCTL_OK) rc = kctl__jnl_replay(ms, buf ? buf : "", len);
+    if (rc == KCTL_OK && (rc = kctl__ms_load_unique(ms)) != KCTL_OK) kctl__ms_unload(ms);
     kctl__free(&ms->allocator, buf);
     return rc;
 #endif

@@ -3,7 +3,7 @@
 
    It wraps write(), fsync() and rename(). A call is watched when it is
    about a file whose path ends in ".tmp" (the memstore's temporary file)
-   or one of the paths in KCTL_FAULTFS_PATHS; the rest (the program's own
+   or ".journal" (its journal) or one of the paths in KCTL_FAULTFS_PATHS; the rest (the program's own
    output, its logs) goes straight through. Set in the environment:
 
      KCTL_FAULTFS_BUDGET  bytes that watched writes may take in all (unset:
@@ -17,8 +17,9 @@
                           watched call of those kinds fails (default 1:
                           every one), for failures that come and go.
      KCTL_FAULTFS_DISK    bytes the disk holds instead: a write to
-                          "<file>.tmp" fails with ENOSPC (cut short first)
-                          once "<file>" and "<file>.tmp" would need more.
+                          "<file>.tmp" or "<file>.journal" fails with
+                          ENOSPC (cut short first) once "<file>",
+                          "<file>.tmp" and "<file>.journal" would need more.
      KCTL_FAULTFS_PATHS   more watched paths, ':'-separated, compared
                           whole (a directory here is what "dirsync" hits).
 
@@ -81,6 +82,7 @@ static bool ff_watched_path(const char *path) {
     const char *list = getenv("KCTL_FAULTFS_PATHS");
     size_t n = strlen(path);
     if (n >= 4 && strcmp(path + n - 4, ".tmp") == 0) return true;
+    if (n >= 8 && strcmp(path + n - 8, ".journal") == 0) return true;
     while (list && *list) {
         const char *colon = strchr(list, ':');
         size_t len = colon ? (size_t)(colon - list) : strlen(list);
@@ -122,14 +124,18 @@ ssize_t write(int fd, const void *buf, size_t n) {
         real = u.f;
     }
     if (!ff_fd_path(fd, path, sizeof path) || !ff_watched_path(path)) return real(fd, buf, n);
-    if (ff_env_num("KCTL_FAULTFS_DISK", &disk)) { /* the file and its temporary share the disk */
-        struct stat tmp, base;
-        size_t len = strlen(path);
+    if (ff_env_num("KCTL_FAULTFS_DISK", &disk)) { /* the file, its temporary and its journal share the disk */
+        static const char *const parts[3] = { "", ".tmp", ".journal" };
+        struct stat sb;
+        size_t len = strlen(path), cut = 0, p;
         unsigned long long used = 0;
-        if (fstat(fd, &tmp) == 0) used += (unsigned long long)tmp.st_size;
-        if (len > 4 && strcmp(path + len - 4, ".tmp") == 0) {
-            path[len - 4] = '\0';
-            if (stat(path, &base) == 0) used += (unsigned long long)base.st_size;
+        if (len > 4 && strcmp(path + len - 4, ".tmp") == 0) cut = 4;
+        else if (len > 8 && strcmp(path + len - 8, ".journal") == 0) cut = 8;
+        if (!cut && fstat(fd, &sb) == 0) used += (unsigned long long)sb.st_size;
+        for (p = 0; cut && p < 3; p++) {
+            char other[4096 + 16];
+            snprintf(other, sizeof other, "%.*s%s", (int)(len - cut), path, parts[p]);
+            if (stat(other, &sb) == 0) used += (unsigned long long)sb.st_size;
         }
         if (used >= disk) {
             errno = ENOSPC;

@@ -428,9 +428,209 @@ static void tp_linked_path(void) {
     tp_rmtree(dir);
 }
 
-/* ---- 2.2 without faults in the system calls: a save that cannot be
-   made (its temporary file's name is taken by a directory) leaves every
-   kind of write unmade, in memory, in the file and for watchers. */
+/* ---- an in-process file layer with faults (kctl_fs): a crash stops the
+   program at its Nth file operation that changes something (a write at
+   that point lands in part: torn), a full disk fails writes with ENOSPC
+   after a short write, a failing disk fails fsync with EIO. Reads and
+   closes pass through. fsync itself does nothing here: these tests are
+   about a killed process, whose written bytes the system keeps. */
+typedef struct tf_fs {
+    kctl_fs real;
+    long ops;        /* operations that change something, so far */
+    long crash_at;   /* the operation the program dies at (0: never) */
+    unsigned tear;   /* at the crash: a write lands tear % (n + 1) bytes; another operation is made first when odd */
+    bool dead;
+    bool full;       /* writes: a short write of `room` bytes, then ENOSPC */
+    size_t room;
+    bool fail_sync;  /* fsync: EIO */
+    bool real_sync;  /* pass fsync through (the group commit test's counts) */
+    long syncs, writes;
+#ifndef KCTL_NO_THREADS
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long hold_first_sync_until_writes; /* group commit: the first journal fsync waits for this many writes */
+#endif
+} tf_fs;
+
+static tf_fs *tf_of(void *ud) { return (tf_fs *)ud; }
+
+/* Whether the operation may go on (false: the program is dead, errno EIO). */
+static bool tf_step(tf_fs *f, bool *crash_now) {
+    *crash_now = false;
+    if (f->dead) {
+        errno = EIO;
+        return false;
+    }
+    if (f->crash_at && ++f->ops == f->crash_at) *crash_now = true;
+    return true;
+}
+
+static int tf_open(const char *path, int flags, void *ud) {
+    tf_fs *f = tf_of(ud);
+    bool crash;
+    int fd;
+    if (flags == KCTL_FS_READ || flags == KCTL_FS_DIR) return f->real.open_fn(path, flags, f->real.user_data);
+    if (!tf_step(f, &crash)) return -1;
+    if (crash && !(f->tear & 1)) {
+        f->dead = true;
+        errno = EIO;
+        return -1;
+    }
+    fd = f->real.open_fn(path, flags, f->real.user_data);
+    if (crash) f->dead = true;
+    return crash ? (f->real.close_fn(fd, f->real.user_data), errno = EIO, -1) : fd;
+}
+static int64_t tf_read(int fd, void *buf, size_t n, void *ud) { return tf_of(ud)->real.read_fn(fd, buf, n, tf_of(ud)->real.user_data); }
+static int64_t tf_write(int fd, const void *buf, size_t n, void *ud) {
+    tf_fs *f = tf_of(ud);
+    bool crash;
+    if (!tf_step(f, &crash)) return -1;
+#ifndef KCTL_NO_THREADS
+    pthread_mutex_lock(&f->mu);
+    f->writes++;
+    pthread_cond_broadcast(&f->cv);
+    pthread_mutex_unlock(&f->mu);
+#else
+    f->writes++;
+#endif
+    if (crash) {
+        size_t k = f->tear % (n + 1);
+        if (k) (void)f->real.write_fn(fd, buf, k, f->real.user_data);
+        f->dead = true;
+        errno = EIO;
+        return -1;
+    }
+    if (f->full) {
+        size_t k = f->room < n ? f->room : n;
+        if (k) {
+            f->room -= k;
+            return f->real.write_fn(fd, buf, k, f->real.user_data);
+        }
+        errno = ENOSPC;
+        return -1;
+    }
+    return f->real.write_fn(fd, buf, n, f->real.user_data);
+}
+static int tf_sync(int fd, void *ud) {
+    tf_fs *f = tf_of(ud);
+    bool crash;
+    if (!tf_step(f, &crash)) return -1;
+    f->syncs++;
+    if (crash || f->fail_sync) {
+        if (crash && (f->tear & 1) && f->real_sync) (void)f->real.sync_fn(fd, f->real.user_data);
+        if (crash) f->dead = true;
+        errno = EIO;
+        return -1;
+    }
+#ifndef KCTL_NO_THREADS
+    if (f->hold_first_sync_until_writes) {
+        struct timespec until;
+        long want = f->hold_first_sync_until_writes;
+        f->hold_first_sync_until_writes = 0;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 10; /* a bound, should the writers never come: the count then fails */
+        pthread_mutex_lock(&f->mu);
+        while (f->writes < want && pthread_cond_timedwait(&f->cv, &f->mu, &until) == 0) { }
+        pthread_mutex_unlock(&f->mu);
+    }
+#endif
+    return f->real_sync ? f->real.sync_fn(fd, f->real.user_data) : 0;
+}
+static int tf_truncate(int fd, uint64_t size, void *ud) {
+    tf_fs *f = tf_of(ud);
+    bool crash;
+    if (!tf_step(f, &crash)) return -1;
+    if (crash && !(f->tear & 1)) {
+        f->dead = true;
+        errno = EIO;
+        return -1;
+    }
+    if (f->real.truncate_fn(fd, size, f->real.user_data) != 0) return -1;
+    if (crash) {
+        f->dead = true;
+        errno = EIO;
+        return -1;
+    }
+    return 0;
+}
+static int tf_close(int fd, void *ud) { return tf_of(ud)->real.close_fn(fd, tf_of(ud)->real.user_data); }
+static int tf_rename(const char *from, const char *to, void *ud) {
+    tf_fs *f = tf_of(ud);
+    bool crash;
+    int rc = 0;
+    if (!tf_step(f, &crash)) return -1;
+    if (!crash || (f->tear & 1)) rc = f->real.rename_fn(from, to, f->real.user_data);
+    if (crash) {
+        f->dead = true;
+        errno = EIO;
+        return -1;
+    }
+    return rc;
+}
+static int tf_unlink(const char *path, void *ud) {
+    tf_fs *f = tf_of(ud);
+    bool crash;
+    if (!tf_step(f, &crash)) return -1;
+    if (crash) {
+        f->dead = true;
+        errno = EIO;
+        return -1;
+    }
+    return f->real.unlink_fn(path, f->real.user_data);
+}
+
+static void tf_init(tf_fs *f) {
+    memset(f, 0, sizeof *f);
+    f->real = kctl_fs_posix();
+#ifndef KCTL_NO_THREADS
+    pthread_mutex_init(&f->mu, NULL);
+    pthread_cond_init(&f->cv, NULL);
+#endif
+}
+
+static void tf_deinit(tf_fs *f) {
+#ifndef KCTL_NO_THREADS
+    pthread_mutex_destroy(&f->mu);
+    pthread_cond_destroy(&f->cv);
+#else
+    (void)f;
+#endif
+}
+
+static kctl_fs tf_layer(tf_fs *f) {
+    kctl_fs fs;
+    fs.open_fn = tf_open;
+    fs.read_fn = tf_read;
+    fs.write_fn = tf_write;
+    fs.sync_fn = tf_sync;
+    fs.truncate_fn = tf_truncate;
+    fs.close_fn = tf_close;
+    fs.rename_fn = tf_rename;
+    fs.unlink_fn = tf_unlink;
+    fs.user_data = f;
+    return fs;
+}
+
+/* A journaled store at path through layer fs (NULL: POSIX). */
+static int tf_create(const char *path, const kctl_fs *fs, uint64_t compact_bytes, kctl_logger *log, kt_alloc *a, kctl_memstore **ms) {
+    kctl_memstore_desc d;
+    memset(&d, 0, sizeof d);
+    kt_alloc_init(a);
+    d.allocator = kt_allocator(a);
+    d.path = path;
+    d.save_on_write = true;
+    d.fs = fs;
+    d.compact_bytes = compact_bytes;
+    if (log) d.logger = *log;
+    *ms = NULL;
+    return kctl_memstore_create(&d, ms);
+}
+
+/* ---- 2.2 (and issue 13: a full disk): a write whose record cannot be
+   written (ENOSPC from the file layer, after a short write) is unmade,
+   in memory, in the files and for watchers, for every kind of write;
+   once there is room the store takes writes, and a restart finds
+   exactly what was acknowledged. */
 static void tp_expect_unmade(kctl_memstore *ms, kctl_transport *t, kctl_watch *w, const char *what, int rc, kctl_api_status *st,
                              const char *name, const char *doc_before, int line) {
     kctl_event ev;
@@ -450,7 +650,9 @@ static void tp_expect_unmade(kctl_memstore *ms, kctl_transport *t, kctl_watch *w
 }
 
 static void tp_failed_save_unmade(void) {
-    char dir[256], path[320], tmp[330];
+    char dir[256], path[320];
+    tf_fs f;
+    kctl_fs fs;
     char *a0 = NULL, *b0 = NULL, *c1 = NULL;
     kt_alloc al;
     kctl_memstore *ms = NULL;
@@ -462,10 +664,12 @@ static void tp_failed_save_unmade(void) {
     const char *names[3] = { "a", "b", "c" };
     if (!tp_mkdtemp(dir, sizeof dir)) return;
     snprintf(path, sizeof path, "%s/store.db", dir);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     memset(&st, 0, sizeof st);
-    KT_EQ_INT(tp_create(path, true, &al, &ms), KCTL_OK);
+    tf_init(&f);
+    fs = tf_layer(&f);
+    KT_EQ_INT(tf_create(path, &fs, 0, NULL, &al, &ms), KCTL_OK);
     if (!ms) {
+        tf_deinit(&f);
         tp_rmtree(dir);
         return;
     }
@@ -476,7 +680,8 @@ static void tp_failed_save_unmade(void) {
     a0 = tp_doc(ms, &tp_cm, "a");
     b0 = tp_doc(ms, &tp_cm, "b");
     KT_EQ_INT(kctl_transport_watch_open(&t, &tp_cm, NULL, "2", &w, NULL), KCTL_OK);
-    KT_EQ_INT(mkdir(tmp, 0700), 0); /* every save fails from here */
+    f.full = true; /* the disk is full from here: a short write, then ENOSPC */
+    f.room = 7;
     if (!w || !a0 || !b0) goto out;
     tp_expect_unmade(ms, &t, w, "apply (create)", kctl_memstore_apply(ms, &tp_cm, "{\"metadata\":{\"name\":\"c\"}}", KCTL_NTS, &o, &st),
                      &st, "c", NULL, __LINE__);
@@ -502,7 +707,7 @@ static void tp_failed_save_unmade(void) {
                      __LINE__);
     KT_EQ_INT(kctl_memstore_save(ms), KCTL_ERR_IO);
     /* the space is back: the next write takes revision 3 and the next uid */
-    KT_EQ_INT(rmdir(tmp), 0);
+    f.full = false;
     KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, "{\"metadata\":{\"name\":\"c\"}}", KCTL_NTS, &o, NULL), KCTL_OK);
     if (o) {
         KT_EQ_STR(kctl_obj_resource_version(o), "3");
@@ -529,7 +734,7 @@ static void tp_failed_save_unmade(void) {
 out:
     if (w) kctl_transport_watch_close(&t, w);
     tp_destroy(ms, &al);
-    rmdir(tmp);
+    tf_deinit(&f);
     free(a0);
     free(b0);
     free(c1);
@@ -843,6 +1048,672 @@ static void tp_concurrent_saves(void) {
 #endif
 }
 
+/* ---- issue 13: the journal */
+
+/* A directory for the tests that open stores hundreds of times: under
+   TMPDIR when it is set, else on a RAM disk (/dev/shm) when there is one:
+   these tests are about a killed process, not the disk, and a disk's
+   file systems flush a file replaced or emptied (ext4's auto_da_alloc),
+   which would make them take seconds. */
+static bool tj_mkdtemp(char *dir, size_t cap) {
+    const char *base = getenv("TMPDIR");
+    struct stat sb;
+    if ((!base || !*base) && stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) && access("/dev/shm", W_OK) == 0) {
+        snprintf(dir, cap, "/dev/shm/kctl-persist-XXXXXX");
+        if (mkdtemp(dir)) return true;
+    }
+    return tp_mkdtemp(dir, cap);
+}
+
+/* The workload of the crash tests: step i writes object o<i % 9> (creates,
+   replaces, status writes, deletes and re-creates, one with a finalizer),
+   each write's spec.i (or status.i) being i. Its result. */
+#define TJ_NAMES 9
+static int tj_step(kctl_memstore *ms, int i, int *target) {
+    kctl_transport t = kctl_memstore_transport(ms);
+    char doc[512], name[16];
+    int k = i % TJ_NAMES;
+    snprintf(name, sizeof name, "o%d", k);
+    *target = k;
+    switch ((i / TJ_NAMES) % 4) {
+    case 2:
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"},\"status\":{\"i\":%d}}", name, i);
+        return kctl_transport_update_status(&t, &tp_cm, doc, KCTL_NTS, NULL, NULL);
+    case 3:
+        return kctl_memstore_delete(ms, &tp_cm, name, NULL);
+    default:
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"i\":\"%d\"}},\"spec\":{\"i\":%d,\"pad\":\"%0*d\"}}", name, i, i,
+                 20 + (i * 37) % 120, i);
+        return kctl_memstore_apply(ms, &tp_cm, doc, KCTL_NTS, NULL, NULL);
+    }
+}
+
+/* The documents of o0..o8 (NULL: not there) and the revision. */
+typedef struct tj_model {
+    char *doc[TJ_NAMES];
+    uint64_t rev;
+} tj_model;
+
+static void tj_snap(kctl_memstore *ms, tj_model *m) {
+    int k;
+    for (k = 0; k < TJ_NAMES; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "o%d", k);
+        free(m->doc[k]);
+        m->doc[k] = tp_doc(ms, &tp_cm, name);
+    }
+    m->rev = kctl_memstore_revision(ms);
+}
+
+static void tj_free(tj_model *m) {
+    int k;
+    for (k = 0; k < TJ_NAMES; k++) free(m->doc[k]);
+    memset(m, 0, sizeof *m);
+}
+
+/* Whether ms holds exactly model a, or (the write in flight made whole)
+   exactly b. */
+static bool tj_same(kctl_memstore *ms, const tj_model *m) {
+    int k;
+    if (kctl_memstore_revision(ms) != m->rev) return false;
+    for (k = 0; k < TJ_NAMES; k++) {
+        char name[16], *doc;
+        bool same;
+        snprintf(name, sizeof name, "o%d", k);
+        doc = tp_doc(ms, &tp_cm, name);
+        same = doc ? m->doc[k] && strcmp(doc, m->doc[k]) == 0 : !m->doc[k];
+        free(doc);
+        if (!same) return false;
+    }
+    return true;
+}
+
+/* Run the workload's steps from *i through fs until a write fails (the
+   program died) or `steps` are done; *acked is the store as the last
+   acknowledged write left it, *inflight as the failed write left it in
+   memory (the write a restart may or may not find). */
+static int tj_run(kctl_memstore *ms, int *i, int steps, tj_model *acked, tj_model *inflight) {
+    int end = *i + steps, target, rc = KCTL_OK;
+    tj_snap(ms, acked);
+    for (; *i < end; (*i)++) {
+        rc = tj_step(ms, *i, &target);
+        if (rc == KCTL_ERR_NOT_FOUND) rc = KCTL_OK; /* a delete of one not there */
+        if (rc != KCTL_OK) break;
+        tj_snap(ms, acked);
+    }
+    tj_snap(ms, inflight);
+    return rc;
+}
+
+/* Kill -9 at every file operation of a workload (creates, replaces, status
+   writes, deletes; compactions every few writes), in process: the file
+   layer stops at its Nth operation, a write there torn at a point that
+   moves with N. A restart finds every acknowledged write, and the write
+   in flight wholly or not at all, at a consistent revision; it cuts the
+   torn tail off and takes writes again, which a second restart finds. */
+static void tp_journal_crash_points(void) {
+    char dir[256], path[320];
+    tf_fs f;
+    kctl_fs fs;
+    kt_alloc a;
+    kctl_memstore *ms = NULL;
+    kctl_memstore_persist_stats ps;
+    long total, n;
+    int i, failures = 0, steps = 90, in_flight_kept = 0;
+    if (!tj_mkdtemp(dir, sizeof dir)) return;
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    tf_init(&f);
+    fs = tf_layer(&f);
+    /* the operations of the whole workload, without a crash */
+    f.crash_at = -1; /* counts, never reached */
+    KT_EQ_INT(tf_create(path, &fs, 700, NULL, &a, &ms), KCTL_OK);
+    if (!ms) goto out;
+    for (i = 0; i < steps; i++) {
+        int target, rc = tj_step(ms, i, &target);
+        if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) KT_EQ_INT(rc, KCTL_OK);
+    }
+    KT_EQ_INT(kctl_memstore_read_persist_stats(ms, &ps), KCTL_OK);
+    KT_CHECK(ps.snapshots >= 4); /* the crash points below go through compactions */
+    KT_CHECK(ps.records >= (uint64_t)steps - 10);
+    tp_destroy(ms, &a);
+    total = f.ops; /* crash_at -1 is never reached: the operations counted */
+    KT_CHECK(total > 250);
+    if (getenv("KT_VERBOSE")) printf("tp_journal_crash_points: %ld crash points\n", total);
+    for (n = 1; n <= total && failures < 3; n++) {
+        tj_model acked, inflight;
+        kctl_memstore *again = NULL;
+        kt_alloc b;
+        int rc;
+        memset(&acked, 0, sizeof acked);
+        memset(&inflight, 0, sizeof inflight);
+        tp_rmtree(dir);
+        mkdir(dir, 0700);
+        tf_deinit(&f);
+        tf_init(&f);
+        f.crash_at = n;
+        f.tear = (unsigned)(n * 2654435761u);
+        i = 0;
+        rc = tf_create(path, &fs, 700, NULL, &a, &ms);
+        if (rc == KCTL_OK) {
+            tj_run(ms, &i, steps, &acked, &inflight);
+            kctl_memstore_destroy(ms); /* the program is dead: nothing more reaches the files */
+        }
+        KT_EQ_INT(a.live, 0);
+        /* the restart */
+        rc = tf_create(path, NULL, 700, NULL, &b, &again);
+        if (rc != KCTL_OK || !again) {
+            kt_fail(__FILE__, __LINE__, "crash at operation %ld: the store does not open (%s)", n, kctl_strerror(rc));
+            failures++;
+        } else {
+            bool as_acked = tj_same(again, &acked), as_inflight = !as_acked && tj_same(again, &inflight);
+            if (!as_acked && !as_inflight) {
+                kt_fail(__FILE__, __LINE__, "crash at operation %ld (step %d): the restart holds revision %llu, acknowledged %llu", n, i,
+                        (unsigned long long)kctl_memstore_revision(again), (unsigned long long)acked.rev);
+                failures++;
+            }
+            in_flight_kept += as_inflight;
+            /* it takes writes again (after the torn tail), and they last */
+            if (kctl_memstore_apply(again, &tp_cm, "{\"metadata\":{\"name\":\"after\"}}", KCTL_NTS, NULL, NULL) != KCTL_OK) {
+                kt_fail(__FILE__, __LINE__, "crash at operation %ld: no write after the restart", n);
+                failures++;
+            }
+            tj_snap(again, &acked);
+            tp_destroy(again, &b);
+            if (tf_create(path, NULL, 700, NULL, &b, &again) != KCTL_OK || !again || !tj_same(again, &acked)) {
+                kt_fail(__FILE__, __LINE__, "crash at operation %ld: the write after the restart did not last", n);
+                failures++;
+            }
+            if (again) tp_destroy(again, &b);
+        }
+        tj_free(&acked);
+        tj_free(&inflight);
+    }
+    KT_CHECK(in_flight_kept > 0); /* some crashes came after a record was whole, before its acknowledgement */
+out:
+    tf_deinit(&f);
+    tp_rmtree(dir);
+}
+
+/* A logger that keeps the last item. */
+static void tj_log(int level, uint32_t item, const char *msg, void *ud) {
+    (void)level;
+    (void)msg;
+    *(uint32_t *)ud = item;
+}
+
+/* The journal of a store at path after `writes` writes (o0..o8), in *buf. */
+static bool tj_journal_of(const char *path, int writes, char **buf, size_t *len) {
+    char jpath[340];
+    kt_alloc a;
+    kctl_memstore *ms = NULL;
+    int i, target;
+    *buf = NULL;
+    if (tf_create(path, NULL, 0, NULL, &a, &ms) != KCTL_OK || !ms) return false;
+    for (i = 0; i < writes; i++) tj_step(ms, i, &target);
+    tp_destroy(ms, &a);
+    snprintf(jpath, sizeof jpath, "%s.journal", path);
+    return (*buf = tp_slurp(jpath, len)) != NULL;
+}
+
+/* The offsets of the journal's records (after its 15-byte header). */
+static size_t tj_records(const char *buf, size_t len, size_t *off, size_t cap) {
+    size_t p = 15, n = 0;
+    while (p + 12 <= len && n < cap) {
+        uint32_t plen = (uint32_t)(unsigned char)buf[p] | (uint32_t)(unsigned char)buf[p + 1] << 8 |
+                        (uint32_t)(unsigned char)buf[p + 2] << 16 | (uint32_t)(unsigned char)buf[p + 3] << 24;
+        off[n++] = p;
+        p += 12 + plen;
+    }
+    return n;
+}
+
+/* Open the store with journal bytes j[0..len): its revision, the log item
+   it logged (0: none) and its stats; -1 when it does not open. */
+static long long tj_open_with(const char *path, const char *j, size_t len, uint32_t *item, kctl_memstore_persist_stats *ps) {
+    char jpath[340];
+    kt_alloc a;
+    kctl_memstore *ms = NULL;
+    kctl_logger lg;
+    long long rev;
+    snprintf(jpath, sizeof jpath, "%s.journal", path);
+    if (!tp_spit(jpath, j, len)) return -1;
+    *item = 0;
+    lg.func = tj_log;
+    lg.user_data = item;
+    if (tf_create(path, NULL, 0, &lg, &a, &ms) != KCTL_OK || !ms) return -1;
+    rev = (long long)kctl_memstore_revision(ms);
+    kctl_memstore_read_persist_stats(ms, ps);
+    tp_destroy(ms, &a);
+    return rev;
+}
+
+/* Recovery keeps everything before the first bad record and says why: a
+   journal cut at every length (torn: all whole records kept), a byte
+   changed in a middle record (bad checksum), a middle record's length
+   changed (wrong length), a record out of order; and the store takes
+   writes after it, cutting the bad tail off first. */
+static void tp_journal_corrupt(void) {
+    char dir[256], path[320];
+    char *j = NULL, *bad = NULL;
+    size_t len = 0, off[64], n, cut, k;
+    uint32_t item;
+    kctl_memstore_persist_stats ps;
+    long long rev;
+    int wrong = 0;
+    if (!tj_mkdtemp(dir, sizeof dir)) return;
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    if (!tj_journal_of(path, 12, &j, &len) || !(bad = (char *)malloc(len))) goto out;
+    n = tj_records(j, len, off, 64);
+    KT_EQ_INT(n, 12); /* the snapshot is the empty store of the first write */
+    /* every cut: the whole records before it */
+    for (cut = 0; cut <= len && wrong < 3; cut++) {
+        size_t whole = 0;
+        bool boundary = cut <= 15 || cut == len;
+        for (k = 0; k < n; k++) {
+            if (k + 1 < n ? off[k + 1] <= cut : len <= cut) whole = k + 1;
+            if (off[k] == cut) boundary = true;
+        }
+        rev = tj_open_with(path, j, cut, &item, &ps);
+        if (rev != (long long)whole || (boundary ? item != 0 : item != KCTL_LOGITEM_MEMSTORE_JOURNAL_TORN) || ps.replayed != whole) {
+            kt_fail(__FILE__, __LINE__, "cut at %lu: revision %lld (want %lu), item %u", (unsigned long)cut, rev, (unsigned long)whole, item);
+            wrong++;
+        }
+    }
+    /* a byte of record 5's payload changed: records 0-4 kept */
+    memcpy(bad, j, len);
+    bad[off[5] + 20] ^= 0x20;
+    rev = tj_open_with(path, bad, len, &item, &ps);
+    KT_EQ_INT(rev, 5);
+    KT_EQ_INT(item, KCTL_LOGITEM_MEMSTORE_JOURNAL_CORRUPT);
+    KT_EQ_U64(ps.dropped_bytes, len - off[5]);
+    /* record 7's length one more (its checksum no longer holds), and far past the end */
+    memcpy(bad, j, len);
+    bad[off[7]] = (char)(bad[off[7]] + 1);
+    KT_EQ_INT(tj_open_with(path, bad, len, &item, &ps), 7);
+    KT_EQ_INT(item, KCTL_LOGITEM_MEMSTORE_JOURNAL_CORRUPT);
+    memcpy(bad, j, len);
+    bad[off[7] + 3] = 0x30;
+    KT_EQ_INT(tj_open_with(path, bad, len, &item, &ps), 7);
+    KT_CHECK(item != 0);
+    /* record 3 twice (a revision out of order): 0-3 kept */
+    {
+        size_t r3 = off[4] - off[3];
+        char *dup = (char *)malloc(off[4] + r3);
+        if (dup) {
+            memcpy(dup, j, off[4]);
+            memcpy(dup + off[4], j + off[3], r3);
+            KT_EQ_INT(tj_open_with(path, dup, off[4] + r3, &item, &ps), 4);
+            KT_EQ_INT(item, KCTL_LOGITEM_MEMSTORE_JOURNAL_CORRUPT);
+            free(dup);
+        }
+    }
+    /* after a corrupt middle record: a write goes where the good part ends,
+       and a restart finds it next to everything before */
+    memcpy(bad, j, len);
+    bad[off[5] + 20] ^= 0x20;
+    {
+        char jpath[340];
+        kt_alloc a;
+        kctl_memstore *ms = NULL;
+        snprintf(jpath, sizeof jpath, "%s.journal", path);
+        if (tp_spit(jpath, bad, len) && tf_create(path, NULL, 0, NULL, &a, &ms) == KCTL_OK && ms) {
+            KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, "{\"metadata\":{\"name\":\"after\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+            KT_EQ_U64(kctl_memstore_revision(ms), 6);
+            tp_destroy(ms, &a);
+            KT_EQ_INT(tf_create(path, NULL, 0, NULL, &a, &ms), KCTL_OK);
+            if (ms) {
+                char *doc = tp_doc(ms, &tp_cm, "after");
+                KT_EQ_U64(kctl_memstore_revision(ms), 6);
+                KT_CHECK(doc != NULL);
+                free(doc);
+                tp_destroy(ms, &a);
+            }
+        }
+    }
+    /* a file that is no journal: refused, left as it is */
+    {
+        char jpath[340];
+        kt_alloc a;
+        kctl_memstore *ms = NULL;
+        snprintf(jpath, sizeof jpath, "%s.journal", path);
+        tp_spit(jpath, "not a journal at all\n", 21);
+        KT_EQ_INT(tf_create(path, NULL, 0, NULL, &a, &ms), KCTL_ERR_PROTO);
+        KT_CHECK(ms == NULL && a.live == 0);
+        KT_CHECK(tp_file_is(jpath, "not a journal at all\n", 21));
+    }
+out:
+    free(j);
+    free(bad);
+    tp_rmtree(dir);
+}
+
+/* Today's snapshot, from a store of kctl 0.4 (no journal), opens, and
+   takes journaled writes; the journal is folded into a snapshot past
+   compact_bytes, and what a restart finds is the same. */
+static void tp_journal_old_snapshot_compacts(void) {
+    static const char *const rids[1] = { "/configmaps" };
+    static const char *const docs[1] = { "{\"metadata\":{\"name\":\"web\",\"namespace\":\"prod\",\"uid\":\"00000000-0000-4000-8000-000000000001\","
+                                         "\"resourceVersion\":\"3\",\"generation\":1}}" };
+    char dir[256], path[320], buf[2048], jpath[340];
+    kt_alloc a;
+    kctl_memstore *ms = NULL;
+    kctl_memstore_persist_stats ps;
+    tj_model m;
+    size_t len, jl = 0;
+    char *jb;
+    int i, target;
+    memset(&m, 0, sizeof m);
+    if (!tp_mkdtemp(dir, sizeof dir)) return;
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    snprintf(jpath, sizeof jpath, "%s.journal", path);
+    len = tp_store_file(buf, sizeof buf, "kctl-memstore 1 5 2 1\n", rids, docs, 1);
+    if (!tp_spit(path, buf, len)) goto out;
+    KT_EQ_INT(tf_create(path, NULL, 2000, NULL, &a, &ms), KCTL_OK);
+    if (!ms) goto out;
+    KT_EQ_U64(kctl_memstore_revision(ms), 5);
+    KT_CHECK(tp_file_is(path, buf, len)); /* a record, not a rewrite */
+    for (i = 0; i < 40; i++) KT_CHECK(tj_step(ms, i, &target) != KCTL_ERR_IO);
+    KT_EQ_INT(kctl_memstore_read_persist_stats(ms, &ps), KCTL_OK);
+    KT_CHECK(ps.snapshots >= 2);
+    { /* folded once past compact_bytes and the snapshot's size: longer by one record at most */
+        size_t sl = 0;
+        char *sb = tp_slurp(path, &sl);
+        if (ps.journal_bytes > (sl > 2000 ? sl : 2000) + 400)
+            kt_fail(__FILE__, __LINE__, "journal %llu bytes past compact_bytes 2000 and the snapshot's %lu", (unsigned long long)ps.journal_bytes,
+                    (unsigned long)sl);
+        free(sb);
+    }
+    jb = tp_slurp(jpath, &jl);
+    KT_CHECK(jb && jl == ps.journal_bytes);
+    free(jb);
+    tj_snap(ms, &m);
+    tp_destroy(ms, &a);
+    KT_EQ_INT(tf_create(path, NULL, 2000, NULL, &a, &ms), KCTL_OK);
+    if (ms) {
+        char *doc = tp_doc(ms, &tp_cm, "web");
+        KT_CHECK(tj_same(ms, &m));
+        KT_CHECK(doc != NULL);
+        free(doc);
+        tp_destroy(ms, &a);
+    }
+out:
+    tj_free(&m);
+    tp_rmtree(dir);
+}
+
+#ifndef KCTL_NO_THREADS
+typedef struct tj_writer {
+    kctl_memstore *ms;
+    int id, rc;
+} tj_writer;
+
+static void *tj_write_one(void *arg) {
+    tj_writer *w = (tj_writer *)arg;
+    char doc[128];
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"g%d\"},\"spec\":{\"i\":%d}}", w->id, w->id);
+    w->rc = kctl_memstore_apply(w->ms, &tp_cm, doc, KCTL_NTS, NULL, NULL);
+    return NULL;
+}
+#endif
+
+/* Group commit: while one writer's fsync is in flight, the writers that
+   come append their records and share the next fsync. The file layer
+   holds the first fsync of the journal until every writer's record is
+   written: 1 + 4 writes make 2 fsyncs, not 5; each was acknowledged only
+   after its own record was synced (all there after a restart). */
+static void tp_journal_group_commit(void) {
+#ifndef KCTL_NO_THREADS
+    char dir[256], path[320];
+    tf_fs f;
+    kctl_fs fs;
+    kt_alloc a;
+    kctl_memstore *ms = NULL;
+    kctl_memstore_persist_stats before, after;
+    pthread_t th[5];
+    tj_writer w[5];
+    long base;
+    int i;
+    if (!tp_mkdtemp(dir, sizeof dir)) return;
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    tf_init(&f);
+    f.real_sync = true;
+    fs = tf_layer(&f);
+    KT_EQ_INT(tf_create(path, &fs, 0, NULL, &a, &ms), KCTL_OK);
+    if (!ms) goto out;
+    /* the first write opens the journal (a snapshot, the header) */
+    KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, "{\"metadata\":{\"name\":\"first\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_read_persist_stats(ms, &before), KCTL_OK);
+    pthread_mutex_lock(&f.mu);
+    base = f.writes;
+    f.hold_first_sync_until_writes = base + 5; /* the first fsync from here waits for all five records */
+    pthread_mutex_unlock(&f.mu);
+    for (i = 0; i < 5; i++) {
+        w[i].ms = ms;
+        w[i].id = i;
+        w[i].rc = -100;
+        KT_EQ_INT(pthread_create(&th[i], NULL, tj_write_one, &w[i]), 0);
+    }
+    for (i = 0; i < 5; i++) pthread_join(th[i], NULL);
+    for (i = 0; i < 5; i++) KT_EQ_INT(w[i].rc, KCTL_OK);
+    KT_EQ_INT(kctl_memstore_read_persist_stats(ms, &after), KCTL_OK);
+    KT_EQ_U64(after.records - before.records, 5);
+    KT_EQ_U64(after.syncs - before.syncs, 2); /* the first writer's, then one for the other four */
+    tp_destroy(ms, &a);
+    KT_EQ_INT(tf_create(path, NULL, 0, NULL, &a, &ms), KCTL_OK);
+    if (ms) {
+        KT_EQ_U64(kctl_memstore_revision(ms), 6);
+        tp_destroy(ms, &a);
+    }
+out:
+    tf_deinit(&f);
+    tp_rmtree(dir);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* A full disk (ENOSPC from the file layer, after a short write): the write
+   fails with IO and is nowhere (memory, watchers, the files); a fsync
+   that fails (EIO) fails its writes and every write after, until a
+   snapshot can be made; once the disk is back the store takes writes, and
+   a restart finds exactly what was acknowledged. */
+static void tp_journal_sync_fails(void) {
+    char dir[256], path[320];
+    tf_fs f;
+    kctl_fs fs;
+    kt_alloc a;
+    kctl_memstore *ms = NULL;
+    kctl_api_status st;
+    tj_model m;
+    memset(&m, 0, sizeof m);
+    memset(&st, 0, sizeof st);
+    if (!tp_mkdtemp(dir, sizeof dir)) return;
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    tf_init(&f);
+    fs = tf_layer(&f);
+    KT_EQ_INT(tf_create(path, &fs, 0, NULL, &a, &ms), KCTL_OK);
+    if (!ms) goto out;
+    KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, "{\"metadata\":{\"name\":\"a\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    f.fail_sync = true;
+    KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, "{\"metadata\":{\"name\":\"b\"}}", KCTL_NTS, NULL, &st), KCTL_ERR_IO);
+    KT_CHECK(st.code >= 500);
+    kctl_api_status_clear(&st);
+    /* broken: refused (a snapshot first, which cannot sync either), not made */
+    KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, "{\"metadata\":{\"name\":\"c\"}}", KCTL_NTS, NULL, NULL), KCTL_ERR_IO);
+    KT_EQ_U64(kctl_memstore_revision(ms), 2);
+    f.fail_sync = false;
+    KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, "{\"metadata\":{\"name\":\"c\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    KT_EQ_U64(kctl_memstore_revision(ms), 3);
+    tj_snap(ms, &m);
+    tp_destroy(ms, &a);
+    KT_EQ_INT(tf_create(path, NULL, 0, NULL, &a, &ms), KCTL_OK);
+    if (ms) {
+        char *b = tp_doc(ms, &tp_cm, "b"), *c = tp_doc(ms, &tp_cm, "c");
+        KT_EQ_U64(kctl_memstore_revision(ms), 3);
+        KT_CHECK(b != NULL && c != NULL); /* b was made in memory: the snapshot kept it */
+        free(b);
+        free(c);
+        tp_destroy(ms, &a);
+    }
+out:
+    tj_free(&m);
+    tf_deinit(&f);
+    tp_rmtree(dir);
+}
+
+/* Real kills: a child process makes acknowledged writes (o<i % 7> gets
+   spec.i = i, in order) and reports each acknowledgement on a pipe; the
+   parent SIGKILLs it at a moment that varies, reopens the store (the same
+   one, round after round) and compares: every object holds its last
+   acknowledged value, or the one write in flight, nothing else. */
+static void tp_journal_real_kills(void) {
+    char dir[256], path[320];
+    int round, next = 0, failures = 0, rounds = 60, kept = 0, model[7] = { -1, -1, -1, -1, -1, -1, -1 };
+    unsigned seed = 12345;
+    if (!tp_mkdtemp(dir, sizeof dir)) return;
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    for (round = 0; round < rounds && failures < 3; round++) {
+        int fds[2], status, last = next - 1, k, i;
+        pid_t pid;
+        char line[32];
+        kt_alloc a;
+        kctl_memstore *ms = NULL;
+        int want;
+        FILE *in;
+        seed = seed * 1103515245u + 12345u;
+        want = 1 + (int)((seed >> 16) % 12); /* acknowledgements before the kill */
+        if (pipe(fds) != 0) break;
+        fflush(stdout);
+        pid = fork();
+        if (pid == 0) {
+            kctl_memstore_desc d;
+            kctl_memstore *cms = NULL;
+            close(fds[0]);
+            memset(&d, 0, sizeof d);
+            d.path = path;
+            d.save_on_write = true;
+            d.compact_bytes = 3000; /* compactions too */
+            if (kctl_memstore_create(&d, &cms) != KCTL_OK) _exit(3);
+            for (i = next;; i++) {
+                char doc[160], msg[16];
+                int n;
+                snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"},\"spec\":{\"i\":%d,\"pad\":\"%0*d\"}}", i % 7, i, 10 + i % 50, i);
+                if (kctl_memstore_apply(cms, &tp_cm, doc, KCTL_NTS, NULL, NULL) != KCTL_OK) _exit(4);
+                n = snprintf(msg, sizeof msg, "%d\n", i);
+                if (write(fds[1], msg, (size_t)n) != n) _exit(5);
+            }
+        }
+        close(fds[1]);
+        if (pid < 0) {
+            close(fds[0]);
+            break;
+        }
+        in = fdopen(fds[0], "r");
+        /* read acknowledgements; kill after `want` of them */
+        while (in && fgets(line, sizeof line, in)) {
+            last = atoi(line);
+            if (--want == 0) {
+                kill(pid, SIGKILL);
+                /* what was already in the pipe is acknowledged too */
+            }
+        }
+        if (in) fclose(in);
+        else close(fds[0]);
+        waitpid(pid, &status, 0);
+        if (!WIFSIGNALED(status)) {
+            kt_fail(__FILE__, __LINE__, "round %d: the child ended by itself (status %d)", round, status);
+            failures++;
+            break;
+        }
+        /* the restart: o<k> holds its last acknowledged i, or the write in flight (last + 1) */
+        if (tp_create(path, true, &a, &ms) != KCTL_OK || !ms) {
+            kt_fail(__FILE__, __LINE__, "round %d: the store does not open", round);
+            failures++;
+            continue;
+        }
+        for (i = next; i <= last; i++) model[i % 7] = i; /* acknowledged this round */
+        for (k = 0; k < 7; k++) {
+            char name[16];
+            kctl_obj *o = NULL;
+            int v = -1;
+            snprintf(name, sizeof name, "o%d", k);
+            if (kctl_memstore_get(ms, &tp_cm, name, &o, NULL) == KCTL_OK && o) {
+                kctl_json j;
+                kctl_json_tok toks[32];
+                size_t dl;
+                const char *doc = kctl_obj_json(o, &dl);
+                int64_t x;
+                if (kctl_json_parse(doc, dl, toks, 32, NULL, &j) == KCTL_OK && kctl_json_int64(&j, kctl_json_path(&j, 0, "spec.i"), &x) == KCTL_OK)
+                    v = (int)x;
+                kctl_obj_unref(o);
+            }
+            if (v == last + 1 && (last + 1) % 7 == k) {
+                model[k] = v; /* the write in flight, whole */
+                kept++;
+            } else if (v != model[k]) {
+                kt_fail(__FILE__, __LINE__, "round %d: o%d holds %d, acknowledged %d (last acknowledged write %d)", round, k, v, model[k], last);
+                failures++;
+            }
+        }
+        next = last + 2; /* the next round's writes come after the one in flight */
+        tp_destroy(ms, &a);
+    }
+    (void)kept; /* how often the write in flight was kept whole: timing, no check */
+    tp_rmtree(dir);
+}
+
+/* The fsync policies, on the virtual clock: every write syncs; INTERVAL
+   syncs at the first write at least sync_interval_ms after the last sync
+   (and at destroy); NEVER does not sync the journal at all. */
+static void tp_journal_sync_policies(void) {
+    char dir[256], path[320];
+    int pol;
+    if (!tj_mkdtemp(dir, sizeof dir)) return;
+    snprintf(path, sizeof path, "%s/store.db", dir);
+    for (pol = 0; pol < 3; pol++) {
+        static const uint64_t want[3] = { 6, 3, 0 }; /* INTERVAL: at 0, 150 and 300 ms */
+        kctl_vclock vc;
+        kctl_memstore_desc d;
+        kctl_memstore *ms = NULL;
+        kctl_memstore_persist_stats ps;
+        kt_alloc a;
+        char jpath[340];
+        int i;
+        snprintf(jpath, sizeof jpath, "%s.journal", path);
+        unlink(path);
+        unlink(jpath);
+        kctl_vclock_init(&vc, KCTL_SEC(10));
+        memset(&d, 0, sizeof d);
+        kt_alloc_init(&a);
+        d.allocator = kt_allocator(&a);
+        d.clock = kctl_vclock_clock(&vc);
+        d.path = path;
+        d.save_on_write = true;
+        d.sync = (kctl_memstore_sync)pol;
+        d.sync_interval_ms = 100;
+        KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK);
+        if (!ms) continue;
+        for (i = 0; i < 6; i++) { /* at 0, 75, 150, 225, 300, 375 ms */
+            char doc[96];
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"p%d\"}}", i);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tp_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+            kctl_vclock_advance(&vc, KCTL_MS(75));
+        }
+        KT_EQ_INT(kctl_memstore_read_persist_stats(ms, &ps), KCTL_OK);
+        KT_EQ_U64(ps.records, 6);
+        if (ps.syncs != want[pol]) kt_fail(__FILE__, __LINE__, "policy %d: %llu fsyncs, want %llu", pol, (unsigned long long)ps.syncs,
+                                           (unsigned long long)want[pol]);
+        tp_destroy(ms, &a);
+        KT_EQ_INT(tf_create(path, NULL, 0, NULL, &a, &ms), KCTL_OK); /* all six there: the process ended, the system kept the bytes */
+        if (ms) {
+            KT_EQ_U64(kctl_memstore_revision(ms), 6);
+            tp_destroy(ms, &a);
+        }
+        kctl_vclock_deinit(&vc);
+    }
+    tp_rmtree(dir);
+}
+
 void kt_suite_persist(void) {
     KT_RUN(tp_link_loop_dir_notdir);
     KT_RUN(tp_no_descriptors);
@@ -853,4 +1724,11 @@ void kt_suite_persist(void) {
     KT_RUN(tp_loader_refuses);
     KT_RUN(tp_valid_round_trip);
     KT_RUN(tp_concurrent_saves);
+    KT_RUN(tp_journal_crash_points);
+    KT_RUN(tp_journal_corrupt);
+    KT_RUN(tp_journal_old_snapshot_compacts);
+    KT_RUN(tp_journal_group_commit);
+    KT_RUN(tp_journal_sync_fails);
+    KT_RUN(tp_journal_sync_policies);
+    KT_RUN(tp_journal_real_kills);
 }
