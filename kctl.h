@@ -53,12 +53,14 @@
         >>memstore    MEMSTORE           kctl__ms_ (persistence: kctl__ms_save, _load)
         >>reflector   REFLECTOR          kctl__rf_
         >>informer    INFORMER           kctl__inf_
+        >>checkpoint  CHECKPOINT         kctl__ckpt_ kctl__cbuf kctl__crd kctl__crc32
         >>limiter     RATE LIMITERS      kctl__perkey kctl__bucket kctl__maxof
         >>queue       WORK QUEUE         kctl__queue_ kctl__qent kctl__heap_
         >>predicate   PREDICATES         kctl__pred_
         >>controller  CONTROLLER         kctl__ctl_
         >>leader      LEADER ELECTION    kctl__le_
         >>manager     MANAGER            kctl__mgr_ kctl__pm (metrics)
+        >>reported    REPORTED STATE     kctl__rep_
 
 
     QUICK START
@@ -10959,11 +10961,11 @@ static void kctl__cbuf_put(kctl__cbuf *b, const void *data, size_t n) {
     b->len += n;
 }
 
-static void kctl__le_put(unsigned char *p, uint64_t v, int bytes) {
+static void kctl__ckpt_le_put(unsigned char *p, uint64_t v, int bytes) {
     int i;
     for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
-static uint64_t kctl__le_get(const unsigned char *p, int bytes) {
+static uint64_t kctl__ckpt_le_get(const unsigned char *p, int bytes) {
     uint64_t v = 0;
     int i;
     for (i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
@@ -10972,7 +10974,7 @@ static uint64_t kctl__le_get(const unsigned char *p, int bytes) {
 
 static void kctl__cbuf_u32(kctl__cbuf *b, uint32_t v) {
     unsigned char x[4];
-    kctl__le_put(x, v, 4);
+    kctl__ckpt_le_put(x, v, 4);
     kctl__cbuf_put(b, x, 4);
 }
 static void kctl__cbuf_str(kctl__cbuf *b, const char *s, size_t n) {
@@ -11002,7 +11004,7 @@ typedef struct kctl__crd {
 static uint32_t kctl__crd_u32(kctl__crd *c) {
     uint32_t v;
     if (c->bad || c->n - c->off < 4) { c->bad = true; return 0; }
-    v = (uint32_t)kctl__le_get(c->p + c->off, 4);
+    v = (uint32_t)kctl__ckpt_le_get(c->p + c->off, 4);
     c->off += 4;
     return v;
 }
@@ -11034,13 +11036,13 @@ static int kctl__ckpt_decode(const unsigned char *data, size_t n, const kctl_ref
     *count = 0;
     *reason = KCTL_LOGITEM_CHECKPOINT_CORRUPT;
     if (n < KCTL__CKPT_HEADER + 4 || memcmp(data, KCTL__CKPT_MAGIC, 8) != 0) return KCTL_ERR_PROTO;
-    if (kctl__le_get(data + 8, 4) != KCTL__CKPT_VERSION) {
+    if (kctl__ckpt_le_get(data + 8, 4) != KCTL__CKPT_VERSION) {
         *reason = KCTL_LOGITEM_CHECKPOINT_OLD_FORMAT;
         return KCTL_ERR_PROTO;
     }
-    plen = kctl__le_get(data + 16, 8);
-    if (kctl__le_get(data + 12, 4) != 0 || plen != (uint64_t)(n - KCTL__CKPT_HEADER - 4)) return KCTL_ERR_PROTO; /* truncated, or more */
-    if (kctl__crc32(data + KCTL__CKPT_HEADER + 4, (size_t)plen) != (uint32_t)kctl__le_get(data + KCTL__CKPT_HEADER, 4))
+    plen = kctl__ckpt_le_get(data + 16, 8);
+    if (kctl__ckpt_le_get(data + 12, 4) != 0 || plen != (uint64_t)(n - KCTL__CKPT_HEADER - 4)) return KCTL_ERR_PROTO; /* truncated, or more */
+    if (kctl__crc32(data + KCTL__CKPT_HEADER + 4, (size_t)plen) != (uint32_t)kctl__ckpt_le_get(data + KCTL__CKPT_HEADER, 4))
         return KCTL_ERR_PROTO;
     c.p = data + KCTL__CKPT_HEADER + 4;
     c.n = (size_t)plen;
@@ -11107,9 +11109,9 @@ static void kctl__ckpt_encode(kctl_informer *inf, kctl__cbuf *b) {
     kctl_obj_list_free(&l);
     if (b->err) return;
     memcpy(b->p, KCTL__CKPT_MAGIC, 8);
-    kctl__le_put(b->p + 8, KCTL__CKPT_VERSION, 4);
-    kctl__le_put(b->p + 16, (uint64_t)(b->len - sizeof hdr), 8);
-    kctl__le_put(b->p + KCTL__CKPT_HEADER, kctl__crc32(b->p + sizeof hdr, b->len - sizeof hdr), 4);
+    kctl__ckpt_le_put(b->p + 8, KCTL__CKPT_VERSION, 4);
+    kctl__ckpt_le_put(b->p + 16, (uint64_t)(b->len - sizeof hdr), 8);
+    kctl__ckpt_le_put(b->p + KCTL__CKPT_HEADER, kctl__crc32(b->p + sizeof hdr, b->len - sizeof hdr), 4);
 }
 
 static void kctl__ckpt_free(kctl_informer *inf) {
@@ -14038,6 +14040,358 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
         else memcpy(buf, p.w.buf ? p.w.buf : "", p.w.len + 1);
     }
     kctl_jw_free(&p.w);
+    return rc;
+}
+
+/* ------------------------------------------- >>reported REPORTED STATE */
+/* One field set: name, NUL, then its JSON value (len bytes), in one block. */
+typedef struct kctl__rep_field {
+    char *block;
+    size_t name_len, len;
+} kctl__rep_field;
+
+struct kctl_reported {
+    kctl_transport t;
+    kctl_resource res;
+    const char *name;
+    char *strings; /* the copies res and name point into */
+    kctl_allocator allocator;
+    kctl_logger logger;
+    uint64_t interval, tolerance; /* the bucket, as a GCRA: per_ns / writes, (burst - 1) * interval */
+    uint32_t max_conflicts;
+    uint64_t conflict_backoff, b_initial, b_max;
+    kctl__mutex mu; /* the fields, the sequence numbers and the stats */
+    kctl__rep_field *fields;
+    uint32_t nfields, cap;
+    char *whole;       /* a whole status set, or NULL */
+    size_t whole_len;
+    uint64_t seq;      /* sets so far */
+    uint64_t done_seq; /* the sets the store has (written, or found there) */
+    kctl_reported_stats stats;
+    /* the stepping thread's */
+    kctl_obj *cur;       /* the object as last read or written (NULL: read it) */
+    uint64_t tat;        /* the bucket's theoretical arrival time */
+    uint64_t not_before; /* backoff */
+    uint64_t backoff;    /* the next error backoff */
+    uint32_t conflicts;  /* in a row */
+};
+
+KCTL_API kctl_reported_desc kctl_reported_desc_init(void) {
+    kctl_reported_desc d;
+    memset(&d, 0, sizeof d);
+    d.writes = 1;
+    d.per_ns = KCTL_SEC(1);
+    d.burst = 1;
+    d.max_conflicts = 5;
+    d.conflict_backoff_ns = KCTL_MS(10);
+    d.backoff_initial_ns = KCTL_SEC(1);
+    d.backoff_max_ns = KCTL_SEC(60);
+    return d;
+}
+
+KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported **out) {
+    kctl_reported_desc d;
+    kctl_reported *r;
+    const char *parts[5];
+    size_t i, total = 0;
+    char *p;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc || !desc->transport.vt || !desc->resource.resource || !*desc->resource.resource || !desc->name || !*desc->name)
+        return KCTL_ERR_INVALID_ARG;
+    d = *desc;
+    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn) || (!d.writes) != (!d.per_ns)) return KCTL_ERR_INVALID_ARG;
+    if (!d.writes) { d.writes = 1; d.per_ns = KCTL_SEC(1); }
+    if (!d.burst) d.burst = 1;
+    if (!d.max_conflicts) d.max_conflicts = 5;
+    if (!d.conflict_backoff_ns) d.conflict_backoff_ns = KCTL_MS(10);
+    if (!d.backoff_initial_ns) d.backoff_initial_ns = KCTL_SEC(1);
+    if (!d.backoff_max_ns) d.backoff_max_ns = KCTL_SEC(60);
+    parts[0] = d.resource.group;
+    parts[1] = d.resource.version;
+    parts[2] = d.resource.resource;
+    parts[3] = d.resource.ns;
+    parts[4] = d.name;
+    for (i = 0; i < 5; i++) total += (parts[i] ? strlen(parts[i]) : 0) + 1;
+    if (!(r = (kctl_reported *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
+    memset(r, 0, sizeof *r);
+    if (!(r->strings = (char *)kctl__alloc(&d.allocator, total)) || kctl__mutex_init(&r->mu) != KCTL_OK) {
+        kctl__free(&d.allocator, r->strings);
+        kctl__free(&d.allocator, r);
+        return KCTL_ERR_NOMEM;
+    }
+    for (i = 0, p = r->strings; i < 5; i++) { /* NULL stays NULL */
+        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        if (parts[i]) memcpy(p, parts[i], n);
+        p[n] = '\0';
+        parts[i] = parts[i] ? p : NULL;
+        p += n + 1;
+    }
+    r->t = d.transport;
+    r->res.group = parts[0];
+    r->res.version = parts[1];
+    r->res.resource = parts[2];
+    r->res.ns = parts[3];
+    r->name = parts[4];
+    r->allocator = d.allocator;
+    r->logger = d.logger;
+    r->interval = d.per_ns / d.writes ? d.per_ns / d.writes : 1;
+    r->tolerance = (uint64_t)(d.burst - 1) * r->interval;
+    r->max_conflicts = d.max_conflicts;
+    r->conflict_backoff = d.conflict_backoff_ns;
+    r->b_initial = d.backoff_initial_ns;
+    r->b_max = d.backoff_max_ns;
+    r->backoff = r->b_initial;
+    *out = r;
+    return KCTL_OK;
+}
+
+static void kctl__rep_clear(kctl_reported *r) {
+    uint32_t i;
+    for (i = 0; i < r->nfields; i++) kctl__free(&r->allocator, r->fields[i].block);
+    r->nfields = 0;
+    kctl__free(&r->allocator, r->whole);
+    r->whole = NULL;
+    r->whole_len = 0;
+}
+
+KCTL_API void kctl_reported_destroy(kctl_reported *r) {
+    if (!r) return;
+    kctl__rep_clear(r);
+    kctl__free(&r->allocator, r->fields);
+    kctl_obj_unref(r->cur);
+    kctl__mutex_deinit(&r->mu);
+    kctl__free(&r->allocator, r->strings);
+    kctl__free(&r->allocator, r);
+}
+
+KCTL_API int kctl_reported_set(kctl_reported *r, const char *field, const char *json, size_t len) {
+    kctl_json j;
+    char *block;
+    size_t nl;
+    uint32_t i;
+    int rc = KCTL_OK;
+    if (!r || !field || !*field || !json) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(json);
+    if (kctl_json_parse(json, len, NULL, 0, NULL, &j) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
+    nl = strlen(field);
+    if (len > SIZE_MAX - nl - 2 || !(block = (char *)kctl__alloc(&r->allocator, nl + len + 2))) return KCTL_ERR_NOMEM;
+    memcpy(block, field, nl + 1);
+    memcpy(block + nl + 1, json, len);
+    block[nl + 1 + len] = '\0';
+    kctl__mutex_lock(&r->mu);
+    for (i = 0; i < r->nfields; i++) /* a few fields: a scan */
+        if (r->fields[i].name_len == nl && memcmp(r->fields[i].block, field, nl) == 0) break;
+    if (i == r->nfields && r->nfields == r->cap) {
+        uint32_t cap = r->cap ? r->cap * 2 : 8;
+        kctl__rep_field *nf = cap > r->cap ? (kctl__rep_field *)kctl__alloc(&r->allocator, (size_t)cap * sizeof *nf) : NULL;
+        if (!nf) rc = KCTL_ERR_NOMEM;
+        else {
+            if (r->nfields) memcpy(nf, r->fields, r->nfields * sizeof *nf);
+            kctl__free(&r->allocator, r->fields);
+            r->fields = nf;
+            r->cap = cap;
+        }
+    }
+    if (rc == KCTL_OK) {
+        if (i == r->nfields) r->nfields++;
+        else kctl__free(&r->allocator, r->fields[i].block);
+        r->fields[i].block = block;
+        r->fields[i].name_len = nl;
+        r->fields[i].len = len;
+        r->seq++;
+        r->stats.sets++;
+        block = NULL;
+    }
+    kctl__mutex_unlock(&r->mu);
+    kctl__free(&r->allocator, block);
+    return rc;
+}
+
+/* A value of C type, through a small writer. */
+static int kctl__rep_set_jw(kctl_reported *r, const char *field, kctl_jw *w) {
+    const char *text;
+    size_t n;
+    int rc = kctl_jw_finish(w, &text, &n);
+    if (rc == KCTL_OK) rc = kctl_reported_set(r, field, text, n);
+    kctl_jw_free(w);
+    return rc;
+}
+
+KCTL_API int kctl_reported_set_int(kctl_reported *r, const char *field, int64_t v) {
+    kctl_jw w;
+    if (!r) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&w, &r->allocator);
+    kctl_jw_int64(&w, v);
+    return kctl__rep_set_jw(r, field, &w);
+}
+
+KCTL_API int kctl_reported_set_double(kctl_reported *r, const char *field, double v) {
+    kctl_jw w;
+    if (!r) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&w, &r->allocator);
+    kctl_jw_double(&w, v);
+    return kctl__rep_set_jw(r, field, &w);
+}
+
+KCTL_API int kctl_reported_set_bool(kctl_reported *r, const char *field, bool v) {
+    return kctl_reported_set(r, field, v ? "true" : "false", KCTL_NTS);
+}
+
+KCTL_API int kctl_reported_set_string(kctl_reported *r, const char *field, const char *v) {
+    kctl_jw w;
+    if (!r || !v) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&w, &r->allocator);
+    kctl_jw_string(&w, v);
+    return kctl__rep_set_jw(r, field, &w);
+}
+
+KCTL_API int kctl_reported_set_status(kctl_reported *r, const char *json, size_t len) {
+    kctl_json_value root;
+    char *copy;
+    if (!r || !json) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(json);
+    if (kctl_json_get(json, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
+    if (len == SIZE_MAX || !(copy = (char *)kctl__alloc(&r->allocator, len + 1))) return KCTL_ERR_NOMEM;
+    memcpy(copy, json, len);
+    copy[len] = '\0';
+    kctl__mutex_lock(&r->mu);
+    kctl__rep_clear(r);
+    r->whole = copy;
+    r->whole_len = len;
+    r->seq++;
+    r->stats.sets++;
+    kctl__mutex_unlock(&r->mu);
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_reported_pending(kctl_reported *r) {
+    bool p;
+    if (!r) return false;
+    kctl__mutex_lock(&r->mu);
+    p = r->seq != r->done_seq;
+    kctl__mutex_unlock(&r->mu);
+    return p;
+}
+
+KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!r) return;
+    kctl__mutex_lock(&r->mu);
+    *out = r->stats;
+    kctl__mutex_unlock(&r->mu);
+}
+
+/* The status to write into w (a growable writer of the caller's): the
+   whole status set (or cur's), with the fields set merged in; *seq gets
+   the sets it covers. */
+static int kctl__rep_desired(kctl_reported *r, kctl_jw *w, uint64_t *seq) {
+    kctl_jw patch, whole;
+    kctl__jdoc base, pd;
+    kctl_json_value v;
+    const char *ptext, *btext = NULL;
+    size_t plen, blen = 0;
+    uint32_t i;
+    int rc;
+    kctl_jw_init_growable(&patch, &r->allocator);
+    kctl_jw_init_growable(&whole, &r->allocator);
+    memset(&base, 0, sizeof base);
+    memset(&pd, 0, sizeof pd);
+    kctl__mutex_lock(&r->mu); /* copies: the lock is not held while merging */
+    kctl_jw_object_begin(&patch);
+    for (i = 0; i < r->nfields; i++) {
+        kctl_jw_key(&patch, r->fields[i].block);
+        kctl_jw_raw(&patch, r->fields[i].block + r->fields[i].name_len + 1, r->fields[i].len);
+    }
+    kctl_jw_object_end(&patch);
+    if (r->whole) kctl_jw_raw(&whole, r->whole, r->whole_len);
+    *seq = r->seq;
+    kctl__mutex_unlock(&r->mu);
+    rc = kctl_jw_finish(&patch, &ptext, &plen);
+    if (rc == KCTL_OK && whole.len) {
+        rc = kctl_jw_finish(&whole, &btext, &blen);
+    } else if (rc == KCTL_OK && kctl_obj_get(r->cur, "status", &v) == KCTL_OK && v.type == KCTL_JSON_OBJECT) {
+        btext = v.text;
+        blen = v.len;
+    }
+    if (rc == KCTL_OK) rc = kctl__jdoc_parse(&pd, ptext, plen, &r->allocator, NULL);
+    if (rc == KCTL_OK && btext) rc = kctl__jdoc_parse(&base, btext, blen, &r->allocator, NULL);
+    if (rc == KCTL_OK) rc = kctl_json_merge_patch(btext ? &base.j : NULL, btext ? 0 : KCTL_JSON_NONE, &pd.j, 0, w);
+    kctl__jdoc_free(&base);
+    kctl__jdoc_free(&pd);
+    kctl_jw_free(&patch);
+    kctl_jw_free(&whole);
+    return rc;
+}
+
+/* A failed read or write: back off (a conflict less, up to max_conflicts in a row). */
+static void kctl__rep_failed(kctl_reported *r, int rc, uint64_t now) {
+    kctl__mutex_lock(&r->mu);
+    r->stats.last_error = rc;
+    if (rc == KCTL_ERR_CONFLICT) r->stats.conflicts++;
+    else r->stats.errors++;
+    kctl__mutex_unlock(&r->mu);
+    if (rc == KCTL_ERR_CONFLICT || rc == KCTL_ERR_NOT_FOUND) { /* read it again */
+        kctl_obj_unref(r->cur);
+        r->cur = NULL;
+    }
+    if (rc == KCTL_ERR_CONFLICT && ++r->conflicts <= r->max_conflicts) {
+        uint32_t k = r->conflicts - 1 < 20 ? r->conflicts - 1 : 20;
+        r->not_before = kctl__add_sat(now, r->conflict_backoff << k);
+        return;
+    }
+    if (rc == KCTL_ERR_CONFLICT) kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REPORTED_CONFLICT_RETRIES);
+    r->conflicts = 0;
+    r->not_before = kctl__add_sat(now, r->backoff);
+    r->backoff = r->backoff > r->b_max / 2 ? r->b_max : r->backoff * 2;
+}
+
+KCTL_API int kctl_reported_step(kctl_reported *r, uint64_t now, uint64_t *next_ns) {
+    uint64_t seq = 0, allowed;
+    kctl_jw w;
+    const char *text;
+    size_t n;
+    bool written = false;
+    kctl_obj *out = NULL;
+    int rc = KCTL_OK;
+    if (next_ns) *next_ns = UINT64_MAX;
+    if (!r) return KCTL_ERR_INVALID_ARG;
+    if (!kctl_reported_pending(r)) return KCTL_OK;
+    allowed = r->tat > r->tolerance ? r->tat - r->tolerance : 0;
+    if (now < r->not_before || now < allowed) { /* backing off, or no token yet */
+        if (next_ns) *next_ns = r->not_before > allowed ? r->not_before : allowed;
+        return KCTL_OK;
+    }
+    if (!r->cur) rc = kctl_transport_get(&r->t, &r->res, r->name, &r->cur, NULL);
+    kctl_jw_init_growable(&w, &r->allocator);
+    if (rc == KCTL_OK) rc = kctl__rep_desired(r, &w, &seq);
+    if (rc == KCTL_OK) rc = kctl_jw_finish(&w, &text, &n);
+    if (rc == KCTL_OK) rc = kctl_status_update(&r->t, &r->res, r->cur, text, n, &written, &out, NULL);
+    kctl_jw_free(&w);
+    if (rc != KCTL_OK) {
+        kctl__rep_failed(r, rc, now);
+    } else {
+        if (written) { /* a token spent; the object as stored is the next write's base */
+            kctl_obj_unref(r->cur);
+            r->cur = out;
+            r->tat = kctl__add_sat(r->tat > now ? r->tat : now, r->interval);
+        }
+        r->conflicts = 0;
+        r->backoff = r->b_initial;
+        kctl__mutex_lock(&r->mu);
+        if (written) r->stats.writes++;
+        else r->stats.unchanged++;
+        r->stats.last_error = KCTL_OK;
+        r->done_seq = seq;
+        if (r->seq == seq) kctl__rep_clear(r); /* all in the store: nothing to apply again */
+        kctl__mutex_unlock(&r->mu);
+    }
+    if (next_ns && kctl_reported_pending(r)) {
+        allowed = r->tat > r->tolerance ? r->tat - r->tolerance : 0;
+        *next_ns = r->not_before > allowed ? r->not_before : allowed;
+        if (*next_ns < now) *next_ns = now;
+    }
     return rc;
 }
 
