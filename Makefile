@@ -205,7 +205,7 @@ soak: $(B)/kt-etcd
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
 # inputs go to a scratch copy of the corpus, never into the tree.
-FUZZERS := json selector merge_patch memstore_load apisrv etcd kube kubeconfig
+FUZZERS := json selector merge_patch memstore_load apisrv etcd kube kubeconfig checkpoint
 FUZZ_SECONDS ?= 120
 $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<
