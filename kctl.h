@@ -178,6 +178,8 @@
         kctl_leader                    client-go leaderelection (a Lease)
         kctl_leader_release            LeaderElectionConfig.ReleaseOnCancel
         kctl_manager                   manager.Manager (caches, controllers, metrics)
+        kctl_informer_set_checkpoint   (KubeEdge / OpenYurt node-local cache)
+        kctl_reported                  (AWS IoT shadow / Azure twin "reported")
 
     The queue has three layers, as in client-go:
       - the queue: FIFO order of distinct keys; a key already waiting is not
@@ -202,6 +204,21 @@
     only to handlers with a resync period; a controller's watches ask for
     them exactly when their informer has a resync_ns. So a relist after a
     link flap wakes the controllers only for what changed.
+
+    EDGE AUTONOMY
+    -------------
+    Checkpoint and resume (CHECKPOINT below): kctl_informer_set_checkpoint
+    gives an informer a checkpoint (a file written atomically, or your
+    save/load callbacks): its cache and last resourceVersion, written every
+    N events, every T on its clock and at stop. At the next start it is
+    loaded at once: has_synced turns true and reconciles run from it while
+    the store is unreachable, and the watch resumes from the saved version,
+    relisting only on GONE. A corrupt, truncated or old-format checkpoint is
+    discarded whole, with a logged reason.
+    Reported state (REPORTED STATE below): kctl_reported_set_* at any rate;
+    kctl_reported_step writes the status coalesced, compare-before-write,
+    at most the configured writes per second per object (a token bucket),
+    retrying conflicts with a re-read and backing off on errors.
 
     Metrics: kctl_queue_read_stats returns client-go's workqueue figures.
     As client-go does, a queue records durations (queue and work duration,
@@ -243,7 +260,8 @@
                                               parking on it (default 256)
         KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
                                               persist (a path or a save is
-                                              INVALID_ARG)
+                                              INVALID_ARG); an informer's
+                                              checkpoint only through callbacks
 
 
     THREADING
