@@ -1789,7 +1789,7 @@ KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats 
    transports alike.
 
    When a checkpoint is written: every every_events watch events (adds,
-   updates, deletes; 0: not by count), every every_ns on the informer's
+   updates, deletes; a list counts as reaching it; 0: not by count), every every_ns on the informer's
    clock (0: not by time), and when the informer stops (kctl_informer_stop,
    and so kctl_informer_destroy), each time only if the cache moved since
    the last one and only once every delta the reflector received is in the
@@ -10935,6 +10935,7 @@ struct kctl__ckpt {
     char *path;              /* d.path's copy */
     uint64_t next_due;       /* every_ns: when the next time trigger fires */
     uint64_t events_at_save; /* the reflector's events counted at the last write */
+    uint64_t lists_at_save;  /* and its lists (a relist counts as every_events) */
     char saved_rv[KCTL_RV_MAX];
     kctl_checkpoint_stats stats;
 };
@@ -11179,6 +11180,7 @@ static int kctl__ckpt_save(kctl_informer *inf) {
     ck->stats.last_save_error = KCTL_OK;
     snprintf(ck->saved_rv, sizeof ck->saved_rv, "%s", inf->r->rv);
     ck->events_at_save = kctl__ckpt_events(inf->r);
+    ck->lists_at_save = inf->r->stats.lists;
     return KCTL_OK;
 }
 
@@ -11189,7 +11191,8 @@ static void kctl__ckpt_tick(kctl_informer *inf) {
     bool due = false;
     if (!ck || !inf->r->listed) return;
     now = kctl_clock_now(&inf->r->clock);
-    if (ck->d.every_events && kctl__ckpt_events(inf->r) - ck->events_at_save >= ck->d.every_events) due = true;
+    if (ck->d.every_events && (kctl__ckpt_events(inf->r) - ck->events_at_save >= ck->d.every_events ||
+                               inf->r->stats.lists != ck->lists_at_save)) due = true;
     if (ck->d.every_ns && now >= ck->next_due) due = true;
     if (!due || kctl__ckpt_save(inf) == KCTL_ERR_AGAIN) return; /* AGAIN: at a step with the deltas in */
     if (ck->d.every_ns) ck->next_due = kctl__add_sat(now, ck->d.every_ns);
