@@ -464,9 +464,12 @@ static void ed_ckpt_discarded(void) {
     KT_EQ_U64(ed_crc32(good.data + 28, good.len - 28), (uint32_t)good.data[24] | (uint32_t)good.data[25] << 8 |
               (uint32_t)good.data[26] << 16 | (uint32_t)good.data[27] << 24);
     m.data = (unsigned char *)malloc(good.len + 16);
-    /* a flipped byte in an object */
+    /* a flipped bit in an object that leaves it valid JSON ("v" -> "V"):
+       only the checksum tells */
     memcpy(m.data, good.data, good.len); m.len = good.len;
-    m.data[good.len - 5] ^= 0x20;
+    for (hit = m.data + good.len - 4; hit > m.data && memcmp(hit, "\"v\":", 4) != 0; hit--) { }
+    KT_CHECK(hit > m.data);
+    hit[1] ^= 0x20;
     ed_discard_case(&vc, t, &g, &m, KCTL_LOGITEM_CHECKPOINT_CORRUPT, &ed_cm);
     /* truncated (a write cut short), and one byte too many */
     memcpy(m.data, good.data, good.len); m.len = good.len - 10;
