@@ -147,6 +147,7 @@ static int ed_mem_load(const void **data, size_t *len, void *ud) {
     *len = m->len;
     return KCTL_OK;
 }
+static int ed_sink_save(const void *data, size_t len, void *ud) { (void)data; (void)len; (void)ud; return KCTL_OK; }
 static kctl_checkpoint_desc ed_mem_desc(ed_mem *m) {
     kctl_checkpoint_desc cd = kctl_checkpoint_desc_init();
     cd.save_fn = ed_mem_save;
@@ -410,6 +411,7 @@ static void ed_discard_case(kctl_vclock *vc, kctl_transport t, ed_gate *g, ed_me
     kctl_handler h = ed_handler(&cnt, false);
     memset(&logs, 0, sizeof logs);
     memset(&cnt, 0, sizeof cnt);
+    cd.save_fn = ed_sink_save; /* m stays as the case made it */
     cd.logger.func = ed_log;
     cd.logger.user_data = &logs;
     kctl_informer_add_handler(inf, &h);
