@@ -8,11 +8,11 @@ CFLAGS  ?= -O2 -g
 BASE    := -D_POSIX_C_SOURCE=200809L $(WARN)
 LIBS    := -pthread
 B       := build
-TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_offline.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c tests/test_contract.c
+TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_offline.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c tests/test_contract.c tests/test_edge.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench soak cxx fuzz fuzz-short size clean FORCE
-all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport $(B)/kube-test-server
+all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/kube-test-server
 
 $(B):
 	@mkdir -p $(B)
@@ -128,11 +128,11 @@ $(B)/nofiles-check: kctl.h | $(B)
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 
-asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
+asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 
 tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-tsan TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
@@ -164,6 +164,11 @@ $(B)/custom_transport: kctl.h examples/custom_transport.c examples/dirstore.h | 
 	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/custom_transport.c $(LIBS)
 $(B)/custom_transport-asan: kctl.h examples/custom_transport.c examples/dirstore.h | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/custom_transport.c $(LIBS)
+# edge autonomy: a checkpointed restart while offline, reported state (virtual clock)
+$(B)/edge_offline: kctl.h examples/edge_offline.c | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -o $@ examples/edge_offline.c $(LIBS)
+$(B)/edge_offline-asan: kctl.h examples/edge_offline.c | $(B)
+	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -o $@ examples/edge_offline.c $(LIBS)
 
 # The seed's reconcile storm, on the virtual clock.
 $(B)/reconcile_storm: kctl.h examples/reconcile_storm.c | $(B)
@@ -206,7 +211,7 @@ soak: $(B)/kt-etcd
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
 # FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
 # inputs go to a scratch copy of the corpus, never into the tree.
-FUZZERS := json selector merge_patch memstore_load journal apisrv etcd kube kubeconfig
+FUZZERS := json selector merge_patch memstore_load journal apisrv etcd kube kubeconfig checkpoint
 FUZZ_SECONDS ?= 120
 $(B)/fuzz-%: tests/fuzz_%.c kctl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $<

@@ -54,12 +54,14 @@
                                          the journal: kctl__jnl_, the file layer kctl__fs_)
         >>reflector   REFLECTOR          kctl__rf_
         >>informer    INFORMER           kctl__inf_
+        >>checkpoint  CHECKPOINT         kctl__ckpt_ kctl__cbuf kctl__crd kctl__crc32
         >>limiter     RATE LIMITERS      kctl__perkey kctl__bucket kctl__maxof
         >>queue       WORK QUEUE         kctl__queue_ kctl__qent kctl__heap_
         >>predicate   PREDICATES         kctl__pred_
         >>controller  CONTROLLER         kctl__ctl_
         >>leader      LEADER ELECTION    kctl__le_
         >>manager     MANAGER            kctl__mgr_ kctl__pm (metrics)
+        >>reported    REPORTED STATE     kctl__rep_
 
 
     QUICK START
@@ -177,6 +179,8 @@
         kctl_leader                    client-go leaderelection (a Lease)
         kctl_leader_release            LeaderElectionConfig.ReleaseOnCancel
         kctl_manager                   manager.Manager (caches, controllers, metrics)
+        kctl_informer_set_checkpoint   (KubeEdge / OpenYurt node-local cache)
+        kctl_reported                  (AWS IoT shadow / Azure twin "reported")
 
     The queue has three layers, as in client-go:
       - the queue: FIFO order of distinct keys; a key already waiting is not
@@ -201,6 +205,21 @@
     only to handlers with a resync period; a controller's watches ask for
     them exactly when their informer has a resync_ns. So a relist after a
     link flap wakes the controllers only for what changed.
+
+    EDGE AUTONOMY
+    -------------
+    Checkpoint and resume (CHECKPOINT below): kctl_informer_set_checkpoint
+    gives an informer a checkpoint (a file written atomically, or your
+    save/load callbacks): its cache and last resourceVersion, written every
+    N events, every T on its clock and at stop. At the next start it is
+    loaded at once: has_synced turns true and reconciles run from it while
+    the store is unreachable, and the watch resumes from the saved version,
+    relisting only on GONE. A corrupt, truncated or old-format checkpoint is
+    discarded whole, with a logged reason.
+    Reported state (REPORTED STATE below): kctl_reported_set_* at any rate;
+    kctl_reported_step writes the status coalesced, compare-before-write,
+    at most the configured writes per second per object (a token bucket),
+    retrying conflicts with a re-read and backing off on errors.
 
     Metrics: kctl_queue_read_stats returns client-go's workqueue figures.
     As client-go does, a queue records durations (queue and work duration,
@@ -243,7 +262,9 @@
         KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
                                               persist (a path or a save is
                                               INVALID_ARG; no journal, and
-                                              kctl_fs_posix is all zero)
+                                              kctl_fs_posix is all zero); an
+                                              informer's checkpoint only
+                                              through callbacks
 
 
     THREADING
@@ -500,7 +521,13 @@ typedef enum kctl_log_level {
     X(MEMSTORE_JOURNAL_TORN, "memstore: the journal ends in a torn record (a crash while it was written); it is cut off, everything before kept") \
     X(MEMSTORE_JOURNAL_CORRUPT, "memstore: a journal record is corrupt (length, checksum, order or content); it and all after are dropped, everything before kept") \
     X(MEMSTORE_JOURNAL_SYNC_FAILED, "memstore: the journal could not be synced; writes are refused until a snapshot succeeds") \
-    X(MEMSTORE_COMPACT_FAILED, "memstore: the journal could not be folded into a snapshot; it is tried again later")
+    X(MEMSTORE_COMPACT_FAILED, "memstore: the journal could not be folded into a snapshot; it is tried again later") \
+    X(CHECKPOINT_CORRUPT, "checkpoint discarded: bad magic, truncated, bad checksum or malformed content") \
+    X(CHECKPOINT_OLD_FORMAT, "checkpoint discarded: a format version this kctl does not read") \
+    X(CHECKPOINT_MISMATCH, "checkpoint discarded: it is of another resource or selector") \
+    X(CHECKPOINT_READ_FAILED, "checkpoint: the file is there but cannot be read; listing instead") \
+    X(CHECKPOINT_SAVE_FAILED, "checkpoint: a write failed; the previous checkpoint stays") \
+    X(REPORTED_CONFLICT_RETRIES, "reported state: the write kept conflicting; backing off")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1882,6 +1909,113 @@ KCTL_API int kctl_informer_wait_for_sync(kctl_informer *inf, uint64_t timeout_ns
    cache could not take waits to be retried. [any thread] */
 KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats *out);
 
+/* ================================================ >>checkpoint CHECKPOINT */
+/* An informer's checkpoint: its cache and the resourceVersion it has seen,
+   kept on the device, so that a restart needs neither the store nor a
+   relist (KubeEdge's and OpenYurt's node-local caches, for one informer).
+
+       kctl_checkpoint_desc cd = kctl_checkpoint_desc_init();
+       cd.path = "/data/kctl/devices.ckpt";   // or save_fn / load_fn
+       cd.every_events = 100;                  // and/or every_ns
+       rc = kctl_informer_set_checkpoint(inf, &cd);  // before the first step
+       // OK: loaded; NOT_FOUND: none yet; PROTO or IO: discarded (logged)
+
+   Start. set_checkpoint loads the checkpoint at once and hands its objects
+   to the informer as a list would (the handlers get them as adds at the
+   next step, and has_synced turns true when they are processed), without
+   asking the store anything: reconciles run from the checkpoint while the
+   store is unreachable. The reflector then watches from the saved
+   version, and relists only if the store answers GONE (410: it compacted
+   past it). That relist is an ordinary one (kctl_fifo_replace against the
+   checkpointed cache): an object deleted while the device was down
+   reaches on_delete with final_state_unknown true and the last object the
+   checkpoint knew (client-go's DeletedFinalStateUnknown from Replace); one
+   that changed is an update; one that did not is a sync (issue 8's rule).
+   The resourceVersion is opaque: the memstore, etcd and Kubernetes
+   transports alike.
+
+   When a checkpoint is written: every every_events watch events (adds,
+   updates, deletes; a list counts as reaching it; 0: not by count), every every_ns on the informer's
+   clock (0: not by time), and when the informer stops (kctl_informer_stop,
+   and so kctl_informer_destroy), each time only if the cache moved since
+   the last one and only once every delta the reflector received is in the
+   cache (the saved version always matches the saved objects). Both zero:
+   on stop only (and kctl_informer_checkpoint_save). The informer's step
+   writes it, on its own thread: a write costs one pass over the cache.
+
+   Format (version 1, little-endian): "KCTLCKPT", u32 format version, u32
+   flags (0), u64 payload length, u32 CRC-32 (IEEE) of the payload; the
+   payload: the resourceVersion, the group, version, resource, namespace,
+   label and field selector (each a u32 length and its bytes), a u32
+   object count and the objects' JSON (each a u32 length and its bytes).
+   Written atomically (a temporary file beside it, fsync, rename, fsync of
+   the directory: a crash leaves the old checkpoint or the new one, whole).
+   A checkpoint is discarded whole, never half-loaded, with a logged reason
+   (and kctl_checkpoint_stats.discarded): a bad magic, a length that does
+   not match the file (truncated), a bad checksum or a malformed payload
+   (CHECKPOINT_CORRUPT), another format version (CHECKPOINT_OLD_FORMAT),
+   another resource or selector (CHECKPOINT_MISMATCH), an object that does
+   not parse (CHECKPOINT_CORRUPT). Without files (KCTL_NO_FILES) only the
+   callbacks work (a path is INVALID_ARG); with neither, there is no
+   checkpoint. */
+
+/* Options; zero means the default:
+     path          the checkpoint file (copied) [NULL: the callbacks]
+     save_fn       store data[0..len) whole, replacing the previous one,
+                   atomically (OK, or an error code: the save failed and is
+                   tried again at the next trigger). Used when path is NULL.
+     load_fn       give the last data saved: *data (the callback's; valid
+                   until set_checkpoint returns) and *len; NOT_FOUND when
+                   there is none. Used when path is NULL.
+     user_data     for both callbacks
+     every_events  [0: not by count]
+     every_ns      [0: not by time]
+     logger        where discarded checkpoints and failed saves are told [none]
+     obj_opts      how loaded objects are made: give the transport's (its
+                   codec decodes them as it decodes the store's) [defaults] */
+typedef struct kctl_checkpoint_desc {
+    const char *path;
+    int (*save_fn)(const void *data, size_t len, void *user_data);
+    int (*load_fn)(const void **data, size_t *len, void *user_data);
+    void *user_data;
+    uint32_t every_events;
+    uint64_t every_ns;
+    kctl_logger logger;
+    kctl_obj_opts obj_opts;
+} kctl_checkpoint_desc;
+
+/* Counters of an informer's checkpoint. */
+typedef struct kctl_checkpoint_stats {
+    uint64_t loaded;      /* objects taken from the checkpoint at start */
+    uint64_t saves;       /* checkpoints written */
+    uint64_t save_errors; /* writes that failed (the old checkpoint stays) */
+    uint64_t discarded;   /* checkpoints refused at load (0 or 1) */
+    uint32_t discard_reason; /* a kctl_log_item (CHECKPOINT_*), 0 when none */
+    int last_save_error;  /* the last failed write's code; OK after a good one */
+    char loaded_rv[KCTL_RV_MAX]; /* the version the checkpoint was taken at ("" if none) */
+} kctl_checkpoint_stats;
+
+/* The defaults, filled. [any thread] */
+KCTL_API kctl_checkpoint_desc kctl_checkpoint_desc_init(void);
+/* Give inf a checkpoint (desc copied) and load it. Call before the first
+   step or start. Returns: OK (loaded: the informer starts from it);
+   NOT_FOUND (none yet: the informer lists); PROTO (discarded as corrupt,
+   truncated, of another format, resource or selector: logged; the
+   informer lists); IO (the file is there but cannot be read; the informer
+   lists); in all of these the checkpoint is set up and written later.
+   INVALID_ARG: NULL arguments, neither a path nor both callbacks, a path
+   under KCTL_NO_FILES, or an informer already stepped or started; EXISTS:
+   it has a checkpoint already; NOMEM. [not thread-safe] */
+KCTL_API int kctl_informer_set_checkpoint(kctl_informer *inf, const kctl_checkpoint_desc *desc);
+/* Write the checkpoint now (whatever the triggers; if the cache has not
+   moved since the last write, nothing is written: OK). OK; AGAIN when
+   deltas wait in the informer (step it, then save); INVALID_ARG without a
+   checkpoint or before the first list or checkpoint; IO or the save_fn's
+   code; NOMEM. [not thread-safe: the stepping thread, or after stop] */
+KCTL_API int kctl_informer_checkpoint_save(kctl_informer *inf);
+/* The checkpoint's counters (zeros without one). [not thread-safe: as save] */
+KCTL_API void kctl_informer_checkpoint_stats(kctl_informer *inf, kctl_checkpoint_stats *out);
+
 /* ================================================ >>limiter RATE LIMITERS */
 
 /* A rate limiter decides how long a key waits before it is retried.
@@ -2539,6 +2673,120 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns);
    TOO_LARGE when it does not fit; *len (may be NULL) gets the length
    either way. NOMEM. INVALID_ARG: NULL m, or NULL buf with cap > 0. [any thread] */
 KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len);
+
+/* ============================================== >>reported REPORTED STATE */
+/* A device's reported state (the reported half of a device shadow or twin,
+   written into an object's status): the application sets fields at any
+   rate, from any thread; kctl coalesces them and writes them to the store.
+
+       kctl_reported_desc rd = kctl_reported_desc_init();
+       rd.transport = t; rd.resource = res; rd.name = "sensor-1";
+       rd.writes = 2; rd.per_ns = KCTL_SEC(1);   // at most 2 writes a second
+       kctl_reported_create(&rd, &rep);
+       kctl_reported_set_double(rep, "temperature", 21.5);  // any rate
+       kctl_reported_set_string(rep, "firmware", "1.4.2");
+       for (;;) {                                 // your main loop
+           uint64_t next;
+           kctl_reported_step(rep, kctl_clock_now(&clock), &next);
+           sleep_until(next);                     // or whatever else is due first
+       }
+
+   Each field set is a member of .status (the value is JSON: an object is
+   merged into what is there, as a JSON merge patch merges it; null removes
+   the member); kctl_reported_set_status replaces the whole status, and the
+   fields set after it go on top. A field set again before it is written
+   keeps only its last value. A write (at a step, when one is due):
+     - reads the object (the first time, and after a conflict; otherwise it
+       uses what its last write returned), applies the fields to its status
+       and writes it with kctl_status_update: compare-before-write, so a
+       write that would change nothing is not made (stats.unchanged), and
+       the object's resourceVersion as the precondition;
+     - is rate limited per object by a token bucket: at most `writes` per
+       per_ns, with bursts of `burst`. Sets in between are coalesced, and
+       the last value is always written in the end: a sensor that changes
+       100 times a second makes at most the configured writes, the final
+       value included;
+     - on CONFLICT, re-reads, reapplies the fields and writes again, at
+       most max_conflicts times in a row with backoff (conflict_backoff_ns
+       doubling), then backs off as after an error;
+     - on any other error (IO, TIMEOUT, AGAIN, NOT_FOUND...) keeps the
+       fields and backs off (backoff_initial_ns doubling to backoff_max_ns);
+       the next good write resets it.
+   A status write changes no spec, so it does not change the generation:
+   a controller that watches the object with a generation-changed predicate
+   (KCTL_PRED_GENERATION_CHANGED) is not woken by it, and reported state
+   cannot drive a status loop.
+
+   Driving: kctl_reported_step from the caller's loop (the single-threaded
+   step model: bounded work, then the next deadline). kctl starts no
+   thread for it; with threads, call step from one thread of yours (sets
+   may come from any). */
+typedef struct kctl_reported kctl_reported;
+
+/* Options; zero means the default (in brackets):
+     transport, resource, name   the object (required; strings copied; for a
+                         namespaced resource, resource.ns names its namespace)
+     writes, per_ns      at most `writes` writes per per_ns [1 per second]
+     burst               writes allowed back to back after a quiet spell [1]
+     max_conflicts       conflicts retried in a row [5, client-go's DefaultRetry]
+     conflict_backoff_ns first wait after a conflict, doubling [10 ms]
+     backoff_initial_ns, backoff_max_ns  after an error [1 s, 60 s]
+     allocator, logger */
+typedef struct kctl_reported_desc {
+    kctl_transport transport;
+    kctl_resource resource;
+    const char *name;
+    uint32_t writes;
+    uint64_t per_ns;
+    uint32_t burst;
+    uint32_t max_conflicts;
+    uint64_t conflict_backoff_ns;
+    uint64_t backoff_initial_ns, backoff_max_ns;
+    kctl_allocator allocator;
+    kctl_logger logger;
+} kctl_reported_desc;
+
+typedef struct kctl_reported_stats {
+    uint64_t sets;       /* fields and documents set */
+    uint64_t writes;     /* status writes the store took */
+    uint64_t unchanged;  /* writes not made: the status already said it */
+    uint64_t conflicts;  /* writes refused with CONFLICT (each retried) */
+    uint64_t errors;     /* other failed reads and writes (each backed off) */
+    int last_error;      /* the last failure's code; OK after a good write */
+} kctl_reported_stats;
+
+/* The defaults, filled. [any thread] */
+KCTL_API kctl_reported_desc kctl_reported_desc_init(void);
+/* Create it. INVALID_ARG: no transport, resource or name, a lone
+   allocator function, writes or per_ns given without the other; NOMEM. [any thread] */
+KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported **out);
+/* Free it; fields not yet written are dropped (step until
+   kctl_reported_pending is false first to keep them). NULL is fine. [not thread-safe] */
+KCTL_API void kctl_reported_destroy(kctl_reported *r);
+/* Set status.<field> to the JSON value json[0..len) (KCTL_NTS: counted):
+   copied. INVALID_ARG: NULL or empty field, invalid JSON; NOMEM. [any thread] */
+KCTL_API int kctl_reported_set(kctl_reported *r, const char *field, const char *json, size_t len);
+/* The same for a value of C type (a string is escaped). INVALID_ARG also
+   for a double that is not finite. [any thread] */
+KCTL_API int kctl_reported_set_int(kctl_reported *r, const char *field, int64_t v);
+KCTL_API int kctl_reported_set_double(kctl_reported *r, const char *field, double v);
+KCTL_API int kctl_reported_set_bool(kctl_reported *r, const char *field, bool v);
+KCTL_API int kctl_reported_set_string(kctl_reported *r, const char *field, const char *v);
+/* Replace the whole status with the JSON object json[0..len); fields set
+   before are dropped, fields set after go on top. INVALID_ARG: not a JSON
+   object; NOMEM. [any thread] */
+KCTL_API int kctl_reported_set_status(kctl_reported *r, const char *json, size_t len);
+/* Write if a write is due and allowed; *next_ns (may be NULL) gets the
+   clock time (now's clock) to call again at the latest: UINT64_MAX when
+   nothing is pending. now is the caller's clock, in ns. Returns OK, or
+   the code of a write that failed (kept for later: it is retried after a
+   backoff, nothing to do); INVALID_ARG for NULL r. [not thread-safe: one
+   thread steps] */
+KCTL_API int kctl_reported_step(kctl_reported *r, uint64_t now, uint64_t *next_ns);
+/* Whether fields wait to be written. [any thread] */
+KCTL_API bool kctl_reported_pending(kctl_reported *r);
+/* Its counters. [any thread] */
+KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *out);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -11205,6 +11453,18 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
     return KCTL_OK;
 }
 
+/* Start from a checkpoint (objs at version rv) as from a list: the FIFO
+   replaced, no request made, then a watch from rv. */
+static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const char *rv) {
+    int rc = kctl_fifo_replace(r->fifo, objs, n);
+    if (rc != KCTL_OK) return rc;
+    snprintf(r->rv, sizeof r->rv, "%s", rv);
+    r->listed = true;
+    r->state = KCTL__RF_OPEN;
+    if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
+    return KCTL_OK;
+}
+
 KCTL_API bool kctl_reflector_listed(const kctl_reflector *r) { return r && r->listed; }
 
 KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_stats *out) {
@@ -11241,10 +11501,16 @@ struct kctl_informer {
     int cache_err;     /* the cache took the last delta given (OK) or not (NOMEM): stepping thread */
     bool synced, running, stop;
     kctl_reflector_stats stats;
+    struct kctl__ckpt *ckpt; /* the checkpoint (CHECKPOINT), or NULL */
 #ifndef KCTL_NO_THREADS
     kctl__thread thread;
 #endif
 };
+
+struct kctl__ckpt;
+static void kctl__ckpt_tick(kctl_informer *inf);
+static void kctl__ckpt_on_stop(kctl_informer *inf);
+static void kctl__ckpt_free(kctl_informer *inf);
 
 KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer **out) {
     kctl_indexer_desc xd;
@@ -11297,6 +11563,7 @@ fail:
 KCTL_API void kctl_informer_destroy(kctl_informer *inf) {
     if (!inf) return;
     kctl_informer_stop(inf);
+    kctl__ckpt_free(inf);
     kctl_reflector_destroy(inf->r);
     kctl_fifo_destroy(inf->fifo);
     kctl_indexer_destroy(inf->ix);
@@ -11437,6 +11704,7 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         kctl_obj_list_free(&l);
     }
     while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
+    if (inf->ckpt) kctl__ckpt_tick(inf);
     kctl__mutex_lock(&inf->mu);
     kctl_reflector_read_stats(inf->r, &inf->stats);
     if (inf->cache_err) inf->stats.last_error = inf->cache_err;
@@ -11517,14 +11785,16 @@ KCTL_API void kctl_informer_stop(kctl_informer *inf) {
     inf->stop = true;
     kctl__cond_broadcast(&inf->cv);
     kctl__mutex_unlock(&inf->mu);
-    if (!running) return;
-    kctl__thread_join(inf->thread);
-    kctl__mutex_lock(&inf->mu);
-    inf->running = false;
-    kctl__mutex_unlock(&inf->mu);
+    if (running) {
+        kctl__thread_join(inf->thread);
+        kctl__mutex_lock(&inf->mu);
+        inf->running = false;
+        kctl__mutex_unlock(&inf->mu);
+    }
 #else
-    (void)inf;
+    if (!inf) return;
 #endif
+    kctl__ckpt_on_stop(inf); /* the checkpoint, once nothing steps */
 }
 
 KCTL_API bool kctl_informer_has_synced(kctl_informer *inf) {
@@ -11564,6 +11834,374 @@ KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats 
     kctl__mutex_lock(&inf->mu);
     *out = inf->stats;
     kctl__mutex_unlock(&inf->mu);
+}
+
+/* ------------------------------------------------ >>checkpoint CHECKPOINT */
+#define KCTL__CKPT_MAGIC "KCTLCKPT"
+#define KCTL__CKPT_VERSION 1u
+#define KCTL__CKPT_HEADER 24u /* magic 8, version 4, flags 4, payload length 8 */
+/* (then the CRC-32 of the payload: 4; the header is 28 bytes in all) */
+
+struct kctl__ckpt {
+    kctl_checkpoint_desc d;
+    char *path;              /* d.path's copy */
+    uint64_t next_due;       /* every_ns: when the next time trigger fires */
+    uint64_t events_at_save; /* the reflector's events counted at the last write */
+    uint64_t lists_at_save;  /* and its lists (a relist counts as every_events) */
+    char saved_rv[KCTL_RV_MAX];
+    kctl_checkpoint_stats stats;
+};
+
+/* CRC-32 (IEEE 802.3, reflected, as zlib's), four bits at a time. */
+static uint32_t kctl__crc32(const unsigned char *p, size_t n) {
+    static const uint32_t t[16] = {
+        0x00000000u, 0x1DB71064u, 0x3B6E20C8u, 0x26D930ACu, 0x76DC4190u, 0x6B6B51F4u, 0x4DB26158u, 0x5005713Cu,
+        0xEDB88320u, 0xF00F9344u, 0xD6D6A3E8u, 0xCB61B38Cu, 0x9B64C2B0u, 0x86D3D2D4u, 0xA00AE278u, 0xBDBDF21Cu };
+    uint32_t c = 0xFFFFFFFFu;
+    size_t i;
+    for (i = 0; i < n; i++) {
+        c ^= p[i];
+        c = (c >> 4) ^ t[c & 15];
+        c = (c >> 4) ^ t[c & 15];
+    }
+    return ~c;
+}
+
+/* A growing byte buffer; the first failure sticks (NOMEM, TOO_LARGE). */
+typedef struct kctl__cbuf {
+    unsigned char *p;
+    size_t len, cap;
+    const kctl_allocator *a;
+    int err;
+} kctl__cbuf;
+
+static void kctl__cbuf_put(kctl__cbuf *b, const void *data, size_t n) {
+    if (b->err) return;
+    if (n > b->cap - b->len) {
+        size_t cap = b->cap ? b->cap : 4096;
+        unsigned char *np;
+        while (cap - b->len < n && cap <= SIZE_MAX / 2) cap *= 2;
+        if (cap - b->len < n) { b->err = KCTL_ERR_TOO_LARGE; return; }
+        if (!(np = (unsigned char *)kctl__alloc(b->a, cap))) { b->err = KCTL_ERR_NOMEM; return; }
+        if (b->len) memcpy(np, b->p, b->len);
+        kctl__free(b->a, b->p);
+        b->p = np;
+        b->cap = cap;
+    }
+    if (n) memcpy(b->p + b->len, data, n);
+    b->len += n;
+}
+
+static void kctl__ckpt_le_put(unsigned char *p, uint64_t v, int bytes) {
+    int i;
+    for (i = 0; i < bytes; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint64_t kctl__ckpt_le_get(const unsigned char *p, int bytes) {
+    uint64_t v = 0;
+    int i;
+    for (i = bytes - 1; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+
+static void kctl__cbuf_u32(kctl__cbuf *b, uint32_t v) {
+    unsigned char x[4];
+    kctl__ckpt_le_put(x, v, 4);
+    kctl__cbuf_put(b, x, 4);
+}
+static void kctl__cbuf_str(kctl__cbuf *b, const char *s, size_t n) {
+    if (n > UINT32_MAX) { b->err = b->err ? b->err : KCTL_ERR_TOO_LARGE; return; }
+    kctl__cbuf_u32(b, (uint32_t)n);
+    kctl__cbuf_put(b, s, n);
+}
+
+/* The identity a checkpoint is checked against: what the reflector lists. */
+static void kctl__ckpt_ident(const kctl_reflector *r, const char *out[6]) {
+    out[0] = r->res.group;
+    out[1] = r->res.version;
+    out[2] = r->res.resource;
+    out[3] = r->res.ns;
+    out[4] = r->lo.label_selector;
+    out[5] = r->lo.field_selector;
+}
+
+/* A reader over a checkpoint's payload: every read is bounds-checked, the
+   first that does not fit marks it bad. */
+typedef struct kctl__crd {
+    const unsigned char *p;
+    size_t n, off;
+    bool bad;
+} kctl__crd;
+
+static uint32_t kctl__crd_u32(kctl__crd *c) {
+    uint32_t v;
+    if (c->bad || c->n - c->off < 4) { c->bad = true; return 0; }
+    v = (uint32_t)kctl__ckpt_le_get(c->p + c->off, 4);
+    c->off += 4;
+    return v;
+}
+static const char *kctl__crd_str(kctl__crd *c, size_t *len) {
+    size_t n = kctl__crd_u32(c);
+    const char *s;
+    *len = 0;
+    if (c->bad || c->n - c->off < n) { c->bad = true; return NULL; }
+    s = (const char *)c->p + c->off;
+    c->off += n;
+    *len = n;
+    return s;
+}
+
+/* Decode data[0..n) for reflector r into new objects (*objs, *count, each
+   a reference) and the version (rv): OK; PROTO with *reason a
+   CHECKPOINT_* item; NOMEM. Nothing is kept on failure. */
+static int kctl__ckpt_decode(const unsigned char *data, size_t n, const kctl_reflector *r, const kctl_obj_opts *oo,
+                             const kctl_allocator *a, kctl_obj ***objs, size_t *count, char rv[KCTL_RV_MAX],
+                             uint32_t *reason) {
+    kctl__crd c;
+    const char *ident[6], *s;
+    kctl_obj **all = NULL;
+    size_t len, i, total;
+    uint64_t plen;
+    uint32_t k, cnt;
+    int rc = KCTL_OK;
+    *objs = NULL;
+    *count = 0;
+    *reason = KCTL_LOGITEM_CHECKPOINT_CORRUPT;
+    if (n < KCTL__CKPT_HEADER + 4 || memcmp(data, KCTL__CKPT_MAGIC, 8) != 0) return KCTL_ERR_PROTO;
+    if (kctl__ckpt_le_get(data + 8, 4) != KCTL__CKPT_VERSION) {
+        *reason = KCTL_LOGITEM_CHECKPOINT_OLD_FORMAT;
+        return KCTL_ERR_PROTO;
+    }
+    plen = kctl__ckpt_le_get(data + 16, 8);
+    if (kctl__ckpt_le_get(data + 12, 4) != 0 || plen != (uint64_t)(n - KCTL__CKPT_HEADER - 4)) return KCTL_ERR_PROTO; /* truncated, or more */
+    if (kctl__crc32(data + KCTL__CKPT_HEADER + 4, (size_t)plen) != (uint32_t)kctl__ckpt_le_get(data + KCTL__CKPT_HEADER, 4))
+        return KCTL_ERR_PROTO;
+    c.p = data + KCTL__CKPT_HEADER + 4;
+    c.n = (size_t)plen;
+    c.off = 0;
+    c.bad = false;
+    s = kctl__crd_str(&c, &len);
+    if (c.bad || len == 0 || len >= KCTL_RV_MAX || memchr(s, '\0', len)) return KCTL_ERR_PROTO;
+    memcpy(rv, s, len);
+    rv[len] = '\0';
+    kctl__ckpt_ident(r, ident);
+    for (k = 0; k < 6; k++) {
+        const char *want = ident[k] ? ident[k] : "";
+        s = kctl__crd_str(&c, &len);
+        if (c.bad) return KCTL_ERR_PROTO;
+        if (len != strlen(want) || memcmp(s, want, len) != 0) {
+            *reason = KCTL_LOGITEM_CHECKPOINT_MISMATCH;
+            return KCTL_ERR_PROTO;
+        }
+    }
+    cnt = kctl__crd_u32(&c);
+    if (c.bad || cnt > (c.n - c.off) / 4) return KCTL_ERR_PROTO; /* each takes 4 bytes at least */
+    if (cnt && !(all = (kctl_obj **)kctl__alloc(a, (size_t)cnt * sizeof *all))) return KCTL_ERR_NOMEM;
+    for (total = 0; total < cnt; total++) {
+        s = kctl__crd_str(&c, &len);
+        if (c.bad) { rc = KCTL_ERR_PROTO; break; }
+        if ((rc = kctl_obj_parse(s, len, oo, &all[total])) != KCTL_OK) {
+            if (rc != KCTL_ERR_NOMEM) rc = KCTL_ERR_PROTO;
+            break;
+        }
+    }
+    if (rc == KCTL_OK && c.off != c.n) rc = KCTL_ERR_PROTO; /* bytes after the last object */
+    if (rc != KCTL_OK) { /* never half-loaded */
+        for (i = 0; i < total; i++) kctl_obj_unref(all[i]);
+        kctl__free(a, all);
+        return rc;
+    }
+    *objs = all;
+    *count = cnt;
+    return KCTL_OK;
+}
+
+/* Encode the cache at version rv into b (header included). */
+static void kctl__ckpt_encode(kctl_informer *inf, kctl__cbuf *b) {
+    const char *ident[6];
+    unsigned char hdr[KCTL__CKPT_HEADER + 4];
+    kctl_obj_list l;
+    size_t i;
+    int k;
+    memset(&l, 0, sizeof l);
+    memset(hdr, 0, sizeof hdr);
+    kctl__cbuf_put(b, hdr, sizeof hdr); /* filled at the end */
+    kctl__cbuf_str(b, inf->r->rv, strlen(inf->r->rv));
+    kctl__ckpt_ident(inf->r, ident);
+    for (k = 0; k < 6; k++) kctl__cbuf_str(b, ident[k] ? ident[k] : "", ident[k] ? strlen(ident[k]) : 0);
+    if (!b->err && (b->err = kctl_indexer_list(inf->ix, &l)) == KCTL_OK) {
+        if (l.count > UINT32_MAX) b->err = KCTL_ERR_TOO_LARGE;
+        kctl__cbuf_u32(b, (uint32_t)l.count);
+        for (i = 0; i < l.count && !b->err; i++) {
+            size_t n;
+            const char *doc = kctl_obj_json(l.items[i], &n);
+            kctl__cbuf_str(b, doc, n);
+        }
+    }
+    kctl_obj_list_free(&l);
+    if (b->err) return;
+    memcpy(b->p, KCTL__CKPT_MAGIC, 8);
+    kctl__ckpt_le_put(b->p + 8, KCTL__CKPT_VERSION, 4);
+    kctl__ckpt_le_put(b->p + 16, (uint64_t)(b->len - sizeof hdr), 8);
+    kctl__ckpt_le_put(b->p + KCTL__CKPT_HEADER, kctl__crc32(b->p + sizeof hdr, b->len - sizeof hdr), 4);
+}
+
+static void kctl__ckpt_free(kctl_informer *inf) {
+    if (!inf->ckpt) return;
+    kctl__free(&inf->allocator, inf->ckpt->path);
+    kctl__free(&inf->allocator, inf->ckpt);
+    inf->ckpt = NULL;
+}
+
+static uint64_t kctl__ckpt_events(const kctl_reflector *r) {
+    return r->stats.added + r->stats.modified + r->stats.deleted;
+}
+
+/* Write the checkpoint if the cache moved since the last one and holds
+   every delta received. */
+static int kctl__ckpt_save(kctl_informer *inf) {
+    struct kctl__ckpt *ck = inf->ckpt;
+    kctl__cbuf b;
+    int rc;
+    if (!ck || !inf->r->listed || !inf->r->rv[0]) return KCTL_ERR_INVALID_ARG;
+    if (kctl_fifo_len(inf->fifo)) return KCTL_ERR_AGAIN; /* the cache lags the version */
+    if (strcmp(ck->saved_rv, inf->r->rv) == 0) return KCTL_OK; /* nothing moved */
+    memset(&b, 0, sizeof b);
+    b.a = &inf->allocator;
+    kctl__ckpt_encode(inf, &b);
+    if ((rc = b.err) == KCTL_OK) {
+        if (ck->path) {
+#ifndef KCTL_NO_FILES
+            bool replaced;
+            rc = kctl__port_file_replace(ck->path, &inf->allocator, (const char *)b.p, b.len, &replaced);
+            if (rc == KCTL_ERR_IO && replaced) rc = KCTL_OK; /* it is written; only the directory's sync failed */
+#else
+            rc = KCTL_ERR_INVALID_ARG;
+#endif
+        } else {
+            rc = ck->d.save_fn(b.p, b.len, ck->d.user_data);
+        }
+    }
+    kctl__free(&inf->allocator, b.p);
+    if (rc != KCTL_OK) {
+        ck->stats.save_errors++;
+        ck->stats.last_save_error = rc;
+        kctl__log(&ck->d.logger, KCTL_LOG_WARN, KCTL_LOGITEM_CHECKPOINT_SAVE_FAILED);
+        return rc;
+    }
+    ck->stats.saves++;
+    ck->stats.last_save_error = KCTL_OK;
+    snprintf(ck->saved_rv, sizeof ck->saved_rv, "%s", inf->r->rv);
+    ck->events_at_save = kctl__ckpt_events(inf->r);
+    ck->lists_at_save = inf->r->stats.lists;
+    return KCTL_OK;
+}
+
+/* The step's hook: save when a trigger fired. */
+static void kctl__ckpt_tick(kctl_informer *inf) {
+    struct kctl__ckpt *ck = inf->ckpt;
+    uint64_t now;
+    bool due = false;
+    if (!ck || !inf->r->listed) return;
+    now = kctl_clock_now(&inf->r->clock);
+    if (ck->d.every_events && (kctl__ckpt_events(inf->r) - ck->events_at_save >= ck->d.every_events ||
+                               inf->r->stats.lists != ck->lists_at_save)) due = true;
+    if (ck->d.every_ns && now >= ck->next_due) due = true;
+    if (!due || kctl__ckpt_save(inf) == KCTL_ERR_AGAIN) return; /* AGAIN: at a step with the deltas in */
+    if (ck->d.every_ns) ck->next_due = kctl__add_sat(now, ck->d.every_ns);
+}
+
+/* The stop's hook. */
+static void kctl__ckpt_on_stop(kctl_informer *inf) {
+    if (inf->ckpt && inf->r->listed) (void)kctl__ckpt_save(inf);
+}
+
+KCTL_API kctl_checkpoint_desc kctl_checkpoint_desc_init(void) {
+    kctl_checkpoint_desc d;
+    memset(&d, 0, sizeof d);
+    return d;
+}
+
+KCTL_API int kctl_informer_set_checkpoint(kctl_informer *inf, const kctl_checkpoint_desc *desc) {
+    struct kctl__ckpt *ck;
+    const unsigned char *data = NULL;
+    char *owned = NULL;
+    kctl_obj **objs = NULL;
+    size_t n = 0, count = 0, i;
+    char rv[KCTL_RV_MAX];
+    uint32_t reason = 0;
+    kctl_reflector *r;
+    int rc;
+    if (!inf || !desc) return KCTL_ERR_INVALID_ARG;
+    if (!desc->path && (!desc->save_fn || !desc->load_fn)) return KCTL_ERR_INVALID_ARG;
+#ifdef KCTL_NO_FILES
+    if (desc->path) return KCTL_ERR_INVALID_ARG;
+#endif
+    r = inf->r;
+    if (inf->ckpt) return KCTL_ERR_EXISTS;
+    if (inf->running || r->listed || r->w || r->stats.errors || r->state != KCTL__RF_LIST) return KCTL_ERR_INVALID_ARG;
+    if (!(ck = (struct kctl__ckpt *)kctl__alloc(&inf->allocator, sizeof *ck))) return KCTL_ERR_NOMEM;
+    memset(ck, 0, sizeof *ck);
+    ck->d = *desc;
+    if (desc->path) {
+        size_t pl = strlen(desc->path);
+        if (!(ck->path = (char *)kctl__alloc(&inf->allocator, pl + 1))) {
+            kctl__free(&inf->allocator, ck);
+            return KCTL_ERR_NOMEM;
+        }
+        memcpy(ck->path, desc->path, pl + 1);
+        ck->d.path = ck->path;
+    }
+    inf->ckpt = ck;
+    ck->next_due = kctl__add_sat(kctl_clock_now(&r->clock), desc->every_ns);
+    /* read it */
+    if (ck->path) {
+#ifndef KCTL_NO_FILES
+        rc = kctl__port_file_read(ck->path, &inf->allocator, &owned, &n);
+        data = (const unsigned char *)owned;
+#else
+        rc = KCTL_ERR_INVALID_ARG;
+#endif
+    } else {
+        const void *p = NULL;
+        rc = desc->load_fn(&p, &n, desc->user_data);
+        data = (const unsigned char *)p;
+        if (rc == KCTL_OK && !data && n) rc = KCTL_ERR_INVALID_ARG;
+    }
+    if (rc == KCTL_ERR_NOT_FOUND || rc == KCTL_ERR_NOMEM) goto done;
+    if (rc != KCTL_OK) {
+        kctl__log(&desc->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CHECKPOINT_READ_FAILED);
+        rc = KCTL_ERR_IO;
+        goto done;
+    }
+    rc = kctl__ckpt_decode(data ? data : (const unsigned char *)"", n, r, &desc->obj_opts, &inf->allocator, &objs, &count, rv, &reason);
+    if (rc == KCTL_ERR_PROTO) {
+        ck->stats.discarded = 1;
+        ck->stats.discard_reason = reason;
+        kctl__log(&desc->logger, KCTL_LOG_WARN, (kctl_log_item)reason);
+        goto done;
+    }
+    if (rc != KCTL_OK) goto done;
+    if ((rc = kctl__rf_resume(r, objs, count, rv)) == KCTL_OK) {
+        ck->stats.loaded = count;
+        snprintf(ck->stats.loaded_rv, sizeof ck->stats.loaded_rv, "%s", rv);
+        snprintf(ck->saved_rv, sizeof ck->saved_rv, "%s", rv); /* what the file holds already */
+    }
+    for (i = 0; i < count; i++) kctl_obj_unref(objs[i]);
+    kctl__free(&inf->allocator, objs);
+done:
+    kctl__free(&inf->allocator, owned);
+    return rc;
+}
+
+KCTL_API int kctl_informer_checkpoint_save(kctl_informer *inf) {
+    if (!inf || !inf->ckpt) return KCTL_ERR_INVALID_ARG;
+    return kctl__ckpt_save(inf);
+}
+
+KCTL_API void kctl_informer_checkpoint_stats(kctl_informer *inf, kctl_checkpoint_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (inf && inf->ckpt) *out = inf->ckpt->stats;
 }
 
 /* ------------------------------------------------ >>limiter RATE LIMITERS */
@@ -14632,6 +15270,358 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
         else memcpy(buf, p.w.buf ? p.w.buf : "", p.w.len + 1);
     }
     kctl_jw_free(&p.w);
+    return rc;
+}
+
+/* ------------------------------------------- >>reported REPORTED STATE */
+/* One field set: name, NUL, then its JSON value (len bytes), in one block. */
+typedef struct kctl__rep_field {
+    char *block;
+    size_t name_len, len;
+} kctl__rep_field;
+
+struct kctl_reported {
+    kctl_transport t;
+    kctl_resource res;
+    const char *name;
+    char *strings; /* the copies res and name point into */
+    kctl_allocator allocator;
+    kctl_logger logger;
+    uint64_t interval, tolerance; /* the bucket, as a GCRA: per_ns / writes, (burst - 1) * interval */
+    uint32_t max_conflicts;
+    uint64_t conflict_backoff, b_initial, b_max;
+    kctl__mutex mu; /* the fields, the sequence numbers and the stats */
+    kctl__rep_field *fields;
+    uint32_t nfields, cap;
+    char *whole;       /* a whole status set, or NULL */
+    size_t whole_len;
+    uint64_t seq;      /* sets so far */
+    uint64_t done_seq; /* the sets the store has (written, or found there) */
+    kctl_reported_stats stats;
+    /* the stepping thread's */
+    kctl_obj *cur;       /* the object as last read or written (NULL: read it) */
+    uint64_t tat;        /* the bucket's theoretical arrival time */
+    uint64_t not_before; /* backoff */
+    uint64_t backoff;    /* the next error backoff */
+    uint32_t conflicts;  /* in a row */
+};
+
+KCTL_API kctl_reported_desc kctl_reported_desc_init(void) {
+    kctl_reported_desc d;
+    memset(&d, 0, sizeof d);
+    d.writes = 1;
+    d.per_ns = KCTL_SEC(1);
+    d.burst = 1;
+    d.max_conflicts = 5;
+    d.conflict_backoff_ns = KCTL_MS(10);
+    d.backoff_initial_ns = KCTL_SEC(1);
+    d.backoff_max_ns = KCTL_SEC(60);
+    return d;
+}
+
+KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported **out) {
+    kctl_reported_desc d;
+    kctl_reported *r;
+    const char *parts[5];
+    size_t i, total = 0;
+    char *p;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!desc || !desc->transport.vt || !desc->resource.resource || !*desc->resource.resource || !desc->name || !*desc->name)
+        return KCTL_ERR_INVALID_ARG;
+    d = *desc;
+    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn) || (!d.writes) != (!d.per_ns)) return KCTL_ERR_INVALID_ARG;
+    if (!d.writes) { d.writes = 1; d.per_ns = KCTL_SEC(1); }
+    if (!d.burst) d.burst = 1;
+    if (!d.max_conflicts) d.max_conflicts = 5;
+    if (!d.conflict_backoff_ns) d.conflict_backoff_ns = KCTL_MS(10);
+    if (!d.backoff_initial_ns) d.backoff_initial_ns = KCTL_SEC(1);
+    if (!d.backoff_max_ns) d.backoff_max_ns = KCTL_SEC(60);
+    parts[0] = d.resource.group;
+    parts[1] = d.resource.version;
+    parts[2] = d.resource.resource;
+    parts[3] = d.resource.ns;
+    parts[4] = d.name;
+    for (i = 0; i < 5; i++) total += (parts[i] ? strlen(parts[i]) : 0) + 1;
+    if (!(r = (kctl_reported *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
+    memset(r, 0, sizeof *r);
+    if (!(r->strings = (char *)kctl__alloc(&d.allocator, total)) || kctl__mutex_init(&r->mu) != KCTL_OK) {
+        kctl__free(&d.allocator, r->strings);
+        kctl__free(&d.allocator, r);
+        return KCTL_ERR_NOMEM;
+    }
+    for (i = 0, p = r->strings; i < 5; i++) { /* NULL stays NULL */
+        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        if (parts[i]) memcpy(p, parts[i], n);
+        p[n] = '\0';
+        parts[i] = parts[i] ? p : NULL;
+        p += n + 1;
+    }
+    r->t = d.transport;
+    r->res.group = parts[0];
+    r->res.version = parts[1];
+    r->res.resource = parts[2];
+    r->res.ns = parts[3];
+    r->name = parts[4];
+    r->allocator = d.allocator;
+    r->logger = d.logger;
+    r->interval = d.per_ns / d.writes ? d.per_ns / d.writes : 1;
+    r->tolerance = (uint64_t)(d.burst - 1) * r->interval;
+    r->max_conflicts = d.max_conflicts;
+    r->conflict_backoff = d.conflict_backoff_ns;
+    r->b_initial = d.backoff_initial_ns;
+    r->b_max = d.backoff_max_ns;
+    r->backoff = r->b_initial;
+    *out = r;
+    return KCTL_OK;
+}
+
+static void kctl__rep_clear(kctl_reported *r) {
+    uint32_t i;
+    for (i = 0; i < r->nfields; i++) kctl__free(&r->allocator, r->fields[i].block);
+    r->nfields = 0;
+    kctl__free(&r->allocator, r->whole);
+    r->whole = NULL;
+    r->whole_len = 0;
+}
+
+KCTL_API void kctl_reported_destroy(kctl_reported *r) {
+    if (!r) return;
+    kctl__rep_clear(r);
+    kctl__free(&r->allocator, r->fields);
+    kctl_obj_unref(r->cur);
+    kctl__mutex_deinit(&r->mu);
+    kctl__free(&r->allocator, r->strings);
+    kctl__free(&r->allocator, r);
+}
+
+KCTL_API int kctl_reported_set(kctl_reported *r, const char *field, const char *json, size_t len) {
+    kctl_json j;
+    char *block;
+    size_t nl;
+    uint32_t i;
+    int rc = KCTL_OK;
+    if (!r || !field || !*field || !json) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(json);
+    if (kctl_json_parse(json, len, NULL, 0, NULL, &j) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
+    nl = strlen(field);
+    if (len > SIZE_MAX - nl - 2 || !(block = (char *)kctl__alloc(&r->allocator, nl + len + 2))) return KCTL_ERR_NOMEM;
+    memcpy(block, field, nl + 1);
+    memcpy(block + nl + 1, json, len);
+    block[nl + 1 + len] = '\0';
+    kctl__mutex_lock(&r->mu);
+    for (i = 0; i < r->nfields; i++) /* a few fields: a scan */
+        if (r->fields[i].name_len == nl && memcmp(r->fields[i].block, field, nl) == 0) break;
+    if (i == r->nfields && r->nfields == r->cap) {
+        uint32_t cap = r->cap ? r->cap * 2 : 8;
+        kctl__rep_field *nf = cap > r->cap ? (kctl__rep_field *)kctl__alloc(&r->allocator, (size_t)cap * sizeof *nf) : NULL;
+        if (!nf) rc = KCTL_ERR_NOMEM;
+        else {
+            if (r->nfields) memcpy(nf, r->fields, r->nfields * sizeof *nf);
+            kctl__free(&r->allocator, r->fields);
+            r->fields = nf;
+            r->cap = cap;
+        }
+    }
+    if (rc == KCTL_OK) {
+        if (i == r->nfields) r->nfields++;
+        else kctl__free(&r->allocator, r->fields[i].block);
+        r->fields[i].block = block;
+        r->fields[i].name_len = nl;
+        r->fields[i].len = len;
+        r->seq++;
+        r->stats.sets++;
+        block = NULL;
+    }
+    kctl__mutex_unlock(&r->mu);
+    kctl__free(&r->allocator, block);
+    return rc;
+}
+
+/* A value of C type, through a small writer. */
+static int kctl__rep_set_jw(kctl_reported *r, const char *field, kctl_jw *w) {
+    const char *text;
+    size_t n;
+    int rc = kctl_jw_finish(w, &text, &n);
+    if (rc == KCTL_OK) rc = kctl_reported_set(r, field, text, n);
+    kctl_jw_free(w);
+    return rc;
+}
+
+KCTL_API int kctl_reported_set_int(kctl_reported *r, const char *field, int64_t v) {
+    kctl_jw w;
+    if (!r) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&w, &r->allocator);
+    kctl_jw_int64(&w, v);
+    return kctl__rep_set_jw(r, field, &w);
+}
+
+KCTL_API int kctl_reported_set_double(kctl_reported *r, const char *field, double v) {
+    kctl_jw w;
+    if (!r) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&w, &r->allocator);
+    kctl_jw_double(&w, v);
+    return kctl__rep_set_jw(r, field, &w);
+}
+
+KCTL_API int kctl_reported_set_bool(kctl_reported *r, const char *field, bool v) {
+    return kctl_reported_set(r, field, v ? "true" : "false", KCTL_NTS);
+}
+
+KCTL_API int kctl_reported_set_string(kctl_reported *r, const char *field, const char *v) {
+    kctl_jw w;
+    if (!r || !v) return KCTL_ERR_INVALID_ARG;
+    kctl_jw_init_growable(&w, &r->allocator);
+    kctl_jw_string(&w, v);
+    return kctl__rep_set_jw(r, field, &w);
+}
+
+KCTL_API int kctl_reported_set_status(kctl_reported *r, const char *json, size_t len) {
+    kctl_json_value root;
+    char *copy;
+    if (!r || !json) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = strlen(json);
+    if (kctl_json_get(json, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
+    if (len == SIZE_MAX || !(copy = (char *)kctl__alloc(&r->allocator, len + 1))) return KCTL_ERR_NOMEM;
+    memcpy(copy, json, len);
+    copy[len] = '\0';
+    kctl__mutex_lock(&r->mu);
+    kctl__rep_clear(r);
+    r->whole = copy;
+    r->whole_len = len;
+    r->seq++;
+    r->stats.sets++;
+    kctl__mutex_unlock(&r->mu);
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_reported_pending(kctl_reported *r) {
+    bool p;
+    if (!r) return false;
+    kctl__mutex_lock(&r->mu);
+    p = r->seq != r->done_seq;
+    kctl__mutex_unlock(&r->mu);
+    return p;
+}
+
+KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *out) {
+    if (!out) return;
+    memset(out, 0, sizeof *out);
+    if (!r) return;
+    kctl__mutex_lock(&r->mu);
+    *out = r->stats;
+    kctl__mutex_unlock(&r->mu);
+}
+
+/* The status to write into w (a growable writer of the caller's): the
+   whole status set (or cur's), with the fields set merged in; *seq gets
+   the sets it covers. */
+static int kctl__rep_desired(kctl_reported *r, kctl_jw *w, uint64_t *seq) {
+    kctl_jw patch, whole;
+    kctl__jdoc base, pd;
+    kctl_json_value v;
+    const char *ptext, *btext = NULL;
+    size_t plen, blen = 0;
+    uint32_t i;
+    int rc;
+    kctl_jw_init_growable(&patch, &r->allocator);
+    kctl_jw_init_growable(&whole, &r->allocator);
+    memset(&base, 0, sizeof base);
+    memset(&pd, 0, sizeof pd);
+    kctl__mutex_lock(&r->mu); /* copies: the lock is not held while merging */
+    kctl_jw_object_begin(&patch);
+    for (i = 0; i < r->nfields; i++) {
+        kctl_jw_key(&patch, r->fields[i].block);
+        kctl_jw_raw(&patch, r->fields[i].block + r->fields[i].name_len + 1, r->fields[i].len);
+    }
+    kctl_jw_object_end(&patch);
+    if (r->whole) kctl_jw_raw(&whole, r->whole, r->whole_len);
+    *seq = r->seq;
+    kctl__mutex_unlock(&r->mu);
+    rc = kctl_jw_finish(&patch, &ptext, &plen);
+    if (rc == KCTL_OK && whole.len) {
+        rc = kctl_jw_finish(&whole, &btext, &blen);
+    } else if (rc == KCTL_OK && kctl_obj_get(r->cur, "status", &v) == KCTL_OK && v.type == KCTL_JSON_OBJECT) {
+        btext = v.text;
+        blen = v.len;
+    }
+    if (rc == KCTL_OK) rc = kctl__jdoc_parse(&pd, ptext, plen, &r->allocator, NULL);
+    if (rc == KCTL_OK && btext) rc = kctl__jdoc_parse(&base, btext, blen, &r->allocator, NULL);
+    if (rc == KCTL_OK) rc = kctl_json_merge_patch(btext ? &base.j : NULL, btext ? 0 : KCTL_JSON_NONE, &pd.j, 0, w);
+    kctl__jdoc_free(&base);
+    kctl__jdoc_free(&pd);
+    kctl_jw_free(&patch);
+    kctl_jw_free(&whole);
+    return rc;
+}
+
+/* A failed read or write: back off (a conflict less, up to max_conflicts in a row). */
+static void kctl__rep_failed(kctl_reported *r, int rc, uint64_t now) {
+    kctl__mutex_lock(&r->mu);
+    r->stats.last_error = rc;
+    if (rc == KCTL_ERR_CONFLICT) r->stats.conflicts++;
+    else r->stats.errors++;
+    kctl__mutex_unlock(&r->mu);
+    if (rc == KCTL_ERR_CONFLICT || rc == KCTL_ERR_NOT_FOUND) { /* read it again */
+        kctl_obj_unref(r->cur);
+        r->cur = NULL;
+    }
+    if (rc == KCTL_ERR_CONFLICT && ++r->conflicts <= r->max_conflicts) {
+        uint32_t k = r->conflicts - 1 < 20 ? r->conflicts - 1 : 20;
+        r->not_before = kctl__add_sat(now, r->conflict_backoff << k);
+        return;
+    }
+    if (rc == KCTL_ERR_CONFLICT) kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REPORTED_CONFLICT_RETRIES);
+    r->conflicts = 0;
+    r->not_before = kctl__add_sat(now, r->backoff);
+    r->backoff = r->backoff > r->b_max / 2 ? r->b_max : r->backoff * 2;
+}
+
+KCTL_API int kctl_reported_step(kctl_reported *r, uint64_t now, uint64_t *next_ns) {
+    uint64_t seq = 0, allowed;
+    kctl_jw w;
+    const char *text;
+    size_t n;
+    bool written = false;
+    kctl_obj *out = NULL;
+    int rc = KCTL_OK;
+    if (next_ns) *next_ns = UINT64_MAX;
+    if (!r) return KCTL_ERR_INVALID_ARG;
+    if (!kctl_reported_pending(r)) return KCTL_OK;
+    allowed = r->tat > r->tolerance ? r->tat - r->tolerance : 0;
+    if (now < r->not_before || now < allowed) { /* backing off, or no token yet */
+        if (next_ns) *next_ns = r->not_before > allowed ? r->not_before : allowed;
+        return KCTL_OK;
+    }
+    if (!r->cur) rc = kctl_transport_get(&r->t, &r->res, r->name, &r->cur, NULL);
+    kctl_jw_init_growable(&w, &r->allocator);
+    if (rc == KCTL_OK) rc = kctl__rep_desired(r, &w, &seq);
+    if (rc == KCTL_OK) rc = kctl_jw_finish(&w, &text, &n);
+    if (rc == KCTL_OK) rc = kctl_status_update(&r->t, &r->res, r->cur, text, n, &written, &out, NULL);
+    kctl_jw_free(&w);
+    if (rc != KCTL_OK) {
+        kctl__rep_failed(r, rc, now);
+    } else {
+        if (written) { /* a token spent; the object as stored is the next write's base */
+            kctl_obj_unref(r->cur);
+            r->cur = out;
+            r->tat = kctl__add_sat(r->tat > now ? r->tat : now, r->interval);
+        }
+        r->conflicts = 0;
+        r->backoff = r->b_initial;
+        kctl__mutex_lock(&r->mu);
+        if (written) r->stats.writes++;
+        else r->stats.unchanged++;
+        r->stats.last_error = KCTL_OK;
+        r->done_seq = seq;
+        if (r->seq == seq) kctl__rep_clear(r); /* all in the store: nothing to apply again */
+        kctl__mutex_unlock(&r->mu);
+    }
+    if (next_ns && kctl_reported_pending(r)) {
+        allowed = r->tat > r->tolerance ? r->tat - r->tolerance : 0;
+        *next_ns = r->not_before > allowed ? r->not_before : allowed;
+        if (*next_ns < now) *next_ns = now;
+    }
     return rc;
 }
 

@@ -130,5 +130,6 @@ void kt_suite_manager(void);
 void kt_suite_leader(void);
 void kt_suite_e2e(void);
 void kt_suite_review(void);
+void kt_suite_edge(void);
 void kt_suite_contract(void); /* tests/contract.h: every transport's contract, per target */
 #endif

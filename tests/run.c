@@ -23,6 +23,7 @@ int main(void) {
     kt_suite_leader();
     kt_suite_e2e();
     kt_suite_review();
+    kt_suite_edge();
     kt_suite_contract();
     if (kt.skipped) printf("%d passed, %d failed, %d skipped\n", kt.passed, kt.failed, kt.skipped);
     else printf("%d passed, %d failed\n", kt.passed, kt.failed);

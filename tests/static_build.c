@@ -22,3 +22,4 @@
 #include "test_e2e.c"
 #include "test_review.c"
 #include "test_contract.c"
+#include "test_edge.c"

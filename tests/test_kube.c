@@ -556,6 +556,96 @@ static void tk_reflector(void) {
     kctl_fifo_destroy(fifo);
     kctl_transport_destroy(&t);
 }
+
+/* ---- an informer's checkpoint on the Kubernetes transport: a restart
+   resumes the watch from the saved (opaque) resourceVersion, no list */
+typedef struct tk_ckpt {
+    unsigned char *data;
+    size_t len;
+    int adds, deletes;
+} tk_ckpt;
+static int tk_ckpt_save(const void *data, size_t len, void *ud) {
+    tk_ckpt *c = (tk_ckpt *)ud;
+    free(c->data);
+    if (!(c->data = (unsigned char *)malloc(len ? len : 1))) return KCTL_ERR_NOMEM;
+    memcpy(c->data, data, len);
+    c->len = len;
+    return KCTL_OK;
+}
+static int tk_ckpt_load(const void **data, size_t *len, void *ud) {
+    tk_ckpt *c = (tk_ckpt *)ud;
+    if (!c->data) return KCTL_ERR_NOT_FOUND;
+    *data = c->data;
+    *len = c->len;
+    return KCTL_OK;
+}
+static void tk_ckpt_add(kctl_obj *o, void *ud) { (void)o; ((tk_ckpt *)ud)->adds++; }
+static void tk_ckpt_delete(const char *k, kctl_obj *o, bool u, void *ud) { (void)k; (void)o; (void)u; ((tk_ckpt *)ud)->deletes++; }
+
+/* Step inf (real time, at most 10 s) until the handlers saw adds and deletes. */
+static void tk_ckpt_until(kctl_informer *inf, tk_ckpt *c, int adds, int deletes) {
+    uint64_t end = kctl_clock_now(NULL) + KCTL_SEC(10);
+    while ((c->adds < adds || c->deletes < deletes || !kctl_informer_has_synced(inf)) && kctl_clock_now(NULL) < end)
+        kctl_informer_step(inf, KCTL_MS(50), NULL);
+}
+
+static kctl_informer *tk_ckpt_informer(kctl_transport t, const kctl_resource *res, tk_ckpt *c, int expect) {
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_checkpoint_desc cd = kctl_checkpoint_desc_init();
+    kctl_handler h;
+    memset(&d, 0, sizeof d);
+    d.transport = t;
+    d.resource = *res;
+    if (kctl_informer_create(&d, &inf) != KCTL_OK) return NULL;
+    memset(&h, 0, sizeof h);
+    h.on_add = tk_ckpt_add;
+    h.on_delete = tk_ckpt_delete;
+    h.user_data = c;
+    kctl_informer_add_handler(inf, &h);
+    cd.save_fn = tk_ckpt_save;
+    cd.load_fn = tk_ckpt_load;
+    cd.user_data = c;
+    KT_EQ_INT(kctl_informer_set_checkpoint(inf, &cd), expect);
+    return inf;
+}
+
+static void tk_checkpoint_resume(void) {
+    kctl_transport t;
+    kctl_informer *inf;
+    kctl_reflector_stats rs;
+    tk_ckpt c;
+    kctl_resource res = tk_dc;
+    res.ns = "ckpt";
+    memset(&c, 0, sizeof c);
+    KT_EQ_INT(tk_transport(NULL, 0, &t), KCTL_OK);
+    KT_EQ_INT(tk_put(&t, &res, "a", NULL, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(tk_put(&t, &res, "b", NULL, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(tk_put(&t, &res, "c", NULL, NULL, NULL), KCTL_OK);
+    inf = tk_ckpt_informer(t, &res, &c, KCTL_ERR_NOT_FOUND);
+    tk_ckpt_until(inf, &c, 3, 0);
+    KT_EQ_INT(c.adds, 3);
+    kctl_informer_destroy(inf); /* the checkpoint is written */
+    KT_CHECK(c.data != NULL);
+    /* while it is down: two adds and a delete */
+    KT_EQ_INT(tk_put(&t, &res, "d", NULL, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(tk_put(&t, &res, "e", NULL, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_transport_remove(&t, &res, "b", NULL, NULL, NULL), KCTL_OK);
+    c.adds = c.deletes = 0;
+    inf = tk_ckpt_informer(t, &res, &c, KCTL_OK);
+    tk_ckpt_until(inf, &c, 3 + 2, 1);
+    KT_EQ_INT(c.adds, 3 + 2); /* the checkpoint's three, then d and e from the watch */
+    KT_EQ_INT(c.deletes, 1);
+    kctl_informer_read_stats(inf, &rs);
+    KT_EQ_U64(rs.lists, 0); /* resumed from the saved version: no list */
+    KT_EQ_U64(rs.relists, 0);
+    KT_EQ_U64(rs.added, 2);
+    KT_EQ_U64(rs.deleted, 1);
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 4);
+    kctl_informer_destroy(inf);
+    free(c.data);
+    kctl_transport_destroy(&t);
+}
 #else
 static void tk_no_curl(void) {
     KT_KUBE_REQUIRE_CURL();
@@ -578,6 +668,7 @@ void kt_suite_kube(void) {
     KT_RUN(tk_status_detail);
     KT_RUN(tk_throttled);
     KT_RUN(tk_reflector);
+    KT_RUN(tk_checkpoint_resume);
     KT_RUN(tk_threads);
     kt_kube_server_stop(tk_srv);
     tk_srv = NULL;
