@@ -1046,6 +1046,20 @@ KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj);
 KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key);
 /* The object at key (a new reference: unref it), or NULL. [any thread] */
 KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key);
+/* Called by kctl_indexer_read with the object it found, borrowed: see there. */
+typedef int (*kctl_obj_read_fn)(const kctl_obj *obj, void *user_data);
+/* Look key up and call fn(obj, user_data) with the object borrowed, not
+   referenced: client-go's GetByKey, which writes nothing (kctl_indexer_get
+   writes the object's reference count twice a call, and two threads
+   reading the same object trade its cache line). The lifetime rule: obj
+   lives until fn returns, not a moment longer (the cache's read side is
+   held across fn, so no writer can replace or drop it meanwhile); to keep
+   it, take kctl_obj_ref(obj) inside fn. fn runs with the read side held:
+   keep it short, and it must not call into this indexer (a writer waiting
+   between two reads of one thread deadlocks them) nor block on a thread
+   that does. Returns fn's result; NOT_FOUND (fn not called) when key is
+   absent; INVALID_ARG for a NULL ix, key or fn. [any thread] */
+KCTL_API int kctl_indexer_read(kctl_indexer *ix, const char *key, kctl_obj_read_fn fn, void *user_data);
 /* How many objects. [any thread] */
 KCTL_API size_t kctl_indexer_len(kctl_indexer *ix);
 /* Every object / every key, in no particular order. [any thread] */
@@ -6412,6 +6426,22 @@ KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
     if (n) o = kctl_obj_ref(kctl__obj_of(n));
     kctl__rwlock_rd_unlock(&ix->lock, rs);
     return o;
+}
+
+KCTL_API int kctl_indexer_read(kctl_indexer *ix, const char *key, kctl_obj_read_fn fn, void *user_data) {
+    unsigned rs;
+    kctl__node *n;
+    size_t len;
+    uint32_t h;
+    int rc = KCTL_ERR_NOT_FOUND;
+    if (!ix || !key || !fn) return KCTL_ERR_INVALID_ARG;
+    len = strlen(key);
+    h = kctl__hash(key, len);
+    rs = kctl__rwlock_rd(&ix->lock);
+    n = kctl__map_find(&ix->data.items, key, len, h);
+    if (n) rc = fn(kctl__obj_of(n), user_data); /* writers wait for the read side: n stays until it is let go */
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
 }
 
 KCTL_API size_t kctl_indexer_len(kctl_indexer *ix) {
