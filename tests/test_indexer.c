@@ -615,7 +615,7 @@ static void ti_read_borrowed(void) {
 typedef struct ti_lease {
     kctl_indexer *ix;
     int stop; /* atomic */
-    unsigned long reads, bad;
+    unsigned long reads, bad; /* atomic */
 } ti_lease;
 
 /* Reads every byte of the lent object's document: an object freed while
@@ -633,8 +633,8 @@ static void *ti_lease_reader(void *arg) {
     ti_lease *s = (ti_lease *)arg;
     while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
         int rc = kctl_indexer_read(s->ix, "p/o", ti_lease_fn, NULL);
-        if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) s->bad++;
-        s->reads++;
+        if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) __atomic_add_fetch(&s->bad, 1ul, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&s->reads, 1ul, __ATOMIC_RELAXED);
     }
     return NULL;
 }
