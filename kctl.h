@@ -4318,23 +4318,28 @@ KCTL_API void kctl_jw_free(kctl_jw *w) {
     w->len = w->cap = 0;
 }
 
-static void kctl__jw_put(kctl_jw *w, const char *s, size_t n) {
-    if (w->err) return;
-    if (n >= w->cap - w->len || w->cap == 0) { /* keep room for the NUL */
-        size_t cap;
-        char *nb;
-        if (!w->growable) { w->err = KCTL_ERR_FULL; return; }
-        cap = w->cap ? w->cap : 256;
-        while (n >= cap - w->len) {
-            if (cap > SIZE_MAX / 2) { w->err = KCTL_ERR_NOMEM; return; }
-            cap *= 2;
-        }
-        if (!(nb = (char *)kctl__alloc(&w->allocator, cap))) { w->err = KCTL_ERR_NOMEM; return; }
-        if (w->len) memcpy(nb, w->buf, w->len);
-        kctl__free(&w->allocator, w->buf);
-        w->buf = nb;
-        w->cap = cap;
+/* Room for n more bytes and the NUL: false (w->err set) when there is none. */
+static bool kctl__jw_grow(kctl_jw *w, size_t n) {
+    size_t cap;
+    char *nb;
+    if (!w->growable) { w->err = KCTL_ERR_FULL; return false; }
+    cap = w->cap ? w->cap : 256;
+    while (n >= cap - w->len) {
+        if (cap > SIZE_MAX / 2) { w->err = KCTL_ERR_NOMEM; return false; }
+        cap *= 2;
     }
+    if (!(nb = (char *)kctl__alloc(&w->allocator, cap))) { w->err = KCTL_ERR_NOMEM; return false; }
+    if (w->len) memcpy(nb, w->buf, w->len);
+    kctl__free(&w->allocator, w->buf);
+    w->buf = nb;
+    w->cap = cap;
+    return true;
+}
+
+/* Inline: a document is written a few bytes at a time. */
+static inline void kctl__jw_put(kctl_jw *w, const char *s, size_t n) {
+    if (w->err) return;
+    if ((n >= w->cap - w->len || w->cap == 0) && !kctl__jw_grow(w, n)) return; /* keep room for the NUL */
     memcpy(w->buf + w->len, s, n);
     w->len += n;
     w->buf[w->len] = '\0';
