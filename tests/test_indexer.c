@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
+#include <sched.h>
 #endif
 
 static kctl_obj *ti_obj(const char *ns, const char *name, const char *app, const char *rv) {
@@ -654,6 +655,7 @@ static void ti_read_lifetime_threads(void) {
     memset(&s, 0, sizeof s);
     KT_EQ_INT(kctl_indexer_create(NULL, &s.ix), KCTL_OK);
     for (i = 0; i < 2; i++) pthread_create(&t[i], NULL, ti_lease_reader, &s);
+    while (__atomic_load_n(&s.reads, __ATOMIC_RELAXED) < 2) sched_yield(); /* the readers run before the writes start */
     for (round = 0; round < 2000; round++) {
         kctl_obj *o;
         snprintf(rv, sizeof rv, "%d", round + 1);
