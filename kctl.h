@@ -1082,6 +1082,20 @@ KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj);
 KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key);
 /* The object at key (a new reference: unref it), or NULL. [any thread] */
 KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key);
+/* Called by kctl_indexer_read with the object it found, borrowed: see there. */
+typedef int (*kctl_obj_read_fn)(const kctl_obj *obj, void *user_data);
+/* Look key up and call fn(obj, user_data) with the object borrowed, not
+   referenced: client-go's GetByKey, which writes nothing (kctl_indexer_get
+   writes the object's reference count twice a call, and two threads
+   reading the same object trade its cache line). The lifetime rule: obj
+   lives until fn returns, not a moment longer (the cache's read side is
+   held across fn, so no writer can replace or drop it meanwhile); to keep
+   it, take kctl_obj_ref(obj) inside fn. fn runs with the read side held:
+   keep it short, and it must not call into this indexer (a writer waiting
+   between two reads of one thread deadlocks them) nor block on a thread
+   that does. Returns fn's result; NOT_FOUND (fn not called) when key is
+   absent; INVALID_ARG for a NULL ix, key or fn. [any thread] */
+KCTL_API int kctl_indexer_read(kctl_indexer *ix, const char *key, kctl_obj_read_fn fn, void *user_data);
 /* How many objects. [any thread] */
 KCTL_API size_t kctl_indexer_len(kctl_indexer *ix);
 /* Every object / every key, in no particular order. [any thread] */
@@ -4775,23 +4789,28 @@ KCTL_API void kctl_jw_free(kctl_jw *w) {
     w->len = w->cap = 0;
 }
 
-static void kctl__jw_put(kctl_jw *w, const char *s, size_t n) {
-    if (w->err) return;
-    if (n >= w->cap - w->len || w->cap == 0) { /* keep room for the NUL */
-        size_t cap;
-        char *nb;
-        if (!w->growable) { w->err = KCTL_ERR_FULL; return; }
-        cap = w->cap ? w->cap : 256;
-        while (n >= cap - w->len) {
-            if (cap > SIZE_MAX / 2) { w->err = KCTL_ERR_NOMEM; return; }
-            cap *= 2;
-        }
-        if (!(nb = (char *)kctl__alloc(&w->allocator, cap))) { w->err = KCTL_ERR_NOMEM; return; }
-        if (w->len) memcpy(nb, w->buf, w->len);
-        kctl__free(&w->allocator, w->buf);
-        w->buf = nb;
-        w->cap = cap;
+/* Room for n more bytes and the NUL: false (w->err set) when there is none. */
+static bool kctl__jw_grow(kctl_jw *w, size_t n) {
+    size_t cap;
+    char *nb;
+    if (!w->growable) { w->err = KCTL_ERR_FULL; return false; }
+    cap = w->cap ? w->cap : 256;
+    while (n >= cap - w->len) {
+        if (cap > SIZE_MAX / 2) { w->err = KCTL_ERR_NOMEM; return false; }
+        cap *= 2;
     }
+    if (!(nb = (char *)kctl__alloc(&w->allocator, cap))) { w->err = KCTL_ERR_NOMEM; return false; }
+    if (w->len) memcpy(nb, w->buf, w->len);
+    kctl__free(&w->allocator, w->buf);
+    w->buf = nb;
+    w->cap = cap;
+    return true;
+}
+
+/* Inline: a document is written a few bytes at a time. */
+static inline void kctl__jw_put(kctl_jw *w, const char *s, size_t n) {
+    if (w->err) return;
+    if ((n >= w->cap - w->len || w->cap == 0) && !kctl__jw_grow(w, n)) return; /* keep room for the NUL */
     memcpy(w->buf + w->len, s, n);
     w->len += n;
     w->buf[w->len] = '\0';
@@ -6885,6 +6904,22 @@ KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
     return o;
 }
 
+KCTL_API int kctl_indexer_read(kctl_indexer *ix, const char *key, kctl_obj_read_fn fn, void *user_data) {
+    unsigned rs;
+    kctl__node *n;
+    size_t len;
+    uint32_t h;
+    int rc = KCTL_ERR_NOT_FOUND;
+    if (!ix || !key || !fn) return KCTL_ERR_INVALID_ARG;
+    len = strlen(key);
+    h = kctl__hash(key, len);
+    rs = kctl__rwlock_rd(&ix->lock);
+    n = kctl__map_find(&ix->data.items, key, len, h);
+    if (n) rc = fn(kctl__obj_of(n), user_data); /* writers wait for the read side: n stays until it is let go */
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+
 KCTL_API size_t kctl_indexer_len(kctl_indexer *ix) {
     unsigned rs;
     size_t n;
@@ -8560,36 +8595,154 @@ static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
     return false;
 }
 
+/* The tokens of the document an emit writes, recorded as it is written:
+   what kctl_json_parse would make of it, without parsing it again (the
+   store builds its object from them). Each token is placed as the parser
+   places it (strings: start after the opening quote, end at the closing
+   one; containers: size counts values, skip counts tokens). Containers
+   deeper than KCTL__AST_DEPTH, or no memory, stop the recording (ok
+   false): the caller parses the document instead. */
+#define KCTL__AST_DEPTH 64
+typedef struct kctl__astoks {
+    kctl_json_tok *toks;
+    uint32_t n, cap;
+    uint32_t open[KCTL__AST_DEPTH]; /* open containers' tokens */
+    uint32_t depth, max_depth;      /* open now; the most open at once */
+    bool ok;
+    kctl_allocator a;
+} kctl__astoks;
+
+static void kctl__at_init(kctl__astoks *t, const kctl_allocator *a) {
+    memset(t, 0, sizeof *t);
+    t->ok = true;
+    if (a) t->a = *a;
+}
+
+static void kctl__at_free(kctl__astoks *t) {
+    kctl__free(&t->a, t->toks);
+    t->toks = NULL;
+    t->n = t->cap = 0;
+    t->ok = false;
+}
+
+/* A new token of type at [start, end) (a string's inner bytes) in t, not
+   yet counted in its container; its index, or UINT32_MAX when recording stopped. */
+static uint32_t kctl__at_add(kctl__astoks *t, uint8_t type, size_t start, size_t end) {
+    kctl_json_tok *k;
+    if (!t || !t->ok) return UINT32_MAX;
+    if (t->n == t->cap) {
+        uint32_t cap = t->cap ? t->cap * 2 : 64;
+        kctl_json_tok *nt = cap > t->cap && cap < UINT32_MAX / 2 ? (kctl_json_tok *)kctl__alloc(&t->a, (size_t)cap * sizeof *nt) : NULL;
+        if (!nt) { t->ok = false; return UINT32_MAX; }
+        if (t->n) memcpy(nt, t->toks, (size_t)t->n * sizeof *nt);
+        kctl__free(&t->a, t->toks);
+        t->toks = nt;
+        t->cap = cap;
+    }
+    k = &t->toks[t->n];
+    memset(k, 0, sizeof *k);
+    k->type = type;
+    k->start = (uint32_t)start;
+    k->end = (uint32_t)end;
+    k->skip = 1;
+    return t->n++;
+}
+
+/* A value begins: its container counts it. */
+static void kctl__at_count(kctl__astoks *t) {
+    if (t && t->ok && t->depth) t->toks[t->open[t->depth - 1]].size++;
+}
+
+/* After kctl_jw_object_begin / array_begin wrote the bracket. */
+static void kctl__at_open(kctl__astoks *t, const kctl_jw *w, bool obj) {
+    uint32_t i;
+    if (!t || !t->ok || w->err) return;
+    kctl__at_count(t);
+    if (t->depth == KCTL__AST_DEPTH) { t->ok = false; return; }
+    if ((i = kctl__at_add(t, obj ? KCTL_JSON_OBJECT : KCTL_JSON_ARRAY, w->len - 1, 0)) == UINT32_MAX) return;
+    t->open[t->depth++] = i;
+    if (t->depth > t->max_depth) t->max_depth = t->depth;
+}
+
+/* After kctl_jw_object_end / array_end wrote the bracket. */
+static void kctl__at_close(kctl__astoks *t, const kctl_jw *w) {
+    uint32_t i;
+    if (!t || !t->ok || w->err || !t->depth) return;
+    i = t->open[--t->depth];
+    t->toks[i].end = (uint32_t)w->len;
+    t->toks[i].skip = t->n - i;
+}
+
+/* After a string of the writer's own: a member name (key: not counted,
+   the colon after it) or a value, written from at (a comma may lead). */
+static void kctl__at_string(kctl__astoks *t, const kctl_jw *w, size_t at, bool key) {
+    size_t start, end;
+    uint32_t i;
+    if (!t || !t->ok || w->err) return;
+    if (w->buf[at] == ',') at++;
+    start = at + 1;
+    end = w->len - (key ? 2 : 1);
+    if (!key) kctl__at_count(t);
+    if ((i = kctl__at_add(t, KCTL_JSON_STRING, start, end)) != UINT32_MAX)
+        t->toks[i].escaped = memchr(w->buf + start, '\\', end - start) != NULL;
+}
+
+/* After a number of the writer's own, written from at (after a name). */
+static void kctl__at_number(kctl__astoks *t, const kctl_jw *w, size_t at) {
+    if (!t || !t->ok || w->err) return;
+    kctl__at_count(t);
+    kctl__at_add(t, KCTL_JSON_NUMBER, at, w->len);
+}
+
+/* After token v of j (no container; a member name when key) was copied
+   as it stands, its raw text ending the output (a colon after a name). */
+static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *j, uint32_t v, bool key) {
+    const kctl_json_tok *src = &j->toks[v];
+    size_t raw_start = src->start - (src->type == KCTL_JSON_STRING), raw_len = src->end + (src->type == KCTL_JSON_STRING) - raw_start;
+    size_t at = w->len - (key ? 1 : 0) - raw_len;
+    uint32_t i;
+    if (!t || !t->ok || w->err) return;
+    if (!key) kctl__at_count(t);
+    if ((i = kctl__at_add(t, src->type, at + (src->start - raw_start), at + (src->end - raw_start))) != UINT32_MAX)
+        t->toks[i].escaped = src->escaped;
+}
+
 /* Copy value v of j as a store keeps it: every object, however deep, with
    only the members that count (the last of repeated names), as an API
    server's decode and encode leave it; the rest as it stands. O(n log n). */
-static int kctl__as_copy_members(kctl_jw *w, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
+static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  bool (*skip)(const kctl_json *j, uint32_t ktok));
 
-static int kctl__as_copy_value(kctl_jw *w, const kctl_json *j, uint32_t v, const kctl_allocator *a) {
+/* t (may be NULL) records the tokens written. */
+static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t v, const kctl_allocator *a) {
     int rc = KCTL_OK;
     switch (kctl_json_type_of(j, v)) {
     case KCTL_JSON_OBJECT:
         kctl_jw_object_begin(w);
-        rc = kctl__as_copy_members(w, j, v, a, NULL);
+        kctl__at_open(t, w, true);
+        rc = kctl__as_copy_members(w, t, j, v, a, NULL);
         kctl_jw_object_end(w);
+        kctl__at_close(t, w);
         break;
     case KCTL_JSON_ARRAY: {
         uint32_t k, e = v + 1;
         kctl_jw_array_begin(w);
-        for (k = 0; rc == KCTL_OK && k < j->toks[v].size; k++, e += j->toks[e].skip) rc = kctl__as_copy_value(w, j, e, a);
+        kctl__at_open(t, w, false);
+        for (k = 0; rc == KCTL_OK && k < j->toks[v].size; k++, e += j->toks[e].skip) rc = kctl__as_copy_value(w, t, j, e, a);
         kctl_jw_array_end(w);
+        kctl__at_close(t, w);
         break;
     }
     default:
         kctl_jw_value(w, j, v);
+        kctl__at_copied(t, w, j, v, false);
     }
     return rc != KCTL_OK ? rc : w->err;
 }
 
 /* Copy the members of object obj of j that count, but for those skip
    says to leave out, each value as kctl__as_copy_value copies it. */
-static int kctl__as_copy_members(kctl_jw *w, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
+static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  bool (*skip)(const kctl_json *j, uint32_t ktok)) {
     kctl__jmview v;
     uint32_t i;
@@ -8601,7 +8754,8 @@ static int kctl__as_copy_members(kctl_jw *w, const kctl_json *j, uint32_t obj, c
         kctl_json_raw(j, v.keys[i], &raw, &n);
         kctl__jw_key_raw(w, raw, n);
         kctl__jw_put(w, ":", 1);
-        rc = kctl__as_copy_value(w, j, v.keys[i] + 1, a);
+        kctl__at_copied(t, w, j, v.keys[i], true);
+        rc = kctl__as_copy_value(w, t, j, v.keys[i] + 1, a);
     }
     kctl__jmembers_free(&v);
     return rc;
@@ -8626,36 +8780,64 @@ static bool kctl__as_body(const kctl_json *j, uint32_t ktok) { return kctl__as_m
 /* Write base with its metadata's managed fields from m, and the status
    at status of sdoc (KCTL_JSON_NONE: none). Repeated member names: the
    last counts. OK, NOMEM, or the writer's error. */
-static int kctl__as_emit(kctl_jw *w, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc, uint32_t status,
-                         const kctl_allocator *a) {
+/* A member name of the writer's own, and a string or number value, each recorded in t. */
+static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
+    size_t at = w->len;
+    kctl_jw_key(w, name);
+    kctl__at_string(t, w, at, true);
+}
+static void kctl__as_string(kctl_jw *w, kctl__astoks *t, const char *name, const char *v) {
+    size_t at;
+    kctl__as_key(w, t, name);
+    at = w->len;
+    kctl_jw_string(w, v);
+    kctl__at_string(t, w, at, false);
+}
+static void kctl__as_int64(kctl_jw *w, kctl__astoks *t, const char *name, int64_t v) {
+    size_t at;
+    kctl__as_key(w, t, name);
+    at = w->len;
+    kctl_jw_int64(w, v);
+    kctl__at_number(t, w, at);
+}
+
+/* Write base with its metadata's managed fields from m, and the status
+   at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
+   tokens written. Repeated member names: the last counts. OK, NOMEM, or
+   the writer's error. */
+static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
+                         uint32_t status, const kctl_allocator *a) {
     uint32_t md = kctl_json_member(base, 0, "metadata");
     int rc;
     kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
-    if ((rc = kctl__as_copy_members(w, base, 0, a, kctl__as_not_type_meta)) != KCTL_OK) return rc;
-    kctl_jw_key(w, "metadata");
+    kctl__at_open(t, w, true);
+    if ((rc = kctl__as_copy_members(w, t, base, 0, a, kctl__as_not_type_meta)) != KCTL_OK) return rc;
+    kctl__as_key(w, t, "metadata");
     kctl_jw_object_begin(w);
-    kctl_jw_key(w, "name");
-    kctl_jw_string(w, m->name);
-    if (m->ns && *m->ns) { kctl_jw_key(w, "namespace"); kctl_jw_string(w, m->ns); }
-    if (m->uid && *m->uid) { kctl_jw_key(w, "uid"); kctl_jw_string(w, m->uid); }
-    if (m->rv) { kctl_jw_key(w, "resourceVersion"); kctl_jw_string(w, m->rv); }
-    if (m->generation) { kctl_jw_key(w, "generation"); kctl_jw_int64(w, m->generation); }
-    if (m->created && *m->created) { kctl_jw_key(w, "creationTimestamp"); kctl_jw_string(w, m->created); }
-    if (m->deleted) { kctl_jw_key(w, "deletionTimestamp"); kctl_jw_string(w, m->deleted); }
-    if (m->has_grace) { kctl_jw_key(w, "deletionGracePeriodSeconds"); kctl_jw_int64(w, m->grace); }
-    if ((rc = kctl__as_copy_members(w, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) != KCTL_OK)
+    kctl__at_open(t, w, true);
+    kctl__as_string(w, t, "name", m->name);
+    if (m->ns && *m->ns) kctl__as_string(w, t, "namespace", m->ns);
+    if (m->uid && *m->uid) kctl__as_string(w, t, "uid", m->uid);
+    if (m->rv) kctl__as_string(w, t, "resourceVersion", m->rv);
+    if (m->generation) kctl__as_int64(w, t, "generation", m->generation);
+    if (m->created && *m->created) kctl__as_string(w, t, "creationTimestamp", m->created);
+    if (m->deleted) kctl__as_string(w, t, "deletionTimestamp", m->deleted);
+    if (m->has_grace) kctl__as_int64(w, t, "deletionGracePeriodSeconds", m->grace);
+    if ((rc = kctl__as_copy_members(w, t, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) != KCTL_OK)
         return rc;
     if (m->fin_kept && m->fin != KCTL_JSON_NONE) {
-        kctl_jw_key(w, "finalizers");
-        if ((rc = kctl__as_copy_value(w, m->fin_doc, m->fin, a)) != KCTL_OK) return rc;
+        kctl__as_key(w, t, "finalizers");
+        if ((rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a)) != KCTL_OK) return rc;
     }
     kctl_jw_object_end(w);
-    if ((rc = kctl__as_copy_members(w, base, 0, a, kctl__as_body)) != KCTL_OK) return rc;
+    kctl__at_close(t, w);
+    if ((rc = kctl__as_copy_members(w, t, base, 0, a, kctl__as_body)) != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
-        kctl_jw_key(w, "status");
-        if ((rc = kctl__as_copy_value(w, sdoc, status, a)) != KCTL_OK) return rc;
+        kctl__as_key(w, t, "status");
+        if ((rc = kctl__as_copy_value(w, t, sdoc, status, a)) != KCTL_OK) return rc;
     }
     kctl_jw_object_end(w);
+    kctl__at_close(t, w);
     return w->err;
 }
 
@@ -8749,6 +8931,7 @@ typedef struct kctl__asrun {
     const kctl_json_limits *keep_lim; /* with these limits */
     int keep_rc;                     /* and what that parse returned when it failed (keep then holds nothing) */
     bool kept;
+    kctl__astoks toks;               /* with keep: the tokens of the document written, recorded by the emit */
 } kctl__asrun;
 
 static int kctl__as_bad_request(kctl__asrun *r, const char *why) {
@@ -8917,6 +9100,50 @@ static int kctl__as_conflict(kctl__asrun *r, const char *what, bool kind_first, 
 }
 
 /* Forget what was written to out (an UNCHANGED or a refusal). */
+/* The recorder for an emit into r->out: with keep, when out is empty
+   (the tokens' offsets are from its start); else NULL. */
+static kctl__astoks *kctl__as_rec(kctl__asrun *r) {
+    if (!r->keep || r->out->len) return NULL;
+    kctl__at_free(&r->toks);
+    kctl__at_init(&r->toks, &r->req->allocator);
+    return &r->toks;
+}
+
+/* Hand the recorded tokens of out to r->keep, as kctl__jdoc_parse would
+   have made them with r->keep_lim: true; false when there are none, or
+   the limits are near enough that the parser must decide. */
+static bool kctl__as_keep_recorded(kctl__asrun *r) {
+    const kctl__astoks *t = &r->toks;
+    const kctl_json_limits *lim = r->keep_lim;
+    uint32_t max_depth = KCTL_JSON_MAX_DEPTH, max_bytes = KCTL_JSON_MAX_BYTES;
+    if (lim && lim->max_depth) max_depth = lim->max_depth < KCTL__JSON_DEPTH_CAP ? lim->max_depth : KCTL__JSON_DEPTH_CAP;
+    if (lim && lim->max_bytes) max_bytes = lim->max_bytes;
+    if (!t->ok || !t->n || t->depth || t->toks[0].start != 0 || t->toks[0].end != r->out->len || r->out->len > max_bytes ||
+        r->out->len >= UINT32_MAX || t->max_depth >= max_depth)
+        return false;
+#ifndef NDEBUG
+    { /* debug builds: the recording is what the parser makes of the document (an internal invariant) */
+        kctl__jdoc chk;
+        int rc = kctl__jdoc_parse(&chk, r->out->buf, r->out->len, NULL, lim); /* not on the caller's allocator: its counts stay */
+        bool same = rc == KCTL_OK && chk.j.ntoks == t->n && memcmp(chk.j.toks, t->toks, (size_t)t->n * sizeof *t->toks) == 0;
+        kctl__jdoc_free(&chk);
+        if (rc == KCTL_ERR_NOMEM) return false;
+        if (!same) abort();
+    }
+#endif
+    memset(r->keep, 0, sizeof *r->keep);
+    r->keep->a = r->req->allocator;
+    r->keep->toks = t->toks;
+    r->keep->j.text = r->out->buf;
+    r->keep->j.len = r->out->len;
+    r->keep->j.toks = t->toks;
+    r->keep->j.ntoks = t->n;
+    r->toks.toks = NULL; /* keep's now */
+    r->toks.n = r->toks.cap = 0;
+    r->toks.ok = false;
+    return true;
+}
+
 static void kctl__as_out_reset(kctl_jw *w) {
     w->len = 0;
     if (w->buf && w->cap) w->buf[0] = '\0';
@@ -8930,6 +9157,10 @@ static void kctl__as_out_reset(kctl_jw *w) {
 static int kctl__as_keep(kctl__asrun *r) {
     int rc;
     if (!r->keep || r->kept || r->keep_rc != KCTL_OK) return KCTL_OK;
+    if (kctl__as_keep_recorded(r)) {
+        r->kept = true;
+        return KCTL_OK;
+    }
     rc = kctl__jdoc_parse(r->keep, r->out->buf, r->out->len, &r->req->allocator, r->keep_lim);
     if (rc == KCTL_OK) {
         r->kept = true;
@@ -8990,7 +9221,8 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         m.created = req->now;
         m.generation = 1;
         r->d->outcome = KCTL_APISRV_WRITE;
-        return kctl__as_emit(r->out, sent, &m, sent, req->apply ? kctl_json_member(sent, 0, "status") : KCTL_JSON_NONE, &req->allocator);
+        return kctl__as_emit(r->out, kctl__as_rec(r), sent, &m, sent, req->apply ? kctl_json_member(sent, 0, "status") : KCTL_JSON_NONE,
+                             &req->allocator);
     }
     if (!cur) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, in.name, r->st);
     r->d->cur = cur;
@@ -9026,9 +9258,9 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if (m.deleted && nfin == 0) { /* the last finalizer went: so does the object, answered at its old version */
         m.rv = kctl_obj_resource_version(cur);
         r->d->outcome = KCTL_APISRV_REMOVE;
-        return kctl__as_emit(r->out, base, &m, sdoc, status, &req->allocator);
+        return kctl__as_emit(r->out, kctl__as_rec(r), base, &m, sdoc, status, &req->allocator);
     }
-    if ((rc = kctl__as_emit(r->out, base, &m, sdoc, status, &req->allocator)) != KCTL_OK) return rc;
+    if ((rc = kctl__as_emit(r->out, kctl__as_rec(r), base, &m, sdoc, status, &req->allocator)) != KCTL_OK) return rc;
     { /* a write that changes nothing is not a write: the document written
          is parsed once, for this and for the caller (keep) */
         kctl__jdoc nd, *od = &nd;
@@ -9133,7 +9365,7 @@ static int kctl__as_remove(kctl__asrun *r) {
     m.grace = 0;
     if (m.generation > 0 && m.generation < INT64_MAX) m.generation++; /* markAsDeleting: a deletion is a change of intent */
     r->d->outcome = KCTL_APISRV_WRITE;
-    return kctl__as_emit(r->out, &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"), &req->allocator);
+    return kctl__as_emit(r->out, kctl__as_rec(r), &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"), &req->allocator);
 }
 
 /* kctl_apisrv_decide, and (keep not NULL) the document written to out
@@ -9193,6 +9425,7 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     kctl__jdoc_free(&r.cur);
     kctl__jdoc_free(&r.merged);
     kctl_jw_free(&r.mbuf);
+    kctl__at_free(&r.toks);
     return rc;
 }
 
@@ -9265,13 +9498,13 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
     }
     kctl_jw_init_growable(&w, &a);
     kctl_jw_object_begin(&w); /* in the order the rules write: apiVersion, kind, metadata, the rest */
-    rc = kctl__as_copy_members(&w, &d.j, 0, &a, kctl__as_not_type_meta);
+    rc = kctl__as_copy_members(&w, NULL, &d.j, 0, &a, kctl__as_not_type_meta);
     kctl_jw_key(&w, "metadata");
     kctl_jw_object_begin(&w);
-    if (rc == KCTL_OK && kctl_json_type_of(&d.j, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(&w, &d.j, md, &a, kctl__as_is_rv);
+    if (rc == KCTL_OK && kctl_json_type_of(&d.j, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(&w, NULL, &d.j, md, &a, kctl__as_is_rv);
     if (rv) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, rv); }
     kctl_jw_object_end(&w);
-    if (rc == KCTL_OK) rc = kctl__as_copy_members(&w, &d.j, 0, &a, kctl__as_type_meta_or_metadata);
+    if (rc == KCTL_OK) rc = kctl__as_copy_members(&w, NULL, &d.j, 0, &a, kctl__as_type_meta_or_metadata);
     kctl_jw_object_end(&w);
     if (rc != KCTL_OK) {
         kctl_jw_free(&w);

@@ -26,7 +26,9 @@
     g. iterate: kctl_obj_iter over O's labels, reading each value with
        kctl_json_value_get_string.
     Times come from kctl_clock_now(NULL) (CLOCK_MONOTONIC); each figure is
-    the median of 3 runs.
+    the median of 3 runs, every run printed. The conditions are printed
+    first (CPUs online, load average, how busy other processes kept the
+    CPUs just before the start) and the load average again at the end.
 
     Build: cc -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -pthread bench/json.c -o bench_json
     Run:   ./bench_json        n = 1,000, 64,000, 1,000,000 (about 20 s)
@@ -38,8 +40,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "bench.h"
+#include "conditions.h"
 
 typedef struct bench_doc {
     char *text;
@@ -132,6 +137,8 @@ int main(int argc, char **argv) {
     }
     printf("kctl %s json bench%s: objects of n members, times and cost per member, median of %d runs\n", kctl_version(),
            quick ? " (quick: n up to 64,000)" : "", BENCH_RUNS);
+    bench_conditions();
+    fflush(stdout);
     for (s = 0; s < ns; s++) {
         uint32_t n = sizes[s], nl = 0, i;
         bench_doc a, b, p;
@@ -223,6 +230,11 @@ int main(int argc, char **argv) {
         bench_close(&a);
         bench_close(&b);
         bench_close(&p);
+    }
+    {
+        char la[64];
+        bench_loadavg(la, sizeof la);
+        printf("conditions at the end: load average %s\n", la);
     }
     printf("bench time %.1f s\n", bench_seconds(t_start, kctl_clock_now(NULL)));
     return 0;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
+#include <sched.h>
 #endif
 
 static kctl_obj *ti_obj(const char *ns, const char *name, const char *app, const char *rv) {
@@ -548,6 +549,132 @@ static void ti_many_values(void) {
     kctl_obj_unref(v2);
 }
 
+/* kctl_indexer_read's callback: remembers the object it was lent and,
+   when asked, keeps it (the way to hold it past the callback). */
+typedef struct ti_lent {
+    const kctl_obj *seen;
+    kctl_obj *kept;
+    int calls, keep, rc;
+} ti_lent;
+static int ti_lend(const kctl_obj *obj, void *user_data) {
+    ti_lent *l = (ti_lent *)user_data;
+    l->seen = obj;
+    l->calls++;
+    if (l->keep) l->kept = kctl_obj_ref((kctl_obj *)(uintptr_t)obj);
+    return l->rc;
+}
+
+/* The borrowed read: fn gets the stored object itself, its result comes
+   back, an absent key is NOT_FOUND without a call, and the read leaves no
+   reference behind (the object's own allocator sees it freed as soon as
+   the cache and its owner let go); a reference taken inside fn keeps the
+   object after the cache dropped it. */
+static void ti_read_borrowed(void) {
+    kctl_indexer *ix = NULL;
+    kt_alloc a;
+    kctl_obj_opts opts;
+    kctl_obj *o = NULL;
+    ti_lent l;
+    const char *doc = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"p\",\"resourceVersion\":\"1\"}}";
+    kt_alloc_init(&a);
+    memset(&opts, 0, sizeof opts);
+    opts.allocator = kt_allocator(&a);
+    KT_EQ_INT(kctl_obj_parse(doc, strlen(doc), &opts, &o), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_create(NULL, &ix), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, o), KCTL_OK);
+    memset(&l, 0, sizeof l);
+    l.rc = 42;
+    KT_EQ_INT(kctl_indexer_read(ix, "p/a", ti_lend, &l), 42);
+    KT_CHECK(l.seen == o);
+    KT_EQ_INT(l.calls, 1);
+    KT_EQ_INT(kctl_indexer_read(ix, "p/zz", ti_lend, &l), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(l.calls, 1);
+    KT_EQ_INT(kctl_indexer_read(NULL, "p/a", ti_lend, &l), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_indexer_read(ix, NULL, ti_lend, &l), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_indexer_read(ix, "p/a", NULL, &l), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(l.calls, 1);
+    /* no reference left: the cache's and ours are the only ones */
+    KT_EQ_INT(kctl_indexer_delete(ix, "p/a"), KCTL_OK);
+    kctl_obj_unref(o);
+    KT_EQ_INT(a.live, 0);
+    /* a reference taken inside fn outlives the cache's */
+    KT_EQ_INT(kctl_obj_parse(doc, strlen(doc), &opts, &o), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, o), KCTL_OK);
+    kctl_obj_unref(o); /* the cache holds the only reference */
+    memset(&l, 0, sizeof l);
+    l.keep = 1;
+    KT_EQ_INT(kctl_indexer_read(ix, "p/a", ti_lend, &l), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_delete(ix, "p/a"), KCTL_OK);
+    KT_CHECK(l.kept == o && a.live == 1);
+    KT_EQ_STR(kctl_obj_name(l.kept), "a");
+    kctl_obj_unref(l.kept);
+    KT_EQ_INT(a.live, 0);
+    kctl_indexer_destroy(ix);
+}
+
+#ifndef KCTL_NO_THREADS
+typedef struct ti_lease {
+    kctl_indexer *ix;
+    int stop; /* atomic */
+    unsigned long reads, bad; /* atomic */
+} ti_lease;
+
+/* Reads every byte of the lent object's document: an object freed while
+   lent is a use after free (ASan) or a race with its free (TSan). */
+static int ti_lease_fn(const kctl_obj *obj, void *user_data) {
+    size_t len, i;
+    const char *doc = kctl_obj_json(obj, &len);
+    unsigned sum = 0;
+    (void)user_data;
+    for (i = 0; i < len; i++) sum += (unsigned char)doc[i];
+    return sum && strcmp(kctl_obj_name(obj), "o") == 0 ? KCTL_OK : KCTL_ERR_PROTO;
+}
+
+static void *ti_lease_reader(void *arg) {
+    ti_lease *s = (ti_lease *)arg;
+    while (!__atomic_load_n(&s->stop, __ATOMIC_ACQUIRE)) {
+        int rc = kctl_indexer_read(s->ix, "p/o", ti_lease_fn, NULL);
+        if (rc != KCTL_OK && rc != KCTL_ERR_NOT_FOUND) __atomic_add_fetch(&s->bad, 1ul, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&s->reads, 1ul, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+#endif
+
+/* The lifetime rule under threads: readers borrow the object at one key
+   while a writer replaces it with fresh objects (each version freed as
+   soon as the cache drops it: the writer keeps no reference), deletes it
+   and relists. Under ASan and TSan a lent object freed before its
+   callback returned is reported. */
+static void ti_read_lifetime_threads(void) {
+#ifndef KCTL_NO_THREADS
+    ti_lease s;
+    pthread_t t[2];
+    char rv[16];
+    int i, round;
+    memset(&s, 0, sizeof s);
+    KT_EQ_INT(kctl_indexer_create(NULL, &s.ix), KCTL_OK);
+    for (i = 0; i < 2; i++) pthread_create(&t[i], NULL, ti_lease_reader, &s);
+    while (__atomic_load_n(&s.reads, __ATOMIC_RELAXED) < 2) sched_yield(); /* the readers run before the writes start */
+    for (round = 0; round < 2000; round++) {
+        kctl_obj *o;
+        snprintf(rv, sizeof rv, "%d", round + 1);
+        o = ti_obj("p", "o", NULL, rv);
+        if (round % 7 == 3) KT_EQ_INT(kctl_indexer_replace(s.ix, &o, 1, rv), KCTL_OK);
+        else KT_EQ_INT(kctl_indexer_add(s.ix, o), KCTL_OK);
+        kctl_obj_unref(o);
+        if (round % 5 == 4) KT_EQ_INT(kctl_indexer_delete(s.ix, "p/o"), KCTL_OK);
+    }
+    __atomic_store_n(&s.stop, 1, __ATOMIC_RELEASE);
+    for (i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    KT_EQ_U64(s.bad, 0);
+    KT_CHECK(s.reads > 0);
+    kctl_indexer_destroy(s.ix);
+#else
+    KT_SKIP();
+#endif
+}
+
 void kt_suite_indexer(void) {
     KT_RUN(ti_add_get_delete);
     KT_RUN(ti_update_keeps_indexes_exact);
@@ -560,4 +687,6 @@ void kt_suite_indexer(void) {
     KT_RUN(ti_model_random);
     KT_RUN(ti_many_values);
     KT_RUN(ti_key_map_bytes);
+    KT_RUN(ti_read_borrowed);
+    KT_RUN(ti_read_lifetime_threads);
 }

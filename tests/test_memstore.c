@@ -612,6 +612,213 @@ static void tm_review_fixes(void) {
     tm_close(&s);
 }
 
+/* ---- the stored object built from the tokens the write recorded */
+
+static uint64_t tm_rand(uint64_t *x) {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* A string body (no quotes) that stays valid as a label value, or (any)
+   with escapes, UTF-8 and characters that need quoting. */
+static void tm_rstr(char **p, uint64_t *x, bool any) {
+    static const char *const plain[] = { "a", "b-1", "x.y", "Z_9", "v" };
+    static const char *const odd[] = { "\\\"q\\\"", "\\\\", "\\u00e9t\\u00e9", "\xc3\xa9", "tab\\tnl\\n", "\\/", "\\ud83d\\ude00", "" };
+    uint64_t r = tm_rand(x);
+    if (any && r % 3 == 0) *p += sprintf(*p, "%s%s", odd[(r >> 8) % 8], plain[(r >> 16) % 5]);
+    else *p += sprintf(*p, "%s%llu", plain[(r >> 8) % 5], (unsigned long long)(r >> 20) % 50);
+}
+
+/* Between tokens: nothing, or some whitespace. */
+static void tm_rws(char **p, uint64_t *x) {
+    static const char *const ws[] = { "", "", "", " ", "\n\t ", "\r\n" };
+    *p += sprintf(*p, "%s", ws[tm_rand(x) % 6]);
+}
+
+/* A random JSON value of at most depth levels: objects with repeated
+   names, arrays, strings with escapes, numbers of every form, literals. */
+static void tm_rvalue(char **p, uint64_t *x, int depth) {
+    static const char *const nums[] = { "0", "-1", "12.5", "1e3", "-0.25E-2", "123456789012345678901", "7" };
+    static const char *const lits[] = { "true", "false", "null" };
+    uint64_t r = tm_rand(x);
+    int k, n;
+    switch (depth > 0 ? r % 6 : 2 + r % 4) {
+    case 0:
+        n = (int)((r >> 8) % 4);
+        *p += sprintf(*p, "{");
+        for (k = 0; k < n; k++) {
+            tm_rws(p, x);
+            *p += sprintf(*p, "%s\"k%d\"", k ? "," : "", (int)(tm_rand(x) % 3)); /* repeats: the last counts */
+            tm_rws(p, x);
+            *p += sprintf(*p, ":");
+            tm_rvalue(p, x, depth - 1);
+        }
+        *p += sprintf(*p, "}");
+        break;
+    case 1:
+        n = (int)((r >> 8) % 4);
+        *p += sprintf(*p, "[");
+        for (k = 0; k < n; k++) {
+            if (k) *p += sprintf(*p, ",");
+            tm_rws(p, x);
+            tm_rvalue(p, x, depth - 1);
+        }
+        *p += sprintf(*p, "]");
+        break;
+    case 2:
+        *p += sprintf(*p, "\"");
+        tm_rstr(p, x, true);
+        *p += sprintf(*p, "\"");
+        break;
+    case 3: *p += sprintf(*p, "%s", nums[(r >> 8) % 7]); break;
+    default: *p += sprintf(*p, "%s", lits[(r >> 8) % 3]); break;
+    }
+}
+
+/* A ConfigMap-like document for object name: labels, annotations,
+   finalizers, owner references, data and status, in random order and
+   spacing; kind and apiVersion sometimes. */
+static void tm_rdoc(char *doc, uint64_t *x, int name, bool finalizers) {
+    char *p = doc;
+    int k, n;
+    p += sprintf(p, "{");
+    tm_rws(&p, x);
+    if (tm_rand(x) % 2) p += sprintf(p, "\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\",");
+    p += sprintf(p, "\"metadata\":{\"name\":\"o%d\"", name);
+    n = (int)(tm_rand(x) % 4);
+    if (n) {
+        p += sprintf(p, ",\"labels\":{");
+        for (k = 0; k < n; k++) {
+            p += sprintf(p, "%s\"l%d\":", k ? "," : "", (int)(tm_rand(x) % 3));
+            tm_rws(&p, x);
+            p += sprintf(p, "\"");
+            tm_rstr(&p, x, false);
+            p += sprintf(p, "\"");
+        }
+        p += sprintf(p, "}");
+    }
+    n = (int)(tm_rand(x) % 4);
+    if (n) {
+        p += sprintf(p, ",\"annotations\":{");
+        for (k = 0; k < n; k++) {
+            p += sprintf(p, "%s\"a%d\" : \"", k ? "," : "", (int)(tm_rand(x) % 3));
+            tm_rstr(&p, x, true);
+            p += sprintf(p, "\"");
+        }
+        p += sprintf(p, "}");
+    }
+    if (finalizers) p += sprintf(p, ",\"finalizers\":[\"x.io/f%d\"%s]", (int)(tm_rand(x) % 2), tm_rand(x) % 2 ? ",\"y.io/g\"" : "");
+    if (tm_rand(x) % 3 == 0)
+        p += sprintf(p, ",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"name\":\"p%d\",\"uid\":\"u-1\",\"controller\":%s}]",
+                     (int)(tm_rand(x) % 3), tm_rand(x) % 2 ? "true" : "false");
+    if (tm_rand(x) % 4 == 0) p += sprintf(p, ",\"resourceVersion\":\"\"");
+    p += sprintf(p, "}");
+    tm_rws(&p, x);
+    p += sprintf(p, ",\"data\":");
+    tm_rvalue(&p, x, 3);
+    if (tm_rand(x) % 3 == 0) {
+        p += sprintf(p, ",\"status\":");
+        tm_rvalue(&p, x, 2);
+    }
+    if (tm_rand(x) % 4 == 0) { /* a repeated name: the last counts */
+        p += sprintf(p, ",\"data\":");
+        tm_rvalue(&p, x, 2);
+    }
+    tm_rws(&p, x);
+    p += sprintf(p, "}");
+}
+
+/* o (built by the store from the tokens its write recorded) against the
+   object kctl_obj_parse makes of o's own document: every accessor. */
+static void tm_same_as_parsed(const kctl_obj *o) {
+    kctl_obj *ref = NULL;
+    size_t len, rlen, i;
+    const char *doc = kctl_obj_json(o, &len);
+    const char *k1, *v1, *k2, *v2;
+    KT_EQ_INT(kctl_obj_parse(doc, len, NULL, &ref), KCTL_OK);
+    if (!ref) return;
+    KT_CHECK(strcmp(kctl_obj_json(ref, &rlen), doc) == 0 && rlen == len);
+    KT_EQ_STR(kctl_obj_key(o), kctl_obj_key(ref));
+    KT_EQ_STR(kctl_obj_namespace(o), kctl_obj_namespace(ref));
+    KT_EQ_STR(kctl_obj_name(o), kctl_obj_name(ref));
+    KT_EQ_STR(kctl_obj_uid(o), kctl_obj_uid(ref));
+    KT_EQ_STR(kctl_obj_resource_version(o), kctl_obj_resource_version(ref));
+    KT_CHECK(kctl_obj_generation(o) == kctl_obj_generation(ref));
+    KT_CHECK((kctl_obj_deletion_timestamp(o) == NULL) == (kctl_obj_deletion_timestamp(ref) == NULL));
+    if (kctl_obj_deletion_timestamp(o) && kctl_obj_deletion_timestamp(ref))
+        KT_EQ_STR(kctl_obj_deletion_timestamp(o), kctl_obj_deletion_timestamp(ref));
+    KT_EQ_U64(kctl_obj_label_count(o), kctl_obj_label_count(ref));
+    for (i = 0; i < kctl_obj_label_count(o); i++) {
+        KT_CHECK(kctl_obj_label_at(o, i, &k1, &v1) && kctl_obj_label_at(ref, i, &k2, &v2));
+        KT_EQ_STR(k1, k2);
+        KT_EQ_STR(v1, v2);
+        KT_EQ_STR(kctl_obj_label(o, k1), v2);
+    }
+    KT_EQ_U64(kctl_obj_annotation_count(o), kctl_obj_annotation_count(ref));
+    for (i = 0; i < kctl_obj_annotation_count(o); i++) {
+        KT_CHECK(kctl_obj_annotation_at(o, i, &k1, &v1) && kctl_obj_annotation_at(ref, i, &k2, &v2));
+        KT_EQ_STR(k1, k2);
+        KT_EQ_STR(v1, v2);
+    }
+    KT_EQ_U64(kctl_obj_finalizer_count(o), kctl_obj_finalizer_count(ref));
+    for (i = 0; i < kctl_obj_finalizer_count(o); i++) KT_EQ_STR(kctl_obj_finalizer(o, i), kctl_obj_finalizer(ref, i));
+    KT_EQ_U64(kctl_obj_owner_count(o), kctl_obj_owner_count(ref));
+    for (i = 0; i < kctl_obj_owner_count(o); i++) {
+        const kctl_owner_ref *a = kctl_obj_owner(o, i), *b = kctl_obj_owner(ref, i);
+        KT_EQ_STR(a->api_version, b->api_version);
+        KT_EQ_STR(a->kind, b->kind);
+        KT_EQ_STR(a->name, b->name);
+        KT_EQ_STR(a->uid, b->uid);
+        KT_CHECK(a->controller == b->controller);
+    }
+    kctl_obj_unref(ref);
+}
+
+/* Differential: the store builds each object it keeps from the tokens
+   its write recorded while composing the document, not from a parse of
+   it (one parse less a write). Random documents (escapes, UTF-8, repeated
+   names, whitespace, every kind of value, labels, annotations,
+   finalizers, owners, status) through apply, update_status, a delete
+   held by finalizers and the apply that ends it: every object stored is
+   the one a parse of its document makes. Debug builds also compare the
+   recorded tokens with the parser's, token by token, on every write. */
+static void tm_recorded_tokens_match_parse(void) {
+    tm_store s;
+    uint64_t x = UINT64_C(0x2545F4914F6CDD1D);
+    char doc[8192];
+    int i, ok = 0;
+    if (!tm_open(&s, 0, 0)) return;
+    for (i = 0; i < 3000; i++) {
+        kctl_obj *o = NULL;
+        int name = (int)(tm_rand(&x) % 40), rc, op = (int)(tm_rand(&x) % 10);
+        char nm[16];
+        snprintf(nm, sizeof nm, "o%d", name);
+        tm_rdoc(doc, &x, name, op < 3);
+        if (op == 9) {
+            rc = kctl_memstore_delete(s.ms, &tm_cm, nm, NULL);
+            KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_NOT_FOUND);
+            if (kctl_memstore_get(s.ms, &tm_cm, nm, &o, NULL) == KCTL_OK) tm_same_as_parsed(o); /* held by its finalizers */
+        } else if (op == 8) {
+            rc = tm_write(&s, s.t.vt->update_status, &tm_cm, doc, &o);
+            KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_NOT_FOUND || rc == KCTL_ERR_INVALID_ARG);
+            if (o) tm_same_as_parsed(o);
+        } else {
+            rc = kctl_memstore_apply(s.ms, &tm_cm, doc, strlen(doc), &o, NULL);
+            if (rc != KCTL_OK && rc != KCTL_ERR_INVALID_ARG) kt_fail(__FILE__, __LINE__, "%s: %s", kctl_strerror(rc), doc);
+            if (o) {
+                tm_same_as_parsed(o);
+                ok++;
+            }
+        }
+        kctl_obj_unref(o);
+        o = NULL;
+    }
+    KT_CHECK(ok > 1000); /* most writes were made */
+    tm_close(&s);
+}
+
 void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_list_selectors_paging);
@@ -624,4 +831,5 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_bookmark_time);
     KT_RUN(tm_watch_blocking_and_latency);
     KT_RUN(tm_review_fixes);
+    KT_RUN(tm_recorded_tokens_match_parse);
 }
