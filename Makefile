@@ -178,7 +178,7 @@ $(B)/reconcile_storm-asan: kctl.h examples/reconcile_storm.c | $(B)
 storm: $(B)/reconcile_storm
 	./$(B)/reconcile_storm
 
-$(B)/bench-%: kctl.h bench/%.c bench/bench.h | $(B)
+$(B)/bench-%: kctl.h bench/%.c bench/bench.h bench/conditions.h | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ bench/$*.c $(LIBS)
 # kctl on real etcd clusters (bench/ETCD.md): needs libcurl and etcd; it
 # starts and stops its own clusters and says why when it cannot run.
