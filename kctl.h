@@ -11161,6 +11161,7 @@ struct kctl_queue {
     kctl_clock_waiter waiter;
     void *raw;            /* the allocation this struct was aligned in */
     uint32_t sleepers;    /* workers parked on work_cv */
+    uint32_t wakes;       /* signals sent to work_cv that no parked worker has woken from yet */
     uint32_t drainers;    /* threads in shutdown_with_drain */
     char name[64];
     kctl__cond work_cv;   /* workers wait here for a ready key */
@@ -11318,8 +11319,13 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
     q->nready++;
     kctl__queue_bump(q);
     /* One parked worker per key that becomes ready, as client-go's Add
-       signals once per key (spinning workers see the bump). */
-    if (q->sleepers) kctl__cond_signal(&q->work_cv);
+       signals once per key (spinning workers see the bump); but not more
+       signals than workers parked and not yet signalled: a producer that
+       outruns a wake-up makes one futex call, not one per key. */
+    if (q->sleepers > q->wakes) {
+        q->wakes++;
+        kctl__cond_signal(&q->work_cv);
+    }
 }
 
 /* client-go's Type.Add on an entry, lock held. Returns true when the key
@@ -11681,6 +11687,7 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
         else
             kctl__cond_wait(&q->work_cv, &q->mu);
         q->sleepers--;
+        if (q->wakes) q->wakes--; /* (a timed-out wait may take another's: then one signal more, never one less) */
 #ifdef KCTL__HINTS
         spun = false;
 #endif
