@@ -464,10 +464,10 @@ static double bench_fig(const char *label, double (*fn)(void), int contended, do
         }
     }
     m = bench_median(v[0]);
-    printf("%s: idle %.2f %s ", label, m / scale, unit);
+    printf("%s: idle %.2f%s%s ", label, m / scale, *unit ? " " : "", unit);
     bench_print_runs(v[0], scale, "%.2f");
     if (contended) {
-        printf(" | contended %.2f %s ", bench_median(v[1]) / scale, unit);
+        printf(" | contended %.2f%s%s ", bench_median(v[1]) / scale, *unit ? " " : "", unit);
         bench_print_runs(v[1], scale, "%.2f");
     }
     putchar('\n');
