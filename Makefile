@@ -11,7 +11,7 @@ B       := build
 TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_offline.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c tests/test_contract.c tests/test_edge.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
-.PHONY: all run storm test asan tsan bench soak cxx fuzz fuzz-short size clean FORCE
+.PHONY: all run storm test asan tsan bench bench-contended soak cxx fuzz fuzz-short size clean FORCE
 all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/kube-test-server
 
 $(B):
@@ -200,6 +200,20 @@ ifeq ($(KT_CURL),yes)
 else
 	@echo "skip bench-etcd, bench-kube: libcurl headers were absent at build time (Debian: apt-get install libcurl4-openssl-dev)"
 endif
+	@echo "contended and pinned runs of the queue and e2e benches: make bench-contended"
+
+# The queue and e2e benches under contention: each round idle, then with a
+# busy-loop child process the bench starts and kills itself (-C), figures
+# side by side; then the e2e bench with all its threads on one CPU and on
+# two (taskset, where the machine allows it). Each bench prints its
+# conditions (CPUs, affinity, load average, mode).
+bench-contended: $(B)/bench-queue $(B)/bench-e2e
+	./$(B)/bench-queue -C
+	./$(B)/bench-e2e -C
+	@if command -v taskset >/dev/null 2>&1 && taskset -c 0 true 2>/dev/null; then \
+		echo "== pinned: every thread on CPU 0 (taskset -c 0)"; taskset -c 0 ./$(B)/bench-e2e; \
+		if taskset -c 0,1 true 2>/dev/null; then echo "== pinned: CPUs 0 and 1 (taskset -c 0,1)"; taskset -c 0,1 ./$(B)/bench-e2e; fi; \
+	else echo "skip the pinned runs: no taskset, or no affinity allowed here"; fi
 
 # A controller on a 3-member etcd cluster through random faults, one after
 # the other (tests/test_etcd_faults.c, tef_chaos): SOAK_SECONDS (default

@@ -251,14 +251,19 @@
         KCTL_MALLOC(sz, ud)  implementation   the default allocator (malloc)
         KCTL_FREE(p, ud)     implementation   the default free (free)
         KCTL_NO_LOG_STRINGS  implementation   drop log message strings (ids remain)
-        KCTL_QUEUE_SPIN      implementation   spins of an idle worker before it
-                                              parks (default 200; 0 disables)
-        KCTL_QUEUE_LINGER    implementation   pauses a spinning worker waits after
-                                              a push before it takes the lock, so
-                                              a busy producer queues more first
-                                              (default 32, under a microsecond)
-        KCTL_LOCK_SPIN       implementation   pauses spent at a busy lock before
-                                              parking on it (default 256)
+        KCTL_QUEUE_SPIN      implementation   nanoseconds an idle worker spins
+                                              for work before it parks (default
+                                              5000; 0 disables)
+        KCTL_QUEUE_LINGER    implementation   nanoseconds a spinning worker waits
+                                              after a push before it takes the
+                                              lock, so a busy producer queues
+                                              more first (default 300)
+        KCTL_LOCK_SPIN       implementation   nanoseconds spent at a busy lock
+                                              before parking on it (default 5000)
+                                              Spins are bounded by time, stop
+                                              while they do not pay off, and
+                                              never happen when the process may
+                                              run on one CPU only (see PLATFORM)
         KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
                                               persist (a path or a save is
                                               INVALID_ARG; no journal, and
@@ -833,6 +838,13 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 /* kctl's own tests only: the member-name comparisons the JSON and object
    code have made so far, a measure of work tests bound instead of time. */
 KCTL_API uint64_t kctl__json_work(void);
+#endif
+#if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
+/* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
+   time bound on the caller's clock. */
+KCTL_API void kctl__spin_script(int cpus, const char *paid, char *decided);
+KCTL_API bool kctl__spin_until_test(const unsigned *word, unsigned seen, uint64_t budget_ns, uint64_t (*now_fn)(void *),
+                                    void *ud);
 #endif
 
 /* ========================================================== >>obj OBJECTS */
@@ -2839,13 +2851,13 @@ KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *ou
 #define KCTL_FREE(p, ud) ((void)(ud), free(p))
 #endif
 #ifndef KCTL_QUEUE_SPIN
-#define KCTL_QUEUE_SPIN 200
+#define KCTL_QUEUE_SPIN 5000
 #endif
 #ifndef KCTL_QUEUE_LINGER
-#define KCTL_QUEUE_LINGER 32
+#define KCTL_QUEUE_LINGER 300
 #endif
 #ifndef KCTL_LOCK_SPIN
-#define KCTL_LOCK_SPIN 256
+#define KCTL_LOCK_SPIN 5000
 #endif
 #if KCTL_MAX_KEY_LEN < 1
 #error "KCTL_MAX_KEY_LEN must be at least 1"
@@ -2902,6 +2914,122 @@ static inline void kctl__cpu_relax(void) {
 #endif
 }
 static inline void kctl__yield(void) { sched_yield(); }
+
+/* How many CPUs this process may run on: the affinity mask where the
+   system headers declare it (Linux with _GNU_SOURCE), else the CPUs online.
+   Asked when a lock or a queue is made, never on a hot path. */
+static int kctl__cpus_usable(void) {
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+#ifdef _SC_NPROCESSORS_ONLN
+    {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        if (n > 0) return n > 64 ? 64 : (int)n;
+    }
+#endif
+    return 1;
+}
+
+#ifdef KCTL__HINTS
+/* Spinning. A waiter that expects what it waits for within microseconds (a
+   lock's holder to leave, a producer's next key) may spin instead of
+   parking, saving a futex round trip and a wake-up. A spin must never take
+   the time slice of the thread it waits for: with no idle CPU, a spinner
+   holds the CPU the thread it waits for needs, and the scheduler lets it
+   (the woken thread waits for the spinner's slice, about a millisecond).
+   So a spin is
+   - off when the process may run on one CPU (budget 0, set at create),
+   - bounded by time, not by pauses (a pause costs 10 to 150 cycles,
+     depending on the CPU),
+   - adaptive: a score rises when a spin found what it waited for and falls
+     by KCTL__SPIN_MISS when it did not; below KCTL__SPIN_ON only one wait
+     in KCTL__SPIN_PROBE spins (to notice that spinning pays again). A spin
+     that pays off in fewer than 4 of 5 waits soon stops.
+   The fields are read and written with relaxed atomics: a lock's waiters
+   read them without the lock; a lost update only skews a heuristic. */
+#define KCTL__SPIN_ON 4     /* score from which every wait spins */
+#define KCTL__SPIN_MAX 16   /* the score's ceiling: 3 misses in a row stop spinning */
+#define KCTL__SPIN_MISS 4   /* a spin that did not pay off costs this much score */
+#define KCTL__SPIN_PROBE 32 /* with a low score, one wait in this many spins */
+typedef struct kctl__spin {
+    uint32_t budget_ns; /* how long one spin may last; 0: never spin */
+    uint32_t score;     /* recent success */
+    uint32_t skips;     /* waits that did not spin since the last probe */
+} kctl__spin;
+
+static void kctl__spin_init(kctl__spin *s, uint32_t budget_ns, int cpus) {
+    s->budget_ns = cpus > 1 ? budget_ns : 0;
+    s->score = KCTL__SPIN_ON; /* spin until it proves useless */
+    s->skips = 0;
+}
+
+/* Whether this wait should spin. */
+static bool kctl__spin_begin(kctl__spin *s) {
+    uint32_t skips;
+    if (!s->budget_ns) return false;
+    if (KCTL__LOAD(&s->score) >= KCTL__SPIN_ON) return true;
+    skips = KCTL__LOAD(&s->skips) + 1;
+    KCTL__STORE(&s->skips, skips >= KCTL__SPIN_PROBE ? 0u : skips);
+    return skips >= KCTL__SPIN_PROBE;
+}
+
+/* A spin begun ended: paid says whether it found what it waited for. */
+static void kctl__spin_end(kctl__spin *s, bool paid) {
+    uint32_t score = KCTL__LOAD(&s->score);
+    if (paid) score = score < KCTL__SPIN_ON ? KCTL__SPIN_ON : score < KCTL__SPIN_MAX ? score + 1 : KCTL__SPIN_MAX;
+    else score = score > KCTL__SPIN_MISS ? score - KCTL__SPIN_MISS : 0;
+    KCTL__STORE(&s->score, score);
+}
+
+/* Real time for spins, whatever clock the object runs on (a virtual one
+   would never end a spin). */
+static uint64_t kctl__spin_clock(void *unused) {
+    struct timespec ts;
+    (void)unused;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* Spin until *word is no longer seen or budget_ns have passed on now_fn's
+   clock: true if it changed. The clock is read every 8 pauses. */
+static bool kctl__spin_until(const unsigned *word, unsigned seen, uint64_t budget_ns, uint64_t (*now_fn)(void *),
+                             void *ud) {
+    uint64_t end = now_fn(ud) + budget_ns;
+    int i;
+    for (;;) {
+        for (i = 0; i < 8; i++) {
+            if (KCTL__LOAD(word) != seen) return true;
+            kctl__cpu_relax();
+        }
+        if (now_fn(ud) >= end) return KCTL__LOAD(word) != seen;
+    }
+}
+
+#ifdef KCTL__SPIN_TEST
+/* kctl's tests only: the spin policy on a scripted run. For each byte of
+   paid ('1' a spin would pay off, '0' it would not), decided gets 'S' if
+   that wait spins (and its outcome is fed back) or '-' if it parks at once.
+   decided holds strlen(paid) + 1 bytes. */
+KCTL_API void kctl__spin_script(int cpus, const char *paid, char *decided) {
+    kctl__spin s;
+    size_t i;
+    kctl__spin_init(&s, 1000, cpus);
+    for (i = 0; paid[i]; i++) {
+        bool spin = kctl__spin_begin(&s);
+        decided[i] = spin ? 'S' : '-';
+        if (spin) kctl__spin_end(&s, paid[i] == '1');
+    }
+    decided[i] = 0;
+}
+/* kctl's tests only: kctl__spin_until on the caller's clock. */
+KCTL_API bool kctl__spin_until_test(const unsigned *word, unsigned seen, uint64_t budget_ns, uint64_t (*now_fn)(void *),
+                                    void *ud) {
+    return kctl__spin_until(word, seen, budget_ns, now_fn, ud);
+}
+#endif
+#endif /* KCTL__HINTS */
 
 /* A readers-writer lock for read-mostly state (the cache). With compiler
    atomics, readers count themselves in one of 16 slots, each on a cache
@@ -3002,6 +3130,7 @@ static int kctl__pcond_init(pthread_cond_t *c) {
 #ifdef KCTL__ATOMICS
 typedef struct kctl__mutex {
     unsigned state; /* 0 free, 1 held, 2 held and a thread may be parked */
+    kctl__spin spin;
     pthread_mutex_t park_mu;
     pthread_cond_t park_cv;
 } kctl__mutex;
@@ -3014,6 +3143,7 @@ typedef struct kctl__cond {
 
 static int kctl__mutex_init(kctl__mutex *m) {
     m->state = 0;
+    kctl__spin_init(&m->spin, KCTL_LOCK_SPIN, kctl__cpus_usable());
     if (pthread_mutex_init(&m->park_mu, NULL) != 0) return KCTL_ERR_NOMEM;
     if (pthread_cond_init(&m->park_cv, NULL) != 0) {
         pthread_mutex_destroy(&m->park_mu);
@@ -3031,16 +3161,26 @@ static bool kctl__mutex_trylock(kctl__mutex *m) {
            __atomic_compare_exchange_n(&m->state, &free_, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 static void kctl__mutex_lock(kctl__mutex *m) {
-    int i = 0, k, backoff = 1;
-    while (i < KCTL_LOCK_SPIN) {
-        if (kctl__mutex_trylock(m)) return;
-        for (k = 0; k < backoff; k++) kctl__cpu_relax();
-        i += backoff;
-        if (backoff < 16) backoff *= 2;
+    bool spun;
+    if (kctl__mutex_trylock(m)) return;
+    spun = kctl__spin_begin(&m->spin);
+    if (spun) { /* back off 1, 2 ... 16 pauses between tries, for at most budget_ns */
+        uint64_t end = kctl__spin_clock(NULL) + m->spin.budget_ns;
+        int k, backoff = 1;
+        for (;;) {
+            for (k = 0; k < backoff; k++) kctl__cpu_relax();
+            if (kctl__mutex_trylock(m)) {
+                kctl__spin_end(&m->spin, true);
+                return;
+            }
+            if (backoff < 16) backoff *= 2;
+            else if (kctl__spin_clock(NULL) >= end) break;
+        }
     }
     pthread_mutex_lock(&m->park_mu);
     while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0) pthread_cond_wait(&m->park_cv, &m->park_mu);
     pthread_mutex_unlock(&m->park_mu);
+    if (spun) kctl__spin_end(&m->spin, false); /* held now: the score is ours to write */
 }
 static void kctl__mutex_unlock(kctl__mutex *m) {
     if (__atomic_exchange_n(&m->state, 0u, __ATOMIC_RELEASE) == 2) {
@@ -12873,6 +13013,7 @@ struct kctl_queue {
     kctl_clock_waiter waiter;
     void *raw;            /* the allocation this struct was aligned in */
     uint32_t sleepers;    /* workers parked on work_cv */
+    uint32_t wakes;       /* signals sent to work_cv that no parked worker has woken from yet */
     uint32_t drainers;    /* threads in shutdown_with_drain */
     char name[64];
     kctl__cond work_cv;   /* workers wait here for a ready key */
@@ -12890,6 +13031,9 @@ struct kctl_queue {
 
     /* -- written by workers (get, done) */
     uint64_t taken;       /* keys handed out: depth = adds - taken */
+#ifdef KCTL__HINTS
+    kctl__spin spin;      /* whether an idle worker spins for work (under mu) */
+#endif
     kctl__qent inflight;  /* sentinel of the in-flight list */
     size_t nprocessing;
     kctl__qent returned;  /* sentinel of the list of idle entries still in the map */
@@ -13027,8 +13171,13 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
     q->nready++;
     kctl__queue_bump(q);
     /* One parked worker per key that becomes ready, as client-go's Add
-       signals once per key (spinning workers see the bump). */
-    if (q->sleepers) kctl__cond_signal(&q->work_cv);
+       signals once per key (spinning workers see the bump); but not more
+       signals than workers parked and not yet signalled: a producer that
+       outruns a wake-up makes one futex call, not one per key. */
+    if (q->sleepers > q->wakes) {
+        q->wakes++;
+        kctl__cond_signal(&q->work_cv);
+    }
 }
 
 /* client-go's Type.Add on an entry, lock held. Returns true when the key
@@ -13171,6 +13320,9 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
         return KCTL_ERR_NOMEM;
     }
     if (kctl__mutex_init(&q->mu) != KCTL_OK) goto fail0;
+#ifdef KCTL__HINTS
+    kctl__spin_init(&q->spin, KCTL_QUEUE_SPIN, kctl__cpus_usable());
+#endif
     if (kctl__cond_init(&q->work_cv) != KCTL_OK) goto fail1;
     if (kctl__cond_init(&q->idle_cv) != KCTL_OK) goto fail2;
     if (!q->real_clock) {
@@ -13331,7 +13483,7 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
 
 static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
 #ifdef KCTL__HINTS
-    int spins = KCTL_QUEUE_SPIN;
+    bool spun = false; /* one spin per empty look, then park */
 #endif
     uint64_t now = 0;
     bool fresh = false; /* now was read since the lock was last taken */
@@ -13362,18 +13514,22 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
         }
         fresh = false;
 #ifdef KCTL__HINTS
-        if (spins > 0) {
+        if (!spun && kctl__spin_begin(&q->spin)) {
             /* A producer that keeps up refills within a microsecond: wait
-               for its next push without a futex round trip. */
+               for its next push without a futex round trip (the policy
+               in PLATFORM says when, and bounds it by time). */
             unsigned seen = KCTL__LOAD(&q->pushes);
+            bool pushed;
             kctl__mutex_unlock(&q->mu);
-            while (spins-- > 0 && KCTL__LOAD(&q->pushes) == seen) kctl__cpu_relax();
-            if (spins <= 0) kctl__yield();
-            else { /* a push: give a busy producer a moment to queue more (fewer lock hand-offs) */
-                int linger = KCTL_QUEUE_LINGER;
-                while (linger-- > 0) kctl__cpu_relax();
+            pushed = kctl__spin_until(&q->pushes, seen, q->spin.budget_ns, kctl__spin_clock, NULL);
+            if (pushed && KCTL_QUEUE_LINGER > 0) { /* let a busy producer queue more: fewer lock hand-offs */
+                uint64_t end = kctl__spin_clock(NULL) + KCTL_QUEUE_LINGER;
+                do kctl__cpu_relax(); while (kctl__spin_clock(NULL) < end);
             }
             kctl__mutex_lock(&q->mu);
+            /* It paid off if there is work to take now (or the end). */
+            kctl__spin_end(&q->spin, pushed && (q->head || q->nheap || q->shutting_down));
+            spun = true;
             continue;
         }
 #endif
@@ -13383,8 +13539,9 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
         else
             kctl__cond_wait(&q->work_cv, &q->mu);
         q->sleepers--;
+        if (q->wakes) q->wakes--; /* (a timed-out wait may take another's: then one signal more, never one less) */
 #ifdef KCTL__HINTS
-        spins = KCTL_QUEUE_SPIN / 4;
+        spun = false;
 #endif
     }
 }

@@ -5,26 +5,33 @@
 
 #define BENCH_RUNS 3
 
-static double bench_seconds(uint64_t t0, uint64_t t1)
+/* A bench uses some of these helpers: the others must not warn. */
+#if defined(__GNUC__) || defined(__clang__)
+#define BENCH_UNUSED __attribute__((unused))
+#else
+#define BENCH_UNUSED
+#endif
+
+BENCH_UNUSED static double bench_seconds(uint64_t t0, uint64_t t1)
 {
     return (double)(t1 - t0) / 1e9;
 }
 
-static int bench_cmp_double(const void *a, const void *b)
+BENCH_UNUSED static int bench_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
 /* Sorts v[0..BENCH_RUNS) and returns its median. */
-static double bench_median(double *v)
+BENCH_UNUSED static double bench_median(double *v)
 {
     qsort(v, BENCH_RUNS, sizeof v[0], bench_cmp_double);
     return v[BENCH_RUNS / 2];
 }
 
 /* Sorts v ascending, carrying the matching n[] along. */
-static void bench_sort_pairs(double *v, uint64_t *n)
+BENCH_UNUSED static void bench_sort_pairs(double *v, uint64_t *n)
 {
     int i, j;
     for (i = 1; i < BENCH_RUNS; i++) {
@@ -39,7 +46,7 @@ static void bench_sort_pairs(double *v, uint64_t *n)
     }
 }
 
-static void bench_print_runs(const double *v, double scale, const char *fmt)
+BENCH_UNUSED static void bench_print_runs(const double *v, double scale, const char *fmt)
 {
     int i;
     printf("(median of %d:", BENCH_RUNS);
@@ -51,7 +58,7 @@ static void bench_print_runs(const double *v, double scale, const char *fmt)
 }
 
 /* xorshift64 (Marsaglia); state must not be 0. */
-static uint64_t bench_xorshift(uint64_t *s)
+BENCH_UNUSED static uint64_t bench_xorshift(uint64_t *s)
 {
     uint64_t x = *s;
     x ^= x << 13;
@@ -60,4 +67,138 @@ static uint64_t bench_xorshift(uint64_t *s)
     return *s = x;
 }
 
+
+/* ---- conditions: what a figure was taken under, and contention.
+   Everything below is optional for a bench (unused helpers do not warn).
+   The CPU affinity needs _GNU_SOURCE before the first include (e2e.c and
+   queue.c define it); without it only the CPUs online are known. */
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#ifdef __linux__
+#include <sched.h>
+#include <sys/prctl.h>
+#endif
+
+/* CPUs this process may run on (its affinity), or -1 if unknown. */
+BENCH_UNUSED static int bench_affinity_cpus(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return CPU_COUNT(&set);
+#endif
+    return -1;
+}
+
+/* The i-th CPU (from 0) this process may run on, or -1. */
+BENCH_UNUSED static int bench_affinity_nth(int i)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    int c;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return -1;
+    for (c = 0; c < CPU_SETSIZE; c++)
+        if (CPU_ISSET(c, &set) && i-- == 0)
+            return c;
+#else
+    (void)i;
+#endif
+    return -1;
+}
+
+#if defined(__linux__) && defined(CPU_COUNT)
+static cpu_set_t bench_saved_set;
+static int bench_saved;
+#endif
+
+/* Pin the calling thread to cpu (-1: leave it). 0 on success. */
+BENCH_UNUSED static int bench_pin(int cpu)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    if (cpu < 0)
+        return -1;
+    if (!bench_saved && sched_getaffinity(0, sizeof bench_saved_set, &bench_saved_set) == 0)
+        bench_saved = 1;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : -1;
+#else
+    (void)cpu;
+    return -1;
+#endif
+}
+
+/* The calling thread back on the CPUs it had before bench_pin. */
+BENCH_UNUSED static void bench_unpin(void)
+{
+#if defined(__linux__) && defined(CPU_COUNT)
+    if (bench_saved)
+        sched_setaffinity(0, sizeof bench_saved_set, &bench_saved_set);
+#endif
+}
+
+/* The 1-minute load average, or -1. */
+BENCH_UNUSED static double bench_loadavg(void)
+{
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1)
+            l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+/* One line: CPUs online, the affinity, the load average, the mode. */
+BENCH_UNUSED static void bench_print_conditions(const char *mode)
+{
+    printf("conditions: %ld CPUs online, affinity %d CPUs, load average %.2f at start, %s\n",
+           sysconf(_SC_NPROCESSORS_ONLN), bench_affinity_cpus(), bench_loadavg(), mode);
+}
+
+/* A child process that keeps one CPU busy (the issue's busy loop) until
+   bench_busy_stop; it dies with the bench. Its pid, or -1. */
+BENCH_UNUSED static pid_t bench_busy_start(void)
+{
+    pid_t pid;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+        volatile unsigned long x = 0;
+#ifdef __linux__
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+#endif
+        for (;;)
+            x++;
+    }
+    if (pid > 0) { /* let it reach its loop */
+        struct timespec ts = { 0, 20000000L };
+        nanosleep(&ts, NULL);
+    }
+    return pid;
+}
+
+BENCH_UNUSED static void bench_busy_stop(pid_t pid)
+{
+    if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+}
+
+/* The issue's client-go figures, printed as such: not measured here, no verdict. */
+BENCH_UNUSED static void bench_print_reference(const char *text)
+{
+    printf("reference, not measured here: %s (measured by issue 11's author on 2026-11, client-go v0.26.15, "
+           "Go 1.19, GOMAXPROCS=2, on a 2-CPU machine like this one)\n", text);
+}
+
+/* -C: every figure idle and with a busy process, side by side. */
+#define BENCH_IDLE 0
+#define BENCH_CONTENDED 1
 #endif

@@ -20,10 +20,18 @@
     client-go's workqueue.New() is, so they keep no duration metrics; one
     extra line repeats a (1 worker) on a named queue, which does.
 
+    a pinned: a (1 worker) again with the producer and the worker pinned to
+       two different CPUs, then both to one CPU, where the affinity allows:
+       the queue's hand-off across cores, and on one core.
+
     Build: cc -std=c99 -D_POSIX_C_SOURCE=200809L -O2 -pthread bench/queue.c -o bench_queue
-    Run:   ./bench_queue        full sizes (well under 30 s)
+    Run:   ./bench_queue        full sizes (well under 30 s idle)
            ./bench_queue -q     each figure's work / 100 (for valgrind or ASan)
+           ./bench_queue -C     each round idle, then with a busy-loop child
+                                process (started and killed by the bench):
+                                the figures side by side
 */
+#define _GNU_SOURCE 1 /* sched_getaffinity / sched_setaffinity: conditions and pinned runs */
 #define KCTL_IMPLEMENTATION
 #include "../kctl.h"
 
@@ -36,10 +44,7 @@
 
 #include "bench.h"
 
-#define BENCH_CLIENT_GO_LOW  1.3e6  /* issue 2: client-go add->get->done, 1 worker, this machine */
-#define BENCH_CLIENT_GO_HIGH 1.8e6
-#define BENCH_RING_LOW  6e6          /* issue 2: a bare mutex+condvar ring, same machine */
-#define BENCH_RING_HIGH 8e6
+static int bench_worker_cpu = -1;           /* >= 0: workers pin themselves there */
 
 /* Sizes; -q divides the work of each figure by 100 (b: 100 keys x 100 adds). */
 static uint32_t bench_n_a = 1000000;       /* a: distinct keys */
@@ -102,6 +107,8 @@ static void *bench_worker_main(void *arg)
     bench_worker *w = (bench_worker *)arg;
     const char *key;
     int rc;
+    if (bench_worker_cpu >= 0)
+        bench_pin(bench_worker_cpu);
     while ((rc = kctl_queue_get(w->q, &key)) == KCTL_OK) {
         kctl_queue_done(w->q, key);
         w->gets++;
@@ -405,19 +412,86 @@ static double bench_ring_run(void)
     return (double)bench_n_a / bench_seconds(t0, kctl_clock_now(NULL));
 }
 
+/* ---------------------------------------------- figures, idle and contended */
+
+static uint64_t *bench_delays;
+static double bench_last_gets;     /* b: the worker's gets in the last run */
+static double bench_last_drain;    /* d: the drain time of the last run */
+static int bench_pin_producer = -1, bench_pin_worker = -1;
+
+static double fig_a1(void) { return bench_a(1, NULL); }
+static double fig_a2(void) { return bench_a(2, NULL); }
+static double fig_an(void) { return bench_a(1, "bench"); }
+static double fig_b(void)
+{
+    uint64_t gets = 0;
+    double v = bench_b(&gets);
+    bench_last_gets = (double)gets;
+    return v;
+}
+static double fig_c(void) { return bench_c(); }
+static double fig_d(void) { return bench_d(bench_delays, &bench_last_drain); }
+static double fig_r(void) { return bench_ring_run(); }
+static double fig_a1_pinned(void)
+{
+    double v;
+    bench_pin(bench_pin_producer);
+    bench_worker_cpu = bench_pin_worker;
+    v = bench_a(1, NULL);
+    bench_worker_cpu = -1;
+    bench_unpin();
+    return v;
+}
+
+/* Run fn BENCH_RUNS times (and, contended, each run again with a busy
+   process); print "label: idle M unit (runs) | contended M unit (runs)".
+   side[] (may be NULL) gets a second figure per run (b's gets, d's drain)
+   for the idle runs, in run order. Returns the idle median, < 0 on error. */
+static double bench_fig(const char *label, double (*fn)(void), int contended, double scale, const char *unit,
+                        double *side_idle, double *side_busy, double *side_src)
+{
+    double v[2][BENCH_RUNS], m;
+    int run, mode;
+    for (run = 0; run < BENCH_RUNS; run++) {
+        for (mode = 0; mode <= contended; mode++) {
+            pid_t busy = mode == BENCH_CONTENDED ? bench_busy_start() : -1;
+            v[mode][run] = fn();
+            bench_busy_stop(busy);
+            if (v[mode][run] < 0)
+                return -1;
+            if (side_src)
+                (mode ? side_busy : side_idle)[run] = *side_src;
+        }
+    }
+    m = bench_median(v[0]);
+    printf("%s: idle %.2f%s%s ", label, m / scale, *unit ? " " : "", unit);
+    bench_print_runs(v[0], scale, "%.2f");
+    if (contended) {
+        printf(" | contended %.2f%s%s ", bench_median(v[1]) / scale, *unit ? " " : "", unit);
+        bench_print_runs(v[1], scale, "%.2f");
+    }
+    putchar('\n');
+    fflush(stdout);
+    return m;
+}
+
 int main(int argc, char **argv)
 {
-    double a1[BENCH_RUNS], a2[BENCH_RUNS], an[BENCH_RUNS], b[BENCH_RUNS], c[BENCH_RUNS], d[BENCH_RUNS], dd[BENCH_RUNS];
-    double rr[BENCH_RUNS];
-    uint64_t b_gets[BENCH_RUNS];
-    double m_a1, m_a2, m_an, m_b, m_c, m_d, m_dd, m_r;
-    uint64_t *delays = NULL, seed = UINT64_C(0x9E3779B97F4A7C15), t_start = kctl_clock_now(NULL);
+    double side_i[BENCH_RUNS], side_b[BENCH_RUNS];
+    uint64_t seed = UINT64_C(0x9E3779B97F4A7C15), t_start = kctl_clock_now(NULL);
     uint32_t i;
-    int run, quick = argc > 1 && strcmp(argv[1], "-q") == 0;
+    int quick = 0, contended = 0, cpu0, cpu1;
+    char label[160];
 
-    if (argc > 1 && !quick) {
-        fprintf(stderr, "usage: %s [-q]   (-q: each figure's work / 100)\n", argv[0]);
-        return 2;
+    for (i = 1; i < (uint32_t)argc; i++) {
+        if (strcmp(argv[i], "-q") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "-C") == 0)
+            contended = 1;
+        else {
+            fprintf(stderr, "usage: %s [-q] [-C]   (-q: each figure's work / 100; -C: idle and contended)\n", argv[0]);
+            return 2;
+        }
     }
     if (quick) {
         bench_n_a /= 100;
@@ -426,86 +500,66 @@ int main(int argc, char **argv)
         bench_n_c /= 100;
         bench_n_d /= 100;
     }
-    if (bench_make_keys() != 0 || !(delays = (uint64_t *)malloc(bench_n_d * sizeof *delays))) {
+    if (bench_make_keys() != 0 || !(bench_delays = (uint64_t *)malloc(bench_n_d * sizeof *bench_delays))) {
         fprintf(stderr, "bench: out of memory\n");
         return 1;
     }
     for (i = 0; i < bench_n_d; i++)
-        delays[i] = bench_xorshift(&seed) % (KCTL_MS(10) + 1); /* uniform 0..10 ms in ns */
+        bench_delays[i] = bench_xorshift(&seed) % (KCTL_MS(10) + 1); /* uniform 0..10 ms in ns */
 
-    printf("kctl %s queue bench%s: %ld CPUs online, CLOCK_MONOTONIC, median of %d runs\n",
-           kctl_version(), quick ? " (quick: work / 100)" : "", sysconf(_SC_NPROCESSORS_ONLN), BENCH_RUNS);
+    printf("kctl %s queue bench%s: CLOCK_MONOTONIC, median of %d runs\n", kctl_version(), quick ? " (quick: work / 100)" : "",
+           BENCH_RUNS);
+    bench_print_conditions(contended ? "idle and contended (each run again with a busy-loop child process, "
+                                       "started and killed by the bench)"
+                                     : "idle (no process started by the bench; ./bench-queue -C for contended)");
     fflush(stdout);
 
-    for (run = 0; run < BENCH_RUNS; run++)
-        if ((a1[run] = bench_a(1, NULL)) < 0) return 1;
-    m_a1 = bench_median(a1);
-    printf("a. add->get->done, 1 worker: %.2f M items/s ", m_a1 / 1e6);
-    bench_print_runs(a1, 1e6, "%.2f");
-    printf("  [%lu distinct keys]\n", (unsigned long)bench_n_a);
-    fflush(stdout);
-
-    for (run = 0; run < BENCH_RUNS; run++)
-        if ((a2[run] = bench_a(2, NULL)) < 0) return 1;
-    m_a2 = bench_median(a2);
-    printf("a. add->get->done, 2 workers: %.2f M items/s ", m_a2 / 1e6);
-    bench_print_runs(a2, 1e6, "%.2f");
+    snprintf(label, sizeof label, "a. add->get->done, 1 worker [%lu distinct keys], M items/s", (unsigned long)bench_n_a);
+    if (bench_fig(label, fig_a1, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
+    if (bench_fig("a. add->get->done, 2 workers, M items/s", fig_a2, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
+    if (bench_fig("a. add->get->done, 1 worker, named queue (duration metrics on), M items/s", fig_an, contended, 1e6, "",
+                  NULL, NULL, NULL) < 0) return 1;
+    cpu0 = bench_affinity_nth(0);
+    cpu1 = bench_affinity_nth(1);
+    if (cpu0 >= 0 && cpu1 >= 0) {
+        bench_pin_producer = cpu0;
+        bench_pin_worker = cpu1;
+        snprintf(label, sizeof label, "a pinned. 1 worker, producer on CPU %d, worker on CPU %d, M items/s", cpu0, cpu1);
+        if (bench_fig(label, fig_a1_pinned, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
+    }
+    if (cpu0 >= 0) {
+        bench_pin_producer = bench_pin_worker = cpu0;
+        snprintf(label, sizeof label, "a pinned. 1 worker, producer and worker both on CPU %d, M items/s", cpu0);
+        if (bench_fig(label, fig_a1_pinned, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
+    } else {
+        printf("a pinned: skipped (no CPU affinity here)\n");
+    }
+    snprintf(label, sizeof label, "b. %lu keys x %lu adds, 1 worker draining, M adds/s", (unsigned long)bench_n_b_keys,
+             (unsigned long)bench_n_b_rounds);
+    if (bench_fig(label, fig_b, contended, 1e6, "", side_i, side_b, &bench_last_gets) < 0) return 1;
+    printf("   b's worker gets, in run order (dedup at work): idle %.0f %.0f %.0f", side_i[0], side_i[1], side_i[2]);
+    if (contended)
+        printf(" | contended %.0f %.0f %.0f", side_b[0], side_b[1], side_b[2]);
     putchar('\n');
-    fflush(stdout);
-
-    for (run = 0; run < BENCH_RUNS; run++)
-        if ((an[run] = bench_a(1, "bench")) < 0) return 1;
-    m_an = bench_median(an);
-    printf("a. add->get->done, 1 worker, named queue (duration metrics on): %.2f M items/s ", m_an / 1e6);
-    bench_print_runs(an, 1e6, "%.2f");
+    snprintf(label, sizeof label, "c. add_rate_limited->get->done->forget, exponential(1 ns, 1 s), 1 thread [%lu cycles], M cycles/s",
+             (unsigned long)bench_n_c);
+    if (bench_fig(label, fig_c, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
+    snprintf(label, sizeof label, "d. add_after random 0-10 ms, 1 worker draining [%lu keys], M adds/s", (unsigned long)bench_n_d);
+    if (bench_fig(label, fig_d, contended, 1e6, "", side_i, side_b, &bench_last_drain) < 0) return 1;
+    printf("   d's drain, ms: idle %.1f ", bench_median(side_i) * 1e3);
+    bench_print_runs(side_i, 1e-3, "%.1f");
+    if (contended) {
+        printf(" | contended %.1f ", bench_median(side_b) * 1e3);
+        bench_print_runs(side_b, 1e-3, "%.1f");
+    }
     putchar('\n');
-    fflush(stdout);
+    if (bench_fig("r. yardstick: bare mutex+condvar ring of pointers, 1 producer, 1 consumer, M items/s", fig_r, contended,
+                  1e6, "", NULL, NULL, NULL) < 0) return 1;
 
-    for (run = 0; run < BENCH_RUNS; run++)
-        if ((b[run] = bench_b(&b_gets[run])) < 0) return 1;
-    bench_sort_pairs(b, b_gets); /* gets listed in the order of the sorted rates */
-    m_b = bench_median(b);
-    printf("b. %lu keys x %lu adds, 1 worker draining: %.2f M adds/s ",
-           (unsigned long)bench_n_b_keys, (unsigned long)bench_n_b_rounds, m_b / 1e6);
-    bench_print_runs(b, 1e6, "%.2f");
-    printf(", worker gets: %llu (runs: %llu %llu %llu)\n", (unsigned long long)b_gets[BENCH_RUNS / 2],
-           (unsigned long long)b_gets[0], (unsigned long long)b_gets[1], (unsigned long long)b_gets[2]);
-    fflush(stdout);
-
-    for (run = 0; run < BENCH_RUNS; run++)
-        if ((c[run] = bench_c()) < 0) return 1;
-    m_c = bench_median(c);
-    printf("c. add_rate_limited->get->done->forget, exponential(1 ns, 1 s), 1 thread: %.2f M cycles/s ", m_c / 1e6);
-    bench_print_runs(c, 1e6, "%.2f");
-    printf("  [%lu cycles]\n", (unsigned long)bench_n_c);
-    fflush(stdout);
-
-    for (run = 0; run < BENCH_RUNS; run++)
-        if ((d[run] = bench_d(delays, &dd[run])) < 0) return 1;
-    m_d = bench_median(d);
-    m_dd = bench_median(dd);
-    printf("d. add_after random 0-10 ms, 1 worker draining: %.2f M adds/s ", m_d / 1e6);
-    bench_print_runs(d, 1e6, "%.2f");
-    printf(", drained in %.1f ms ", m_dd * 1e3);
-    bench_print_runs(dd, 1e-3, "%.1f");
-    printf("  [%lu keys]\n", (unsigned long)bench_n_d);
-
-    for (run = 0; run < BENCH_RUNS; run++)
-        if ((rr[run] = bench_ring_run()) < 0) return 1;
-    m_r = bench_median(rr);
-    printf("r. yardstick: bare mutex+condvar ring of pointers, 1 producer, 1 consumer: %.2f M items/s ", m_r / 1e6);
-    bench_print_runs(rr, 1e6, "%.2f");
-    putchar('\n');
-
-    printf("\nclient-go reference (issue 2, measured by the issue author on this kind of machine): "
-           "%.1f-%.1f M items/s add->get->done, 1 worker, when the ring did %.0f-%.0f M items/s\n",
-           BENCH_CLIENT_GO_LOW / 1e6, BENCH_CLIENT_GO_HIGH / 1e6, BENCH_RING_LOW / 1e6, BENCH_RING_HIGH / 1e6);
-    printf("a (1 worker) / %.1f M = %.2fx (target >= 3x)\n", BENCH_CLIENT_GO_HIGH / 1e6, m_a1 / BENCH_CLIENT_GO_HIGH);
-    printf("a (1 worker) / ring = %.2f; client-go / ring there = %.2f-%.2f\n", m_a1 / m_r,
-           BENCH_CLIENT_GO_LOW / BENCH_RING_HIGH, BENCH_CLIENT_GO_HIGH / BENCH_RING_LOW);
+    bench_print_reference("queue a 1.90 M items/s with 1 worker, 2.70 with 2; c 1.01 M cycles/s; d drained in 123 ms");
     printf("bench time %.1f s\n", bench_seconds(t_start, kctl_clock_now(NULL)));
 
-    free(delays);
+    free(bench_delays);
     free(bench_keys);
     free(bench_key_text);
     return 0;

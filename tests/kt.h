@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdbool.h>
 #define KCTL__WORK_COUNTER /* kctl__json_work(): tests bound the JSON code's work, not its time */
+#define KCTL__SPIN_TEST /* kctl__spin_script(): the spin policy on a script, not on timing */
 #include "../kctl.h"
 
 typedef struct kt_state {

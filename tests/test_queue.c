@@ -2166,6 +2166,76 @@ static void tq_thread_stress_delayed(void) {
 #endif
 }
 
+
+#if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
+/* The spin policy (kctl.h PLATFORM) on scripted outcomes, no timing. */
+static void tq_spin_policy_one_cpu_never_spins(void) {
+    char got[16];
+    kctl__spin_script(1, "11111111", got);
+    KT_EQ_STR(got, "--------");
+}
+
+static void tq_spin_policy_spins_while_it_pays(void) {
+    char got[64];
+    kctl__spin_script(2, "1111111111111111111111111111111", got);
+    KT_EQ_STR(got, "SSSSSSSSSSSSSSSSSSSSSSSSSSSSSSS");
+    /* 4 of 5 paying off keeps it spinning */
+    kctl__spin_script(2, "11110111101111011110", got);
+    KT_EQ_STR(got, "SSSSSSSSSSSSSSSSSSSS");
+    /* 2 of 3 does not: the third wait's miss stops it */
+    kctl__spin_script(2, "110110110", got);
+    KT_EQ_STR(got, "SSS------");
+}
+
+static void tq_spin_policy_probes_after_misses(void) {
+    char paid[48], got[48], want[48];
+    int i;
+    /* a miss stops spinning; the 32nd wait after it probes; the probe
+       paid off, so every wait spins again */
+    for (i = 0; i < 40; i++) paid[i] = i == 0 ? '0' : '1';
+    paid[40] = 0;
+    for (i = 0; i < 40; i++) want[i] = (i == 0 || i >= 32) ? 'S' : '-';
+    want[40] = 0;
+    kctl__spin_script(2, paid, got);
+    KT_EQ_STR(got, want);
+    /* a probe that misses waits another 32 */
+    for (i = 0; i < 40; i++) paid[i] = '0';
+    for (i = 0; i < 40; i++) want[i] = (i == 0 || i == 32) ? 'S' : '-';
+    kctl__spin_script(2, paid, got);
+    KT_EQ_STR(got, want);
+}
+
+/* A clock that moves 100 ns per read; the word changes at read `flip`. */
+typedef struct tq_step_clock {
+    uint64_t t;
+    unsigned reads, flip;
+    unsigned *word;
+} tq_step_clock;
+static uint64_t tq_step_now(void *ud) {
+    tq_step_clock *c = (tq_step_clock *)ud;
+    c->reads++;
+    if (c->flip && c->reads == c->flip) __atomic_store_n(c->word, 1u, __ATOMIC_RELAXED);
+    return c->t += 100;
+}
+
+static void tq_spin_bounded_by_time(void) {
+    unsigned word = 0;
+    tq_step_clock c;
+    memset(&c, 0, sizeof c);
+    c.word = &word;
+    /* 10 us of budget on a clock moving 100 ns a read: over after 100
+       reads past the start, whatever a pause costs */
+    KT_CHECK(!kctl__spin_until_test(&word, 0, 10000, tq_step_now, &c));
+    KT_EQ_INT(c.reads, 101);
+    /* a change seen ends the spin at once, with true */
+    memset(&c, 0, sizeof c);
+    c.word = &word;
+    c.flip = 5;
+    KT_CHECK(kctl__spin_until_test(&word, 0, 10000, tq_step_now, &c));
+    KT_EQ_INT(c.reads, 5);
+}
+#endif
+
 void kt_suite_queue(void) {
     KT_RUN(tq_create_null_desc);
     KT_RUN(tq_create_bad_args);
@@ -2229,4 +2299,10 @@ void kt_suite_queue(void) {
     KT_RUN(tq_thread_drain_waits_for_done);
     KT_RUN(tq_thread_stress);
     KT_RUN(tq_thread_stress_delayed);
+#if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
+    KT_RUN(tq_spin_policy_one_cpu_never_spins);
+    KT_RUN(tq_spin_policy_spins_while_it_pays);
+    KT_RUN(tq_spin_policy_probes_after_misses);
+    KT_RUN(tq_spin_bounded_by_time);
+#endif
 }
