@@ -486,6 +486,7 @@ typedef enum kctl_log_level {
     X(OK, "no error") \
     X(QUEUE_DONE_NOT_PROCESSING, "kctl_queue_done: key is not being processed; ignored") \
     X(QUEUE_NOMEM, "kctl_queue: out of memory; the key was not queued") \
+    X(QUEUE_FULL, "kctl_queue: max_keys reached; a new key was refused (FULL)") \
     X(QUEUE_LIMITER_FAILED, "kctl_queue_create: could not create the default limiter") \
     X(CONTROLLER_REQUEUE_AFTER_WITH_ERROR, "reconcile returned an error and a requeue-after: the error wins (backoff)") \
     X(CONTROLLER_ENQUEUE_FAILED, "controller: a key could not be queued") \
@@ -1779,6 +1780,20 @@ KCTL_API void kctl_limiter_forget(kctl_limiter *l, const char *key);
 KCTL_API uint32_t kctl_limiter_num_requeues(kctl_limiter *l, const char *key);
 /* Free a limiter (NULL is fine). Not for limiters owned by a queue or max_of. */
 KCTL_API void kctl_limiter_destroy(kctl_limiter *l);
+/* The same constructors with an allocator for everything the limiter
+   allocates (itself, and the per-key failure records of exponential and
+   fast_slow); a NULL a, or a zero one, is KCTL_MALLOC/KCTL_FREE; copied.
+   The ones above are these with NULL. A queue or controller that makes
+   its default limiter makes it with its own allocator. NULL as above, and
+   for an allocator with one function only. [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_create_with(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_exponential_with(uint64_t base_ns, uint64_t max_ns, const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_bucket_with(const kctl_clock *clock, double per_second, uint32_t burst,
+                                                const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_fast_slow_with(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast,
+                                                   const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_max_of_with(kctl_limiter *const *limiters, size_t n, const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_default_with(const kctl_clock *clock, const kctl_allocator *a);
 
 /* ===================================================== >>queue WORK QUEUE */
 
@@ -1791,13 +1806,24 @@ typedef struct kctl_queue kctl_queue;
      limiter    kctl_limiter_default(&clock); the queue owns it from
                 kctl_queue_create on, even when create fails
      allocator  KCTL_MALLOC/KCTL_FREE
-     logger     silent */
+     logger     silent
+     max_keys   0: no bound. N: the queue never holds more than N keys.
+                A new key is let in only while the keys counted by role
+                (waiting to be handed out, being processed, delayed; a key
+                in two roles counts twice) are fewer than N. An add of a key the queue does not hold while it
+                is full is refused with FULL, logged (QUEUE_FULL) and
+                counted (kctl_queue_stats.refused_total); a key it holds is
+                always accepted (de-duplication costs nothing), and no key
+                it accepted is ever dropped. A level-based controller finds
+                a refused key again at its informer's next resync or
+                relist. Memory: see MEMORY in the doc block. */
 typedef struct kctl_queue_desc {
     const char    *name;
     kctl_clock     clock;
     kctl_limiter  *limiter;
     kctl_allocator allocator;
     kctl_logger    logger;
+    uint32_t       max_keys;
 } kctl_queue_desc;
 
 /* A histogram of durations in client-go's buckets: upper bounds 10 ns * 10^i
@@ -1832,6 +1858,7 @@ typedef struct kctl_queue_stats {
     uint64_t delayed;                   /* keys waiting for their add_after time */
     uint32_t idle_workers;              /* threads parked in kctl_queue_get */
     const char *name;                   /* the queue's name */
+    uint64_t refused_total;             /* adds refused with FULL (kctl_queue_desc.max_keys) */
 } kctl_queue_stats;
 
 /* The desc with every default filled in (limiter stays NULL: create makes it). [any thread] */
@@ -1848,14 +1875,15 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q);
    when its time comes the key is added again, which does nothing while
    the key still waits to be handed out, and otherwise queues it once more
    (at done, if it is being processed then): it is processed again. INVALID_ARG
-   for a NULL, empty or too long key; NOMEM; SHUTDOWN after shutdown (the
-   key is dropped). [any thread] */
+   for a NULL, empty or too long key; NOMEM; FULL when the queue holds
+   max_keys keys and not this one (the key is not queued); SHUTDOWN after
+   shutdown (the key is dropped). [any thread] */
 KCTL_API int  kctl_queue_add(kctl_queue *q, const char *key);
 /* add(key) once delay_ns has passed (0 = now). If key is already delayed,
    the earlier time wins. A key already queued or being processed is
    delayed all the same: the delayed add happens at its time, whatever
-   became of the key meanwhile (see kctl_queue_add). SHUTDOWN after
-   shutdown. [any thread] */
+   became of the key meanwhile (see kctl_queue_add). FULL as add (a key
+   the queue holds is always delayed); SHUTDOWN after shutdown. [any thread] */
 KCTL_API int  kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns);
 /* add_after(key, the limiter's delay for key): the way to retry a failure. [any thread] */
 KCTL_API int  kctl_queue_add_rate_limited(kctl_queue *q, const char *key);
@@ -1977,6 +2005,10 @@ typedef kctl_reconcile_result (*kctl_reconcile_fn)(const kctl_reconcile_ctx *ctx
      workers    1; any number (their threads' table is allocated at create:
                 NOMEM; a thread the system cannot start fails start)
      limiter    kctl_limiter_default (owned from create on, even if it fails)
+     max_keys   the queue's bound (kctl_queue_desc.max_keys; 0: none): a
+                key refused while it is full is found again at the
+                informer's next resync or relist (give the informer a
+                resync_ns when you bound the queue)
      clock, logger, allocator */
 typedef struct kctl_controller_desc {
     const char *name;
@@ -1990,6 +2022,7 @@ typedef struct kctl_controller_desc {
     kctl_clock clock;
     kctl_logger logger;
     kctl_allocator allocator;
+    uint32_t max_keys;
 } kctl_controller_desc;
 
 /* Reconciles so far, by what they returned (see the rules above). */
@@ -2300,6 +2333,7 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns);
      workqueue_depth, _adds_total, _retries_total, _queue_duration_seconds,
      _work_duration_seconds, _unfinished_work_seconds,
      _longest_running_processor_seconds{name}       client-go's, per named controller
+     workqueue_refused_total{name}                  keys a full queue refused (max_keys)
      controller_runtime_reconcile_total{controller,result}  success, error
                           (terminal errors included), requeue, requeue_after
      controller_runtime_reconcile_errors_total{controller}  every error
@@ -10659,19 +10693,35 @@ KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats 
 struct kctl_limiter {
     kctl_limiter_vtable vt;
     void *self;
+    kctl_allocator a;
 };
 
-static kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self) {
-    kctl_limiter *l = (kctl_limiter *)KCTL_MALLOC(sizeof *l, NULL);
+/* The allocator a limiter keeps: zero for NULL; false for a lone function. */
+static bool kctl__limiter_alloc_of(const kctl_allocator *a, kctl_allocator *out) {
+    memset(out, 0, sizeof *out);
+    if (!a) return true;
+    if ((!a->alloc_fn) != (!a->free_fn)) return false;
+    *out = *a;
+    return true;
+}
+
+static kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a) {
+    kctl_limiter *l = (kctl_limiter *)kctl__alloc(a, sizeof *l);
     if (!l) return NULL;
     l->vt = *vt;
     l->self = self;
+    l->a = *a;
     return l;
 }
 
+KCTL_API kctl_limiter *kctl_limiter_create_with(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a) {
+    kctl_allocator al;
+    if (!vt || !vt->when || !vt->forget || !vt->num_requeues || !kctl__limiter_alloc_of(a, &al)) return NULL;
+    return kctl__limiter_new(vt, self, &al);
+}
+
 KCTL_API kctl_limiter *kctl_limiter_create(const kctl_limiter_vtable *vt, void *self) {
-    if (!vt || !vt->when || !vt->forget || !vt->num_requeues) return NULL;
-    return kctl__limiter_new(vt, self);
+    return kctl_limiter_create_with(vt, self, NULL);
 }
 
 KCTL_API uint64_t kctl_limiter_when(kctl_limiter *l, const char *key) {
@@ -10692,7 +10742,7 @@ KCTL_API uint32_t kctl_limiter_num_requeues(kctl_limiter *l, const char *key) {
 KCTL_API void kctl_limiter_destroy(kctl_limiter *l) {
     if (!l) return;
     if (l->vt.destroy) l->vt.destroy(l->self);
-    KCTL_FREE(l, NULL);
+    kctl__free(&l->a, l);
 }
 
 /* Per-key failure counts, shared by exponential and fast_slow. */
@@ -10702,6 +10752,7 @@ typedef struct kctl__failure {
 } kctl__failure;
 
 typedef struct kctl__perkey {
+    kctl_allocator a;
     kctl__mutex mu;
     kctl__map map;
     uint64_t a_ns, b_ns; /* exponential: base, max; fast_slow: fast, slow */
@@ -10721,8 +10772,8 @@ static uint32_t kctl__perkey_fail(kctl__perkey *p, const char *key) {
     kctl__mutex_lock(&p->mu);
     f = (kctl__failure *)kctl__map_find(&p->map, key, len, h);
     if (!f) {
-        if (kctl__map_reserve(&p->map, NULL) != KCTL_OK ||
-            !(f = (kctl__failure *)KCTL_MALLOC(sizeof *f + len + 1, NULL))) {
+        if (kctl__map_reserve(&p->map, &p->a) != KCTL_OK ||
+            !(f = (kctl__failure *)kctl__alloc(&p->a, sizeof *f + len + 1))) {
             kctl__mutex_unlock(&p->mu);
             return 0;
         }
@@ -10755,9 +10806,9 @@ static void kctl__perkey_forget(void *self, const char *key) {
     if (!len) return;
     kctl__mutex_lock(&p->mu);
     n = kctl__map_find(&p->map, key, len, kctl__hash(key, len));
-    if (n) kctl__map_remove(&p->map, NULL, n);
+    if (n) kctl__map_remove(&p->map, &p->a, n);
     kctl__mutex_unlock(&p->mu);
-    KCTL_FREE(n, NULL);
+    kctl__free(&p->a, n);
 }
 
 static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
@@ -10776,41 +10827,54 @@ static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
 static void kctl__perkey_destroy(void *self) {
     kctl__perkey *p = (kctl__perkey *)self;
     size_t i;
-    for (i = 0; i < p->map.cap; i++) KCTL_FREE(p->map.slots[i].node, NULL);
-    KCTL_FREE(p->map.slots, NULL);
+    for (i = 0; i < p->map.cap; i++) kctl__free(&p->a, p->map.slots[i].node);
+    kctl__free(&p->a, p->map.slots);
     kctl__mutex_deinit(&p->mu);
-    KCTL_FREE(p, NULL);
+    kctl__free(&p->a, p);
 }
 
-static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow) {
+static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow,
+                                      const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__perkey_when, kctl__perkey_forget,
                                             kctl__perkey_num_requeues, kctl__perkey_destroy };
-    kctl__perkey *p = (kctl__perkey *)KCTL_MALLOC(sizeof *p, NULL);
+    kctl_allocator al;
+    kctl__perkey *p;
     kctl_limiter *l;
-    if (!p) return NULL;
+    if (!kctl__limiter_alloc_of(a, &al) || !(p = (kctl__perkey *)kctl__alloc(&al, sizeof *p))) return NULL;
     memset(p, 0, sizeof *p);
+    p->a = al;
     p->a_ns = a_ns;
     p->b_ns = b_ns;
     p->max_fast = max_fast;
     p->fast_slow = fast_slow;
-    if (kctl__mutex_init(&p->mu) != KCTL_OK) { KCTL_FREE(p, NULL); return NULL; }
-    l = kctl__limiter_new(&vt, p);
+    if (kctl__mutex_init(&p->mu) != KCTL_OK) { kctl__free(&al, p); return NULL; }
+    l = kctl__limiter_new(&vt, p, &al);
     if (!l) kctl__perkey_destroy(p);
     return l;
 }
 
-KCTL_API kctl_limiter *kctl_limiter_exponential(uint64_t base_ns, uint64_t max_ns) {
+KCTL_API kctl_limiter *kctl_limiter_exponential_with(uint64_t base_ns, uint64_t max_ns, const kctl_allocator *a) {
     if (base_ns == 0 || max_ns < base_ns) return NULL;
-    return kctl__perkey_new(base_ns, max_ns, 0, false);
+    return kctl__perkey_new(base_ns, max_ns, 0, false, a);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_exponential(uint64_t base_ns, uint64_t max_ns) {
+    return kctl_limiter_exponential_with(base_ns, max_ns, NULL);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_fast_slow_with(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast,
+                                                   const kctl_allocator *a) {
+    if (fast_ns > slow_ns) return NULL;
+    return kctl__perkey_new(fast_ns, slow_ns, max_fast, true, a);
 }
 
 KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast) {
-    if (fast_ns > slow_ns) return NULL;
-    return kctl__perkey_new(fast_ns, slow_ns, max_fast, true);
+    return kctl_limiter_fast_slow_with(fast_ns, slow_ns, max_fast, NULL);
 }
 
 /* The token bucket, with the reservation arithmetic of Go's rate.Limiter. */
 typedef struct kctl__bucket {
+    kctl_allocator a;
     kctl__mutex mu;
     kctl_clock clock;
     double rate;   /* tokens per second */
@@ -10849,31 +10913,39 @@ static uint32_t kctl__bucket_num_requeues(void *self, const char *key) { (void)s
 static void kctl__bucket_destroy(void *self) {
     kctl__bucket *b = (kctl__bucket *)self;
     kctl__mutex_deinit(&b->mu);
-    KCTL_FREE(b, NULL);
+    kctl__free(&b->a, b);
 }
 
-KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
+KCTL_API kctl_limiter *kctl_limiter_bucket_with(const kctl_clock *clock, double per_second, uint32_t burst,
+                                                const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__bucket_when, kctl__bucket_forget,
                                             kctl__bucket_num_requeues, kctl__bucket_destroy };
+    kctl_allocator al;
     kctl__bucket *b;
     kctl_limiter *l;
-    if (!(per_second > 0) || burst == 0) return NULL; /* also rejects NaN */
-    b = (kctl__bucket *)KCTL_MALLOC(sizeof *b, NULL);
+    if (!(per_second > 0) || burst == 0 || !kctl__limiter_alloc_of(a, &al)) return NULL; /* also rejects NaN */
+    b = (kctl__bucket *)kctl__alloc(&al, sizeof *b);
     if (!b) return NULL;
     memset(b, 0, sizeof *b);
+    b->a = al;
     b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
     b->rate = per_second;
     b->burst = (double)burst;
     b->tokens = (double)burst;
     b->unlimited = per_second > 1.7976931348623157e308; /* +inf: Go's rate.Inf */
     b->last_ns = kctl_clock_now(&b->clock);
-    if (kctl__mutex_init(&b->mu) != KCTL_OK) { KCTL_FREE(b, NULL); return NULL; }
-    l = kctl__limiter_new(&vt, b);
+    if (kctl__mutex_init(&b->mu) != KCTL_OK) { kctl__free(&al, b); return NULL; }
+    l = kctl__limiter_new(&vt, b, &al);
     if (!l) kctl__bucket_destroy(b);
     return l;
 }
 
+KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
+    return kctl_limiter_bucket_with(clock, per_second, burst, NULL);
+}
+
 typedef struct kctl__maxof {
+    kctl_allocator a;
     size_t n;
     kctl_limiter *members[1]; /* n of them */
 } kctl__maxof;
@@ -10910,40 +10982,49 @@ static void kctl__maxof_destroy(void *self) {
     kctl__maxof *m = (kctl__maxof *)self;
     size_t i;
     for (i = 0; i < m->n; i++) kctl_limiter_destroy(m->members[i]);
-    KCTL_FREE(m, NULL);
+    kctl__free(&m->a, m);
 }
 
-KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t n) {
+KCTL_API kctl_limiter *kctl_limiter_max_of_with(kctl_limiter *const *limiters, size_t n, const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__maxof_when, kctl__maxof_forget,
                                             kctl__maxof_num_requeues, kctl__maxof_destroy };
     kctl__maxof *m = NULL;
     kctl_limiter *l;
+    kctl_allocator al;
     size_t i;
-    bool ok = limiters != NULL && n > 0 && n <= (SIZE_MAX - sizeof *m) / sizeof(kctl_limiter *);
+    bool ok = limiters != NULL && n > 0 && n <= (SIZE_MAX - sizeof *m) / sizeof(kctl_limiter *) &&
+              kctl__limiter_alloc_of(a, &al);
     for (i = 0; ok && i < n; i++) ok = limiters[i] != NULL;
-    if (ok) m = (kctl__maxof *)KCTL_MALLOC(sizeof *m + n * sizeof(kctl_limiter *), NULL);
+    if (ok) m = (kctl__maxof *)kctl__alloc(&al, sizeof *m + n * sizeof(kctl_limiter *));
     if (!m) {
         for (i = 0; limiters && i < n; i++) kctl_limiter_destroy(limiters[i]);
         return NULL;
     }
+    m->a = al;
     m->n = n;
     for (i = 0; i < n; i++) m->members[i] = limiters[i];
-    l = kctl__limiter_new(&vt, m);
+    l = kctl__limiter_new(&vt, m, &al);
     if (!l) kctl__maxof_destroy(m);
     return l;
 }
 
-KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) {
+KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t n) {
+    return kctl_limiter_max_of_with(limiters, n, NULL);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_default_with(const kctl_clock *clock, const kctl_allocator *a) {
     kctl_limiter *parts[2];
-    parts[0] = kctl_limiter_exponential(KCTL_MS(5), KCTL_SEC(1000));
-    parts[1] = kctl_limiter_bucket(clock, 10.0, 100);
+    parts[0] = kctl_limiter_exponential_with(KCTL_MS(5), KCTL_SEC(1000), a);
+    parts[1] = kctl_limiter_bucket_with(clock, 10.0, 100, a);
     if (!parts[0] || !parts[1]) {
         kctl_limiter_destroy(parts[0]);
         kctl_limiter_destroy(parts[1]);
         return NULL;
     }
-    return kctl_limiter_max_of(parts, 2);
+    return kctl_limiter_max_of_with(parts, 2, a);
 }
+
+KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kctl_limiter_default_with(clock, NULL); }
 
 /* ----------------------------------------------------- >>queue WORK QUEUE */
 /* One entry per key known to the queue, in one hash map, carrying client-go's
@@ -11029,6 +11110,8 @@ struct kctl_queue {
 
     /* -- written by producers (add, add_after) */
     uint64_t adds, retries, seq;
+    uint64_t refused;     /* adds refused with FULL */
+    size_t max_keys;      /* 0: no bound */
     kctl__map map;
     kctl__qent *free_list;
     size_t nfree;
@@ -11078,7 +11161,7 @@ static void kctl__queue_bump(kctl_queue *q) {
 }
 
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
-    if (q->nfree < KCTL__QUEUE_FREE_MAX) {
+    if (q->nfree < KCTL__QUEUE_FREE_MAX && (!q->max_keys || q->nfree < q->max_keys)) {
         e->next = q->free_list;
         q->free_list = e;
         q->nfree++;
@@ -11152,11 +11235,32 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
     return e;
 }
 
+/* Whether a key the queue does not hold would pass max_keys: keys counted
+   by role (waiting, in flight, delayed; one in two roles twice). Lock held. */
+static bool kctl__queue_full(const kctl_queue *q) {
+    return q->max_keys && q->nready + q->nprocessing + q->nheap >= q->max_keys;
+}
+
+/* Refuse a new key for max_keys: count and log it. Lock held; logs after. */
+static int kctl__queue_refuse(kctl_queue *q) {
+    q->refused++;
+    kctl__mutex_unlock(&q->mu);
+    kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_FULL);
+    return KCTL_ERR_FULL;
+}
+
 /* Find key's entry, or create it (no role yet): *created says which.
-   NULL on NOMEM. Lock held. */
-static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len, uint32_t hash, bool *created) {
+   NULL on NOMEM, or (*full) when the queue is full and does not hold the
+   key. Lock held. */
+static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len, uint32_t hash, bool *created, bool *full) {
     kctl__qent *e = (kctl__qent *)kctl__map_find(&q->map, key, len, hash);
     *created = false;
+    *full = false;
+    if (e && (e->flags & KCTL__Q_ROLES)) return e;
+    if (kctl__queue_full(q)) { /* an idle entry counts as a new key */
+        *full = true;
+        return NULL;
+    }
     if (e) return e;
     if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) return NULL;
     e = kctl__queue_entry_new(q, key, len, hash);
@@ -11310,9 +11414,10 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->real_clock = d.clock.subscribe_fn == NULL;
     strncpy(q->name, d.name, sizeof q->name - 1);
     q->timed = q->name[0] != 0;
+    q->max_keys = d.max_keys;
     kctl__list_init(&q->inflight);
     kctl__list_init(&q->returned);
-    q->limiter = d.limiter ? d.limiter : kctl_limiter_default(&q->clock);
+    q->limiter = d.limiter ? d.limiter : kctl_limiter_default_with(&q->clock, &q->allocator);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
         kctl__free(&d.allocator, raw);
@@ -11366,7 +11471,7 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     uint32_t h;
     uint64_t now;
     kctl__qent *e;
-    bool created;
+    bool created, full;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
     kctl__map_prefetch(&q->map, h);
@@ -11380,8 +11485,9 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
         if (!q->timed || !q->real_clock) now = kctl__queue_now(q);
         kctl__queue_promote(q, now);
     }
-    e = kctl__queue_lookup(q, key, len, h, &created);
+    e = kctl__queue_lookup(q, key, len, h, &created, &full);
     if (!e) {
+        if (full) return kctl__queue_refuse(q);
         kctl__mutex_unlock(&q->mu);
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
@@ -11396,7 +11502,7 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     uint32_t h;
     uint64_t now;
     kctl__qent *e;
-    bool created;
+    bool created, full;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
     /* A virtual clock is read under the lock: an advance that slips in
@@ -11409,7 +11515,8 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     }
     if (!q->real_clock) now = kctl__queue_now(q);
     if (q->nheap) kctl__queue_promote(q, now); /* keep ready keys ahead of this one */
-    e = kctl__queue_lookup(q, key, len, h, &created);
+    e = kctl__queue_lookup(q, key, len, h, &created, &full);
+    if (!e && full) return kctl__queue_refuse(q);
     if (!e || (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK)) {
         if (e && created) kctl__queue_retire(q, e);
         kctl__mutex_unlock(&q->mu);
@@ -11572,7 +11679,8 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
         kctl__list_append(&q->returned, e);
-        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX) kctl__queue_recycle(q); /* no producer took them */
+        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (q->max_keys && q->nreturned >= q->max_keys))
+            kctl__queue_recycle(q); /* no producer took them */
     }
     if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
     kctl__mutex_unlock(&q->mu);
@@ -11662,6 +11770,7 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     out->delayed = q->nheap;
     out->idle_workers = q->sleepers;
     out->name = q->name;
+    out->refused_total = q->refused;
     kctl__mutex_unlock(&q->mu);
     for (i = 1; i < KCTL_HIST_BUCKETS; i++) { /* cumulative, as Prometheus counts them */
         out->queue_duration.buckets[i] += out->queue_duration.buckets[i - 1];
@@ -11746,7 +11855,9 @@ struct kctl_controller {
 
 static void kctl__ctl_add(kctl_controller *c, const char *key) {
     int rc = kctl_queue_add(c->q, key);
-    if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN) kctl__log(&c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+    /* FULL: the queue logged and counted it; the next resync finds the key */
+    if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
+        kctl__log(&c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
 }
 
 static void kctl__ctl_emit(const char *key, void *ctx) {
@@ -11889,6 +12000,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     qd.limiter = desc->limiter;
     qd.allocator = desc->allocator;
     qd.logger = desc->logger;
+    qd.max_keys = desc->max_keys;
     if ((rc = kctl_queue_create(&qd, &c->q)) != KCTL_OK) { /* it took the limiter */
         kctl__free(&c->allocator, c);
         return rc;
@@ -12264,7 +12376,7 @@ fail:
 /* Take rd (read at now) as the Lease seen; a changed record restarts the
    expiry: its holder is alive. */
 static void kctl__le_adopt(kctl_leader *le, kctl__le_lease *rd, uint64_t now) {
-    if (!le->seen.obj || !kctl_json_equal(&le->seen.j, le->seen.spec, &rd->j, rd->spec)) le->seen_change = now;
+    if (!le->seen.obj || !kctl__jequal(&le->seen.j, le->seen.spec, &rd->j, rd->spec, &le->allocator)) le->seen_change = now;
     kctl__le_forget(le, &le->seen);
     le->seen = *rd;
 }
@@ -13326,6 +13438,8 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.adds_total));
     kctl__pm_family(&p, "workqueue_retries_total", "counter", "Keys added to the workqueue again after a delay.");
     for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.retries_total));
+    kctl__pm_family(&p, "workqueue_refused_total", "counter", "Keys refused because the workqueue was full (max_keys).");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.refused_total));
     kctl__pm_family(&p, "workqueue_queue_duration_seconds", "histogram", "Seconds a key waits in the workqueue before a worker takes it.");
     for (i = 0; i < nc; i++)
         kctl__pm_hist(&p, "name", cs[i].mc->name, kctl__mgr_wq_le, cs[i].qs.queue_duration.buckets,
