@@ -492,7 +492,8 @@ typedef enum kctl_log_level {
     X(CONTROLLER_ENQUEUE_FAILED, "controller: a key could not be queued") \
     X(CONTROLLER_STOP_TIMEOUT, "controller stop: reconciles still running at the end of the grace period") \
     X(MANAGER_LOST_LEASE, "manager: lost the leader lease; controllers stopped") \
-    X(MANAGER_RELEASE_FAILED, "manager stop: could not release the leader lease; it expires instead")
+    X(MANAGER_RELEASE_FAILED, "manager stop: could not release the leader lease; it expires instead") \
+    X(MEMSTORE_FULL, "memstore: max_objects or max_bytes reached; a write was refused (FULL)")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1508,7 +1509,21 @@ typedef struct kctl_memstore kctl_memstore;
 /* Options; zero means the default:
      allocator      KCTL_MALLOC/KCTL_FREE
      clock          monotonic (bookmark timing)
-     history        1024 events kept for watches
+     history        the most events kept for watches [1024]. The ring
+                    grows as writes come, doubling from 8 up to history,
+                    so an empty store holds none (the memory is what the
+                    events keep: an event holds the object written and the
+                    one it replaced, shared with the store and watchers
+                    while they hold them); a watch from a version older
+                    than what the ring holds gets GONE, as before
+     max_objects    [0: no bound] objects the store holds at most
+     max_bytes      [0: no bound] bytes of the stored objects' JSON
+                    documents at most. A create, or a replace that grows a
+                    document, that would pass either bound is refused with
+                    FULL (a Status with HTTP 507, InsufficientStorage), the
+                    store unchanged, logged (MEMSTORE_FULL) and counted
+                    (kctl_memstore_stats.refused_full); deletes always pass
+     logger         silent
      bookmark_every 0: no bookmarks by count; N: one after every N events
                     a watcher has gone past
      bookmark_interval_ns  0: none by time; T: a bookmark when a watcher
@@ -1534,6 +1549,9 @@ typedef struct kctl_memstore_desc {
     kctl_allocator allocator;
     kctl_clock clock;
     uint32_t history;
+    uint32_t max_objects;
+    size_t max_bytes;
+    kctl_logger logger;
     uint32_t bookmark_every;
     uint64_t bookmark_interval_ns;
     kctl_obj_opts obj_opts;
@@ -1557,6 +1575,16 @@ KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, c
 KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st);
 /* The current revision (the last write's resourceVersion). */
 KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms);
+/* What the store holds, against its bounds. */
+typedef struct kctl_memstore_stats {
+    size_t objects;         /* objects stored */
+    size_t bytes;           /* their JSON documents' bytes (max_bytes counts these) */
+    uint32_t history;       /* events the ring holds now */
+    uint32_t history_cap;   /* events it has room for now (grows up to desc.history) */
+    uint64_t refused_full;  /* writes refused with FULL (max_objects, max_bytes) */
+} kctl_memstore_stats;
+/* Fill *out (INVALID_ARG for NULL arguments). [any thread] */
+KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *out);
 /* Forget the events up to rev: watches from before get GONE. */
 KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev);
 /* Write the store to desc.path now (INVALID_ARG without a path; IO). */
@@ -8734,7 +8762,7 @@ typedef struct kctl__msev {
     kctl_obj *obj;  /* the state after (DELETED: the last state) */
     kctl_obj *prev; /* the state before (MODIFIED, DELETED), for selector transitions */
     kctl_obj *left; /* prev at this event's revision: what a watcher whose selector it leaves gets (made when first needed) */
-    char *rid;      /* "group/resource" */
+    char *rid;      /* "group/resource": the store's copy (ms->rids), shared */
 } kctl__msev;
 
 /* A write about to be made, for the save that must precede it: entry e's
@@ -8780,6 +8808,13 @@ struct kctl_memstore {
     kctl__map objs;
     kctl__msev *ring;
     uint32_t cap, count, first; /* ring: count events from index first */
+    uint32_t history;           /* the most events the ring grows to */
+    uint32_t max_objects;       /* 0: no bound */
+    size_t max_bytes, nbytes;   /* bound (0: none) and bytes of the stored documents */
+    uint64_t refused_full;
+    kctl_logger logger;
+    char **rids;                /* every "group/resource" an event named: events share them */
+    size_t nrids;
     uint64_t rev, compacted;    /* events with rev <= compacted are gone */
     uint64_t uid_seq;
     uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
@@ -8839,7 +8874,37 @@ static kctl__msent *kctl__ms_entry(kctl_memstore *ms, const char *key, size_t ri
 }
 
 /* Take an entry out of the store and free it (its object reference too). */
+static size_t kctl__ms_doc_len(const kctl_obj *o) {
+    size_t n = 0;
+    if (o) kctl_obj_json(o, &n);
+    return n;
+}
+
+/* ms->nbytes from the objects held (after a load). */
+static void kctl__ms_count_bytes(kctl_memstore *ms) {
+    size_t i;
+    ms->nbytes = 0;
+    for (i = 0; i < ms->objs.cap; i++)
+        if (ms->objs.slots[i].node) ms->nbytes += kctl__ms_doc_len(((kctl__msent *)ms->objs.slots[i].node)->obj);
+}
+
+static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what);
+
+/* Whether the store may hold made in place of old (NULL: a new object)
+   within max_objects and max_bytes: OK, or FULL (counted, logged, the
+   Status filled). Lock held. */
+static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_obj *made, kctl_api_status *st) {
+    size_t add = kctl__ms_doc_len(made), sub = kctl__ms_doc_len(old);
+    bool full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
+    if (ms->max_bytes && add > sub && (add - sub > ms->max_bytes || ms->nbytes > ms->max_bytes - (add - sub))) full = true;
+    if (!full) return KCTL_OK;
+    ms->refused_full++;
+    kctl__log(&ms->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MEMSTORE_FULL);
+    return kctl__ms_refuse(st, KCTL_ERR_FULL, "the store is full (max_objects or max_bytes), so the write was not made");
+}
+
 static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
+    ms->nbytes -= kctl__ms_doc_len(e->obj);
     kctl_obj_unref(e->obj);
     kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
     kctl__free(&ms->allocator, e);
@@ -8918,14 +8983,15 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     if (!ms->obj_opts.allocator.alloc_fn) ms->obj_opts.allocator = d.allocator;
     ms->bookmark_every = d.bookmark_every;
     ms->bookmark_interval_ns = d.bookmark_interval_ns;
-    ms->cap = d.history;
-    ms->ring = (kctl__msev *)kctl__alloc(&d.allocator, (size_t)ms->cap * sizeof *ms->ring);
-    if (!ms->ring || kctl__mutex_init(&ms->mu) != KCTL_OK) goto fail;
+    ms->history = d.history;
+    ms->max_objects = d.max_objects;
+    ms->max_bytes = d.max_bytes;
+    ms->logger = d.logger;
+    if (kctl__mutex_init(&ms->mu) != KCTL_OK) goto fail;
     if (kctl__cond_init(&ms->cv) != KCTL_OK) {
         kctl__mutex_deinit(&ms->mu);
         goto fail;
     }
-    memset(ms->ring, 0, (size_t)ms->cap * sizeof *ms->ring);
     ms->save_on_write = d.save_on_write;
     if (d.path) {
         size_t n = strlen(d.path);
@@ -8939,21 +9005,21 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
             kctl_memstore_destroy(ms);
             return rc;
         }
+        kctl__ms_count_bytes(ms);
     }
     *out = ms;
     return KCTL_OK;
 fail:
-    kctl__free(&d.allocator, ms->ring);
     kctl__free(&d.allocator, ms);
     return KCTL_ERR_NOMEM;
 }
 
 static void kctl__ms_free_event(kctl_memstore *ms, kctl__msev *e) {
+    (void)ms;
     kctl_obj_unref(e->obj);
     kctl_obj_unref(e->prev);
     kctl_obj_unref(e->left);
-    kctl__free(&ms->allocator, e->rid);
-    memset(e, 0, sizeof *e);
+    memset(e, 0, sizeof *e); /* e->rid is the store's (ms->rids) */
 }
 
 KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
@@ -8970,6 +9036,8 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__free(&ms->allocator, ms->ring);
+    for (i = 0; i < ms->nrids; i++) kctl__free(&ms->allocator, ms->rids[i]);
+    kctl__free(&ms->allocator, ms->rids);
     kctl__free(&ms->allocator, ms->path);
     kctl__cond_deinit(&ms->cv);
     kctl__mutex_deinit(&ms->mu);
@@ -8987,11 +9055,47 @@ typedef struct kctl__msevprep {
     kctl_obj *obj, *prev; /* references the event takes over */
 } kctl__msevprep;
 
+/* The store's copy of rid, made the first time an event names it, so an
+   event allocates nothing of its own. NULL on NOMEM. Lock held. */
+static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
+    size_t i, n = strlen(rid);
+    char **v, *c;
+    for (i = 0; i < ms->nrids; i++)
+        if (strcmp(ms->rids[i], rid) == 0) return ms->rids[i];
+    if (!(c = (char *)kctl__alloc(&ms->allocator, n + 1))) return NULL;
+    if (!(v = (char **)kctl__alloc(&ms->allocator, (ms->nrids + 1) * sizeof *v))) {
+        kctl__free(&ms->allocator, c);
+        return NULL;
+    }
+    memcpy(c, rid, n + 1);
+    if (ms->nrids) memcpy(v, ms->rids, ms->nrids * sizeof *v);
+    kctl__free(&ms->allocator, ms->rids);
+    v[ms->nrids++] = c;
+    ms->rids = v;
+    return c;
+}
+
+/* Room for one more event: while the ring is full and smaller than
+   history, it doubles (from 8) up to history, events kept in order.
+   NOMEM leaves it as it was. Lock held. */
+static int kctl__ms_ring_reserve(kctl_memstore *ms) {
+    uint32_t cap, k;
+    kctl__msev *r;
+    if (ms->count < ms->cap || ms->cap >= ms->history) return KCTL_OK;
+    cap = ms->cap ? (ms->cap > ms->history / 2 ? ms->history : ms->cap * 2) : (ms->history < 8 ? ms->history : 8);
+    if (!(r = (kctl__msev *)kctl__alloc(&ms->allocator, (size_t)cap * sizeof *r))) return KCTL_ERR_NOMEM;
+    memset(r, 0, (size_t)cap * sizeof *r);
+    for (k = 0; k < ms->count; k++) r[k] = ms->ring[(ms->first + k) % ms->cap];
+    kctl__free(&ms->allocator, ms->ring);
+    ms->ring = r;
+    ms->cap = cap;
+    ms->first = 0;
+    return KCTL_OK;
+}
+
 static int kctl__ms_event_prepare(kctl_memstore *ms, kctl__msevprep *p, const char *rid, int type, kctl_obj *obj, kctl_obj *prev) {
-    size_t n = strlen(rid);
     memset(p, 0, sizeof *p);
-    if (!(p->rid = (char *)kctl__alloc(&ms->allocator, n + 1))) return KCTL_ERR_NOMEM;
-    memcpy(p->rid, rid, n + 1);
+    if (kctl__ms_ring_reserve(ms) != KCTL_OK || !(p->rid = kctl__ms_rid_intern(ms, rid))) return KCTL_ERR_NOMEM;
     p->type = type;
     p->obj = kctl_obj_ref(obj);
     p->prev = kctl_obj_ref(prev);
@@ -8999,7 +9103,7 @@ static int kctl__ms_event_prepare(kctl_memstore *ms, kctl__msevprep *p, const ch
 }
 
 static void kctl__ms_event_drop(kctl_memstore *ms, kctl__msevprep *p) {
-    kctl__free(&ms->allocator, p->rid);
+    (void)ms;
     kctl_obj_unref(p->obj);
     kctl_obj_unref(p->prev);
     memset(p, 0, sizeof *p);
@@ -9035,7 +9139,7 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
         { KCTL_ERR_EXISTS, 409, "AlreadyExists" }, { KCTL_ERR_CONFLICT, 409, "Conflict" },
         { KCTL_ERR_GONE, 410, "Expired" }, { KCTL_ERR_TOO_LARGE, 413, "RequestEntityTooLarge" },
         { KCTL_ERR_AGAIN, 429, "TooManyRequests" }, { KCTL_ERR_IO, 503, "ServiceUnavailable" },
-        { KCTL_ERR_TIMEOUT, 504, "Timeout" } };
+        { KCTL_ERR_TIMEOUT, 504, "Timeout" }, { KCTL_ERR_FULL, 507, "InsufficientStorage" } };
     size_t i;
     int http = 500;
     const char *reason = "InternalError";
@@ -9150,13 +9254,15 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         pend.e = e;
     } else if (d.cur && look.hit && look.hit->obj == d.cur) { /* the object the decision read: its entry, found once */
         e = look.hit;
-        if ((rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_MODIFIED, made, e->obj)) != KCTL_OK) goto out;
+        if ((req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e->obj, made, st)) != KCTL_OK) ||
+            (rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_MODIFIED, made, e->obj)) != KCTL_OK) goto out;
         pend.e = e;
         pend.obj = made;
         pend.rid = rid;
     } else {
         if ((rc = kctl__ms_key(rid, kctl_obj_namespace(made), kctl_obj_name(made), key, sizeof key)) != KCTL_OK) goto out;
         e = kctl__ms_find(ms, key);
+        if (req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e ? e->obj : NULL, made, st)) != KCTL_OK) goto out;
         if (!e && !(fresh = kctl__ms_entry(ms, key, strlen(rid), NULL))) {
             rc = KCTL_ERR_NOMEM;
             goto out;
@@ -9177,8 +9283,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     } else if (fresh) {
         fresh->obj = kctl_obj_ref(made);
         kctl__map_insert(&ms->objs, &fresh->node);
+        ms->nbytes += kctl__ms_doc_len(made);
         fresh = NULL;
     } else {
+        ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
         kctl_obj_unref(e->obj);
         e->obj = kctl_obj_ref(made);
     }
@@ -9669,6 +9777,18 @@ KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) {
     r = ms->rev;
     kctl__mutex_unlock(&ms->mu);
     return r;
+}
+
+KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *out) {
+    if (!ms || !out) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    out->objects = ms->objs.count;
+    out->bytes = ms->nbytes;
+    out->history = ms->count;
+    out->history_cap = ms->cap;
+    out->refused_full = ms->refused_full;
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_OK;
 }
 
 /* ---- persistence. The file: a header line

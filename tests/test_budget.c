@@ -200,7 +200,145 @@ static void tb_limiter_allocator(void) {
     KT_CHECK(kctl_limiter_exponential_with(1, 2, &al) == NULL);
 }
 
+static int tb_ms_full_logs;
+static void tb_ms_log(int level, uint32_t item, const char *message, void *user_data) {
+    (void)level;
+    (void)message;
+    (void)user_data;
+    if (item == KCTL_LOGITEM_MEMSTORE_FULL) tb_ms_full_logs++;
+}
+
+static int tb_put(kctl_memstore *ms, const char *name, const char *data, kctl_api_status *st) {
+    char doc[512];
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"},\"data\":{\"v\":\"%s\"}}", name, data);
+    return kctl_memstore_apply(ms, &tb_cm, doc, KCTL_NTS, NULL, st);
+}
+
+/* The history ring grows with the writes up to desc.history; an empty store
+   holds no ring; a watch older than the history gets GONE, one within it
+   gets every event. */
+static void tb_memstore_history_lazy(void) {
+    tb_alloc ta;
+    kctl_memstore_desc md;
+    kctl_memstore *ms;
+    kctl_memstore_stats ss;
+    kctl_transport t;
+    kctl_watch *w = NULL;
+    kctl_event ev;
+    char name[16], rv[24];
+    int i, rc, n;
+    memset(&md, 0, sizeof md);
+    md.allocator = tb_allocator(&ta);
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_read_stats(ms, &ss), KCTL_OK);
+    KT_EQ_INT(ss.history_cap, 0);
+    KT_CHECK(ta.peak_bytes < 8192); /* was 1,024 events preallocated: over 40 KB */
+    KT_EQ_INT(tb_put(ms, "a", "1", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_read_stats(ms, &ss), KCTL_OK);
+    KT_EQ_INT(ss.history, 1);
+    KT_EQ_INT(ss.history_cap, 8);
+    kctl_memstore_destroy(ms);
+    KT_EQ_U64(ta.live_bytes, 0);
+
+    memset(&md, 0, sizeof md);
+    md.history = 10;
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    t = kctl_memstore_transport(ms);
+    for (i = 0; i < 30; i++) {
+        snprintf(name, sizeof name, "o%d", i % 3);
+        KT_EQ_INT(tb_put(ms, name, i % 2 ? "x" : "y", NULL), KCTL_OK);
+    }
+    KT_EQ_INT(kctl_memstore_read_stats(ms, &ss), KCTL_OK);
+    KT_EQ_INT(ss.history, 10);
+    KT_EQ_INT(ss.history_cap, 10);
+    KT_EQ_INT(ss.objects, 3);
+    /* from revision 5: compacted away */
+    rc = kctl_transport_watch_open(&t, &tb_cm, NULL, "5", &w, NULL);
+    if (rc == KCTL_OK) {
+        memset(&ev, 0, sizeof ev);
+        rc = kctl_transport_watch_next(&t, w, 0, &ev, NULL);
+        kctl_obj_unref(ev.obj);
+        kctl_transport_watch_close(&t, w);
+    }
+    KT_EQ_INT(rc, KCTL_ERR_GONE);
+    /* from revision 25: the last five events, in order */
+    KT_EQ_INT(kctl_transport_watch_open(&t, &tb_cm, NULL, "25", &w, NULL), KCTL_OK);
+    for (n = 0;; n++) {
+        memset(&ev, 0, sizeof ev);
+        if (kctl_transport_watch_next(&t, w, 0, &ev, NULL) != KCTL_OK) break;
+        snprintf(rv, sizeof rv, "%d", 26 + n);
+        KT_EQ_STR(ev.resource_version, rv);
+        kctl_obj_unref(ev.obj);
+    }
+    KT_EQ_INT(n, 5);
+    kctl_transport_watch_close(&t, w);
+    kctl_memstore_destroy(ms);
+}
+
+/* max_objects and max_bytes: FULL with a 507 Status, the store unchanged,
+   logged and counted; replaces that do not grow, and deletes, pass. */
+static void tb_memstore_full(void) {
+    kctl_memstore_desc md;
+    kctl_memstore *ms;
+    kctl_memstore_stats ss;
+    kctl_api_status st;
+    kctl_obj *o = NULL;
+    uint64_t rev;
+    memset(&md, 0, sizeof md);
+    md.max_objects = 2;
+    md.logger.func = tb_ms_log;
+    tb_ms_full_logs = 0;
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "a", "1", NULL), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "b", "1", NULL), KCTL_OK);
+    rev = kctl_memstore_revision(ms);
+    memset(&st, 0, sizeof st);
+    KT_EQ_INT(tb_put(ms, "c", "1", &st), KCTL_ERR_FULL);
+    KT_EQ_INT(st.code, 507);
+    KT_EQ_STR(st.reason, "InsufficientStorage");
+    kctl_api_status_clear(&st);
+    KT_EQ_U64(kctl_memstore_revision(ms), rev);
+    KT_EQ_INT(kctl_memstore_get(ms, &tb_cm, "c", &o, NULL), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(tb_put(ms, "a", "2", NULL), KCTL_OK);   /* a replace: no new object */
+    KT_EQ_INT(kctl_memstore_delete(ms, &tb_cm, "b", NULL), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "c", "1", NULL), KCTL_OK);   /* room again */
+    KT_EQ_INT(kctl_memstore_read_stats(ms, &ss), KCTL_OK);
+    KT_EQ_U64(ss.refused_full, 1);
+    KT_EQ_INT(ss.objects, 2);
+    KT_EQ_INT(tb_ms_full_logs, 1);
+    kctl_memstore_destroy(ms);
+
+    memset(&md, 0, sizeof md);
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "a", "1", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_read_stats(ms, &ss), KCTL_OK);
+    kctl_memstore_destroy(ms);
+    memset(&md, 0, sizeof md);
+    md.max_bytes = ss.bytes + 4;                          /* room for "a" and 4 bytes more */
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "a", "1", NULL), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "a", "12345", NULL), KCTL_OK);   /* +4 bytes: exactly the bound */
+    rev = kctl_memstore_revision(ms);
+    KT_EQ_INT(tb_put(ms, "a", "123456", NULL), KCTL_ERR_FULL);
+    KT_EQ_INT(tb_put(ms, "b", "", NULL), KCTL_ERR_FULL);
+    KT_EQ_U64(kctl_memstore_revision(ms), rev);
+    KT_EQ_INT(kctl_memstore_get(ms, &tb_cm, "a", &o, NULL), KCTL_OK);
+    {
+        char v[16];
+        KT_EQ_INT(kctl_obj_get_string(o, "data.v", v, sizeof v, NULL), KCTL_OK);
+        KT_EQ_STR(v, "12345");
+    }
+    kctl_obj_unref(o);
+    KT_EQ_INT(tb_put(ms, "a", "1", NULL), KCTL_OK);       /* shrinking passes */
+    KT_EQ_INT(kctl_memstore_read_stats(ms, &ss), KCTL_OK);
+    KT_EQ_U64(ss.refused_full, 2);
+    KT_EQ_U64(ss.bytes, md.max_bytes - 4);
+    kctl_memstore_destroy(ms);
+}
+
 void kt_suite_budget(void) {
+    KT_RUN(tb_memstore_history_lazy);
+    KT_RUN(tb_memstore_full);
     KT_RUN(tb_limiter_allocator);
     KT_RUN(tb_queue_max_keys);
     KT_RUN(tb_queue_full_resync);
