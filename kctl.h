@@ -493,7 +493,9 @@ typedef enum kctl_log_level {
     X(CONTROLLER_STOP_TIMEOUT, "controller stop: reconciles still running at the end of the grace period") \
     X(MANAGER_LOST_LEASE, "manager: lost the leader lease; controllers stopped") \
     X(MANAGER_RELEASE_FAILED, "manager stop: could not release the leader lease; it expires instead") \
-    X(MEMSTORE_FULL, "memstore: max_objects or max_bytes reached; a write was refused (FULL)")
+    X(MEMSTORE_FULL, "memstore: max_objects or max_bytes reached; a write was refused (FULL)") \
+    X(INFORMER_CACHE_FULL, "informer: the cache is full (max_objects or max_bytes); an object was not cached, a relist retries it") \
+    X(INFORMER_TRANSFORM_FAILED, "informer: the transform refused an object; it was not cached")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1026,9 +1028,17 @@ KCTL_API void kctl_obj_list_free(kctl_obj_list *l);
 /* Free the strings and the array (a zeroed list is fine). [any thread] */
 KCTL_API void kctl_str_list_free(kctl_str_list *l);
 
-/* Indexer options; zero = KCTL_MALLOC/KCTL_FREE. */
+/* Indexer options; zero = KCTL_MALLOC/KCTL_FREE and no bounds.
+     max_objects  objects the cache holds at most (0: no bound)
+     max_bytes    bytes of their JSON documents at most (0: no bound)
+   An add of a new key past max_objects, or one that would take the
+   documents past max_bytes, is FULL and leaves the cache unchanged (a
+   replace of an object by a smaller or equal one always passes); a
+   replace (relist) that would not fit is FULL as a whole. */
 typedef struct kctl_indexer_desc {
     kctl_allocator allocator;
+    uint32_t max_objects;
+    size_t max_bytes;
 } kctl_indexer_desc;
 
 /* Create an empty cache with the "namespace" index; desc may be NULL. [any thread] */
@@ -1040,8 +1050,8 @@ KCTL_API void kctl_indexer_destroy(kctl_indexer *ix);
 KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data);
 /* Store obj under its key, replacing any object there (add and update are
    the same operation, as in client-go); the cache takes its own
-   reference. Indexes follow exactly. NOMEM or an index fn's error leave the
-   cache unchanged. [any thread] */
+   reference. Indexes follow exactly. NOMEM, FULL (the desc's bounds) or an
+   index fn's error leave the cache unchanged. [any thread] */
 KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj);
 KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj);
 /* Remove key; NOT_FOUND if absent. [any thread] */
@@ -1061,7 +1071,8 @@ KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const c
 KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, kctl_str_list *out);
 /* Replace the whole contents with objs[0..n) (a relist), atomically: a
    reader sees all old or all new. rv (may be NULL) is remembered as the
-   resourceVersion the contents are from. [any thread] */
+   resourceVersion the contents are from. FULL (unchanged) when objs would
+   not fit the desc's bounds; NOMEM. [any thread] */
 KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_t n, const char *rv);
 /* The rv given to the last replace ("" before any). Copies into buf. [any thread] */
 KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t cap);
@@ -1666,6 +1677,8 @@ typedef struct kctl_reflector_stats {
                                 again once a list or a watch succeeds */
     uint64_t added, modified, deleted, bookmarks;
     char last_rv[KCTL_RV_MAX];
+    uint64_t cache_full;       /* (informer) objects its cache refused (FULL: max_objects, max_bytes) */
+    uint64_t transform_errors; /* (informer) objects its transform refused */
 } kctl_reflector_stats;
 
 /* Create a reflector (it starts by listing at the first step). INVALID_ARG
@@ -1709,8 +1722,42 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 
    Out of memory: a delta the cache cannot take (NOMEM) stays queued and is
    retried at the next step; until the first list is wholly in the cache,
-   has_synced stays false and wait_for_sync reports NOMEM (below). */
+   has_synced stays false and wait_for_sync reports NOMEM (below).
+
+   Budget: with max_objects or max_bytes, an object the cache refuses
+   (FULL) is not cached and its handlers are not told (an update of a
+   cached object keeps the version cached); it is logged
+   (INFORMER_CACHE_FULL), counted (stats.cache_full, last_error FULL), and
+   the reflector lists again after its backoff, as after a failed list
+   (client-go's reflector on a store that refuses): the relist offers
+   every object again, so one refused gets in once there is room (a
+   delete, a smaller object), and is refused again, with the backoff
+   growing to 30 s, while there is none. The first list counts as
+   processed all the same: has_synced turns true on a partial cache.
+
+   Transform (client-go's SetTransform): a function run on every object
+   before it enters the cache, that returns it (a new reference) or a
+   rewritten copy: the cache, the handlers and the events hold what it
+   returns. kctl_transform_drop_managed_fields is one. It runs on the
+   informer's thread, on adds, updates, syncs and deletions. NOMEM from it
+   is retried as the cache's NOMEM; any other error drops the object as
+   an undecodable one is dropped: not cached, handlers not told, logged
+   (INFORMER_TRANSFORM_FAILED) and counted (stats.transform_errors); a
+   deletion whose last state it refuses is still told, with the state
+   untransformed. */
 typedef struct kctl_informer kctl_informer;
+
+/* Rewrite obj for the cache: *out = kctl_obj_ref(obj) to keep it as it
+   is, or a new object (its key and resourceVersion unchanged). A non-OK
+   result drops the object (see Transform above). [informer thread] */
+typedef int (*kctl_transform_fn)(kctl_obj *obj, kctl_obj **out, void *user_data);
+
+/* A transform that drops metadata.managedFields (the server-side apply
+   bookkeeping, often half an object). user_data: the kctl_obj_opts the
+   copy is made with (NULL: defaults; a codec decodes the copy again). An
+   object without managedFields comes back as it is, allocating nothing.
+   NOMEM; PROTO for an object that is not a JSON object. [any thread] */
+KCTL_API int kctl_transform_drop_managed_fields(kctl_obj *obj, kctl_obj **out, void *user_data);
 
 typedef struct kctl_handler {
     void (*on_add)(kctl_obj *obj, void *user_data);
@@ -1721,7 +1768,8 @@ typedef struct kctl_handler {
 } kctl_handler;
 
 /* Options: what a reflector takes (see kctl_reflector_desc; the FIFO and
-   the cache are the informer's own), plus the allocator for both. */
+   the cache are the informer's own), plus the allocator for both, the
+   cache's bounds, a transform and a logger. */
 typedef struct kctl_informer_desc {
     kctl_transport transport;
     kctl_resource resource;
@@ -1732,6 +1780,11 @@ typedef struct kctl_informer_desc {
     uint32_t page_size;
     uint64_t stall_ns;
     kctl_allocator allocator;
+    uint32_t max_objects;    /* the cache's bounds (kctl_indexer_desc; 0: none; see Budget) */
+    size_t max_bytes;
+    kctl_transform_fn transform; /* NULL: objects cached as they come (see Transform) */
+    void *transform_user_data;
+    kctl_logger logger;      /* silent */
 } kctl_informer_desc;
 
 /* Create an informer (not started). [any thread] */
@@ -6119,11 +6172,14 @@ typedef struct kctl__ixdef {
 typedef struct kctl__ixdata {
     kctl__map items;
     kctl__map *values; /* one per index: value -> bucket */
+    size_t nbytes;     /* the objects' JSON documents (max_bytes) */
 } kctl__ixdata;
 
 struct kctl_indexer {
     kctl__rwlock lock;
     kctl_allocator allocator;
+    uint32_t max_objects; /* 0: no bound */
+    size_t max_bytes;     /* 0: no bound */
     kctl__ixdef *defs;
     uint32_t ndefs;
     kctl__ixdata data;
@@ -6301,7 +6357,14 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     kctl_obj *old = n ? kctl__obj_of(n) : NULL;
     int rc;
     kctl__ixemit e;
+    size_t add, sub;
     if (old == obj) return KCTL_OK; /* the very same object: nothing changes */
+    kctl_obj_json(obj, &add);
+    sub = 0;
+    if (old) kctl_obj_json(old, &sub);
+    if ((!old && ix->max_objects && d->items.count >= ix->max_objects) ||
+        (ix->max_bytes && add > sub && (add - sub > ix->max_bytes || d->nbytes > ix->max_bytes - (add - sub))))
+        return KCTL_ERR_FULL;
     /* 13/16 full at most: the cache is big and long-lived, and a probe compares hashes in one array */
     if (!old && kctl__map_reserve_to(&d->items, &ix->allocator, 13) != KCTL_OK) return KCTL_ERR_NOMEM;
     memset(&e, 0, sizeof e);
@@ -6310,6 +6373,7 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     e.old = old;
     if ((rc = kctl__ix_index_e(&e, obj, 0, ix->ndefs)) != KCTL_OK) return rc;
     kctl_obj_ref(obj);
+    d->nbytes += add - sub; /* modulo: exact */
     if (old) { /* the old version leaves the buckets the new one did not take over */
         e.mode = KCTL__IX_REMOVE;
         kctl__ix_run_e(&e, old, 0, ix->ndefs);
@@ -6356,6 +6420,10 @@ KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **o
     if (!(ix = (kctl_indexer *)kctl__alloc(&a, sizeof *ix))) return KCTL_ERR_NOMEM;
     memset(ix, 0, sizeof *ix);
     ix->allocator = a;
+    if (desc) {
+        ix->max_objects = desc->max_objects;
+        ix->max_bytes = desc->max_bytes;
+    }
     if (kctl__rwlock_init(&ix->lock) != KCTL_OK) {
         kctl__free(&a, ix);
         return KCTL_ERR_NOMEM;
@@ -6455,6 +6523,11 @@ KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     o = kctl__obj_of(n);
     kctl__ix_run(ix, &ix->data, KCTL__IX_REMOVE, o, 0, ix->ndefs);
     kctl__map_remove(&ix->data.items, &ix->allocator, n);
+    {
+        size_t sub = 0;
+        kctl_obj_json(o, &sub);
+        ix->data.nbytes -= sub;
+    }
     kctl__rwlock_wr_unlock(&ix->lock);
     kctl_obj_unref(o);
     return KCTL_OK;
@@ -10281,6 +10354,17 @@ static void kctl__rf_close(kctl_reflector *r) {
     r->w = NULL;
 }
 
+/* What the last list or watch gave could not all be kept (an informer's
+   cache refused it: code): list again after the backoff, as after a
+   failed list. */
+static void kctl__rf_relist_later(kctl_reflector *r, int code) {
+    kctl__rf_close(r);
+    r->state = KCTL__RF_LIST;
+    r->stats.errors++;
+    r->stats.last_error = code;
+    kctl__rf_backoff(r, kctl_clock_now(&r->clock));
+}
+
 /* List every page and replace the FIFO's contents. A complete list
    starts the resync period (client-go starts its resync timer after the
    list). */
@@ -10483,12 +10567,67 @@ struct kctl_informer {
     kctl__infh *run;
     uint32_t nrun;
     int cache_err;     /* the cache took the last delta given (OK) or not (NOMEM): stepping thread */
+    bool refused;      /* the cache refused an object this step (FULL): relist later */
+    uint64_t cache_full, transform_errors;
+    kctl_transform_fn transform;
+    void *transform_user_data;
+    kctl_logger logger;
     bool synced, running, stop;
     kctl_reflector_stats stats;
 #ifndef KCTL_NO_THREADS
     kctl__thread thread;
 #endif
 };
+
+KCTL_API int kctl_transform_drop_managed_fields(kctl_obj *obj, kctl_obj **out, void *user_data) {
+    const kctl_obj_opts *opts = (const kctl_obj_opts *)user_data;
+    kctl_json_value v;
+    kctl__jdoc d;
+    kctl_jw w;
+    const char *doc, *text, *raw;
+    size_t dlen, n, rn;
+    uint32_t k, i, md, mk;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!obj) return KCTL_ERR_INVALID_ARG;
+    if (kctl_obj_get(obj, "metadata.managedFields", &v) != KCTL_OK) { /* nothing to drop */
+        *out = kctl_obj_ref(obj);
+        return KCTL_OK;
+    }
+    doc = kctl_obj_json(obj, &dlen);
+    if ((rc = kctl__jdoc_parse(&d, doc, dlen, opts ? &opts->allocator : NULL, NULL)) != KCTL_OK) return rc;
+    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT) {
+        kctl__jdoc_free(&d);
+        return KCTL_ERR_PROTO;
+    }
+    md = kctl_json_member(&d.j, 0, "metadata");
+    kctl_jw_init_growable(&w, opts ? &opts->allocator : NULL);
+    kctl_jw_object_begin(&w);
+    for (k = 0, i = 1; k < d.j.toks[0].size; k++, i += 1 + d.j.toks[i + 1].skip) {
+        kctl_json_raw(&d.j, i, &raw, &rn);
+        kctl__jw_key_raw(&w, raw, rn);
+        kctl__jw_put(&w, ":", 1);
+        if (i + 1 != md) {
+            kctl_jw_value(&w, &d.j, i + 1);
+            continue;
+        }
+        kctl_jw_object_begin(&w); /* metadata, but for managedFields */
+        for (n = 0, mk = md + 1; n < d.j.toks[md].size; n++, mk += 1 + d.j.toks[mk + 1].skip) {
+            if (kctl_json_string_eq(&d.j, mk, "managedFields")) continue;
+            kctl_json_raw(&d.j, mk, &raw, &rn);
+            kctl__jw_key_raw(&w, raw, rn);
+            kctl__jw_put(&w, ":", 1);
+            kctl_jw_value(&w, &d.j, mk + 1);
+        }
+        kctl_jw_object_end(&w);
+    }
+    kctl_jw_object_end(&w);
+    if ((rc = kctl_jw_finish(&w, &text, &n)) == KCTL_OK) rc = kctl_obj_parse(text, n, opts, out);
+    kctl_jw_free(&w);
+    kctl__jdoc_free(&d);
+    return rc;
+}
 
 KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer **out) {
     kctl_indexer_desc xd;
@@ -10504,6 +10643,11 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     inf->allocator = desc->allocator;
     memset(&xd, 0, sizeof xd);
     xd.allocator = desc->allocator;
+    xd.max_objects = desc->max_objects;
+    xd.max_bytes = desc->max_bytes;
+    inf->transform = desc->transform;
+    inf->transform_user_data = desc->transform_user_data;
+    inf->logger = desc->logger;
     memset(&fd, 0, sizeof fd);
     fd.allocator = desc->allocator;
     memset(&rd, 0, sizeof rd);
@@ -10613,29 +10757,59 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     size_t i;
     uint32_t k;
     for (i = 0; i < n; i++) {
-        kctl_obj *old = kctl_indexer_get(inf->ix, key);
+        kctl_obj *old = kctl_indexer_get(inf->ix, key), *obj = d[i].obj, *t = NULL;
         int rc;
+        if (obj && inf->transform) { /* what the cache and the handlers get */
+            rc = inf->transform(obj, &t, inf->transform_user_data);
+            if (rc == KCTL_OK && !t) rc = KCTL_ERR_INVALID_ARG;
+            if (rc == KCTL_ERR_NOMEM) { /* as the cache's NOMEM: this key and the rest later */
+                kctl_obj_unref(old);
+                inf->cache_err = rc;
+                c->put_back = true;
+                return KCTL_ERR_AGAIN;
+            }
+            if (rc != KCTL_OK) {
+                kctl_obj_unref(t);
+                t = NULL;
+                inf->transform_errors++;
+                kctl__log(&inf->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_INFORMER_TRANSFORM_FAILED);
+                if (d[i].type != KCTL_DELTA_DELETED) { /* dropped, as an undecodable object */
+                    kctl_obj_unref(old);
+                    continue;
+                }
+            } else {
+                obj = t;
+            }
+        }
         if (d[i].type == KCTL_DELTA_DELETED) {
-            kctl_obj *last = d[i].obj ? d[i].obj : old;
+            kctl_obj *last = obj ? obj : old;
             if (old) kctl_indexer_delete(inf->ix, key);
             for (k = 0; k < inf->nrun; k++)
                 if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
         } else {
             bool sync;
-            if ((rc = kctl_indexer_add(inf->ix, d[i].obj)) != KCTL_OK) { /* keep the rest for later */
+            if ((rc = kctl_indexer_add(inf->ix, obj)) != KCTL_OK) { /* keep the rest for later */
                 kctl_obj_unref(old);
+                kctl_obj_unref(t);
+                if (rc == KCTL_ERR_FULL) { /* not cached, not told: the next relist offers it again */
+                    inf->cache_full++;
+                    inf->refused = true;
+                    kctl__log(&inf->logger, KCTL_LOG_WARN, KCTL_LOGITEM_INFORMER_CACHE_FULL);
+                    continue;
+                }
                 if (rc != KCTL_ERR_NOMEM) return rc;
                 inf->cache_err = rc;
                 c->put_back = true;
                 return KCTL_ERR_AGAIN;
             }
-            sync = old && kctl__inf_is_sync(old, d[i].obj);
+            sync = old && kctl__inf_is_sync(old, obj);
             for (k = 0; k < inf->nrun; k++) {
                 const kctl_handler *h = &inf->run[k].h;
-                if (old && h->on_update && (!sync || h->resync)) h->on_update(old, d[i].obj, h->user_data);
-                else if (!old && h->on_add) h->on_add(d[i].obj, h->user_data);
+                if (old && h->on_update && (!sync || h->resync)) h->on_update(old, obj, h->user_data);
+                else if (!old && h->on_add) h->on_add(obj, h->user_data);
             }
         }
+        kctl_obj_unref(t);
         kctl_obj_unref(old);
     }
     inf->cache_err = KCTL_OK;
@@ -10680,8 +10854,14 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         kctl_obj_list_free(&l);
     }
     while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
+    if (inf->refused) { /* the cache refused objects (FULL): list again after the backoff */
+        inf->refused = false;
+        kctl__rf_relist_later(inf->r, KCTL_ERR_FULL);
+    }
     kctl__mutex_lock(&inf->mu);
     kctl_reflector_read_stats(inf->r, &inf->stats);
+    inf->stats.cache_full = inf->cache_full;
+    inf->stats.transform_errors = inf->transform_errors;
     if (inf->cache_err) inf->stats.last_error = inf->cache_err;
     if (!inf->synced && kctl_reflector_listed(inf->r) && kctl_fifo_has_synced(inf->fifo)) {
         inf->synced = true;

@@ -336,7 +336,203 @@ static void tb_memstore_full(void) {
     kctl_memstore_destroy(ms);
 }
 
+/* What an informer's handlers saw. */
+typedef struct tb_seen {
+    int adds, updates, deletes;
+    int with_managed;  /* objects handed to handlers that still had managedFields */
+    int logs_full, logs_transform;
+} tb_seen;
+
+static bool tb_has_managed(const kctl_obj *o) {
+    kctl_json_value v;
+    return o && kctl_obj_get(o, "metadata.managedFields", &v) == KCTL_OK;
+}
+static void tb_on_add(kctl_obj *obj, void *ud) {
+    tb_seen *s = (tb_seen *)ud;
+    s->adds++;
+    if (tb_has_managed(obj)) s->with_managed++;
+}
+static void tb_on_update(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) {
+    tb_seen *s = (tb_seen *)ud;
+    s->updates++;
+    if (tb_has_managed(old_obj) || tb_has_managed(new_obj)) s->with_managed++;
+}
+static void tb_on_delete(const char *key, kctl_obj *last, bool unknown, void *ud) {
+    tb_seen *s = (tb_seen *)ud;
+    (void)key;
+    (void)unknown;
+    s->deletes++;
+    if (tb_has_managed(last)) s->with_managed++;
+}
+static void tb_inf_log(int level, uint32_t item, const char *message, void *ud) {
+    tb_seen *s = (tb_seen *)ud;
+    (void)level;
+    (void)message;
+    if (item == KCTL_LOGITEM_INFORMER_CACHE_FULL) s->logs_full++;
+    if (item == KCTL_LOGITEM_INFORMER_TRANSFORM_FAILED) s->logs_transform++;
+}
+
+static kctl_informer *tb_informer(kctl_memstore *ms, kctl_vclock *vc, kctl_informer_desc *d, tb_seen *seen) {
+    kctl_informer *inf = NULL;
+    kctl_handler h;
+    d->transport = kctl_memstore_transport(ms);
+    d->resource = tb_cm;
+    d->clock = kctl_vclock_clock(vc);
+    d->logger.func = tb_inf_log;
+    d->logger.user_data = seen;
+    if (kctl_informer_create(d, &inf) != KCTL_OK) return NULL;
+    memset(&h, 0, sizeof h);
+    h.on_add = tb_on_add;
+    h.on_update = tb_on_update;
+    h.on_delete = tb_on_delete;
+    h.user_data = seen;
+    kctl_informer_add_handler(inf, &h);
+    return inf;
+}
+
+/* The cache bound: an object refused (FULL) is not cached nor told, is
+   logged and counted, and the relist the reflector does after its backoff
+   caches it once a deletion made room. */
+static void tb_informer_cache_full(void) {
+    kctl_vclock vc;
+    kctl_memstore *ms;
+    kctl_informer_desc d;
+    kctl_informer *inf;
+    kctl_reflector_stats rs;
+    kctl_obj *o;
+    tb_seen seen;
+    int i;
+    memset(&seen, 0, sizeof seen);
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "a", "1", NULL), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "b", "1", NULL), KCTL_OK);
+    KT_EQ_INT(tb_put(ms, "c", "1", NULL), KCTL_OK);
+    memset(&d, 0, sizeof d);
+    d.max_objects = 2;
+    inf = tb_informer(ms, &vc, &d, &seen);
+    KT_CHECK(inf != NULL);
+    if (!inf) return;
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_len(kctl_informer_indexer(inf)), 2);
+    KT_EQ_INT(seen.adds, 2);
+    KT_EQ_INT(seen.logs_full, 1);
+    KT_CHECK(kctl_informer_has_synced(inf)); /* a partial cache, said in the stats */
+    kctl_informer_read_stats(inf, &rs);
+    KT_EQ_U64(rs.cache_full, 1);
+    KT_EQ_INT(rs.last_error, KCTL_ERR_FULL);
+    o = kctl_indexer_get(kctl_informer_indexer(inf), "prod/c");
+    KT_CHECK(o == NULL);
+    kctl_obj_unref(o);
+    /* room: a deletion; the relists after the backoff offer c again */
+    KT_EQ_INT(kctl_memstore_delete(ms, &tb_cm, "a", NULL), KCTL_OK);
+    for (i = 0; i < 4 && !(o = kctl_indexer_get(kctl_informer_indexer(inf), "prod/c")); i++) {
+        kctl_vclock_advance(&vc, KCTL_SEC(61)); /* past any backoff */
+        KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    }
+    KT_CHECK(o != NULL);
+    kctl_obj_unref(o);
+    KT_EQ_INT(kctl_indexer_len(kctl_informer_indexer(inf)), 2);
+    KT_EQ_INT(seen.adds, 3);      /* c told once it got in */
+    KT_EQ_INT(seen.deletes, 1);   /* a */
+    kctl_informer_read_stats(inf, &rs);
+    KT_CHECK(rs.relists + rs.lists >= 2);
+    KT_EQ_INT(rs.last_error, KCTL_OK);
+    kctl_informer_destroy(inf);
+
+    /* max_bytes: an update that would grow past it keeps the cached version */
+    memset(&seen, 0, sizeof seen);
+    memset(&d, 0, sizeof d);
+    o = NULL;
+    KT_EQ_INT(kctl_memstore_get(ms, &tb_cm, "b", &o, NULL), KCTL_OK);
+    {
+        size_t nb = 0, nc = 0;
+        kctl_obj *oc = NULL;
+        kctl_obj_json(o, &nb);
+        KT_EQ_INT(kctl_memstore_get(ms, &tb_cm, "c", &oc, NULL), KCTL_OK);
+        kctl_obj_json(oc, &nc);
+        kctl_obj_unref(oc);
+        d.max_bytes = nb + nc + 2; /* b and c, and two bytes more */
+    }
+    kctl_obj_unref(o);
+    inf = tb_informer(ms, &vc, &d, &seen);
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_INT(seen.adds, 2);
+    KT_EQ_INT(tb_put(ms, "b", "1234567890", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_INT(seen.updates, 0);
+    KT_EQ_INT(seen.logs_full, 1);
+    o = kctl_indexer_get(kctl_informer_indexer(inf), "prod/b");
+    KT_CHECK(o != NULL);
+    if (o) { /* the version before the refused update */
+        char v[16];
+        KT_EQ_INT(kctl_obj_get_string(o, "data.v", v, sizeof v, NULL), KCTL_OK);
+        KT_EQ_STR(v, "1");
+    }
+    kctl_obj_unref(o);
+    kctl_informer_destroy(inf);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+}
+
+static int tb_refuse_bad(kctl_obj *obj, kctl_obj **out, void *ud) {
+    if (strcmp(kctl_obj_name(obj), "bad") == 0) return KCTL_ERR_PROTO;
+    return kctl_transform_drop_managed_fields(obj, out, ud);
+}
+
+/* The transform: the cache and every event hold the object without
+   metadata.managedFields; a refusal is dropped, logged and counted. */
+static void tb_informer_transform(void) {
+    kctl_vclock vc;
+    kctl_memstore *ms;
+    kctl_informer_desc d;
+    kctl_informer *inf;
+    kctl_reflector_stats rs;
+    kctl_obj *o;
+    tb_seen seen;
+    static const char mf[] = "{\"metadata\":{\"name\":\"%s\",\"managedFields\":[{\"manager\":\"kubectl\","
+                             "\"operation\":\"Apply\",\"fieldsV1\":{\"f:data\":{}}}]},\"data\":{\"v\":\"%s\"}}";
+    char doc[512];
+    memset(&seen, 0, sizeof seen);
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    KT_EQ_INT(kctl_memstore_create(NULL, &ms), KCTL_OK);
+    snprintf(doc, sizeof doc, mf, "a", "1");
+    KT_EQ_INT(kctl_memstore_apply(ms, &tb_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+    snprintf(doc, sizeof doc, mf, "bad", "1");
+    KT_EQ_INT(kctl_memstore_apply(ms, &tb_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+    memset(&d, 0, sizeof d);
+    d.transform = tb_refuse_bad;
+    inf = tb_informer(ms, &vc, &d, &seen);
+    KT_CHECK(inf != NULL);
+    if (!inf) return;
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    o = kctl_indexer_get(kctl_informer_indexer(inf), "prod/a");
+    KT_CHECK(o != NULL);
+    KT_CHECK(!tb_has_managed(o));
+    if (o) KT_EQ_STR(kctl_obj_uid(o), "00000000-0000-4000-8000-000000000001");
+    kctl_obj_unref(o);
+    o = kctl_indexer_get(kctl_informer_indexer(inf), "prod/bad");
+    KT_CHECK(o == NULL);
+    kctl_obj_unref(o);
+    KT_EQ_INT(seen.adds, 1);
+    KT_EQ_INT(seen.logs_transform, 1);
+    snprintf(doc, sizeof doc, mf, "a", "2");  /* a watch event: transformed too */
+    KT_EQ_INT(kctl_memstore_apply(ms, &tb_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(kctl_memstore_delete(ms, &tb_cm, "a", NULL), KCTL_OK);
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_INT(seen.updates, 1);
+    KT_EQ_INT(seen.deletes, 1);
+    KT_EQ_INT(seen.with_managed, 0);
+    kctl_informer_read_stats(inf, &rs);
+    KT_EQ_U64(rs.transform_errors, 1);
+    kctl_informer_destroy(inf);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+}
+
 void kt_suite_budget(void) {
+    KT_RUN(tb_informer_cache_full);
+    KT_RUN(tb_informer_transform);
     KT_RUN(tb_memstore_history_lazy);
     KT_RUN(tb_memstore_full);
     KT_RUN(tb_limiter_allocator);
