@@ -6789,8 +6789,11 @@ typedef struct kctl__fitem {
     struct kctl__fitem *next;
     kctl_delta *deltas;
     uint32_t n, cap;
+    uint32_t key_cap; /* room for the key after the item, its NUL included */
     bool initial;    /* queued by the first replace: has_synced waits for it */
 } kctl__fitem;
+
+#define KCTL__FIFO_POOL 64 /* processed items kept, with their delta arrays, for reuse */
 
 struct kctl_fifo {
     kctl__mutex mu;
@@ -6802,6 +6805,8 @@ struct kctl_fifo {
     bool closed, populated;
     uint32_t waiters;  /* pops waiting for a key */
     size_t initial;    /* items marked initial still queued */
+    kctl__fitem *pool; /* processed items for reuse (next-linked): the steady state allocates nothing */
+    uint32_t npool;
 };
 
 static kctl__fitem *kctl__fifo_find(kctl_fifo *f, const char *key) {
@@ -6816,6 +6821,37 @@ static void kctl__fifo_free_item(kctl_fifo *f, kctl__fitem *it) {
     kctl__free(&f->allocator, it);
 }
 
+/* An item for a key of len bytes: a pooled one whose key fits, or a new
+   one (NULL: NOMEM). Lock held. */
+static kctl__fitem *kctl__fifo_item_new(kctl_fifo *f, size_t len) {
+    kctl__fitem *it = f->pool;
+    size_t cap;
+    if (it && it->key_cap > len) {
+        f->pool = it->next;
+        f->npool--;
+        it->next = NULL;
+        it->initial = false;
+        return it;
+    }
+    cap = len + 1 < 32 ? 32 : (len + 8) & ~(size_t)7;
+    if (cap > UINT32_MAX || !(it = (kctl__fitem *)kctl__alloc(&f->allocator, sizeof *it + cap))) return NULL;
+    memset(it, 0, sizeof *it);
+    it->key_cap = (uint32_t)cap;
+    return it;
+}
+
+/* Keep an item without deltas for reuse, or free it. Lock held. */
+static void kctl__fifo_item_put(kctl_fifo *f, kctl__fitem *it) {
+    if (f->npool < KCTL__FIFO_POOL) {
+        it->next = f->pool;
+        f->pool = it;
+        f->npool++;
+    } else {
+        kctl__free(&f->allocator, it->deltas);
+        kctl__free(&f->allocator, it);
+    }
+}
+
 /* client-go's queueActionLocked: append a delta (taking a reference to
    obj), collapse two trailing deletions, queue the key if it is new. */
 static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, bool unknown) {
@@ -6824,10 +6860,8 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     bool fresh = false;
     if (!it) {
         size_t len = strlen(key);
-        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK ||
-            !(it = (kctl__fitem *)kctl__alloc(&f->allocator, sizeof *it + len + 1)))
+        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len)))
             return KCTL_ERR_NOMEM;
-        memset(it, 0, sizeof *it);
         memcpy(it + 1, key, len + 1);
         it->node.key = (const char *)(it + 1);
         it->node.len = (uint32_t)len;
@@ -6838,7 +6872,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
         uint32_t cap = it->cap ? it->cap * 2 : 2;
         kctl_delta *nd = (kctl_delta *)kctl__alloc(&f->allocator, cap * sizeof *nd);
         if (!nd) {
-            if (fresh) kctl__free(&f->allocator, it);
+            if (fresh) kctl__fifo_item_put(f, it);
             return KCTL_ERR_NOMEM;
         }
         if (it->n) memcpy(nd, it->deltas, it->n * sizeof *nd);
@@ -6901,6 +6935,10 @@ KCTL_API void kctl_fifo_destroy(kctl_fifo *f) {
     kctl__fitem *it, *n;
     if (!f) return;
     for (it = f->head; it; it = n) {
+        n = it->next;
+        kctl__fifo_free_item(f, it);
+    }
+    for (it = f->pool; it; it = n) {
         n = it->next;
         kctl__fifo_free_item(f, it);
     }
@@ -7070,7 +7108,14 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
         if (it->initial) f->initial--; /* a key put back (AGAIN) still counts */
     }
     kctl__mutex_unlock(&f->mu);
-    if (it) kctl__fifo_free_item(f, it);
+    if (it) { /* its references go outside the lock; the item back to the pool */
+        uint32_t i;
+        for (i = 0; i < it->n; i++) kctl_obj_unref(it->deltas[i].obj);
+        it->n = 0;
+        kctl__mutex_lock(&f->mu);
+        kctl__fifo_item_put(f, it);
+        kctl__mutex_unlock(&f->mu);
+    }
     return rc == KCTL_ERR_AGAIN ? KCTL_OK : rc;
 }
 

@@ -13,6 +13,7 @@ static const kctl_resource tb_cm = { "", "v1", "configmaps", "prod" };
 typedef struct tb_alloc {
     long allocs, frees;
     size_t live_bytes, peak_bytes;
+    long live_blocks, peak_blocks;
 } tb_alloc;
 
 static void *tb_alloc_fn(size_t size, void *user_data) {
@@ -21,6 +22,7 @@ static void *tb_alloc_fn(size_t size, void *user_data) {
     if (!p) return NULL;
     *p = size;
     a->allocs++;
+    if (++a->live_blocks > a->peak_blocks) a->peak_blocks = a->live_blocks;
     a->live_bytes += size;
     if (a->live_bytes > a->peak_bytes) a->peak_bytes = a->live_bytes;
     return (char *)p + TB_HDR;
@@ -32,6 +34,7 @@ static void tb_free_fn(void *ptr, void *user_data) {
     if (!ptr) return;
     p = (size_t *)(void *)((char *)ptr - TB_HDR);
     a->frees++;
+    a->live_blocks--;
     a->live_bytes -= *p;
     free(p);
 }
@@ -530,7 +533,100 @@ static void tb_informer_transform(void) {
     kctl_vclock_deinit(&vc);
 }
 
+/* A running single-threaded controller, stepped by hand (as under
+   KCTL_NO_THREADS): once warm, the informer, the FIFO, the cache, the queue,
+   the limiter and the controller allocate nothing per event; the store
+   allocates the object written (and scratch it frees before it returns);
+   and the bounds hold: objects alive at most the store's, plus the two an
+   event keeps per history slot; no allocator's peak grows after warm-up. */
+static int tb_steady_calls;
+static kctl_reconcile_result tb_steady_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    tb_steady_calls++;
+    if (ctx->obj && kctl_obj_name(ctx->obj)[1] == '0') r.requeue_after_ns = KCTL_SEC(1); /* the delay heap too */
+    return r;
+}
+
+static void tb_steady_state(void) {
+    enum { NOBJ = 8, HISTORY = 16, N = 400 };
+    tb_alloc store, objs, pipe;
+    kctl_vclock vc;
+    kctl_memstore_desc md;
+    kctl_memstore *ms;
+    kctl_informer_desc id;
+    kctl_informer *inf;
+    kctl_controller_desc cd;
+    kctl_controller *c;
+    kctl_memstore_stats ss;
+    char doc[256];
+    long pipe_allocs, objs_allocs, store_live;
+    size_t pipe_peak, store_peak;
+    int i, round;
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.allocator = tb_allocator(&store);
+    md.obj_opts.allocator = tb_allocator(&objs);
+    md.clock = kctl_vclock_clock(&vc);
+    md.history = HISTORY;
+    md.max_objects = NOBJ;
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    memset(&id, 0, sizeof id);
+    id.transport = kctl_memstore_transport(ms);
+    id.resource = tb_cm;
+    id.clock = kctl_vclock_clock(&vc);
+    id.allocator = tb_allocator(&pipe);
+    id.max_objects = NOBJ;
+    KT_EQ_INT(kctl_informer_create(&id, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tb_steady_reconcile;
+    cd.clock = kctl_vclock_clock(&vc);
+    cd.allocator = id.allocator;
+    cd.max_keys = NOBJ;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    tb_steady_calls = 0;
+    pipe_allocs = objs_allocs = store_live = 0;
+    pipe_peak = store_peak = 0;
+    for (round = 0; round < 2; round++) { /* round 0 warms up, round 1 counts */
+        if (round == 1) {
+            pipe_allocs = pipe.allocs;
+            objs_allocs = objs.allocs;
+            store_live = store.live_blocks;
+            pipe_peak = pipe.peak_bytes;
+            store_peak = store.peak_bytes;
+        }
+        for (i = 0; i < N; i++) {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\",\"labels\":{\"app\":\"x\"}},\"data\":{\"v\":\"%06d\"}}",
+                     i % NOBJ, round * N + i);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tb_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+            KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+            KT_EQ_INT(kctl_controller_step(c, NOBJ, NULL), KCTL_OK);
+            if (i % 50 == 49) kctl_vclock_advance(&vc, KCTL_SEC(1)); /* delayed keys come due */
+            KT_CHECK(objs.live_blocks <= NOBJ + 2 * HISTORY + 2);
+        }
+    }
+    KT_EQ_INT(pipe.allocs - pipe_allocs, 0);   /* nothing per event in the pipeline */
+    KT_EQ_INT(objs.allocs - objs_allocs, N);   /* one object per write, nothing else */
+    KT_EQ_INT(store.live_blocks, store_live);  /* the store's scratch is freed */
+    KT_EQ_U64(pipe.peak_bytes, pipe_peak);     /* no peak grows once warm */
+    KT_EQ_U64(store.peak_bytes, store_peak);
+    KT_CHECK(objs.peak_blocks <= NOBJ + 2 * HISTORY + 2);
+    KT_CHECK(tb_steady_calls >= N);            /* the controller ran */
+    KT_EQ_INT(kctl_memstore_read_stats(ms, &ss), KCTL_OK);
+    KT_EQ_INT(ss.history_cap, HISTORY);
+    KT_CHECK(kctl_indexer_len(kctl_informer_indexer(inf)) <= NOBJ);
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+    KT_EQ_U64(pipe.live_bytes, 0);
+    KT_EQ_U64(store.live_bytes, 0);
+    KT_EQ_U64(objs.live_bytes, 0);
+}
+
 void kt_suite_budget(void) {
+    KT_RUN(tb_steady_state);
     KT_RUN(tb_informer_cache_full);
     KT_RUN(tb_informer_transform);
     KT_RUN(tb_memstore_history_lazy);
