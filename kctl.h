@@ -260,7 +260,11 @@
     MEMORY
     ======
     Objects created by the library take a kctl_allocator (zero = KCTL_MALLOC /
-    KCTL_FREE). Limiter constructors take none and use KCTL_MALLOC. A queue
+    KCTL_FREE); so do limiters (the kctl_limiter_*_with constructors; a
+    queue or controller makes its default limiter with its own). Two calls
+    take none and use KCTL_MALLOC for scratch they free before returning:
+    kctl_json_equal (objects of more than 16 members) and
+    kctl_status_update (the token arrays of the status it compares). A queue
     entry (about 180 bytes for keys of up to 15 bytes, 8 more per 8 bytes of
     key beyond) exists while its key is waiting, delayed or being processed;
     entries of finished keys are pooled (at most about 1300 of them) and
@@ -273,6 +277,56 @@
     KCTL_MALLOC, merge patch from its writer's allocator). An object is one
     allocation (header, metadata arrays, its document and unescaped metadata
     strings); the cache, the FIFO and the handlers share it by reference.
+
+    Budgets. Every container that grows with the data takes a bound, and
+    refuses past it with KCTL_ERR_FULL, logged and counted; nothing it
+    accepted is dropped:
+        queue      kctl_queue_desc.max_keys / kctl_controller_desc.max_keys:
+                   a new key is refused, a key held is always accepted;
+                   the informer's resync or relist finds a refused key
+                   again (stats.refused_total, workqueue_refused_total)
+        cache      kctl_informer_desc / kctl_indexer_desc max_objects and
+                   max_bytes (JSON document bytes): an object refused is
+                   not cached nor told and a relist after the reflector's
+                   backoff offers it again (stats.cache_full)
+        memstore   kctl_memstore_desc max_objects and max_bytes: the write
+                   is refused (507 InsufficientStorage), the store
+                   unchanged (kctl_memstore_stats.refused_full); history
+                   (default 1024) bounds the events kept, the ring grows
+                   to it as writes come (an empty store holds none)
+        transform  kctl_informer_desc.transform rewrites objects before
+                   they are cached (kctl_transform_drop_managed_fields)
+    Once warm, a running controller (informer, FIFO, cache, queue, limiter,
+    controller) allocates nothing per event: the FIFO and the queue reuse
+    their entries; the store allocates the object written and frees its
+    scratch before it returns (tests/test_budget.c counts it).
+
+    Worst case, 64-bit, in bytes; K = max_keys, N = max_objects, B =
+    max_bytes, H = history, L = key length, O(d) = one object of a d-byte
+    document (one allocation: d + about 100 for the header and the metadata
+    arrays and strings, more with many labels; about 2d + 128 at most in
+    practice), a map costs at most 24 bytes a key (36 while it doubles):
+        queue      1.4 K + 3K x (160 + max(16, L + 1 rounded up to 8))
+                   + 2K x 24 (map) + 16K (delay heap)
+                   (at most K keys live, K idle entries awaiting reuse and
+                   min(K, 256) pooled)
+        limiters   the default: about 700, + (48 + L) per key with failures
+                   recorded (the controller forgets a key when it succeeds)
+        cache      1.2 K + N x (48 + 24 x indexes) + the objects: B + N x
+                   (O(0)) when the informer owns them; shared with an
+                   in-process store (no copy)
+        informer   cache + 1.5 K + FIFO: (80 + L + 24 x deltas) per key
+                   queued (a relist queues every object listed, the bound
+                   of the cache notwithstanding: the list's objects and an
+                   8-byte pointer each are held while it is handed over)
+                   + 64 pooled items
+        memstore   5 K + N x (56 + storage key) + 48 H (ring; 1.5x while it
+                   doubles) + the objects: B + N x O(0) for the current
+                   ones, and up to 2H older versions the events keep (each
+                   at most the largest O(d)) + 8 bytes a listed object for
+                   each of at most 8 paged lists in progress
+    The default build's figures (sizeof) are these; a 32-bit build's are
+    smaller.
 
 
     ERRORS
@@ -351,6 +405,8 @@
     - Times are uint64_t nanoseconds; additions saturate at UINT64_MAX
       (about 584 years), so no delay overflows.
     - Failure counts saturate at UINT32_MAX.
+    - Budgets (max_keys, max_objects, max_bytes, history) are what a
+      container holds; see MEMORY for the bytes they come to.
     - JSON documents: nesting depth 64 and size 64 MiB by default
       (kctl_json_limits; depth at most 1024, size below 4 GiB); a path's
       bracket-quoted member name at most 1024 bytes.
