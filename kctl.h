@@ -1582,15 +1582,7 @@ typedef struct kctl_memstore kctl_memstore;
                     events keep: an event holds the object written and the
                     one it replaced, shared with the store and watchers
                     while they hold them); a watch from a version older
-                    than what the ring holds gets GONE, as before
-     max_objects    [0: no bound] objects the store holds at most
-     max_bytes      [0: no bound] bytes of the stored objects' JSON
-                    documents at most. A create, or a replace that grows a
-                    document, that would pass either bound is refused with
-                    FULL (a Status with HTTP 507, InsufficientStorage), the
-                    store unchanged, logged (MEMSTORE_FULL) and counted
-                    (kctl_memstore_stats.refused_full); deletes always pass
-     logger         silent
+                    than what the ring holds gets GONE
      bookmark_every 0: no bookmarks by count; N: one after every N events
                     a watcher has gone past
      bookmark_interval_ns  0: none by time; T: a bookmark when a watcher
@@ -1611,19 +1603,27 @@ typedef struct kctl_memstore kctl_memstore;
                     store as it will be is written first, and only then is
                     the write made and its event sent. A failed save makes
                     the call return IO (with a Status) and the write does
-                    not happen, in memory nor for watchers. */
+                    not happen, in memory nor for watchers.
+     max_objects    [0: no bound] objects the store holds at most
+     max_bytes      [0: no bound] bytes of the stored objects' JSON
+                    documents at most. A create, or a replace that grows a
+                    document, that would pass either bound is refused with
+                    FULL (a Status with HTTP 507, InsufficientStorage), the
+                    store unchanged, logged (MEMSTORE_FULL) and counted
+                    (kctl_memstore_stats.refused_full); deletes always pass
+     logger         silent */
 typedef struct kctl_memstore_desc {
     kctl_allocator allocator;
     kctl_clock clock;
     uint32_t history;
-    uint32_t max_objects;
-    size_t max_bytes;
-    kctl_logger logger;
     uint32_t bookmark_every;
     uint64_t bookmark_interval_ns;
     kctl_obj_opts obj_opts;
     const char *path;
     bool save_on_write;
+    uint32_t max_objects;
+    size_t max_bytes;
+    kctl_logger logger;
 } kctl_memstore_desc;
 
 KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out);
