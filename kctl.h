@@ -9954,6 +9954,7 @@ KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) {
 }
 
 KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *out) {
+    if (out) memset(out, 0, sizeof *out);
     if (!ms || !out) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     out->objects = ms->objs.count;

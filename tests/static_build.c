@@ -21,3 +21,4 @@
 #include "test_e2e.c"
 #include "test_review.c"
 #include "test_contract.c"
+#include "test_budget.c"

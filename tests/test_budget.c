@@ -230,6 +230,7 @@ static void tb_memstore_history_lazy(void) {
     kctl_event ev;
     char name[16], rv[24];
     int i, rc, n;
+    memset(&ss, 0, sizeof ss);
     memset(&md, 0, sizeof md);
     md.allocator = tb_allocator(&ta);
     KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
@@ -287,6 +288,7 @@ static void tb_memstore_full(void) {
     kctl_api_status st;
     kctl_obj *o = NULL;
     uint64_t rev;
+    memset(&ss, 0, sizeof ss);
     memset(&md, 0, sizeof md);
     md.max_objects = 2;
     md.logger.func = tb_ms_log;
@@ -563,6 +565,7 @@ static void tb_steady_state(void) {
     long pipe_allocs, objs_allocs, store_live;
     size_t pipe_peak, store_peak;
     int i, round;
+    memset(&ss, 0, sizeof ss);
     kctl_vclock_init(&vc, KCTL_SEC(1));
     memset(&md, 0, sizeof md);
     md.allocator = tb_allocator(&store);
