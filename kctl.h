@@ -288,7 +288,11 @@
     MEMORY
     ======
     Objects created by the library take a kctl_allocator (zero = KCTL_MALLOC /
-    KCTL_FREE). Limiter constructors take none and use KCTL_MALLOC. A queue
+    KCTL_FREE); so do limiters (the kctl_limiter_*_with constructors; a
+    queue or controller makes its default limiter with its own). Two calls
+    take none and use KCTL_MALLOC for scratch they free before returning:
+    kctl_json_equal (objects of more than 16 members) and
+    kctl_status_update (the token arrays of the status it compares). A queue
     entry (about 180 bytes for keys of up to 15 bytes, 8 more per 8 bytes of
     key beyond) exists while its key is waiting, delayed or being processed;
     entries of finished keys are pooled (at most about 1300 of them) and
@@ -301,6 +305,56 @@
     KCTL_MALLOC, merge patch from its writer's allocator). An object is one
     allocation (header, metadata arrays, its document and unescaped metadata
     strings); the cache, the FIFO and the handlers share it by reference.
+
+    Budgets. Every container that grows with the data takes a bound, and
+    refuses past it with KCTL_ERR_FULL, logged and counted; nothing it
+    accepted is dropped:
+        queue      kctl_queue_desc.max_keys / kctl_controller_desc.max_keys:
+                   a new key is refused, a key held is always accepted;
+                   the informer's resync or relist finds a refused key
+                   again (stats.refused_total, workqueue_refused_total)
+        cache      kctl_informer_desc / kctl_indexer_desc max_objects and
+                   max_bytes (JSON document bytes): an object refused is
+                   not cached nor told and a relist after the reflector's
+                   backoff offers it again (stats.cache_full)
+        memstore   kctl_memstore_desc max_objects and max_bytes: the write
+                   is refused (507 InsufficientStorage), the store
+                   unchanged (kctl_memstore_stats.refused_full); history
+                   (default 1024) bounds the events kept, the ring grows
+                   to it as writes come (an empty store holds none)
+        transform  kctl_informer_desc.transform rewrites objects before
+                   they are cached (kctl_transform_drop_managed_fields)
+    Once warm, a running controller (informer, FIFO, cache, queue, limiter,
+    controller) allocates nothing per event: the FIFO and the queue reuse
+    their entries; the store allocates the object written and frees its
+    scratch before it returns (tests/test_budget.c counts it).
+
+    Worst case, 64-bit, in bytes; K = max_keys, N = max_objects, B =
+    max_bytes, H = history, L = key length, O(d) = one object of a d-byte
+    document (one allocation: d + about 100 for the header and the metadata
+    arrays and strings, more with many labels; about 2d + 128 at most in
+    practice), a map costs at most 24 bytes a key (36 while it doubles):
+        queue      1.4 K + 3K x (160 + max(16, L + 1 rounded up to 8))
+                   + 2K x 24 (map) + 16K (delay heap)
+                   (at most K keys live, K idle entries awaiting reuse and
+                   min(K, 256) pooled)
+        limiters   the default: about 700, + (48 + L) per key with failures
+                   recorded (the controller forgets a key when it succeeds)
+        cache      1.2 K + N x (48 + 24 x indexes) + the objects: B + N x
+                   (O(0)) when the informer owns them; shared with an
+                   in-process store (no copy)
+        informer   cache + 1.5 K + FIFO: (80 + L + 24 x deltas) per key
+                   queued (a relist queues every object listed, the bound
+                   of the cache notwithstanding: the list's objects and an
+                   8-byte pointer each are held while it is handed over)
+                   + 64 pooled items
+        memstore   5 K + N x (56 + storage key) + 48 H (ring; 1.5x while it
+                   doubles) + the objects: B + N x O(0) for the current
+                   ones, and up to 2H older versions the events keep (each
+                   at most the largest O(d)) + 8 bytes a listed object for
+                   each of at most 8 paged lists in progress
+    The default build's figures (sizeof) are these; a 32-bit build's are
+    smaller.
 
 
     ERRORS
@@ -379,6 +433,8 @@
     - Times are uint64_t nanoseconds; additions saturate at UINT64_MAX
       (about 584 years), so no delay overflows.
     - Failure counts saturate at UINT32_MAX.
+    - Budgets (max_keys, max_objects, max_bytes, history) are what a
+      container holds; see MEMORY for the bytes they come to.
     - JSON documents: nesting depth 64 and size 64 MiB by default
       (kctl_json_limits; depth at most 1024, size below 4 GiB); a path's
       bracket-quoted member name at most 1024 bytes.
@@ -514,6 +570,7 @@ typedef enum kctl_log_level {
     X(OK, "no error") \
     X(QUEUE_DONE_NOT_PROCESSING, "kctl_queue_done: key is not being processed; ignored") \
     X(QUEUE_NOMEM, "kctl_queue: out of memory; the key was not queued") \
+    X(QUEUE_FULL, "kctl_queue: max_keys reached; a new key was refused (FULL)") \
     X(QUEUE_LIMITER_FAILED, "kctl_queue_create: could not create the default limiter") \
     X(CONTROLLER_REQUEUE_AFTER_WITH_ERROR, "reconcile returned an error and a requeue-after: the error wins (backoff)") \
     X(CONTROLLER_ENQUEUE_FAILED, "controller: a key could not be queued") \
@@ -532,7 +589,10 @@ typedef enum kctl_log_level {
     X(CHECKPOINT_MISMATCH, "checkpoint discarded: it is of another resource or selector") \
     X(CHECKPOINT_READ_FAILED, "checkpoint: the file is there but cannot be read; listing instead") \
     X(CHECKPOINT_SAVE_FAILED, "checkpoint: a write failed; the previous checkpoint stays") \
-    X(REPORTED_CONFLICT_RETRIES, "reported state: the write kept conflicting; backing off")
+    X(REPORTED_CONFLICT_RETRIES, "reported state: the write kept conflicting; backing off") \
+    X(MEMSTORE_FULL, "memstore: max_objects or max_bytes reached; a write was refused (FULL)") \
+    X(INFORMER_CACHE_FULL, "informer: the cache is full (max_objects or max_bytes); an object was not cached, a relist retries it") \
+    X(INFORMER_TRANSFORM_FAILED, "informer: the transform refused an object; it was not cached")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1072,9 +1132,17 @@ KCTL_API void kctl_obj_list_free(kctl_obj_list *l);
 /* Free the strings and the array (a zeroed list is fine). [any thread] */
 KCTL_API void kctl_str_list_free(kctl_str_list *l);
 
-/* Indexer options; zero = KCTL_MALLOC/KCTL_FREE. */
+/* Indexer options; zero = KCTL_MALLOC/KCTL_FREE and no bounds.
+     max_objects  objects the cache holds at most (0: no bound)
+     max_bytes    bytes of their JSON documents at most (0: no bound)
+   An add of a new key past max_objects, or one that would take the
+   documents past max_bytes, is FULL and leaves the cache unchanged (a
+   replace of an object by a smaller or equal one always passes); a
+   replace (relist) that would not fit is FULL as a whole. */
 typedef struct kctl_indexer_desc {
     kctl_allocator allocator;
+    uint32_t max_objects;
+    size_t max_bytes;
 } kctl_indexer_desc;
 
 /* Create an empty cache with the "namespace" index; desc may be NULL. [any thread] */
@@ -1086,8 +1154,8 @@ KCTL_API void kctl_indexer_destroy(kctl_indexer *ix);
 KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data);
 /* Store obj under its key, replacing any object there (add and update are
    the same operation, as in client-go); the cache takes its own
-   reference. Indexes follow exactly. NOMEM or an index fn's error leave the
-   cache unchanged. [any thread] */
+   reference. Indexes follow exactly. NOMEM, FULL (the desc's bounds) or an
+   index fn's error leave the cache unchanged. [any thread] */
 KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj);
 KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj);
 /* Remove key; NOT_FOUND if absent. [any thread] */
@@ -1121,7 +1189,8 @@ KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const c
 KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, kctl_str_list *out);
 /* Replace the whole contents with objs[0..n) (a relist), atomically: a
    reader sees all old or all new. rv (may be NULL) is remembered as the
-   resourceVersion the contents are from. [any thread] */
+   resourceVersion the contents are from. FULL (unchanged) when objs would
+   not fit the desc's bounds; NOMEM. [any thread] */
 KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_t n, const char *rv);
 /* The rv given to the last replace ("" before any). Copies into buf. [any thread] */
 KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t cap);
@@ -1601,7 +1670,13 @@ typedef struct kctl_memstore kctl_memstore;
 /* Options; zero means the default:
      allocator      KCTL_MALLOC/KCTL_FREE
      clock          monotonic (bookmark timing)
-     history        1024 events kept for watches
+     history        the most events kept for watches [1024]. The ring
+                    grows as writes come, doubling from 8 up to history,
+                    so an empty store holds none (the memory is what the
+                    events keep: an event holds the object written and the
+                    one it replaced, shared with the store and watchers
+                    while they hold them); a watch from a version older
+                    than what the ring holds gets GONE
      bookmark_every 0: no bookmarks by count; N: one after every N events
                     a watcher has gone past
      bookmark_interval_ns  0: none by time; T: a bookmark when a watcher
@@ -1644,8 +1719,15 @@ typedef struct kctl_memstore kctl_memstore;
                     again of snapshot, whatever the store's size
      fs             the file layer [kctl_fs_posix()]: a port to another
                     file system, or a test's faults. Copied.
+     max_objects    [0: no bound] objects the store holds at most
+     max_bytes      [0: no bound] bytes of the stored objects' JSON
+                    documents at most. A create, or a replace that grows a
+                    document, that would pass either bound is refused with
+                    FULL (a Status with HTTP 507, InsufficientStorage), the
+                    store unchanged, logged (MEMSTORE_FULL) and counted
+                    (kctl_memstore_stats.refused_full); deletes always pass
      logger         why a journal's tail was dropped at load, a failed
-                    fsync or compaction [silent]
+                    fsync or compaction, a write refused FULL [silent]
 
    PERSISTENCE. The file at path is a snapshot (the format of kctl 0.4:
    every object, a checksum); "<file>.journal" holds the writes since, one
@@ -1716,6 +1798,8 @@ typedef struct kctl_memstore_desc {
     uint32_t sync_interval_ms;
     uint64_t compact_bytes;
     const kctl_fs *fs;
+    uint32_t max_objects;
+    size_t max_bytes;
     kctl_logger logger;
 } kctl_memstore_desc;
 
@@ -1747,6 +1831,16 @@ KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, c
 KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st);
 /* The current revision (the last write's resourceVersion). */
 KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms);
+/* What the store holds, against its bounds. */
+typedef struct kctl_memstore_stats {
+    size_t objects;         /* objects stored */
+    size_t bytes;           /* their JSON documents' bytes (max_bytes counts these) */
+    uint32_t history;       /* events the ring holds now */
+    uint32_t history_cap;   /* events it has room for now (grows up to desc.history) */
+    uint64_t refused_full;  /* writes refused with FULL (max_objects, max_bytes) */
+} kctl_memstore_stats;
+/* Fill *out (INVALID_ARG for NULL arguments). [any thread] */
+KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *out);
 /* Forget the events up to rev: watches from before get GONE. */
 KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev);
 /* Write the store to desc.path now, as a snapshot, and empty the journal
@@ -1834,6 +1928,8 @@ typedef struct kctl_reflector_stats {
                                 again once a list or a watch succeeds */
     uint64_t added, modified, deleted, bookmarks;
     char last_rv[KCTL_RV_MAX];
+    uint64_t cache_full;       /* (informer) objects its cache refused (FULL: max_objects, max_bytes) */
+    uint64_t transform_errors; /* (informer) objects its transform refused */
 } kctl_reflector_stats;
 
 /* Create a reflector (it starts by listing at the first step). INVALID_ARG
@@ -1877,8 +1973,42 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 
    Out of memory: a delta the cache cannot take (NOMEM) stays queued and is
    retried at the next step; until the first list is wholly in the cache,
-   has_synced stays false and wait_for_sync reports NOMEM (below). */
+   has_synced stays false and wait_for_sync reports NOMEM (below).
+
+   Budget: with max_objects or max_bytes, an object the cache refuses
+   (FULL) is not cached and its handlers are not told (an update of a
+   cached object keeps the version cached); it is logged
+   (INFORMER_CACHE_FULL), counted (stats.cache_full, last_error FULL), and
+   the reflector lists again after its backoff, as after a failed list
+   (client-go's reflector on a store that refuses): the relist offers
+   every object again, so one refused gets in once there is room (a
+   delete, a smaller object), and is refused again, with the backoff
+   growing to 30 s, while there is none. The first list counts as
+   processed all the same: has_synced turns true on a partial cache.
+
+   Transform (client-go's SetTransform): a function run on every object
+   before it enters the cache, that returns it (a new reference) or a
+   rewritten copy: the cache, the handlers and the events hold what it
+   returns. kctl_transform_drop_managed_fields is one. It runs on the
+   informer's thread, on adds, updates, syncs and deletions. NOMEM from it
+   is retried as the cache's NOMEM; any other error drops the object as
+   an undecodable one is dropped: not cached, handlers not told, logged
+   (INFORMER_TRANSFORM_FAILED) and counted (stats.transform_errors); a
+   deletion whose last state it refuses is still told, with the state
+   untransformed. */
 typedef struct kctl_informer kctl_informer;
+
+/* Rewrite obj for the cache: *out = kctl_obj_ref(obj) to keep it as it
+   is, or a new object (its key and resourceVersion unchanged). A non-OK
+   result drops the object (see Transform above). [informer thread] */
+typedef int (*kctl_transform_fn)(kctl_obj *obj, kctl_obj **out, void *user_data);
+
+/* A transform that drops metadata.managedFields (the server-side apply
+   bookkeeping, often half an object). user_data: the kctl_obj_opts the
+   copy is made with (NULL: defaults; a codec decodes the copy again). An
+   object without managedFields comes back as it is, allocating nothing.
+   NOMEM; PROTO for an object that is not a JSON object. [any thread] */
+KCTL_API int kctl_transform_drop_managed_fields(kctl_obj *obj, kctl_obj **out, void *user_data);
 
 typedef struct kctl_handler {
     void (*on_add)(kctl_obj *obj, void *user_data);
@@ -1889,7 +2019,8 @@ typedef struct kctl_handler {
 } kctl_handler;
 
 /* Options: what a reflector takes (see kctl_reflector_desc; the FIFO and
-   the cache are the informer's own), plus the allocator for both. */
+   the cache are the informer's own), plus the allocator for both, the
+   cache's bounds, a transform and a logger. */
 typedef struct kctl_informer_desc {
     kctl_transport transport;
     kctl_resource resource;
@@ -1901,6 +2032,11 @@ typedef struct kctl_informer_desc {
     uint64_t stall_ns;
     kctl_allocator allocator;
     uint64_t seed;
+    uint32_t max_objects;    /* the cache's bounds (kctl_indexer_desc; 0: none; see Budget) */
+    size_t max_bytes;
+    kctl_transform_fn transform; /* NULL: objects cached as they come (see Transform) */
+    void *transform_user_data;
+    kctl_logger logger;      /* silent */
 } kctl_informer_desc;
 
 /* Create an informer (not started). [any thread] */
@@ -2099,6 +2235,21 @@ KCTL_API void kctl_limiter_forget(kctl_limiter *l, const char *key);
 KCTL_API uint32_t kctl_limiter_num_requeues(kctl_limiter *l, const char *key);
 /* Free a limiter (NULL is fine). Not for limiters owned by a queue or max_of. */
 KCTL_API void kctl_limiter_destroy(kctl_limiter *l);
+/* The same constructors with an allocator for everything the limiter
+   allocates (itself, and the per-key failure records of exponential and
+   fast_slow); a NULL a, or a zero one, is KCTL_MALLOC/KCTL_FREE; copied.
+   The ones above are these with NULL. A queue or controller that makes
+   its default limiter makes it with its own allocator. NULL as above, and
+   for an allocator with one function only. [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_create_with(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_exponential_with(uint64_t base_ns, uint64_t max_ns, const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_bucket_with(const kctl_clock *clock, double per_second, uint32_t burst,
+                                                const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_fast_slow_with(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast,
+                                                   const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_max_of_with(kctl_limiter *const *limiters, size_t n, const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_default_with(const kctl_clock *clock, const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_jitter_with(kctl_limiter *inner, int mode, uint64_t seed, const kctl_allocator *a);
 
 /* ===================================================== >>queue WORK QUEUE */
 
@@ -2111,13 +2262,24 @@ typedef struct kctl_queue kctl_queue;
      limiter    kctl_limiter_default(&clock); the queue owns it from
                 kctl_queue_create on, even when create fails
      allocator  KCTL_MALLOC/KCTL_FREE
-     logger     silent */
+     logger     silent
+     max_keys   0: no bound. N: the queue never holds more than N keys.
+                A new key is let in only while the keys counted by role
+                (waiting to be handed out, being processed, delayed; a key
+                in two roles counts twice) are fewer than N. An add of a key the queue does not hold while it
+                is full is refused with FULL, logged (QUEUE_FULL) and
+                counted (kctl_queue_stats.refused_total); a key it holds is
+                always accepted (de-duplication costs nothing), and no key
+                it accepted is ever dropped. A level-based controller finds
+                a refused key again at its informer's next resync or
+                relist. Memory: see MEMORY in the doc block. */
 typedef struct kctl_queue_desc {
     const char    *name;
     kctl_clock     clock;
     kctl_limiter  *limiter;
     kctl_allocator allocator;
     kctl_logger    logger;
+    uint32_t       max_keys;
 } kctl_queue_desc;
 
 /* A histogram of durations in client-go's buckets: upper bounds 10 ns * 10^i
@@ -2152,6 +2314,7 @@ typedef struct kctl_queue_stats {
     uint64_t delayed;                   /* keys waiting for their add_after time */
     uint32_t idle_workers;              /* threads parked in kctl_queue_get */
     const char *name;                   /* the queue's name */
+    uint64_t refused_total;             /* adds refused with FULL (kctl_queue_desc.max_keys) */
 } kctl_queue_stats;
 
 /* The desc with every default filled in (limiter stays NULL: create makes it). [any thread] */
@@ -2168,14 +2331,15 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q);
    when its time comes the key is added again, which does nothing while
    the key still waits to be handed out, and otherwise queues it once more
    (at done, if it is being processed then): it is processed again. INVALID_ARG
-   for a NULL, empty or too long key; NOMEM; SHUTDOWN after shutdown (the
-   key is dropped). [any thread] */
+   for a NULL, empty or too long key; NOMEM; FULL when the queue holds
+   max_keys keys and not this one (the key is not queued); SHUTDOWN after
+   shutdown (the key is dropped). [any thread] */
 KCTL_API int  kctl_queue_add(kctl_queue *q, const char *key);
 /* add(key) once delay_ns has passed (0 = now). If key is already delayed,
    the earlier time wins. A key already queued or being processed is
    delayed all the same: the delayed add happens at its time, whatever
-   became of the key meanwhile (see kctl_queue_add). SHUTDOWN after
-   shutdown. [any thread] */
+   became of the key meanwhile (see kctl_queue_add). FULL as add (a key
+   the queue holds is always delayed); SHUTDOWN after shutdown. [any thread] */
 KCTL_API int  kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns);
 /* add_after(key, the limiter's delay for key): the way to retry a failure. [any thread] */
 KCTL_API int  kctl_queue_add_rate_limited(kctl_queue *q, const char *key);
@@ -2339,6 +2503,10 @@ typedef struct kctl_hot_loop_desc {
      workers    1; any number (their threads' table is allocated at create:
                 NOMEM; a thread the system cannot start fails start)
      limiter    kctl_limiter_default (owned from create on, even if it fails)
+     max_keys   the queue's bound (kctl_queue_desc.max_keys; 0: none): a
+                key refused while it is full is found again at the
+                informer's next resync or relist (give the informer a
+                resync_ns when you bound the queue)
      clock, logger, allocator
      offline    connectivity-aware retries: off (client-go's behaviour); see
                 kctl_offline_desc
@@ -2364,6 +2532,7 @@ typedef struct kctl_controller_desc {
     kctl_offline_desc offline;
     bool hold_backoff;
     kctl_hot_loop_desc hot_loop;
+    uint32_t max_keys;
 } kctl_controller_desc;
 
 /* Reconciles so far, by what they returned (see the rules above). */
@@ -2681,6 +2850,7 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns);
      workqueue_depth, _adds_total, _retries_total, _queue_duration_seconds,
      _work_duration_seconds, _unfinished_work_seconds,
      _longest_running_processor_seconds{name}       client-go's, per named controller
+     workqueue_refused_total{name}                  keys a full queue refused (max_keys)
      controller_runtime_reconcile_total{controller,result}  success, error
                           (terminal errors included), requeue, requeue_after
      controller_runtime_reconcile_errors_total{controller}  every error
@@ -6687,11 +6857,14 @@ typedef struct kctl__ixdef {
 typedef struct kctl__ixdata {
     kctl__map items;
     kctl__map *values; /* one per index: value -> bucket */
+    size_t nbytes;     /* the objects' JSON documents (max_bytes) */
 } kctl__ixdata;
 
 struct kctl_indexer {
     kctl__rwlock lock;
     kctl_allocator allocator;
+    uint32_t max_objects; /* 0: no bound */
+    size_t max_bytes;     /* 0: no bound */
     kctl__ixdef *defs;
     uint32_t ndefs;
     kctl__ixdata data;
@@ -6869,7 +7042,14 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     kctl_obj *old = n ? kctl__obj_of(n) : NULL;
     int rc;
     kctl__ixemit e;
+    size_t add, sub;
     if (old == obj) return KCTL_OK; /* the very same object: nothing changes */
+    kctl_obj_json(obj, &add);
+    sub = 0;
+    if (old) kctl_obj_json(old, &sub);
+    if ((!old && ix->max_objects && d->items.count >= ix->max_objects) ||
+        (ix->max_bytes && add > sub && (add - sub > ix->max_bytes || d->nbytes > ix->max_bytes - (add - sub))))
+        return KCTL_ERR_FULL;
     /* 13/16 full at most: the cache is big and long-lived, and a probe compares hashes in one array */
     if (!old && kctl__map_reserve_to(&d->items, &ix->allocator, 13) != KCTL_OK) return KCTL_ERR_NOMEM;
     memset(&e, 0, sizeof e);
@@ -6878,6 +7058,7 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     e.old = old;
     if ((rc = kctl__ix_index_e(&e, obj, 0, ix->ndefs)) != KCTL_OK) return rc;
     kctl_obj_ref(obj);
+    d->nbytes += add - sub; /* modulo: exact */
     if (old) { /* the old version leaves the buckets the new one did not take over */
         e.mode = KCTL__IX_REMOVE;
         kctl__ix_run_e(&e, old, 0, ix->ndefs);
@@ -6924,6 +7105,10 @@ KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **o
     if (!(ix = (kctl_indexer *)kctl__alloc(&a, sizeof *ix))) return KCTL_ERR_NOMEM;
     memset(ix, 0, sizeof *ix);
     ix->allocator = a;
+    if (desc) {
+        ix->max_objects = desc->max_objects;
+        ix->max_bytes = desc->max_bytes;
+    }
     if (kctl__rwlock_init(&ix->lock) != KCTL_OK) {
         kctl__free(&a, ix);
         return KCTL_ERR_NOMEM;
@@ -7023,6 +7208,11 @@ KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     o = kctl__obj_of(n);
     kctl__ix_run(ix, &ix->data, KCTL__IX_REMOVE, o, 0, ix->ndefs);
     kctl__map_remove(&ix->data.items, &ix->allocator, n);
+    {
+        size_t sub = 0;
+        kctl_obj_json(o, &sub);
+        ix->data.nbytes -= sub;
+    }
     kctl__rwlock_wr_unlock(&ix->lock);
     kctl_obj_unref(o);
     return KCTL_OK;
@@ -7300,8 +7490,11 @@ typedef struct kctl__fitem {
     struct kctl__fitem *next;
     kctl_delta *deltas;
     uint32_t n, cap;
+    uint32_t key_cap; /* room for the key after the item, its NUL included */
     bool initial;    /* queued by the first replace: has_synced waits for it */
 } kctl__fitem;
+
+#define KCTL__FIFO_POOL 64 /* processed items kept, with their delta arrays, for reuse */
 
 struct kctl_fifo {
     kctl__mutex mu;
@@ -7313,6 +7506,8 @@ struct kctl_fifo {
     bool closed, populated;
     uint32_t waiters;  /* pops waiting for a key */
     size_t initial;    /* items marked initial still queued */
+    kctl__fitem *pool; /* processed items for reuse (next-linked): the steady state allocates nothing */
+    uint32_t npool;
 };
 
 static kctl__fitem *kctl__fifo_find(kctl_fifo *f, const char *key) {
@@ -7327,6 +7522,37 @@ static void kctl__fifo_free_item(kctl_fifo *f, kctl__fitem *it) {
     kctl__free(&f->allocator, it);
 }
 
+/* An item for a key of len bytes: a pooled one whose key fits, or a new
+   one (NULL: NOMEM). Lock held. */
+static kctl__fitem *kctl__fifo_item_new(kctl_fifo *f, size_t len) {
+    kctl__fitem *it = f->pool;
+    size_t cap;
+    if (it && it->key_cap > len) {
+        f->pool = it->next;
+        f->npool--;
+        it->next = NULL;
+        it->initial = false;
+        return it;
+    }
+    cap = len + 1 < 32 ? 32 : (len + 8) & ~(size_t)7;
+    if (cap > UINT32_MAX || !(it = (kctl__fitem *)kctl__alloc(&f->allocator, sizeof *it + cap))) return NULL;
+    memset(it, 0, sizeof *it);
+    it->key_cap = (uint32_t)cap;
+    return it;
+}
+
+/* Keep an item without deltas for reuse, or free it. Lock held. */
+static void kctl__fifo_item_put(kctl_fifo *f, kctl__fitem *it) {
+    if (f->npool < KCTL__FIFO_POOL) {
+        it->next = f->pool;
+        f->pool = it;
+        f->npool++;
+    } else {
+        kctl__free(&f->allocator, it->deltas);
+        kctl__free(&f->allocator, it);
+    }
+}
+
 /* client-go's queueActionLocked: append a delta (taking a reference to
    obj), collapse two trailing deletions, queue the key if it is new. */
 static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, bool unknown) {
@@ -7335,10 +7561,8 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     bool fresh = false;
     if (!it) {
         size_t len = strlen(key);
-        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK ||
-            !(it = (kctl__fitem *)kctl__alloc(&f->allocator, sizeof *it + len + 1)))
+        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len)))
             return KCTL_ERR_NOMEM;
-        memset(it, 0, sizeof *it);
         memcpy(it + 1, key, len + 1);
         it->node.key = (const char *)(it + 1);
         it->node.len = (uint32_t)len;
@@ -7349,7 +7573,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
         uint32_t cap = it->cap ? it->cap * 2 : 2;
         kctl_delta *nd = (kctl_delta *)kctl__alloc(&f->allocator, cap * sizeof *nd);
         if (!nd) {
-            if (fresh) kctl__free(&f->allocator, it);
+            if (fresh) kctl__fifo_item_put(f, it);
             return KCTL_ERR_NOMEM;
         }
         if (it->n) memcpy(nd, it->deltas, it->n * sizeof *nd);
@@ -7412,6 +7636,10 @@ KCTL_API void kctl_fifo_destroy(kctl_fifo *f) {
     kctl__fitem *it, *n;
     if (!f) return;
     for (it = f->head; it; it = n) {
+        n = it->next;
+        kctl__fifo_free_item(f, it);
+    }
+    for (it = f->pool; it; it = n) {
         n = it->next;
         kctl__fifo_free_item(f, it);
     }
@@ -7581,7 +7809,14 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
         if (it->initial) f->initial--; /* a key put back (AGAIN) still counts */
     }
     kctl__mutex_unlock(&f->mu);
-    if (it) kctl__fifo_free_item(f, it);
+    if (it) { /* its references go outside the lock; the item back to the pool */
+        uint32_t i;
+        for (i = 0; i < it->n; i++) kctl_obj_unref(it->deltas[i].obj);
+        it->n = 0;
+        kctl__mutex_lock(&f->mu);
+        kctl__fifo_item_put(f, it);
+        kctl__mutex_unlock(&f->mu);
+    }
     return rc == KCTL_ERR_AGAIN ? KCTL_OK : rc;
 }
 
@@ -9673,7 +9908,7 @@ typedef struct kctl__msev {
     kctl_obj *obj;  /* the state after (DELETED: the last state) */
     kctl_obj *prev; /* the state before (MODIFIED, DELETED), for selector transitions */
     kctl_obj *left; /* prev at this event's revision: what a watcher whose selector it leaves gets (made when first needed) */
-    char *rid;      /* "group/resource" */
+    char *rid;      /* "group/resource": the store's copy (ms->rids), shared */
 } kctl__msev;
 
 /* A write about to be made, for the save that must precede it: entry e's
@@ -9743,6 +9978,13 @@ struct kctl_memstore {
     kctl__map objs;
     kctl__msev *ring;
     uint32_t cap, count, first; /* ring: count events from index first */
+    uint32_t history;           /* the most events the ring grows to */
+    uint32_t max_objects;       /* 0: no bound */
+    size_t max_bytes, nbytes;   /* bound (0: none) and bytes of the stored documents */
+    uint64_t refused_full;
+    kctl_logger logger;
+    char **rids;                /* every "group/resource" an event named: events share them */
+    size_t nrids;
     uint64_t rev, compacted;    /* events with rev <= compacted are gone */
     uint64_t uid_seq;
     uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
@@ -9807,7 +10049,37 @@ static kctl__msent *kctl__ms_entry(kctl_memstore *ms, const char *key, size_t ri
 }
 
 /* Take an entry out of the store and free it (its object reference too). */
+static size_t kctl__ms_doc_len(const kctl_obj *o) {
+    size_t n = 0;
+    if (o) kctl_obj_json(o, &n);
+    return n;
+}
+
+/* ms->nbytes from the objects held (after a load). */
+static void kctl__ms_count_bytes(kctl_memstore *ms) {
+    size_t i;
+    ms->nbytes = 0;
+    for (i = 0; i < ms->objs.cap; i++)
+        if (ms->objs.slots[i].node) ms->nbytes += kctl__ms_doc_len(((kctl__msent *)ms->objs.slots[i].node)->obj);
+}
+
+static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what);
+
+/* Whether the store may hold made in place of old (NULL: a new object)
+   within max_objects and max_bytes: OK, or FULL (counted, logged, the
+   Status filled). Lock held. */
+static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_obj *made, kctl_api_status *st) {
+    size_t add = kctl__ms_doc_len(made), sub = kctl__ms_doc_len(old);
+    bool full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
+    if (ms->max_bytes && add > sub && (add - sub > ms->max_bytes || ms->nbytes > ms->max_bytes - (add - sub))) full = true;
+    if (!full) return KCTL_OK;
+    ms->refused_full++;
+    kctl__log(&ms->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MEMSTORE_FULL);
+    return kctl__ms_refuse(st, KCTL_ERR_FULL, "the store is full (max_objects or max_bytes), so the write was not made");
+}
+
 static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
+    ms->nbytes -= kctl__ms_doc_len(e->obj);
     kctl_obj_unref(e->obj);
     kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
     kctl__free(&ms->allocator, e);
@@ -9886,14 +10158,15 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     if (!ms->obj_opts.allocator.alloc_fn) ms->obj_opts.allocator = d.allocator;
     ms->bookmark_every = d.bookmark_every;
     ms->bookmark_interval_ns = d.bookmark_interval_ns;
-    ms->cap = d.history;
-    ms->ring = (kctl__msev *)kctl__alloc(&d.allocator, (size_t)ms->cap * sizeof *ms->ring);
-    if (!ms->ring || kctl__mutex_init(&ms->mu) != KCTL_OK) goto fail;
+    ms->history = d.history;
+    ms->max_objects = d.max_objects;
+    ms->max_bytes = d.max_bytes;
+    ms->logger = d.logger;
+    if (kctl__mutex_init(&ms->mu) != KCTL_OK) goto fail;
     if (kctl__cond_init(&ms->cv) != KCTL_OK) {
         kctl__mutex_deinit(&ms->mu);
         goto fail;
     }
-    memset(ms->ring, 0, (size_t)ms->cap * sizeof *ms->ring);
     ms->save_on_write = d.save_on_write;
     if (kctl__jnl_init(ms, &d) != KCTL_OK) {
         kctl_memstore_destroy(ms);
@@ -9911,21 +10184,21 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
             kctl_memstore_destroy(ms);
             return rc;
         }
+        kctl__ms_count_bytes(ms);
     }
     *out = ms;
     return KCTL_OK;
 fail:
-    kctl__free(&d.allocator, ms->ring);
     kctl__free(&d.allocator, ms);
     return KCTL_ERR_NOMEM;
 }
 
 static void kctl__ms_free_event(kctl_memstore *ms, kctl__msev *e) {
+    (void)ms;
     kctl_obj_unref(e->obj);
     kctl_obj_unref(e->prev);
     kctl_obj_unref(e->left);
-    kctl__free(&ms->allocator, e->rid);
-    memset(e, 0, sizeof *e);
+    memset(e, 0, sizeof *e); /* e->rid is the store's (ms->rids) */
 }
 
 KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
@@ -9943,6 +10216,8 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__free(&ms->allocator, ms->ring);
     kctl__jnl_deinit(ms);
+    for (i = 0; i < ms->nrids; i++) kctl__free(&ms->allocator, ms->rids[i]);
+    kctl__free(&ms->allocator, ms->rids);
     kctl__free(&ms->allocator, ms->path);
     kctl__cond_deinit(&ms->cv);
     kctl__mutex_deinit(&ms->mu);
@@ -9960,11 +10235,47 @@ typedef struct kctl__msevprep {
     kctl_obj *obj, *prev; /* references the event takes over */
 } kctl__msevprep;
 
+/* The store's copy of rid, made the first time an event names it, so an
+   event allocates nothing of its own. NULL on NOMEM. Lock held. */
+static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
+    size_t i, n = strlen(rid);
+    char **v, *c;
+    for (i = 0; i < ms->nrids; i++)
+        if (strcmp(ms->rids[i], rid) == 0) return ms->rids[i];
+    if (!(c = (char *)kctl__alloc(&ms->allocator, n + 1))) return NULL;
+    if (!(v = (char **)kctl__alloc(&ms->allocator, (ms->nrids + 1) * sizeof *v))) {
+        kctl__free(&ms->allocator, c);
+        return NULL;
+    }
+    memcpy(c, rid, n + 1);
+    if (ms->nrids) memcpy(v, ms->rids, ms->nrids * sizeof *v);
+    kctl__free(&ms->allocator, ms->rids);
+    v[ms->nrids++] = c;
+    ms->rids = v;
+    return c;
+}
+
+/* Room for one more event: while the ring is full and smaller than
+   history, it doubles (from 8) up to history, events kept in order.
+   NOMEM leaves it as it was. Lock held. */
+static int kctl__ms_ring_reserve(kctl_memstore *ms) {
+    uint32_t cap, k;
+    kctl__msev *r;
+    if (ms->count < ms->cap || ms->cap >= ms->history) return KCTL_OK;
+    cap = ms->cap ? (ms->cap > ms->history / 2 ? ms->history : ms->cap * 2) : (ms->history < 8 ? ms->history : 8);
+    if (!(r = (kctl__msev *)kctl__alloc(&ms->allocator, (size_t)cap * sizeof *r))) return KCTL_ERR_NOMEM;
+    memset(r, 0, (size_t)cap * sizeof *r);
+    for (k = 0; k < ms->count; k++) r[k] = ms->ring[(ms->first + k) % ms->cap];
+    kctl__free(&ms->allocator, ms->ring);
+    ms->ring = r;
+    ms->cap = cap;
+    ms->first = 0;
+    return KCTL_OK;
+}
+
 static int kctl__ms_event_prepare(kctl_memstore *ms, kctl__msevprep *p, const char *rid, int type, kctl_obj *obj, kctl_obj *prev) {
-    size_t n = strlen(rid);
     memset(p, 0, sizeof *p);
-    if (!(p->rid = (char *)kctl__alloc(&ms->allocator, n + 1))) return KCTL_ERR_NOMEM;
-    memcpy(p->rid, rid, n + 1);
+    if (kctl__ms_ring_reserve(ms) != KCTL_OK || !(p->rid = kctl__ms_rid_intern(ms, rid))) return KCTL_ERR_NOMEM;
     p->type = type;
     p->obj = kctl_obj_ref(obj);
     p->prev = kctl_obj_ref(prev);
@@ -9972,7 +10283,7 @@ static int kctl__ms_event_prepare(kctl_memstore *ms, kctl__msevprep *p, const ch
 }
 
 static void kctl__ms_event_drop(kctl_memstore *ms, kctl__msevprep *p) {
-    kctl__free(&ms->allocator, p->rid);
+    (void)ms;
     kctl_obj_unref(p->obj);
     kctl_obj_unref(p->prev);
     memset(p, 0, sizeof *p);
@@ -10008,7 +10319,7 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
         { KCTL_ERR_EXISTS, 409, "AlreadyExists" }, { KCTL_ERR_CONFLICT, 409, "Conflict" },
         { KCTL_ERR_GONE, 410, "Expired" }, { KCTL_ERR_TOO_LARGE, 413, "RequestEntityTooLarge" },
         { KCTL_ERR_AGAIN, 429, "TooManyRequests" }, { KCTL_ERR_IO, 503, "ServiceUnavailable" },
-        { KCTL_ERR_TIMEOUT, 504, "Timeout" } };
+        { KCTL_ERR_TIMEOUT, 504, "Timeout" }, { KCTL_ERR_FULL, 507, "InsufficientStorage" } };
     size_t i;
     int http = 500;
     const char *reason = "InternalError";
@@ -10122,13 +10433,15 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         pend.e = e;
     } else if (d.cur && look.hit && look.hit->obj == d.cur) { /* the object the decision read: its entry, found once */
         e = look.hit;
-        if ((rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_MODIFIED, made, e->obj)) != KCTL_OK) goto out;
+        if ((req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e->obj, made, st)) != KCTL_OK) ||
+            (rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_MODIFIED, made, e->obj)) != KCTL_OK) goto out;
         pend.e = e;
         pend.obj = made;
         pend.rid = rid;
     } else {
         if ((rc = kctl__ms_key(rid, kctl_obj_namespace(made), kctl_obj_name(made), key, sizeof key)) != KCTL_OK) goto out;
         e = kctl__ms_find(ms, key);
+        if (req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e ? e->obj : NULL, made, st)) != KCTL_OK) goto out;
         if (!e && !(fresh = kctl__ms_entry(ms, key, strlen(rid), NULL))) {
             rc = KCTL_ERR_NOMEM;
             goto out;
@@ -10150,8 +10463,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     } else if (fresh) {
         fresh->obj = kctl_obj_ref(made);
         kctl__map_insert(&ms->objs, &fresh->node);
+        ms->nbytes += kctl__ms_doc_len(made);
         fresh = NULL;
     } else {
+        ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
         kctl_obj_unref(e->obj);
         e->obj = kctl_obj_ref(made);
     }
@@ -10649,6 +10964,19 @@ KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) {
     r = ms->rev;
     kctl__mutex_unlock(&ms->mu);
     return r;
+}
+
+KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *out) {
+    if (out) memset(out, 0, sizeof *out);
+    if (!ms || !out) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    out->objects = ms->objs.count;
+    out->bytes = ms->nbytes;
+    out->history = ms->count;
+    out->history_cap = ms->cap;
+    out->refused_full = ms->refused_full;
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_OK;
 }
 
 /* ---- persistence. The file: a header line
@@ -11658,6 +11986,17 @@ static void kctl__rf_close(kctl_reflector *r) {
     r->w = NULL;
 }
 
+/* What the last list or watch gave could not all be kept (an informer's
+   cache refused it: code): list again after the backoff, as after a
+   failed list. */
+static void kctl__rf_relist_later(kctl_reflector *r, int code) {
+    kctl__rf_close(r);
+    r->state = KCTL__RF_LIST;
+    r->stats.errors++;
+    r->stats.last_error = code;
+    kctl__rf_backoff(r, kctl_clock_now(&r->clock));
+}
+
 /* List every page and replace the FIFO's contents. A complete list
    starts the resync period (client-go starts its resync timer after the
    list). */
@@ -11872,6 +12211,11 @@ struct kctl_informer {
     kctl__infh *run;
     uint32_t nrun;
     int cache_err;     /* the cache took the last delta given (OK) or not (NOMEM): stepping thread */
+    bool refused;      /* the cache refused an object this step (FULL): relist later */
+    uint64_t cache_full, transform_errors;
+    kctl_transform_fn transform;
+    void *transform_user_data;
+    kctl_logger logger;
     bool synced, running, stop;
     kctl_reflector_stats stats;
     struct kctl__ckpt *ckpt; /* the checkpoint (CHECKPOINT), or NULL */
@@ -11884,6 +12228,55 @@ struct kctl__ckpt;
 static void kctl__ckpt_tick(kctl_informer *inf);
 static void kctl__ckpt_on_stop(kctl_informer *inf);
 static void kctl__ckpt_free(kctl_informer *inf);
+KCTL_API int kctl_transform_drop_managed_fields(kctl_obj *obj, kctl_obj **out, void *user_data) {
+    const kctl_obj_opts *opts = (const kctl_obj_opts *)user_data;
+    kctl_json_value v;
+    kctl__jdoc d;
+    kctl_jw w;
+    const char *doc, *text, *raw;
+    size_t dlen, n, rn;
+    uint32_t k, i, md, mk;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    if (!obj) return KCTL_ERR_INVALID_ARG;
+    if (kctl_obj_get(obj, "metadata.managedFields", &v) != KCTL_OK) { /* nothing to drop */
+        *out = kctl_obj_ref(obj);
+        return KCTL_OK;
+    }
+    doc = kctl_obj_json(obj, &dlen);
+    if ((rc = kctl__jdoc_parse(&d, doc, dlen, opts ? &opts->allocator : NULL, NULL)) != KCTL_OK) return rc;
+    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT) {
+        kctl__jdoc_free(&d);
+        return KCTL_ERR_PROTO;
+    }
+    md = kctl_json_member(&d.j, 0, "metadata");
+    kctl_jw_init_growable(&w, opts ? &opts->allocator : NULL);
+    kctl_jw_object_begin(&w);
+    for (k = 0, i = 1; k < d.j.toks[0].size; k++, i += 1 + d.j.toks[i + 1].skip) {
+        kctl_json_raw(&d.j, i, &raw, &rn);
+        kctl__jw_key_raw(&w, raw, rn);
+        kctl__jw_put(&w, ":", 1);
+        if (i + 1 != md) {
+            kctl_jw_value(&w, &d.j, i + 1);
+            continue;
+        }
+        kctl_jw_object_begin(&w); /* metadata, but for managedFields */
+        for (n = 0, mk = md + 1; n < d.j.toks[md].size; n++, mk += 1 + d.j.toks[mk + 1].skip) {
+            if (kctl_json_string_eq(&d.j, mk, "managedFields")) continue;
+            kctl_json_raw(&d.j, mk, &raw, &rn);
+            kctl__jw_key_raw(&w, raw, rn);
+            kctl__jw_put(&w, ":", 1);
+            kctl_jw_value(&w, &d.j, mk + 1);
+        }
+        kctl_jw_object_end(&w);
+    }
+    kctl_jw_object_end(&w);
+    if ((rc = kctl_jw_finish(&w, &text, &n)) == KCTL_OK) rc = kctl_obj_parse(text, n, opts, out);
+    kctl_jw_free(&w);
+    kctl__jdoc_free(&d);
+    return rc;
+}
 
 KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer **out) {
     kctl_indexer_desc xd;
@@ -11899,6 +12292,11 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     inf->allocator = desc->allocator;
     memset(&xd, 0, sizeof xd);
     xd.allocator = desc->allocator;
+    xd.max_objects = desc->max_objects;
+    xd.max_bytes = desc->max_bytes;
+    inf->transform = desc->transform;
+    inf->transform_user_data = desc->transform_user_data;
+    inf->logger = desc->logger;
     memset(&fd, 0, sizeof fd);
     fd.allocator = desc->allocator;
     memset(&rd, 0, sizeof rd);
@@ -12010,29 +12408,59 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     size_t i;
     uint32_t k;
     for (i = 0; i < n; i++) {
-        kctl_obj *old = kctl_indexer_get(inf->ix, key);
+        kctl_obj *old = kctl_indexer_get(inf->ix, key), *obj = d[i].obj, *t = NULL;
         int rc;
+        if (obj && inf->transform) { /* what the cache and the handlers get */
+            rc = inf->transform(obj, &t, inf->transform_user_data);
+            if (rc == KCTL_OK && !t) rc = KCTL_ERR_INVALID_ARG;
+            if (rc == KCTL_ERR_NOMEM) { /* as the cache's NOMEM: this key and the rest later */
+                kctl_obj_unref(old);
+                inf->cache_err = rc;
+                c->put_back = true;
+                return KCTL_ERR_AGAIN;
+            }
+            if (rc != KCTL_OK) {
+                kctl_obj_unref(t);
+                t = NULL;
+                inf->transform_errors++;
+                kctl__log(&inf->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_INFORMER_TRANSFORM_FAILED);
+                if (d[i].type != KCTL_DELTA_DELETED) { /* dropped, as an undecodable object */
+                    kctl_obj_unref(old);
+                    continue;
+                }
+            } else {
+                obj = t;
+            }
+        }
         if (d[i].type == KCTL_DELTA_DELETED) {
-            kctl_obj *last = d[i].obj ? d[i].obj : old;
+            kctl_obj *last = obj ? obj : old;
             if (old) kctl_indexer_delete(inf->ix, key);
             for (k = 0; k < inf->nrun; k++)
                 if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
         } else {
             bool sync;
-            if ((rc = kctl_indexer_add(inf->ix, d[i].obj)) != KCTL_OK) { /* keep the rest for later */
+            if ((rc = kctl_indexer_add(inf->ix, obj)) != KCTL_OK) { /* keep the rest for later */
                 kctl_obj_unref(old);
+                kctl_obj_unref(t);
+                if (rc == KCTL_ERR_FULL) { /* not cached, not told: the next relist offers it again */
+                    inf->cache_full++;
+                    inf->refused = true;
+                    kctl__log(&inf->logger, KCTL_LOG_WARN, KCTL_LOGITEM_INFORMER_CACHE_FULL);
+                    continue;
+                }
                 if (rc != KCTL_ERR_NOMEM) return rc;
                 inf->cache_err = rc;
                 c->put_back = true;
                 return KCTL_ERR_AGAIN;
             }
-            sync = old && kctl__inf_is_sync(old, d[i].obj);
+            sync = old && kctl__inf_is_sync(old, obj);
             for (k = 0; k < inf->nrun; k++) {
                 const kctl_handler *h = &inf->run[k].h;
-                if (old && h->on_update && (!sync || h->resync)) h->on_update(old, d[i].obj, h->user_data);
-                else if (!old && h->on_add) h->on_add(d[i].obj, h->user_data);
+                if (old && h->on_update && (!sync || h->resync)) h->on_update(old, obj, h->user_data);
+                else if (!old && h->on_add) h->on_add(obj, h->user_data);
             }
         }
+        kctl_obj_unref(t);
         kctl_obj_unref(old);
     }
     inf->cache_err = KCTL_OK;
@@ -12078,8 +12506,14 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     }
     while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
     if (inf->ckpt) kctl__ckpt_tick(inf);
+    if (inf->refused) { /* the cache refused objects (FULL): list again after the backoff */
+        inf->refused = false;
+        kctl__rf_relist_later(inf->r, KCTL_ERR_FULL);
+    }
     kctl__mutex_lock(&inf->mu);
     kctl_reflector_read_stats(inf->r, &inf->stats);
+    inf->stats.cache_full = inf->cache_full;
+    inf->stats.transform_errors = inf->transform_errors;
     if (inf->cache_err) inf->stats.last_error = inf->cache_err;
     if (!inf->synced && kctl_reflector_listed(inf->r) && kctl_fifo_has_synced(inf->fifo)) {
         inf->synced = true;
@@ -12581,19 +13015,35 @@ KCTL_API void kctl_informer_checkpoint_stats(kctl_informer *inf, kctl_checkpoint
 struct kctl_limiter {
     kctl_limiter_vtable vt;
     void *self;
+    kctl_allocator a;
 };
 
-static kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self) {
-    kctl_limiter *l = (kctl_limiter *)KCTL_MALLOC(sizeof *l, NULL);
+/* The allocator a limiter keeps: zero for NULL; false for a lone function. */
+static bool kctl__limiter_alloc_of(const kctl_allocator *a, kctl_allocator *out) {
+    memset(out, 0, sizeof *out);
+    if (!a) return true;
+    if ((!a->alloc_fn) != (!a->free_fn)) return false;
+    *out = *a;
+    return true;
+}
+
+static kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a) {
+    kctl_limiter *l = (kctl_limiter *)kctl__alloc(a, sizeof *l);
     if (!l) return NULL;
     l->vt = *vt;
     l->self = self;
+    l->a = *a;
     return l;
 }
 
+KCTL_API kctl_limiter *kctl_limiter_create_with(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a) {
+    kctl_allocator al;
+    if (!vt || !vt->when || !vt->forget || !vt->num_requeues || !kctl__limiter_alloc_of(a, &al)) return NULL;
+    return kctl__limiter_new(vt, self, &al);
+}
+
 KCTL_API kctl_limiter *kctl_limiter_create(const kctl_limiter_vtable *vt, void *self) {
-    if (!vt || !vt->when || !vt->forget || !vt->num_requeues) return NULL;
-    return kctl__limiter_new(vt, self);
+    return kctl_limiter_create_with(vt, self, NULL);
 }
 
 KCTL_API uint64_t kctl_limiter_when(kctl_limiter *l, const char *key) {
@@ -12614,7 +13064,7 @@ KCTL_API uint32_t kctl_limiter_num_requeues(kctl_limiter *l, const char *key) {
 KCTL_API void kctl_limiter_destroy(kctl_limiter *l) {
     if (!l) return;
     if (l->vt.destroy) l->vt.destroy(l->self);
-    KCTL_FREE(l, NULL);
+    kctl__free(&l->a, l);
 }
 
 /* Per-key failure counts, shared by exponential and fast_slow. */
@@ -12624,6 +13074,7 @@ typedef struct kctl__failure {
 } kctl__failure;
 
 typedef struct kctl__perkey {
+    kctl_allocator a;
     kctl__mutex mu;
     kctl__map map;
     uint64_t a_ns, b_ns; /* exponential: base, max; fast_slow: fast, slow */
@@ -12643,8 +13094,8 @@ static uint32_t kctl__perkey_fail(kctl__perkey *p, const char *key) {
     kctl__mutex_lock(&p->mu);
     f = (kctl__failure *)kctl__map_find(&p->map, key, len, h);
     if (!f) {
-        if (kctl__map_reserve(&p->map, NULL) != KCTL_OK ||
-            !(f = (kctl__failure *)KCTL_MALLOC(sizeof *f + len + 1, NULL))) {
+        if (kctl__map_reserve(&p->map, &p->a) != KCTL_OK ||
+            !(f = (kctl__failure *)kctl__alloc(&p->a, sizeof *f + len + 1))) {
             kctl__mutex_unlock(&p->mu);
             return 0;
         }
@@ -12677,9 +13128,9 @@ static void kctl__perkey_forget(void *self, const char *key) {
     if (!len) return;
     kctl__mutex_lock(&p->mu);
     n = kctl__map_find(&p->map, key, len, kctl__hash(key, len));
-    if (n) kctl__map_remove(&p->map, NULL, n);
+    if (n) kctl__map_remove(&p->map, &p->a, n);
     kctl__mutex_unlock(&p->mu);
-    KCTL_FREE(n, NULL);
+    kctl__free(&p->a, n);
 }
 
 static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
@@ -12698,41 +13149,54 @@ static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
 static void kctl__perkey_destroy(void *self) {
     kctl__perkey *p = (kctl__perkey *)self;
     size_t i;
-    for (i = 0; i < p->map.cap; i++) KCTL_FREE(p->map.slots[i].node, NULL);
-    KCTL_FREE(p->map.slots, NULL);
+    for (i = 0; i < p->map.cap; i++) kctl__free(&p->a, p->map.slots[i].node);
+    kctl__free(&p->a, p->map.slots);
     kctl__mutex_deinit(&p->mu);
-    KCTL_FREE(p, NULL);
+    kctl__free(&p->a, p);
 }
 
-static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow) {
+static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow,
+                                      const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__perkey_when, kctl__perkey_forget,
                                             kctl__perkey_num_requeues, kctl__perkey_destroy };
-    kctl__perkey *p = (kctl__perkey *)KCTL_MALLOC(sizeof *p, NULL);
+    kctl_allocator al;
+    kctl__perkey *p;
     kctl_limiter *l;
-    if (!p) return NULL;
+    if (!kctl__limiter_alloc_of(a, &al) || !(p = (kctl__perkey *)kctl__alloc(&al, sizeof *p))) return NULL;
     memset(p, 0, sizeof *p);
+    p->a = al;
     p->a_ns = a_ns;
     p->b_ns = b_ns;
     p->max_fast = max_fast;
     p->fast_slow = fast_slow;
-    if (kctl__mutex_init(&p->mu) != KCTL_OK) { KCTL_FREE(p, NULL); return NULL; }
-    l = kctl__limiter_new(&vt, p);
+    if (kctl__mutex_init(&p->mu) != KCTL_OK) { kctl__free(&al, p); return NULL; }
+    l = kctl__limiter_new(&vt, p, &al);
     if (!l) kctl__perkey_destroy(p);
     return l;
 }
 
-KCTL_API kctl_limiter *kctl_limiter_exponential(uint64_t base_ns, uint64_t max_ns) {
+KCTL_API kctl_limiter *kctl_limiter_exponential_with(uint64_t base_ns, uint64_t max_ns, const kctl_allocator *a) {
     if (base_ns == 0 || max_ns < base_ns) return NULL;
-    return kctl__perkey_new(base_ns, max_ns, 0, false);
+    return kctl__perkey_new(base_ns, max_ns, 0, false, a);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_exponential(uint64_t base_ns, uint64_t max_ns) {
+    return kctl_limiter_exponential_with(base_ns, max_ns, NULL);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_fast_slow_with(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast,
+                                                   const kctl_allocator *a) {
+    if (fast_ns > slow_ns) return NULL;
+    return kctl__perkey_new(fast_ns, slow_ns, max_fast, true, a);
 }
 
 KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast) {
-    if (fast_ns > slow_ns) return NULL;
-    return kctl__perkey_new(fast_ns, slow_ns, max_fast, true);
+    return kctl_limiter_fast_slow_with(fast_ns, slow_ns, max_fast, NULL);
 }
 
 /* The token bucket, with the reservation arithmetic of Go's rate.Limiter. */
 typedef struct kctl__bucket {
+    kctl_allocator a;
     kctl__mutex mu;
     kctl_clock clock;
     double rate;   /* tokens per second */
@@ -12771,31 +13235,39 @@ static uint32_t kctl__bucket_num_requeues(void *self, const char *key) { (void)s
 static void kctl__bucket_destroy(void *self) {
     kctl__bucket *b = (kctl__bucket *)self;
     kctl__mutex_deinit(&b->mu);
-    KCTL_FREE(b, NULL);
+    kctl__free(&b->a, b);
 }
 
-KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
+KCTL_API kctl_limiter *kctl_limiter_bucket_with(const kctl_clock *clock, double per_second, uint32_t burst,
+                                                const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__bucket_when, kctl__bucket_forget,
                                             kctl__bucket_num_requeues, kctl__bucket_destroy };
+    kctl_allocator al;
     kctl__bucket *b;
     kctl_limiter *l;
-    if (!(per_second > 0) || burst == 0) return NULL; /* also rejects NaN */
-    b = (kctl__bucket *)KCTL_MALLOC(sizeof *b, NULL);
+    if (!(per_second > 0) || burst == 0 || !kctl__limiter_alloc_of(a, &al)) return NULL; /* also rejects NaN */
+    b = (kctl__bucket *)kctl__alloc(&al, sizeof *b);
     if (!b) return NULL;
     memset(b, 0, sizeof *b);
+    b->a = al;
     b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
     b->rate = per_second;
     b->burst = (double)burst;
     b->tokens = (double)burst;
     b->unlimited = per_second > 1.7976931348623157e308; /* +inf: Go's rate.Inf */
     b->last_ns = kctl_clock_now(&b->clock);
-    if (kctl__mutex_init(&b->mu) != KCTL_OK) { KCTL_FREE(b, NULL); return NULL; }
-    l = kctl__limiter_new(&vt, b);
+    if (kctl__mutex_init(&b->mu) != KCTL_OK) { kctl__free(&al, b); return NULL; }
+    l = kctl__limiter_new(&vt, b, &al);
     if (!l) kctl__bucket_destroy(b);
     return l;
 }
 
+KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
+    return kctl_limiter_bucket_with(clock, per_second, burst, NULL);
+}
+
 typedef struct kctl__maxof {
+    kctl_allocator a;
     size_t n;
     kctl_limiter *members[1]; /* n of them */
 } kctl__maxof;
@@ -12832,39 +13304,46 @@ static void kctl__maxof_destroy(void *self) {
     kctl__maxof *m = (kctl__maxof *)self;
     size_t i;
     for (i = 0; i < m->n; i++) kctl_limiter_destroy(m->members[i]);
-    KCTL_FREE(m, NULL);
+    kctl__free(&m->a, m);
 }
 
-KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t n) {
+KCTL_API kctl_limiter *kctl_limiter_max_of_with(kctl_limiter *const *limiters, size_t n, const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__maxof_when, kctl__maxof_forget,
                                             kctl__maxof_num_requeues, kctl__maxof_destroy };
     kctl__maxof *m = NULL;
     kctl_limiter *l;
+    kctl_allocator al;
     size_t i;
-    bool ok = limiters != NULL && n > 0 && n <= (SIZE_MAX - sizeof *m) / sizeof(kctl_limiter *);
+    bool ok = limiters != NULL && n > 0 && n <= (SIZE_MAX - sizeof *m) / sizeof(kctl_limiter *) &&
+              kctl__limiter_alloc_of(a, &al);
     for (i = 0; ok && i < n; i++) ok = limiters[i] != NULL;
-    if (ok) m = (kctl__maxof *)KCTL_MALLOC(sizeof *m + n * sizeof(kctl_limiter *), NULL);
+    if (ok) m = (kctl__maxof *)kctl__alloc(&al, sizeof *m + n * sizeof(kctl_limiter *));
     if (!m) {
         for (i = 0; limiters && i < n; i++) kctl_limiter_destroy(limiters[i]);
         return NULL;
     }
+    m->a = al;
     m->n = n;
     for (i = 0; i < n; i++) m->members[i] = limiters[i];
-    l = kctl__limiter_new(&vt, m);
+    l = kctl__limiter_new(&vt, m, &al);
     if (!l) kctl__maxof_destroy(m);
     return l;
 }
 
-KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) {
+KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t n) {
+    return kctl_limiter_max_of_with(limiters, n, NULL);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_default_with(const kctl_clock *clock, const kctl_allocator *a) {
     kctl_limiter *parts[2];
-    parts[0] = kctl_limiter_exponential(KCTL_MS(5), KCTL_SEC(1000));
-    parts[1] = kctl_limiter_bucket(clock, 10.0, 100);
+    parts[0] = kctl_limiter_exponential_with(KCTL_MS(5), KCTL_SEC(1000), a);
+    parts[1] = kctl_limiter_bucket_with(clock, 10.0, 100, a);
     if (!parts[0] || !parts[1]) {
         kctl_limiter_destroy(parts[0]);
         kctl_limiter_destroy(parts[1]);
         return NULL;
     }
-    return kctl_limiter_max_of(parts, 2);
+    return kctl_limiter_max_of_with(parts, 2, a);
 }
 
 /* A 64-bit random step (splitmix64): any seed, even 0, gives a full
@@ -12888,6 +13367,7 @@ typedef struct kctl__jitter {
     kctl_limiter *inner;
     int mode;
     uint64_t rng;
+    kctl_allocator a;
 } kctl__jitter;
 
 static uint64_t kctl__jitter_when(void *self, const char *key) {
@@ -12907,35 +13387,40 @@ static uint32_t kctl__jitter_num_requeues(void *self, const char *key) {
 
 static void kctl__jitter_destroy(void *self) {
     kctl__jitter *j = (kctl__jitter *)self;
+    kctl_allocator a = j->a;
     kctl_limiter_destroy(j->inner);
     kctl__mutex_deinit(&j->mu);
-    KCTL_FREE(j, NULL);
+    kctl__free(&a, j);
 }
 
-KCTL_API kctl_limiter *kctl_limiter_jitter(kctl_limiter *inner, int mode, uint64_t seed) {
+KCTL_API kctl_limiter *kctl_limiter_jitter_with(kctl_limiter *inner, int mode, uint64_t seed, const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__jitter_when, kctl__jitter_forget, kctl__jitter_num_requeues, kctl__jitter_destroy };
     kctl__jitter *j;
     kctl_limiter *l;
-    if (!inner || (mode != KCTL_JITTER_FULL && mode != KCTL_JITTER_EQUAL)) {
-        kctl_limiter_destroy(inner);
-        return NULL;
-    }
-    if (!(j = (kctl__jitter *)KCTL_MALLOC(sizeof *j, NULL))) {
+    kctl_allocator al;
+    if (!inner || (mode != KCTL_JITTER_FULL && mode != KCTL_JITTER_EQUAL) || !kctl__limiter_alloc_of(a, &al) ||
+        !(j = (kctl__jitter *)kctl__alloc(&al, sizeof *j))) {
         kctl_limiter_destroy(inner);
         return NULL;
     }
     memset(j, 0, sizeof *j);
+    j->a = al;
     if (kctl__mutex_init(&j->mu) != KCTL_OK) {
-        KCTL_FREE(j, NULL);
+        kctl__free(&al, j);
         kctl_limiter_destroy(inner);
         return NULL;
     }
     j->inner = inner;
     j->mode = mode;
     j->rng = seed ? seed : kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)j;
-    if (!(l = kctl__limiter_new(&vt, j))) kctl__jitter_destroy(j);
+    if (!(l = kctl__limiter_new(&vt, j, &al))) kctl__jitter_destroy(j);
     return l;
 }
+
+KCTL_API kctl_limiter *kctl_limiter_jitter(kctl_limiter *inner, int mode, uint64_t seed) {
+    return kctl_limiter_jitter_with(inner, mode, seed, NULL);
+}
+KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kctl_limiter_default_with(clock, NULL); }
 
 /* ----------------------------------------------------- >>queue WORK QUEUE */
 /* One entry per key known to the queue, in one hash map, carrying client-go's
@@ -13022,6 +13507,8 @@ struct kctl_queue {
 
     /* -- written by producers (add, add_after) */
     uint64_t adds, retries, seq;
+    uint64_t refused;     /* adds refused with FULL */
+    size_t max_keys;      /* 0: no bound */
     kctl__map map;
     kctl__qent *free_list;
     size_t nfree;
@@ -13074,7 +13561,7 @@ static void kctl__queue_bump(kctl_queue *q) {
 }
 
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
-    if (q->nfree < KCTL__QUEUE_FREE_MAX) {
+    if (q->nfree < KCTL__QUEUE_FREE_MAX && (!q->max_keys || q->nfree < q->max_keys)) {
         e->next = q->free_list;
         q->free_list = e;
         q->nfree++;
@@ -13148,11 +13635,32 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
     return e;
 }
 
+/* Whether a key the queue does not hold would pass max_keys: keys counted
+   by role (waiting, in flight, delayed; one in two roles twice). Lock held. */
+static bool kctl__queue_full(const kctl_queue *q) {
+    return q->max_keys && q->nready + q->nprocessing + q->nheap >= q->max_keys;
+}
+
+/* Refuse a new key for max_keys: count and log it. Lock held; logs after. */
+static int kctl__queue_refuse(kctl_queue *q) {
+    q->refused++;
+    kctl__mutex_unlock(&q->mu);
+    kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_FULL);
+    return KCTL_ERR_FULL;
+}
+
 /* Find key's entry, or create it (no role yet): *created says which.
-   NULL on NOMEM. Lock held. */
-static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len, uint32_t hash, bool *created) {
+   NULL on NOMEM, or (*full) when the queue is full and does not hold the
+   key. Lock held. */
+static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len, uint32_t hash, bool *created, bool *full) {
     kctl__qent *e = (kctl__qent *)kctl__map_find(&q->map, key, len, hash);
     *created = false;
+    *full = false;
+    if (e && (e->flags & KCTL__Q_ROLES)) return e;
+    if (kctl__queue_full(q)) { /* an idle entry counts as a new key */
+        *full = true;
+        return NULL;
+    }
     if (e) return e;
     if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) return NULL;
     e = kctl__queue_entry_new(q, key, len, hash);
@@ -13311,9 +13819,10 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->real_clock = d.clock.subscribe_fn == NULL;
     strncpy(q->name, d.name, sizeof q->name - 1);
     q->timed = q->name[0] != 0;
+    q->max_keys = d.max_keys;
     kctl__list_init(&q->inflight);
     kctl__list_init(&q->returned);
-    q->limiter = d.limiter ? d.limiter : kctl_limiter_default(&q->clock);
+    q->limiter = d.limiter ? d.limiter : kctl_limiter_default_with(&q->clock, &q->allocator);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
         kctl__free(&d.allocator, raw);
@@ -13370,7 +13879,7 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     uint32_t h;
     uint64_t now;
     kctl__qent *e;
-    bool created;
+    bool created, full;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
     kctl__map_prefetch(&q->map, h);
@@ -13384,8 +13893,9 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
         if (!q->timed || !q->real_clock) now = kctl__queue_now(q);
         kctl__queue_promote(q, now);
     }
-    e = kctl__queue_lookup(q, key, len, h, &created);
+    e = kctl__queue_lookup(q, key, len, h, &created, &full);
     if (!e) {
+        if (full) return kctl__queue_refuse(q);
         kctl__mutex_unlock(&q->mu);
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
@@ -13400,7 +13910,7 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     uint32_t h;
     uint64_t now;
     kctl__qent *e;
-    bool created;
+    bool created, full;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     h = kctl__hash(key, len);
     /* A virtual clock is read under the lock: an advance that slips in
@@ -13413,7 +13923,8 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     }
     if (!q->real_clock) now = kctl__queue_now(q);
     if (q->nheap) kctl__queue_promote(q, now); /* keep ready keys ahead of this one */
-    e = kctl__queue_lookup(q, key, len, h, &created);
+    e = kctl__queue_lookup(q, key, len, h, &created, &full);
+    if (!e && full) return kctl__queue_refuse(q);
     if (!e || (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK)) {
         if (e && created) kctl__queue_retire(q, e);
         kctl__mutex_unlock(&q->mu);
@@ -13581,7 +14092,8 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
         kctl__list_append(&q->returned, e);
-        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX) kctl__queue_recycle(q); /* no producer took them */
+        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (q->max_keys && q->nreturned >= q->max_keys))
+            kctl__queue_recycle(q); /* no producer took them */
     }
     if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
     kctl__mutex_unlock(&q->mu);
@@ -13671,6 +14183,7 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     out->delayed = q->nheap;
     out->idle_workers = q->sleepers;
     out->name = q->name;
+    out->refused_total = q->refused;
     kctl__mutex_unlock(&q->mu);
     for (i = 1; i < KCTL_HIST_BUCKETS; i++) { /* cumulative, as Prometheus counts them */
         out->queue_duration.buckets[i] += out->queue_duration.buckets[i - 1];
@@ -13766,7 +14279,9 @@ struct kctl_controller {
 
 static void kctl__ctl_add(kctl_controller *c, const char *key) {
     int rc = kctl_queue_add(c->q, key);
-    if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN) kctl__log(&c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+    /* FULL: the queue logged and counted it; the next resync finds the key */
+    if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
+        kctl__log(&c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
 }
 
 static void kctl__ctl_emit(const char *key, void *ctx) {
@@ -13919,6 +14434,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     qd.limiter = desc->limiter;
     qd.allocator = desc->allocator;
     qd.logger = desc->logger;
+    qd.max_keys = desc->max_keys;
     if ((rc = kctl_queue_create(&qd, &c->q)) != KCTL_OK) { /* it took the limiter */
         kctl__free(&c->allocator, c);
         return rc;
@@ -14493,7 +15009,7 @@ fail:
 /* Take rd (read at now) as the Lease seen; a changed record restarts the
    expiry: its holder is alive. */
 static void kctl__le_adopt(kctl_leader *le, kctl__le_lease *rd, uint64_t now) {
-    if (!le->seen.obj || !kctl_json_equal(&le->seen.j, le->seen.spec, &rd->j, rd->spec)) le->seen_change = now;
+    if (!le->seen.obj || !kctl__jequal(&le->seen.j, le->seen.spec, &rd->j, rd->spec, &le->allocator)) le->seen_change = now;
     kctl__le_forget(le, &le->seen);
     le->seen = *rd;
 }
@@ -15555,6 +16071,8 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.adds_total));
     kctl__pm_family(&p, "workqueue_retries_total", "counter", "Keys added to the workqueue again after a delay.");
     for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.retries_total));
+    kctl__pm_family(&p, "workqueue_refused_total", "counter", "Keys refused because the workqueue was full (max_keys).");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.refused_total));
     kctl__pm_family(&p, "workqueue_queue_duration_seconds", "histogram", "Seconds a key waits in the workqueue before a worker takes it.");
     for (i = 0; i < nc; i++)
         kctl__pm_hist(&p, "name", cs[i].mc->name, kctl__mgr_wq_le, cs[i].qs.queue_duration.buckets,

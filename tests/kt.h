@@ -133,4 +133,5 @@ void kt_suite_e2e(void);
 void kt_suite_review(void);
 void kt_suite_edge(void);
 void kt_suite_contract(void); /* tests/contract.h: every transport's contract, per target */
+void kt_suite_budget(void);
 #endif

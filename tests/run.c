@@ -25,6 +25,7 @@ int main(void) {
     kt_suite_review();
     kt_suite_edge();
     kt_suite_contract();
+    kt_suite_budget();
     if (kt.skipped) printf("%d passed, %d failed, %d skipped\n", kt.passed, kt.failed, kt.skipped);
     else printf("%d passed, %d failed\n", kt.passed, kt.failed);
     return kt.failed ? 1 : 0;

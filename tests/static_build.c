@@ -23,3 +23,4 @@
 #include "test_review.c"
 #include "test_contract.c"
 #include "test_edge.c"
+#include "test_budget.c"

@@ -876,7 +876,7 @@ static void tg_metrics_exposition(void) {
     }
     KT_EQ_INT(kctl_manager_metrics(m, text, sizeof text, &len), KCTL_OK);
     KT_EQ_INT(tg_exposition(text, &nfam, &nhist), 0);
-    KT_EQ_INT(nfam, 22);                   /* every family */
+    KT_EQ_INT(nfam, 23);                   /* every family (workqueue_refused_total, kctl_controller_* too) */
     KT_EQ_INT(nhist, 3 * 3);               /* 3 named controllers x 3 histograms */
     /* controller-runtime's buckets, cumulative: a (0.3 s), b (7 s), c twice (0 s) */
     KT_CHECK(strstr(text, "controller_runtime_reconcile_time_seconds_bucket{controller=\"configs\",le=\"0.005\"} 2\n") != NULL);
