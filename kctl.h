@@ -442,6 +442,7 @@ KCTL_API const char *kctl_version(void);
     X(ERR_NOMEM,        -2,  "out of memory", "nothing was changed") \
     X(ERR_TOO_LARGE,    -3,  "too large", "input beyond a documented limit") \
     X(ERR_FULL,         -4,  "full", "a bounded container is full") \
+    X(ERR_UNSUPPORTED,  -5,  "unsupported in this build", "compiled out by a KCTL_NO_* switch: build without it") \
     X(ERR_NOT_FOUND,    -10, "not found", "no such key or object (HTTP 404)") \
     X(ERR_EXISTS,       -11, "already exists", "HTTP 409 on create") \
     X(ERR_CONFLICT,     -12, "conflict: stale resourceVersion", "HTTP 409: re-read, retry") \
@@ -2715,7 +2716,7 @@ static int kctl__port_file_target(const char *path, const kctl_allocator *a, cha
    is there that cannot be read as a file: no permission, no descriptor
    left, a loop of links, a directory, anything but a regular file (a FIFO
    is not waited on, a device not read); TOO_LARGE past 2 GiB; NOMEM. */
-static int kctl__port_file_read(const char *path, const kctl_allocator *a, char **out, size_t *len) {
+static KCTL__UNUSED int kctl__port_file_read(const char *path, const kctl_allocator *a, char **out, size_t *len) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat sb;
     char *buf = NULL;
@@ -2766,7 +2767,7 @@ static int kctl__port_file_read(const char *path, const kctl_allocator *a, char 
    the old file stays whole. IO with *replaced true: the file holds data,
    but the directory could not be synced (or opened to be), so a crash
    may still bring back the old one. NOMEM. */
-static int kctl__port_file_replace(const char *path, const kctl_allocator *a, const char *data, size_t len, bool *replaced) {
+static KCTL__UNUSED int kctl__port_file_replace(const char *path, const kctl_allocator *a, const char *data, size_t len, bool *replaced) {
     char *target = NULL, *tmp;
     size_t tlen, i;
     int fd, rc;
@@ -3038,7 +3039,7 @@ static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *
 }
 
 /* Empty the map, keeping its table (the nodes are the caller's). */
-static void kctl__map_clear(kctl__map *m) {
+static KCTL__UNUSED void kctl__map_clear(kctl__map *m) {
     if (!m->cap) return;
     memset(m->slots, 0, m->cap * sizeof *m->slots);
     memset(m->tags, 0, m->cap);
@@ -3102,7 +3103,7 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
 /* Read an RFC 3339 time leniently: date, 'T', time with no fraction or 1
    to 9 fractional digits (beyond 6 truncated), then 'Z' or +hh:mm / -hh:mm.
    false if malformed or outside years 0000-9999 in UTC. */
-static bool kctl__time_parse(const char *s, size_t n, int64_t *out) {
+static KCTL__UNUSED bool kctl__time_parse(const char *s, size_t n, int64_t *out) {
     static const int width[6] = { 4, 2, 2, 2, 2, 2 };
     static const char sep[5] = { '-', '-', 'T', ':', ':' };
     int64_t v[6], frac = 0, off = 0, us;
@@ -8686,6 +8687,46 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
 }
 
 /* ---------------------------------------------------- >>memstore MEMSTORE */
+#ifdef KCTL_NO_MEMSTORE
+/* Compiled out: creating a store says UNSUPPORTED; the rest, which can
+   only be given the NULL that create leaves, do nothing. */
+KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out) {
+    (void)desc;
+    if (out) *out = NULL;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) { (void)ms; }
+KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
+    kctl_transport t;
+    (void)ms;
+    memset(&t, 0, sizeof t);
+    return t;
+}
+KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                 kctl_api_status *st) {
+    (void)ms; (void)res; (void)json; (void)len; (void)st;
+    if (out) *out = NULL;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st) {
+    (void)ms; (void)res; (void)name; (void)st;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    (void)ms; (void)res; (void)name; (void)st;
+    if (out) *out = NULL;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) { (void)ms; return 0; }
+KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) { (void)ms; (void)rev; return KCTL_ERR_UNSUPPORTED; }
+KCTL_API int kctl_memstore_save(kctl_memstore *ms) { (void)ms; return KCTL_ERR_UNSUPPORTED; }
+KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code) {
+    (void)ms; (void)verb; (void)n; (void)code;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) { (void)ms; (void)n; }
+KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns) { (void)ms; (void)latency_ns; }
+#else
 /* Objects in one map keyed "group/resource|namespace/name"; events in a
    ring of the last `history` writes, in revision order. */
 typedef struct kctl__msent {
@@ -10010,6 +10051,8 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
     ms->break_after = n;
     kctl__mutex_unlock(&ms->mu);
 }
+
+#endif /* KCTL_NO_MEMSTORE */
 
 /* -------------------------------------------------- >>reflector REFLECTOR */
 enum { KCTL__RF_LIST, KCTL__RF_OPEN, KCTL__RF_WATCH };
@@ -12128,6 +12171,25 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
 }
 
 /* ----------------------------------------------- >>leader LEADER ELECTION */
+#ifdef KCTL_NO_LEADER
+/* Compiled out: create says UNSUPPORTED (so does a manager asked for
+   leader election); the rest get the NULL that create leaves. */
+KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out) {
+    (void)desc;
+    if (out) *out = NULL;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API void kctl_leader_destroy(kctl_leader *le) { (void)le; }
+KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns) {
+    (void)le;
+    if (leading) *leading = false;
+    if (next_ns) *next_ns = UINT64_MAX;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_leader_release(kctl_leader *le) { (void)le; return KCTL_ERR_UNSUPPORTED; }
+KCTL_API bool kctl_leader_is_leader(const kctl_leader *le) { (void)le; return false; }
+KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le) { (void)le; return 0; }
+#else
 /* The Lease as an elector last saw it (read, or written by itself): the
    object, its parsed document and its election record. */
 typedef struct kctl__le_lease {
@@ -12490,6 +12552,8 @@ KCTL_API int kctl_leader_release(kctl_leader *le) {
 KCTL_API bool kctl_leader_is_leader(const kctl_leader *le) { return le && le->leading; }
 KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le) { return le ? le->terms : 0; }
 
+#endif /* KCTL_NO_LEADER */
+
 /* ------------------------------------------------------ >>manager MANAGER */
 #ifndef KCTL_NO_THREADS
 #include <signal.h>
@@ -12535,12 +12599,12 @@ static const uint64_t kctl__mgr_rt_ns[KCTL__MGR_RT_N] = {
     KCTL_MS(900),  KCTL_SEC(1),   KCTL_MS(1250), KCTL_MS(1500), KCTL_MS(1750), KCTL_SEC(2),   KCTL_MS(2500), KCTL_SEC(3),
     KCTL_MS(3500), KCTL_SEC(4),   KCTL_MS(4500), KCTL_SEC(5),   KCTL_SEC(6),   KCTL_SEC(7),   KCTL_SEC(8),   KCTL_SEC(9),
     KCTL_SEC(10),  KCTL_SEC(15),  KCTL_SEC(20),  KCTL_SEC(25),  KCTL_SEC(30),  KCTL_SEC(40),  KCTL_SEC(50),  KCTL_SEC(60) };
-static const char *const kctl__mgr_rt_le[KCTL__MGR_RT_N] = {
+static KCTL__UNUSED const char *const kctl__mgr_rt_le[KCTL__MGR_RT_N] = {
     "0.005", "0.01", "0.025", "0.05", "0.1", "0.15", "0.2", "0.25", "0.3", "0.35", "0.4", "0.45", "0.5", "0.6",
     "0.7",   "0.8",  "0.9",   "1",    "1.25", "1.5", "1.75", "2",   "2.5", "3",    "3.5", "4",    "4.5", "5",
     "6",     "7",    "8",     "9",    "10",  "15",   "20",  "25",   "30",  "40",   "50",  "60" };
 /* client-go's workqueue buckets (kctl_histogram_bound_ns), as Go prints them. */
-static const char *const kctl__mgr_wq_le[] = { "1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001",
+static KCTL__UNUSED const char *const kctl__mgr_wq_le[] = { "1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001",
                                                "0.01",  "0.1",   "1",     "10",    "100",    "1000" };
 typedef char kctl__mgr_wq_le_fit[sizeof kctl__mgr_wq_le / sizeof kctl__mgr_wq_le[0] == KCTL_HIST_BUCKETS ? 1 : -1];
 
@@ -12587,11 +12651,11 @@ static kctl_reconcile_result kctl__mgr_reconcile(const kctl_reconcile_ctx *ctx) 
 /* ---- requests by verb and result: the manager hands out a transport that
    counts every call, then forwards it to the user's */
 enum { KCTL__V_LIST, KCTL__V_WATCH, KCTL__V_GET, KCTL__V_CREATE, KCTL__V_UPDATE, KCTL__V_STATUS, KCTL__V_PATCH, KCTL__V_DELETE, KCTL__V_N };
-static const char *const kctl__verb_names[KCTL__V_N] = { "list", "watch", "get", "create", "update", "update_status", "patch", "delete" };
+static KCTL__UNUSED const char *const kctl__verb_names[KCTL__V_N] = { "list", "watch", "get", "create", "update", "update_status", "patch", "delete" };
 #define KCTL__RESULT_VAL(id, v, msg, next) KCTL_##id,
 #define KCTL__RESULT_NAME(id, v, msg, next) #id,
 static const int kctl__code_vals[] = { KCTL_RESULTS(KCTL__RESULT_VAL) };
-static const char *const kctl__code_names[] = { KCTL_RESULTS(KCTL__RESULT_NAME) "ERR_OTHER" };
+static KCTL__UNUSED const char *const kctl__code_names[] = { KCTL_RESULTS(KCTL__RESULT_NAME) "ERR_OTHER" };
 #undef KCTL__RESULT_VAL
 #undef KCTL__RESULT_NAME
 #define KCTL__CODES ((int)(sizeof kctl__code_names / sizeof kctl__code_names[0])) /* every kctl_result, then anything else */
@@ -13159,6 +13223,14 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns) {
 
 KCTL_API int kctl_manager_run_until_signal(kctl_manager *m) { return kctl_manager_run(m, 0); }
 
+#ifdef KCTL_NO_METRICS
+/* Compiled out: no Prometheus text (the counters behind it remain). */
+KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len) {
+    (void)m; (void)buf; (void)cap;
+    if (len) *len = 0;
+    return KCTL_ERR_UNSUPPORTED;
+}
+#else
 /* ---- metrics: Prometheus' text exposition format */
 typedef struct kctl__pm {
     kctl_jw w;                     /* a growable byte buffer */
@@ -13426,6 +13498,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     kctl_jw_free(&p.w);
     return rc;
 }
+#endif /* KCTL_NO_METRICS */
 
 #endif /* KCTL_IMPLEMENTATION */
 
