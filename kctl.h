@@ -1762,6 +1762,16 @@ KCTL_API kctl_limiter *kctl_limiter_exponential(uint64_t base_ns, uint64_t max_n
    refilled at per_second; each call takes one and returns the wait until it
    exists. clock NULL = monotonic; copied. NULL if per_second <= 0 or burst 0. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst);
+/* The same bucket in integer arithmetic (no floating point: the one that
+   KCTL_NO_FLOAT builds have; there kctl_limiter_bucket returns NULL):
+   tokens tokens every per_ns nanoseconds, exactly (10 per KCTL_SEC(1) is
+   10/s; 1 per KCTL_MS(1500) is 2/3 per second), per_ns 0 = unlimited
+   (rate.Inf). Waits are floor(deficit / rate) in whole nanoseconds, as
+   the double bucket's (which also rounds its rate and tokens to 53 bits:
+   the two agree to within 1 ns plus that rounding, a few ns per hour of
+   deficit). NULL if tokens or burst is 0, or burst * per_ns > 2^62.
+   [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_bucket_rate(const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst);
 /* Per key: fast_ns for the first max_fast failures, then slow_ns.
    NULL if fast > slow. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast);
@@ -1769,7 +1779,8 @@ KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns
    ownership of the n limiters even when it fails (it then destroys the
    non-NULL ones). NULL if n is 0 or a member is NULL. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t n);
-/* client-go's default: max_of(exponential(5 ms, 1000 s), bucket(10/s, burst 100)).
+/* client-go's default: max_of(exponential(5 ms, 1000 s), bucket(10/s, burst 100)),
+   the bucket kctl_limiter_bucket_rate(clock, 10, KCTL_SEC(1), 100).
    clock NULL = monotonic. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock);
 /* How long key must wait now; records a failure. 0 for NULL arguments. [any thread] */
@@ -2347,6 +2358,9 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
 
 #ifndef KCTL_MAX_KEY_LEN
 #define KCTL_MAX_KEY_LEN 4096
+#endif
+#if defined(KCTL_NO_FLOAT) && !defined(KCTL_NO_JSON_DOUBLE)
+#define KCTL_NO_JSON_DOUBLE /* no floating point anywhere */
 #endif
 #ifndef KCTL_MALLOC
 #define KCTL_MALLOC(sz, ud) ((void)(ud), malloc(sz))
@@ -3161,6 +3175,12 @@ KCTL_API uint64_t kctl_clock_now(const kctl_clock *c) {
 }
 
 static uint64_t kctl__add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+/* d * r, r in [0, 1) the top 32 bits of x over 2^32, rounded down: jitter
+   in integer arithmetic (no floating point, for KCTL_NO_FLOAT builds). */
+static KCTL__UNUSED uint64_t kctl__mul_frac(uint64_t d, uint64_t x) {
+    uint64_t f = x >> 32;
+    return (d >> 32) * f + (((d & UINT64_C(0xffffffff)) * f) >> 32);
+}
 
 /* The virtual clock keeps two platform mutexes in its opaque storage: one
    for the time (a leaf lock, taken by now() under other objects' locks) and
@@ -4150,6 +4170,12 @@ static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const ch
     return true;
 }
 
+#ifdef KCTL_NO_JSON_DOUBLE
+KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
+    (void)j; (void)v; (void)out;
+    return KCTL_ERR_UNSUPPORTED;
+}
+#else
 KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
     const kctl_json_tok *t = kctl__jget(j, v);
     char buf[840];
@@ -4175,6 +4201,7 @@ KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
     *out = strtod(buf, NULL);
     return KCTL_OK;
 }
+#endif
 
 KCTL_API int kctl_json_bool(const kctl_json *j, uint32_t v, bool *out) {
     const kctl_json_tok *t = kctl__jget(j, v);
@@ -4458,6 +4485,12 @@ KCTL_API void kctl_jw_int64(kctl_jw *w, int64_t v) {
     if (kctl__jw_value(w)) kctl__jw_put(w, p, (size_t)(buf + sizeof buf - p));
 }
 
+#ifdef KCTL_NO_JSON_DOUBLE
+KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
+    (void)v;
+    if (w && !w->err) w->err = KCTL_ERR_UNSUPPORTED;
+}
+#else
 KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
     char buf[32];
     int prec;
@@ -4469,6 +4502,7 @@ KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
     }
     if (kctl__jw_value(w)) kctl__jw_put(w, buf, strlen(buf));
 }
+#endif
 
 KCTL_API void kctl_jw_bool(kctl_jw *w, bool v) {
     if (kctl__jw_value(w)) kctl__jw_put(w, v ? "true" : "false", v ? 4 : 5);
@@ -10160,7 +10194,7 @@ static void kctl__rf_backoff(kctl_reflector *r, uint64_t now) {
     x ^= x >> 7;
     x ^= x << 17;
     r->rng = x;
-    d += (uint64_t)((double)d * ((double)(x >> 11) / 9007199254740992.0)); /* + [0, d) */
+    d += kctl__mul_frac(d, x); /* + [0, d) */
     r->last_backoff = now;
     r->not_before = kctl__add_sat(now, d);
 }
@@ -10852,6 +10886,10 @@ KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns
     return kctl__perkey_new(fast_ns, slow_ns, max_fast, true);
 }
 
+static void kctl__bucket_forget(void *self, const char *key) { (void)self; (void)key; }
+static uint32_t kctl__bucket_num_requeues(void *self, const char *key) { (void)self; (void)key; return 0; }
+
+#ifndef KCTL_NO_FLOAT
 /* The token bucket, with the reservation arithmetic of Go's rate.Limiter. */
 typedef struct kctl__bucket {
     kctl__mutex mu;
@@ -10887,8 +10925,6 @@ static uint64_t kctl__bucket_when(void *self, const char *key) {
     return wait;
 }
 
-static void kctl__bucket_forget(void *self, const char *key) { (void)self; (void)key; }
-static uint32_t kctl__bucket_num_requeues(void *self, const char *key) { (void)self; (void)key; return 0; }
 static void kctl__bucket_destroy(void *self) {
     kctl__bucket *b = (kctl__bucket *)self;
     kctl__mutex_deinit(&b->mu);
@@ -10915,7 +10951,72 @@ KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_s
     if (!l) kctl__bucket_destroy(b);
     return l;
 }
+#else
+KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
+    (void)clock; (void)per_second; (void)burst;
+    return NULL; /* no floating point here: kctl_limiter_bucket_rate */
+}
+#endif
 
+/* The integer bucket: one token is per_ns units and the bucket gains
+   `tokens` units per nanosecond, so refills and waits are exact. */
+typedef struct kctl__ibucket {
+    kctl__mutex mu;
+    kctl_clock clock;
+    uint64_t rate; /* units per ns */
+    int64_t cost;  /* units per token (per_ns) */
+    int64_t cap;   /* burst * cost */
+    int64_t units; /* may go negative: reserved, not yet refilled */
+    uint64_t last_ns;
+} kctl__ibucket;
+
+static uint64_t kctl__ibucket_when(void *self, const char *key) {
+    kctl__ibucket *b = (kctl__ibucket *)self;
+    uint64_t now, elapsed, wait = 0;
+    (void)key;
+    if (!b->cost) return 0; /* unlimited */
+    now = kctl_clock_now(&b->clock);
+    kctl__mutex_lock(&b->mu);
+    if (now < b->last_ns) now = b->last_ns;
+    elapsed = now - b->last_ns;
+    if (b->units < b->cap) {
+        uint64_t room = (uint64_t)(b->cap - b->units);
+        b->units = elapsed >= room / b->rate + 1 ? b->cap : b->units + (int64_t)(elapsed * b->rate);
+        if (b->units > b->cap) b->units = b->cap;
+    }
+    if (b->units >= INT64_MIN / 2 + b->cost) b->units -= b->cost; /* saturates some 2^62 units in debt */
+    if (b->units < 0) wait = (uint64_t)-b->units / b->rate;
+    b->last_ns = now;
+    kctl__mutex_unlock(&b->mu);
+    return wait;
+}
+
+static void kctl__ibucket_destroy(void *self) {
+    kctl__ibucket *b = (kctl__ibucket *)self;
+    kctl__mutex_deinit(&b->mu);
+    KCTL_FREE(b, NULL);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_bucket_rate(const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst) {
+    static const kctl_limiter_vtable vt = { kctl__ibucket_when, kctl__bucket_forget,
+                                            kctl__bucket_num_requeues, kctl__ibucket_destroy };
+    kctl__ibucket *b;
+    kctl_limiter *l;
+    if (tokens == 0 || burst == 0 || (per_ns && per_ns > (UINT64_C(1) << 62) / burst)) return NULL;
+    b = (kctl__ibucket *)KCTL_MALLOC(sizeof *b, NULL);
+    if (!b) return NULL;
+    memset(b, 0, sizeof *b);
+    b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
+    b->rate = tokens;
+    b->cost = (int64_t)per_ns;
+    b->cap = (int64_t)burst * (int64_t)per_ns;
+    b->units = b->cap;
+    b->last_ns = kctl_clock_now(&b->clock);
+    if (kctl__mutex_init(&b->mu) != KCTL_OK) { KCTL_FREE(b, NULL); return NULL; }
+    l = kctl__limiter_new(&vt, b);
+    if (!l) kctl__ibucket_destroy(b);
+    return l;
+}
 typedef struct kctl__maxof {
     size_t n;
     kctl_limiter *members[1]; /* n of them */
@@ -10979,7 +11080,7 @@ KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t
 KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) {
     kctl_limiter *parts[2];
     parts[0] = kctl_limiter_exponential(KCTL_MS(5), KCTL_SEC(1000));
-    parts[1] = kctl_limiter_bucket(clock, 10.0, 100);
+    parts[1] = kctl_limiter_bucket_rate(clock, 10, KCTL_SEC(1), 100);
     if (!parts[0] || !parts[1]) {
         kctl_limiter_destroy(parts[0]);
         kctl_limiter_destroy(parts[1]);
@@ -12241,8 +12342,7 @@ static uint64_t kctl__le_jitter(kctl_leader *le) {
     x ^= x >> 7;
     x ^= x << 17;
     le->rng = x;
-    return kctl__add_sat(le->retry_ns, (uint64_t)((double)le->retry_ns * KCTL_LEADER_JITTER *
-                                                  ((double)(x >> 11) / 9007199254740992.0)));
+    return kctl__add_sat(le->retry_ns, kctl__mul_frac(le->retry_ns / 5 * 6 + le->retry_ns % 5 * 6 / 5, x)); /* * 1.2 */
 }
 
 /* ---- the Lease */
@@ -12459,8 +12559,8 @@ KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out)
     lease_ns = desc->lease_ns ? desc->lease_ns : KCTL_LEADER_LEASE_NS;
     renew_ns = desc->renew_deadline_ns ? desc->renew_deadline_ns : KCTL_LEADER_RENEW_DEADLINE_NS;
     retry_ns = desc->retry_ns ? desc->retry_ns : KCTL_LEADER_RETRY_NS;
-    if (lease_ns <= renew_ns || (double)renew_ns <= KCTL_LEADER_JITTER * (double)retry_ns ||
-        lease_ns / UINT64_C(1000000000) >= (uint64_t)INT32_MAX)
+    if (lease_ns <= renew_ns || lease_ns / UINT64_C(1000000000) >= (uint64_t)INT32_MAX ||
+        retry_ns >= UINT64_MAX / 6 || renew_ns * 5 <= retry_ns * 6) /* renew <= retry * KCTL_LEADER_JITTER */
         return KCTL_ERR_INVALID_ARG; /* what client-go refuses; and leaseDurationSeconds is an int32 */
     s[0] = desc->lease.resource && desc->lease.group ? desc->lease.group : "coordination.k8s.io";
     s[1] = desc->lease.resource && desc->lease.version ? desc->lease.version : "v1";
