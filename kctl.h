@@ -2346,6 +2346,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
 #include <string.h>
 #include <time.h>
 #include <errno.h>
+#include <float.h>
 #ifndef KCTL_NO_FILES
 #include <fcntl.h>
 #include <unistd.h>
@@ -2866,6 +2867,151 @@ static void kctl__log(const kctl_logger *l, int level, kctl_log_item item) {
 #endif
 }
 
+/* --------------------------------------------------- >>text TEXT AND SORT */
+/* kctl's own formatting and sorting, so the implementation needs no printf
+   and no qsort (see LIBC in the doc block). kctl__fmt is snprintf for the
+   conversions kctl writes: %s (with a precision: %.*s, %.3s), %c, %%, and
+   %d %u %x with the length modifiers l, ll and z, a width and the flags
+   '0' and '-'. Anything else writes nothing for the conversion (the
+   compiler checks kctl's own format strings). It returns the length the
+   whole text has, as snprintf does, and writes at most cap - 1 bytes and
+   a NUL (nothing with cap 0). */
+#if defined(__GNUC__) || defined(__clang__)
+#define KCTL__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KCTL__PRINTF(f, a)
+#endif
+
+static void kctl__fmt_put(char *buf, size_t cap, size_t *n, const char *s, size_t len) {
+    if (*n < cap) memcpy(buf + *n, s, cap - *n - 1 < len ? cap - *n - 1 : len);
+    *n += len;
+}
+
+static void kctl__fmt_pad(char *buf, size_t cap, size_t *n, char c, size_t k) {
+    while (k--) kctl__fmt_put(buf, cap, n, &c, 1);
+}
+
+static int kctl__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
+    size_t n = 0;
+    const char *f = fmt;
+    while (*f) {
+        char num[24], *p = num + sizeof num;
+        const char *s, *run = f;
+        size_t sl = 0, width = 0;
+        int prec = -1, lng = 0;
+        bool left = false, neg = false;
+        char pad = ' ', conv;
+        uint64_t u = 0;
+        while (*f && *f != '%') f++;
+        if (f > run) kctl__fmt_put(buf, cap, &n, run, (size_t)(f - run));
+        if (!*f) break;
+        for (f++; *f == '-' || *f == '0'; f++) {
+            if (*f == '-') left = true;
+            else pad = '0';
+        }
+        while (*f >= '0' && *f <= '9') width = width * 10 + (size_t)(*f++ - '0');
+        if (*f == '.') {
+            f++;
+            if (*f == '*') {
+                prec = va_arg(ap, int);
+                f++;
+            } else {
+                for (prec = 0; *f >= '0' && *f <= '9'; f++) prec = prec * 10 + (*f - '0');
+            }
+        }
+        for (; *f == 'l' || *f == 'z'; f++) lng = *f == 'z' ? 3 : lng + 1;
+        conv = *f ? *f++ : '\0';
+        s = p;
+        switch (conv) {
+        case 's':
+            s = va_arg(ap, const char *);
+            if (!s) s = "(null)";
+            if (prec < 0) sl = strlen(s);
+            else {
+                const char *z = (const char *)memchr(s, '\0', (size_t)prec);
+                sl = z ? (size_t)(z - s) : (size_t)prec;
+            }
+            pad = ' ';
+            break;
+        case 'c':
+            num[0] = (char)va_arg(ap, int);
+            s = num;
+            sl = 1;
+            pad = ' ';
+            break;
+        case '%':
+            s = "%";
+            sl = 1;
+            break;
+        case 'd': {
+            int64_t v = lng >= 2 ? (int64_t)va_arg(ap, long long) : lng == 1 ? (int64_t)va_arg(ap, long) : (int64_t)va_arg(ap, int);
+            neg = v < 0;
+            u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        } /* fall through */
+        case 'u':
+        case 'x':
+            if (conv != 'd')
+                u = lng == 3 ? (uint64_t)va_arg(ap, size_t) : lng == 2 ? (uint64_t)va_arg(ap, unsigned long long)
+                    : lng == 1 ? (uint64_t)va_arg(ap, unsigned long) : (uint64_t)va_arg(ap, unsigned);
+            do {
+                *--p = "0123456789abcdef"[conv == 'x' ? u & 15 : u % 10];
+                u = conv == 'x' ? u >> 4 : u / 10;
+            } while (u);
+            s = p;
+            sl = (size_t)(num + sizeof num - p);
+            break;
+        default:
+            break; /* not kctl's: nothing */
+        }
+        if (neg && pad == '0') kctl__fmt_put(buf, cap, &n, "-", 1);
+        if (!left && width > sl + neg) kctl__fmt_pad(buf, cap, &n, pad, width - sl - neg);
+        if (neg && pad != '0') kctl__fmt_put(buf, cap, &n, "-", 1);
+        kctl__fmt_put(buf, cap, &n, s, sl);
+        if (left && width > sl + neg) kctl__fmt_pad(buf, cap, &n, ' ', width - sl - neg);
+    }
+    if (cap) buf[n < cap ? n : cap - 1] = '\0';
+    return n > (size_t)INT32_MAX ? -1 : (int)n;
+}
+
+static KCTL__PRINTF(3, 4) int kctl__fmt(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = kctl__vfmt(buf, cap, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* Sort n elements of size bytes at base by cmp, as qsort does (not
+   stable): a heap sort, in place, no memory, O(n log n) at worst. */
+static void kctl__sort_swap(unsigned char *a, unsigned char *b, size_t size) {
+    while (size--) {
+        unsigned char t = *a;
+        *a++ = *b;
+        *b++ = t;
+    }
+}
+static void kctl__sort_sift(unsigned char *base, size_t root, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n) return;
+        if (child + 1 < n && cmp(base + child * size, base + (child + 1) * size) < 0) child++;
+        if (cmp(base + root * size, base + child * size) >= 0) return;
+        kctl__sort_swap(base + root * size, base + child * size, size);
+        root = child;
+    }
+}
+static KCTL__UNUSED void kctl__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    unsigned char *b = (unsigned char *)base;
+    size_t i;
+    if (n < 2) return;
+    for (i = n / 2; i-- > 0;) kctl__sort_sift(b, i, n, size, cmp);
+    for (i = n - 1; i > 0; i--) {
+        kctl__sort_swap(b, b + i * size, size);
+        kctl__sort_sift(b, 0, i, size, cmp);
+    }
+}
+
 /* ---------------------------------------------------------- >>map KEY MAP */
 /* A string-keyed open-addressing hash map (linear probing, backward-shift
    deletion, so no tombstones under churn) of intrusive nodes. It stores
@@ -3104,10 +3250,10 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
     {
         char t[96]; /* room a compiler can see: the text is at most 27 bytes */
         if (micro)
-            snprintf(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
+            kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
                      (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60), (int)(us % 1000000));
         else
-            snprintf(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
+            kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
                      (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60));
         t[31] = '\0';
         memcpy(buf, t, 32);
@@ -4170,35 +4316,302 @@ static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const ch
     return true;
 }
 
+/* ---- doubles, exactly, in integers: the reader's decimal to the nearest
+   double (ties to even, as strtod rounds) and the writer's %.17g-style
+   digits (correctly rounded, as glibc's printf), with no strtod, no printf
+   and no floating-point arithmetic outside the fast path. Big integers of
+   32-bit limbs, little end first, large enough for any double and an
+   801-digit decimal (about 1.1 KB of stack while a long number is read). */
+#ifndef KCTL_NO_JSON_DOUBLE
+#define KCTL__BIG_LIMBS 90
+typedef struct kctl__big {
+    uint32_t n;
+    uint32_t d[KCTL__BIG_LIMBS];
+} kctl__big;
+
+static void kctl__big_set(kctl__big *b, uint64_t v) {
+    b->n = 0;
+    while (v) {
+        b->d[b->n++] = (uint32_t)v;
+        v >>= 32;
+    }
+}
+/* b = b * m + add */
+static void kctl__big_muladd(kctl__big *b, uint32_t m, uint32_t add) {
+    uint64_t carry = add;
+    uint32_t i;
+    for (i = 0; i < b->n; i++) {
+        uint64_t t = (uint64_t)b->d[i] * m + carry;
+        b->d[i] = (uint32_t)t;
+        carry = t >> 32;
+    }
+    if (carry && b->n < KCTL__BIG_LIMBS) b->d[b->n++] = (uint32_t)carry;
+}
+static void kctl__big_pow5(kctl__big *b, uint32_t k) {
+    while (k >= 13) {
+        kctl__big_muladd(b, 1220703125u, 0); /* 5^13 */
+        k -= 13;
+    }
+    while (k--) kctl__big_muladd(b, 5, 0);
+}
+static uint32_t kctl__big_bits(const kctl__big *b) {
+    uint32_t top, k = 0;
+    if (!b->n) return 0;
+    for (top = b->d[b->n - 1]; top; top >>= 1) k++;
+    return (b->n - 1) * 32 + k;
+}
+static void kctl__big_shl(kctl__big *b, uint32_t s) {
+    uint32_t w = s / 32, r = s % 32, i;
+    if (!b->n) return;
+    if (b->n + w + 1 > KCTL__BIG_LIMBS) { b->n = 0; return; } /* never, for the sizes kctl asks for */
+    b->d[b->n + w] = 0;
+    for (i = b->n; i-- > 0;) {
+        if (r) b->d[i + w + 1] |= b->d[i] >> (32 - r);
+        b->d[i + w] = b->d[i] << r;
+    }
+    for (i = 0; i < w; i++) b->d[i] = 0;
+    b->n += w + 1;
+    while (b->n && !b->d[b->n - 1]) b->n--;
+}
+static void kctl__big_shr1(kctl__big *b) {
+    uint32_t i;
+    for (i = 0; i < b->n; i++) b->d[i] = (b->d[i] >> 1) | (i + 1 < b->n ? b->d[i + 1] << 31 : 0);
+    while (b->n && !b->d[b->n - 1]) b->n--;
+}
+static int kctl__big_cmp(const kctl__big *a, const kctl__big *b) {
+    uint32_t i;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    for (i = a->n; i-- > 0;)
+        if (a->d[i] != b->d[i]) return a->d[i] < b->d[i] ? -1 : 1;
+    return 0;
+}
+static void kctl__big_sub(kctl__big *a, const kctl__big *b) { /* a >= b */
+    uint64_t borrow = 0;
+    uint32_t i;
+    for (i = 0; i < a->n; i++) {
+        uint64_t t = (uint64_t)a->d[i] - (i < b->n ? b->d[i] : 0) - borrow;
+        a->d[i] = (uint32_t)t;
+        borrow = (t >> 32) & 1;
+    }
+    while (a->n && !a->d[a->n - 1]) a->n--;
+}
+/* b / m, b becomes the quotient; the remainder returned */
+static uint32_t kctl__big_divsmall(kctl__big *b, uint32_t m) {
+    uint64_t r = 0;
+    uint32_t i;
+    for (i = b->n; i-- > 0;) {
+        uint64_t t = (r << 32) | b->d[i];
+        b->d[i] = (uint32_t)(t / m);
+        r = t % m;
+    }
+    while (b->n && !b->d[b->n - 1]) b->n--;
+    return (uint32_t)r;
+}
+
+static double kctl__bits_double(uint64_t bits) {
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* The double nearest to (-1)^neg * a * 10^e10 * 2^e2 / b, where a holds the
+   significant digits (b = 1 unless e10 < 0, then b = 5^-e10 and e2 carries
+   2^e10): the quotient to 56 bits by long division, then rounded once. */
+static double kctl__big_to_double(kctl__big *a, kctl__big *b, int64_t e2, bool sticky, bool neg) {
+    int64_t s, e;
+    uint64_t q = 0, m, round, low;
+    uint32_t sh, i;
+    if (!a->n) return kctl__bits_double((uint64_t)neg << 63);
+    s = 55 - ((int64_t)kctl__big_bits(a) - (int64_t)kctl__big_bits(b));
+    if (s > 0) kctl__big_shl(a, (uint32_t)s);
+    else if (s < 0) kctl__big_shl(b, (uint32_t)-s);
+    kctl__big_shl(b, 56);
+    for (i = 0; i <= 56; i++) { /* a < b * 2^57 */
+        q <<= 1;
+        if (kctl__big_cmp(a, b) >= 0) {
+            kctl__big_sub(a, b);
+            q |= 1;
+        }
+        kctl__big_shr1(b);
+    }
+    sticky = sticky || a->n != 0;
+    e = e2 - s; /* the value is q * 2^e, q of 55 or 56 bits */
+    sh = 0;
+    for (m = q; m >= (UINT64_C(1) << 53); m >>= 1) sh++;
+    if (e + sh < -1074) sh = (uint32_t)(-1074 - e) > 63 ? 63 : (uint32_t)(-1074 - e);
+    m = q >> sh;
+    round = (q >> (sh - 1)) & 1; /* sh >= 2 */
+    low = q & ((UINT64_C(1) << (sh - 1)) - 1);
+    e += sh;
+    if (round && (low || sticky || (m & 1))) m++;
+    if (m == (UINT64_C(1) << 53)) {
+        m >>= 1;
+        e++;
+    }
+    if (m >= (UINT64_C(1) << 52)) {
+        if (e + 1075 > 2046) return kctl__bits_double(((uint64_t)neg << 63) | (UINT64_C(0x7ff) << 52)); /* overflow: inf, as strtod */
+        return kctl__bits_double(((uint64_t)neg << 63) | ((uint64_t)(e + 1075) << 52) | (m - (UINT64_C(1) << 52)));
+    }
+    return kctl__bits_double(((uint64_t)neg << 63) | m); /* subnormal (or 0) */
+}
+
+/* digit(k) for k < nd, the significant digits (no leading zero), times 10^e10. */
+typedef char (*kctl__digit_fn)(const void *src, uint32_t k);
+static double kctl__dec_to_double(kctl__digit_fn digit, const void *src, uint32_t nd, int64_t e10, bool neg) {
+    kctl__big a, b;
+    uint64_t small = 0;
+    uint32_t k, take = nd > 800 ? 800 : nd, chunk = 0, cn = 0;
+    bool sticky = false;
+    if (!nd) return kctl__bits_double((uint64_t)neg << 63);
+    if (e10 + nd > 310) return kctl__bits_double(((uint64_t)neg << 63) | (UINT64_C(0x7ff) << 52));
+    if (e10 + nd < -324) return kctl__bits_double((uint64_t)neg << 63);
+    for (k = 0; k < nd && k < 19; k++) small = small * 10 + (uint64_t)(digit(src, k) - '0');
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    if (nd <= 15 && e10 >= -22 && e10 <= 22) { /* exact operands, one rounding: what strtod gives */
+        static const double p10[23] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+        double v = (double)small;
+        v = e10 < 0 ? v / p10[-e10] : v * p10[e10];
+        return neg ? -v : v;
+    }
+#endif
+    a.n = 0;
+    for (k = 0; k < take; k++) {
+        chunk = chunk * 10 + (uint32_t)(digit(src, k) - '0');
+        if (++cn == 9) {
+            kctl__big_muladd(&a, 1000000000u, chunk);
+            chunk = cn = 0;
+        }
+    }
+    if (cn) {
+        static const uint32_t p[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+        kctl__big_muladd(&a, p[cn], chunk);
+    }
+    e10 += (int64_t)(nd - take);
+    for (k = take; k < nd && !sticky; k++) sticky = digit(src, k) != '0';
+    if (sticky) { /* one more digit, 1: above the truncated digits, below the next step */
+        kctl__big_muladd(&a, 10, 1);
+        e10--;
+    }
+    kctl__big_set(&b, 1);
+    if (e10 >= 0) {
+        kctl__big_pow5(&a, (uint32_t)e10);
+    } else {
+        kctl__big_pow5(&b, (uint32_t)-e10);
+    }
+    return kctl__big_to_double(&a, &b, e10, false, neg);
+}
+
+/* The exact decimal digits of a double: n in 9-digit chunks (least first),
+   v = n * 10^(x - nd + 1), nd digits, x the decimal exponent of the first. */
+typedef struct kctl__ddig {
+    uint32_t chunks[KCTL__BIG_LIMBS];
+    uint32_t nc, nd;
+    int x;
+} kctl__ddig;
+
+static void kctl__ddig_of(double v, kctl__ddig *d) {
+    uint64_t bits, m;
+    int64_t e;
+    kctl__big n;
+    uint32_t top, k;
+    memcpy(&bits, &v, sizeof bits);
+    e = (int64_t)((bits >> 52) & 0x7ff);
+    m = bits & ((UINT64_C(1) << 52) - 1);
+    if (e) m |= UINT64_C(1) << 52;
+    else e = 1;
+    e -= 1075; /* v = m * 2^e */
+    d->nc = d->nd = 0;
+    d->x = 0;
+    if (!m) return;
+    kctl__big_set(&n, m);
+    if (e >= 0) kctl__big_shl(&n, (uint32_t)e);
+    else kctl__big_pow5(&n, (uint32_t)-e); /* v = n * 10^e */
+    while (n.n && d->nc < KCTL__BIG_LIMBS) d->chunks[d->nc++] = kctl__big_divsmall(&n, 1000000000u);
+    for (top = d->chunks[d->nc - 1], k = 0; top; top /= 10) k++;
+    d->nd = (d->nc - 1) * 9 + k;
+    d->x = (int)((int64_t)d->nd - 1 + (e < 0 ? e : 0));
+}
+
+/* Digit j (0: the first significant one); 0 past the last. */
+static int kctl__ddig_at(const kctl__ddig *d, uint32_t j) {
+    uint32_t pos, c, k;
+    if (j >= d->nd) return 0;
+    pos = d->nd - 1 - j;
+    c = d->chunks[pos / 9];
+    for (k = pos % 9; k; k--) c /= 10;
+    return (int)(c % 10);
+}
+
+/* The digits rounded to prec (1..17) of them, half to even on the exact
+   rest, as printf's %.{prec-1}e rounds: digits[0..prec), *x the exponent. */
+static void kctl__ddig_round(const kctl__ddig *d, int prec, char *digits, int *x) {
+    int i, tail = kctl__ddig_at(d, (uint32_t)prec);
+    bool up = tail > 5;
+    for (i = 0; i < prec; i++) digits[i] = (char)('0' + kctl__ddig_at(d, (uint32_t)i));
+    *x = d->x;
+    if (tail == 5) {
+        uint32_t j;
+        for (j = (uint32_t)prec + 1; j < d->nd && !up; j++) up = kctl__ddig_at(d, j) != 0;
+        if (!up) up = (digits[prec - 1] - '0') & 1;
+    }
+    if (up) {
+        for (i = prec - 1; i >= 0 && digits[i] == '9'; i--) digits[i] = '0';
+        if (i >= 0) digits[i]++;
+        else {
+            digits[0] = '1';
+            (*x)++;
+        }
+    }
+}
+
+static char kctl__digit_str(const void *src, uint32_t k) { return ((const char *)src)[k]; }
+
+/* digits[0..nd) with exponent x (of the first), negative or not, as
+   %g writes them (no locale), into out (32 bytes): its length. */
+static size_t kctl__double_g(const char *dg, int nd, int x, int prec, bool neg, char *out) {
+    int i, n = 0;
+    while (nd > 1 && dg[nd - 1] == '0') nd--; /* %g drops trailing zeros */
+    if (neg) out[n++] = '-';
+    if (x < -4 || x >= prec) {
+        out[n++] = dg[0];
+        if (nd > 1) out[n++] = '.';
+        for (i = 1; i < nd; i++) out[n++] = dg[i];
+        out[n++] = 'e';
+        out[n++] = x < 0 ? '-' : '+';
+        if (x < 0) x = -x;
+        if (x >= 100) out[n++] = (char)('0' + x / 100);
+        out[n++] = (char)('0' + x / 10 % 10);
+        out[n++] = (char)('0' + x % 10);
+    } else if (x < 0) {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (i = -1; i > x; i--) out[n++] = '0';
+        for (i = 0; i < nd; i++) out[n++] = dg[i];
+    } else {
+        for (i = 0; i <= x; i++) out[n++] = i < nd ? dg[i] : '0';
+        if (nd > x + 1) out[n++] = '.';
+        for (i = x + 1; i < nd; i++) out[n++] = dg[i];
+    }
+    out[n] = '\0';
+    return (size_t)n;
+}
+#endif /* !KCTL_NO_JSON_DOUBLE */
+
 #ifdef KCTL_NO_JSON_DOUBLE
 KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
     (void)j; (void)v; (void)out;
     return KCTL_ERR_UNSUPPORTED;
 }
 #else
+static char kctl__digit_jdec(const void *src, uint32_t k) { return kctl__jdec_digit((const kctl__jdec *)src, k); }
+
 KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
     const kctl_json_tok *t = kctl__jget(j, v);
-    char buf[840];
-    size_t n;
+    kctl__jdec d;
     if (!t || t->type != KCTL_JSON_NUMBER || !out) return KCTL_ERR_INVALID_ARG;
-    n = t->end - t->start;
-    if (n < sizeof buf) {
-        memcpy(buf, j->text + t->start, n);
-        buf[n] = '\0';
-    } else { /* a long number: 800 significant digits and a sticky one decide the
-                double as all of them would (a halfway case needs at most 768) */
-        kctl__jdec d;
-        uint32_t k, m = 0;
-        kctl__jdec_of(j->text + t->start, j->text + t->end, &d);
-        if (d.neg) buf[m++] = '-';
-        buf[m++] = '0';
-        buf[m++] = '.';
-        for (k = 0; k < d.ndig && k < 800; k++) buf[m++] = kctl__jdec_digit(&d, k);
-        if (d.ndig > 800) buf[m++] = '1';
-        if (!d.ndig) buf[m++] = '0';
-        snprintf(buf + m, sizeof buf - m, "e%lld", (long long)(d.exp > 100000 ? 100000 : d.exp < -100000 ? -100000 : d.exp));
-    }
-    *out = strtod(buf, NULL);
+    kctl__jdec_of(j->text + t->start, j->text + t->end, &d); /* -0 is a zero of its own, as strtod reads it */
+    *out = kctl__dec_to_double(kctl__digit_jdec, &d, d.ndig, d.exp - (int64_t)d.ndig, j->text[t->start] == '-');
     return KCTL_OK;
 }
 #endif
@@ -4492,15 +4905,28 @@ KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
 }
 #else
 KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
-    char buf[32];
-    int prec;
+    kctl__ddig d;
+    char buf[32], dg[17];
+    uint64_t bits, back;
+    int prec, x = 0;
+    size_t n;
+    bool neg;
     if (!w || w->err) return;
-    if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) { w->err = KCTL_ERR_INVALID_ARG; return; }
-    for (prec = 1; prec <= 17; prec++) { /* the shortest form that reads back the same */
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
+    memcpy(&bits, &v, sizeof bits); /* the bits: no compare at x87's excess precision */
+    if (((bits >> 52) & 0x7ff) == 0x7ff) { w->err = KCTL_ERR_INVALID_ARG; return; } /* NaN, infinities */
+    neg = (bits >> 63) != 0;
+    kctl__ddig_of(v, &d);
+    for (prec = 1; prec <= 17; prec++) { /* the shortest %.{prec}g that reads back the same */
+        double r;
+        kctl__ddig_round(&d, prec, dg, &x);
+        if (!d.nd) break;
+        r = kctl__dec_to_double(kctl__digit_str, dg, (uint32_t)prec, (int64_t)x - prec + 1, neg);
+        memcpy(&back, &r, sizeof back);
+        if (back == bits) break;
     }
-    if (kctl__jw_value(w)) kctl__jw_put(w, buf, strlen(buf));
+    if (prec > 17) prec = 17;
+    n = kctl__double_g(dg, prec, x, prec, neg, buf);
+    if (kctl__jw_value(w)) kctl__jw_put(w, buf, n);
 }
 #endif
 
@@ -7005,19 +7431,19 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f) {
 
 /* -------------------------------------------------- >>transport TRANSPORT */
 /* A growable writer used as a byte buffer: printf into it. */
-static void kctl__bprintf(kctl_jw *w, const char *fmt, ...) {
+static KCTL__PRINTF(2, 3) void kctl__bprintf(kctl_jw *w, const char *fmt, ...) {
     char small[256], *big;
     va_list ap;
     int n;
     if (w->err) return;
     va_start(ap, fmt);
-    n = vsnprintf(small, sizeof small, fmt, ap);
+    n = kctl__vfmt(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n < 0) { w->err = KCTL_ERR_INVALID_ARG; return; }
     if ((size_t)n < sizeof small) { kctl__jw_put(w, small, (size_t)n); return; }
     if (!(big = (char *)kctl__alloc(&w->allocator, (size_t)n + 1))) { w->err = KCTL_ERR_NOMEM; return; }
     va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    kctl__vfmt(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
     kctl__jw_put(w, big, (size_t)n);
     kctl__free(&w->allocator, big);
@@ -7525,7 +7951,7 @@ static void kctl__as_quote(kctl_jw *b, const char *s, size_t n) {
         case '\r': esc = "\\r"; break;
         case '\t': esc = "\\t"; break;
         case '\v': esc = "\\v"; break;
-        default: snprintf(hex, sizeof hex, "\\x%02x", c); esc = hex;
+        default: kctl__fmt(hex, sizeof hex, "\\x%02x", c); esc = hex;
         }
         kctl__jw_put(b, esc, strlen(esc));
         run = i + 1;
@@ -7606,7 +8032,7 @@ static void kctl__as_check_dns(kctl__aserr *e, const char *field, const char *v,
     }
     if (m > max) {
         char why[48];
-        snprintf(why, sizeof why, "must be no more than %u characters", (unsigned)max);
+        kctl__fmt(why, sizeof why, "must be no more than %u characters", (unsigned)max);
         kctl__as_invalid(e, field, v, n, why);
     }
     if (!(label ? kctl__name_dns_label(check, m) : kctl__name_dns_subdomain(check, m)))
@@ -8267,7 +8693,7 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
     }
     if (n) {
         *refused = true;
-        qsort(fresh, n, sizeof *fresh, kctl__as_cmp_str);
+        kctl__sort(fresh, n, sizeof *fresh, kctl__as_cmp_str);
         kctl__as_err_init(&e, &r->req->allocator);
         kctl__as_err_begin(&e, "FieldValueForbidden");
         kctl__bprintf(&e.text, "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{");
@@ -8545,7 +8971,7 @@ static int kctl__as_remove(kctl__asrun *r) {
     r->d->cur = cur;
     if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
     if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kind, sizeof kind, NULL) != KCTL_OK || !kind[0])
-        snprintf(kind, sizeof kind, "%s", req->res->resource);
+        kctl__fmt(kind, sizeof kind, "%s", req->res->resource);
     if (req->del && req->del->uid && *req->del->uid && strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
         return kctl__as_conflict(r, kind, true, req->name, "the UID in the precondition (%s) does not match the UID in record (%s). "
                                  "The object might have been deleted and then recreated", req->del->uid, kctl_obj_uid(cur));
@@ -9084,7 +9510,7 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
     if (!st || code == KCTL_OK) return code;
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].code == code) { http = map[i].http; reason = map[i].reason; }
-    snprintf(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
+    kctl__fmt(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
     kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
     return code;
 }
@@ -9372,7 +9798,7 @@ static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, 
             kctl_selector_matches(sel, e->obj))
             out->items[out->count++] = kctl_obj_ref(e->obj);
     }
-    if (out->count > 1) qsort(out->items, out->count, sizeof *out->items, kctl__ms_cmp_key);
+    if (out->count > 1) kctl__sort(out->items, out->count, sizeof *out->items, kctl__ms_cmp_key);
     return KCTL_OK;
 }
 
@@ -9385,8 +9811,8 @@ static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from,
     if (take && !(out->items.items = (kctl_obj **)kctl__alloc(&ms->allocator, take * sizeof(kctl_obj *)))) return KCTL_ERR_NOMEM;
     for (i = 0; i < take; i++) out->items.items[out->items.count++] = kctl_obj_ref(v[from + i]);
     if (from + take < n)
-        snprintf(out->continue_token, sizeof out->continue_token, "%llu:%s", (unsigned long long)rev, kctl_obj_key(v[from + take - 1]));
-    snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)rev);
+        kctl__fmt(out->continue_token, sizeof out->continue_token, "%llu:%s", (unsigned long long)rev, kctl_obj_key(v[from + take - 1]));
+    kctl__fmt(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)rev);
     return KCTL_OK;
 }
 
@@ -9407,7 +9833,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &sel)) != KCTL_OK)
         return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
-    idn = snprintf(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
+    idn = kctl__fmt(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
                    opts && opts->field_selector ? opts->field_selector : "");
     if (idn < 0 || (size_t)idn >= sizeof id) id[0] = 0; /* too long to remember: every page scans */
     if (after) {
@@ -9455,7 +9881,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
             (!after || strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
             v[n++] = e->obj;
     }
-    if (rc == KCTL_OK && n > 1) qsort(v, n, sizeof *v, kctl__ms_cmp_key);
+    if (rc == KCTL_OK && n > 1) kctl__sort(v, n, sizeof *v, kctl__ms_cmp_key);
     if (rc == KCTL_OK) rc = kctl__ms_page(ms, v, n, 0, limit, ms->rev, out);
     if (rc == KCTL_OK && out->continue_token[0] && id[0]) { /* more pages to come: remember the rest */
         kctl__mspaged *pg = &ms->paged[0];
@@ -9469,7 +9895,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
         pg->n = n - out->items.count;
         pg->rev = ms->rev;
         pg->used = ++ms->paged_tick;
-        snprintf(pg->id, sizeof pg->id, "%s", id);
+        kctl__fmt(pg->id, sizeof pg->id, "%s", id);
         v = NULL;
     }
     kctl__mutex_unlock(&ms->mu);
@@ -9497,8 +9923,8 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
     memset(w, 0, sizeof *w);
     w->ms = ms;
-    snprintf(w->rid, sizeof w->rid, "%s", rid);
-    snprintf(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
+    kctl__fmt(w->rid, sizeof w->rid, "%s", rid);
+    kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
     if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &w->sel)) != KCTL_OK) {
         kctl__free(&ms->allocator, w);
         return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
@@ -9510,13 +9936,13 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     if (rc == KCTL_OK && from_rv && *from_rv) {
         if (from < ms->compacted) { /* older than the history */
             char msg[96];
-            snprintf(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)ms->compacted);
+            kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)ms->compacted);
             rc = KCTL_ERR_GONE;
             if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
         } else if (from > ms->rev) { /* "too large resource version" */
             char msg[112];
             kctl_status_cause c;
-            snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)from,
+            kctl__fmt(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)from,
                      (unsigned long long)ms->rev);
             c.reason = "ResourceVersionTooLarge";
             c.message = "Too large resource version";
@@ -9551,7 +9977,7 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
 }
 
 static void kctl__ms_rv(kctl_event *ev, uint64_t rev) {
-    snprintf(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
+    kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
 }
 
 static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
@@ -9564,7 +9990,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     if (w->initial_next < w->initial.count) { /* the objects there at open */
         ev->type = KCTL_EVENT_ADDED;
         ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
-        snprintf(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
+        kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
         if (w->initial_next == w->initial.count) kctl__ms_rv(ev, w->pos);
         return KCTL_OK;
     }
@@ -9573,7 +9999,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
         uint32_t k;
         if (w->pos < ms->compacted) {
             char msg[96];
-            snprintf(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)w->pos, (unsigned long long)ms->compacted);
+            kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)w->pos, (unsigned long long)ms->compacted);
             kctl__mutex_unlock(&ms->mu);
             if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
             return KCTL_ERR_GONE;
@@ -9607,7 +10033,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
                        revision, as an API server sends it */
                     char rv[24];
                     int rc;
-                    snprintf(rv, sizeof rv, "%llu", (unsigned long long)e->rev);
+                    kctl__fmt(rv, sizeof rv, "%llu", (unsigned long long)e->rev);
                     if (!e->left && (rc = kctl_apisrv_with_rv(e->prev, rv, &ms->obj_opts, &e->left)) != KCTL_OK) {
                         kctl__mutex_unlock(&ms->mu);
                         return rc; /* the watcher stays before this event: the next call tries again */
@@ -9735,7 +10161,7 @@ static void kctl__ms_put_obj(kctl_jw *w, const char *rid, size_t rid_len, const 
     size_t len;
     const char *doc = kctl_obj_json(o, &len);
     kctl__jw_put(w, rid, rid_len);
-    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, " %lu\n", (unsigned long)len));
+    kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, " %lu\n", (unsigned long)len));
     kctl__jw_put(w, doc, len);
     kctl__jw_put(w, "\n", 1);
 }
@@ -9748,7 +10174,7 @@ static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, cons
     if (p && p->e && !p->obj) count--;      /* a removal */
     else if (p && !p->e && p->obj) count++; /* a new object */
     kctl_jw_init_growable(w, &ms->allocator);
-    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)rev,
+    kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)rev,
                                            (unsigned long long)ms->uid_seq + (p && !p->e && p->obj ? 1u : 0u), (unsigned long)count));
     for (i = 0; i < ms->objs.cap; i++) {
         kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
@@ -9760,7 +10186,7 @@ static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, cons
         kctl__ms_put_obj(w, e->node.key, e->rid_len, e->obj);
     }
     if (p && !p->e && p->obj) kctl__ms_put_obj(w, p->rid, strlen(p->rid), p->obj);
-    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
+    kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
     return w->err;
 }
 
@@ -9837,7 +10263,7 @@ static bool kctl__ms_uid_num(const char *uid, uint64_t *n) {
         else if (*s >= 'a' && *s <= 'f') x = x * 16 + (uint64_t)(*s - 'a' + 10);
         else return false;
     }
-    snprintf(again, sizeof again, "%s%012llx", form, (unsigned long long)x);
+    kctl__fmt(again, sizeof again, "%s%012llx", form, (unsigned long long)x);
     *n = x;
     return strcmp(again, uid) == 0;
 }
@@ -9881,7 +10307,7 @@ static int kctl__ms_names_once(kctl_memstore *ms, const kctl_json *j, uint32_t o
         v[k].s = arena + used;
         used += v[k].n + 1;
     }
-    qsort(v, t->size, sizeof *v, kctl__ms_cmp_name);
+    kctl__sort(v, t->size, sizeof *v, kctl__ms_cmp_name);
     for (c = 1; c < t->size && rc == KCTL_OK; c++)
         if (kctl__ms_cmp_name(&v[c - 1], &v[c]) == 0) rc = KCTL_ERR_PROTO;
     kctl__free(&ms->allocator, arena);
@@ -9913,7 +10339,7 @@ static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *
     if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return KCTL_ERR_PROTO;
     if (!*kctl_obj_uid(o) || (kctl__ms_uid_num(kctl_obj_uid(o), &n) && (n == 0 || n > seq))) return KCTL_ERR_PROTO;
     if (!kctl_obj_resource_version_u64(o, &orv) || orv < 1 || orv > rev) return KCTL_ERR_PROTO;
-    snprintf(rv, sizeof rv, "%llu", (unsigned long long)orv);
+    kctl__fmt(rv, sizeof rv, "%llu", (unsigned long long)orv);
     if (strcmp(rv, kctl_obj_resource_version(o)) != 0 || kctl_obj_generation(o) < 1) return KCTL_ERR_PROTO;
     if (kctl_obj_deletion_timestamp(o) && kctl_obj_finalizer_count(o) == 0) return KCTL_ERR_PROTO;
     memset(&res, 0, sizeof res);
@@ -9959,8 +10385,8 @@ static int kctl__ms_load_unique(kctl_memstore *ms) {
         kctl_obj_resource_version_u64(e->obj, &rvs[n]);
         uids[n++] = kctl_obj_uid(e->obj);
     }
-    qsort(rvs, n, sizeof *rvs, kctl__ms_cmp_u64);
-    qsort(uids, n, sizeof *uids, kctl__ms_cmp_str);
+    kctl__sort(rvs, n, sizeof *rvs, kctl__ms_cmp_u64);
+    kctl__sort(uids, n, sizeof *uids, kctl__ms_cmp_str);
     for (i = 1; i < n; i++)
         if (rvs[i] == rvs[i - 1] || strcmp(uids[i], uids[i - 1]) == 0) rc = KCTL_ERR_PROTO;
     kctl__free(&ms->allocator, rvs);
@@ -10229,7 +10655,7 @@ static int kctl__rf_list(kctl_reflector *r) {
             rc = r->t.vt->list(r->t.self, &r->res, &lo, &page, NULL);
         }
         if (rc != KCTL_OK) break;
-        if (!rv[0]) snprintf(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
+        if (!rv[0]) kctl__fmt(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
         if (n + page.items.count > cap) {
             size_t ncap = cap ? cap * 2 : 64;
             kctl_obj **na;
@@ -10245,12 +10671,12 @@ static int kctl__rf_list(kctl_reflector *r) {
             cap = ncap;
         }
         for (i = 0; i < page.items.count; i++) all[n++] = kctl_obj_ref(page.items.items[i]);
-        snprintf(cont, sizeof cont, "%s", page.continue_token);
+        kctl__fmt(cont, sizeof cont, "%s", page.continue_token);
         kctl_list_result_free(&page);
     } while (cont[0]);
     if (rc == KCTL_OK) rc = kctl_fifo_replace(r->fifo, all, n);
     if (rc == KCTL_OK) {
-        snprintf(r->rv, sizeof r->rv, "%s", rv);
+        kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
         if (r->listed) r->stats.relists++;
         r->stats.lists++;
         r->listed = true;
@@ -10315,7 +10741,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
                 budget--;
                 r->opened_events++;
                 r->last_event = now = kctl_clock_now(&r->clock);
-                if (ev.resource_version[0]) snprintf(r->rv, sizeof r->rv, "%s", ev.resource_version);
+                if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
                 switch (ev.type) {
                 case KCTL_EVENT_ADDED: r->stats.added++; rc = kctl_fifo_add(r->fifo, ev.obj); break;
                 case KCTL_EVENT_MODIFIED: r->stats.modified++; rc = kctl_fifo_update(r->fifo, ev.obj); break;
@@ -10379,7 +10805,7 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
     memset(out, 0, sizeof *out);
     if (!r) return;
     *out = r->stats;
-    snprintf(out->last_rv, sizeof out->last_rv, "%s", r->rv);
+    kctl__fmt(out->last_rv, sizeof out->last_rv, "%s", r->rv);
 }
 
 /* ---------------------------------------------------- >>informer INFORMER */
@@ -12972,13 +13398,13 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
     p = (char *)(mi + 1);
     mi->inf = NULL;
     mi->id = p;
-    p += snprintf(p, idn, "%s/%s|%s|%s|%s", g, res->resource, ns, ls, fs) + 1;
+    p += kctl__fmt(p, idn, "%s/%s|%s|%s|%s", g, res->resource, ns, ls, fs) + 1;
     mi->resource = p;
-    p += snprintf(p, resn, "%s/%s%s%s", g, res->resource, *ns ? "/" : "", ns) + 1;
+    p += kctl__fmt(p, resn, "%s/%s%s%s", g, res->resource, *ns ? "/" : "", ns) + 1;
     mi->labels = p;
-    p += snprintf(p, strlen(ls) + 1, "%s", ls) + 1;
+    p += kctl__fmt(p, strlen(ls) + 1, "%s", ls) + 1;
     mi->fields = p;
-    snprintf(p, strlen(fs) + 1, "%s", fs);
+    kctl__fmt(p, strlen(fs) + 1, "%s", fs);
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->infs.n; i++)
         if (strcmp(kctl__mgr_inf(m, i)->id, mi->id) == 0) { /* shared */
@@ -13397,12 +13823,12 @@ static void kctl__pm_sample(kctl__pm *p, const char *suffix, const char *const *
 }
 
 static const char *kctl__pm_u64(char buf[24], uint64_t v) {
-    snprintf(buf, 24, "%llu", (unsigned long long)v);
+    kctl__fmt(buf, 24, "%llu", (unsigned long long)v);
     return buf;
 }
 /* Seconds from ns, exactly, whatever the C locale's decimal point. */
 static const char *kctl__pm_sec(char buf[32], uint64_t ns) {
-    snprintf(buf, 32, "%llu.%09llu", (unsigned long long)(ns / UINT64_C(1000000000)), (unsigned long long)(ns % UINT64_C(1000000000)));
+    kctl__fmt(buf, 32, "%llu.%09llu", (unsigned long long)(ns / UINT64_C(1000000000)), (unsigned long long)(ns % UINT64_C(1000000000)));
     return buf;
 }
 static void kctl__pm_one(kctl__pm *p, const char *label, const char *value, const char *num) {
