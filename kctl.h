@@ -798,6 +798,8 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 /* kctl's own tests only: the member-name comparisons the JSON and object
    code have made so far, a measure of work tests bound instead of time. */
 KCTL_API uint64_t kctl__json_work(void);
+/* kctl's own tests only: kctl's snprintf (kctl__fmt), to compare with libc's. */
+KCTL_API int kctl__test_fmt(char *buf, size_t cap, const char *fmt, ...);
 #endif
 
 /* ========================================================== >>obj OBJECTS */
@@ -2981,6 +2983,17 @@ static KCTL__PRINTF(3, 4) int kctl__fmt(char *buf, size_t cap, const char *fmt, 
     va_end(ap);
     return n;
 }
+
+#ifdef KCTL__WORK_COUNTER
+KCTL_API int kctl__test_fmt(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = kctl__vfmt(buf, cap, fmt, ap);
+    va_end(ap);
+    return n;
+}
+#endif
 
 /* Sort n elements of size bytes at base by cmp, as qsort does (not
    stable): a heap sort, in place, no memory, O(n log n) at worst. */
