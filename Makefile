@@ -28,6 +28,12 @@ $(B)/kt-static: $(DEPS) tests/static_build.c | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_STATIC -o $@ tests/static_build.c $(LIBS)
 $(B)/kt-nothreads: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_THREADS -o $@ $(TESTSRC)
+# The trim switches (kctl.h, COMPILE-TIME OPTIONS), two builds: a test that
+# needs a part compiled out is skipped with the switch as its reason (kt.h).
+$(B)/kt-trim-store: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_MEMSTORE -DKCTL_NO_FLOAT -o $@ $(TESTSRC) $(LIBS)
+$(B)/kt-trim-mcu: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -o $@ $(TESTSRC)
 $(B)/kt-asan: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-tsan: $(DEPS) | $(B)
@@ -110,7 +116,7 @@ $(B)/readme-check: README.md examples/hello_controller.c | $(B)
 	sed -e '1d' -e 's|"../kctl.h"|"kctl.h"|' examples/hello_controller.c | diff -u - $(B)/readme-hello.c
 	@touch $@
 
-MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads
+MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads $(B)/kt-trim-store $(B)/kt-trim-mcu
 
 # With save_on_write a write is acknowledged only once it is on disk: the
 # driver runs children with an LD_PRELOAD shim (tests/faultfs.c) that fills
@@ -125,10 +131,17 @@ $(B)/nofiles-check: kctl.h | $(B)
 	gcc $(STD) $(BASE) -DKCTL_NO_FILES -DKCTL_IMPLEMENTATION -x c -c kctl.h -o $(B)/nofiles.o
 	@touch $@
 
+# The implementation calls only the C library functions kctl.h's LIBC
+# list names (nm -u of the implementation alone, default and trimmed), and
+# none of floating point with KCTL_NO_FLOAT.
+$(B)/libc-check: kctl.h tests/libc_check.sh | $(B)
+	sh tests/libc_check.sh gcc $(B)
+	@touch $@
+
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/libc-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan

@@ -10348,7 +10348,7 @@ static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *
     if (!slash || (size_t)(slash - rid) >= sizeof group || strlen(slash + 1) >= sizeof resource) return KCTL_ERR_PROTO;
     memcpy(group, rid, (size_t)(slash - rid));
     group[slash - rid] = '\0';
-    strcpy(resource, slash + 1);
+    memcpy(resource, slash + 1, strlen(slash + 1) + 1);
     if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return KCTL_ERR_PROTO;
     if (!*kctl_obj_uid(o) || (kctl__ms_uid_num(kctl_obj_uid(o), &n) && (n == 0 || n > seq))) return KCTL_ERR_PROTO;
     if (!kctl_obj_resource_version_u64(o, &orv) || orv < 1 || orv > rev) return KCTL_ERR_PROTO;
@@ -11891,7 +11891,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->logger = d.logger;
     q->clock = d.clock;
     q->real_clock = d.clock.subscribe_fn == NULL;
-    strncpy(q->name, d.name, sizeof q->name - 1);
+    kctl__fmt(q->name, sizeof q->name, "%s", d.name); /* the first 63 bytes */
     q->timed = q->name[0] != 0;
     kctl__list_init(&q->inflight);
     kctl__list_init(&q->returned);

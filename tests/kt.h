@@ -47,8 +47,14 @@ int kt_need(int rc, const char *why);
    forks a child that would need it). */
 #ifdef KCTL_NO_MEMSTORE
 #define KT_NEED_MEMSTORE() kt_skip_now("KCTL_NO_MEMSTORE")
+#elif defined(KCTL_NO_FILES)
+#define KT_NEED_MEMSTORE() kt_skip_now("KCTL_NO_FILES (a memstore on a file)")
 #else
 #define KT_NEED_MEMSTORE() ((void)0)
+#endif
+#if defined(KCTL_NO_FILES) && !defined(KCTL_NO_MEMSTORE)
+/* kctl_memstore_create, skipping the test when desc asks for a file. */
+int kt_memstore_create_nofiles(const kctl_memstore_desc *desc, kctl_memstore **out);
 #endif
 
 /* A counting allocator: counts calls and live blocks; can fail on demand. */
@@ -77,6 +83,13 @@ void kt_skip_now(const char *why) {
     if (kt.jump) _exit(125); /* a test's child: its parent sees the failure */
     abort(); /* outside kt_run */
 }
+
+#if defined(KCTL_NO_FILES) && !defined(KCTL_NO_MEMSTORE)
+int kt_memstore_create_nofiles(const kctl_memstore_desc *desc, kctl_memstore **out) {
+    if (desc && desc->path) kt_skip_now("KCTL_NO_FILES (a memstore on a file)");
+    return kctl_memstore_create(desc, out);
+}
+#endif
 
 int kt_need(int rc, const char *why) {
     if (rc == KCTL_ERR_UNSUPPORTED) kt_skip_now(why);
@@ -171,6 +184,8 @@ void kt_suite_contract(void); /* tests/contract.h: every transport's contract, p
    silently, and nothing else it tests is lost where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
 #define kctl_memstore_create(d, o) kt_need(kctl_memstore_create((d), (o)), "KCTL_NO_MEMSTORE")
+#elif defined(KCTL_NO_FILES)
+#define kctl_memstore_create(d, o) kt_memstore_create_nofiles((d), (o))
 #endif
 #ifdef KCTL_NO_LEADER
 #define kctl_leader_create(d, o) kt_need(kctl_leader_create((d), (o)), "KCTL_NO_LEADER")
