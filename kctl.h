@@ -2298,7 +2298,8 @@ KCTL_API void kctl_manager_read_leader(kctl_manager *m, kctl_manager_leader_info
    returned. Call it from the main thread before other threads exist: it
    blocks those signals for every thread it starts. A program that has
    work of its own on the main thread uses start and stop instead.
-   [main thread] */
+   INVALID_ARG under KCTL_NO_THREADS and KCTL_PORT_CUSTOM (no signals
+   there: use start and stop). [main thread] */
 KCTL_API int kctl_manager_run_until_signal(kctl_manager *m);
 /* kctl_manager_run_until_signal with this cache-sync timeout (0: the
    desc's). The argument is NOT how long it runs: it runs until SIGINT or
@@ -2355,10 +2356,6 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
 #include <sys/stat.h>
 #endif
 
-#if !defined(CLOCK_MONOTONIC)
-#error "kctl.h: the implementation needs POSIX (CLOCK_MONOTONIC, pthreads): include kctl.h before any system header in the file that defines KCTL_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
-#endif
-
 #ifndef KCTL_MAX_KEY_LEN
 #define KCTL_MAX_KEY_LEN 4096
 #endif
@@ -2398,35 +2395,188 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
 #endif
 
 /* ---------------------------------------------------- >>platform PLATFORM */
-/* The only place that knows about threads: a mutex, a condition variable on
-   CLOCK_MONOTONIC, threads, and a processor hint for spinning.
-   KCTL_NO_THREADS turns the locks into no-ops and leaves out threads.
+/* The only place that knows the system. First the port: the KCTL_PORT_*
+   macros of PORTING in the manual (clock, wall time, sleep, mutex,
+   condition variable, threads, atomics), POSIX unless KCTL_PORT_CUSTOM.
+   Then kctl's locks on top of it; KCTL_NO_THREADS turns them into no-ops
+   and leaves out threads, so that build needs only KCTL_PORT_NOW_NS.
 
-   With compiler atomics (gcc, clang) the mutex is a test-and-test-and-set
-   lock that spins on a read before it parks: the queue's lock is held for
-   tens of nanoseconds at a time, and waiters that keep writing the lock word
-   (as trylock loops do) slow its holder down. Between tries a waiter backs
-   off (1, 2, 4 ... 16 pauses): a producer and a worker that both want the
-   lock take it in short runs instead of trading it key by key, which
-   nearly doubles the queue's throughput. pthreads only park and wake:
-   the lock word says 2 while a thread may be parked, and an unlock that
-   finds 2 wakes one. The condition variable counts signals, so a waiter
-   that releases the lock first and parks afterwards cannot miss one. */
+   On the POSIX port with compiler atomics (gcc, clang) the mutex is a
+   test-and-test-and-set lock that spins on a read before it parks: the
+   queue's lock is held for tens of nanoseconds at a time, and waiters
+   that keep writing the lock word (as trylock loops do) slow its holder
+   down. Between tries a waiter backs off (1, 2, 4 ... 16 pauses): a
+   producer and a worker that both want the lock take it in short runs
+   instead of trading it key by key, which nearly doubles the queue's
+   throughput. The port's mutex and condition variable only park and
+   wake: the lock word says 2 while a thread may be parked, and an unlock
+   that finds 2 wakes one. The condition variable counts signals, so a
+   waiter that releases the lock first and parks afterwards cannot miss
+   one. A custom port's mutex and condition variable are used as they
+   are: on an RTOS a task spinning for a lock only keeps its holder (on
+   the one core) from running, and the RTOS mutex has priority
+   inheritance. */
 
-/* Hints: fields written under a lock with relaxed atomic stores and read
-   without it (to prefetch, or to spin until work arrives). Without
-   compiler atomics, or without threads, there are no hints: no prefetch
-   before locking, and idle workers park at once. */
-#if defined(KCTL__ATOMICS) && !defined(KCTL_NO_THREADS)
-#define KCTL__HINTS 1
-#define KCTL__LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define KCTL__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#ifndef KCTL_THREAD_STACK_SIZE
+#define KCTL_THREAD_STACK_SIZE 0 /* bytes; 0: the port's default */
 #endif
+
+#ifndef KCTL_PORT_CUSTOM
+/* ---- the POSIX port (the default) */
+#if !defined(CLOCK_MONOTONIC)
+#error "kctl.h: the implementation needs POSIX (CLOCK_MONOTONIC, pthreads): include kctl.h before any system header in the file that defines KCTL_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L (or bring a port of your own: KCTL_PORT_CUSTOM)"
+#endif
+static uint64_t kctl__posix_ns(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+static KCTL__UNUSED void kctl__posix_sleep_ns(uint64_t ns) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ns / UINT64_C(1000000000));
+    ts.tv_nsec = (long)(ns % UINT64_C(1000000000));
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+#define KCTL_PORT_NOW_NS() kctl__posix_ns(CLOCK_MONOTONIC)
+#define KCTL_PORT_WALL_NS() kctl__posix_ns(CLOCK_REALTIME)
+#define KCTL_PORT_SLEEP_NS(ns) kctl__posix_sleep_ns(ns)
 
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
+#include <limits.h>
+#ifndef PTHREAD_STACK_MIN
+#define PTHREAD_STACK_MIN 16384
+#endif
+/* Condition variables on CLOCK_MONOTONIC, so deadlines are the clock's. */
+static int kctl__posix_cond_init(pthread_cond_t *c) {
+    pthread_condattr_t a;
+    int rc;
+    if (pthread_condattr_init(&a) != 0) return -1;
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    rc = pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+    return rc;
+}
+static int kctl__posix_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, uint64_t at) {
+    struct timespec ts;
+    if (at / UINT64_C(1000000000) > (uint64_t)INT32_MAX) at = (uint64_t)INT32_MAX * UINT64_C(1000000000);
+    ts.tv_sec = (time_t)(at / UINT64_C(1000000000));
+    ts.tv_nsec = (long)(at % UINT64_C(1000000000));
+    return pthread_cond_timedwait(c, m, &ts);
+}
+/* A stack below PTHREAD_STACK_MIN is raised to it; a size is rounded up
+   to whole 4 KiB pages (some systems refuse others). */
+static int kctl__posix_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, size_t stack) {
+    pthread_attr_t a;
+    int rc;
+    if (pthread_attr_init(&a) != 0) return -1;
+    if (stack) {
+        if (stack < (size_t)PTHREAD_STACK_MIN) stack = (size_t)PTHREAD_STACK_MIN;
+        stack = (stack + 4095u) & ~(size_t)4095u;
+    }
+    rc = stack ? pthread_attr_setstacksize(&a, stack) : 0;
+    if (rc == 0) rc = pthread_create(t, &a, fn, arg);
+    pthread_attr_destroy(&a);
+    return rc;
+}
+#define KCTL_PORT_MUTEX pthread_mutex_t
+#define KCTL_PORT_MUTEX_INIT(m) pthread_mutex_init((m), NULL)
+#define KCTL_PORT_MUTEX_DEINIT(m) pthread_mutex_destroy(m)
+#define KCTL_PORT_MUTEX_LOCK(m) pthread_mutex_lock(m)
+#define KCTL_PORT_MUTEX_UNLOCK(m) pthread_mutex_unlock(m)
+#define KCTL_PORT_COND pthread_cond_t
+#define KCTL_PORT_COND_INIT(c) kctl__posix_cond_init(c)
+#define KCTL_PORT_COND_DEINIT(c) pthread_cond_destroy(c)
+#define KCTL_PORT_COND_WAIT(c, m) pthread_cond_wait((c), (m))
+#define KCTL_PORT_COND_WAIT_UNTIL(c, m, at_ns) kctl__posix_cond_wait_until((c), (m), (at_ns))
+#define KCTL_PORT_COND_SIGNAL(c) pthread_cond_signal(c)
+#define KCTL_PORT_COND_BROADCAST(c) pthread_cond_broadcast(c)
+#define KCTL_PORT_THREAD pthread_t
+#define KCTL_PORT_THREAD_START(t, fn, arg, stack_bytes) kctl__posix_thread_start((t), (fn), (arg), (stack_bytes))
+#define KCTL_PORT_THREAD_JOIN(t) pthread_join(*(t), NULL)
+#define KCTL_PORT_YIELD() sched_yield()
+#if defined(KCTL__ATOMICS)
+#define KCTL__FASTLOCK 1 /* the spinning mutex and readers-writer lock below */
+#endif
+#endif /* !KCTL_NO_THREADS */
 
+#else
+/* ---- a port of your own: what it must define (PORTING in the manual) */
+#ifndef KCTL_PORT_NOW_NS
+#error "kctl.h: KCTL_PORT_CUSTOM needs KCTL_PORT_NOW_NS(): a monotonic clock in nanoseconds, e.g. from a tick counter (see PORTING)"
+#endif
+#ifndef KCTL_PORT_WALL_NS
+#define KCTL_PORT_WALL_NS() KCTL_PORT_NOW_NS() /* no real-time clock: objects are stamped from 1970 plus uptime */
+#endif
+#ifndef KCTL_PORT_YIELD
+#define KCTL_PORT_YIELD() ((void)0)
+#endif
+#ifndef KCTL_PORT_SLEEP_NS
+/* no sleep: wait on the clock (only the retry helper and the memstore's
+   latency fault sleep, and only with threads) */
+static KCTL__UNUSED void kctl__port_spin_sleep_ns(uint64_t ns) {
+    uint64_t t0 = KCTL_PORT_NOW_NS();
+    while (KCTL_PORT_NOW_NS() - t0 < ns) KCTL_PORT_YIELD();
+}
+#define KCTL_PORT_SLEEP_NS(ns) kctl__port_spin_sleep_ns(ns)
+#endif
+#ifndef KCTL_NO_THREADS
+#if !defined(KCTL_PORT_MUTEX) || !defined(KCTL_PORT_MUTEX_INIT) || !defined(KCTL_PORT_MUTEX_DEINIT) || \
+    !defined(KCTL_PORT_MUTEX_LOCK) || !defined(KCTL_PORT_MUTEX_UNLOCK)
+#error "kctl.h: KCTL_PORT_CUSTOM with threads needs the mutex: KCTL_PORT_MUTEX, _INIT, _DEINIT, _LOCK, _UNLOCK (see PORTING), or define KCTL_NO_THREADS"
+#endif
+#if !defined(KCTL_PORT_COND) || !defined(KCTL_PORT_COND_INIT) || !defined(KCTL_PORT_COND_DEINIT) || \
+    !defined(KCTL_PORT_COND_WAIT) || !defined(KCTL_PORT_COND_WAIT_UNTIL) || !defined(KCTL_PORT_COND_SIGNAL) || \
+    !defined(KCTL_PORT_COND_BROADCAST)
+#error "kctl.h: KCTL_PORT_CUSTOM with threads needs the condition variable: KCTL_PORT_COND, _INIT, _DEINIT, _WAIT, _WAIT_UNTIL, _SIGNAL, _BROADCAST (see PORTING), or define KCTL_NO_THREADS"
+#endif
+#if !defined(KCTL_PORT_THREAD) || !defined(KCTL_PORT_THREAD_START) || !defined(KCTL_PORT_THREAD_JOIN)
+#error "kctl.h: KCTL_PORT_CUSTOM with threads needs threads: KCTL_PORT_THREAD, _START, _JOIN (see PORTING), or define KCTL_NO_THREADS"
+#endif
+#endif /* !KCTL_NO_THREADS */
+#endif /* KCTL_PORT_CUSTOM */
+
+/* ---- atomics: the reference counts of shared objects (and, with
+   compiler atomics, the hints below). gcc and clang: their __atomic
+   builtins (on a core without atomic instructions, Cortex-M0, they call
+   __atomic_* functions the port links in). A port for another compiler
+   defines the four. Without threads: plain arithmetic. */
+#ifdef KCTL_NO_THREADS
+#define KCTL__ATOMIC_INC(p) (++*(p))
+#define KCTL__ATOMIC_DEC(p) (--*(p))
+#else
+#if !defined(KCTL_PORT_ATOMIC_INC) && defined(KCTL__ATOMICS)
+#define KCTL_PORT_ATOMIC_INC(p) __atomic_add_fetch((p), 1u, __ATOMIC_RELAXED)  /* ++*p; the new value */
+#define KCTL_PORT_ATOMIC_DEC(p) __atomic_sub_fetch((p), 1u, __ATOMIC_ACQ_REL)  /* --*p; the new value */
+#define KCTL_PORT_ATOMIC_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define KCTL_PORT_ATOMIC_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#endif
+#if !defined(KCTL_PORT_ATOMIC_INC) || !defined(KCTL_PORT_ATOMIC_DEC)
+#error "kctl.h: threads need atomics for reference counts: build with gcc or clang, define KCTL_PORT_ATOMIC_INC and _DEC (see PORTING), or define KCTL_NO_THREADS"
+#endif
+#define KCTL__ATOMIC_INC(p) KCTL_PORT_ATOMIC_INC(p)
+#define KCTL__ATOMIC_DEC(p) KCTL_PORT_ATOMIC_DEC(p)
+#endif
+
+/* Hints: fields written under a lock with relaxed atomic stores and read
+   without it (to prefetch, or to spin until work arrives). Without
+   atomic loads and stores, or without threads, there are no hints: no
+   prefetch before locking, and idle workers park at once. */
+#if defined(KCTL_PORT_ATOMIC_LOAD) && defined(KCTL_PORT_ATOMIC_STORE) && !defined(KCTL_NO_THREADS)
+#define KCTL__HINTS 1
+#define KCTL__LOAD(p) KCTL_PORT_ATOMIC_LOAD(p)
+#define KCTL__STORE(p, v) KCTL_PORT_ATOMIC_STORE((p), (v))
+#endif
+
+/* ---- sleeping and wall time, for every section */
+static KCTL__UNUSED void kctl__port_sleep_ns(uint64_t ns) { KCTL_PORT_SLEEP_NS(ns); }
+
+/* Wall time: nanoseconds since the Unix epoch, for the times objects
+   carry (creationTimestamp, a Lease's renewTime), never for waiting. */
+static uint64_t kctl__port_wall_ns(void) { return (uint64_t)(KCTL_PORT_WALL_NS()); }
+
+#ifndef KCTL_NO_THREADS
 static inline void kctl__cpu_relax(void) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __asm__ __volatile__("pause");
@@ -2434,7 +2584,13 @@ static inline void kctl__cpu_relax(void) {
     __asm__ __volatile__("yield");
 #endif
 }
-static inline void kctl__yield(void) { sched_yield(); }
+static inline void kctl__yield(void) { KCTL_PORT_YIELD(); }
+
+/* An absolute time on the port's clock rel_ns from now, for timed waits. */
+static uint64_t kctl__deadline(uint64_t rel_ns) {
+    uint64_t at = KCTL_PORT_NOW_NS();
+    return (rel_ns > UINT64_MAX - at) ? UINT64_MAX : at + rel_ns;
+}
 
 /* A readers-writer lock for read-mostly state (the cache). With compiler
    atomics, readers count themselves in one of 16 slots, each on a cache
@@ -2444,8 +2600,8 @@ static inline void kctl__yield(void) { sched_yield(); }
    flag. A writer takes a mutex, raises the flag and waits for every slot
    to drain; a reader that finds the flag raised steps back and waits on
    the mutex. Writers go first (readers cannot starve them). rd returns
-   the slot that rd_unlock takes. Without atomics: pthread_rwlock. */
-#ifdef KCTL__ATOMICS
+   the slot that rd_unlock takes. On a custom port: one mutex. */
+#ifdef KCTL__FASTLOCK
 #define KCTL__RW_SLOTS 16 /* the top 4 bits of a hash pick one */
 typedef char kctl__rw_slots_fit[KCTL__RW_SLOTS == 16 ? 1 : -1];
 typedef struct kctl__rwlock {
@@ -2454,14 +2610,14 @@ typedef struct kctl__rwlock {
         char pad[64 - sizeof(unsigned)];
     } rd[KCTL__RW_SLOTS];
     unsigned writer;
-    pthread_mutex_t wmu;
+    KCTL_PORT_MUTEX wmu;
 } kctl__rwlock;
 static int kctl__rwlock_init(kctl__rwlock *l) {
     memset(l->rd, 0, sizeof l->rd);
     l->writer = 0;
-    return pthread_mutex_init(&l->wmu, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
+    return KCTL_PORT_MUTEX_INIT(&l->wmu) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
 }
-static void kctl__rwlock_deinit(kctl__rwlock *l) { pthread_mutex_destroy(&l->wmu); }
+static void kctl__rwlock_deinit(kctl__rwlock *l) { KCTL_PORT_MUTEX_DEINIT(&l->wmu); }
 static unsigned kctl__rwlock_rd(kctl__rwlock *l) {
     unsigned char here;
     unsigned s = (unsigned)((((uint64_t)(uintptr_t)&here >> 12) * UINT64_C(0x9e3779b97f4a7c15)) >> 60); /* top 4 bits: 16 slots */
@@ -2469,94 +2625,69 @@ static unsigned kctl__rwlock_rd(kctl__rwlock *l) {
         __atomic_fetch_add(&l->rd[s].n, 1u, __ATOMIC_SEQ_CST);
         if (!__atomic_load_n(&l->writer, __ATOMIC_SEQ_CST)) return s;
         __atomic_fetch_sub(&l->rd[s].n, 1u, __ATOMIC_RELEASE); /* a writer: let it go first */
-        pthread_mutex_lock(&l->wmu);
-        pthread_mutex_unlock(&l->wmu);
+        KCTL_PORT_MUTEX_LOCK(&l->wmu);
+        KCTL_PORT_MUTEX_UNLOCK(&l->wmu);
     }
 }
 static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { __atomic_fetch_sub(&l->rd[slot].n, 1u, __ATOMIC_RELEASE); }
 static void kctl__rwlock_wr(kctl__rwlock *l) {
     unsigned i, spins = 0;
-    pthread_mutex_lock(&l->wmu);
+    KCTL_PORT_MUTEX_LOCK(&l->wmu);
     __atomic_store_n(&l->writer, 1u, __ATOMIC_SEQ_CST);
     for (i = 0; i < KCTL__RW_SLOTS; i++)
         while (__atomic_load_n(&l->rd[i].n, __ATOMIC_SEQ_CST)) { /* readers hold it for little, but replace reads long */
             if (++spins < 64) kctl__cpu_relax();
-            else if (spins < 256) sched_yield();
-            else {
-                struct timespec ts = { 0, 50000 };
-                nanosleep(&ts, NULL);
-            }
+            else if (spins < 256) kctl__yield();
+            else kctl__port_sleep_ns(50000);
         }
 }
 static void kctl__rwlock_wr_unlock(kctl__rwlock *l) {
     __atomic_store_n(&l->writer, 0u, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&l->wmu);
+    KCTL_PORT_MUTEX_UNLOCK(&l->wmu);
 }
 #else
-typedef pthread_rwlock_t kctl__rwlock;
-static int kctl__rwlock_init(kctl__rwlock *l) { return pthread_rwlock_init(l, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
-static void kctl__rwlock_deinit(kctl__rwlock *l) { pthread_rwlock_destroy(l); }
-static unsigned kctl__rwlock_rd(kctl__rwlock *l) { pthread_rwlock_rdlock(l); return 0; }
-static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { (void)slot; pthread_rwlock_unlock(l); }
-static void kctl__rwlock_wr(kctl__rwlock *l) { pthread_rwlock_wrlock(l); }
-static void kctl__rwlock_wr_unlock(kctl__rwlock *l) { pthread_rwlock_unlock(l); }
+typedef KCTL_PORT_MUTEX kctl__rwlock;
+static int kctl__rwlock_init(kctl__rwlock *l) { return KCTL_PORT_MUTEX_INIT(l) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__rwlock_deinit(kctl__rwlock *l) { KCTL_PORT_MUTEX_DEINIT(l); }
+static unsigned kctl__rwlock_rd(kctl__rwlock *l) { KCTL_PORT_MUTEX_LOCK(l); return 0; }
+static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { (void)slot; KCTL_PORT_MUTEX_UNLOCK(l); }
+static void kctl__rwlock_wr(kctl__rwlock *l) { KCTL_PORT_MUTEX_LOCK(l); }
+static void kctl__rwlock_wr_unlock(kctl__rwlock *l) { KCTL_PORT_MUTEX_UNLOCK(l); }
 #endif
 
-/* Threads, for the parts of kctl that run their own (informers, workers). */
-typedef pthread_t kctl__thread;
+/* Threads, for the parts of kctl that run their own (informers, workers),
+   each with a stack of KCTL_THREAD_STACK_SIZE bytes (0: the port's default). */
+typedef KCTL_PORT_THREAD kctl__thread;
 KCTL__UNUSED static inline int kctl__thread_start(kctl__thread *t, void *(*fn)(void *), void *arg) {
-    return pthread_create(t, NULL, fn, arg) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
+    return KCTL_PORT_THREAD_START(t, fn, arg, (size_t)(KCTL_THREAD_STACK_SIZE)) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
 }
-KCTL__UNUSED static inline void kctl__thread_join(kctl__thread t) { pthread_join(t, NULL); }
+KCTL__UNUSED static inline void kctl__thread_join(kctl__thread t) { KCTL_PORT_THREAD_JOIN(&t); }
 
-/* An absolute CLOCK_MONOTONIC time rel_ns from now, for timed waits. */
-static struct timespec kctl__deadline(uint64_t rel_ns) {
-    struct timespec ts;
-    uint64_t at;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    at = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-    at = (rel_ns > UINT64_MAX - at) ? UINT64_MAX : at + rel_ns;
-    if (at / UINT64_C(1000000000) > (uint64_t)INT32_MAX) at = (uint64_t)INT32_MAX * UINT64_C(1000000000);
-    ts.tv_sec = (time_t)(at / UINT64_C(1000000000));
-    ts.tv_nsec = (long)(at % UINT64_C(1000000000));
-    return ts;
-}
-
-static int kctl__pcond_init(pthread_cond_t *c) {
-    pthread_condattr_t a;
-    int rc;
-    if (pthread_condattr_init(&a) != 0) return KCTL_ERR_NOMEM;
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    rc = pthread_cond_init(c, &a);
-    pthread_condattr_destroy(&a);
-    return rc == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
-}
-
-#ifdef KCTL__ATOMICS
+#ifdef KCTL__FASTLOCK
 typedef struct kctl__mutex {
     unsigned state; /* 0 free, 1 held, 2 held and a thread may be parked */
-    pthread_mutex_t park_mu;
-    pthread_cond_t park_cv;
+    KCTL_PORT_MUTEX park_mu;
+    KCTL_PORT_COND park_cv;
 } kctl__mutex;
 
 typedef struct kctl__cond {
     unsigned gen; /* bumped by every signal and broadcast */
-    pthread_mutex_t park_mu;
-    pthread_cond_t park_cv;
+    KCTL_PORT_MUTEX park_mu;
+    KCTL_PORT_COND park_cv;
 } kctl__cond;
 
 static int kctl__mutex_init(kctl__mutex *m) {
     m->state = 0;
-    if (pthread_mutex_init(&m->park_mu, NULL) != 0) return KCTL_ERR_NOMEM;
-    if (pthread_cond_init(&m->park_cv, NULL) != 0) {
-        pthread_mutex_destroy(&m->park_mu);
+    if (KCTL_PORT_MUTEX_INIT(&m->park_mu) != 0) return KCTL_ERR_NOMEM;
+    if (KCTL_PORT_COND_INIT(&m->park_cv) != 0) {
+        KCTL_PORT_MUTEX_DEINIT(&m->park_mu);
         return KCTL_ERR_NOMEM;
     }
     return KCTL_OK;
 }
 static void kctl__mutex_deinit(kctl__mutex *m) {
-    pthread_cond_destroy(&m->park_cv);
-    pthread_mutex_destroy(&m->park_mu);
+    KCTL_PORT_COND_DEINIT(&m->park_cv);
+    KCTL_PORT_MUTEX_DEINIT(&m->park_mu);
 }
 static bool kctl__mutex_trylock(kctl__mutex *m) {
     unsigned free_ = 0;
@@ -2571,76 +2702,76 @@ static void kctl__mutex_lock(kctl__mutex *m) {
         i += backoff;
         if (backoff < 16) backoff *= 2;
     }
-    pthread_mutex_lock(&m->park_mu);
-    while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0) pthread_cond_wait(&m->park_cv, &m->park_mu);
-    pthread_mutex_unlock(&m->park_mu);
+    KCTL_PORT_MUTEX_LOCK(&m->park_mu);
+    while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0) KCTL_PORT_COND_WAIT(&m->park_cv, &m->park_mu);
+    KCTL_PORT_MUTEX_UNLOCK(&m->park_mu);
 }
 static void kctl__mutex_unlock(kctl__mutex *m) {
     if (__atomic_exchange_n(&m->state, 0u, __ATOMIC_RELEASE) == 2) {
-        pthread_mutex_lock(&m->park_mu);
-        pthread_cond_signal(&m->park_cv);
-        pthread_mutex_unlock(&m->park_mu);
+        KCTL_PORT_MUTEX_LOCK(&m->park_mu);
+        KCTL_PORT_COND_SIGNAL(&m->park_cv);
+        KCTL_PORT_MUTEX_UNLOCK(&m->park_mu);
     }
 }
 
 static int kctl__cond_init(kctl__cond *c) {
     c->gen = 0;
-    if (pthread_mutex_init(&c->park_mu, NULL) != 0) return KCTL_ERR_NOMEM;
-    if (kctl__pcond_init(&c->park_cv) != KCTL_OK) {
-        pthread_mutex_destroy(&c->park_mu);
+    if (KCTL_PORT_MUTEX_INIT(&c->park_mu) != 0) return KCTL_ERR_NOMEM;
+    if (KCTL_PORT_COND_INIT(&c->park_cv) != 0) {
+        KCTL_PORT_MUTEX_DEINIT(&c->park_mu);
         return KCTL_ERR_NOMEM;
     }
     return KCTL_OK;
 }
 static void kctl__cond_deinit(kctl__cond *c) {
-    pthread_cond_destroy(&c->park_cv);
-    pthread_mutex_destroy(&c->park_mu);
+    KCTL_PORT_COND_DEINIT(&c->park_cv);
+    KCTL_PORT_MUTEX_DEINIT(&c->park_mu);
 }
-/* Wait for a signal (or, with a deadline, until rel_ns have passed), m held. */
-static void kctl__cond_wait_impl(kctl__cond *c, kctl__mutex *m, const struct timespec *until) {
+/* Wait for a signal (or, with a deadline, until the port's clock reads
+   *until), m held. */
+static void kctl__cond_wait_impl(kctl__cond *c, kctl__mutex *m, const uint64_t *until) {
     unsigned seen = __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE);
     kctl__mutex_unlock(m);
-    pthread_mutex_lock(&c->park_mu);
+    KCTL_PORT_MUTEX_LOCK(&c->park_mu);
     while (__atomic_load_n(&c->gen, __ATOMIC_ACQUIRE) == seen) {
-        if (!until) pthread_cond_wait(&c->park_cv, &c->park_mu);
-        else if (pthread_cond_timedwait(&c->park_cv, &c->park_mu, until) != 0) break;
+        if (!until) KCTL_PORT_COND_WAIT(&c->park_cv, &c->park_mu);
+        else if (KCTL_PORT_COND_WAIT_UNTIL(&c->park_cv, &c->park_mu, *until) != 0) break;
     }
-    pthread_mutex_unlock(&c->park_mu);
+    KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
     kctl__mutex_lock(m);
 }
 static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { kctl__cond_wait_impl(c, m, NULL); }
 static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) {
-    struct timespec until = kctl__deadline(rel_ns);
+    uint64_t until = kctl__deadline(rel_ns);
     kctl__cond_wait_impl(c, m, &until);
 }
 static void kctl__cond_signal(kctl__cond *c) {
     __atomic_add_fetch(&c->gen, 1u, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&c->park_mu);
-    pthread_cond_signal(&c->park_cv);
-    pthread_mutex_unlock(&c->park_mu);
+    KCTL_PORT_MUTEX_LOCK(&c->park_mu);
+    KCTL_PORT_COND_SIGNAL(&c->park_cv);
+    KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
 }
 static void kctl__cond_broadcast(kctl__cond *c) {
     __atomic_add_fetch(&c->gen, 1u, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&c->park_mu);
-    pthread_cond_broadcast(&c->park_cv);
-    pthread_mutex_unlock(&c->park_mu);
+    KCTL_PORT_MUTEX_LOCK(&c->park_mu);
+    KCTL_PORT_COND_BROADCAST(&c->park_cv);
+    KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
 }
-#else /* plain pthreads */
-typedef pthread_mutex_t kctl__mutex;
-typedef pthread_cond_t kctl__cond;
-static int kctl__mutex_init(kctl__mutex *m) { return pthread_mutex_init(m, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
-static void kctl__mutex_deinit(kctl__mutex *m) { pthread_mutex_destroy(m); }
-static void kctl__mutex_lock(kctl__mutex *m) { pthread_mutex_lock(m); }
-static void kctl__mutex_unlock(kctl__mutex *m) { pthread_mutex_unlock(m); }
-static int kctl__cond_init(kctl__cond *c) { return kctl__pcond_init(c); }
-static void kctl__cond_deinit(kctl__cond *c) { pthread_cond_destroy(c); }
-static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { pthread_cond_wait(c, m); }
+#else /* the port's own mutex and condition variable */
+typedef KCTL_PORT_MUTEX kctl__mutex;
+typedef KCTL_PORT_COND kctl__cond;
+static int kctl__mutex_init(kctl__mutex *m) { return KCTL_PORT_MUTEX_INIT(m) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__mutex_deinit(kctl__mutex *m) { KCTL_PORT_MUTEX_DEINIT(m); }
+static void kctl__mutex_lock(kctl__mutex *m) { KCTL_PORT_MUTEX_LOCK(m); }
+static void kctl__mutex_unlock(kctl__mutex *m) { KCTL_PORT_MUTEX_UNLOCK(m); }
+static int kctl__cond_init(kctl__cond *c) { return KCTL_PORT_COND_INIT(c) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__cond_deinit(kctl__cond *c) { KCTL_PORT_COND_DEINIT(c); }
+static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { KCTL_PORT_COND_WAIT(c, m); }
 static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) {
-    struct timespec until = kctl__deadline(rel_ns);
-    pthread_cond_timedwait(c, m, &until);
+    (void)KCTL_PORT_COND_WAIT_UNTIL(c, m, kctl__deadline(rel_ns));
 }
-static void kctl__cond_signal(kctl__cond *c) { pthread_cond_signal(c); }
-static void kctl__cond_broadcast(kctl__cond *c) { pthread_cond_broadcast(c); }
+static void kctl__cond_signal(kctl__cond *c) { KCTL_PORT_COND_SIGNAL(c); }
+static void kctl__cond_broadcast(kctl__cond *c) { KCTL_PORT_COND_BROADCAST(c); }
 #endif
 #else /* KCTL_NO_THREADS */
 typedef struct kctl__rwlock { int unused; } kctl__rwlock;
@@ -2669,24 +2800,7 @@ KCTL__UNUSED static inline void kctl__yield(void) { }
 static void *kctl__alloc(const kctl_allocator *a, size_t size);
 static void kctl__free(const kctl_allocator *a, void *p);
 
-/* ---- the port: sleeping, wall time and files. A port to another system
-   replaces these (and the locks above); KCTL_NO_FILES leaves the files out. */
-static KCTL__UNUSED void kctl__port_sleep_ns(uint64_t ns) {
-    struct timespec ts;
-    ts.tv_sec = (time_t)(ns / UINT64_C(1000000000));
-    ts.tv_nsec = (long)(ns % UINT64_C(1000000000));
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
-}
-
-/* Wall time (CLOCK_REALTIME): nanoseconds since the Unix epoch, for the
-   times objects carry (creationTimestamp, a Lease's renewTime), never for
-   waiting. */
-static uint64_t kctl__port_wall_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
-
+/* ---- files: a port to a system without them sets KCTL_NO_FILES. */
 #ifndef KCTL_NO_FILES
 /* The file that path names: path itself when it is no symbolic link (or
    nothing is there yet), else where its chain of links ends (a relative
@@ -3221,10 +3335,8 @@ static KCTL__UNUSED void kctl__map_clear(kctl__map *m) {
 
 /* ---------------------------------------------------------- >>clock CLOCK */
 static uint64_t kctl__mono_now(void *user_data) {
-    struct timespec ts;
     (void)user_data;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    return (uint64_t)(KCTL_PORT_NOW_NS());
 }
 
 /* ---- wall time as API objects write it (metav1.Time, metav1.MicroTime):
@@ -3442,17 +3554,13 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns) {
 #ifdef KCTL__WORK_COUNTER /* for kctl's tests: bound the work, not the time */
 static uint64_t kctl__jwork_n;
 KCTL_API uint64_t kctl__json_work(void) {
-#ifdef KCTL_NO_THREADS
-    return kctl__jwork_n;
+#ifdef KCTL__HINTS
+    return KCTL__LOAD(&kctl__jwork_n);
 #else
-    return __atomic_load_n(&kctl__jwork_n, __ATOMIC_RELAXED);
+    return kctl__jwork_n;
 #endif
 }
-#ifdef KCTL_NO_THREADS
-#define KCTL__JWORK() ((void)kctl__jwork_n++)
-#else
-#define KCTL__JWORK() ((void)__atomic_add_fetch(&kctl__jwork_n, 1, __ATOMIC_RELAXED))
-#endif
+#define KCTL__JWORK() ((void)KCTL__ATOMIC_INC(&kctl__jwork_n))
 #else
 #define KCTL__JWORK() ((void)0)
 #endif
@@ -5415,10 +5523,6 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 }
 
 /* ---------------------------------------------------------- >>obj OBJECTS */
-#if !defined(KCTL_NO_THREADS) && !defined(KCTL__ATOMICS)
-#error "kctl needs GCC or Clang atomics for thread-safe reference counts: build with gcc or clang, or define KCTL_NO_THREADS"
-#endif
-
 /* One block: this struct; what a non-default allocator and a codec need
    (only when there is one); the owner refs; the label, annotation and
    finalizer string offsets; the key (right there, so a lookup by key reads
@@ -5823,22 +5927,14 @@ out:
 
 KCTL_API kctl_obj *kctl_obj_ref(kctl_obj *o) {
     if (!o) return NULL;
-#ifdef KCTL_NO_THREADS
-    o->refs++;
-#else
-    __atomic_add_fetch(&o->refs, 1u, __ATOMIC_RELAXED);
-#endif
+    (void)KCTL__ATOMIC_INC(&o->refs);
     return o;
 }
 
 KCTL_API void kctl_obj_unref(kctl_obj *o) {
     unsigned left;
     if (!o) return;
-#ifdef KCTL_NO_THREADS
-    left = --o->refs;
-#else
-    left = __atomic_sub_fetch(&o->refs, 1u, __ATOMIC_ACQ_REL);
-#endif
+    left = KCTL__ATOMIC_DEC(&o->refs);
     if (left) return;
     if (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
@@ -13094,7 +13190,7 @@ KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le) { return le ? le->ter
 #endif /* KCTL_NO_LEADER */
 
 /* ------------------------------------------------------ >>manager MANAGER */
-#ifndef KCTL_NO_THREADS
+#if !defined(KCTL_NO_THREADS) && !defined(KCTL_PORT_CUSTOM)
 #include <signal.h>
 #endif
 
@@ -13732,7 +13828,7 @@ KCTL_API void kctl_manager_read_leader(kctl_manager *m, kctl_manager_leader_info
 }
 
 KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns) {
-#ifdef KCTL_NO_THREADS
+#if defined(KCTL_NO_THREADS) || defined(KCTL_PORT_CUSTOM) /* no signals: start and stop */
     (void)m;
     (void)cache_sync_timeout_ns;
     return KCTL_ERR_INVALID_ARG;
