@@ -241,12 +241,26 @@ fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
-# The -Os footprint of the demo (the queue, limiters, clock) and of the
-# whole implementation linked in, as `size` prints them.
+# The -Os footprint (text, data, bss as `size` prints them) of the queue
+# alone, the JSON reader alone and a minimal single-threaded controller on
+# the memstore (tests/size/), for x86-64 (libc linked dynamically: kctl's
+# own) and, where arm-none-eabi-gcc is installed, Cortex-M4 with newlib
+# nano (libc included), on the bare-metal port of tests/size/board.h.
+# The minimal build's switches: SIZE_SWITCHES. Targets: the controller in
+# at most 32 KB of text on Cortex-M4, 64 KB on x86-64.
+SIZE_SWITCHES := -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_FLOAT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_LOG_STRINGS -DNDEBUG
+SIZE_FLAGS    := -std=c99 $(WARN) -Os -ffunction-sections -fdata-sections -Wl,--gc-sections $(SIZE_SWITCHES)
+SIZE_M4       := arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb --specs=nano.specs --specs=nosys.specs -DKCTL_SIZE_BAREMETAL
+SIZE_PROGS    := queue json controller
 size: | $(B)
-	gcc $(STD) $(BASE) -Os -DNDEBUG -o $(B)/storm-Os examples/reconcile_storm.c $(LIBS)
-	gcc $(STD) $(BASE) -Os -DNDEBUG -DKCTL_IMPLEMENTATION -x c -c kctl.h -o $(B)/kctl-Os.o
-	@size $(B)/storm-Os $(B)/kctl-Os.o
+	@for p in $(SIZE_PROGS); do gcc -D_POSIX_C_SOURCE=200809L $(SIZE_FLAGS) -o $(B)/size-$$p-x86_64 tests/size/$$p.c || exit 1; done
+	@if command -v arm-none-eabi-gcc >/dev/null 2>&1; then \
+	    for p in $(SIZE_PROGS); do $(SIZE_M4) $(SIZE_FLAGS) -o $(B)/size-$$p-cortex-m4 tests/size/$$p.c || exit 1; done; \
+	else echo "size: no arm-none-eabi-gcc (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi): x86-64 only"; fi
+	@printf '%-12s %-10s %8s %6s %6s\n' program target text data bss
+	@for t in x86_64 cortex-m4; do for p in $(SIZE_PROGS); do f=$(B)/size-$$p-$$t; [ -f $$f ] || continue; \
+	    if [ $$t = x86_64 ]; then s=size; else s=arm-none-eabi-size; fi; \
+	    $$s $$f | awk -v p=$$p -v t=$$t 'NR == 2 { printf "%-12s %-10s %8d %6d %6d\n", p, t, $$1, $$2, $$3 }'; done; done
 
 clean:
 	rm -rf $(B)

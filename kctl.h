@@ -40,6 +40,7 @@
         >>version     VERSION
         >>results     RESULT CODES       (KCTL_RESULTS: the one list)
         >>alloc       ALLOCATOR          kctl__alloc kctl__free
+        >>text        TEXT AND SORT      kctl__fmt kctl__vfmt kctl__sort (implementation only)
         >>log         LOGGING            (KCTL_LOG_ITEMS)
         >>map         KEY MAP            kctl__map_ kctl__node (implementation only)
         >>clock       CLOCK              kctl__vclock_ kctl__time_ (RFC 3339)
@@ -242,6 +243,60 @@
         KCTL_NO_FILES        implementation   no file I/O: the memstore cannot
                                               persist (a path or a save is
                                               INVALID_ARG)
+    Trim switches (implementation only; the declarations stay, and what is
+    compiled out answers KCTL_ERR_UNSUPPORTED, so one header serves every
+    build; with -ffunction-sections -Wl,--gc-sections nothing of it links):
+        KCTL_NO_MEMSTORE     implementation   no memstore: kctl_memstore_create
+                                              is UNSUPPORTED (bring a transport)
+        KCTL_NO_LEADER       implementation   no leader election: kctl_leader_create
+                                              and a manager with a lease_name are
+                                              UNSUPPORTED
+        KCTL_NO_METRICS      implementation   no Prometheus text: kctl_manager_metrics
+                                              is UNSUPPORTED (the counters and
+                                              kctl_queue_read_stats remain)
+        KCTL_NO_FLOAT        implementation   no floating point at all (no soft-float
+                                              library on an FPU-less MCU): the token
+                                              bucket is kctl_limiter_bucket_rate's
+                                              integer one (kctl_limiter_bucket returns
+                                              NULL), jitter is integer; implies
+                                              KCTL_NO_JSON_DOUBLE
+        KCTL_NO_JSON_DOUBLE  implementation   JSON numbers as doubles compiled out:
+                                              kctl_json_double, kctl_json_get_double,
+                                              kctl_json_value_get_double and
+                                              kctl_obj_get_double return UNSUPPORTED,
+                                              kctl_jw_double makes the writer's
+                                              error UNSUPPORTED; integers (int64,
+                                              uint64) and exact number comparison
+                                              are unaffected
+    A minimal single-threaded controller on the memstore (`make size`):
+    KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
+    KCTL_NO_LOG_STRINGS, with a port of your own (PORTING).
+
+
+    LIBC
+    ====
+    The implementation calls no C library function beyond this list
+    (tests/libc_check.sh checks it with nm on every build of make test):
+        always          memcpy memmove memset memcmp memchr strlen strcmp
+                        strncmp strchr strrchr; malloc and free only as the
+                        defaults of KCTL_MALLOC / KCTL_FREE (an allocator
+                        hook or your own macros replace them)
+        the POSIX port  clock_gettime nanosleep errno; with threads the
+                        pthread mutex, condition variable (and condattr),
+                        create/join (and attr for the stack size),
+                        sched_yield, and for kctl_manager_run_until_signal
+                        pthread_sigmask sigemptyset sigaddset sigtimedwait;
+                        unless KCTL_NO_FILES, open close read write fstat
+                        lstat fsync readlink rename unlink
+    (a port of your own, KCTL_PORT_CUSTOM, replaces the POSIX port's calls
+    with yours.) Numbers are kctl's own: integers are formatted and parsed
+    without printf or strtol; messages go through a small snprintf of
+    kctl's (%s %c %d %u %x, l/ll/z, width, '0' and '-'); JSON doubles
+    are read to the nearest double (ties to even) and written as the
+    shortest %.17g-style text that reads back the same, exactly, in
+    integer arithmetic (no strtod, no printf's %g; reading a number past
+    the fast path takes about 1.1 KB of stack); times are RFC 3339 without
+    strftime or gmtime; sorting is a heap sort (no qsort).
 
 
     THREADING
@@ -355,7 +410,7 @@
       (kctl_json_limits; depth at most 1024, size below 4 GiB); a path's
       bracket-quoted member name at most 1024 bytes.
     - Numbers compare exactly however written; kctl_json_double rounds as
-      strtod does (the C library's locale must use '.' as the decimal point).
+      strtod does in the "C" locale (kctl's own, whatever the locale).
 
 
     VERSION HISTORY

@@ -12,7 +12,7 @@ DIR=${2:-build}
 # the manager's signals; files, unless KCTL_NO_FILES).
 CORE="malloc free memcpy memmove memset memcmp memchr strlen strcmp strncmp strchr strrchr"
 PORT="clock_gettime nanosleep __errno_location errno"
-THREADS="pthread_create pthread_join pthread_mutex_init pthread_mutex_destroy pthread_mutex_lock pthread_mutex_unlock
+THREADS="pthread_create pthread_join pthread_attr_init pthread_attr_destroy pthread_attr_setstacksize pthread_mutex_init pthread_mutex_destroy pthread_mutex_lock pthread_mutex_unlock
  pthread_cond_init pthread_cond_destroy pthread_cond_wait pthread_cond_timedwait pthread_cond_signal pthread_cond_broadcast
  pthread_condattr_init pthread_condattr_destroy pthread_condattr_setclock sched_yield
  pthread_sigmask sigemptyset sigaddset sigtimedwait"
