@@ -28,6 +28,12 @@ $(B)/kt-static: $(DEPS) tests/static_build.c | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_STATIC -o $@ tests/static_build.c $(LIBS)
 $(B)/kt-nothreads: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_THREADS -o $@ $(TESTSRC)
+# The trim switches (kctl.h, COMPILE-TIME OPTIONS), two builds: a test that
+# needs a part compiled out is skipped with the switch as its reason (kt.h).
+$(B)/kt-trim-store: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_MEMSTORE -DKCTL_NO_FLOAT -o $@ $(TESTSRC) $(LIBS)
+$(B)/kt-trim-mcu: $(DEPS) | $(B)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -o $@ $(TESTSRC)
 $(B)/kt-asan: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-tsan: $(DEPS) | $(B)
@@ -110,7 +116,7 @@ $(B)/readme-check: README.md examples/hello_controller.c | $(B)
 	sed -e '1d' -e 's|"../kctl.h"|"kctl.h"|' examples/hello_controller.c | diff -u - $(B)/readme-hello.c
 	@touch $@
 
-MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads
+MATRIX := $(B)/kt $(B)/kt-clang-c11 $(B)/kt-ndebug $(B)/kt-static $(B)/kt-nothreads $(B)/kt-trim-store $(B)/kt-trim-mcu
 
 # With save_on_write a write is acknowledged only once it is on disk: the
 # driver runs children with an LD_PRELOAD shim (tests/faultfs.c) that fills
@@ -125,10 +131,17 @@ $(B)/nofiles-check: kctl.h | $(B)
 	gcc $(STD) $(BASE) -DKCTL_NO_FILES -DKCTL_IMPLEMENTATION -x c -c kctl.h -o $(B)/nofiles.o
 	@touch $@
 
+# The implementation calls only the C library functions kctl.h's LIBC
+# list names (nm -u of the implementation alone, default and trimmed), and
+# none of floating point with KCTL_NO_FLOAT.
+$(B)/libc-check: kctl.h tests/libc_check.sh | $(B)
+	sh tests/libc_check.sh gcc $(B)
+	@touch $@
+
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/libc-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
@@ -248,12 +261,26 @@ fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
 fuzz-short:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
 
-# The -Os footprint of the demo (the queue, limiters, clock) and of the
-# whole implementation linked in, as `size` prints them.
+# The -Os footprint (text, data, bss as `size` prints them) of the queue
+# alone, the JSON reader alone and a minimal single-threaded controller on
+# the memstore (tests/size/), for x86-64 (libc linked dynamically: kctl's
+# own) and, where arm-none-eabi-gcc is installed, Cortex-M4 with newlib
+# nano (libc included), on the bare-metal port of tests/size/board.h.
+# The minimal build's switches: SIZE_SWITCHES. Targets: the controller in
+# at most 32 KB of text on Cortex-M4, 64 KB on x86-64.
+SIZE_SWITCHES := -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_FLOAT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_LOG_STRINGS -DNDEBUG
+SIZE_FLAGS    := -std=c99 $(WARN) -Os -ffunction-sections -fdata-sections -Wl,--gc-sections $(SIZE_SWITCHES)
+SIZE_M4       := arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb --specs=nano.specs --specs=nosys.specs -DKCTL_SIZE_BAREMETAL
+SIZE_PROGS    := queue json controller
 size: | $(B)
-	gcc $(STD) $(BASE) -Os -DNDEBUG -o $(B)/storm-Os examples/reconcile_storm.c $(LIBS)
-	gcc $(STD) $(BASE) -Os -DNDEBUG -DKCTL_IMPLEMENTATION -x c -c kctl.h -o $(B)/kctl-Os.o
-	@size $(B)/storm-Os $(B)/kctl-Os.o
+	@for p in $(SIZE_PROGS); do gcc -D_POSIX_C_SOURCE=200809L $(SIZE_FLAGS) -o $(B)/size-$$p-x86_64 tests/size/$$p.c || exit 1; done
+	@if command -v arm-none-eabi-gcc >/dev/null 2>&1; then \
+	    for p in $(SIZE_PROGS); do $(SIZE_M4) $(SIZE_FLAGS) -o $(B)/size-$$p-cortex-m4 tests/size/$$p.c || exit 1; done; \
+	else echo "size: no arm-none-eabi-gcc (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi): x86-64 only"; fi
+	@printf '%-12s %-10s %8s %6s %6s\n' program target text data bss
+	@for t in x86_64 cortex-m4; do for p in $(SIZE_PROGS); do f=$(B)/size-$$p-$$t; [ -f $$f ] || continue; \
+	    if [ $$t = x86_64 ]; then s=size; else s=arm-none-eabi-size; fi; \
+	    $$s $$f | awk -v p=$$p -v t=$$t 'NR == 2 { printf "%-12s %-10s %8d %6d %6d\n", p, t, $$1, $$2, $$3 }'; done; done
 
 clean:
 	rm -rf $(B)

@@ -40,6 +40,7 @@
         >>version     VERSION
         >>results     RESULT CODES       (KCTL_RESULTS: the one list)
         >>alloc       ALLOCATOR          kctl__alloc kctl__free
+        >>text        TEXT AND SORT      kctl__fmt kctl__vfmt kctl__sort (implementation only)
         >>log         LOGGING            (KCTL_LOG_ITEMS)
         >>map         KEY MAP            kctl__map_ kctl__node (implementation only)
         >>clock       CLOCK              kctl__vclock_ kctl__time_ (RFC 3339)
@@ -270,6 +271,60 @@
                                               kctl_fs_posix is all zero); an
                                               informer's checkpoint only
                                               through callbacks
+    Trim switches (implementation only; the declarations stay, and what is
+    compiled out answers KCTL_ERR_UNSUPPORTED, so one header serves every
+    build; with -ffunction-sections -Wl,--gc-sections nothing of it links):
+        KCTL_NO_MEMSTORE     implementation   no memstore: kctl_memstore_create
+                                              is UNSUPPORTED (bring a transport)
+        KCTL_NO_LEADER       implementation   no leader election: kctl_leader_create
+                                              and a manager with a lease_name are
+                                              UNSUPPORTED
+        KCTL_NO_METRICS      implementation   no Prometheus text: kctl_manager_metrics
+                                              is UNSUPPORTED (the counters and
+                                              kctl_queue_read_stats remain)
+        KCTL_NO_FLOAT        implementation   no floating point at all (no soft-float
+                                              library on an FPU-less MCU): the token
+                                              bucket is kctl_limiter_bucket_rate's
+                                              integer one (kctl_limiter_bucket returns
+                                              NULL), jitter is integer; implies
+                                              KCTL_NO_JSON_DOUBLE
+        KCTL_NO_JSON_DOUBLE  implementation   JSON numbers as doubles compiled out:
+                                              kctl_json_double, kctl_json_get_double,
+                                              kctl_json_value_get_double and
+                                              kctl_obj_get_double return UNSUPPORTED,
+                                              kctl_jw_double makes the writer's
+                                              error UNSUPPORTED; integers (int64,
+                                              uint64) and exact number comparison
+                                              are unaffected
+    A minimal single-threaded controller on the memstore (`make size`):
+    KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
+    KCTL_NO_LOG_STRINGS, with a port of your own (PORTING).
+
+
+    LIBC
+    ====
+    The implementation calls no C library function beyond this list
+    (tests/libc_check.sh checks it with nm on every build of make test):
+        always          memcpy memmove memset memcmp memchr strlen strcmp
+                        strncmp strchr strrchr; malloc and free only as the
+                        defaults of KCTL_MALLOC / KCTL_FREE (an allocator
+                        hook or your own macros replace them)
+        the POSIX port  clock_gettime nanosleep errno; with threads the
+                        pthread mutex, condition variable (and condattr),
+                        create/join (and attr for the stack size),
+                        sched_yield, and for kctl_manager_run_until_signal
+                        pthread_sigmask sigemptyset sigaddset sigtimedwait;
+                        unless KCTL_NO_FILES, open close read write fstat
+                        lstat fsync readlink rename unlink
+    (a port of your own, KCTL_PORT_CUSTOM, replaces the POSIX port's calls
+    with yours.) Numbers are kctl's own: integers are formatted and parsed
+    without printf or strtol; messages go through a small snprintf of
+    kctl's (%s %c %d %u %x, l/ll/z, width, '0' and '-'); JSON doubles
+    are read to the nearest double (ties to even) and written as the
+    shortest %.17g-style text that reads back the same, exactly, in
+    integer arithmetic (no strtod, no printf's %g; reading a number past
+    the fast path takes about 1.1 KB of stack); times are RFC 3339 without
+    strftime or gmtime; sorting is a heap sort (no qsort).
 
 
     THREADING
@@ -439,7 +494,7 @@
       (kctl_json_limits; depth at most 1024, size below 4 GiB); a path's
       bracket-quoted member name at most 1024 bytes.
     - Numbers compare exactly however written; kctl_json_double rounds as
-      strtod does (the C library's locale must use '.' as the decimal point).
+      strtod does in the "C" locale (kctl's own, whatever the locale).
 
 
     VERSION HISTORY
@@ -526,6 +581,7 @@ KCTL_API const char *kctl_version(void);
     X(ERR_NOMEM,        -2,  "out of memory", "nothing was changed") \
     X(ERR_TOO_LARGE,    -3,  "too large", "input beyond a documented limit") \
     X(ERR_FULL,         -4,  "full", "a bounded container is full") \
+    X(ERR_UNSUPPORTED,  -5,  "unsupported in this build", "compiled out by a KCTL_NO_* switch: build without it") \
     X(ERR_NOT_FOUND,    -10, "not found", "no such key or object (HTTP 404)") \
     X(ERR_EXISTS,       -11, "already exists", "HTTP 409 on create") \
     X(ERR_CONFLICT,     -12, "conflict: stale resourceVersion", "HTTP 409: re-read, retry") \
@@ -898,6 +954,8 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 /* kctl's own tests only: the member-name comparisons the JSON and object
    code have made so far, a measure of work tests bound instead of time. */
 KCTL_API uint64_t kctl__json_work(void);
+/* kctl's own tests only: kctl's snprintf (kctl__fmt), to compare with libc's. */
+KCTL_API int kctl__test_fmt(char *buf, size_t cap, const char *fmt, ...);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -2202,6 +2260,16 @@ KCTL_API kctl_limiter *kctl_limiter_exponential(uint64_t base_ns, uint64_t max_n
    refilled at per_second; each call takes one and returns the wait until it
    exists. clock NULL = monotonic; copied. NULL if per_second <= 0 or burst 0. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst);
+/* The same bucket in integer arithmetic (no floating point: the one that
+   KCTL_NO_FLOAT builds have; there kctl_limiter_bucket returns NULL):
+   tokens tokens every per_ns nanoseconds, exactly (10 per KCTL_SEC(1) is
+   10/s; 1 per KCTL_MS(1500) is 2/3 per second), per_ns 0 = unlimited
+   (rate.Inf). Waits are floor(deficit / rate) in whole nanoseconds, as
+   the double bucket's (which also rounds its rate and tokens to 53 bits:
+   the two agree to within 1 ns plus that rounding, a few ns per hour of
+   deficit). NULL if tokens or burst is 0, or burst * per_ns > 2^62.
+   [any thread] */
+KCTL_API kctl_limiter *kctl_limiter_bucket_rate(const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst);
 /* Per key: fast_ns for the first max_fast failures, then slow_ns.
    NULL if fast > slow. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns, uint32_t max_fast);
@@ -2209,7 +2277,8 @@ KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns
    ownership of the n limiters even when it fails (it then destroys the
    non-NULL ones). NULL if n is 0 or a member is NULL. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t n);
-/* client-go's default: max_of(exponential(5 ms, 1000 s), bucket(10/s, burst 100)).
+/* client-go's default: max_of(exponential(5 ms, 1000 s), bucket(10/s, burst 100)),
+   the bucket kctl_limiter_bucket_rate(clock, 10, KCTL_SEC(1), 100).
    clock NULL = monotonic. [any thread] */
 KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock);
 /* Jitter over another limiter's delay, so that the retries of many keys
@@ -2250,6 +2319,8 @@ KCTL_API kctl_limiter *kctl_limiter_fast_slow_with(uint64_t fast_ns, uint64_t sl
 KCTL_API kctl_limiter *kctl_limiter_max_of_with(kctl_limiter *const *limiters, size_t n, const kctl_allocator *a);
 KCTL_API kctl_limiter *kctl_limiter_default_with(const kctl_clock *clock, const kctl_allocator *a);
 KCTL_API kctl_limiter *kctl_limiter_jitter_with(kctl_limiter *inner, int mode, uint64_t seed, const kctl_allocator *a);
+KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst,
+                                                     const kctl_allocator *a);
 
 /* ===================================================== >>queue WORK QUEUE */
 
@@ -2834,7 +2905,8 @@ KCTL_API void kctl_manager_read_leader(kctl_manager *m, kctl_manager_leader_info
    returned. Call it from the main thread before other threads exist: it
    blocks those signals for every thread it starts. A program that has
    work of its own on the main thread uses start and stop instead.
-   [main thread] */
+   INVALID_ARG under KCTL_NO_THREADS and KCTL_PORT_CUSTOM (no signals
+   there: use start and stop). [main thread] */
 KCTL_API int kctl_manager_run_until_signal(kctl_manager *m);
 /* kctl_manager_run_until_signal with this cache-sync timeout (0: the
    desc's). The argument is NOT how long it runs: it runs until SIGINT or
@@ -3001,18 +3073,18 @@ KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *ou
 #include <string.h>
 #include <time.h>
 #include <errno.h>
+#include <float.h>
 #ifndef KCTL_NO_FILES
 #include <fcntl.h>
 #include <unistd.h>
 #include <sys/stat.h>
 #endif
 
-#if !defined(CLOCK_MONOTONIC)
-#error "kctl.h: the implementation needs POSIX (CLOCK_MONOTONIC, pthreads): include kctl.h before any system header in the file that defines KCTL_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
-#endif
-
 #ifndef KCTL_MAX_KEY_LEN
 #define KCTL_MAX_KEY_LEN 4096
+#endif
+#if defined(KCTL_NO_FLOAT) && !defined(KCTL_NO_JSON_DOUBLE)
+#define KCTL_NO_JSON_DOUBLE /* no floating point anywhere */
 #endif
 #ifndef KCTL_MALLOC
 #define KCTL_MALLOC(sz, ud) ((void)(ud), malloc(sz))
@@ -3047,35 +3119,188 @@ KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *ou
 #endif
 
 /* ---------------------------------------------------- >>platform PLATFORM */
-/* The only place that knows about threads: a mutex, a condition variable on
-   CLOCK_MONOTONIC, threads, and a processor hint for spinning.
-   KCTL_NO_THREADS turns the locks into no-ops and leaves out threads.
+/* The only place that knows the system. First the port: the KCTL_PORT_*
+   macros of PORTING in the manual (clock, wall time, sleep, mutex,
+   condition variable, threads, atomics), POSIX unless KCTL_PORT_CUSTOM.
+   Then kctl's locks on top of it; KCTL_NO_THREADS turns them into no-ops
+   and leaves out threads, so that build needs only KCTL_PORT_NOW_NS.
 
-   With compiler atomics (gcc, clang) the mutex is a test-and-test-and-set
-   lock that spins on a read before it parks: the queue's lock is held for
-   tens of nanoseconds at a time, and waiters that keep writing the lock word
-   (as trylock loops do) slow its holder down. Between tries a waiter backs
-   off (1, 2, 4 ... 16 pauses): a producer and a worker that both want the
-   lock take it in short runs instead of trading it key by key, which
-   nearly doubles the queue's throughput. pthreads only park and wake:
-   the lock word says 2 while a thread may be parked, and an unlock that
-   finds 2 wakes one. The condition variable counts signals, so a waiter
-   that releases the lock first and parks afterwards cannot miss one. */
+   On the POSIX port with compiler atomics (gcc, clang) the mutex is a
+   test-and-test-and-set lock that spins on a read before it parks: the
+   queue's lock is held for tens of nanoseconds at a time, and waiters
+   that keep writing the lock word (as trylock loops do) slow its holder
+   down. Between tries a waiter backs off (1, 2, 4 ... 16 pauses): a
+   producer and a worker that both want the lock take it in short runs
+   instead of trading it key by key, which nearly doubles the queue's
+   throughput. The port's mutex and condition variable only park and
+   wake: the lock word says 2 while a thread may be parked, and an unlock
+   that finds 2 wakes one. The condition variable counts signals, so a
+   waiter that releases the lock first and parks afterwards cannot miss
+   one. A custom port's mutex and condition variable are used as they
+   are: on an RTOS a task spinning for a lock only keeps its holder (on
+   the one core) from running, and the RTOS mutex has priority
+   inheritance. */
 
-/* Hints: fields written under a lock with relaxed atomic stores and read
-   without it (to prefetch, or to spin until work arrives). Without
-   compiler atomics, or without threads, there are no hints: no prefetch
-   before locking, and idle workers park at once. */
-#if defined(KCTL__ATOMICS) && !defined(KCTL_NO_THREADS)
-#define KCTL__HINTS 1
-#define KCTL__LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
-#define KCTL__STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#ifndef KCTL_THREAD_STACK_SIZE
+#define KCTL_THREAD_STACK_SIZE 0 /* bytes; 0: the port's default */
 #endif
+
+#ifndef KCTL_PORT_CUSTOM
+/* ---- the POSIX port (the default) */
+#if !defined(CLOCK_MONOTONIC)
+#error "kctl.h: the implementation needs POSIX (CLOCK_MONOTONIC, pthreads): include kctl.h before any system header in the file that defines KCTL_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L (or bring a port of your own: KCTL_PORT_CUSTOM)"
+#endif
+static uint64_t kctl__posix_ns(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+static KCTL__UNUSED void kctl__posix_sleep_ns(uint64_t ns) {
+    struct timespec ts;
+    ts.tv_sec = (time_t)(ns / UINT64_C(1000000000));
+    ts.tv_nsec = (long)(ns % UINT64_C(1000000000));
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
+}
+#define KCTL_PORT_NOW_NS() kctl__posix_ns(CLOCK_MONOTONIC)
+#define KCTL_PORT_WALL_NS() kctl__posix_ns(CLOCK_REALTIME)
+#define KCTL_PORT_SLEEP_NS(ns) kctl__posix_sleep_ns(ns)
 
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
+#include <limits.h>
+#ifndef PTHREAD_STACK_MIN
+#define PTHREAD_STACK_MIN 16384
+#endif
+/* Condition variables on CLOCK_MONOTONIC, so deadlines are the clock's. */
+static int kctl__posix_cond_init(pthread_cond_t *c) {
+    pthread_condattr_t a;
+    int rc;
+    if (pthread_condattr_init(&a) != 0) return -1;
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+    rc = pthread_cond_init(c, &a);
+    pthread_condattr_destroy(&a);
+    return rc;
+}
+static int kctl__posix_cond_wait_until(pthread_cond_t *c, pthread_mutex_t *m, uint64_t at) {
+    struct timespec ts;
+    if (at / UINT64_C(1000000000) > (uint64_t)INT32_MAX) at = (uint64_t)INT32_MAX * UINT64_C(1000000000);
+    ts.tv_sec = (time_t)(at / UINT64_C(1000000000));
+    ts.tv_nsec = (long)(at % UINT64_C(1000000000));
+    return pthread_cond_timedwait(c, m, &ts);
+}
+/* A stack below PTHREAD_STACK_MIN is raised to it; a size is rounded up
+   to whole 4 KiB pages (some systems refuse others). */
+static int kctl__posix_thread_start(pthread_t *t, void *(*fn)(void *), void *arg, size_t stack) {
+    pthread_attr_t a;
+    int rc;
+    if (pthread_attr_init(&a) != 0) return -1;
+    if (stack) {
+        if (stack < (size_t)PTHREAD_STACK_MIN) stack = (size_t)PTHREAD_STACK_MIN;
+        stack = (stack + 4095u) & ~(size_t)4095u;
+    }
+    rc = stack ? pthread_attr_setstacksize(&a, stack) : 0;
+    if (rc == 0) rc = pthread_create(t, &a, fn, arg);
+    pthread_attr_destroy(&a);
+    return rc;
+}
+#define KCTL_PORT_MUTEX pthread_mutex_t
+#define KCTL_PORT_MUTEX_INIT(m) pthread_mutex_init((m), NULL)
+#define KCTL_PORT_MUTEX_DEINIT(m) pthread_mutex_destroy(m)
+#define KCTL_PORT_MUTEX_LOCK(m) pthread_mutex_lock(m)
+#define KCTL_PORT_MUTEX_UNLOCK(m) pthread_mutex_unlock(m)
+#define KCTL_PORT_COND pthread_cond_t
+#define KCTL_PORT_COND_INIT(c) kctl__posix_cond_init(c)
+#define KCTL_PORT_COND_DEINIT(c) pthread_cond_destroy(c)
+#define KCTL_PORT_COND_WAIT(c, m) pthread_cond_wait((c), (m))
+#define KCTL_PORT_COND_WAIT_UNTIL(c, m, at_ns) kctl__posix_cond_wait_until((c), (m), (at_ns))
+#define KCTL_PORT_COND_SIGNAL(c) pthread_cond_signal(c)
+#define KCTL_PORT_COND_BROADCAST(c) pthread_cond_broadcast(c)
+#define KCTL_PORT_THREAD pthread_t
+#define KCTL_PORT_THREAD_START(t, fn, arg, stack_bytes) kctl__posix_thread_start((t), (fn), (arg), (stack_bytes))
+#define KCTL_PORT_THREAD_JOIN(t) pthread_join(*(t), NULL)
+#define KCTL_PORT_YIELD() sched_yield()
+#if defined(KCTL__ATOMICS)
+#define KCTL__FASTLOCK 1 /* the spinning mutex and readers-writer lock below */
+#endif
+#endif /* !KCTL_NO_THREADS */
 
+#else
+/* ---- a port of your own: what it must define (PORTING in the manual) */
+#ifndef KCTL_PORT_NOW_NS
+#error "kctl.h: KCTL_PORT_CUSTOM needs KCTL_PORT_NOW_NS(): a monotonic clock in nanoseconds, e.g. from a tick counter (see PORTING)"
+#endif
+#ifndef KCTL_PORT_WALL_NS
+#define KCTL_PORT_WALL_NS() KCTL_PORT_NOW_NS() /* no real-time clock: objects are stamped from 1970 plus uptime */
+#endif
+#ifndef KCTL_PORT_YIELD
+#define KCTL_PORT_YIELD() ((void)0)
+#endif
+#ifndef KCTL_PORT_SLEEP_NS
+/* no sleep: wait on the clock (only the retry helper and the memstore's
+   latency fault sleep, and only with threads) */
+static KCTL__UNUSED void kctl__port_spin_sleep_ns(uint64_t ns) {
+    uint64_t t0 = KCTL_PORT_NOW_NS();
+    while (KCTL_PORT_NOW_NS() - t0 < ns) KCTL_PORT_YIELD();
+}
+#define KCTL_PORT_SLEEP_NS(ns) kctl__port_spin_sleep_ns(ns)
+#endif
+#ifndef KCTL_NO_THREADS
+#if !defined(KCTL_PORT_MUTEX) || !defined(KCTL_PORT_MUTEX_INIT) || !defined(KCTL_PORT_MUTEX_DEINIT) || \
+    !defined(KCTL_PORT_MUTEX_LOCK) || !defined(KCTL_PORT_MUTEX_UNLOCK)
+#error "kctl.h: KCTL_PORT_CUSTOM with threads needs the mutex: KCTL_PORT_MUTEX, _INIT, _DEINIT, _LOCK, _UNLOCK (see PORTING), or define KCTL_NO_THREADS"
+#endif
+#if !defined(KCTL_PORT_COND) || !defined(KCTL_PORT_COND_INIT) || !defined(KCTL_PORT_COND_DEINIT) || \
+    !defined(KCTL_PORT_COND_WAIT) || !defined(KCTL_PORT_COND_WAIT_UNTIL) || !defined(KCTL_PORT_COND_SIGNAL) || \
+    !defined(KCTL_PORT_COND_BROADCAST)
+#error "kctl.h: KCTL_PORT_CUSTOM with threads needs the condition variable: KCTL_PORT_COND, _INIT, _DEINIT, _WAIT, _WAIT_UNTIL, _SIGNAL, _BROADCAST (see PORTING), or define KCTL_NO_THREADS"
+#endif
+#if !defined(KCTL_PORT_THREAD) || !defined(KCTL_PORT_THREAD_START) || !defined(KCTL_PORT_THREAD_JOIN)
+#error "kctl.h: KCTL_PORT_CUSTOM with threads needs threads: KCTL_PORT_THREAD, _START, _JOIN (see PORTING), or define KCTL_NO_THREADS"
+#endif
+#endif /* !KCTL_NO_THREADS */
+#endif /* KCTL_PORT_CUSTOM */
+
+/* ---- atomics: the reference counts of shared objects (and, with
+   compiler atomics, the hints below). gcc and clang: their __atomic
+   builtins (on a core without atomic instructions, Cortex-M0, they call
+   __atomic_* functions the port links in). A port for another compiler
+   defines the four. Without threads: plain arithmetic. */
+#ifdef KCTL_NO_THREADS
+#define KCTL__ATOMIC_INC(p) (++*(p))
+#define KCTL__ATOMIC_DEC(p) (--*(p))
+#else
+#if !defined(KCTL_PORT_ATOMIC_INC) && defined(KCTL__ATOMICS)
+#define KCTL_PORT_ATOMIC_INC(p) __atomic_add_fetch((p), 1u, __ATOMIC_RELAXED)  /* ++*p; the new value */
+#define KCTL_PORT_ATOMIC_DEC(p) __atomic_sub_fetch((p), 1u, __ATOMIC_ACQ_REL)  /* --*p; the new value */
+#define KCTL_PORT_ATOMIC_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define KCTL_PORT_ATOMIC_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#endif
+#if !defined(KCTL_PORT_ATOMIC_INC) || !defined(KCTL_PORT_ATOMIC_DEC)
+#error "kctl.h: threads need atomics for reference counts: build with gcc or clang, define KCTL_PORT_ATOMIC_INC and _DEC (see PORTING), or define KCTL_NO_THREADS"
+#endif
+#define KCTL__ATOMIC_INC(p) KCTL_PORT_ATOMIC_INC(p)
+#define KCTL__ATOMIC_DEC(p) KCTL_PORT_ATOMIC_DEC(p)
+#endif
+
+/* Hints: fields written under a lock with relaxed atomic stores and read
+   without it (to prefetch, or to spin until work arrives). Without
+   atomic loads and stores, or without threads, there are no hints: no
+   prefetch before locking, and idle workers park at once. */
+#if defined(KCTL_PORT_ATOMIC_LOAD) && defined(KCTL_PORT_ATOMIC_STORE) && !defined(KCTL_NO_THREADS)
+#define KCTL__HINTS 1
+#define KCTL__LOAD(p) KCTL_PORT_ATOMIC_LOAD(p)
+#define KCTL__STORE(p, v) KCTL_PORT_ATOMIC_STORE((p), (v))
+#endif
+
+/* ---- sleeping and wall time, for every section */
+static KCTL__UNUSED void kctl__port_sleep_ns(uint64_t ns) { KCTL_PORT_SLEEP_NS(ns); }
+
+/* Wall time: nanoseconds since the Unix epoch, for the times objects
+   carry (creationTimestamp, a Lease's renewTime), never for waiting. */
+static uint64_t kctl__port_wall_ns(void) { return (uint64_t)(KCTL_PORT_WALL_NS()); }
+
+#ifndef KCTL_NO_THREADS
 static inline void kctl__cpu_relax(void) {
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
     __asm__ __volatile__("pause");
@@ -3083,7 +3308,13 @@ static inline void kctl__cpu_relax(void) {
     __asm__ __volatile__("yield");
 #endif
 }
-static inline void kctl__yield(void) { sched_yield(); }
+static inline void kctl__yield(void) { KCTL_PORT_YIELD(); }
+
+/* An absolute time on the port's clock rel_ns from now, for timed waits. */
+static uint64_t kctl__deadline(uint64_t rel_ns) {
+    uint64_t at = KCTL_PORT_NOW_NS();
+    return (rel_ns > UINT64_MAX - at) ? UINT64_MAX : at + rel_ns;
+}
 
 /* How many CPUs this process may run on: the affinity mask where the
    system headers declare it (Linux with _GNU_SOURCE), else the CPUs online.
@@ -3209,8 +3440,8 @@ KCTL_API bool kctl__spin_until_test(const unsigned *word, unsigned seen, uint64_
    flag. A writer takes a mutex, raises the flag and waits for every slot
    to drain; a reader that finds the flag raised steps back and waits on
    the mutex. Writers go first (readers cannot starve them). rd returns
-   the slot that rd_unlock takes. Without atomics: pthread_rwlock. */
-#ifdef KCTL__ATOMICS
+   the slot that rd_unlock takes. On a custom port: one mutex. */
+#ifdef KCTL__FASTLOCK
 #define KCTL__RW_SLOTS 16 /* the top 4 bits of a hash pick one */
 typedef char kctl__rw_slots_fit[KCTL__RW_SLOTS == 16 ? 1 : -1];
 typedef struct kctl__rwlock {
@@ -3219,14 +3450,14 @@ typedef struct kctl__rwlock {
         char pad[64 - sizeof(unsigned)];
     } rd[KCTL__RW_SLOTS];
     unsigned writer;
-    pthread_mutex_t wmu;
+    KCTL_PORT_MUTEX wmu;
 } kctl__rwlock;
 static int kctl__rwlock_init(kctl__rwlock *l) {
     memset(l->rd, 0, sizeof l->rd);
     l->writer = 0;
-    return pthread_mutex_init(&l->wmu, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
+    return KCTL_PORT_MUTEX_INIT(&l->wmu) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
 }
-static void kctl__rwlock_deinit(kctl__rwlock *l) { pthread_mutex_destroy(&l->wmu); }
+static void kctl__rwlock_deinit(kctl__rwlock *l) { KCTL_PORT_MUTEX_DEINIT(&l->wmu); }
 static unsigned kctl__rwlock_rd(kctl__rwlock *l) {
     unsigned char here;
     unsigned s = (unsigned)((((uint64_t)(uintptr_t)&here >> 12) * UINT64_C(0x9e3779b97f4a7c15)) >> 60); /* top 4 bits: 16 slots */
@@ -3234,96 +3465,71 @@ static unsigned kctl__rwlock_rd(kctl__rwlock *l) {
         __atomic_fetch_add(&l->rd[s].n, 1u, __ATOMIC_SEQ_CST);
         if (!__atomic_load_n(&l->writer, __ATOMIC_SEQ_CST)) return s;
         __atomic_fetch_sub(&l->rd[s].n, 1u, __ATOMIC_RELEASE); /* a writer: let it go first */
-        pthread_mutex_lock(&l->wmu);
-        pthread_mutex_unlock(&l->wmu);
+        KCTL_PORT_MUTEX_LOCK(&l->wmu);
+        KCTL_PORT_MUTEX_UNLOCK(&l->wmu);
     }
 }
 static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { __atomic_fetch_sub(&l->rd[slot].n, 1u, __ATOMIC_RELEASE); }
 static void kctl__rwlock_wr(kctl__rwlock *l) {
     unsigned i, spins = 0;
-    pthread_mutex_lock(&l->wmu);
+    KCTL_PORT_MUTEX_LOCK(&l->wmu);
     __atomic_store_n(&l->writer, 1u, __ATOMIC_SEQ_CST);
     for (i = 0; i < KCTL__RW_SLOTS; i++)
         while (__atomic_load_n(&l->rd[i].n, __ATOMIC_SEQ_CST)) { /* readers hold it for little, but replace reads long */
             if (++spins < 64) kctl__cpu_relax();
-            else if (spins < 256) sched_yield();
-            else {
-                struct timespec ts = { 0, 50000 };
-                nanosleep(&ts, NULL);
-            }
+            else if (spins < 256) kctl__yield();
+            else kctl__port_sleep_ns(50000);
         }
 }
 static void kctl__rwlock_wr_unlock(kctl__rwlock *l) {
     __atomic_store_n(&l->writer, 0u, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&l->wmu);
+    KCTL_PORT_MUTEX_UNLOCK(&l->wmu);
 }
 #else
-typedef pthread_rwlock_t kctl__rwlock;
-static int kctl__rwlock_init(kctl__rwlock *l) { return pthread_rwlock_init(l, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
-static void kctl__rwlock_deinit(kctl__rwlock *l) { pthread_rwlock_destroy(l); }
-static unsigned kctl__rwlock_rd(kctl__rwlock *l) { pthread_rwlock_rdlock(l); return 0; }
-static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { (void)slot; pthread_rwlock_unlock(l); }
-static void kctl__rwlock_wr(kctl__rwlock *l) { pthread_rwlock_wrlock(l); }
-static void kctl__rwlock_wr_unlock(kctl__rwlock *l) { pthread_rwlock_unlock(l); }
+typedef KCTL_PORT_MUTEX kctl__rwlock;
+static int kctl__rwlock_init(kctl__rwlock *l) { return KCTL_PORT_MUTEX_INIT(l) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__rwlock_deinit(kctl__rwlock *l) { KCTL_PORT_MUTEX_DEINIT(l); }
+static unsigned kctl__rwlock_rd(kctl__rwlock *l) { KCTL_PORT_MUTEX_LOCK(l); return 0; }
+static void kctl__rwlock_rd_unlock(kctl__rwlock *l, unsigned slot) { (void)slot; KCTL_PORT_MUTEX_UNLOCK(l); }
+static void kctl__rwlock_wr(kctl__rwlock *l) { KCTL_PORT_MUTEX_LOCK(l); }
+static void kctl__rwlock_wr_unlock(kctl__rwlock *l) { KCTL_PORT_MUTEX_UNLOCK(l); }
 #endif
 
-/* Threads, for the parts of kctl that run their own (informers, workers). */
-typedef pthread_t kctl__thread;
+/* Threads, for the parts of kctl that run their own (informers, workers),
+   each with a stack of KCTL_THREAD_STACK_SIZE bytes (0: the port's default). */
+typedef KCTL_PORT_THREAD kctl__thread;
 KCTL__UNUSED static inline int kctl__thread_start(kctl__thread *t, void *(*fn)(void *), void *arg) {
-    return pthread_create(t, NULL, fn, arg) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
+    return KCTL_PORT_THREAD_START(t, fn, arg, (size_t)(KCTL_THREAD_STACK_SIZE)) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
 }
-KCTL__UNUSED static inline void kctl__thread_join(kctl__thread t) { pthread_join(t, NULL); }
+KCTL__UNUSED static inline void kctl__thread_join(kctl__thread t) { KCTL_PORT_THREAD_JOIN(&t); }
 
-/* An absolute CLOCK_MONOTONIC time rel_ns from now, for timed waits. */
-static struct timespec kctl__deadline(uint64_t rel_ns) {
-    struct timespec ts;
-    uint64_t at;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    at = (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-    at = (rel_ns > UINT64_MAX - at) ? UINT64_MAX : at + rel_ns;
-    if (at / UINT64_C(1000000000) > (uint64_t)INT32_MAX) at = (uint64_t)INT32_MAX * UINT64_C(1000000000);
-    ts.tv_sec = (time_t)(at / UINT64_C(1000000000));
-    ts.tv_nsec = (long)(at % UINT64_C(1000000000));
-    return ts;
-}
-
-static int kctl__pcond_init(pthread_cond_t *c) {
-    pthread_condattr_t a;
-    int rc;
-    if (pthread_condattr_init(&a) != 0) return KCTL_ERR_NOMEM;
-    pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    rc = pthread_cond_init(c, &a);
-    pthread_condattr_destroy(&a);
-    return rc == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
-}
-
-#ifdef KCTL__ATOMICS
+#ifdef KCTL__FASTLOCK
 typedef struct kctl__mutex {
     unsigned state; /* 0 free, 1 held, 2 held and a thread may be parked */
     kctl__spin spin;
-    pthread_mutex_t park_mu;
-    pthread_cond_t park_cv;
+    KCTL_PORT_MUTEX park_mu;
+    KCTL_PORT_COND park_cv;
 } kctl__mutex;
 
 typedef struct kctl__cond {
     unsigned gen; /* bumped by every signal and broadcast */
-    pthread_mutex_t park_mu;
-    pthread_cond_t park_cv;
+    KCTL_PORT_MUTEX park_mu;
+    KCTL_PORT_COND park_cv;
 } kctl__cond;
 
 static int kctl__mutex_init(kctl__mutex *m) {
     m->state = 0;
     kctl__spin_init(&m->spin, KCTL_LOCK_SPIN, kctl__cpus_usable());
-    if (pthread_mutex_init(&m->park_mu, NULL) != 0) return KCTL_ERR_NOMEM;
-    if (pthread_cond_init(&m->park_cv, NULL) != 0) {
-        pthread_mutex_destroy(&m->park_mu);
+    if (KCTL_PORT_MUTEX_INIT(&m->park_mu) != 0) return KCTL_ERR_NOMEM;
+    if (KCTL_PORT_COND_INIT(&m->park_cv) != 0) {
+        KCTL_PORT_MUTEX_DEINIT(&m->park_mu);
         return KCTL_ERR_NOMEM;
     }
     return KCTL_OK;
 }
 static void kctl__mutex_deinit(kctl__mutex *m) {
-    pthread_cond_destroy(&m->park_cv);
-    pthread_mutex_destroy(&m->park_mu);
+    KCTL_PORT_COND_DEINIT(&m->park_cv);
+    KCTL_PORT_MUTEX_DEINIT(&m->park_mu);
 }
 static bool kctl__mutex_trylock(kctl__mutex *m) {
     unsigned free_ = 0;
@@ -3347,77 +3553,77 @@ static void kctl__mutex_lock(kctl__mutex *m) {
             else if (kctl__spin_clock(NULL) >= end) break;
         }
     }
-    pthread_mutex_lock(&m->park_mu);
-    while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0) pthread_cond_wait(&m->park_cv, &m->park_mu);
-    pthread_mutex_unlock(&m->park_mu);
+    KCTL_PORT_MUTEX_LOCK(&m->park_mu);
+    while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0) KCTL_PORT_COND_WAIT(&m->park_cv, &m->park_mu);
+    KCTL_PORT_MUTEX_UNLOCK(&m->park_mu);
     if (spun) kctl__spin_end(&m->spin, false); /* held now: the score is ours to write */
 }
 static void kctl__mutex_unlock(kctl__mutex *m) {
     if (__atomic_exchange_n(&m->state, 0u, __ATOMIC_RELEASE) == 2) {
-        pthread_mutex_lock(&m->park_mu);
-        pthread_cond_signal(&m->park_cv);
-        pthread_mutex_unlock(&m->park_mu);
+        KCTL_PORT_MUTEX_LOCK(&m->park_mu);
+        KCTL_PORT_COND_SIGNAL(&m->park_cv);
+        KCTL_PORT_MUTEX_UNLOCK(&m->park_mu);
     }
 }
 
 static int kctl__cond_init(kctl__cond *c) {
     c->gen = 0;
-    if (pthread_mutex_init(&c->park_mu, NULL) != 0) return KCTL_ERR_NOMEM;
-    if (kctl__pcond_init(&c->park_cv) != KCTL_OK) {
-        pthread_mutex_destroy(&c->park_mu);
+    if (KCTL_PORT_MUTEX_INIT(&c->park_mu) != 0) return KCTL_ERR_NOMEM;
+    if (KCTL_PORT_COND_INIT(&c->park_cv) != 0) {
+        KCTL_PORT_MUTEX_DEINIT(&c->park_mu);
         return KCTL_ERR_NOMEM;
     }
     return KCTL_OK;
 }
 static void kctl__cond_deinit(kctl__cond *c) {
-    pthread_cond_destroy(&c->park_cv);
-    pthread_mutex_destroy(&c->park_mu);
+    KCTL_PORT_COND_DEINIT(&c->park_cv);
+    KCTL_PORT_MUTEX_DEINIT(&c->park_mu);
 }
-/* Wait for a signal (or, with a deadline, until rel_ns have passed), m held. */
-static void kctl__cond_wait_impl(kctl__cond *c, kctl__mutex *m, const struct timespec *until) {
+/* Wait for a signal (or, with a deadline, until the port's clock reads
+   *until), m held. */
+static void kctl__cond_wait_impl(kctl__cond *c, kctl__mutex *m, const uint64_t *until) {
     unsigned seen = __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE);
     kctl__mutex_unlock(m);
-    pthread_mutex_lock(&c->park_mu);
+    KCTL_PORT_MUTEX_LOCK(&c->park_mu);
     while (__atomic_load_n(&c->gen, __ATOMIC_ACQUIRE) == seen) {
-        if (!until) pthread_cond_wait(&c->park_cv, &c->park_mu);
-        else if (pthread_cond_timedwait(&c->park_cv, &c->park_mu, until) != 0) break;
+        if (!until) KCTL_PORT_COND_WAIT(&c->park_cv, &c->park_mu);
+        else if (KCTL_PORT_COND_WAIT_UNTIL(&c->park_cv, &c->park_mu, *until) != 0) break;
     }
-    pthread_mutex_unlock(&c->park_mu);
+    KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
     kctl__mutex_lock(m);
 }
 static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { kctl__cond_wait_impl(c, m, NULL); }
 static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) {
-    struct timespec until = kctl__deadline(rel_ns);
+    uint64_t until = kctl__deadline(rel_ns);
     kctl__cond_wait_impl(c, m, &until);
 }
 static void kctl__cond_signal(kctl__cond *c) {
     __atomic_add_fetch(&c->gen, 1u, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&c->park_mu);
-    pthread_cond_signal(&c->park_cv);
-    pthread_mutex_unlock(&c->park_mu);
+    KCTL_PORT_MUTEX_LOCK(&c->park_mu);
+    KCTL_PORT_COND_SIGNAL(&c->park_cv);
+    KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
 }
 static void kctl__cond_broadcast(kctl__cond *c) {
     __atomic_add_fetch(&c->gen, 1u, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&c->park_mu);
-    pthread_cond_broadcast(&c->park_cv);
-    pthread_mutex_unlock(&c->park_mu);
+    KCTL_PORT_MUTEX_LOCK(&c->park_mu);
+    KCTL_PORT_COND_BROADCAST(&c->park_cv);
+    KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
 }
-#else /* plain pthreads */
-typedef pthread_mutex_t kctl__mutex;
-typedef pthread_cond_t kctl__cond;
-static int kctl__mutex_init(kctl__mutex *m) { return pthread_mutex_init(m, NULL) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
-static void kctl__mutex_deinit(kctl__mutex *m) { pthread_mutex_destroy(m); }
-static void kctl__mutex_lock(kctl__mutex *m) { pthread_mutex_lock(m); }
-static void kctl__mutex_unlock(kctl__mutex *m) { pthread_mutex_unlock(m); }
-static int kctl__cond_init(kctl__cond *c) { return kctl__pcond_init(c); }
-static void kctl__cond_deinit(kctl__cond *c) { pthread_cond_destroy(c); }
-static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { pthread_cond_wait(c, m); }
+#else /* the port's own mutex and condition variable */
+typedef KCTL_PORT_MUTEX kctl__mutex;
+typedef KCTL_PORT_COND kctl__cond;
+static int kctl__mutex_init(kctl__mutex *m) { return KCTL_PORT_MUTEX_INIT(m) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__mutex_deinit(kctl__mutex *m) { KCTL_PORT_MUTEX_DEINIT(m); }
+static void kctl__mutex_lock(kctl__mutex *m) { KCTL_PORT_MUTEX_LOCK(m); }
+static void kctl__mutex_unlock(kctl__mutex *m) { KCTL_PORT_MUTEX_UNLOCK(m); }
+static int kctl__cond_init(kctl__cond *c) { return KCTL_PORT_COND_INIT(c) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
+static void kctl__cond_deinit(kctl__cond *c) { KCTL_PORT_COND_DEINIT(c); }
+static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { KCTL_PORT_COND_WAIT(c, m); }
 static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) {
-    struct timespec until = kctl__deadline(rel_ns);
-    pthread_cond_timedwait(c, m, &until);
+    (void)KCTL_PORT_COND_WAIT_UNTIL(c, m, kctl__deadline(rel_ns));
 }
-static void kctl__cond_signal(kctl__cond *c) { pthread_cond_signal(c); }
-static void kctl__cond_broadcast(kctl__cond *c) { pthread_cond_broadcast(c); }
+static void kctl__cond_signal(kctl__cond *c) { KCTL_PORT_COND_SIGNAL(c); }
+static void kctl__cond_broadcast(kctl__cond *c) { KCTL_PORT_COND_BROADCAST(c); }
 #endif
 #else /* KCTL_NO_THREADS */
 typedef struct kctl__rwlock { int unused; } kctl__rwlock;
@@ -3446,24 +3652,7 @@ KCTL__UNUSED static inline void kctl__yield(void) { }
 static void *kctl__alloc(const kctl_allocator *a, size_t size);
 static void kctl__free(const kctl_allocator *a, void *p);
 
-/* ---- the port: sleeping, wall time and files. A port to another system
-   replaces these (and the locks above); KCTL_NO_FILES leaves the files out. */
-static KCTL__UNUSED void kctl__port_sleep_ns(uint64_t ns) {
-    struct timespec ts;
-    ts.tv_sec = (time_t)(ns / UINT64_C(1000000000));
-    ts.tv_nsec = (long)(ns % UINT64_C(1000000000));
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) { }
-}
-
-/* Wall time (CLOCK_REALTIME): nanoseconds since the Unix epoch, for the
-   times objects carry (creationTimestamp, a Lease's renewTime), never for
-   waiting. */
-static uint64_t kctl__port_wall_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
-}
-
+/* ---- files: a port to a system without them sets KCTL_NO_FILES. */
 #ifndef KCTL_NO_FILES
 /* The file that path names: path itself when it is no symbolic link (or
    nothing is there yet), else where its chain of links ends (a relative
@@ -3510,7 +3699,7 @@ static int kctl__port_file_target(const char *path, const kctl_allocator *a, cha
    is there that cannot be read as a file: no permission, no descriptor
    left, a loop of links, a directory, anything but a regular file (a FIFO
    is not waited on, a device not read); TOO_LARGE past 2 GiB; NOMEM. */
-static int kctl__port_file_read(const char *path, const kctl_allocator *a, char **out, size_t *len) {
+static KCTL__UNUSED int kctl__port_file_read(const char *path, const kctl_allocator *a, char **out, size_t *len) {
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     struct stat sb;
     char *buf = NULL;
@@ -3644,6 +3833,162 @@ static void kctl__log(const kctl_logger *l, int level, kctl_log_item item) {
 #else
     l->func(level, (uint32_t)item, NULL, l->user_data);
 #endif
+}
+
+/* --------------------------------------------------- >>text TEXT AND SORT */
+/* kctl's own formatting and sorting, so the implementation needs no printf
+   and no qsort (see LIBC in the doc block). kctl__fmt is snprintf for the
+   conversions kctl writes: %s (with a precision: %.*s, %.3s), %c, %%, and
+   %d %u %x with the length modifiers l, ll and z, a width and the flags
+   '0' and '-'. Anything else writes nothing for the conversion (the
+   compiler checks kctl's own format strings). It returns the length the
+   whole text has, as snprintf does, and writes at most cap - 1 bytes and
+   a NUL (nothing with cap 0). */
+#if defined(__GNUC__) || defined(__clang__)
+#define KCTL__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KCTL__PRINTF(f, a)
+#endif
+
+static void kctl__fmt_put(char *buf, size_t cap, size_t *n, const char *s, size_t len) {
+    if (*n < cap) memcpy(buf + *n, s, cap - *n - 1 < len ? cap - *n - 1 : len);
+    *n += len;
+}
+
+static void kctl__fmt_pad(char *buf, size_t cap, size_t *n, char c, size_t k) {
+    while (k--) kctl__fmt_put(buf, cap, n, &c, 1);
+}
+
+static int kctl__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
+    size_t n = 0;
+    const char *f = fmt;
+    while (*f) {
+        char num[24], *p = num + sizeof num;
+        const char *s, *run = f;
+        size_t sl = 0, width = 0;
+        int prec = -1, lng = 0;
+        bool left = false, neg = false;
+        char pad = ' ', conv;
+        uint64_t u = 0;
+        while (*f && *f != '%') f++;
+        if (f > run) kctl__fmt_put(buf, cap, &n, run, (size_t)(f - run));
+        if (!*f) break;
+        for (f++; *f == '-' || *f == '0'; f++) {
+            if (*f == '-') left = true;
+            else pad = '0';
+        }
+        while (*f >= '0' && *f <= '9') width = width * 10 + (size_t)(*f++ - '0');
+        if (*f == '.') {
+            f++;
+            if (*f == '*') {
+                prec = va_arg(ap, int);
+                f++;
+            } else {
+                for (prec = 0; *f >= '0' && *f <= '9'; f++) prec = prec * 10 + (*f - '0');
+            }
+        }
+        for (; *f == 'l' || *f == 'z'; f++) lng = *f == 'z' ? 3 : lng + 1;
+        conv = *f ? *f++ : '\0';
+        s = p;
+        switch (conv) {
+        case 's':
+            s = va_arg(ap, const char *);
+            if (!s) s = "(null)";
+            if (prec < 0) sl = strlen(s);
+            else {
+                const char *z = (const char *)memchr(s, '\0', (size_t)prec);
+                sl = z ? (size_t)(z - s) : (size_t)prec;
+            }
+            pad = ' ';
+            break;
+        case 'c':
+            num[0] = (char)va_arg(ap, int);
+            s = num;
+            sl = 1;
+            pad = ' ';
+            break;
+        case '%':
+            s = "%";
+            sl = 1;
+            break;
+        case 'd': {
+            int64_t v = lng >= 2 ? (int64_t)va_arg(ap, long long) : lng == 1 ? (int64_t)va_arg(ap, long) : (int64_t)va_arg(ap, int);
+            neg = v < 0;
+            u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+        } /* fall through */
+        case 'u':
+        case 'x':
+            if (conv != 'd')
+                u = lng == 3 ? (uint64_t)va_arg(ap, size_t) : lng == 2 ? (uint64_t)va_arg(ap, unsigned long long)
+                    : lng == 1 ? (uint64_t)va_arg(ap, unsigned long) : (uint64_t)va_arg(ap, unsigned);
+            do {
+                *--p = "0123456789abcdef"[conv == 'x' ? u & 15 : u % 10];
+                u = conv == 'x' ? u >> 4 : u / 10;
+            } while (u);
+            s = p;
+            sl = (size_t)(num + sizeof num - p);
+            break;
+        default:
+            break; /* not kctl's: nothing */
+        }
+        if (neg && pad == '0') kctl__fmt_put(buf, cap, &n, "-", 1);
+        if (!left && width > sl + neg) kctl__fmt_pad(buf, cap, &n, pad, width - sl - neg);
+        if (neg && pad != '0') kctl__fmt_put(buf, cap, &n, "-", 1);
+        kctl__fmt_put(buf, cap, &n, s, sl);
+        if (left && width > sl + neg) kctl__fmt_pad(buf, cap, &n, ' ', width - sl - neg);
+    }
+    if (cap) buf[n < cap ? n : cap - 1] = '\0';
+    return n > (size_t)INT32_MAX ? -1 : (int)n;
+}
+
+static KCTL__PRINTF(3, 4) int kctl__fmt(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = kctl__vfmt(buf, cap, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+#ifdef KCTL__WORK_COUNTER
+KCTL_API int kctl__test_fmt(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    int n;
+    va_start(ap, fmt);
+    n = kctl__vfmt(buf, cap, fmt, ap);
+    va_end(ap);
+    return n;
+}
+#endif
+
+/* Sort n elements of size bytes at base by cmp, as qsort does (not
+   stable): a heap sort, in place, no memory, O(n log n) at worst. */
+static void kctl__sort_swap(unsigned char *a, unsigned char *b, size_t size) {
+    while (size--) {
+        unsigned char t = *a;
+        *a++ = *b;
+        *b++ = t;
+    }
+}
+static void kctl__sort_sift(unsigned char *base, size_t root, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    for (;;) {
+        size_t child = 2 * root + 1;
+        if (child >= n) return;
+        if (child + 1 < n && cmp(base + child * size, base + (child + 1) * size) < 0) child++;
+        if (cmp(base + root * size, base + child * size) >= 0) return;
+        kctl__sort_swap(base + root * size, base + child * size, size);
+        root = child;
+    }
+}
+static KCTL__UNUSED void kctl__sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *)) {
+    unsigned char *b = (unsigned char *)base;
+    size_t i;
+    if (n < 2) return;
+    for (i = n / 2; i-- > 0;) kctl__sort_sift(b, i, n, size, cmp);
+    for (i = n - 1; i > 0; i--) {
+        kctl__sort_swap(b, b + i * size, size);
+        kctl__sort_sift(b, 0, i, size, cmp);
+    }
 }
 
 /* ---------------------------------------------------------- >>map KEY MAP */
@@ -3833,7 +4178,7 @@ static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *
 }
 
 /* Empty the map, keeping its table (the nodes are the caller's). */
-static void kctl__map_clear(kctl__map *m) {
+static KCTL__UNUSED void kctl__map_clear(kctl__map *m) {
     if (!m->cap) return;
     memset(m->slots, 0, m->cap * sizeof *m->slots);
     memset(m->tags, 0, m->cap);
@@ -3842,10 +4187,8 @@ static void kctl__map_clear(kctl__map *m) {
 
 /* ---------------------------------------------------------- >>clock CLOCK */
 static uint64_t kctl__mono_now(void *user_data) {
-    struct timespec ts;
     (void)user_data;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    return (uint64_t)(KCTL_PORT_NOW_NS());
 }
 
 /* ---- wall time as API objects write it (metav1.Time, metav1.MicroTime):
@@ -3884,10 +4227,10 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
     {
         char t[96]; /* room a compiler can see: the text is at most 27 bytes */
         if (micro)
-            snprintf(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
+            kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
                      (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60), (int)(us % 1000000));
         else
-            snprintf(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
+            kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
                      (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60));
         t[31] = '\0';
         memcpy(buf, t, 32);
@@ -3897,7 +4240,7 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
 /* Read an RFC 3339 time leniently: date, 'T', time with no fraction or 1
    to 9 fractional digits (beyond 6 truncated), then 'Z' or +hh:mm / -hh:mm.
    false if malformed or outside years 0000-9999 in UTC. */
-static bool kctl__time_parse(const char *s, size_t n, int64_t *out) {
+static KCTL__UNUSED bool kctl__time_parse(const char *s, size_t n, int64_t *out) {
     static const int width[6] = { 4, 2, 2, 2, 2, 2 };
     static const char sep[5] = { '-', '-', 'T', ':', ':' };
     int64_t v[6], frac = 0, off = 0, us;
@@ -3955,6 +4298,12 @@ KCTL_API uint64_t kctl_clock_now(const kctl_clock *c) {
 }
 
 static uint64_t kctl__add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+/* d * r, r in [0, 1) the top 32 bits of x over 2^32, rounded down: jitter
+   in integer arithmetic (no floating point, for KCTL_NO_FLOAT builds). */
+static KCTL__UNUSED uint64_t kctl__mul_frac(uint64_t d, uint64_t x) {
+    uint64_t f = x >> 32;
+    return (d >> 32) * f + (((d & UINT64_C(0xffffffff)) * f) >> 32);
+}
 
 /* The virtual clock keeps two platform mutexes in its opaque storage: one
    for the time (a leaf lock, taken by now() under other objects' locks) and
@@ -4057,17 +4406,13 @@ KCTL_API void kctl_vclock_advance(kctl_vclock *vc, uint64_t delta_ns) {
 #ifdef KCTL__WORK_COUNTER /* for kctl's tests: bound the work, not the time */
 static uint64_t kctl__jwork_n;
 KCTL_API uint64_t kctl__json_work(void) {
-#ifdef KCTL_NO_THREADS
-    return kctl__jwork_n;
+#ifdef KCTL__HINTS
+    return KCTL__LOAD(&kctl__jwork_n);
 #else
-    return __atomic_load_n(&kctl__jwork_n, __ATOMIC_RELAXED);
+    return kctl__jwork_n;
 #endif
 }
-#ifdef KCTL_NO_THREADS
-#define KCTL__JWORK() ((void)kctl__jwork_n++)
-#else
-#define KCTL__JWORK() ((void)__atomic_add_fetch(&kctl__jwork_n, 1, __ATOMIC_RELAXED))
-#endif
+#define KCTL__JWORK() ((void)KCTL__ATOMIC_INC(&kctl__jwork_n))
 #else
 #define KCTL__JWORK() ((void)0)
 #endif
@@ -4944,31 +5289,305 @@ static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const ch
     return true;
 }
 
+/* ---- doubles, exactly, in integers: the reader's decimal to the nearest
+   double (ties to even, as strtod rounds) and the writer's %.17g-style
+   digits (correctly rounded, as glibc's printf), with no strtod, no printf
+   and no floating-point arithmetic outside the fast path. Big integers of
+   32-bit limbs, little end first, large enough for any double and an
+   801-digit decimal (about 1.1 KB of stack while a long number is read). */
+#ifndef KCTL_NO_JSON_DOUBLE
+#define KCTL__BIG_LIMBS 90
+typedef struct kctl__big {
+    uint32_t n;
+    uint32_t d[KCTL__BIG_LIMBS];
+} kctl__big;
+
+static void kctl__big_set(kctl__big *b, uint64_t v) {
+    b->n = 0;
+    while (v) {
+        b->d[b->n++] = (uint32_t)v;
+        v >>= 32;
+    }
+}
+/* b = b * m + add */
+static void kctl__big_muladd(kctl__big *b, uint32_t m, uint32_t add) {
+    uint64_t carry = add;
+    uint32_t i;
+    for (i = 0; i < b->n; i++) {
+        uint64_t t = (uint64_t)b->d[i] * m + carry;
+        b->d[i] = (uint32_t)t;
+        carry = t >> 32;
+    }
+    if (carry && b->n < KCTL__BIG_LIMBS) b->d[b->n++] = (uint32_t)carry;
+}
+static void kctl__big_pow5(kctl__big *b, uint32_t k) {
+    while (k >= 13) {
+        kctl__big_muladd(b, 1220703125u, 0); /* 5^13 */
+        k -= 13;
+    }
+    while (k--) kctl__big_muladd(b, 5, 0);
+}
+static uint32_t kctl__big_bits(const kctl__big *b) {
+    uint32_t top, k = 0;
+    if (!b->n) return 0;
+    for (top = b->d[b->n - 1]; top; top >>= 1) k++;
+    return (b->n - 1) * 32 + k;
+}
+static void kctl__big_shl(kctl__big *b, uint32_t s) {
+    uint32_t w = s / 32, r = s % 32, i;
+    if (!b->n) return;
+    if (b->n + w + 1 > KCTL__BIG_LIMBS) { b->n = 0; return; } /* never, for the sizes kctl asks for */
+    b->d[b->n + w] = 0;
+    for (i = b->n; i-- > 0;) {
+        if (r) b->d[i + w + 1] |= b->d[i] >> (32 - r);
+        b->d[i + w] = b->d[i] << r;
+    }
+    for (i = 0; i < w; i++) b->d[i] = 0;
+    b->n += w + 1;
+    while (b->n && !b->d[b->n - 1]) b->n--;
+}
+static void kctl__big_shr1(kctl__big *b) {
+    uint32_t i;
+    for (i = 0; i < b->n; i++) b->d[i] = (b->d[i] >> 1) | (i + 1 < b->n ? b->d[i + 1] << 31 : 0);
+    while (b->n && !b->d[b->n - 1]) b->n--;
+}
+static int kctl__big_cmp(const kctl__big *a, const kctl__big *b) {
+    uint32_t i;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    for (i = a->n; i-- > 0;)
+        if (a->d[i] != b->d[i]) return a->d[i] < b->d[i] ? -1 : 1;
+    return 0;
+}
+static void kctl__big_sub(kctl__big *a, const kctl__big *b) { /* a >= b */
+    uint64_t borrow = 0;
+    uint32_t i;
+    for (i = 0; i < a->n; i++) {
+        uint64_t t = (uint64_t)a->d[i] - (i < b->n ? b->d[i] : 0) - borrow;
+        a->d[i] = (uint32_t)t;
+        borrow = (t >> 32) & 1;
+    }
+    while (a->n && !a->d[a->n - 1]) a->n--;
+}
+/* b / m, b becomes the quotient; the remainder returned */
+static uint32_t kctl__big_divsmall(kctl__big *b, uint32_t m) {
+    uint64_t r = 0;
+    uint32_t i;
+    for (i = b->n; i-- > 0;) {
+        uint64_t t = (r << 32) | b->d[i];
+        b->d[i] = (uint32_t)(t / m);
+        r = t % m;
+    }
+    while (b->n && !b->d[b->n - 1]) b->n--;
+    return (uint32_t)r;
+}
+
+static double kctl__bits_double(uint64_t bits) {
+    double v;
+    memcpy(&v, &bits, sizeof v);
+    return v;
+}
+
+/* The double nearest to (-1)^neg * a * 10^e10 * 2^e2 / b, where a holds the
+   significant digits (b = 1 unless e10 < 0, then b = 5^-e10 and e2 carries
+   2^e10): the quotient to 56 bits by long division, then rounded once. */
+static double kctl__big_to_double(kctl__big *a, kctl__big *b, int64_t e2, bool sticky, bool neg) {
+    int64_t s, e;
+    uint64_t q = 0, m, round, low;
+    uint32_t sh, i;
+    if (!a->n) return kctl__bits_double((uint64_t)neg << 63);
+    s = 55 - ((int64_t)kctl__big_bits(a) - (int64_t)kctl__big_bits(b));
+    if (s > 0) kctl__big_shl(a, (uint32_t)s);
+    else if (s < 0) kctl__big_shl(b, (uint32_t)-s);
+    kctl__big_shl(b, 56);
+    for (i = 0; i <= 56; i++) { /* a < b * 2^57 */
+        q <<= 1;
+        if (kctl__big_cmp(a, b) >= 0) {
+            kctl__big_sub(a, b);
+            q |= 1;
+        }
+        kctl__big_shr1(b);
+    }
+    sticky = sticky || a->n != 0;
+    e = e2 - s; /* the value is q * 2^e, q of 55 or 56 bits */
+    sh = 0;
+    for (m = q; m >= (UINT64_C(1) << 53); m >>= 1) sh++;
+    if (e + sh < -1074) sh = (uint32_t)(-1074 - e) > 63 ? 63 : (uint32_t)(-1074 - e);
+    m = q >> sh;
+    round = (q >> (sh - 1)) & 1; /* sh >= 2 */
+    low = q & ((UINT64_C(1) << (sh - 1)) - 1);
+    e += sh;
+    if (round && (low || sticky || (m & 1))) m++;
+    if (m == (UINT64_C(1) << 53)) {
+        m >>= 1;
+        e++;
+    }
+    if (m >= (UINT64_C(1) << 52)) {
+        if (e + 1075 > 2046) return kctl__bits_double(((uint64_t)neg << 63) | (UINT64_C(0x7ff) << 52)); /* overflow: inf, as strtod */
+        return kctl__bits_double(((uint64_t)neg << 63) | ((uint64_t)(e + 1075) << 52) | (m - (UINT64_C(1) << 52)));
+    }
+    return kctl__bits_double(((uint64_t)neg << 63) | m); /* subnormal (or 0) */
+}
+
+/* digit(k) for k < nd, the significant digits (no leading zero), times 10^e10. */
+typedef char (*kctl__digit_fn)(const void *src, uint32_t k);
+static double kctl__dec_to_double(kctl__digit_fn digit, const void *src, uint32_t nd, int64_t e10, bool neg) {
+    kctl__big a, b;
+    uint64_t small = 0;
+    uint32_t k, take = nd > 800 ? 800 : nd, chunk = 0, cn = 0;
+    bool sticky = false;
+    if (!nd) return kctl__bits_double((uint64_t)neg << 63);
+    if (e10 + nd > 310) return kctl__bits_double(((uint64_t)neg << 63) | (UINT64_C(0x7ff) << 52));
+    if (e10 + nd < -324) return kctl__bits_double((uint64_t)neg << 63);
+    for (k = 0; k < nd && k < 19; k++) small = small * 10 + (uint64_t)(digit(src, k) - '0');
+#if defined(FLT_EVAL_METHOD) && FLT_EVAL_METHOD == 0
+    if (nd <= 15 && e10 >= -22 && e10 <= 22) { /* exact operands, one rounding: what strtod gives */
+        static const double p10[23] = { 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11,
+                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+        double v = (double)small;
+        v = e10 < 0 ? v / p10[-e10] : v * p10[e10];
+        return neg ? -v : v;
+    }
+#endif
+    a.n = 0;
+    for (k = 0; k < take; k++) {
+        chunk = chunk * 10 + (uint32_t)(digit(src, k) - '0');
+        if (++cn == 9) {
+            kctl__big_muladd(&a, 1000000000u, chunk);
+            chunk = cn = 0;
+        }
+    }
+    if (cn) {
+        static const uint32_t p[9] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+        kctl__big_muladd(&a, p[cn], chunk);
+    }
+    e10 += (int64_t)(nd - take);
+    for (k = take; k < nd && !sticky; k++) sticky = digit(src, k) != '0';
+    if (sticky) { /* one more digit, 1: above the truncated digits, below the next step */
+        kctl__big_muladd(&a, 10, 1);
+        e10--;
+    }
+    kctl__big_set(&b, 1);
+    if (e10 >= 0) {
+        kctl__big_pow5(&a, (uint32_t)e10);
+    } else {
+        kctl__big_pow5(&b, (uint32_t)-e10);
+    }
+    return kctl__big_to_double(&a, &b, e10, false, neg);
+}
+
+/* The exact decimal digits of a double: n in 9-digit chunks (least first),
+   v = n * 10^(x - nd + 1), nd digits, x the decimal exponent of the first. */
+typedef struct kctl__ddig {
+    uint32_t chunks[KCTL__BIG_LIMBS];
+    uint32_t nc, nd;
+    int x;
+} kctl__ddig;
+
+static void kctl__ddig_of(double v, kctl__ddig *d) {
+    uint64_t bits, m;
+    int64_t e;
+    kctl__big n;
+    uint32_t top, k;
+    memcpy(&bits, &v, sizeof bits);
+    e = (int64_t)((bits >> 52) & 0x7ff);
+    m = bits & ((UINT64_C(1) << 52) - 1);
+    if (e) m |= UINT64_C(1) << 52;
+    else e = 1;
+    e -= 1075; /* v = m * 2^e */
+    d->nc = d->nd = 0;
+    d->x = 0;
+    if (!m) return;
+    kctl__big_set(&n, m);
+    if (e >= 0) kctl__big_shl(&n, (uint32_t)e);
+    else kctl__big_pow5(&n, (uint32_t)-e); /* v = n * 10^e */
+    while (n.n && d->nc < KCTL__BIG_LIMBS) d->chunks[d->nc++] = kctl__big_divsmall(&n, 1000000000u);
+    for (top = d->chunks[d->nc - 1], k = 0; top; top /= 10) k++;
+    d->nd = (d->nc - 1) * 9 + k;
+    d->x = (int)((int64_t)d->nd - 1 + (e < 0 ? e : 0));
+}
+
+/* Digit j (0: the first significant one); 0 past the last. */
+static int kctl__ddig_at(const kctl__ddig *d, uint32_t j) {
+    uint32_t pos, c, k;
+    if (j >= d->nd) return 0;
+    pos = d->nd - 1 - j;
+    c = d->chunks[pos / 9];
+    for (k = pos % 9; k; k--) c /= 10;
+    return (int)(c % 10);
+}
+
+/* The digits rounded to prec (1..17) of them, half to even on the exact
+   rest, as printf's %.{prec-1}e rounds: digits[0..prec), *x the exponent. */
+static void kctl__ddig_round(const kctl__ddig *d, int prec, char *digits, int *x) {
+    int i, tail = kctl__ddig_at(d, (uint32_t)prec);
+    bool up = tail > 5;
+    for (i = 0; i < prec; i++) digits[i] = (char)('0' + kctl__ddig_at(d, (uint32_t)i));
+    *x = d->x;
+    if (tail == 5) {
+        uint32_t j;
+        for (j = (uint32_t)prec + 1; j < d->nd && !up; j++) up = kctl__ddig_at(d, j) != 0;
+        if (!up) up = (digits[prec - 1] - '0') & 1;
+    }
+    if (up) {
+        for (i = prec - 1; i >= 0 && digits[i] == '9'; i--) digits[i] = '0';
+        if (i >= 0) digits[i]++;
+        else {
+            digits[0] = '1';
+            (*x)++;
+        }
+    }
+}
+
+static char kctl__digit_str(const void *src, uint32_t k) { return ((const char *)src)[k]; }
+
+/* digits[0..nd) with exponent x (of the first), negative or not, as
+   %g writes them (no locale), into out (32 bytes): its length. */
+static size_t kctl__double_g(const char *dg, int nd, int x, int prec, bool neg, char *out) {
+    int i, n = 0;
+    while (nd > 1 && dg[nd - 1] == '0') nd--; /* %g drops trailing zeros */
+    if (neg) out[n++] = '-';
+    if (x < -4 || x >= prec) {
+        out[n++] = dg[0];
+        if (nd > 1) out[n++] = '.';
+        for (i = 1; i < nd; i++) out[n++] = dg[i];
+        out[n++] = 'e';
+        out[n++] = x < 0 ? '-' : '+';
+        if (x < 0) x = -x;
+        if (x >= 100) out[n++] = (char)('0' + x / 100);
+        out[n++] = (char)('0' + x / 10 % 10);
+        out[n++] = (char)('0' + x % 10);
+    } else if (x < 0) {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (i = -1; i > x; i--) out[n++] = '0';
+        for (i = 0; i < nd; i++) out[n++] = dg[i];
+    } else {
+        for (i = 0; i <= x; i++) out[n++] = i < nd ? dg[i] : '0';
+        if (nd > x + 1) out[n++] = '.';
+        for (i = x + 1; i < nd; i++) out[n++] = dg[i];
+    }
+    out[n] = '\0';
+    return (size_t)n;
+}
+#endif /* !KCTL_NO_JSON_DOUBLE */
+
+#ifdef KCTL_NO_JSON_DOUBLE
+KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
+    (void)j; (void)v; (void)out;
+    return KCTL_ERR_UNSUPPORTED;
+}
+#else
+static char kctl__digit_jdec(const void *src, uint32_t k) { return kctl__jdec_digit((const kctl__jdec *)src, k); }
+
 KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
     const kctl_json_tok *t = kctl__jget(j, v);
-    char buf[840];
-    size_t n;
+    kctl__jdec d;
     if (!t || t->type != KCTL_JSON_NUMBER || !out) return KCTL_ERR_INVALID_ARG;
-    n = t->end - t->start;
-    if (n < sizeof buf) {
-        memcpy(buf, j->text + t->start, n);
-        buf[n] = '\0';
-    } else { /* a long number: 800 significant digits and a sticky one decide the
-                double as all of them would (a halfway case needs at most 768) */
-        kctl__jdec d;
-        uint32_t k, m = 0;
-        kctl__jdec_of(j->text + t->start, j->text + t->end, &d);
-        if (d.neg) buf[m++] = '-';
-        buf[m++] = '0';
-        buf[m++] = '.';
-        for (k = 0; k < d.ndig && k < 800; k++) buf[m++] = kctl__jdec_digit(&d, k);
-        if (d.ndig > 800) buf[m++] = '1';
-        if (!d.ndig) buf[m++] = '0';
-        snprintf(buf + m, sizeof buf - m, "e%lld", (long long)(d.exp > 100000 ? 100000 : d.exp < -100000 ? -100000 : d.exp));
-    }
-    *out = strtod(buf, NULL);
+    kctl__jdec_of(j->text + t->start, j->text + t->end, &d); /* -0 is a zero of its own, as strtod reads it */
+    *out = kctl__dec_to_double(kctl__digit_jdec, &d, d.ndig, d.exp - (int64_t)d.ndig, j->text[t->start] == '-');
     return KCTL_OK;
 }
+#endif
 
 KCTL_API int kctl_json_bool(const kctl_json *j, uint32_t v, bool *out) {
     const kctl_json_tok *t = kctl__jget(j, v);
@@ -5257,17 +5876,37 @@ KCTL_API void kctl_jw_int64(kctl_jw *w, int64_t v) {
     if (kctl__jw_value(w)) kctl__jw_put(w, p, (size_t)(buf + sizeof buf - p));
 }
 
+#ifdef KCTL_NO_JSON_DOUBLE
 KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
-    char buf[32];
-    int prec;
-    if (!w || w->err) return;
-    if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) { w->err = KCTL_ERR_INVALID_ARG; return; }
-    for (prec = 1; prec <= 17; prec++) { /* the shortest form that reads back the same */
-        snprintf(buf, sizeof buf, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
-    }
-    if (kctl__jw_value(w)) kctl__jw_put(w, buf, strlen(buf));
+    (void)v;
+    if (w && !w->err) w->err = KCTL_ERR_UNSUPPORTED;
 }
+#else
+KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
+    kctl__ddig d;
+    char buf[32], dg[17];
+    uint64_t bits, back;
+    int prec, x = 0;
+    size_t n;
+    bool neg;
+    if (!w || w->err) return;
+    memcpy(&bits, &v, sizeof bits); /* the bits: no compare at x87's excess precision */
+    if (((bits >> 52) & 0x7ff) == 0x7ff) { w->err = KCTL_ERR_INVALID_ARG; return; } /* NaN, infinities */
+    neg = (bits >> 63) != 0;
+    kctl__ddig_of(v, &d);
+    for (prec = 1; prec <= 17; prec++) { /* the shortest %.{prec}g that reads back the same */
+        double r;
+        kctl__ddig_round(&d, prec, dg, &x);
+        if (!d.nd) break;
+        r = kctl__dec_to_double(kctl__digit_str, dg, (uint32_t)prec, (int64_t)x - prec + 1, neg);
+        memcpy(&back, &r, sizeof back);
+        if (back == bits) break;
+    }
+    if (prec > 17) prec = 17;
+    n = kctl__double_g(dg, prec, x, prec, neg, buf);
+    if (kctl__jw_value(w)) kctl__jw_put(w, buf, n);
+}
+#endif
 
 KCTL_API void kctl_jw_bool(kctl_jw *w, bool v) {
     if (kctl__jw_value(w)) kctl__jw_put(w, v ? "true" : "false", v ? 4 : 5);
@@ -5741,10 +6380,6 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 }
 
 /* ---------------------------------------------------------- >>obj OBJECTS */
-#if !defined(KCTL_NO_THREADS) && !defined(KCTL__ATOMICS)
-#error "kctl needs GCC or Clang atomics for thread-safe reference counts: build with gcc or clang, or define KCTL_NO_THREADS"
-#endif
-
 /* One block: this struct; what a non-default allocator and a codec need
    (only when there is one); the owner refs; the label, annotation and
    finalizer string offsets; the key (right there, so a lookup by key reads
@@ -6149,22 +6784,14 @@ out:
 
 KCTL_API kctl_obj *kctl_obj_ref(kctl_obj *o) {
     if (!o) return NULL;
-#ifdef KCTL_NO_THREADS
-    o->refs++;
-#else
-    __atomic_add_fetch(&o->refs, 1u, __ATOMIC_RELAXED);
-#endif
+    (void)KCTL__ATOMIC_INC(&o->refs);
     return o;
 }
 
 KCTL_API void kctl_obj_unref(kctl_obj *o) {
     unsigned left;
     if (!o) return;
-#ifdef KCTL_NO_THREADS
-    left = --o->refs;
-#else
-    left = __atomic_sub_fetch(&o->refs, 1u, __ATOMIC_ACQ_REL);
-#endif
+    left = KCTL__ATOMIC_DEC(&o->refs);
     if (left) return;
     if (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
@@ -7851,19 +8478,19 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f) {
 
 /* -------------------------------------------------- >>transport TRANSPORT */
 /* A growable writer used as a byte buffer: printf into it. */
-static void kctl__bprintf(kctl_jw *w, const char *fmt, ...) {
+static KCTL__PRINTF(2, 3) void kctl__bprintf(kctl_jw *w, const char *fmt, ...) {
     char small[256], *big;
     va_list ap;
     int n;
     if (w->err) return;
     va_start(ap, fmt);
-    n = vsnprintf(small, sizeof small, fmt, ap);
+    n = kctl__vfmt(small, sizeof small, fmt, ap);
     va_end(ap);
     if (n < 0) { w->err = KCTL_ERR_INVALID_ARG; return; }
     if ((size_t)n < sizeof small) { kctl__jw_put(w, small, (size_t)n); return; }
     if (!(big = (char *)kctl__alloc(&w->allocator, (size_t)n + 1))) { w->err = KCTL_ERR_NOMEM; return; }
     va_start(ap, fmt);
-    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    kctl__vfmt(big, (size_t)n + 1, fmt, ap);
     va_end(ap);
     kctl__jw_put(w, big, (size_t)n);
     kctl__free(&w->allocator, big);
@@ -8500,7 +9127,7 @@ static void kctl__as_quote(kctl_jw *b, const char *s, size_t n) {
         case '\r': esc = "\\r"; break;
         case '\t': esc = "\\t"; break;
         case '\v': esc = "\\v"; break;
-        default: snprintf(hex, sizeof hex, "\\x%02x", c); esc = hex;
+        default: kctl__fmt(hex, sizeof hex, "\\x%02x", c); esc = hex;
         }
         kctl__jw_put(b, esc, strlen(esc));
         run = i + 1;
@@ -8581,7 +9208,7 @@ static void kctl__as_check_dns(kctl__aserr *e, const char *field, const char *v,
     }
     if (m > max) {
         char why[48];
-        snprintf(why, sizeof why, "must be no more than %u characters", (unsigned)max);
+        kctl__fmt(why, sizeof why, "must be no more than %u characters", (unsigned)max);
         kctl__as_invalid(e, field, v, n, why);
     }
     if (!(label ? kctl__name_dns_label(check, m) : kctl__name_dns_subdomain(check, m)))
@@ -9390,7 +10017,7 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
     }
     if (n) {
         *refused = true;
-        qsort(fresh, n, sizeof *fresh, kctl__as_cmp_str);
+        kctl__sort(fresh, n, sizeof *fresh, kctl__as_cmp_str);
         kctl__as_err_init(&e, &r->req->allocator);
         kctl__as_err_begin(&e, "FieldValueForbidden");
         kctl__bprintf(&e.text, "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{");
@@ -9717,7 +10344,7 @@ static int kctl__as_remove(kctl__asrun *r) {
     r->d->cur = cur;
     if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
     if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kind, sizeof kind, NULL) != KCTL_OK || !kind[0])
-        snprintf(kind, sizeof kind, "%s", req->res->resource);
+        kctl__fmt(kind, sizeof kind, "%s", req->res->resource);
     if (req->del && req->del->uid && *req->del->uid && strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
         return kctl__as_conflict(r, kind, true, req->name, "the UID in the precondition (%s) does not match the UID in record (%s). "
                                  "The object might have been deleted and then recreated", req->del->uid, kctl_obj_uid(cur));
@@ -9894,6 +10521,46 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
 }
 
 /* ---------------------------------------------------- >>memstore MEMSTORE */
+#ifdef KCTL_NO_MEMSTORE
+/* Compiled out: creating a store says UNSUPPORTED; the rest, which can
+   only be given the NULL that create leaves, do nothing. */
+KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out) {
+    (void)desc;
+    if (out) *out = NULL;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) { (void)ms; }
+KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
+    kctl_transport t;
+    (void)ms;
+    memset(&t, 0, sizeof t);
+    return t;
+}
+KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                                 kctl_api_status *st) {
+    (void)ms; (void)res; (void)json; (void)len; (void)st;
+    if (out) *out = NULL;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st) {
+    (void)ms; (void)res; (void)name; (void)st;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    (void)ms; (void)res; (void)name; (void)st;
+    if (out) *out = NULL;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) { (void)ms; return 0; }
+KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) { (void)ms; (void)rev; return KCTL_ERR_UNSUPPORTED; }
+KCTL_API int kctl_memstore_save(kctl_memstore *ms) { (void)ms; return KCTL_ERR_UNSUPPORTED; }
+KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code) {
+    (void)ms; (void)verb; (void)n; (void)code;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) { (void)ms; (void)n; }
+KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns) { (void)ms; (void)latency_ns; }
+#else
 /* Objects in one map keyed "group/resource|namespace/name"; events in a
    ring of the last `history` writes, in revision order. */
 typedef struct kctl__msent {
@@ -10327,7 +10994,7 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
     if (!st || code == KCTL_OK) return code;
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].code == code) { http = map[i].http; reason = map[i].reason; }
-    snprintf(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
+    kctl__fmt(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
     kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
     return code;
 }
@@ -10626,7 +11293,7 @@ static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, 
             kctl_selector_matches(sel, e->obj))
             out->items[out->count++] = kctl_obj_ref(e->obj);
     }
-    if (out->count > 1) qsort(out->items, out->count, sizeof *out->items, kctl__ms_cmp_key);
+    if (out->count > 1) kctl__sort(out->items, out->count, sizeof *out->items, kctl__ms_cmp_key);
     return KCTL_OK;
 }
 
@@ -10639,8 +11306,8 @@ static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from,
     if (take && !(out->items.items = (kctl_obj **)kctl__alloc(&ms->allocator, take * sizeof(kctl_obj *)))) return KCTL_ERR_NOMEM;
     for (i = 0; i < take; i++) out->items.items[out->items.count++] = kctl_obj_ref(v[from + i]);
     if (from + take < n)
-        snprintf(out->continue_token, sizeof out->continue_token, "%llu:%s", (unsigned long long)rev, kctl_obj_key(v[from + take - 1]));
-    snprintf(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)rev);
+        kctl__fmt(out->continue_token, sizeof out->continue_token, "%llu:%s", (unsigned long long)rev, kctl_obj_key(v[from + take - 1]));
+    kctl__fmt(out->resource_version, sizeof out->resource_version, "%llu", (unsigned long long)rev);
     return KCTL_OK;
 }
 
@@ -10661,7 +11328,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &sel)) != KCTL_OK)
         return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
-    idn = snprintf(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
+    idn = kctl__fmt(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
                    opts && opts->field_selector ? opts->field_selector : "");
     if (idn < 0 || (size_t)idn >= sizeof id) id[0] = 0; /* too long to remember: every page scans */
     if (after) {
@@ -10709,7 +11376,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
             (!after || strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
             v[n++] = e->obj;
     }
-    if (rc == KCTL_OK && n > 1) qsort(v, n, sizeof *v, kctl__ms_cmp_key);
+    if (rc == KCTL_OK && n > 1) kctl__sort(v, n, sizeof *v, kctl__ms_cmp_key);
     if (rc == KCTL_OK) rc = kctl__ms_page(ms, v, n, 0, limit, ms->rev, out);
     if (rc == KCTL_OK && out->continue_token[0] && id[0]) { /* more pages to come: remember the rest */
         kctl__mspaged *pg = &ms->paged[0];
@@ -10723,7 +11390,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
         pg->n = n - out->items.count;
         pg->rev = ms->rev;
         pg->used = ++ms->paged_tick;
-        snprintf(pg->id, sizeof pg->id, "%s", id);
+        kctl__fmt(pg->id, sizeof pg->id, "%s", id);
         v = NULL;
     }
     kctl__mutex_unlock(&ms->mu);
@@ -10751,8 +11418,8 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
     memset(w, 0, sizeof *w);
     w->ms = ms;
-    snprintf(w->rid, sizeof w->rid, "%s", rid);
-    snprintf(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
+    kctl__fmt(w->rid, sizeof w->rid, "%s", rid);
+    kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
     if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &w->sel)) != KCTL_OK) {
         kctl__free(&ms->allocator, w);
         return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
@@ -10764,13 +11431,13 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     if (rc == KCTL_OK && from_rv && *from_rv) {
         if (from < ms->compacted) { /* older than the history */
             char msg[96];
-            snprintf(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)ms->compacted);
+            kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)ms->compacted);
             rc = KCTL_ERR_GONE;
             if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
         } else if (from > ms->rev) { /* "too large resource version" */
             char msg[112];
             kctl_status_cause c;
-            snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)from,
+            kctl__fmt(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)from,
                      (unsigned long long)ms->rev);
             c.reason = "ResourceVersionTooLarge";
             c.message = "Too large resource version";
@@ -10805,7 +11472,7 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
 }
 
 static void kctl__ms_rv(kctl_event *ev, uint64_t rev) {
-    snprintf(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
+    kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
 }
 
 static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
@@ -10818,7 +11485,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     if (w->initial_next < w->initial.count) { /* the objects there at open */
         ev->type = KCTL_EVENT_ADDED;
         ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
-        snprintf(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
+        kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
         if (w->initial_next == w->initial.count) kctl__ms_rv(ev, w->pos);
         return KCTL_OK;
     }
@@ -10827,7 +11494,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
         uint32_t k;
         if (w->pos < ms->compacted) {
             char msg[96];
-            snprintf(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)w->pos, (unsigned long long)ms->compacted);
+            kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)w->pos, (unsigned long long)ms->compacted);
             kctl__mutex_unlock(&ms->mu);
             if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
             return KCTL_ERR_GONE;
@@ -10861,7 +11528,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
                        revision, as an API server sends it */
                     char rv[24];
                     int rc;
-                    snprintf(rv, sizeof rv, "%llu", (unsigned long long)e->rev);
+                    kctl__fmt(rv, sizeof rv, "%llu", (unsigned long long)e->rev);
                     if (!e->left && (rc = kctl_apisrv_with_rv(e->prev, rv, &ms->obj_opts, &e->left)) != KCTL_OK) {
                         kctl__mutex_unlock(&ms->mu);
                         return rc; /* the watcher stays before this event: the next call tries again */
@@ -11002,7 +11669,7 @@ static void kctl__ms_put_obj(kctl_jw *w, const char *rid, size_t rid_len, const 
     size_t len;
     const char *doc = kctl_obj_json(o, &len);
     kctl__jw_put(w, rid, rid_len);
-    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, " %lu\n", (unsigned long)len));
+    kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, " %lu\n", (unsigned long)len));
     kctl__jw_put(w, doc, len);
     kctl__jw_put(w, "\n", 1);
 }
@@ -11015,7 +11682,7 @@ static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, cons
     if (p && p->e && !p->obj) count--;      /* a removal */
     else if (p && !p->e && p->obj) count++; /* a new object */
     kctl_jw_init_growable(w, &ms->allocator);
-    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)rev,
+    kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)rev,
                                            (unsigned long long)ms->uid_seq + (p && !p->e && p->obj ? 1u : 0u), (unsigned long)count));
     for (i = 0; i < ms->objs.cap; i++) {
         kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
@@ -11027,7 +11694,7 @@ static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, cons
         kctl__ms_put_obj(w, e->node.key, e->rid_len, e->obj);
     }
     if (p && !p->e && p->obj) kctl__ms_put_obj(w, p->rid, strlen(p->rid), p->obj);
-    kctl__jw_put(w, line, (size_t)snprintf(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
+    kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
     return w->err;
 }
 
@@ -11428,7 +12095,7 @@ static bool kctl__ms_uid_num(const char *uid, uint64_t *n) {
         else if (*s >= 'a' && *s <= 'f') x = x * 16 + (uint64_t)(*s - 'a' + 10);
         else return false;
     }
-    snprintf(again, sizeof again, "%s%012llx", form, (unsigned long long)x);
+    kctl__fmt(again, sizeof again, "%s%012llx", form, (unsigned long long)x);
     *n = x;
     return strcmp(again, uid) == 0;
 }
@@ -11472,7 +12139,7 @@ static int kctl__ms_names_once(kctl_memstore *ms, const kctl_json *j, uint32_t o
         v[k].s = arena + used;
         used += v[k].n + 1;
     }
-    qsort(v, t->size, sizeof *v, kctl__ms_cmp_name);
+    kctl__sort(v, t->size, sizeof *v, kctl__ms_cmp_name);
     for (c = 1; c < t->size && rc == KCTL_OK; c++)
         if (kctl__ms_cmp_name(&v[c - 1], &v[c]) == 0) rc = KCTL_ERR_PROTO;
     kctl__free(&ms->allocator, arena);
@@ -11500,11 +12167,11 @@ static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *
     if (!slash || (size_t)(slash - rid) >= sizeof group || strlen(slash + 1) >= sizeof resource) return KCTL_ERR_PROTO;
     memcpy(group, rid, (size_t)(slash - rid));
     group[slash - rid] = '\0';
-    strcpy(resource, slash + 1);
+    memcpy(resource, slash + 1, strlen(slash + 1) + 1);
     if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return KCTL_ERR_PROTO;
     if (!*kctl_obj_uid(o) || (kctl__ms_uid_num(kctl_obj_uid(o), &n) && (n == 0 || n > seq))) return KCTL_ERR_PROTO;
     if (!kctl_obj_resource_version_u64(o, &orv) || orv < 1 || orv > rev) return KCTL_ERR_PROTO;
-    snprintf(rv, sizeof rv, "%llu", (unsigned long long)orv);
+    kctl__fmt(rv, sizeof rv, "%llu", (unsigned long long)orv);
     if (strcmp(rv, kctl_obj_resource_version(o)) != 0 || kctl_obj_generation(o) < 1) return KCTL_ERR_PROTO;
     if (kctl_obj_deletion_timestamp(o) && kctl_obj_finalizer_count(o) == 0) return KCTL_ERR_PROTO;
     memset(&res, 0, sizeof res);
@@ -11550,8 +12217,8 @@ static int kctl__ms_load_unique(kctl_memstore *ms) {
         kctl_obj_resource_version_u64(e->obj, &rvs[n]);
         uids[n++] = kctl_obj_uid(e->obj);
     }
-    qsort(rvs, n, sizeof *rvs, kctl__ms_cmp_u64);
-    qsort(uids, n, sizeof *uids, kctl__ms_cmp_str);
+    kctl__sort(rvs, n, sizeof *rvs, kctl__ms_cmp_u64);
+    kctl__sort(uids, n, sizeof *uids, kctl__ms_cmp_str);
     for (i = 1; i < n; i++)
         if (rvs[i] == rvs[i - 1] || strcmp(uids[i], uids[i - 1]) == 0) rc = KCTL_ERR_PROTO;
     kctl__free(&ms->allocator, rvs);
@@ -11868,6 +12535,8 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
     kctl__mutex_unlock(&ms->mu);
 }
 
+#endif /* KCTL_NO_MEMSTORE */
+
 /* -------------------------------------------------- >>reflector REFLECTOR */
 enum { KCTL__RF_LIST, KCTL__RF_OPEN, KCTL__RF_WATCH };
 
@@ -11976,7 +12645,7 @@ static void kctl__rf_backoff(kctl_reflector *r, uint64_t now) {
     x ^= x >> 7;
     x ^= x << 17;
     r->rng = x;
-    d += (uint64_t)((double)d * ((double)(x >> 11) / 9007199254740992.0)); /* + [0, d) */
+    d += kctl__mul_frac(d, x); /* + [0, d) */
     r->last_backoff = now;
     r->not_before = kctl__add_sat(now, d);
 }
@@ -12022,7 +12691,7 @@ static int kctl__rf_list(kctl_reflector *r) {
             rc = r->t.vt->list(r->t.self, &r->res, &lo, &page, NULL);
         }
         if (rc != KCTL_OK) break;
-        if (!rv[0]) snprintf(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
+        if (!rv[0]) kctl__fmt(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
         if (n + page.items.count > cap) {
             size_t ncap = cap ? cap * 2 : 64;
             kctl_obj **na;
@@ -12038,12 +12707,12 @@ static int kctl__rf_list(kctl_reflector *r) {
             cap = ncap;
         }
         for (i = 0; i < page.items.count; i++) all[n++] = kctl_obj_ref(page.items.items[i]);
-        snprintf(cont, sizeof cont, "%s", page.continue_token);
+        kctl__fmt(cont, sizeof cont, "%s", page.continue_token);
         kctl_list_result_free(&page);
     } while (cont[0]);
     if (rc == KCTL_OK) rc = kctl_fifo_replace(r->fifo, all, n);
     if (rc == KCTL_OK) {
-        snprintf(r->rv, sizeof r->rv, "%s", rv);
+        kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
         if (r->listed) r->stats.relists++;
         r->stats.lists++;
         r->listed = true;
@@ -12108,7 +12777,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
                 budget--;
                 r->opened_events++;
                 r->last_event = now = kctl_clock_now(&r->clock);
-                if (ev.resource_version[0]) snprintf(r->rv, sizeof r->rv, "%s", ev.resource_version);
+                if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
                 switch (ev.type) {
                 case KCTL_EVENT_ADDED: r->stats.added++; rc = kctl_fifo_add(r->fifo, ev.obj); break;
                 case KCTL_EVENT_MODIFIED: r->stats.modified++; rc = kctl_fifo_update(r->fifo, ev.obj); break;
@@ -12184,7 +12853,7 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
     memset(out, 0, sizeof *out);
     if (!r) return;
     *out = r->stats;
-    snprintf(out->last_rv, sizeof out->last_rv, "%s", r->rv);
+    kctl__fmt(out->last_rv, sizeof out->last_rv, "%s", r->rv);
 }
 
 /* ---------------------------------------------------- >>informer INFORMER */
@@ -13194,6 +13863,10 @@ KCTL_API kctl_limiter *kctl_limiter_fast_slow(uint64_t fast_ns, uint64_t slow_ns
     return kctl_limiter_fast_slow_with(fast_ns, slow_ns, max_fast, NULL);
 }
 
+static void kctl__bucket_forget(void *self, const char *key) { (void)self; (void)key; }
+static uint32_t kctl__bucket_num_requeues(void *self, const char *key) { (void)self; (void)key; return 0; }
+
+#ifndef KCTL_NO_FLOAT
 /* The token bucket, with the reservation arithmetic of Go's rate.Limiter. */
 typedef struct kctl__bucket {
     kctl_allocator a;
@@ -13230,8 +13903,6 @@ static uint64_t kctl__bucket_when(void *self, const char *key) {
     return wait;
 }
 
-static void kctl__bucket_forget(void *self, const char *key) { (void)self; (void)key; }
-static uint32_t kctl__bucket_num_requeues(void *self, const char *key) { (void)self; (void)key; return 0; }
 static void kctl__bucket_destroy(void *self) {
     kctl__bucket *b = (kctl__bucket *)self;
     kctl__mutex_deinit(&b->mu);
@@ -13261,9 +13932,87 @@ KCTL_API kctl_limiter *kctl_limiter_bucket_with(const kctl_clock *clock, double 
     if (!l) kctl__bucket_destroy(b);
     return l;
 }
+#else
+KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
+    (void)clock; (void)per_second; (void)burst;
+    return NULL; /* no floating point here: kctl_limiter_bucket_rate */
+}
+#endif
 
 KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
     return kctl_limiter_bucket_with(clock, per_second, burst, NULL);
+}
+
+/* The integer bucket: one token is per_ns units and the bucket gains
+   `tokens` units per nanosecond, so refills and waits are exact. */
+typedef struct kctl__ibucket {
+    kctl__mutex mu;
+    kctl_clock clock;
+    uint64_t rate; /* units per ns */
+    int64_t cost;  /* units per token (per_ns) */
+    int64_t cap;   /* burst * cost */
+    int64_t units; /* may go negative: reserved, not yet refilled */
+    uint64_t last_ns;
+    kctl_allocator a;
+} kctl__ibucket;
+
+static uint64_t kctl__ibucket_when(void *self, const char *key) {
+    kctl__ibucket *b = (kctl__ibucket *)self;
+    uint64_t now, elapsed, wait = 0;
+    (void)key;
+    if (!b->cost) return 0; /* unlimited */
+    now = kctl_clock_now(&b->clock);
+    kctl__mutex_lock(&b->mu);
+    if (now < b->last_ns) now = b->last_ns;
+    elapsed = now - b->last_ns;
+    if (b->units < b->cap) {
+        uint64_t room = (uint64_t)(b->cap - b->units);
+        b->units = elapsed >= room / b->rate + 1 ? b->cap : b->units + (int64_t)(elapsed * b->rate);
+        if (b->units > b->cap) b->units = b->cap;
+    }
+    if (b->units >= INT64_MIN / 2 + b->cost) b->units -= b->cost; /* saturates some 2^62 units in debt */
+    if (b->units < 0) wait = (uint64_t)-b->units / b->rate;
+    b->last_ns = now;
+    kctl__mutex_unlock(&b->mu);
+    return wait;
+}
+
+static void kctl__ibucket_destroy(void *self) {
+    kctl__ibucket *b = (kctl__ibucket *)self;
+    kctl_allocator a = b->a;
+    kctl__mutex_deinit(&b->mu);
+    kctl__free(&a, b);
+}
+
+KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst,
+                                                     const kctl_allocator *a) {
+    static const kctl_limiter_vtable vt = { kctl__ibucket_when, kctl__bucket_forget,
+                                            kctl__bucket_num_requeues, kctl__ibucket_destroy };
+    kctl__ibucket *b;
+    kctl_limiter *l;
+    kctl_allocator al;
+    if (tokens == 0 || burst == 0 || (per_ns && per_ns > (UINT64_C(1) << 62) / burst) || !kctl__limiter_alloc_of(a, &al)) return NULL;
+    b = (kctl__ibucket *)kctl__alloc(&al, sizeof *b);
+    if (!b) return NULL;
+    memset(b, 0, sizeof *b);
+    b->a = al;
+    b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
+    b->rate = tokens;
+    b->cost = (int64_t)per_ns;
+    b->cap = (int64_t)burst * (int64_t)per_ns;
+    b->units = b->cap;
+    b->last_ns = kctl_clock_now(&b->clock);
+    if (kctl__mutex_init(&b->mu) != KCTL_OK) {
+        kctl__free(&al, b);
+        return NULL;
+    }
+    l = kctl__limiter_new(&vt, b, &al);
+    if (!l) kctl__ibucket_destroy(b);
+    return l;
+}
+
+KCTL_API kctl_limiter *kctl_limiter_bucket_rate(const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst) {
+    return kctl_limiter_bucket_rate_with(clock, tokens, per_ns, burst, NULL);
 }
 
 typedef struct kctl__maxof {
@@ -13337,7 +14086,7 @@ KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t
 KCTL_API kctl_limiter *kctl_limiter_default_with(const kctl_clock *clock, const kctl_allocator *a) {
     kctl_limiter *parts[2];
     parts[0] = kctl_limiter_exponential_with(KCTL_MS(5), KCTL_SEC(1000), a);
-    parts[1] = kctl_limiter_bucket_with(clock, 10.0, 100, a);
+    parts[1] = kctl_limiter_bucket_rate_with(clock, 10, KCTL_SEC(1), 100, a);
     if (!parts[0] || !parts[1]) {
         kctl_limiter_destroy(parts[0]);
         kctl_limiter_destroy(parts[1]);
@@ -13817,7 +14566,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->logger = d.logger;
     q->clock = d.clock;
     q->real_clock = d.clock.subscribe_fn == NULL;
-    strncpy(q->name, d.name, sizeof q->name - 1);
+    kctl__fmt(q->name, sizeof q->name, "%s", d.name); /* the first 63 bytes */
     q->timed = q->name[0] != 0;
     q->max_keys = d.max_keys;
     kctl__list_init(&q->inflight);
@@ -14873,6 +15622,25 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
 }
 
 /* ----------------------------------------------- >>leader LEADER ELECTION */
+#ifdef KCTL_NO_LEADER
+/* Compiled out: create says UNSUPPORTED (so does a manager asked for
+   leader election); the rest get the NULL that create leaves. */
+KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out) {
+    (void)desc;
+    if (out) *out = NULL;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API void kctl_leader_destroy(kctl_leader *le) { (void)le; }
+KCTL_API int kctl_leader_step(kctl_leader *le, bool *leading, uint64_t *next_ns) {
+    (void)le;
+    if (leading) *leading = false;
+    if (next_ns) *next_ns = UINT64_MAX;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_leader_release(kctl_leader *le) { (void)le; return KCTL_ERR_UNSUPPORTED; }
+KCTL_API bool kctl_leader_is_leader(const kctl_leader *le) { (void)le; return false; }
+KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le) { (void)le; return 0; }
+#else
 /* The Lease as an elector last saw it (read, or written by itself): the
    object, its parsed document and its election record. */
 typedef struct kctl__le_lease {
@@ -14924,8 +15692,7 @@ static uint64_t kctl__le_jitter(kctl_leader *le) {
     x ^= x >> 7;
     x ^= x << 17;
     le->rng = x;
-    return kctl__add_sat(le->retry_ns, (uint64_t)((double)le->retry_ns * KCTL_LEADER_JITTER *
-                                                  ((double)(x >> 11) / 9007199254740992.0)));
+    return kctl__add_sat(le->retry_ns, kctl__mul_frac(le->retry_ns / 5 * 6 + le->retry_ns % 5 * 6 / 5, x)); /* * 1.2 */
 }
 
 /* ---- the Lease */
@@ -15142,8 +15909,8 @@ KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out)
     lease_ns = desc->lease_ns ? desc->lease_ns : KCTL_LEADER_LEASE_NS;
     renew_ns = desc->renew_deadline_ns ? desc->renew_deadline_ns : KCTL_LEADER_RENEW_DEADLINE_NS;
     retry_ns = desc->retry_ns ? desc->retry_ns : KCTL_LEADER_RETRY_NS;
-    if (lease_ns <= renew_ns || (double)renew_ns <= KCTL_LEADER_JITTER * (double)retry_ns ||
-        lease_ns / UINT64_C(1000000000) >= (uint64_t)INT32_MAX)
+    if (lease_ns <= renew_ns || lease_ns / UINT64_C(1000000000) >= (uint64_t)INT32_MAX ||
+        retry_ns >= UINT64_MAX / 6 || renew_ns * 5 <= retry_ns * 6) /* renew <= retry * KCTL_LEADER_JITTER */
         return KCTL_ERR_INVALID_ARG; /* what client-go refuses; and leaseDurationSeconds is an int32 */
     s[0] = desc->lease.resource && desc->lease.group ? desc->lease.group : "coordination.k8s.io";
     s[1] = desc->lease.resource && desc->lease.version ? desc->lease.version : "v1";
@@ -15235,8 +16002,10 @@ KCTL_API int kctl_leader_release(kctl_leader *le) {
 KCTL_API bool kctl_leader_is_leader(const kctl_leader *le) { return le && le->leading; }
 KCTL_API uint32_t kctl_leader_terms(const kctl_leader *le) { return le ? le->terms : 0; }
 
+#endif /* KCTL_NO_LEADER */
+
 /* ------------------------------------------------------ >>manager MANAGER */
-#ifndef KCTL_NO_THREADS
+#if !defined(KCTL_NO_THREADS) && !defined(KCTL_PORT_CUSTOM)
 #include <signal.h>
 #endif
 
@@ -15280,12 +16049,12 @@ static const uint64_t kctl__mgr_rt_ns[KCTL__MGR_RT_N] = {
     KCTL_MS(900),  KCTL_SEC(1),   KCTL_MS(1250), KCTL_MS(1500), KCTL_MS(1750), KCTL_SEC(2),   KCTL_MS(2500), KCTL_SEC(3),
     KCTL_MS(3500), KCTL_SEC(4),   KCTL_MS(4500), KCTL_SEC(5),   KCTL_SEC(6),   KCTL_SEC(7),   KCTL_SEC(8),   KCTL_SEC(9),
     KCTL_SEC(10),  KCTL_SEC(15),  KCTL_SEC(20),  KCTL_SEC(25),  KCTL_SEC(30),  KCTL_SEC(40),  KCTL_SEC(50),  KCTL_SEC(60) };
-static const char *const kctl__mgr_rt_le[KCTL__MGR_RT_N] = {
+static KCTL__UNUSED const char *const kctl__mgr_rt_le[KCTL__MGR_RT_N] = {
     "0.005", "0.01", "0.025", "0.05", "0.1", "0.15", "0.2", "0.25", "0.3", "0.35", "0.4", "0.45", "0.5", "0.6",
     "0.7",   "0.8",  "0.9",   "1",    "1.25", "1.5", "1.75", "2",   "2.5", "3",    "3.5", "4",    "4.5", "5",
     "6",     "7",    "8",     "9",    "10",  "15",   "20",  "25",   "30",  "40",   "50",  "60" };
 /* client-go's workqueue buckets (kctl_histogram_bound_ns), as Go prints them. */
-static const char *const kctl__mgr_wq_le[] = { "1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001",
+static KCTL__UNUSED const char *const kctl__mgr_wq_le[] = { "1e-08", "1e-07", "1e-06", "1e-05", "0.0001", "0.001",
                                                "0.01",  "0.1",   "1",     "10",    "100",    "1000" };
 typedef char kctl__mgr_wq_le_fit[sizeof kctl__mgr_wq_le / sizeof kctl__mgr_wq_le[0] == KCTL_HIST_BUCKETS ? 1 : -1];
 
@@ -15332,11 +16101,11 @@ static kctl_reconcile_result kctl__mgr_reconcile(const kctl_reconcile_ctx *ctx) 
 /* ---- requests by verb and result: the manager hands out a transport that
    counts every call, then forwards it to the user's */
 enum { KCTL__V_LIST, KCTL__V_WATCH, KCTL__V_GET, KCTL__V_CREATE, KCTL__V_UPDATE, KCTL__V_STATUS, KCTL__V_PATCH, KCTL__V_DELETE, KCTL__V_N };
-static const char *const kctl__verb_names[KCTL__V_N] = { "list", "watch", "get", "create", "update", "update_status", "patch", "delete" };
+static KCTL__UNUSED const char *const kctl__verb_names[KCTL__V_N] = { "list", "watch", "get", "create", "update", "update_status", "patch", "delete" };
 #define KCTL__RESULT_VAL(id, v, msg, next) KCTL_##id,
 #define KCTL__RESULT_NAME(id, v, msg, next) #id,
 static const int kctl__code_vals[] = { KCTL_RESULTS(KCTL__RESULT_VAL) };
-static const char *const kctl__code_names[] = { KCTL_RESULTS(KCTL__RESULT_NAME) "ERR_OTHER" };
+static KCTL__UNUSED const char *const kctl__code_names[] = { KCTL_RESULTS(KCTL__RESULT_NAME) "ERR_OTHER" };
 #undef KCTL__RESULT_VAL
 #undef KCTL__RESULT_NAME
 #define KCTL__CODES ((int)(sizeof kctl__code_names / sizeof kctl__code_names[0])) /* every kctl_result, then anything else */
@@ -15553,13 +16322,13 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
     p = (char *)(mi + 1);
     mi->inf = NULL;
     mi->id = p;
-    p += snprintf(p, idn, "%s/%s|%s|%s|%s", g, res->resource, ns, ls, fs) + 1;
+    p += kctl__fmt(p, idn, "%s/%s|%s|%s|%s", g, res->resource, ns, ls, fs) + 1;
     mi->resource = p;
-    p += snprintf(p, resn, "%s/%s%s%s", g, res->resource, *ns ? "/" : "", ns) + 1;
+    p += kctl__fmt(p, resn, "%s/%s%s%s", g, res->resource, *ns ? "/" : "", ns) + 1;
     mi->labels = p;
-    p += snprintf(p, strlen(ls) + 1, "%s", ls) + 1;
+    p += kctl__fmt(p, strlen(ls) + 1, "%s", ls) + 1;
     mi->fields = p;
-    snprintf(p, strlen(fs) + 1, "%s", fs);
+    kctl__fmt(p, strlen(fs) + 1, "%s", fs);
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->infs.n; i++)
         if (strcmp(kctl__mgr_inf(m, i)->id, mi->id) == 0) { /* shared */
@@ -15874,7 +16643,7 @@ KCTL_API void kctl_manager_read_leader(kctl_manager *m, kctl_manager_leader_info
 }
 
 KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns) {
-#ifdef KCTL_NO_THREADS
+#if defined(KCTL_NO_THREADS) || defined(KCTL_PORT_CUSTOM) /* no signals: start and stop */
     (void)m;
     (void)cache_sync_timeout_ns;
     return KCTL_ERR_INVALID_ARG;
@@ -15904,6 +16673,14 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns) {
 
 KCTL_API int kctl_manager_run_until_signal(kctl_manager *m) { return kctl_manager_run(m, 0); }
 
+#ifdef KCTL_NO_METRICS
+/* Compiled out: no Prometheus text (the counters behind it remain). */
+KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t *len) {
+    (void)m; (void)buf; (void)cap;
+    if (len) *len = 0;
+    return KCTL_ERR_UNSUPPORTED;
+}
+#else
 /* ---- metrics: Prometheus' text exposition format */
 typedef struct kctl__pm {
     kctl_jw w;                     /* a growable byte buffer */
@@ -15970,12 +16747,12 @@ static void kctl__pm_sample(kctl__pm *p, const char *suffix, const char *const *
 }
 
 static const char *kctl__pm_u64(char buf[24], uint64_t v) {
-    snprintf(buf, 24, "%llu", (unsigned long long)v);
+    kctl__fmt(buf, 24, "%llu", (unsigned long long)v);
     return buf;
 }
 /* Seconds from ns, exactly, whatever the C locale's decimal point. */
 static const char *kctl__pm_sec(char buf[32], uint64_t ns) {
-    snprintf(buf, 32, "%llu.%09llu", (unsigned long long)(ns / UINT64_C(1000000000)), (unsigned long long)(ns % UINT64_C(1000000000)));
+    kctl__fmt(buf, 32, "%llu.%09llu", (unsigned long long)(ns / UINT64_C(1000000000)), (unsigned long long)(ns % UINT64_C(1000000000)));
     return buf;
 }
 static void kctl__pm_one(kctl__pm *p, const char *label, const char *value, const char *num) {
@@ -16180,6 +16957,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     kctl_jw_free(&p.w);
     return rc;
 }
+#endif /* KCTL_NO_METRICS */
 
 /* ------------------------------------------- >>reported REPORTED STATE */
 /* One field set: name, NUL, then its JSON value (len bytes), in one block. */

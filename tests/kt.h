@@ -19,6 +19,9 @@ typedef struct kt_state {
     int cur_failed;   /* checks failed in the running test */
     int cur_skipped;  /* the running test called KT_SKIP */
     const char *cur_name;
+    const char *skip_why; /* the last reason a test was skipped for */
+    void *jump;           /* kt_run's jmp_buf, for kt_skip_now */
+    long pid;             /* the runner's process (a forked child never jumps back) */
 } kt_state;
 extern kt_state kt;
 
@@ -36,6 +39,24 @@ void kt_run(void (*fn)(void), const char *name);
         kt_a_ ? kt_a_ : "(null)", kt_b_ ? kt_b_ : "(null)"); } while (0)
 /* Mark the running test skipped (e.g. needs threads) and return from it. */
 #define KT_SKIP() do { kt.cur_skipped = 1; return; } while (0)
+/* Skip the running test from anywhere in it (a jump back to kt_run), for
+   why: the part it needs is compiled out (a KCTL_NO_* switch). */
+void kt_skip_now(const char *why);
+/* rc, unless it says a part is compiled out: then the test is skipped. */
+int kt_need(int rc, const char *why);
+/* Skip the running test in a build without the memstore (before a test
+   forks a child that would need it). */
+#ifdef KCTL_NO_MEMSTORE
+#define KT_NEED_MEMSTORE() kt_skip_now("KCTL_NO_MEMSTORE")
+#elif defined(KCTL_NO_FILES)
+#define KT_NEED_MEMSTORE() kt_skip_now("KCTL_NO_FILES (a memstore on a file)")
+#else
+#define KT_NEED_MEMSTORE() ((void)0)
+#endif
+#if defined(KCTL_NO_FILES) && !defined(KCTL_NO_MEMSTORE)
+/* kctl_memstore_create, skipping the test when desc asks for a file. */
+int kt_memstore_create_nofiles(const kctl_memstore_desc *desc, kctl_memstore **out);
+#endif
 
 /* A counting allocator: counts calls and live blocks; can fail on demand. */
 typedef struct kt_alloc {
@@ -51,7 +72,30 @@ kctl_allocator kt_allocator(kt_alloc *a);
 #ifdef KT_IMPLEMENTATION
 #include <stdarg.h>
 #include <stdlib.h>
+#include <setjmp.h>
+#include <unistd.h>
 kt_state kt;
+
+void kt_skip_now(const char *why) {
+    kt.cur_skipped = 1;
+    kt.skip_why = why;
+    if (getenv("KT_VERBOSE")) printf("skip %s: %s\n", kt.cur_name ? kt.cur_name : "?", why);
+    if (kt.jump && (long)getpid() == kt.pid) longjmp(*(jmp_buf *)kt.jump, 1);
+    if (kt.jump) _exit(125); /* a test's child: its parent sees the failure */
+    abort(); /* outside kt_run */
+}
+
+#if defined(KCTL_NO_FILES) && !defined(KCTL_NO_MEMSTORE)
+int kt_memstore_create_nofiles(const kctl_memstore_desc *desc, kctl_memstore **out) {
+    if (desc && desc->path) kt_skip_now("KCTL_NO_FILES (a memstore on a file)");
+    return kctl_memstore_create(desc, out);
+}
+#endif
+
+int kt_need(int rc, const char *why) {
+    if (rc == KCTL_ERR_UNSUPPORTED) kt_skip_now(why);
+    return rc;
+}
 
 void kt_fail(const char *file, int line, const char *fmt, ...) {
     va_list ap;
@@ -66,11 +110,15 @@ void kt_fail(const char *file, int line, const char *fmt, ...) {
 
 void kt_run(void (*fn)(void), const char *name) {
     const char *only = getenv("KT_ONLY"); /* run only the tests whose names hold this */
+    jmp_buf jb;
     if (only && *only && !strstr(name, only)) return;
     kt.cur_failed = 0;
     kt.cur_skipped = 0;
     kt.cur_name = name;
-    fn();
+    kt.jump = &jb;
+    kt.pid = (long)getpid();
+    if (setjmp(jb) == 0) fn();
+    kt.jump = NULL;
     if (kt.cur_failed) kt.failed++;
     else if (kt.cur_skipped) kt.skipped++;
     else kt.passed++;
@@ -134,4 +182,31 @@ void kt_suite_review(void);
 void kt_suite_edge(void);
 void kt_suite_contract(void); /* tests/contract.h: every transport's contract, per target */
 void kt_suite_budget(void);
+/* In a build with parts compiled out (KCTL_NO_MEMSTORE, _LEADER, _METRICS,
+   _FLOAT, _JSON_DOUBLE), a test that reaches for one is skipped, with the
+   switch as its reason, at the call that says UNSUPPORTED: never dropped
+   silently, and nothing else it tests is lost where the part is there. */
+#ifdef KCTL_NO_MEMSTORE
+#define kctl_memstore_create(d, o) kt_need(kctl_memstore_create((d), (o)), "KCTL_NO_MEMSTORE")
+#elif defined(KCTL_NO_FILES)
+#define kctl_memstore_create(d, o) kt_memstore_create_nofiles((d), (o))
 #endif
+#ifdef KCTL_NO_LEADER
+#define kctl_leader_create(d, o) kt_need(kctl_leader_create((d), (o)), "KCTL_NO_LEADER")
+#define kctl_manager_create(d, o) kt_need(kctl_manager_create((d), (o)), "KCTL_NO_LEADER (a manager with leader election)")
+#endif
+#ifdef KCTL_NO_METRICS
+#define kctl_manager_metrics(m, b, c, l) kt_need(kctl_manager_metrics((m), (b), (c), (l)), "KCTL_NO_METRICS")
+#endif
+#if defined(KCTL_NO_FLOAT) || defined(KCTL_NO_JSON_DOUBLE)
+#define kctl_json_double(j, v, o) kt_need(kctl_json_double((j), (v), (o)), "KCTL_NO_JSON_DOUBLE")
+#define kctl_json_get_double(t, n, p, o) kt_need(kctl_json_get_double((t), (n), (p), (o)), "KCTL_NO_JSON_DOUBLE")
+#define kctl_json_value_get_double(f, p, o) kt_need(kctl_json_value_get_double((f), (p), (o)), "KCTL_NO_JSON_DOUBLE")
+#define kctl_obj_get_double(ob, p, o) kt_need(kctl_obj_get_double((ob), (p), (o)), "KCTL_NO_JSON_DOUBLE")
+#define kctl_jw_double(w, v) ((void)(w), (void)(v), kt_skip_now("KCTL_NO_JSON_DOUBLE: kctl_jw_double"))
+#endif
+#ifdef KCTL_NO_FLOAT
+#define kctl_limiter_bucket(c, q, b) ((void)(c), (void)(q), (void)(b), kt_skip_now("KCTL_NO_FLOAT: kctl_limiter_bucket"), (kctl_limiter *)0)
+#endif
+#endif
+

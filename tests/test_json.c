@@ -2219,7 +2219,230 @@ static void tj_get_big(void) {
     free(arr);
 }
 
+/* ---- kctl's own number formatting and parsing (no printf, no strtod in
+   the implementation): exactly what the C library gives, over edge and
+   random values. */
+static uint64_t tj_rng = 0x2545f4914f6cdd1dULL;
+static uint64_t tj_rand(void) {
+    tj_rng ^= tj_rng << 13;
+    tj_rng ^= tj_rng >> 7;
+    tj_rng ^= tj_rng << 17;
+    return tj_rng;
+}
+
+/* kctl__fmt against snprintf: every conversion kctl writes, every cap. */
+static void tj_fmt_matches_snprintf(void) {
+    static const uint64_t edge[] = { 0, 1, 9, 10, 99, 255, 4096, 65535, 2147483647ULL, 2147483648ULL, 4294967295ULL,
+                                     4294967296ULL, 9223372036854775807ULL, 9223372036854775808ULL, 18446744073709551615ULL };
+    int i, bad = 0;
+    for (i = 0; i < 6000; i++) {
+        uint64_t u = i < 15 ? edge[i] : i < 30 ? (uint64_t)0 - edge[i - 15] : tj_rand() >> (tj_rand() % 64);
+        char a[96], b[96];
+        int ka, kb;
+        size_t cap;
+        const char *s = i % 3 ? "default/web" : "";
+#define TJ_CMP(...) do { \
+            ka = kctl__test_fmt(a, sizeof a, __VA_ARGS__); kb = snprintf(b, sizeof b, __VA_ARGS__); \
+            if (ka != kb || strcmp(a, b) != 0) { if (bad++ < 5) printf("fmt: <%s> (%d) != <%s> (%d)\n", a, ka, b, kb); } \
+        } while (0)
+        TJ_CMP("%llu|%lld|%llx|%016llx|%012llx", (unsigned long long)u, (long long)u, (unsigned long long)u,
+               (unsigned long long)u, (unsigned long long)u);
+        TJ_CMP("%d %u %x %02d %04d %06d %09llu", (int)u, (unsigned)u, (unsigned)u, (int)(u % 1000), (int)(int16_t)u,
+               (int)(u % 1000000), (unsigned long long)(u % 1000000000));
+        TJ_CMP("%lu %ld %zu %02x %c%%", (unsigned long)u, (long)u, (size_t)u, (unsigned)(u & 0xff), (char)('a' + u % 26));
+        TJ_CMP("%s/%.*s|%5s|%-5s|%-6d|%.3s", s, (int)(u % 12), "namespace/name", s, s, (int)(int8_t)u, s);
+        for (cap = 0; cap < 24; cap += 1 + (size_t)(u % 3)) { /* truncation: the same bytes, the same would-be length */
+            memset(a, 'x', sizeof a);
+            memset(b, 'x', sizeof b);
+            ka = kctl__test_fmt(a, cap, "%s:%llu", s, (unsigned long long)u);
+            kb = snprintf(b, cap, "%s:%llu", s, (unsigned long long)u);
+            if (ka != kb || memcmp(a, b, sizeof a) != 0) bad++;
+        }
+#undef TJ_CMP
+    }
+    KT_EQ_INT(bad, 0);
+}
+
+/* Integers written by the writer and read by the reader, against libc. */
+static void tj_int_roundtrip(void) {
+    int i, bad = 0;
+    for (i = 0; i < 20000; i++) {
+        int64_t v = i == 0 ? INT64_MIN : i == 1 ? INT64_MAX : i == 2 ? 0 : i == 3 ? -1 : (int64_t)(tj_rand() >> (tj_rand() % 64));
+        uint64_t u = i == 0 ? UINT64_MAX : (uint64_t)v * 3u;
+        char buf[64], ref[64];
+        const char *t;
+        kctl_jw w;
+        int64_t back = 0;
+        uint64_t uback = 0;
+        if (i % 2) v = -v - (v > 0);
+        kctl_jw_init(&w, buf, sizeof buf);
+        kctl_jw_array_begin(&w);
+        kctl_jw_int64(&w, v);
+        kctl_jw_uint64(&w, u);
+        kctl_jw_array_end(&w);
+        if (kctl_jw_finish(&w, &t, NULL) != KCTL_OK) { bad++; continue; }
+        snprintf(ref, sizeof ref, "[%lld,%llu]", (long long)v, (unsigned long long)u);
+        if (strcmp(t, ref) != 0) bad++;
+        if (kctl_json_get_int64(t, KCTL_NTS, "[0]", &back) != KCTL_OK || back != v) bad++;
+        if (kctl_json_get_uint64(t, KCTL_NTS, "[1]", &uback) != KCTL_OK || uback != u) bad++;
+        if (back != strtoll(t + 1, NULL, 10)) bad++;
+    }
+    KT_EQ_INT(bad, 0);
+}
+
+/* What kctl_jw_double wrote before: the shortest %.{p}g that strtod reads back. */
+static void tj_ref_double(double v, char *buf, size_t cap) {
+    int prec;
+    for (prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+static double tj_bits(uint64_t b) {
+    double d;
+    memcpy(&d, &b, sizeof d);
+    return d;
+}
+
+static int tj_double_check(double v) {
+    char buf[64], ref[64];
+    const char *t;
+    size_t n;
+    kctl_jw w;
+    double back = 0;
+    uint64_t a, b;
+    tj_ref_double(v, ref, sizeof ref);
+    kctl_jw_init(&w, buf, sizeof buf);
+    kctl_jw_double(&w, v);
+    if (kctl_jw_finish(&w, &t, &n) != KCTL_OK || strcmp(t, ref) != 0) {
+        printf("double %.17g: wrote <%s>, libc <%s>\n", v, kctl_jw_finish(&w, &t, &n) == KCTL_OK ? t : "", ref);
+        return 1;
+    }
+    if (kctl_json_get_double(t, n, "", &back) != KCTL_OK) return 1;
+    memcpy(&a, &back, sizeof a);
+    memcpy(&b, &v, sizeof b);
+    if (a != b) {
+        printf("double <%s>: read back %.17g\n", t, back);
+        return 1;
+    }
+    return 0;
+}
+
+/* kctl_jw_double writes what printf's shortest %g did, and reads back the
+   same bits: edges (0, -0.0, subnormals, DBL_MIN, DBL_MAX, 1e-320, powers
+   of ten and two) and random bit patterns and short decimals. */
+static void tj_double_write_matches_printf(void) {
+    static const double edge[] = { 0.0, 1.0, -1.0, 0.1, 0.5, 1e-320, 4.9406564584124654e-324, 2.2250738585072009e-308,
+                                   DBL_MIN, DBL_MAX, -DBL_MAX, DBL_EPSILON, 1e21, 1e22, 1e23, 123456789012345680.0,
+                                   9007199254740993.0, 0.30000000000000004, 1e-5, 1e-4, 123456.0, 1e16, 1e17, 5e-324 };
+    size_t i;
+    int bad = 0;
+    bad += tj_double_check(-0.0);
+    for (i = 0; i < sizeof edge / sizeof edge[0]; i++) bad += tj_double_check(edge[i]) + tj_double_check(-edge[i]);
+    for (i = 0; i < 1100; i++) {
+        char p10[16];
+        snprintf(p10, sizeof p10, "1e%d", (int)i % 632 - 323); /* 1e-323 .. 1e308 */
+        bad += tj_double_check(ldexp(1.0, (int)i - 1074)) + tj_double_check(strtod(p10, NULL));
+    }
+    for (i = 0; i < 20000 && bad < 10; i++) {
+        uint64_t b = tj_rand();
+        double v = tj_bits(b);
+        if (((b >> 52) & 0x7ff) == 0x7ff) continue;
+        bad += tj_double_check(v);
+        bad += tj_double_check((double)(int64_t)(tj_rand() % 2000001 - 1000000) / (double)(1 + tj_rand() % 1000));
+    }
+    KT_EQ_INT(bad, 0);
+}
+
+/* kctl_json_double reads what strtod reads, bit for bit: random decimals
+   of 1 to 30 digits at every exponent, the exact halfway points between
+   neighbouring doubles and just off them, overflow and underflow edges,
+   and numbers of more than 800 digits. */
+static int tj_parse_check(const char *text) {
+    double a = 0, b = strtod(text, NULL);
+    uint64_t x, y;
+    if (kctl_json_get_double(text, KCTL_NTS, "", &a) != KCTL_OK) {
+        printf("parse <%.60s>: not read\n", text);
+        return 1;
+    }
+    memcpy(&x, &a, sizeof x);
+    memcpy(&y, &b, sizeof y);
+    if (x != y) {
+        printf("parse <%.60s>: %.17g, strtod %.17g\n", text, a, b);
+        return 1;
+    }
+    return 0;
+}
+
+static void tj_double_parse_matches_strtod(void) {
+    static const char *const edge[] = { "0", "-0", "-0.0e5", "1", "2.4703282292062327e-324", "2.4703282292062328e-324",
+                                        "4.9406564584124654e-324", "1e-400", "1e400", "-1e400", "1.7976931348623157e308",
+                                        "1.7976931348623158e308", "1.7976931348623159e308", "2.2250738585072011e-308",
+                                        "2.2250738585072012e-308", "9007199254740993", "9007199254740992.5",
+                                        "0.000000000000000000000000000000000000000000001e45", "123456789012345678901234567890e-30",
+                                        "1e23", "8.98846567431158e307", "1e-320", "1E+2", "0.1e1", "100000000000000000000000e-24" };
+    static char big[2600];
+    size_t i;
+    int bad = 0;
+    for (i = 0; i < sizeof edge / sizeof edge[0]; i++) bad += tj_parse_check(edge[i]);
+    for (i = 0; i < 20000 && bad < 10; i++) {
+        char t[96];
+        int nd = 1 + (int)(tj_rand() % 30), k, n = 0;
+        if (tj_rand() % 2) t[n++] = '-';
+        t[n++] = (char)('1' + tj_rand() % 9);
+        for (k = 1; k < nd; k++) {
+            if (k == 1 && tj_rand() % 2) t[n++] = '.';
+            t[n++] = (char)('0' + tj_rand() % 10);
+        }
+        n += snprintf(t + n, sizeof t - (size_t)n, "e%d", (int)(tj_rand() % 680) - 345);
+        bad += tj_parse_check(t);
+    }
+#if LDBL_MANT_DIG >= 64 && DBL_MANT_DIG == 53
+    for (i = 0; i < 3000 && bad < 10; i++) { /* halfway between two doubles, exactly, and just either side */
+        uint64_t b = tj_rand() & ~(UINT64_C(1) << 63);
+        double lo = tj_bits(b), hi;
+        long double mid;
+        int len;
+        if (((b >> 52) & 0x7ff) >= 0x7fe) continue;
+        hi = tj_bits(b + 1);
+        mid = ((long double)lo + (long double)hi) / 2;
+        len = snprintf(big, sizeof big, "%.780Le", mid);
+        bad += tj_parse_check(big);
+        if (len > 0) {
+            char *e = strchr(big, 'e'), save[16];
+            size_t m;
+            if (!e) continue;
+            m = (size_t)(e - big);
+            memcpy(save, e, strlen(e) + 1);
+            for (; m > 2 && big[m - 1] == '0'; m--) { } /* the exact expansion, then one digit more or less */
+            big[m] = '1';
+            memcpy(big + m + 1, save, strlen(save) + 1);
+            bad += tj_parse_check(big);
+            if (big[m - 1] > '0' && big[m - 1] <= '9') {
+                big[m - 1]--;
+                big[m] = '9';
+                bad += tj_parse_check(big);
+            }
+        }
+    }
+#endif
+    for (i = 0; i < 200; i++) { /* over 800 digits: the ones past 800 still decide */
+        size_t k, n = 0, nd = 801 + (size_t)(tj_rand() % 1500);
+        big[n++] = (char)('1' + tj_rand() % 9);
+        big[n++] = '.';
+        for (k = 1; k < nd; k++) big[n++] = i % 2 ? (char)('0' + tj_rand() % 10) : k + 1 == nd ? '1' : '0';
+        snprintf(big + n, sizeof big - n, "e%d", (int)(tj_rand() % 600) - 300);
+        bad += tj_parse_check(big);
+    }
+    KT_EQ_INT(bad, 0);
+}
+
 void kt_suite_json(void) {
+    KT_RUN(tj_fmt_matches_snprintf);
+    KT_RUN(tj_int_roundtrip);
+    KT_RUN(tj_double_write_matches_printf);
+    KT_RUN(tj_double_parse_matches_strtod);
     KT_RUN(tj_parse_tokens_exact);
     KT_RUN(tj_parse_top_level_scalars);
     KT_RUN(tj_parse_whitespace_everywhere);

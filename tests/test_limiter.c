@@ -760,6 +760,101 @@ static void tl_null_args(void) {
     kctl_limiter_destroy(l);
 }
 
+/* The integer bucket (the one KCTL_NO_FLOAT builds have): exact waits on
+   the virtual clock, including a rate that is no whole number per second. */
+static void tl_bucket_rate_exact(void) {
+    kctl_vclock vc;
+    kctl_clock c;
+    kctl_limiter *l;
+    int i, bad = 0;
+    kctl_vclock_init(&vc, KCTL_SEC(77));
+    c = kctl_vclock_clock(&vc);
+    KT_CHECK(kctl_limiter_bucket_rate(&c, 0, KCTL_SEC(1), 1) == NULL);
+    KT_CHECK(kctl_limiter_bucket_rate(&c, 1, KCTL_SEC(1), 0) == NULL);
+    KT_CHECK(kctl_limiter_bucket_rate(&c, 1, (UINT64_C(1) << 62) / 3 + 1, 3) == NULL); /* burst * per_ns > 2^62 */
+    l = kctl_limiter_bucket_rate(&c, 10, KCTL_SEC(1), 100);
+    KT_CHECK(l != NULL);
+    if (!l) { kctl_vclock_deinit(&vc); return; }
+    for (i = 0; i < 100; i++)
+        if (kctl_limiter_when(l, "k") != 0) bad++;
+    KT_EQ_INT(bad, 0);
+    KT_EQ_U64(kctl_limiter_when(l, "k"), KCTL_MS(100));
+    KT_EQ_U64(kctl_limiter_when(l, "other"), KCTL_MS(200));
+    kctl_vclock_advance(&vc, KCTL_MS(250));
+    KT_EQ_U64(kctl_limiter_when(l, "k"), KCTL_MS(50)); /* 2 in debt, 2.5 paid back, one taken */
+    kctl_vclock_advance(&vc, KCTL_SEC(100000)); /* a long idle time: the burst, no more */
+    for (i = 0; i < 100; i++)
+        if (kctl_limiter_when(l, "k") != 0) bad++;
+    KT_EQ_INT(bad, 0);
+    KT_EQ_U64(kctl_limiter_when(l, "k"), KCTL_MS(100));
+    kctl_limiter_destroy(l);
+
+    l = kctl_limiter_bucket_rate(&c, 2, KCTL_MS(3000), 1); /* 2/3 per second: 1500 ms a token */
+    KT_CHECK(l != NULL);
+    if (l) {
+        KT_EQ_U64(kctl_limiter_when(l, "k"), 0);
+        KT_EQ_U64(kctl_limiter_when(l, "k"), KCTL_MS(1500));
+        KT_EQ_U64(kctl_limiter_when(l, "k"), KCTL_MS(3000));
+        kctl_vclock_advance(&vc, 1);
+        KT_EQ_U64(kctl_limiter_when(l, "k"), KCTL_MS(4500) - 1);
+        kctl_limiter_destroy(l);
+    }
+    l = kctl_limiter_bucket_rate(&c, 3, KCTL_SEC(1), 1); /* 333333333.3 ns: rounded down */
+    KT_CHECK(l != NULL);
+    if (l) {
+        KT_EQ_U64(kctl_limiter_when(l, "k"), 0);
+        KT_EQ_U64(kctl_limiter_when(l, "k"), UINT64_C(333333333));
+        KT_EQ_U64(kctl_limiter_when(l, "k"), UINT64_C(666666666));
+        KT_EQ_U64(kctl_limiter_when(l, "k"), KCTL_SEC(1));
+        kctl_limiter_destroy(l);
+    }
+    l = kctl_limiter_bucket_rate(&c, 1, 0, 1); /* unlimited */
+    KT_CHECK(l != NULL);
+    for (i = 0; l && i < 1000; i++)
+        if (kctl_limiter_when(l, "k") != 0) bad++;
+    KT_EQ_INT(bad, 0);
+    kctl_limiter_destroy(l);
+    kctl_vclock_deinit(&vc);
+}
+
+/* The integer bucket waits as the double one does, to within the double's
+   rounding (2 ns here), over random calls and advances at several rates. */
+static void tl_bucket_rate_matches_double(void) {
+    static const struct { uint32_t tokens; uint64_t per_ns; double qps; uint32_t burst; } rates[] = {
+        { 10, KCTL_SEC(1), 10.0, 100 }, { 1, KCTL_SEC(1), 1.0, 1 }, { 1000, KCTL_SEC(1), 1000.0, 5 },
+        { 2, KCTL_MS(3000), 2.0 / 3.0, 3 }, { 1, KCTL_MS(7), 1000.0 / 7.0, 20 }, { 5, KCTL_SEC(1) / 2, 10.0, 1 },
+    };
+    size_t r;
+    uint64_t x = 0x9e3779b97f4a7c15u, worst = 0;
+    int bad = 0;
+    for (r = 0; r < sizeof rates / sizeof rates[0]; r++) {
+        kctl_vclock vc;
+        kctl_clock c;
+        kctl_limiter *a, *b;
+        int i;
+        kctl_vclock_init(&vc, 0);
+        c = kctl_vclock_clock(&vc);
+        a = kctl_limiter_bucket(&c, rates[r].qps, rates[r].burst);
+        b = kctl_limiter_bucket_rate(&c, rates[r].tokens, rates[r].per_ns, rates[r].burst);
+        KT_CHECK(a && b);
+        for (i = 0; a && b && i < 3000; i++) {
+            uint64_t wa, wb, d;
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            if (x % 3 == 0) kctl_vclock_advance(&vc, (x >> 8) % (rates[r].per_ns / rates[r].tokens * 2 + 1));
+            wa = kctl_limiter_when(a, "k");
+            wb = kctl_limiter_when(b, "k");
+            d = wa > wb ? wa - wb : wb - wa;
+            if (d > worst) worst = d;
+            if (d > 2) bad++;
+        }
+        kctl_limiter_destroy(a);
+        kctl_limiter_destroy(b);
+        kctl_vclock_deinit(&vc);
+    }
+    if (bad) printf("tl_bucket_rate_matches_double: worst difference %llu ns\n", (unsigned long long)worst);
+    KT_EQ_INT(bad, 0);
+}
+
 void kt_suite_limiter(void) {
     KT_RUN(tl_exponential_bad_args);
     KT_RUN(tl_bucket_bad_args);
@@ -779,6 +874,8 @@ void kt_suite_limiter(void) {
     KT_RUN(tl_bucket_slow_rate);
     KT_RUN(tl_bucket_forget_noop);
     KT_RUN(tl_bucket_copies_clock);
+    KT_RUN(tl_bucket_rate_exact);
+    KT_RUN(tl_bucket_rate_matches_double);
     KT_RUN(tl_fast_slow_sequence);
     KT_RUN(tl_fast_slow_zero_fast);
     KT_RUN(tl_max_of_max_and_consume);

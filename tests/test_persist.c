@@ -303,6 +303,7 @@ static void tp_no_descriptors(void) {
 static int tp_create_in_child(const char *path) {
     int status = 0;
     pid_t pid;
+    KT_NEED_MEMSTORE();
     fflush(stdout);
     pid = fork();
     if (pid < 0) return -2;

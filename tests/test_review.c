@@ -665,6 +665,7 @@ static void rv_generation_overflow(void) {
     int status = 0;
     snprintf(path, sizeof path, "%s/kctl-review-gen-%ld.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
     snprintf(body, sizeof body, "kctl-memstore 1 1 1 1\n/configmaps %lu\n%s\n", (unsigned long)strlen(obj), obj);
+    KT_NEED_MEMSTORE();
     rv_write_file(path, body);
     fflush(stdout);
     pid = fork();
