@@ -385,11 +385,12 @@
            kctl_manager_run_until_signal and cache_sync_timeout_ns.
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
-   strict -std=c99 hides. Where this file comes before any system header
+   strict -std=c99 hides, unless it brings its own port and has no files
+   (KCTL_PORT_CUSTOM with KCTL_NO_FILES: a bare-metal or RTOS build). Where this file comes before any system header
    of the file that defines KCTL_IMPLEMENTATION, it asks for POSIX itself;
    otherwise the implementation stops with an #error naming the fix. */
 #if defined(KCTL_IMPLEMENTATION) && !defined(KCTL_IMPLEMENTATION_DONE) && !defined(_POSIX_C_SOURCE) && \
-    !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+    !(defined(KCTL_PORT_CUSTOM) && defined(KCTL_NO_FILES)) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
 #  if defined(_FEATURES_H) || defined(_SYS_FEATURES_H) /* glibc, musl; newlib: a system header came first */
 #    error "kctl.h: the implementation needs POSIX, hidden by strict -std=c99: include kctl.h before any system header in the file that defines KCTL_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
 #  endif
@@ -4569,7 +4570,10 @@ KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
     char buf[32];
     int prec;
     if (!w || w->err) return;
-    if (v != v || v > 1.7976931348623157e308 || v < -1.7976931348623157e308) { w->err = KCTL_ERR_INVALID_ARG; return; }
+    /* NaN and the infinities: v - v is NaN for them, 0 for every finite
+       v; no comparison with a constant that x87 excess precision (i386)
+       holds above DBL_MAX's rounding */
+    if (!(v - v == 0)) { w->err = KCTL_ERR_INVALID_ARG; return; }
     for (prec = 1; prec <= 17; prec++) { /* the shortest form that reads back the same */
         snprintf(buf, sizeof buf, "%.*g", prec, v);
         if (strtod(buf, NULL) == v) break;
@@ -10961,7 +10965,7 @@ KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_s
     b->rate = per_second;
     b->burst = (double)burst;
     b->tokens = (double)burst;
-    b->unlimited = per_second > 1.7976931348623157e308; /* +inf: Go's rate.Inf */
+    b->unlimited = !(per_second - per_second == 0); /* +inf: Go's rate.Inf (positive here; no constant x87 holds wider) */
     b->last_ns = kctl_clock_now(&b->clock);
     if (kctl__mutex_init(&b->mu) != KCTL_OK) { KCTL_FREE(b, NULL); return NULL; }
     l = kctl__limiter_new(&vt, b);
