@@ -11,7 +11,7 @@ B       := build
 TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_offline.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c tests/test_contract.c tests/test_budget.c tests/test_edge.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
-.PHONY: all run storm test asan tsan bench bench-contended soak cxx fuzz fuzz-short size clean FORCE
+.PHONY: all run storm test asan tsan bench bench-contended soak cxx fuzz fuzz-short size cross firmware clean FORCE
 all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/kube-test-server
 
 $(B):
@@ -141,8 +141,8 @@ $(B)/libc-check: kctl.h tests/libc_check.sh | $(B)
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/libc-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/kt-etcd $(B)/kt-kube
+test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/libc-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
@@ -272,6 +272,67 @@ SIZE_SWITCHES := -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_FLOAT -DKCTL_NO_LEA
 SIZE_FLAGS    := -std=c99 $(WARN) -Os -ffunction-sections -fdata-sections -Wl,--gc-sections $(SIZE_SWITCHES)
 SIZE_M4       := arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb --specs=nano.specs --specs=nosys.specs -DKCTL_SIZE_BAREMETAL
 SIZE_PROGS    := queue json controller
+
+# The core test suite (build/kt's) on other processors: built with
+# Debian's cross compilers (-O1: half the build time of -O2), linked
+# statically and run under qemu-user, in the default and the
+# KCTL_NO_THREADS builds; i386 keeps the x87's excess precision
+# (-mfpmath=387); the 32-bit targets read directories with 64-bit offsets
+# (the directory store). KT_EMULATED=1 leaves out the soak-sized parts of
+# three tests (they say so, counted as skipped). tests/cross.sh builds two
+# at a time and starts each run as soon as its build is done; each run's
+# output is in build/cross/kt-<target>[-nothreads].log.
+CROSS_TARGETS := aarch64:qemu-aarch64 armhf:qemu-arm i386:qemu-i386
+CROSS_CC_aarch64 := aarch64-linux-gnu-gcc
+CROSS_CC_armhf   := arm-linux-gnueabihf-gcc
+CROSS_CC_i386    := i686-linux-gnu-gcc
+CROSS_FLAGS_armhf := -D_FILE_OFFSET_BITS=64
+CROSS_FLAGS_i386  := -mfpmath=387 -D_FILE_OFFSET_BITS=64
+CROSS_BINS := $(foreach t,$(CROSS_TARGETS),$(B)/cross/kt-$(firstword $(subst :, ,$(t))) $(B)/cross/kt-$(firstword $(subst :, ,$(t)))-nothreads)
+$(B)/cross:
+	@mkdir -p $@
+$(CROSS_BINS): $(B)/cross/kt-%: $(DEPS) | $(B)/cross
+	$(CROSS_CC_$(firstword $(subst -, ,$*))) $(STD) $(BASE) -O1 -static $(CROSS_FLAGS_$(firstword $(subst -, ,$*))) \
+	    $(if $(findstring -nothreads,$*),-DKCTL_NO_THREADS) -o $@ $(TESTSRC) $(if $(findstring -nothreads,$*),,$(LIBS))
+cross:
+	@sh tests/cross.sh $(B) $(CROSS_TARGETS)
+
+# Firmware: the bare-metal example (examples/baremetal.c: a port of its
+# own on a SysTick counter, no threads, no files) linked for a Cortex-M4
+# with newlib nano; the FreeRTOS port (examples/port_freertos.h) compiled
+# with threads for the same core against its own declarations of the
+# FreeRTOS calls; the example linked for RISC-V (rv32imac) with picolibc,
+# freestanding. text/data/bss as size prints them.
+FW_WARN := -std=c99 $(WARN)
+FW_M4   := arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -Os --specs=nano.specs
+FW_RV   := riscv64-unknown-elf-gcc -march=rv32imac -mabi=ilp32 -Os --specs=picolibc.specs --oslib=semihost \
+           -Wl,--defsym=__flash_size=0x100000 -Wl,--defsym=__ram_size=0x40000
+$(B)/fw: | $(B)
+	@mkdir -p $@
+$(B)/fw/baremetal-m4.elf: kctl.h examples/baremetal.c | $(B)/fw
+	$(FW_M4) --specs=nosys.specs $(FW_WARN) -o $@ examples/baremetal.c
+$(B)/fw/freertos-m4.o: kctl.h examples/port_freertos.h tests/freertos_check.c | $(B)/fw
+	$(FW_M4) $(FW_WARN) -c -o $@ tests/freertos_check.c
+$(B)/fw/baremetal-rv32.elf: kctl.h examples/baremetal.c | $(B)/fw
+	$(FW_RV) $(FW_WARN) -o $@ examples/baremetal.c
+firmware: $(B)/fw/baremetal-m4.elf $(B)/fw/freertos-m4.o $(B)/fw/baremetal-rv32.elf
+	@arm-none-eabi-size $(B)/fw/baremetal-m4.elf $(B)/fw/freertos-m4.o
+	@riscv64-unknown-elf-size $(B)/fw/baremetal-rv32.elf
+
+# The bare-metal example on the host, on a simulated board (make test):
+# exits 1 unless the LEDs end as configured.
+$(B)/baremetal-host: kctl.h examples/baremetal.c | $(B)
+	gcc $(STD) $(WARN) $(CFLAGS) -o $@ examples/baremetal.c
+
+# The port layer with threads: KCTL_THREAD_STACK_SIZE reaches every thread
+# kctl starts, on the POSIX port and on a port of its own (tests/port_check.c).
+$(B)/port-check: kctl.h tests/port_check.c | $(B)
+	gcc $(STD) $(WARN) $(CFLAGS) -o $@ tests/port_check.c $(LIBS)
+	gcc $(STD) $(WARN) $(CFLAGS) -DPORT_CHECK_CUSTOM -o $@-custom tests/port_check.c $(LIBS)
+	./$@-custom
+
+# The -Os footprint of the demo (the queue, limiters, clock) and of the
+# whole implementation linked in, as `size` prints them.
 size: | $(B)
 	@for p in $(SIZE_PROGS); do gcc -D_POSIX_C_SOURCE=200809L $(SIZE_FLAGS) -o $(B)/size-$$p-x86_64 tests/size/$$p.c || exit 1; done
 	@if command -v arm-none-eabi-gcc >/dev/null 2>&1; then \

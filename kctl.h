@@ -35,8 +35,10 @@
     prefix.
         tag           section            private prefix
         >>platform    PLATFORM           kctl__mutex_ kctl__cond_ kctl__rwlock_ kctl__port_
-                                         (implementation only: locks, threads, the
-                                         port: sleep, wall time, files)
+                                         kctl__posix_ (implementation only: the port,
+                                         KCTL_PORT_*: clock, sleep, wall time, locks,
+                                         threads, atomics; files; KCTL_PORT_CUSTOM:
+                                         bring your own, see PORTING)
         >>version     VERSION
         >>results     RESULT CODES       (KCTL_RESULTS: the one list)
         >>alloc       ALLOCATOR          kctl__alloc kctl__free
@@ -271,6 +273,14 @@
                                               kctl_fs_posix is all zero); an
                                               informer's checkpoint only
                                               through callbacks
+        KCTL_PORT_CUSTOM     implementation   your own port (clock, locks,
+                                              threads) instead of POSIX: PORTING
+        KCTL_THREAD_STACK_SIZE implementation stack of each thread kctl starts
+                                              (informers, workers, the leader
+                                              elector), in bytes; default 0:
+                                              the port's (glibc: 8 MiB of
+                                              address space; POSIX raises a
+                                              size below PTHREAD_STACK_MIN)
     Trim switches (implementation only; the declarations stay, and what is
     compiled out answers KCTL_ERR_UNSUPPORTED, so one header serves every
     build; with -ffunction-sections -Wl,--gc-sections nothing of it links):
@@ -338,6 +348,46 @@
     FIFO are [any thread]; a FIFO's process function runs with the FIFO
     locked and must not call back into it. The JSON reader and getters are
     [any thread] on a parsed document; a writer is [not thread-safe].
+
+
+    PORTING
+    =======
+    Everything kctl asks of the system is in PLATFORM, as the KCTL_PORT_*
+    macros; POSIX (clock_gettime, pthreads) is the default. Define
+    KCTL_PORT_CUSTOM and these before the implementation to bring your own
+    (examples/baremetal.c: bare metal on a tick counter; examples/
+    port_freertos.h: FreeRTOS with threads):
+        KCTL_PORT_NOW_NS()          required: a monotonic uint64_t clock in ns
+                                    (the default kctl_clock; never goes back)
+        KCTL_PORT_WALL_NS()         ns since 1970 UTC, for the times objects
+                                    carry (default: KCTL_PORT_NOW_NS(): no RTC)
+        KCTL_PORT_SLEEP_NS(ns)      block the caller (default: wait on the
+                                    clock); used only with threads
+        KCTL_PORT_YIELD()           let another thread run (default: nothing)
+    With threads (not under KCTL_NO_THREADS, which needs only the clock):
+        KCTL_PORT_MUTEX             a type; _INIT(m) 0 when done; _DEINIT(m),
+                                    _LOCK(m), _UNLOCK(m) (m: a pointer)
+        KCTL_PORT_COND              a type; _INIT(c) 0 when done; _DEINIT(c),
+                                    _WAIT(c, m), _SIGNAL(c), _BROADCAST(c),
+                                    _WAIT_UNTIL(c, m, at_ns): wait at most
+                                    until KCTL_PORT_NOW_NS() reads at_ns,
+                                    0 when woken (spuriously too), nonzero at
+                                    the deadline
+        KCTL_PORT_THREAD            a type; _START(t, fn, arg, stack_bytes)
+                                    0 when started (fn: void *(*)(void *);
+                                    stack_bytes: KCTL_THREAD_STACK_SIZE, 0 the
+                                    port's default); _JOIN(t) (t: a pointer)
+        KCTL_PORT_ATOMIC_INC(p), _DEC(p)   ++*p and --*p on an unsigned,
+                                    giving the new value (DEC acquire-release);
+                                    default with gcc and clang: __atomic
+        KCTL_PORT_ATOMIC_LOAD(p), _STORE(p, v)  relaxed (optional: without
+                                    them idle workers park at once)
+    A custom port's mutex and condition variable are used as they are (the
+    POSIX port spins a little before it parks); kctl_manager_run, which
+    waits for signals, is INVALID_ARG there (use start and stop). A custom
+    port with KCTL_NO_FILES needs no POSIX at all: a bare-metal build is
+        arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -Os --specs=nano.specs
+            --specs=nosys.specs app.c    (make firmware builds the example)
 
 
     MEMORY
@@ -524,11 +574,12 @@
            kctl_manager_run_until_signal and cache_sync_timeout_ns.
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
-   strict -std=c99 hides. Where this file comes before any system header
+   strict -std=c99 hides, unless it brings its own port and has no files
+   (KCTL_PORT_CUSTOM with KCTL_NO_FILES: a bare-metal or RTOS build). Where this file comes before any system header
    of the file that defines KCTL_IMPLEMENTATION, it asks for POSIX itself;
    otherwise the implementation stops with an #error naming the fix. */
 #if defined(KCTL_IMPLEMENTATION) && !defined(KCTL_IMPLEMENTATION_DONE) && !defined(_POSIX_C_SOURCE) && \
-    !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
+    !(defined(KCTL_PORT_CUSTOM) && defined(KCTL_NO_FILES)) && !defined(_XOPEN_SOURCE) && !defined(_GNU_SOURCE) && !defined(_DEFAULT_SOURCE) && !defined(_BSD_SOURCE)
 #  if defined(_FEATURES_H) || defined(_SYS_FEATURES_H) /* glibc, musl; newlib: a system header came first */
 #    error "kctl.h: the implementation needs POSIX, hidden by strict -std=c99: include kctl.h before any system header in the file that defines KCTL_IMPLEMENTATION, or compile with -D_POSIX_C_SOURCE=200809L"
 #  endif
@@ -687,7 +738,8 @@ typedef struct kctl_clock {
     void *user_data;
 } kctl_clock;
 
-/* The system's monotonic clock (CLOCK_MONOTONIC). [any thread] */
+/* The system's monotonic clock (the port's KCTL_PORT_NOW_NS; POSIX:
+   CLOCK_MONOTONIC). [any thread] */
 KCTL_API kctl_clock kctl_clock_monotonic(void);
 /* The time of a clock; NULL or all-zero = the monotonic clock. [any thread] */
 KCTL_API uint64_t kctl_clock_now(const kctl_clock *c);
@@ -13925,7 +13977,7 @@ KCTL_API kctl_limiter *kctl_limiter_bucket_with(const kctl_clock *clock, double 
     b->rate = per_second;
     b->burst = (double)burst;
     b->tokens = (double)burst;
-    b->unlimited = per_second > 1.7976931348623157e308; /* +inf: Go's rate.Inf */
+    b->unlimited = !(per_second - per_second == 0); /* +inf: Go's rate.Inf (positive here; no constant x87 holds wider) */
     b->last_ns = kctl_clock_now(&b->clock);
     if (kctl__mutex_init(&b->mu) != KCTL_OK) { kctl__free(&al, b); return NULL; }
     l = kctl__limiter_new(&vt, b, &al);

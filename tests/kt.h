@@ -3,7 +3,9 @@
    fails. Each failing check prints one line with file and line. The runner
    (tests/run.c) ends with "N passed, N failed, N skipped". KT_ONLY=text
    in the environment runs only the tests whose names contain text;
-   KT_VERBOSE=1 names each test as it ends. */
+   KT_VERBOSE=1 names each test as it ends. KT_EMULATED=1 (make cross,
+   under qemu-user) leaves out the soak-sized parts tests mark with
+   kt_heavy; those tests count as skipped and print why. */
 #ifndef KT_H
 #define KT_H
 #include <stdio.h>
@@ -27,6 +29,10 @@ extern kt_state kt;
 
 void kt_fail(const char *file, int line, const char *fmt, ...);
 void kt_run(void (*fn)(void), const char *name);
+/* Whether to leave out a soak-sized part of the running test (what: which
+   part): true under KT_EMULATED=1, and then the test counts as skipped
+   (unless a check failed) and a line says what was left out and why. */
+bool kt_heavy(const char *what);
 
 #define KT_RUN(fn) kt_run(fn, #fn)
 #define KT_CHECK(c) do { if (!(c)) kt_fail(__FILE__, __LINE__, "check failed: %s", #c); } while (0)
@@ -125,6 +131,15 @@ void kt_run(void (*fn)(void), const char *name) {
     if (getenv("KT_VERBOSE"))
         printf("%s %s\n", kt.cur_failed ? "fail" : kt.cur_skipped ? "skip" : "ok  ", name);
     kt.cur_name = NULL;
+}
+
+bool kt_heavy(const char *what) {
+    const char *e = getenv("KT_EMULATED");
+    if (!e || !*e || !strcmp(e, "0")) return false;
+    printf("skip %s: %s left out under emulation (KT_EMULATED: it takes minutes under qemu-user; native runs keep it)\n",
+           kt.cur_name ? kt.cur_name : "?", what);
+    kt.cur_skipped = 1;
+    return true;
 }
 
 static void *kt_alloc_fn(size_t size, void *user_data) {

@@ -700,7 +700,8 @@ static void tj_double(void) {
     KT_EQ_INT(TJ_OPEN(&d, text), KCTL_OK);
     if (d.rc != KCTL_OK) { tj_close(&d); return; }
 #define TJ_D_OK(i, want) do { x = -99.0; KT_EQ_INT(kctl_json_double(&d.j, TJ_EL(i), &x), KCTL_OK); \
-    if (x != (want)) kt_fail(__FILE__, __LINE__, "element %d: %.17g != %.17g", (i), x, (double)(want)); } while (0)
+    if (x != (double)(want)) /* the cast rounds a literal x87 (i386) holds in long double */ \
+        kt_fail(__FILE__, __LINE__, "element %d: %.17g != %.17g", (i), x, (double)(want)); } while (0)
     TJ_D_OK(0, 1.5);
     TJ_D_OK(1, -2.5e-3);
     TJ_D_OK(2, 0.1);
@@ -2120,6 +2121,7 @@ static void tj_big_objects(void) {
         size_t len = 0;
         uint64_t w0, work;
         int failed = kt.cur_failed;
+        if (n >= 1000000 && kt_heavy("the 1,000,000-member size")) break;
         ba.n = n; ba.step = 1; ba.odd = ba.other = UINT32_MAX;
         bb = ba; bb.step = 7919; bb.dups = 16;   /* shuffled, 16 names twice */
         bc = bb; bc.odd = n / 2;                 /* one value differs */
@@ -2183,6 +2185,7 @@ static void tj_get_big(void) {
     uint64_t w0, count = 0, sum = 0;
     kctl_json_value root, v;
     kctl_json_iter it;
+    if (kt_heavy("the whole test (1,000,000-member documents)")) return;
     memset(&bb, 0, sizeof bb);
     bb.n = n; bb.step = 7919; bb.dups = 3; bb.odd = bb.other = UINT32_MAX;
     obj = tj_big_doc(&bb, &len);
