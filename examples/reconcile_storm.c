@@ -124,7 +124,7 @@ static int st_remove(void *self, const kctl_resource *r, const char *name, const
     return storm_count(kctl_transport_remove(&S.store, r, name, opts, out, st));
 }
 static const kctl_transport_vtable storm_counting = {
-    st_list, st_watch_open, st_watch_next, st_watch_close, st_get, st_create, st_update, st_update_status, st_patch, st_remove, NULL
+    st_list, st_watch_open, st_watch_next, st_watch_close, st_get, st_create, st_update, st_update_status, st_patch, st_remove, NULL, NULL
 };
 
 /* ---- the reconcile: report the cluster connected; the store says IO */
