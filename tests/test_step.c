@@ -6,6 +6,7 @@
 #include "kt.h"
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
+#include <time.h>
 #endif
 
 static const kctl_resource sm_cm = { "", "v1", "configmaps", "prod" };
@@ -468,7 +469,13 @@ static void sm_wake_other_thread(void) {
     pthread_mutex_unlock(&w.mu);
     KT_EQ_INT(pthread_create(&t, NULL, sm_writer, &w), 0);
     pthread_mutex_lock(&w.mu);
-    while (!w.posted) pthread_cond_wait(&w.cv, &w.mu); /* wait_until(dl), woken early */
+    {
+        struct timespec until; /* wait_until(dl), woken early; a hang guard of 60 s real time */
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 60;
+        while (!w.posted && pthread_cond_timedwait(&w.cv, &w.mu, &until) == 0) { }
+    }
+    KT_CHECK(w.posted > 0);
     pthread_mutex_unlock(&w.mu);
     pthread_join(t, NULL);
     KT_EQ_INT(kctl_manager_step(m, 64, &dl), KCTL_OK);
