@@ -211,9 +211,12 @@
     DOES NOT
     ========
     - start threads you did not ask for: the queue, the reflector and the
-      informer run on yours (kctl_informer_step, kctl_controller_step);
-      kctl_informer_start, kctl_controller_start and the manager start
-      theirs (none with KCTL_NO_THREADS);
+      informer run on yours (kctl_informer_step, kctl_controller_step,
+      kctl_controller_poll, kctl_manager_step); kctl_informer_start,
+      kctl_controller_start and kctl_manager_start start theirs (none with
+      KCTL_NO_THREADS);
+    - wake an idle device on a timer: a stepped manager asks to run again
+      only when something is due (see THE STEP LOOP);
     - allocate per queue operation beyond the key's own entry (entries are
       recycled, so the steady state allocates nothing);
     - abort on bad input: every fallible call returns a result code;
@@ -255,6 +258,40 @@
     FIFO are [any thread]; a FIFO's process function runs with the FIFO
     locked and must not call back into it. The JSON reader and getters are
     [any thread] on a parsed document; a writer is [not thread-safe].
+
+
+    THE STEP LOOP
+    =============
+    Firmware and single-threaded programs (KCTL_NO_THREADS or not) drive a
+    manager from their own loop instead of kctl_manager_start: each
+    kctl_manager_step does one bounded round (the Lease when due, what each
+    informer's transport has ready, up to `budget` reconciles on synced
+    caches) and says when the next thing falls due, so the device sleeps
+    exactly until then:
+
+        static volatile int woken;                   // or a semaphore, an eventfd
+        static void on_wake(void *ud) { (void)ud; woken = 1; }   // from any thread: only record it
+        ...
+        desc.wake.fn = on_wake;                      // kctl_manager_desc: a watched resource changed
+        kctl_manager_create(&desc, &m);              // informers, controllers as usual; no start
+        for (;;) {
+            uint64_t dl;                             // on desc.clock; UINT64_MAX: nothing due
+            if (kctl_manager_step(m, 64, &dl) != KCTL_OK) break;   // SHUTDOWN: lease lost
+            wait_until(dl);                          // returns early once woken is set (clear it first)
+        }
+
+    budget counts reconciles (0: none this round); a deadline of "now"
+    means work is left. The deadline is the earliest of: keys becoming
+    ready (add_after, requeue_after, rate-limited retries), resyncs,
+    reflector backoffs, watch stall checks (stall_ns), the Lease's next
+    renewal or try, and, only for a transport without watch_notify, a poll
+    every KCTL_REFLECTOR_POLL_NS. Idle, on the memstore, with no resync and
+    no leader election, that is the stall check, minutes away: no periodic
+    tick. A transport that can tell when a watch has news implements
+    watch_notify (see TRANSPORT): the memstore calls desc.wake's fn from
+    inside each write, on the writer's thread (an interrupt-driven writer
+    posts the application's semaphore that way). kctl_controller_poll is
+    the same for a controller alone (its informers and its queue).
 
 
     MEMORY
@@ -1373,7 +1410,7 @@ typedef struct kctl_transport_vtable {
     int  (*remove)(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
                    kctl_api_status *st);
     void (*destroy)(void *self); /* optional */
-    int  (*watch_notify)(void *self, kctl_watch *w, const kctl_wake *wake); /* optional (since 0.9) */
+    int  (*watch_notify)(void *self, kctl_watch *w, const kctl_wake *wake); /* optional */
 } kctl_transport_vtable;
 
 typedef struct kctl_transport {
@@ -2332,6 +2369,8 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
        kctl_memstore_apply(store, &apps, doc, KCTL_NTS, NULL, NULL); // the controllers see it
        ...
        kctl_manager_stop(m);                                  // drains, then returns
+   EXISTS when started already, or once stepped (kctl_manager_step: the
+   program's loop runs it). Under KCTL_NO_THREADS: INVALID_ARG (step it).
    [any thread] */
 KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t cache_sync_timeout_ns);
 /* Stop gracefully: the controllers first (no new keys; reconciles in
