@@ -19,5 +19,6 @@
 #include "test_manager.c"
 #include "test_leader.c"
 #include "test_e2e.c"
+#include "test_step.c"
 #include "test_review.c"
 #include "test_contract.c"

@@ -194,11 +194,11 @@ static int te_drain(te_env *e, int max_rounds) {
     int i;
     for (i = 0; i < max_rounds && e->m; i++) { /* step mode: sleep to the deadline, unless woken */
         kctl_clock c = kctl_vclock_clock(&e->vc);
-        int wakes = e->wakes;
+        int wakes0 = e->wakes;
         uint64_t now;
         size_t n = te_round(e, 1000);
         if (n == 0 && te_quiet(e)) return i;
-        if (e->wakes != wakes) continue; /* a write during the step: the semaphore was posted */
+        if (e->wakes != wakes0) continue; /* a write during the step: the semaphore was posted */
         now = kctl_clock_now(&c);
         if (e->dl == UINT64_MAX) return -1; /* not quiet, and nothing due: it would sleep forever */
         if (e->dl > now) kctl_vclock_advance(&e->vc, e->dl - now);

@@ -121,7 +121,7 @@ static void sm_idle_resync(void) {
 static void sm_idle_stall(void) {
     sm_env e;
     uint64_t t0, dl;
-    int wakes = 0;
+    int sleeps = 0;
     if (!sm_open(&e, 1, 0, NULL)) return;
     t0 = sm_now(&e);
     dl = sm_settle(&e);
@@ -130,9 +130,9 @@ static void sm_idle_stall(void) {
         kctl_vclock_advance(&e.vc, dl - sm_now(&e));
         dl = sm_settle(&e);
         KT_CHECK(dl >= sm_now(&e) + KCTL_SEC(300)); /* never sooner than the next real deadline */
-        wakes++;
+        sleeps++;
     }
-    KT_EQ_INT(wakes, 12);
+    KT_EQ_INT(sleeps, 12);
     KT_EQ_INT(e.reconciles, 1);
     sm_close(&e);
 }
