@@ -2387,9 +2387,11 @@ KCTL_API int kctl_manager_stop(kctl_manager *m);
      1. leader election, when configured and due (kctl_leader_step): the
         controllers reconcile only while this process leads; losing the
         Lease stops them for good: SHUTDOWN, now and at every later step;
-     2. every informer steps (kctl_informer_step with no waiting: what
-        each transport has ready now, the deltas into the caches and the
-        handlers, lists, relists, resyncs and backoffs as they fall due);
+     2. every informer the manager made (kctl_manager_informer) steps
+        (kctl_informer_step with no waiting: what each transport has ready
+        now, the deltas into the caches and the handlers, lists, relists,
+        resyncs and backoffs as they fall due; an informer of the program's
+        own that a controller watches is the program's to step);
      3. every controller whose informers have all synced reconciles the
         keys ready now, up to budget reconciles in all (0: none; the
         controllers take turns from step to step).
