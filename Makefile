@@ -8,7 +8,7 @@ CFLAGS  ?= -O2 -g
 BASE    := -D_POSIX_C_SOURCE=200809L $(WARN)
 LIBS    := -pthread
 B       := build
-TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_offline.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_review.c tests/test_contract.c tests/test_budget.c tests/test_edge.c
+TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_offline.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_step.c tests/test_review.c tests/test_contract.c tests/test_budget.c tests/test_edge.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
 .PHONY: all run storm test asan tsan bench bench-contended soak cxx fuzz fuzz-short size cross firmware clean FORCE
@@ -142,13 +142,13 @@ $(B)/libc-check: kctl.h tests/libc_check.sh | $(B)
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
 test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/libc-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent tests/edge_agent_step.sh $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
 
 asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan tests/edge_agent_step.sh $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 
 tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-tsan TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-tsan TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan tests/edge_agent_step.sh $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
 
 # The demo: an edge agent reconciling device configuration (about 10 s;
 # its store persists in build/edge-agent across runs). Where libcurl is

@@ -234,9 +234,12 @@
     DOES NOT
     ========
     - start threads you did not ask for: the queue, the reflector and the
-      informer run on yours (kctl_informer_step, kctl_controller_step);
-      kctl_informer_start, kctl_controller_start and the manager start
-      theirs (none with KCTL_NO_THREADS);
+      informer run on yours (kctl_informer_step, kctl_controller_step,
+      kctl_controller_poll, kctl_manager_step); kctl_informer_start,
+      kctl_controller_start and kctl_manager_start start theirs (none with
+      KCTL_NO_THREADS);
+    - wake an idle device on a timer: a stepped manager asks to run again
+      only when something is due (see THE STEP LOOP);
     - allocate per queue operation beyond the key's own entry (entries are
       recycled, so the steady state allocates nothing);
     - abort on bad input: every fallible call returns a result code;
@@ -388,6 +391,39 @@
     port with KCTL_NO_FILES needs no POSIX at all: a bare-metal build is
         arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb -Os --specs=nano.specs
             --specs=nosys.specs app.c    (make firmware builds the example)
+
+    THE STEP LOOP
+    =============
+    Firmware and single-threaded programs (KCTL_NO_THREADS or not) drive a
+    manager from their own loop instead of kctl_manager_start: each
+    kctl_manager_step does one bounded round (the Lease when due, what each
+    informer's transport has ready, up to `budget` reconciles on synced
+    caches) and says when the next thing falls due, so the device sleeps
+    exactly until then:
+
+        static volatile int woken;                   // or a semaphore, an eventfd
+        static void on_wake(void *ud) { (void)ud; woken = 1; }   // from any thread: only record it
+        ...
+        desc.wake.fn = on_wake;                      // kctl_manager_desc: a watched resource changed
+        kctl_manager_create(&desc, &m);              // informers, controllers as usual; no start
+        for (;;) {
+            uint64_t dl;                             // on desc.clock; UINT64_MAX: nothing due
+            if (kctl_manager_step(m, 64, &dl) != KCTL_OK) break;   // SHUTDOWN: lease lost
+            wait_until(dl);                          // returns early once woken is set (clear it first)
+        }
+
+    budget counts reconciles (0: none this round); a deadline of "now"
+    means work is left. The deadline is the earliest of: keys becoming
+    ready (add_after, requeue_after, rate-limited retries), resyncs,
+    reflector backoffs, watch stall checks (stall_ns), the Lease's next
+    renewal or try, and, only for a transport without watch_notify, a poll
+    every KCTL_REFLECTOR_POLL_NS. Idle, on the memstore, with no resync and
+    no leader election, that is the stall check, minutes away: no periodic
+    tick. A transport that can tell when a watch has news implements
+    watch_notify (see TRANSPORT): the memstore calls desc.wake's fn from
+    inside each write, on the writer's thread (an interrupt-driven writer
+    posts the application's semaphore that way). kctl_controller_poll is
+    the same for a controller alone (its informers and its queue).
 
 
     MEMORY
@@ -1450,6 +1486,26 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
                     deletionTimestamp and stays until they are gone, and
                     *out (when out is not NULL) gets it; *out is NULL when
                     the object is gone.
+     watch_notify   (optional: NULL) the wake-up hook of a single-threaded
+                    program (kctl_manager_step): from now until watch_close,
+                    call wake->fn(wake->user_data) whenever stream w may have
+                    something new for watch_next (an event, a bookmark, its
+                    end or breakage). It may be called from any thread, at
+                    any time (while the program is inside a step too), with
+                    the transport's locks held: it must only record the
+                    wake-up (post a semaphore, write to an eventfd or a
+                    pipe, set a flag an interrupt handler reads) and never
+                    call kctl or the transport. A wake-up too many is
+                    harmless; one too few is a bug. OK: registered; any
+                    other code: not (then the stream is polled). The
+                    memstore calls it for every write it records (its own
+                    thread's writes included, from inside the write). A
+                    transport over a socket may instead call it from its
+                    own poll loop, or leave the entry NULL: without it, an
+                    idle watch is polled (watch_next with timeout 0) every
+                    KCTL_REFLECTOR_POLL_NS, as a transport whose events only
+                    come when asked must be; with it, an idle watch costs no
+                    wake-up at all until its stall deadline.
    NOT_FOUND for objects that are not there, INVALID_ARG for malformed
    input or selectors and for objects the store refuses (a Status with
    reason BadRequest or Invalid says why), UNAUTHORIZED/FORBIDDEN/IO/TIMEOUT
@@ -1569,6 +1625,16 @@ typedef struct kctl_event {
    cast a type of your own (kctl never defines it; the memstore casts). */
 typedef struct kctl_watch kctl_watch;
 
+/* A wake-up: fn(user_data), called by a transport when one of its streams
+   has something new (see watch_notify below), so that a single-threaded
+   program sleeping until its next deadline wakes early. fn must only
+   record it (post, write, set a flag): it may run on any thread, under
+   the transport's locks. All zero: none. */
+typedef struct kctl_wake {
+    void (*fn)(void *user_data);
+    void *user_data;
+} kctl_wake;
+
 typedef struct kctl_transport_vtable {
     int  (*list)(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st);
     int  (*watch_open)(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
@@ -1584,6 +1650,7 @@ typedef struct kctl_transport_vtable {
     int  (*remove)(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
                    kctl_api_status *st);
     void (*destroy)(void *self); /* optional */
+    int  (*watch_notify)(void *self, kctl_watch *w, const kctl_wake *wake); /* optional */
 } kctl_transport_vtable;
 
 typedef struct kctl_transport {
@@ -1601,6 +1668,10 @@ KCTL_API int kctl_transport_watch_open(const kctl_transport *t, const kctl_resou
 KCTL_API int kctl_transport_watch_next(const kctl_transport *t, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev,
                                        kctl_api_status *st);
 KCTL_API void kctl_transport_watch_close(const kctl_transport *t, kctl_watch *w);
+/* Register wake for stream w (see watch_notify). INVALID_ARG when t, w,
+   wake or wake->fn is NULL, or the transport has no watch_notify entry
+   (poll the stream then); else the entry's result. [any thread] */
+KCTL_API int kctl_transport_watch_notify(const kctl_transport *t, kctl_watch *w, const kctl_wake *wake);
 KCTL_API int kctl_transport_get(const kctl_transport *t, const kctl_resource *res, const char *name, kctl_obj **out,
                                 kctl_api_status *st);
 KCTL_API int kctl_transport_create(const kctl_transport *t, const kctl_resource *res, const char *json, size_t len,
@@ -2011,7 +2082,14 @@ typedef struct kctl_reflector kctl_reflector;
      seed           for the jitter [0: one of its own, from the wall clock
                     and the reflector's address, so a fleet does not retry
                     in step; set one for runs that repeat exactly]
-     allocator      [KCTL_MALLOC/KCTL_FREE] */
+     allocator      [KCTL_MALLOC/KCTL_FREE]
+     wake           [none] registered on every watch the reflector opens
+                    (the transport's watch_notify): with it, an idle watch
+                    asks for no step before its stall deadline (or the next
+                    resync); without it (or a transport without the entry),
+                    an idle watch asks to be polled every
+                    KCTL_REFLECTOR_POLL_NS. */
+#define KCTL_REFLECTOR_POLL_NS KCTL_SEC(1)
 typedef struct kctl_reflector_desc {
     kctl_transport transport;
     kctl_resource resource;
@@ -2025,6 +2103,7 @@ typedef struct kctl_reflector_desc {
     uint64_t backoff_initial_ns, backoff_max_ns, backoff_reset_ns;
     uint64_t seed;
     kctl_allocator allocator;
+    kctl_wake wake;
 } kctl_reflector_desc;
 
 /* The reflector's counters. */
@@ -2048,9 +2127,14 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
 /* Close its watch and free it (NULL is fine). [not thread-safe] */
 KCTL_API void kctl_reflector_destroy(kctl_reflector *r);
 /* Do what is due; wait at most wait_ns for watch events; *next_ns (may be
-   NULL) gets the clock time it wants to be called again at the latest.
-   Errors from the store are handled (backoff, relist) and counted; the
-   result is OK, or SHUTDOWN once the FIFO is closed. [not thread-safe] */
+   NULL) gets the clock time it wants to be called again at the latest:
+   now when work is left (its bound of 256 events per step was reached),
+   else the earliest of the backoff's end, the watch's stall deadline
+   (stall_ns after its last event), the next resync and, for a watch
+   nobody wakes (no desc.wake, or a transport without watch_notify), now
+   + KCTL_REFLECTOR_POLL_NS. Errors from the store are handled (backoff,
+   relist) and counted; the result is OK, or SHUTDOWN once the FIFO is
+   closed. [not thread-safe] */
 KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *next_ns);
 /* Whether the first list has been handed to the FIFO. [not thread-safe] */
 KCTL_API bool kctl_reflector_listed(const kctl_reflector *r);
@@ -2129,8 +2213,8 @@ typedef struct kctl_handler {
 } kctl_handler;
 
 /* Options: what a reflector takes (see kctl_reflector_desc; the FIFO and
-   the cache are the informer's own), plus the allocator for both, the
-   cache's bounds, a transform and a logger. */
+   the cache are the informer's own; wake as the reflector's), plus the
+   allocator for both, the cache's bounds, a transform and a logger. */
 typedef struct kctl_informer_desc {
     kctl_transport transport;
     kctl_resource resource;
@@ -2147,6 +2231,7 @@ typedef struct kctl_informer_desc {
     kctl_transform_fn transform; /* NULL: objects cached as they come (see Transform) */
     void *transform_user_data;
     kctl_logger logger;      /* silent */
+    kctl_wake wake;
 } kctl_informer_desc;
 
 /* Create an informer (not started). [any thread] */
@@ -2160,7 +2245,9 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
 /* The cache (to read, and to add indexes to). [any thread] */
 KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf);
 /* One round: the reflector's step (waiting at most wait_ns for events),
-   then every queued delta processed. *next_ns as the reflector's. For
+   then every queued delta processed. *next_ns as the reflector's (now
+   when deltas are left, or a delta the cache could not take waits to be
+   retried: then at the latest the reflector's initial backoff later). For
    KCTL_NO_THREADS programs and tests; do not mix with start. [not thread-safe] */
 KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *next_ns);
 /* Run it on a thread of its own until stop. [any thread] */
@@ -2701,6 +2788,19 @@ KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, k
 /* Reconcile up to max keys that are ready now, on this thread; *done
    (may be NULL) gets how many. For poll loops and tests. [not thread-safe] */
 KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done);
+/* The single-threaded loop of a controller alone (see THE STEP LOOP):
+   step every informer it watches (kctl_informer_step, no waiting: what
+   their transports have ready), then, once all of them have synced,
+   reconcile up to budget keys that are ready now (budget counts
+   reconciles; 0: none, intake only). *next_deadline (may be NULL) gets
+   the clock time (the controller's clock, which should be its
+   informers') when something is next due: now when ready keys are left,
+   else the earliest of the queue's next ready key (add_after,
+   rate-limited retries) and every informer's deadline (resync, backoff,
+   stall, poll); UINT64_MAX: nothing is due. OK; SHUTDOWN once the
+   controller is stopped; EXISTS while it runs on threads (start);
+   INVALID_ARG for a NULL c. [not thread-safe; not with start] */
+KCTL_API int kctl_controller_poll(kctl_controller *c, size_t budget, uint64_t *next_deadline);
 /* Start the workers once every watched informer has synced, waiting at
    most sync_timeout_ns for each: the informer's wait_for_sync result
    (TIMEOUT; NOMEM when one ran out of memory during its first list) ends
@@ -2880,7 +2980,11 @@ typedef struct kctl_manager kctl_manager;
                           before it gives up with TIMEOUT, real time
                           [KCTL_MANAGER_CACHE_SYNC_TIMEOUT_NS, 2 min]. Not
                           how long the manager runs: it runs until stop
-                          (or a signal, with kctl_manager_run_until_signal). */
+                          (or a signal, with kctl_manager_run_until_signal).
+     wake                 [none] for kctl_manager_step: given to every
+                          informer the manager makes, so a transport with
+                          watch_notify (the memstore) wakes the program
+                          when a watched resource changes (see THE STEP LOOP). */
 typedef struct kctl_manager_desc {
     kctl_transport transport;
     kctl_clock clock;
@@ -2894,6 +2998,7 @@ typedef struct kctl_manager_desc {
     uint64_t graceful_timeout_ns;
     bool release_on_stop;
     uint64_t cache_sync_timeout_ns;
+    kctl_wake wake;
 } kctl_manager_desc;
 
 /* Leader election as the manager's thread last saw it. */
@@ -2935,6 +3040,8 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
        kctl_memstore_apply(store, &apps, doc, KCTL_NTS, NULL, NULL); // the controllers see it
        ...
        kctl_manager_stop(m);                                  // drains, then returns
+   EXISTS when started already, or once stepped (kctl_manager_step: the
+   program's loop runs it). Under KCTL_NO_THREADS: INVALID_ARG (step it).
    [any thread] */
 KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t cache_sync_timeout_ns);
 /* Stop gracefully: the controllers first (no new keys; reconciles in
@@ -2945,6 +3052,38 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t cache_sync_timeout_ns)
    all): they run to their end, destroy waits for them, and the Lease is
    not released. [any thread] */
 KCTL_API int kctl_manager_stop(kctl_manager *m);
+/* The single-threaded manager: one bounded round of everything, on the
+   caller's thread, for a program that drives the manager from its own
+   loop instead of start (with or without KCTL_NO_THREADS):
+     1. leader election, when configured and due (kctl_leader_step): the
+        controllers reconcile only while this process leads; losing the
+        Lease stops them for good: SHUTDOWN, now and at every later step;
+     2. every informer the manager made (kctl_manager_informer) steps
+        (kctl_informer_step with no waiting: what each transport has ready
+        now, the deltas into the caches and the handlers, lists, relists,
+        resyncs and backoffs as they fall due; an informer of the program's
+        own that a controller watches is the program's to step);
+     3. every controller whose informers have all synced reconciles the
+        keys ready now, up to budget reconciles in all (0: none; the
+        controllers take turns from step to step).
+   budget counts reconciles only; the intake of one informer is bounded by
+   its reflector (256 watch events per step, or one list). Whatever is left
+   is due at once. *next_deadline (may be NULL) gets the clock time (the
+   manager's clock) at which the next thing falls due: now when work is
+   left; else the earliest of each queue's next ready key (add_after,
+   requeue_after, rate-limited retries), each informer's resync, backoff
+   end, watch stall deadline and (for a transport without watch_notify, or
+   no desc.wake) poll time, and the lease's next renewal or try.
+   UINT64_MAX: nothing is due at all. Sleep until then, or until
+   desc.wake's fn is called (a watched resource changed), or until the
+   program itself adds a key, whichever comes first; then step again.
+   OK; SHUTDOWN when the lease was lost (with leader election), or after
+   stop; EXISTS when the manager was started (its threads run it);
+   INVALID_ARG for a NULL m. A manager that has been stepped cannot be
+   started; stop and destroy end it as usual (stop releases the Lease
+   with release_on_stop). [not thread-safe: one thread steps; the others
+   may use the store, the caches and add keys] */
+KCTL_API int kctl_manager_step(kctl_manager *m, size_t budget, uint64_t *next_deadline);
 /* With leader election: whether this process leads now, and whether it
    led and lost the lease (then its controllers are stopped). [any thread] */
 KCTL_API bool kctl_manager_is_leader(kctl_manager *m);
@@ -8729,9 +8868,13 @@ static int kctl__wb_remove(void *self, const kctl_resource *res, const char *nam
     return rc != KCTL_OK ? rc : kctl_transport_remove(&b->inner, res, name, opts, out, st);
 }
 
+static int kctl__wb_watch_notify(void *self, kctl_watch *w, const kctl_wake *wake) {
+    return kctl_transport_watch_notify(&((kctl_write_budget *)self)->inner, w, wake);
+}
+
 static const kctl_transport_vtable kctl__wb_vt = {
     kctl__wb_list, kctl__wb_watch_open, kctl__wb_watch_next, kctl__wb_watch_close, kctl__wb_get,  kctl__wb_create,
-    kctl__wb_update, kctl__wb_update_status, kctl__wb_patch, kctl__wb_remove, NULL
+    kctl__wb_update, kctl__wb_update_status, kctl__wb_patch, kctl__wb_remove, NULL, kctl__wb_watch_notify
 };
 
 KCTL_API int kctl_write_budget_create(const kctl_write_budget_desc *desc, kctl_write_budget **out) {
@@ -8941,6 +9084,11 @@ KCTL_API int kctl_transport_watch_next(const kctl_transport *t, kctl_watch *w, u
 
 KCTL_API void kctl_transport_watch_close(const kctl_transport *t, kctl_watch *w) {
     if (t && t->vt && t->vt->watch_close && w) t->vt->watch_close(t->self, w);
+}
+
+KCTL_API int kctl_transport_watch_notify(const kctl_transport *t, kctl_watch *w, const kctl_wake *wake) {
+    if (!t || !t->vt || !t->vt->watch_notify || !w || !wake || !wake->fn) return KCTL_ERR_INVALID_ARG;
+    return t->vt->watch_notify(t->self, w, wake);
 }
 
 KCTL_API int kctl_transport_get(const kctl_transport *t, const kctl_resource *res, const char *name, kctl_obj **out,
@@ -10675,6 +10823,8 @@ typedef struct kctl__msw {
     uint32_t since_bookmark, delivered, break_after;
     uint64_t last_emit_ns; /* on the store's clock: the last event or bookmark */
     bool broken;
+    kctl_wake wake;        /* watch_notify's (under the store's lock), and the list */
+    struct kctl__msw *wnext, *wprev; /* of the watches that have one */
 } kctl__msw;
 
 #define KCTL__MS_PAGED 8 /* paged lists remembered at once */
@@ -10713,6 +10863,7 @@ struct kctl_memstore {
     int fail_code[KCTL_VERB_COUNT];
     uint32_t break_after;
     uint32_t waiters;
+    kctl__msw *woken; /* the watches with a wake-up (watch_notify), under mu */
     char *path;
     bool save_on_write;
     kctl__jnl jnl;
@@ -10912,6 +11063,12 @@ fail:
     return KCTL_ERR_NOMEM;
 }
 
+/* Call every registered wake-up (watch_notify); mu held. */
+static void kctl__ms_wake(kctl_memstore *ms) {
+    kctl__msw *w;
+    for (w = ms->woken; w; w = w->wnext) w->wake.fn(w->wake.user_data);
+}
+
 static void kctl__ms_free_event(kctl_memstore *ms, kctl__msev *e) {
     (void)ms;
     kctl_obj_unref(e->obj);
@@ -11027,6 +11184,7 @@ static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
     memset(p, 0, sizeof *p);
     ms->count++;
     if (ms->waiters) kctl__cond_broadcast(&ms->cv);
+    kctl__ms_wake(ms);
 }
 
 /* A refusal the store itself makes (a fault, a failed save), worded as
@@ -11518,9 +11676,34 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
     kctl__msw *w = (kctl__msw *)watch;
     kctl_memstore *ms = (kctl_memstore *)self;
     if (!w) return;
+    if (w->wake.fn) {
+        kctl__mutex_lock(&ms->mu);
+        if (w->wprev) w->wprev->wnext = w->wnext;
+        else ms->woken = w->wnext;
+        if (w->wnext) w->wnext->wprev = w->wprev;
+        kctl__mutex_unlock(&ms->mu);
+    }
     kctl_selector_free(w->sel);
     kctl_obj_list_free(&w->initial);
     kctl__free(&ms->allocator, w);
+}
+
+/* watch_notify: w's wake-up is called (under mu) for every event the
+   store records and every compaction, from then until w is closed. */
+static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wake *wake) {
+    kctl__msw *w = (kctl__msw *)watch;
+    kctl_memstore *ms = (kctl_memstore *)self;
+    if (!w || !wake || !wake->fn) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    if (!w->wake.fn) { /* into the list */
+        w->wprev = NULL;
+        w->wnext = ms->woken;
+        if (ms->woken) ms->woken->wprev = w;
+        ms->woken = w;
+    }
+    w->wake = *wake;
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_OK;
 }
 
 static void kctl__ms_rv(kctl_event *ev, uint64_t rev) {
@@ -11640,7 +11823,8 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
 
 static const kctl_transport_vtable kctl__memstore_vt = {
     kctl__ms_vt_list, kctl__ms_vt_watch_open, kctl__ms_vt_watch_next, kctl__ms_vt_watch_close, kctl__ms_vt_get,
-    kctl__ms_vt_create, kctl__ms_vt_update, kctl__ms_vt_update_status, kctl__ms_vt_patch, kctl__ms_vt_remove, NULL
+    kctl__ms_vt_create, kctl__ms_vt_update, kctl__ms_vt_update_status, kctl__ms_vt_patch, kctl__ms_vt_remove, NULL,
+    kctl__ms_vt_watch_notify
 };
 
 KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
@@ -12560,6 +12744,7 @@ KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) {
     }
     if (rev > ms->compacted) ms->compacted = rev;
     if (ms->waiters) kctl__cond_broadcast(&ms->cv);
+    kctl__ms_wake(ms); /* watchers behind the compaction: GONE now */
     kctl__mutex_unlock(&ms->mu);
     return KCTL_OK;
 }
@@ -12613,6 +12798,8 @@ struct kctl_reflector {
     uint64_t opened;       /* when the watch opened, and its events since: a clean */
     uint64_t opened_events;/* end soon after with none is a "very short watch" */
     uint64_t next_resync;  /* due time of the next resync, set when a list completes */
+    kctl_wake wake;        /* registered on every watch (desc.wake) */
+    bool woken;            /* the open watch has it: an idle watch is not polled */
     char rv[KCTL_RV_MAX];
     kctl_reflector_stats stats;
 };
@@ -12673,6 +12860,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
        must not retry in step (xorshift's state must not be 0) */
     r->rng = d.seed ? d.seed : (kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)r) | 1u;
     r->backoff = r->b_initial;
+    r->wake = d.wake;
     r->state = KCTL__RF_LIST;
     *out = r;
     return KCTL_OK;
@@ -12819,6 +13007,9 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             r->state = KCTL__RF_WATCH;
             r->last_event = r->opened = now;
             r->opened_events = 0;
+            /* a wake-up for what arrives from now on; what came before it
+               is read just below, in this step */
+            r->woken = r->wake.fn && kctl_transport_watch_notify(&r->t, r->w, &r->wake) == KCTL_OK;
         }
         /* watching */
         {
@@ -12878,8 +13069,11 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             break;
         }
     }
-    /* when to come back: the backoff's end, a stall, a resync, or soon */
-    next = r->not_before > now ? r->not_before : kctl__add_sat(now, budget > 0 ? KCTL_SEC(1) : 0);
+    /* when to come back: now with work left; the backoff's end; for an idle
+       watch, its stall deadline, or its next poll when nothing wakes us */
+    if (r->not_before > now) next = r->not_before;
+    else if (budget <= 0 || r->state != KCTL__RF_WATCH) next = now;
+    else next = r->woken ? UINT64_MAX : kctl__add_sat(now, KCTL_REFLECTOR_POLL_NS);
     if (r->state == KCTL__RF_WATCH && kctl__add_sat(r->last_event, r->stall_ns) < next) next = kctl__add_sat(r->last_event, r->stall_ns);
     if (r->resync_ns && r->next_resync && r->next_resync < next) next = r->next_resync;
     if (next_ns) *next_ns = next;
@@ -13031,6 +13225,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     rd.stall_ns = desc->stall_ns;
     rd.seed = desc->seed;
     rd.allocator = desc->allocator;
+    rd.wake = desc->wake;
     if ((rc = kctl_indexer_create(&xd, &inf->ix)) != KCTL_OK) goto fail;
     fd.known = inf->ix;
     if ((rc = kctl_fifo_create(&fd, &inf->fifo)) != KCTL_OK) goto fail;
@@ -13230,6 +13425,13 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     if (inf->refused) { /* the cache refused objects (FULL): list again after the backoff */
         inf->refused = false;
         kctl__rf_relist_later(inf->r, KCTL_ERR_FULL);
+        if (next_ns && inf->r->not_before < *next_ns) *next_ns = inf->r->not_before; /* the step loop comes back for it */
+    }
+    if (next_ns && (c.put_back || inf->cache_err)) { /* a delta the cache could not take: retried, soon */
+        uint64_t retry = kctl__add_sat(kctl_clock_now(&inf->r->clock), inf->r->b_initial);
+        if (retry < *next_ns) *next_ns = retry;
+    } else if (next_ns && rc == KCTL_OK) {
+        *next_ns = kctl_clock_now(&inf->r->clock); /* deltas left: at once */
     }
     kctl__mutex_lock(&inf->mu);
     kctl_reflector_read_stats(inf->r, &inf->stats);
@@ -15575,6 +15777,62 @@ KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done) 
     return rc == KCTL_ERR_SHUTDOWN ? rc : KCTL_OK;
 }
 
+/* Whether every informer c watches has synced (the workers' start condition). */
+static bool kctl__ctl_synced(kctl_controller *c) {
+    const kctl__ctlwatch *w;
+    kctl__mutex_lock(&c->mu);
+    w = c->watches; /* nodes never change once pushed */
+    kctl__mutex_unlock(&c->mu);
+    for (; w; w = w->next)
+        if (!kctl_informer_has_synced(w->inf)) return false;
+    return true;
+}
+
+/* Fold c's queue's next ready time into *dl (ready now: now). */
+static void kctl__ctl_due(kctl_controller *c, uint64_t *dl) {
+    uint64_t t = kctl_queue_next_ready(c->q);
+    if (t == 0) t = kctl_clock_now(&c->clock);
+    if (t < *dl) *dl = t;
+}
+
+/* Step the informers c watches (each once) with no waiting; fold their
+   deadlines into *dl. SHUTDOWN if one's FIFO is closed. */
+static int kctl__ctl_step_informers(kctl_controller *c, uint64_t *dl) {
+    const kctl__ctlwatch *w, *head, *v;
+    int rc = KCTL_OK;
+    kctl__mutex_lock(&c->mu);
+    head = c->watches;
+    kctl__mutex_unlock(&c->mu);
+    for (w = head; w; w = w->next) {
+        uint64_t n = UINT64_MAX;
+        for (v = head; v != w && v->inf != w->inf; v = v->next) { }
+        if (v != w) continue; /* stepped already */
+        if (kctl_informer_step(w->inf, 0, &n) == KCTL_ERR_SHUTDOWN) rc = KCTL_ERR_SHUTDOWN;
+        if (n < *dl) *dl = n;
+    }
+    return rc;
+}
+
+KCTL_API int kctl_controller_poll(kctl_controller *c, size_t budget, uint64_t *next_deadline) {
+    uint64_t dl = UINT64_MAX;
+    bool running;
+    int rc;
+    if (next_deadline) *next_deadline = UINT64_MAX;
+    if (!c) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&c->mu);
+    running = c->running;
+    kctl__mutex_unlock(&c->mu);
+    if (running) return KCTL_ERR_EXISTS;
+    if (kctl_queue_shutting_down(c->q)) return KCTL_ERR_SHUTDOWN;
+    rc = kctl__ctl_step_informers(c, &dl);
+    if (rc == KCTL_OK && kctl__ctl_synced(c)) { /* reconciles on synced caches only, as start */
+        rc = kctl_controller_step(c, budget, NULL);
+        kctl__ctl_due(c, &dl);
+    }
+    if (next_deadline) *next_deadline = dl;
+    return rc;
+}
+
 #ifndef KCTL_NO_THREADS
 static void *kctl__ctl_worker(void *arg) {
     kctl_controller *c = (kctl_controller *)arg;
@@ -16193,6 +16451,10 @@ static void kctl__mgrt_watch_close(void *self, kctl_watch *w) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
     r->inner.vt->watch_close(r->inner.self, w);
 }
+static int kctl__mgrt_watch_notify(void *self, kctl_watch *w, const kctl_wake *wake) {
+    kctl__mgrreq *r = (kctl__mgrreq *)self; /* not a request: not counted */
+    return kctl_transport_watch_notify(&r->inner, w, wake);
+}
 static int kctl__mgrt_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
     kctl__mgrreq *r = (kctl__mgrreq *)self;
     return kctl__mgr_count(r, KCTL__V_GET, kctl_transport_get(&r->inner, res, name, out, st));
@@ -16221,7 +16483,8 @@ static int kctl__mgrt_remove(void *self, const kctl_resource *res, const char *n
 }
 static const kctl_transport_vtable kctl__mgr_tvt = {
     kctl__mgrt_list, kctl__mgrt_watch_open, kctl__mgrt_watch_next, kctl__mgrt_watch_close, kctl__mgrt_get,
-    kctl__mgrt_create, kctl__mgrt_update, kctl__mgrt_status, kctl__mgrt_patch, kctl__mgrt_remove, NULL };
+    kctl__mgrt_create, kctl__mgrt_update, kctl__mgrt_status, kctl__mgrt_patch, kctl__mgrt_remove, NULL,
+    kctl__mgrt_watch_notify };
 
 struct kctl_manager {
     kctl_transport transport;     /* counting, over req.inner */
@@ -16258,6 +16521,12 @@ struct kctl_manager {
     kctl__mgrlist infs;           /* kctl__mgrinf *, only ever added */
     kctl__mgrlist ctls;           /* kctl__mgrctl *, only ever added */
     bool started;
+    /* kctl_manager_step (the stepping thread's; stepped under mu) */
+    kctl_wake wake;               /* given to every informer */
+    bool stepped;                 /* stepped once: start refuses */
+    bool step_up;                 /* the controllers may reconcile (leading, or no election) */
+    uint64_t le_due;              /* the elector's next try, on the clock (0: at once) */
+    uint32_t turn;                /* the controller that reconciles first at the next step */
 };
 
 KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **out) {
@@ -16276,6 +16545,7 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
     m->allocator = desc->allocator;
     m->logger = desc->logger;
     m->release_on_stop = desc->release_on_stop;
+    m->wake = desc->wake;
     m->grace_ns = desc->graceful_timeout_ns ? desc->graceful_timeout_ns : KCTL_MANAGER_GRACEFUL_TIMEOUT_NS;
     m->default_sync_ns = desc->cache_sync_timeout_ns ? desc->cache_sync_timeout_ns : KCTL_MANAGER_CACHE_SYNC_TIMEOUT_NS;
     if (kctl__mutex_init(&m->mu) != KCTL_OK) goto fail_mu;
@@ -16399,6 +16669,7 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
         d.clock = m->clock;
         d.resync_ns = m->resync_ns;
         d.allocator = m->allocator;
+        d.wake = m->wake;
         rc = kctl_informer_create(&d, &mi->inf);
     }
     if (rc == KCTL_OK && m->started) rc = kctl_informer_start(mi->inf); /* a late one starts at once */
@@ -16597,7 +16868,7 @@ KCTL_API int kctl_manager_start(kctl_manager *m, uint64_t cache_sync_timeout_ns)
     int rc = KCTL_OK;
     if (!m) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&m->mu);
-    if (m->started) rc = KCTL_ERR_EXISTS;
+    if (m->started || m->stepped) rc = KCTL_ERR_EXISTS; /* stepped: the program's loop runs it */
     for (i = 0; i < m->infs.n && rc == KCTL_OK; i++) rc = kctl_informer_start(kctl__mgr_inf(m, i)->inf);
     if (rc == KCTL_OK) {
         m->started = true;
@@ -16657,7 +16928,7 @@ KCTL_API int kctl_manager_stop(kctl_manager *m) {
         }
     }
 #endif
-    if (joined && m->release_on_stop && rc == KCTL_OK && kctl_leader_release(m->leader) != KCTL_OK)
+    if ((joined || (m->stepped && m->leader)) && m->release_on_stop && rc == KCTL_OK && kctl_leader_release(m->leader) != KCTL_OK)
         kctl__log(&m->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MANAGER_RELEASE_FAILED);
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->infs.n; i++) kctl_informer_stop(kctl__mgr_inf(m, i)->inf);
@@ -16665,6 +16936,96 @@ KCTL_API int kctl_manager_stop(kctl_manager *m) {
     m->le.leading = false;
     kctl__mutex_unlock(&m->mu);
     return rc;
+}
+
+/* Informer i, or NULL past the last (they are only ever added). */
+static kctl_informer *kctl__mgr_inf_at(kctl_manager *m, uint32_t i) {
+    kctl_informer *inf;
+    kctl__mutex_lock(&m->mu);
+    inf = i < m->infs.n ? kctl__mgr_inf(m, i)->inf : NULL;
+    kctl__mutex_unlock(&m->mu);
+    return inf;
+}
+
+/* The step's leader election: try when due; leading lets the controllers
+   reconcile; losing the Lease stops them for good (SHUTDOWN). */
+static int kctl__mgr_step_leader(kctl_manager *m, uint64_t *dl) {
+    bool leading = false;
+    uint64_t next = 0;
+    if (!m->leader) {
+        m->step_up = true;
+        return KCTL_OK;
+    }
+    if (kctl_clock_now(&m->clock) >= m->le_due) {
+        kctl_leader_step(m->leader, &leading, &next); /* its failures are its own: it tries again at next */
+        m->le_due = next;
+        kctl__mutex_lock(&m->mu);
+        m->le.leading = leading;
+        m->le.terms = kctl_leader_terms(m->leader);
+        m->le.steps++;
+        m->le.next_ns = next;
+        kctl__mutex_unlock(&m->mu);
+        if (leading) m->step_up = true;
+        else if (m->step_up) { /* led, lost: the controllers stop for good, as controller-runtime exits */
+            kctl__log(&m->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MANAGER_LOST_LEASE);
+            kctl__mutex_lock(&m->ctl_mu);
+            kctl__mgr_stop_controllers(m);
+            kctl__mutex_unlock(&m->ctl_mu);
+            m->step_up = false;
+            kctl__mutex_lock(&m->mu);
+            m->le.lost = true;
+            kctl__mutex_unlock(&m->mu);
+            return KCTL_ERR_SHUTDOWN;
+        }
+    }
+    if (m->le_due < *dl) *dl = m->le_due;
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_manager_step(kctl_manager *m, size_t budget, uint64_t *next_deadline) {
+    uint64_t dl = UINT64_MAX;
+    kctl_informer *inf;
+    kctl_controller *c;
+    uint32_t i, n;
+    int rc = KCTL_OK;
+    bool stopping;
+    if (next_deadline) *next_deadline = UINT64_MAX;
+    if (!m) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&m->mu);
+    if (m->started) rc = KCTL_ERR_EXISTS;
+    else if (m->le.lost) rc = KCTL_ERR_SHUTDOWN;
+    else m->stepped = true;
+    kctl__mutex_unlock(&m->mu);
+    kctl__mutex_lock(&m->le_mu);
+    stopping = m->le_stopping || m->le_stop;
+    kctl__mutex_unlock(&m->le_mu);
+    if (rc == KCTL_OK && stopping) rc = KCTL_ERR_SHUTDOWN;
+    if (rc != KCTL_OK) return rc;
+    /* 1. the Lease */
+    if ((rc = kctl__mgr_step_leader(m, &dl)) != KCTL_OK) return rc;
+    /* 2. the informers: what their transports have ready, into the caches */
+    for (i = 0; (inf = kctl__mgr_inf_at(m, i)) != NULL; i++) {
+        uint64_t t = UINT64_MAX;
+        kctl_informer_step(inf, 0, &t); /* SHUTDOWN only once destroyed */
+        if (t < dl) dl = t;
+    }
+    /* 3. the controllers, in turns, on synced caches, within the budget */
+    if (m->step_up) {
+        kctl__mutex_lock(&m->mu);
+        n = m->ctls.n;
+        kctl__mutex_unlock(&m->mu);
+        for (i = 0; i < n; i++) {
+            size_t done = 0;
+            c = kctl__mgr_ctl_at(m, (m->turn + i) % n);
+            if (!c || !kctl__ctl_synced(c)) continue; /* its informers' deadlines stand for it */
+            if (budget) kctl_controller_step(c, budget, &done);
+            budget -= done;
+            kctl__ctl_due(c, &dl);
+        }
+        if (n) m->turn = (m->turn + 1) % n;
+    }
+    if (next_deadline) *next_deadline = dl;
+    return KCTL_OK;
 }
 
 KCTL_API bool kctl_manager_is_leader(kctl_manager *m) {

@@ -2288,7 +2288,7 @@ static void kctl__etcd_destroy(void *self) {
 
 static const kctl_transport_vtable kctl__etcd_vt = {
     kctl__etcd_list, kctl__etcd_watch_open, kctl__etcd_watch_next, kctl__etcd_watch_close, kctl__etcd_get,
-    kctl__etcd_create, kctl__etcd_update, kctl__etcd_update_status, kctl__etcd_patch, kctl__etcd_remove, kctl__etcd_destroy
+    kctl__etcd_create, kctl__etcd_update, kctl__etcd_update_status, kctl__etcd_patch, kctl__etcd_remove, kctl__etcd_destroy, NULL
 };
 
 static uint64_t kctl__etcd_seed(void) {
@@ -3296,7 +3296,7 @@ static void kctl__kube_destroy(void *self) {
 
 static const kctl_transport_vtable kctl__kube_vt = {
     kctl__kube_list, kctl__kube_watch_open, kctl__kube_watch_next, kctl__kube_watch_close, kctl__kube_get,
-    kctl__kube_create, kctl__kube_update, kctl__kube_update_status, kctl__kube_patch, kctl__kube_remove, kctl__kube_destroy
+    kctl__kube_create, kctl__kube_update, kctl__kube_update_status, kctl__kube_patch, kctl__kube_remove, kctl__kube_destroy, NULL
 };
 
 KCTL_API int kctl_kube_create(const kctl_kube_desc *desc, kctl_transport *out) {

@@ -567,7 +567,7 @@ static void ds_destroy(void *self) {
 
 static const kctl_transport_vtable ds_vtable = {
     ds_list, ds_watch_open, ds_watch_next, ds_watch_close, ds_get,
-    ds_create, ds_update, ds_update_status, NULL /* patch: kctl_transport_patch reads, merges, updates */, ds_remove, ds_destroy
+    ds_create, ds_update, ds_update_status, NULL /* patch: kctl_transport_patch reads, merges, updates */, ds_remove, ds_destroy, NULL
 };
 
 /* The constructor: a store over dir (which must exist) for one resource. */

@@ -30,7 +30,15 @@
                       [--etcd URL[,URL...] [--prefix P] [--user U --password P]
                        [--cacert FILE] [--cert FILE --key FILE] [--insecure]]
                       [--kube [KUBECONFIG] [--context NAME] | --in-cluster]
-           (or EDGE_AGENT_SECONDS and EDGE_AGENT_STATE in the environment)
+                      [--step]
+           (or EDGE_AGENT_SECONDS, EDGE_AGENT_STATE and EDGE_AGENT_STEP=1
+           in the environment)
+
+    With --step the manager is not started: the main thread drives it with
+    kctl_manager_step, the firmware way, and sleeps until the deadline the
+    step returns. The store's writes wake it early through a pipe (the
+    manager's wake-up writes a byte; pselect waits on it and on the
+    signals), so an idle agent wakes only when something is due.
 
     With --etcd the desired state lives in an etcd cluster instead of the
     embedded store (kctl_http_curl.h; the Makefile builds that in when
@@ -62,6 +70,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/select.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -442,6 +452,63 @@ static int load_desired(const char *dir) {
     return n;
 }
 
+/* ------------------------------------------------------------ step mode */
+
+/* The single-threaded loop: step, then sleep until the deadline or a
+   wake-up (a byte in the pipe) or a signal (SIGINT, SIGTERM: unblocked only
+   inside pselect). The manager's wake-up may come from any thread (the
+   operator's writes): it only writes a byte. */
+static int step_pipe[2] = { -1, -1 };
+static volatile sig_atomic_t step_signal;
+static uint64_t step_count;
+
+static void step_on_signal(int sig) { step_signal = sig; }
+
+static void step_wake(void *ud) {
+    char c = 1;
+    (void)ud;
+    if (write(step_pipe[1], &c, 1) < 0) { /* full: a wake-up is pending anyway */ }
+}
+
+static int step_setup(void) {
+    int i;
+    if (pipe(step_pipe) != 0) return -1;
+    for (i = 0; i < 2; i++) fcntl(step_pipe[i], F_SETFL, fcntl(step_pipe[i], F_GETFL) | O_NONBLOCK);
+    return 0;
+}
+
+static int run_stepped(kctl_manager *m, const sigset_t *waiting_mask) {
+    struct sigaction sa;
+    int rc = KCTL_OK, stop_rc;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = step_on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    while (!step_signal) {
+        uint64_t dl = UINT64_MAX, now;
+        struct timespec ts, *tp = NULL;
+        fd_set rd;
+        char buf[64];
+        rc = kctl_manager_step(m, 64, &dl);
+        step_count++;
+        if (rc != KCTL_OK) break; /* SHUTDOWN: the lease was lost */
+        now = kctl_clock_now(NULL);
+        if (dl != UINT64_MAX) {
+            uint64_t wait = dl > now ? dl - now : 0;
+            ts.tv_sec = (time_t)(wait / 1000000000u);
+            ts.tv_nsec = (long)(wait % 1000000000u);
+            tp = &ts;
+        }
+        FD_ZERO(&rd);
+        FD_SET(step_pipe[0], &rd);
+        if (pselect(step_pipe[0] + 1, &rd, NULL, NULL, tp, waiting_mask) > 0)
+            while (read(step_pipe[0], buf, sizeof buf) > 0) {} /* drained before the next step reads the store */
+    }
+    stop_rc = kctl_manager_stop(m);
+    return rc == KCTL_OK ? stop_rc : rc;
+}
+
 int main(int argc, char **argv) {
     const char *state;
     char store_path[600];
@@ -460,7 +527,8 @@ int main(int argc, char **argv) {
     const char *env_seconds = getenv("EDGE_AGENT_SECONDS"), *env_state = getenv("EDGE_AGENT_STATE");
     const char *pos[2] = { NULL, NULL }, *etcd = NULL, *prefix = NULL, *user = NULL, *password = NULL;
     const char *cacert = NULL, *cert = NULL, *key = NULL, *kubeconfig = NULL, *context = NULL;
-    bool insecure = false, kube = false, in_cluster = false;
+    bool insecure = false, kube = false, in_cluster = false, step = false;
+    const char *env_step = getenv("EDGE_AGENT_STEP");
     int i, npos = 0;
     char where[700];
 
@@ -476,6 +544,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--context") == 0) opt = &context;
         else if (strcmp(argv[i], "--insecure") == 0) { insecure = true; continue; }
         else if (strcmp(argv[i], "--in-cluster") == 0) { in_cluster = true; continue; }
+        else if (strcmp(argv[i], "--step") == 0) { step = true; continue; }
         else if (strcmp(argv[i], "--kube") == 0) { /* the kubeconfig may follow */
             kube = true;
             if (i + 1 < argc && argv[i + 1][0] != '-') kubeconfig = argv[++i];
@@ -495,7 +564,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: edge_agent [seconds (10)] [state-dir (build/edge-agent)]\n"
                         "                  [--etcd URL[,URL...] [--prefix P] [--user U --password P]\n"
                         "                   [--cacert FILE] [--cert FILE --key FILE] [--insecure]]\n"
-                        "                  [--kube [KUBECONFIG] [--context NAME] | --in-cluster]\n");
+                        "                  [--kube [KUBECONFIG] [--context NAME] | --in-cluster] [--step]\n");
         return 2;
     }
     g.clock = kctl_clock_monotonic();
@@ -570,6 +639,12 @@ int main(int argc, char **argv) {
 
     memset(&mgd, 0, sizeof mgd);
     mgd.transport = g.t;
+    if (env_step && strcmp(env_step, "1") == 0) step = true;
+    if (step && step_setup() != 0) {
+        fprintf(stderr, "edge_agent: pipe: %s\n", strerror(errno));
+        return 1;
+    }
+    if (step) mgd.wake.fn = step_wake; /* a write to a watched resource ends the sleep */
     if ((rc = kctl_manager_create(&mgd, &m)) != KCTL_OK || (rc = kctl_manager_informer(m, &dc_res, NULL, NULL, &inf)) != KCTL_OK) {
         fprintf(stderr, "edge_agent: %s\n", kctl_strerror(rc));
         return 1;
@@ -595,7 +670,8 @@ int main(int argc, char **argv) {
     pthread_create(&op, NULL, operator_main, NULL);
     if (g.seconds > 0) say("agent: running for %.1f s (Ctrl-C stops it sooner)", g.seconds);
     else say("agent: running until SIGTERM or Ctrl-C");
-    rc = kctl_manager_run_until_signal(m);
+    if (step) say("agent: single-threaded: kctl_manager_step, sleeping until each deadline");
+    rc = step ? run_stepped(m, &old) : kctl_manager_run_until_signal(m);
     __atomic_store_n(&g.stop, true, __ATOMIC_RELAXED);
     say("agent: stopped (%s)", kctl_strerror(rc));
     pthread_join(op, NULL);
@@ -612,9 +688,14 @@ int main(int argc, char **argv) {
            (unsigned long long)cs.terminal, get(&g.files_written),
            get(&g.files_removed), get(&g.retries), get(&g.status_written), get(&g.status_skipped),
            store_revision(), where);
+    if (step) printf("  steps                 %llu (wake-ups of the single-threaded loop)\n", (unsigned long long)step_count);
     ok = converged();
     printf("  converged             %s\n", ok ? "yes: the device equals the desired state" : "NO");
     kctl_manager_destroy(m);
+    if (step) {
+        close(step_pipe[0]);
+        close(step_pipe[1]);
+    }
     if (g.store) kctl_memstore_destroy(g.store);
     else kctl_transport_destroy(&g.t);
     return rc == KCTL_OK && ok ? 0 : 1;

@@ -48,7 +48,7 @@ static int l_status(void *s, const kctl_resource *r, const char *j, size_t n, kc
 static int l_remove(void *s, const kctl_resource *r, const char *n, const kctl_delete_opts *o, kctl_obj **out, kctl_api_status *st) {
     uplink *l = (uplink *)s; UPLINK_FWD(remove(l->store.self, r, n, o, out, st));
 }
-static const kctl_transport_vtable link_vt = { l_list, l_open, l_next, l_close, l_get, l_create, l_update, l_status, NULL, l_remove, NULL };
+static const kctl_transport_vtable link_vt = { l_list, l_open, l_next, l_close, l_get, l_create, l_update, l_status, NULL, l_remove, NULL, NULL };
 
 /* ---- the agent */
 typedef struct agent {

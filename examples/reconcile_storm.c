@@ -156,7 +156,7 @@ static int st_remove(void *self, const kctl_resource *r, const char *name, const
     return storm_count(kctl_transport_remove(&S.store, r, name, opts, out, st));
 }
 static const kctl_transport_vtable storm_counting = {
-    st_list, st_watch_open, st_watch_next, st_watch_close, st_get, st_create, st_update, st_update_status, st_patch, st_remove, NULL
+    st_list, st_watch_open, st_watch_next, st_watch_close, st_get, st_create, st_update, st_update_status, st_patch, st_remove, NULL, NULL
 };
 
 /* ---- the reconcile: report the cluster connected; the store says IO */
@@ -423,7 +423,7 @@ static int ft_remove(void *self, const kctl_resource *r, const char *name, const
     return fleet_request(st) ? kctl_transport_remove(&F.store, r, name, opts, out, st) : KCTL_ERR_IO;
 }
 static const kctl_transport_vtable fleet_network = {
-    ft_list, ft_watch_open, ft_watch_next, ft_watch_close, ft_get, ft_create, ft_update, ft_update_status, ft_patch, ft_remove, NULL
+    ft_list, ft_watch_open, ft_watch_next, ft_watch_close, ft_get, ft_create, ft_update, ft_update_status, ft_patch, ft_remove, NULL, NULL
 };
 
 /* The agent's reconcile: report a heartbeat in the status, every minute. */

@@ -191,6 +191,7 @@ void kt_suite_informer(void);
 void kt_suite_controller(void);
 void kt_suite_offline(void);
 void kt_suite_manager(void);
+void kt_suite_step(void);
 void kt_suite_leader(void);
 void kt_suite_e2e(void);
 void kt_suite_review(void);

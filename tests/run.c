@@ -20,6 +20,7 @@ int main(void) {
     kt_suite_controller();
     kt_suite_offline();
     kt_suite_manager();
+    kt_suite_step();
     kt_suite_leader();
     kt_suite_e2e();
     kt_suite_review();

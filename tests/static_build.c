@@ -20,6 +20,7 @@
 #include "test_manager.c"
 #include "test_leader.c"
 #include "test_e2e.c"
+#include "test_step.c"
 #include "test_review.c"
 #include "test_contract.c"
 #include "test_edge.c"

@@ -1,6 +1,9 @@
 /* test_e2e.c - the whole loop: memstore -> informer -> controller ->
    reconcile -> writes back to the store, on one thread and the virtual
-   clock (kctl_informer_step, kctl_controller_step), with faults. */
+   clock (kctl_informer_step, kctl_controller_step), with faults. The te_step_
+   variants run the same tests through a manager driven by
+   kctl_manager_step, sleeping (moving the clock) exactly to the deadline
+   it returns unless its wake-up was called, as a firmware loop does. */
 #include "kt.h"
 #include <stdlib.h>
 
@@ -14,6 +17,9 @@ typedef struct te_env {
     kctl_informer *inf;
     kctl_controller *c;
     kctl_transport t;
+    kctl_manager *m; /* step mode: owns inf and c */
+    uint64_t dl;     /* step mode: the last step's next deadline */
+    int wakes;       /* step mode: the wake-up's calls */
     int reconciles, writes, conflicts, gone_calls;
     /* the "world" the convergence reconcile keeps equal to spec.value */
     bool present[TE_N];
@@ -98,32 +104,54 @@ static kctl_reconcile_result te_rec_world(const kctl_reconcile_ctx *ctx) {
     return te_status(e, ctx, st);
 }
 
+/* Step mode: the tests below go through kctl_manager_step. */
+static bool te_stepping;
+
+static void te_wake(void *ud) { ((te_env *)ud)->wakes++; }
+
 static int te_open(te_env *e, kctl_reconcile_fn fn, const kctl_predicate *pred) {
     kctl_memstore_desc md;
     kctl_informer_desc d;
     kctl_controller_desc cd;
+    kctl_manager_desc gd;
     memset(e, 0, sizeof *e);
     kctl_vclock_init(&e->vc, KCTL_SEC(1));
     memset(&md, 0, sizeof md);
     md.clock = kctl_vclock_clock(&e->vc);
     if (kctl_memstore_create(&md, &e->ms) != KCTL_OK) return 0;
     e->t = kctl_memstore_transport(e->ms);
-    memset(&d, 0, sizeof d);
-    d.transport = e->t;
-    d.resource = te_cm;
-    d.clock = kctl_vclock_clock(&e->vc);
-    if (kctl_informer_create(&d, &e->inf) != KCTL_OK) return 0;
     memset(&cd, 0, sizeof cd);
-    cd.primary = e->inf;
     cd.predicate = pred;
     cd.transport = e->t;
     cd.reconcile = fn;
     cd.user_data = e;
     cd.clock = kctl_vclock_clock(&e->vc);
+    if (te_stepping) {
+        memset(&gd, 0, sizeof gd);
+        gd.transport = e->t;
+        gd.clock = kctl_vclock_clock(&e->vc);
+        gd.wake.fn = te_wake;
+        gd.wake.user_data = e;
+        if (kctl_manager_create(&gd, &e->m) != KCTL_OK) return 0;
+        if (kctl_manager_informer(e->m, &te_cm, NULL, NULL, &e->inf) != KCTL_OK) return 0;
+        cd.primary = e->inf;
+        return kctl_manager_add_controller(e->m, &cd, &e->c) == KCTL_OK;
+    }
+    memset(&d, 0, sizeof d);
+    d.transport = e->t;
+    d.resource = te_cm;
+    d.clock = kctl_vclock_clock(&e->vc);
+    if (kctl_informer_create(&d, &e->inf) != KCTL_OK) return 0;
+    cd.primary = e->inf;
     return kctl_controller_create(&cd, &e->c) == KCTL_OK;
 }
 
 static void te_close(te_env *e) {
+    if (e->m) {
+        kctl_manager_destroy(e->m);
+        e->inf = NULL;
+        e->c = NULL;
+    }
     kctl_informer_destroy(e->inf); /* informers first: the controller's handlers are on them */
     kctl_controller_destroy(e->c);
     kctl_memstore_destroy(e->ms);
@@ -140,6 +168,11 @@ static void te_put(te_env *e, const char *name, const char *spec) {
    the controller reconciles what is ready. Returns the reconciles done. */
 static size_t te_round(te_env *e, size_t max) {
     size_t n = 0;
+    if (e->m) { /* step mode: the manager's step does both */
+        int before = e->reconciles;
+        KT_EQ_INT(kctl_manager_step(e->m, max, &e->dl), KCTL_OK);
+        return (size_t)(e->reconciles - before);
+    }
     kctl_informer_step(e->inf, 0, NULL);
     kctl_controller_step(e->c, max, &n);
     return n;
@@ -159,7 +192,18 @@ static bool te_quiet(te_env *e) {
    work (reflector and queue backoffs). The rounds taken, or -1. */
 static int te_drain(te_env *e, int max_rounds) {
     int i;
-    for (i = 0; i < max_rounds; i++) {
+    for (i = 0; i < max_rounds && e->m; i++) { /* step mode: sleep to the deadline, unless woken */
+        kctl_clock c = kctl_vclock_clock(&e->vc);
+        int wakes0 = e->wakes;
+        uint64_t now;
+        size_t n = te_round(e, 1000);
+        if (n == 0 && te_quiet(e)) return i;
+        if (e->wakes != wakes0) continue; /* a write during the step: the semaphore was posted */
+        now = kctl_clock_now(&c);
+        if (e->dl == UINT64_MAX) return -1; /* not quiet, and nothing due: it would sleep forever */
+        if (e->dl > now) kctl_vclock_advance(&e->vc, e->dl - now);
+    }
+    for (i = 0; i < max_rounds && !e->m; i++) {
         size_t n = te_round(e, 1000);
         if (n == 0 && te_quiet(e)) return i;
         if (n == 0) kctl_vclock_advance(&e->vc, KCTL_SEC(1));
@@ -294,8 +338,14 @@ static void te_converges_under_faults(void) {
         default: break; /* no edit this time */
         }
         /* the loop runs a little, and time passes */
-        if (te_rand(2)) kctl_informer_step(e.inf, 0, NULL);
-        if (te_rand(2)) kctl_controller_step(e.c, 1 + te_rand(4), NULL);
+        if (e.m) { /* step mode: the same draws; a manager step where the informer stepped */
+            bool intake = te_rand(2) != 0;
+            size_t budget = te_rand(2) ? 1 + te_rand(4) : 0;
+            if (intake) KT_EQ_INT(kctl_manager_step(e.m, budget, NULL), KCTL_OK);
+        } else {
+            if (te_rand(2)) kctl_informer_step(e.inf, 0, NULL);
+            if (te_rand(2)) kctl_controller_step(e.c, 1 + te_rand(4), NULL);
+        }
         kctl_vclock_advance(&e.vc, KCTL_MS(te_rand(3000)));
     }
     /* the last faults, left for the drain: deletes hidden by a compaction
@@ -473,11 +523,91 @@ static void te_manager_start_nomem(void) {
 #endif
 }
 
+/* 4. The reconcile storm (examples/reconcile_storm.c), stepped: 200
+   objects whose status writes all fail, for 300 virtual seconds. A
+   reconcile that drops the error for "requeue after 5 s" retries all 200
+   every 5 s, to the nanosecond (the loop sleeps exactly to the queue's
+   next ready time); one that returns the error is held by the default
+   limiter's 10/s bucket once its burst is spent. */
+#define TE_STORM_N 200
+#define TE_STORM_S 300
+static bool te_storm_fix;
+static uint32_t te_storm_sec[TE_STORM_S];
+static kctl_reconcile_result te_rec_storm(const kctl_reconcile_ctx *ctx) {
+    te_env *e = (te_env *)ctx->user_data;
+    kctl_clock c = kctl_vclock_clock(&e->vc);
+    uint64_t sec = (kctl_clock_now(&c) - KCTL_SEC(1)) / KCTL_SEC(1);
+    kctl_reconcile_result r;
+    int rc;
+    memset(&r, 0, sizeof r);
+    e->reconciles++;
+    if (sec < TE_STORM_S) te_storm_sec[sec]++;
+    if (!ctx->obj) return r;
+    rc = kctl_status_update(&ctx->transport, &te_cm, ctx->obj, "{\"phase\":\"Connected\"}", KCTL_NTS, NULL, NULL, NULL);
+    if (rc == KCTL_OK) return r;
+    if (te_storm_fix) r.error = rc;
+    else r.requeue_after_ns = KCTL_SEC(5);
+    return r;
+}
+
+static void te_storm_run(bool fix, uint32_t *late_total, uint32_t *late_peak, uint32_t *steps) {
+    te_env e;
+    kctl_clock c;
+    int k;
+    *late_total = *late_peak = *steps = 0;
+    te_storm_fix = fix;
+    memset(te_storm_sec, 0, sizeof te_storm_sec);
+    if (!te_open(&e, te_rec_storm, NULL)) return;
+    c = kctl_vclock_clock(&e.vc);
+    for (k = 0; k < TE_STORM_N; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "o%03d", k);
+        te_put(&e, name, "{}");
+    }
+    kctl_memstore_fail_next(e.ms, KCTL_VERB_UPDATE_STATUS, UINT32_MAX, KCTL_ERR_IO);
+    while (kctl_clock_now(&c) < KCTL_SEC(1) + KCTL_SEC(TE_STORM_S)) {
+        uint64_t now;
+        te_round(&e, 1000);
+        (*steps)++;
+        now = kctl_clock_now(&c);
+        if (e.dl == UINT64_MAX) break;
+        if (e.dl > now) kctl_vclock_advance(&e.vc, e.dl - now);
+    }
+    for (k = 60; k < TE_STORM_S; k++) {
+        *late_total += te_storm_sec[k];
+        if (te_storm_sec[k] > *late_peak) *late_peak = te_storm_sec[k];
+    }
+    te_close(&e);
+}
+
+static void te_storm(void) { /* step mode only: the loop sleeps to e.dl */
+    uint32_t a_total, a_peak, a_steps, b_total, b_peak, b_steps;
+    (void)b_steps;
+    te_storm_run(false, &a_total, &a_peak, &a_steps);
+    te_storm_run(true, &b_total, &b_peak, &b_steps);
+    KT_EQ_U64(a_total, TE_STORM_N * (TE_STORM_S - 60) / 5); /* all 200, every 5 s */
+    KT_EQ_U64(a_peak, TE_STORM_N);                           /* in lock-step */
+    KT_CHECK(b_peak <= 10);                                   /* the bucket: 10/s */
+    KT_CHECK(b_total > 0 && b_total <= 10 * (TE_STORM_S - 60) + 10);
+    KT_CHECK(a_steps <= TE_STORM_S / 5 + 2); /* A sleeps 5 s between its bursts: no wake-up between */
+}
+
+static void te_step_status_settles(void) { te_stepping = true; te_status_settles(); te_stepping = false; }
+static void te_step_status_loops(void) { te_stepping = true; te_status_loops(); te_stepping = false; }
+static void te_step_status_loop_filtered(void) { te_stepping = true; te_status_loop_filtered(); te_stepping = false; }
+static void te_step_converges_under_faults(void) { te_stepping = true; te_converges_under_faults(); te_stepping = false; }
+static void te_step_storm(void) { te_stepping = true; te_storm(); te_stepping = false; }
+
 void kt_suite_e2e(void) {
     KT_RUN(te_status_settles);
     KT_RUN(te_status_loops);
     KT_RUN(te_status_loop_filtered);
     KT_RUN(te_converges_under_faults);
+    KT_RUN(te_step_status_settles);
+    KT_RUN(te_step_status_loops);
+    KT_RUN(te_step_status_loop_filtered);
+    KT_RUN(te_step_converges_under_faults);
+    KT_RUN(te_step_storm);
     KT_RUN(te_deletes_during_relist);
     KT_RUN(te_manager_start_nomem);
 }

@@ -65,7 +65,7 @@ static int ed_remove(void *s, const kctl_resource *res, const char *name, const 
     return g->inner.vt->remove(g->inner.self, res, name, o, out, st);
 }
 static const kctl_transport_vtable ed_gate_vt = { ed_list, ed_wopen, ed_wnext, ed_wclose, ed_get, ed_create, ed_update,
-                                                  ed_ustatus, NULL, ed_remove, NULL };
+                                                  ed_ustatus, NULL, ed_remove, NULL, NULL };
 
 static kctl_transport ed_gate_transport(ed_gate *g, kctl_memstore *ms) {
     kctl_transport t;

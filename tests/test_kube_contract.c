@@ -379,7 +379,7 @@ static int kcc_remove(void *self, const kctl_resource *res, const char *name, co
 }
 
 static const kctl_transport_vtable kcc_wrap_vt = {
-    kcc_list, kcc_watch_open, kcc_watch_next, kcc_watch_close, kcc_get, kcc_create, kcc_update, kcc_update_status, kcc_patch, kcc_remove, NULL
+    kcc_list, kcc_watch_open, kcc_watch_next, kcc_watch_close, kcc_get, kcc_create, kcc_update, kcc_update_status, kcc_patch, kcc_remove, NULL, NULL
 };
 
 /* Delete what carries the label (finalizers cleared first); false if

@@ -155,7 +155,7 @@ static int kkf_gate_remove(void *self, const kctl_resource *res, const char *nam
 }
 static const kctl_transport_vtable kkf_gate_vt = {
     kkf_gate_list, kkf_gate_watch_open, kkf_gate_watch_next, kkf_gate_watch_close, kkf_gate_get, kkf_gate_create,
-    kkf_gate_update, kkf_gate_update_status, kkf_gate_patch, kkf_gate_remove, NULL
+    kkf_gate_update, kkf_gate_update_status, kkf_gate_patch, kkf_gate_remove, NULL, NULL
 };
 
 /* ---- failures */
