@@ -688,13 +688,15 @@ static void ed_rep_rate_limited(void) {
     kctl_reported *r;
     kctl_reported_stats st;
     uint64_t next = 0;
+    double last = 0; /* the value set last, rounded to a double (no x87 excess precision: i386) */
     int i;
     kctl_vclock_init(&vc, KCTL_SEC(1));
     clk = kctl_vclock_clock(&vc);
     if (!(ms = ed_dev_store(&vc))) return;
     r = ed_reported(ed_gate_transport(&g, ms), 2);
     for (i = 0; i < 1000; i++) {
-        KT_EQ_INT(kctl_reported_set_double(r, "temperature", 20.0 + i / 100.0), KCTL_OK);
+        last = 20.0 + i / 100.0;
+        KT_EQ_INT(kctl_reported_set_double(r, "temperature", last), KCTL_OK);
         KT_EQ_INT(kctl_reported_step(r, kctl_clock_now(&clk), &next), KCTL_OK);
         KT_CHECK(next > kctl_clock_now(&clk) || !kctl_reported_pending(r));
         kctl_vclock_advance(&vc, KCTL_MS(10));
@@ -704,7 +706,7 @@ static void ed_rep_rate_limited(void) {
     ed_drain(r, &vc);
     KT_CHECK(!kctl_reported_pending(r));
     KT_CHECK(g.status_writes <= 22);
-    KT_CHECK(ed_status_double(ms, "status.temperature") == 20.0 + 999 / 100.0); /* the final value */
+    KT_CHECK(ed_status_double(ms, "status.temperature") == last); /* the final value */
     KT_CHECK(ed_status_double(ms, "status.phase") == -1); /* a string: not read as a double... */
     {
         kctl_obj *o = NULL;
