@@ -321,14 +321,18 @@
         always          memcpy memmove memset memcmp memchr strlen strcmp
                         strncmp strchr strrchr; malloc and free only as the
                         defaults of KCTL_MALLOC / KCTL_FREE (an allocator
-                        hook or your own macros replace them)
-        the POSIX port  clock_gettime nanosleep errno; with threads the
+                        hook or your own macros replace them); abort in
+                        debug builds only (without NDEBUG: an internal
+                        invariant of the memstore's write path broken)
+        the POSIX port  clock_gettime nanosleep errno, sysconf (and
+                        sched_getaffinity with _GNU_SOURCE: how many CPUs
+                        may spin); with threads the
                         pthread mutex, condition variable (and condattr),
                         create/join (and attr for the stack size),
                         sched_yield, and for kctl_manager_run_until_signal
                         pthread_sigmask sigemptyset sigaddset sigtimedwait;
                         unless KCTL_NO_FILES, open close read write fstat
-                        lstat fsync readlink rename unlink
+                        lstat fsync ftruncate readlink rename unlink
     (a port of your own, KCTL_PORT_CUSTOM, replaces the POSIX port's calls
     with yours.) Numbers are kctl's own: integers are formatted and parsed
     without printf or strtol; messages go through a small snprintf of
@@ -367,6 +371,8 @@
         KCTL_PORT_SLEEP_NS(ns)      block the caller (default: wait on the
                                     clock); used only with threads
         KCTL_PORT_YIELD()           let another thread run (default: nothing)
+        KCTL_PORT_CPUS()            the CPUs kctl's threads may run on (default:
+                                    1, so waiters never spin)
     With threads (not under KCTL_NO_THREADS, which needs only the clock):
         KCTL_PORT_MUTEX             a type; _INIT(m) 0 when done; _DEINIT(m),
                                     _LOCK(m), _UNLOCK(m) (m: a pointer)
@@ -3511,6 +3517,13 @@ static uint64_t kctl__deadline(uint64_t rel_ns) {
    system headers declare it (Linux with _GNU_SOURCE), else the CPUs online.
    Asked when a lock or a queue is made, never on a hot path. */
 static int kctl__cpus_usable(void) {
+#if defined(KCTL_PORT_CUSTOM)
+#ifdef KCTL_PORT_CPUS
+    return KCTL_PORT_CPUS(); /* a port's count of the CPUs kctl's threads may run on */
+#else
+    return 1; /* not known: no spinning */
+#endif
+#else
 #if defined(__linux__) && defined(CPU_COUNT)
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
@@ -3522,6 +3535,7 @@ static int kctl__cpus_usable(void) {
     }
 #endif
     return 1;
+#endif
 }
 
 #ifdef KCTL__HINTS
@@ -3578,10 +3592,8 @@ static void kctl__spin_end(kctl__spin *s, bool paid) {
 /* Real time for spins, whatever clock the object runs on (a virtual one
    would never end a spin). */
 static uint64_t kctl__spin_clock(void *unused) {
-    struct timespec ts;
     (void)unused;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+    return KCTL_PORT_NOW_NS();
 }
 
 /* Spin until *word is no longer seen or budget_ns have passed on now_fn's
@@ -10760,6 +10772,21 @@ KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t
 }
 KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) { (void)ms; (void)n; }
 KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns) { (void)ms; (void)latency_ns; }
+KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *out) {
+    (void)ms;
+    if (out) memset(out, 0, sizeof *out);
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_memstore_read_persist_stats(kctl_memstore *ms, kctl_memstore_persist_stats *out) {
+    (void)ms;
+    if (out) memset(out, 0, sizeof *out);
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API kctl_fs kctl_fs_posix(void) { /* the memstore's file layer: none here */
+    kctl_fs fs;
+    memset(&fs, 0, sizeof fs);
+    return fs;
+}
 #else
 /* Objects in one map keyed "group/resource|namespace/name"; events in a
    ring of the last `history` writes, in revision order. */
@@ -12184,7 +12211,7 @@ static int kctl__jnl_append(kctl_memstore *ms, uint64_t rev, const kctl__mspendi
         return KCTL_ERR_INVALID_ARG;
     }
     if (o) doc = kctl_obj_json(o, &dlen);
-    hl = (size_t)snprintf(head, sizeof head, "%c %llu %llu %s\n", o ? 'P' : 'D', (unsigned long long)rev, (unsigned long long)p->seq, key);
+    hl = (size_t)kctl__fmt(head, sizeof head, "%c %llu %llu %s\n", o ? 'P' : 'D', (unsigned long long)rev, (unsigned long long)p->seq, key);
     if (hl >= sizeof head || dlen > KCTL__JNL_MAX - hl) return KCTL_ERR_TOO_LARGE;
     plen = (uint32_t)(hl + dlen);
     for (i = 0; i < 4; i++) frame[i] = (unsigned char)(plen >> (8 * i));
@@ -13085,7 +13112,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
 static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const char *rv) {
     int rc = kctl_fifo_replace(r->fifo, objs, n);
     if (rc != KCTL_OK) return rc;
-    snprintf(r->rv, sizeof r->rv, "%s", rv);
+    kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
     r->listed = true;
     r->state = KCTL__RF_OPEN;
     if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
@@ -13820,7 +13847,7 @@ static int kctl__ckpt_save(kctl_informer *inf) {
     }
     ck->stats.saves++;
     ck->stats.last_save_error = KCTL_OK;
-    snprintf(ck->saved_rv, sizeof ck->saved_rv, "%s", inf->r->rv);
+    kctl__fmt(ck->saved_rv, sizeof ck->saved_rv, "%s", inf->r->rv);
     ck->events_at_save = kctl__ckpt_events(inf->r);
     ck->lists_at_save = inf->r->stats.lists;
     return KCTL_OK;
@@ -13913,8 +13940,8 @@ KCTL_API int kctl_informer_set_checkpoint(kctl_informer *inf, const kctl_checkpo
     if (rc != KCTL_OK) goto done;
     if ((rc = kctl__rf_resume(r, objs, count, rv)) == KCTL_OK) {
         ck->stats.loaded = count;
-        snprintf(ck->stats.loaded_rv, sizeof ck->stats.loaded_rv, "%s", rv);
-        snprintf(ck->saved_rv, sizeof ck->saved_rv, "%s", rv); /* what the file holds already */
+        kctl__fmt(ck->stats.loaded_rv, sizeof ck->stats.loaded_rv, "%s", rv);
+        kctl__fmt(ck->saved_rv, sizeof ck->saved_rv, "%s", rv); /* what the file holds already */
     }
     for (i = 0; i < count; i++) kctl_obj_unref(objs[i]);
     kctl__free(&inf->allocator, objs);
@@ -14187,8 +14214,8 @@ KCTL_API kctl_limiter *kctl_limiter_bucket_with(const kctl_clock *clock, double 
     return l;
 }
 #else
-KCTL_API kctl_limiter *kctl_limiter_bucket(const kctl_clock *clock, double per_second, uint32_t burst) {
-    (void)clock; (void)per_second; (void)burst;
+KCTL_API kctl_limiter *kctl_limiter_bucket_with(const kctl_clock *clock, double per_second, uint32_t burst, const kctl_allocator *a) {
+    (void)clock; (void)per_second; (void)burst; (void)a;
     return NULL; /* no floating point here: kctl_limiter_bucket_rate */
 }
 #endif

@@ -220,6 +220,7 @@ void kt_suite_budget(void);
 #define kctl_json_value_get_double(f, p, o) kt_need(kctl_json_value_get_double((f), (p), (o)), "KCTL_NO_JSON_DOUBLE")
 #define kctl_obj_get_double(ob, p, o) kt_need(kctl_obj_get_double((ob), (p), (o)), "KCTL_NO_JSON_DOUBLE")
 #define kctl_jw_double(w, v) ((void)(w), (void)(v), kt_skip_now("KCTL_NO_JSON_DOUBLE: kctl_jw_double"))
+#define kctl_reported_set_double(r, f, v) kt_need(kctl_reported_set_double((r), (f), (v)), "KCTL_NO_JSON_DOUBLE")
 #endif
 #ifdef KCTL_NO_FLOAT
 #define kctl_limiter_bucket(c, q, b) ((void)(c), (void)(q), (void)(b), kt_skip_now("KCTL_NO_FLOAT: kctl_limiter_bucket"), (kctl_limiter *)0)

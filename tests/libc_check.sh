@@ -8,15 +8,15 @@
 CC=${1:-gcc}
 DIR=${2:-build}
 # kctl.h, LIBC: memory and strings; malloc and free only as KCTL_MALLOC and
-# KCTL_FREE's defaults; then the POSIX port (clock, sleep, errno; threads;
+# KCTL_FREE's defaults; abort in debug builds only; then the POSIX port (clock, sleep, errno; threads;
 # the manager's signals; files, unless KCTL_NO_FILES).
-CORE="malloc free memcpy memmove memset memcmp memchr strlen strcmp strncmp strchr strrchr"
-PORT="clock_gettime nanosleep __errno_location errno"
+CORE="abort malloc free memcpy memmove memset memcmp memchr strlen strcmp strncmp strchr strrchr"
+PORT="clock_gettime nanosleep __errno_location errno sysconf sched_getaffinity __sched_cpucount"
 THREADS="pthread_create pthread_join pthread_attr_init pthread_attr_destroy pthread_attr_setstacksize pthread_mutex_init pthread_mutex_destroy pthread_mutex_lock pthread_mutex_unlock
  pthread_cond_init pthread_cond_destroy pthread_cond_wait pthread_cond_timedwait pthread_cond_signal pthread_cond_broadcast
  pthread_condattr_init pthread_condattr_destroy pthread_condattr_setclock sched_yield
  pthread_sigmask sigemptyset sigaddset sigtimedwait"
-FILES="open close read write fstat lstat fsync readlink rename unlink"
+FILES="open close read write fstat lstat fsync ftruncate readlink rename unlink"
 # what a compiler may call on its own (stack protector, libgcc)
 CCRT="__stack_chk_fail __stack_chk_guard"
 status=0

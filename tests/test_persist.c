@@ -1571,6 +1571,7 @@ static void tp_journal_real_kills(void) {
     char dir[256], path[320];
     int round, next = 0, failures = 0, rounds = 60, kept = 0, model[7] = { -1, -1, -1, -1, -1, -1, -1 };
     unsigned seed = 12345;
+    KT_NEED_MEMSTORE(); /* the children need it */
     if (!tp_mkdtemp(dir, sizeof dir)) return;
     snprintf(path, sizeof path, "%s/store.db", dir);
     for (round = 0; round < rounds && failures < 3; round++) {
