@@ -717,7 +717,7 @@ int main(int argc, char **argv)
            (unsigned long long)fifo_pops[BENCH_RUNS / 2], (unsigned long long)fifo_pops[0],
            (unsigned long long)fifo_pops[1], (unsigned long long)fifo_pops[2]);
 
-    bench_loadavg(la, sizeof la);
+    bench_loadavg_text(la, sizeof la);
     printf("conditions at the end: load average %s\n", la);
     printf("\nreference measured by issue 11's author on 2026-11 (client-go v0.26.15, Go 1.19, GOMAXPROCS=2), "
            "not in this run and not on this machine's present load; for orientation only, no verdict:\n"

@@ -6,7 +6,7 @@
 #define KCTL_BENCH_CONDITIONS_H
 
 /* The 1-, 5- and 15-minute load averages ("?" without /proc/loadavg) into buf. */
-static void bench_loadavg(char *buf, size_t cap)
+static void bench_loadavg_text(char *buf, size_t cap)
 {
     FILE *f = fopen("/proc/loadavg", "r");
     double l1, l5, l15;
@@ -41,7 +41,7 @@ static void bench_conditions(void)
     unsigned long long b0, t0, b1, t1;
     struct timespec half = { 0, 500000000L };
     char la[64];
-    bench_loadavg(la, sizeof la);
+    bench_loadavg_text(la, sizeof la);
     printf("conditions: %ld CPUs online; load average at the start %s; ", sysconf(_SC_NPROCESSORS_ONLN), la);
     if (bench_cpu_jiffies(&b0, &t0)) {
         nanosleep(&half, NULL);

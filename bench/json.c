@@ -233,7 +233,7 @@ int main(int argc, char **argv) {
     }
     {
         char la[64];
-        bench_loadavg(la, sizeof la);
+        bench_loadavg_text(la, sizeof la);
         printf("conditions at the end: load average %s\n", la);
     }
     printf("bench time %.1f s\n", bench_seconds(t_start, kctl_clock_now(NULL)));
