@@ -72,6 +72,7 @@ static void agent_start(agent *a, kctl_transport t, kctl_clock clk, const char *
     id.transport = t;
     id.resource = devices;
     id.clock = clk;
+    id.seed = 1; /* the relist backoff's jitter: a fixed seed, so this run repeats (a fleet gives each device its own) */
     kctl_informer_create(&id, &a->inf);
     memset(&cd, 0, sizeof cd);
     cd.primary = a->inf;
@@ -161,7 +162,7 @@ int main(void) {
     printf("4. the uplink is back\n");
     net.down = false;
     before = a.reconciles;
-    agent_run(&a, &vc, 5);
+    agent_run(&a, &vc, 65); /* past the longest relist backoff (30 s, jittered up to twice that) */
     kctl_informer_read_stats(a.inf, &rs);
     printf("  lists %llu, events %llu, reconciled %u more\n", (unsigned long long)rs.lists,
            (unsigned long long)(rs.added + rs.modified + rs.deleted), a.reconciles - before);
