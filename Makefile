@@ -11,7 +11,7 @@ B       := build
 TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_offline.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_step.c tests/test_review.c tests/test_contract.c tests/test_budget.c tests/test_edge.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
-.PHONY: all run storm test asan tsan bench bench-contended soak cxx fuzz fuzz-short size cross firmware clean FORCE
+.PHONY: all build-all run storm test asan tsan bench bench-contended soak cxx fuzz fuzz-short size cross firmware clean FORCE
 all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/kube-test-server
 
 $(B):
@@ -21,19 +21,19 @@ $(B):
 $(B)/kt: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-clang-c11: $(DEPS) | $(B)
-	$(CLANG) -std=c11 $(BASE) $(CFLAGS) -o $@ $(TESTSRC) $(LIBS)
+	$(CLANG) -std=c11 $(BASE) $(CFLAGS) -DKT_LIGHT -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-ndebug: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-static: $(DEPS) tests/static_build.c | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_STATIC -o $@ tests/static_build.c $(LIBS)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_STATIC -o $@ tests/static_build.c $(LIBS)
 $(B)/kt-nothreads: $(DEPS) | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_THREADS -o $@ $(TESTSRC)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_THREADS -o $@ $(TESTSRC)
 # The trim switches (kctl.h, COMPILE-TIME OPTIONS), two builds: a test that
 # needs a part compiled out is skipped with the switch as its reason (kt.h).
 $(B)/kt-trim-store: $(DEPS) | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_MEMSTORE -DKCTL_NO_FLOAT -o $@ $(TESTSRC) $(LIBS)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_MEMSTORE -DKCTL_NO_FLOAT -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-trim-mcu: $(DEPS) | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -o $@ $(TESTSRC)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -o $@ $(TESTSRC)
 $(B)/kt-asan: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-tsan: $(DEPS) | $(B)
@@ -141,14 +141,21 @@ $(B)/libc-check: kctl.h tests/libc_check.sh | $(B)
 # The edge agent runs in the suites too, for 1 s on a fresh state directory:
 # it exits 1 unless the device ends equal to the desired state.
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
-test: $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/libc-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
+TEST_BINS := $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/libc-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
+test: $(TEST_BINS)
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent tests/edge_agent_step.sh $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
 
-asan: $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
+ASAN_BINS := $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
+asan: $(ASAN_BINS)
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan tests/edge_agent_step.sh $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 
-tsan: $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
+TSAN_BINS := $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
+tsan: $(TSAN_BINS)
 	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-tsan TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan tests/edge_agent_step.sh $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
+
+# Every binary that make test, asan and tsan run, built two at a time
+# first (.ci/run: make -j2 build-all) so that the suites start at once.
+build-all: $(TEST_BINS) $(ASAN_BINS) $(TSAN_BINS)
 
 # The demo: an edge agent reconciling device configuration (about 10 s;
 # its store persists in build/edge-agent across runs). Where libcurl is
@@ -236,7 +243,8 @@ soak: $(B)/kt-etcd
 	KT_REQUIRE_ETCD=1 KT_VERBOSE=1 KT_ETCD_CHAOS=$(SOAK_SECONDS) KT_ONLY=tef_chaos ./$(B)/kt-etcd
 
 # libFuzzer targets, one per parser (clang). `make fuzz` runs each for
-# FUZZ_SECONDS (default 120); CI runs `make fuzz-short` (20 s each). New
+# FUZZ_SECONDS (default 120; `make -j2 fuzz` runs two at once); CI runs
+# `make fuzz-short` (20 s each, two at a time). New
 # inputs go to a scratch copy of the corpus, never into the tree.
 FUZZERS := json selector merge_patch memstore_load journal apisrv etcd kube kubeconfig checkpoint
 FUZZ_SECONDS ?= 120
@@ -251,15 +259,15 @@ $(B)/fuzz-kubeconfig: tests/fuzz_kubeconfig.c kctl.h kctl_http_curl.h | $(B)
 # what kctl_http_curl.h reads from a Kubernetes API server (links libcurl)
 $(B)/fuzz-kube: tests/fuzz_kube.c kctl.h kctl_http_curl.h | $(B)
 	$(CLANG) -std=c99 -D_POSIX_C_SOURCE=200809L -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $< -lcurl
-fuzz: $(addprefix $(B)/fuzz-,$(FUZZERS))
-	@for f in $(FUZZERS); do \
-	    rm -rf $(B)/corpus-$$f && mkdir -p $(B)/corpus-$$f && cp tests/fuzz_corpus/$$f/* $(B)/corpus-$$f/ && \
-	    ./$(B)/fuzz-$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/ \
-	        $(B)/corpus-$$f > $(B)/fuzz-$$f.log 2>&1; rc=$$?; tail -n 12 $(B)/fuzz-$$f.log; \
-	    if [ $$rc -ne 0 ]; then echo "fuzz-$$f FAILED (see $(B)/fuzz-$$f.log)"; exit 1; fi; \
-	done
+fuzz: $(addprefix fuzz-run-,$(FUZZERS))
+fuzz-run-%: $(B)/fuzz-%
+	@rm -rf $(B)/corpus-$* && mkdir -p $(B)/corpus-$* && cp tests/fuzz_corpus/$*/* $(B)/corpus-$*/ && \
+	./$(B)/fuzz-$* -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 -artifact_prefix=$(B)/ \
+	    $(B)/corpus-$* > $(B)/fuzz-$*.log 2>&1; rc=$$?; tail -n 12 $(B)/fuzz-$*.log; \
+	if [ $$rc -ne 0 ]; then echo "fuzz-$* FAILED (see $(B)/fuzz-$*.log)"; exit 1; fi
+# two fuzzers at a time (make -j2): 20 s each on a core of its own
 fuzz-short:
-	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=20
+	@$(MAKE) --no-print-directory -j2 fuzz FUZZ_SECONDS=20
 
 # The -Os footprint (text, data, bss as `size` prints them) of the queue
 # alone, the JSON reader alone and a minimal single-threaded controller on

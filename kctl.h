@@ -1892,9 +1892,12 @@ typedef struct kctl_memstore kctl_memstore;
                     KCTL_MEMSTORE_SYNC_EVERY (the default): before a write
                       is acknowledged; writers that come together share
                       one fsync (group commit);
-                    KCTL_MEMSTORE_SYNC_INTERVAL: at the first write at
-                      least sync_interval_ms after the last fsync, and at
-                      kctl_memstore_save and destroy; a crash of the
+                    KCTL_MEMSTORE_SYNC_INTERVAL: at most sync_interval_ms
+                      after a write (a write past the interval syncs at
+                      once; the others wait for the store's flusher thread,
+                      or, on a virtual clock or under KCTL_NO_THREADS, for
+                      kctl_memstore_flush), and at kctl_memstore_save and
+                      destroy; a crash of the
                       program loses nothing acknowledged, a power cut the
                       writes since the last fsync;
                     KCTL_MEMSTORE_SYNC_NEVER: the system writes back when
@@ -2034,6 +2037,17 @@ KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev);
    (a compaction; INVALID_ARG without a path; IO: the store on disk is as
    it was). [any thread] */
 KCTL_API int kctl_memstore_save(kctl_memstore *ms);
+/* KCTL_MEMSTORE_SYNC_INTERVAL's timer, for a loop of your own: fsyncs the
+   journal when records wait and sync_interval_ms has passed since the last
+   fsync, and sets *next_ns (NULL: not wanted) to the store clock's time at
+   which the next fsync is due, UINT64_MAX when nothing waits (or under
+   another policy, or without save_on_write). Threaded builds on a
+   real-time clock do this on a thread of the store's own; a store on a
+   virtual clock, or under KCTL_NO_THREADS, syncs on time only if you call
+   this by that deadline (a write past the interval syncs too). OK; IO (a
+   failed fsync: the journal refuses writes until kctl_memstore_save
+   succeeds); INVALID_ARG (NULL ms). [any thread] */
+KCTL_API int kctl_memstore_flush(kctl_memstore *ms, uint64_t *next_ns);
 /* Persistence's counters into *out. INVALID_ARG for NULL. [any thread] */
 KCTL_API int kctl_memstore_read_persist_stats(kctl_memstore *ms, kctl_memstore_persist_stats *out);
 /* Faults: the next n requests of verb fail with code; every watch opened
@@ -10766,6 +10780,11 @@ KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, cons
 KCTL_API uint64_t kctl_memstore_revision(kctl_memstore *ms) { (void)ms; return 0; }
 KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) { (void)ms; (void)rev; return KCTL_ERR_UNSUPPORTED; }
 KCTL_API int kctl_memstore_save(kctl_memstore *ms) { (void)ms; return KCTL_ERR_UNSUPPORTED; }
+KCTL_API int kctl_memstore_flush(kctl_memstore *ms, uint64_t *next_ns) {
+    (void)ms;
+    if (next_ns) *next_ns = UINT64_MAX;
+    return KCTL_ERR_UNSUPPORTED;
+}
 KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code) {
     (void)ms; (void)verb; (void)n; (void)code;
     return KCTL_ERR_UNSUPPORTED;
@@ -10833,7 +10852,11 @@ typedef struct kctl__jnl {
     uint64_t compact_bytes, snap_bytes;
     uint64_t seq, synced;   /* records appended, and durable */
     bool syncing, broken;   /* broken: a failed fsync or cut; writes wait for a snapshot */
-    kctl__cond cv;
+    kctl__cond cv;          /* a sync done, a snapshot made; the flusher's wake-up */
+    bool flusher_on, flusher_stop;
+#ifndef KCTL_NO_THREADS
+    kctl__thread flusher;   /* SYNC_INTERVAL on a real-time clock: syncs on time (kctl__jnl_flusher) */
+#endif
     kctl_memstore_persist_stats st;
 } kctl__jnl;
 
@@ -10916,6 +10939,9 @@ static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d);
 static void kctl__jnl_deinit(kctl_memstore *ms);
 static int kctl__jnl_append(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p);
 static int kctl__jnl_durable(kctl_memstore *ms, uint64_t seq);
+#ifndef KCTL_NO_THREADS
+static void *kctl__jnl_flusher(void *arg);
+#endif
 
 /* A name, namespace, group or resource the store can hold: non-empty
    (unless empty_ok), no '/', '|', spaces or control characters (Kubernetes
@@ -11082,6 +11108,15 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
             return rc;
         }
         kctl__ms_count_bytes(ms);
+#ifndef KCTL_NO_THREADS
+        if (ms->save_on_write && ms->jnl.sync == KCTL_MEMSTORE_SYNC_INTERVAL && !ms->clock.subscribe_fn) {
+            if ((rc = kctl__thread_start(&ms->jnl.flusher, kctl__jnl_flusher, ms)) != KCTL_OK) {
+                kctl_memstore_destroy(ms);
+                return rc;
+            }
+            ms->jnl.flusher_on = true;
+        }
+#endif
     }
     *out = ms;
     return KCTL_OK;
@@ -11118,6 +11153,16 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__free(&ms->allocator, ms->ring);
+#ifndef KCTL_NO_THREADS
+    if (ms->jnl.flusher_on) {
+        kctl__mutex_lock(&ms->mu);
+        ms->jnl.flusher_stop = true;
+        kctl__cond_broadcast(&ms->jnl.cv);
+        kctl__mutex_unlock(&ms->mu);
+        kctl__thread_join(ms->jnl.flusher);
+        ms->jnl.flusher_on = false;
+    }
+#endif
     kctl__jnl_deinit(ms);
     for (i = 0; i < ms->nrids; i++) kctl__free(&ms->allocator, ms->rids[i]);
     kctl__free(&ms->allocator, ms->rids);
@@ -12102,6 +12147,67 @@ static int kctl__jnl_replace(kctl_memstore *ms, const char *target, const char *
     return rc;
 }
 
+/* The file that path names for the store's file layer: through its
+   symbolic links on the POSIX layer (kctl__port_file_target), path itself
+   on any other (a port's file system has no links to follow). OK; IO;
+   NOMEM. */
+static int kctl__jnl_target(kctl_memstore *ms, const char *path, char **out) {
+    size_t n = strlen(path);
+    if (ms->jnl.fs.open_fn == kctl__fs_open) return kctl__port_file_target(path, &ms->allocator, out);
+    if (!(*out = (char *)kctl__alloc(&ms->allocator, n + 1))) return KCTL_ERR_NOMEM;
+    memcpy(*out, path, n + 1);
+    return KCTL_OK;
+}
+
+/* The whole file at path read through the store's file layer into a new
+   buffer (NUL-terminated; *len without the NUL). OK; NOT_FOUND only when
+   nothing is there (open_fn says ENOENT; on the POSIX layer, a link to
+   nothing is something, and only a regular file is read: a FIFO, a
+   directory or a device is IO, as kctl__port_file_read has it); IO;
+   TOO_LARGE past 2 GiB; NOMEM. */
+static int kctl__jnl_read_all(kctl_memstore *ms, const char *path, char **out, size_t *len) {
+    kctl__jnl *j = &ms->jnl;
+    bool posix = j->fs.open_fn == kctl__fs_open;
+    char *buf = NULL;
+    size_t cap = 0, n = 0;
+    int rc = KCTL_OK, fd = j->fs.open_fn(path, KCTL_FS_READ, j->fs.user_data);
+    struct stat sb;
+    *out = NULL;
+    *len = 0;
+    if (fd < 0) return errno == ENOENT && (!posix || lstat(path, &sb) != 0) ? KCTL_ERR_NOT_FOUND : KCTL_ERR_IO;
+    if (posix && (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))) rc = KCTL_ERR_IO;
+    while (rc == KCTL_OK) {
+        int64_t k;
+        if (n == cap) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *nb = ncap <= (size_t)1 << 31 ? (char *)kctl__alloc(&ms->allocator, ncap + 1) : NULL;
+            if (!nb) {
+                rc = ncap > (size_t)1 << 31 ? KCTL_ERR_TOO_LARGE : KCTL_ERR_NOMEM;
+                break;
+            }
+            if (n) memcpy(nb, buf, n);
+            kctl__free(&ms->allocator, buf);
+            buf = nb;
+            cap = ncap;
+        }
+        k = j->fs.read_fn(fd, buf + n, cap - n, j->fs.user_data);
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) rc = KCTL_ERR_IO;
+        else if (k == 0) break;
+        else n += (size_t)k;
+    }
+    (void)j->fs.close_fn(fd, j->fs.user_data);
+    if (rc != KCTL_OK) {
+        kctl__free(&ms->allocator, buf);
+        return rc;
+    }
+    if (!buf && !(buf = (char *)kctl__alloc(&ms->allocator, 1))) return KCTL_ERR_NOMEM;
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return KCTL_OK;
+}
+
 /* The journal open for appending at j->size: opened (created with its
    header) if it is not, and anything past j->size (a torn tail, a record
    that could not be written whole) cut off and synced first. OK, IO. */
@@ -12153,7 +12259,7 @@ static int kctl__ms_snapshot(kctl_memstore *ms) {
     int rc;
     if (!ms->path) return KCTL_ERR_INVALID_ARG;
     rc = kctl__ms_serialize(ms, ms->rev, NULL, &w);
-    if (rc == KCTL_OK) rc = kctl__port_file_target(ms->path, &ms->allocator, &target);
+    if (rc == KCTL_OK) rc = kctl__jnl_target(ms, ms->path, &target);
     if (rc == KCTL_OK) rc = kctl__jnl_replace(ms, target, w.buf, w.len, &replaced);
     /* only a snapshot that is surely there may empty the journal: the
        records it holds are skipped at load, the others replayed */
@@ -12250,35 +12356,24 @@ static int kctl__jnl_append(kctl_memstore *ms, uint64_t rev, const kctl__mspendi
         j->file_len = j->size;
         j->seq++;
         j->st.records++;
+        if (j->flusher_on && j->seq == j->synced + 1) kctl__cond_broadcast(&j->cv); /* a record waits: time its sync */
     }
     kctl_jw_free(&w);
     return rc;
 #endif
 }
 
-/* After a write with journal record number seq was made: wait until the
-   record is durable as the policy asks. Group commit: the first writer to
-   find no fsync in flight syncs everything appended so far, without the
-   store's lock; writers that come meanwhile wait and share the next one.
-   Then a journal past its size is folded into a snapshot (a failure is
-   logged and the journal kept). OK; IO (the fsync failed: the journal is
-   broken until a snapshot succeeds). Lock held (released while syncing). */
-static int kctl__jnl_durable(kctl_memstore *ms, uint64_t seq) {
-#ifdef KCTL_NO_FILES
-    (void)ms; (void)seq;
-    return KCTL_ERR_INVALID_ARG;
-#else
+/* Make the journal durable up to record seq (group commit: the first
+   caller to find no fsync in flight syncs everything appended so far,
+   without the store's lock; callers that come meanwhile wait and share the
+   next one). OK; IO (a sync failed, now or before: the journal is broken
+   until a snapshot succeeds). Lock held (released while syncing). */
+static KCTL__UNUSED int kctl__jnl_sync_upto(kctl_memstore *ms, uint64_t seq) {
     kctl__jnl *j = &ms->jnl;
-    int rc = KCTL_OK;
-    bool due = j->sync == KCTL_MEMSTORE_SYNC_EVERY;
-    if (j->sync == KCTL_MEMSTORE_SYNC_INTERVAL) due = kctl_clock_now(&ms->clock) - j->last_sync_ns >= j->interval_ns;
-    while (due && j->synced < seq) {
+    while (j->synced < seq) {
         uint64_t upto;
         int fd, r;
-        if (j->broken) {
-            rc = KCTL_ERR_IO;
-            break;
-        }
+        if (j->broken) return KCTL_ERR_IO;
         if (j->syncing) {
             kctl__cond_wait(&j->cv, &ms->mu);
             continue;
@@ -12300,11 +12395,84 @@ static int kctl__jnl_durable(kctl_memstore *ms, uint64_t seq) {
         }
         kctl__cond_broadcast(&j->cv);
     }
+    return KCTL_OK;
+}
+
+/* After a write with journal record number seq was made: wait until the
+   record is durable as the policy asks (EVERY: now; INTERVAL: now if the
+   interval since the last fsync has passed, else kctl__jnl_flush_due
+   does it on time). Then a journal past its size is folded into a
+   snapshot (a failure is logged and the journal kept). OK; IO (the fsync
+   failed: the journal is broken until a snapshot succeeds). Lock held
+   (released while syncing). */
+static int kctl__jnl_durable(kctl_memstore *ms, uint64_t seq) {
+#ifdef KCTL_NO_FILES
+    (void)ms; (void)seq;
+    return KCTL_ERR_INVALID_ARG;
+#else
+    kctl__jnl *j = &ms->jnl;
+    int rc = KCTL_OK;
+    bool due = j->sync == KCTL_MEMSTORE_SYNC_EVERY;
+    if (j->sync == KCTL_MEMSTORE_SYNC_INTERVAL) due = kctl_clock_now(&ms->clock) - j->last_sync_ns >= j->interval_ns;
+    if (due) rc = kctl__jnl_sync_upto(ms, seq);
     if (rc == KCTL_OK && j->size > j->compact_bytes && j->size > j->snap_bytes &&
         kctl__ms_snapshot(ms) != KCTL_OK)
         kctl__log(&j->logger, 1, KCTL_LOGITEM_MEMSTORE_COMPACT_FAILED);
     return rc;
 #endif
+}
+
+/* SYNC_INTERVAL's timer: sync the records that wait once the interval
+   since the last fsync has passed; *next: when the next sync is due
+   (UINT64_MAX: nothing waits, or another policy). OK; IO (the journal is
+   broken: nothing is due until a snapshot mends it). Lock held. */
+static int kctl__jnl_flush_due(kctl_memstore *ms, uint64_t *next) {
+    kctl__jnl *j = &ms->jnl;
+    uint64_t due;
+    int rc;
+    *next = UINT64_MAX;
+    if (!ms->save_on_write || j->sync != KCTL_MEMSTORE_SYNC_INTERVAL || j->synced >= j->seq || j->fd < 0) return KCTL_OK;
+    if (j->broken) return KCTL_ERR_IO;
+    due = kctl__add_sat(j->last_sync_ns, j->interval_ns);
+    if (kctl_clock_now(&ms->clock) < due) {
+        *next = due;
+        return KCTL_OK;
+    }
+    rc = kctl__jnl_sync_upto(ms, j->seq);
+    if (rc == KCTL_OK && j->synced < j->seq) *next = kctl__add_sat(j->last_sync_ns, j->interval_ns); /* written meanwhile */
+    return rc;
+}
+
+#ifndef KCTL_NO_THREADS
+/* The flusher thread of a SYNC_INTERVAL store on a real-time clock: sleeps
+   until a record waits, then until its sync is due, and syncs it. */
+static KCTL__UNUSED void *kctl__jnl_flusher(void *arg) {
+    kctl_memstore *ms = (kctl_memstore *)arg;
+    kctl__jnl *j = &ms->jnl;
+    kctl__mutex_lock(&ms->mu);
+    while (!j->flusher_stop) {
+        uint64_t next = UINT64_MAX, now;
+        (void)kctl__jnl_flush_due(ms, &next); /* a failed sync is logged; the writers see IO */
+        if (j->flusher_stop) break;
+        now = kctl_clock_now(&ms->clock);
+        if (next == UINT64_MAX) kctl__cond_wait(&j->cv, &ms->mu);
+        else if (next > now) kctl__cond_wait_for(&j->cv, &ms->mu, next - now);
+    }
+    kctl__mutex_unlock(&ms->mu);
+    return NULL;
+}
+#endif
+
+KCTL_API int kctl_memstore_flush(kctl_memstore *ms, uint64_t *next_ns) {
+    uint64_t next = UINT64_MAX;
+    int rc;
+    if (next_ns) *next_ns = UINT64_MAX;
+    if (!ms) return KCTL_ERR_INVALID_ARG;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__jnl_flush_due(ms, &next);
+    kctl__mutex_unlock(&ms->mu);
+    if (next_ns) *next_ns = next;
+    return rc;
 }
 
 KCTL_API int kctl_memstore_save(kctl_memstore *ms) {
@@ -12702,8 +12870,8 @@ static int kctl__ms_load(kctl_memstore *ms) {
 #else
     kctl__jnl *j = &ms->jnl;
     char *buf = NULL, *target = NULL;
-    size_t len = 0, tl, cap = 0;
-    int rc = kctl__port_file_read(ms->path, &ms->allocator, &buf, &len), fd;
+    size_t len = 0, tl;
+    int rc = kctl__jnl_read_all(ms, ms->path, &buf, &len);
     if (rc == KCTL_OK) {
         rc = kctl__ms_load_buf(ms, buf, len);
         j->snap_bytes = len;
@@ -12715,7 +12883,7 @@ static int kctl__ms_load(kctl_memstore *ms) {
     buf = NULL;
     if (rc != KCTL_OK) return rc;
     /* the journal beside the file the path names */
-    if ((rc = kctl__port_file_target(ms->path, &ms->allocator, &target)) != KCTL_OK) return rc;
+    if ((rc = kctl__jnl_target(ms, ms->path, &target)) != KCTL_OK) return rc;
     tl = strlen(target);
     j->jpath = (char *)kctl__alloc(&ms->allocator, tl + 9);
     if (j->jpath) {
@@ -12724,36 +12892,9 @@ static int kctl__ms_load(kctl_memstore *ms) {
     }
     kctl__free(&ms->allocator, target);
     if (!j->jpath) return KCTL_ERR_NOMEM;
-    if ((fd = j->fs.open_fn(j->jpath, KCTL_FS_READ, j->fs.user_data)) < 0) {
-        struct stat sb;
-        return errno == ENOENT && lstat(j->jpath, &sb) != 0 ? KCTL_OK : KCTL_ERR_IO; /* none yet */
-    }
-    len = 0;
-    for (;;) {
-        int64_t k;
-        if (len == cap) {
-            size_t ncap = cap ? cap * 2 : 65536;
-            char *nb = ncap <= (size_t)1 << 31 ? (char *)kctl__alloc(&ms->allocator, ncap) : NULL;
-            if (!nb) {
-                rc = ncap > (size_t)1 << 31 ? KCTL_ERR_TOO_LARGE : KCTL_ERR_NOMEM;
-                break;
-            }
-            if (len) memcpy(nb, buf, len);
-            kctl__free(&ms->allocator, buf);
-            buf = nb;
-            cap = ncap;
-        }
-        k = j->fs.read_fn(fd, buf + len, cap - len, j->fs.user_data);
-        if (k < 0 && errno == EINTR) continue;
-        if (k < 0) {
-            rc = KCTL_ERR_IO; /* a directory, say */
-            break;
-        }
-        if (k == 0) break;
-        len += (size_t)k;
-    }
-    (void)j->fs.close_fn(fd, j->fs.user_data);
-    if (rc == KCTL_OK) rc = kctl__jnl_replay(ms, buf ? buf : "", len);
+    rc = kctl__jnl_read_all(ms, j->jpath, &buf, &len);
+    if (rc == KCTL_ERR_NOT_FOUND) return KCTL_OK; /* none yet */
+    if (rc == KCTL_OK) rc = kctl__jnl_replay(ms, buf, len);
     if (rc == KCTL_OK && (rc = kctl__ms_load_unique(ms)) != KCTL_OK) kctl__ms_unload(ms);
     kctl__free(&ms->allocator, buf);
     return rc;

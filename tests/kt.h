@@ -3,9 +3,10 @@
    fails. Each failing check prints one line with file and line. The runner
    (tests/run.c) ends with "N passed, N failed, N skipped". KT_ONLY=text
    in the environment runs only the tests whose names contain text;
-   KT_VERBOSE=1 names each test as it ends. KT_EMULATED=1 (make cross,
-   under qemu-user) leaves out the soak-sized parts tests mark with
-   kt_heavy; those tests count as skipped and print why. */
+   KT_VERBOSE=1 names each test as it ends, with its wall time. KT_EMULATED=1
+   (make cross, under qemu-user), ThreadSanitizer builds and builds with
+   -DKT_LIGHT (the matrix's secondary builds) leave out the soak-sized parts
+   tests mark with kt_heavy; those tests count as skipped and print why. */
 #ifndef KT_H
 #define KT_H
 #include <stdio.h>
@@ -30,7 +31,7 @@ extern kt_state kt;
 void kt_fail(const char *file, int line, const char *fmt, ...);
 void kt_run(void (*fn)(void), const char *name);
 /* Whether to leave out a soak-sized part of the running test (what: which
-   part): true under KT_EMULATED=1, and then the test counts as skipped
+   part): true under KT_EMULATED=1, ThreadSanitizer or KT_LIGHT, and then the test counts as skipped
    (unless a check failed) and a line says what was left out and why. */
 bool kt_heavy(const char *what);
 
@@ -117,27 +118,47 @@ void kt_fail(const char *file, int line, const char *fmt, ...) {
 void kt_run(void (*fn)(void), const char *name) {
     const char *only = getenv("KT_ONLY"); /* run only the tests whose names hold this */
     jmp_buf jb;
+    struct timespec t0, t1;
     if (only && *only && !strstr(name, only)) return;
     kt.cur_failed = 0;
     kt.cur_skipped = 0;
     kt.cur_name = name;
     kt.jump = &jb;
     kt.pid = (long)getpid();
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (setjmp(jb) == 0) fn();
     kt.jump = NULL;
     if (kt.cur_failed) kt.failed++;
     else if (kt.cur_skipped) kt.skipped++;
     else kt.passed++;
-    if (getenv("KT_VERBOSE"))
-        printf("%s %s\n", kt.cur_failed ? "fail" : kt.cur_skipped ? "skip" : "ok  ", name);
+    if (getenv("KT_VERBOSE")) { /* with the wall time it took, to find what makes CI slow */
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        printf("%s %s (%ld ms)\n", kt.cur_failed ? "fail" : kt.cur_skipped ? "skip" : "ok  ", name,
+               (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
+    }
     kt.cur_name = NULL;
 }
 
+/* ThreadSanitizer builds: gcc says __SANITIZE_THREAD__, clang __has_feature. */
+#if defined(__SANITIZE_THREAD__)
+#define KT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KT_TSAN 1
+#endif
+#endif
+
 bool kt_heavy(const char *what) {
-    const char *e = getenv("KT_EMULATED");
-    if (!e || !*e || !strcmp(e, "0")) return false;
-    printf("skip %s: %s left out under emulation (KT_EMULATED: it takes minutes under qemu-user; native runs keep it)\n",
-           kt.cur_name ? kt.cur_name : "?", what);
+    const char *e = getenv("KT_EMULATED"), *why = NULL;
+    if (e && *e && strcmp(e, "0")) why = "under emulation (KT_EMULATED: it takes minutes under qemu-user; native runs keep it)";
+#if defined(KT_TSAN)
+    if (!why) why = "under ThreadSanitizer (the part is single-threaded and takes minutes there; the native and ASan runs keep it)";
+#endif
+#if defined(KT_LIGHT)
+    if (!why) why = "in this build of the matrix (KT_LIGHT: the same code's complexity; build/kt, kt-ndebug and kt-asan keep it)";
+#endif
+    if (!why) return false;
+    printf("skip %s: %s left out %s\n", kt.cur_name ? kt.cur_name : "?", what, why);
     kt.cur_skipped = 1;
     return true;
 }
