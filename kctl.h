@@ -436,10 +436,14 @@
     ======
     Objects created by the library take a kctl_allocator (zero = KCTL_MALLOC /
     KCTL_FREE); so do limiters (the kctl_limiter_*_with constructors; a
-    queue or controller makes its default limiter with its own). Two calls
-    take none and use KCTL_MALLOC for scratch they free before returning:
-    kctl_json_equal (objects of more than 16 members) and
-    kctl_status_update (the token arrays of the status it compares). A queue
+    queue or controller makes its default limiter with its own). Scratch a
+    call frees before returning comes from the allocator of what it works
+    on: kctl_status_update's (the token arrays of the status it compares,
+    the document it writes) and a merge patch done by get and update
+    (kctl_transport_patch on a transport without patch) from the object's
+    (the kctl_obj_opts.allocator it was made with); kctl_json_equal, which
+    takes none, from KCTL_MALLOC (objects of more than 16 members), and
+    kctl_json_equal_with from the one it is given. A queue
     entry (about 180 bytes for keys of up to 15 bytes, 8 more per 8 bytes of
     key beyond) exists while its key is waiting, delayed or being processed;
     entries of finished keys are pooled (at most about 1300 of them) and
@@ -449,7 +453,8 @@
     gives it token storage (a counting pass says how much), and the getters
     by path need none. Comparing or merge-patching objects of more than 16
     members sorts their names in temporary memory (kctl_json_equal from
-    KCTL_MALLOC, merge patch from its writer's allocator). An object is one
+    KCTL_MALLOC, kctl_json_equal_with from its allocator, merge patch from
+    its writer's allocator). An object is one
     allocation (header, metadata arrays, its document and unescaped metadata
     strings); the cache, the FIFO and the handlers share it by reference.
 
@@ -919,6 +924,11 @@ KCTL_API int kctl_json_raw(const kctl_json *j, uint32_t v, const char **text, si
    from KCTL_MALLOC (12 bytes a member, freed before it returns); if that
    fails, by scanning (quadratic, the same answer). [any thread] */
 KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb);
+/* The same with that memory from allocator (NULL or zero: KCTL_MALLOC /
+   KCTL_FREE), for a program whose every allocation goes through its
+   hooks. [any thread] */
+KCTL_API bool kctl_json_equal_with(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb,
+                                   const kctl_allocator *allocator);
 
 /* A JSON writer into a caller's buffer (fixed) or a growing one. Errors
    stick: after the first, calls do nothing and kctl_jw_finish reports it
@@ -1701,7 +1711,9 @@ KCTL_API void kctl_transport_destroy(kctl_transport *t);
    false): the status write that changes nothing, which would wake the
    controller again forever, never happens. *out (may be NULL) gets the
    stored object; len may be KCTL_NTS; *st (may be NULL) says why a write
-   failed. CONFLICT: re-read and retry (kctl_retry_on_conflict). [any thread] */
+   failed. Scratch memory (freed before it returns) comes from the
+   allocator obj was made with (its kctl_obj_opts.allocator). CONFLICT:
+   re-read and retry (kctl_retry_on_conflict). [any thread] */
 KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
                                 const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st);
 
@@ -5890,6 +5902,11 @@ KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *
     return kctl__jequal(a, va, b, vb, NULL);
 }
 
+KCTL_API bool kctl_json_equal_with(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb,
+                                   const kctl_allocator *allocator) {
+    return kctl__jequal(a, va, b, vb, allocator);
+}
+
 /* ---- the writer */
 enum {
     KCTL__JW_OBJ = 1,   /* this level is an object (else an array, or the top) */
@@ -6605,6 +6622,7 @@ struct kctl_obj {
 typedef struct kctl__objalloc {
     void (*free_fn)(void *ptr, void *user_data);
     void *user_data;
+    void *(*alloc_fn)(size_t size, void *user_data); /* for scratch that works on the object (kctl__obj_allocator) */
 } kctl__objalloc;
 typedef struct kctl__objcodec {
     void (*release)(void *decoded, void *user_data);
@@ -6629,6 +6647,18 @@ static size_t kctl__obj_extsz(uint32_t ext) {
 }
 static kctl__objalloc *kctl__obj_alloc_of(const kctl_obj *o) {
     return (kctl__objalloc *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD);
+}
+/* The allocator o was made with (zero: the defaults), for scratch memory
+   a call that works on o needs. */
+static kctl_allocator kctl__obj_allocator(const kctl_obj *o) {
+    kctl_allocator a;
+    memset(&a, 0, sizeof a);
+    if (o && (KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC)) {
+        a.alloc_fn = kctl__obj_alloc_of(o)->alloc_fn;
+        a.free_fn = kctl__obj_alloc_of(o)->free_fn;
+        a.user_data = kctl__obj_alloc_of(o)->user_data;
+    }
+    return a;
 }
 static kctl__objcodec *kctl__obj_codec_of(const kctl_obj *o) {
     return (kctl__objcodec *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC));
@@ -6965,6 +6995,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     if (ext & KCTL__OBJ_ALLOC) {
         kctl__obj_alloc_of(o)->free_fn = op.allocator.free_fn;
         kctl__obj_alloc_of(o)->user_data = op.allocator.user_data;
+        kctl__obj_alloc_of(o)->alloc_fn = op.allocator.alloc_fn;
     }
 out:
     kctl__jmembers_free(&b.maps[0]);
@@ -9140,20 +9171,22 @@ static int kctl__tp_patch_by_update(const kctl_transport *t, const kctl_resource
     kctl_obj *cur = NULL;
     kctl__jdoc pd, cd;
     kctl_jw w;
+    kctl_allocator a;
     const char *doc, *text;
     size_t dlen, n;
     int rc = t->vt->get(t->self, res, name, &cur, st);
     if (rc != KCTL_OK) return rc;
+    a = kctl__obj_allocator(cur); /* scratch from the allocator of the object read */
     doc = kctl_obj_json(cur, &dlen);
-    if ((rc = kctl__jdoc_parse(&pd, patch, len, NULL, NULL)) != KCTL_OK) {
+    if ((rc = kctl__jdoc_parse(&pd, patch, len, &a, NULL)) != KCTL_OK) {
         kctl__jdoc_free(&pd);
         kctl_obj_unref(cur);
         if (rc == KCTL_ERR_NOMEM) return rc;
         if (st) kctl_api_status_set(st, 400, "BadRequest", "the patch is not valid JSON", NULL, NULL, NULL, NULL, 0);
         return KCTL_ERR_INVALID_ARG;
     }
-    if ((rc = kctl__jdoc_parse(&cd, doc, dlen, NULL, NULL)) == KCTL_OK) {
-        kctl_jw_init_growable(&w, NULL);
+    if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &a, NULL)) == KCTL_OK) {
+        kctl_jw_init_growable(&w, &a);
         rc = kctl_json_merge_patch(&cd.j, 0, &pd.j, 0, &w);
         if (rc == KCTL_OK) rc = kctl_jw_finish(&w, &text, &n);
         if (rc == KCTL_OK)
@@ -9208,7 +9241,7 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
         in_ns.ns = kctl_obj_namespace(obj);
         res = &in_ns;
     }
-    memset(&a, 0, sizeof a);
+    a = kctl__obj_allocator(obj); /* scratch from the object's allocator */
     doc = kctl_obj_json(obj, &dlen);
     if ((rc = kctl_json_parse(status, len, NULL, 0, NULL, &want)) != KCTL_OK) return rc == KCTL_ERR_PROTO ? KCTL_ERR_INVALID_ARG : rc;
     if ((rc = kctl_json_parse(doc, dlen, NULL, 0, NULL, &cur)) != KCTL_OK) return rc;
@@ -9221,12 +9254,12 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     }
     kctl_json_parse(status, len, wt, want.ntoks, NULL, &want);
     kctl_json_parse(doc, dlen, ct, cur.ntoks, NULL, &cur);
-    if (kctl_json_equal(&cur, kctl_json_member(&cur, 0, "status"), &want, 0)) { /* nothing to write */
+    if (kctl__jequal(&cur, kctl_json_member(&cur, 0, "status"), &want, 0, &a)) { /* nothing to write */
         kctl__free(&a, wt);
         kctl__free(&a, ct);
         return KCTL_OK;
     }
-    kctl_jw_init_growable(&w, NULL);
+    kctl_jw_init_growable(&w, &a);
     kctl_jw_object_begin(&w);
     kctl_jw_key(&w, "metadata");
     kctl_jw_object_begin(&w);

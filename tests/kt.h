@@ -14,6 +14,12 @@
 #include <stdbool.h>
 #define KCTL__WORK_COUNTER /* kctl__json_work(): tests bound the JSON code's work, not its time */
 #define KCTL__SPIN_TEST /* kctl__spin_script(): the spin policy on a script, not on timing */
+/* The implementation's default allocator, counted (defined with the
+   runner): a test whose every allocator is a hook of its own checks with
+   kt_default_allocs that no allocation fell back to the default. */
+void *kt_default_malloc(size_t size);
+unsigned long kt_default_allocs(void);
+#define KCTL_MALLOC(sz, ud) ((void)(ud), kt_default_malloc(sz))
 #include "../kctl.h"
 
 typedef struct kt_state {
@@ -81,6 +87,13 @@ kctl_allocator kt_allocator(kt_alloc *a);
 #include <setjmp.h>
 #include <unistd.h>
 kt_state kt;
+
+static unsigned long kt_default_allocs_;
+void *kt_default_malloc(size_t size) {
+    __atomic_fetch_add(&kt_default_allocs_, 1, __ATOMIC_RELAXED);
+    return malloc(size);
+}
+unsigned long kt_default_allocs(void) { return __atomic_load_n(&kt_default_allocs_, __ATOMIC_RELAXED); }
 
 void kt_skip_now(const char *why) {
     kt.cur_skipped = 1;
