@@ -301,6 +301,16 @@
                                               integer one (kctl_limiter_bucket returns
                                               NULL), jitter is integer; implies
                                               KCTL_NO_JSON_DOUBLE
+        KCTL_NO_SELECTORS    implementation   label and field selectors compiled
+                                              out (the parser and matcher):
+                                              kctl_selector_parse of anything
+                                              but an empty selector (NULL, "",
+                                              whitespace; fields: commas) is
+                                              UNSUPPORTED, and so are what take
+                                              one (an informer's or reflector's
+                                              create, the memstore's list and
+                                              watch); everything else selects
+                                              everything, as without the switch
         KCTL_NO_JSON_DOUBLE  implementation   JSON numbers as doubles compiled out:
                                               kctl_json_double, kctl_json_get_double,
                                               kctl_json_value_get_double and
@@ -1250,7 +1260,8 @@ typedef struct kctl_selector kctl_selector;
 /* Compile a label and a field selector (either may be NULL) into *out,
    one block the caller frees with kctl_selector_free; allocator may be
    NULL. INVALID_ARG for a malformed selector, a NULL out or an allocator
-   with one hook of two (*out NULL, nothing allocated); NOMEM. [any thread] */
+   with one hook of two (*out NULL, nothing allocated); NOMEM; UNSUPPORTED
+   for any but an empty selector under KCTL_NO_SELECTORS. [any thread] */
 KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const kctl_allocator *allocator, kctl_selector **out);
 /* Whether obj satisfies every requirement (a NULL selector: yes). [any thread] */
 KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj);
@@ -7299,6 +7310,7 @@ static bool kctl__name_qpart(const char *s, size_t n) {
     return true;
 }
 
+#ifndef KCTL_NO_SELECTORS
 /* A label name or value: at most 63 of [A-Za-z0-9-_.], alphanumeric at
    both ends; a value may be empty. */
 static bool kctl__sel_name_ok(const char *s, size_t n, bool empty_ok) {
@@ -7628,6 +7640,32 @@ KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj)
     }
     return true;
 }
+#else /* KCTL_NO_SELECTORS: only the selector that selects everything */
+/* labels: whitespace only; fields: commas only (empty terms). */
+static bool kctl__sel_empty(const char *p, bool fields) {
+    for (; p && *p; p++)
+        if (fields ? *p != ',' : (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')) return false;
+    return true;
+}
+
+KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const kctl_allocator *allocator, kctl_selector **out) {
+    kctl_allocator a;
+    kctl_selector *sel;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    memset(&a, 0, sizeof a);
+    if (allocator) a = *allocator;
+    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!kctl__sel_empty(labels, false) || !kctl__sel_empty(fields, true)) return KCTL_ERR_UNSUPPORTED;
+    if (!(sel = (kctl_selector *)kctl__alloc(&a, kctl__align8(sizeof *sel)))) return KCTL_ERR_NOMEM;
+    memset(sel, 0, sizeof *sel);
+    sel->allocator = a;
+    *out = sel;
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj) { return !s || obj; }
+#endif /* KCTL_NO_SELECTORS */
 
 KCTL_API void kctl_selector_free(kctl_selector *s) {
     if (s) kctl__free(&s->allocator, s);

@@ -212,7 +212,7 @@ void kt_suite_edge(void);
 void kt_suite_contract(void); /* tests/contract.h: every transport's contract, per target */
 void kt_suite_budget(void);
 /* In a build with parts compiled out (KCTL_NO_MEMSTORE, _LEADER, _METRICS,
-   _FLOAT, _JSON_DOUBLE), a test that reaches for one is skipped, with the
+   _FLOAT, _JSON_DOUBLE, _SELECTORS), a test that reaches for one is skipped, with the
    switch as its reason, at the call that says UNSUPPORTED: never dropped
    silently, and nothing else it tests is lost where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
@@ -234,6 +234,17 @@ void kt_suite_budget(void);
 #define kctl_obj_get_double(ob, p, o) kt_need(kctl_obj_get_double((ob), (p), (o)), "KCTL_NO_JSON_DOUBLE")
 #define kctl_jw_double(w, v) ((void)(w), (void)(v), kt_skip_now("KCTL_NO_JSON_DOUBLE: kctl_jw_double"))
 #define kctl_reported_set_double(r, f, v) kt_need(kctl_reported_set_double((r), (f), (v)), "KCTL_NO_JSON_DOUBLE")
+#endif
+#ifdef KCTL_NO_SELECTORS /* what takes a selector says UNSUPPORTED for one */
+#define kctl_selector_parse(l, f, a, o) kt_need(kctl_selector_parse((l), (f), (a), (o)), "KCTL_NO_SELECTORS")
+#define kctl_reflector_create(d, o) kt_need(kctl_reflector_create((d), (o)), "KCTL_NO_SELECTORS")
+#define kctl_informer_create(d, o) kt_need(kctl_informer_create((d), (o)), "KCTL_NO_SELECTORS")
+#define kctl_manager_informer(m, r, l, f, o) kt_need(kctl_manager_informer((m), (r), (l), (f), (o)), "KCTL_NO_SELECTORS")
+#define kctl_transport_list(t, r, lo, o, st) kt_need(kctl_transport_list((t), (r), (lo), (o), (st)), "KCTL_NO_SELECTORS")
+#define kctl_transport_watch_open(t, r, lo, v, o, st) kt_need(kctl_transport_watch_open((t), (r), (lo), (v), (o), (st)), "KCTL_NO_SELECTORS")
+#define KT_NEED_SELECTORS(rc) kt_need((rc), "KCTL_NO_SELECTORS")
+#else
+#define KT_NEED_SELECTORS(rc) (rc)
 #endif
 #ifdef KCTL_NO_FLOAT
 #define kctl_limiter_bucket(c, q, b) ((void)(c), (void)(q), (void)(b), kt_skip_now("KCTL_NO_FLOAT: kctl_limiter_bucket"), (kctl_limiter *)0)
