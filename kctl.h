@@ -311,6 +311,10 @@
                                               create, the memstore's list and
                                               watch); everything else selects
                                               everything, as without the switch
+        KCTL_NO_CHECKPOINT   implementation   no informer checkpoints (CHECKPOINT):
+                                              kctl_informer_set_checkpoint and
+                                              kctl_informer_checkpoint_save are
+                                              UNSUPPORTED, the stats all zero
         KCTL_NO_JSON_DOUBLE  implementation   JSON numbers as doubles compiled out:
                                               kctl_json_double, kctl_json_get_double,
                                               kctl_json_value_get_double and
@@ -13180,6 +13184,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
 
 /* Start from a checkpoint (objs at version rv) as from a list: the FIFO
    replaced, no request made, then a watch from rv. */
+#ifndef KCTL_NO_CHECKPOINT /* only a checkpoint resumes */
 static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const char *rv) {
     int rc = kctl_fifo_replace(r->fifo, objs, n);
     if (rc != KCTL_OK) return rc;
@@ -13189,6 +13194,7 @@ static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const c
     if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     return KCTL_OK;
 }
+#endif
 
 KCTL_API bool kctl_reflector_listed(const kctl_reflector *r) { return r && r->listed; }
 
@@ -13680,6 +13686,7 @@ struct kctl__ckpt {
     kctl_checkpoint_stats stats;
 };
 
+#ifndef KCTL_NO_CHECKPOINT
 /* CRC-32 (IEEE 802.3, reflected, as zlib's), four bits at a time. */
 static uint32_t kctl__crc32(const unsigned char *p, size_t n) {
     static const uint32_t t[16] = {
@@ -14031,6 +14038,29 @@ KCTL_API void kctl_informer_checkpoint_stats(kctl_informer *inf, kctl_checkpoint
     memset(out, 0, sizeof *out);
     if (inf && inf->ckpt) *out = inf->ckpt->stats;
 }
+#else /* KCTL_NO_CHECKPOINT: no informer gets one */
+static void kctl__ckpt_tick(kctl_informer *inf) { (void)inf; }
+static void kctl__ckpt_on_stop(kctl_informer *inf) { (void)inf; }
+static void kctl__ckpt_free(kctl_informer *inf) { (void)inf; }
+KCTL_API kctl_checkpoint_desc kctl_checkpoint_desc_init(void) {
+    kctl_checkpoint_desc d;
+    memset(&d, 0, sizeof d);
+    return d;
+}
+KCTL_API int kctl_informer_set_checkpoint(kctl_informer *inf, const kctl_checkpoint_desc *desc) {
+    (void)inf;
+    (void)desc;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_informer_checkpoint_save(kctl_informer *inf) {
+    (void)inf;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API void kctl_informer_checkpoint_stats(kctl_informer *inf, kctl_checkpoint_stats *out) {
+    (void)inf;
+    if (out) memset(out, 0, sizeof *out);
+}
+#endif /* KCTL_NO_CHECKPOINT */
 
 /* ------------------------------------------------ >>limiter RATE LIMITERS */
 struct kctl_limiter {

@@ -212,7 +212,7 @@ void kt_suite_edge(void);
 void kt_suite_contract(void); /* tests/contract.h: every transport's contract, per target */
 void kt_suite_budget(void);
 /* In a build with parts compiled out (KCTL_NO_MEMSTORE, _LEADER, _METRICS,
-   _FLOAT, _JSON_DOUBLE, _SELECTORS), a test that reaches for one is skipped, with the
+   _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT), a test that reaches for one is skipped, with the
    switch as its reason, at the call that says UNSUPPORTED: never dropped
    silently, and nothing else it tests is lost where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
@@ -245,6 +245,10 @@ void kt_suite_budget(void);
 #define KT_NEED_SELECTORS(rc) kt_need((rc), "KCTL_NO_SELECTORS")
 #else
 #define KT_NEED_SELECTORS(rc) (rc)
+#endif
+#ifdef KCTL_NO_CHECKPOINT
+#define kctl_informer_set_checkpoint(i, d) kt_need(kctl_informer_set_checkpoint((i), (d)), "KCTL_NO_CHECKPOINT")
+#define kctl_informer_checkpoint_save(i) kt_need(kctl_informer_checkpoint_save(i), "KCTL_NO_CHECKPOINT")
 #endif
 #ifdef KCTL_NO_FLOAT
 #define kctl_limiter_bucket(c, q, b) ((void)(c), (void)(q), (void)(b), kt_skip_now("KCTL_NO_FLOAT: kctl_limiter_bucket"), (kctl_limiter *)0)
