@@ -33,7 +33,7 @@ $(B)/kt-nothreads: $(DEPS) | $(B)
 $(B)/kt-trim-store: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_MEMSTORE -DKCTL_NO_FLOAT -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-trim-mcu: $(DEPS) | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_SELECTORS -DKCTL_NO_CHECKPOINT -o $@ $(TESTSRC)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_SELECTORS -DKCTL_NO_CHECKPOINT -DKCTL_NO_MERGE_PATCH -o $@ $(TESTSRC)
 $(B)/kt-asan: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-tsan: $(DEPS) | $(B)
@@ -270,7 +270,7 @@ fuzz-short:
 # with whether they are met): the controller in at most 32 KB on
 # Cortex-M4 (libc included), 64 KB on x86-64 (SIZE_TARGET_<target>).
 SIZE_SWITCHES := -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_FLOAT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_LOG_STRINGS \
-                 -DKCTL_NO_SELECTORS -DKCTL_NO_CHECKPOINT -DNDEBUG
+                 -DKCTL_NO_SELECTORS -DKCTL_NO_CHECKPOINT -DKCTL_NO_MERGE_PATCH -DNDEBUG
 SIZE_TARGET_x86_64    := 65536
 SIZE_TARGET_cortex-m4 := 32768
 SIZE_FLAGS    := -std=c99 $(WARN) -Os -ffunction-sections -fdata-sections -Wl,--gc-sections $(SIZE_SWITCHES)

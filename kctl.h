@@ -315,6 +315,16 @@
                                               kctl_informer_set_checkpoint and
                                               kctl_informer_checkpoint_save are
                                               UNSUPPORTED, the stats all zero
+        KCTL_NO_MERGE_PATCH  implementation   JSON merge patch compiled out:
+                                              kctl_json_merge_patch makes the
+                                              writer's error UNSUPPORTED, and so
+                                              are what patch (the memstore's
+                                              and kctl_apisrv_decide's PATCH,
+                                              kctl_transport_patch on a
+                                              transport without patch) and
+                                              kctl_reported_create; implies
+                                              KCTL_NO_LEADER (the elector
+                                              writes its Lease by merge patch)
         KCTL_NO_JSON_DOUBLE  implementation   JSON numbers as doubles compiled out:
                                               kctl_json_double, kctl_json_get_double,
                                               kctl_json_value_get_double and
@@ -3310,6 +3320,9 @@ KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *ou
 #if defined(KCTL_NO_FLOAT) && !defined(KCTL_NO_JSON_DOUBLE)
 #define KCTL_NO_JSON_DOUBLE /* no floating point anywhere */
 #endif
+#if defined(KCTL_NO_MERGE_PATCH) && !defined(KCTL_NO_LEADER)
+#define KCTL_NO_LEADER /* the elector writes its Lease by merge patch */
+#endif
 #ifndef KCTL_MALLOC
 #define KCTL_MALLOC(sz, ud) ((void)(ud), malloc(sz))
 #endif
@@ -6176,6 +6189,7 @@ KCTL_API int kctl_jw_finish(kctl_jw *w, const char **text, size_t *len) {
 }
 
 /* ---- merge patch (RFC 7386) */
+#ifndef KCTL_NO_MERGE_PATCH
 static void kctl__jmerge(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out);
 
 /* A member name given as another document's name token, then the colon. */
@@ -6276,6 +6290,17 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
     kctl__jmerge(doc, vd, patch, vp, out);
     return out->err;
 }
+#else
+KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out) {
+    (void)doc;
+    (void)vd;
+    (void)patch;
+    (void)vp;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if (!out->err) out->err = KCTL_ERR_UNSUPPORTED;
+    return out->err;
+}
+#endif /* KCTL_NO_MERGE_PATCH */
 
 /* ---- values by path, straight over the text: no tokens, no memory */
 
@@ -17554,6 +17579,9 @@ KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported 
     char *p;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
+#ifdef KCTL_NO_MERGE_PATCH
+    if (out) return KCTL_ERR_UNSUPPORTED; /* fields are merged into the status by merge patch */
+#endif
     if (!desc || !desc->transport.vt || !desc->resource.resource || !*desc->resource.resource || !desc->name || !*desc->name)
         return KCTL_ERR_INVALID_ARG;
     d = *desc;

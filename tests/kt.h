@@ -212,7 +212,7 @@ void kt_suite_edge(void);
 void kt_suite_contract(void); /* tests/contract.h: every transport's contract, per target */
 void kt_suite_budget(void);
 /* In a build with parts compiled out (KCTL_NO_MEMSTORE, _LEADER, _METRICS,
-   _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT), a test that reaches for one is skipped, with the
+   _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT, _MERGE_PATCH), a test that reaches for one is skipped, with the
    switch as its reason, at the call that says UNSUPPORTED: never dropped
    silently, and nothing else it tests is lost where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
@@ -220,7 +220,7 @@ void kt_suite_budget(void);
 #elif defined(KCTL_NO_FILES)
 #define kctl_memstore_create(d, o) kt_memstore_create_nofiles((d), (o))
 #endif
-#ifdef KCTL_NO_LEADER
+#if defined(KCTL_NO_LEADER) || defined(KCTL_NO_MERGE_PATCH)
 #define kctl_leader_create(d, o) kt_need(kctl_leader_create((d), (o)), "KCTL_NO_LEADER")
 #define kctl_manager_create(d, o) kt_need(kctl_manager_create((d), (o)), "KCTL_NO_LEADER (a manager with leader election)")
 #endif
@@ -245,6 +245,12 @@ void kt_suite_budget(void);
 #define KT_NEED_SELECTORS(rc) kt_need((rc), "KCTL_NO_SELECTORS")
 #else
 #define KT_NEED_SELECTORS(rc) (rc)
+#endif
+#ifdef KCTL_NO_MERGE_PATCH
+#define kctl_json_merge_patch(d, vd, p, vp, w) kt_need(kctl_json_merge_patch((d), (vd), (p), (vp), (w)), "KCTL_NO_MERGE_PATCH")
+#define kctl_transport_patch(t, r, n, p, l, f, o, st) kt_need(kctl_transport_patch((t), (r), (n), (p), (l), (f), (o), (st)), "KCTL_NO_MERGE_PATCH")
+#define kctl_apisrv_decide(rq, w, d, st) kt_need(kctl_apisrv_decide((rq), (w), (d), (st)), "KCTL_NO_MERGE_PATCH")
+#define kctl_reported_create(d, o) kt_need(kctl_reported_create((d), (o)), "KCTL_NO_MERGE_PATCH")
 #endif
 #ifdef KCTL_NO_CHECKPOINT
 #define kctl_informer_set_checkpoint(i, d) kt_need(kctl_informer_set_checkpoint((i), (d)), "KCTL_NO_CHECKPOINT")
