@@ -335,7 +335,8 @@
                                               are unaffected
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
-    KCTL_NO_LOG_STRINGS, with a port of your own (PORTING).
+    KCTL_NO_LOG_STRINGS KCTL_NO_SELECTORS KCTL_NO_CHECKPOINT
+    KCTL_NO_MERGE_PATCH, with a port of your own (PORTING).
 
 
     LIBC
