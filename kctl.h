@@ -5096,23 +5096,26 @@ static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
 /* Sort v[0..n) by cmp (a total order: ties broken), with tmp[0..n) for
    scratch: insertion sort of runs of 8, then bottom-up merges; a merge of
    two runs already in order costs one comparison. O(n log n) comparisons
-   on any input, O(n) on sorted input. */
+   on any input, O(n) on sorted input. Indices are size_t, the width of
+   the machine: v and tmp are in memory, so 8 n bytes fit in its address
+   space and i + 2 w < 3 n cannot wrap (no 64-bit arithmetic on a 32-bit
+   MCU). */
 typedef int (*kctl__cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
 static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn cmp, const void *ctx) {
     uint32_t *src = v, *dst = tmp, *t;
-    uint64_t w, i, k;
+    size_t w, i, k;
     for (i = 0; i < n; i += 8) {
-        uint64_t e = i + 8 < n ? i + 8 : n;
+        size_t e = i + 8 < n ? i + 8 : n;
         for (k = i + 1; k < e; k++) {
             uint32_t x = v[k];
-            uint64_t m = k;
+            size_t m = k;
             while (m > i && cmp(ctx, v[m - 1], x) > 0) { v[m] = v[m - 1]; m--; }
             v[m] = x;
         }
     }
     for (w = 8; w < n; w *= 2) {
         for (i = 0; i < n; i += 2 * w) {
-            uint64_t mid = i + w < n ? i + w : n, hi = i + 2 * w < n ? i + 2 * w : n, p = i, q = mid, o = i;
+            size_t mid = i + w < n ? i + w : n, hi = i + 2 * w < n ? i + 2 * w : n, p = i, q = mid, o = i;
             if (mid < hi && cmp(ctx, src[mid - 1], src[mid]) > 0) {
                 while (p < mid && q < hi) dst[o++] = cmp(ctx, src[q], src[p]) < 0 ? src[q++] : src[p++];
             }
