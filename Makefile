@@ -33,7 +33,7 @@ $(B)/kt-nothreads: $(DEPS) | $(B)
 $(B)/kt-trim-store: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_MEMSTORE -DKCTL_NO_FLOAT -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-trim-mcu: $(DEPS) | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -o $@ $(TESTSRC)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_SELECTORS -DKCTL_NO_CHECKPOINT -DKCTL_NO_MERGE_PATCH -o $@ $(TESTSRC)
 $(B)/kt-asan: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-tsan: $(DEPS) | $(B)
@@ -274,9 +274,13 @@ fuzz-short:
 # the memstore (tests/size/), for x86-64 (libc linked dynamically: kctl's
 # own) and, where arm-none-eabi-gcc is installed, Cortex-M4 with newlib
 # nano (libc included), on the bare-metal port of tests/size/board.h.
-# The minimal build's switches: SIZE_SWITCHES. Targets: the controller in
-# at most 32 KB of text on Cortex-M4, 64 KB on x86-64.
-SIZE_SWITCHES := -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_FLOAT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_LOG_STRINGS -DNDEBUG
+# The minimal build's switches: SIZE_SWITCHES. Targets (text, printed
+# with whether they are met): the controller in at most 32 KB on
+# Cortex-M4 (libc included), 64 KB on x86-64 (SIZE_TARGET_<target>).
+SIZE_SWITCHES := -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_FLOAT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_LOG_STRINGS \
+                 -DKCTL_NO_SELECTORS -DKCTL_NO_CHECKPOINT -DKCTL_NO_MERGE_PATCH -DNDEBUG
+SIZE_TARGET_x86_64    := 65536
+SIZE_TARGET_cortex-m4 := 32768
 SIZE_FLAGS    := -std=c99 $(WARN) -Os -ffunction-sections -fdata-sections -Wl,--gc-sections $(SIZE_SWITCHES)
 SIZE_M4       := arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb --specs=nano.specs --specs=nosys.specs -DKCTL_SIZE_BAREMETAL
 SIZE_PROGS    := queue json controller
@@ -350,6 +354,10 @@ size: | $(B)
 	@for t in x86_64 cortex-m4; do for p in $(SIZE_PROGS); do f=$(B)/size-$$p-$$t; [ -f $$f ] || continue; \
 	    if [ $$t = x86_64 ]; then s=size; else s=arm-none-eabi-size; fi; \
 	    $$s $$f | awk -v p=$$p -v t=$$t 'NR == 2 { printf "%-12s %-10s %8d %6d %6d\n", p, t, $$1, $$2, $$3 }'; done; done
+	@for t in x86_64 cortex-m4; do f=$(B)/size-controller-$$t; [ -f $$f ] || continue; \
+	    if [ $$t = x86_64 ]; then s=size; m=$(SIZE_TARGET_x86_64); else s=arm-none-eabi-size; m=$(SIZE_TARGET_cortex-m4); fi; \
+	    $$s $$f | awk -v t=$$t -v m=$$m 'NR == 2 { printf "target: controller text <= %d on %s: %s (%d, %+d)\n", m, t, \
+	        $$1 <= m ? "met" : "NOT MET", $$1, $$1 - m }'; done
 
 clean:
 	rm -rf $(B)

@@ -301,6 +301,30 @@
                                               integer one (kctl_limiter_bucket returns
                                               NULL), jitter is integer; implies
                                               KCTL_NO_JSON_DOUBLE
+        KCTL_NO_SELECTORS    implementation   label and field selectors compiled
+                                              out (the parser and matcher):
+                                              kctl_selector_parse of anything
+                                              but an empty selector (NULL, "",
+                                              whitespace; fields: commas) is
+                                              UNSUPPORTED, and so are what take
+                                              one (an informer's or reflector's
+                                              create, the memstore's list and
+                                              watch); everything else selects
+                                              everything, as without the switch
+        KCTL_NO_CHECKPOINT   implementation   no informer checkpoints (CHECKPOINT):
+                                              kctl_informer_set_checkpoint and
+                                              kctl_informer_checkpoint_save are
+                                              UNSUPPORTED, the stats all zero
+        KCTL_NO_MERGE_PATCH  implementation   JSON merge patch compiled out:
+                                              kctl_json_merge_patch makes the
+                                              writer's error UNSUPPORTED, and so
+                                              are what patch (the memstore's
+                                              and kctl_apisrv_decide's PATCH,
+                                              kctl_transport_patch on a
+                                              transport without patch) and
+                                              kctl_reported_create; implies
+                                              KCTL_NO_LEADER (the elector
+                                              writes its Lease by merge patch)
         KCTL_NO_JSON_DOUBLE  implementation   JSON numbers as doubles compiled out:
                                               kctl_json_double, kctl_json_get_double,
                                               kctl_json_value_get_double and
@@ -311,7 +335,8 @@
                                               are unaffected
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
-    KCTL_NO_LOG_STRINGS, with a port of your own (PORTING).
+    KCTL_NO_LOG_STRINGS KCTL_NO_SELECTORS KCTL_NO_CHECKPOINT
+    KCTL_NO_MERGE_PATCH, with a port of your own (PORTING).
 
 
     LIBC
@@ -436,10 +461,14 @@
     ======
     Objects created by the library take a kctl_allocator (zero = KCTL_MALLOC /
     KCTL_FREE); so do limiters (the kctl_limiter_*_with constructors; a
-    queue or controller makes its default limiter with its own). Two calls
-    take none and use KCTL_MALLOC for scratch they free before returning:
-    kctl_json_equal (objects of more than 16 members) and
-    kctl_status_update (the token arrays of the status it compares). A queue
+    queue or controller makes its default limiter with its own). Scratch a
+    call frees before returning comes from the allocator of what it works
+    on: kctl_status_update's (the token arrays of the status it compares,
+    the document it writes) and a merge patch done by get and update
+    (kctl_transport_patch on a transport without patch) from the object's
+    (the kctl_obj_opts.allocator it was made with); kctl_json_equal, which
+    takes none, from KCTL_MALLOC (objects of more than 16 members), and
+    kctl_json_equal_with from the one it is given. A queue
     entry (about 180 bytes for keys of up to 15 bytes, 8 more per 8 bytes of
     key beyond) exists while its key is waiting, delayed or being processed;
     entries of finished keys are pooled (at most about 1300 of them) and
@@ -449,7 +478,8 @@
     gives it token storage (a counting pass says how much), and the getters
     by path need none. Comparing or merge-patching objects of more than 16
     members sorts their names in temporary memory (kctl_json_equal from
-    KCTL_MALLOC, merge patch from its writer's allocator). An object is one
+    KCTL_MALLOC, kctl_json_equal_with from its allocator, merge patch from
+    its writer's allocator). An object is one
     allocation (header, metadata arrays, its document and unescaped metadata
     strings); the cache, the FIFO and the handlers share it by reference.
 
@@ -919,6 +949,11 @@ KCTL_API int kctl_json_raw(const kctl_json *j, uint32_t v, const char **text, si
    from KCTL_MALLOC (12 bytes a member, freed before it returns); if that
    fails, by scanning (quadratic, the same answer). [any thread] */
 KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb);
+/* The same with that memory from allocator (NULL or zero: KCTL_MALLOC /
+   KCTL_FREE), for a program whose every allocation goes through its
+   hooks. [any thread] */
+KCTL_API bool kctl_json_equal_with(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb,
+                                   const kctl_allocator *allocator);
 
 /* A JSON writer into a caller's buffer (fixed) or a growing one. Errors
    stick: after the first, calls do nothing and kctl_jw_finish reports it
@@ -1240,7 +1275,8 @@ typedef struct kctl_selector kctl_selector;
 /* Compile a label and a field selector (either may be NULL) into *out,
    one block the caller frees with kctl_selector_free; allocator may be
    NULL. INVALID_ARG for a malformed selector, a NULL out or an allocator
-   with one hook of two (*out NULL, nothing allocated); NOMEM. [any thread] */
+   with one hook of two (*out NULL, nothing allocated); NOMEM; UNSUPPORTED
+   for any but an empty selector under KCTL_NO_SELECTORS. [any thread] */
 KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const kctl_allocator *allocator, kctl_selector **out);
 /* Whether obj satisfies every requirement (a NULL selector: yes). [any thread] */
 KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj);
@@ -1701,7 +1737,9 @@ KCTL_API void kctl_transport_destroy(kctl_transport *t);
    false): the status write that changes nothing, which would wake the
    controller again forever, never happens. *out (may be NULL) gets the
    stored object; len may be KCTL_NTS; *st (may be NULL) says why a write
-   failed. CONFLICT: re-read and retry (kctl_retry_on_conflict). [any thread] */
+   failed. Scratch memory (freed before it returns) comes from the
+   allocator obj was made with (its kctl_obj_opts.allocator). CONFLICT:
+   re-read and retry (kctl_retry_on_conflict). [any thread] */
 KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
                                 const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st);
 
@@ -3296,6 +3334,9 @@ KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *ou
 #endif
 #if defined(KCTL_NO_FLOAT) && !defined(KCTL_NO_JSON_DOUBLE)
 #define KCTL_NO_JSON_DOUBLE /* no floating point anywhere */
+#endif
+#if defined(KCTL_NO_MERGE_PATCH) && !defined(KCTL_NO_LEADER)
+#define KCTL_NO_LEADER /* the elector writes its Lease by merge patch */
 #endif
 #ifndef KCTL_MALLOC
 #define KCTL_MALLOC(sz, ud) ((void)(ud), malloc(sz))
@@ -5069,23 +5110,26 @@ static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
 /* Sort v[0..n) by cmp (a total order: ties broken), with tmp[0..n) for
    scratch: insertion sort of runs of 8, then bottom-up merges; a merge of
    two runs already in order costs one comparison. O(n log n) comparisons
-   on any input, O(n) on sorted input. */
+   on any input, O(n) on sorted input. Indices are size_t, the width of
+   the machine: v and tmp are in memory, so 8 n bytes fit in its address
+   space and i + 2 w < 3 n cannot wrap (no 64-bit arithmetic on a 32-bit
+   MCU). */
 typedef int (*kctl__cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
 static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn cmp, const void *ctx) {
     uint32_t *src = v, *dst = tmp, *t;
-    uint64_t w, i, k;
+    size_t w, i, k;
     for (i = 0; i < n; i += 8) {
-        uint64_t e = i + 8 < n ? i + 8 : n;
+        size_t e = i + 8 < n ? i + 8 : n;
         for (k = i + 1; k < e; k++) {
             uint32_t x = v[k];
-            uint64_t m = k;
+            size_t m = k;
             while (m > i && cmp(ctx, v[m - 1], x) > 0) { v[m] = v[m - 1]; m--; }
             v[m] = x;
         }
     }
     for (w = 8; w < n; w *= 2) {
         for (i = 0; i < n; i += 2 * w) {
-            uint64_t mid = i + w < n ? i + w : n, hi = i + 2 * w < n ? i + 2 * w : n, p = i, q = mid, o = i;
+            size_t mid = i + w < n ? i + w : n, hi = i + 2 * w < n ? i + 2 * w : n, p = i, q = mid, o = i;
             if (mid < hi && cmp(ctx, src[mid - 1], src[mid]) > 0) {
                 while (p < mid && q < hi) dst[o++] = cmp(ctx, src[q], src[p]) < 0 ? src[q++] : src[p++];
             }
@@ -5904,6 +5948,11 @@ KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *
     return kctl__jequal(a, va, b, vb, NULL);
 }
 
+KCTL_API bool kctl_json_equal_with(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb,
+                                   const kctl_allocator *allocator) {
+    return kctl__jequal(a, va, b, vb, allocator);
+}
+
 /* ---- the writer */
 enum {
     KCTL__JW_OBJ = 1,   /* this level is an object (else an array, or the top) */
@@ -6158,6 +6207,7 @@ KCTL_API int kctl_jw_finish(kctl_jw *w, const char **text, size_t *len) {
 }
 
 /* ---- merge patch (RFC 7386) */
+#ifndef KCTL_NO_MERGE_PATCH
 static void kctl__jmerge(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out);
 
 /* A member name given as another document's name token, then the colon. */
@@ -6258,6 +6308,17 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
     kctl__jmerge(doc, vd, patch, vp, out);
     return out->err;
 }
+#else
+KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl_json *patch, uint32_t vp, kctl_jw *out) {
+    (void)doc;
+    (void)vd;
+    (void)patch;
+    (void)vp;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    if (!out->err) out->err = KCTL_ERR_UNSUPPORTED;
+    return out->err;
+}
+#endif /* KCTL_NO_MERGE_PATCH */
 
 /* ---- values by path, straight over the text: no tokens, no memory */
 
@@ -6619,6 +6680,7 @@ struct kctl_obj {
 typedef struct kctl__objalloc {
     void (*free_fn)(void *ptr, void *user_data);
     void *user_data;
+    void *(*alloc_fn)(size_t size, void *user_data); /* for scratch that works on the object (kctl__obj_allocator) */
 } kctl__objalloc;
 typedef struct kctl__objcodec {
     void (*release)(void *decoded, void *user_data);
@@ -6643,6 +6705,18 @@ static size_t kctl__obj_extsz(uint32_t ext) {
 }
 static kctl__objalloc *kctl__obj_alloc_of(const kctl_obj *o) {
     return (kctl__objalloc *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD);
+}
+/* The allocator o was made with (zero: the defaults), for scratch memory
+   a call that works on o needs. */
+static kctl_allocator kctl__obj_allocator(const kctl_obj *o) {
+    kctl_allocator a;
+    memset(&a, 0, sizeof a);
+    if (o && (KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC)) {
+        a.alloc_fn = kctl__obj_alloc_of(o)->alloc_fn;
+        a.free_fn = kctl__obj_alloc_of(o)->free_fn;
+        a.user_data = kctl__obj_alloc_of(o)->user_data;
+    }
+    return a;
 }
 static kctl__objcodec *kctl__obj_codec_of(const kctl_obj *o) {
     return (kctl__objcodec *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC));
@@ -6979,6 +7053,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     if (ext & KCTL__OBJ_ALLOC) {
         kctl__obj_alloc_of(o)->free_fn = op.allocator.free_fn;
         kctl__obj_alloc_of(o)->user_data = op.allocator.user_data;
+        kctl__obj_alloc_of(o)->alloc_fn = op.allocator.alloc_fn;
     }
 out:
     kctl__jmembers_free(&b.maps[0]);
@@ -7282,6 +7357,7 @@ static bool kctl__name_qpart(const char *s, size_t n) {
     return true;
 }
 
+#ifndef KCTL_NO_SELECTORS
 /* A label name or value: at most 63 of [A-Za-z0-9-_.], alphanumeric at
    both ends; a value may be empty. */
 static bool kctl__sel_name_ok(const char *s, size_t n, bool empty_ok) {
@@ -7611,6 +7687,32 @@ KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj)
     }
     return true;
 }
+#else /* KCTL_NO_SELECTORS: only the selector that selects everything */
+/* labels: whitespace only; fields: commas only (empty terms). */
+static bool kctl__sel_empty(const char *p, bool fields) {
+    for (; p && *p; p++)
+        if (fields ? *p != ',' : (*p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')) return false;
+    return true;
+}
+
+KCTL_API int kctl_selector_parse(const char *labels, const char *fields, const kctl_allocator *allocator, kctl_selector **out) {
+    kctl_allocator a;
+    kctl_selector *sel;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    *out = NULL;
+    memset(&a, 0, sizeof a);
+    if (allocator) a = *allocator;
+    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!kctl__sel_empty(labels, false) || !kctl__sel_empty(fields, true)) return KCTL_ERR_UNSUPPORTED;
+    if (!(sel = (kctl_selector *)kctl__alloc(&a, kctl__align8(sizeof *sel)))) return KCTL_ERR_NOMEM;
+    memset(sel, 0, sizeof *sel);
+    sel->allocator = a;
+    *out = sel;
+    return KCTL_OK;
+}
+
+KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj) { return !s || obj; }
+#endif /* KCTL_NO_SELECTORS */
 
 KCTL_API void kctl_selector_free(kctl_selector *s) {
     if (s) kctl__free(&s->allocator, s);
@@ -9154,20 +9256,22 @@ static int kctl__tp_patch_by_update(const kctl_transport *t, const kctl_resource
     kctl_obj *cur = NULL;
     kctl__jdoc pd, cd;
     kctl_jw w;
+    kctl_allocator a;
     const char *doc, *text;
     size_t dlen, n;
     int rc = t->vt->get(t->self, res, name, &cur, st);
     if (rc != KCTL_OK) return rc;
+    a = kctl__obj_allocator(cur); /* scratch from the allocator of the object read */
     doc = kctl_obj_json(cur, &dlen);
-    if ((rc = kctl__jdoc_parse(&pd, patch, len, NULL, NULL)) != KCTL_OK) {
+    if ((rc = kctl__jdoc_parse(&pd, patch, len, &a, NULL)) != KCTL_OK) {
         kctl__jdoc_free(&pd);
         kctl_obj_unref(cur);
         if (rc == KCTL_ERR_NOMEM) return rc;
         if (st) kctl_api_status_set(st, 400, "BadRequest", "the patch is not valid JSON", NULL, NULL, NULL, NULL, 0);
         return KCTL_ERR_INVALID_ARG;
     }
-    if ((rc = kctl__jdoc_parse(&cd, doc, dlen, NULL, NULL)) == KCTL_OK) {
-        kctl_jw_init_growable(&w, NULL);
+    if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &a, NULL)) == KCTL_OK) {
+        kctl_jw_init_growable(&w, &a);
         rc = kctl_json_merge_patch(&cd.j, 0, &pd.j, 0, &w);
         if (rc == KCTL_OK) rc = kctl_jw_finish(&w, &text, &n);
         if (rc == KCTL_OK)
@@ -9222,7 +9326,7 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
         in_ns.ns = kctl_obj_namespace(obj);
         res = &in_ns;
     }
-    memset(&a, 0, sizeof a);
+    a = kctl__obj_allocator(obj); /* scratch from the object's allocator */
     doc = kctl_obj_json(obj, &dlen);
     if ((rc = kctl_json_parse(status, len, NULL, 0, NULL, &want)) != KCTL_OK) return rc == KCTL_ERR_PROTO ? KCTL_ERR_INVALID_ARG : rc;
     if ((rc = kctl_json_parse(doc, dlen, NULL, 0, NULL, &cur)) != KCTL_OK) return rc;
@@ -9235,12 +9339,12 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     }
     kctl_json_parse(status, len, wt, want.ntoks, NULL, &want);
     kctl_json_parse(doc, dlen, ct, cur.ntoks, NULL, &cur);
-    if (kctl_json_equal(&cur, kctl_json_member(&cur, 0, "status"), &want, 0)) { /* nothing to write */
+    if (kctl__jequal(&cur, kctl_json_member(&cur, 0, "status"), &want, 0, &a)) { /* nothing to write */
         kctl__free(&a, wt);
         kctl__free(&a, ct);
         return KCTL_OK;
     }
-    kctl_jw_init_growable(&w, NULL);
+    kctl_jw_init_growable(&w, &a);
     kctl_jw_object_begin(&w);
     kctl_jw_key(&w, "metadata");
     kctl_jw_object_begin(&w);
@@ -13250,6 +13354,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
 
 /* Start from a checkpoint (objs at version rv) as from a list: the FIFO
    replaced, no request made, then a watch from rv. */
+#ifndef KCTL_NO_CHECKPOINT /* only a checkpoint resumes */
 static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const char *rv) {
     int rc = kctl_fifo_replace(r->fifo, objs, n);
     if (rc != KCTL_OK) return rc;
@@ -13259,6 +13364,7 @@ static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const c
     if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     return KCTL_OK;
 }
+#endif
 
 KCTL_API bool kctl_reflector_listed(const kctl_reflector *r) { return r && r->listed; }
 
@@ -13750,6 +13856,7 @@ struct kctl__ckpt {
     kctl_checkpoint_stats stats;
 };
 
+#ifndef KCTL_NO_CHECKPOINT
 /* CRC-32 (IEEE 802.3, reflected, as zlib's), four bits at a time. */
 static uint32_t kctl__crc32(const unsigned char *p, size_t n) {
     static const uint32_t t[16] = {
@@ -14101,6 +14208,29 @@ KCTL_API void kctl_informer_checkpoint_stats(kctl_informer *inf, kctl_checkpoint
     memset(out, 0, sizeof *out);
     if (inf && inf->ckpt) *out = inf->ckpt->stats;
 }
+#else /* KCTL_NO_CHECKPOINT: no informer gets one */
+static void kctl__ckpt_tick(kctl_informer *inf) { (void)inf; }
+static void kctl__ckpt_on_stop(kctl_informer *inf) { (void)inf; }
+static void kctl__ckpt_free(kctl_informer *inf) { (void)inf; }
+KCTL_API kctl_checkpoint_desc kctl_checkpoint_desc_init(void) {
+    kctl_checkpoint_desc d;
+    memset(&d, 0, sizeof d);
+    return d;
+}
+KCTL_API int kctl_informer_set_checkpoint(kctl_informer *inf, const kctl_checkpoint_desc *desc) {
+    (void)inf;
+    (void)desc;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl_informer_checkpoint_save(kctl_informer *inf) {
+    (void)inf;
+    return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API void kctl_informer_checkpoint_stats(kctl_informer *inf, kctl_checkpoint_stats *out) {
+    (void)inf;
+    if (out) memset(out, 0, sizeof *out);
+}
+#endif /* KCTL_NO_CHECKPOINT */
 
 /* ------------------------------------------------ >>limiter RATE LIMITERS */
 struct kctl_limiter {
@@ -17594,6 +17724,9 @@ KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported 
     char *p;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
+#ifdef KCTL_NO_MERGE_PATCH
+    if (out) return KCTL_ERR_UNSUPPORTED; /* fields are merged into the status by merge patch */
+#endif
     if (!desc || !desc->transport.vt || !desc->resource.resource || !*desc->resource.resource || !desc->name || !*desc->name)
         return KCTL_ERR_INVALID_ARG;
     d = *desc;

@@ -15,6 +15,12 @@
 #include <stdbool.h>
 #define KCTL__WORK_COUNTER /* kctl__json_work(): tests bound the JSON code's work, not its time */
 #define KCTL__SPIN_TEST /* kctl__spin_script(): the spin policy on a script, not on timing */
+/* The implementation's default allocator, counted (defined with the
+   runner): a test whose every allocator is a hook of its own checks with
+   kt_default_allocs that no allocation fell back to the default. */
+void *kt_default_malloc(size_t size);
+unsigned long kt_default_allocs(void);
+#define KCTL_MALLOC(sz, ud) ((void)(ud), kt_default_malloc(sz))
 #include "../kctl.h"
 
 typedef struct kt_state {
@@ -82,6 +88,13 @@ kctl_allocator kt_allocator(kt_alloc *a);
 #include <setjmp.h>
 #include <unistd.h>
 kt_state kt;
+
+static unsigned long kt_default_allocs_;
+void *kt_default_malloc(size_t size) {
+    __atomic_fetch_add(&kt_default_allocs_, 1, __ATOMIC_RELAXED);
+    return malloc(size);
+}
+unsigned long kt_default_allocs(void) { return __atomic_load_n(&kt_default_allocs_, __ATOMIC_RELAXED); }
 
 void kt_skip_now(const char *why) {
     kt.cur_skipped = 1;
@@ -220,7 +233,7 @@ void kt_suite_edge(void);
 void kt_suite_contract(void); /* tests/contract.h: every transport's contract, per target */
 void kt_suite_budget(void);
 /* In a build with parts compiled out (KCTL_NO_MEMSTORE, _LEADER, _METRICS,
-   _FLOAT, _JSON_DOUBLE), a test that reaches for one is skipped, with the
+   _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT, _MERGE_PATCH), a test that reaches for one is skipped, with the
    switch as its reason, at the call that says UNSUPPORTED: never dropped
    silently, and nothing else it tests is lost where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
@@ -228,7 +241,7 @@ void kt_suite_budget(void);
 #elif defined(KCTL_NO_FILES)
 #define kctl_memstore_create(d, o) kt_memstore_create_nofiles((d), (o))
 #endif
-#ifdef KCTL_NO_LEADER
+#if defined(KCTL_NO_LEADER) || defined(KCTL_NO_MERGE_PATCH)
 #define kctl_leader_create(d, o) kt_need(kctl_leader_create((d), (o)), "KCTL_NO_LEADER")
 #define kctl_manager_create(d, o) kt_need(kctl_manager_create((d), (o)), "KCTL_NO_LEADER (a manager with leader election)")
 #endif
@@ -242,6 +255,27 @@ void kt_suite_budget(void);
 #define kctl_obj_get_double(ob, p, o) kt_need(kctl_obj_get_double((ob), (p), (o)), "KCTL_NO_JSON_DOUBLE")
 #define kctl_jw_double(w, v) ((void)(w), (void)(v), kt_skip_now("KCTL_NO_JSON_DOUBLE: kctl_jw_double"))
 #define kctl_reported_set_double(r, f, v) kt_need(kctl_reported_set_double((r), (f), (v)), "KCTL_NO_JSON_DOUBLE")
+#endif
+#ifdef KCTL_NO_SELECTORS /* what takes a selector says UNSUPPORTED for one */
+#define kctl_selector_parse(l, f, a, o) kt_need(kctl_selector_parse((l), (f), (a), (o)), "KCTL_NO_SELECTORS")
+#define kctl_reflector_create(d, o) kt_need(kctl_reflector_create((d), (o)), "KCTL_NO_SELECTORS")
+#define kctl_informer_create(d, o) kt_need(kctl_informer_create((d), (o)), "KCTL_NO_SELECTORS")
+#define kctl_manager_informer(m, r, l, f, o) kt_need(kctl_manager_informer((m), (r), (l), (f), (o)), "KCTL_NO_SELECTORS")
+#define kctl_transport_list(t, r, lo, o, st) kt_need(kctl_transport_list((t), (r), (lo), (o), (st)), "KCTL_NO_SELECTORS")
+#define kctl_transport_watch_open(t, r, lo, v, o, st) kt_need(kctl_transport_watch_open((t), (r), (lo), (v), (o), (st)), "KCTL_NO_SELECTORS")
+#define KT_NEED_SELECTORS(rc) kt_need((rc), "KCTL_NO_SELECTORS")
+#else
+#define KT_NEED_SELECTORS(rc) (rc)
+#endif
+#ifdef KCTL_NO_MERGE_PATCH
+#define kctl_json_merge_patch(d, vd, p, vp, w) kt_need(kctl_json_merge_patch((d), (vd), (p), (vp), (w)), "KCTL_NO_MERGE_PATCH")
+#define kctl_transport_patch(t, r, n, p, l, f, o, st) kt_need(kctl_transport_patch((t), (r), (n), (p), (l), (f), (o), (st)), "KCTL_NO_MERGE_PATCH")
+#define kctl_apisrv_decide(rq, w, d, st) kt_need(kctl_apisrv_decide((rq), (w), (d), (st)), "KCTL_NO_MERGE_PATCH")
+#define kctl_reported_create(d, o) kt_need(kctl_reported_create((d), (o)), "KCTL_NO_MERGE_PATCH")
+#endif
+#ifdef KCTL_NO_CHECKPOINT
+#define kctl_informer_set_checkpoint(i, d) kt_need(kctl_informer_set_checkpoint((i), (d)), "KCTL_NO_CHECKPOINT")
+#define kctl_informer_checkpoint_save(i) kt_need(kctl_informer_checkpoint_save(i), "KCTL_NO_CHECKPOINT")
 #endif
 #ifdef KCTL_NO_FLOAT
 #define kctl_limiter_bucket(c, q, b) ((void)(c), (void)(q), (void)(b), kt_skip_now("KCTL_NO_FLOAT: kctl_limiter_bucket"), (kctl_limiter *)0)

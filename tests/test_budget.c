@@ -632,7 +632,118 @@ static void tb_steady_state(void) {
     KT_EQ_U64(objs.live_bytes, 0);
 }
 
+/* Scratch memory goes through the hooks too: kctl_status_update's token
+   arrays, its equality of big objects and the document it writes come
+   from the allocator the object was made with, as do a merge patch's done
+   by get and update; kctl_json_equal_with's from the one it is given. The
+   store's own calls are wrapped: what the default allocator gives inside
+   them is the store's (a debug build's self-check), not the helper's. */
+static unsigned long tb_inner_default; /* default allocations inside the store's calls */
+static kctl_transport tb_inner;
+static int tb_w_get(void *self, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    unsigned long before = kt_default_allocs();
+    int rc;
+    (void)self;
+    rc = kctl_transport_get(&tb_inner, res, name, out, st);
+    tb_inner_default += kt_default_allocs() - before;
+    return rc;
+}
+static int tb_w_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
+    unsigned long before = kt_default_allocs();
+    int rc;
+    (void)self;
+    rc = kctl_transport_update(&tb_inner, res, json, len, out, st);
+    tb_inner_default += kt_default_allocs() - before;
+    return rc;
+}
+static int tb_w_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
+                              kctl_api_status *st) {
+    unsigned long before = kt_default_allocs();
+    int rc;
+    (void)self;
+    rc = kctl_transport_update_status(&tb_inner, res, json, len, out, st);
+    tb_inner_default += kt_default_allocs() - before;
+    return rc;
+}
+
+/* {"k0":"<p>0","k1":"<p>1",...}: n members */
+static void tb_big(char *buf, size_t cap, int n, const char *p) {
+    int i;
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, cap - at, "{");
+    for (i = 0; i < n && at < cap; i++) at += (size_t)snprintf(buf + at, cap - at, "%s\"k%d\":\"%s%d\"", i ? "," : "", i, p, i);
+    if (at < cap) snprintf(buf + at, cap - at, "}");
+}
+
+static void tb_scratch_allocator(void) {
+    tb_alloc objs, scratch;
+    kctl_memstore_desc md;
+    kctl_memstore *ms;
+    kctl_transport_vtable vt;
+    kctl_transport t;
+    kctl_allocator al;
+    kctl_obj *o = NULL, *o2 = NULL;
+    kctl_json a, b;
+    kctl_json_tok ta[64], tbk[64];
+    char st_a[512], st_b[512], doc[1024];
+    bool written = true;
+    unsigned long before;
+    long objs_before;
+    /* kctl_json_equal_with: objects of 20 members sort their names in the
+       memory given; kctl_json_equal in the default's */
+    tb_big(st_a, sizeof st_a, 20, "a");
+    tb_big(st_b, sizeof st_b, 20, "a");
+    KT_EQ_INT(kctl_json_parse(st_a, strlen(st_a), ta, 64, NULL, &a), KCTL_OK);
+    KT_EQ_INT(kctl_json_parse(st_b, strlen(st_b), tbk, 64, NULL, &b), KCTL_OK);
+    al = tb_allocator(&scratch);
+    before = kt_default_allocs();
+    KT_CHECK(kctl_json_equal_with(&a, 0, &b, 0, &al));
+    KT_EQ_U64(kt_default_allocs(), before);
+    KT_CHECK(scratch.allocs >= 2);
+    KT_EQ_INT(scratch.live_blocks, 0);
+    KT_CHECK(kctl_json_equal(&a, 0, &b, 0));
+    KT_CHECK(kt_default_allocs() > before); /* the counter sees the default */
+    /* kctl_status_update and a patch by get and update: the object's allocator */
+    memset(&md, 0, sizeof md);
+    md.obj_opts.allocator = tb_allocator(&objs);
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    tb_inner = kctl_memstore_transport(ms);
+    vt = *tb_inner.vt;
+    vt.get = tb_w_get;
+    vt.update = tb_w_update;
+    vt.update_status = tb_w_update_status;
+    vt.patch = NULL; /* kctl_transport_patch reads, merges and updates */
+    t.vt = &vt;
+    t.self = NULL;
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"big\"},\"status\":%s}", st_a);
+    KT_EQ_INT(kctl_memstore_apply(ms, &tb_cm, doc, KCTL_NTS, &o, NULL), KCTL_OK);
+    tb_inner_default = 0;
+    before = kt_default_allocs();
+    objs_before = objs.allocs;
+    KT_EQ_INT(kctl_status_update(&t, &tb_cm, o, st_b, KCTL_NTS, &written, NULL, NULL), KCTL_OK);
+    KT_CHECK(!written); /* equal: nothing written */
+    KT_EQ_U64(kt_default_allocs() - before - tb_inner_default, 0);
+    KT_CHECK(objs.allocs - objs_before >= 4); /* two token arrays, two name sorts */
+    tb_big(st_b, sizeof st_b, 20, "b");
+    objs_before = objs.allocs;
+    KT_EQ_INT(kctl_status_update(&t, &tb_cm, o, st_b, KCTL_NTS, &written, &o2, NULL), KCTL_OK);
+    KT_CHECK(written);
+    KT_EQ_U64(kt_default_allocs() - before - tb_inner_default, 0);
+    KT_CHECK(objs.allocs - objs_before >= 4); /* and the document written, and the stored object */
+    before = kt_default_allocs();
+    tb_inner_default = 0;
+    objs_before = objs.allocs;
+    KT_EQ_INT(kctl_transport_patch(&t, &tb_cm, "big", "{\"data\":{\"x\":\"1\"}}", KCTL_NTS, 0, NULL, NULL), KCTL_OK);
+    KT_EQ_U64(kt_default_allocs() - before - tb_inner_default, 0);
+    KT_CHECK(objs.allocs - objs_before >= 3); /* two parses and the merged document */
+    kctl_obj_unref(o);
+    kctl_obj_unref(o2);
+    kctl_memstore_destroy(ms);
+    KT_EQ_INT(objs.live_blocks, 0);
+}
+
 void kt_suite_budget(void) {
+    KT_RUN(tb_scratch_allocator);
     KT_RUN(tb_steady_state);
     KT_RUN(tb_informer_cache_full);
     KT_RUN(tb_informer_transform);

@@ -141,16 +141,16 @@ static void tm_list_selectors_paging(void) {
     kctl_list_result_free(&r);
     memset(&lo, 0, sizeof lo);
     lo.label_selector = "app=web";
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL), KCTL_OK);
+    KT_EQ_INT(KT_NEED_SELECTORS(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL)), KCTL_OK);
     KT_EQ_U64(r.items.count, 3);
     kctl_list_result_free(&r);
     lo.field_selector = "metadata.namespace=dev";
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL), KCTL_OK);
+    KT_EQ_INT(KT_NEED_SELECTORS(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL)), KCTL_OK);
     KT_EQ_U64(r.items.count, 1);
     kctl_list_result_free(&r);
     lo.label_selector = "app=";
     lo.field_selector = "spec.x=1";
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(KT_NEED_SELECTORS(s.t.vt->list(s.t.self, &tm_cm_all, &lo, &r, NULL)), KCTL_ERR_INVALID_ARG);
     /* pages of 2: c0 c1 | c2 c3 | c4 */
     memset(&lo, 0, sizeof lo);
     lo.limit = 2;
@@ -601,7 +601,7 @@ static void tm_review_fixes(void) {
     /* leaving a label selection: DELETED with the object as it last matched */
     memset(&lo, 0, sizeof lo);
     lo.label_selector = "app=web";
-    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "2", &w, NULL), KCTL_OK);
+    KT_EQ_INT(KT_NEED_SELECTORS(s.t.vt->watch_open(s.t.self, &tm_cm, &lo, "2", &w, NULL)), KCTL_OK);
     tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"x\",\"labels\":{\"app\":\"db\"}}}", NULL);
     KT_EQ_INT(s.t.vt->watch_next(s.t.self, w, 0, &ev, NULL), KCTL_OK);
     KT_EQ_INT(ev.type, KCTL_EVENT_DELETED);
