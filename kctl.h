@@ -2591,6 +2591,12 @@ KCTL_API void kctl_queue_shutdown_with_drain(kctl_queue *q);
 KCTL_API bool kctl_queue_shutting_down(kctl_queue *q);
 /* Fill *out with the queue's figures (times on the queue's clock). [any thread] */
 KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
+#if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
+/* kctl's own tests only: what a controller worker calls between keys,
+   done(done_key) (NULL: none) and try_get in one hold of the lock;
+   *stopping: whether the queue was shutting down at the hand-out. */
+KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping);
+#endif
 
 /* ================================================= >>predicate PREDICATES */
 /* Filters on events before a key is queued, as controller-runtime's
@@ -15205,6 +15211,11 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
 
 KCTL_API int kctl_queue_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, NULL, key, true, NULL); }
 KCTL_API int kctl_queue_try_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, NULL, key, false, NULL); }
+#if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
+KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping) {
+    return kctl__queue_get(q, done_key, key, false, stopping);
+}
+#endif
 
 KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     uint64_t now;
