@@ -8077,6 +8077,21 @@ KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj) {
 
 KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj) { return kctl_indexer_add(ix, obj); }
 
+/* kctl_indexer_add that also hands back, in *old, the object it replaces
+   (a new reference; NULL if none), found in the same hold of the write
+   lock: the informer's one trip to the cache per event. On failure the
+   cache is unchanged and *old is still set. */
+static int kctl__indexer_put_old(kctl_indexer *ix, kctl_obj *obj, kctl_obj **old) {
+    kctl__node *n;
+    int rc;
+    kctl__rwlock_wr(&ix->lock);
+    n = kctl__map_find(&ix->data.items, obj->node.key, obj->node.len, obj->node.hash);
+    *old = n ? kctl_obj_ref(kctl__obj_of(n)) : NULL;
+    rc = kctl__ix_put(ix, &ix->data, obj);
+    kctl__rwlock_wr_unlock(&ix->lock);
+    return rc;
+}
+
 KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     kctl__node *n;
     kctl_obj *o;
@@ -13405,7 +13420,9 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     size_t i;
     uint32_t k;
     for (i = 0; i < n; i++) {
-        kctl_obj *old = kctl_indexer_get(inf->ix, key), *obj = d[i].obj, *t = NULL;
+        /* A deletion looks the cached object up first; an add or update
+           gets it from the cache's replace, in one trip (below). */
+        kctl_obj *old = d[i].type == KCTL_DELTA_DELETED ? kctl_indexer_get(inf->ix, key) : NULL, *obj = d[i].obj, *t = NULL;
         int rc;
         if (obj && inf->transform) { /* what the cache and the handlers get */
             rc = inf->transform(obj, &t, inf->transform_user_data);
@@ -13436,7 +13453,13 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
                 if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
         } else {
             bool sync;
-            if ((rc = kctl_indexer_add(inf->ix, obj)) != KCTL_OK) { /* keep the rest for later */
+            if (obj && obj->node.key && strcmp(obj->node.key, key) == 0) {
+                rc = kctl__indexer_put_old(inf->ix, obj, &old);
+            } else { /* no object, or a transform that changed its key: as two calls */
+                old = kctl_indexer_get(inf->ix, key);
+                rc = kctl_indexer_add(inf->ix, obj);
+            }
+            if (rc != KCTL_OK) { /* keep the rest for later */
                 kctl_obj_unref(old);
                 kctl_obj_unref(t);
                 if (rc == KCTL_ERR_FULL) { /* not cached, not told: the next relist offers it again */
