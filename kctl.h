@@ -14610,6 +14610,7 @@ struct kctl_queue {
     uint32_t sleepers;    /* workers parked on work_cv */
     uint32_t wakes;       /* signals sent to work_cv that no parked worker has woken from yet */
     uint32_t spinners;    /* workers spinning for a push: each looks at the FIFO when it ends */
+    uint32_t max_spinners; /* CPUs seen less one: a CPU stays for the producer */
     uint32_t drainers;    /* threads in shutdown_with_drain */
     uint32_t parks;       /* times a worker parked (when to ask its CPUs again) */
     uint64_t cpu_mask;    /* CPUs of the creator and of parked workers (0: not known) */
@@ -14945,8 +14946,12 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     }
     if (kctl__mutex_init(&q->mu) != KCTL_OK) goto fail0;
 #ifdef KCTL__HINTS
-    kctl__spin_init(&q->spin, KCTL_QUEUE_SPIN, kctl__cpus_usable());
-    q->cpu_mask = kctl__cpu_mask();
+    {
+        int cpus = kctl__cpus_usable();
+        kctl__spin_init(&q->spin, KCTL_QUEUE_SPIN, cpus);
+        q->max_spinners = cpus > 1 ? (uint32_t)cpus - 1 : 0;
+        q->cpu_mask = kctl__cpu_mask();
+    }
 #endif
     if (kctl__cond_init(&q->work_cv) != KCTL_OK) goto fail1;
     if (kctl__cond_init(&q->idle_cv) != KCTL_OK) goto fail2;
@@ -15188,7 +15193,10 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         }
         fresh = false;
 #ifdef KCTL__HINTS
-        if (!spun && kctl__spin_begin(&q->spin)) {
+        /* At most one spinner fewer than the CPUs: with every CPU held
+           by a spinner, the producer they wait for would wait for a
+           spinner's slice. */
+        if (!spun && q->spinners < q->max_spinners && kctl__spin_begin(&q->spin)) {
             /* A producer that keeps up refills within a microsecond: wait
                for its next push without a futex round trip (the policy
                in PLATFORM says when, and bounds it by time). */
@@ -15212,8 +15220,13 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         /* A queue made on one CPU does not spin until a worker that may
            run on another waits: ask the CPUs of the first parkers, then
            now and then (a system call, beside a futex wait). */
-        if (!q->spin.budget_ns && q->cpu_mask && (q->parks < 16 || (q->parks & 255u) == 0))
+        if (!q->spin.budget_ns && q->cpu_mask && (q->parks < 16 || (q->parks & 255u) == 0)) {
+            uint32_t n = 0;
+            uint64_t m;
             kctl__spin_widen(&q->spin, &q->cpu_mask, kctl__cpu_mask(), KCTL_QUEUE_SPIN);
+            for (m = q->cpu_mask; m; m &= m - 1) n++;
+            if (n > q->max_spinners + 1) q->max_spinners = n - 1;
+        }
         q->parks++;
 #endif
         q->sleepers++;
