@@ -259,7 +259,8 @@
         KCTL_NO_LOG_STRINGS  implementation   drop log message strings (ids remain)
         KCTL_QUEUE_SPIN      implementation   nanoseconds an idle worker spins
                                               for work before it parks (default
-                                              5000; 0 disables)
+                                              5000; 0 disables); at most one
+                                              worker fewer than the CPUs spins
         KCTL_QUEUE_LINGER    implementation   nanoseconds a spinning worker waits
                                               after a push before it takes the
                                               lock, so a busy producer queues
@@ -14541,14 +14542,20 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    lines. The lock word shares its line with the FIFO ends; the fields
    producers write (map, free list, add counters) and the fields workers
    write (in-flight list, histograms, returned list) sit on separate lines.
-   An entry is 64-byte aligned and its hot part (links, flags, the first 16
-   bytes of the key) is one line; times and heap position follow the key. A
+   An entry is 64-byte aligned: its first line is what the map reads (the
+   node: key pointer, length, hash), written once when the entry is made,
+   so probing, growing and removing never pull a line the other side just
+   wrote; the second holds the links, the flags and the key's first 32
+   bytes (64-bit); times and heap position follow the key. A
    worker never touches the map in done: an entry left without a role stays
    in the map, idle, on the workers' "returned" list; a producer that needs a
    fresh entry takes the whole returned list at once, removes the idle ones
    from the map and reuses them (an idle entry added again is simply revived).
    Workers waiting for work spin on a push counter on a line of its own
-   before they park, and producers signal only parked workers. */
+   before they park (at most one spinner fewer than the CPUs, so the
+   producer keeps one), and producers signal only parked workers, and
+   only for keys no spinner will take. A controller's worker does done
+   and its next get in one hold of the lock. */
 enum {
     KCTL__Q_DIRTY = 1,      /* client-go's dirty set */
     KCTL__Q_QUEUED = 2,     /* in the ready FIFO (client-go's queue) */
@@ -14586,7 +14593,7 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_FREE_MAX 256      /* entries kept for reuse */
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
-#define KCTL__QUEUE_MIN_KEY_CAP 16    /* the hot part and 16 key bytes fill one line */
+#define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
 struct kctl_queue {
