@@ -259,7 +259,8 @@
         KCTL_NO_LOG_STRINGS  implementation   drop log message strings (ids remain)
         KCTL_QUEUE_SPIN      implementation   nanoseconds an idle worker spins
                                               for work before it parks (default
-                                              5000; 0 disables)
+                                              5000; 0 disables); at most one
+                                              worker fewer than the CPUs spins
         KCTL_QUEUE_LINGER    implementation   nanoseconds a spinning worker waits
                                               after a push before it takes the
                                               lock, so a busy producer queues
@@ -1090,6 +1091,7 @@ KCTL_API int kctl__test_fmt(char *buf, size_t cap, const char *fmt, ...);
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
    time bound on the caller's clock. */
 KCTL_API void kctl__spin_script(int cpus, const char *paid, char *decided);
+KCTL_API void kctl__spin_widen_script(const uint64_t *masks, size_t n, char *on);
 KCTL_API bool kctl__spin_until_test(const unsigned *word, unsigned seen, uint64_t budget_ns, uint64_t (*now_fn)(void *),
                                     void *ud);
 #endif
@@ -2642,6 +2644,12 @@ KCTL_API void kctl_queue_shutdown_with_drain(kctl_queue *q);
 KCTL_API bool kctl_queue_shutting_down(kctl_queue *q);
 /* Fill *out with the queue's figures (times on the queue's clock). [any thread] */
 KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
+#if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
+/* kctl's own tests only: what a controller worker calls between keys,
+   done(done_key) (NULL: none) and try_get in one hold of the lock;
+   *stopping: whether the queue was shutting down at the hand-out. */
+KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping);
+#endif
 
 /* ================================================= >>predicate PREDICATES */
 /* Filters on events before a key is queued, as controller-runtime's
@@ -3593,6 +3601,23 @@ static int kctl__cpus_usable(void) {
 #endif
 }
 
+/* The CPUs the calling thread may run on, bit i for CPU i (the first 64),
+   or 0 when not known (no affinity call, or a custom port). A system call:
+   asked when a worker parks, never on a hot path. */
+static KCTL__UNUSED uint64_t kctl__cpu_mask(void) {
+#if !defined(KCTL_PORT_CUSTOM) && defined(__linux__) && defined(CPU_COUNT)
+    cpu_set_t set;
+    uint64_t m = 0;
+    int i;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+    for (i = 0; i < 64; i++)
+        if (CPU_ISSET(i, &set)) m |= (uint64_t)1 << i;
+    return m;
+#else
+    return 0;
+#endif
+}
+
 #ifdef KCTL__HINTS
 /* Spinning. A waiter that expects what it waits for within microseconds (a
    lock's holder to leave, a producer's next key) may spin instead of
@@ -3601,7 +3626,9 @@ static int kctl__cpus_usable(void) {
    holds the CPU the thread it waits for needs, and the scheduler lets it
    (the woken thread waits for the spinner's slice, about a millisecond).
    So a spin is
-   - off when the process may run on one CPU (budget 0, set at create),
+   - off when the process may run on one CPU (budget 0, set at create; a
+     queue made by a thread pinned to one CPU turns it on once a thread
+     that may run elsewhere waits on it: kctl__spin_widen),
    - bounded by time, not by pauses (a pause costs 10 to 150 cycles,
      depending on the CPU),
    - adaptive: a score rises when a spin found what it waited for and falls
@@ -3634,6 +3661,16 @@ static bool kctl__spin_begin(kctl__spin *s) {
     skips = KCTL__LOAD(&s->skips) + 1;
     KCTL__STORE(&s->skips, skips >= KCTL__SPIN_PROBE ? 0u : skips);
     return skips >= KCTL__SPIN_PROBE;
+}
+
+/* A waiter on CPUs mask (0: not known) joins the threads seen in *seen.
+   Spinning that was off (budget 0) turns on, with budget_ns, once the
+   threads seen may run on two CPUs or more: then a spinner need not hold
+   the CPU of the thread it waits for. Never turns spinning off. */
+static void kctl__spin_widen(kctl__spin *s, uint64_t *seen, uint64_t mask, uint32_t budget_ns) {
+    if (!mask || !*seen) return;
+    *seen |= mask;
+    if (!s->budget_ns && budget_ns && (*seen & (*seen - 1)) != 0) KCTL__STORE(&s->budget_ns, budget_ns);
 }
 
 /* A spin begun ended: paid says whether it found what it waited for. */
@@ -3681,6 +3718,24 @@ KCTL_API void kctl__spin_script(int cpus, const char *paid, char *decided) {
         if (spin) kctl__spin_end(&s, paid[i] == '1');
     }
     decided[i] = 0;
+}
+/* kctl's tests only: kctl__spin_widen on a script. A spin made on a thread
+   allowed CPUs masks[0] (budget 0 if that is one CPU), then waiters with
+   masks[1..n-1] join in turn; on[i] gets 'S' if spinning is on after
+   waiter i, else '-'. on holds n + 1 bytes. */
+KCTL_API void kctl__spin_widen_script(const uint64_t *masks, size_t n, char *on) {
+    kctl__spin s;
+    uint64_t seen = masks[0];
+    size_t i;
+    int cpus = 0;
+    for (i = 0; i < 64; i++) cpus += (int)((masks[0] >> i) & 1u);
+    kctl__spin_init(&s, 1000, cpus);
+    on[0] = s.budget_ns ? 'S' : '-';
+    for (i = 1; i < n; i++) {
+        kctl__spin_widen(&s, &seen, masks[i], 1000);
+        on[i] = s.budget_ns ? 'S' : '-';
+    }
+    on[n] = 0;
 }
 /* kctl's tests only: kctl__spin_until on the caller's clock. */
 KCTL_API bool kctl__spin_until_test(const unsigned *word, unsigned seen, uint64_t budget_ns, uint64_t (*now_fn)(void *),
@@ -8138,6 +8193,21 @@ KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj) {
 }
 
 KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj) { return kctl_indexer_add(ix, obj); }
+
+/* kctl_indexer_add that also hands back, in *old, the object it replaces
+   (a new reference; NULL if none), found in the same hold of the write
+   lock: the informer's one trip to the cache per event. On failure the
+   cache is unchanged and *old is still set. */
+static int kctl__indexer_put_old(kctl_indexer *ix, kctl_obj *obj, kctl_obj **old) {
+    kctl__node *n;
+    int rc;
+    kctl__rwlock_wr(&ix->lock);
+    n = kctl__map_find(&ix->data.items, obj->node.key, obj->node.len, obj->node.hash);
+    *old = n ? kctl_obj_ref(kctl__obj_of(n)) : NULL;
+    rc = kctl__ix_put(ix, &ix->data, obj);
+    kctl__rwlock_wr_unlock(&ix->lock);
+    return rc;
+}
 
 KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     kctl__node *n;
@@ -13598,7 +13668,9 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     size_t i;
     uint32_t k;
     for (i = 0; i < n; i++) {
-        kctl_obj *old = kctl_indexer_get(inf->ix, key), *obj = d[i].obj, *t = NULL;
+        /* A deletion looks the cached object up first; an add or update
+           gets it from the cache's replace, in one trip (below). */
+        kctl_obj *old = d[i].type == KCTL_DELTA_DELETED ? kctl_indexer_get(inf->ix, key) : NULL, *obj = d[i].obj, *t = NULL;
         int rc;
         if (obj && inf->transform) { /* what the cache and the handlers get */
             rc = inf->transform(obj, &t, inf->transform_user_data);
@@ -13629,7 +13701,13 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
                 if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
         } else {
             bool sync;
-            if ((rc = kctl_indexer_add(inf->ix, obj)) != KCTL_OK) { /* keep the rest for later */
+            if (obj && obj->node.key && strcmp(obj->node.key, key) == 0) {
+                rc = kctl__indexer_put_old(inf->ix, obj, &old);
+            } else { /* no object, or a transform that changed its key: as two calls */
+                old = kctl_indexer_get(inf->ix, key);
+                rc = kctl_indexer_add(inf->ix, obj);
+            }
+            if (rc != KCTL_OK) { /* keep the rest for later */
                 kctl_obj_unref(old);
                 kctl_obj_unref(t);
                 if (rc == KCTL_ERR_FULL) { /* not cached, not told: the next relist offers it again */
@@ -14735,14 +14813,20 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    lines. The lock word shares its line with the FIFO ends; the fields
    producers write (map, free list, add counters) and the fields workers
    write (in-flight list, histograms, returned list) sit on separate lines.
-   An entry is 64-byte aligned and its hot part (links, flags, the first 16
-   bytes of the key) is one line; times and heap position follow the key. A
+   An entry is 64-byte aligned: its first line is what the map reads (the
+   node: key pointer, length, hash), written once when the entry is made,
+   so probing, growing and removing never pull a line the other side just
+   wrote; the second holds the links, the flags and the key's first 32
+   bytes (64-bit); times and heap position follow the key. A
    worker never touches the map in done: an entry left without a role stays
    in the map, idle, on the workers' "returned" list; a producer that needs a
    fresh entry takes the whole returned list at once, removes the idle ones
    from the map and reuses them (an idle entry added again is simply revived).
    Workers waiting for work spin on a push counter on a line of its own
-   before they park, and producers signal only parked workers. */
+   before they park (at most one spinner fewer than the CPUs, so the
+   producer keeps one), and producers signal only parked workers, and
+   only for keys no spinner will take. A controller's worker does done
+   and its next get in one hold of the lock. */
 enum {
     KCTL__Q_DIRTY = 1,      /* client-go's dirty set */
     KCTL__Q_QUEUED = 2,     /* in the ready FIFO (client-go's queue) */
@@ -14752,13 +14836,16 @@ enum {
     KCTL__Q_LISTED = 16     /* on the returned list */
 };
 
-/* The hot part, 48 bytes, then key_cap bytes of key, then the cold part. */
+/* A line the map reads (node, written once when the entry is made), a
+   line of links and flags that both sides write, then key_cap bytes of
+   key, then the cold part. */
 typedef struct kctl__qent {
     kctl__node node;                       /* node.key points right after the entry */
+    uint32_t key_cap;                      /* bytes for the key, a multiple of 8 */
+    char pad_[64 - sizeof(kctl__node) - sizeof(uint32_t)];
     struct kctl__qent *next;               /* ready FIFO, or the free list */
     struct kctl__qent *pnext, *pprev;      /* in-flight list, or the returned list */
     uint32_t flags;
-    uint32_t key_cap;                      /* bytes for the key, a multiple of 8 */
 } kctl__qent;
 
 typedef struct kctl__qcold {
@@ -14777,7 +14864,7 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_FREE_MAX 256      /* entries kept for reuse */
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
-#define KCTL__QUEUE_MIN_KEY_CAP 16    /* the hot part and 16 key bytes fill one line */
+#define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
 struct kctl_queue {
@@ -14800,7 +14887,11 @@ struct kctl_queue {
     void *raw;            /* the allocation this struct was aligned in */
     uint32_t sleepers;    /* workers parked on work_cv */
     uint32_t wakes;       /* signals sent to work_cv that no parked worker has woken from yet */
+    uint32_t spinners;    /* workers spinning for a push: each looks at the FIFO when it ends */
+    uint32_t max_spinners; /* CPUs seen less one: a CPU stays for the producer */
     uint32_t drainers;    /* threads in shutdown_with_drain */
+    uint32_t parks;       /* times a worker parked (when to ask its CPUs again) */
+    uint64_t cpu_mask;    /* CPUs of the creator and of parked workers (0: not known) */
     char name[64];
     kctl__cond work_cv;   /* workers wait here for a ready key */
     kctl__cond idle_cv;   /* shutdown_with_drain waits here */
@@ -14980,10 +15071,12 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
     q->nready++;
     kctl__queue_bump(q);
     /* One parked worker per key that becomes ready, as client-go's Add
-       signals once per key (spinning workers see the bump); but not more
+       signals once per key; but not for a key a spinning worker will take
+       (each spinner looks at the FIFO, under the lock, when its spin
+       ends: the first `spinners` ready keys are theirs), and not more
        signals than workers parked and not yet signalled: a producer that
        outruns a wake-up makes one futex call, not one per key. */
-    if (q->sleepers > q->wakes) {
+    if (q->sleepers > q->wakes && q->nready > q->spinners) {
         q->wakes++;
         kctl__cond_signal(&q->work_cv);
     }
@@ -15131,7 +15224,12 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     }
     if (kctl__mutex_init(&q->mu) != KCTL_OK) goto fail0;
 #ifdef KCTL__HINTS
-    kctl__spin_init(&q->spin, KCTL_QUEUE_SPIN, kctl__cpus_usable());
+    {
+        int cpus = kctl__cpus_usable();
+        kctl__spin_init(&q->spin, KCTL_QUEUE_SPIN, cpus);
+        q->max_spinners = cpus > 1 ? (uint32_t)cpus - 1 : 0;
+        q->cpu_mask = kctl__cpu_mask();
+    }
 #endif
     if (kctl__cond_init(&q->work_cv) != KCTL_OK) goto fail1;
     if (kctl__cond_init(&q->idle_cv) != KCTL_OK) goto fail2;
@@ -15269,6 +15367,39 @@ KCTL_API uint32_t kctl_queue_num_requeues(kctl_queue *q, const char *key) {
     return q ? kctl_limiter_num_requeues(q->limiter, key) : 0;
 }
 
+/* client-go's Done on key, lock held: false if key is not being
+   processed (the caller logs it, after unlocking). */
+static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now) {
+    kctl__qent *e;
+    int n;
+    /* Usually key is the pointer get handed out: find it among the first
+       in-flight entries without hashing; otherwise look the string up. */
+    for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
+         e = e->pnext, n++) { }
+    if (e == &q->inflight || e->node.key != key) {
+        size_t len = kctl__key_len(key);
+        e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
+    }
+    if (!e || !(e->flags & KCTL__Q_PROCESSING)) return false;
+    if (q->timed) {
+        uint64_t started = kctl__cold(e)->started_ns;
+        kctl__hist_observe(&q->work_hist, now >= started ? now - started : 0);
+    }
+    e->flags &= ~(uint32_t)KCTL__Q_PROCESSING;
+    kctl__list_unlink(e);
+    q->nprocessing--;
+    if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
+        kctl__queue_push_ready(q, e);
+    } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
+        e->flags |= KCTL__Q_LISTED;
+        kctl__list_append(&q->returned, e);
+        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (q->max_keys && q->nreturned >= q->max_keys))
+            kctl__queue_recycle(q); /* no producer took them */
+    }
+    if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
+    return true;
+}
+
 /* Hand out the head of the FIFO. Lock held, FIFO not empty. */
 static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     kctl__qent *e = q->head;
@@ -15293,57 +15424,88 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     return e->node.key;
 }
 
-static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
+/* get (block) or try_get; with a done_key, done(done_key) first in the
+   same hold of the lock: a worker's loop takes the lock once per key for
+   both (the controller's workers). *stopping (may be NULL) gets whether
+   the queue was shutting down when the key was handed out. */
+static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key, bool block, bool *stopping) {
 #ifdef KCTL__HINTS
     bool spun = false; /* one spin per empty look, then park */
 #endif
     uint64_t now = 0;
     bool fresh = false; /* now was read since the lock was last taken */
-    if (!q || !key) return KCTL_ERR_INVALID_ARG;
+    bool bad_done = false;
+    int rc;
+    if (!q || !key) {
+        if (q && done_key) kctl_queue_done(q, done_key);
+        return KCTL_ERR_INVALID_ARG;
+    }
     /* A real clock may be read before locking, which keeps the critical
        section short; a virtual one is read under the lock, so an advance
        cannot slip between the read and the wait. */
     if (q->timed && q->real_clock) { now = kctl__queue_now(q); fresh = true; }
     kctl__mutex_lock(&q->mu);
+    if (done_key) {
+        if (q->timed && !fresh) now = kctl__queue_now(q);
+        bad_done = !kctl__queue_done_locked(q, done_key, now);
+    }
     for (;;) {
         if (!fresh && (q->nheap || q->timed)) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
         if (q->head) {
             *key = kctl__queue_take(q, now);
-            kctl__mutex_unlock(&q->mu);
-            return KCTL_OK;
+            if (stopping) *stopping = q->shutting_down;
+            rc = KCTL_OK;
+            break;
         }
         if (q->shutting_down) {
-            kctl__mutex_unlock(&q->mu);
-            return KCTL_ERR_SHUTDOWN;
+            rc = KCTL_ERR_SHUTDOWN;
+            break;
         }
 #ifdef KCTL_NO_THREADS
         block = false;
 #endif
         if (!block) {
-            kctl__mutex_unlock(&q->mu);
-            return KCTL_ERR_AGAIN;
+            rc = KCTL_ERR_AGAIN;
+            break;
         }
         fresh = false;
 #ifdef KCTL__HINTS
-        if (!spun && kctl__spin_begin(&q->spin)) {
+        /* At most one spinner fewer than the CPUs: with every CPU held
+           by a spinner, the producer they wait for would wait for a
+           spinner's slice. */
+        if (!spun && q->spinners < q->max_spinners && kctl__spin_begin(&q->spin)) {
             /* A producer that keeps up refills within a microsecond: wait
                for its next push without a futex round trip (the policy
                in PLATFORM says when, and bounds it by time). */
             unsigned seen = KCTL__LOAD(&q->pushes);
+            uint64_t budget = q->spin.budget_ns;
             bool pushed;
+            q->spinners++;
             kctl__mutex_unlock(&q->mu);
-            pushed = kctl__spin_until(&q->pushes, seen, q->spin.budget_ns, kctl__spin_clock, NULL);
+            pushed = kctl__spin_until(&q->pushes, seen, budget, kctl__spin_clock, NULL);
             if (pushed && KCTL_QUEUE_LINGER > 0) { /* let a busy producer queue more: fewer lock hand-offs */
                 uint64_t end = kctl__spin_clock(NULL) + KCTL_QUEUE_LINGER;
                 do kctl__cpu_relax(); while (kctl__spin_clock(NULL) < end);
             }
             kctl__mutex_lock(&q->mu);
+            q->spinners--;
             /* It paid off if there is work to take now (or the end). */
             kctl__spin_end(&q->spin, pushed && (q->head || q->nheap || q->shutting_down));
             spun = true;
             continue;
         }
+        /* A queue made on one CPU does not spin until a worker that may
+           run on another waits: ask the CPUs of the first parkers, then
+           now and then (a system call, beside a futex wait). */
+        if (!q->spin.budget_ns && q->cpu_mask && (q->parks < 16 || (q->parks & 255u) == 0)) {
+            uint32_t n = 0;
+            uint64_t m;
+            kctl__spin_widen(&q->spin, &q->cpu_mask, kctl__cpu_mask(), KCTL_QUEUE_SPIN);
+            for (m = q->cpu_mask; m; m &= m - 1) n++;
+            if (n > q->max_spinners + 1) q->max_spinners = n - 1;
+        }
+        q->parks++;
 #endif
         q->sleepers++;
         if (q->nheap && q->real_clock)
@@ -15356,48 +15518,28 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
         spun = false;
 #endif
     }
+    kctl__mutex_unlock(&q->mu);
+    if (bad_done) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
+    return rc;
 }
 
-KCTL_API int kctl_queue_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, key, true); }
-KCTL_API int kctl_queue_try_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, key, false); }
+KCTL_API int kctl_queue_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, NULL, key, true, NULL); }
+KCTL_API int kctl_queue_try_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, NULL, key, false, NULL); }
+#if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
+KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping) {
+    return kctl__queue_get(q, done_key, key, false, stopping);
+}
+#endif
 
 KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
-    kctl__qent *e;
     uint64_t now;
-    int n;
+    bool found;
     if (!q || !key) return;
     now = q->timed ? kctl__queue_now(q) : 0;
     kctl__mutex_lock(&q->mu);
-    /* Usually key is the pointer get handed out: find it among the first
-       in-flight entries without hashing; otherwise look the string up. */
-    for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
-         e = e->pnext, n++) { }
-    if (e == &q->inflight || e->node.key != key) {
-        size_t len = kctl__key_len(key);
-        e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
-    }
-    if (!e || !(e->flags & KCTL__Q_PROCESSING)) {
-        kctl__mutex_unlock(&q->mu);
-        kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
-        return;
-    }
-    if (q->timed) {
-        uint64_t started = kctl__cold(e)->started_ns;
-        kctl__hist_observe(&q->work_hist, now >= started ? now - started : 0);
-    }
-    e->flags &= ~(uint32_t)KCTL__Q_PROCESSING;
-    kctl__list_unlink(e);
-    q->nprocessing--;
-    if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
-        kctl__queue_push_ready(q, e);
-    } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
-        e->flags |= KCTL__Q_LISTED;
-        kctl__list_append(&q->returned, e);
-        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (q->max_keys && q->nreturned >= q->max_keys))
-            kctl__queue_recycle(q); /* no producer took them */
-    }
-    if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
+    found = kctl__queue_done_locked(q, key, now);
     kctl__mutex_unlock(&q->mu);
+    if (!found) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
 }
 
 KCTL_API size_t kctl_queue_len(kctl_queue *q) {
@@ -15971,8 +16113,9 @@ static void kctl__ctl_count_run(kctl_controller *c, const char *key, bool presen
     if (k->runs > c->hot.max) k->hot_until = now + c->hot.slow_ns;
 }
 
-/* Reconcile one key handed out by the queue and apply the result rules. */
-static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
+/* Reconcile one key handed out by the queue and apply the result rules;
+   the caller calls done(key) after. */
+static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
     char nsbuf[64], *ns = NULL;
@@ -15981,7 +16124,6 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     bool called = false, parked, present, keyrecs = c->hold_backoff || c->hot.max;
     if (keyrecs && (wait = kctl__ctl_held(c, key, kctl_clock_now(&c->clock))) != 0) {
         kctl_queue_add_after(c->q, key, wait); /* it runs then, once, whatever woke it */
-        kctl_queue_done(c->q, key);
         return;
     }
     memset(&ctx, 0, sizeof ctx);
@@ -16058,6 +16200,11 @@ static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     } else {
         kctl_queue_forget(c->q, key);
     }
+}
+
+/* Reconcile one key handed out by the queue, then done(key). */
+static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
+    kctl__ctl_reconcile_key(c, key);
     kctl_queue_done(c->q, key);
 }
 
@@ -16134,10 +16281,14 @@ KCTL_API int kctl_controller_poll(kctl_controller *c, size_t budget, uint64_t *n
 #ifndef KCTL_NO_THREADS
 static void *kctl__ctl_worker(void *arg) {
     kctl_controller *c = (kctl_controller *)arg;
-    const char *key;
-    while (kctl_queue_get(c->q, &key) == KCTL_OK) {
-        if (kctl_queue_shutting_down(c->q)) kctl_queue_done(c->q, key); /* stopping: not begun, dropped */
-        else kctl__ctl_reconcile(c, key);
+    const char *key, *prev = NULL;
+    bool stopping = false;
+    /* done(previous key) and get(next) in one hold of the queue's lock,
+       which also says whether the queue is stopping: one lock round trip
+       per key instead of three. */
+    while (kctl__queue_get(c->q, prev, &key, true, &stopping) == KCTL_OK) {
+        if (!stopping) kctl__ctl_reconcile_key(c, key); /* stopping: not begun, dropped (done at the next get) */
+        prev = key;
     }
     kctl__mutex_lock(&c->mu);
     c->live--;

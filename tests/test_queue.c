@@ -2234,6 +2234,88 @@ static void tq_spin_bounded_by_time(void) {
     KT_CHECK(kctl__spin_until_test(&word, 0, 10000, tq_step_now, &c));
     KT_EQ_INT(c.reads, 5);
 }
+
+/* A queue made by a thread allowed one CPU starts with spinning off; it
+   turns on once a waiter that may run on another CPU joins, never while
+   every thread seen shares the one CPU, and never from an unknown mask. */
+static void tq_spin_widen_by_cpus(void) {
+    static const uint64_t one_cpu[] = { 1, 1, 1, 1 };          /* taskset -c 0: all on CPU 0 */
+    static const uint64_t pinned_apart[] = { 1, 1, 2, 1 };     /* producer on CPU 0, a worker pinned to CPU 1 */
+    static const uint64_t unknown[] = { 1, 0, 0 };             /* a waiter whose CPUs are not known */
+    static const uint64_t creator_unknown[] = { 0, 3, 2 };     /* nothing known at create: as before */
+    static const uint64_t both[] = { 3, 1 };                   /* made on two CPUs: on from the start */
+    char got[8];
+    kctl__spin_widen_script(one_cpu, 4, got);
+    KT_EQ_STR(got, "----");
+    kctl__spin_widen_script(pinned_apart, 4, got);
+    KT_EQ_STR(got, "--SS");
+    kctl__spin_widen_script(unknown, 3, got);
+    KT_EQ_STR(got, "---");
+    kctl__spin_widen_script(creator_unknown, 3, got);
+    KT_EQ_STR(got, "---");
+    kctl__spin_widen_script(both, 2, got);
+    KT_EQ_STR(got, "SS");
+}
+
+/* A controller worker's step: done(previous) then the next key, in one
+   hold of the lock, with client-go's Done rules (a key added while it was
+   processed is queued again at done, and may be the one handed out), a
+   done of a key not in flight logged and ignored, and the stopping flag. */
+static void tq_done_get_one_hold(void) {
+    kctl_vclock vc;
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    kctl_queue_stats st;
+    tq_log lg;
+    const char *k = NULL, *k2 = NULL;
+    bool stopping = true;
+    memset(&lg, 0, sizeof lg);
+    kctl_vclock_init(&vc, 0);
+    memset(&d, 0, sizeof d);
+    d.clock = kctl_vclock_clock(&vc);
+    d.logger.func = tq_log_fn;
+    d.logger.user_data = &lg;
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+    if (!q) { kctl_vclock_deinit(&vc); return; }
+
+    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k, &stopping), KCTL_ERR_AGAIN);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k, &stopping), KCTL_OK);
+    KT_EQ_STR(k, "a");
+    KT_CHECK(!stopping);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK); /* while processing: held back */
+    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping), KCTL_OK);
+    KT_EQ_STR(k2, "b"); /* "a" went to the tail at done */
+    st = tq_stats(q);
+    KT_EQ_U64(st.processing, 1);
+    KT_EQ_U64(st.depth, 1);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k2, &k, &stopping), KCTL_OK);
+    KT_EQ_STR(k, "a");
+    st = tq_stats(q);
+    KT_EQ_U64(st.processing, 1);
+    KT_EQ_U64(st.depth, 0);
+    /* the last done, nothing left: done happens, AGAIN */
+    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping), KCTL_ERR_AGAIN);
+    KT_EQ_U64(tq_stats(q).processing, 0);
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 0);
+    /* a done of a key not in flight: logged, and the get still happens */
+    KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, "zz", &k, &stopping), KCTL_OK);
+    KT_EQ_STR(k, "c");
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 1);
+    /* shutting down: the queued key is still handed out, flagged stopping;
+       then the last done and SHUTDOWN */
+    KT_EQ_INT(kctl_queue_add(q, "d"), KCTL_OK);
+    kctl_queue_shutdown(q);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping), KCTL_OK);
+    KT_EQ_STR(k2, "d");
+    KT_CHECK(stopping);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k2, &k, &stopping), KCTL_ERR_SHUTDOWN);
+    KT_EQ_U64(tq_stats(q).processing, 0);
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 1);
+    tq_free(q, &vc);
+}
 #endif
 
 void kt_suite_queue(void) {
@@ -2304,5 +2386,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_spin_policy_spins_while_it_pays);
     KT_RUN(tq_spin_policy_probes_after_misses);
     KT_RUN(tq_spin_bounded_by_time);
+    KT_RUN(tq_spin_widen_by_cpus);
+    KT_RUN(tq_done_get_one_hold);
 #endif
 }
