@@ -12001,8 +12001,12 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
     return KCTL_OK;
 }
 
-static void kctl__ms_rv(kctl_event *ev, uint64_t rev) {
-    kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
+static void kctl__ms_rv(kctl_event *ev, uint64_t rev) { /* "%llu", without printf: once an event, under the lock */
+    char digits[24];
+    size_t i = 0, k;
+    do { digits[i++] = (char)('0' + rev % 10); rev /= 10; } while (rev);
+    for (k = 0; k < i && k + 1 < sizeof ev->resource_version; k++) ev->resource_version[k] = digits[i - 1 - k];
+    ev->resource_version[k] = '\0';
 }
 
 static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
