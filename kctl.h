@@ -9612,7 +9612,25 @@ typedef struct kctl__asin {
     char gen[80];                /* a generated name */
     int64_t generation;
     size_t nfinalizers;
+    uint32_t mv[10];             /* metadata's members by KCTL__AM_* (the last of a name; KCTL_JSON_NONE: absent) */
 } kctl__asin;
+
+/* The metadata members the rules read, found in one walk. */
+enum { KCTL__AM_NAME, KCTL__AM_GEN_NAME, KCTL__AM_NS, KCTL__AM_UID, KCTL__AM_RV, KCTL__AM_GENERATION, KCTL__AM_LABELS,
+       KCTL__AM_ANNOTATIONS, KCTL__AM_FINALIZERS, KCTL__AM_OWNERS };
+static void kctl__as_md_scan(const kctl_json *j, uint32_t md, uint32_t mv[10]) {
+    static const char *const names[10] = { "name", "generateName", "namespace", "uid", "resourceVersion", "generation",
+                                           "labels", "annotations", "finalizers", "ownerReferences" };
+    static const unsigned char lens[10] = { 4, 12, 9, 3, 15, 10, 6, 11, 10, 15 };
+    uint32_t i, m, k;
+    for (k = 0; k < 10; k++) mv[k] = KCTL_JSON_NONE;
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+        for (k = 0; k < 10; k++)
+            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
+                mv[k] = i + 1;
+                break;
+            }
+}
 
 /* Check the document's shape and read its metadata strings; a bad shape
    is 400 BadRequest (what it is says what was wrong). */
@@ -9626,21 +9644,21 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     in->md = kctl_json_member(j, 0, "metadata");
     t = kctl_json_type_of(j, in->md);
     if (t != KCTL_JSON_OBJECT) return "metadata must be an object";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "name"), &in->name, &in->name_len)) return "metadata.name must be a string without NUL";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "generateName"), &in->gen_name, &in->gen_len)) return "metadata.generateName must be a string without NUL";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "namespace"), &in->ns, &in->ns_len)) return "metadata.namespace must be a string without NUL";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "uid"), &in->uid, NULL)) return "metadata.uid must be a string without NUL";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "resourceVersion"), &in->rv, NULL)) return "metadata.resourceVersion must be a string";
+    kctl__as_md_scan(j, in->md, in->mv);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return "metadata.name must be a string without NUL";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return "metadata.generateName must be a string without NUL";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return "metadata.namespace must be a string without NUL";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return "metadata.uid must be a string without NUL";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return "metadata.resourceVersion must be a string";
     if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return "kind must be a string";
-    v = kctl_json_member(j, in->md, "generation");
+    v = in->mv[KCTL__AM_GENERATION];
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && kctl_json_int64(j, v, &in->generation) != KCTL_OK)
         return "metadata.generation must be an integer";
     { /* labels and annotations: maps of strings */
-        static const char *const maps[] = { "labels", "annotations" };
         size_t m;
         for (m = 0; m < 2; m++) {
-            v = kctl_json_member(j, in->md, maps[m]);
+            v = in->mv[KCTL__AM_LABELS + m];
             t = kctl_json_type_of(j, v);
             if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) continue;
             if (t != KCTL_JSON_OBJECT) return m ? "metadata.annotations must be a map of strings" : "metadata.labels must be a map of strings";
@@ -9651,7 +9669,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
                     return m ? "metadata.annotations must be a map of strings without NUL" : "metadata.labels must be a map of strings without NUL";
         }
     }
-    v = kctl_json_member(j, in->md, "finalizers");
+    v = in->mv[KCTL__AM_FINALIZERS];
     t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_ARRAY) {
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip)
@@ -9661,7 +9679,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
         return "metadata.finalizers must be an array of strings";
     }
-    v = kctl_json_member(j, in->md, "ownerReferences");
+    v = in->mv[KCTL__AM_OWNERS];
     t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_ARRAY) {
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
@@ -10222,10 +10240,11 @@ static void kctl__as_span_of(const kctl_json *j, uint32_t v, uint32_t *start, ui
     *end = t->end + (t->type == KCTL_JSON_STRING);
 }
 
-/* c for document j of a stored object (c->obj is the caller's to set):
-   OK; NOMEM; INVALID_ARG when the rules must read the document itself
-   (a deletionGracePeriodSeconds; a creationTimestamp escaped or long). */
-static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, const kctl_allocator *a) {
+/* c for document j of a stored object (c->obj is the caller's to set);
+   body (may be NULL): its body's fingerprint, known already. OK; NOMEM;
+   INVALID_ARG when the rules must read the document itself (a
+   deletionGracePeriodSeconds; a creationTimestamp escaped or long). */
+static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, const kctl_allocator *a, const uint64_t *body) {
     static const char *const names[3] = { "deletionGracePeriodSeconds", "creationTimestamp", "finalizers" };
     static const unsigned char lens[3] = { 26, 17, 10 };
     uint32_t md = kctl_json_member(j, 0, "metadata"), v, mv[3] = { KCTL_JSON_NONE, KCTL_JSON_NONE, KCTL_JSON_NONE }, i, m, k;
@@ -10247,6 +10266,16 @@ static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, cons
     }
     if ((v = kctl_json_member(j, 0, "status")) != KCTL_JSON_NONE) kctl__as_span_of(j, v, &c->status, &c->status_end);
     if ((v = mv[2]) != KCTL_JSON_NONE) kctl__as_span_of(j, v, &c->fin, &c->fin_end);
+    if (body) {
+        c->body = *body;
+#ifndef NDEBUG
+        { /* debug builds: it is the document's (an internal invariant) */
+            uint64_t chk;
+            if (kctl__as_fp_body(j, NULL, &chk) == KCTL_OK && chk != *body) abort();
+        }
+#endif
+        return KCTL_OK;
+    }
     if ((rc = kctl__as_fp_body(j, a, &c->body)) != KCTL_OK) memset(c, 0, sizeof *c);
     return rc;
 }
@@ -10302,6 +10331,8 @@ typedef struct kctl__asrun {
     bool kept;
     kctl__astoks toks;               /* with keep: the tokens of the document written, recorded by the emit */
     const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data); /* what the store kept of cur (may be NULL) */
+    uint64_t sent_fp;                /* kctl__as_fp_body of the document sent (sent_fp_ok): the body written too */
+    bool sent_fp_ok;
     kctl__jdoc curfin;               /* the stored finalizers, parsed on their own (kctl__as_cur_known) */
 } kctl__asrun;
 
@@ -10371,7 +10402,8 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
    written cannot be the stored one) of an object not being deleted. Its
    status, if any, is parsed on its own into r->cur (token 0: *status;
    none: KCTL_JSON_NONE). *taken false: the caller parses the document
-   (nothing kept, or the fingerprints agree). OK or NOMEM. */
+   (nothing kept, the fingerprints agree, or no memory for the sent one's).
+   OK or NOMEM. */
 static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_json *sent, kctl__asmeta *m, uint32_t *status,
                               bool *taken) {
     const kctl__ascur *c;
@@ -10383,7 +10415,10 @@ static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_js
     *status = KCTL_JSON_NONE;
     if (!r->cur_of || kctl_obj_deletion_timestamp(cur) || !(c = r->cur_of(cur, r->req->lookup_user_data)) || c->obj != cur)
         return KCTL_OK;
-    if ((rc = kctl__as_fp_body(sent, &r->req->allocator, &fp)) != KCTL_OK || fp == c->body) return rc == KCTL_ERR_NOMEM ? rc : KCTL_OK;
+    if (kctl__as_fp_body(sent, &r->req->allocator, &fp) != KCTL_OK) return KCTL_OK;
+    r->sent_fp = fp; /* an update writes the body sent */
+    r->sent_fp_ok = true;
+    if (fp == c->body) return KCTL_OK;
     doc = kctl_obj_json(cur, &len);
     if (c->status_end) {
         if ((rc = kctl__as_span_parse(&r->cur, doc, len, c->status, c->status_end, &r->req->allocator)) != KCTL_OK) {
@@ -10479,7 +10514,6 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
     uint32_t md = kctl_json_member(j, 0, "metadata"), kind = kctl_json_member(j, 0, "kind"), v;
     size_t span = 64;
     const char *why;
-    static const char *const counted[] = { "labels", "annotations", "finalizers", "ownerReferences" };
     size_t c;
     if (kctl_json_type_of(j, md) == KCTL_JSON_OBJECT) span += j->toks[md].end - j->toks[md].start;
     if (kctl_json_type_of(j, kind) == KCTL_JSON_STRING) span += j->toks[kind].end - j->toks[kind].start;
@@ -10489,7 +10523,7 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
     if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
     if ((why = kctl__as_read(in, &r->sc, j)) != NULL) return kctl__as_bad_request(r, why);
     for (c = 0; c < 4; c++) {
-        v = kctl_json_member(j, md, counted[c]);
+        v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences */
         if ((kctl_json_type_of(j, v) == KCTL_JSON_OBJECT || kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) &&
             j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
             if (!r->st) return KCTL_ERR_TOO_LARGE;
@@ -10677,7 +10711,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if (!status_only && (rc = kctl__as_cur_known(r, cur, sent, &m, &known_status, &known)) != KCTL_OK) return rc;
     if (!known && (rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
     m.rv = req->rv;
-    if (req->apply && (m.deleted || kctl_json_member(sent, in.md, "finalizers") == KCTL_JSON_NONE)) {
+    if (req->apply && (m.deleted || in.mv[KCTL__AM_FINALIZERS] == KCTL_JSON_NONE)) {
         /* the owner's apply keeps the finalizers controllers added (unless
            it names them), and never ends a deletion: their cleanup runs */
         m.fin_kept = true;
@@ -10830,18 +10864,22 @@ static int kctl__as_remove(kctl__asrun *r) {
    from it without parsing it again. *keep_rc: OK, or what that parse
    returned (TOO_LARGE, PROTO; keep then holds no tokens). cur_of (may be
    NULL): what the store kept of an object lookup gave (kctl__as_cur_of
-   of its document; NULL: nothing), so an update need not parse it. */
+   of its document; NULL: nothing), so an update need not parse it.
+   *body_fp_ok (may be NULL): *body_fp is the fingerprint of the body of
+   the document written (that of the body sent: an update's). */
 static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
                            kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc,
-                           const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data));
+                           const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data), bool *body_fp_ok,
+                           uint64_t *body_fp);
 
 KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st) {
-    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL, NULL);
+    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
                            kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc,
-                           const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data)) {
+                           const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data), bool *body_fp_ok,
+                           uint64_t *body_fp) {
     kctl__asrun r;
     size_t len;
     int rc = KCTL_ERR_INVALID_ARG;
@@ -10881,6 +10919,8 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
         r.keep_rc = KCTL_OK;
     }
     if (keep_rc) *keep_rc = r.keep_rc;
+    if (body_fp_ok) *body_fp_ok = rc == KCTL_OK && r.sent_fp_ok;
+    if (body_fp) *body_fp = r.sent_fp;
     kctl__free(&req->allocator, r.sc.buf);
     kctl__jdoc_free(&r.sent);
     kctl__jdoc_free(&r.cur);
@@ -11526,6 +11566,8 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     kctl__msent *e = NULL, *fresh = NULL;
     kctl_obj *made = NULL, *gone = NULL;
     kctl__ascur cur;
+    uint64_t fp = 0;
+    bool fp_ok = false;
     kctl__jdoc od;
     kctl_jw w;
     int rc, od_rc = KCTL_OK, cur_rc = KCTL_ERR_INVALID_ARG;
@@ -11572,7 +11614,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
-    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, kctl__ms_cur_of);
+    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, kctl__ms_cur_of, &fp_ok, &fp);
     if (rc != KCTL_OK) goto out;
     if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
         if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
@@ -11581,10 +11623,8 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     /* what the next update's rules read of the document, from its tokens
        (before the build: it takes them for scratch) */
     memset(&cur, 0, sizeof cur);
-    if (d.outcome == KCTL_APISRV_WRITE && w.len && od_rc == KCTL_OK && (cur_rc = kctl__as_cur_of(&cur, &od.j, &ms->allocator)) == KCTL_ERR_NOMEM) {
-        rc = KCTL_ERR_NOMEM;
-        goto out;
-    }
+    if (d.outcome == KCTL_APISRV_WRITE && w.len && od_rc == KCTL_OK) /* failed: none kept */
+        cur_rc = kctl__as_cur_of(&cur, &od.j, &ms->allocator, fp_ok ? &fp : NULL);
     /* the object from the tokens the decision parsed the document into */
     if (w.len && (rc = od_rc != KCTL_OK ? od_rc : kctl__obj_build(w.buf, w.len, &ms->obj_opts, od.toks, &od.j, &made)) != KCTL_OK) {
         if (rc == KCTL_ERR_PROTO) rc = kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the object cannot be kept");
