@@ -6689,8 +6689,8 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return;
     for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
         for (k = 0; k < 10; k++)
-            if (kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
-                b->mv[k] = i + 1;
+            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
+                b->mv[k] = i + 1; /* (unescaped: the length decides most) */
                 break;
             }
 }
