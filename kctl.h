@@ -5146,7 +5146,8 @@ static uint32_t kctl__jmember_n(const kctl_json *j, uint32_t obj, const char *na
     uint32_t i, m, found = KCTL_JSON_NONE;
     if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_JSON_NONE;
     for (i = obj + 1, m = 0; m < t->size; m++) {
-        if (kctl__jkey_eq(j, &j->toks[i], name, n)) found = i + 1;
+        const kctl_json_tok *k = &j->toks[i];
+        if ((k->escaped || k->end - k->start == n) && kctl__jkey_eq(j, k, name, n)) found = i + 1; /* unescaped: the length decides most */
         i += 1 + j->toks[i + 1].skip;
     }
     return found;
@@ -6831,8 +6832,8 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return;
     for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
         for (k = 0; k < 10; k++)
-            if (kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
-                b->mv[k] = i + 1;
+            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
+                b->mv[k] = i + 1; /* (unescaped: the length decides most) */
                 break;
             }
 }
@@ -9799,7 +9800,25 @@ typedef struct kctl__asin {
     char gen[80];                /* a generated name */
     int64_t generation;
     size_t nfinalizers;
+    uint32_t mv[10];             /* metadata's members by KCTL__AM_* (the last of a name; KCTL_JSON_NONE: absent) */
 } kctl__asin;
+
+/* The metadata members the rules read, found in one walk. */
+enum { KCTL__AM_NAME, KCTL__AM_GEN_NAME, KCTL__AM_NS, KCTL__AM_UID, KCTL__AM_RV, KCTL__AM_GENERATION, KCTL__AM_LABELS,
+       KCTL__AM_ANNOTATIONS, KCTL__AM_FINALIZERS, KCTL__AM_OWNERS };
+static void kctl__as_md_scan(const kctl_json *j, uint32_t md, uint32_t mv[10]) {
+    static const char *const names[10] = { "name", "generateName", "namespace", "uid", "resourceVersion", "generation",
+                                           "labels", "annotations", "finalizers", "ownerReferences" };
+    static const unsigned char lens[10] = { 4, 12, 9, 3, 15, 10, 6, 11, 10, 15 };
+    uint32_t i, m, k;
+    for (k = 0; k < 10; k++) mv[k] = KCTL_JSON_NONE;
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+        for (k = 0; k < 10; k++)
+            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
+                mv[k] = i + 1;
+                break;
+            }
+}
 
 /* Check the document's shape and read its metadata strings; a bad shape
    is 400 BadRequest (what it is says what was wrong). */
@@ -9813,21 +9832,21 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     in->md = kctl_json_member(j, 0, "metadata");
     t = kctl_json_type_of(j, in->md);
     if (t != KCTL_JSON_OBJECT) return "metadata must be an object";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "name"), &in->name, &in->name_len)) return "metadata.name must be a string without NUL";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "generateName"), &in->gen_name, &in->gen_len)) return "metadata.generateName must be a string without NUL";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "namespace"), &in->ns, &in->ns_len)) return "metadata.namespace must be a string without NUL";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "uid"), &in->uid, NULL)) return "metadata.uid must be a string without NUL";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, in->md, "resourceVersion"), &in->rv, NULL)) return "metadata.resourceVersion must be a string";
+    kctl__as_md_scan(j, in->md, in->mv);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return "metadata.name must be a string without NUL";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return "metadata.generateName must be a string without NUL";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return "metadata.namespace must be a string without NUL";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return "metadata.uid must be a string without NUL";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return "metadata.resourceVersion must be a string";
     if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return "kind must be a string";
-    v = kctl_json_member(j, in->md, "generation");
+    v = in->mv[KCTL__AM_GENERATION];
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && kctl_json_int64(j, v, &in->generation) != KCTL_OK)
         return "metadata.generation must be an integer";
     { /* labels and annotations: maps of strings */
-        static const char *const maps[] = { "labels", "annotations" };
         size_t m;
         for (m = 0; m < 2; m++) {
-            v = kctl_json_member(j, in->md, maps[m]);
+            v = in->mv[KCTL__AM_LABELS + m];
             t = kctl_json_type_of(j, v);
             if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) continue;
             if (t != KCTL_JSON_OBJECT) return m ? "metadata.annotations must be a map of strings" : "metadata.labels must be a map of strings";
@@ -9838,7 +9857,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
                     return m ? "metadata.annotations must be a map of strings without NUL" : "metadata.labels must be a map of strings without NUL";
         }
     }
-    v = kctl_json_member(j, in->md, "finalizers");
+    v = in->mv[KCTL__AM_FINALIZERS];
     t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_ARRAY) {
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip)
@@ -9848,7 +9867,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
         return "metadata.finalizers must be an array of strings";
     }
-    v = kctl_json_member(j, in->md, "ownerReferences");
+    v = in->mv[KCTL__AM_OWNERS];
     t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_ARRAY) {
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
@@ -10183,16 +10202,37 @@ static bool kctl__as_body(const kctl_json *j, uint32_t ktok) { return kctl__as_m
    at status of sdoc (KCTL_JSON_NONE: none). Repeated member names: the
    last counts. OK, NOMEM, or the writer's error. */
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
+/* (The names are the rules' own: short, nothing in them to escape.) */
 static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
-    size_t at = w->len;
-    kctl_jw_key(w, name);
+    size_t at = w->len, n = strlen(name);
+    char raw[64];
+    if (n + 2 > sizeof raw) {
+        kctl_jw_key(w, name);
+    } else {
+        raw[0] = '"';
+        memcpy(raw + 1, name, n);
+        raw[n + 1] = '"';
+        kctl__jw_key_raw(w, raw, n + 2);
+        kctl__jw_put(w, ":", 1);
+    }
     kctl__at_string(t, w, at, true);
 }
+/* As kctl_jw_string writes v: as it stands when nothing in it needs escaping. */
 static void kctl__as_string(kctl_jw *w, kctl__astoks *t, const char *name, const char *v) {
-    size_t at;
+    size_t at, n = strlen(v), i;
     kctl__as_key(w, t, name);
     at = w->len;
-    kctl_jw_string(w, v);
+    for (i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
+    }
+    if (i == n && kctl__jw_value(w)) {
+        kctl__jw_put(w, "\"", 1);
+        kctl__jw_put(w, v, n);
+        kctl__jw_put(w, "\"", 1);
+    } else {
+        kctl_jw_string(w, v);
+    }
     kctl__at_string(t, w, at, false);
 }
 static void kctl__as_int64(kctl_jw *w, kctl__astoks *t, const char *name, int64_t v) {
@@ -10302,6 +10342,150 @@ static int kctl__as_bumps_generation(const kctl_json *sent, const kctl_json *cur
     return rc < 0 ? rc : !rc;
 }
 
+/* ---- what the rules read of a stored object, kept by its store (the
+   memstore keeps one per object) so an update need not parse the stored
+   document: a fingerprint of its body, where its status and finalizers
+   stand in it, its creationTimestamp. */
+
+/* A fingerprint of value v of j that every value kctl__jequal finds equal
+   to it shares (strings unescaped; objects by the members that count, in
+   any order; every number alike, as 1 and 1.0 are equal; skip names
+   members of an object at v left out): two values whose fingerprints
+   differ are not equal; equal fingerprints prove nothing. OK, or NOMEM
+   (the member list of an object of many members). */
+static uint64_t kctl__as_fp_mix(uint64_t x) {
+    x ^= x >> 32;
+    x *= UINT64_C(0xd6e8feb86659fd93);
+    x ^= x >> 32;
+    x *= UINT64_C(0xd6e8feb86659fd93);
+    return x ^ (x >> 32);
+}
+
+static uint64_t kctl__as_fp_str(const kctl_json *j, uint32_t v) {
+    const kctl_json_tok *t = &j->toks[v];
+    const char *p = j->text + t->start, *e = j->text + t->end;
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a of the unescaped bytes */
+    char u[4];
+    uint32_t n, k;
+    if (!t->escaped) {
+        for (; p < e; p++) h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+        return h;
+    }
+    while (p < e)
+        for (n = kctl__jnext(&p, e, true, u), k = 0; k < n; k++) h = (h ^ (unsigned char)u[k]) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, size_t nskip, const kctl_allocator *a,
+                       uint64_t *out) {
+    const kctl_json_tok *t = &j->toks[v];
+    uint64_t h = 0, x;
+    uint32_t k, e;
+    int rc = KCTL_OK;
+    switch (t->type) {
+    case KCTL_JSON_STRING: h = kctl__as_fp_str(j, v); break;
+    case KCTL_JSON_ARRAY: /* in order */
+        for (k = 0, e = v + 1; rc == KCTL_OK && k < t->size; k++, e += j->toks[e].skip)
+            if ((rc = kctl__as_fp(j, e, NULL, 0, a, &x)) == KCTL_OK) h = kctl__as_fp_mix(h + x);
+        break;
+    case KCTL_JSON_OBJECT: { /* a sum: in any order */
+        kctl__jmview m;
+        rc = kctl__jmembers(j, v, a, false, &m);
+        for (k = 0; rc == KCTL_OK && k < m.n; k++)
+            if (!kctl__as_skipped(j, m.keys[k], skip, nskip) && (rc = kctl__as_fp(j, m.keys[k] + 1, NULL, 0, a, &x)) == KCTL_OK)
+                h += kctl__as_fp_mix(kctl__as_fp_str(j, m.keys[k]) ^ kctl__as_fp_mix(x + 1));
+        kctl__jmembers_free(&m);
+        break;
+    }
+    default: break; /* numbers, true, false, null: their type */
+    }
+    *out = kctl__as_fp_mix(h ^ t->type);
+    return rc;
+}
+
+/* The fingerprint of a document's body: everything but metadata and
+   status, what the custom resource rule compares. */
+static int kctl__as_fp_body(const kctl_json *j, const kctl_allocator *a, uint64_t *out) {
+    static const char *const skip[] = { "metadata", "status" };
+    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
+    return kctl__as_fp(j, 0, skip, 2, a, out);
+}
+
+/* What a store keeps of an object it stores for its next update. */
+typedef struct kctl__ascur {
+    const kctl_obj *obj;         /* the object it is of (NULL: nothing kept) */
+    uint64_t body;               /* kctl__as_fp_body of its document */
+    uint32_t status, status_end; /* the status' text in the document (status_end 0: none) */
+    uint32_t fin, fin_end;       /* metadata.finalizers' (fin_end 0: none) */
+    uint32_t created;            /* metadata.creationTimestamp's string, without escapes (created_len 0: none) */
+    uint8_t created_len;
+} kctl__ascur;
+
+/* The raw span of value v of j (a string with its quotes). */
+static void kctl__as_span_of(const kctl_json *j, uint32_t v, uint32_t *start, uint32_t *end) {
+    const kctl_json_tok *t = &j->toks[v];
+    *start = t->start - (t->type == KCTL_JSON_STRING);
+    *end = t->end + (t->type == KCTL_JSON_STRING);
+}
+
+/* c for document j of a stored object (c->obj is the caller's to set);
+   body (may be NULL): its body's fingerprint, known already. OK; NOMEM;
+   INVALID_ARG when the rules must read the document itself (a
+   deletionGracePeriodSeconds; a creationTimestamp escaped or long). */
+static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, const kctl_allocator *a, const uint64_t *body) {
+    static const char *const names[3] = { "deletionGracePeriodSeconds", "creationTimestamp", "finalizers" };
+    static const unsigned char lens[3] = { 26, 17, 10 };
+    uint32_t md = kctl_json_member(j, 0, "metadata"), v, mv[3] = { KCTL_JSON_NONE, KCTL_JSON_NONE, KCTL_JSON_NONE }, i, m, k;
+    int rc;
+    memset(c, 0, sizeof *c);
+    if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) /* one walk, the last of a name counts */
+        for (k = 0; k < 3; k++)
+            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
+                mv[k] = i + 1;
+                break;
+            }
+    if (mv[0] != KCTL_JSON_NONE) return KCTL_ERR_INVALID_ARG;
+    v = mv[1];
+    if (kctl_json_type_of(j, v) == KCTL_JSON_STRING) { /* as kctl__as_cur_meta reads it */
+        if (j->toks[v].escaped || j->toks[v].end - j->toks[v].start >= 64) return KCTL_ERR_INVALID_ARG;
+        c->created = j->toks[v].start;
+        c->created_len = (uint8_t)(j->toks[v].end - j->toks[v].start);
+    }
+    if ((v = kctl_json_member(j, 0, "status")) != KCTL_JSON_NONE) kctl__as_span_of(j, v, &c->status, &c->status_end);
+    if ((v = mv[2]) != KCTL_JSON_NONE) kctl__as_span_of(j, v, &c->fin, &c->fin_end);
+    if (body) {
+        c->body = *body;
+#ifndef NDEBUG
+        { /* debug builds: it is the document's (an internal invariant) */
+            uint64_t chk;
+            if (kctl__as_fp_body(j, NULL, &chk) == KCTL_OK && chk != *body) abort();
+        }
+#endif
+        return KCTL_OK;
+    }
+    if ((rc = kctl__as_fp_body(j, a, &c->body)) != KCTL_OK) memset(c, 0, sizeof *c);
+    return rc;
+}
+
+/* Parse the value at doc[start..end) into d, its tokens placed as in a
+   parse of all of doc[0..len) (the value is token 0). */
+static int kctl__as_span_parse(kctl__jdoc *d, const char *doc, size_t len, uint32_t start, uint32_t end, const kctl_allocator *a) {
+    kctl_json_limits lim;
+    uint32_t i;
+    int rc;
+    lim.max_depth = KCTL__JSON_DEPTH_CAP; /* part of a stored object: whatever limits made it */
+    lim.max_bytes = UINT32_MAX - 1;
+    if ((rc = kctl__jdoc_parse(d, doc + start, end - start, a, &lim)) != KCTL_OK) return rc;
+    for (i = 0; i < d->j.ntoks; i++) {
+        d->toks[i].start += start;
+        d->toks[i].end += start;
+    }
+    d->j.text = doc;
+    d->j.len = len;
+    return KCTL_OK;
+}
+
 /* A 5-character suffix from apimachinery's alphabet. */
 static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -10334,6 +10518,10 @@ typedef struct kctl__asrun {
     int keep_rc;                     /* and what that parse returned when it failed (keep then holds nothing) */
     bool kept;
     kctl__astoks toks;               /* with keep: the tokens of the document written, recorded by the emit */
+    const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data); /* what the store kept of cur (may be NULL) */
+    uint64_t sent_fp;                /* kctl__as_fp_body of the document sent (sent_fp_ok): the body written too */
+    bool sent_fp_ok;
+    kctl__jdoc curfin;               /* the stored finalizers, parsed on their own (kctl__as_cur_known) */
 } kctl__asrun;
 
 static int kctl__as_bad_request(kctl__asrun *r, const char *why) {
@@ -10366,8 +10554,11 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
     uint32_t md, v;
     int64_t grace = 0;
     int rc;
+    kctl_json_limits lim;
+    lim.max_depth = KCTL__JSON_DEPTH_CAP; /* it is an object already: whatever limits made it */
+    lim.max_bytes = UINT32_MAX - 1;
     doc = kctl_obj_json(cur, &len);
-    if ((rc = kctl__jdoc_parse(&r->cur, doc, len, &r->req->allocator, NULL)) != KCTL_OK) return rc;
+    if ((rc = kctl__jdoc_parse(&r->cur, doc, len, &r->req->allocator, &lim)) != KCTL_OK) return rc;
     md = kctl_json_member(&r->cur.j, 0, "metadata");
     if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, md, "creationTimestamp"), r->cur_created, sizeof r->cur_created, NULL) != KCTL_OK)
         r->cur_created[0] = '\0';
@@ -10390,6 +10581,73 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
         m->has_grace = true;
         m->grace = grace;
     }
+    return KCTL_OK;
+}
+
+/* kctl__as_cur_meta without a parse of the stored document, from what its
+   store kept (r->cur_of): for an update whose body is not the stored one
+   (the fingerprints differ: the generation is bumped, and the document
+   written cannot be the stored one) of an object not being deleted. Its
+   status, if any, is parsed on its own into r->cur (token 0: *status;
+   none: KCTL_JSON_NONE). *taken false: the caller parses the document
+   (nothing kept, the fingerprints agree, or no memory for the sent one's).
+   OK or NOMEM. */
+static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_json *sent, kctl__asmeta *m, uint32_t *status,
+                              bool *taken) {
+    const kctl__ascur *c;
+    const char *doc, *ns;
+    size_t len, n;
+    uint64_t fp;
+    int rc;
+    *taken = false;
+    *status = KCTL_JSON_NONE;
+    if (!r->cur_of || kctl_obj_deletion_timestamp(cur) || !(c = r->cur_of(cur, r->req->lookup_user_data)) || c->obj != cur)
+        return KCTL_OK;
+    if (kctl__as_fp_body(sent, &r->req->allocator, &fp) != KCTL_OK) return KCTL_OK;
+    r->sent_fp = fp; /* an update writes the body sent */
+    r->sent_fp_ok = true;
+    if (fp == c->body) return KCTL_OK;
+    doc = kctl_obj_json(cur, &len);
+    if (c->status_end) {
+        if ((rc = kctl__as_span_parse(&r->cur, doc, len, c->status, c->status_end, &r->req->allocator)) != KCTL_OK) {
+            kctl__jdoc_free(&r->cur);
+            memset(&r->cur, 0, sizeof r->cur);
+            return rc == KCTL_ERR_NOMEM ? rc : KCTL_OK;
+        }
+        *status = 0;
+    }
+    memcpy(r->cur_created, doc + c->created, c->created_len);
+    r->cur_created[c->created_len] = '\0';
+    ns = kctl_obj_namespace(cur); /* a namespace is at most 63 bytes */
+    n = strlen(ns);
+    if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
+    memcpy(r->cur_ns, ns, n);
+    r->cur_ns[n] = '\0';
+    memset(m, 0, sizeof *m);
+    m->name = kctl_obj_name(cur);
+    m->ns = r->cur_ns;
+    m->uid = kctl_obj_uid(cur);
+    m->created = r->cur_created;
+    m->generation = kctl_obj_generation(cur);
+    *taken = true;
+    return KCTL_OK;
+}
+
+/* The stored finalizers for an apply that keeps them (kctl__as_cur_known
+   taken): parsed on their own into r->curfin. OK or NOMEM; INVALID_ARG:
+   the caller parses the document. */
+static int kctl__as_cur_known_fin(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *m) {
+    const kctl__ascur *c = r->cur_of(cur, r->req->lookup_user_data);
+    const char *doc;
+    size_t len;
+    int rc;
+    m->fin_doc = &r->curfin.j;
+    m->fin = KCTL_JSON_NONE;
+    if (!c->fin_end) return KCTL_OK;
+    doc = kctl_obj_json(cur, &len);
+    if ((rc = kctl__as_span_parse(&r->curfin, doc, len, c->fin, c->fin_end, &r->req->allocator)) != KCTL_OK)
+        return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_INVALID_ARG;
+    m->fin = 0;
     return KCTL_OK;
 }
 
@@ -10444,7 +10702,6 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
     uint32_t md = kctl_json_member(j, 0, "metadata"), kind = kctl_json_member(j, 0, "kind"), v;
     size_t span = 64;
     const char *why;
-    static const char *const counted[] = { "labels", "annotations", "finalizers", "ownerReferences" };
     size_t c;
     if (kctl_json_type_of(j, md) == KCTL_JSON_OBJECT) span += j->toks[md].end - j->toks[md].start;
     if (kctl_json_type_of(j, kind) == KCTL_JSON_STRING) span += j->toks[kind].end - j->toks[kind].start;
@@ -10454,7 +10711,7 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
     if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
     if ((why = kctl__as_read(in, &r->sc, j)) != NULL) return kctl__as_bad_request(r, why);
     for (c = 0; c < 4; c++) {
-        v = kctl_json_member(j, md, counted[c]);
+        v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences */
         if ((kctl_json_type_of(j, v) == KCTL_JSON_OBJECT || kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) &&
             j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
             if (!r->st) return KCTL_ERR_TOO_LARGE;
@@ -10588,6 +10845,8 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     bool create = verb == KCTL_VERB_CREATE, status_only = verb == KCTL_VERB_UPDATE_STATUS;
     const char *kind;
     int rc, bump = 0;
+    bool known = false;                  /* the stored document's parts from its store: not parsed */
+    uint32_t known_status = KCTL_JSON_NONE;
     if ((rc = kctl__as_take(r, sent, &in)) != KCTL_OK) return rc;
     if ((rc = kctl__as_namespace(r, &in)) != KCTL_OK) return rc;
     kind = in.kind && *in.kind ? in.kind : req->res->resource;
@@ -10635,14 +10894,28 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         if (in.rv && *in.rv && strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
             return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, in.name, r->st);
     }
-    if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
+    /* the stored document is parsed for what the rules read of it, unless
+       its store kept that (an update of the body, the common write) */
+    if (!status_only && (rc = kctl__as_cur_known(r, cur, sent, &m, &known_status, &known)) != KCTL_OK) return rc;
+    if (!known && (rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
     m.rv = req->rv;
-    if (req->apply && (m.deleted || kctl_json_member(sent, in.md, "finalizers") == KCTL_JSON_NONE)) {
+    if (req->apply && (m.deleted || in.mv[KCTL__AM_FINALIZERS] == KCTL_JSON_NONE)) {
         /* the owner's apply keeps the finalizers controllers added (unless
            it names them), and never ends a deletion: their cleanup runs */
         m.fin_kept = true;
-        m.fin_doc = &r->cur.j;
-        m.fin = kctl_json_member(&r->cur.j, kctl_json_member(&r->cur.j, 0, "metadata"), "finalizers");
+        if (known && (rc = kctl__as_cur_known_fin(r, cur, &m)) != KCTL_OK) {
+            if (rc == KCTL_ERR_NOMEM) return rc;
+            kctl__jdoc_free(&r->cur);
+            known = false;
+            known_status = KCTL_JSON_NONE;
+            if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
+            m.rv = req->rv;
+            m.fin_kept = true;
+        }
+        if (!known) {
+            m.fin_doc = &r->cur.j;
+            m.fin = kctl_json_member(&r->cur.j, kctl_json_member(&r->cur.j, 0, "metadata"), "finalizers");
+        }
     }
     if (!status_only && !m.fin_kept && m.deleted) {
         bool refused;
@@ -10650,8 +10923,11 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     base = status_only ? &r->cur.j : sent;
     sdoc = status_only ? sent : &r->cur.j;
-    status = kctl_json_member(sdoc, 0, "status");
-    if (!status_only) {
+    status = known ? known_status : kctl_json_member(sdoc, 0, "status");
+    if (known) { /* the bodies' fingerprints differ */
+        bump = 1;
+        if (m.generation < INT64_MAX) m.generation++;
+    } else if (!status_only) {
         bump = kctl__as_bumps_generation(sent, &r->cur.j, &req->allocator);
         if (bump < 0) return bump;
         if (bump && m.generation < INT64_MAX) m.generation++;
@@ -10774,16 +11050,24 @@ static int kctl__as_remove(kctl__asrun *r) {
    parsed with keep_lim into *keep, which the caller frees with
    kctl__jdoc_free whatever the result: a store builds the object it keeps
    from it without parsing it again. *keep_rc: OK, or what that parse
-   returned (TOO_LARGE, PROTO; keep then holds no tokens). */
+   returned (TOO_LARGE, PROTO; keep then holds no tokens). cur_of (may be
+   NULL): what the store kept of an object lookup gave (kctl__as_cur_of
+   of its document; NULL: nothing), so an update need not parse it.
+   *body_fp_ok (may be NULL): *body_fp is the fingerprint of the body of
+   the document written (that of the body sent: an update's). */
 static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
-                           kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc);
+                           kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc,
+                           const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data), bool *body_fp_ok,
+                           uint64_t *body_fp);
 
 KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st) {
-    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL);
+    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
-                           kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc) {
+                           kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc,
+                           const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data), bool *body_fp_ok,
+                           uint64_t *body_fp) {
     kctl__asrun r;
     size_t len;
     int rc = KCTL_ERR_INVALID_ARG;
@@ -10800,6 +11084,7 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     r.st = st;
     r.keep = keep;
     r.keep_lim = keep_lim;
+    r.cur_of = cur_of;
     kctl_jw_init_growable(&r.mbuf, &req->allocator);
     switch (req->verb) {
     case KCTL_VERB_CREATE:
@@ -10822,9 +11107,12 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
         r.keep_rc = KCTL_OK;
     }
     if (keep_rc) *keep_rc = r.keep_rc;
+    if (body_fp_ok) *body_fp_ok = rc == KCTL_OK && r.sent_fp_ok;
+    if (body_fp) *body_fp = r.sent_fp;
     kctl__free(&req->allocator, r.sc.buf);
     kctl__jdoc_free(&r.sent);
     kctl__jdoc_free(&r.cur);
+    kctl__jdoc_free(&r.curfin);
     kctl__jdoc_free(&r.merged);
     kctl_jw_free(&r.mbuf);
     kctl__at_free(&r.toks);
@@ -10987,6 +11275,7 @@ typedef struct kctl__msent {
     kctl__node node; /* the storage key, stored right after the entry */
     kctl_obj *obj;
     uint32_t rid_len; /* the "group/resource" prefix */
+    kctl__ascur cur;  /* what the rules read of obj, kept by the write that stored it (cur.obj != obj: nothing) */
 } kctl__msent;
 
 typedef struct kctl__msev {
@@ -11142,6 +11431,7 @@ static kctl__msent *kctl__ms_entry(kctl_memstore *ms, const char *key, size_t ri
     e->node.hash = kctl__hash(key, klen);
     e->rid_len = (uint32_t)rid_len;
     e->obj = obj;
+    memset(&e->cur, 0, sizeof e->cur);
     return e;
 }
 
@@ -11462,6 +11752,12 @@ typedef struct kctl__mslook {
     kctl__msent *hit; /* the entry the last lookup found (NULL: none) */
 } kctl__mslook;
 
+/* What the write that stored cur kept of it (cur: what the lookup gave). */
+static const kctl__ascur *kctl__ms_cur_of(const kctl_obj *cur, void *user_data) {
+    const kctl__mslook *l = (const kctl__mslook *)user_data;
+    return l->hit && l->hit->obj == cur && l->hit->cur.obj == cur ? &l->hit->cur : NULL;
+}
+
 static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
     kctl__mslook *l = (kctl__mslook *)user_data;
     char key[1024];
@@ -11488,9 +11784,12 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     kctl__mspending pend;
     kctl__msent *e = NULL, *fresh = NULL;
     kctl_obj *made = NULL, *gone = NULL;
+    kctl__ascur cur;
+    uint64_t fp = 0;
+    bool fp_ok = false;
     kctl__jdoc od;
     kctl_jw w;
-    int rc, od_rc = KCTL_OK;
+    int rc, od_rc = KCTL_OK, cur_rc = KCTL_ERR_INVALID_ARG;
     if (out) *out = NULL;
     memset(&od, 0, sizeof od);
     memset(&ev, 0, sizeof ev);
@@ -11534,12 +11833,17 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
-    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc);
+    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, kctl__ms_cur_of, &fp_ok, &fp);
     if (rc != KCTL_OK) goto out;
     if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
         if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
         goto out;
     }
+    /* what the next update's rules read of the document, from its tokens
+       (before the build: it takes them for scratch) */
+    memset(&cur, 0, sizeof cur);
+    if (d.outcome == KCTL_APISRV_WRITE && w.len && od_rc == KCTL_OK) /* failed: none kept */
+        cur_rc = kctl__as_cur_of(&cur, &od.j, &ms->allocator, fp_ok ? &fp : NULL);
     /* the object from the tokens the decision parsed the document into */
     if (w.len && (rc = od_rc != KCTL_OK ? od_rc : kctl__obj_build(w.buf, w.len, &ms->obj_opts, od.toks, &od.j, &made)) != KCTL_OK) {
         if (rc == KCTL_ERR_PROTO) rc = kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the object cannot be kept");
@@ -11585,6 +11889,8 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         kctl__ms_drop(ms, e);
     } else if (fresh) {
         fresh->obj = kctl_obj_ref(made);
+        fresh->cur = cur;
+        if (cur_rc == KCTL_OK) fresh->cur.obj = made;
         kctl__map_insert(&ms->objs, &fresh->node);
         ms->nbytes += kctl__ms_doc_len(made);
         fresh = NULL;
@@ -11592,6 +11898,8 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
         kctl_obj_unref(e->obj);
         e->obj = kctl_obj_ref(made);
+        e->cur = cur;
+        if (cur_rc == KCTL_OK) e->cur.obj = made;
     }
     kctl__ms_event_push(ms, &ev);
     ms->rev++;
@@ -11952,8 +12260,12 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
     return KCTL_OK;
 }
 
-static void kctl__ms_rv(kctl_event *ev, uint64_t rev) {
-    kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%llu", (unsigned long long)rev);
+static void kctl__ms_rv(kctl_event *ev, uint64_t rev) { /* "%llu", without printf: once an event, under the lock */
+    char digits[24];
+    size_t i = 0, k;
+    do { digits[i++] = (char)('0' + rev % 10); rev /= 10; } while (rev);
+    for (k = 0; k < i && k + 1 < sizeof ev->resource_version; k++) ev->resource_version[k] = digits[i - 1 - k];
+    ev->resource_version[k] = '\0';
 }
 
 static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
@@ -12945,6 +13257,7 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
             } else if (rc == KCTL_OK) {
                 kctl_obj_unref(e->obj);
                 e->obj = o;
+                e->cur.obj = NULL;
             }
             if (rc != KCTL_OK) {
                 kctl_obj_unref(o);

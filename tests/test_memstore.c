@@ -819,6 +819,138 @@ static void tm_recorded_tokens_match_parse(void) {
     tm_close(&s);
 }
 
+/* The oracle for tm_kept_parts_match_parse: the stored object under its
+   name, as the store's lookup answers it. */
+typedef struct tm_oracle {
+    const kctl_obj *cur;
+} tm_oracle;
+
+static const kctl_obj *tm_oracle_lookup(const char *ns, const char *name, void *user_data) {
+    const tm_oracle *o = (const tm_oracle *)user_data;
+    return o->cur && strcmp(ns, kctl_obj_namespace(o->cur)) == 0 && strcmp(name, kctl_obj_name(o->cur)) == 0 ? o->cur : NULL;
+}
+
+/* A value from a small set in which many differ only in how they are
+   written (member order, escapes, 1 and 1.0, a repeated name), so bodies
+   often come out equal to the stored one with other text. */
+static const char *tm_rsmall(uint64_t *x) {
+    static const char *const v[] = { "{\"a\":\"x\",\"b\":1}", "{\"b\":1.0,\"a\":\"x\"}", "{\"a\":\"\\u0078\",\"b\":10e-1}",
+                                     "{\"a\":\"y\",\"a\":\"x\",\"b\":1}", "{\"a\":\"y\",\"b\":1}", "[1,2]", "[2,1]", "[1.0,2]",
+                                     "\"s\"", "\"\\u0073\"", "null", "1", "1.0", "{}", "{\"a\":{\"c\":[true,false]}}",
+                                     "{\"a\":{\"c\":[true,false]},\"a\":{\"c\":[true,false]}}" };
+    return v[tm_rand(x) % 16];
+}
+
+/* A document for object o<name> whose body, status and finalizers come
+   from small sets. */
+static void tm_rdoc_small(char *doc, uint64_t *x, int name) {
+    char *p = doc;
+    uint64_t r = tm_rand(x);
+    p += sprintf(p, "{%s\"metadata\":{\"name\":\"o%d\"", r % 2 ? "\"kind\":\"ConfigMap\",\"apiVersion\":\"v1\"," : "", name);
+    if ((r >> 1) % 3 == 0) p += sprintf(p, ",\"labels\":{\"l\":\"%d\"}", (int)((r >> 3) % 2));
+    switch ((r >> 4) % 5) {
+    case 0: p += sprintf(p, ",\"finalizers\":[\"x.io/f\"]"); break;
+    case 1: p += sprintf(p, ",\"finalizers\":[\"x.io/f\",\"y.io/g\"]"); break;
+    case 2: p += sprintf(p, ",\"finalizers\":[]"); break;
+    default: break; /* none sent: an apply keeps the stored ones */
+    }
+    p += sprintf(p, "},\"data\":%s", tm_rsmall(x));
+    if ((r >> 8) % 3 == 0) p += sprintf(p, ",\"spec\":%s", tm_rsmall(x));
+    if ((r >> 10) % 3 == 0) p += sprintf(p, ",\"status\":%s", tm_rsmall(x));
+    if ((r >> 12) % 6 == 0) p += sprintf(p, ",\"data\":%s", tm_rsmall(x)); /* repeated: the last counts */
+    sprintf(p, "}");
+}
+
+/* Differential: an update of a stored object takes what the rules read of
+   the stored document (creationTimestamp, status, finalizers, whether
+   the body changed: a fingerprint) from what the store kept at the write
+   that stored it, instead of parsing it. Random writes (apply, update,
+   update_status, merge patches, deletes held by finalizers) to a few
+   objects, bodies often equal to the stored one in other text: every
+   answer is the one kctl_apisrv_decide gives for the same request
+   against the same stored object (it parses it): the same result, the
+   same document, the same outcome (a write, none, or a removal). */
+static void tm_kept_parts_match_parse(void) {
+    tm_store s;
+    uint64_t x = UINT64_C(0x9E3779B97F4A7C15);
+    char doc[2048], nm[16], rvs[32];
+    int i, writes = 0, unchanged = 0, removed = 0;
+    if (!tm_open(&s, 0, 0)) return;
+    for (i = 0; i < 4000; i++) {
+        kctl_obj *cur = NULL, *got = NULL;
+        kctl_apisrv_req req;
+        kctl_apisrv_decision d;
+        tm_oracle orc;
+        kctl_jw want;
+        int name = (int)(tm_rand(&x) % 6), op = (int)(tm_rand(&x) % 20), rc, want_rc;
+        uint64_t rev = kctl_memstore_revision(s.ms);
+        snprintf(nm, sizeof nm, "o%d", name);
+        tm_rdoc_small(doc, &x, name);
+        if (op == 19) { /* a delete: marks an object with finalizers, removes one without */
+            rc = kctl_memstore_delete(s.ms, &tm_cm, nm, NULL);
+            KT_CHECK(rc == KCTL_OK || rc == KCTL_ERR_NOT_FOUND);
+            continue;
+        }
+        if (kctl_memstore_get(s.ms, &tm_cm, nm, &cur, NULL) != KCTL_OK) { /* a create: nothing stored to read */
+            KT_EQ_INT(kctl_memstore_apply(s.ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+            continue;
+        }
+        memset(&req, 0, sizeof req);
+        req.res = &tm_cm;
+        req.json = doc;
+        req.len = strlen(doc);
+        if (op < 12) {
+            req.verb = KCTL_VERB_CREATE;
+            req.apply = true;
+        } else if (op < 15) {
+            req.verb = KCTL_VERB_UPDATE;
+        } else if (op < 17) {
+            req.verb = KCTL_VERB_UPDATE_STATUS;
+        } else { /* a merge patch of the body (op 17) or the status (18) */
+            snprintf(doc, sizeof doc, "{\"%s\":%s}", op == 17 ? "data" : "status", tm_rsmall(&x));
+            req.verb = KCTL_VERB_PATCH;
+            req.name = nm;
+            req.len = strlen(doc);
+            req.patch_flags = op == 18 ? KCTL_PATCH_STATUS : 0;
+        }
+        orc.cur = cur;
+        req.lookup = tm_oracle_lookup;
+        req.lookup_user_data = &orc;
+        snprintf(rvs, sizeof rvs, "%llu", (unsigned long long)(rev + 1));
+        req.rv = rvs;
+        req.uid = "unused";
+        req.now = "2000-01-01T00:00:00Z";
+        kctl_jw_init_growable(&want, NULL);
+        want_rc = kctl_apisrv_decide(&req, &want, &d, NULL);
+        if (req.verb == KCTL_VERB_CREATE) rc = kctl_memstore_apply(s.ms, &tm_cm, doc, req.len, &got, NULL);
+        else if (req.verb == KCTL_VERB_UPDATE) rc = tm_write(&s, s.t.vt->update, &tm_cm, doc, &got);
+        else if (req.verb == KCTL_VERB_UPDATE_STATUS) rc = tm_write(&s, s.t.vt->update_status, &tm_cm, doc, &got);
+        else rc = s.t.vt->patch(s.t.self, &tm_cm, nm, doc, req.len, req.patch_flags, &got, NULL);
+        if (rc != want_rc) kt_fail(__FILE__, __LINE__, "op %d: %s, the rules say %s: %s", op, kctl_strerror(rc), kctl_strerror(want_rc), doc);
+        if (rc == KCTL_OK && d.outcome == KCTL_APISRV_WRITE) {
+            size_t n;
+            const char *stored = got ? kctl_obj_json(got, &n) : "";
+            KT_EQ_U64(kctl_memstore_revision(s.ms), rev + 1);
+            if (!want.buf || strcmp(stored, want.buf) != 0)
+                kt_fail(__FILE__, __LINE__, "op %d: stored %s, the rules wrote %s", op, stored, want.buf ? want.buf : "");
+            writes++;
+        } else if (rc == KCTL_OK && d.outcome == KCTL_APISRV_UNCHANGED) {
+            KT_EQ_U64(kctl_memstore_revision(s.ms), rev);
+            KT_CHECK(got == cur);
+            unchanged++;
+        } else if (rc == KCTL_OK) { /* the last finalizer went */
+            kctl_obj *gone = NULL;
+            KT_EQ_INT(kctl_memstore_get(s.ms, &tm_cm, nm, &gone, NULL), KCTL_ERR_NOT_FOUND);
+            removed++;
+        }
+        kctl_jw_free(&want);
+        kctl_obj_unref(got);
+        kctl_obj_unref(cur);
+    }
+    KT_CHECK(writes > 500 && unchanged > 200 && removed > 10); /* every outcome, many times */
+    tm_close(&s);
+}
+
 void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_list_selectors_paging);
@@ -832,4 +964,5 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_watch_blocking_and_latency);
     KT_RUN(tm_review_fixes);
     KT_RUN(tm_recorded_tokens_match_parse);
+    KT_RUN(tm_kept_parts_match_parse);
 }
