@@ -861,6 +861,83 @@ static void tc_priority_lists_low(void) {
     }
 }
 
+/* The options cost no allocation per event once warm: a controller with
+   priority, MERGE and hold_backoff, stepped by hand through watch events,
+   low adds, requeue_afters and failures (tests/test_budget.c's
+   tb_steady_state with the options on). */
+static int tc_steady_calls;
+static kctl_reconcile_result tc_steady_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    tc_steady_calls++;
+    if (ctx->obj && kctl_obj_name(ctx->obj)[1] == '0') r.requeue_after_ns = KCTL_SEC(1);
+    if (ctx->obj && kctl_obj_name(ctx->obj)[1] == '1') r.error = KCTL_ERR_CONFLICT;
+    return r;
+}
+
+static void tc_options_steady_state(void) {
+    enum { NOBJ = 8, N = 400 };
+    kt_alloc pipe;
+    kctl_vclock vc;
+    kctl_memstore_desc md;
+    kctl_memstore *ms;
+    kctl_informer_desc id;
+    kctl_informer *inf;
+    kctl_controller_desc cd;
+    kctl_controller *c;
+    kctl_queue_stats qs;
+    char doc[160], key[32];
+    long before = 0;
+    int i, round;
+    kt_alloc_init(&pipe);
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&vc);
+    md.history = 16;
+    if (kctl_memstore_create(&md, &ms) != KCTL_OK) return;
+    memset(&id, 0, sizeof id);
+    id.transport = kctl_memstore_transport(ms);
+    id.resource = tc_cm;
+    id.clock = kctl_vclock_clock(&vc);
+    id.allocator = kt_allocator(&pipe);
+    KT_EQ_INT(kctl_informer_create(&id, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tc_steady_reconcile;
+    cd.clock = kctl_vclock_clock(&vc);
+    cd.allocator = id.allocator;
+    cd.limiter = kctl_limiter_exponential(KCTL_MS(100), KCTL_SEC(2));
+    cd.pending_after = KCTL_PENDING_MERGE;
+    cd.priority.enabled = true;
+    cd.priority.aging_ns = KCTL_MS(500);
+    cd.hold_backoff = true;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    tc_steady_calls = 0;
+    for (round = 0; round < 2; round++) { /* round 0 warms up, round 1 counts */
+        if (round == 1) before = pipe.allocs;
+        for (i = 0; i < N; i++) {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"},\"data\":{\"v\":\"%06d\"}}", i % NOBJ, round * N + i);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+            KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+            if (i % 3 == 0) { /* as a resync would */
+                snprintf(key, sizeof key, "prod/o%d", (i / 3) % NOBJ);
+                KT_EQ_INT(kctl_queue_add_low(kctl_controller_queue(c), key), KCTL_OK);
+            }
+            if (i % 2) KT_EQ_INT(kctl_controller_step(c, 2, NULL), KCTL_OK);
+            if (i % 25 == 24) kctl_vclock_advance(&vc, KCTL_MS(300));
+        }
+    }
+    KT_EQ_INT(pipe.allocs - before, 0);
+    KT_CHECK(tc_steady_calls >= N / 2);
+    kctl_queue_read_stats(kctl_controller_queue(c), &qs);
+    KT_CHECK(qs.cancelled_total > 0); /* the options were at work */
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+    KT_EQ_INT(pipe.live, 0);
+}
+
 void kt_suite_controller(void) {
     KT_RUN(tc_result_rules);
     KT_RUN(tc_owned_and_mapped);
@@ -878,4 +955,5 @@ void kt_suite_controller(void) {
     KT_RUN(tc_predicate_on_watch);
     KT_RUN(tc_retry_on_conflict);
     KT_RUN(tc_priority_lists_low);
+    KT_RUN(tc_options_steady_state);
 }

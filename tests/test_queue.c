@@ -2355,21 +2355,23 @@ static void tq_pending_merge_drops_later(void) {
 }
 
 /* Cancelling takes a key out of the middle of the delay heap: the keys
-   left still come due in time order, each once. */
+   left still come due in time order (each handed out after every key due
+   before it), each once. */
 static void tq_pending_heap_order(void) {
     enum { N = 300 };
     kctl_vclock vc;
     kctl_queue *q = tq_new_opts(&vc, KCTL_SEC(1), KCTL_PENDING_CANCEL, false, 0, NULL);
     char key[32];
     const char *k;
-    uint64_t last = 0, seed = 12345;
+    uint64_t last = 0, seed = 12345, due[N];
     int i, got = 0, bad = 0, seen[N];
     if (!q) return;
     memset(seen, 0, sizeof seen);
     for (i = 0; i < N; i++) {
         seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        due[i] = KCTL_MS(1) * (1 + (seed >> 33) % 1000);
         sprintf(key, "k%03d", i);
-        KT_EQ_INT(kctl_queue_add_after(q, key, KCTL_MS(1) * (1 + (seed >> 33) % 1000)), KCTL_OK);
+        KT_EQ_INT(kctl_queue_add_after(q, key, due[i]), KCTL_OK);
     }
     for (i = 0; i < N; i += 3) { /* a third of them added now: out of the heap */
         sprintf(key, "k%03d", i);
@@ -2379,28 +2381,25 @@ static void tq_pending_heap_order(void) {
     for (i = 0; i < N; i += 3) { /* those first, in order */
         sprintf(key, "k%03d", i);
         TQ_GET_DONE(q, key);
-        seen[i]++;
     }
     TQ_AGAIN(q);
-    for (;;) { /* then the rest, each when due, in time order */
-        uint64_t t = kctl_queue_next_ready(q), now;
-        kctl_clock clk = kctl_vclock_clock(&vc);
-        if (t == UINT64_MAX) break;
-        now = kctl_clock_now(&clk);
-        if (t > now) kctl_vclock_advance(&vc, t - now);
-        if (t < last) bad++;
-        last = t;
-        while (kctl_queue_try_get(q, &k) == KCTL_OK) {
-            int n = atoi(k + 1);
-            if (n < 0 || n >= N || n % 3 == 0) bad++;
-            else seen[n]++;
-            got++;
-            kctl_queue_done(q, k);
+    kctl_vclock_advance(&vc, KCTL_MS(1000)); /* all due: handed out in time order */
+    while (kctl_queue_try_get(q, &k) == KCTL_OK) {
+        int n = atoi(k + 1);
+        if (n < 0 || n >= N || n % 3 == 0) bad++;
+        else {
+            seen[n]++;
+            if (due[n] < last) bad++;
+            last = due[n];
         }
+        got++;
+        kctl_queue_done(q, k);
     }
     KT_EQ_INT(got, N - (N + 2) / 3);
-    for (i = 0; i < N; i++) if (seen[i] != 1) bad++;
+    for (i = 0; i < N; i++)
+        if (seen[i] != (i % 3 ? 1 : 0)) bad++;
     KT_EQ_INT(bad, 0);
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
     tq_free(q, &vc);
 }
 
@@ -2496,8 +2495,8 @@ static void tq_prio_edit_first(void) {
 /* (b) No starvation: low keys under a stream of normal adds that never
    lets the normal FIFO run dry (two new keys per hand-out). Before they
    age, only normal keys are handed out; from then on every other hand-out
-   is the oldest low key, so the k-th (from 0) is handed out within
-   2(k+1) hand-outs of aging, and the normal keys keep half. */
+   is the oldest low key (never two in a row: the normal keys keep half),
+   so the k-th (from 0) is handed out within 2(k+1) hand-outs of aging. */
 static void tq_prio_aging_bound(void) {
     enum { NLOW = 5, TICKS = 2000 };
     const uint64_t aging = KCTL_MS(100), tick = KCTL_MS(1), t0 = KCTL_SEC(1);
@@ -2505,7 +2504,7 @@ static void tq_prio_aging_bound(void) {
     kctl_queue *q = tq_new_opts(&vc, t0, KCTL_PENDING_KEEP, true, aging, NULL);
     char key[32];
     const char *k;
-    int i, n = 0, handed = 0, low_seen = 0, normal_after = 0, bad = 0;
+    int i, n = 0, handed = 0, low_seen = 0, normal_after = 0, bad = 0, last_low = 0, two_low = 0;
     int low_at[NLOW];
     if (!q) return;
     for (i = 0; i < NLOW; i++) {
@@ -2524,8 +2523,11 @@ static void tq_prio_aging_bound(void) {
             if (j != low_seen) bad++; /* in their FIFO order */
             if (j >= 0 && j < NLOW) low_at[j] = handed;
             low_seen++;
-        } else if (low_seen == NLOW) {
-            normal_after++;
+            if (last_low) two_low++; /* normal keys wait: never two low ones in a row */
+            last_low = 1;
+        } else {
+            if (low_seen == NLOW) normal_after++;
+            last_low = 0;
         }
         kctl_queue_done(q, k);
         handed++;
@@ -2538,6 +2540,7 @@ static void tq_prio_aging_bound(void) {
         KT_CHECK(low_at[i] >= (int)(aging / tick));
         KT_CHECK(low_at[i] <= (int)(aging / tick) + 2 * (i + 1));
     }
+    KT_EQ_INT(two_low, 0);
     KT_CHECK(normal_after > 0);
     tq_free(q, &vc);
 }
