@@ -145,6 +145,12 @@
         kctl_limiter_max_of            MaxOfRateLimiter
         kctl_limiter_default           DefaultControllerRateLimiter
         kctl_queue_stats               workqueue metrics (depth, adds, ...)
+        kctl_queue_desc.pending_after  (kubernetes#112325, #112328's modes:
+                                       KEEP = client-go, CANCEL = PreemptWaiting;
+                                       MERGE = controller-runtime's priority
+                                       queue: one entry, earliest time)
+        kctl_queue_add_low             controller-runtime priorityqueue's
+                                       AddWithOpts(Priority: low), with aging
         kctl_vclock                    k8s.io/utils/clock/testing.FakeClock
 
         kctl                           client-go (k8s.io/client-go/tools/cache)
@@ -160,6 +166,8 @@
         kctl_informer                  SharedIndexInformer (cache + handlers)
         kctl_handler                   ResourceEventHandlerFuncs
         kctl_handler.resync            a handler's resync period: syncs reach it
+        kctl_informer_event_from_list  OnAdd's isInInitialList, widened to
+                                       relists and resyncs
         kctl_key_split                 SplitMetaNamespaceKey
         kctl_transport_get/create/...  dynamic client (Get, Create, Update,
                                        UpdateStatus, Patch(MergePatchType), Delete)
@@ -194,8 +202,16 @@
         time wins, a later one never postpones it; an add meanwhile queues
         the key at once and leaves the delayed add in place: at its time
         the key is added again (nothing happens if it still waits; a key
-        already handed out is processed once more), as in client-go;
+        already handed out is processed once more), as in client-go. An
+        option (kctl_queue_desc.pending_after, kubernetes#112325) makes
+        the add cancel the delayed one instead (CANCEL: one run, now), or
+        keeps one pending run per key at the earliest time asked (MERGE);
       - rate limiting: add_rate_limited(key) = add_after(key, limiter's delay).
+    Priority with aging, an option (kctl_queue_desc.priority; off: one
+    FIFO, as client-go): kctl_queue_add_low queues work that can wait (a
+    controller's list and resync events) behind the normal keys; a low key
+    that has waited the aging period (10 s) then gets every other hand-out,
+    so fresh edits go first and nothing starves (kctl_priority_desc).
     No thread runs the delaying layer: workers blocked in get wait until the
     next ready time (on a virtual clock, until the clock is advanced), and a
     delayed key whose time has come counts as added at that time, ahead of
@@ -614,6 +630,10 @@
            an unreadable Lease is never free); the manager's metrics pass
            promtool, its lists grow, release_on_stop,
            kctl_manager_run_until_signal and cache_sync_timeout_ns.
+           Queue options: pending_after (what a plain add does to a
+           pending add_after, kubernetes#112325) and priority with aging
+           (kctl_queue_add_low; a controller queues list and resync
+           events low, kctl_informer_event_from_list).
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
    strict -std=c99 hides, unless it brings its own port and has no files
