@@ -15007,14 +15007,11 @@ static void kctl__queue_add_low_entry(kctl_queue *q, kctl__qent *e, uint64_t now
     if (!(e->flags & KCTL__Q_PROCESSING)) kctl__queue_push_low(q, e, now);
 }
 
-static const char *kctl__queue_take(kctl_queue *q, uint64_t now);
-
-/* get with priority on: the head of the normal FIFO, or of the low list
-   when no normal key waits, or when the oldest low key has aged and the
-   key handed out last was a normal one (kctl_priority_desc's rule). The
-   low key is moved to the head of the normal FIFO and taken from there.
-   Lock held, a key ready. */
-static const char *kctl__queue_take_prio(kctl_queue *q, uint64_t now) {
+/* Before get takes the head of the normal FIFO, with priority on: move
+   the oldest low key there when it goes next, that is when no normal key
+   waits, or when it has aged and the key handed out last was a normal one
+   (kctl_priority_desc's rule). Lock held, a key ready. */
+static void kctl__queue_pick_prio(kctl_queue *q) {
     kctl__qent *e = q->low.pnext;
     if (q->nlow && q->head) {
         uint64_t t = kctl__queue_now(q), since = kctl__cold(e)->started_ns;
@@ -15031,7 +15028,6 @@ static const char *kctl__queue_take_prio(kctl_queue *q, uint64_t now) {
         q->head = e;
         if (!q->tail) q->tail = e;
     }
-    return kctl__queue_take(q, now);
 }
 
 /* The virtual clock moved: wake parked workers to look at the heap again. */
@@ -15308,7 +15304,8 @@ static int kctl__queue_get(kctl_queue *q, const char **key, bool block) {
         if (!fresh && (q->nheap || q->timed)) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
         if (q->head || q->nlow) {
-            *key = q->prio ? kctl__queue_take_prio(q, now) : kctl__queue_take(q, now);
+            if (q->prio) kctl__queue_pick_prio(q);
+            *key = kctl__queue_take(q, now);
             kctl__mutex_unlock(&q->mu);
             return KCTL_OK;
         }
