@@ -13495,13 +13495,13 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
                 obj = t;
             }
         }
-        /* a list's or a resync's (a deletion a relist found is unknown's) */
-        inf->from_list = d[i].type == KCTL_DELTA_REPLACED || d[i].type == KCTL_DELTA_SYNC || d[i].final_state_unknown;
         if (d[i].type == KCTL_DELTA_DELETED) {
             kctl_obj *last = obj ? obj : old;
             if (old) kctl_indexer_delete(inf->ix, key);
+            inf->from_list = d[i].final_state_unknown; /* found by a relist */
             for (k = 0; k < inf->nrun; k++)
                 if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
+            inf->from_list = false;
         } else {
             bool sync;
             if ((rc = kctl_indexer_add(inf->ix, obj)) != KCTL_OK) { /* keep the rest for later */
@@ -13519,15 +13519,16 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
                 return KCTL_ERR_AGAIN;
             }
             sync = old && kctl__inf_is_sync(old, obj);
+            inf->from_list = d[i].type == KCTL_DELTA_REPLACED || d[i].type == KCTL_DELTA_SYNC; /* a list's, a resync's */
             for (k = 0; k < inf->nrun; k++) {
                 const kctl_handler *h = &inf->run[k].h;
                 if (old && h->on_update && (!sync || h->resync)) h->on_update(old, obj, h->user_data);
                 else if (!old && h->on_add) h->on_add(obj, h->user_data);
             }
+            inf->from_list = false;
         }
         kctl_obj_unref(t);
         kctl_obj_unref(old);
-        inf->from_list = false;
     }
     inf->cache_err = KCTL_OK;
     return KCTL_OK;
