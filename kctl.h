@@ -2618,8 +2618,9 @@ typedef struct kctl_queue_stats {
 
 /* The desc with every default filled in (limiter stays NULL: create makes it). [any thread] */
 KCTL_API kctl_queue_desc kctl_queue_desc_init(void);
-/* Create a queue; desc may be NULL (all defaults). INVALID_ARG for a NULL out
-   or an allocator with only one function; NOMEM. [any thread] */
+/* Create a queue; desc may be NULL (all defaults). INVALID_ARG for a NULL
+   out, an allocator with only one function or a pending_after that is no
+   kctl_pending_mode; NOMEM. [any thread] */
 KCTL_API int  kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out);
 /* Free the queue, its keys and its limiter (NULL is fine). No thread may be
    using it: shut down and join workers first. [not thread-safe] */
@@ -2888,7 +2889,8 @@ typedef struct kctl_controller_stats {
 typedef void (*kctl_map_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emit_ctx, void *user_data);
 
 /* Create a controller and watch desc->primary. INVALID_ARG for a missing
-   primary or reconcile, or a lone allocator function; NOMEM. [any thread] */
+   primary or reconcile, a lone allocator function or a pending_after that
+   is no kctl_pending_mode; NOMEM. [any thread] */
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out);
 /* Stop it if running and free it (NULL is fine). Its handlers stay on the
    informers it watches: stop or destroy those informers first. [not thread-safe] */
