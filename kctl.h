@@ -145,6 +145,12 @@
         kctl_limiter_max_of            MaxOfRateLimiter
         kctl_limiter_default           DefaultControllerRateLimiter
         kctl_queue_stats               workqueue metrics (depth, adds, ...)
+        kctl_queue_desc.pending_after  (kubernetes#112325, #112328's modes:
+                                       KEEP = client-go, CANCEL = PreemptWaiting;
+                                       MERGE = controller-runtime's priority
+                                       queue: one entry, earliest time)
+        kctl_queue_add_low             controller-runtime priorityqueue's
+                                       AddWithOpts(Priority: low), with aging
         kctl_vclock                    k8s.io/utils/clock/testing.FakeClock
 
         kctl                           client-go (k8s.io/client-go/tools/cache)
@@ -160,6 +166,8 @@
         kctl_informer                  SharedIndexInformer (cache + handlers)
         kctl_handler                   ResourceEventHandlerFuncs
         kctl_handler.resync            a handler's resync period: syncs reach it
+        kctl_informer_event_from_list  OnAdd's isInInitialList, widened to
+                                       relists and resyncs
         kctl_key_split                 SplitMetaNamespaceKey
         kctl_transport_get/create/...  dynamic client (Get, Create, Update,
                                        UpdateStatus, Patch(MergePatchType), Delete)
@@ -194,8 +202,16 @@
         time wins, a later one never postpones it; an add meanwhile queues
         the key at once and leaves the delayed add in place: at its time
         the key is added again (nothing happens if it still waits; a key
-        already handed out is processed once more), as in client-go;
+        already handed out is processed once more), as in client-go. An
+        option (kctl_queue_desc.pending_after, kubernetes#112325) makes
+        the add cancel the delayed one instead (CANCEL: one run, now), or
+        keeps one pending run per key at the earliest time asked (MERGE);
       - rate limiting: add_rate_limited(key) = add_after(key, limiter's delay).
+    Priority with aging, an option (kctl_queue_desc.priority; off: one
+    FIFO, as client-go): kctl_queue_add_low queues work that can wait (a
+    controller's list and resync events) behind the normal keys; a low key
+    that has waited the aging period (10 s) then gets every other hand-out,
+    so fresh edits go first and nothing starves (kctl_priority_desc).
     No thread runs the delaying layer: workers blocked in get wait until the
     next ready time (on a virtual clock, until the clock is advanced), and a
     delayed key whose time has come counts as added at that time, ahead of
@@ -645,6 +661,10 @@
            an unreadable Lease is never free); the manager's metrics pass
            promtool, its lists grow, release_on_stop,
            kctl_manager_run_until_signal and cache_sync_timeout_ns.
+           Queue options: pending_after (what a plain add does to a
+           pending add_after, kubernetes#112325) and priority with aging
+           (kctl_queue_add_low; a controller queues list and resync
+           events low, kctl_informer_event_from_list).
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
    strict -std=c99 hides, unless it brings its own port and has no files
@@ -2304,6 +2324,14 @@ KCTL_API void kctl_informer_destroy(kctl_informer *inf);
 KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h);
 /* The cache (to read, and to add indexes to). [any thread] */
 KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf);
+/* Whether the event a handler is being told comes in bulk from a list or
+   a resync, not from a watch event: an object of the first list or of a
+   relist (added, changed, unchanged, or a deletion it found), of a
+   checkpoint's load, of the contents a handler added late is given, or
+   a resync's sync. client-go's isInInitialList, widened to every list; a
+   controller with kctl_controller_desc.priority queues these keys low.
+   false outside a handler. [handler: the informer's thread] */
+KCTL_API bool kctl_informer_event_from_list(kctl_informer *inf);
 /* One round: the reflector's step (waiting at most wait_ns for events),
    then every queued delta processed. *next_ns as the reflector's (now
    when deltas are left, or a delta the cache could not take waits to be
@@ -2525,6 +2553,55 @@ KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, ui
 
 typedef struct kctl_queue kctl_queue;
 
+/* What a plain add (kctl_queue_add, kctl_queue_add_low, add_after(key, 0))
+   does to the key's pending add_after, kubernetes#112325 (the modes of
+   the client-go proposal kubernetes#112328):
+     KCTL_PENDING_KEEP    (0) client-go: the key is queued now and the
+                          delayed add stays; at its time it adds the key
+                          again, which runs it once more if it was handed
+                          out meanwhile: two runs.
+     KCTL_PENDING_CANCEL  the add removes the pending add_after (#112328's
+                          PreemptWaiting): the key runs once, now. An
+                          add_after of a key already waiting to be handed
+                          out is kept, as with KEEP (it runs again then).
+     KCTL_PENDING_MERGE   one pending run per key, at the earliest time
+                          asked (controller-runtime's priority queue):
+                          CANCEL, and besides, an add_after of a key that
+                          waits to be handed out (at either priority, or
+                          held back while it is processed) is dropped: the
+                          key runs sooner anyway. A key being processed and
+                          not added again is not waiting: its add_after (a
+                          reconcile's requeue_after) is kept.
+   Each costs O(log n) (the delay heap knows every key's place) and
+   allocates nothing. kctl_queue_stats.cancelled_total counts the delayed
+   adds removed or dropped. */
+typedef enum kctl_pending_mode {
+    KCTL_PENDING_KEEP = 0,
+    KCTL_PENDING_CANCEL,
+    KCTL_PENDING_MERGE
+} kctl_pending_mode;
+
+/* Priority with aging (off by default: one FIFO, as client-go). With
+   enabled, kctl_queue_add_low queues a key at low priority, for work that
+   can wait (the adds of a list or a resync): low keys are handed out after
+   the normal ones, in their own FIFO order, except that a low key that
+   has waited aging_ns (since it became ready) is aged: while the oldest
+   low key is aged and normal keys wait too, get alternates, one aged low
+   key, one normal key. So a fresh edit queued behind 10,000 list events
+   goes first and waits at most one aged low key per normal key ahead of
+   it; a low key is handed out at the latest 2(k+1) hand-outs after it
+   aged, k being the low keys ahead of it, however many normal keys come.
+   A key is queued once: a normal add (add, a delayed add coming due) of a
+   key queued low raises it to the end of the normal keys; a low add of a
+   key already queued, at either priority, changes nothing. Zero means the
+   default:
+     enabled   false: kctl_queue_add_low is kctl_queue_add
+     aging_ns  10 s */
+typedef struct kctl_priority_desc {
+    bool enabled;
+    uint64_t aging_ns;
+} kctl_priority_desc;
+
 /* Queue options; zero means the default:
      name       ""               for metrics; copied (first 63 bytes). Only a
                                  named queue records durations (see stats)
@@ -2542,7 +2619,9 @@ typedef struct kctl_queue kctl_queue;
                 always accepted (de-duplication costs nothing), and no key
                 it accepted is ever dropped. A level-based controller finds
                 a refused key again at its informer's next resync or
-                relist. Memory: see MEMORY in the doc block. */
+                relist. Memory: see MEMORY in the doc block.
+     pending_after  KCTL_PENDING_KEEP (client-go); see kctl_pending_mode
+     priority   off (one FIFO); see kctl_priority_desc */
 typedef struct kctl_queue_desc {
     const char    *name;
     kctl_clock     clock;
@@ -2550,6 +2629,8 @@ typedef struct kctl_queue_desc {
     kctl_allocator allocator;
     kctl_logger    logger;
     uint32_t       max_keys;
+    int            pending_after; /* kctl_pending_mode */
+    kctl_priority_desc priority;
 } kctl_queue_desc;
 
 /* A histogram of durations in client-go's buckets: upper bounds 10 ns * 10^i
@@ -2585,30 +2666,45 @@ typedef struct kctl_queue_stats {
     uint32_t idle_workers;              /* threads parked in kctl_queue_get */
     const char *name;                   /* the queue's name */
     uint64_t refused_total;             /* adds refused with FULL (kctl_queue_desc.max_keys) */
+    uint64_t low;                       /* of depth, keys ready at low priority (kctl_priority_desc) */
+    uint64_t cancelled_total;           /* delayed adds removed or dropped (kctl_pending_mode) */
 } kctl_queue_stats;
 
 /* The desc with every default filled in (limiter stays NULL: create makes it). [any thread] */
 KCTL_API kctl_queue_desc kctl_queue_desc_init(void);
-/* Create a queue; desc may be NULL (all defaults). INVALID_ARG for a NULL out
-   or an allocator with only one function; NOMEM. [any thread] */
+/* Create a queue; desc may be NULL (all defaults). INVALID_ARG for a NULL
+   out, an allocator with only one function or a pending_after that is no
+   kctl_pending_mode; NOMEM. [any thread] */
 KCTL_API int  kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out);
 /* Free the queue, its keys and its limiter (NULL is fine). No thread may be
    using it: shut down and join workers first. [not thread-safe] */
 KCTL_API void kctl_queue_destroy(kctl_queue *q);
 /* Queue key unless it is already waiting; if it is being processed it is
    queued once at done. A key that waits on an add_after is queued now all
-   the same, and its delayed entry stays, as in client-go's delaying queue:
-   when its time comes the key is added again, which does nothing while
-   the key still waits to be handed out, and otherwise queues it once more
-   (at done, if it is being processed then): it is processed again. INVALID_ARG
+   the same, and (desc.pending_after KEEP, the default) its delayed entry
+   stays, as in client-go's delaying queue: when its time comes the key is
+   added again, which does nothing while the key still waits to be handed
+   out, and otherwise queues it once more (at done, if it is being
+   processed then): it is processed again. CANCEL and MERGE remove the
+   delayed entry instead: one run (kctl_pending_mode). A key queued low
+   is raised (kctl_priority_desc). INVALID_ARG
    for a NULL, empty or too long key; NOMEM; FULL when the queue holds
    max_keys keys and not this one (the key is not queued); SHUTDOWN after
    shutdown (the key is dropped). [any thread] */
 KCTL_API int  kctl_queue_add(kctl_queue *q, const char *key);
+/* add, at low priority (kctl_priority_desc), for work that can wait: the
+   adds of a list, a relist or a resync. A key already queued keeps its
+   place and its priority (a low add never lowers one); a key being
+   processed is queued low at done, unless a normal add came meanwhile.
+   A pending add_after as with add. Without desc.priority.enabled it is
+   kctl_queue_add. Results as add. [any thread] */
+KCTL_API int  kctl_queue_add_low(kctl_queue *q, const char *key);
 /* add(key) once delay_ns has passed (0 = now). If key is already delayed,
    the earlier time wins. A key already queued or being processed is
    delayed all the same: the delayed add happens at its time, whatever
-   became of the key meanwhile (see kctl_queue_add). FULL as add (a key
+   became of the key meanwhile (see kctl_queue_add), except with
+   desc.pending_after MERGE, where an add_after of a key waiting to be
+   handed out is dropped (kctl_pending_mode). FULL as add (a key
    the queue holds is always delayed); SHUTDOWN after shutdown. [any thread] */
 KCTL_API int  kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns);
 /* add_after(key, the limiter's delay for key): the way to retry a failure. [any thread] */
@@ -2791,8 +2887,28 @@ typedef struct kctl_hot_loop_desc {
                 again: kubernetes#132805). true: the key keeps its backoff;
                 the event's run happens when the backoff ends, once
      hot_loop   off: see kctl_hot_loop_desc
+     pending_after  KCTL_PENDING_KEEP (client-go): what an event does to
+                the key's pending add_after (a requeue_after, an error's
+                retry, an offline release); see kctl_pending_mode and, with
+                hold_backoff, below
+     priority   off (client-go: one FIFO). enabled: the events of a list
+                (the first, a relist, a checkpoint's load, the contents a
+                watch added late is given) and of a resync are queued at
+                low priority, watch events at normal priority
+                (kctl_informer_event_from_list), aged as kctl_priority_desc
+                says: the edits of users go first and nothing starves
    hold_backoff and hot_loop keep a small record per key reconciled (its
-   key, about 48 bytes more), dropped when the object is gone. */
+   key, about 48 bytes more), dropped when the object is gone.
+   hold_backoff and pending_after: hold_backoff decides when a key in
+   backoff may run, pending_after how many runs an event and a pending
+   retry make. KEEP: the event queues the key now and the retry stays; with
+   hold_backoff the key, handed out early, is put back to its backoff's
+   end (one run, then), without it runs now and again at the retry (two
+   runs, a failure in the first counted: kubernetes#132805). CANCEL and
+   MERGE: the event removes the retry and queues the key now; with
+   hold_backoff it is put back to its backoff's end all the same (one run,
+   then, the failures unchanged); without, it runs now and not again at the
+   old retry's time (one run, now; a failure in it backs off from there). */
 typedef struct kctl_controller_desc {
     const char *name;
     kctl_informer *primary;
@@ -2809,6 +2925,8 @@ typedef struct kctl_controller_desc {
     bool hold_backoff;
     kctl_hot_loop_desc hot_loop;
     uint32_t max_keys;
+    int pending_after;            /* kctl_pending_mode */
+    kctl_priority_desc priority;
 } kctl_controller_desc;
 
 /* Reconciles so far, by what they returned (see the rules above). */
@@ -2831,7 +2949,8 @@ typedef struct kctl_controller_stats {
 typedef void (*kctl_map_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emit_ctx, void *user_data);
 
 /* Create a controller and watch desc->primary. INVALID_ARG for a missing
-   primary or reconcile, or a lone allocator function; NOMEM. [any thread] */
+   primary or reconcile, a lone allocator function or a pending_after that
+   is no kctl_pending_mode; NOMEM. [any thread] */
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out);
 /* Stop it if running and free it (NULL is fine). Its handlers stay on the
    informers it watches: stop or destroy those informers first. [not thread-safe] */
@@ -13791,6 +13910,7 @@ struct kctl_informer {
     bool synced, running, stop;
     kctl_reflector_stats stats;
     struct kctl__ckpt *ckpt; /* the checkpoint (CHECKPOINT), or NULL */
+    bool from_list;          /* the event being told comes from a list or a resync (stepping thread) */
 #ifndef KCTL_NO_THREADS
     kctl__thread thread;
 #endif
@@ -13956,6 +14076,8 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
 
 KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf) { return inf ? inf->ix : NULL; }
 
+KCTL_API bool kctl_informer_event_from_list(kctl_informer *inf) { return inf && inf->from_list; }
+
 /* Whether inf resyncs (its handlers then take syncs as client-go's take
    the informer's resync period). */
 static bool kctl__inf_resyncs(const kctl_informer *inf) { return inf->r->resync_ns != 0; }
@@ -14010,8 +14132,10 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
         if (d[i].type == KCTL_DELTA_DELETED) {
             kctl_obj *last = obj ? obj : old;
             if (old) kctl_indexer_delete(inf->ix, key);
+            inf->from_list = d[i].final_state_unknown; /* found by a relist */
             for (k = 0; k < inf->nrun; k++)
                 if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
+            inf->from_list = false;
         } else {
             bool sync;
             if (obj && obj->node.key && strcmp(obj->node.key, key) == 0) {
@@ -14035,11 +14159,13 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
                 return KCTL_ERR_AGAIN;
             }
             sync = old && kctl__inf_is_sync(old, obj);
+            inf->from_list = d[i].type == KCTL_DELTA_REPLACED || d[i].type == KCTL_DELTA_SYNC; /* a list's, a resync's */
             for (k = 0; k < inf->nrun; k++) {
                 const kctl_handler *h = &inf->run[k].h;
                 if (old && h->on_update && (!sync || h->resync)) h->on_update(old, obj, h->user_data);
                 else if (!old && h->on_add) h->on_add(obj, h->user_data);
             }
+            inf->from_list = false;
         }
         kctl_obj_unref(t);
         kctl_obj_unref(old);
@@ -14082,7 +14208,9 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         }
         inf->run[k].replay = false;
         inf->cache_err = KCTL_OK;
+        inf->from_list = true; /* the current contents, as a list gives them */
         for (i = 0; i < l.count; i++) inf->run[k].h.on_add(l.items[i], inf->run[k].h.user_data);
+        inf->from_list = false;
         kctl_obj_list_free(&l);
     }
     while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
@@ -15146,7 +15274,8 @@ enum {
     KCTL__Q_PROCESSING = 4, /* client-go's processing set */
     KCTL__Q_DELAYED = 8,    /* in the delay heap */
     KCTL__Q_ROLES = 15,     /* an entry with none of these is idle */
-    KCTL__Q_LISTED = 16     /* on the returned list */
+    KCTL__Q_LISTED = 16,    /* on the returned list */
+    KCTL__Q_LOW = 32        /* dirty at low priority: queued on the low list (or held back) */
 };
 
 /* A line the map reads (node, written once when the entry is made), a
@@ -15163,7 +15292,7 @@ typedef struct kctl__qent {
 
 typedef struct kctl__qcold {
     uint64_t added_ns;                     /* became dirty (queue_duration) */
-    uint64_t started_ns;                   /* handed out (work_duration) */
+    uint64_t started_ns;                   /* handed out (work_duration); on the low list: when queued (aging) */
     uint64_t ready_ns;                     /* delay heap: when to add */
     uint64_t seq;                          /* delay heap: FIFO among equal times */
     size_t heap_idx;
@@ -15192,7 +15321,10 @@ struct kctl_queue {
     kctl_clock clock;
     bool real_clock;      /* no subscribe: time moves as real time does */
     bool timed;           /* named: record durations (client-go: metrics for named queues only) */
+    bool prio;            /* kctl_priority_desc.enabled: get looks at the low list */
+    uint8_t pending;      /* kctl_pending_mode */
     bool shutting_down;
+    uint64_t aging_ns;    /* kctl_priority_desc.aging_ns */
     kctl_limiter *limiter;
     kctl_allocator allocator;
     kctl_logger logger;
@@ -15219,6 +15351,13 @@ struct kctl_queue {
     size_t nfree;
     kctl__qent **heap;    /* delay min-heap on (ready_ns, seq) */
     size_t nheap, heap_cap;
+    uint64_t cancelled;   /* delayed adds removed or dropped (pending) */
+    /* priority: the low keys ready, oldest first, linked through
+       pnext/pprev (a queued entry is neither in flight nor, once on this
+       list, on the returned list); nlow of them (counted in nready too) */
+    kctl__qent low;
+    size_t nlow;
+    bool last_low;        /* the last key handed out was a low one (aging alternates) */
     char pad2_[64];
 
     /* -- written by workers (get, done) */
@@ -15375,6 +15514,20 @@ static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len
     return e;
 }
 
+/* A key became ready (q->nready counts it): wake one parked worker, as
+   client-go's Add signals once per key; but not for a key a spinning
+   worker will take (each spinner looks at the ready keys, under the lock,
+   when its spin ends: the first `spinners` ready keys are theirs), and not
+   more signals than workers parked and not yet signalled: a producer that
+   outruns a wake-up makes one futex call, not one per key. Lock held. */
+static void kctl__queue_woken(kctl_queue *q) {
+    kctl__queue_bump(q);
+    if (q->sleepers > q->wakes && q->nready > q->spinners) {
+        q->wakes++;
+        kctl__cond_signal(&q->work_cv);
+    }
+}
+
 static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
     e->flags |= KCTL__Q_QUEUED;
     e->next = NULL;
@@ -15382,23 +15535,15 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
     else q->head = e;
     q->tail = e;
     q->nready++;
-    kctl__queue_bump(q);
-    /* One parked worker per key that becomes ready, as client-go's Add
-       signals once per key; but not for a key a spinning worker will take
-       (each spinner looks at the FIFO, under the lock, when its spin
-       ends: the first `spinners` ready keys are theirs), and not more
-       signals than workers parked and not yet signalled: a producer that
-       outruns a wake-up makes one futex call, not one per key. */
-    if (q->sleepers > q->wakes && q->nready > q->spinners) {
-        q->wakes++;
-        kctl__cond_signal(&q->work_cv);
-    }
+    kctl__queue_woken(q);
 }
 
 /* client-go's Type.Add on an entry, lock held. Returns true when the key
    was queued (a worker may be woken). */
+static bool kctl__queue_raise(kctl_queue *q, kctl__qent *e);
+static void kctl__queue_push_low(kctl_queue *q, kctl__qent *e, uint64_t now);
 static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
-    if (e->flags & KCTL__Q_DIRTY) return false;
+    if (e->flags & KCTL__Q_DIRTY) return (e->flags & KCTL__Q_LOW) ? kctl__queue_raise(q, e) : false;
     e->flags |= KCTL__Q_DIRTY;
     if (q->timed) kctl__cold(e)->added_ns = now;
     q->adds++;
@@ -15480,6 +15625,91 @@ static void kctl__queue_promote(kctl_queue *q, uint64_t now) {
     }
 }
 
+/* ---- kctl_pending_mode and priority with aging (kctl_priority_desc):
+   off the plain path, each entered only for a key that is delayed or low */
+
+/* Take e out of the delay heap (its cold part knows its place): O(log n).
+   Lock held. */
+static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
+    size_t i = kctl__cold(e)->heap_idx;
+    kctl__qent *last = q->heap[--q->nheap];
+    e->flags &= ~(uint32_t)KCTL__Q_DELAYED;
+    if (last == e) return; /* it was the last */
+    kctl__heap_set(q, i, last);
+    if (i > 0 && kctl__heap_less(last, q->heap[(i - 1) / 2])) kctl__heap_up(q, i);
+    else kctl__heap_down(q, i);
+}
+
+/* A plain add of e, which waits on an add_after, under CANCEL or MERGE:
+   the add_after goes (the add that follows queues e now). Lock held. */
+static void kctl__queue_cancel_after(kctl_queue *q, kctl__qent *e) {
+    kctl__heap_remove(q, e);
+    q->cancelled++;
+}
+
+/* Put e (dirty and low) at the end of the low list; now starts its aging.
+   Lock held. */
+static void kctl__queue_push_low(kctl_queue *q, kctl__qent *e, uint64_t now) {
+    if (e->flags & KCTL__Q_LISTED) { /* revived while idle: its links serve the low list from now on */
+        kctl__list_unlink(e);
+        q->nreturned--;
+        e->flags &= ~(uint32_t)KCTL__Q_LISTED;
+    }
+    e->flags |= KCTL__Q_QUEUED;
+    kctl__cold(e)->started_ns = now;
+    kctl__list_append(&q->low, e);
+    q->nlow++;
+    q->nready++;
+    kctl__queue_woken(q);
+}
+
+/* A normal add of e, dirty at low priority: it is low no more, and if it
+   waits on the low list it moves to the end of the normal FIFO (held back
+   while processing, it is queued normal at done). True when queued. Lock
+   held. */
+static bool kctl__queue_raise(kctl_queue *q, kctl__qent *e) {
+    e->flags &= ~(uint32_t)KCTL__Q_LOW;
+    if (!(e->flags & KCTL__Q_QUEUED)) return false;
+    kctl__list_unlink(e);
+    q->nlow--;
+    q->nready--;
+    e->flags &= ~(uint32_t)KCTL__Q_QUEUED;
+    kctl__queue_push_ready(q, e);
+    return true;
+}
+
+/* kctl_queue_add_low on an entry (priority on). Lock held. */
+static void kctl__queue_add_low_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
+    if (e->flags & KCTL__Q_DIRTY) return; /* queued already: its place and priority stay */
+    e->flags |= KCTL__Q_DIRTY | KCTL__Q_LOW;
+    if (q->timed) kctl__cold(e)->added_ns = now;
+    q->adds++;
+    if (!(e->flags & KCTL__Q_PROCESSING)) kctl__queue_push_low(q, e, now);
+}
+
+/* Before get takes the head of the normal FIFO, with priority on: move
+   the oldest low key there when it goes next, that is when no normal key
+   waits, or when it has aged and the key handed out last was a normal one
+   (kctl_priority_desc's rule). Lock held, a key ready. */
+static void kctl__queue_pick_prio(kctl_queue *q) {
+    kctl__qent *e = q->low.pnext;
+    if (q->nlow && q->head) {
+        uint64_t t = kctl__queue_now(q), since = kctl__cold(e)->started_ns;
+        if (q->last_low || t < since || t - since < q->aging_ns) e = NULL;
+    } else if (!q->nlow) {
+        e = NULL;
+    }
+    q->last_low = e != NULL;
+    if (e) {
+        kctl__list_unlink(e);
+        q->nlow--;
+        e->flags &= ~(uint32_t)KCTL__Q_LOW;
+        e->next = q->head;
+        q->head = e;
+        if (!q->tail) q->tail = e;
+    }
+}
+
 /* The virtual clock moved: wake parked workers to look at the heap again. */
 static void kctl__queue_wake(void *arg) {
     kctl_queue *q = (kctl_queue *)arg;
@@ -15493,6 +15723,7 @@ KCTL_API kctl_queue_desc kctl_queue_desc_init(void) {
     memset(&d, 0, sizeof d);
     d.name = "";
     d.clock = kctl_clock_monotonic();
+    d.priority.aging_ns = KCTL_SEC(10);
     return d;
 }
 
@@ -15506,7 +15737,8 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
         if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
     }
     if (!out || (!d.allocator.alloc_fn) != (!d.allocator.free_fn) ||
-        (!d.clock.subscribe_fn) != (!d.clock.unsubscribe_fn)) {
+        (!d.clock.subscribe_fn) != (!d.clock.unsubscribe_fn) ||
+        d.pending_after < KCTL_PENDING_KEEP || d.pending_after > KCTL_PENDING_MERGE) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_INVALID_ARG;
     }
@@ -15527,8 +15759,12 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     kctl__fmt(q->name, sizeof q->name, "%s", d.name); /* the first 63 bytes */
     q->timed = q->name[0] != 0;
     q->max_keys = d.max_keys;
+    q->pending = (uint8_t)d.pending_after;
+    q->prio = d.priority.enabled;
+    q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
     kctl__list_init(&q->inflight);
     kctl__list_init(&q->returned);
+    kctl__list_init(&q->low);
     q->limiter = d.limiter ? d.limiter : kctl_limiter_default_with(&q->clock, &q->allocator);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
@@ -15612,7 +15848,37 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
+    if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
     kctl__queue_add_entry(q, e, now);
+    kctl__mutex_unlock(&q->mu);
+    return KCTL_OK;
+}
+
+KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
+    size_t len = kctl__key_len(key);
+    uint32_t h;
+    uint64_t now;
+    kctl__qent *e;
+    bool created, full;
+    if (!q || !len) return KCTL_ERR_INVALID_ARG;
+    if (!q->prio) return kctl_queue_add(q, key);
+    h = kctl__hash(key, len);
+    kctl__mutex_lock(&q->mu);
+    if (q->shutting_down) {
+        kctl__mutex_unlock(&q->mu);
+        return KCTL_ERR_SHUTDOWN;
+    }
+    now = kctl__queue_now(q); /* under the lock: the low list stays in time order */
+    if (q->nheap) kctl__queue_promote(q, now);
+    e = kctl__queue_lookup(q, key, len, h, &created, &full);
+    if (!e) {
+        if (full) return kctl__queue_refuse(q);
+        kctl__mutex_unlock(&q->mu);
+        kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
+        return KCTL_ERR_NOMEM;
+    }
+    if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
+    kctl__queue_add_low_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
 }
@@ -15645,7 +15911,10 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     }
     q->retries++; /* client-go counts every AddAfter, delayed or not */
     if (delay_ns == 0) {
+        if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
         kctl__queue_add_entry(q, e, now);
+    } else if ((e->flags & KCTL__Q_DIRTY) && q->pending == KCTL_PENDING_MERGE) {
+        q->cancelled++; /* it waits to be handed out: it runs sooner than this */
     } else {
         uint64_t at = kctl__add_sat(now, delay_ns);
         kctl__qcold *c = kctl__cold(e);
@@ -15702,7 +15971,8 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     kctl__list_unlink(e);
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
-        kctl__queue_push_ready(q, e);
+        if (e->flags & KCTL__Q_LOW) kctl__queue_push_low(q, e, kctl__queue_now(q));
+        else kctl__queue_push_ready(q, e);
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
         kctl__list_append(&q->returned, e);
@@ -15765,7 +16035,8 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     for (;;) {
         if (!fresh && (q->nheap || q->timed)) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
-        if (q->head) {
+        if (q->head || q->nlow) {
+            if (q->prio) kctl__queue_pick_prio(q);
             *key = kctl__queue_take(q, now);
             if (stopping) *stopping = q->shutting_down;
             rc = KCTL_OK;
@@ -15870,7 +16141,7 @@ KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) {
     if (!q) return t;
     kctl__mutex_lock(&q->mu);
     if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
-    if (q->head) t = 0;
+    if (q->head || q->nlow) t = 0;
     else if (q->nheap) t = kctl__heap_top_ns(q);
     kctl__mutex_unlock(&q->mu);
     return t;
@@ -15940,6 +16211,8 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     out->idle_workers = q->sleepers;
     out->name = q->name;
     out->refused_total = q->refused;
+    out->low = q->nlow;
+    out->cancelled_total = q->cancelled;
     kctl__mutex_unlock(&q->mu);
     for (i = 1; i < KCTL_HIST_BUCKETS; i++) { /* cumulative, as Prometheus counts them */
         out->queue_duration.buckets[i] += out->queue_duration.buckets[i - 1];
@@ -16021,6 +16294,7 @@ struct kctl_controller {
     kctl__map parked;
     kctl__node *probe;
     uint64_t probe_ns, rng;
+    bool prio;              /* kctl_controller_desc.priority.enabled: list and resync events low */
     /* hold_backoff, hot_loop (under mu): a kctl__keyrec per key reconciled */
     bool hold_backoff;
     kctl_hot_loop_desc hot;
@@ -16033,15 +16307,18 @@ struct kctl_controller {
 #endif
 };
 
-static void kctl__ctl_add(kctl_controller *c, const char *key) {
-    int rc = kctl_queue_add(c->q, key);
+/* Queue key for an event of w's informer: low when priority is on and the
+   event comes from a list or a resync. [the informer's thread] */
+static void kctl__ctl_add(const kctl__ctlwatch *w, const char *key) {
+    kctl_controller *c = w->c;
+    int rc = c->prio && w->inf->from_list ? kctl_queue_add_low(c->q, key) : kctl_queue_add(c->q, key);
     /* FULL: the queue logged and counted it; the next resync finds the key */
     if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
         kctl__log(&c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
 }
 
 static void kctl__ctl_emit(const char *key, void *ctx) {
-    if (key && *key) kctl__ctl_add((kctl_controller *)ctx, key);
+    if (key && *key) kctl__ctl_add((const kctl__ctlwatch *)ctx, key);
 }
 
 /* controller-runtime's EnqueueRequestForOwner (OnlyControllerOwner): the
@@ -16068,16 +16345,16 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
     memcpy(key, ns, nslen);
     if (nslen) key[nslen++] = '/';
     memcpy(key + nslen, ref->name, nlen + 1);
-    kctl__ctl_add(w->c, key); /* a key past KCTL_MAX_KEY_LEN is refused and logged */
+    kctl__ctl_add(w, key); /* a key past KCTL_MAX_KEY_LEN is refused and logged */
     if (key != buf) kctl__free(&w->c->allocator, key);
 }
 
 /* What an event on a watched resource enqueues. */
 static void kctl__ctl_on(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
     switch (w->kind) {
-    case KCTL__WATCH_PRIMARY: kctl__ctl_add(w->c, key ? key : kctl_obj_key(obj)); break;
+    case KCTL__WATCH_PRIMARY: kctl__ctl_add(w, key ? key : kctl_obj_key(obj)); break;
     case KCTL__WATCH_OWNED: if (obj) kctl__ctl_owner(w, obj); break;
-    case KCTL__WATCH_MAP: if (obj) w->map(obj, kctl__ctl_emit, w->c, w->user_data); break;
+    case KCTL__WATCH_MAP: if (obj) w->map(obj, kctl__ctl_emit, w, w->user_data); break;
     }
 }
 
@@ -16191,6 +16468,9 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     qd.allocator = desc->allocator;
     qd.logger = desc->logger;
     qd.max_keys = desc->max_keys;
+    qd.pending_after = desc->pending_after;
+    qd.priority = desc->priority;
+    c->prio = desc->priority.enabled;
     if ((rc = kctl_queue_create(&qd, &c->q)) != KCTL_OK) { /* it took the limiter */
         kctl__free(&c->allocator, c);
         return rc;

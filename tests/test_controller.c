@@ -773,6 +773,171 @@ static void tc_retry_on_conflict(void) {
     KT_EQ_INT(kctl_retry_on_conflict(1, 1, NULL, NULL), KCTL_ERR_INVALID_ARG);
 }
 
+static uint64_t tc_stats_low(kctl_queue *q) {
+    kctl_queue_stats s;
+    memset(&s, 0, sizeof s);
+    kctl_queue_read_stats(q, &s);
+    return s.low;
+}
+
+/* Priority (kctl_controller_desc.priority): the keys of the first list,
+   of a resync and of a relist are queued low, watch events normal, through
+   every kind of watch; so an edit made after a list of 200 objects is
+   reconciled first, and the list follows in order. Off (client-go): one
+   FIFO, the edit last. */
+static void tc_priority_lists_low(void) {
+    int prio;
+    for (prio = 0; prio < 2; prio++) {
+        tc_env e;
+        kctl_memstore_desc md;
+        kctl_informer_desc d;
+        kctl_controller_desc cd;
+        kctl_informer *secrets;
+        kctl_queue *q;
+        kctl_resource sec = { "", "v1", "secrets", "prod" };
+        char doc[128];
+        int i;
+        memset(&e, 0, sizeof e);
+        kctl_vclock_init(&e.vc, KCTL_SEC(1));
+        memset(&md, 0, sizeof md);
+        md.clock = kctl_vclock_clock(&e.vc);
+        if (kctl_memstore_create(&md, &e.ms) != KCTL_OK) return;
+        memset(&d, 0, sizeof d);
+        d.transport = kctl_memstore_transport(e.ms);
+        d.resource = tc_cm;
+        d.clock = kctl_vclock_clock(&e.vc);
+        d.resync_ns = KCTL_SEC(600);
+        KT_EQ_INT(kctl_informer_create(&d, &e.inf), KCTL_OK);
+        secrets = tc_informer(&e, &sec);
+        memset(&cd, 0, sizeof cd);
+        cd.primary = e.inf;
+        cd.reconcile = tc_reconcile;
+        cd.user_data = &e;
+        cd.clock = kctl_vclock_clock(&e.vc);
+        cd.priority.enabled = prio != 0;
+        KT_EQ_INT(kctl_controller_create(&cd, &e.c), KCTL_OK);
+        KT_EQ_INT(kctl_controller_watch_map(e.c, secrets, tc_map_secret, NULL, NULL), KCTL_OK);
+        q = kctl_controller_queue(e.c);
+        for (i = 0; i < 200; i++) {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"}}", i);
+            tc_put(&e, &tc_cm, doc);
+        }
+        tc_put(&e, &sec, "{\"metadata\":{\"name\":\"s1\",\"labels\":{\"for\":\"o100\"}}}");
+        tc_put(&e, &sec, "{\"metadata\":{\"name\":\"s2\",\"labels\":{\"for\":\"mapped\"}}}");
+        kctl_informer_step(e.inf, 0, NULL);  /* the first lists */
+        kctl_informer_step(secrets, 0, NULL);
+        KT_EQ_U64(kctl_queue_len(q), 201);
+        KT_EQ_U64(tc_stats_low(q), prio ? 201u : 0u);
+        tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"edit\"}}"); /* a user's edit, through the watch */
+        tc_put(&e, &sec, "{\"metadata\":{\"name\":\"s3\",\"labels\":{\"for\":\"o150\"}}}"); /* and a mapped one */
+        kctl_informer_step(e.inf, 0, NULL);
+        kctl_informer_step(secrets, 0, NULL);
+        KT_EQ_U64(tc_stats_low(q), prio ? 200u : 0u); /* o150 raised */
+        kctl_controller_step(e.c, 1, NULL);
+        KT_EQ_STR(e.last_key, prio ? "prod/edit" : "prod/o000");
+        kctl_controller_step(e.c, 1, NULL);
+        KT_EQ_STR(e.last_key, prio ? "prod/o150" : "prod/o001");
+        kctl_controller_step(e.c, 1000, NULL);
+        KT_EQ_INT(e.calls, 202);
+        KT_EQ_STR(e.last_key, prio ? "prod/mapped" : "prod/edit");
+        /* the resync: low again; an edit meanwhile goes first */
+        kctl_vclock_advance(&e.vc, KCTL_SEC(600));
+        kctl_informer_step(e.inf, 0, NULL);
+        KT_EQ_U64(tc_stats_low(q), prio ? 201u : 0u);
+        tc_put(&e, &tc_cm, "{\"metadata\":{\"name\":\"o199\"},\"data\":{\"x\":\"1\"}}");
+        kctl_informer_step(e.inf, 0, NULL);
+        kctl_controller_step(e.c, 1, NULL);
+        if (prio) KT_EQ_STR(e.last_key, "prod/o199"); /* (without, where the resync put it) */
+        kctl_controller_step(e.c, 1000, NULL);
+        KT_EQ_INT(e.calls, 403);
+        /* a relist (GONE) likewise */
+        tc_put(&e, &sec, "{\"metadata\":{\"name\":\"zz\"}}");
+        kctl_memstore_compact(e.ms, kctl_memstore_revision(e.ms));
+        kctl_informer_step(e.inf, 0, NULL);
+        KT_EQ_U64(tc_stats_low(q), prio ? 201u : 0u);
+        kctl_controller_step(e.c, 1000, NULL);
+        kctl_informer_destroy(secrets);
+        tc_close(&e);
+    }
+}
+
+/* The options cost no allocation per event once warm: a controller with
+   priority, MERGE and hold_backoff, stepped by hand through watch events,
+   low adds, requeue_afters and failures (tests/test_budget.c's
+   tb_steady_state with the options on). */
+static int tc_steady_calls;
+static kctl_reconcile_result tc_steady_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    tc_steady_calls++;
+    if (ctx->obj && kctl_obj_name(ctx->obj)[1] == '0') r.requeue_after_ns = KCTL_SEC(1);
+    if (ctx->obj && kctl_obj_name(ctx->obj)[1] == '1') r.error = KCTL_ERR_CONFLICT;
+    return r;
+}
+
+static void tc_options_steady_state(void) {
+    enum { NOBJ = 8, N = 400 };
+    kt_alloc pipe;
+    kctl_vclock vc;
+    kctl_memstore_desc md;
+    kctl_memstore *ms;
+    kctl_informer_desc id;
+    kctl_informer *inf;
+    kctl_controller_desc cd;
+    kctl_controller *c;
+    kctl_queue_stats qs;
+    char doc[160], key[32];
+    long before = 0;
+    int i, round;
+    kt_alloc_init(&pipe);
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&vc);
+    md.history = 16;
+    if (kctl_memstore_create(&md, &ms) != KCTL_OK) return;
+    memset(&id, 0, sizeof id);
+    id.transport = kctl_memstore_transport(ms);
+    id.resource = tc_cm;
+    id.clock = kctl_vclock_clock(&vc);
+    id.allocator = kt_allocator(&pipe);
+    KT_EQ_INT(kctl_informer_create(&id, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tc_steady_reconcile;
+    cd.clock = kctl_vclock_clock(&vc);
+    cd.allocator = id.allocator;
+    cd.limiter = kctl_limiter_exponential(KCTL_MS(100), KCTL_SEC(2));
+    cd.pending_after = KCTL_PENDING_MERGE;
+    cd.priority.enabled = true;
+    cd.priority.aging_ns = KCTL_MS(500);
+    cd.hold_backoff = true;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    tc_steady_calls = 0;
+    for (round = 0; round < 2; round++) { /* round 0 warms up, round 1 counts */
+        if (round == 1) before = pipe.allocs;
+        for (i = 0; i < N; i++) {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"},\"data\":{\"v\":\"%06d\"}}", i % NOBJ, round * N + i);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+            KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+            if (i % 3 == 0) { /* as a resync would */
+                snprintf(key, sizeof key, "prod/o%d", (i / 3) % NOBJ);
+                KT_EQ_INT(kctl_queue_add_low(kctl_controller_queue(c), key), KCTL_OK);
+            }
+            if (i % 2) KT_EQ_INT(kctl_controller_step(c, 2, NULL), KCTL_OK);
+            if (i % 25 == 24) kctl_vclock_advance(&vc, KCTL_MS(300));
+        }
+    }
+    KT_EQ_INT(pipe.allocs - before, 0);
+    KT_CHECK(tc_steady_calls >= N / 2);
+    kctl_queue_read_stats(kctl_controller_queue(c), &qs);
+    KT_CHECK(qs.cancelled_total > 0); /* the options were at work */
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+    KT_EQ_INT(pipe.live, 0);
+}
+
 void kt_suite_controller(void) {
     KT_RUN(tc_result_rules);
     KT_RUN(tc_owned_and_mapped);
@@ -789,4 +954,6 @@ void kt_suite_controller(void) {
     KT_RUN(tc_predicates);
     KT_RUN(tc_predicate_on_watch);
     KT_RUN(tc_retry_on_conflict);
+    KT_RUN(tc_priority_lists_low);
+    KT_RUN(tc_options_steady_state);
 }

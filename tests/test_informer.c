@@ -416,12 +416,111 @@ static void ti2_thread(void) {
 #endif
 }
 
+/* kctl_informer_event_from_list: true for the events of a list, a relist
+   (added, changed, unchanged, or a deletion it found), the contents a late
+   handler is given and a resync's syncs; false for watch events and
+   outside handlers. A mark '*' follows each event told as from a list. */
+typedef struct ti2_origin {
+    ti2_log log;
+    kctl_informer *inf;
+} ti2_origin;
+static void ti2_origin_mark(ti2_origin *o, const char *what) {
+    char b[160];
+    snprintf(b, sizeof b, "%s%s", what, kctl_informer_event_from_list(o->inf) ? "*" : "");
+    ti2_say(&o->log, b);
+}
+static void ti2_origin_add(kctl_obj *obj, void *ud) {
+    char b[128];
+    snprintf(b, sizeof b, "add:%s", kctl_obj_name(obj));
+    ti2_origin_mark((ti2_origin *)ud, b);
+}
+static void ti2_origin_update(kctl_obj *old, kctl_obj *obj, void *ud) {
+    char b[128];
+    (void)old;
+    snprintf(b, sizeof b, "update:%s", kctl_obj_name(obj));
+    ti2_origin_mark((ti2_origin *)ud, b);
+}
+static void ti2_origin_delete(const char *key, kctl_obj *last, bool unknown, void *ud) {
+    char b[128];
+    (void)last;
+    snprintf(b, sizeof b, "delete%s:%s", unknown ? "?" : "", key);
+    ti2_origin_mark((ti2_origin *)ud, b);
+}
+
+static void ti2_event_from_list(void) {
+    kctl_vclock vc;
+    kctl_memstore *ms = NULL;
+    kctl_informer *inf = NULL;
+    ti2_origin o, late;
+    kctl_handler h;
+    const kctl_resource sec = { "", "v1", "secrets", "prod" };
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    memset(&o, 0, sizeof o);
+    memset(&late, 0, sizeof late);
+    if (!ti2_open_resync(&vc, &ms, &inf, KCTL_SEC(60))) return;
+    o.inf = late.inf = inf;
+    memset(&h, 0, sizeof h);
+    h.on_add = ti2_origin_add;
+    h.on_update = ti2_origin_update;
+    h.on_delete = ti2_origin_delete;
+    h.user_data = &o;
+    h.resync = true;
+    KT_EQ_INT(kctl_informer_add_handler(inf, &h), KCTL_OK);
+    KT_CHECK(!kctl_informer_event_from_list(inf));
+    KT_CHECK(!kctl_informer_event_from_list(NULL));
+    ti2_put(ms, "a", "{}");
+    ti2_put(ms, "b", "{}");
+    ti2_put(ms, "c", "{}");
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK); /* the first list */
+    KT_EQ_STR(o.log.text, "add:a* add:b* add:c*");
+    memset(&o.log, 0, sizeof o.log);
+    ti2_put(ms, "d", "{}");                        /* watch events */
+    ti2_put(ms, "a", "{\"x\":1}");
+    kctl_memstore_delete(ms, &ti2_cm, "d", NULL);
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_STR(o.log.text, "add:d delete:prod/d update:a"); /* d's deltas together, as the FIFO keeps them */
+    KT_CHECK(!kctl_informer_event_from_list(inf));
+    memset(&o.log, 0, sizeof o.log);
+    h.user_data = &late;                           /* a late handler: the contents, as a list */
+    KT_EQ_INT(kctl_informer_add_handler(inf, &h), KCTL_OK);
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_INT(late.log.n, 3);
+    KT_CHECK(strstr(late.log.text, "add:a*") && strstr(late.log.text, "add:b*") && strstr(late.log.text, "add:c*"));
+    memset(&late.log, 0, sizeof late.log);
+    kctl_vclock_advance(&vc, KCTL_SEC(60));        /* the periodic resync */
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_INT(o.log.n, 3);
+    KT_CHECK(strstr(o.log.text, "update:a*") && strstr(o.log.text, "update:b*") && strstr(o.log.text, "update:c*"));
+    memset(&o.log, 0, sizeof o.log);
+    memset(&late.log, 0, sizeof late.log);
+    ti2_put(ms, "b", "{\"x\":2}");                 /* missed by the watch: found by a relist */
+    ti2_put(ms, "e", "{}");
+    kctl_memstore_delete(ms, &ti2_cm, "c", NULL);
+    kctl_memstore_apply(ms, &sec, "{\"metadata\":{\"name\":\"s\"}}", KCTL_NTS, NULL, NULL);
+    kctl_memstore_compact(ms, kctl_memstore_revision(ms));
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK); /* GONE: relist */
+    KT_CHECK(strstr(o.log.text, "update:a*") != NULL); /* unchanged: a sync */
+    KT_CHECK(strstr(o.log.text, "update:b*") != NULL); /* changed */
+    KT_CHECK(strstr(o.log.text, "add:e*") != NULL);    /* new */
+    KT_CHECK(strstr(o.log.text, "delete?:prod/c*") != NULL);
+    KT_EQ_INT(o.log.n, 4);
+    KT_CHECK(!kctl_informer_event_from_list(inf));
+    memset(&o.log, 0, sizeof o.log);
+    ti2_put(ms, "e", "{\"x\":3}");                 /* and the watch again */
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_STR(o.log.text, "update:e");
+    kctl_informer_destroy(inf);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+}
+
 void kt_suite_informer(void) {
     KT_RUN(ti2_step_driven);
     KT_RUN(ti2_missed_delete);
     KT_RUN(ti2_many_handlers);
     KT_RUN(ti2_relist_syncs);
     KT_RUN(ti2_periodic_syncs);
+    KT_RUN(ti2_event_from_list);
     KT_RUN(ti2_nomem_first_sync);
     KT_RUN(ti2_thread);
 }

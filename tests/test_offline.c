@@ -424,7 +424,7 @@ static void toff_ctl_log(int level, uint32_t item, const char *message, void *us
     if (item == KCTL_LOGITEM_CONTROLLER_HOT_LOOP) ((toff_ctl *)user_data)->hot_logs++;
 }
 
-static bool toff_ctl_open(toff_ctl *e, bool hold, uint32_t hot_max) {
+static bool toff_ctl_open_with(toff_ctl *e, bool hold, uint32_t hot_max, int pending) {
     kctl_memstore_desc md;
     kctl_informer_desc id;
     kctl_controller_desc cd;
@@ -452,7 +452,12 @@ static bool toff_ctl_open(toff_ctl *e, bool hold, uint32_t hot_max) {
     cd.limiter = kctl_limiter_exponential(KCTL_SEC(1), KCTL_SEC(100));
     cd.hold_backoff = hold;
     cd.hot_loop.max = hot_max;
+    cd.pending_after = pending;
     return kctl_controller_create(&cd, &e->c) == KCTL_OK;
+}
+
+static bool toff_ctl_open(toff_ctl *e, bool hold, uint32_t hot_max) {
+    return toff_ctl_open_with(e, hold, hot_max, KCTL_PENDING_KEEP);
 }
 
 static void toff_ctl_close(toff_ctl *e) {
@@ -554,6 +559,88 @@ static void toff_hot_loop(void) {
     }
 }
 
+/* hold_backoff and pending_after together (kctl_controller_desc): the key
+   fails with backoffs 1 s, 2 s, 4 s and gets an event 1 s into the 4 s
+   (its retry due at 7 s); from 7.01 s on it succeeds. Runs by the event
+   (4 s), by 7.01 s, by 12.01 s and in all, and failures at the event:
+     KEEP,   no hold: 4 5 5 6, 4  (now, and the retry at 7 s too, whose
+                                   failure backs off to 23 s)
+     KEEP,   hold:    3 4 4 5, 3  (put back: one run, at 7 s; 15 s)
+     CANCEL, no hold: 4 4 5 5, 4  (now only: the retry at 7 s is gone;
+                                   its failure backs off 8 s: 12 s)
+     CANCEL, hold:    3 4 4 5, 3  (the retry cancelled, the key put back
+                                   to 7 s all the same; 15 s)
+   and MERGE as CANCEL. */
+static void toff_pending_hold_backoff(void) {
+    static const int expect[3][2][5] = { /* [mode][hold]: event, 7.01 s, 12.01 s, all, failures */
+        { { 4, 5, 5, 6, 4 }, { 3, 4, 4, 5, 3 } },
+        { { 4, 4, 5, 5, 4 }, { 3, 4, 4, 5, 3 } },
+        { { 4, 4, 5, 5, 4 }, { 3, 4, 4, 5, 3 } } };
+    int mode, hold;
+    for (mode = KCTL_PENDING_KEEP; mode <= KCTL_PENDING_MERGE; mode++) {
+        for (hold = 0; hold < 2; hold++) {
+            toff_ctl e;
+            kctl_controller_stats st;
+            kctl_queue *q;
+            const int *x = expect[mode][hold];
+            if (!toff_ctl_open_with(&e, hold != 0, 0, mode)) {
+                kt_fail(__FILE__, __LINE__, "setup");
+                toff_ctl_close(&e);
+                return;
+            }
+            q = kctl_controller_queue(e.c);
+            e.next.error = KCTL_ERR_CONFLICT;
+            toff_ctl_run(&e, KCTL_MS(4000)); /* runs at 0, 1 s, 3 s */
+            KT_EQ_INT(e.runs, 3);
+            kctl_memstore_apply(e.ms, &toff_res, "{\"metadata\":{\"name\":\"dev-0\"},\"spec\":{\"v\":1}}", KCTL_NTS, NULL, NULL);
+            toff_ctl_run(&e, KCTL_MS(10));
+            KT_EQ_INT(e.runs, x[0]);
+            KT_EQ_U64(kctl_queue_num_requeues(q, "edge/dev-0"), (uint64_t)x[4]);
+            toff_ctl_run(&e, KCTL_MS(3000)); /* to 7.01 s */
+            KT_EQ_INT(e.runs, x[1]);
+            e.next.error = 0;                /* from here on it succeeds */
+            toff_ctl_run(&e, KCTL_MS(5000)); /* to 12.01 s */
+            KT_EQ_INT(e.runs, x[2]);
+            toff_ctl_run(&e, KCTL_SEC(100)); /* the last failure's retry, then nothing */
+            KT_EQ_INT(e.runs, x[3]);
+            KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+            kctl_controller_read_stats(e.c, &st);
+            KT_EQ_U64(st.held, hold ? 1u : 0u);
+            toff_ctl_close(&e);
+        }
+    }
+}
+
+/* A reconcile that asks to run again in 10 s, and an event 2 s in
+   (kubernetes#112325, client-go#131): KEEP runs it at 2 s and again at
+   10 s; CANCEL and MERGE at 2 s only (that run asks for its own 10 s: next
+   at 12 s). */
+static void toff_pending_requeue_after(void) {
+    int mode;
+    for (mode = KCTL_PENDING_KEEP; mode <= KCTL_PENDING_MERGE; mode++) {
+        toff_ctl e;
+        kctl_queue_stats qs;
+        if (!toff_ctl_open_with(&e, false, 0, mode)) {
+            kt_fail(__FILE__, __LINE__, "setup");
+            toff_ctl_close(&e);
+            return;
+        }
+        e.next.requeue_after_ns = KCTL_SEC(10);
+        toff_ctl_run(&e, KCTL_MS(2000)); /* the list's run at 0: next at 10 s */
+        KT_EQ_INT(e.runs, 1);
+        kctl_memstore_apply(e.ms, &toff_res, "{\"metadata\":{\"name\":\"dev-0\"},\"spec\":{\"v\":1}}", KCTL_NTS, NULL, NULL);
+        toff_ctl_run(&e, KCTL_MS(10));
+        KT_EQ_INT(e.runs, 2);
+        toff_ctl_run(&e, KCTL_MS(8000)); /* to 10.01 s */
+        KT_EQ_INT(e.runs, mode == KCTL_PENDING_KEEP ? 3 : 2);
+        toff_ctl_run(&e, KCTL_MS(2000)); /* to 12.01 s */
+        KT_EQ_INT(e.runs, 3);
+        kctl_queue_read_stats(kctl_controller_queue(e.c), &qs);
+        KT_EQ_U64(qs.cancelled_total, mode == KCTL_PENDING_KEEP ? 0u : 1u);
+        toff_ctl_close(&e);
+    }
+}
+
 void kt_suite_offline(void) {
     KT_RUN(toff_jitter_bounds);
     KT_RUN(toff_jitter_spreads);
@@ -565,4 +652,6 @@ void kt_suite_offline(void) {
     KT_RUN(toff_write_budget);
     KT_RUN(toff_hold_backoff);
     KT_RUN(toff_hot_loop);
+    KT_RUN(toff_pending_hold_backoff);
+    KT_RUN(toff_pending_requeue_after);
 }

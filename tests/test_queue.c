@@ -2318,6 +2318,398 @@ static void tq_done_get_one_hold(void) {
 }
 #endif
 
+/* ------------------------- options: pending_after, priority with aging */
+
+/* A queue on a virtual clock with the two options (a may be NULL). */
+static kctl_queue *tq_new_opts(kctl_vclock *vc, uint64_t start_ns, int pending, bool prio, uint64_t aging_ns, kt_alloc *a) {
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    int rc;
+    kctl_vclock_init(vc, start_ns);
+    memset(&d, 0, sizeof d);
+    d.clock = kctl_vclock_clock(vc);
+    if (a) d.allocator = kt_allocator(a);
+    d.pending_after = pending;
+    d.priority.enabled = prio;
+    d.priority.aging_ns = aging_ns;
+    rc = kctl_queue_create(&d, &q);
+    if (rc != KCTL_OK || !q) {
+        kt_fail(__FILE__, __LINE__, "kctl_queue_create: %d", rc);
+        kctl_vclock_deinit(vc);
+        return NULL;
+    }
+    return q;
+}
+
+/* How many keys try_get hands out (each done at once, each want unless
+   NULL) in rounds + 1 rounds that empty the queue, the clock advanced by
+   step_ns between rounds. */
+static int tq_drain_count(kctl_queue *q, kctl_vclock *vc, const char *want, uint64_t step_ns, int rounds) {
+    int n = 0, r;
+    for (r = 0; r <= rounds; r++) {
+        const char *k;
+        while (kctl_queue_try_get(q, &k) == KCTL_OK) {
+            if (want && strcmp(k, want) != 0) kt_fail(__FILE__, __LINE__, "handed out %s, not %s", k, want);
+            kctl_queue_done(q, k);
+            n++;
+        }
+        if (r < rounds) kctl_vclock_advance(vc, step_ns);
+    }
+    return n;
+}
+
+/* kubernetes#112325: add on a key that waits on an add_after. KEEP
+   (client-go) runs it now and again at the delayed time; CANCEL and MERGE
+   remove the delayed add: one run, now. add_after(k, 0) and add_low are
+   plain adds too. */
+static void tq_pending_add_cancels(void) {
+    int mode, how;
+    for (mode = KCTL_PENDING_KEEP; mode <= KCTL_PENDING_MERGE; mode++) {
+        for (how = 0; how < 3; how++) { /* add, add_after(k, 0), add_low */
+            kctl_vclock vc;
+            const uint64_t t0 = KCTL_SEC(10);
+            kctl_queue *q = tq_new_opts(&vc, t0, mode, how == 2, 0, NULL);
+            kctl_queue_stats s;
+            if (!q) return;
+            KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK);
+            KT_EQ_INT(how == 0 ? kctl_queue_add(q, "k") : how == 1 ? kctl_queue_add_after(q, "k", 0) : kctl_queue_add_low(q, "k"), KCTL_OK);
+            s = tq_stats(q);
+            KT_EQ_U64(s.delayed, mode == KCTL_PENDING_KEEP ? 1u : 0u);
+            KT_EQ_U64(s.cancelled_total, mode == KCTL_PENDING_KEEP ? 0u : 1u);
+            KT_EQ_U64(kctl_queue_len(q), 1);
+            TQ_GET_DONE(q, "k"); /* now */
+            KT_EQ_U64(kctl_queue_next_ready(q), mode == KCTL_PENDING_KEEP ? t0 + KCTL_SEC(5) : UINT64_MAX);
+            KT_EQ_INT(tq_drain_count(q, &vc, "k", KCTL_SEC(1), 10), mode == KCTL_PENDING_KEEP ? 1 : 0);
+            KT_EQ_U64(tq_stats(q).adds_total, mode == KCTL_PENDING_KEEP ? 2u : 1u);
+            tq_free(q, &vc);
+        }
+    }
+}
+
+/* A key being processed with a pending add_after (a reconcile's
+   requeue_after, say) that an add reaches: KEEP runs it at done and again
+   at the delay; CANCEL and MERGE once, at done. */
+static void tq_pending_add_while_processing(void) {
+    int mode;
+    for (mode = KCTL_PENDING_KEEP; mode <= KCTL_PENDING_MERGE; mode++) {
+        kctl_vclock vc;
+        kctl_queue *q = tq_new_opts(&vc, KCTL_SEC(1), mode, false, 0, NULL);
+        if (!q) return;
+        KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+        TQ_TAKE(q, "k");
+        KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK); /* kept by every mode: not waiting */
+        KT_EQ_U64(tq_stats(q).delayed, 1);
+        KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK); /* held back until done */
+        KT_EQ_U64(tq_stats(q).delayed, mode == KCTL_PENDING_KEEP ? 1u : 0u);
+        TQ_AGAIN(q);
+        kctl_queue_done(q, "k");
+        KT_EQ_INT(tq_drain_count(q, &vc, "k", KCTL_SEC(1), 10), mode == KCTL_PENDING_KEEP ? 2 : 1);
+        tq_free(q, &vc);
+    }
+}
+
+/* MERGE: an add_after of a key that waits to be handed out (or is held
+   back while processed) is dropped, since it runs sooner; KEEP and CANCEL
+   keep it (a second run at its time). A processed key not added again
+   keeps its add_after in every mode (above). */
+static void tq_pending_merge_drops_later(void) {
+    int mode, held;
+    for (mode = KCTL_PENDING_KEEP; mode <= KCTL_PENDING_MERGE; mode++) {
+        for (held = 0; held < 2; held++) {
+            kctl_vclock vc;
+            kctl_queue *q = tq_new_opts(&vc, KCTL_SEC(1), mode, false, 0, NULL);
+            bool merge = mode == KCTL_PENDING_MERGE;
+            if (!q) return;
+            KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+            if (held) {
+                TQ_TAKE(q, "k");
+                KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+            }
+            KT_EQ_INT(kctl_queue_add_after(q, "k", KCTL_SEC(5)), KCTL_OK);
+            KT_EQ_U64(tq_stats(q).delayed, merge ? 0u : 1u);
+            KT_EQ_U64(tq_stats(q).cancelled_total, merge ? 1u : 0u);
+            KT_EQ_U64(tq_stats(q).retries_total, 1); /* counted as client-go counts AddAfter calls */
+            if (held) kctl_queue_done(q, "k");
+            KT_EQ_INT(tq_drain_count(q, &vc, "k", KCTL_SEC(1), 10), merge ? 1 : 2);
+            tq_free(q, &vc);
+        }
+    }
+}
+
+/* Cancelling takes a key out of the middle of the delay heap: the keys
+   left still come due in time order (each handed out after every key due
+   before it), each once. */
+static void tq_pending_heap_order(void) {
+    enum { N = 300 };
+    kctl_vclock vc;
+    kctl_queue *q = tq_new_opts(&vc, KCTL_SEC(1), KCTL_PENDING_CANCEL, false, 0, NULL);
+    char key[32];
+    const char *k;
+    uint64_t last = 0, seed = 12345, due[N];
+    int i, got = 0, bad = 0, seen[N];
+    if (!q) return;
+    memset(seen, 0, sizeof seen);
+    for (i = 0; i < N; i++) {
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        due[i] = KCTL_MS(1) * (1 + (seed >> 33) % 1000);
+        sprintf(key, "k%03d", i);
+        KT_EQ_INT(kctl_queue_add_after(q, key, due[i]), KCTL_OK);
+    }
+    for (i = 0; i < N; i += 3) { /* a third of them added now: out of the heap */
+        sprintf(key, "k%03d", i);
+        KT_EQ_INT(kctl_queue_add(q, key), KCTL_OK);
+    }
+    KT_EQ_U64(tq_stats(q).delayed, N - (N + 2) / 3);
+    for (i = 0; i < N; i += 3) { /* those first, in order */
+        sprintf(key, "k%03d", i);
+        TQ_GET_DONE(q, key);
+    }
+    TQ_AGAIN(q);
+    kctl_vclock_advance(&vc, KCTL_MS(1000)); /* all due: handed out in time order */
+    while (kctl_queue_try_get(q, &k) == KCTL_OK) {
+        int n = atoi(k + 1);
+        if (n < 0 || n >= N || n % 3 == 0) bad++;
+        else {
+            seen[n]++;
+            if (due[n] < last) bad++;
+            last = due[n];
+        }
+        got++;
+        kctl_queue_done(q, k);
+    }
+    KT_EQ_INT(got, N - (N + 2) / 3);
+    for (i = 0; i < N; i++)
+        if (seen[i] != (i % 3 ? 1 : 0)) bad++;
+    KT_EQ_INT(bad, 0);
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+    tq_free(q, &vc);
+}
+
+static void tq_pending_bad_mode(void) {
+    int bad[2] = { -1, KCTL_PENDING_MERGE + 1 }, i;
+    for (i = 0; i < 2; i++) {
+        kctl_queue_desc d = kctl_queue_desc_init();
+        kctl_queue *q = (kctl_queue *)&d; /* set to NULL by create */
+        tq_lim c;
+        d.limiter = tq_lim_new(&c, 0, 0);
+        d.pending_after = bad[i];
+        KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_ERR_INVALID_ARG);
+        KT_CHECK(q == NULL || q == (kctl_queue *)&d);
+        KT_EQ_INT(c.destroy_calls, 1); /* the limiter was the queue's */
+    }
+}
+
+/* Cancelling and priorities allocate nothing once warm (the delay heap
+   and the low list reuse what they have). */
+static void tq_options_steady_state(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    const char *k;
+    long before = 0;
+    int i, round, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_opts(&vc, KCTL_SEC(1), KCTL_PENDING_MERGE, true, KCTL_MS(5), &a);
+    if (!q) return;
+    for (round = 0; round < 2; round++) {
+        if (round == 1) before = a.allocs;
+        for (i = 0; i < 2000; i++) {
+            sprintf(key, "ns/obj-%04d", i % 64);
+            if (kctl_queue_add_after(q, key, KCTL_MS(10)) != KCTL_OK) bad++;
+            if (kctl_queue_add_low(q, key) != KCTL_OK) bad++; /* cancels, queues low */
+            sprintf(key, "ns/edit-%04d", i % 64);
+            if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+            if (i % 3 == 0) {
+                sprintf(key, "ns/obj-%04d", (i + 7) % 64);
+                if (kctl_queue_add(q, key) != KCTL_OK) bad++; /* raises one */
+            }
+            while (i % 4 == 3 && kctl_queue_try_get(q, &k) == KCTL_OK) kctl_queue_done(q, k);
+            kctl_vclock_advance(&vc, KCTL_MS(1));
+        }
+        while (kctl_queue_try_get(q, &k) == KCTL_OK) kctl_queue_done(q, k);
+    }
+    KT_EQ_INT(a.allocs - before, 0);
+    KT_EQ_INT(bad, 0);
+    KT_CHECK(tq_stats(q).cancelled_total > 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
+/* (a) A fresh edit queued behind 10,000 low adds (an initial list) is
+   handed out first; the list follows in its order. Without priority,
+   add_low is add: the edit waits its turn (client-go's FIFO). */
+static void tq_prio_edit_first(void) {
+    enum { N = 10000 };
+    int prio;
+    for (prio = 0; prio < 2; prio++) {
+        kctl_vclock vc;
+        kctl_queue *q = tq_new_opts(&vc, KCTL_SEC(1), KCTL_PENDING_KEEP, prio != 0, KCTL_SEC(10), NULL);
+        char key[32];
+        const char *k;
+        int i, bad = 0;
+        if (!q) return;
+        for (i = 0; i < N; i++) {
+            sprintf(key, "ns/list-%05d", i);
+            if (kctl_queue_add_low(q, key) != KCTL_OK) bad++;
+        }
+        kctl_vclock_advance(&vc, KCTL_SEC(1));
+        KT_EQ_INT(kctl_queue_add(q, "ns/edit"), KCTL_OK);
+        KT_EQ_U64(kctl_queue_len(q), N + 1);
+        KT_EQ_U64(tq_stats(q).low, prio ? (uint64_t)N : 0u);
+        KT_EQ_U64(tq_stats(q).depth, N + 1);
+        if (prio) TQ_GET_DONE(q, "ns/edit");
+        for (i = 0; i < N; i++) {
+            sprintf(key, "ns/list-%05d", i);
+            if (kctl_queue_try_get(q, &k) != KCTL_OK) { bad++; break; }
+            if (strcmp(k, key) != 0) bad++;
+            kctl_queue_done(q, k);
+        }
+        if (!prio) TQ_GET_DONE(q, "ns/edit");
+        TQ_AGAIN(q);
+        KT_EQ_INT(bad, 0);
+        KT_EQ_U64(tq_stats(q).low, 0);
+        tq_free(q, &vc);
+    }
+}
+
+/* (b) No starvation: low keys under a stream of normal adds that never
+   lets the normal FIFO run dry (two new keys per hand-out). Before they
+   age, only normal keys are handed out; from then on every other hand-out
+   is the oldest low key (never two in a row: the normal keys keep half),
+   so the k-th (from 0) is handed out within 2(k+1) hand-outs of aging. */
+static void tq_prio_aging_bound(void) {
+    enum { NLOW = 5, TICKS = 2000 };
+    const uint64_t aging = KCTL_MS(100), tick = KCTL_MS(1), t0 = KCTL_SEC(1);
+    kctl_vclock vc;
+    kctl_queue *q = tq_new_opts(&vc, t0, KCTL_PENDING_KEEP, true, aging, NULL);
+    char key[32];
+    const char *k;
+    int i, n = 0, handed = 0, low_seen = 0, normal_after = 0, bad = 0, last_low = 0, two_low = 0;
+    int low_at[NLOW];
+    if (!q) return;
+    for (i = 0; i < NLOW; i++) {
+        sprintf(key, "low-%d", i);
+        KT_EQ_INT(kctl_queue_add_low(q, key), KCTL_OK);
+        low_at[i] = -1;
+    }
+    for (i = 0; i < TICKS; i++) {
+        sprintf(key, "n-%06d", n++);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        sprintf(key, "n-%06d", n++);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        if (kctl_queue_try_get(q, &k) != KCTL_OK) { bad++; break; }
+        if (strncmp(k, "low-", 4) == 0) {
+            int j = atoi(k + 4);
+            if (j != low_seen) bad++; /* in their FIFO order */
+            if (j >= 0 && j < NLOW) low_at[j] = handed;
+            low_seen++;
+            if (last_low) two_low++; /* normal keys wait: never two low ones in a row */
+            last_low = 1;
+        } else {
+            if (low_seen == NLOW) normal_after++;
+            last_low = 0;
+        }
+        kctl_queue_done(q, k);
+        handed++;
+        kctl_vclock_advance(&vc, tick);
+    }
+    KT_EQ_INT(bad, 0);
+    KT_EQ_INT(low_seen, NLOW);
+    /* aged at hand-out 100 (100 ticks of 1 ms): low k by 100 + 2(k+1), not before */
+    for (i = 0; i < NLOW; i++) {
+        KT_CHECK(low_at[i] >= (int)(aging / tick));
+        KT_CHECK(low_at[i] <= (int)(aging / tick) + 2 * (i + 1));
+    }
+    KT_EQ_INT(two_low, 0);
+    KT_CHECK(normal_after > 0);
+    tq_free(q, &vc);
+}
+
+/* De-duplication across priorities: a key is queued once; a normal add
+   raises a low key (to the end of the normal keys), a low add never lowers
+   a normal one; a delayed add coming due is a normal add. */
+static void tq_prio_dedup_raise(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new_opts(&vc, KCTL_SEC(1), KCTL_PENDING_KEEP, true, KCTL_SEC(10), NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_low(q, "l1"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_low(q, "l2"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_low(q, "l3"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "n1"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "l2"), KCTL_OK);     /* raised, behind n1 */
+    KT_EQ_INT(kctl_queue_add_low(q, "n1"), KCTL_OK); /* stays normal */
+    KT_EQ_INT(kctl_queue_add_low(q, "l1"), KCTL_OK); /* stays where it is */
+    KT_EQ_U64(kctl_queue_len(q), 4);
+    KT_EQ_U64(tq_stats(q).low, 2);
+    KT_EQ_U64(tq_stats(q).adds_total, 4);
+    KT_EQ_INT(kctl_queue_add_after(q, "l3", KCTL_SEC(1)), KCTL_OK);
+    kctl_vclock_advance(&vc, KCTL_SEC(1)); /* l3's delayed add: raised too */
+    TQ_GET_DONE(q, "n1");
+    TQ_GET_DONE(q, "l2");
+    TQ_GET_DONE(q, "l3");
+    TQ_GET_DONE(q, "l1");
+    TQ_AGAIN(q);
+    KT_EQ_U64(tq_stats(q).low, 0);
+    /* while processing: low at done, unless a normal add came */
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    TQ_TAKE(q, "a");
+    TQ_TAKE(q, "b");
+    KT_EQ_INT(kctl_queue_add_low(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_low(q, "b"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);      /* raised while held back */
+    KT_EQ_INT(kctl_queue_add_low(q, "c"), KCTL_OK);
+    kctl_queue_done(q, "a");                         /* low, behind c */
+    kctl_queue_done(q, "b");                         /* normal: first */
+    KT_EQ_U64(tq_stats(q).low, 2);
+    TQ_GET_DONE(q, "b");
+    TQ_GET_DONE(q, "c");
+    TQ_GET_DONE(q, "a");
+    TQ_AGAIN(q);
+    KT_EQ_U64(kctl_queue_next_ready(q), UINT64_MAX);
+    tq_free(q, &vc);
+}
+
+/* Low keys count for len, next_ready, max_keys and shutdown like others. */
+static void tq_prio_counts(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new_opts(&vc, KCTL_SEC(1), KCTL_PENDING_KEEP, true, 0, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add_low(q, "x"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_next_ready(q), 0);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    KT_EQ_INT(kctl_queue_add_low(NULL, "x"), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_low(q, ""), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add_low(q, NULL), KCTL_ERR_INVALID_ARG);
+    kctl_queue_shutdown(q);
+    KT_EQ_INT(kctl_queue_add_low(q, "y"), KCTL_ERR_SHUTDOWN);
+    TQ_GET_DONE(q, "x"); /* queued keys are still handed out */
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    tq_free(q, &vc);
+}
+
+/* A worker parked in get wakes for a low add. */
+static void tq_thread_wake_on_add_low(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_vclock vc;
+    tq_worker w;
+    kctl_queue *q = tq_new_opts(&vc, 0, KCTL_PENDING_KEEP, true, 0, NULL);
+    if (!q) return;
+    if (!tq_start_get_one(&w, q)) { tq_free(q, &vc); return; }
+    KT_CHECK(tq_wait_idle(q, 1));
+    KT_EQ_INT(kctl_queue_add_low(q, "k"), KCTL_OK);
+    tq_join_get_one(&w, &vc);
+    KT_EQ_INT(w.rc, KCTL_OK);
+    KT_EQ_STR(w.key, "k");
+    kctl_queue_done(q, "k");
+    tq_free(q, &vc);
+#else
+    KT_SKIP();
+#endif
+}
+
 void kt_suite_queue(void) {
     KT_RUN(tq_create_null_desc);
     KT_RUN(tq_create_bad_args);
@@ -2381,6 +2773,17 @@ void kt_suite_queue(void) {
     KT_RUN(tq_thread_drain_waits_for_done);
     KT_RUN(tq_thread_stress);
     KT_RUN(tq_thread_stress_delayed);
+    KT_RUN(tq_pending_add_cancels);
+    KT_RUN(tq_pending_add_while_processing);
+    KT_RUN(tq_pending_merge_drops_later);
+    KT_RUN(tq_pending_heap_order);
+    KT_RUN(tq_pending_bad_mode);
+    KT_RUN(tq_options_steady_state);
+    KT_RUN(tq_prio_edit_first);
+    KT_RUN(tq_prio_aging_bound);
+    KT_RUN(tq_prio_dedup_raise);
+    KT_RUN(tq_prio_counts);
+    KT_RUN(tq_thread_wake_on_add_low);
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
     KT_RUN(tq_spin_policy_one_cpu_never_spins);
     KT_RUN(tq_spin_policy_spins_while_it_pays);
