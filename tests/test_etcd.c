@@ -9,6 +9,7 @@
 #include "kt.h"
 #include "contract.h"
 #include "etcd_harness.h"
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -738,6 +739,312 @@ static void te_leader_two_managers(void) {
     te_mgr_end(&g[1]);
     kt_etcd_destroy(&c, kt.cur_failed > 0);
 }
+
+/* ------------------------------------------------------------ checkpoint */
+/* An informer's checkpoint on etcd (issue 13: the resourceVersion is
+   opaque, so it works on any store): a restart resumes the watch from the
+   saved revision without a list, and reconciles run from the checkpoint
+   while etcd is down; a checkpoint older than etcd's compaction is GONE:
+   one relist, whose diff gives the deletes. Objects are written in bulk
+   (1000 puts a txn, as the transport lays them out) so that 10,000 take
+   a second, not a minute. */
+typedef struct te_ck {
+    unsigned char *data;
+    size_t len;
+    int saves, adds, updates, syncs, deletes, unknown_deletes, runs;
+} te_ck;
+
+static int te_ck_save(const void *data, size_t len, void *ud) {
+    te_ck *c = (te_ck *)ud;
+    free(c->data);
+    if (!(c->data = (unsigned char *)malloc(len ? len : 1))) return KCTL_ERR_NOMEM;
+    memcpy(c->data, data, len);
+    c->len = len;
+    c->saves++;
+    return KCTL_OK;
+}
+static int te_ck_load(const void **data, size_t *len, void *ud) {
+    te_ck *c = (te_ck *)ud;
+    if (!c->data) return KCTL_ERR_NOT_FOUND;
+    *data = c->data;
+    *len = c->len;
+    return KCTL_OK;
+}
+static void te_ck_add(kctl_obj *o, void *ud) { (void)o; ((te_ck *)ud)->adds++; }
+static void te_ck_update(kctl_obj *o, kctl_obj *n, void *ud) {
+    te_ck *c = (te_ck *)ud;
+    if (strcmp(kctl_obj_resource_version(o), kctl_obj_resource_version(n)) == 0) c->syncs++;
+    else c->updates++;
+}
+static void te_ck_delete(const char *k, kctl_obj *o, bool unknown, void *ud) {
+    te_ck *c = (te_ck *)ud;
+    (void)k;
+    (void)o;
+    c->deletes++;
+    c->unknown_deletes += unknown;
+}
+static kctl_reconcile_result te_ck_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    ((te_ck *)ctx->user_data)->runs++;
+    return r;
+}
+
+static const kctl_resource te_ck_res = { "example.kctl.io", "v1", "widgets", "ckpt" };
+
+/* An informer on t with a counting handler and c's checkpoint;
+   set_checkpoint must answer expect. */
+static kctl_informer *te_ck_informer(kctl_transport t, te_ck *c, int expect) {
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_checkpoint_desc cd = kctl_checkpoint_desc_init();
+    kctl_handler h;
+    memset(&d, 0, sizeof d);
+    d.transport = t;
+    d.resource = te_ck_res;
+    if (kctl_informer_create(&d, &inf) != KCTL_OK) return NULL;
+    memset(&h, 0, sizeof h);
+    h.on_add = te_ck_add;
+    h.on_update = te_ck_update;
+    h.on_delete = te_ck_delete;
+    h.user_data = c;
+    kctl_informer_add_handler(inf, &h);
+    cd.save_fn = te_ck_save;
+    cd.load_fn = te_ck_load;
+    cd.user_data = c;
+    KT_EQ_INT(kctl_informer_set_checkpoint(inf, &cd), expect);
+    return inf;
+}
+
+/* The etcd key of widget name in namespace ckpt under prefix. */
+static void te_ck_key(char *key, size_t cap, const char *prefix, const char *name) {
+    snprintf(key, cap, "%s/example.kctl.io/widgets/ckpt/%s", prefix, name);
+}
+static void te_ck_doc(char *doc, size_t cap, const char *name, int v) {
+    snprintf(doc, cap, "{\"apiVersion\":\"example.kctl.io/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ckpt\"},"
+             "\"spec\":{\"v\":%d}}", name, v);
+}
+
+/* Put w-00000 .. w-(n-1) under prefix, 1000 a txn (the cluster runs with
+   --max-txn-ops=1000). 0, or -1. */
+static int te_ck_bulk(const char *url, const char *prefix, int n) {
+    char *body = (char *)malloc(1000 * 400 + 64);
+    int i = 0, rc = 0;
+    while (body && rc == 0 && i < n) {
+        kt_etcd_reply r = {0};
+        size_t len = (size_t)sprintf(body, "{\"success\":[");
+        int k;
+        for (k = 0; k < 1000 && i < n; k++, i++) {
+            char name[16], key[96], doc[256], *kb, *vb;
+            snprintf(name, sizeof name, "w-%05d", i);
+            te_ck_key(key, sizeof key, prefix, name);
+            te_ck_doc(doc, sizeof doc, name, 0);
+            kb = kt_etcd_b64(key, strlen(key));
+            vb = kt_etcd_b64(doc, strlen(doc));
+            len += (size_t)sprintf(body + len, "%s{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}", k ? "," : "", kb, vb);
+            free(kb);
+            free(vb);
+        }
+        sprintf(body + len, "]}");
+        rc = kt_etcd_http(url, "POST", "/v3/kv/txn", body, NULL, 0, &r);
+        if (rc != 0) kt_fail(__FILE__, __LINE__, "bulk txn: http %d %s", r.http, r.error);
+        kt_etcd_reply_free(&r);
+    }
+    free(body);
+    return body ? rc : -1;
+}
+
+static int te_ck_put(const char *url, const char *prefix, const char *name, int v) {
+    char key[96], doc[256];
+    te_ck_key(key, sizeof key, prefix, name);
+    te_ck_doc(doc, sizeof doc, name, v);
+    return kt_etcd_put(url, NULL, key, doc, 0, NULL);
+}
+static int te_ck_del(const char *url, const char *prefix, const char *name) {
+    char key[96], body[200], *kb;
+    int rc;
+    te_ck_key(key, sizeof key, prefix, name);
+    kb = kt_etcd_b64(key, strlen(key));
+    snprintf(body, sizeof body, "{\"key\":\"%s\"}", kb ? kb : "");
+    free(kb);
+    rc = kt_etcd_http(url, "POST", "/v3/kv/deleterange", body, NULL, 0, NULL);
+    return rc;
+}
+
+/* Step inf (real time, up to 30 s) until done(c, inf) says so. */
+static bool te_ck_until(kctl_informer *inf, te_ck *c, bool (*done)(te_ck *, kctl_informer *)) {
+    uint64_t end = te_now_ns() + KCTL_SEC(30);
+    while (!done(c, inf)) {
+        if (te_now_ns() > end) return false;
+        kctl_informer_step(inf, KCTL_MS(50), NULL);
+    }
+    return true;
+}
+static bool te_ck_synced(te_ck *c, kctl_informer *inf) { (void)c; return kctl_informer_has_synced(inf); }
+static bool te_ck_hundred(te_ck *c, kctl_informer *inf) {
+    (void)inf;
+    return c->adds >= 10000 + 30 && c->updates >= 40 && c->deletes >= 30;
+}
+static uint64_t te_ck_bookmarks_at;
+static bool te_ck_bookmark(te_ck *c, kctl_informer *inf) { /* etcd's progress: everything up to now was sent */
+    kctl_reflector_stats st;
+    (void)c;
+    kctl_informer_read_stats(inf, &st);
+    return st.bookmarks > te_ck_bookmarks_at;
+}
+
+/* A controller with 10,000 cached objects checkpoints and stops; etcd
+   moves on by 100 events (40 updates, 30 creates, 30 deletes) and stops
+   too. The restart, with etcd down, syncs from the checkpoint and runs
+   its 10,000 reconciles; etcd comes back and the watch resumes from the
+   saved revision: no list at all, exactly those 100 events (checked once
+   a progress notification has said everything up to etcd's revision was
+   sent), then 100 reconciles. */
+static void te_ckpt_resume(void) {
+    static const char *const args[] = { "--max-txn-ops=1000", NULL };
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kctl_transport t;
+    kctl_informer *inf;
+    kctl_controller *ctl = NULL;
+    kctl_controller_desc cdesc;
+    kctl_checkpoint_stats cs;
+    kctl_reflector_stats st;
+    te_ck ck;
+    long long rev = 0, saved = 0;
+    char name[16], want[24];
+    size_t done = 0;
+    int i;
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.extra_args = args;
+    TE_START(&c, &o);
+    memset(&ck, 0, sizeof ck);
+    if (te_ck_bulk(c.m[0].url, "/ckpt", 10000) != 0 || te_transport(c.endpoints, "/ckpt", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "setup");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    /* the first run: lists, and checkpoints when it stops */
+    inf = te_ck_informer(t, &ck, KCTL_ERR_NOT_FOUND);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_synced));
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 10000);
+    kctl_informer_destroy(inf);
+    KT_EQ_INT(ck.saves, 1);
+    KT_EQ_INT(kt_etcd_revision(c.m[0].url, NULL, 0, &saved, NULL), 0);
+    /* while it is down, etcd moves on by 100 events */
+    for (i = 0; i < 40; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/ckpt", name, 1), 0); }
+    for (i = 0; i < 30; i++) { snprintf(name, sizeof name, "new-%02d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/ckpt", name, 0), 0); }
+    for (i = 100; i < 130; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_del(c.m[0].url, "/ckpt", name), 0); }
+    KT_EQ_INT(kt_etcd_revision(c.m[0].url, NULL, 0, &rev, NULL), 0);
+    KT_EQ_INT((int)(rev - saved), 100);
+    /* the restart, with etcd down */
+    KT_EQ_INT(kt_etcd_kill(&c, 0), 0);
+    memset(&ck.adds, 0, sizeof ck - offsetof(te_ck, adds));
+    inf = te_ck_informer(t, &ck, KCTL_OK);
+    kctl_informer_checkpoint_stats(inf, &cs);
+    KT_EQ_U64(cs.loaded, 10000);
+    snprintf(want, sizeof want, "%lld", saved);
+    KT_EQ_STR(cs.loaded_rv, want);
+    memset(&cdesc, 0, sizeof cdesc);
+    cdesc.primary = inf;
+    cdesc.transport = t;
+    cdesc.reconcile = te_ck_reconcile;
+    cdesc.user_data = &ck;
+    KT_EQ_INT(kctl_controller_create(&cdesc, &ctl), KCTL_OK);
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_CHECK(kctl_informer_has_synced(inf)); /* synced from the checkpoint */
+    kctl_informer_read_stats(inf, &st);
+    KT_CHECK(st.errors > 0); /* etcd was asked, and was not there */
+    KT_EQ_INT(ck.adds, 10000);
+    if (ctl) KT_EQ_INT(kctl_controller_step(ctl, 20000, &done), KCTL_OK);
+    KT_EQ_U64(done, 10000); /* reconciles ran before the store was reachable */
+    KT_EQ_INT(ck.runs, 10000);
+    /* etcd comes back: the watch resumes from the saved revision */
+    KT_EQ_INT(kt_etcd_restart(&c, 0, 0), 0);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_hundred));
+    kctl_informer_read_stats(inf, &st);
+    te_ck_bookmarks_at = st.bookmarks;
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_bookmark)); /* nothing more is on its way */
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_U64(st.lists, 0);
+    KT_EQ_U64(st.relists, 0);
+    KT_EQ_INT(ck.adds - 10000, 30);
+    KT_EQ_INT(ck.updates, 40);
+    KT_EQ_INT(ck.deletes, 30);
+    KT_EQ_INT(ck.unknown_deletes, 0);
+    KT_EQ_INT(ck.syncs, 0);
+    KT_EQ_U64(st.added, 30);
+    KT_EQ_U64(st.modified, 40);
+    KT_EQ_U64(st.deleted, 30);
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 10000);
+    done = 0;
+    if (ctl) kctl_controller_step(ctl, 20000, &done);
+    KT_EQ_U64(done, 100);
+    kctl_controller_destroy(ctl);
+    kctl_informer_destroy(inf);
+    free(ck.data);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
+static bool te_ck_relisted(te_ck *c, kctl_informer *inf) {
+    kctl_reflector_stats st;
+    (void)c;
+    kctl_informer_read_stats(inf, &st);
+    return st.relists >= 1 && kctl_informer_has_synced(inf);
+}
+
+/* etcd compacted past the checkpoint's revision: the resumed watch is
+   GONE, one relist, whose diff against the checkpointed cache gives the
+   5 deletes (final state unknown), the 5 changes as updates and the 5 new
+   objects as adds. */
+static void te_ckpt_compacted(void) {
+    static const char *const args[] = { "--max-txn-ops=1000", NULL };
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kctl_transport t;
+    kctl_informer *inf;
+    kctl_reflector_stats st;
+    te_ck ck;
+    long long rev = 0;
+    char name[16];
+    int i;
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.extra_args = args;
+    TE_START(&c, &o);
+    memset(&ck, 0, sizeof ck);
+    if (te_ck_bulk(c.m[0].url, "/ckgone", 50) != 0 || te_transport(c.endpoints, "/ckgone", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "setup");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    inf = te_ck_informer(t, &ck, KCTL_ERR_NOT_FOUND);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_synced));
+    kctl_informer_destroy(inf);
+    KT_EQ_INT(ck.saves, 1);
+    for (i = 0; i < 5; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_del(c.m[0].url, "/ckgone", name), 0); }
+    for (i = 5; i < 10; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/ckgone", name, 1), 0); }
+    for (i = 0; i < 5; i++) { snprintf(name, sizeof name, "new-%02d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/ckgone", name, 0), 0); }
+    KT_EQ_INT(kt_etcd_revision(c.m[0].url, NULL, 0, &rev, NULL), 0);
+    KT_EQ_INT(kt_etcd_compact(c.m[0].url, NULL, rev, 0, NULL), 0);
+    memset(&ck.adds, 0, sizeof ck - offsetof(te_ck, adds));
+    inf = te_ck_informer(t, &ck, KCTL_OK);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_relisted));
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_U64(st.lists, 1);
+    KT_EQ_U64(st.relists, 1);
+    KT_EQ_INT(ck.adds, 50 + 5); /* the checkpoint's, then the new ones */
+    KT_EQ_INT(ck.updates, 5);
+    KT_EQ_INT(ck.deletes, 5);
+    KT_EQ_INT(ck.unknown_deletes, 5); /* DeletedFinalStateUnknown */
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 50);
+    kctl_informer_destroy(inf);
+    free(ck.data);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
 #endif /* KT_HAVE_CURL */
 
 void kt_suite_etcd(void) {
@@ -764,6 +1071,8 @@ void kt_suite_etcd(void) {
     KT_RUN(te_watch_burst);
     KT_RUN(te_watch_fragments);
     KT_RUN(te_leader_two_managers);
+    KT_RUN(te_ckpt_resume);
+    KT_RUN(te_ckpt_compacted);
 #else
     kt_run(te_contract_unavailable, "contract/etcd");
 #endif
