@@ -741,7 +741,8 @@ typedef enum kctl_log_level {
     X(REPORTED_CONFLICT_RETRIES, "reported state: the write kept conflicting; backing off") \
     X(MEMSTORE_FULL, "memstore: max_objects or max_bytes reached; a write was refused (FULL)") \
     X(INFORMER_CACHE_FULL, "informer: the cache is full (max_objects or max_bytes); an object was not cached, a relist retries it") \
-    X(INFORMER_TRANSFORM_FAILED, "informer: the transform refused an object; it was not cached")
+    X(INFORMER_TRANSFORM_FAILED, "informer: the transform refused an object; it was not cached") \
+    X(REFLECTOR_STORE_BEHIND, "reflector: the store is older than the last version seen (restored from an older snapshot, or restarted without its history); listing again after a backoff")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1456,7 +1457,12 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
                     for every object there now). GONE: from_rv is older than
                     the store remembers: list again. TIMEOUT: from_rv is
                     newer than the store (Kubernetes' "too large resource
-                    version"): try again later. Versions are opaque strings
+                    version"); with a Status whose cause (or, as older API
+                    servers say it, message) is ResourceVersionTooLarge /
+                    "Too large resource version", the store went back in
+                    time (restored from an older snapshot, restarted without
+                    its history): a reflector lists again after a backoff,
+                    as client-go's does. Versions are opaque strings
                     (a store whose versions have no order, content hashes
                     say, answers GONE for any it does not know: a relist
                     is always correct).
@@ -2094,7 +2100,9 @@ typedef struct kctl_reflector kctl_reflector;
                     asks for no step before its stall deadline (or the next
                     resync); without it (or a transport without the entry),
                     an idle watch asks to be polled every
-                    KCTL_REFLECTOR_POLL_NS. */
+                    KCTL_REFLECTOR_POLL_NS.
+     logger         [silent] where a store found behind the last version
+                    seen is told (REFLECTOR_STORE_BEHIND) */
 #define KCTL_REFLECTOR_POLL_NS KCTL_SEC(1)
 typedef struct kctl_reflector_desc {
     kctl_transport transport;
@@ -2110,6 +2118,7 @@ typedef struct kctl_reflector_desc {
     uint64_t seed;
     kctl_allocator allocator;
     kctl_wake wake;
+    kctl_logger logger;
 } kctl_reflector_desc;
 
 /* The reflector's counters. */
@@ -2125,6 +2134,11 @@ typedef struct kctl_reflector_stats {
     char last_rv[KCTL_RV_MAX];
     uint64_t cache_full;       /* (informer) objects its cache refused (FULL: max_objects, max_bytes) */
     uint64_t transform_errors; /* (informer) objects its transform refused */
+    uint64_t store_behind;     /* watches the store refused because it is older than the
+                                  last version seen ("too large resource version": restored
+                                  from an older snapshot, restarted without its history);
+                                  each is followed by a list, after a backoff, never by a
+                                  retry of the same version (client-go's reflector) */
 } kctl_reflector_stats;
 
 /* Create a reflector (it starts by listing at the first step). INVALID_ARG
@@ -12826,6 +12840,7 @@ struct kctl_reflector {
     uint64_t opened_events;/* end soon after with none is a "very short watch" */
     uint64_t next_resync;  /* due time of the next resync, set when a list completes */
     kctl_wake wake;        /* registered on every watch (desc.wake) */
+    kctl_logger logger;
     bool woken;            /* the open watch has it: an idle watch is not polled */
     char rv[KCTL_RV_MAX];
     kctl_reflector_stats stats;
@@ -12888,6 +12903,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     r->rng = d.seed ? d.seed : (kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)r) | 1u;
     r->backoff = r->b_initial;
     r->wake = d.wake;
+    r->logger = d.logger;
     r->state = KCTL__RF_LIST;
     *out = r;
     return KCTL_OK;
@@ -12990,6 +13006,37 @@ static int kctl__rf_list(kctl_reflector *r) {
     return rc;
 }
 
+/* Whether a watch was refused because the store is older than from_rv
+   (apimachinery's isTooLargeResourceVersionError): TIMEOUT with the
+   cause ResourceVersionTooLarge, or, as API servers before the cause
+   said it, with "Too large resource version" in the message. */
+static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
+    size_t i;
+    if (rc != KCTL_ERR_TIMEOUT) return false;
+    for (i = 0; i < st->cause_count; i++)
+        if (st->causes[i].reason && strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
+    return st->message && strstr(st->message, "Too large resource version") != NULL;
+}
+
+/* Open the watch from r->rv: the transport's result. A store found
+   behind that version (it went back in time) is counted and told, and
+   the next attempt is a list (from "", the store's present) rather than
+   the same watch again, which would be refused forever. */
+static int kctl__rf_open(kctl_reflector *r) {
+    kctl_api_status st;
+    int rc;
+    memset(&st, 0, sizeof st);
+    st.allocator = r->allocator;
+    rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, &st);
+    if (rc != KCTL_OK && r->rv[0] && kctl__rf_store_behind(rc, &st)) {
+        r->stats.store_behind++;
+        kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
+        r->state = KCTL__RF_LIST;
+    }
+    kctl_api_status_clear(&st);
+    return rc;
+}
+
 KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *next_ns) {
     uint64_t now, next;
     int rc, budget = 256; /* events per step: bounded work */
@@ -13015,7 +13062,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             wait_ns = 0; /* the listed objects wait in the FIFO: come back to pop them */
         }
         if (r->state == KCTL__RF_OPEN) {
-            rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, NULL);
+            rc = kctl__rf_open(r); /* a store behind r->rv: state LIST, after the backoff below */
             now = kctl_clock_now(&r->clock); /* an open may take long (an endpoint's timeout, then the next):
                                                 its backoff and the new watch's stall_ns count from its end */
             if (rc == KCTL_ERR_GONE) {
@@ -13253,6 +13300,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     rd.seed = desc->seed;
     rd.allocator = desc->allocator;
     rd.wake = desc->wake;
+    rd.logger = desc->logger;
     if ((rc = kctl_indexer_create(&xd, &inf->ix)) != KCTL_OK) goto fail;
     fd.known = inf->ix;
     if ((rc = kctl_fifo_create(&fd, &inf->fifo)) != KCTL_OK) goto fail;

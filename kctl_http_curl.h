@@ -1221,6 +1221,25 @@ static uint64_t kctl__ejson_u64(const kctl_json *j, uint32_t from, const char *p
 
 /* etcd's error body ({"error","message","code"}, code a gRPC code) as a
    kctl code and, when st is given, a Status. */
+/* etcd is behind the revision asked for ("required revision is a future
+   revision", or a watch whose start is past etcd's revision): TIMEOUT
+   with the Status an API server gives, cause ResourceVersionTooLarge, so
+   that a reflector lists again instead of asking for it forever. asked
+   and current are named when known (not 0). */
+static int kctl__etcd_future(kctl_api_status *st, uint64_t asked, uint64_t current) {
+    char msg[112];
+    kctl_status_cause c;
+    if (!st) return KCTL_ERR_TIMEOUT;
+    if (asked) snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)asked,
+                        (unsigned long long)current);
+    else snprintf(msg, sizeof msg, "Timeout: Too large resource version: etcd: required revision is a future revision");
+    c.reason = "ResourceVersionTooLarge";
+    c.message = "Too large resource version";
+    c.field = "";
+    if (kctl_api_status_set(st, 504, "Timeout", msg, NULL, NULL, NULL, &c, 1) == KCTL_OK) st->retry_after_s = 1;
+    return KCTL_ERR_TIMEOUT;
+}
+
 static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_allocator *a, kctl_api_status *st) {
     kctl__ejson r;
     char msg[512], full[600];
@@ -1249,7 +1268,8 @@ static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_
     case 9: rc = KCTL_ERR_INVALID_ARG; reason = "BadRequest"; break;
     case 11:
         if (strstr(msg, "compacted")) { rc = KCTL_ERR_GONE; reason = "Expired"; http = 410; }
-        else { rc = KCTL_ERR_TIMEOUT; reason = "Timeout"; http = 504; } /* a future revision */
+        else if (strstr(msg, "future revision")) return kctl__etcd_future(st, 0, 0); /* a page read at a revision etcd no longer has */
+        else { rc = KCTL_ERR_TIMEOUT; reason = "Timeout"; http = 504; }
         break;
     case 14: rc = KCTL_ERR_IO; reason = "ServiceUnavailable"; break;
     case 16: rc = KCTL_ERR_UNAUTHORIZED; reason = "Unauthorized"; break;
@@ -2116,12 +2136,9 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
                     kctl__ejson_free(&r);
                     rc = kctl__ewatch_message(w, line, ln, st); /* refused at once: the reason */
                     if (rc == KCTL_OK) rc = KCTL_ERR_PROTO;
-                } else if (from > now + 1) { /* Kubernetes' "too large resource version" */
-                    char msg[112];
-                    snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)(from - 1),
-                             (unsigned long long)now);
-                    if (st) kctl_api_status_set(st, 504, "Timeout", msg, NULL, NULL, NULL, NULL, 0);
-                    rc = KCTL_ERR_TIMEOUT;
+                } else if (from > now + 1) { /* Kubernetes' "too large resource version": etcd is behind
+                                                the version asked for (restored from an older snapshot) */
+                    rc = kctl__etcd_future(st, from - 1, now);
                 }
             }
             kctl__ejson_free(&r);
