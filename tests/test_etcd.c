@@ -16,6 +16,7 @@
 #ifdef KT_HAVE_CURL
 #include "../kctl_http_curl.h"
 #include <arpa/inet.h>
+#include <pthread.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -1166,6 +1167,122 @@ static void te_store_went_back(void) {
     kctl_transport_destroy(&t);
     kt_etcd_destroy(&c, kt.cur_failed > 0);
 }
+
+/* ------------------------------------------------------------ the step loop */
+/* A single-threaded manager (kctl_manager_step) on etcd: the transport's
+   watch_notify wakes it when the watch has news, so an idle loop asks for
+   no wake-up before its next real deadline (here the watch's stall check,
+   minutes away: no lease, no resync, and etcd's progress notifications at
+   10 minutes, etcd's own default), not the 1 s poll a transport without
+   the entry gets; an etcd write calls the wake-up, and the next step
+   reconciles it. Waiting for the wake-up is waiting for a real server (a
+   deadline, never a figure of elapsed time in a check). */
+typedef struct te_wk {
+    pthread_mutex_t mu;
+    int wakes, runs;
+} te_wk;
+static void te_wk_wake(void *ud) { /* from the transport's waiter thread */
+    te_wk *w = (te_wk *)ud;
+    pthread_mutex_lock(&w->mu);
+    w->wakes++;
+    pthread_mutex_unlock(&w->mu);
+}
+static int te_wk_wakes(te_wk *w) {
+    int n;
+    pthread_mutex_lock(&w->mu);
+    n = w->wakes;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+static kctl_reconcile_result te_wk_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    ((te_wk *)ctx->user_data)->runs++;
+    return r;
+}
+
+/* Step m until it is idle (a deadline later than now); false after 50 steps. */
+static bool te_wk_idle(kctl_manager *m, uint64_t *dl, uint64_t *now) {
+    int i;
+    for (i = 0; i < 50; i++) {
+        if (kctl_manager_step(m, 64, dl) != KCTL_OK) return false;
+        *now = kctl_clock_now(NULL);
+        if (*dl > *now) return true;
+    }
+    return false;
+}
+
+static void te_step_wake(void) {
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kctl_transport t;
+    kctl_manager_desc md;
+    kctl_manager *m = NULL;
+    kctl_controller_desc cd;
+    te_wk wk;
+    uint64_t dl = 0, now = 0, end;
+    int w0, i;
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.progress_notify_ms = 600000;
+    TE_START(&c, &o);
+    memset(&wk, 0, sizeof wk);
+    pthread_mutex_init(&wk.mu, NULL);
+    if (te_transport(c.endpoints, "/step", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "transport");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    for (i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i);
+        KT_EQ_INT(te_create(&t, name, "{}", NULL), KCTL_OK);
+    }
+    memset(&md, 0, sizeof md);
+    md.transport = t;
+    md.wake.fn = te_wk_wake;
+    md.wake.user_data = &wk;
+    KT_EQ_INT(kctl_manager_create(&md, &m), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.name = "widgets";
+    cd.reconcile = te_wk_reconcile;
+    cd.user_data = &wk;
+    if (m && kctl_manager_informer(m, &te_res, NULL, NULL, &cd.primary) == KCTL_OK &&
+        kctl_manager_add_controller(m, &cd, NULL) == KCTL_OK) {
+        KT_CHECK(te_wk_idle(m, &dl, &now));
+        KT_EQ_INT(wk.runs, 3);
+        /* idle: the next deadline is the stall check, not a 1 s poll */
+        KT_CHECK(dl > now + KCTL_SEC(1));
+        KT_CHECK(dl > now + KCTL_SEC(60));
+        /* a step with nothing new stays idle and wakes nobody */
+        w0 = te_wk_wakes(&wk);
+        KT_CHECK(te_wk_idle(m, &dl, &now));
+        KT_CHECK(dl > now + KCTL_SEC(60));
+        /* an etcd write wakes the loop */
+        w0 = te_wk_wakes(&wk);
+        KT_EQ_INT(te_create(&t, "late", "{}", NULL), KCTL_OK);
+        end = te_now_ns() + KCTL_SEC(10);
+        while (te_wk_wakes(&wk) == w0 && te_now_ns() < end) te_nap_ms(5);
+        KT_CHECK(te_wk_wakes(&wk) > w0);
+        KT_CHECK(te_wk_idle(m, &dl, &now));
+        KT_EQ_INT(wk.runs, 4); /* reconciled at the step after the wake-up */
+        KT_CHECK(dl > now + KCTL_SEC(60));
+        /* and again: one write, one more wake-up */
+        w0 = te_wk_wakes(&wk);
+        KT_EQ_INT(te_create(&t, "later", "{}", NULL), KCTL_OK);
+        end = te_now_ns() + KCTL_SEC(10);
+        while (te_wk_wakes(&wk) == w0 && te_now_ns() < end) te_nap_ms(5);
+        KT_CHECK(te_wk_wakes(&wk) > w0);
+        KT_CHECK(te_wk_idle(m, &dl, &now));
+        KT_EQ_INT(wk.runs, 5);
+    } else {
+        kt_fail(__FILE__, __LINE__, "manager");
+    }
+    kctl_manager_destroy(m);
+    kctl_transport_destroy(&t);
+    pthread_mutex_destroy(&wk.mu);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
 #endif /* KT_HAVE_CURL */
 
 void kt_suite_etcd(void) {
@@ -1195,6 +1312,7 @@ void kt_suite_etcd(void) {
     KT_RUN(te_ckpt_resume);
     KT_RUN(te_ckpt_compacted);
     KT_RUN(te_store_went_back);
+    KT_RUN(te_step_wake);
 #else
     kt_run(te_contract_unavailable, "contract/etcd");
 #endif
