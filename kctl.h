@@ -428,7 +428,10 @@
     tick. A transport that can tell when a watch has news implements
     watch_notify (see TRANSPORT): the memstore calls desc.wake's fn from
     inside each write, on the writer's thread (an interrupt-driven writer
-    posts the application's semaphore that way). kctl_controller_poll is
+    posts the application's semaphore that way); the etcd and Kubernetes
+    transports (kctl_http_curl.h) from a thread that waits on the watch's
+    socket (under KCTL_NO_THREADS they have none, and are polled every
+    KCTL_REFLECTOR_POLL_NS: the one exception). kctl_controller_poll is
     the same for a controller alone (its informers and its queue).
 
 
@@ -13088,7 +13091,14 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         /* watching */
         {
             kctl_event ev;
-            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, NULL);
+            kctl_api_status wst; /* for a refusal that comes as the stream's first
+                                    event (an API server's watch cache: an ERROR event) */
+            bool behind;
+            memset(&wst, 0, sizeof wst);
+            wst.allocator = r->allocator;
+            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
+            behind = rc != KCTL_OK && rc != KCTL_ERR_AGAIN && kctl__rf_store_behind(rc, &wst);
+            if (wst.mem_) kctl_api_status_clear(&wst);
             wait_ns = 0; /* wait once per step at most */
             if (rc == KCTL_OK) {
                 budget--;
@@ -13127,6 +13137,15 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             if (rc == KCTL_ERR_GONE) {
                 r->state = KCTL__RF_LIST;
                 continue;
+            }
+            if (behind) { /* as at the open: a list, after a backoff */
+                r->stats.store_behind++;
+                r->stats.errors++;
+                r->stats.last_error = rc;
+                kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
+                r->state = KCTL__RF_LIST;
+                kctl__rf_backoff(r, now);
+                break;
             }
             if (rc == KCTL_ERR_CLOSED && (r->opened_events || now - r->opened >= KCTL_SEC(1))) {
                 r->stats.watch_restarts++; /* the server's timeout: again from the last version, at once */

@@ -190,6 +190,24 @@
     connection of its own. Create and destroy it from one thread.
 
 
+    WAKE-UPS (the step loop)
+    ========================
+    Both transports implement watch_notify (kctl.h, TRANSPORT), so a
+    single-threaded manager (kctl_manager_step with desc.wake) on a remote
+    store sleeps until its next real deadline and is woken when a watch
+    has news: no 1 Hz poll. A watch read on the caller's thread gets, once
+    a wake-up is registered, a small thread of its own (128 KiB of stack,
+    a pipe) that waits on the watch's socket while the reader is idle (its
+    last watch_next said AGAIN) and calls the wake-up once when bytes, the
+    stream's end or a reset arrive; the next AGAIN arms it again. It never
+    calls libcurl. etcd's progress notifications and an API server's
+    bookmarks are news too: they wake the loop at their own interval
+    (etcd's default is 10 minutes). The one exception: under
+    KCTL_NO_THREADS there is nothing to wait on the socket, watch_notify
+    answers UNSUPPORTED and an idle watch is polled every
+    KCTL_REFLECTOR_POLL_NS (1 s), as a transport without the entry is.
+
+
     LIMITS
     ======
     - Kubernetes: a watch event (one line) beyond max_message_bytes

@@ -1221,7 +1221,7 @@ static void te_step_wake(void) {
     kctl_controller_desc cd;
     te_wk wk;
     uint64_t dl = 0, now = 0, end;
-    int w0, i;
+    int w0, i, k;
     KT_ETCD_REQUIRE_CURL();
     memset(&o, 0, sizeof o);
     o.progress_notify_ms = 600000;
@@ -1254,27 +1254,22 @@ static void te_step_wake(void) {
         /* idle: the next deadline is the stall check, not a 1 s poll */
         KT_CHECK(dl > now + KCTL_SEC(1));
         KT_CHECK(dl > now + KCTL_SEC(60));
-        /* a step with nothing new stays idle and wakes nobody */
         w0 = te_wk_wakes(&wk);
-        KT_CHECK(te_wk_idle(m, &dl, &now));
-        KT_CHECK(dl > now + KCTL_SEC(60));
-        /* an etcd write wakes the loop */
-        w0 = te_wk_wakes(&wk);
-        KT_EQ_INT(te_create(&t, "late", "{}", NULL), KCTL_OK);
-        end = te_now_ns() + KCTL_SEC(10);
-        while (te_wk_wakes(&wk) == w0 && te_now_ns() < end) te_nap_ms(5);
-        KT_CHECK(te_wk_wakes(&wk) > w0);
-        KT_CHECK(te_wk_idle(m, &dl, &now));
-        KT_EQ_INT(wk.runs, 4); /* reconciled at the step after the wake-up */
-        KT_CHECK(dl > now + KCTL_SEC(60));
-        /* and again: one write, one more wake-up */
-        w0 = te_wk_wakes(&wk);
-        KT_EQ_INT(te_create(&t, "later", "{}", NULL), KCTL_OK);
-        end = te_now_ns() + KCTL_SEC(10);
-        while (te_wk_wakes(&wk) == w0 && te_now_ns() < end) te_nap_ms(5);
-        KT_CHECK(te_wk_wakes(&wk) > w0);
-        KT_CHECK(te_wk_idle(m, &dl, &now));
-        KT_EQ_INT(wk.runs, 5);
+        /* an etcd write wakes the loop, which sleeps until woken (an
+           event may come in more than one piece, each a wake-up) and then
+           steps until idle; twice */
+        for (k = 0; k < 2; k++) {
+            KT_EQ_INT(te_create(&t, k ? "later" : "late", "{}", NULL), KCTL_OK);
+            for (i = 0; i < 20 && wk.runs < 4 + k; i++) {
+                end = te_now_ns() + KCTL_SEC(10);
+                while (te_wk_wakes(&wk) == w0 && te_now_ns() < end) te_nap_ms(5);
+                if (te_wk_wakes(&wk) == w0) break; /* never woken */
+                w0 = te_wk_wakes(&wk);
+                KT_CHECK(te_wk_idle(m, &dl, &now));
+                KT_CHECK(dl > now + KCTL_SEC(60));
+            }
+            KT_EQ_INT(wk.runs, 4 + k); /* woken, and reconciled */
+        }
     } else {
         kt_fail(__FILE__, __LINE__, "manager");
     }

@@ -604,11 +604,13 @@ static void tr_bad_args(void) {
 typedef struct tr_swap {
     kctl_transport cur;
     int gen;
+    bool in_stream; /* a refused open comes as the stream's first event (an
+                       API server's watch cache: an ERROR event, then the end) */
 } tr_swap;
 typedef struct tr_swap_watch {
     kctl_transport t;
     kctl_watch *w;
-    int gen;
+    int gen, err;
 } tr_swap_watch;
 
 static int tr_sw_list(void *s, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out, kctl_api_status *st) {
@@ -624,10 +626,11 @@ static int tr_sw_open(void *s, const kctl_resource *res, const kctl_list_opts *o
     if (!w) return KCTL_ERR_NOMEM;
     w->t = g->cur;
     w->gen = g->gen;
-    if ((rc = g->cur.vt->watch_open(g->cur.self, res, o, rv, &w->w, st)) != KCTL_OK) {
+    if ((rc = g->cur.vt->watch_open(g->cur.self, res, o, rv, &w->w, st)) != KCTL_OK && !g->in_stream) {
         free(w);
         return rc;
     }
+    w->err = rc;
     *out = (kctl_watch *)w;
     return KCTL_OK;
 }
@@ -635,12 +638,20 @@ static int tr_sw_next(void *s, kctl_watch *watch, uint64_t t, kctl_event *ev, kc
     tr_swap_watch *w = (tr_swap_watch *)watch;
     memset(ev, 0, sizeof *ev);
     if (w->gen != ((tr_swap *)s)->gen) return KCTL_ERR_IO; /* its store is gone */
+    if (w->err) { /* as an API server's ERROR event says it */
+        kctl_status_cause c;
+        c.reason = "ResourceVersionTooLarge";
+        c.message = "Too large resource version";
+        c.field = "";
+        if (st) kctl_api_status_set(st, 504, "Timeout", "Too large resource version", NULL, NULL, NULL, &c, 1);
+        return w->err;
+    }
     return w->t.vt->watch_next(w->t.self, w->w, t, ev, st);
 }
 static void tr_sw_close(void *s, kctl_watch *watch) {
     tr_swap_watch *w = (tr_swap_watch *)watch;
     (void)s;
-    w->t.vt->watch_close(w->t.self, w->w);
+    if (w->w) w->t.vt->watch_close(w->t.self, w->w);
     free(w);
 }
 static int tr_sw_get(void *s, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
@@ -690,7 +701,7 @@ static void tr_b_put(kctl_memstore *ms, const char *name, int v) {
    store as it is: the objects it lost are deletes with their final state
    unknown, the ones it has anew are updates or adds, and the watch goes
    on from the new store's version. */
-static void tr_store_went_back(void) {
+static void tr_store_went_back_case(bool in_stream) {
     kctl_vclock vc;
     kctl_memstore *a, *b;
     tr_swap sw;
@@ -715,6 +726,7 @@ static void tr_store_went_back(void) {
     memset(&sw, 0, sizeof sw);
     memset(&cnt, 0, sizeof cnt);
     sw.cur = kctl_memstore_transport(a);
+    sw.in_stream = in_stream;
     t.vt = &tr_swap_vt;
     t.self = &sw;
     memset(&d, 0, sizeof d);
@@ -772,6 +784,10 @@ static void tr_store_went_back(void) {
     kctl_memstore_destroy(b);
     kctl_vclock_deinit(&vc);
 }
+static void tr_store_went_back(void) { tr_store_went_back_case(false); }
+/* The same refusal as the stream's first event (a newer API server's watch
+   cache answers the watch, then sends an ERROR event with the Status). */
+static void tr_store_went_back_in_stream(void) { tr_store_went_back_case(true); }
 
 void kt_suite_reflector(void) {
     KT_RUN(tr_list_then_watch);
@@ -786,4 +802,5 @@ void kt_suite_reflector(void) {
     KT_RUN(tr_clean_end_rewatches_at_once);
     KT_RUN(tr_bad_args);
     KT_RUN(tr_store_went_back);
+    KT_RUN(tr_store_went_back_in_stream);
 }
