@@ -13018,7 +13018,13 @@ static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
     if (rc != KCTL_ERR_TIMEOUT) return false;
     for (i = 0; i < st->cause_count; i++)
         if (st->causes[i].reason && strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
-    return st->message && strstr(st->message, "Too large resource version") != NULL;
+    if (st->message) { /* strstr without it (LIBC) */
+        static const char want[] = "Too large resource version";
+        const char *p;
+        for (p = st->message; *p; p++)
+            if (strncmp(p, want, sizeof want - 1) == 0) return true;
+    }
+    return false;
 }
 
 /* Open the watch from r->rv: the transport's result. A store found
