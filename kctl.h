@@ -470,7 +470,10 @@
     tick. A transport that can tell when a watch has news implements
     watch_notify (see TRANSPORT): the memstore calls desc.wake's fn from
     inside each write, on the writer's thread (an interrupt-driven writer
-    posts the application's semaphore that way). kctl_controller_poll is
+    posts the application's semaphore that way); the etcd and Kubernetes
+    transports (kctl_http_curl.h) from a thread that waits on the watch's
+    socket (under KCTL_NO_THREADS they have none, and are polled every
+    KCTL_REFLECTOR_POLL_NS: the one exception). kctl_controller_poll is
     the same for a controller alone (its informers and its queue).
 
 
@@ -792,7 +795,8 @@ typedef enum kctl_log_level {
     X(REPORTED_CONFLICT_RETRIES, "reported state: the write kept conflicting; backing off") \
     X(MEMSTORE_FULL, "memstore: max_objects or max_bytes reached; a write was refused (FULL)") \
     X(INFORMER_CACHE_FULL, "informer: the cache is full (max_objects or max_bytes); an object was not cached, a relist retries it") \
-    X(INFORMER_TRANSFORM_FAILED, "informer: the transform refused an object; it was not cached")
+    X(INFORMER_TRANSFORM_FAILED, "informer: the transform refused an object; it was not cached") \
+    X(REFLECTOR_STORE_BEHIND, "reflector: the store is older than the last version seen (restored from an older snapshot, or restarted without its history); listing again after a backoff")
 
 #define KCTL__LOGITEM_ENUM(id, msg) KCTL_LOGITEM_##id,
 typedef enum kctl_log_item { KCTL_LOG_ITEMS(KCTL__LOGITEM_ENUM) KCTL_LOGITEM_COUNT } kctl_log_item;
@@ -1514,7 +1518,12 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f);
                     for every object there now). GONE: from_rv is older than
                     the store remembers: list again. TIMEOUT: from_rv is
                     newer than the store (Kubernetes' "too large resource
-                    version"): try again later. Versions are opaque strings
+                    version"); with a Status whose cause (or, as older API
+                    servers say it, message) is ResourceVersionTooLarge /
+                    "Too large resource version", the store went back in
+                    time (restored from an older snapshot, restarted without
+                    its history): a reflector lists again after a backoff,
+                    as client-go's does. Versions are opaque strings
                     (a store whose versions have no order, content hashes
                     say, answers GONE for any it does not know: a relist
                     is always correct).
@@ -2168,7 +2177,9 @@ typedef struct kctl_reflector kctl_reflector;
                     asks for no step before its stall deadline (or the next
                     resync); without it (or a transport without the entry),
                     an idle watch asks to be polled every
-                    KCTL_REFLECTOR_POLL_NS. */
+                    KCTL_REFLECTOR_POLL_NS.
+     logger         [silent] where a store found behind the last version
+                    seen is told (REFLECTOR_STORE_BEHIND) */
 #define KCTL_REFLECTOR_POLL_NS KCTL_SEC(1)
 typedef struct kctl_reflector_desc {
     kctl_transport transport;
@@ -2184,6 +2195,7 @@ typedef struct kctl_reflector_desc {
     uint64_t seed;
     kctl_allocator allocator;
     kctl_wake wake;
+    kctl_logger logger;
 } kctl_reflector_desc;
 
 /* The reflector's counters. */
@@ -2199,6 +2211,11 @@ typedef struct kctl_reflector_stats {
     char last_rv[KCTL_RV_MAX];
     uint64_t cache_full;       /* (informer) objects its cache refused (FULL: max_objects, max_bytes) */
     uint64_t transform_errors; /* (informer) objects its transform refused */
+    uint64_t store_behind;     /* watches the store refused because it is older than the
+                                  last version seen ("too large resource version": restored
+                                  from an older snapshot, restarted without its history);
+                                  each is followed by a list, after a backoff, never by a
+                                  retry of the same version (client-go's reflector) */
 } kctl_reflector_stats;
 
 /* Create a reflector (it starts by listing at the first step). INVALID_ARG
@@ -13573,6 +13590,7 @@ struct kctl_reflector {
     uint64_t opened_events;/* end soon after with none is a "very short watch" */
     uint64_t next_resync;  /* due time of the next resync, set when a list completes */
     kctl_wake wake;        /* registered on every watch (desc.wake) */
+    kctl_logger logger;
     bool woken;            /* the open watch has it: an idle watch is not polled */
     char rv[KCTL_RV_MAX];
     kctl_reflector_stats stats;
@@ -13635,6 +13653,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     r->rng = d.seed ? d.seed : (kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)r) | 1u;
     r->backoff = r->b_initial;
     r->wake = d.wake;
+    r->logger = d.logger;
     r->state = KCTL__RF_LIST;
     *out = r;
     return KCTL_OK;
@@ -13737,6 +13756,43 @@ static int kctl__rf_list(kctl_reflector *r) {
     return rc;
 }
 
+/* Whether a watch was refused because the store is older than from_rv
+   (apimachinery's isTooLargeResourceVersionError): TIMEOUT with the
+   cause ResourceVersionTooLarge, or, as API servers before the cause
+   said it, with "Too large resource version" in the message. */
+static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
+    size_t i;
+    if (rc != KCTL_ERR_TIMEOUT) return false;
+    for (i = 0; i < st->cause_count; i++)
+        if (st->causes[i].reason && strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
+    if (st->message) { /* strstr without it (LIBC) */
+        static const char want[] = "Too large resource version";
+        const char *p;
+        for (p = st->message; *p; p++)
+            if (strncmp(p, want, sizeof want - 1) == 0) return true;
+    }
+    return false;
+}
+
+/* Open the watch from r->rv: the transport's result. A store found
+   behind that version (it went back in time) is counted and told, and
+   the next attempt is a list (from "", the store's present) rather than
+   the same watch again, which would be refused forever. */
+static int kctl__rf_open(kctl_reflector *r) {
+    kctl_api_status st;
+    int rc;
+    memset(&st, 0, sizeof st);
+    st.allocator = r->allocator;
+    rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, &st);
+    if (rc != KCTL_OK && r->rv[0] && kctl__rf_store_behind(rc, &st)) {
+        r->stats.store_behind++;
+        kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
+        r->state = KCTL__RF_LIST;
+    }
+    kctl_api_status_clear(&st);
+    return rc;
+}
+
 KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *next_ns) {
     uint64_t now, next;
     int rc, budget = 256; /* events per step: bounded work */
@@ -13762,7 +13818,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             wait_ns = 0; /* the listed objects wait in the FIFO: come back to pop them */
         }
         if (r->state == KCTL__RF_OPEN) {
-            rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, NULL);
+            rc = kctl__rf_open(r); /* a store behind r->rv: state LIST, after the backoff below */
             now = kctl_clock_now(&r->clock); /* an open may take long (an endpoint's timeout, then the next):
                                                 its backoff and the new watch's stall_ns count from its end */
             if (rc == KCTL_ERR_GONE) {
@@ -13788,7 +13844,14 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         /* watching */
         {
             kctl_event ev;
-            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, NULL);
+            kctl_api_status wst; /* for a refusal that comes as the stream's first
+                                    event (an API server's watch cache: an ERROR event) */
+            bool behind;
+            memset(&wst, 0, sizeof wst);
+            wst.allocator = r->allocator;
+            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
+            behind = rc != KCTL_OK && rc != KCTL_ERR_AGAIN && kctl__rf_store_behind(rc, &wst);
+            if (wst.mem_) kctl_api_status_clear(&wst);
             wait_ns = 0; /* wait once per step at most */
             if (rc == KCTL_OK) {
                 budget--;
@@ -13827,6 +13890,15 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             if (rc == KCTL_ERR_GONE) {
                 r->state = KCTL__RF_LIST;
                 continue;
+            }
+            if (behind) { /* as at the open: a list, after a backoff */
+                r->stats.store_behind++;
+                r->stats.errors++;
+                r->stats.last_error = rc;
+                kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
+                r->state = KCTL__RF_LIST;
+                kctl__rf_backoff(r, now);
+                break;
             }
             if (rc == KCTL_ERR_CLOSED && (r->opened_events || now - r->opened >= KCTL_SEC(1))) {
                 r->stats.watch_restarts++; /* the server's timeout: again from the last version, at once */
@@ -14003,6 +14075,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     rd.seed = desc->seed;
     rd.allocator = desc->allocator;
     rd.wake = desc->wake;
+    rd.logger = desc->logger;
     if ((rc = kctl_indexer_create(&xd, &inf->ix)) != KCTL_OK) goto fail;
     fd.known = inf->ix;
     if ((rc = kctl_fifo_create(&fd, &inf->fifo)) != KCTL_OK) goto fail;

@@ -190,6 +190,24 @@
     connection of its own. Create and destroy it from one thread.
 
 
+    WAKE-UPS (the step loop)
+    ========================
+    Both transports implement watch_notify (kctl.h, TRANSPORT), so a
+    single-threaded manager (kctl_manager_step with desc.wake) on a remote
+    store sleeps until its next real deadline and is woken when a watch
+    has news: no 1 Hz poll. A watch read on the caller's thread gets, once
+    a wake-up is registered, a small thread of its own (128 KiB of stack,
+    a pipe) that waits on the watch's socket while the reader is idle (its
+    last watch_next said AGAIN) and calls the wake-up once when bytes, the
+    stream's end or a reset arrive; the next AGAIN arms it again. It never
+    calls libcurl. etcd's progress notifications and an API server's
+    bookmarks are news too: they wake the loop at their own interval
+    (etcd's default is 10 minutes). The one exception: under
+    KCTL_NO_THREADS there is nothing to wait on the socket, watch_notify
+    answers UNSUPPORTED and an idle watch is polled every
+    KCTL_REFLECTOR_POLL_NS (1 s), as a transport without the entry is.
+
+
     LIMITS
     ======
     - Kubernetes: a watch event (one line) beyond max_message_bytes
@@ -915,6 +933,7 @@ typedef struct kctl__hstream {
     CURLcode cc;
     long code;
     long retry_after;      /* the answer's Retry-After in seconds (-1: none; -2: a date) */
+    int sock;              /* the connection's socket as libcurl opened it (-1: none), for watch_notify */
 } kctl__hstream;
 
 /* Bytes a stream holds beyond max_msg: the whole lines not read yet, and
@@ -955,6 +974,18 @@ static size_t kctl__hstream_write(char *data, size_t size, size_t n, void *ud) {
     return len;
 }
 
+/* libcurl's socket of a stream: remembered when opened, forgotten when
+   closed (kctl__hnotify waits on it). */
+static int kctl__hstream_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose) {
+    if (purpose == CURLSOCKTYPE_IPCXN) ((kctl__hstream *)ud)->sock = (int)fd;
+    return CURL_SOCKOPT_OK;
+}
+static int kctl__hstream_closesocket(void *ud, curl_socket_t fd) {
+    kctl__hstream *s = (kctl__hstream *)ud;
+    if (s->sock == (int)fd) s->sock = -1;
+    return close((int)fd);
+}
+
 static void kctl__hstream_close(kctl__hstream *s) {
     if (!s || !s->h) return; /* never opened, or closed already */
     if (s->easy) {
@@ -979,6 +1010,7 @@ static int kctl__hstream_start(kctl__http *h, size_t ep, const kctl__hreq *q, kc
     s->ep = ep;
     s->max_msg = h->max_msg;
     s->retry_after = -1;
+    s->sock = -1;
     kctl__hbuf_init(&s->buf, &h->a, h->max_msg + KCTL__HSTREAM_SLACK);
     kctl__hbuf_init(&url, &h->a, 8192);
     kctl__hbuf_str(&url, h->ep[ep]);
@@ -1011,6 +1043,10 @@ static int kctl__hstream_start(kctl__http *h, size_t ep, const kctl__hreq *q, kc
     curl_easy_setopt(s->easy, CURLOPT_WRITEFUNCTION, kctl__hstream_write);
     curl_easy_setopt(s->easy, CURLOPT_WRITEDATA, s);
     curl_easy_setopt(s->easy, CURLOPT_FORBID_REUSE, 1L); /* a watch's connection is its own */
+    curl_easy_setopt(s->easy, CURLOPT_SOCKOPTFUNCTION, kctl__hstream_sockopt);
+    curl_easy_setopt(s->easy, CURLOPT_SOCKOPTDATA, s);
+    curl_easy_setopt(s->easy, CURLOPT_CLOSESOCKETFUNCTION, kctl__hstream_closesocket);
+    curl_easy_setopt(s->easy, CURLOPT_CLOSESOCKETDATA, s);
     kctl__hbuf_free(&url);
     if (curl_multi_add_handle(s->multi, s->easy) != CURLM_OK) {
         kctl__hstream_close(s);
@@ -1131,6 +1167,179 @@ static const char *kctl__hstream_rest(kctl__hstream *s, size_t *n) {
     return s->buf.p ? s->buf.p + s->start : "";
 }
 
+/* ---- wake-ups: watch_notify for a stream read on the caller's thread.
+   A small thread per registered watch waits (poll) on the stream's socket
+   while the reader is idle (its last watch_next said AGAIN) and calls the
+   wake-up once when the socket becomes readable (bytes, the end, a
+   reset), then waits to be armed again by the next AGAIN: one wake-up per
+   idle spell with news, never a stream of them while bytes wait to be
+   read. The thread never touches libcurl: libcurl tells the stream its
+   socket as it opens and closes it (CURLOPT_SOCKOPTFUNCTION,
+   CURLOPT_CLOSESOCKETFUNCTION), the reader hands it over when it arms,
+   and reads the bytes itself.
+   A socket closed or reused meanwhile costs a wake-up too many, which the
+   contract allows. Under KCTL_NO_THREADS there is no thread to wait:
+   watch_notify answers UNSUPPORTED and the reflector polls the stream
+   every KCTL_REFLECTOR_POLL_NS (the one exception to "no periodic
+   wake-up"; see the header's doc). */
+#ifndef KCTL_NO_THREADS
+#include <poll.h>
+typedef struct kctl__hnotify {
+    pthread_t th;
+    pthread_mutex_t mu;
+    int pipe[2];        /* a byte to [1]: look at fd/armed/stop again */
+    int fd;             /* the socket to wait on (-1: none known) */
+    bool armed, stop;
+    kctl_wake wake;
+    kctl_allocator a;
+} kctl__hnotify;
+
+static void *kctl__hnotify_main(void *arg) {
+    kctl__hnotify *n = (kctl__hnotify *)arg;
+    for (;;) {
+        struct pollfd p[2];
+        int fd;
+        bool fire = false;
+        pthread_mutex_lock(&n->mu);
+        if (n->stop) {
+            pthread_mutex_unlock(&n->mu);
+            return NULL;
+        }
+        fd = n->armed ? n->fd : -1;
+        pthread_mutex_unlock(&n->mu);
+        p[0].fd = n->pipe[0];
+        p[0].events = POLLIN;
+        p[0].revents = 0;
+        p[1].fd = fd;
+        p[1].events = POLLIN;
+        p[1].revents = 0;
+        if (poll(p, fd >= 0 ? 2 : 1, -1) < 0) {
+            if (errno == EINTR) continue;
+            return NULL; /* cannot wait: the stall deadline still ends an idle watch */
+        }
+        if (p[0].revents) {
+            char b[64];
+            while (read(n->pipe[0], b, sizeof b) > 0) { }
+            continue;
+        }
+        if (fd < 0 || !p[1].revents) continue;
+        pthread_mutex_lock(&n->mu);
+        if (n->armed && n->fd == fd) {
+            n->armed = false; /* once: the reader arms again when idle */
+            fire = true;
+        }
+        if (fire) n->wake.fn(n->wake.user_data); /* under mu: a close waits for it */
+        pthread_mutex_unlock(&n->mu);
+    }
+}
+
+static void kctl__hnotify_kick(kctl__hnotify *n) {
+    char b = 1;
+    ssize_t r = write(n->pipe[1], &b, 1); /* a full pipe already says "look again" */
+    (void)r;
+}
+
+/* The stream's socket, or -1. */
+static int kctl__hstream_socket(const kctl__hstream *s) { return s->easy && !s->done ? s->sock : -1; }
+
+/* The reader of s is idle: wake on what comes next. A stream that has
+   ended wakes at once (its end is news: watch_next says so). */
+static void kctl__hnotify_arm(kctl__hnotify *n, kctl__hstream *s) {
+    int fd;
+    bool kick;
+    if (!n) return;
+    fd = kctl__hstream_socket(s);
+    pthread_mutex_lock(&n->mu);
+    if (fd < 0) { /* no socket to wait on (rare: between connections): wake once, then the stall deadline */
+        if (n->fd >= 0) n->wake.fn(n->wake.user_data);
+        n->armed = false;
+        n->fd = -1;
+        pthread_mutex_unlock(&n->mu);
+        return;
+    }
+    kick = !n->armed || n->fd != fd;
+    n->armed = true;
+    n->fd = fd;
+    pthread_mutex_unlock(&n->mu);
+    if (kick) kctl__hnotify_kick(n);
+}
+
+/* Stop and free *np (NULL is fine): the thread is gone when it returns. */
+static void kctl__hnotify_stop(kctl__hnotify **np) {
+    kctl__hnotify *n = *np;
+    if (!n) return;
+    pthread_mutex_lock(&n->mu);
+    n->stop = true;
+    pthread_mutex_unlock(&n->mu);
+    kctl__hnotify_kick(n);
+    pthread_join(n->th, NULL);
+    close(n->pipe[0]);
+    close(n->pipe[1]);
+    pthread_mutex_destroy(&n->mu);
+    kctl__http_free(&n->a, n);
+    *np = NULL;
+}
+
+/* Register wake for the stream s (again: the new wake replaces the old). */
+static int kctl__hnotify_start(kctl__hnotify **np, const kctl_allocator *a, kctl__hstream *s, const kctl_wake *wake) {
+    kctl__hnotify *n = *np;
+    pthread_attr_t at;
+    int i, rc;
+    if (!wake || !wake->fn) return KCTL_ERR_INVALID_ARG;
+    if (kctl__hstream_socket(s) < 0) return KCTL_ERR_UNSUPPORTED; /* nothing to wait on: poll it */
+    if (n) {
+        pthread_mutex_lock(&n->mu);
+        n->wake = *wake;
+        pthread_mutex_unlock(&n->mu);
+        kctl__hnotify_arm(n, s);
+        return KCTL_OK;
+    }
+    if (!(n = (kctl__hnotify *)kctl__http_alloc(a, sizeof *n))) return KCTL_ERR_NOMEM;
+    memset(n, 0, sizeof *n);
+    n->a = *a;
+    n->fd = -1;
+    n->wake = *wake;
+    if (pipe(n->pipe) != 0) {
+        kctl__http_free(a, n);
+        return KCTL_ERR_IO;
+    }
+    for (i = 0; i < 2; i++) {
+        fcntl(n->pipe[i], F_SETFL, fcntl(n->pipe[i], F_GETFL) | O_NONBLOCK);
+        fcntl(n->pipe[i], F_SETFD, FD_CLOEXEC);
+    }
+    if (pthread_mutex_init(&n->mu, NULL) != 0) {
+        close(n->pipe[0]);
+        close(n->pipe[1]);
+        kctl__http_free(a, n);
+        return KCTL_ERR_NOMEM;
+    }
+    rc = pthread_attr_init(&at);
+    if (rc == 0) {
+        pthread_attr_setstacksize(&at, 128 * 1024); /* a poll loop */
+        rc = pthread_create(&n->th, &at, kctl__hnotify_main, n);
+        pthread_attr_destroy(&at);
+    }
+    if (rc != 0) {
+        pthread_mutex_destroy(&n->mu);
+        close(n->pipe[0]);
+        close(n->pipe[1]);
+        kctl__http_free(a, n);
+        return KCTL_ERR_NOMEM;
+    }
+    *np = n;
+    kctl__hnotify_arm(n, s); /* what came before the registration wakes at once */
+    return KCTL_OK;
+}
+#else
+typedef struct kctl__hnotify { int unused; } kctl__hnotify;
+static void kctl__hnotify_arm(kctl__hnotify *n, kctl__hstream *s) { (void)n; (void)s; }
+static void kctl__hnotify_stop(kctl__hnotify **np) { (void)np; }
+static int kctl__hnotify_start(kctl__hnotify **np, const kctl_allocator *a, kctl__hstream *s, const kctl_wake *wake) {
+    (void)np; (void)a; (void)s; (void)wake;
+    return KCTL_ERR_UNSUPPORTED;
+}
+#endif
+
 /* ------------------------------------------------------------------ >>etcd ETCD */
 typedef struct kctl__etcd {
     kctl__http http;
@@ -1221,6 +1430,25 @@ static uint64_t kctl__ejson_u64(const kctl_json *j, uint32_t from, const char *p
 
 /* etcd's error body ({"error","message","code"}, code a gRPC code) as a
    kctl code and, when st is given, a Status. */
+/* etcd is behind the revision asked for ("required revision is a future
+   revision", or a watch whose start is past etcd's revision): TIMEOUT
+   with the Status an API server gives, cause ResourceVersionTooLarge, so
+   that a reflector lists again instead of asking for it forever. asked
+   and current are named when known (not 0). */
+static int kctl__etcd_future(kctl_api_status *st, uint64_t asked, uint64_t current) {
+    char msg[112];
+    kctl_status_cause c;
+    if (!st) return KCTL_ERR_TIMEOUT;
+    if (asked) snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)asked,
+                        (unsigned long long)current);
+    else snprintf(msg, sizeof msg, "Timeout: Too large resource version: etcd: required revision is a future revision");
+    c.reason = "ResourceVersionTooLarge";
+    c.message = "Too large resource version";
+    c.field = "";
+    if (kctl_api_status_set(st, 504, "Timeout", msg, NULL, NULL, NULL, &c, 1) == KCTL_OK) st->retry_after_s = 1;
+    return KCTL_ERR_TIMEOUT;
+}
+
 static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_allocator *a, kctl_api_status *st) {
     kctl__ejson r;
     char msg[512], full[600];
@@ -1249,7 +1477,8 @@ static int kctl__etcd_error(long http, const char *body, size_t len, const kctl_
     case 9: rc = KCTL_ERR_INVALID_ARG; reason = "BadRequest"; break;
     case 11:
         if (strstr(msg, "compacted")) { rc = KCTL_ERR_GONE; reason = "Expired"; http = 410; }
-        else { rc = KCTL_ERR_TIMEOUT; reason = "Timeout"; http = 504; } /* a future revision */
+        else if (strstr(msg, "future revision")) return kctl__etcd_future(st, 0, 0); /* a page read at a revision etcd no longer has */
+        else { rc = KCTL_ERR_TIMEOUT; reason = "Timeout"; http = 504; }
         break;
     case 14: rc = KCTL_ERR_IO; reason = "ServiceUnavailable"; break;
     case 16: rc = KCTL_ERR_UNAUTHORIZED; reason = "Unauthorized"; break;
@@ -1869,6 +2098,7 @@ typedef struct kctl__ewatch {
                                  a fragment left unfinished (held until it is whole) */
     int after;                /* a result due once the queue is empty (GONE, ...) */
     kctl_api_status after_st;
+    kctl__hnotify *nt;        /* watch_notify's waiter (NULL: none) */
 } kctl__ewatch;
 
 static void kctl__ewatch_qclear(kctl__ewatch *w) {
@@ -2039,6 +2269,7 @@ static void kctl__etcd_watch_close(void *self, kctl_watch *watch) {
     kctl__ewatch *w = (kctl__ewatch *)watch;
     (void)self;
     if (!w) return;
+    kctl__hnotify_stop(&w->nt); /* before its socket goes */
     kctl__hstream_close(&w->s);
     kctl__ewatch_qclear(w);
     kctl__http_free(&w->e->http.a, w->q);
@@ -2116,12 +2347,9 @@ static int kctl__ewatch_start(kctl__ewatch *w, uint64_t from, kctl_api_status *s
                     kctl__ejson_free(&r);
                     rc = kctl__ewatch_message(w, line, ln, st); /* refused at once: the reason */
                     if (rc == KCTL_OK) rc = KCTL_ERR_PROTO;
-                } else if (from > now + 1) { /* Kubernetes' "too large resource version" */
-                    char msg[112];
-                    snprintf(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)(from - 1),
-                             (unsigned long long)now);
-                    if (st) kctl_api_status_set(st, 504, "Timeout", msg, NULL, NULL, NULL, NULL, 0);
-                    rc = KCTL_ERR_TIMEOUT;
+                } else if (from > now + 1) { /* Kubernetes' "too large resource version": etcd is behind
+                                                the version asked for (restored from an older snapshot) */
+                    rc = kctl__etcd_future(st, from - 1, now);
                 }
             }
             kctl__ejson_free(&r);
@@ -2257,7 +2485,10 @@ static int kctl__etcd_watch_next(void *self, kctl_watch *watch, uint64_t timeout
             if (rc != KCTL_OK) w->after = rc; /* after the events already queued */
             continue;
         }
-        if (rc == KCTL_ERR_AGAIN) return rc;
+        if (rc == KCTL_ERR_AGAIN) {
+            kctl__hnotify_arm(w->nt, &w->s); /* idle: wake on what comes next */
+            return rc;
+        }
         if (rc == KCTL_ERR_IO) { /* the stream ended or broke: watch again, from the next endpoint */
             kctl__hmutex_lock(&w->e->http.mu);
             if (w->e->http.cur == w->s.ep) { w->e->http.cur = (w->s.ep + 1) % w->e->http.nep; w->e->http.n_failovers++; }
@@ -2266,6 +2497,15 @@ static int kctl__etcd_watch_next(void *self, kctl_watch *watch, uint64_t timeout
         }
         w->after = rc;
     }
+}
+
+/* watch_notify: see kctl__hnotify. OK, UNSUPPORTED (KCTL_NO_THREADS, or
+   no socket to wait on: poll), INVALID_ARG, NOMEM, IO (no pipe). */
+static int kctl__etcd_watch_notify(void *self, kctl_watch *watch, const kctl_wake *wake) {
+    kctl__ewatch *w = (kctl__ewatch *)watch;
+    (void)self;
+    if (!w) return KCTL_ERR_INVALID_ARG;
+    return kctl__hnotify_start(&w->nt, &w->e->http.a, &w->s, wake);
 }
 
 /* ---- the transport */
@@ -2288,7 +2528,8 @@ static void kctl__etcd_destroy(void *self) {
 
 static const kctl_transport_vtable kctl__etcd_vt = {
     kctl__etcd_list, kctl__etcd_watch_open, kctl__etcd_watch_next, kctl__etcd_watch_close, kctl__etcd_get,
-    kctl__etcd_create, kctl__etcd_update, kctl__etcd_update_status, kctl__etcd_patch, kctl__etcd_remove, kctl__etcd_destroy, NULL
+    kctl__etcd_create, kctl__etcd_update, kctl__etcd_update_status, kctl__etcd_patch, kctl__etcd_remove, kctl__etcd_destroy,
+    kctl__etcd_watch_notify
 };
 
 static uint64_t kctl__etcd_seed(void) {
@@ -3016,6 +3257,7 @@ typedef struct kctl__kwatch {
     char initial_rv[KCTL_RV_MAX];
     int after;                /* the result once the stream has nothing more */
     kctl_api_status after_st;
+    kctl__hnotify *nt;        /* watch_notify's waiter (NULL: none) */
 } kctl__kwatch;
 
 /* One line of a watch stream ({"type":"...","object":{...}}): OK with *ev
@@ -3085,6 +3327,7 @@ static void kctl__kube_watch_close(void *self, kctl_watch *watch) {
     kctl__kwatch *w = (kctl__kwatch *)watch;
     (void)self;
     if (!w) return;
+    kctl__hnotify_stop(&w->nt); /* before its socket goes */
     kctl__hstream_close(&w->s);
     kctl_obj_list_free(&w->initial);
     kctl_api_status_clear(&w->after_st);
@@ -3254,7 +3497,10 @@ static int kctl__kube_watch_next(void *self, kctl_watch *watch, uint64_t timeout
             if (rc != KCTL_OK) w->after = rc; /* the stream has nothing more for the watcher */
             continue;
         }
-        if (rc == KCTL_ERR_AGAIN) return rc;
+        if (rc == KCTL_ERR_AGAIN) {
+            kctl__hnotify_arm(w->nt, &w->s); /* idle: wake on what comes next */
+            return rc;
+        }
         if (rc == KCTL_ERR_IO) {
             size_t left, i;
             const char *rest = kctl__hstream_rest(&w->s, &left);
@@ -3278,6 +3524,14 @@ static int kctl__kube_watch_next(void *self, kctl_watch *watch, uint64_t timeout
     }
 }
 
+/* watch_notify: as the etcd transport's (kctl__hnotify). */
+static int kctl__kube_watch_notify(void *self, kctl_watch *watch, const kctl_wake *wake) {
+    kctl__kwatch *w = (kctl__kwatch *)watch;
+    (void)self;
+    if (!w) return KCTL_ERR_INVALID_ARG;
+    return kctl__hnotify_start(&w->nt, &w->k->http.a, &w->s, wake);
+}
+
 /* ---- the transport */
 static void kctl__kube_destroy(void *self) {
     kctl__kube *k = (kctl__kube *)self;
@@ -3296,7 +3550,8 @@ static void kctl__kube_destroy(void *self) {
 
 static const kctl_transport_vtable kctl__kube_vt = {
     kctl__kube_list, kctl__kube_watch_open, kctl__kube_watch_next, kctl__kube_watch_close, kctl__kube_get,
-    kctl__kube_create, kctl__kube_update, kctl__kube_update_status, kctl__kube_patch, kctl__kube_remove, kctl__kube_destroy, NULL
+    kctl__kube_create, kctl__kube_update, kctl__kube_update_status, kctl__kube_patch, kctl__kube_remove, kctl__kube_destroy,
+    kctl__kube_watch_notify
 };
 
 KCTL_API int kctl_kube_create(const kctl_kube_desc *desc, kctl_transport *out) {

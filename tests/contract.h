@@ -52,7 +52,9 @@
       watch_event_versions  an event's object at the event's version [EVENT_VERSIONS]
       watch_resume          from the last event's version: nothing lost or repeated
       watch_gone            a compacted version is GONE (410) [compact]
-      watch_too_new         TIMEOUT [TOO_NEW, ORDERED_VERSIONS]
+      watch_too_new         TIMEOUT, its Status naming ResourceVersionTooLarge (a
+                            cause, or the message: a reflector relists on it)
+                            [TOO_NEW, ORDERED_VERSIONS]
       watch_bookmark        a BOOKMARK past filtered events [BOOKMARKS]
       watch_label_selector  leave: DELETED at the event's version; enter: ADDED
                             [LABEL_SELECTOR]

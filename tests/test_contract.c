@@ -1181,18 +1181,27 @@ static void kc_watch_too_new(void) {
     kctl_watch *w = NULL;
     kctl_event ev;
     char from[KCTL_RV_MAX], ahead[KCTL_RV_MAX];
+    kctl_api_status st;
+    size_t i;
+    bool named = false;
     int rc;
     KC_NEED(KC_CAP_TOO_NEW | KC_CAP_ORDERED_VERSIONS);
     if (!kc_open(&s)) return;
     KT_EQ_INT(kc_create(&s, "a", NULL, NULL, NULL, NULL), KCTL_OK);
     KC_LIST_RV(&s, from);
     snprintf(ahead, sizeof ahead, "%llu", (unsigned long long)(kc_u64(from) + 1000));
-    rc = kctl_transport_watch_open(&s.tp, &s.res, NULL, ahead, &w, NULL);
+    memset(&st, 0, sizeof st);
+    rc = kctl_transport_watch_open(&s.tp, &s.res, NULL, ahead, &w, &st);
     if (rc == KCTL_OK) {
-        rc = kc_next_within(&s, w, kc_wait(), &ev, NULL);
+        rc = kc_next_within(&s, w, kc_wait(), &ev, &st);
         if (rc == KCTL_OK) kctl_event_clear(&ev);
     }
     KT_EQ_INT(rc, KCTL_ERR_TIMEOUT);
+    /* said so that a reflector can tell a store gone back in time (it
+       relists): the cause ResourceVersionTooLarge, or the message */
+    for (i = 0; i < st.cause_count; i++) named |= st.causes[i].reason && !strcmp(st.causes[i].reason, "ResourceVersionTooLarge");
+    KT_CHECK(named || (st.message && strstr(st.message, "Too large resource version")));
+    kctl_api_status_clear(&st);
     kctl_transport_watch_close(&s.tp, w);
     kc_close(&s);
 }

@@ -9,12 +9,17 @@
 #include "kt.h"
 #include "contract.h"
 #include "etcd_harness.h"
+#include <stddef.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 #ifdef KT_HAVE_CURL
 #include "../kctl_http_curl.h"
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #endif
@@ -738,6 +743,541 @@ static void te_leader_two_managers(void) {
     te_mgr_end(&g[1]);
     kt_etcd_destroy(&c, kt.cur_failed > 0);
 }
+
+/* ------------------------------------------------------------ checkpoint */
+/* An informer's checkpoint on etcd (issue 13: the resourceVersion is
+   opaque, so it works on any store): a restart resumes the watch from the
+   saved revision without a list, and reconciles run from the checkpoint
+   while etcd is down; a checkpoint older than etcd's compaction is GONE:
+   one relist, whose diff gives the deletes. Objects are written in bulk
+   (1000 puts a txn, as the transport lays them out) so that 10,000 take
+   a second, not a minute. */
+typedef struct te_ck {
+    unsigned char *data;
+    size_t len;
+    int saves, adds, updates, syncs, deletes, unknown_deletes, runs;
+} te_ck;
+
+static int te_ck_save(const void *data, size_t len, void *ud) {
+    te_ck *c = (te_ck *)ud;
+    free(c->data);
+    if (!(c->data = (unsigned char *)malloc(len ? len : 1))) return KCTL_ERR_NOMEM;
+    memcpy(c->data, data, len);
+    c->len = len;
+    c->saves++;
+    return KCTL_OK;
+}
+static int te_ck_load(const void **data, size_t *len, void *ud) {
+    te_ck *c = (te_ck *)ud;
+    if (!c->data) return KCTL_ERR_NOT_FOUND;
+    *data = c->data;
+    *len = c->len;
+    return KCTL_OK;
+}
+static void te_ck_add(kctl_obj *o, void *ud) { (void)o; ((te_ck *)ud)->adds++; }
+static void te_ck_update(kctl_obj *o, kctl_obj *n, void *ud) {
+    te_ck *c = (te_ck *)ud;
+    if (strcmp(kctl_obj_resource_version(o), kctl_obj_resource_version(n)) == 0) c->syncs++;
+    else c->updates++;
+}
+static void te_ck_delete(const char *k, kctl_obj *o, bool unknown, void *ud) {
+    te_ck *c = (te_ck *)ud;
+    (void)k;
+    (void)o;
+    c->deletes++;
+    c->unknown_deletes += unknown;
+}
+static kctl_reconcile_result te_ck_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    ((te_ck *)ctx->user_data)->runs++;
+    return r;
+}
+
+static const kctl_resource te_ck_res = { "example.kctl.io", "v1", "widgets", "ckpt" };
+
+/* An informer on t with a counting handler and c's checkpoint;
+   set_checkpoint must answer expect. */
+static kctl_informer *te_ck_informer(kctl_transport t, te_ck *c, int expect) {
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_checkpoint_desc cd = kctl_checkpoint_desc_init();
+    kctl_handler h;
+    memset(&d, 0, sizeof d);
+    d.transport = t;
+    d.resource = te_ck_res;
+    if (kctl_informer_create(&d, &inf) != KCTL_OK) return NULL;
+    memset(&h, 0, sizeof h);
+    h.on_add = te_ck_add;
+    h.on_update = te_ck_update;
+    h.on_delete = te_ck_delete;
+    h.user_data = c;
+    kctl_informer_add_handler(inf, &h);
+    cd.save_fn = te_ck_save;
+    cd.load_fn = te_ck_load;
+    cd.user_data = c;
+    KT_EQ_INT(kctl_informer_set_checkpoint(inf, &cd), expect);
+    return inf;
+}
+
+/* The etcd key of widget name in namespace ckpt under prefix. */
+static void te_ck_key(char *key, size_t cap, const char *prefix, const char *name) {
+    snprintf(key, cap, "%s/example.kctl.io/widgets/ckpt/%s", prefix, name);
+}
+static void te_ck_doc(char *doc, size_t cap, const char *name, int v) {
+    snprintf(doc, cap, "{\"apiVersion\":\"example.kctl.io/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ckpt\"},"
+             "\"spec\":{\"v\":%d}}", name, v);
+}
+
+/* Put w-00000 .. w-(n-1) under prefix, 1000 a txn (the cluster runs with
+   --max-txn-ops=1000). 0, or -1. */
+static int te_ck_bulk(const char *url, const char *prefix, int n) {
+    char *body = (char *)malloc(1000 * 400 + 64);
+    int i = 0, rc = 0;
+    while (body && rc == 0 && i < n) {
+        kt_etcd_reply r = {0};
+        size_t len = (size_t)sprintf(body, "{\"success\":[");
+        int k;
+        for (k = 0; k < 1000 && i < n; k++, i++) {
+            char name[16], key[96], doc[256], *kb, *vb;
+            snprintf(name, sizeof name, "w-%05d", i);
+            te_ck_key(key, sizeof key, prefix, name);
+            te_ck_doc(doc, sizeof doc, name, 0);
+            kb = kt_etcd_b64(key, strlen(key));
+            vb = kt_etcd_b64(doc, strlen(doc));
+            len += (size_t)sprintf(body + len, "%s{\"request_put\":{\"key\":\"%s\",\"value\":\"%s\"}}", k ? "," : "", kb, vb);
+            free(kb);
+            free(vb);
+        }
+        sprintf(body + len, "]}");
+        rc = kt_etcd_http(url, "POST", "/v3/kv/txn", body, NULL, 0, &r);
+        if (rc != 0) kt_fail(__FILE__, __LINE__, "bulk txn: http %d %s", r.http, r.error);
+        kt_etcd_reply_free(&r);
+    }
+    free(body);
+    return body ? rc : -1;
+}
+
+static int te_ck_put(const char *url, const char *prefix, const char *name, int v) {
+    char key[96], doc[256];
+    te_ck_key(key, sizeof key, prefix, name);
+    te_ck_doc(doc, sizeof doc, name, v);
+    return kt_etcd_put(url, NULL, key, doc, 0, NULL);
+}
+static int te_ck_del(const char *url, const char *prefix, const char *name) {
+    char key[96], body[200], *kb;
+    int rc;
+    te_ck_key(key, sizeof key, prefix, name);
+    kb = kt_etcd_b64(key, strlen(key));
+    snprintf(body, sizeof body, "{\"key\":\"%s\"}", kb ? kb : "");
+    free(kb);
+    rc = kt_etcd_http(url, "POST", "/v3/kv/deleterange", body, NULL, 0, NULL);
+    return rc;
+}
+
+/* Step inf (real time, up to 30 s) until done(c, inf) says so. */
+static bool te_ck_until(kctl_informer *inf, te_ck *c, bool (*done)(te_ck *, kctl_informer *)) {
+    uint64_t end = te_now_ns() + KCTL_SEC(30);
+    while (!done(c, inf)) {
+        if (te_now_ns() > end) return false;
+        kctl_informer_step(inf, KCTL_MS(50), NULL);
+    }
+    return true;
+}
+static bool te_ck_synced(te_ck *c, kctl_informer *inf) { (void)c; return kctl_informer_has_synced(inf); }
+static bool te_ck_hundred(te_ck *c, kctl_informer *inf) {
+    (void)inf;
+    return c->adds >= 10000 + 30 && c->updates >= 40 && c->deletes >= 30;
+}
+static uint64_t te_ck_bookmarks_at;
+static bool te_ck_bookmark(te_ck *c, kctl_informer *inf) { /* etcd's progress: everything up to now was sent */
+    kctl_reflector_stats st;
+    (void)c;
+    kctl_informer_read_stats(inf, &st);
+    return st.bookmarks > te_ck_bookmarks_at;
+}
+
+/* A controller with 10,000 cached objects checkpoints and stops; etcd
+   moves on by 100 events (40 updates, 30 creates, 30 deletes) and stops
+   too. The restart, with etcd down, syncs from the checkpoint and runs
+   its 10,000 reconciles; etcd comes back and the watch resumes from the
+   saved revision: no list at all, exactly those 100 events (checked once
+   a progress notification has said everything up to etcd's revision was
+   sent), then 100 reconciles. */
+static void te_ckpt_resume(void) {
+    static const char *const args[] = { "--max-txn-ops=1000", NULL };
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kctl_transport t;
+    kctl_informer *inf;
+    kctl_controller *ctl = NULL;
+    kctl_controller_desc cdesc;
+    kctl_checkpoint_stats cs;
+    kctl_reflector_stats st;
+    te_ck ck;
+    long long rev = 0, saved = 0;
+    char name[16], want[24];
+    size_t done = 0;
+    int i;
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.extra_args = args;
+    TE_START(&c, &o);
+    memset(&ck, 0, sizeof ck);
+    if (te_ck_bulk(c.m[0].url, "/ckpt", 10000) != 0 || te_transport(c.endpoints, "/ckpt", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "setup");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    /* the first run: lists, and checkpoints when it stops */
+    inf = te_ck_informer(t, &ck, KCTL_ERR_NOT_FOUND);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_synced));
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 10000);
+    kctl_informer_destroy(inf);
+    KT_EQ_INT(ck.saves, 1);
+    KT_EQ_INT(kt_etcd_revision(c.m[0].url, NULL, 0, &saved, NULL), 0);
+    /* while it is down, etcd moves on by 100 events */
+    for (i = 0; i < 40; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/ckpt", name, 1), 0); }
+    for (i = 0; i < 30; i++) { snprintf(name, sizeof name, "new-%02d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/ckpt", name, 0), 0); }
+    for (i = 100; i < 130; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_del(c.m[0].url, "/ckpt", name), 0); }
+    KT_EQ_INT(kt_etcd_revision(c.m[0].url, NULL, 0, &rev, NULL), 0);
+    KT_EQ_INT((int)(rev - saved), 100);
+    /* the restart, with etcd down */
+    KT_EQ_INT(kt_etcd_kill(&c, 0), 0);
+    memset(&ck.adds, 0, sizeof ck - offsetof(te_ck, adds));
+    inf = te_ck_informer(t, &ck, KCTL_OK);
+    kctl_informer_checkpoint_stats(inf, &cs);
+    KT_EQ_U64(cs.loaded, 10000);
+    snprintf(want, sizeof want, "%lld", saved);
+    KT_EQ_STR(cs.loaded_rv, want);
+    memset(&cdesc, 0, sizeof cdesc);
+    cdesc.primary = inf;
+    cdesc.transport = t;
+    cdesc.reconcile = te_ck_reconcile;
+    cdesc.user_data = &ck;
+    KT_EQ_INT(kctl_controller_create(&cdesc, &ctl), KCTL_OK);
+    KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_CHECK(kctl_informer_has_synced(inf)); /* synced from the checkpoint */
+    kctl_informer_read_stats(inf, &st);
+    KT_CHECK(st.errors > 0); /* etcd was asked, and was not there */
+    KT_EQ_INT(ck.adds, 10000);
+    if (ctl) KT_EQ_INT(kctl_controller_step(ctl, 20000, &done), KCTL_OK);
+    KT_EQ_U64(done, 10000); /* reconciles ran before the store was reachable */
+    KT_EQ_INT(ck.runs, 10000);
+    /* etcd comes back: the watch resumes from the saved revision */
+    KT_EQ_INT(kt_etcd_restart(&c, 0, 0), 0);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_hundred));
+    kctl_informer_read_stats(inf, &st);
+    te_ck_bookmarks_at = st.bookmarks;
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_bookmark)); /* nothing more is on its way */
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_U64(st.lists, 0);
+    KT_EQ_U64(st.relists, 0);
+    KT_EQ_INT(ck.adds - 10000, 30);
+    KT_EQ_INT(ck.updates, 40);
+    KT_EQ_INT(ck.deletes, 30);
+    KT_EQ_INT(ck.unknown_deletes, 0);
+    KT_EQ_INT(ck.syncs, 0);
+    KT_EQ_U64(st.added, 30);
+    KT_EQ_U64(st.modified, 40);
+    KT_EQ_U64(st.deleted, 30);
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 10000);
+    done = 0;
+    if (ctl) kctl_controller_step(ctl, 20000, &done);
+    KT_EQ_U64(done, 100);
+    kctl_controller_destroy(ctl);
+    kctl_informer_destroy(inf);
+    free(ck.data);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
+static bool te_ck_relisted(te_ck *c, kctl_informer *inf) {
+    kctl_reflector_stats st;
+    (void)c;
+    kctl_informer_read_stats(inf, &st);
+    return st.relists >= 1 && kctl_informer_has_synced(inf);
+}
+
+/* etcd compacted past the checkpoint's revision: the resumed watch is
+   GONE, one relist, whose diff against the checkpointed cache gives the
+   5 deletes (final state unknown), the 5 changes as updates and the 5 new
+   objects as adds. */
+static void te_ckpt_compacted(void) {
+    static const char *const args[] = { "--max-txn-ops=1000", NULL };
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kctl_transport t;
+    kctl_informer *inf;
+    kctl_reflector_stats st;
+    te_ck ck;
+    long long rev = 0;
+    char name[16];
+    int i;
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.extra_args = args;
+    TE_START(&c, &o);
+    memset(&ck, 0, sizeof ck);
+    if (te_ck_bulk(c.m[0].url, "/ckgone", 50) != 0 || te_transport(c.endpoints, "/ckgone", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "setup");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    inf = te_ck_informer(t, &ck, KCTL_ERR_NOT_FOUND);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_synced));
+    kctl_informer_destroy(inf);
+    KT_EQ_INT(ck.saves, 1);
+    for (i = 0; i < 5; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_del(c.m[0].url, "/ckgone", name), 0); }
+    for (i = 5; i < 10; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/ckgone", name, 1), 0); }
+    for (i = 0; i < 5; i++) { snprintf(name, sizeof name, "new-%02d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/ckgone", name, 0), 0); }
+    KT_EQ_INT(kt_etcd_revision(c.m[0].url, NULL, 0, &rev, NULL), 0);
+    KT_EQ_INT(kt_etcd_compact(c.m[0].url, NULL, rev, 0, NULL), 0);
+    memset(&ck.adds, 0, sizeof ck - offsetof(te_ck, adds));
+    inf = te_ck_informer(t, &ck, KCTL_OK);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_relisted));
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_U64(st.lists, 1);
+    KT_EQ_U64(st.relists, 1);
+    KT_EQ_INT(ck.adds, 50 + 5); /* the checkpoint's, then the new ones */
+    KT_EQ_INT(ck.updates, 5);
+    KT_EQ_INT(ck.deletes, 5);
+    KT_EQ_INT(ck.unknown_deletes, 5); /* DeletedFinalStateUnknown */
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 50);
+    kctl_informer_destroy(inf);
+    free(ck.data);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
+/* ------------------------------------------------------ a store gone back */
+/* Copy the tree at src to dst (files and directories; etcd's data
+   directory has nothing else), and remove a tree. 0, or -1. */
+static int te_copy_tree(const char *src, const char *dst) {
+    DIR *d = opendir(src);
+    struct dirent *e;
+    int rc = 0;
+    if (!d || mkdir(dst, 0700) != 0) {
+        if (d) closedir(d);
+        return -1;
+    }
+    while (rc == 0 && (e = readdir(d)) != NULL) {
+        char s[600], t[600];
+        struct stat sb;
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(s, sizeof s, "%s/%s", src, e->d_name);
+        snprintf(t, sizeof t, "%s/%s", dst, e->d_name);
+        if (stat(s, &sb) != 0) rc = -1;
+        else if (S_ISDIR(sb.st_mode)) rc = te_copy_tree(s, t);
+        else {
+            int in = open(s, O_RDONLY), out = open(t, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            char buf[65536];
+            ssize_t n;
+            if (in < 0 || out < 0) rc = -1;
+            while (rc == 0 && (n = read(in, buf, sizeof buf)) > 0)
+                if (write(out, buf, (size_t)n) != n) rc = -1;
+            if (in >= 0) close(in);
+            if (out >= 0) close(out);
+        }
+    }
+    closedir(d);
+    return rc;
+}
+static int te_rm_tree(const char *path) {
+    DIR *d = opendir(path);
+    struct dirent *e;
+    if (!d) return unlink(path);
+    while ((e = readdir(d)) != NULL) {
+        char s[600];
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(s, sizeof s, "%s/%s", path, e->d_name);
+        te_rm_tree(s);
+    }
+    closedir(d);
+    return rmdir(path);
+}
+
+static bool te_ck_behind(te_ck *c, kctl_informer *inf) {
+    kctl_reflector_stats st;
+    (void)c;
+    kctl_informer_read_stats(inf, &st);
+    return st.relists >= 1;
+}
+static bool te_ck_later(te_ck *c, kctl_informer *inf) {
+    (void)inf;
+    return c->adds >= 10 + 1;
+}
+
+/* etcd restored from an older snapshot (its data directory as it was at
+   revision 6, copied while it was stopped): the informer had seen
+   revision 11. Its watch breaks with the restart; watching again from 11
+   is refused (etcd's revision is 6: "too large resource version"), which
+   used to be retried forever; now it is counted and, after a backoff,
+   the informer lists etcd as it is: the 5 objects written after the
+   snapshot are deletes with their final state unknown, and the watch
+   goes on from etcd's revision (a new object arrives). */
+static void te_store_went_back(void) {
+    kt_etcd_cluster c;
+    kctl_transport t;
+    kctl_informer *inf;
+    kctl_reflector_stats st;
+    te_ck ck;
+    char name[16], backup[320];
+    int i;
+    KT_ETCD_REQUIRE_CURL();
+    TE_START(&c, NULL);
+    memset(&ck, 0, sizeof ck);
+    snprintf(backup, sizeof backup, "%s/m1-snapshot", c.dir);
+    if (te_transport(c.endpoints, "/behind", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "transport");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    for (i = 0; i < 5; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/behind", name, 0), 0); }
+    /* the snapshot: etcd stopped, its data directory copied */
+    KT_CHECK(kt_etcd_term(&c, 0, 0) >= 0);
+    KT_EQ_INT(te_copy_tree(c.m[0].data_dir, backup), 0);
+    KT_EQ_INT(kt_etcd_restart(&c, 0, 0), 0);
+    for (i = 5; i < 10; i++) { snprintf(name, sizeof name, "w-%05d", i); KT_EQ_INT(te_ck_put(c.m[0].url, "/behind", name, 0), 0); }
+    inf = te_ck_informer(t, &ck, KCTL_ERR_NOT_FOUND);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_synced));
+    KT_EQ_INT(ck.adds, 10);
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_STR(st.last_rv, "11");
+    /* etcd restored from the snapshot */
+    KT_EQ_INT(kt_etcd_kill(&c, 0), 0);
+    KT_EQ_INT(te_rm_tree(c.m[0].data_dir), 0);
+    KT_EQ_INT(rename(backup, c.m[0].data_dir), 0);
+    KT_EQ_INT(kt_etcd_restart(&c, 0, 0), 0);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_behind));
+    kctl_informer_read_stats(inf, &st);
+    KT_CHECK(st.store_behind >= 1);
+    KT_EQ_U64(st.relists, 1);
+    KT_EQ_STR(st.last_rv, "6");
+    KT_EQ_INT(ck.deletes, 5); /* w-5..9: not in the snapshot */
+    KT_EQ_INT(ck.unknown_deletes, 5);
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 5);
+    KT_EQ_INT(te_ck_put(c.m[0].url, "/behind", "later", 0), 0);
+    KT_CHECK(te_ck_until(inf, &ck, te_ck_later));
+    KT_EQ_INT(ck.adds, 10 + 1);
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_STR(st.last_rv, "7");
+    kctl_informer_destroy(inf);
+    free(ck.data);
+    kctl_transport_destroy(&t);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
+
+/* ------------------------------------------------------------ the step loop */
+/* A single-threaded manager (kctl_manager_step) on etcd: the transport's
+   watch_notify wakes it when the watch has news, so an idle loop asks for
+   no wake-up before its next real deadline (here the watch's stall check,
+   minutes away: no lease, no resync, and etcd's progress notifications at
+   10 minutes, etcd's own default), not the 1 s poll a transport without
+   the entry gets; an etcd write calls the wake-up, and the next step
+   reconciles it. Waiting for the wake-up is waiting for a real server (a
+   deadline, never a figure of elapsed time in a check). */
+typedef struct te_wk {
+    pthread_mutex_t mu;
+    int wakes, runs;
+} te_wk;
+static void te_wk_wake(void *ud) { /* from the transport's waiter thread */
+    te_wk *w = (te_wk *)ud;
+    pthread_mutex_lock(&w->mu);
+    w->wakes++;
+    pthread_mutex_unlock(&w->mu);
+}
+static int te_wk_wakes(te_wk *w) {
+    int n;
+    pthread_mutex_lock(&w->mu);
+    n = w->wakes;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+static kctl_reconcile_result te_wk_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    ((te_wk *)ctx->user_data)->runs++;
+    return r;
+}
+
+/* Step m until it is idle (a deadline later than now); false after 50 steps. */
+static bool te_wk_idle(kctl_manager *m, uint64_t *dl, uint64_t *now) {
+    int i;
+    for (i = 0; i < 50; i++) {
+        if (kctl_manager_step(m, 64, dl) != KCTL_OK) return false;
+        *now = kctl_clock_now(NULL);
+        if (*dl > *now) return true;
+    }
+    return false;
+}
+
+static void te_step_wake(void) {
+    kt_etcd_cluster c;
+    kt_etcd_opts o;
+    kctl_transport t;
+    kctl_manager_desc md;
+    kctl_manager *m = NULL;
+    kctl_controller_desc cd;
+    te_wk wk;
+    uint64_t dl = 0, now = 0, end;
+    int w0, i, k;
+    KT_ETCD_REQUIRE_CURL();
+    memset(&o, 0, sizeof o);
+    o.progress_notify_ms = 600000;
+    TE_START(&c, &o);
+    memset(&wk, 0, sizeof wk);
+    pthread_mutex_init(&wk.mu, NULL);
+    if (te_transport(c.endpoints, "/step", NULL, &t) != KCTL_OK) {
+        kt_fail(__FILE__, __LINE__, "transport");
+        kt_etcd_destroy(&c, true);
+        return;
+    }
+    for (i = 0; i < 3; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "s%d", i);
+        KT_EQ_INT(te_create(&t, name, "{}", NULL), KCTL_OK);
+    }
+    memset(&md, 0, sizeof md);
+    md.transport = t;
+    md.wake.fn = te_wk_wake;
+    md.wake.user_data = &wk;
+    KT_EQ_INT(kctl_manager_create(&md, &m), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.name = "widgets";
+    cd.reconcile = te_wk_reconcile;
+    cd.user_data = &wk;
+    if (m && kctl_manager_informer(m, &te_res, NULL, NULL, &cd.primary) == KCTL_OK &&
+        kctl_manager_add_controller(m, &cd, NULL) == KCTL_OK) {
+        KT_CHECK(te_wk_idle(m, &dl, &now));
+        KT_EQ_INT(wk.runs, 3);
+        /* idle: the next deadline is the stall check, not a 1 s poll */
+        KT_CHECK(dl > now + KCTL_SEC(1));
+        KT_CHECK(dl > now + KCTL_SEC(60));
+        w0 = te_wk_wakes(&wk);
+        /* an etcd write wakes the loop, which sleeps until woken (an
+           event may come in more than one piece, each a wake-up) and then
+           steps until idle; twice */
+        for (k = 0; k < 2; k++) {
+            KT_EQ_INT(te_create(&t, k ? "later" : "late", "{}", NULL), KCTL_OK);
+            for (i = 0; i < 20 && wk.runs < 4 + k; i++) {
+                end = te_now_ns() + KCTL_SEC(10);
+                while (te_wk_wakes(&wk) == w0 && te_now_ns() < end) te_nap_ms(5);
+                if (te_wk_wakes(&wk) == w0) break; /* never woken */
+                w0 = te_wk_wakes(&wk);
+                KT_CHECK(te_wk_idle(m, &dl, &now));
+                KT_CHECK(dl > now + KCTL_SEC(60));
+            }
+            KT_EQ_INT(wk.runs, 4 + k); /* woken, and reconciled */
+        }
+    } else {
+        kt_fail(__FILE__, __LINE__, "manager");
+    }
+    kctl_manager_destroy(m);
+    kctl_transport_destroy(&t);
+    pthread_mutex_destroy(&wk.mu);
+    kt_etcd_destroy(&c, kt.cur_failed > 0);
+}
 #endif /* KT_HAVE_CURL */
 
 void kt_suite_etcd(void) {
@@ -764,6 +1304,10 @@ void kt_suite_etcd(void) {
     KT_RUN(te_watch_burst);
     KT_RUN(te_watch_fragments);
     KT_RUN(te_leader_two_managers);
+    KT_RUN(te_ckpt_resume);
+    KT_RUN(te_ckpt_compacted);
+    KT_RUN(te_store_went_back);
+    KT_RUN(te_step_wake);
 #else
     kt_run(te_contract_unavailable, "contract/etcd");
 #endif

@@ -646,6 +646,98 @@ static void tk_checkpoint_resume(void) {
     free(c.data);
     kctl_transport_destroy(&t);
 }
+
+/* ---- the step loop on the Kubernetes transport: its watch_notify wakes
+   a single-threaded manager when the watch has news, so an idle loop
+   asks for no wake-up within the 1 s poll a transport without the entry
+   gets; a write through the server wakes it. (The wait for the wake-up
+   is a deadline on a real server, never a figure of elapsed time.) */
+typedef struct tk_wk {
+    pthread_mutex_t mu;
+    int wakes, runs;
+} tk_wk;
+static void tk_wk_wake(void *ud) {
+    tk_wk *w = (tk_wk *)ud;
+    pthread_mutex_lock(&w->mu);
+    w->wakes++;
+    pthread_mutex_unlock(&w->mu);
+}
+static int tk_wk_wakes(tk_wk *w) {
+    int n;
+    pthread_mutex_lock(&w->mu);
+    n = w->wakes;
+    pthread_mutex_unlock(&w->mu);
+    return n;
+}
+static kctl_reconcile_result tk_wk_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    ((tk_wk *)ctx->user_data)->runs++;
+    return r;
+}
+static bool tk_wk_idle(kctl_manager *m, uint64_t *dl, uint64_t *now) {
+    int i;
+    for (i = 0; i < 50; i++) {
+        if (kctl_manager_step(m, 64, dl) != KCTL_OK) return false;
+        *now = kctl_clock_now(NULL);
+        if (*dl > *now) return true;
+    }
+    return false;
+}
+static void tk_wk_wait(tk_wk *wk, int w0) {
+    uint64_t end = kctl_clock_now(NULL) + KCTL_SEC(10);
+    while (tk_wk_wakes(wk) == w0 && kctl_clock_now(NULL) < end) {
+        struct timespec ts = { 0, 5000000L };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void tk_step_wake(void) {
+    kctl_transport t;
+    kctl_manager_desc md;
+    kctl_manager *m = NULL;
+    kctl_controller_desc cd;
+    tk_wk wk;
+    uint64_t dl = 0, now = 0;
+    int w0, i;
+    kctl_resource res = tk_dc;
+    res.ns = "wake";
+    memset(&wk, 0, sizeof wk);
+    pthread_mutex_init(&wk.mu, NULL);
+    KT_EQ_INT(tk_transport(NULL, 600, &t), KCTL_OK);
+    KT_EQ_INT(tk_put(&t, &res, "a", NULL, NULL, NULL), KCTL_OK);
+    memset(&md, 0, sizeof md);
+    md.transport = t;
+    md.wake.fn = tk_wk_wake;
+    md.wake.user_data = &wk;
+    KT_EQ_INT(kctl_manager_create(&md, &m), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.name = "deviceconfigs";
+    cd.reconcile = tk_wk_reconcile;
+    cd.user_data = &wk;
+    if (m && kctl_manager_informer(m, &res, NULL, NULL, &cd.primary) == KCTL_OK && kctl_manager_add_controller(m, &cd, NULL) == KCTL_OK) {
+        KT_CHECK(tk_wk_idle(m, &dl, &now));
+        KT_EQ_INT(wk.runs, 1);
+        KT_CHECK(dl > now + KCTL_SEC(1)); /* idle: no 1 s poll */
+        w0 = tk_wk_wakes(&wk);
+        KT_EQ_INT(tk_put(&t, &res, "b", NULL, NULL, NULL), KCTL_OK);
+        /* the loop sleeps until woken (the event may come in more than
+           one piece, each a wake-up), then steps until idle */
+        for (i = 0; i < 20 && wk.runs < 2; i++) {
+            tk_wk_wait(&wk, w0);
+            if (tk_wk_wakes(&wk) == w0) break; /* never woken */
+            w0 = tk_wk_wakes(&wk);
+            KT_CHECK(tk_wk_idle(m, &dl, &now));
+            KT_CHECK(dl > now + KCTL_SEC(1));
+        }
+        KT_EQ_INT(wk.runs, 2); /* the write woke the loop, and was reconciled */
+    } else {
+        kt_fail(__FILE__, __LINE__, "manager");
+    }
+    kctl_manager_destroy(m);
+    kctl_transport_destroy(&t);
+    pthread_mutex_destroy(&wk.mu);
+}
 #else
 static void tk_no_curl(void) {
     KT_KUBE_REQUIRE_CURL();
@@ -669,6 +761,7 @@ void kt_suite_kube(void) {
     KT_RUN(tk_throttled);
     KT_RUN(tk_reflector);
     KT_RUN(tk_checkpoint_resume);
+    KT_RUN(tk_step_wake);
     KT_RUN(tk_threads);
     kt_kube_server_stop(tk_srv);
     tk_srv = NULL;

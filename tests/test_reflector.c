@@ -597,6 +597,198 @@ static void tr_bad_args(void) {
     kctl_reflector_destroy(NULL);
 }
 
+/* ---- a store that went back in time: a transport in front of a memstore
+   that can be swapped for another (a store restarted without its
+   journal, or restored from an older snapshot); the old store's open
+   watches break (IO) when it goes. */
+typedef struct tr_swap {
+    kctl_transport cur;
+    int gen;
+    bool in_stream; /* a refused open comes as the stream's first event (an
+                       API server's watch cache: an ERROR event, then the end) */
+} tr_swap;
+typedef struct tr_swap_watch {
+    kctl_transport t;
+    kctl_watch *w;
+    int gen, err;
+} tr_swap_watch;
+
+static int tr_sw_list(void *s, const kctl_resource *res, const kctl_list_opts *o, kctl_list_result *out, kctl_api_status *st) {
+    tr_swap *g = (tr_swap *)s;
+    return g->cur.vt->list(g->cur.self, res, o, out, st);
+}
+static int tr_sw_open(void *s, const kctl_resource *res, const kctl_list_opts *o, const char *rv, kctl_watch **out,
+                      kctl_api_status *st) {
+    tr_swap *g = (tr_swap *)s;
+    tr_swap_watch *w = (tr_swap_watch *)calloc(1, sizeof *w);
+    int rc;
+    *out = NULL;
+    if (!w) return KCTL_ERR_NOMEM;
+    w->t = g->cur;
+    w->gen = g->gen;
+    if ((rc = g->cur.vt->watch_open(g->cur.self, res, o, rv, &w->w, st)) != KCTL_OK && !g->in_stream) {
+        free(w);
+        return rc;
+    }
+    w->err = rc;
+    *out = (kctl_watch *)w;
+    return KCTL_OK;
+}
+static int tr_sw_next(void *s, kctl_watch *watch, uint64_t t, kctl_event *ev, kctl_api_status *st) {
+    tr_swap_watch *w = (tr_swap_watch *)watch;
+    memset(ev, 0, sizeof *ev);
+    if (w->gen != ((tr_swap *)s)->gen) return KCTL_ERR_IO; /* its store is gone */
+    if (w->err) { /* as an API server's ERROR event says it */
+        kctl_status_cause c;
+        c.reason = "ResourceVersionTooLarge";
+        c.message = "Too large resource version";
+        c.field = "";
+        if (st) kctl_api_status_set(st, 504, "Timeout", "Too large resource version", NULL, NULL, NULL, &c, 1);
+        return w->err;
+    }
+    return w->t.vt->watch_next(w->t.self, w->w, t, ev, st);
+}
+static void tr_sw_close(void *s, kctl_watch *watch) {
+    tr_swap_watch *w = (tr_swap_watch *)watch;
+    (void)s;
+    if (w->w) w->t.vt->watch_close(w->t.self, w->w);
+    free(w);
+}
+static int tr_sw_get(void *s, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
+    tr_swap *g = (tr_swap *)s;
+    return g->cur.vt->get(g->cur.self, res, name, out, st);
+}
+static const kctl_transport_vtable tr_swap_vt = { tr_sw_list, tr_sw_open, tr_sw_next, tr_sw_close, tr_sw_get,
+                                                  NULL, NULL, NULL, NULL, NULL, NULL, NULL };
+
+typedef struct tr_behind_count {
+    int adds, updates, deletes, unknown, logged;
+} tr_behind_count;
+static void tr_b_add(kctl_obj *o, void *ud) { (void)o; ((tr_behind_count *)ud)->adds++; }
+static void tr_b_update(kctl_obj *o, kctl_obj *n, void *ud) { (void)o; (void)n; ((tr_behind_count *)ud)->updates++; }
+static void tr_b_delete(const char *k, kctl_obj *o, bool unknown, void *ud) {
+    (void)k;
+    (void)o;
+    ((tr_behind_count *)ud)->deletes++;
+    ((tr_behind_count *)ud)->unknown += unknown;
+}
+static void tr_b_log(int level, uint32_t item, const char *msg, void *ud) {
+    (void)level;
+    (void)msg;
+    if (item == KCTL_LOGITEM_REFLECTOR_STORE_BEHIND) ((tr_behind_count *)ud)->logged++;
+}
+
+static kctl_memstore *tr_b_store(kctl_vclock *vc) {
+    kctl_memstore_desc md;
+    kctl_memstore *ms = NULL;
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(vc);
+    if (kctl_memstore_create(&md, &ms) != KCTL_OK) kt_fail(__FILE__, __LINE__, "memstore");
+    return ms;
+}
+static void tr_b_put(kctl_memstore *ms, const char *name, int v) {
+    char doc[160];
+    snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"},\"data\":{\"v\":\"%d\"}}", name, v);
+    if (kctl_memstore_apply(ms, &tr_cm, doc, strlen(doc), NULL, NULL) != KCTL_OK) kt_fail(__FILE__, __LINE__, "apply %s", name);
+}
+
+/* The store is swapped for one that is behind the informer's last-seen
+   version (a memstore restarted without its journal: revision 4 where the
+   informer saw 10). The watch breaks; watching again from 10 is refused
+   with TIMEOUT and cause ResourceVersionTooLarge. Before, that retried
+   the same watch forever (TIMEOUT, backoff, TIMEOUT); now it is counted
+   (store_behind), logged, and after the backoff the informer lists the
+   store as it is: the objects it lost are deletes with their final state
+   unknown, the ones it has anew are updates or adds, and the watch goes
+   on from the new store's version. */
+static void tr_store_went_back_case(bool in_stream) {
+    kctl_vclock vc;
+    kctl_memstore *a, *b;
+    tr_swap sw;
+    kctl_transport t;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_handler h;
+    kctl_reflector_stats st;
+    tr_behind_count cnt;
+    kctl_clock clk;
+    uint64_t next = 0;
+    char name[16];
+    int i;
+    kctl_vclock_init(&vc, KCTL_SEC(1000));
+    clk = kctl_vclock_clock(&vc);
+    a = tr_b_store(&vc);
+    b = tr_b_store(&vc);
+    if (!a || !b) return;
+    for (i = 0; i < 10; i++) { snprintf(name, sizeof name, "cm-%d", i); tr_b_put(a, name, 0); }
+    tr_b_put(b, "other", 0); /* the older store: other, then cm-0..2 (versions 2..4) */
+    for (i = 0; i < 3; i++) { snprintf(name, sizeof name, "cm-%d", i); tr_b_put(b, name, 0); }
+    memset(&sw, 0, sizeof sw);
+    memset(&cnt, 0, sizeof cnt);
+    sw.cur = kctl_memstore_transport(a);
+    sw.in_stream = in_stream;
+    t.vt = &tr_swap_vt;
+    t.self = &sw;
+    memset(&d, 0, sizeof d);
+    d.transport = t;
+    d.resource = tr_cm;
+    d.clock = kctl_vclock_clock(&vc);
+    d.seed = 7;
+    d.logger.func = tr_b_log;
+    d.logger.user_data = &cnt;
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    if (!inf) return;
+    memset(&h, 0, sizeof h);
+    h.on_add = tr_b_add;
+    h.on_update = tr_b_update;
+    h.on_delete = tr_b_delete;
+    h.user_data = &cnt;
+    kctl_informer_add_handler(inf, &h);
+    for (i = 0; i < 3; i++) kctl_informer_step(inf, 0, NULL);
+    KT_CHECK(kctl_informer_has_synced(inf));
+    KT_EQ_INT(cnt.adds, 10);
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_STR(st.last_rv, "10");
+    /* the store restarts without its journal */
+    sw.cur = kctl_memstore_transport(b);
+    sw.gen++;
+    kctl_informer_step(inf, 0, &next); /* the watch breaks: a backoff */
+    for (i = 0; i < 3; i++) {          /* the watch from 10 is refused once: then a list, each after its backoff */
+        uint64_t now = kctl_clock_now(&clk);
+        if (next > now) kctl_vclock_advance(&vc, next - now);
+        kctl_informer_step(inf, 0, &next);
+        kctl_informer_read_stats(inf, &st);
+        if (st.store_behind && !st.relists) KT_CHECK(next > kctl_clock_now(&clk)); /* not at once: after a backoff */
+    }
+    kctl_informer_step(inf, 0, NULL);
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_U64(st.store_behind, 1);
+    KT_EQ_INT(cnt.logged, 1);
+    KT_EQ_U64(st.relists, 1);
+    KT_EQ_STR(st.last_rv, "4");
+    KT_EQ_INT(cnt.deletes, 7); /* cm-3..9: gone with the store's journal */
+    KT_EQ_INT(cnt.unknown, 7);
+    KT_EQ_INT(cnt.updates, 3); /* cm-0..2 at their new versions */
+    KT_EQ_INT(cnt.adds, 10 + 1);
+    KT_EQ_U64(kctl_indexer_len(kctl_informer_indexer(inf)), 4);
+    /* and the watch goes on from there */
+    tr_b_put(b, "later", 0);
+    kctl_informer_step(inf, 0, NULL);
+    kctl_informer_step(inf, 0, NULL);
+    KT_EQ_INT(cnt.adds, 10 + 2);
+    kctl_informer_read_stats(inf, &st);
+    KT_EQ_STR(st.last_rv, "5");
+    KT_EQ_U64(st.store_behind, 1);
+    kctl_informer_destroy(inf);
+    kctl_memstore_destroy(a);
+    kctl_memstore_destroy(b);
+    kctl_vclock_deinit(&vc);
+}
+static void tr_store_went_back(void) { tr_store_went_back_case(false); }
+/* The same refusal as the stream's first event (a newer API server's watch
+   cache answers the watch, then sends an ERROR event with the Status). */
+static void tr_store_went_back_in_stream(void) { tr_store_went_back_case(true); }
+
 void kt_suite_reflector(void) {
     KT_RUN(tr_list_then_watch);
     KT_RUN(tr_broken_watch_resumes_with_backoff);
@@ -609,4 +801,6 @@ void kt_suite_reflector(void) {
     KT_RUN(tr_list_expired_between_pages);
     KT_RUN(tr_clean_end_rewatches_at_once);
     KT_RUN(tr_bad_args);
+    KT_RUN(tr_store_went_back);
+    KT_RUN(tr_store_went_back_in_stream);
 }
