@@ -668,6 +668,21 @@
            pending add_after, kubernetes#112325) and priority with aging
            (kctl_queue_add_low; a controller queues list and resync
            events low, kctl_informer_event_from_list).
+           Firmware: the port layer (KCTL_PORT_*, KCTL_PORT_CUSTOM),
+           kctl_manager_step and kctl_controller_poll with exact
+           deadlines and watch_notify wake-ups (the memstore, etcd and
+           Kubernetes transports), memory budgets (max_keys, max_objects,
+           max_bytes, the history), the transform hook, the allocator
+           hook everywhere, trim switches (KCTL_NO_MEMSTORE, _LEADER,
+           _METRICS, _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT,
+           _MERGE_PATCH) and the implementation's own formatting.
+           Edge autonomy: the memstore's journal (group commit,
+           snapshots, recovery up to the first torn record, kctl_fs,
+           kctl_memstore_flush), informer checkpoints, offline mode,
+           jittered backoff and relists, hold_backoff, the write budget,
+           the hot-loop detector, a relist when the store went back,
+           reported state. Speed: kctl_indexer_read, bounded adaptive
+           spinning, one lock trip per key for a controller's worker.
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
    strict -std=c99 hides, unless it brings its own port and has no files
