@@ -40,6 +40,10 @@ void kt_run(void (*fn)(void), const char *name);
    part): true under KT_EMULATED=1, ThreadSanitizer or KT_LIGHT, and then the test counts as skipped
    (unless a check failed) and a line says what was left out and why. */
 bool kt_heavy(const char *what);
+/* Remove a memstore's files at path: the snapshot, "<path>.journal" and
+   "<path>.tmp" (a store's journal left behind would be replayed by the
+   next store a reused pid gives the same path). */
+void kt_remove_store(const char *path);
 
 #define KT_RUN(fn) kt_run(fn, #fn)
 #define KT_CHECK(c) do { if (!(c)) kt_fail(__FILE__, __LINE__, "check failed: %s", #c); } while (0)
@@ -150,6 +154,15 @@ void kt_run(void (*fn)(void), const char *name) {
                (long)((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
     }
     kt.cur_name = NULL;
+}
+
+void kt_remove_store(const char *path) {
+    char side[1100];
+    remove(path);
+    snprintf(side, sizeof side, "%s.journal", path);
+    remove(side);
+    snprintf(side, sizeof side, "%s.tmp", path);
+    remove(side);
 }
 
 /* ThreadSanitizer builds: gcc says __SANITIZE_THREAD__, clang __has_feature. */

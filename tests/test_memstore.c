@@ -418,7 +418,7 @@ static void tm_persistence(void) {
     const char *doc = "{\"metadata\":{\"name\":\"dev1\",\"namespace\":\"prod\"},\"spec\":{\"hostname\":\"edge-\\u00e9\"}}";
     snprintf(path, sizeof path, "%s/kctl-test-%ld.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    remove(path);
+    kt_remove_store(path);
     memset(&d, 0, sizeof d);
     d.path = path;
     d.save_on_write = true;
@@ -493,7 +493,7 @@ static void tm_persistence(void) {
         fclose(f);
     }
     free(bytes);
-    remove(path);
+    kt_remove_store(path);
     d.path = NULL; /* no path: save is refused */
     KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK);
     KT_EQ_INT(kctl_memstore_save(ms), KCTL_ERR_INVALID_ARG);

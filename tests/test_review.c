@@ -30,7 +30,7 @@ static int rv_open(rv_store *s, bool save_on_write) {
     if (save_on_write) {
         snprintf(s->path, sizeof s->path, "%s/kctl-review-%ld-%d.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid(),
                  seq++);
-        remove(s->path);
+        kt_remove_store(s->path);
         d.path = s->path;
         d.save_on_write = true;
     }
@@ -42,7 +42,7 @@ static int rv_open(rv_store *s, bool save_on_write) {
 static void rv_close(rv_store *s) {
     kctl_memstore_destroy(s->ms);
     KT_EQ_INT(s->a.live, 0);
-    if (s->path[0]) remove(s->path);
+    if (s->path[0]) kt_remove_store(s->path);
 }
 
 /* The whole file at path, malloc'd (NULL: none). */
@@ -269,7 +269,7 @@ static void rv_update_generate_name_bricks_the_file(void) {
     d.path = s.path;
     KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_OK); /* every acknowledged write must load again */
     kctl_memstore_destroy(again);
-    remove(s.path);
+    kt_remove_store(s.path);
 }
 
 /* FINDING 2 */
@@ -282,7 +282,7 @@ static void rv_loader_uses_default_limits(void) {
     kctl_memstore *ms = NULL, *again = NULL;
     int i, n = 0;
     snprintf(path, sizeof path, "%s/kctl-review-deep-%ld.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
-    remove(path);
+    kt_remove_store(path);
     memset(&d, 0, sizeof d);
     d.path = path;
     d.save_on_write = true;
@@ -296,7 +296,7 @@ static void rv_loader_uses_default_limits(void) {
     kctl_memstore_destroy(ms);
     KT_EQ_INT(kctl_memstore_create(&d, &again), KCTL_OK);
     kctl_memstore_destroy(again);
-    remove(path);
+    kt_remove_store(path);
 }
 
 /* FINDING 3 */
@@ -528,7 +528,7 @@ static void rv_loader_trusts_header_counters(void) {
         kctl_obj_unref(o);
         kctl_memstore_destroy(ms);
     }
-    remove(path);
+    kt_remove_store(path);
 }
 
 /* FINDING 10 */
@@ -675,7 +675,7 @@ static void rv_generation_overflow(void) {
         KT_CHECK(waitpid(pid, &status, 0) == pid);
         KT_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     }
-    remove(path);
+    kt_remove_store(path);
 }
 
 void kt_suite_review(void) {
