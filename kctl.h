@@ -3331,6 +3331,8 @@ KCTL_API int kctl_manager_run(kctl_manager *m, uint64_t cache_sync_timeout_ns);
      _work_duration_seconds, _unfinished_work_seconds,
      _longest_running_processor_seconds{name}       client-go's, per named controller
      workqueue_refused_total{name}                  keys a full queue refused (max_keys)
+     kctl_workqueue_low_depth{name}                 of depth, keys at low priority
+     kctl_workqueue_cancelled_total{name}           delayed adds cancelled (pending_after)
      controller_runtime_reconcile_total{controller,result}  success, error
                           (terminal errors included), requeue, requeue_after
      controller_runtime_reconcile_errors_total{controller}  every error
@@ -18393,6 +18395,10 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.retries_total));
     kctl__pm_family(&p, "workqueue_refused_total", "counter", "Keys refused because the workqueue was full (max_keys).");
     for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.refused_total));
+    kctl__pm_family(&p, "kctl_workqueue_low_depth", "gauge", "Of workqueue_depth, keys waiting at low priority (lists, relists, resyncs).");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.low));
+    kctl__pm_family(&p, "kctl_workqueue_cancelled_total", "counter", "Delayed adds a plain add cancelled or merged (pending_after).");
+    for (i = 0; i < nc; i++) kctl__pm_one(&p, "name", cs[i].mc->name, kctl__pm_u64(num, cs[i].qs.cancelled_total));
     kctl__pm_family(&p, "workqueue_queue_duration_seconds", "histogram", "Seconds a key waits in the workqueue before a worker takes it.");
     for (i = 0; i < nc; i++)
         kctl__pm_hist(&p, "name", cs[i].mc->name, kctl__mgr_wq_le, cs[i].qs.queue_duration.buckets,

@@ -864,6 +864,8 @@ static void tg_metrics_exposition(void) {
         cd.name = names[i];
         cd.primary = i == 2 ? web : shared;
         cd.workers = i == 2 ? 3 : 0;
+        cd.priority.enabled = i == 2;
+        cd.pending_after = i == 2 ? KCTL_PENDING_CANCEL : KCTL_PENDING_KEEP;
         cd.reconcile = tg_timed_reconcile;
         cd.user_data = &t[i];
         KT_EQ_INT(kctl_manager_add_controller(m, &cd, &c[i]), KCTL_OK);
@@ -874,9 +876,17 @@ static void tg_metrics_exposition(void) {
         for (i = 0; i < 4; i++) kctl_controller_step(c[i], 100, NULL);
         kctl_vclock_advance(&vc, KCTL_MS(10));
     }
+    /* web's queue: a key waiting at low priority, a delayed add a plain add cancelled */
+    KT_EQ_INT(kctl_queue_add_low(kctl_controller_queue(c[2]), "prod/y"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add_after(kctl_controller_queue(c[2]), "prod/z", KCTL_SEC(1)), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(kctl_controller_queue(c[2]), "prod/z"), KCTL_OK);
     KT_EQ_INT(kctl_manager_metrics(m, text, sizeof text, &len), KCTL_OK);
     KT_EQ_INT(tg_exposition(text, &nfam, &nhist), 0);
-    KT_EQ_INT(nfam, 23);                   /* every family (workqueue_refused_total, kctl_controller_* too) */
+    KT_EQ_INT(nfam, 25);                   /* every family (workqueue_refused_total, kctl_controller_* too) */
+    KT_CHECK(strstr(text, "workqueue_depth{name=\"web\"} 2\n") != NULL);
+    KT_CHECK(strstr(text, "kctl_workqueue_low_depth{name=\"web\"} 1\n") != NULL);
+    KT_CHECK(strstr(text, "kctl_workqueue_cancelled_total{name=\"web\"} 1\n") != NULL);
+    KT_CHECK(strstr(text, "kctl_workqueue_low_depth{name=\"configs\"} 0\n") != NULL);
     KT_EQ_INT(nhist, 3 * 3);               /* 3 named controllers x 3 histograms */
     /* controller-runtime's buckets, cumulative: a (0.3 s), b (7 s), c twice (0 s) */
     KT_CHECK(strstr(text, "controller_runtime_reconcile_time_seconds_bucket{controller=\"configs\",le=\"0.005\"} 2\n") != NULL);
