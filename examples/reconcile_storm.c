@@ -28,7 +28,10 @@
          key probes at jittered, doubling intervals (1 s .. 300 s), and
          when a probe succeeds the parked keys come back through a
          jittered 10 s ramp - and a jittered per-key backoff under a
-         10/s burst-10 bucket for the errors that do back off.
+         10/s burst-10 bucket for the errors that do back off; an edit
+         cancels a key's pending delayed run instead of adding a second
+         one (pending_after MERGE), and keys from lists and resyncs wait
+         behind fresh edits (priority with aging).
     Then a fleet: 1,000 agents in one process, each an informer and a
     controller of its own over one shared store, booted together; each
     reports a heartbeat in its object's status every minute. The store is
@@ -78,6 +81,8 @@ static void storm_proof(kctl_controller_desc *cd, const kctl_clock *clock, uint6
     kctl_limiter *parts[2];
     cd->offline.enabled = true; /* probe 1 s .. 300 s, ramp 10 s: the defaults */
     cd->offline.seed = seed;
+    cd->pending_after = KCTL_PENDING_MERGE; /* a key has one pending run, at the earliest time asked */
+    cd->priority.enabled = true;            /* list and resync keys after fresh edits (aging 10 s) */
     parts[0] = kctl_limiter_jitter(kctl_limiter_exponential(KCTL_MS(5), KCTL_SEC(1000)), KCTL_JITTER_FULL, seed);
     parts[1] = kctl_limiter_bucket(clock, 10.0, 10);
     cd->limiter = parts[0] && parts[1] ? kctl_limiter_max_of(parts, 2) : NULL;
