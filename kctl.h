@@ -10045,6 +10045,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && kctl_json_int64(j, v, &in->generation) != KCTL_OK)
         return KCTL__AS_WHY("metadata.generation must be an integer");
+#ifndef KCTL_NO_VALIDATION /* (without: the store's object build refuses these shapes, PROTO) */
     { /* labels and annotations: maps of strings */
         size_t m;
         for (m = 0; m < 2; m++) {
@@ -10060,6 +10061,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
                               : KCTL__AS_WHY("metadata.labels must be a map of strings without NUL");
         }
     }
+#endif
     v = in->mv[KCTL__AM_FINALIZERS];
     t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_ARRAY) {
@@ -10070,6 +10072,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
         return KCTL__AS_WHY("metadata.finalizers must be an array of strings");
     }
+#ifndef KCTL_NO_VALIDATION
     v = in->mv[KCTL__AM_OWNERS];
     t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_ARRAY) {
@@ -10089,6 +10092,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
         return KCTL__AS_WHY("metadata.ownerReferences must be an array");
     }
+#endif
     return NULL;
 }
 
@@ -11990,11 +11994,18 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
     size_t i;
     int http = 500;
     const char *reason = "InternalError";
+#ifndef KCTL_NO_VALIDATION
     char msg[160];
+#else
+    const char *msg = NULL; /* refusals without words */
+    (void)what;
+#endif
     if (!st || code == KCTL_OK) return code;
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].code == code) { http = map[i].http; reason = map[i].reason; }
+#ifndef KCTL_NO_VALIDATION
     kctl__fmt(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
+#endif
     kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
     return code;
 }
