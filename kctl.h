@@ -350,10 +350,39 @@
                                               error UNSUPPORTED; integers (int64,
                                               uint64) and exact number comparison
                                               are unaffected
+        KCTL_NO_VALIDATION   implementation   the API-server rules (kctl_apisrv_decide:
+                                              the memstore's writes, etcd's) check
+                                              no formats, for a store only its own
+                                              code writes: names, namespaces,
+                                              generateName, labels, annotations
+                                              (and their 256 KiB), finalizers and
+                                              owner references are kept as sent;
+                                              a refusal's kctl_api_status has its
+                                              code, reason and details but no
+                                              message and no causes (the result
+                                              codes are unchanged). What a store
+                                              needs stays: a create's name (1 to
+                                              253 bytes) and namespace (at most
+                                              63) without '/', '|', space or
+                                              control bytes, NUL nowhere (422 and
+                                              400 as before); a shape the object
+                                              cannot hold (labels not a map of
+                                              strings, say) is refused by the
+                                              object build (400), the size
+                                              limits (413) as before;
+                                              resourceVersion and uid
+                                              preconditions, AlreadyExists,
+                                              NotFound, uid, creationTimestamp,
+                                              generation, the status subresource,
+                                              finalizers and deletion (422 for a
+                                              new finalizer while deleting) as
+                                              without it; kctl_apisrv_check (the
+                                              loader's) refuses what a create does
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
-    KCTL_NO_LOG_STRINGS KCTL_NO_SELECTORS KCTL_NO_CHECKPOINT
-    KCTL_NO_MERGE_PATCH, with a port of your own (PORTING).
+    KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
+    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH, with a port of your own
+    (PORTING).
 
 
     LIBC
@@ -1633,8 +1662,9 @@ typedef struct kctl_status_cause {
            fprintf(stderr, "%s\n", st.message);  // Thermostat.example.io "Web" is invalid: metadata.name: ...
        kctl_api_status_clear(&st);
    Filled for: every refusal of the memstore and of the API-server rules
-   (as a real API server words them), and for remote stores from the
-   server's own Status body. */
+   (as a real API server words them; under KCTL_NO_VALIDATION the code,
+   reason and details only: message "", no causes), and for remote stores
+   from the server's own Status body. */
 typedef struct kctl_api_status {
     int code;                         /* HTTP status code: 404, 409, 410, 422...; 0: not filled */
     const char *reason;               /* "NotFound", "AlreadyExists", "Conflict", "Invalid", "BadRequest", "Expired", ... */
@@ -1859,7 +1889,9 @@ KCTL_API void kctl_list_result_free(kctl_list_result *r);
    - a write that changes nothing is no write (no new version, no event);
    - every refusal comes with the Status an API server sends (see
      kctl_api_status): AlreadyExists, NotFound, Conflict, Invalid with its
-     field causes, BadRequest, RequestEntityTooLarge. */
+     field causes, BadRequest, RequestEntityTooLarge.
+   KCTL_NO_VALIDATION (COMPILE-TIME OPTIONS) leaves out the format checks
+   of names and metadata and the refusals' words, and keeps the rest. */
 
 typedef enum kctl_apisrv_outcome {
     KCTL_APISRV_WRITE = 1, /* store the document written to out */
@@ -1909,8 +1941,9 @@ KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_a
    (EXISTS: AlreadyExists; NOT_FOUND: NotFound; CONFLICT: the optimistic
    lock message; GONE: Expired) and return code. [any thread] */
 KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *name, kctl_api_status *st);
-/* Check a stored object as a write would have (names, namespace, metadata),
-   e.g. one loaded from a file: OK, or INVALID_ARG with *st; NOMEM.
+/* Check a stored object as a write would have (names, namespace, metadata;
+   under KCTL_NO_VALIDATION what a create still checks: its name and
+   namespace), e.g. one loaded from a file: OK, or INVALID_ARG with *st; NOMEM.
    allocator (NULL: KCTL_MALLOC/KCTL_FREE) for scratch memory. [any thread] */
 KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, const kctl_allocator *allocator, kctl_api_status *st);
 /* obj with its metadata.resourceVersion set to rv (a new object, opts as
