@@ -350,10 +350,39 @@
                                               error UNSUPPORTED; integers (int64,
                                               uint64) and exact number comparison
                                               are unaffected
+        KCTL_NO_VALIDATION   implementation   the API-server rules (kctl_apisrv_decide:
+                                              the memstore's writes, etcd's) check
+                                              no formats, for a store only its own
+                                              code writes: names, namespaces,
+                                              generateName, labels, annotations
+                                              (and their 256 KiB), finalizers and
+                                              owner references are kept as sent;
+                                              a refusal's kctl_api_status has its
+                                              code, reason and details but no
+                                              message and no causes (the result
+                                              codes are unchanged). What a store
+                                              needs stays: a create's name (1 to
+                                              253 bytes) and namespace (at most
+                                              63) without '/', '|', space or
+                                              control bytes, NUL nowhere (422 and
+                                              400 as before); a shape the object
+                                              cannot hold (labels not a map of
+                                              strings, say) is refused by the
+                                              object build (400), the size
+                                              limits (413) as before;
+                                              resourceVersion and uid
+                                              preconditions, AlreadyExists,
+                                              NotFound, uid, creationTimestamp,
+                                              generation, the status subresource,
+                                              finalizers and deletion (422 for a
+                                              new finalizer while deleting) as
+                                              without it; kctl_apisrv_check (the
+                                              loader's) refuses what a create does
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
-    KCTL_NO_LOG_STRINGS KCTL_NO_SELECTORS KCTL_NO_CHECKPOINT
-    KCTL_NO_MERGE_PATCH, with a port of your own (PORTING).
+    KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
+    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH, with a port of your own
+    (PORTING).
 
 
     LIBC
@@ -1633,8 +1662,9 @@ typedef struct kctl_status_cause {
            fprintf(stderr, "%s\n", st.message);  // Thermostat.example.io "Web" is invalid: metadata.name: ...
        kctl_api_status_clear(&st);
    Filled for: every refusal of the memstore and of the API-server rules
-   (as a real API server words them), and for remote stores from the
-   server's own Status body. */
+   (as a real API server words them; under KCTL_NO_VALIDATION the code,
+   reason and details only: message "", no causes), and for remote stores
+   from the server's own Status body. */
 typedef struct kctl_api_status {
     int code;                         /* HTTP status code: 404, 409, 410, 422...; 0: not filled */
     const char *reason;               /* "NotFound", "AlreadyExists", "Conflict", "Invalid", "BadRequest", "Expired", ... */
@@ -1859,7 +1889,9 @@ KCTL_API void kctl_list_result_free(kctl_list_result *r);
    - a write that changes nothing is no write (no new version, no event);
    - every refusal comes with the Status an API server sends (see
      kctl_api_status): AlreadyExists, NotFound, Conflict, Invalid with its
-     field causes, BadRequest, RequestEntityTooLarge. */
+     field causes, BadRequest, RequestEntityTooLarge.
+   KCTL_NO_VALIDATION (COMPILE-TIME OPTIONS) leaves out the format checks
+   of names and metadata and the refusals' words, and keeps the rest. */
 
 typedef enum kctl_apisrv_outcome {
     KCTL_APISRV_WRITE = 1, /* store the document written to out */
@@ -1909,8 +1941,9 @@ KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_a
    (EXISTS: AlreadyExists; NOT_FOUND: NotFound; CONFLICT: the optimistic
    lock message; GONE: Expired) and return code. [any thread] */
 KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *name, kctl_api_status *st);
-/* Check a stored object as a write would have (names, namespace, metadata),
-   e.g. one loaded from a file: OK, or INVALID_ARG with *st; NOMEM.
+/* Check a stored object as a write would have (names, namespace, metadata;
+   under KCTL_NO_VALIDATION what a create still checks: its name and
+   namespace), e.g. one loaded from a file: OK, or INVALID_ARG with *st; NOMEM.
    allocator (NULL: KCTL_MALLOC/KCTL_FREE) for scratch memory. [any thread] */
 KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, const kctl_allocator *allocator, kctl_api_status *st);
 /* obj with its metadata.resourceVersion set to rv (a new object, opts as
@@ -7532,6 +7565,7 @@ struct kctl_selector {
 
 /* ---- Kubernetes names (apimachinery's validation): the selectors check
    label keys and values with them, the API-server rules every name. */
+#if !defined(KCTL_NO_SELECTORS) || !defined(KCTL_NO_VALIDATION)
 static bool kctl__name_alnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
 static bool kctl__name_lower(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
 
@@ -7565,6 +7599,7 @@ static bool kctl__name_qpart(const char *s, size_t n) {
         if (!kctl__name_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.') return false;
     return true;
 }
+#endif
 
 #ifndef KCTL_NO_SELECTORS
 /* A label name or value: at most 63 of [A-Za-z0-9-_.], alphanumeric at
@@ -9020,8 +9055,9 @@ KCTL_API void kctl_fifo_close(kctl_fifo *f) {
 }
 
 /* -------------------------------------------------- >>transport TRANSPORT */
-/* A growable writer used as a byte buffer: printf into it. */
-static KCTL__PRINTF(2, 3) void kctl__bprintf(kctl_jw *w, const char *fmt, ...) {
+/* A growable writer used as a byte buffer: printf into it (the rules'
+   refusals: unused under KCTL_NO_VALIDATION). */
+static KCTL__UNUSED KCTL__PRINTF(2, 3) void kctl__bprintf(kctl_jw *w, const char *fmt, ...) {
     char small[256], *big;
     va_list ap;
     int n;
@@ -9606,6 +9642,14 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
 }
 
 /* ---------------------------------------------- >>apisrv API-SERVER RULES */
+#define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
+
+KCTL_API void kctl_apisrv_now(char buf[32]) {
+    kctl__time_format((int64_t)(kctl__port_wall_ns() / 1000u), false, buf);
+}
+
+#ifndef KCTL_NO_VALIDATION
+#define KCTL__AS_WHY(text) text
 /* The words below are apimachinery's (k8s.io/apimachinery validation and
    the generic registry), so a kctl store refuses as an API server does. */
 #define KCTL__AS_SUBDOMAIN_MSG "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', " \
@@ -9621,11 +9665,6 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
     "and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used " \
     "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
 #define KCTL__AS_MODIFIED "the object has been modified; please apply your changes to the latest version and try again"
-#define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
-
-KCTL_API void kctl_apisrv_now(char buf[32]) {
-    kctl__time_format((int64_t)(kctl__port_wall_ns() / 1000u), false, buf);
-}
 
 /* Field errors gathered while a document is checked: per cause three
    NUL-terminated strings (reason, message, field) in one buffer. */
@@ -9904,6 +9943,49 @@ static int kctl__as_refuse_invalid(kctl_api_status *st, const kctl_allocator *a,
     kctl_jw_free(&b);
     return rc;
 }
+#else /* KCTL_NO_VALIDATION: no format checks, refusals without words */
+#define KCTL__AS_WHY(text) ""
+
+/* Fill st (may be NULL) with a refusal's http code and reason and its
+   details res, name, kind (each may be NULL): no message, no causes.
+   The result code for http and reason, or NOMEM. */
+static int kctl__as_bare(kctl_api_status *st, int http, const char *reason, const kctl_resource *res, const char *name,
+                         const char *kind) {
+    if (st && kctl_api_status_set(st, http, reason, NULL, name, res ? res->group : NULL, kind, NULL, 0) != KCTL_OK)
+        return KCTL_ERR_NOMEM;
+    return kctl_api_status_result(http, reason);
+}
+/* the worded refusals below, without their words */
+#define kctl__as_simple(st, a, code, reason, message) kctl__as_bare((st), (code), (reason), NULL, NULL, NULL)
+#define kctl__as_invalid_bare(st, res, kind, name) kctl__as_bare((st), 422, "Invalid", (res), (name), (kind))
+
+KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *name, kctl_api_status *st) {
+    int http = 409;
+    const char *reason = "Conflict";
+    if (!st || !res || !res->resource) return code;
+    switch (code) {
+    case KCTL_ERR_EXISTS: reason = "AlreadyExists"; break;
+    case KCTL_ERR_NOT_FOUND: http = 404; reason = "NotFound"; break;
+    case KCTL_ERR_CONFLICT: break;
+    case KCTL_ERR_GONE: http = 410; reason = "Expired"; break;
+    default: return code;
+    }
+    return kctl__as_bare(st, http, reason, res, name ? name : "", res->resource) == KCTL_ERR_NOMEM ? KCTL_ERR_NOMEM : code;
+}
+
+/* What a store's keys need of a name or namespace the validation would
+   have checked (n bytes, at most max; a valid one always passes): no '/',
+   '|', space, control byte or DEL (a NUL is refused when the document is
+   read), so that no two objects share a key and every stored object can
+   be looked up again. */
+static bool kctl__as_key_safe(const char *s, size_t n, size_t max) {
+    size_t i;
+    if (n > max) return false;
+    for (i = 0; i < n; i++)
+        if ((unsigned char)s[i] <= ' ' || s[i] == '/' || s[i] == '|' || s[i] == 0x7f) return false;
+    return true;
+}
+#endif /* KCTL_NO_VALIDATION */
 
 /* ---- reading the sent document */
 /* A metadata string member: absent or null leaves *s NULL; a string is
@@ -9928,6 +10010,7 @@ static bool kctl__as_str(kctl__asstr *sc, const kctl_json *j, uint32_t v, const 
     return true;
 }
 
+#ifndef KCTL_NO_VALIDATION
 /* The text of string v: as it stands when it has no escapes, else
    unescaped into the scratch (which has room for every string twice). */
 static void kctl__as_text(kctl__asstr *sc, const kctl_json *j, uint32_t v, const char **s, size_t *n) {
@@ -9943,6 +10026,7 @@ static void kctl__as_text(kctl__asstr *sc, const kctl_json *j, uint32_t v, const
     *n = len;
     sc->used += len + 1;
 }
+#endif /* !KCTL_NO_VALIDATION */
 
 /* What the checks and the writer need of a sent document. */
 typedef struct kctl__asin {
@@ -9981,45 +10065,49 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     const char *dummy;
     memset(in, 0, sizeof *in);
     in->j = j;
-    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return "the object provided is not a JSON object";
+    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL__AS_WHY("the object provided is not a JSON object");
     in->md = kctl_json_member(j, 0, "metadata");
     t = kctl_json_type_of(j, in->md);
-    if (t != KCTL_JSON_OBJECT) return "metadata must be an object";
+    if (t != KCTL_JSON_OBJECT) return KCTL__AS_WHY("metadata must be an object");
     kctl__as_md_scan(j, in->md, in->mv);
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return "metadata.name must be a string without NUL";
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return "metadata.generateName must be a string without NUL";
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return "metadata.namespace must be a string without NUL";
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return "metadata.uid must be a string without NUL";
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return "metadata.resourceVersion must be a string";
-    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return "kind must be a string";
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return KCTL__AS_WHY("metadata.name must be a string without NUL");
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return KCTL__AS_WHY("metadata.generateName must be a string without NUL");
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_WHY("metadata.namespace must be a string without NUL");
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_WHY("metadata.uid must be a string without NUL");
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_WHY("metadata.resourceVersion must be a string");
+    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return KCTL__AS_WHY("kind must be a string");
     v = in->mv[KCTL__AM_GENERATION];
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && kctl_json_int64(j, v, &in->generation) != KCTL_OK)
-        return "metadata.generation must be an integer";
+        return KCTL__AS_WHY("metadata.generation must be an integer");
+#ifndef KCTL_NO_VALIDATION /* (without: the store's object build refuses these shapes, PROTO) */
     { /* labels and annotations: maps of strings */
         size_t m;
         for (m = 0; m < 2; m++) {
             v = in->mv[KCTL__AM_LABELS + m];
             t = kctl_json_type_of(j, v);
             if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) continue;
-            if (t != KCTL_JSON_OBJECT) return m ? "metadata.annotations must be a map of strings" : "metadata.labels must be a map of strings";
+            if (t != KCTL_JSON_OBJECT) return m ? KCTL__AS_WHY("metadata.annotations must be a map of strings") : KCTL__AS_WHY("metadata.labels must be a map of strings");
             if (j->toks[v].size > KCTL__OBJ_COUNT_MAX) return NULL; /* counted as too large by the caller */
             for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip)
                 if (kctl_json_type_of(j, i + 1) != KCTL_JSON_STRING || !kctl__as_str(sc, j, i, &dummy, NULL) ||
                     !kctl__as_str(sc, j, i + 1, &dummy, NULL))
-                    return m ? "metadata.annotations must be a map of strings without NUL" : "metadata.labels must be a map of strings without NUL";
+                    return m ? KCTL__AS_WHY("metadata.annotations must be a map of strings without NUL")
+                              : KCTL__AS_WHY("metadata.labels must be a map of strings without NUL");
         }
     }
+#endif
     v = in->mv[KCTL__AM_FINALIZERS];
     t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_ARRAY) {
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip)
             if (kctl_json_type_of(j, i) != KCTL_JSON_STRING || !kctl__as_str(sc, j, i, &dummy, NULL))
-                return "metadata.finalizers must be an array of strings without NUL";
+                return KCTL__AS_WHY("metadata.finalizers must be an array of strings without NUL");
         in->nfinalizers = j->toks[v].size;
     } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
-        return "metadata.finalizers must be an array of strings";
+        return KCTL__AS_WHY("metadata.finalizers must be an array of strings");
     }
+#ifndef KCTL_NO_VALIDATION
     v = in->mv[KCTL__AM_OWNERS];
     t = kctl_json_type_of(j, v);
     if (t == KCTL_JSON_ARRAY) {
@@ -10027,21 +10115,23 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
             static const char *const f[] = { "apiVersion", "kind", "name", "uid" };
             size_t m;
             uint32_t c;
-            if (kctl_json_type_of(j, i) != KCTL_JSON_OBJECT) return "metadata.ownerReferences must be an array of objects";
+            if (kctl_json_type_of(j, i) != KCTL_JSON_OBJECT) return KCTL__AS_WHY("metadata.ownerReferences must be an array of objects");
             for (m = 0; m < 4; m++)
                 if (!kctl__as_str(sc, j, kctl_json_member(j, i, f[m]), &dummy, NULL))
-                    return "metadata.ownerReferences: apiVersion, kind, name and uid must be strings without NUL";
+                    return KCTL__AS_WHY("metadata.ownerReferences: apiVersion, kind, name and uid must be strings without NUL");
             c = kctl_json_member(j, i, "controller");
             t = kctl_json_type_of(j, c);
             if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && t != KCTL_JSON_TRUE && t != KCTL_JSON_FALSE)
-                return "metadata.ownerReferences: controller must be a boolean";
+                return KCTL__AS_WHY("metadata.ownerReferences: controller must be a boolean");
         }
     } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
-        return "metadata.ownerReferences must be an array";
+        return KCTL__AS_WHY("metadata.ownerReferences must be an array");
     }
+#endif
     return NULL;
 }
 
+#ifndef KCTL_NO_VALIDATION
 /* The string value of a member (already checked to be a string), or "". */
 static void kctl__as_member_str(kctl__asstr *sc, const kctl_json *j, uint32_t obj, const char *name, const char **s, size_t *n) {
     uint32_t v = kctl_json_member(j, obj, name);
@@ -10147,6 +10237,15 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
             kctl__as_check_qname(e, "metadata.finalizers", f, fn);
         }
 }
+#else
+/* The metadata checks left under KCTL_NO_VALIDATION, those the store's
+   keys need, of a create's or a stored object's name and namespace: false
+   when the name is empty or either is not one a key can hold. */
+static bool kctl__as_names_safe(const kctl__asin *in) {
+    return in->name && in->name_len && kctl__as_key_safe(in->name, in->name_len, 253) &&
+           (!in->ns || kctl__as_key_safe(in->ns, in->ns_len, 63));
+}
+#endif /* KCTL_NO_VALIDATION */
 
 /* ---- writing the stored document */
 /* The metadata the server owns, written in place of whatever was sent. */
@@ -10677,6 +10776,7 @@ typedef struct kctl__asrun {
     kctl__jdoc curfin;               /* the stored finalizers, parsed on their own (kctl__as_cur_known) */
 } kctl__asrun;
 
+#ifndef KCTL_NO_VALIDATION
 static int kctl__as_bad_request(kctl__asrun *r, const char *why) {
     kctl_jw b;
     int rc;
@@ -10687,6 +10787,9 @@ static int kctl__as_bad_request(kctl__asrun *r, const char *why) {
     kctl_jw_free(&b);
     return rc;
 }
+#else
+#define kctl__as_bad_request(r, why) kctl__as_bare((r)->st, 400, "BadRequest", NULL, NULL, NULL)
+#endif
 
 /* Parse text (the sent document, or a patch) as a request body. */
 static int kctl__as_parse_body(kctl__asrun *r, kctl__jdoc *d, const char *text, size_t len) {
@@ -10804,6 +10907,8 @@ static int kctl__as_cur_known_fin(kctl__asrun *r, const kctl_obj *cur, kctl__asm
     return KCTL_OK;
 }
 
+
+#ifndef KCTL_NO_VALIDATION
 /* Go's sort order of strings: bytewise. */
 static int kctl__as_cmp_str(const void *a, const void *b) {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -10848,6 +10953,23 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
     kctl__free(&r->req->allocator, fresh);
     return rc;
 }
+#else
+/* Whether the sent document has a finalizer cur does not (a deleting
+   object takes none): *refused, with 422 Invalid (no words); OK, NOMEM. */
+static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const kctl_obj *cur, bool *refused) {
+    const kctl_json *j = in->j;
+    uint32_t v = kctl_json_member(j, in->md, "finalizers"), i, k;
+    const char *f;
+    *refused = false;
+    if (kctl_json_type_of(j, v) != KCTL_JSON_ARRAY) return KCTL_OK;
+    for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip)
+        if (kctl__as_str(&r->sc, j, i, &f, NULL) && f && !kctl_obj_has_finalizer(cur, f)) {
+            *refused = true;
+            return kctl__as_invalid_bare(r->st, r->req->res, in->kind && *in->kind ? in->kind : r->req->res->resource, kctl_obj_name(cur));
+        }
+    return KCTL_OK;
+}
+#endif
 
 /* Read and check a sent document: its metadata strings into in (400
    BadRequest for a bad shape, 413 for more than kctl holds). */
@@ -10888,6 +11010,7 @@ static int kctl__as_namespace(kctl__asrun *r, kctl__asin *in) {
     return KCTL_OK;
 }
 
+#ifndef KCTL_NO_VALIDATION
 /* 409 Conflict about kind/name with a reason of its own. */
 static int kctl__as_conflict(kctl__asrun *r, const char *what, bool kind_first, const char *name, const char *fmt,
                              const char *a, const char *b) {
@@ -10910,6 +11033,9 @@ static int kctl__as_conflict(kctl__asrun *r, const char *what, bool kind_first, 
     kctl_jw_free(&w);
     return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_CONFLICT;
 }
+#else
+#define kctl__as_conflict(r, what, kind_first, name, fmt, a, b) kctl__as_bare((r)->st, 409, "Conflict", (r)->req->res, (name), (what))
+#endif
 
 /* Forget what was written to out (an UNCHANGED or a refusal). */
 /* The recorder for an emit into r->out: with keep, when out is empty
@@ -10992,7 +11118,9 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     const kctl_obj *cur = NULL;
     kctl__asin in;
     kctl__asmeta m;
+#ifndef KCTL_NO_VALIDATION
     kctl__aserr e;
+#endif
     uint32_t status;
     size_t nfin;
     bool create = verb == KCTL_VERB_CREATE, status_only = verb == KCTL_VERB_UPDATE_STATUS;
@@ -11018,6 +11146,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         cur = req->lookup(in.ns, in.name, req->lookup_user_data);
     }
     if (create && req->apply && cur) create = false; /* the owner's apply replaces */
+#ifndef KCTL_NO_VALIDATION
     kctl__as_err_init(&e, &req->allocator);
     if (!status_only) kctl__as_validate(&e, &r->sc, &in, create, false); /* a status write keeps the stored metadata */
     if (!create && (!in.name || !in.name_len)) kctl__as_required(&e, "metadata.name", "name is required");
@@ -11025,6 +11154,10 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     else if (e.n) rc = kctl__as_refuse_invalid(r->st, &req->allocator, req->res, kind, in.name ? in.name : "", &e);
     kctl__as_err_free(&e);
     if (rc != KCTL_OK) return rc;
+#else
+    if (create ? !kctl__as_names_safe(&in) : !in.name || !in.name_len) /* as the validation's name and namespace checks */
+        return kctl__as_invalid_bare(r->st, req->res, kind, in.name ? in.name : "");
+#endif
     if (create) {
         if (cur) return kctl_apisrv_refuse(KCTL_ERR_EXISTS, req->res, in.name, r->st);
         memset(&m, 0, sizeof m);
@@ -11276,7 +11409,9 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
     kctl__asrun r;
     kctl_apisrv_req req;
     kctl__asin in;
+#ifndef KCTL_NO_VALIDATION
     kctl__aserr e;
+#endif
     const char *doc;
     size_t len;
     int rc;
@@ -11292,11 +11427,16 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
     req.limits.max_depth = KCTL__JSON_DEPTH_CAP; /* it is an object already: whatever limits made it */
     req.limits.max_bytes = UINT32_MAX - 1;
     if ((rc = kctl__jdoc_parse(&r.sent, doc, len, &req.allocator, &req.limits)) == KCTL_OK && (rc = kctl__as_take(&r, &r.sent.j, &in)) == KCTL_OK) {
+#ifndef KCTL_NO_VALIDATION
         kctl__as_err_init(&e, &req.allocator);
         kctl__as_validate(&e, &r.sc, &in, true, true);
         if (e.text.err) rc = e.text.err;
         else if (e.n) rc = kctl__as_refuse_invalid(st, &req.allocator, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
         kctl__as_err_free(&e);
+#else
+        if (!kctl__as_names_safe(&in))
+            rc = kctl__as_invalid_bare(st, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj));
+#endif
     }
     kctl__free(&req.allocator, r.sc.buf);
     kctl__jdoc_free(&r.sent);
@@ -11889,11 +12029,18 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
     size_t i;
     int http = 500;
     const char *reason = "InternalError";
+#ifndef KCTL_NO_VALIDATION
     char msg[160];
+#else
+    const char *msg = NULL; /* refusals without words */
+    (void)what;
+#endif
     if (!st || code == KCTL_OK) return code;
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].code == code) { http = map[i].http; reason = map[i].reason; }
+#ifndef KCTL_NO_VALIDATION
     kctl__fmt(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
+#endif
     kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
     return code;
 }

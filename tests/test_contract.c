@@ -1451,13 +1451,13 @@ static void kc_status_wording(void) {
     KT_EQ_INT(kc_rv_of(&s, "a", rv), KCTL_OK);
     KT_EQ_INT(kc_create(&s, "a", NULL, NULL, NULL, &st), KCTL_ERR_EXISTS);
     kc_fmt(msg, sizeof msg, "%s \"a\" already exists", gr);
-    KT_EQ_STR(st.message, msg);
+    KT_EQ_MSG(st.message, msg);
     KT_EQ_STR(st.name, "a");
     KT_EQ_STR(st.group, s.res.group ? s.res.group : "");
     KT_EQ_STR(st.kind, s.res.resource);
     KT_EQ_INT(kctl_transport_get(&s.tp, &s.res, "nope", &o, &st), KCTL_ERR_NOT_FOUND);
     kc_fmt(msg, sizeof msg, "%s \"nope\" not found", gr);
-    KT_EQ_STR(st.message, msg);
+    KT_EQ_MSG(st.message, msg);
     KT_EQ_STR(st.name, "nope");
     KT_EQ_INT(kc_update(&s, "a", NULL, "\"spec\":{\"n\":1}", NULL, &st), KCTL_OK);
     KT_EQ_INT(kc_rv_of(&s, "a", rv2), KCTL_OK);
@@ -1465,13 +1465,13 @@ static void kc_status_wording(void) {
     KT_EQ_INT(kc_update(&s, "a", meta, "\"spec\":{\"n\":2}", NULL, &st), KCTL_ERR_CONFLICT);
     kc_fmt(msg, sizeof msg, "Operation cannot be fulfilled on %s \"a\": the object has been modified; please apply your changes to "
            "the latest version and try again", gr);
-    KT_EQ_STR(st.message, msg);
+    KT_EQ_MSG(st.message, msg);
     KT_EQ_INT(kc_remove(&s, "a", rv, NULL, NULL, &st), KCTL_ERR_CONFLICT);
     /* a delete's precondition names the kind (the resource without one), as BeforeDelete does */
     kc_fmt(msg, sizeof msg, "Operation cannot be fulfilled on %s%s%s \"a\": the ResourceVersion in the precondition (%s) does not "
            "match the ResourceVersion in record (%s). The object might have been modified", kc_t->kind ? kc_t->kind : s.res.resource,
            s.res.group && *s.res.group ? "." : "", s.res.group ? s.res.group : "", rv, rv2);
-    KT_EQ_STR(st.message, msg);
+    KT_EQ_MSG(st.message, msg);
     kctl_api_status_clear(&st);
     kc_close(&s);
 }
@@ -1483,6 +1483,7 @@ static void kc_validation(void) {
     kctl_list_result r;
     char d[KC_DOC_MAX];
     KC_NEED(KC_CAP_VALIDATION);
+    KT_NEED_VALIDATION("names and metadata");
     if (!kc_open(&s)) return;
     memset(&st, 0, sizeof st);
     KT_EQ_INT(kc_create(&s, "Web", NULL, NULL, NULL, &st), KCTL_ERR_INVALID_ARG);

@@ -538,6 +538,7 @@ static void rv_loader_trusts_header_counters(void) {
 static void rv_annotation_key_quoted_as_sent(void) {
     rv_store s;
     kctl_api_status st;
+    KT_NEED_VALIDATION("annotation keys");
     if (!rv_open(&s, false)) return;
     memset(&st, 0, sizeof st);
     KT_EQ_INT(kctl_transport_create(&s.t, &rv_cm, "{\"metadata\":{\"name\":\"an\",\"annotations\":{\"Bad Key\":\"x\"}}}", KCTL_NTS, NULL,
@@ -604,9 +605,10 @@ static void rv_owner_refs_status_is_quadratic(void) {
     kctl_api_status st;
     rv_bytes b;
     size_t cap = 10000 + 200 * 80 + 256, n = 0;
-    char *doc = (char *)malloc(cap);
+    char *doc;
     int i, rc;
-    if (!doc) return;
+    KT_NEED_VALIDATION("owner references refused with their causes");
+    if (!(doc = (char *)malloc(cap))) return;
     memset(&b, 0, sizeof b);
     memset(&d, 0, sizeof d);
     d.allocator.alloc_fn = rv_bytes_alloc;
