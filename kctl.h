@@ -10158,13 +10158,24 @@ typedef struct kctl__asmeta {
     uint32_t fin;
 } kctl__asmeta;
 
+/* Whether member name ktok of j is one of the n names (lens: their
+   lengths, which decide most names without a compare): its index, or -1. */
+static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *names, const unsigned char *lens, int n) {
+    const kctl_json_tok *t = &j->toks[ktok];
+    int i;
+    if (t->type != KCTL_JSON_STRING) return -1;
+    for (i = 0; i < n; i++)
+        if ((t->escaped || t->end - t->start == lens[i]) && kctl__jkey_eq(j, t, names[i], lens[i])) return i;
+    return -1;
+}
+
+/* The metadata the server owns; then finalizers (an apply may keep them). */
+static const char *const kctl__as_managed_names[] = { "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                                                      "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers" };
+static const unsigned char kctl__as_managed_lens[] = { 4, 9, 3, 15, 10, 17, 17, 26, 10 };
+
 static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
-    static const char *const names[] = { "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-                                         "deletionTimestamp", "deletionGracePeriodSeconds" };
-    size_t i;
-    for (i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (kctl_json_string_eq(j, ktok, names[i])) return true;
-    return false;
+    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 8) >= 0;
 }
 
 /* The tokens of the document an emit writes, recorded as it is written:
@@ -10259,13 +10270,6 @@ static void kctl__at_string(kctl__astoks *t, const kctl_jw *w, size_t at, bool k
         t->toks[i].escaped = memchr(w->buf + start, '\\', end - start) != NULL;
 }
 
-/* After a number of the writer's own, written from at (after a name). */
-static void kctl__at_number(kctl__astoks *t, const kctl_jw *w, size_t at) {
-    if (!t || !t->ok || w->err) return;
-    kctl__at_count(t);
-    kctl__at_add(t, KCTL_JSON_NUMBER, at, w->len);
-}
-
 /* After token v of j (no container; a member name when key) was copied
    as it stands, its raw text ending the output (a colon after a name). */
 static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *j, uint32_t v, bool key) {
@@ -10334,24 +10338,23 @@ static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j
 }
 
 static bool kctl__as_managed_or_finalizers(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_managed(j, ktok) || kctl_json_string_eq(j, ktok, "finalizers");
+    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 9) >= 0;
 }
 
-static bool kctl__as_meta_or_status(const kctl_json *j, uint32_t ktok) {
-    return kctl_json_string_eq(j, ktok, "metadata") || kctl_json_string_eq(j, ktok, "status");
+/* The top-level members as the emit orders them: apiVersion and kind (0, 1), metadata (2), status (3); else -1. */
+static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
+    static const char *const names[] = { "apiVersion", "kind", "metadata", "status" };
+    static const unsigned char lens[] = { 10, 4, 8, 6 };
+    return kctl__as_named(j, ktok, names, lens, 4);
 }
 
 static bool kctl__as_type_meta(const kctl_json *j, uint32_t ktok) {
-    return kctl_json_string_eq(j, ktok, "apiVersion") || kctl_json_string_eq(j, ktok, "kind");
+    int k = kctl__as_top(j, ktok);
+    return k == 0 || k == 1;
 }
 
 static bool kctl__as_not_type_meta(const kctl_json *j, uint32_t ktok) { return !kctl__as_type_meta(j, ktok); }
 
-static bool kctl__as_body(const kctl_json *j, uint32_t ktok) { return kctl__as_meta_or_status(j, ktok) || kctl__as_type_meta(j, ktok); }
-
-/* Write base with its metadata's managed fields from m, and the status
-   at status of sdoc (KCTL_JSON_NONE: none). Repeated member names: the
-   last counts. OK, NOMEM, or the writer's error. */
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
 static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
@@ -10370,63 +10373,157 @@ static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
 }
 /* As kctl_jw_string writes v: as it stands when nothing in it needs escaping. */
 static void kctl__as_string(kctl_jw *w, kctl__astoks *t, const char *name, const char *v) {
-    size_t at, n = strlen(v), i;
-    kctl__as_key(w, t, name);
-    at = w->len;
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-    }
-    if (i == n && kctl__jw_value(w)) {
-        kctl__jw_put(w, "\"", 1);
-        kctl__jw_put(w, v, n);
-        kctl__jw_put(w, "\"", 1);
-    } else {
-        kctl_jw_string(w, v);
-    }
-    kctl__at_string(t, w, at, false);
-}
-static void kctl__as_int64(kctl_jw *w, kctl__astoks *t, const char *name, int64_t v) {
     size_t at;
     kctl__as_key(w, t, name);
     at = w->len;
-    kctl_jw_int64(w, v);
-    kctl__at_number(t, w, at);
+    kctl_jw_string(w, v);
+    kctl__at_string(t, w, at, false);
+}
+
+/* The member "name":value of the rules' own written at once, in an object
+   whose next member is due; value (n bytes) as it stands, quoted when str
+   (v NULL: the name alone, its value to follow). Recorded in t. */
+static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v, size_t n, bool str) {
+    uint8_t *st;
+    char *p;
+    size_t at;
+    uint32_t i;
+    if (w->err || ((w->cap == 0 || nlen + n + 7 >= w->cap - w->len) && !kctl__jw_grow(w, nlen + n + 7))) return;
+    st = &w->state[w->depth];
+    if (w->depth == 0 || (*st & (KCTL__JW_OBJ | KCTL__JW_KEYED)) != KCTL__JW_OBJ) {
+        w->err = KCTL_ERR_INVALID_ARG;
+        return;
+    }
+    p = w->buf + w->len;
+    if (*st & KCTL__JW_ITEMS) *p++ = ',';
+    *st |= KCTL__JW_ITEMS;
+    *p++ = '"';
+    at = (size_t)(p - w->buf);
+    memcpy(p, name, nlen);
+    p += nlen;
+    *p++ = '"';
+    *p++ = ':';
+    if (!v) {
+        *st |= KCTL__JW_KEYED;
+        *p = '\0';
+        w->len = (size_t)(p - w->buf);
+        if (t && t->ok) kctl__at_add(t, KCTL_JSON_STRING, at, at + nlen);
+        return;
+    }
+    if (str) *p++ = '"';
+    memcpy(p, v, n);
+    p += n;
+    if (str) *p++ = '"';
+    *p = '\0';
+    w->len = (size_t)(p - w->buf);
+    if (!t || !t->ok) return;
+    kctl__at_add(t, KCTL_JSON_STRING, at, at + nlen);
+    kctl__at_count(t);
+    at += nlen + 2 + str;
+    if ((i = kctl__at_add(t, str ? KCTL_JSON_STRING : KCTL_JSON_NUMBER, at, at + n)) != UINT32_MAX) t->toks[i].escaped = 0;
+}
+
+/* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
+static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v) {
+    const unsigned char *p = (const unsigned char *)v;
+    while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+    if (*p) kctl__as_string(w, t, name, v); /* something to escape */
+    else kctl__as_member(w, t, name, nlen, v, (size_t)(p - (const unsigned char *)v), true);
+}
+
+/* "name":v, an integer. */
+static void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, int64_t v) {
+    char buf[24], *p = buf + sizeof buf;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { *--p = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) *--p = '-';
+    kctl__as_member(w, t, name, nlen, p, (size_t)(buf + sizeof buf - p), false);
+}
+#define KCTL__AS_NAME(s) s, sizeof s - 1
+
+/* Member name k of j and its value, copied as kctl__as_copy_members copies them. */
+static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t k, const kctl_allocator *a) {
+    const char *raw;
+    size_t n;
+    kctl_json_raw(j, k, &raw, &n);
+    kctl__jw_key_raw(w, raw, n);
+    kctl__jw_put(w, ":", 1);
+    kctl__at_copied(t, w, j, k, true);
+    return kctl__as_copy_value(w, t, j, k + 1, a);
+}
+
+/* Room in w and t for what an emit writes, reserved at once (a guess
+   from what it copies; the writer still grows if it falls short). */
+static void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
+                             uint32_t status) {
+    size_t n = base->len + 320, nt = base->ntoks + 24;
+    if (status != KCTL_JSON_NONE && status < sdoc->ntoks) {
+        n += sdoc->toks[status].end - sdoc->toks[status].start + 16;
+        nt += sdoc->toks[status].skip;
+    }
+    if (m->fin_kept && m->fin != KCTL_JSON_NONE && m->fin < m->fin_doc->ntoks) {
+        n += m->fin_doc->toks[m->fin].end - m->fin_doc->toks[m->fin].start + 16;
+        nt += m->fin_doc->toks[m->fin].skip;
+    }
+    if (w->growable && !w->err && (w->cap == 0 || n >= w->cap - w->len)) kctl__jw_grow(w, n);
+    if (t && t->ok && !t->n && t->cap < nt && nt < UINT32_MAX / 2) {
+        kctl_json_tok *nk = (kctl_json_tok *)kctl__alloc(&t->a, nt * sizeof *nk);
+        if (!nk) {
+            t->ok = false;
+            return;
+        }
+        kctl__free(&t->a, t->toks);
+        t->toks = nk;
+        t->cap = (uint32_t)nt;
+    }
 }
 
 /* Write base with its metadata's managed fields from m, and the status
    at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
    tokens written. Repeated member names: the last counts. OK, NOMEM, or
-   the writer's error. */
+   the writer's error. One walk of base's members, in one listing. */
 static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
                          uint32_t status, const kctl_allocator *a) {
-    uint32_t md = kctl_json_member(base, 0, "metadata");
+    kctl__jmview v;
+    uint32_t md = KCTL_JSON_NONE, i;
     int rc;
+    kctl__as_presize(w, t, base, m, sdoc, status);
     kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
     kctl__at_open(t, w, true);
-    if ((rc = kctl__as_copy_members(w, t, base, 0, a, kctl__as_not_type_meta)) != KCTL_OK) return rc;
-    kctl__as_key(w, t, "metadata");
+    rc = kctl__jmembers(base, 0, a, false, &v);
+    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+        int k = kctl__as_top(base, v.keys[i]);
+        if (k == 2) md = v.keys[i] + 1;
+        else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    }
+    if (rc != KCTL_OK) {
+        kctl__jmembers_free(&v);
+        return rc;
+    }
+    kctl__as_member(w, t, KCTL__AS_NAME("metadata"), NULL, 0, false);
     kctl_jw_object_begin(w);
     kctl__at_open(t, w, true);
-    kctl__as_string(w, t, "name", m->name);
-    if (m->ns && *m->ns) kctl__as_string(w, t, "namespace", m->ns);
-    if (m->uid && *m->uid) kctl__as_string(w, t, "uid", m->uid);
-    if (m->rv) kctl__as_string(w, t, "resourceVersion", m->rv);
-    if (m->generation) kctl__as_int64(w, t, "generation", m->generation);
-    if (m->created && *m->created) kctl__as_string(w, t, "creationTimestamp", m->created);
-    if (m->deleted) kctl__as_string(w, t, "deletionTimestamp", m->deleted);
-    if (m->has_grace) kctl__as_int64(w, t, "deletionGracePeriodSeconds", m->grace);
-    if ((rc = kctl__as_copy_members(w, t, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) != KCTL_OK)
-        return rc;
-    if (m->fin_kept && m->fin != KCTL_JSON_NONE) {
-        kctl__as_key(w, t, "finalizers");
-        if ((rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a)) != KCTL_OK) return rc;
+    kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
+    if (m->ns && *m->ns) kctl__as_str_member(w, t, KCTL__AS_NAME("namespace"), m->ns);
+    if (m->uid && *m->uid) kctl__as_str_member(w, t, KCTL__AS_NAME("uid"), m->uid);
+    if (m->rv) kctl__as_str_member(w, t, KCTL__AS_NAME("resourceVersion"), m->rv);
+    if (m->generation) kctl__as_int_member(w, t, KCTL__AS_NAME("generation"), m->generation);
+    if (m->created && *m->created) kctl__as_str_member(w, t, KCTL__AS_NAME("creationTimestamp"), m->created);
+    if (m->deleted) kctl__as_str_member(w, t, KCTL__AS_NAME("deletionTimestamp"), m->deleted);
+    if (m->has_grace) kctl__as_int_member(w, t, KCTL__AS_NAME("deletionGracePeriodSeconds"), m->grace);
+    if ((rc = kctl__as_copy_members(w, t, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) == KCTL_OK &&
+        m->fin_kept && m->fin != KCTL_JSON_NONE) {
+        kctl__as_member(w, t, KCTL__AS_NAME("finalizers"), NULL, 0, false);
+        rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a);
     }
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
-    if ((rc = kctl__as_copy_members(w, t, base, 0, a, kctl__as_body)) != KCTL_OK) return rc;
+    for (i = 0; rc == KCTL_OK && i < v.n; i++)
+        if (kctl__as_top(base, v.keys[i]) < 0) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    kctl__jmembers_free(&v);
+    if (rc != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
-        kctl__as_key(w, t, "status");
+        kctl__as_member(w, t, KCTL__AS_NAME("status"), NULL, 0, false);
         if ((rc = kctl__as_copy_value(w, t, sdoc, status, a)) != KCTL_OK) return rc;
     }
     kctl_jw_object_end(w);
