@@ -6989,12 +6989,17 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
             }
 }
 
-/* The string at v, unescaped; v must be a string (else PROTO). */
+/* The string at v, unescaped; v must be a string (else PROTO). The
+   first pass counts its raw length (what it unescapes to is no longer). */
 static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v) {
     char *d = b->arena ? b->arena + b->used : NULL;
     size_t n = 0;
     if (kctl_json_type_of(j, v) != KCTL_JSON_STRING) {
         b->err = KCTL_ERR_PROTO;
+        return "";
+    }
+    if (!d) {
+        b->used += j->toks[v].end - j->toks[v].start + 1;
         return "";
     }
     kctl_json_string(j, v, d, d ? b->cap - b->used : 0, &n);
@@ -7057,12 +7062,17 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
         uint32_t nsv = b->mv[KCTL__OB_NS];
         char *d = b->arena ? b->arena + b->used : NULL;
         size_t a = 0, c = 0, room = d ? b->cap - b->used : 0;
-        if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) kctl_json_string(j, nsv, d, room, &a);
-        if (a) {
-            if (d) d[a] = '/';
-            a++;
+        if (!d) { /* the first pass: raw lengths */
+            a = kctl_json_type_of(j, nsv) == KCTL_JSON_STRING ? j->toks[nsv].end - j->toks[nsv].start + 1 : 0;
+            c = j->toks[v].end - j->toks[v].start;
+        } else {
+            if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) kctl_json_string(j, nsv, d, room, &a);
+            if (a) {
+                d[a] = '/';
+                a++;
+            }
+            kctl_json_string(j, v, d + a, room - a, &c);
         }
-        kctl_json_string(j, v, d ? d + a : NULL, d ? room - a : 0, &c);
         b->used += a + c + 1 + b->gap;
         if (d) {
             o->key = d;
@@ -7075,8 +7085,8 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     o->deletion = kctl__ob_optv(b, j, b->mv[KCTL__OB_DEL], NULL);
     v = b->mv[KCTL__OB_GEN];
     t = kctl_json_type_of(j, v);
-    if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
-        b->err = KCTL_ERR_PROTO;
+    if (!b->arena && t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
+        b->err = KCTL_ERR_PROTO; /* (read in the first pass) */
     o->nlabels = kctl__ob_map(b, j, md, 0, o->labels);
     o->nannotations = kctl__ob_map(b, j, md, 1, o->annotations);
     v = b->mv[KCTL__OB_FIN];
@@ -7194,7 +7204,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
 
-    /* first pass: sizes and validation */
+    /* first pass: sizes (the strings' raw lengths: room enough) and validation */
     memset(&v, 0, sizeof v);
     memset(&b, 0, sizeof b);
     b.allocator = &op.allocator;
@@ -10289,10 +10299,72 @@ static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  bool (*skip)(const kctl_json *j, uint32_t ktok));
 
+/* Whether value v of j, its raw text from *pos, is what kctl__as_copy_value
+   writes of it: nothing between its tokens but the commas, colons and
+   brackets, no repeated member names (objects of more than
+   KCTL__JSON_SCAN_MAX members: not looked at, no). *pos: past it; *depth:
+   its containers' nesting. Stops at the first difference. */
+static bool kctl__as_verbatim(const kctl_json *j, uint32_t v, uint32_t *pos, uint32_t *depth) {
+    const kctl_json_tok *t = &j->toks[v];
+    uint32_t q = t->type == KCTL_JSON_STRING, p, k, e, d = 0, sub;
+    bool obj = t->type == KCTL_JSON_OBJECT;
+    if (t->start - q != *pos) return false;
+    *depth = 0;
+    if (!obj && t->type != KCTL_JSON_ARRAY) {
+        *pos = t->end + q;
+        return true;
+    }
+    if (obj && t->size > KCTL__JSON_SCAN_MAX) return false;
+    for (p = t->start + 1, k = 0, e = v + 1; k < t->size; k++) {
+        if (k && j->text[p++] != ',') return false;
+        if (obj) {
+            if (!kctl__as_verbatim(j, e, &p, &sub) || j->text[p++] != ':' || !kctl__jlast(j, v, e)) return false;
+            e++;
+        }
+        if (!kctl__as_verbatim(j, e, &p, &sub)) return false;
+        if (sub > d) d = sub;
+        e += j->toks[e].skip;
+    }
+    if (p + 1 != t->end) return false;
+    *pos = t->end;
+    *depth = d + 1;
+    return true;
+}
+
+/* Container v of j copied as it stands, when kctl__as_verbatim says that
+   is its copy (and it is not too deep to write): its tokens recorded
+   from j's, moved. False: nothing done, copy it member by member. */
+static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t v) {
+    const kctl_json_tok *s = &j->toks[v];
+    uint32_t pos = s->start, depth, i;
+    size_t n = s->end - s->start, at;
+    if (!kctl__as_verbatim(j, v, &pos, &depth) || w->depth + depth > KCTL_JSON_MAX_DEPTH || (t && t->depth + depth > KCTL__AST_DEPTH))
+        return false;
+    if (!kctl__jw_value(w) || ((w->cap == 0 || n >= w->cap - w->len) && !kctl__jw_grow(w, n))) return true;
+    at = w->len;
+    memcpy(w->buf + at, j->text + s->start, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+    if (!t || !t->ok) return true;
+    kctl__at_count(t);
+    for (i = 0; i < s->skip; i++) {
+        const kctl_json_tok *src = &s[i];
+        uint32_t k = kctl__at_add(t, src->type, src->start - s->start + at, src->end - s->start + at);
+        if (k == UINT32_MAX) return true;
+        t->toks[k].escaped = src->escaped;
+        t->toks[k].size = src->size;
+        t->toks[k].skip = src->skip;
+    }
+    if (t->depth + depth > t->max_depth) t->max_depth = t->depth + depth;
+    return true;
+}
+
 /* t (may be NULL) records the tokens written. */
 static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t v, const kctl_allocator *a) {
     int rc = KCTL_OK;
-    switch (kctl_json_type_of(j, v)) {
+    kctl_json_type type = kctl_json_type_of(j, v);
+    if ((type == KCTL_JSON_OBJECT || type == KCTL_JSON_ARRAY) && !w->err && kctl__as_copy_verbatim(w, t, j, v)) return w->err;
+    switch (type) {
     case KCTL_JSON_OBJECT:
         kctl_jw_object_begin(w);
         kctl__at_open(t, w, true);
@@ -10417,8 +10489,23 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
     *p = '\0';
     w->len = (size_t)(p - w->buf);
     if (!t || !t->ok) return;
-    kctl__at_add(t, KCTL_JSON_STRING, at, at + nlen);
     kctl__at_count(t);
+    if (t->cap - t->n >= 2) { /* the two tokens, in place */
+        kctl_json_tok *k = &t->toks[t->n];
+        memset(k, 0, 2 * sizeof *k);
+        k[0].type = KCTL_JSON_STRING;
+        k[0].start = (uint32_t)at;
+        k[0].end = (uint32_t)(at + nlen);
+        k[0].skip = 1;
+        at += nlen + 2 + str;
+        k[1].type = (uint8_t)(str ? KCTL_JSON_STRING : KCTL_JSON_NUMBER);
+        k[1].start = (uint32_t)at;
+        k[1].end = (uint32_t)(at + n);
+        k[1].skip = 1;
+        t->n += 2;
+        return;
+    }
+    kctl__at_add(t, KCTL_JSON_STRING, at, at + nlen);
     at += nlen + 2 + str;
     if ((i = kctl__at_add(t, str ? KCTL_JSON_STRING : KCTL_JSON_NUMBER, at, at + n)) != UINT32_MAX) t->toks[i].escaped = 0;
 }
@@ -10426,7 +10513,7 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
 /* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
 static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v) {
     const unsigned char *p = (const unsigned char *)v;
-    while (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\') p++;
+    while ((unsigned char)(*p - 0x20) < 0x60 && *p != '"' && *p != '\\') p++; /* 0x20..0x7f */
     if (*p) kctl__as_string(w, t, name, v); /* something to escape */
     else kctl__as_member(w, t, name, nlen, v, (size_t)(p - (const unsigned char *)v), true);
 }
