@@ -6981,12 +6981,15 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
     b->md = md;
     for (k = 0; k < 10; k++) b->mv[k] = KCTL_JSON_NONE;
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return;
-    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) {
+        uint32_t n = j->toks[i].end - j->toks[i].start;
+        if (!j->toks[i].escaped && (n > 17 || !(UINT32_C(0x28e58) >> n & 1))) continue; /* no name of that length */
         for (k = 0; k < 10; k++)
-            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
+            if ((j->toks[i].escaped || n == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
                 b->mv[k] = i + 1; /* (unescaped: the length decides most) */
                 break;
             }
+    }
 }
 
 /* The string at v, unescaped; v must be a string (else PROTO). The
@@ -7001,6 +7004,13 @@ static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v)
     if (!d) {
         b->used += j->toks[v].end - j->toks[v].start + 1;
         return "";
+    }
+    if (!j->toks[v].escaped) { /* as it stands (a parsed string holds no NUL but by an escape) */
+        n = j->toks[v].end - j->toks[v].start;
+        memcpy(d, j->text + j->toks[v].start, n);
+        d[n] = '\0';
+        b->used += n + 1;
+        return d;
     }
     kctl_json_string(j, v, d, d ? b->cap - b->used : 0, &n);
     b->used += n + 1;
@@ -7066,17 +7076,25 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
             a = kctl_json_type_of(j, nsv) == KCTL_JSON_STRING ? j->toks[nsv].end - j->toks[nsv].start + 1 : 0;
             c = j->toks[v].end - j->toks[v].start;
         } else {
-            if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) kctl_json_string(j, nsv, d, room, &a);
+            if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) {
+                if (j->toks[nsv].escaped) kctl_json_string(j, nsv, d, room, &a);
+                else memcpy(d, j->text + j->toks[nsv].start, a = j->toks[nsv].end - j->toks[nsv].start);
+            }
             if (a) {
                 d[a] = '/';
                 a++;
             }
-            kctl_json_string(j, v, d + a, room - a, &c);
+            if (j->toks[v].escaped) {
+                kctl_json_string(j, v, d + a, room - a, &c);
+            } else {
+                memcpy(d + a, j->text + j->toks[v].start, c = j->toks[v].end - j->toks[v].start);
+                d[a + c] = '\0';
+            }
         }
         b->used += a + c + 1 + b->gap;
         if (d) {
             o->key = d;
-            if (strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
+            if ((j->toks[v].escaped || (a && j->toks[nsv].escaped)) && strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
         }
     }
     o->ns = kctl__ob_optv(b, j, b->mv[KCTL__OB_NS], "");
