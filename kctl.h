@@ -10187,13 +10187,20 @@ typedef struct kctl__asmeta {
 } kctl__asmeta;
 
 /* Whether member name ktok of j is one of the n names (lens: their
-   lengths, which decide most names without a compare): its index, or -1. */
-static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *names, const unsigned char *lens, int n) {
+   lengths, below 32; mask: bit l set for each length l, which decides
+   most names without a compare): its index, or -1. */
+static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *names, const unsigned char *lens, int n, uint32_t mask) {
     const kctl_json_tok *t = &j->toks[ktok];
+    uint32_t len = t->end - t->start;
     int i;
-    if (t->type != KCTL_JSON_STRING) return -1;
-    for (i = 0; i < n; i++)
-        if ((t->escaped || t->end - t->start == lens[i]) && kctl__jkey_eq(j, t, names[i], lens[i])) return i;
+    if (t->type != KCTL_JSON_STRING || (!t->escaped && (len > 31 || !(mask >> len & 1)))) return -1;
+    if (t->escaped) {
+        for (i = 0; i < n; i++)
+            if (kctl__jkey_eq(j, t, names[i], lens[i])) return i;
+        return -1;
+    }
+    for (i = 0; i < n; i++) /* the length, the first byte, then the rest */
+        if (len == lens[i] && j->text[t->start] == names[i][0] && memcmp(j->text + t->start, names[i], len) == 0) return i;
     return -1;
 }
 
@@ -10201,9 +10208,10 @@ static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *
 static const char *const kctl__as_managed_names[] = { "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
                                                       "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers" };
 static const unsigned char kctl__as_managed_lens[] = { 4, 9, 3, 15, 10, 17, 17, 26, 10 };
+#define KCTL__AS_MANAGED_MASK UINT32_C(0x4028618) /* bits 3, 4, 9, 10, 15, 17, 26 */
 
 static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 8) >= 0;
+    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 8, KCTL__AS_MANAGED_MASK) >= 0;
 }
 
 /* The tokens of the document an emit writes, recorded as it is written:
@@ -10428,14 +10436,14 @@ static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j
 }
 
 static bool kctl__as_managed_or_finalizers(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 9) >= 0;
+    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 9, KCTL__AS_MANAGED_MASK) >= 0;
 }
 
 /* The top-level members as the emit orders them: apiVersion and kind (0, 1), metadata (2), status (3); else -1. */
 static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
     static const char *const names[] = { "apiVersion", "kind", "metadata", "status" };
     static const unsigned char lens[] = { 10, 4, 8, 6 };
-    return kctl__as_named(j, ktok, names, lens, 4);
+    return kctl__as_named(j, ktok, names, lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
 
 static bool kctl__as_type_meta(const kctl_json *j, uint32_t ktok) {
@@ -10528,12 +10536,29 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
     if ((i = kctl__at_add(t, str ? KCTL_JSON_STRING : KCTL_JSON_NUMBER, at, at + n)) != UINT32_MAX) t->toks[i].escaped = 0;
 }
 
+/* Whether v[0..n) is ASCII with nothing to escape in JSON (no control
+   byte, quote or backslash): 8 bytes at a time, each test below exact
+   once no byte has its high bit (nothing under 0x20; no 0x22; no 0x5c). */
+static bool kctl__as_plain(const char *v, size_t n) {
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, v + i, 8);
+        if ((x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & highs) return false;
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
+    }
+    return true;
+}
+
 /* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
 static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v) {
-    const unsigned char *p = (const unsigned char *)v;
-    while ((unsigned char)(*p - 0x20) < 0x60 && *p != '"' && *p != '\\') p++; /* 0x20..0x7f */
-    if (*p) kctl__as_string(w, t, name, v); /* something to escape */
-    else kctl__as_member(w, t, name, nlen, v, (size_t)(p - (const unsigned char *)v), true);
+    size_t n = strlen(v);
+    if (kctl__as_plain(v, n)) kctl__as_member(w, t, name, nlen, v, n, true);
+    else kctl__as_string(w, t, name, v); /* something to escape */
 }
 
 /* "name":v, an integer. */
@@ -10591,6 +10616,7 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
                          uint32_t status, const kctl_allocator *a) {
     kctl__jmview v;
     uint32_t md = KCTL_JSON_NONE, i;
+    signed char top[16]; /* kctl__as_top of the first members */
     int rc;
     kctl__as_presize(w, t, base, m, sdoc, status);
     kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
@@ -10598,6 +10624,7 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     rc = kctl__jmembers(base, 0, a, false, &v);
     for (i = 0; rc == KCTL_OK && i < v.n; i++) {
         int k = kctl__as_top(base, v.keys[i]);
+        if (i < sizeof top) top[i] = (signed char)k; /* for the second walk */
         if (k == 2) md = v.keys[i] + 1;
         else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
     }
@@ -10624,7 +10651,7 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
     for (i = 0; rc == KCTL_OK && i < v.n; i++)
-        if (kctl__as_top(base, v.keys[i]) < 0) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+        if ((i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i])) < 0) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
     kctl__jmembers_free(&v);
     if (rc != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
@@ -10788,16 +10815,18 @@ static void kctl__as_span_of(const kctl_json *j, uint32_t v, uint32_t *start, ui
 static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, const kctl_allocator *a, const uint64_t *body) {
     static const char *const names[3] = { "deletionGracePeriodSeconds", "creationTimestamp", "finalizers" };
     static const unsigned char lens[3] = { 26, 17, 10 };
-    uint32_t md = kctl_json_member(j, 0, "metadata"), v, mv[3] = { KCTL_JSON_NONE, KCTL_JSON_NONE, KCTL_JSON_NONE }, i, m, k;
-    int rc;
+    uint32_t md = KCTL_JSON_NONE, status = KCTL_JSON_NONE, v, mv[3] = { KCTL_JSON_NONE, KCTL_JSON_NONE, KCTL_JSON_NONE }, i, m;
+    int rc, k;
     memset(c, 0, sizeof *c);
+    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
+    for (i = 1, m = 0; m < j->toks[0].size; m++, i += 1 + j->toks[i + 1].skip) { /* one walk each, the last of a name counts */
+        k = kctl__as_top(j, i);
+        if (k == 2) md = i + 1;
+        else if (k == 3) status = i + 1;
+    }
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
-    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) /* one walk, the last of a name counts */
-        for (k = 0; k < 3; k++)
-            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
-                mv[k] = i + 1;
-                break;
-            }
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+        if ((k = kctl__as_named(j, i, names, lens, 3, UINT32_C(0x4020400))) >= 0) mv[k] = i + 1; /* bits 10, 17, 26 */
     if (mv[0] != KCTL_JSON_NONE) return KCTL_ERR_INVALID_ARG;
     v = mv[1];
     if (kctl_json_type_of(j, v) == KCTL_JSON_STRING) { /* as kctl__as_cur_meta reads it */
@@ -10805,7 +10834,7 @@ static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, cons
         c->created = j->toks[v].start;
         c->created_len = (uint8_t)(j->toks[v].end - j->toks[v].start);
     }
-    if ((v = kctl_json_member(j, 0, "status")) != KCTL_JSON_NONE) kctl__as_span_of(j, v, &c->status, &c->status_end);
+    if (status != KCTL_JSON_NONE) kctl__as_span_of(j, status, &c->status, &c->status_end);
     if ((v = mv[2]) != KCTL_JSON_NONE) kctl__as_span_of(j, v, &c->fin, &c->fin_end);
     if (body) {
         c->body = *body;
@@ -10856,6 +10885,36 @@ static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     in->name_len = base + 5;
 }
 
+/* A sent document read before its decision, by what it alone decides (a
+   store does it outside its lock): parsed with the request's allocator
+   and limits, and its body's fingerprint. */
+typedef struct kctl__aspre {
+    const char *json; /* the text it is of */
+    size_t len;
+    bool parsed, fp_ok;
+    kctl__jdoc sent;
+    uint64_t fp;
+} kctl__aspre;
+
+/* Read json[0..len) into p: whatever fails is left to the decision (it
+   reads the document again, and refuses it as it should). */
+static void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kctl_allocator *a, const kctl_json_limits *lim) {
+    memset(p, 0, sizeof *p);
+    p->json = json;
+    p->len = len;
+    if (!json || kctl__jdoc_parse(&p->sent, json, len, a, lim) != KCTL_OK) {
+        kctl__jdoc_free(&p->sent);
+        return;
+    }
+    p->parsed = true;
+    p->fp_ok = kctl__as_fp_body(&p->sent.j, a, &p->fp) == KCTL_OK;
+}
+
+static void kctl__as_pre_free(kctl__aspre *p) {
+    kctl__jdoc_free(&p->sent);
+    p->parsed = false;
+}
+
 /* Everything a decision holds while it is made. */
 typedef struct kctl__asrun {
     const kctl_apisrv_req *req;
@@ -10874,6 +10933,7 @@ typedef struct kctl__asrun {
     const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data); /* what the store kept of cur (may be NULL) */
     uint64_t sent_fp;                /* kctl__as_fp_body of the document sent (sent_fp_ok): the body written too */
     bool sent_fp_ok;
+    bool sent_fp_pre;                /* sent_fp is r->sent's, found before the decision (kctl__aspre) */
     kctl__jdoc curfin;               /* the stored finalizers, parsed on their own (kctl__as_cur_known) */
 } kctl__asrun;
 
@@ -10956,7 +11016,8 @@ static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_js
     *status = KCTL_JSON_NONE;
     if (!r->cur_of || kctl_obj_deletion_timestamp(cur) || !(c = r->cur_of(cur, r->req->lookup_user_data)) || c->obj != cur)
         return KCTL_OK;
-    if (kctl__as_fp_body(sent, &r->req->allocator, &fp) != KCTL_OK) return KCTL_OK;
+    if (r->sent_fp_pre && sent == &r->sent.j) fp = r->sent_fp;
+    else if (kctl__as_fp_body(sent, &r->req->allocator, &fp) != KCTL_OK) return KCTL_OK;
     r->sent_fp = fp; /* an update writes the body sent */
     r->sent_fp_ok = true;
     if (fp == c->body) return KCTL_OK;
@@ -11407,20 +11468,21 @@ static int kctl__as_remove(kctl__asrun *r) {
    NULL): what the store kept of an object lookup gave (kctl__as_cur_of
    of its document; NULL: nothing), so an update need not parse it.
    *body_fp_ok (may be NULL): *body_fp is the fingerprint of the body of
-   the document written (that of the body sent: an update's). */
+   the document written (that of the body sent: an update's). pre (may be
+   NULL): the sent document as kctl__as_pre read it, taken from it. */
 static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
                            kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc,
                            const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data), bool *body_fp_ok,
-                           uint64_t *body_fp);
+                           uint64_t *body_fp, kctl__aspre *pre);
 
 KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st) {
-    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL, NULL, NULL, NULL);
+    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
                            kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc,
                            const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data), bool *body_fp_ok,
-                           uint64_t *body_fp) {
+                           uint64_t *body_fp, kctl__aspre *pre) {
     kctl__asrun r;
     size_t len;
     int rc = KCTL_ERR_INVALID_ARG;
@@ -11445,7 +11507,16 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     case KCTL_VERB_UPDATE_STATUS:
         if (!req->json) break;
         len = req->len == KCTL_NTS ? strlen(req->json) : req->len;
-        rc = kctl__as_parse_body(&r, &r.sent, req->json, len);
+        if (pre && pre->parsed && pre->json == req->json && pre->len == len) { /* read before: taken */
+            r.sent = pre->sent;
+            memset(&pre->sent, 0, sizeof pre->sent);
+            pre->parsed = false;
+            r.sent_fp = pre->fp;
+            r.sent_fp_pre = pre->fp_ok;
+            rc = KCTL_OK;
+        } else {
+            rc = kctl__as_parse_body(&r, &r.sent, req->json, len);
+        }
         if (rc == KCTL_OK) rc = kctl__as_write(&r, &r.sent.j, req->verb, NULL);
         break;
     case KCTL_VERB_PATCH: rc = kctl__as_patch(&r); break;
@@ -12111,15 +12182,36 @@ static const kctl__ascur *kctl__ms_cur_of(const kctl_obj *cur, void *user_data) 
     return l->hit && l->hit->obj == cur && l->hit->cur.obj == cur ? &l->hit->cur : NULL;
 }
 
+/* Append name s to the key in buf[*used..cap), NUL left out: false when
+   kctl__ms_name_ok refuses it (empty too) or it leaves no room for the NUL. */
+static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s) {
+    size_t n = *used, k;
+    if (!s || !*s) return false;
+    for (k = 0; s[k]; k++) {
+        unsigned char c = (unsigned char)s[k];
+        if (c <= ' ' || c == '/' || c == '|' || c == 0x7f || k >= 253 || n + 1 >= cap) return false;
+        buf[n++] = (char)c;
+    }
+    *used = n;
+    return true;
+}
+
 static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
     kctl__mslook *l = (kctl__mslook *)user_data;
     char key[1024];
+    size_t n = strlen(l->rid);
     kctl__msent *e;
-    /* a name or namespace no object can have ("prod/a", say) names nothing,
-       rather than another namespace's object */
-    if (!kctl__ms_name_ok(name, false) || !kctl__ms_name_ok(ns, true) || kctl__ms_key(l->rid, ns, name, key, sizeof key) != KCTL_OK)
-        return NULL;
-    e = kctl__ms_find(l->ms, key);
+    /* the key kctl__ms_key makes, checked as it is made: a name or
+       namespace no object can have ("prod/a", say) names nothing, rather
+       than another namespace's object */
+    if (n + 1 >= sizeof key) return NULL;
+    memcpy(key, l->rid, n);
+    key[n++] = '|';
+    if (ns && *ns && (!kctl__ms_put_name(key, &n, sizeof key, ns) || n + 1 >= sizeof key)) return NULL;
+    if (ns && *ns) key[n++] = '/';
+    if (!kctl__ms_put_name(key, &n, sizeof key, name)) return NULL;
+    key[n] = '\0';
+    e = (kctl__msent *)kctl__map_find(&l->ms->objs, key, n, kctl__hash(key, n));
     l->hit = e;
     return e ? e->obj : NULL;
 }
@@ -12129,7 +12221,7 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
    needs is allocated first, then (save_on_write) the store as it will be
    is saved, and only then is the write made and its event sent. A failed
    save leaves the store and its watchers as they were (IO). Lock held. */
-static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st) {
+static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st, kctl__aspre *pre) {
     char rid[256], key[1024], uid[48], now[32], rv[24];
     kctl__mslook look;
     kctl_apisrv_decision d;
@@ -12186,7 +12278,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
-    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, kctl__ms_cur_of, &fp_ok, &fp);
+    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, kctl__ms_cur_of, &fp_ok, &fp, pre);
     if (rc != KCTL_OK) goto out;
     if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
         if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
@@ -12285,6 +12377,7 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
                              kctl_obj **out, kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl_apisrv_req req;
+    kctl__aspre pre;
     int rc;
     if (out) *out = NULL;
     if (!res || !json) return KCTL_ERR_INVALID_ARG;
@@ -12293,10 +12386,12 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? strlen(json) : len;
+    kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, verb, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, &pre);
     kctl__mutex_unlock(&ms->mu);
+    kctl__as_pre_free(&pre);
     return rc;
 }
 
@@ -12329,7 +12424,7 @@ static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *n
     req.patch_flags = flags;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_PATCH, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, NULL);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -12347,7 +12442,7 @@ static int kctl__ms_remove(kctl_memstore *ms, bool faults, const kctl_resource *
     req.del = opts;
     kctl__mutex_lock(&ms->mu);
     if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_REMOVE, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, NULL);
     kctl__mutex_unlock(&ms->mu);
     return rc;
 }
@@ -12748,6 +12843,7 @@ KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
 KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                  kctl_api_status *st) {
     kctl_apisrv_req req;
+    kctl__aspre pre;
     int rc;
     if (out) *out = NULL;
     if (!ms || !res || !json) return KCTL_ERR_INVALID_ARG;
@@ -12757,9 +12853,11 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? strlen(json) : len;
+    kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_do(ms, &req, out, st);
+    rc = kctl__ms_do(ms, &req, out, st, &pre);
     kctl__mutex_unlock(&ms->mu);
+    kctl__as_pre_free(&pre);
     return rc;
 }
 
