@@ -10357,25 +10357,41 @@ static bool kctl__as_verbatim(const kctl_json *j, uint32_t v, uint32_t *pos, uin
     return true;
 }
 
-/* Container v of j copied as it stands, when kctl__as_verbatim says that
-   is its copy (and it is not too deep to write): its tokens recorded
-   from j's, moved. False: nothing done, copy it member by member. */
-static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t v) {
-    const kctl_json_tok *s = &j->toks[v];
-    uint32_t pos = s->start, depth, i;
-    size_t n = s->end - s->start, at;
+/* Value v of j (key not KCTL_JSON_NONE: with its member name, token
+   v - 1, in an object whose next member is due) copied as it stands, when
+   kctl__as_verbatim says that is its copy (and it is not too deep to
+   write): its tokens recorded from j's, moved. False: nothing done, copy
+   it piece by piece. */
+static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t key, uint32_t v) {
+    const kctl_json_tok *s = &j->toks[key != KCTL_JSON_NONE ? key : v];
+    uint32_t start = s->start - (s->type == KCTL_JSON_STRING), pos = start, depth, i, ntok = j->toks[v].skip + (key != KCTL_JSON_NONE);
+    size_t n, at;
+    uint8_t *st;
+    if (key != KCTL_JSON_NONE && (!kctl__as_verbatim(j, key, &pos, &depth) || j->text[pos++] != ':')) return false;
     if (!kctl__as_verbatim(j, v, &pos, &depth) || w->depth + depth > KCTL_JSON_MAX_DEPTH || (t && t->depth + depth > KCTL__AST_DEPTH))
         return false;
-    if (!kctl__jw_value(w) || ((w->cap == 0 || n >= w->cap - w->len) && !kctl__jw_grow(w, n))) return true;
+    n = pos - start;
+    if (key == KCTL_JSON_NONE) {
+        if (!kctl__jw_value(w)) return true;
+    } else { /* as kctl__jw_key_raw, then the value */
+        st = &w->state[w->depth];
+        if (w->err || w->depth == 0 || (*st & (KCTL__JW_OBJ | KCTL__JW_KEYED)) != KCTL__JW_OBJ) {
+            if (!w->err) w->err = KCTL_ERR_INVALID_ARG;
+            return true;
+        }
+        if (*st & KCTL__JW_ITEMS) kctl__jw_put(w, ",", 1);
+        *st |= KCTL__JW_ITEMS;
+    }
+    if (w->err || ((w->cap == 0 || n >= w->cap - w->len) && !kctl__jw_grow(w, n))) return true;
     at = w->len;
-    memcpy(w->buf + at, j->text + s->start, n);
+    memcpy(w->buf + at, j->text + start, n);
     w->len += n;
     w->buf[w->len] = '\0';
     if (!t || !t->ok) return true;
     kctl__at_count(t);
-    for (i = 0; i < s->skip; i++) {
+    for (i = 0; i < ntok; i++) {
         const kctl_json_tok *src = &s[i];
-        uint32_t k = kctl__at_add(t, src->type, src->start - s->start + at, src->end - s->start + at);
+        uint32_t k = kctl__at_add(t, src->type, src->start - start + at, src->end - start + at);
         if (k == UINT32_MAX) return true;
         t->toks[k].escaped = src->escaped;
         t->toks[k].size = src->size;
@@ -10389,7 +10405,8 @@ static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json 
 static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t v, const kctl_allocator *a) {
     int rc = KCTL_OK;
     kctl_json_type type = kctl_json_type_of(j, v);
-    if ((type == KCTL_JSON_OBJECT || type == KCTL_JSON_ARRAY) && !w->err && kctl__as_copy_verbatim(w, t, j, v)) return w->err;
+    if ((type == KCTL_JSON_OBJECT || type == KCTL_JSON_ARRAY) && !w->err && kctl__as_copy_verbatim(w, t, j, KCTL_JSON_NONE, v))
+        return w->err;
     switch (type) {
     case KCTL_JSON_OBJECT:
         kctl_jw_object_begin(w);
@@ -10416,21 +10433,25 @@ static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, 
 
 /* Copy the members of object obj of j that count, but for those skip
    says to leave out, each value as kctl__as_copy_value copies it. */
+/* Member name k of j and its value, as kctl__as_copy_members copies each. */
+static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t k, const kctl_allocator *a) {
+    const char *raw;
+    size_t n;
+    if (!w->err && kctl__as_copy_verbatim(w, t, j, k, k + 1)) return w->err;
+    kctl_json_raw(j, k, &raw, &n);
+    kctl__jw_key_raw(w, raw, n);
+    kctl__jw_put(w, ":", 1);
+    kctl__at_copied(t, w, j, k, true);
+    return kctl__as_copy_value(w, t, j, k + 1, a);
+}
+
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  bool (*skip)(const kctl_json *j, uint32_t ktok)) {
     kctl__jmview v;
     uint32_t i;
     int rc = kctl__jmembers(j, obj, a, false, &v);
-    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
-        const char *raw;
-        size_t n;
-        if (skip && skip(j, v.keys[i])) continue;
-        kctl_json_raw(j, v.keys[i], &raw, &n);
-        kctl__jw_key_raw(w, raw, n);
-        kctl__jw_put(w, ":", 1);
-        kctl__at_copied(t, w, j, v.keys[i], true);
-        rc = kctl__as_copy_value(w, t, j, v.keys[i] + 1, a);
-    }
+    for (i = 0; rc == KCTL_OK && i < v.n; i++)
+        if (!skip || !skip(j, v.keys[i])) rc = kctl__as_copy_member(w, t, j, v.keys[i], a);
     kctl__jmembers_free(&v);
     return rc;
 }
@@ -10570,17 +10591,6 @@ static void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, s
     kctl__as_member(w, t, name, nlen, p, (size_t)(buf + sizeof buf - p), false);
 }
 #define KCTL__AS_NAME(s) s, sizeof s - 1
-
-/* Member name k of j and its value, copied as kctl__as_copy_members copies them. */
-static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t k, const kctl_allocator *a) {
-    const char *raw;
-    size_t n;
-    kctl_json_raw(j, k, &raw, &n);
-    kctl__jw_key_raw(w, raw, n);
-    kctl__jw_put(w, ":", 1);
-    kctl__at_copied(t, w, j, k, true);
-    return kctl__as_copy_value(w, t, j, k + 1, a);
-}
 
 /* Room in w and t for what an emit writes, reserved at once (a guess
    from what it copies; the writer still grows if it falls short). */
@@ -11796,6 +11806,8 @@ struct kctl_memstore {
     uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
     uint64_t now_s;             /* the wall clock's second now_text says (0: none yet) */
     char now_text[32];          /* kctl_apisrv_now's text of that second: formatted once a second, not per write */
+    uint64_t uid_text_seq;      /* the uid sequence number uid_text is of (0: none yet) */
+    char uid_text[48];          /* the uid a create would take next: formatted once a create, not per write */
     uint32_t fail_n[KCTL_VERB_COUNT];
     int fail_code[KCTL_VERB_COUNT];
     uint32_t break_after;
@@ -12249,11 +12261,16 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         uint64_t x = ms->uid_seq + 1;
         size_t i = 0;
         char digits[24];
-        memcpy(uid, "00000000-0000-4000-8000-", 24);
-        do { digits[i++] = hex[x & 15]; x >>= 4; } while (x);
-        while (i < 12) digits[i++] = '0';
-        for (x = 0; x < i; x++) uid[24 + x] = digits[i - 1 - x];
-        uid[24 + i] = '\0';
+        if (ms->uid_text_seq != x) {
+            memcpy(ms->uid_text, "00000000-0000-4000-8000-", 24);
+            do { digits[i++] = hex[x & 15]; x >>= 4; } while (x);
+            while (i < 12) digits[i++] = '0';
+            for (x = 0; x < i; x++) ms->uid_text[24 + x] = digits[i - 1 - x];
+            ms->uid_text[24 + i] = '\0';
+            ms->uid_text_seq = ms->uid_seq + 1;
+            i = 0;
+        }
+        memcpy(uid, ms->uid_text, sizeof uid);
         x = ms->rev + 1;
         i = 0;
         do { digits[i++] = (char)('0' + x % 10); x /= 10; } while (x);
