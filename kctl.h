@@ -10431,8 +10431,6 @@ static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, 
     return rc != KCTL_OK ? rc : w->err;
 }
 
-/* Copy the members of object obj of j that count, but for those skip
-   says to leave out, each value as kctl__as_copy_value copies it. */
 /* Member name k of j and its value, as kctl__as_copy_members copies each. */
 static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t k, const kctl_allocator *a) {
     const char *raw;
@@ -10445,6 +10443,8 @@ static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j,
     return kctl__as_copy_value(w, t, j, k + 1, a);
 }
 
+/* Copy the members of object obj of j that count, but for those skip
+   says to leave out, each value as kctl__as_copy_value copies it. */
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  bool (*skip)(const kctl_json *j, uint32_t ktok)) {
     kctl__jmview v;
@@ -10490,7 +10490,8 @@ static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
     }
     kctl__at_string(t, w, at, true);
 }
-/* As kctl_jw_string writes v: as it stands when nothing in it needs escaping. */
+/* "name":v, v as kctl_jw_string writes it (the way for a v with
+   something to escape: kctl__as_str_member writes the others). */
 static void kctl__as_string(kctl_jw *w, kctl__astoks *t, const char *name, const char *v) {
     size_t at;
     kctl__as_key(w, t, name);
@@ -11812,6 +11813,8 @@ struct kctl_memstore {
     int fail_code[KCTL_VERB_COUNT];
     uint32_t break_after;
     uint32_t waiters;
+    bool wake_due;     /* a write pushed an event with watches waiting: kctl__ms_unlock wakes them */
+    kctl__msev dropped; /* the event the last write pushed out of the history: freed after the lock */
     kctl__msw *woken; /* the watches with a wake-up (watch_notify), under mu */
     char *path;
     bool save_on_write;
@@ -12052,6 +12055,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     kctl__free(&ms->allocator, ms->objs.slots);
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
+    kctl__ms_free_event(ms, &ms->dropped);
     kctl__free(&ms->allocator, ms->ring);
 #ifndef KCTL_NO_THREADS
     if (ms->jnl.flusher_on) {
@@ -12139,10 +12143,12 @@ static void kctl__ms_event_drop(kctl_memstore *ms, kctl__msevprep *p) {
 
 static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
     kctl__msev *e;
-    if (ms->count == ms->cap) { /* forget the oldest */
+    if (ms->count == ms->cap) { /* forget the oldest (its objects freed once the lock is let go) */
         e = &ms->ring[ms->first];
         if (e->rev > ms->compacted) ms->compacted = e->rev;
-        kctl__ms_free_event(ms, e);
+        kctl__ms_free_event(ms, &ms->dropped);
+        ms->dropped = *e;
+        memset(e, 0, sizeof *e);
         ms->first = (ms->first + 1) % ms->cap;
         ms->count--;
     }
@@ -12155,8 +12161,21 @@ static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
     e->rid = p->rid;
     memset(p, 0, sizeof *p);
     ms->count++;
-    if (ms->waiters) kctl__cond_broadcast(&ms->cv);
+    if (ms->waiters) ms->wake_due = true; /* kctl__ms_unlock wakes them */
     kctl__ms_wake(ms);
+}
+
+/* Let go of the lock after a write (kctl__ms_do): then wake the watches
+   waiting for its event (they take the lock at once: not while the writer
+   still holds it), and free what it pushed out of the history. */
+static void kctl__ms_unlock(kctl_memstore *ms) {
+    bool wake = ms->wake_due;
+    kctl__msev dropped = ms->dropped;
+    ms->wake_due = false;
+    memset(&ms->dropped, 0, sizeof ms->dropped);
+    kctl__mutex_unlock(&ms->mu);
+    if (wake) kctl__cond_broadcast(&ms->cv);
+    kctl__ms_free_event(ms, &dropped);
 }
 
 /* A refusal the store itself makes (a fault, a failed save), worded as
@@ -12367,6 +12386,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     ms->rev++;
     if (req->verb == KCTL_VERB_CREATE && !d.cur) ms->uid_seq++;
     if (out && made) *out = kctl_obj_ref(made); /* a delete that removed: NULL */
+    if (ms->save_on_write && ms->wake_due) { /* the watches see the write now, not once it is durable */
+        ms->wake_due = false;
+        kctl__cond_broadcast(&ms->cv);
+    }
     if (ms->save_on_write && (rc = kctl__jnl_durable(ms, ms->jnl.seq)) != KCTL_OK) { /* acknowledged once durable */
         rc = kctl__ms_refuse(st, rc, "the write was made but could not be synced to disk; it may or may not last");
         if (out) {
@@ -12407,7 +12430,7 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, verb, st);
     if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, &pre);
-    kctl__mutex_unlock(&ms->mu);
+    kctl__ms_unlock(ms);
     kctl__as_pre_free(&pre);
     return rc;
 }
@@ -12442,7 +12465,7 @@ static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *n
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_PATCH, st);
     if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, NULL);
-    kctl__mutex_unlock(&ms->mu);
+    kctl__ms_unlock(ms);
     return rc;
 }
 
@@ -12460,7 +12483,7 @@ static int kctl__ms_remove(kctl_memstore *ms, bool faults, const kctl_resource *
     kctl__mutex_lock(&ms->mu);
     if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_REMOVE, st);
     if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, NULL);
-    kctl__mutex_unlock(&ms->mu);
+    kctl__ms_unlock(ms);
     return rc;
 }
 
@@ -12873,7 +12896,7 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_do(ms, &req, out, st, &pre);
-    kctl__mutex_unlock(&ms->mu);
+    kctl__ms_unlock(ms);
     kctl__as_pre_free(&pre);
     return rc;
 }
