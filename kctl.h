@@ -10909,7 +10909,7 @@ typedef struct kctl__aspre {
 
 /* Read json[0..len) into p: whatever fails is left to the decision (it
    reads the document again, and refuses it as it should). */
-static void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kctl_allocator *a, const kctl_json_limits *lim) {
+static KCTL__UNUSED void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kctl_allocator *a, const kctl_json_limits *lim) {
     memset(p, 0, sizeof *p);
     p->json = json;
     p->len = len;
@@ -10921,7 +10921,7 @@ static void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kct
     p->fp_ok = kctl__as_fp_body(&p->sent.j, a, &p->fp) == KCTL_OK;
 }
 
-static void kctl__as_pre_free(kctl__aspre *p) {
+static KCTL__UNUSED void kctl__as_pre_free(kctl__aspre *p) {
     kctl__jdoc_free(&p->sent);
     p->parsed = false;
 }
