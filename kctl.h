@@ -12141,13 +12141,21 @@ static void kctl__ms_event_drop(kctl_memstore *ms, kctl__msevprep *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* Whether the store's memory is the default allocator's (which any
+   thread may call at once): then a write may allocate and free outside
+   the lock; a caller's allocator is only ever called under it. */
+static bool kctl__ms_malloc(const kctl_memstore *ms) {
+    return !ms->allocator.alloc_fn && !ms->obj_opts.allocator.alloc_fn;
+}
+
 static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
     kctl__msev *e;
     if (ms->count == ms->cap) { /* forget the oldest (its objects freed once the lock is let go) */
         e = &ms->ring[ms->first];
         if (e->rev > ms->compacted) ms->compacted = e->rev;
         kctl__ms_free_event(ms, &ms->dropped);
-        ms->dropped = *e;
+        if (kctl__ms_malloc(ms)) ms->dropped = *e;
+        else kctl__ms_free_event(ms, e); /* an allocator of the caller's: called under the lock, as always */
         memset(e, 0, sizeof *e);
         ms->first = (ms->first + 1) % ms->cap;
         ms->count--;
@@ -12426,7 +12434,8 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? strlen(json) : len;
-    kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
+    if (kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
+    else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, verb, st);
     if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, &pre);
@@ -12893,7 +12902,8 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? strlen(json) : len;
-    kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
+    if (kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
+    else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_do(ms, &req, out, st, &pre);
     kctl__ms_unlock(ms);
