@@ -7016,21 +7016,36 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
     b->md = md;
     for (k = 0; k < 10; k++) b->mv[k] = KCTL_JSON_NONE;
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return;
-    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) {
+        uint32_t n = j->toks[i].end - j->toks[i].start;
+        if (!j->toks[i].escaped && (n > 17 || !(UINT32_C(0x28e58) >> n & 1))) continue; /* no name of that length */
         for (k = 0; k < 10; k++)
-            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
+            if ((j->toks[i].escaped || n == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
                 b->mv[k] = i + 1; /* (unescaped: the length decides most) */
                 break;
             }
+    }
 }
 
-/* The string at v, unescaped; v must be a string (else PROTO). */
+/* The string at v, unescaped; v must be a string (else PROTO). The
+   first pass counts its raw length (what it unescapes to is no longer). */
 static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v) {
     char *d = b->arena ? b->arena + b->used : NULL;
     size_t n = 0;
     if (kctl_json_type_of(j, v) != KCTL_JSON_STRING) {
         b->err = KCTL_ERR_PROTO;
         return "";
+    }
+    if (!d) {
+        b->used += j->toks[v].end - j->toks[v].start + 1;
+        return "";
+    }
+    if (!j->toks[v].escaped) { /* as it stands (a parsed string holds no NUL but by an escape) */
+        n = j->toks[v].end - j->toks[v].start;
+        memcpy(d, j->text + j->toks[v].start, n);
+        d[n] = '\0';
+        b->used += n + 1;
+        return d;
     }
     kctl_json_string(j, v, d, d ? b->cap - b->used : 0, &n);
     b->used += n + 1;
@@ -7092,16 +7107,29 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
         uint32_t nsv = b->mv[KCTL__OB_NS];
         char *d = b->arena ? b->arena + b->used : NULL;
         size_t a = 0, c = 0, room = d ? b->cap - b->used : 0;
-        if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) kctl_json_string(j, nsv, d, room, &a);
-        if (a) {
-            if (d) d[a] = '/';
-            a++;
+        if (!d) { /* the first pass: raw lengths */
+            a = kctl_json_type_of(j, nsv) == KCTL_JSON_STRING ? j->toks[nsv].end - j->toks[nsv].start + 1 : 0;
+            c = j->toks[v].end - j->toks[v].start;
+        } else {
+            if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) {
+                if (j->toks[nsv].escaped) kctl_json_string(j, nsv, d, room, &a);
+                else memcpy(d, j->text + j->toks[nsv].start, a = j->toks[nsv].end - j->toks[nsv].start);
+            }
+            if (a) {
+                d[a] = '/';
+                a++;
+            }
+            if (j->toks[v].escaped) {
+                kctl_json_string(j, v, d + a, room - a, &c);
+            } else {
+                memcpy(d + a, j->text + j->toks[v].start, c = j->toks[v].end - j->toks[v].start);
+                d[a + c] = '\0';
+            }
         }
-        kctl_json_string(j, v, d ? d + a : NULL, d ? room - a : 0, &c);
         b->used += a + c + 1 + b->gap;
         if (d) {
             o->key = d;
-            if (strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
+            if ((j->toks[v].escaped || (a && j->toks[nsv].escaped)) && strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
         }
     }
     o->ns = kctl__ob_optv(b, j, b->mv[KCTL__OB_NS], "");
@@ -7110,8 +7138,8 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     o->deletion = kctl__ob_optv(b, j, b->mv[KCTL__OB_DEL], NULL);
     v = b->mv[KCTL__OB_GEN];
     t = kctl_json_type_of(j, v);
-    if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
-        b->err = KCTL_ERR_PROTO;
+    if (!b->arena && t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
+        b->err = KCTL_ERR_PROTO; /* (read in the first pass) */
     o->nlabels = kctl__ob_map(b, j, md, 0, o->labels);
     o->nannotations = kctl__ob_map(b, j, md, 1, o->annotations);
     v = b->mv[KCTL__OB_FIN];
@@ -7229,7 +7257,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
 
-    /* first pass: sizes and validation */
+    /* first pass: sizes (the strings' raw lengths: room enough) and validation */
     memset(&v, 0, sizeof v);
     memset(&b, 0, sizeof b);
     b.allocator = &op.allocator;
@@ -10259,13 +10287,32 @@ typedef struct kctl__asmeta {
     uint32_t fin;
 } kctl__asmeta;
 
+/* Whether member name ktok of j is one of the n names (lens: their
+   lengths, below 32; mask: bit l set for each length l, which decides
+   most names without a compare): its index, or -1. */
+static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *names, const unsigned char *lens, int n, uint32_t mask) {
+    const kctl_json_tok *t = &j->toks[ktok];
+    uint32_t len = t->end - t->start;
+    int i;
+    if (t->type != KCTL_JSON_STRING || (!t->escaped && (len > 31 || !(mask >> len & 1)))) return -1;
+    if (t->escaped) {
+        for (i = 0; i < n; i++)
+            if (kctl__jkey_eq(j, t, names[i], lens[i])) return i;
+        return -1;
+    }
+    for (i = 0; i < n; i++) /* the length, the first byte, then the rest */
+        if (len == lens[i] && j->text[t->start] == names[i][0] && memcmp(j->text + t->start, names[i], len) == 0) return i;
+    return -1;
+}
+
+/* The metadata the server owns; then finalizers (an apply may keep them). */
+static const char *const kctl__as_managed_names[] = { "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                                                      "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers" };
+static const unsigned char kctl__as_managed_lens[] = { 4, 9, 3, 15, 10, 17, 17, 26, 10 };
+#define KCTL__AS_MANAGED_MASK UINT32_C(0x4028618) /* bits 3, 4, 9, 10, 15, 17, 26 */
+
 static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
-    static const char *const names[] = { "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-                                         "deletionTimestamp", "deletionGracePeriodSeconds" };
-    size_t i;
-    for (i = 0; i < sizeof names / sizeof names[0]; i++)
-        if (kctl_json_string_eq(j, ktok, names[i])) return true;
-    return false;
+    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 8, KCTL__AS_MANAGED_MASK) >= 0;
 }
 
 /* The tokens of the document an emit writes, recorded as it is written:
@@ -10360,13 +10407,6 @@ static void kctl__at_string(kctl__astoks *t, const kctl_jw *w, size_t at, bool k
         t->toks[i].escaped = memchr(w->buf + start, '\\', end - start) != NULL;
 }
 
-/* After a number of the writer's own, written from at (after a name). */
-static void kctl__at_number(kctl__astoks *t, const kctl_jw *w, size_t at) {
-    if (!t || !t->ok || w->err) return;
-    kctl__at_count(t);
-    kctl__at_add(t, KCTL_JSON_NUMBER, at, w->len);
-}
-
 /* After token v of j (no container; a member name when key) was copied
    as it stands, its raw text ending the output (a colon after a name). */
 static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *j, uint32_t v, bool key) {
@@ -10386,10 +10426,89 @@ static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  bool (*skip)(const kctl_json *j, uint32_t ktok));
 
+/* Whether value v of j, its raw text from *pos, is what kctl__as_copy_value
+   writes of it: nothing between its tokens but the commas, colons and
+   brackets, no repeated member names (objects of more than
+   KCTL__JSON_SCAN_MAX members: not looked at, no). *pos: past it; *depth:
+   its containers' nesting. Stops at the first difference. */
+static bool kctl__as_verbatim(const kctl_json *j, uint32_t v, uint32_t *pos, uint32_t *depth) {
+    const kctl_json_tok *t = &j->toks[v];
+    uint32_t q = t->type == KCTL_JSON_STRING, p, k, e, d = 0, sub;
+    bool obj = t->type == KCTL_JSON_OBJECT;
+    if (t->start - q != *pos) return false;
+    *depth = 0;
+    if (!obj && t->type != KCTL_JSON_ARRAY) {
+        *pos = t->end + q;
+        return true;
+    }
+    if (obj && t->size > KCTL__JSON_SCAN_MAX) return false;
+    for (p = t->start + 1, k = 0, e = v + 1; k < t->size; k++) {
+        if (k && j->text[p++] != ',') return false;
+        if (obj) {
+            if (!kctl__as_verbatim(j, e, &p, &sub) || j->text[p++] != ':' || !kctl__jlast(j, v, e)) return false;
+            e++;
+        }
+        if (!kctl__as_verbatim(j, e, &p, &sub)) return false;
+        if (sub > d) d = sub;
+        e += j->toks[e].skip;
+    }
+    if (p + 1 != t->end) return false;
+    *pos = t->end;
+    *depth = d + 1;
+    return true;
+}
+
+/* Value v of j (key not KCTL_JSON_NONE: with its member name, token
+   v - 1, in an object whose next member is due) copied as it stands, when
+   kctl__as_verbatim says that is its copy (and it is not too deep to
+   write): its tokens recorded from j's, moved. False: nothing done, copy
+   it piece by piece. */
+static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t key, uint32_t v) {
+    const kctl_json_tok *s = &j->toks[key != KCTL_JSON_NONE ? key : v];
+    uint32_t start = s->start - (s->type == KCTL_JSON_STRING), pos = start, depth, i, ntok = j->toks[v].skip + (key != KCTL_JSON_NONE);
+    size_t n, at;
+    uint8_t *st;
+    if (key != KCTL_JSON_NONE && (!kctl__as_verbatim(j, key, &pos, &depth) || j->text[pos++] != ':')) return false;
+    if (!kctl__as_verbatim(j, v, &pos, &depth) || w->depth + depth > KCTL_JSON_MAX_DEPTH || (t && t->depth + depth > KCTL__AST_DEPTH))
+        return false;
+    n = pos - start;
+    if (key == KCTL_JSON_NONE) {
+        if (!kctl__jw_value(w)) return true;
+    } else { /* as kctl__jw_key_raw, then the value */
+        st = &w->state[w->depth];
+        if (w->err || w->depth == 0 || (*st & (KCTL__JW_OBJ | KCTL__JW_KEYED)) != KCTL__JW_OBJ) {
+            if (!w->err) w->err = KCTL_ERR_INVALID_ARG;
+            return true;
+        }
+        if (*st & KCTL__JW_ITEMS) kctl__jw_put(w, ",", 1);
+        *st |= KCTL__JW_ITEMS;
+    }
+    if (w->err || ((w->cap == 0 || n >= w->cap - w->len) && !kctl__jw_grow(w, n))) return true;
+    at = w->len;
+    memcpy(w->buf + at, j->text + start, n);
+    w->len += n;
+    w->buf[w->len] = '\0';
+    if (!t || !t->ok) return true;
+    kctl__at_count(t);
+    for (i = 0; i < ntok; i++) {
+        const kctl_json_tok *src = &s[i];
+        uint32_t k = kctl__at_add(t, src->type, src->start - start + at, src->end - start + at);
+        if (k == UINT32_MAX) return true;
+        t->toks[k].escaped = src->escaped;
+        t->toks[k].size = src->size;
+        t->toks[k].skip = src->skip;
+    }
+    if (t->depth + depth > t->max_depth) t->max_depth = t->depth + depth;
+    return true;
+}
+
 /* t (may be NULL) records the tokens written. */
 static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t v, const kctl_allocator *a) {
     int rc = KCTL_OK;
-    switch (kctl_json_type_of(j, v)) {
+    kctl_json_type type = kctl_json_type_of(j, v);
+    if ((type == KCTL_JSON_OBJECT || type == KCTL_JSON_ARRAY) && !w->err && kctl__as_copy_verbatim(w, t, j, KCTL_JSON_NONE, v))
+        return w->err;
+    switch (type) {
     case KCTL_JSON_OBJECT:
         kctl_jw_object_begin(w);
         kctl__at_open(t, w, true);
@@ -10413,6 +10532,18 @@ static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, 
     return rc != KCTL_OK ? rc : w->err;
 }
 
+/* Member name k of j and its value, as kctl__as_copy_members copies each. */
+static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t k, const kctl_allocator *a) {
+    const char *raw;
+    size_t n;
+    if (!w->err && kctl__as_copy_verbatim(w, t, j, k, k + 1)) return w->err;
+    kctl_json_raw(j, k, &raw, &n);
+    kctl__jw_key_raw(w, raw, n);
+    kctl__jw_put(w, ":", 1);
+    kctl__at_copied(t, w, j, k, true);
+    return kctl__as_copy_value(w, t, j, k + 1, a);
+}
+
 /* Copy the members of object obj of j that count, but for those skip
    says to leave out, each value as kctl__as_copy_value copies it. */
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
@@ -10420,39 +10551,30 @@ static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j
     kctl__jmview v;
     uint32_t i;
     int rc = kctl__jmembers(j, obj, a, false, &v);
-    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
-        const char *raw;
-        size_t n;
-        if (skip && skip(j, v.keys[i])) continue;
-        kctl_json_raw(j, v.keys[i], &raw, &n);
-        kctl__jw_key_raw(w, raw, n);
-        kctl__jw_put(w, ":", 1);
-        kctl__at_copied(t, w, j, v.keys[i], true);
-        rc = kctl__as_copy_value(w, t, j, v.keys[i] + 1, a);
-    }
+    for (i = 0; rc == KCTL_OK && i < v.n; i++)
+        if (!skip || !skip(j, v.keys[i])) rc = kctl__as_copy_member(w, t, j, v.keys[i], a);
     kctl__jmembers_free(&v);
     return rc;
 }
 
 static bool kctl__as_managed_or_finalizers(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_managed(j, ktok) || kctl_json_string_eq(j, ktok, "finalizers");
+    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 9, KCTL__AS_MANAGED_MASK) >= 0;
 }
 
-static bool kctl__as_meta_or_status(const kctl_json *j, uint32_t ktok) {
-    return kctl_json_string_eq(j, ktok, "metadata") || kctl_json_string_eq(j, ktok, "status");
+/* The top-level members as the emit orders them: apiVersion and kind (0, 1), metadata (2), status (3); else -1. */
+static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
+    static const char *const names[] = { "apiVersion", "kind", "metadata", "status" };
+    static const unsigned char lens[] = { 10, 4, 8, 6 };
+    return kctl__as_named(j, ktok, names, lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
 
 static bool kctl__as_type_meta(const kctl_json *j, uint32_t ktok) {
-    return kctl_json_string_eq(j, ktok, "apiVersion") || kctl_json_string_eq(j, ktok, "kind");
+    int k = kctl__as_top(j, ktok);
+    return k == 0 || k == 1;
 }
 
 static bool kctl__as_not_type_meta(const kctl_json *j, uint32_t ktok) { return !kctl__as_type_meta(j, ktok); }
 
-static bool kctl__as_body(const kctl_json *j, uint32_t ktok) { return kctl__as_meta_or_status(j, ktok) || kctl__as_type_meta(j, ktok); }
-
-/* Write base with its metadata's managed fields from m, and the status
-   at status of sdoc (KCTL_JSON_NONE: none). Repeated member names: the
-   last counts. OK, NOMEM, or the writer's error. */
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
 static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
@@ -10469,65 +10591,183 @@ static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
     }
     kctl__at_string(t, w, at, true);
 }
-/* As kctl_jw_string writes v: as it stands when nothing in it needs escaping. */
+/* "name":v, v as kctl_jw_string writes it (the way for a v with
+   something to escape: kctl__as_str_member writes the others). */
 static void kctl__as_string(kctl_jw *w, kctl__astoks *t, const char *name, const char *v) {
-    size_t at, n = strlen(v), i;
-    kctl__as_key(w, t, name);
-    at = w->len;
-    for (i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if (c < 0x20 || c == '"' || c == '\\' || c >= 0x80) break;
-    }
-    if (i == n && kctl__jw_value(w)) {
-        kctl__jw_put(w, "\"", 1);
-        kctl__jw_put(w, v, n);
-        kctl__jw_put(w, "\"", 1);
-    } else {
-        kctl_jw_string(w, v);
-    }
-    kctl__at_string(t, w, at, false);
-}
-static void kctl__as_int64(kctl_jw *w, kctl__astoks *t, const char *name, int64_t v) {
     size_t at;
     kctl__as_key(w, t, name);
     at = w->len;
-    kctl_jw_int64(w, v);
-    kctl__at_number(t, w, at);
+    kctl_jw_string(w, v);
+    kctl__at_string(t, w, at, false);
+}
+
+/* The member "name":value of the rules' own written at once, in an object
+   whose next member is due; value (n bytes) as it stands, quoted when str
+   (v NULL: the name alone, its value to follow). Recorded in t. */
+static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v, size_t n, bool str) {
+    uint8_t *st;
+    char *p;
+    size_t at;
+    uint32_t i;
+    if (w->err || ((w->cap == 0 || nlen + n + 7 >= w->cap - w->len) && !kctl__jw_grow(w, nlen + n + 7))) return;
+    st = &w->state[w->depth];
+    if (w->depth == 0 || (*st & (KCTL__JW_OBJ | KCTL__JW_KEYED)) != KCTL__JW_OBJ) {
+        w->err = KCTL_ERR_INVALID_ARG;
+        return;
+    }
+    p = w->buf + w->len;
+    if (*st & KCTL__JW_ITEMS) *p++ = ',';
+    *st |= KCTL__JW_ITEMS;
+    *p++ = '"';
+    at = (size_t)(p - w->buf);
+    memcpy(p, name, nlen);
+    p += nlen;
+    *p++ = '"';
+    *p++ = ':';
+    if (!v) {
+        *st |= KCTL__JW_KEYED;
+        *p = '\0';
+        w->len = (size_t)(p - w->buf);
+        if (t && t->ok) kctl__at_add(t, KCTL_JSON_STRING, at, at + nlen);
+        return;
+    }
+    if (str) *p++ = '"';
+    memcpy(p, v, n);
+    p += n;
+    if (str) *p++ = '"';
+    *p = '\0';
+    w->len = (size_t)(p - w->buf);
+    if (!t || !t->ok) return;
+    kctl__at_count(t);
+    if (t->cap - t->n >= 2) { /* the two tokens, in place */
+        kctl_json_tok *k = &t->toks[t->n];
+        memset(k, 0, 2 * sizeof *k);
+        k[0].type = KCTL_JSON_STRING;
+        k[0].start = (uint32_t)at;
+        k[0].end = (uint32_t)(at + nlen);
+        k[0].skip = 1;
+        at += nlen + 2 + str;
+        k[1].type = (uint8_t)(str ? KCTL_JSON_STRING : KCTL_JSON_NUMBER);
+        k[1].start = (uint32_t)at;
+        k[1].end = (uint32_t)(at + n);
+        k[1].skip = 1;
+        t->n += 2;
+        return;
+    }
+    kctl__at_add(t, KCTL_JSON_STRING, at, at + nlen);
+    at += nlen + 2 + str;
+    if ((i = kctl__at_add(t, str ? KCTL_JSON_STRING : KCTL_JSON_NUMBER, at, at + n)) != UINT32_MAX) t->toks[i].escaped = 0;
+}
+
+/* Whether v[0..n) is ASCII with nothing to escape in JSON (no control
+   byte, quote or backslash): 8 bytes at a time, each test below exact
+   once no byte has its high bit (nothing under 0x20; no 0x22; no 0x5c). */
+static bool kctl__as_plain(const char *v, size_t n) {
+    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x;
+        memcpy(&x, v + i, 8);
+        if ((x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & highs) return false;
+    }
+    for (; i < n; i++) {
+        unsigned char c = (unsigned char)v[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
+    }
+    return true;
+}
+
+/* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
+static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v) {
+    size_t n = strlen(v);
+    if (kctl__as_plain(v, n)) kctl__as_member(w, t, name, nlen, v, n, true);
+    else kctl__as_string(w, t, name, v); /* something to escape */
+}
+
+/* "name":v, an integer. */
+static void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, int64_t v) {
+    char buf[24], *p = buf + sizeof buf;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do { *--p = (char)('0' + u % 10); u /= 10; } while (u);
+    if (v < 0) *--p = '-';
+    kctl__as_member(w, t, name, nlen, p, (size_t)(buf + sizeof buf - p), false);
+}
+#define KCTL__AS_NAME(s) s, sizeof s - 1
+
+/* Room in w and t for what an emit writes, reserved at once (a guess
+   from what it copies; the writer still grows if it falls short). */
+static void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
+                             uint32_t status) {
+    size_t n = base->len + 320, nt = base->ntoks + 24;
+    if (status != KCTL_JSON_NONE && status < sdoc->ntoks) {
+        n += sdoc->toks[status].end - sdoc->toks[status].start + 16;
+        nt += sdoc->toks[status].skip;
+    }
+    if (m->fin_kept && m->fin != KCTL_JSON_NONE && m->fin < m->fin_doc->ntoks) {
+        n += m->fin_doc->toks[m->fin].end - m->fin_doc->toks[m->fin].start + 16;
+        nt += m->fin_doc->toks[m->fin].skip;
+    }
+    if (w->growable && !w->err && (w->cap == 0 || n >= w->cap - w->len)) kctl__jw_grow(w, n);
+    if (t && t->ok && !t->n && t->cap < nt && nt < UINT32_MAX / 2) {
+        kctl_json_tok *nk = (kctl_json_tok *)kctl__alloc(&t->a, nt * sizeof *nk);
+        if (!nk) {
+            t->ok = false;
+            return;
+        }
+        kctl__free(&t->a, t->toks);
+        t->toks = nk;
+        t->cap = (uint32_t)nt;
+    }
 }
 
 /* Write base with its metadata's managed fields from m, and the status
    at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
    tokens written. Repeated member names: the last counts. OK, NOMEM, or
-   the writer's error. */
+   the writer's error. One walk of base's members, in one listing. */
 static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
                          uint32_t status, const kctl_allocator *a) {
-    uint32_t md = kctl_json_member(base, 0, "metadata");
+    kctl__jmview v;
+    uint32_t md = KCTL_JSON_NONE, i;
+    signed char top[16]; /* kctl__as_top of the first members */
     int rc;
+    kctl__as_presize(w, t, base, m, sdoc, status);
     kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
     kctl__at_open(t, w, true);
-    if ((rc = kctl__as_copy_members(w, t, base, 0, a, kctl__as_not_type_meta)) != KCTL_OK) return rc;
-    kctl__as_key(w, t, "metadata");
+    rc = kctl__jmembers(base, 0, a, false, &v);
+    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+        int k = kctl__as_top(base, v.keys[i]);
+        if (i < sizeof top) top[i] = (signed char)k; /* for the second walk */
+        if (k == 2) md = v.keys[i] + 1;
+        else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    }
+    if (rc != KCTL_OK) {
+        kctl__jmembers_free(&v);
+        return rc;
+    }
+    kctl__as_member(w, t, KCTL__AS_NAME("metadata"), NULL, 0, false);
     kctl_jw_object_begin(w);
     kctl__at_open(t, w, true);
-    kctl__as_string(w, t, "name", m->name);
-    if (m->ns && *m->ns) kctl__as_string(w, t, "namespace", m->ns);
-    if (m->uid && *m->uid) kctl__as_string(w, t, "uid", m->uid);
-    if (m->rv) kctl__as_string(w, t, "resourceVersion", m->rv);
-    if (m->generation) kctl__as_int64(w, t, "generation", m->generation);
-    if (m->created && *m->created) kctl__as_string(w, t, "creationTimestamp", m->created);
-    if (m->deleted) kctl__as_string(w, t, "deletionTimestamp", m->deleted);
-    if (m->has_grace) kctl__as_int64(w, t, "deletionGracePeriodSeconds", m->grace);
-    if ((rc = kctl__as_copy_members(w, t, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) != KCTL_OK)
-        return rc;
-    if (m->fin_kept && m->fin != KCTL_JSON_NONE) {
-        kctl__as_key(w, t, "finalizers");
-        if ((rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a)) != KCTL_OK) return rc;
+    kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
+    if (m->ns && *m->ns) kctl__as_str_member(w, t, KCTL__AS_NAME("namespace"), m->ns);
+    if (m->uid && *m->uid) kctl__as_str_member(w, t, KCTL__AS_NAME("uid"), m->uid);
+    if (m->rv) kctl__as_str_member(w, t, KCTL__AS_NAME("resourceVersion"), m->rv);
+    if (m->generation) kctl__as_int_member(w, t, KCTL__AS_NAME("generation"), m->generation);
+    if (m->created && *m->created) kctl__as_str_member(w, t, KCTL__AS_NAME("creationTimestamp"), m->created);
+    if (m->deleted) kctl__as_str_member(w, t, KCTL__AS_NAME("deletionTimestamp"), m->deleted);
+    if (m->has_grace) kctl__as_int_member(w, t, KCTL__AS_NAME("deletionGracePeriodSeconds"), m->grace);
+    if ((rc = kctl__as_copy_members(w, t, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) == KCTL_OK &&
+        m->fin_kept && m->fin != KCTL_JSON_NONE) {
+        kctl__as_member(w, t, KCTL__AS_NAME("finalizers"), NULL, 0, false);
+        rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a);
     }
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
-    if ((rc = kctl__as_copy_members(w, t, base, 0, a, kctl__as_body)) != KCTL_OK) return rc;
+    for (i = 0; rc == KCTL_OK && i < v.n; i++)
+        if ((i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i])) < 0) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    kctl__jmembers_free(&v);
+    if (rc != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
-        kctl__as_key(w, t, "status");
+        kctl__as_member(w, t, KCTL__AS_NAME("status"), NULL, 0, false);
         if ((rc = kctl__as_copy_value(w, t, sdoc, status, a)) != KCTL_OK) return rc;
     }
     kctl_jw_object_end(w);
@@ -10687,16 +10927,18 @@ static void kctl__as_span_of(const kctl_json *j, uint32_t v, uint32_t *start, ui
 static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, const kctl_allocator *a, const uint64_t *body) {
     static const char *const names[3] = { "deletionGracePeriodSeconds", "creationTimestamp", "finalizers" };
     static const unsigned char lens[3] = { 26, 17, 10 };
-    uint32_t md = kctl_json_member(j, 0, "metadata"), v, mv[3] = { KCTL_JSON_NONE, KCTL_JSON_NONE, KCTL_JSON_NONE }, i, m, k;
-    int rc;
+    uint32_t md = KCTL_JSON_NONE, status = KCTL_JSON_NONE, v, mv[3] = { KCTL_JSON_NONE, KCTL_JSON_NONE, KCTL_JSON_NONE }, i, m;
+    int rc, k;
     memset(c, 0, sizeof *c);
+    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
+    for (i = 1, m = 0; m < j->toks[0].size; m++, i += 1 + j->toks[i + 1].skip) { /* one walk each, the last of a name counts */
+        k = kctl__as_top(j, i);
+        if (k == 2) md = i + 1;
+        else if (k == 3) status = i + 1;
+    }
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
-    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) /* one walk, the last of a name counts */
-        for (k = 0; k < 3; k++)
-            if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
-                mv[k] = i + 1;
-                break;
-            }
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+        if ((k = kctl__as_named(j, i, names, lens, 3, UINT32_C(0x4020400))) >= 0) mv[k] = i + 1; /* bits 10, 17, 26 */
     if (mv[0] != KCTL_JSON_NONE) return KCTL_ERR_INVALID_ARG;
     v = mv[1];
     if (kctl_json_type_of(j, v) == KCTL_JSON_STRING) { /* as kctl__as_cur_meta reads it */
@@ -10704,7 +10946,7 @@ static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, cons
         c->created = j->toks[v].start;
         c->created_len = (uint8_t)(j->toks[v].end - j->toks[v].start);
     }
-    if ((v = kctl_json_member(j, 0, "status")) != KCTL_JSON_NONE) kctl__as_span_of(j, v, &c->status, &c->status_end);
+    if (status != KCTL_JSON_NONE) kctl__as_span_of(j, status, &c->status, &c->status_end);
     if ((v = mv[2]) != KCTL_JSON_NONE) kctl__as_span_of(j, v, &c->fin, &c->fin_end);
     if (body) {
         c->body = *body;
@@ -10755,6 +10997,36 @@ static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     in->name_len = base + 5;
 }
 
+/* A sent document read before its decision, by what it alone decides (a
+   store does it outside its lock): parsed with the request's allocator
+   and limits, and its body's fingerprint. */
+typedef struct kctl__aspre {
+    const char *json; /* the text it is of */
+    size_t len;
+    bool parsed, fp_ok;
+    kctl__jdoc sent;
+    uint64_t fp;
+} kctl__aspre;
+
+/* Read json[0..len) into p: whatever fails is left to the decision (it
+   reads the document again, and refuses it as it should). */
+static KCTL__UNUSED void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kctl_allocator *a, const kctl_json_limits *lim) {
+    memset(p, 0, sizeof *p);
+    p->json = json;
+    p->len = len;
+    if (!json || kctl__jdoc_parse(&p->sent, json, len, a, lim) != KCTL_OK) {
+        kctl__jdoc_free(&p->sent);
+        return;
+    }
+    p->parsed = true;
+    p->fp_ok = kctl__as_fp_body(&p->sent.j, a, &p->fp) == KCTL_OK;
+}
+
+static KCTL__UNUSED void kctl__as_pre_free(kctl__aspre *p) {
+    kctl__jdoc_free(&p->sent);
+    p->parsed = false;
+}
+
 /* Everything a decision holds while it is made. */
 typedef struct kctl__asrun {
     const kctl_apisrv_req *req;
@@ -10773,6 +11045,7 @@ typedef struct kctl__asrun {
     const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data); /* what the store kept of cur (may be NULL) */
     uint64_t sent_fp;                /* kctl__as_fp_body of the document sent (sent_fp_ok): the body written too */
     bool sent_fp_ok;
+    bool sent_fp_pre;                /* sent_fp is r->sent's, found before the decision (kctl__aspre) */
     kctl__jdoc curfin;               /* the stored finalizers, parsed on their own (kctl__as_cur_known) */
 } kctl__asrun;
 
@@ -10859,7 +11132,8 @@ static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_js
     *status = KCTL_JSON_NONE;
     if (!r->cur_of || kctl_obj_deletion_timestamp(cur) || !(c = r->cur_of(cur, r->req->lookup_user_data)) || c->obj != cur)
         return KCTL_OK;
-    if (kctl__as_fp_body(sent, &r->req->allocator, &fp) != KCTL_OK) return KCTL_OK;
+    if (r->sent_fp_pre && sent == &r->sent.j) fp = r->sent_fp;
+    else if (kctl__as_fp_body(sent, &r->req->allocator, &fp) != KCTL_OK) return KCTL_OK;
     r->sent_fp = fp; /* an update writes the body sent */
     r->sent_fp_ok = true;
     if (fp == c->body) return KCTL_OK;
@@ -11340,20 +11614,21 @@ static int kctl__as_remove(kctl__asrun *r) {
    NULL): what the store kept of an object lookup gave (kctl__as_cur_of
    of its document; NULL: nothing), so an update need not parse it.
    *body_fp_ok (may be NULL): *body_fp is the fingerprint of the body of
-   the document written (that of the body sent: an update's). */
+   the document written (that of the body sent: an update's). pre (may be
+   NULL): the sent document as kctl__as_pre read it, taken from it. */
 static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
                            kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc,
                            const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data), bool *body_fp_ok,
-                           uint64_t *body_fp);
+                           uint64_t *body_fp, kctl__aspre *pre);
 
 KCTL_API int kctl_apisrv_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st) {
-    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL, NULL, NULL, NULL);
+    return kctl__as_decide(req, out, d, st, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 }
 
 static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv_decision *d, kctl_api_status *st,
                            kctl__jdoc *keep, const kctl_json_limits *keep_lim, int *keep_rc,
                            const kctl__ascur *(*cur_of)(const kctl_obj *cur, void *lookup_user_data), bool *body_fp_ok,
-                           uint64_t *body_fp) {
+                           uint64_t *body_fp, kctl__aspre *pre) {
     kctl__asrun r;
     size_t len;
     int rc = KCTL_ERR_INVALID_ARG;
@@ -11378,7 +11653,16 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     case KCTL_VERB_UPDATE_STATUS:
         if (!req->json) break;
         len = req->len == KCTL_NTS ? strlen(req->json) : req->len;
-        rc = kctl__as_parse_body(&r, &r.sent, req->json, len);
+        if (pre && pre->parsed && pre->json == req->json && pre->len == len) { /* read before: taken */
+            r.sent = pre->sent;
+            memset(&pre->sent, 0, sizeof pre->sent);
+            pre->parsed = false;
+            r.sent_fp = pre->fp;
+            r.sent_fp_pre = pre->fp_ok;
+            rc = KCTL_OK;
+        } else {
+            rc = kctl__as_parse_body(&r, &r.sent, req->json, len);
+        }
         if (rc == KCTL_OK) rc = kctl__as_write(&r, &r.sent.j, req->verb, NULL);
         break;
     case KCTL_VERB_PATCH: rc = kctl__as_patch(&r); break;
@@ -11665,10 +11949,14 @@ struct kctl_memstore {
     uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
     uint64_t now_s;             /* the wall clock's second now_text says (0: none yet) */
     char now_text[32];          /* kctl_apisrv_now's text of that second: formatted once a second, not per write */
+    uint64_t uid_text_seq;      /* the uid sequence number uid_text is of (0: none yet) */
+    char uid_text[48];          /* the uid a create would take next: formatted once a create, not per write */
     uint32_t fail_n[KCTL_VERB_COUNT];
     int fail_code[KCTL_VERB_COUNT];
     uint32_t break_after;
     uint32_t waiters;
+    bool wake_due;     /* a write pushed an event with watches waiting: kctl__ms_unlock wakes them */
+    kctl__msev dropped; /* the event the last write pushed out of the history: freed after the lock */
     kctl__msw *woken; /* the watches with a wake-up (watch_notify), under mu */
     char *path;
     bool save_on_write;
@@ -11909,6 +12197,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     kctl__free(&ms->allocator, ms->objs.slots);
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
+    kctl__ms_free_event(ms, &ms->dropped);
     kctl__free(&ms->allocator, ms->ring);
 #ifndef KCTL_NO_THREADS
     if (ms->jnl.flusher_on) {
@@ -11994,12 +12283,22 @@ static void kctl__ms_event_drop(kctl_memstore *ms, kctl__msevprep *p) {
     memset(p, 0, sizeof *p);
 }
 
+/* Whether the store's memory is the default allocator's (which any
+   thread may call at once): then a write may allocate and free outside
+   the lock; a caller's allocator is only ever called under it. */
+static bool kctl__ms_malloc(const kctl_memstore *ms) {
+    return !ms->allocator.alloc_fn && !ms->obj_opts.allocator.alloc_fn;
+}
+
 static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
     kctl__msev *e;
-    if (ms->count == ms->cap) { /* forget the oldest */
+    if (ms->count == ms->cap) { /* forget the oldest (its objects freed once the lock is let go) */
         e = &ms->ring[ms->first];
         if (e->rev > ms->compacted) ms->compacted = e->rev;
-        kctl__ms_free_event(ms, e);
+        kctl__ms_free_event(ms, &ms->dropped);
+        if (kctl__ms_malloc(ms)) ms->dropped = *e;
+        else kctl__ms_free_event(ms, e); /* an allocator of the caller's: called under the lock, as always */
+        memset(e, 0, sizeof *e);
         ms->first = (ms->first + 1) % ms->cap;
         ms->count--;
     }
@@ -12012,8 +12311,21 @@ static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
     e->rid = p->rid;
     memset(p, 0, sizeof *p);
     ms->count++;
-    if (ms->waiters) kctl__cond_broadcast(&ms->cv);
+    if (ms->waiters) ms->wake_due = true; /* kctl__ms_unlock wakes them */
     kctl__ms_wake(ms);
+}
+
+/* Let go of the lock after a write (kctl__ms_do): then wake the watches
+   waiting for its event (they take the lock at once: not while the writer
+   still holds it), and free what it pushed out of the history. */
+static void kctl__ms_unlock(kctl_memstore *ms) {
+    bool wake = ms->wake_due;
+    kctl__msev dropped = ms->dropped;
+    ms->wake_due = false;
+    memset(&ms->dropped, 0, sizeof ms->dropped);
+    kctl__mutex_unlock(&ms->mu);
+    if (wake) kctl__cond_broadcast(&ms->cv);
+    kctl__ms_free_event(ms, &dropped);
 }
 
 /* A refusal the store itself makes (a fault, a failed save), worded as
@@ -12058,15 +12370,36 @@ static const kctl__ascur *kctl__ms_cur_of(const kctl_obj *cur, void *user_data) 
     return l->hit && l->hit->obj == cur && l->hit->cur.obj == cur ? &l->hit->cur : NULL;
 }
 
+/* Append name s to the key in buf[*used..cap), NUL left out: false when
+   kctl__ms_name_ok refuses it (empty too) or it leaves no room for the NUL. */
+static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s) {
+    size_t n = *used, k;
+    if (!s || !*s) return false;
+    for (k = 0; s[k]; k++) {
+        unsigned char c = (unsigned char)s[k];
+        if (c <= ' ' || c == '/' || c == '|' || c == 0x7f || k >= 253 || n + 1 >= cap) return false;
+        buf[n++] = (char)c;
+    }
+    *used = n;
+    return true;
+}
+
 static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
     kctl__mslook *l = (kctl__mslook *)user_data;
     char key[1024];
+    size_t n = strlen(l->rid);
     kctl__msent *e;
-    /* a name or namespace no object can have ("prod/a", say) names nothing,
-       rather than another namespace's object */
-    if (!kctl__ms_name_ok(name, false) || !kctl__ms_name_ok(ns, true) || kctl__ms_key(l->rid, ns, name, key, sizeof key) != KCTL_OK)
-        return NULL;
-    e = kctl__ms_find(l->ms, key);
+    /* the key kctl__ms_key makes, checked as it is made: a name or
+       namespace no object can have ("prod/a", say) names nothing, rather
+       than another namespace's object */
+    if (n + 1 >= sizeof key) return NULL;
+    memcpy(key, l->rid, n);
+    key[n++] = '|';
+    if (ns && *ns && (!kctl__ms_put_name(key, &n, sizeof key, ns) || n + 1 >= sizeof key)) return NULL;
+    if (ns && *ns) key[n++] = '/';
+    if (!kctl__ms_put_name(key, &n, sizeof key, name)) return NULL;
+    key[n] = '\0';
+    e = (kctl__msent *)kctl__map_find(&l->ms->objs, key, n, kctl__hash(key, n));
     l->hit = e;
     return e ? e->obj : NULL;
 }
@@ -12076,7 +12409,7 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
    needs is allocated first, then (save_on_write) the store as it will be
    is saved, and only then is the write made and its event sent. A failed
    save leaves the store and its watchers as they were (IO). Lock held. */
-static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st) {
+static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st, kctl__aspre *pre) {
     char rid[256], key[1024], uid[48], now[32], rv[24];
     kctl__mslook look;
     kctl_apisrv_decision d;
@@ -12104,11 +12437,16 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         uint64_t x = ms->uid_seq + 1;
         size_t i = 0;
         char digits[24];
-        memcpy(uid, "00000000-0000-4000-8000-", 24);
-        do { digits[i++] = hex[x & 15]; x >>= 4; } while (x);
-        while (i < 12) digits[i++] = '0';
-        for (x = 0; x < i; x++) uid[24 + x] = digits[i - 1 - x];
-        uid[24 + i] = '\0';
+        if (ms->uid_text_seq != x) {
+            memcpy(ms->uid_text, "00000000-0000-4000-8000-", 24);
+            do { digits[i++] = hex[x & 15]; x >>= 4; } while (x);
+            while (i < 12) digits[i++] = '0';
+            for (x = 0; x < i; x++) ms->uid_text[24 + x] = digits[i - 1 - x];
+            ms->uid_text[24 + i] = '\0';
+            ms->uid_text_seq = ms->uid_seq + 1;
+            i = 0;
+        }
+        memcpy(uid, ms->uid_text, sizeof uid);
         x = ms->rev + 1;
         i = 0;
         do { digits[i++] = (char)('0' + x % 10); x /= 10; } while (x);
@@ -12133,7 +12471,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
-    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, kctl__ms_cur_of, &fp_ok, &fp);
+    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, kctl__ms_cur_of, &fp_ok, &fp, pre);
     if (rc != KCTL_OK) goto out;
     if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
         if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
@@ -12205,6 +12543,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     ms->rev++;
     if (req->verb == KCTL_VERB_CREATE && !d.cur) ms->uid_seq++;
     if (out && made) *out = kctl_obj_ref(made); /* a delete that removed: NULL */
+    if (ms->save_on_write && ms->wake_due) { /* the watches see the write now, not once it is durable */
+        ms->wake_due = false;
+        kctl__cond_broadcast(&ms->cv);
+    }
     if (ms->save_on_write && (rc = kctl__jnl_durable(ms, ms->jnl.seq)) != KCTL_OK) { /* acknowledged once durable */
         rc = kctl__ms_refuse(st, rc, "the write was made but could not be synced to disk; it may or may not last");
         if (out) {
@@ -12232,6 +12574,7 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
                              kctl_obj **out, kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl_apisrv_req req;
+    kctl__aspre pre;
     int rc;
     if (out) *out = NULL;
     if (!res || !json) return KCTL_ERR_INVALID_ARG;
@@ -12240,10 +12583,13 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? strlen(json) : len;
+    if (kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
+    else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, verb, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
-    kctl__mutex_unlock(&ms->mu);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, &pre);
+    kctl__ms_unlock(ms);
+    kctl__as_pre_free(&pre);
     return rc;
 }
 
@@ -12276,8 +12622,8 @@ static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *n
     req.patch_flags = flags;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_PATCH, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
-    kctl__mutex_unlock(&ms->mu);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, NULL);
+    kctl__ms_unlock(ms);
     return rc;
 }
 
@@ -12294,8 +12640,8 @@ static int kctl__ms_remove(kctl_memstore *ms, bool faults, const kctl_resource *
     req.del = opts;
     kctl__mutex_lock(&ms->mu);
     if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_REMOVE, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
-    kctl__mutex_unlock(&ms->mu);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, NULL);
+    kctl__ms_unlock(ms);
     return rc;
 }
 
@@ -12695,6 +13041,7 @@ KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
 KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                  kctl_api_status *st) {
     kctl_apisrv_req req;
+    kctl__aspre pre;
     int rc;
     if (out) *out = NULL;
     if (!ms || !res || !json) return KCTL_ERR_INVALID_ARG;
@@ -12704,9 +13051,12 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? strlen(json) : len;
+    if (kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
+    else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_do(ms, &req, out, st);
-    kctl__mutex_unlock(&ms->mu);
+    rc = kctl__ms_do(ms, &req, out, st, &pre);
+    kctl__ms_unlock(ms);
+    kctl__as_pre_free(&pre);
     return rc;
 }
 

@@ -82,6 +82,50 @@ static void ta_decide_public(void) {
     KT_EQ_INT(a.live, 0);
 }
 
+/* The server-owned metadata strings a write copies from the stored
+   object are written as kctl_jw_string writes them: those with a quote,
+   a backslash, a control byte or UTF-8 in them escaped (at any place in
+   the string, however long), the others as they stand. */
+static void ta_decide_escapes_managed_strings(void) {
+    static const struct { const char *uid_json, *uid_out; } cases[] = {
+        { "0123456789abcdef-0123456789abcdef-0123", "\"0123456789abcdef-0123456789abcdef-0123\"" },
+        { "0123456789abcd\\\"f", "\"0123456789abcd\\\"f\"" },
+        { "01234567\\\\89", "\"01234567\\\\89\"" },
+        { "0123456789abcdef\\u0001", "\"0123456789abcdef\\u0001\"" },
+        { "0123456789ab\xc3\xa9", "\"0123456789ab\xc3\xa9\"" },
+        { "x\\u007f", "\"x\x7f\"" } };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char stored[256];
+        kctl_apisrv_req req;
+        kctl_apisrv_decision d;
+        kctl_obj *cur = NULL;
+        kctl_jw w, want;
+        snprintf(stored, sizeof stored, "{\"metadata\":{\"name\":\"a\",\"namespace\":\"prod\",\"uid\":\"%s\",\"resourceVersion\":\"5\"},"
+                 "\"spec\":{\"v\":1}}", cases[i].uid_json);
+        KT_EQ_INT(kctl_obj_parse(stored, KCTL_NTS, NULL, &cur), KCTL_OK);
+        if (!cur) return;
+        memset(&req, 0, sizeof req);
+        req.verb = KCTL_VERB_UPDATE;
+        req.res = &ta_cm;
+        req.json = "{\"metadata\":{\"name\":\"a\"},\"spec\":{\"v\":2}}";
+        req.len = KCTL_NTS;
+        req.lookup = ta_one;
+        req.lookup_user_data = cur;
+        req.rv = "6";
+        kctl_jw_init_growable(&w, NULL);
+        KT_EQ_INT(kctl_apisrv_decide(&req, &w, &d, NULL), KCTL_OK);
+        KT_EQ_INT(d.outcome, KCTL_APISRV_WRITE);
+        kctl_jw_init_growable(&want, NULL); /* the uid as the writer quotes it */
+        kctl_jw_string(&want, kctl_obj_uid(cur));
+        KT_EQ_STR(want.buf ? want.buf : "", cases[i].uid_out);
+        KT_CHECK(w.buf && want.buf && strstr(w.buf, want.buf) != NULL);
+        kctl_jw_free(&want);
+        kctl_jw_free(&w);
+        kctl_obj_unref(cur);
+    }
+}
+
 /* A string at path in obj's document ("" when absent). */
 static void ta_str(const kctl_obj *o, const char *path, char *buf, size_t cap) {
     kctl_json_tok toks[256];
@@ -932,6 +976,7 @@ void kt_suite_apisrv(void) {
     KT_RUN(ta_server_meta_kept);
     KT_RUN(ta_nomem_sweep);
     KT_RUN(ta_decide_public);
+    KT_RUN(ta_decide_escapes_managed_strings);
     KT_RUN(ta_big_writes_are_n_log_n);
     KT_RUN(ta_finalizer_with_generation_predicate);
 }
