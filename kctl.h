@@ -14933,6 +14933,7 @@ typedef struct kctl__perkey {
     kctl_allocator a;
     kctl__mutex mu;
     kctl__map map;
+    size_t keys;         /* map.count, stored (relaxed) for forget to read unlocked */
     uint64_t a_ns, b_ns; /* exponential: base, max; fast_slow: fast, slow */
     uint32_t max_fast;
     bool fast_slow;
@@ -14961,6 +14962,9 @@ static uint32_t kctl__perkey_fail(kctl__perkey *p, const char *key) {
         f->node.hash = h;
         f->count = 0;
         kctl__map_insert(&p->map, &f->node);
+#ifdef KCTL__HINTS
+        KCTL__STORE(&p->keys, p->map.count);
+#endif
     }
     before = f->count;
     if (f->count != UINT32_MAX) f->count++;
@@ -14982,9 +14986,19 @@ static void kctl__perkey_forget(void *self, const char *key) {
     size_t len = kctl__key_len(key);
     kctl__node *n;
     if (!len) return;
+#ifdef KCTL__HINTS
+    /* No key has failures (the common case, every successful reconcile
+       forgets): nothing to take, and no lock that workers would trade. A
+       failure recorded before this forget, by this thread or one it
+       synchronized with, is seen. */
+    if (!KCTL__LOAD(&p->keys)) return;
+#endif
     kctl__mutex_lock(&p->mu);
     n = kctl__map_find(&p->map, key, len, kctl__hash(key, len));
     if (n) kctl__map_remove(&p->map, &p->a, n);
+#ifdef KCTL__HINTS
+    KCTL__STORE(&p->keys, p->map.count);
+#endif
     kctl__mutex_unlock(&p->mu);
     kctl__free(&p->a, n);
 }
@@ -15959,14 +15973,12 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     kctl__free(&a, q->raw);
 }
 
-KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
-    size_t len = kctl__key_len(key);
-    uint32_t h;
+/* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
+   are known: an object's (its node), from the controller's handlers. */
+static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
     uint64_t now;
     kctl__qent *e;
     bool created, full;
-    if (!q || !len) return KCTL_ERR_INVALID_ARG;
-    h = kctl__hash(key, len);
     kctl__map_prefetch(&q->map, h);
     now = q->timed ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
     kctl__mutex_lock(&q->mu);
@@ -15989,6 +16001,12 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
+}
+
+KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
+    size_t len = kctl__key_len(key);
+    if (!q || !len) return KCTL_ERR_INVALID_ARG;
+    return kctl__queue_add_hashed(q, key, len, kctl__hash(key, len));
 }
 
 KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
@@ -16183,11 +16201,11 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
             rc = KCTL_ERR_SHUTDOWN;
             break;
         }
-        kctl__queue_trim(q); /* nothing to hand out: the time to give back a burst's table */
 #ifdef KCTL_NO_THREADS
         block = false;
 #endif
         if (!block) {
+            kctl__queue_trim(q); /* nothing to hand out: the time to give back a burst's table */
             rc = KCTL_ERR_AGAIN;
             break;
         }
@@ -16230,6 +16248,7 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         }
         q->parks++;
 #endif
+        kctl__queue_trim(q); /* parking (not each spin): a clock read beside a futex wait */
         q->sleepers++;
         if (q->nheap && q->real_clock)
             kctl__cond_wait_for(&q->work_cv, &q->mu, kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0);
@@ -16491,7 +16510,16 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
 /* What an event on a watched resource enqueues. */
 static void kctl__ctl_on(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
     switch (w->kind) {
-    case KCTL__WATCH_PRIMARY: kctl__ctl_add(w, key ? key : kctl_obj_key(obj)); break;
+    case KCTL__WATCH_PRIMARY:
+        if (!key && obj && obj->node.len && obj->node.len <= KCTL_MAX_KEY_LEN && !(w->c->prio && w->inf->from_list)) {
+            /* the object's key, its length and hash known: a plain add without counting or hashing it again */
+            int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash);
+            if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
+                kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+        } else {
+            kctl__ctl_add(w, key ? key : kctl_obj_key(obj));
+        }
+        break;
     case KCTL__WATCH_OWNED: if (obj) kctl__ctl_owner(w, obj); break;
     case KCTL__WATCH_MAP: if (obj) w->map(obj, kctl__ctl_emit, w, w->user_data); break;
     }
