@@ -4026,7 +4026,7 @@ static void kctl__mutex_lock(kctl__mutex *m) {
    its owner turns spinning on once it knows its users run on two CPUs or
    more (the queue, when its workers park: kctl__spin_widen). */
 static void kctl__mutex_spin_widen(kctl__mutex *m) {
-    if (!KCTL__LOAD(&m->spin.budget_ns) && KCTL_LOCK_SPIN) KCTL__STORE(&m->spin.budget_ns, (uint32_t)KCTL_LOCK_SPIN);
+    if (!KCTL__LOAD(&m->spin.budget_ns)) KCTL__STORE(&m->spin.budget_ns, (uint32_t)KCTL_LOCK_SPIN); /* KCTL_LOCK_SPIN 0: stays off */
 }
 static void kctl__mutex_unlock(kctl__mutex *m) {
     if (__atomic_exchange_n(&m->state, 0u, __ATOMIC_RELEASE) == 2) {
