@@ -3842,7 +3842,7 @@ static void kctl__spin_init(kctl__spin *s, uint32_t budget_ns, int cpus) {
 /* Whether this wait should spin. */
 static bool kctl__spin_begin(kctl__spin *s) {
     uint32_t skips;
-    if (!s->budget_ns) return false;
+    if (!KCTL__LOAD(&s->budget_ns)) return false; /* a lock's waiters read it unlocked (kctl__mutex_spin_widen) */
     if (KCTL__LOAD(&s->score) >= KCTL__SPIN_ON) return true;
     skips = KCTL__LOAD(&s->skips) + 1;
     KCTL__STORE(&s->skips, skips >= KCTL__SPIN_PROBE ? 0u : skips);
@@ -4040,7 +4040,7 @@ static void kctl__mutex_lock(kctl__mutex *m) {
     if (kctl__mutex_trylock(m)) return;
     spun = kctl__spin_begin(&m->spin);
     if (spun) { /* back off 1, 2 ... 16 pauses between tries, for at most budget_ns */
-        uint64_t end = kctl__spin_clock(NULL) + m->spin.budget_ns;
+        uint64_t end = kctl__spin_clock(NULL) + KCTL__LOAD(&m->spin.budget_ns);
         int k, backoff = 1;
         for (;;) {
             for (k = 0; k < backoff; k++) kctl__cpu_relax();
@@ -4056,6 +4056,12 @@ static void kctl__mutex_lock(kctl__mutex *m) {
     while (__atomic_exchange_n(&m->state, 2u, __ATOMIC_ACQUIRE) != 0) KCTL_PORT_COND_WAIT(&m->park_cv, &m->park_mu);
     KCTL_PORT_MUTEX_UNLOCK(&m->park_mu);
     if (spun) kctl__spin_end(&m->spin, false); /* held now: the score is ours to write */
+}
+/* A lock made on a thread pinned to one CPU does not spin (kctl__spin_init):
+   its owner turns spinning on once it knows its users run on two CPUs or
+   more (the queue, when its workers park: kctl__spin_widen). */
+static void kctl__mutex_spin_widen(kctl__mutex *m) {
+    if (!KCTL__LOAD(&m->spin.budget_ns)) KCTL__STORE(&m->spin.budget_ns, (uint32_t)KCTL_LOCK_SPIN); /* KCTL_LOCK_SPIN 0: stays off */
 }
 static void kctl__mutex_unlock(kctl__mutex *m) {
     if (__atomic_exchange_n(&m->state, 0u, __ATOMIC_RELEASE) == 2) {
@@ -4115,6 +4121,7 @@ static int kctl__mutex_init(kctl__mutex *m) { return KCTL_PORT_MUTEX_INIT(m) == 
 static void kctl__mutex_deinit(kctl__mutex *m) { KCTL_PORT_MUTEX_DEINIT(m); }
 static void kctl__mutex_lock(kctl__mutex *m) { KCTL_PORT_MUTEX_LOCK(m); }
 static void kctl__mutex_unlock(kctl__mutex *m) { KCTL_PORT_MUTEX_UNLOCK(m); }
+static KCTL__UNUSED void kctl__mutex_spin_widen(kctl__mutex *m) { (void)m; } /* the port's lock does not spin */
 static int kctl__cond_init(kctl__cond *c) { return KCTL_PORT_COND_INIT(c) == 0 ? KCTL_OK : KCTL_ERR_NOMEM; }
 static void kctl__cond_deinit(kctl__cond *c) { KCTL_PORT_COND_DEINIT(c); }
 static void kctl__cond_wait(kctl__cond *c, kctl__mutex *m) { KCTL_PORT_COND_WAIT(c, m); }
@@ -4553,10 +4560,14 @@ static inline void kctl__map_prefetch(const kctl__map *m, uint32_t h) {
 
 /* Length of a key, or 0 when NULL, empty or longer than KCTL_MAX_KEY_LEN. */
 static size_t kctl__key_len(const char *key) {
-    const char *end;
-    if (!key || !*key) return 0;
-    end = (const char *)memchr(key, 0, (size_t)KCTL_MAX_KEY_LEN + 1);
-    return end ? (size_t)(end - key) : 0;
+    size_t n = 0;
+    if (!key) return 0;
+    /* A byte loop: keys are short, and memchr over the whole bound costs
+       more than the key (it was 4 to 11% of a queue add). */
+    while (key[n]) {
+        if (++n > (size_t)KCTL_MAX_KEY_LEN) return 0;
+    }
+    return n;
 }
 
 /* 8 bytes, 4 bytes at p (unaligned). */
@@ -4656,9 +4667,12 @@ static void kctl__map_insert(kctl__map *m, kctl__node *n) {
     m->count++;
 }
 
-static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *n) {
+/* Take n out, keeping the table (the queue shrinks its own when idle). */
+static void kctl__map_unlink(kctl__map *m, kctl__node *n) {
     size_t mask = m->cap - 1, i, j;
-    for (i = n->hash & mask; m->slots[i].node != n; i = (i + 1) & mask) { }
+    unsigned char tag = kctl__map_tag(n->hash);
+    /* The tags first: the pointers' slots are 8 times the memory. */
+    for (i = n->hash & mask; m->tags[i] != tag || m->slots[i].node != n; i = (i + 1) & mask) { }
     /* Backward shift: pull later members of the probe run into the hole
        unless their home slot lies cyclically in (i, j]. */
     for (j = (i + 1) & mask; m->tags[j]; j = (j + 1) & mask) {
@@ -4672,8 +4686,22 @@ static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *
     m->tags[i] = 0;
     m->slots[i].node = NULL;
     m->count--;
-    /* Shrink a table left mostly empty after a burst (best effort). */
-    if (m->cap > 64 && m->count * 8 < m->cap) (void)kctl__map_resize(m, a, m->cap / 2);
+}
+
+/* The capacity for count nodes after a shrink: at least 64, loaded a
+   quarter to a half. */
+static size_t kctl__map_fit(size_t cap, size_t count) {
+    while (cap > 64 && count * 4 < cap) cap /= 2;
+    return cap;
+}
+
+/* Shrink a table left mostly empty after a burst (best effort): below a
+   sixteenth full, in one step to a quarter or more. Growth (at three
+   quarters) is twelve times as many keys away, so a map whose keys come
+   and go in waves (a FIFO, a queue) does not shrink and grow with each. */
+static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *n) {
+    kctl__map_unlink(m, n);
+    if (m->cap > 64 && m->count * 16 < m->cap) (void)kctl__map_resize(m, a, kctl__map_fit(m->cap, m->count));
 }
 
 /* Empty the map, keeping its table (the nodes are the caller's). */
@@ -15404,6 +15432,7 @@ typedef struct kctl__perkey {
     kctl_allocator a;
     kctl__mutex mu;
     kctl__map map;
+    size_t keys;         /* map.count, stored (relaxed) for forget to read unlocked */
     uint64_t a_ns, b_ns; /* exponential: base, max; fast_slow: fast, slow */
     uint32_t max_fast;
     bool fast_slow;
@@ -15432,6 +15461,9 @@ static uint32_t kctl__perkey_fail(kctl__perkey *p, const char *key) {
         f->node.hash = h;
         f->count = 0;
         kctl__map_insert(&p->map, &f->node);
+#ifdef KCTL__HINTS
+        KCTL__STORE(&p->keys, p->map.count);
+#endif
     }
     before = f->count;
     if (f->count != UINT32_MAX) f->count++;
@@ -15453,9 +15485,19 @@ static void kctl__perkey_forget(void *self, const char *key) {
     size_t len = kctl__key_len(key);
     kctl__node *n;
     if (!len) return;
+#ifdef KCTL__HINTS
+    /* No key has failures (the common case, every successful reconcile
+       forgets): nothing to take, and no lock that workers would trade. A
+       failure recorded before this forget, by this thread or one it
+       synchronized with, is seen. */
+    if (!KCTL__LOAD(&p->keys)) return;
+#endif
     kctl__mutex_lock(&p->mu);
     n = kctl__map_find(&p->map, key, len, kctl__hash(key, len));
     if (n) kctl__map_remove(&p->map, &p->a, n);
+#ifdef KCTL__HINTS
+    KCTL__STORE(&p->keys, p->map.count);
+#endif
     kctl__mutex_unlock(&p->mu);
     kctl__free(&p->a, n);
 }
@@ -15891,6 +15933,7 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 }
 
 #define KCTL__QUEUE_FREE_MAX 256      /* entries kept for reuse */
+#define KCTL__QUEUE_TRIM_NS KCTL_SEC(1) /* after growing, the map shrinks only when idle this much later */
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
 #define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
@@ -15936,6 +15979,7 @@ struct kctl_queue {
     kctl__map map;
     kctl__qent *free_list;
     size_t nfree;
+    uint64_t grown_ns;    /* when the map last grew (the queue's clock) */
     kctl__qent **heap;    /* delay min-heap on (ready_ns, seq) */
     size_t nheap, heap_cap;
     uint64_t cancelled;   /* delayed adds removed or dropped (pending) */
@@ -15991,6 +16035,9 @@ static void kctl__queue_bump(kctl_queue *q) {
 #endif
 }
 
+/* Keys with a role (one in two roles counted twice). Lock held. */
+static size_t kctl__queue_live(const kctl_queue *q) { return q->nready + q->nprocessing + q->nheap; }
+
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
     if (q->nfree < KCTL__QUEUE_FREE_MAX && (!q->max_keys || q->nfree < q->max_keys)) {
         e->next = q->free_list;
@@ -16026,7 +16073,7 @@ static void kctl__queue_recycle(kctl_queue *q) {
         e->pnext = e->pprev = NULL;
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
         if (!(e->flags & KCTL__Q_ROLES)) {
-            kctl__map_remove(&q->map, &q->allocator, &e->node);
+            kctl__map_unlink(&q->map, &e->node); /* no shrinking in use: kctl__queue_trim */
             kctl__queue_free_entry(q, e);
         }
     }
@@ -16036,8 +16083,21 @@ static void kctl__queue_recycle(kctl_queue *q) {
    add_after): out of the map now, unless it waits on the returned list. */
 static void kctl__queue_retire(kctl_queue *q, kctl__qent *e) {
     if (e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED)) return;
-    kctl__map_remove(&q->map, &q->allocator, &e->node);
+    kctl__map_unlink(&q->map, &e->node);
     kctl__queue_free_entry(q, e);
+}
+
+/* A get found nothing to hand out; with no key ready, in flight or
+   delayed either, a map that a burst grew and that is now mostly empty shrinks, once
+   KCTL__QUEUE_TRIM_NS have passed since it last grew. Removing keys never
+   shrinks it (kctl__map_unlink): a queue whose keys come in waves keeps
+   its table, and does not shrink and grow it with each wave. Lock held. */
+static void kctl__queue_trim(kctl_queue *q) {
+    uint64_t now;
+    if (q->map.cap <= 64 || q->map.count * 16 >= q->map.cap || kctl__queue_live(q)) return;
+    now = kctl__queue_now(q);
+    if (now >= q->grown_ns && now - q->grown_ns < KCTL__QUEUE_TRIM_NS) return;
+    (void)kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count));
 }
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
@@ -16093,7 +16153,10 @@ static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len
         return NULL;
     }
     if (e) return e;
-    if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) return NULL;
+    if ((q->map.count + 1) * 16 > q->map.cap * 12) { /* it grows (kctl__map_reserve): when, for kctl__queue_trim */
+        if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) return NULL;
+        q->grown_ns = kctl__queue_now(q);
+    }
     e = kctl__queue_entry_new(q, key, len, hash);
     if (!e) return NULL;
     kctl__map_insert(&q->map, &e->node);
@@ -16409,14 +16472,12 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     kctl__free(&a, q->raw);
 }
 
-KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
-    size_t len = kctl__key_len(key);
-    uint32_t h;
+/* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
+   are known: an object's (its node), from the controller's handlers. */
+static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
     uint64_t now;
     kctl__qent *e;
     bool created, full;
-    if (!q || !len) return KCTL_ERR_INVALID_ARG;
-    h = kctl__hash(key, len);
     kctl__map_prefetch(&q->map, h);
     now = q->timed ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
     kctl__mutex_lock(&q->mu);
@@ -16439,6 +16500,12 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
+}
+
+KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
+    size_t len = kctl__key_len(key);
+    if (!q || !len) return KCTL_ERR_INVALID_ARG;
+    return kctl__queue_add_hashed(q, key, len, kctl__hash(key, len));
 }
 
 KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
@@ -16637,6 +16704,7 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         block = false;
 #endif
         if (!block) {
+            kctl__queue_trim(q); /* nothing to hand out: the time to give back a burst's table */
             rc = KCTL_ERR_AGAIN;
             break;
         }
@@ -16673,11 +16741,13 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
             uint32_t n = 0;
             uint64_t m;
             kctl__spin_widen(&q->spin, &q->cpu_mask, kctl__cpu_mask(), KCTL_QUEUE_SPIN);
+            if (q->spin.budget_ns) kctl__mutex_spin_widen(&q->mu); /* its lock's waiters too */
             for (m = q->cpu_mask; m; m &= m - 1) n++;
             if (n > q->max_spinners + 1) q->max_spinners = n - 1;
         }
         q->parks++;
 #endif
+        kctl__queue_trim(q); /* parking (not each spin): a clock read beside a futex wait */
         q->sleepers++;
         if (q->nheap && q->real_clock)
             kctl__cond_wait_for(&q->work_cv, &q->mu, kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0);
@@ -16939,7 +17009,16 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
 /* What an event on a watched resource enqueues. */
 static void kctl__ctl_on(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
     switch (w->kind) {
-    case KCTL__WATCH_PRIMARY: kctl__ctl_add(w, key ? key : kctl_obj_key(obj)); break;
+    case KCTL__WATCH_PRIMARY:
+        if (!key && obj && obj->node.len && obj->node.len <= KCTL_MAX_KEY_LEN && !(w->c->prio && w->inf->from_list)) {
+            /* the object's key, its length and hash known: a plain add without counting or hashing it again */
+            int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash);
+            if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
+                kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+        } else {
+            kctl__ctl_add(w, key ? key : kctl_obj_key(obj));
+        }
+        break;
     case KCTL__WATCH_OWNED: if (obj) kctl__ctl_owner(w, obj); break;
     case KCTL__WATCH_MAP: if (obj) w->map(obj, kctl__ctl_emit, w, w->user_data); break;
     }

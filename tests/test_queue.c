@@ -1156,6 +1156,64 @@ static void tq_idle_entries_bounded(void) {
     kctl_vclock_deinit(&vc);
 }
 
+/* The key map keeps its table while the queue is in use: a wave of keys
+   that drains does not shrink it (a next wave would grow it again), and
+   a get that finds the queue idle gives it back only once a second has
+   passed on the queue's clock since it last grew. Allocations tell: the
+   second wave takes pooled entries and needs no new table. */
+static void tq_map_kept_while_in_use(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    const char *k = NULL;
+    long before, freed;
+    int i, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, kctl_limiter_exponential(1, KCTL_MS(1)));
+    if (!q) return;
+    for (i = 0; i < 4096; i++) { /* the map grows to hold them; done returns them all */
+        sprintf(key, "ns/a-%05d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    for (i = 0; i < 4096; i++) {
+        if (kctl_queue_try_get(q, &k) != KCTL_OK) bad++;
+        else kctl_queue_done(q, k);
+    }
+    before = a.allocs;
+    for (i = 0; i < 200; i++) { /* pooled entries, the table as it is */
+        sprintf(key, "ns/b-%05d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    KT_EQ_INT(a.allocs - before, 0);
+    for (i = 0; i < 200; i++) {
+        if (kctl_queue_try_get(q, &k) != KCTL_OK) bad++;
+        else kctl_queue_done(q, k);
+    }
+    freed = a.frees;
+    TQ_AGAIN(q); /* idle, but the table grew less than a second ago */
+    KT_EQ_INT(a.allocs - before, 0);
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_AGAIN(q); /* idle a second later: one smaller table for the old */
+    KT_EQ_INT(a.allocs - before, 1);
+    KT_EQ_INT(a.frees - freed, 1);
+    TQ_AGAIN(q);
+    KT_EQ_INT(a.allocs - before, 1);
+    for (i = 0; i < 200; i++) { /* every key works after */
+        sprintf(key, "ns/b-%05d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    for (i = 0; i < 200; i++) {
+        sprintf(key, "ns/b-%05d", i);
+        TQ_GET_DONE(q, key);
+    }
+    TQ_AGAIN(q);
+    KT_EQ_INT(bad, 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
 static void tq_nomem_create(void) {
     kctl_vclock vc;
     kctl_queue_desc d;
@@ -2751,6 +2809,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_alloc_used_and_freed);
     KT_RUN(tq_alloc_steady_state);
     KT_RUN(tq_idle_entries_bounded);
+    KT_RUN(tq_map_kept_while_in_use);
     KT_RUN(tq_nomem_create);
     KT_RUN(tq_nomem_add);
     KT_RUN(tq_nomem_add_after);
