@@ -4300,6 +4300,48 @@ static void kctl__log(const kctl_logger *l, int level, kctl_log_item item) {
 }
 
 /* --------------------------------------------------- >>text TEXT AND SORT */
+/* The string functions kctl calls, under -Os (__OPTIMIZE_SIZE__) as
+   byte loops of kctl's own: a firmware's C library (newlib's) brings
+   word-at-a-time versions of 130 to 730 bytes each (strcmp alone is 732
+   on a Cortex-M4), for texts kctl keeps short (keys, names, versions).
+   Otherwise, or with KCTL_LIBC_STRINGS, the C library's, as fast as it
+   has them. The same results either way (strcmp's sign compares the
+   bytes as unsigned char). */
+#if defined(__OPTIMIZE_SIZE__) && !defined(KCTL_LIBC_STRINGS)
+static KCTL__UNUSED int kctl__strncmp(const char *a, const char *b, size_t n) {
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    for (; n && *x && *x == *y; n--) x++, y++;
+    return n ? *x - *y : 0;
+}
+static KCTL__UNUSED int kctl__strcmp(const char *a, const char *b) {
+    return kctl__strncmp(a, b, (size_t)-1);
+}
+static KCTL__UNUSED size_t kctl__strlen(const char *s) {
+    const char *e = s;
+    while (*e) e++;
+    return (size_t)(e - s);
+}
+static KCTL__UNUSED const char *kctl__strchr(const char *s, int c) {
+    for (; *s != (char)c; s++)
+        if (!*s) return NULL;
+    return s;
+}
+static KCTL__UNUSED void kctl__memmove(void *dst, const void *src, size_t n) {
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    if (d < s)
+        while (n--) *d++ = *s++;
+    else
+        while (n--) d[n] = s[n];
+}
+#else
+#define kctl__strncmp strncmp
+#define kctl__strcmp strcmp
+#define kctl__strlen strlen
+#define kctl__strchr strchr
+#define kctl__memmove memmove
+#endif
+
 /* kctl's own formatting and sorting, so the implementation needs no printf
    and no qsort (see LIBC in the doc block). kctl__fmt is snprintf for the
    conversions kctl writes: %s (with a precision: %.*s, %.3s), %c, %%, and
@@ -4358,7 +4400,7 @@ static int kctl__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
         case 's':
             s = va_arg(ap, const char *);
             if (!s) s = "(null)";
-            if (prec < 0) sl = strlen(s);
+            if (prec < 0) sl = kctl__strlen(s);
             else {
                 const char *z = (const char *)memchr(s, '\0', (size_t)prec);
                 sl = z ? (size_t)(z - s) : (size_t)prec;
@@ -4975,7 +5017,7 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
             if (i + 1 >= p->len) return KCTL_ERR_PROTO;
             c = s[i + 1];
             if (c != 'u') {
-                if (!strchr("\"\\/bfnrt", c) || c == 0) return KCTL_ERR_PROTO;
+                if (!kctl__strchr("\"\\/bfnrt", c) || c == 0) return KCTL_ERR_PROTO;
                 i += 2;
                 continue;
             }
@@ -5037,7 +5079,7 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!text) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(text);
+    if (len == KCTL_NTS) len = kctl__strlen(text);
     if (limits && limits->max_depth) max_depth = limits->max_depth < KCTL__JSON_DEPTH_CAP ? limits->max_depth : KCTL__JSON_DEPTH_CAP;
     if (limits && limits->max_bytes) max_bytes = limits->max_bytes;
     if (len > max_bytes || len >= UINT32_MAX) return KCTL_ERR_TOO_LARGE;
@@ -5104,7 +5146,7 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
         case 'n': {
             const char *word = p.s[p.pos] == 't' ? "true" : p.s[p.pos] == 'f' ? "false" : "null";
             kctl_json_type type = p.s[p.pos] == 't' ? KCTL_JSON_TRUE : p.s[p.pos] == 'f' ? KCTL_JSON_FALSE : KCTL_JSON_NULL;
-            uint32_t n = (uint32_t)strlen(word), t;
+            uint32_t n = (uint32_t)kctl__strlen(word), t;
             if (p.len - p.pos < n || memcmp(p.s + p.pos, word, n) != 0) return KCTL_ERR_PROTO;
             t = kctl__jtok(&p, type, p.pos);
             p.pos += n;
@@ -5458,7 +5500,7 @@ static int kctl__jmembers(const kctl_json *j, uint32_t obj, const kctl_allocator
 
 KCTL_API uint32_t kctl_json_member(const kctl_json *j, uint32_t obj, const char *name) {
     if (!name) return KCTL_JSON_NONE;
-    return kctl__jmember_n(j, obj, name, strlen(name));
+    return kctl__jmember_n(j, obj, name, kctl__strlen(name));
 }
 
 KCTL_API uint32_t kctl_json_element(const kctl_json *j, uint32_t arr, uint32_t idx) {
@@ -5604,7 +5646,7 @@ KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t 
 KCTL_API bool kctl_json_string_eq(const kctl_json *j, uint32_t v, const char *s) {
     const kctl_json_tok *t = kctl__jget(j, v);
     if (!t || t->type != KCTL_JSON_STRING || !s) return false;
-    return kctl__jkey_eq(j, t, s, strlen(s));
+    return kctl__jkey_eq(j, t, s, kctl__strlen(s));
 }
 
 /* The digits of an integer at v: a number with neither fraction nor
@@ -6318,21 +6360,21 @@ KCTL_API void kctl_jw_key(kctl_jw *w, const char *name) {
     if (!w || w->err) return;
     if (!name) { w->err = KCTL_ERR_INVALID_ARG; return; }
     kctl__jw_key_raw(w, NULL, 0);
-    kctl__jw_quote(w, name, strlen(name));
+    kctl__jw_quote(w, name, kctl__strlen(name));
     kctl__jw_put(w, ":", 1);
 }
 
 KCTL_API void kctl_jw_string_n(kctl_jw *w, const char *s, size_t n) {
     if (!w || w->err) return;
     if (!s && n) { w->err = KCTL_ERR_INVALID_ARG; return; }
-    if (s && n == KCTL_NTS) n = strlen(s);
+    if (s && n == KCTL_NTS) n = kctl__strlen(s);
     if (kctl__jw_value(w)) kctl__jw_quote(w, s ? s : "", n);
 }
 
 KCTL_API void kctl_jw_string(kctl_jw *w, const char *s) {
     if (!w || w->err) return;
     if (!s) { w->err = KCTL_ERR_INVALID_ARG; return; }
-    kctl_jw_string_n(w, s, strlen(s));
+    kctl_jw_string_n(w, s, kctl__strlen(s));
 }
 
 KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v) {
@@ -6391,7 +6433,7 @@ KCTL_API void kctl_jw_null(kctl_jw *w) {
 
 KCTL_API void kctl_jw_raw(kctl_jw *w, const char *json, size_t n) {
     if (!w || w->err) return;
-    if (json && n == KCTL_NTS) n = strlen(json);
+    if (json && n == KCTL_NTS) n = kctl__strlen(json);
     if (!json || !n) { w->err = KCTL_ERR_INVALID_ARG; return; }
     if (kctl__jw_value(w)) kctl__jw_put(w, json, n);
 }
@@ -6585,7 +6627,7 @@ static int kctl__jskip(kctl__jparse *p) {
             }
         } else if (c == 't' || c == 'f' || c == 'n') {
             const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-            uint32_t k = (uint32_t)strlen(word);
+            uint32_t k = (uint32_t)kctl__strlen(word);
             if (n - i < k || memcmp(s + i, word, k) != 0) return KCTL_ERR_PROTO;
             i += k;
         } else {
@@ -6777,7 +6819,7 @@ static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_va
     int rc;
     memset(root, 0, sizeof *root);
     if (!text) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(text);
+    if (len == KCTL_NTS) len = kctl__strlen(text);
     if (validate && (rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
     while (a < len && (text[a] == ' ' || text[a] == '\t' || text[a] == '\n' || text[a] == '\r')) a++;
     while (len > a && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
@@ -6999,7 +7041,7 @@ static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v)
     }
     kctl_json_string(j, v, d, d ? b->cap - b->used : 0, &n);
     b->used += n + 1;
-    if (d && strlen(d) != n) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
+    if (d && kctl__strlen(d) != n) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
     return d ? d : "";
 }
 
@@ -7066,7 +7108,7 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
         b->used += a + c + 1 + b->gap;
         if (d) {
             o->key = d;
-            if (strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
+            if (kctl__strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
         }
     }
     o->ns = kctl__ob_optv(b, j, b->mv[KCTL__OB_NS], "");
@@ -7127,7 +7169,7 @@ typedef struct kctl__obsort {
 } kctl__obsort;
 static int kctl__ob_cmp(const void *ctx, uint32_t a, uint32_t b) {
     const kctl__obsort *c = (const kctl__obsort *)ctx;
-    int r = strcmp(kctl__obj_str(c->o, c->offs[(size_t)c->stride * a]), kctl__obj_str(c->o, c->offs[(size_t)c->stride * b]));
+    int r = kctl__strcmp(kctl__obj_str(c->o, c->offs[(size_t)c->stride * a]), kctl__obj_str(c->o, c->offs[(size_t)c->stride * b]));
     KCTL__JWORK();
     return r ? r : (a > b) - (a < b);
 }
@@ -7154,7 +7196,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     memset(&lim, 0, sizeof lim);
     memset(&a, 0, sizeof a);
     if (opts) {
@@ -7189,7 +7231,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     memset(&op, 0, sizeof op);
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
@@ -7248,7 +7290,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     kctl__ob_index(o, kctl__obj_finalizers(o), 1, o->nfinalizers, kctl__obj_finalizer_index(o), scratch);
     o->refs = 1;
     o->node.key = v.key;
-    o->node.len = (uint32_t)strlen(v.key);
+    o->node.len = (uint32_t)kctl__strlen(v.key);
     o->node.hash = kctl__hash(v.key, o->node.len);
     memcpy(block + (KCTL__OBJ_DOC(o) - block), json, len); /* into the gap after the key */
     block[KCTL__OBJ_DOC(o) - block + len] = '\0';
@@ -7306,7 +7348,7 @@ KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__ob
 KCTL_API const char *kctl_obj_name(const kctl_obj *o) {
     size_t n;
     if (!o) return "";
-    n = o->ns ? strlen(kctl__obj_str(o, o->ns)) : 0; /* the key is namespace/name, or name */
+    n = o->ns ? kctl__strlen(kctl__obj_str(o, o->ns)) : 0; /* the key is namespace/name, or name */
     return o->node.key + (n ? n + 1 : 0);
 }
 KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->uid, "") : ""; }
@@ -7334,12 +7376,12 @@ KCTL_API int kctl_key_split(const char *key, char *ns, size_t ns_cap, char *name
     if (ns && ns_cap) ns[0] = '\0';
     if (name && name_cap) name[0] = '\0';
     if (!key) return KCTL_ERR_INVALID_ARG;
-    slash = strchr(key, '/');
-    if (slash && strchr(slash + 1, '/')) return KCTL_ERR_INVALID_ARG;
+    slash = kctl__strchr(key, '/');
+    if (slash && kctl__strchr(slash + 1, '/')) return KCTL_ERR_INVALID_ARG;
     if (!slash) {
-        if (!kctl__key_part(ns, ns_cap, "", 0) || !kctl__key_part(name, name_cap, key, strlen(key))) rc = KCTL_ERR_TOO_LARGE;
+        if (!kctl__key_part(ns, ns_cap, "", 0) || !kctl__key_part(name, name_cap, key, kctl__strlen(key))) rc = KCTL_ERR_TOO_LARGE;
     } else if (!kctl__key_part(ns, ns_cap, key, (size_t)(slash - key)) ||
-               !kctl__key_part(name, name_cap, slash + 1, strlen(slash + 1))) {
+               !kctl__key_part(name, name_cap, slash + 1, kctl__strlen(slash + 1))) {
         rc = KCTL_ERR_TOO_LARGE;
     }
     if (rc != KCTL_OK) {
@@ -7369,13 +7411,13 @@ static size_t kctl__obj_find(const kctl_obj *o, const uint32_t *offs, size_t str
     if (!KCTL__OBJ_INDEXED(n)) {
         for (i = 0; i < n; i++) {
             KCTL__JWORK();
-            if (strcmp(kctl__obj_str(o, offs[stride * i]), key) == 0) return i;
+            if (kctl__strcmp(kctl__obj_str(o, offs[stride * i]), key) == 0) return i;
         }
         return n;
     }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int r = strcmp(kctl__obj_str(o, offs[stride * index[mid]]), key);
+        int r = kctl__strcmp(kctl__obj_str(o, offs[stride * index[mid]]), key);
         KCTL__JWORK();
         if (r == 0) return index[mid];
         if (r < 0) lo = mid + 1;
@@ -7872,24 +7914,24 @@ KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj)
         int64_t n;
         bool hit = false;
         switch (r->op) {
-        case KCTL__SEL_EQ: if (!v || strcmp(v, r->values[0]) != 0) return false; break;
-        case KCTL__SEL_NE: if (v && strcmp(v, r->values[0]) == 0) return false; break;
+        case KCTL__SEL_EQ: if (!v || kctl__strcmp(v, r->values[0]) != 0) return false; break;
+        case KCTL__SEL_NE: if (v && kctl__strcmp(v, r->values[0]) == 0) return false; break;
         case KCTL__SEL_EXISTS: if (!v) return false; break;
         case KCTL__SEL_ABSENT: if (v) return false; break;
         case KCTL__SEL_IN:
         case KCTL__SEL_NOTIN:
-            for (k = 0; v && k < r->nvalues && !hit; k++) hit = strcmp(v, r->values[k]) == 0;
+            for (k = 0; v && k < r->nvalues && !hit; k++) hit = kctl__strcmp(v, r->values[k]) == 0;
             if (hit != (r->op == KCTL__SEL_IN)) return false;
             break;
         case KCTL__SEL_GT:
         case KCTL__SEL_LT: /* no label, or no integer: no match */
-            if (!v || !kctl__sel_int(v, strlen(v), &n)) return false;
+            if (!v || !kctl__sel_int(v, kctl__strlen(v), &n)) return false;
             if (r->op == KCTL__SEL_GT ? n <= r->bound : n >= r->bound) return false;
             break;
-        case KCTL__SEL_NAME_EQ: if (strcmp(kctl_obj_name(obj), r->values[0]) != 0) return false; break;
-        case KCTL__SEL_NAME_NE: if (strcmp(kctl_obj_name(obj), r->values[0]) == 0) return false; break;
-        case KCTL__SEL_NS_EQ: if (strcmp(kctl_obj_namespace(obj), r->values[0]) != 0) return false; break;
-        default: if (strcmp(kctl_obj_namespace(obj), r->values[0]) == 0) return false; break;
+        case KCTL__SEL_NAME_EQ: if (kctl__strcmp(kctl_obj_name(obj), r->values[0]) != 0) return false; break;
+        case KCTL__SEL_NAME_NE: if (kctl__strcmp(kctl_obj_name(obj), r->values[0]) == 0) return false; break;
+        case KCTL__SEL_NS_EQ: if (kctl__strcmp(kctl_obj_namespace(obj), r->values[0]) != 0) return false; break;
+        default: if (kctl__strcmp(kctl_obj_namespace(obj), r->values[0]) == 0) return false; break;
         }
     }
     return true;
@@ -8102,7 +8144,7 @@ static void kctl__ix_emit(const char *value, void *ctx) {
         if (e->mode == KCTL__IX_RESERVE) e->err = KCTL_ERR_INVALID_ARG;
         return;
     }
-    len = strlen(value);
+    len = kctl__strlen(value);
     h = kctl__hash(value, len);
     b = (kctl__ixbucket *)kctl__map_find(values, value, len, h);
     switch (e->mode) {
@@ -8293,10 +8335,10 @@ KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_ind
     uint32_t k;
     int rc = KCTL_OK;
     if (!ix || !name || !*name || !fn) return KCTL_ERR_INVALID_ARG;
-    n = strlen(name);
+    n = kctl__strlen(name);
     kctl__rwlock_wr(&ix->lock);
     for (k = 0; k < ix->ndefs; k++)
-        if (strcmp(ix->defs[k].name, name) == 0) { rc = KCTL_ERR_EXISTS; goto out; }
+        if (kctl__strcmp(ix->defs[k].name, name) == 0) { rc = KCTL_ERR_EXISTS; goto out; }
     copy = (char *)kctl__alloc(&ix->allocator, n + 1);
     defs = (kctl__ixdef *)kctl__alloc(&ix->allocator, (ix->ndefs + 1) * sizeof *defs);
     values = (kctl__map *)kctl__alloc(&ix->allocator, (ix->ndefs + 1) * sizeof *values);
@@ -8366,7 +8408,7 @@ KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     kctl_obj *o;
     size_t len;
     if (!ix || !key) return KCTL_ERR_INVALID_ARG;
-    len = strlen(key);
+    len = kctl__strlen(key);
     kctl__rwlock_wr(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, kctl__hash(key, len));
     if (!n) {
@@ -8393,7 +8435,7 @@ KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
     size_t len;
     uint32_t h;
     if (!ix || !key) return NULL;
-    len = strlen(key);
+    len = kctl__strlen(key);
     h = kctl__hash(key, len);
     rs = kctl__rwlock_rd(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, h);
@@ -8409,7 +8451,7 @@ KCTL_API int kctl_indexer_read(kctl_indexer *ix, const char *key, kctl_obj_read_
     uint32_t h;
     int rc = KCTL_ERR_NOT_FOUND;
     if (!ix || !key || !fn) return KCTL_ERR_INVALID_ARG;
-    len = strlen(key);
+    len = kctl__strlen(key);
     h = kctl__hash(key, len);
     rs = kctl__rwlock_rd(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, h);
@@ -8523,10 +8565,10 @@ static int kctl__ix_bucket(kctl_indexer *ix, const char *name, const char *value
     size_t len;
     *b = NULL;
     for (k = 0; k < ix->ndefs; k++)
-        if (strcmp(ix->defs[k].name, name) == 0) break;
+        if (kctl__strcmp(ix->defs[k].name, name) == 0) break;
     if (k == ix->ndefs) return KCTL_ERR_NOT_FOUND;
     if (value) {
-        len = strlen(value);
+        len = kctl__strlen(value);
         *b = (kctl__ixbucket *)kctl__map_find(&ix->data.values[k], value, len, kctl__hash(value, len));
     }
     return KCTL_OK;
@@ -8581,7 +8623,7 @@ KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, 
     rs = kctl__rwlock_rd(&ix->lock);
     rc = kctl__ix_bucket(ix, name, NULL, &b);
     if (rc == KCTL_OK) {
-        for (k = 0; strcmp(ix->defs[k].name, name) != 0; k++) { }
+        for (k = 0; kctl__strcmp(ix->defs[k].name, name) != 0; k++) { }
         w.map = &ix->data.values[k];
         rc = kctl__str_list(ix, out, w.map->count, kctl__walk_nodes, &w);
     }
@@ -8601,7 +8643,7 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
         if (!objs[i]) return KCTL_ERR_INVALID_ARG;
     memset(&fresh, 0, sizeof fresh);
     if (rv) {
-        size_t len = strlen(rv);
+        size_t len = kctl__strlen(rv);
         if (!(rvcopy = (char *)kctl__alloc(&ix->allocator, len + 1))) return KCTL_ERR_NOMEM;
         memcpy(rvcopy, rv, len + 1);
     }
@@ -8643,7 +8685,7 @@ KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t c
     int rc = KCTL_OK;
     if (!ix || !buf || !cap) return KCTL_ERR_INVALID_ARG;
     rs = kctl__rwlock_rd(&ix->lock);
-    len = ix->rv ? strlen(ix->rv) : 0;
+    len = ix->rv ? kctl__strlen(ix->rv) : 0;
     if (len >= cap) rc = KCTL_ERR_TOO_LARGE;
     else memcpy(buf, ix->rv ? ix->rv : "", len + 1);
     kctl__rwlock_rd_unlock(&ix->lock, rs);
@@ -8679,7 +8721,7 @@ struct kctl_fifo {
 };
 
 static kctl__fitem *kctl__fifo_find(kctl_fifo *f, const char *key) {
-    size_t len = strlen(key);
+    size_t len = kctl__strlen(key);
     return (kctl__fitem *)kctl__map_find(&f->items, key, len, kctl__hash(key, len));
 }
 
@@ -8728,7 +8770,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     kctl_delta *d;
     bool fresh = false;
     if (!it) {
-        size_t len = strlen(key);
+        size_t len = kctl__strlen(key);
         if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len)))
             return KCTL_ERR_NOMEM;
         memcpy(it + 1, key, len + 1);
@@ -8871,7 +8913,7 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
     for (i = 0; i < n; i++) {
         const char *key = kctl_obj_key(objs[i]);
         nodes[i].key = key;
-        nodes[i].len = (uint32_t)strlen(key);
+        nodes[i].len = (uint32_t)kctl__strlen(key);
         nodes[i].hash = kctl__hash(key, nodes[i].len);
         if (kctl__map_find(&listed, key, nodes[i].len, nodes[i].hash)) continue;
         if (kctl__map_reserve(&listed, &f->allocator) != KCTL_OK) { rc = KCTL_ERR_NOMEM; goto out; }
@@ -8894,7 +8936,7 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
     /* known keys not listed and not queued: likewise */
     if (f->known && rc == KCTL_OK) rc = kctl_indexer_list_keys(f->known, &known);
     for (i = 0; i < known.count && rc == KCTL_OK; i++) {
-        size_t len = strlen(known.items[i]);
+        size_t len = kctl__strlen(known.items[i]);
         kctl_obj *last;
         if (kctl__map_find(&listed, known.items[i], len, kctl__hash(known.items[i], len)) || kctl__fifo_find(f, known.items[i]))
             continue;
@@ -9090,9 +9132,9 @@ KCTL_API void kctl_api_status_clear(kctl_api_status *st) {
     st->allocator = a;
 }
 
-static size_t kctl__st_size(const char *s) { return (s ? strlen(s) : 0) + 1; }
+static size_t kctl__st_size(const char *s) { return (s ? kctl__strlen(s) : 0) + 1; }
 static const char *kctl__st_copy(char **p, const char *s) {
-    size_t n = s ? strlen(s) : 0;
+    size_t n = s ? kctl__strlen(s) : 0;
     char *d = *p;
     if (n) memcpy(d, s, n);
     d[n] = '\0';
@@ -9295,7 +9337,7 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
     int64_t code = 0;
     int rc;
     if (!st || !json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     if ((rc = kctl__jdoc_parse(&d, json, len, &st->allocator, NULL)) != KCTL_OK) {
         kctl__jdoc_free(&d);
         return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_INVALID_ARG;
@@ -9398,7 +9440,7 @@ KCTL_API int kctl_api_status_result(int http_code, const char *reason) {
     case 403: return KCTL_ERR_FORBIDDEN;
     case 404: return KCTL_ERR_NOT_FOUND;
     case 408: case 504: return KCTL_ERR_TIMEOUT;
-    case 409: return reason && strcmp(reason, "AlreadyExists") == 0 ? KCTL_ERR_EXISTS : KCTL_ERR_CONFLICT;
+    case 409: return reason && kctl__strcmp(reason, "AlreadyExists") == 0 ? KCTL_ERR_EXISTS : KCTL_ERR_CONFLICT;
     case 410: return KCTL_ERR_GONE;
     case 413: return KCTL_ERR_TOO_LARGE;
     case 429: case 503: return KCTL_ERR_AGAIN;
@@ -9453,7 +9495,7 @@ static int kctl__tp_write(const kctl_transport *t, kctl__tp_write_fn fn, const k
                           size_t len, kctl_obj **out, kctl_api_status *st) {
     if (out) *out = NULL;
     if (!kctl__tp_ok(t, res) || !json || !fn) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     return fn(t->self, res, json, len, out, st);
 }
 
@@ -9510,7 +9552,7 @@ KCTL_API int kctl_transport_patch(const kctl_transport *t, const kctl_resource *
                                   size_t len, unsigned flags, kctl_obj **out, kctl_api_status *st) {
     if (out) *out = NULL;
     if (!kctl__tp_ok(t, res) || !name || !*name || !patch || (flags & ~KCTL_PATCH_STATUS)) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(patch);
+    if (len == KCTL_NTS) len = kctl__strlen(patch);
     if (t->vt->patch) return t->vt->patch(t->self, res, name, patch, len, flags, out, st);
     if (!t->vt->get || !t->vt->update || !t->vt->update_status) return KCTL_ERR_INVALID_ARG;
     return kctl__tp_patch_by_update(t, res, name, patch, len, flags, out, st);
@@ -9542,7 +9584,7 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     if (written) *written = false;
     if (out) *out = NULL;
     if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(status);
+    if (len == KCTL_NTS) len = kctl__strlen(status);
     if (!res->ns || !*res->ns) { /* the object's own namespace (an all-namespaces resource) */
         in_ns = *res;
         in_ns.ns = kctl_obj_namespace(obj);
@@ -9681,7 +9723,7 @@ static void kctl__as_quote(kctl_jw *b, const char *s, size_t n) {
         case '\v': esc = "\\v"; break;
         default: kctl__fmt(hex, sizeof hex, "\\x%02x", c); esc = hex;
         }
-        kctl__jw_put(b, esc, strlen(esc));
+        kctl__jw_put(b, esc, kctl__strlen(esc));
         run = i + 1;
     }
     kctl__jw_put(b, s + run, n - run);
@@ -9711,7 +9753,7 @@ static void kctl__as_err_begin(kctl__aserr *e, const char *reason) {
         e->cap = cap;
     }
     e->off[3 * e->n] = e->text.len;
-    kctl__jw_put(&e->text, reason, strlen(reason) + 1);
+    kctl__jw_put(&e->text, reason, kctl__strlen(reason) + 1);
     e->off[3 * e->n + 1] = e->text.len;
 }
 
@@ -9726,7 +9768,7 @@ static void kctl__as_err_end(kctl__aserr *e, const char *field) {
     }
     kctl__jw_put(&e->text, "", 1);
     e->off[3 * e->n + 2] = e->text.len;
-    kctl__jw_put(&e->text, field, strlen(field) + 1);
+    kctl__jw_put(&e->text, field, kctl__strlen(field) + 1);
     if (!e->text.err) e->n++;
 }
 
@@ -9851,14 +9893,14 @@ KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *
         http = 409; reason = "AlreadyExists";
         kctl__as_gr(&b, res);
         kctl__bprintf(&b, " ");
-        kctl__as_quote(&b, name, strlen(name));
+        kctl__as_quote(&b, name, kctl__strlen(name));
         kctl__bprintf(&b, " already exists");
         break;
     case KCTL_ERR_NOT_FOUND:
         http = 404; reason = "NotFound";
         kctl__as_gr(&b, res);
         kctl__bprintf(&b, " ");
-        kctl__as_quote(&b, name, strlen(name));
+        kctl__as_quote(&b, name, kctl__strlen(name));
         kctl__bprintf(&b, " not found");
         break;
     case KCTL_ERR_CONFLICT:
@@ -9866,7 +9908,7 @@ KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *
         kctl__bprintf(&b, "Operation cannot be fulfilled on ");
         kctl__as_gr(&b, res);
         kctl__bprintf(&b, " ");
-        kctl__as_quote(&b, name, strlen(name));
+        kctl__as_quote(&b, name, kctl__strlen(name));
         kctl__bprintf(&b, ": " KCTL__AS_MODIFIED);
         break;
     case KCTL_ERR_GONE:
@@ -9892,7 +9934,7 @@ static int kctl__as_refuse_invalid(kctl_api_status *st, const kctl_allocator *a,
     kctl__bprintf(&b, "%s", kind);
     if (res->group && *res->group) kctl__bprintf(&b, ".%s", res->group);
     kctl__bprintf(&b, " ");
-    kctl__as_quote(&b, name, strlen(name));
+    kctl__as_quote(&b, name, kctl__strlen(name));
     kctl__bprintf(&b, " is invalid: %s", e->n > 1 ? "[" : "");
     for (i = 0; i < e->n; i++)
         kctl__bprintf(&b, "%s%s: %s", i ? ", " : "", e->text.buf + e->off[3 * i + 2], e->text.buf + e->off[3 * i + 1]);
@@ -9919,7 +9961,7 @@ static bool kctl__as_str(kctl__asstr *sc, const kctl_json *j, uint32_t v, const 
     if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return true;
     if (t != KCTL_JSON_STRING) return false;
     if (kctl_json_string(j, v, sc->buf + sc->used, sc->cap - sc->used, &len) != KCTL_OK) return false;
-    if (strlen(sc->buf + sc->used) != len) return false; /* a NUL inside */
+    if (kctl__strlen(sc->buf + sc->used) != len) return false; /* a NUL inside */
     *s = sc->buf + sc->used;
     if (n) *n = len;
     sc->used += len + 1;
@@ -10355,7 +10397,7 @@ static bool kctl__as_body(const kctl_json *j, uint32_t ktok) { return kctl__as_m
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
 static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
-    size_t at = w->len, n = strlen(name);
+    size_t at = w->len, n = kctl__strlen(name);
     char raw[64];
     if (n + 2 > sizeof raw) {
         kctl_jw_key(w, name);
@@ -10370,7 +10412,7 @@ static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
 }
 /* As kctl_jw_string writes v: as it stands when nothing in it needs escaping. */
 static void kctl__as_string(kctl_jw *w, kctl__astoks *t, const char *name, const char *v) {
-    size_t at, n = strlen(v), i;
+    size_t at, n = kctl__strlen(v), i;
     kctl__as_key(w, t, name);
     at = w->len;
     for (i = 0; i < n; i++) {
@@ -10715,7 +10757,7 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
         r->cur_created[0] = '\0';
     { /* a namespace is at most 63 bytes */
         const char *ns = kctl_obj_namespace(cur);
-        size_t n = strlen(ns);
+        size_t n = kctl__strlen(ns);
         if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
         memcpy(r->cur_ns, ns, n);
         r->cur_ns[n] = '\0';
@@ -10770,7 +10812,7 @@ static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_js
     memcpy(r->cur_created, doc + c->created, c->created_len);
     r->cur_created[c->created_len] = '\0';
     ns = kctl_obj_namespace(cur); /* a namespace is at most 63 bytes */
-    n = strlen(ns);
+    n = kctl__strlen(ns);
     if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
     memcpy(r->cur_ns, ns, n);
     r->cur_ns[n] = '\0';
@@ -10804,7 +10846,7 @@ static int kctl__as_cur_known_fin(kctl__asrun *r, const kctl_obj *cur, kctl__asm
 
 /* Go's sort order of strings: bytewise. */
 static int kctl__as_cmp_str(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    return kctl__strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* The finalizers of the sent document that cur does not have (a deleting
@@ -10831,9 +10873,9 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
         kctl__as_err_begin(&e, "FieldValueForbidden");
         kctl__bprintf(&e.text, "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{");
         for (m = 0; m < n; m++) {
-            if (m && strcmp(fresh[m], fresh[m - 1]) == 0) continue;
+            if (m && kctl__strcmp(fresh[m], fresh[m - 1]) == 0) continue;
             if (m) kctl__bprintf(&e.text, ", ");
-            kctl__as_quote(&e.text, fresh[m], strlen(fresh[m]));
+            kctl__as_quote(&e.text, fresh[m], kctl__strlen(fresh[m]));
         }
         kctl__bprintf(&e.text, "}");
         kctl__as_err_end(&e, "metadata.finalizers");
@@ -10877,10 +10919,10 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
 static int kctl__as_namespace(kctl__asrun *r, kctl__asin *in) {
     const char *rns = r->req->res->ns;
     if (rns && *rns) {
-        if (in->ns && in->ns_len && strcmp(in->ns, rns) != 0)
+        if (in->ns && in->ns_len && kctl__strcmp(in->ns, rns) != 0)
             return kctl__as_bad_request(r, "the namespace of the provided object does not match the namespace sent on the request");
         in->ns = rns;
-        in->ns_len = strlen(rns);
+        in->ns_len = kctl__strlen(rns);
     }
     if (!in->ns) in->ns = "";
     return KCTL_OK;
@@ -10901,7 +10943,7 @@ static int kctl__as_conflict(kctl__asrun *r, const char *what, bool kind_first, 
         kctl__as_gr(&w, r->req->res);
     }
     kctl__bprintf(&w, " ");
-    kctl__as_quote(&w, name, strlen(name));
+    kctl__as_quote(&w, name, kctl__strlen(name));
     kctl__bprintf(&w, ": ");
     kctl__bprintf(&w, fmt, a, b);
     rc = kctl__as_status(r->st, &w, 409, "Conflict", r->req->res, name, what, NULL);
@@ -11010,7 +11052,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     if (patched) {
         cur = patched;
-        if (!in.name || strcmp(in.name, kctl_obj_name(patched)) != 0)
+        if (!in.name || kctl__strcmp(in.name, kctl_obj_name(patched)) != 0)
             return kctl__as_bad_request(r, "the name of the patched object does not match the name on the request");
     } else if (in.name && in.name_len) {
         cur = req->lookup(in.ns, in.name, req->lookup_user_data);
@@ -11039,10 +11081,10 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if (!cur) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, in.name, r->st);
     r->d->cur = cur;
     if (!req->apply) { /* the preconditions the document carries: the uid first, as the registry checks them */
-        if (in.uid && *in.uid && strcmp(in.uid, kctl_obj_uid(cur)) != 0)
+        if (in.uid && *in.uid && kctl__strcmp(in.uid, kctl_obj_uid(cur)) != 0)
             return kctl__as_conflict(r, req->res->resource, false, in.name,
                                      "Precondition failed: UID in precondition: %s, UID in object meta: %s", in.uid, kctl_obj_uid(cur));
-        if (in.rv && *in.rv && strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
+        if (in.rv && *in.rv && kctl__strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
             return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, in.name, r->st);
     }
     /* the stored document is parsed for what the rules read of it, unless
@@ -11138,7 +11180,7 @@ static int kctl__as_patch(kctl__asrun *r) {
     size_t len = req->len, dlen, n;
     int rc;
     if (!req->name || !*req->name || !req->json || (req->patch_flags & ~KCTL_PATCH_STATUS)) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(req->json);
+    if (len == KCTL_NTS) len = kctl__strlen(req->json);
     if (!(cur = req->lookup(ns, req->name, req->lookup_user_data))) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, req->name, r->st);
     if ((rc = kctl__as_parse_body(r, &patch, req->json, len)) != KCTL_OK) {
         kctl__jdoc_free(&patch);
@@ -11172,11 +11214,11 @@ static int kctl__as_remove(kctl__asrun *r) {
     if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
     if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kind, sizeof kind, NULL) != KCTL_OK || !kind[0])
         kctl__fmt(kind, sizeof kind, "%s", req->res->resource);
-    if (req->del && req->del->uid && *req->del->uid && strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
+    if (req->del && req->del->uid && *req->del->uid && kctl__strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
         return kctl__as_conflict(r, kind, true, req->name, "the UID in the precondition (%s) does not match the UID in record (%s). "
                                  "The object might have been deleted and then recreated", req->del->uid, kctl_obj_uid(cur));
     if (req->del && req->del->resource_version && *req->del->resource_version &&
-        strcmp(req->del->resource_version, kctl_obj_resource_version(cur)) != 0)
+        kctl__strcmp(req->del->resource_version, kctl_obj_resource_version(cur)) != 0)
         return kctl__as_conflict(r, kind, true, req->name, "the ResourceVersion in the precondition (%s) does not match the "
                                  "ResourceVersion in record (%s). The object might have been modified", req->del->resource_version,
                                  kctl_obj_resource_version(cur));
@@ -11242,7 +11284,7 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     case KCTL_VERB_UPDATE:
     case KCTL_VERB_UPDATE_STATUS:
         if (!req->json) break;
-        len = req->len == KCTL_NTS ? strlen(req->json) : req->len;
+        len = req->len == KCTL_NTS ? kctl__strlen(req->json) : req->len;
         rc = kctl__as_parse_body(&r, &r.sent, req->json, len);
         if (rc == KCTL_OK) rc = kctl__as_write(&r, &r.sent.j, req->verb, NULL);
         break;
@@ -11325,7 +11367,7 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
     kctl_allocator a;
     if (out) *out = NULL;
     if (!doc || !out) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(doc);
+    if (len == KCTL_NTS) len = kctl__strlen(doc);
     memset(&a, 0, sizeof a);
     if (opts) a = opts->allocator;
     if ((rc = kctl__jdoc_parse(&d, doc, len, &a, opts ? &opts->limits : NULL)) != KCTL_OK) {
@@ -11571,7 +11613,7 @@ static bool kctl__ms_name_ok(const char *s, bool empty_ok) {
 /* A new entry for storage key `key` holding obj (not yet in the map; the
    map has room after kctl__map_reserve). NULL on NOMEM. */
 static kctl__msent *kctl__ms_entry(kctl_memstore *ms, const char *key, size_t rid_len, kctl_obj *obj) {
-    size_t klen = strlen(key);
+    size_t klen = kctl__strlen(key);
     kctl__msent *e;
     if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
         !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1)))
@@ -11636,7 +11678,7 @@ static int kctl__ms_join(char *buf, size_t cap, const char *a, char sep1, const 
             if (used + 1 >= cap) return KCTL_ERR_INVALID_ARG;
             buf[used++] = sep[i - 1];
         }
-        n = part[i] ? strlen(part[i]) : 0;
+        n = part[i] ? kctl__strlen(part[i]) : 0;
         if (used + n >= cap) return KCTL_ERR_INVALID_ARG;
         if (n) memcpy(buf + used, part[i], n);
         used += n;
@@ -11658,7 +11700,7 @@ static int kctl__ms_key(const char *rid, const char *ns, const char *name, char 
 }
 
 static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
-    size_t len = strlen(key);
+    size_t len = kctl__strlen(key);
     return (kctl__msent *)kctl__map_find(&ms->objs, key, len, kctl__hash(key, len));
 }
 
@@ -11711,7 +11753,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
         return KCTL_ERR_INVALID_ARG;
     }
     if (d.path) {
-        size_t n = strlen(d.path);
+        size_t n = kctl__strlen(d.path);
         int rc;
         if (!(ms->path = (char *)kctl__alloc(&d.allocator, n + 1))) {
             kctl_memstore_destroy(ms);
@@ -11801,10 +11843,10 @@ typedef struct kctl__msevprep {
 /* The store's copy of rid, made the first time an event names it, so an
    event allocates nothing of its own. NULL on NOMEM. Lock held. */
 static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
-    size_t i, n = strlen(rid);
+    size_t i, n = kctl__strlen(rid);
     char **v, *c;
     for (i = 0; i < ms->nrids; i++)
-        if (strcmp(ms->rids[i], rid) == 0) return ms->rids[i];
+        if (kctl__strcmp(ms->rids[i], rid) == 0) return ms->rids[i];
     if (!(c = (char *)kctl__alloc(&ms->allocator, n + 1))) return NULL;
     if (!(v = (char **)kctl__alloc(&ms->allocator, (ms->nrids + 1) * sizeof *v))) {
         kctl__free(&ms->allocator, c);
@@ -12020,7 +12062,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         if ((rc = kctl__ms_key(rid, kctl_obj_namespace(made), kctl_obj_name(made), key, sizeof key)) != KCTL_OK) goto out;
         e = kctl__ms_find(ms, key);
         if (req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e ? e->obj : NULL, made, st)) != KCTL_OK) goto out;
-        if (!e && !(fresh = kctl__ms_entry(ms, key, strlen(rid), NULL))) {
+        if (!e && !(fresh = kctl__ms_entry(ms, key, kctl__strlen(rid), NULL))) {
             rc = KCTL_ERR_NOMEM;
             goto out;
         }
@@ -12090,7 +12132,7 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
     req.verb = verb;
     req.res = res;
     req.json = json;
-    req.len = len == KCTL_NTS ? strlen(json) : len;
+    req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, verb, st);
     if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st);
@@ -12123,7 +12165,7 @@ static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *n
     req.res = res;
     req.name = name;
     req.json = patch;
-    req.len = len == KCTL_NTS ? strlen(patch) : len;
+    req.len = len == KCTL_NTS ? kctl__strlen(patch) : len;
     req.patch_flags = flags;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_PATCH, st);
@@ -12182,17 +12224,17 @@ static int kctl__ms_vt_get(void *self, const kctl_resource *res, const char *nam
 
 /* Whether an object is in namespace ns ("" or NULL: any). */
 static bool kctl__ms_in(const kctl_obj *o, const char *ns) {
-    return !ns || !*ns || strcmp(kctl_obj_namespace(o), ns) == 0;
+    return !ns || !*ns || kctl__strcmp(kctl_obj_namespace(o), ns) == 0;
 }
 
 static int kctl__ms_cmp_key(const void *a, const void *b) {
-    return strcmp(kctl_obj_key(*(kctl_obj *const *)a), kctl_obj_key(*(kctl_obj *const *)b));
+    return kctl__strcmp(kctl_obj_key(*(kctl_obj *const *)a), kctl_obj_key(*(kctl_obj *const *)b));
 }
 
 /* Every object of res matching sel, sorted by key. Lock held. */
 static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, const kctl_selector *sel, kctl_obj_list *out) {
     size_t i, n = 0;
-    size_t rl = strlen(rid);
+    size_t rl = kctl__strlen(rid);
     memset(out, 0, sizeof *out);
     out->allocator = ms->allocator;
     for (i = 0; i < ms->objs.cap; i++) {
@@ -12252,19 +12294,19 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
         if (*p == ':' && p > after) after = p + 1;
         else tok_rev = 0; /* not one of ours: a key alone */
     }
-    rl = strlen(rid);
+    rl = kctl__strlen(rid);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_LIST, st);
     if (rc == KCTL_OK && after && tok_rev) { /* the next page of a list in progress: find the token's key */
         kctl__mspaged *pg = NULL;
         size_t k;
         for (k = 0; k < KCTL__MS_PAGED && id[0]; k++)
-            if (ms->paged[k].id[0] && ms->paged[k].rev == tok_rev && strcmp(ms->paged[k].id, id) == 0) pg = &ms->paged[k];
+            if (ms->paged[k].id[0] && ms->paged[k].rev == tok_rev && kctl__strcmp(ms->paged[k].id, id) == 0) pg = &ms->paged[k];
         if (pg) {
             size_t lo = 0, hi = pg->n;
             while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
-                if (strcmp(kctl_obj_key(pg->v[mid]), after) <= 0) lo = mid + 1;
+                if (kctl__strcmp(kctl_obj_key(pg->v[mid]), after) <= 0) lo = mid + 1;
                 else hi = mid;
             }
             pg->used = ++ms->paged_tick;
@@ -12288,7 +12330,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     for (i = 0; rc == KCTL_OK && i < ms->objs.cap; i++) {
         kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
         if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, res->ns) &&
-            (!after || strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
+            (!after || kctl__strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
             v[n++] = e->obj;
     }
     if (rc == KCTL_OK && n > 1) kctl__sort(v, n, sizeof *v, kctl__ms_cmp_key);
@@ -12300,7 +12342,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
             if (pg->id[0] && (!ms->paged[k].id[0] || ms->paged[k].used < pg->used)) pg = &ms->paged[k];
         kctl__ms_pg_drop(ms, pg);
         for (i = out->items.count; i < n; i++) kctl_obj_ref(v[i]);
-        memmove(v, v + out->items.count, (n - out->items.count) * sizeof *v);
+        kctl__memmove(v, v + out->items.count, (n - out->items.count) * sizeof *v);
         pg->v = v;
         pg->n = n - out->items.count;
         pg->rev = ms->rev;
@@ -12324,7 +12366,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && strlen(res->ns) >= sizeof w->ns))
+    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && kctl__strlen(res->ns) >= sizeof w->ns))
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     for (p = from_rv ? from_rv : ""; *p; p++) {
         if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
@@ -12456,7 +12498,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
             bool now_in, was_in;
             if (e->rev <= w->pos) continue;
-            if (strcmp(e->rid, w->rid) == 0) {
+            if (kctl__strcmp(e->rid, w->rid) == 0) {
                 kctl_obj *give = e->obj;
                 now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
                 was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
@@ -12554,7 +12596,7 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     req.apply = true;
     req.res = res;
     req.json = json;
-    req.len = len == KCTL_NTS ? strlen(json) : len;
+    req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_do(ms, &req, out, st);
     kctl__mutex_unlock(&ms->mu);
@@ -12638,7 +12680,7 @@ static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, cons
         }
         kctl__ms_put_obj(w, e->node.key, e->rid_len, e->obj);
     }
-    if (p && !p->e && p->obj) kctl__ms_put_obj(w, p->rid, strlen(p->rid), p->obj);
+    if (p && !p->e && p->obj) kctl__ms_put_obj(w, p->rid, kctl__strlen(p->rid), p->obj);
     kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
     return w->err;
 }
@@ -12750,7 +12792,7 @@ static int kctl__jnl_write_all(kctl__jnl *j, int fd, const char *data, size_t le
    renamed; *replaced says whether target now holds data); NOMEM. */
 static int kctl__jnl_replace(kctl_memstore *ms, const char *target, const char *data, size_t len, bool *replaced) {
     kctl__jnl *j = &ms->jnl;
-    size_t tlen = strlen(target);
+    size_t tlen = kctl__strlen(target);
     char *tmp = (char *)kctl__alloc(&ms->allocator, tlen + 5);
     int fd, rc = KCTL_OK;
     *replaced = false;
@@ -12789,7 +12831,7 @@ static int kctl__jnl_replace(kctl_memstore *ms, const char *target, const char *
    on any other (a port's file system has no links to follow). OK; IO;
    NOMEM. */
 static int kctl__jnl_target(kctl_memstore *ms, const char *path, char **out) {
-    size_t n = strlen(path);
+    size_t n = kctl__strlen(path);
     if (ms->jnl.fs.open_fn == kctl__fs_open) return kctl__port_file_target(path, &ms->allocator, out);
     if (!(*out = (char *)kctl__alloc(&ms->allocator, n + 1))) return KCTL_ERR_NOMEM;
     memcpy(*out, path, n + 1);
@@ -13157,7 +13199,7 @@ static bool kctl__ms_uid_num(const char *uid, uint64_t *n) {
     char again[48];
     const char *s;
     uint64_t x = 0;
-    if (strncmp(uid, form, sizeof form - 1) != 0 || strlen(uid) > sizeof form - 1 + 16) return false;
+    if (kctl__strncmp(uid, form, sizeof form - 1) != 0 || kctl__strlen(uid) > sizeof form - 1 + 16) return false;
     for (s = uid + sizeof form - 1; *s; s++) {
         if (*s >= '0' && *s <= '9') x = x * 16 + (uint64_t)(*s - '0');
         else if (*s >= 'a' && *s <= 'f') x = x * 16 + (uint64_t)(*s - 'a' + 10);
@@ -13165,7 +13207,7 @@ static bool kctl__ms_uid_num(const char *uid, uint64_t *n) {
     }
     kctl__fmt(again, sizeof again, "%s%012llx", form, (unsigned long long)x);
     *n = x;
-    return strcmp(again, uid) == 0;
+    return kctl__strcmp(again, uid) == 0;
 }
 
 typedef struct kctl__msname {
@@ -13232,15 +13274,15 @@ static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *
     uint64_t orv, n;
     size_t len;
     int rc;
-    if (!slash || (size_t)(slash - rid) >= sizeof group || strlen(slash + 1) >= sizeof resource) return KCTL_ERR_PROTO;
+    if (!slash || (size_t)(slash - rid) >= sizeof group || kctl__strlen(slash + 1) >= sizeof resource) return KCTL_ERR_PROTO;
     memcpy(group, rid, (size_t)(slash - rid));
     group[slash - rid] = '\0';
-    memcpy(resource, slash + 1, strlen(slash + 1) + 1);
+    memcpy(resource, slash + 1, kctl__strlen(slash + 1) + 1);
     if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return KCTL_ERR_PROTO;
     if (!*kctl_obj_uid(o) || (kctl__ms_uid_num(kctl_obj_uid(o), &n) && (n == 0 || n > seq))) return KCTL_ERR_PROTO;
     if (!kctl_obj_resource_version_u64(o, &orv) || orv < 1 || orv > rev) return KCTL_ERR_PROTO;
     kctl__fmt(rv, sizeof rv, "%llu", (unsigned long long)orv);
-    if (strcmp(rv, kctl_obj_resource_version(o)) != 0 || kctl_obj_generation(o) < 1) return KCTL_ERR_PROTO;
+    if (kctl__strcmp(rv, kctl_obj_resource_version(o)) != 0 || kctl_obj_generation(o) < 1) return KCTL_ERR_PROTO;
     if (kctl_obj_deletion_timestamp(o) && kctl_obj_finalizer_count(o) == 0) return KCTL_ERR_PROTO;
     memset(&res, 0, sizeof res);
     res.group = group;
@@ -13260,7 +13302,7 @@ static int kctl__ms_cmp_u64(const void *a, const void *b) {
 }
 
 static int kctl__ms_cmp_str(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    return kctl__strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* Whether no two loaded objects share a uid or a resourceVersion (every
@@ -13288,7 +13330,7 @@ static int kctl__ms_load_unique(kctl_memstore *ms) {
     kctl__sort(rvs, n, sizeof *rvs, kctl__ms_cmp_u64);
     kctl__sort(uids, n, sizeof *uids, kctl__ms_cmp_str);
     for (i = 1; i < n; i++)
-        if (rvs[i] == rvs[i - 1] || strcmp(uids[i], uids[i - 1]) == 0) rc = KCTL_ERR_PROTO;
+        if (rvs[i] == rvs[i - 1] || kctl__strcmp(uids[i], uids[i - 1]) == 0) rc = KCTL_ERR_PROTO;
     kctl__free(&ms->allocator, rvs);
     kctl__free(&ms->allocator, uids);
     return rc;
@@ -13399,7 +13441,7 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
             /* as a write makes it: valid, at this revision, and under its own key */
             rc = kctl__ms_load_ok(ms, rid, o, rev, seq);
             if (rc == KCTL_OK && (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), built, sizeof built) != KCTL_OK ||
-                                  strcmp(built, k) != 0 || !kctl_obj_resource_version_u64(o, &orv) || orv != rev))
+                                  kctl__strcmp(built, k) != 0 || !kctl_obj_resource_version_u64(o, &orv) || orv != rev))
                 rc = KCTL_ERR_PROTO;
             if (rc == KCTL_OK && !e) {
                 kctl__msent *fresh = kctl__ms_entry(ms, k, rl, o);
@@ -13522,7 +13564,7 @@ static int kctl__ms_load(kctl_memstore *ms) {
     if (rc != KCTL_OK) return rc;
     /* the journal beside the file the path names */
     if ((rc = kctl__jnl_target(ms, ms->path, &target)) != KCTL_OK) return rc;
-    tl = strlen(target);
+    tl = kctl__strlen(target);
     j->jpath = (char *)kctl__alloc(&ms->allocator, tl + 9);
     if (j->jpath) {
         memcpy(j->jpath, target, tl);
@@ -13633,7 +13675,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     parts[3] = d.resource.ns;
     parts[4] = d.label_selector;
     parts[5] = d.field_selector;
-    for (i = 0; i < 6; i++) total += (parts[i] ? strlen(parts[i]) : 0) + 1;
+    for (i = 0; i < 6; i++) total += (parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
     if (!(r = (kctl_reflector *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
     if (!(r->strings = (char *)kctl__alloc(&d.allocator, total))) {
@@ -13641,7 +13683,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         return KCTL_ERR_NOMEM;
     }
     for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
-        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        size_t n = parts[i] ? kctl__strlen(parts[i]) : 0;
         if (parts[i]) memcpy(p, parts[i], n);
         p[n] = '\0';
         parts[i] = parts[i] ? p : NULL;
@@ -13779,12 +13821,12 @@ static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
     size_t i;
     if (rc != KCTL_ERR_TIMEOUT) return false;
     for (i = 0; i < st->cause_count; i++)
-        if (st->causes[i].reason && strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
+        if (st->causes[i].reason && kctl__strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
     if (st->message) { /* strstr without it (LIBC) */
         static const char want[] = "Too large resource version";
         const char *p;
         for (p = st->message; *p; p++)
-            if (strncmp(p, want, sizeof want - 1) == 0) return true;
+            if (kctl__strncmp(p, want, sizeof want - 1) == 0) return true;
     }
     return false;
 }
@@ -14180,7 +14222,7 @@ typedef struct kctl__infctx {
    a resourceVersion nothing tells them apart: a change. */
 static bool kctl__inf_is_sync(const kctl_obj *old_obj, const kctl_obj *new_obj) {
     const char *a = kctl_obj_resource_version(old_obj), *b = kctl_obj_resource_version(new_obj);
-    return *a && strcmp(a, b) == 0;
+    return *a && kctl__strcmp(a, b) == 0;
 }
 
 /* client-go's HandleDeltas: the cache first, then the handlers; a sync
@@ -14226,7 +14268,7 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
             inf->from_list = false;
         } else {
             bool sync;
-            if (obj && obj->node.key && strcmp(obj->node.key, key) == 0) {
+            if (obj && obj->node.key && kctl__strcmp(obj->node.key, key) == 0) {
                 rc = kctl__indexer_put_old(inf->ix, obj, &old);
             } else { /* no object, or a transform that changed its key: as two calls */
                 old = kctl_indexer_get(inf->ix, key);
@@ -14600,7 +14642,7 @@ static int kctl__ckpt_decode(const unsigned char *data, size_t n, const kctl_ref
         const char *want = ident[k] ? ident[k] : "";
         s = kctl__crd_str(&c, &len);
         if (c.bad) return KCTL_ERR_PROTO;
-        if (len != strlen(want) || memcmp(s, want, len) != 0) {
+        if (len != kctl__strlen(want) || memcmp(s, want, len) != 0) {
             *reason = KCTL_LOGITEM_CHECKPOINT_MISMATCH;
             return KCTL_ERR_PROTO;
         }
@@ -14637,9 +14679,9 @@ static void kctl__ckpt_encode(kctl_informer *inf, kctl__cbuf *b) {
     memset(&l, 0, sizeof l);
     memset(hdr, 0, sizeof hdr);
     kctl__cbuf_put(b, hdr, sizeof hdr); /* filled at the end */
-    kctl__cbuf_str(b, inf->r->rv, strlen(inf->r->rv));
+    kctl__cbuf_str(b, inf->r->rv, kctl__strlen(inf->r->rv));
     kctl__ckpt_ident(inf->r, ident);
-    for (k = 0; k < 6; k++) kctl__cbuf_str(b, ident[k] ? ident[k] : "", ident[k] ? strlen(ident[k]) : 0);
+    for (k = 0; k < 6; k++) kctl__cbuf_str(b, ident[k] ? ident[k] : "", ident[k] ? kctl__strlen(ident[k]) : 0);
     if (!b->err && (b->err = kctl_indexer_list(inf->ix, &l)) == KCTL_OK) {
         if (l.count > UINT32_MAX) b->err = KCTL_ERR_TOO_LARGE;
         kctl__cbuf_u32(b, (uint32_t)l.count);
@@ -14676,7 +14718,7 @@ static int kctl__ckpt_save(kctl_informer *inf) {
     int rc;
     if (!ck || !inf->r->listed || !inf->r->rv[0]) return KCTL_ERR_INVALID_ARG;
     if (kctl_fifo_len(inf->fifo)) return KCTL_ERR_AGAIN; /* the cache lags the version */
-    if (strcmp(ck->saved_rv, inf->r->rv) == 0) return KCTL_OK; /* nothing moved */
+    if (kctl__strcmp(ck->saved_rv, inf->r->rv) == 0) return KCTL_OK; /* nothing moved */
     memset(&b, 0, sizeof b);
     b.a = &inf->allocator;
     kctl__ckpt_encode(inf, &b);
@@ -14755,7 +14797,7 @@ KCTL_API int kctl_informer_set_checkpoint(kctl_informer *inf, const kctl_checkpo
     memset(ck, 0, sizeof *ck);
     ck->d = *desc;
     if (desc->path) {
-        size_t pl = strlen(desc->path);
+        size_t pl = kctl__strlen(desc->path);
         if (!(ck->path = (char *)kctl__alloc(&inf->allocator, pl + 1))) {
             kctl__free(&inf->allocator, ck);
             return KCTL_ERR_NOMEM;
@@ -16319,7 +16361,7 @@ static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, bool la
         if (labels) kctl_obj_label_at(a, i, &k, &v);
         else kctl_obj_annotation_at(a, i, &k, &v);
         w = labels ? kctl_obj_label(b, k) : kctl_obj_annotation(b, k);
-        if (!w || strcmp(v, w) != 0) return true;
+        if (!w || kctl__strcmp(v, w) != 0) return true;
     }
     return false;
 }
@@ -16330,7 +16372,7 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
     switch (p->kind) {
     case KCTL_PRED_GENERATION_CHANGED: return !update || kctl_obj_generation(old_obj) != kctl_obj_generation(new_obj);
     case KCTL_PRED_RESOURCE_VERSION_CHANGED:
-        return !update || strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
+        return !update || kctl__strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
     case KCTL_PRED_LABELS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, true);
     case KCTL_PRED_ANNOTATIONS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, false);
     case KCTL_PRED_CUSTOM: return !p->fn || p->fn(old_obj, new_obj, p->user_data);
@@ -16418,14 +16460,14 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
     const char *ns = kctl_obj_namespace(obj), *av, *slash;
     char buf[256], *key = buf;
     size_t glen, nslen, nlen;
-    if (!ref || !ref->name || !ref->name[0] || !ref->kind || strcmp(ref->kind, w->owner_kind) != 0) return;
+    if (!ref || !ref->name || !ref->name[0] || !ref->kind || kctl__strcmp(ref->kind, w->owner_kind) != 0) return;
     av = ref->api_version ? ref->api_version : "";
-    slash = strchr(av, '/'); /* "group/version"; "version": the core group "" */
-    if (slash && strchr(slash + 1, '/')) return; /* not an apiVersion: matches nothing */
+    slash = kctl__strchr(av, '/'); /* "group/version"; "version": the core group "" */
+    if (slash && kctl__strchr(slash + 1, '/')) return; /* not an apiVersion: matches nothing */
     glen = slash ? (size_t)(slash - av) : 0;
-    if (glen != strlen(w->group) || memcmp(av, w->group, glen) != 0) return;
-    nslen = strlen(ns);
-    nlen = strlen(ref->name);
+    if (glen != kctl__strlen(w->group) || memcmp(av, w->group, glen) != 0) return;
+    nslen = kctl__strlen(ns);
+    nlen = kctl__strlen(ref->name);
     if (nslen + nlen + 2 > sizeof buf && !(key = (char *)kctl__alloc(&w->c->allocator, nslen + nlen + 2))) {
         kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
         return;
@@ -16474,8 +16516,8 @@ static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, kctl__watch_k
     if (!c || !inf || (kind == KCTL__WATCH_OWNED && (!owner_kind || !*owner_kind)) || (kind == KCTL__WATCH_MAP && !map))
         return KCTL_ERR_INVALID_ARG;
     if (kind == KCTL__WATCH_OWNED) {
-        glen = group ? strlen(group) : 0;
-        klen = strlen(owner_kind);
+        glen = group ? kctl__strlen(group) : 0;
+        klen = kctl__strlen(owner_kind);
     }
     if (!(w = (kctl__ctlwatch *)kctl__alloc(&c->allocator, sizeof *w + glen + klen + 2))) return KCTL_ERR_NOMEM;
     memset(w, 0, sizeof *w);
@@ -16689,7 +16731,7 @@ static void kctl__ctl_probe(kctl_controller *c) {
    they decided what happens to the key (it was parked), false when the
    result rules apply. */
 static bool kctl__ctl_offline(kctl_controller *c, const char *key, const kctl_reconcile_result *r) {
-    bool probe = c->probe && strcmp(c->probe->key, key) == 0;
+    bool probe = c->probe && kctl__strcmp(c->probe->key, key) == 0;
     if (probe) {
         kctl__free(&c->allocator, c->probe);
         c->probe = NULL;
@@ -16819,10 +16861,10 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
         ctx.ns = kctl_obj_namespace(ctx.obj);
         ctx.name = kctl_obj_name(ctx.obj);
     } else { /* gone: split the key (SplitMetaNamespaceKey) */
-        const char *slash = strchr(key, '/');
+        const char *slash = kctl__strchr(key, '/');
         ctx.ns = "";
         ctx.name = key;
-        if (slash && !strchr(slash + 1, '/')) {
+        if (slash && !kctl__strchr(slash + 1, '/')) {
             size_t n = (size_t)(slash - key);
             ns = n < sizeof nsbuf ? nsbuf : (char *)kctl__alloc(&c->allocator, n + 1);
             if (ns) {
@@ -17358,7 +17400,7 @@ KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out)
     s[3] = desc->lease.ns ? desc->lease.ns : "default";
     s[4] = desc->name;
     s[5] = desc->identity;
-    for (i = 0; i < 6; i++) total += (len[i] = strlen(s[i])) + 1;
+    for (i = 0; i < 6; i++) total += (len[i] = kctl__strlen(s[i])) + 1;
     if (total > SIZE_MAX - sizeof *le) return KCTL_ERR_NOMEM;
     if (!(le = (kctl_leader *)kctl__alloc(&desc->allocator, sizeof *le + total))) return KCTL_ERR_NOMEM;
     memset(le, 0, sizeof *le);
@@ -17687,7 +17729,7 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
 #endif
     if (desc->lease_name) {
         kctl_leader_desc ld;
-        size_t n = strlen(desc->lease_name) + 1;
+        size_t n = kctl__strlen(desc->lease_name) + 1;
         memset(&ld, 0, sizeof ld);
         ld.transport = m->transport;
         ld.lease.ns = desc->lease_namespace;
@@ -17767,9 +17809,9 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
     if (!m || !res || !res->resource) return KCTL_ERR_INVALID_ARG;
     g = res->group ? res->group : "";
     ns = res->ns ? res->ns : "";
-    idn = strlen(g) + strlen(res->resource) + strlen(ns) + strlen(ls) + strlen(fs) + 5;
-    resn = strlen(g) + strlen(res->resource) + strlen(ns) + 3;
-    size = sizeof *mi + idn + resn + strlen(ls) + 1 + strlen(fs) + 1;
+    idn = kctl__strlen(g) + kctl__strlen(res->resource) + kctl__strlen(ns) + kctl__strlen(ls) + kctl__strlen(fs) + 5;
+    resn = kctl__strlen(g) + kctl__strlen(res->resource) + kctl__strlen(ns) + 3;
+    size = sizeof *mi + idn + resn + kctl__strlen(ls) + 1 + kctl__strlen(fs) + 1;
     if (!(mi = (kctl__mgrinf *)kctl__alloc(&m->allocator, size))) return KCTL_ERR_NOMEM;
     p = (char *)(mi + 1);
     mi->inf = NULL;
@@ -17778,12 +17820,12 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
     mi->resource = p;
     p += kctl__fmt(p, resn, "%s/%s%s%s", g, res->resource, *ns ? "/" : "", ns) + 1;
     mi->labels = p;
-    p += kctl__fmt(p, strlen(ls) + 1, "%s", ls) + 1;
+    p += kctl__fmt(p, kctl__strlen(ls) + 1, "%s", ls) + 1;
     mi->fields = p;
-    kctl__fmt(p, strlen(fs) + 1, "%s", fs);
+    kctl__fmt(p, kctl__strlen(fs) + 1, "%s", fs);
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->infs.n; i++)
-        if (strcmp(kctl__mgr_inf(m, i)->id, mi->id) == 0) { /* shared */
+        if (kctl__strcmp(kctl__mgr_inf(m, i)->id, mi->id) == 0) { /* shared */
             *out = kctl__mgr_inf(m, i)->inf;
             kctl__mutex_unlock(&m->mu);
             kctl__free(&m->allocator, mi);
@@ -17834,7 +17876,7 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
     if (!d.clock.now_fn) d.clock = m->clock;
     if (!d.logger.func) d.logger = m->logger;
     name = d.name ? d.name : "";
-    n = strlen(name) + 1;
+    n = kctl__strlen(name) + 1;
     if (!(mc = (kctl__mgrctl *)kctl__alloc(&m->allocator, sizeof *mc + n))) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_NOMEM;
@@ -17856,7 +17898,7 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
     kctl__mutex_lock(&m->ctl_mu);
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->ctls.n && *name; i++)
-        if (strcmp(kctl__mgr_ctl(m, i)->name, name) == 0) rc = KCTL_ERR_EXISTS; /* one name, one set of metrics */
+        if (kctl__strcmp(kctl__mgr_ctl(m, i)->name, name) == 0) rc = KCTL_ERR_EXISTS; /* one name, one set of metrics */
     if (rc == KCTL_OK) rc = kctl__mgrlist_room(&m->allocator, &m->ctls);
     if (rc == KCTL_OK) rc = kctl_controller_create(&d, &mc->c); /* it owns the limiter, even when it fails */
     else kctl_limiter_destroy(d.limiter);
@@ -18231,7 +18273,7 @@ typedef struct kctl__pm {
     bool head;                     /* its # HELP and # TYPE are written */
 } kctl__pm;
 
-static void kctl__pm_put(kctl__pm *p, const char *s) { kctl__jw_put(&p->w, s, strlen(s)); }
+static void kctl__pm_put(kctl__pm *p, const char *s) { kctl__jw_put(&p->w, s, kctl__strlen(s)); }
 
 /* The next family: its header goes out with its first sample, so a family
    with no sample leaves nothing. */
@@ -18574,7 +18616,7 @@ KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported 
     parts[2] = d.resource.resource;
     parts[3] = d.resource.ns;
     parts[4] = d.name;
-    for (i = 0; i < 5; i++) total += (parts[i] ? strlen(parts[i]) : 0) + 1;
+    for (i = 0; i < 5; i++) total += (parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
     if (!(r = (kctl_reported *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
     if (!(r->strings = (char *)kctl__alloc(&d.allocator, total)) || kctl__mutex_init(&r->mu) != KCTL_OK) {
@@ -18583,7 +18625,7 @@ KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported 
         return KCTL_ERR_NOMEM;
     }
     for (i = 0, p = r->strings; i < 5; i++) { /* NULL stays NULL */
-        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        size_t n = parts[i] ? kctl__strlen(parts[i]) : 0;
         if (parts[i]) memcpy(p, parts[i], n);
         p[n] = '\0';
         parts[i] = parts[i] ? p : NULL;
@@ -18634,9 +18676,9 @@ KCTL_API int kctl_reported_set(kctl_reported *r, const char *field, const char *
     uint32_t i;
     int rc = KCTL_OK;
     if (!r || !field || !*field || !json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     if (kctl_json_parse(json, len, NULL, 0, NULL, &j) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
-    nl = strlen(field);
+    nl = kctl__strlen(field);
     if (len > SIZE_MAX - nl - 2 || !(block = (char *)kctl__alloc(&r->allocator, nl + len + 2))) return KCTL_ERR_NOMEM;
     memcpy(block, field, nl + 1);
     memcpy(block + nl + 1, json, len);
@@ -18712,7 +18754,7 @@ KCTL_API int kctl_reported_set_status(kctl_reported *r, const char *json, size_t
     kctl_json_value root;
     char *copy;
     if (!r || !json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     if (kctl_json_get(json, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
     if (len == SIZE_MAX || !(copy = (char *)kctl__alloc(&r->allocator, len + 1))) return KCTL_ERR_NOMEM;
     memcpy(copy, json, len);
