@@ -376,7 +376,9 @@
                         unless KCTL_NO_FILES, open close read write fstat
                         lstat fsync ftruncate readlink rename unlink
     (a port of your own, KCTL_PORT_CUSTOM, replaces the POSIX port's calls
-    with yours.) Numbers are kctl's own: integers are formatted and parsed
+    with yours.) Under -Os (__OPTIMIZE_SIZE__) strcmp strncmp strlen strchr
+    and memmove are kctl's own byte loops (a few bytes where newlib's are
+    hundreds; KCTL_LIBC_STRINGS: the C library's). Numbers are kctl's own: integers are formatted and parsed
     without printf or strtol; messages go through a small snprintf of
     kctl's (%s %c %d %u %x, l/ll/z, width, '0' and '-'); JSON doubles
     are read to the nearest double (ties to even) and written as the
@@ -1125,6 +1127,10 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 KCTL_API uint64_t kctl__json_work(void);
 /* kctl's own tests only: kctl's snprintf (kctl__fmt), to compare with libc's. */
 KCTL_API int kctl__test_fmt(char *buf, size_t cap, const char *fmt, ...);
+/* kctl's own tests only: kctl's string functions of -Os builds, to compare
+   with libc's: fn 0 strcmp(a, b), 1 strncmp(a, b, n), 2 strlen(a), 3
+   strchr(a, (char)n) as an offset or -1, 4 memmove(a, b, n) (a writable). */
+KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -4308,25 +4314,28 @@ static void kctl__log(const kctl_logger *l, int level, kctl_log_item item) {
    has them. The same results either way (strcmp's sign compares the
    bytes as unsigned char). */
 #if defined(__OPTIMIZE_SIZE__) && !defined(KCTL_LIBC_STRINGS)
-static KCTL__UNUSED int kctl__strncmp(const char *a, const char *b, size_t n) {
+#define KCTL__OWN_STRINGS 1
+#endif
+#if defined(KCTL__OWN_STRINGS) || defined(KCTL__WORK_COUNTER)
+static KCTL__UNUSED int kctl__own_strncmp(const char *a, const char *b, size_t n) {
     const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
     for (; n && *x && *x == *y; n--) x++, y++;
     return n ? *x - *y : 0;
 }
-static KCTL__UNUSED int kctl__strcmp(const char *a, const char *b) {
-    return kctl__strncmp(a, b, (size_t)-1);
+static KCTL__UNUSED int kctl__own_strcmp(const char *a, const char *b) {
+    return kctl__own_strncmp(a, b, (size_t)-1);
 }
-static KCTL__UNUSED size_t kctl__strlen(const char *s) {
+static KCTL__UNUSED size_t kctl__own_strlen(const char *s) {
     const char *e = s;
     while (*e) e++;
     return (size_t)(e - s);
 }
-static KCTL__UNUSED const char *kctl__strchr(const char *s, int c) {
+static KCTL__UNUSED const char *kctl__own_strchr(const char *s, int c) {
     for (; *s != (char)c; s++)
         if (!*s) return NULL;
     return s;
 }
-static KCTL__UNUSED void kctl__memmove(void *dst, const void *src, size_t n) {
+static KCTL__UNUSED void kctl__own_memmove(void *dst, const void *src, size_t n) {
     unsigned char *d = (unsigned char *)dst;
     const unsigned char *s = (const unsigned char *)src;
     if (d < s)
@@ -4334,12 +4343,30 @@ static KCTL__UNUSED void kctl__memmove(void *dst, const void *src, size_t n) {
     else
         while (n--) d[n] = s[n];
 }
+#endif
+#ifdef KCTL__OWN_STRINGS
+#define kctl__strncmp kctl__own_strncmp
+#define kctl__strcmp kctl__own_strcmp
+#define kctl__strlen kctl__own_strlen
+#define kctl__strchr kctl__own_strchr
+#define kctl__memmove kctl__own_memmove
 #else
 #define kctl__strncmp strncmp
 #define kctl__strcmp strcmp
 #define kctl__strlen strlen
 #define kctl__strchr strchr
 #define kctl__memmove memmove
+#endif
+#ifdef KCTL__WORK_COUNTER
+KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) {
+    switch (fn) {
+    case 0: return kctl__own_strcmp(a, b);
+    case 1: return kctl__own_strncmp(a, b, n);
+    case 2: return (int)kctl__own_strlen(a);
+    case 3: { const char *r = kctl__own_strchr(a, (unsigned char)n); return r ? (int)(r - a) : -1; }
+    default: kctl__own_memmove((void *)(uintptr_t)a, b, n); return 0;
+    }
+}
 #endif
 
 /* kctl's own formatting and sorting, so the implementation needs no printf

@@ -2266,6 +2266,36 @@ static void tj_fmt_matches_snprintf(void) {
     KT_EQ_INT(bad, 0);
 }
 
+/* kctl's own string functions (the -Os builds call them instead of libc's)
+   against libc's: the sign of a comparison (bytes as unsigned char: texts
+   with bytes past 127), strncmp's bound, strchr of the NUL, memmove's
+   overlaps both ways. */
+static int tj_sign(int v) { return (v > 0) - (v < 0); }
+static void tj_own_strings(void) {
+    static const char bytes[] = "ab/\x80\xff";
+    int i, bad = 0;
+    for (i = 0; i < 20000; i++) {
+        char a[12], b[12], m[40], r[40];
+        size_t la = (size_t)(tj_rand() % 8), lb = (size_t)(tj_rand() % 8), k, n = (size_t)(tj_rand() % 10);
+        size_t from = (size_t)(tj_rand() % 16), to = (size_t)(tj_rand() % 16), len = (size_t)(tj_rand() % 24);
+        int c = (unsigned char)bytes[tj_rand() % sizeof bytes]; /* the NUL too */
+        const char *hit;
+        for (k = 0; k < la; k++) a[k] = bytes[tj_rand() % (sizeof bytes - 1)];
+        for (k = 0; k < lb; k++) b[k] = k < la && tj_rand() % 4 ? a[k] : bytes[tj_rand() % (sizeof bytes - 1)];
+        a[la] = b[lb] = '\0';
+        if (tj_sign(kctl__test_own_str(0, a, b, 0)) != tj_sign(strcmp(a, b))) bad++;
+        if (tj_sign(kctl__test_own_str(1, a, b, n)) != tj_sign(strncmp(a, b, n))) bad++;
+        if (kctl__test_own_str(2, a, NULL, 0) != (int)strlen(a)) bad++;
+        hit = strchr(a, c);
+        if (kctl__test_own_str(3, a, NULL, (size_t)c) != (hit ? (int)(hit - a) : -1)) bad++;
+        for (k = 0; k < sizeof m; k++) m[k] = r[k] = (char)('A' + k);
+        memmove(r + to, r + from, len);
+        kctl__test_own_str(4, m + to, m + from, len);
+        if (memcmp(m, r, sizeof m) != 0) bad++;
+    }
+    KT_EQ_INT(bad, 0);
+}
+
 /* Integers written by the writer and read by the reader, against libc. */
 static void tj_int_roundtrip(void) {
     int i, bad = 0;
@@ -2443,6 +2473,7 @@ static void tj_double_parse_matches_strtod(void) {
 
 void kt_suite_json(void) {
     KT_RUN(tj_fmt_matches_snprintf);
+    KT_RUN(tj_own_strings);
     KT_RUN(tj_int_roundtrip);
     KT_RUN(tj_double_write_matches_printf);
     KT_RUN(tj_double_parse_matches_strtod);
