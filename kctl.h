@@ -1131,6 +1131,9 @@ KCTL_API int kctl__test_fmt(char *buf, size_t cap, const char *fmt, ...);
    with libc's: fn 0 strcmp(a, b), 1 strncmp(a, b, n), 2 strlen(a), 3
    strchr(a, (char)n) as an offset or -1, 4 memmove(a, b, n) (a writable). */
 KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n);
+/* kctl's own tests only: the 64-bit division of -Os builds on 32-bit
+   targets (n / d, n % d in *rem), to compare with the compiler's. */
+KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -4357,6 +4360,42 @@ static KCTL__UNUSED void kctl__own_memmove(void *dst, const void *src, size_t n)
 #define kctl__strchr strchr
 #define kctl__memmove memmove
 #endif
+/* n / d, and n % d in *rem (d > 0). A 32-bit target has no 64-bit
+   division: the compiler calls libgcc's (__aeabi_uldivmod and
+   __udivmoddi4: 0.8 KB on a Cortex-M4). There, under -Os, kctl divides
+   in 32 bits when both fit (resource versions, rates, times' parts: the
+   common case) and otherwise by shift and subtract; elsewhere it divides. */
+#if defined(KCTL__OWN_STRINGS) && UINTPTR_MAX <= 0xffffffffu
+#define KCTL__OWN_DIV 1
+#endif
+#if defined(KCTL__OWN_DIV) || defined(KCTL__WORK_COUNTER)
+static KCTL__UNUSED uint64_t kctl__own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
+    uint64_t q = 0, r = 0;
+    int i;
+    if (!(n >> 32) && !(d >> 32)) {
+        q = (uint32_t)n / (uint32_t)d;
+        r = (uint32_t)n - (uint32_t)q * (uint32_t)d;
+    } else {
+        for (i = 63; i >= 0; i--) { /* r <= n >> (i + 1) < 2^63 here: the shift never carries out */
+            r = r << 1 | (n >> i & 1);
+            if (r >= d) {
+                r -= d;
+                q |= (uint64_t)1 << i;
+            }
+        }
+    }
+    if (rem) *rem = r;
+    return q;
+}
+#endif
+#ifdef KCTL__OWN_DIV
+#define kctl__udiv64 kctl__own_udiv64
+#else
+static KCTL__UNUSED uint64_t kctl__udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
+    if (rem) *rem = n % d;
+    return n / d;
+}
+#endif
 #ifdef KCTL__WORK_COUNTER
 KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) {
     switch (fn) {
@@ -4366,6 +4405,9 @@ KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) 
     case 3: { const char *r = kctl__own_strchr(a, (unsigned char)n); return r ? (int)(r - a) : -1; }
     default: kctl__own_memmove((void *)(uintptr_t)a, b, n); return 0;
     }
+}
+KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
+    return kctl__own_udiv64(n, d, rem);
 }
 #endif
 
@@ -4455,8 +4497,10 @@ static int kctl__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
                 u = lng == 3 ? (uint64_t)va_arg(ap, size_t) : lng == 2 ? (uint64_t)va_arg(ap, unsigned long long)
                     : lng == 1 ? (uint64_t)va_arg(ap, unsigned long) : (uint64_t)va_arg(ap, unsigned);
             do {
-                *--p = "0123456789abcdef"[conv == 'x' ? u & 15 : u % 10];
-                u = conv == 'x' ? u >> 4 : u / 10;
+                uint64_t digit = u & 15;
+                if (conv == 'x') u >>= 4;
+                else u = kctl__udiv64(u, 10, &digit);
+                *--p = "0123456789abcdef"[digit];
             } while (u);
             s = p;
             sl = (size_t)(num + sizeof num - p);
@@ -4730,30 +4774,37 @@ static uint64_t kctl__mono_now(void *user_data) {
 #define KCTL__TIME_US_MIN (INT64_C(-62167219200) * 1000000)       /* 0000-01-01T00:00:00Z */
 #define KCTL__TIME_US_MAX (INT64_C(253402300800) * 1000000 - 1)   /* 9999-12-31T23:59:59.999999Z */
 
-static bool kctl__time_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+static bool kctl__time_leap(int64_t y) {
+    int32_t v = (int32_t)y; /* 0 <= y <= 9999: 32-bit arithmetic (no 64-bit division on a 32-bit MCU) */
+    return (v % 4 == 0 && v % 100 != 0) || v % 400 == 0;
+}
 static int kctl__time_mdays(int64_t y, int m) {
     static const int n[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
     return n[m - 1] + (m == 2 && kctl__time_leap(y));
 }
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian, 0 <= y <= 9999). */
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian, 0 <= y <= 9999:
+   the days fit 32 bits). */
 static int64_t kctl__time_days(int64_t y, int m, int d) {
     static const int before[12] = { 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334 };
-    int64_t leaps = y > 0 ? (y - 1) / 4 - (y - 1) / 100 + (y - 1) / 400 + 1 : 0; /* in [0, y): year 0 is one */
-    return 365 * y + leaps + before[m - 1] + (m > 2 && kctl__time_leap(y)) + (d - 1) - 719528; /* 719528: 0000-01-01 to 1970-01-01 */
+    int32_t v = (int32_t)y, leaps = v > 0 ? (v - 1) / 4 - (v - 1) / 100 + (v - 1) / 400 + 1 : 0; /* in [0, y): year 0 is one */
+    return (int64_t)365 * v + leaps + before[m - 1] + (m > 2 && kctl__time_leap(y)) + (d - 1) - 719528; /* 719528: 0000-01-01 to 1970-01-01 */
 }
 
 /* us as RFC 3339 in UTC: with micro, exactly six fractional digits
    (client-go's RFC3339Micro, 2026-11-30T18:47:33.123456Z), else whole
    seconds (2026-11-30T18:47:33Z); clamped to 0000-9999. */
 static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
-    int64_t days, sec, y;
+    uint64_t frac, sec;
+    int32_t days, y, d0; /* 0000-9999: the days and years fit 32 bits */
+    uint32_t s;
     int m = 1;
     if (us < KCTL__TIME_US_MIN) us = KCTL__TIME_US_MIN;
     if (us > KCTL__TIME_US_MAX) us = KCTL__TIME_US_MAX;
-    us -= KCTL__TIME_US_MIN; /* from 0000-01-01: no negative division */
-    sec = us / 1000000;
-    days = sec / 86400 + kctl__time_days(0, 1, 1);
-    y = (days - kctl__time_days(0, 1, 1)) * 400 / 146097; /* close; the loops settle it */
+    sec = kctl__udiv64((uint64_t)(us - KCTL__TIME_US_MIN), 1000000, &frac); /* from 0000-01-01: no negative division */
+    d0 = (int32_t)kctl__udiv64(sec, 86400, &sec);
+    s = (uint32_t)sec; /* the second of the day */
+    days = d0 + (int32_t)kctl__time_days(0, 1, 1);
+    y = d0 * 400 / 146097; /* close; the loops settle it */
     while (y > 0 && kctl__time_days(y, 1, 1) > days) y--;
     while (y < 9999 && kctl__time_days(y + 1, 1, 1) <= days) y++;
     while (m < 12 && days - kctl__time_days(y, m, 1) >= kctl__time_mdays(y, m)) m++;
@@ -4761,10 +4812,10 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
         char t[96]; /* room a compiler can see: the text is at most 27 bytes */
         if (micro)
             kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
-                     (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60), (int)(us % 1000000));
+                     (int)(s / 3600), (int)(s % 3600 / 60), (int)(s % 60), (int)frac);
         else
             kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
-                     (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60));
+                     (int)(s / 3600), (int)(s % 3600 / 60), (int)(s % 60));
         t[31] = '\0';
         memcpy(buf, t, 32);
     }
@@ -5712,14 +5763,15 @@ KCTL_API int kctl_json_uint64(const kctl_json *j, uint32_t v, uint64_t *out) {
 KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out) {
     const char *s, *e;
     bool neg;
-    uint64_t x = 0, lim;
+    uint64_t x = 0;
+    unsigned last; /* the limit's last digit: INT64_MAX 9223372036854775807, -INT64_MIN ...808 */
     int rc = kctl__jint_text(j, v, &s, &e, &neg);
     if (!out) return KCTL_ERR_INVALID_ARG;
     if (rc != KCTL_OK) return rc;
-    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    last = neg ? 8u : 7u;
     for (; s < e; s++) {
-        uint64_t d = (uint64_t)(*s - '0');
-        if (x > (lim - d) / 10) return KCTL_ERR_TOO_LARGE;
+        unsigned d = (unsigned)(*s - '0');
+        if (x > (uint64_t)INT64_MAX / 10 || (x == (uint64_t)INT64_MAX / 10 && d > last)) return KCTL_ERR_TOO_LARGE; /* x * 10 + d past the limit */
         x = x * 10 + d;
     }
     if (!neg) *out = (int64_t)x;
@@ -6412,8 +6464,11 @@ KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v) {
 
 KCTL_API void kctl_jw_int64(kctl_jw *w, int64_t v) {
     char buf[24], *p = buf + sizeof buf;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do { *--p = (char)('0' + u % 10); u /= 10; } while (u);
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, digit;
+    do {
+        u = kctl__udiv64(u, 10, &digit);
+        *--p = (char)('0' + digit);
+    } while (u);
     if (v < 0) *--p = '-';
     if (kctl__jw_value(w)) kctl__jw_put(w, p, (size_t)(buf + sizeof buf - p));
 }
@@ -9691,7 +9746,7 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
 #define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
 
 KCTL_API void kctl_apisrv_now(char buf[32]) {
-    kctl__time_format((int64_t)(kctl__port_wall_ns() / 1000u), false, buf);
+    kctl__time_format((int64_t)kctl__udiv64(kctl__port_wall_ns(), 1000u, NULL), false, buf);
 }
 
 /* Field errors gathered while a document is checked: per cause three
@@ -10713,10 +10768,12 @@ static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     uint64_t x = seed ^ UINT64_C(0x9e3779b97f4a7c15);
     memcpy(in->gen, in->gen_name, base);
     for (i = 0; i < 5; i++) {
+        uint64_t k;
         x ^= x >> 33;
         x *= UINT64_C(0xff51afd7ed558ccd);
         x ^= x >> 29;
-        in->gen[base + i] = alphabet[x % 27];
+        kctl__udiv64(x, 27, &k);
+        in->gen[base + i] = alphabet[k];
     }
     in->gen[base + 5] = '\0';
     in->name = in->gen;
@@ -12031,14 +12088,18 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         uid[24 + i] = '\0';
         x = ms->rev + 1;
         i = 0;
-        do { digits[i++] = (char)('0' + x % 10); x /= 10; } while (x);
+        do {
+            uint64_t digit;
+            x = kctl__udiv64(x, 10, &digit);
+            digits[i++] = (char)('0' + digit);
+        } while (x);
         for (x = 0; x < i; x++) rv[x] = digits[i - 1 - x];
         rv[i] = '\0';
     }
     {
-        uint64_t ns = kctl__port_wall_ns(), sec = ns / 1000000000u;
+        uint64_t ns = kctl__port_wall_ns(), sec = kctl__udiv64(ns, 1000000000u, NULL);
         if (sec != ms->now_s || !ms->now_text[0]) { /* as kctl_apisrv_now */
-            kctl__time_format((int64_t)(ns / 1000u), false, ms->now_text);
+            kctl__time_format((int64_t)kctl__udiv64(ns, 1000u, NULL), false, ms->now_text);
             ms->now_s = sec;
         }
         memcpy(now, ms->now_text, sizeof now);
@@ -12483,7 +12544,11 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
 static void kctl__ms_rv(kctl_event *ev, uint64_t rev) { /* "%llu", without printf: once an event, under the lock */
     char digits[24];
     size_t i = 0, k;
-    do { digits[i++] = (char)('0' + rev % 10); rev /= 10; } while (rev);
+    uint64_t digit;
+    do {
+        rev = kctl__udiv64(rev, 10, &digit);
+        digits[i++] = (char)('0' + digit);
+    } while (rev);
     for (k = 0; k < i && k + 1 < sizeof ev->resource_version; k++) ev->resource_version[k] = digits[i - 1 - k];
     ev->resource_version[k] = '\0';
 }
@@ -15195,11 +15260,11 @@ static uint64_t kctl__ibucket_when(void *self, const char *key) {
     elapsed = now - b->last_ns;
     if (b->units < b->cap) {
         uint64_t room = (uint64_t)(b->cap - b->units);
-        b->units = elapsed >= room / b->rate + 1 ? b->cap : b->units + (int64_t)(elapsed * b->rate);
+        b->units = elapsed >= kctl__udiv64(room, b->rate, NULL) + 1 ? b->cap : b->units + (int64_t)(elapsed * b->rate);
         if (b->units > b->cap) b->units = b->cap;
     }
     if (b->units >= INT64_MIN / 2 + b->cost) b->units -= b->cost; /* saturates some 2^62 units in debt */
-    if (b->units < 0) wait = (uint64_t)-b->units / b->rate;
+    if (b->units < 0) wait = kctl__udiv64((uint64_t)-b->units, b->rate, NULL);
     b->last_ns = now;
     kctl__mutex_unlock(&b->mu);
     return wait;
@@ -15219,7 +15284,7 @@ KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, ui
     kctl__ibucket *b;
     kctl_limiter *l;
     kctl_allocator al;
-    if (tokens == 0 || burst == 0 || (per_ns && per_ns > (UINT64_C(1) << 62) / burst) || !kctl__limiter_alloc_of(a, &al)) return NULL;
+    if (tokens == 0 || burst == 0 || (per_ns && per_ns > kctl__udiv64(UINT64_C(1) << 62, burst, NULL)) || !kctl__limiter_alloc_of(a, &al)) return NULL;
     b = (kctl__ibucket *)kctl__alloc(&al, sizeof *b);
     if (!b) return NULL;
     memset(b, 0, sizeof *b);
@@ -15336,7 +15401,10 @@ static uint64_t kctl__rand64(uint64_t *state) {
    any delay under 2^34 ns, about 17 s, and below 1e-9 of n above it). */
 static uint64_t kctl__rand_upto(uint64_t *state, uint64_t n) {
     uint64_t x = kctl__rand64(state);
-    return n == UINT64_MAX ? x : x % (n + 1);
+    uint64_t r;
+    if (n == UINT64_MAX) return x;
+    kctl__udiv64(x, n + 1, &r);
+    return r;
 }
 
 typedef struct kctl__jitter {

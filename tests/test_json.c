@@ -2296,6 +2296,28 @@ static void tj_own_strings(void) {
     KT_EQ_INT(bad, 0);
 }
 
+/* kctl's own 64-bit division (-Os builds on 32-bit targets) against the
+   compiler's: both operands in 32 bits (the hardware's division), either
+   past them (shift and subtract), divisors past 2^63, quotients 0 and 1. */
+static void tj_own_udiv64(void) {
+    static const uint64_t edge[] = { 1, 2, 3, 7, 10, 27, 1000, 86400, 1000000, 1000000000, 4294967295ULL, 4294967296ULL,
+                                     9223372036854775807ULL, 9223372036854775808ULL, 18446744073709551615ULL };
+    int i, bad = 0;
+    for (i = 0; i < 40000; i++) {
+        uint64_t n = i < 225 ? edge[i % 15] : tj_rand() >> (tj_rand() % 64);
+        uint64_t d = i < 225 ? edge[i / 15] : i % 3 ? edge[(size_t)(tj_rand() % 15)] : tj_rand() >> (tj_rand() % 64);
+        uint64_t r = 0, q;
+        if (i >= 225 && i % 5 == 0) n = (uint64_t)0 - n;
+        if (d == 0) d = 1;
+        q = kctl__test_own_udiv64(n, d, &r);
+        if (q != n / d || r != n % d) {
+            if (bad++ < 5) printf("udiv64: %llu / %llu: %llu r %llu\n", (unsigned long long)n, (unsigned long long)d,
+                                  (unsigned long long)q, (unsigned long long)r);
+        }
+    }
+    KT_EQ_INT(bad, 0);
+}
+
 /* Integers written by the writer and read by the reader, against libc. */
 static void tj_int_roundtrip(void) {
     int i, bad = 0;
@@ -2474,6 +2496,7 @@ static void tj_double_parse_matches_strtod(void) {
 void kt_suite_json(void) {
     KT_RUN(tj_fmt_matches_snprintf);
     KT_RUN(tj_own_strings);
+    KT_RUN(tj_own_udiv64);
     KT_RUN(tj_int_roundtrip);
     KT_RUN(tj_double_write_matches_printf);
     KT_RUN(tj_double_parse_matches_strtod);
