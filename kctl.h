@@ -1134,6 +1134,9 @@ KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n);
 /* kctl's own tests only: the 64-bit division of -Os builds on 32-bit
    targets (n / d, n % d in *rem), to compare with the compiler's. */
 KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem);
+/* kctl's own tests only: us (since 1970) as RFC 3339, as kctl writes
+   times (micro: six fractional digits). */
+KCTL_API void kctl__test_time_format(int64_t us, bool micro, char buf[32]);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -4795,31 +4798,40 @@ static int64_t kctl__time_days(int64_t y, int m, int d) {
    seconds (2026-11-30T18:47:33Z); clamped to 0000-9999. */
 static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
     uint64_t frac, sec;
-    int32_t days, y, d0; /* 0000-9999: the days and years fit 32 bits */
-    uint32_t s;
-    int m = 1;
+    uint32_t z, era, doe, yoe, doy, mp, s, y, m, day; /* 0000-9999: 32 bits do */
     if (us < KCTL__TIME_US_MIN) us = KCTL__TIME_US_MIN;
     if (us > KCTL__TIME_US_MAX) us = KCTL__TIME_US_MAX;
     sec = kctl__udiv64((uint64_t)(us - KCTL__TIME_US_MIN), 1000000, &frac); /* from 0000-01-01: no negative division */
-    d0 = (int32_t)kctl__udiv64(sec, 86400, &sec);
+    z = (uint32_t)kctl__udiv64(sec, 86400, &sec);
     s = (uint32_t)sec; /* the second of the day */
-    days = d0 + (int32_t)kctl__time_days(0, 1, 1);
-    y = d0 * 400 / 146097; /* close; the loops settle it */
-    while (y > 0 && kctl__time_days(y, 1, 1) > days) y--;
-    while (y < 9999 && kctl__time_days(y + 1, 1, 1) <= days) y++;
-    while (m < 12 && days - kctl__time_days(y, m, 1) >= kctl__time_mdays(y, m)) m++;
+    /* The date from the day count, in years that begin on March 1 (the
+       leap day last) and eras of 400 years (146097 days): z counts from
+       -0400-03-01, so that it is never negative. */
+    z += 146097 - 60;                                            /* 0000-01-01 is 60 days before 0000-03-01 */
+    era = z / 146097;
+    doe = z - era * 146097;                                      /* the day of the era, [0, 146096] */
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* its year, [0, 399] */
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* the day of that year, [0, 365] */
+    mp = (5 * doy + 2) / 153;                                    /* its month, March 0 ... February 11 */
+    day = doy - (153 * mp + 2) / 5 + 1;
+    m = mp < 10 ? mp + 3 : mp - 9;
+    y = era * 400 + yoe + (m <= 2) - 400;
     {
         char t[96]; /* room a compiler can see: the text is at most 27 bytes */
-        if (micro)
-            kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
-                     (int)(s / 3600), (int)(s % 3600 / 60), (int)(s % 60), (int)frac);
-        else
-            kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
-                     (int)(s / 3600), (int)(s % 3600 / 60), (int)(s % 60));
+        kctl__fmt(t, sizeof t, "%04u-%02u-%02uT%02u:%02u:%02u", (unsigned)y, (unsigned)m, (unsigned)day, (unsigned)(s / 3600),
+                  (unsigned)(s % 3600 / 60), (unsigned)(s % 60));
+        if (micro) kctl__fmt(t + 19, sizeof t - 19, ".%06uZ", (unsigned)frac);
+        else kctl__fmt(t + 19, sizeof t - 19, "Z");
         t[31] = '\0';
         memcpy(buf, t, 32);
     }
 }
+
+#ifdef KCTL__WORK_COUNTER
+KCTL_API void kctl__test_time_format(int64_t us, bool micro, char buf[32]) {
+    kctl__time_format(us, micro, buf);
+}
+#endif
 
 /* Read an RFC 3339 time leniently: date, 'T', time with no fraction or 1
    to 9 fractional digits (beyond 6 truncated), then 'Z' or +hh:mm / -hh:mm.

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <float.h>
+#include <time.h>
 
 /* ------------------------------------------------------------- helpers */
 
@@ -2318,6 +2319,36 @@ static void tj_own_udiv64(void) {
     KT_EQ_INT(bad, 0);
 }
 
+/* kctl's RFC 3339 times against the C library's gmtime_r: days of
+   0000-9999 (every day of the first 400-year era and of 1900-2099, every 37th
+   elsewhere) at their first and last microsecond and at a random time,
+   whole seconds and micro; before 0000 and past 9999 clamped. */
+static void tj_time_format(void) {
+    int64_t d, bad = 0;
+    char a[32], b[48];
+    for (d = -719528 - 200000; d < 2932897 + 200000; /* 0000-01-01 to 9999-12-31 (and around): */
+         d += d < -719528 || d >= 2932897 ? 9973 : d < -719528 + 146097 || (d >= -25567 && d < 47482) ? 1 : 37) { /* every day of 0000-0399 and 1900-2099 */
+        int k;
+        for (k = 0; k < 3; k++) {
+            int64_t s = d * 86400 + (k == 0 ? 0 : k == 1 ? 86399 : (int64_t)(tj_rand() % 86400));
+            int64_t us = s * 1000000 + (k == 1 ? 999999 : k == 2 ? (int64_t)(tj_rand() % 1000000) : 0);
+            int64_t c = s < -62167219200LL ? -62167219200LL : s > 253402300799LL ? 253402300799LL : s;
+            time_t t = (time_t)c;
+            struct tm tm;
+            if ((int64_t)t != c) continue; /* a 32-bit time_t: 1901-2038 only */
+            if (!gmtime_r(&t, &tm)) { bad++; continue; }
+            snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec, s > c ? 999999 : s < c ? 0 : (int)(us - s * 1000000));
+            kctl__test_time_format(us, true, a);
+            if (strcmp(a, b) != 0 && bad++ < 5) printf("time: %lld: %s, want %s\n", (long long)us, a, b);
+            strcpy(b + 19, "Z");
+            kctl__test_time_format(us, false, a);
+            if (strcmp(a, b) != 0 && bad++ < 5) printf("time: %lld: %s, want %s\n", (long long)us, a, b);
+        }
+    }
+    KT_EQ_INT((int)bad, 0);
+}
+
 /* Integers written by the writer and read by the reader, against libc. */
 static void tj_int_roundtrip(void) {
     int i, bad = 0;
@@ -2497,6 +2528,7 @@ void kt_suite_json(void) {
     KT_RUN(tj_fmt_matches_snprintf);
     KT_RUN(tj_own_strings);
     KT_RUN(tj_own_udiv64);
+    KT_RUN(tj_time_format);
     KT_RUN(tj_int_roundtrip);
     KT_RUN(tj_double_write_matches_printf);
     KT_RUN(tj_double_parse_matches_strtod);
