@@ -273,6 +273,10 @@
         KCTL_MALLOC(sz, ud)  implementation   the default allocator (malloc)
         KCTL_FREE(p, ud)     implementation   the default free (free)
         KCTL_NO_LOG_STRINGS  implementation   drop log message strings (ids remain)
+        KCTL_LIBC_STRINGS    implementation   under -Os too, the C library's strcmp,
+                                              strncmp, strlen, strchr, memmove and
+                                              64-bit division (default under -Os:
+                                              kctl's own small ones, see LIBC)
         KCTL_QUEUE_SPIN      implementation   nanoseconds an idle worker spins
                                               for work before it parks (default
                                               5000; 0 disables); at most one
@@ -405,7 +409,10 @@
                         unless KCTL_NO_FILES, open close read write fstat
                         lstat fsync ftruncate readlink rename unlink
     (a port of your own, KCTL_PORT_CUSTOM, replaces the POSIX port's calls
-    with yours.) Numbers are kctl's own: integers are formatted and parsed
+    with yours.) Under -Os (__OPTIMIZE_SIZE__) strcmp strncmp strlen strchr
+    and memmove are kctl's own byte loops, and on 32-bit targets so is the
+    64-bit division libgcc would bring (a few bytes where newlib's and
+    libgcc's are hundreds; KCTL_LIBC_STRINGS: the library's). Numbers are kctl's own: integers are formatted and parsed
     without printf or strtol; messages go through a small snprintf of
     kctl's (%s %c %d %u %x, l/ll/z, width, '0' and '-'); JSON doubles
     are read to the nearest double (ties to even) and written as the
@@ -1154,6 +1161,16 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 KCTL_API uint64_t kctl__json_work(void);
 /* kctl's own tests only: kctl's snprintf (kctl__fmt), to compare with libc's. */
 KCTL_API int kctl__test_fmt(char *buf, size_t cap, const char *fmt, ...);
+/* kctl's own tests only: kctl's string functions of -Os builds, to compare
+   with libc's: fn 0 strcmp(a, b), 1 strncmp(a, b, n), 2 strlen(a), 3
+   strchr(a, (char)n) as an offset or -1, 4 memmove(a, b, n) (a writable). */
+KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n);
+/* kctl's own tests only: the 64-bit division of -Os builds on 32-bit
+   targets (n / d, n % d in *rem), to compare with the compiler's. */
+KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem);
+/* kctl's own tests only: us (since 1970) as RFC 3339, as kctl writes
+   times (micro: six fractional digits). */
+KCTL_API void kctl__test_time_format(int64_t us, bool micro, char buf[32]);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -4342,6 +4359,108 @@ static void kctl__log(const kctl_logger *l, int level, kctl_log_item item) {
 }
 
 /* --------------------------------------------------- >>text TEXT AND SORT */
+/* The string functions kctl calls, under -Os (__OPTIMIZE_SIZE__) as
+   byte loops of kctl's own: a firmware's C library (newlib's) brings
+   word-at-a-time versions of 130 to 730 bytes each (strcmp alone is 732
+   on a Cortex-M4), for texts kctl keeps short (keys, names, versions).
+   Otherwise, or with KCTL_LIBC_STRINGS, the C library's, as fast as it
+   has them. The same results either way (strcmp's sign compares the
+   bytes as unsigned char). */
+#if defined(__OPTIMIZE_SIZE__) && !defined(KCTL_LIBC_STRINGS)
+#define KCTL__OWN_STRINGS 1
+#endif
+#if defined(KCTL__OWN_STRINGS) || defined(KCTL__WORK_COUNTER)
+static KCTL__UNUSED int kctl__own_strncmp(const char *a, const char *b, size_t n) {
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    for (; n && *x && *x == *y; n--) x++, y++;
+    return n ? *x - *y : 0;
+}
+static KCTL__UNUSED int kctl__own_strcmp(const char *a, const char *b) {
+    return kctl__own_strncmp(a, b, (size_t)-1);
+}
+static KCTL__UNUSED size_t kctl__own_strlen(const char *s) {
+    const char *e = s;
+    while (*e) e++;
+    return (size_t)(e - s);
+}
+static KCTL__UNUSED const char *kctl__own_strchr(const char *s, int c) {
+    for (; *s != (char)c; s++)
+        if (!*s) return NULL;
+    return s;
+}
+static KCTL__UNUSED void kctl__own_memmove(void *dst, const void *src, size_t n) {
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    if (d < s)
+        while (n--) *d++ = *s++;
+    else
+        while (n--) d[n] = s[n];
+}
+#endif
+#ifdef KCTL__OWN_STRINGS
+#define kctl__strncmp kctl__own_strncmp
+#define kctl__strcmp kctl__own_strcmp
+#define kctl__strlen kctl__own_strlen
+#define kctl__strchr kctl__own_strchr
+#define kctl__memmove kctl__own_memmove
+#else
+#define kctl__strncmp strncmp
+#define kctl__strcmp strcmp
+#define kctl__strlen strlen
+#define kctl__strchr strchr
+#define kctl__memmove memmove
+#endif
+/* n / d, and n % d in *rem (d > 0). A 32-bit target has no 64-bit
+   division: the compiler calls libgcc's (__aeabi_uldivmod and
+   __udivmoddi4: 0.8 KB on a Cortex-M4). There, under -Os, kctl divides
+   in 32 bits when both fit (resource versions, rates, times' parts: the
+   common case) and otherwise by shift and subtract; elsewhere it divides. */
+#if defined(KCTL__OWN_STRINGS) && UINTPTR_MAX <= 0xffffffffu
+#define KCTL__OWN_DIV 1
+#endif
+#if defined(KCTL__OWN_DIV) || defined(KCTL__WORK_COUNTER)
+static KCTL__UNUSED uint64_t kctl__own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
+    uint64_t q = 0, r = 0;
+    int i;
+    if (!(n >> 32) && !(d >> 32)) {
+        q = (uint32_t)n / (uint32_t)d;
+        r = (uint32_t)n - (uint32_t)q * (uint32_t)d;
+    } else {
+        for (i = 63; i >= 0; i--) { /* r <= n >> (i + 1) < 2^63 here: the shift never carries out */
+            r = r << 1 | (n >> i & 1);
+            if (r >= d) {
+                r -= d;
+                q |= (uint64_t)1 << i;
+            }
+        }
+    }
+    if (rem) *rem = r;
+    return q;
+}
+#endif
+#ifdef KCTL__OWN_DIV
+#define kctl__udiv64 kctl__own_udiv64
+#else
+static KCTL__UNUSED uint64_t kctl__udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
+    if (rem) *rem = n % d;
+    return n / d;
+}
+#endif
+#ifdef KCTL__WORK_COUNTER
+KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) {
+    switch (fn) {
+    case 0: return kctl__own_strcmp(a, b);
+    case 1: return kctl__own_strncmp(a, b, n);
+    case 2: return (int)kctl__own_strlen(a);
+    case 3: { const char *r = kctl__own_strchr(a, (unsigned char)n); return r ? (int)(r - a) : -1; }
+    default: kctl__own_memmove((void *)(uintptr_t)a, b, n); return 0;
+    }
+}
+KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
+    return kctl__own_udiv64(n, d, rem);
+}
+#endif
+
 /* kctl's own formatting and sorting, so the implementation needs no printf
    and no qsort (see LIBC in the doc block). kctl__fmt is snprintf for the
    conversions kctl writes: %s (with a precision: %.*s, %.3s), %c, %%, and
@@ -4400,7 +4519,7 @@ static int kctl__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
         case 's':
             s = va_arg(ap, const char *);
             if (!s) s = "(null)";
-            if (prec < 0) sl = strlen(s);
+            if (prec < 0) sl = kctl__strlen(s);
             else {
                 const char *z = (const char *)memchr(s, '\0', (size_t)prec);
                 sl = z ? (size_t)(z - s) : (size_t)prec;
@@ -4428,8 +4547,10 @@ static int kctl__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
                 u = lng == 3 ? (uint64_t)va_arg(ap, size_t) : lng == 2 ? (uint64_t)va_arg(ap, unsigned long long)
                     : lng == 1 ? (uint64_t)va_arg(ap, unsigned long) : (uint64_t)va_arg(ap, unsigned);
             do {
-                *--p = "0123456789abcdef"[conv == 'x' ? u & 15 : u % 10];
-                u = conv == 'x' ? u >> 4 : u / 10;
+                uint64_t digit = u & 15;
+                if (conv == 'x') u >>= 4;
+                else u = kctl__udiv64(u, 10, &digit);
+                *--p = "0123456789abcdef"[digit];
             } while (u);
             s = p;
             sl = (size_t)(num + sizeof num - p);
@@ -4724,45 +4845,61 @@ static uint64_t kctl__mono_now(void *user_data) {
 #define KCTL__TIME_US_MIN (INT64_C(-62167219200) * 1000000)       /* 0000-01-01T00:00:00Z */
 #define KCTL__TIME_US_MAX (INT64_C(253402300800) * 1000000 - 1)   /* 9999-12-31T23:59:59.999999Z */
 
-static bool kctl__time_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+static bool kctl__time_leap(int64_t y) {
+    int32_t v = (int32_t)y; /* 0 <= y <= 9999: 32-bit arithmetic (no 64-bit division on a 32-bit MCU) */
+    return (v % 4 == 0 && v % 100 != 0) || v % 400 == 0;
+}
 static int kctl__time_mdays(int64_t y, int m) {
     static const int n[12] = { 31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
     return n[m - 1] + (m == 2 && kctl__time_leap(y));
 }
-/* Days from 1970-01-01 to y-m-d (proleptic Gregorian, 0 <= y <= 9999). */
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian, 0 <= y <= 9999:
+   the days fit 32 bits). */
 static int64_t kctl__time_days(int64_t y, int m, int d) {
     static const int before[12] = { 0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334 };
-    int64_t leaps = y > 0 ? (y - 1) / 4 - (y - 1) / 100 + (y - 1) / 400 + 1 : 0; /* in [0, y): year 0 is one */
-    return 365 * y + leaps + before[m - 1] + (m > 2 && kctl__time_leap(y)) + (d - 1) - 719528; /* 719528: 0000-01-01 to 1970-01-01 */
+    int32_t v = (int32_t)y, leaps = v > 0 ? (v - 1) / 4 - (v - 1) / 100 + (v - 1) / 400 + 1 : 0; /* in [0, y): year 0 is one */
+    return (int64_t)365 * v + leaps + before[m - 1] + (m > 2 && kctl__time_leap(y)) + (d - 1) - 719528; /* 719528: 0000-01-01 to 1970-01-01 */
 }
 
 /* us as RFC 3339 in UTC: with micro, exactly six fractional digits
    (client-go's RFC3339Micro, 2026-11-30T18:47:33.123456Z), else whole
    seconds (2026-11-30T18:47:33Z); clamped to 0000-9999. */
 static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
-    int64_t days, sec, y;
-    int m = 1;
+    uint64_t frac, sec;
+    uint32_t z, era, doe, yoe, doy, mp, s, y, m, day; /* 0000-9999: 32 bits do */
     if (us < KCTL__TIME_US_MIN) us = KCTL__TIME_US_MIN;
     if (us > KCTL__TIME_US_MAX) us = KCTL__TIME_US_MAX;
-    us -= KCTL__TIME_US_MIN; /* from 0000-01-01: no negative division */
-    sec = us / 1000000;
-    days = sec / 86400 + kctl__time_days(0, 1, 1);
-    y = (days - kctl__time_days(0, 1, 1)) * 400 / 146097; /* close; the loops settle it */
-    while (y > 0 && kctl__time_days(y, 1, 1) > days) y--;
-    while (y < 9999 && kctl__time_days(y + 1, 1, 1) <= days) y++;
-    while (m < 12 && days - kctl__time_days(y, m, 1) >= kctl__time_mdays(y, m)) m++;
+    sec = kctl__udiv64((uint64_t)(us - KCTL__TIME_US_MIN), 1000000, &frac); /* from 0000-01-01: no negative division */
+    z = (uint32_t)kctl__udiv64(sec, 86400, &sec);
+    s = (uint32_t)sec; /* the second of the day */
+    /* The date from the day count, in years that begin on March 1 (the
+       leap day last) and eras of 400 years (146097 days): z counts from
+       -0400-03-01, so that it is never negative. */
+    z += 146097 - 60;                                            /* 0000-01-01 is 60 days before 0000-03-01 */
+    era = z / 146097;
+    doe = z - era * 146097;                                      /* the day of the era, [0, 146096] */
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* its year, [0, 399] */
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* the day of that year, [0, 365] */
+    mp = (5 * doy + 2) / 153;                                    /* its month, March 0 ... February 11 */
+    day = doy - (153 * mp + 2) / 5 + 1;
+    m = mp < 10 ? mp + 3 : mp - 9;
+    y = era * 400 + yoe + (m <= 2) - 400;
     {
         char t[96]; /* room a compiler can see: the text is at most 27 bytes */
-        if (micro)
-            kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
-                     (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60), (int)(us % 1000000));
-        else
-            kctl__fmt(t, sizeof t, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)y, m, (int)(days - kctl__time_days(y, m, 1) + 1),
-                     (int)(sec % 86400 / 3600), (int)(sec % 3600 / 60), (int)(sec % 60));
+        kctl__fmt(t, sizeof t, "%04u-%02u-%02uT%02u:%02u:%02u", (unsigned)y, (unsigned)m, (unsigned)day, (unsigned)(s / 3600),
+                  (unsigned)(s % 3600 / 60), (unsigned)(s % 60));
+        if (micro) kctl__fmt(t + 19, sizeof t - 19, ".%06uZ", (unsigned)frac);
+        else kctl__fmt(t + 19, sizeof t - 19, "Z");
         t[31] = '\0';
         memcpy(buf, t, 32);
     }
 }
+
+#ifdef KCTL__WORK_COUNTER
+KCTL_API void kctl__test_time_format(int64_t us, bool micro, char buf[32]) {
+    kctl__time_format(us, micro, buf);
+}
+#endif
 
 /* Read an RFC 3339 time leniently: date, 'T', time with no fraction or 1
    to 9 fractional digits (beyond 6 truncated), then 'Z' or +hh:mm / -hh:mm.
@@ -5038,7 +5175,7 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
             if (i + 1 >= p->len) return KCTL_ERR_PROTO;
             c = s[i + 1];
             if (c != 'u') {
-                if (!strchr("\"\\/bfnrt", c) || c == 0) return KCTL_ERR_PROTO;
+                if (!kctl__strchr("\"\\/bfnrt", c) || c == 0) return KCTL_ERR_PROTO;
                 i += 2;
                 continue;
             }
@@ -5100,7 +5237,7 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!text) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(text);
+    if (len == KCTL_NTS) len = kctl__strlen(text);
     if (limits && limits->max_depth) max_depth = limits->max_depth < KCTL__JSON_DEPTH_CAP ? limits->max_depth : KCTL__JSON_DEPTH_CAP;
     if (limits && limits->max_bytes) max_bytes = limits->max_bytes;
     if (len > max_bytes || len >= UINT32_MAX) return KCTL_ERR_TOO_LARGE;
@@ -5167,7 +5304,7 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
         case 'n': {
             const char *word = p.s[p.pos] == 't' ? "true" : p.s[p.pos] == 'f' ? "false" : "null";
             kctl_json_type type = p.s[p.pos] == 't' ? KCTL_JSON_TRUE : p.s[p.pos] == 'f' ? KCTL_JSON_FALSE : KCTL_JSON_NULL;
-            uint32_t n = (uint32_t)strlen(word), t;
+            uint32_t n = (uint32_t)kctl__strlen(word), t;
             if (p.len - p.pos < n || memcmp(p.s + p.pos, word, n) != 0) return KCTL_ERR_PROTO;
             t = kctl__jtok(&p, type, p.pos);
             p.pos += n;
@@ -5521,7 +5658,7 @@ static int kctl__jmembers(const kctl_json *j, uint32_t obj, const kctl_allocator
 
 KCTL_API uint32_t kctl_json_member(const kctl_json *j, uint32_t obj, const char *name) {
     if (!name) return KCTL_JSON_NONE;
-    return kctl__jmember_n(j, obj, name, strlen(name));
+    return kctl__jmember_n(j, obj, name, kctl__strlen(name));
 }
 
 KCTL_API uint32_t kctl_json_element(const kctl_json *j, uint32_t arr, uint32_t idx) {
@@ -5667,7 +5804,7 @@ KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t 
 KCTL_API bool kctl_json_string_eq(const kctl_json *j, uint32_t v, const char *s) {
     const kctl_json_tok *t = kctl__jget(j, v);
     if (!t || t->type != KCTL_JSON_STRING || !s) return false;
-    return kctl__jkey_eq(j, t, s, strlen(s));
+    return kctl__jkey_eq(j, t, s, kctl__strlen(s));
 }
 
 /* The digits of an integer at v: a number with neither fraction nor
@@ -5706,14 +5843,15 @@ KCTL_API int kctl_json_uint64(const kctl_json *j, uint32_t v, uint64_t *out) {
 KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out) {
     const char *s, *e;
     bool neg;
-    uint64_t x = 0, lim;
+    uint64_t x = 0;
+    unsigned last; /* the limit's last digit: INT64_MAX 9223372036854775807, -INT64_MIN ...808 */
     int rc = kctl__jint_text(j, v, &s, &e, &neg);
     if (!out) return KCTL_ERR_INVALID_ARG;
     if (rc != KCTL_OK) return rc;
-    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    last = neg ? 8u : 7u;
     for (; s < e; s++) {
-        uint64_t d = (uint64_t)(*s - '0');
-        if (x > (lim - d) / 10) return KCTL_ERR_TOO_LARGE;
+        unsigned d = (unsigned)(*s - '0');
+        if (x > (uint64_t)INT64_MAX / 10 || (x == (uint64_t)INT64_MAX / 10 && d > last)) return KCTL_ERR_TOO_LARGE; /* x * 10 + d past the limit */
         x = x * 10 + d;
     }
     if (!neg) *out = (int64_t)x;
@@ -6381,21 +6519,21 @@ KCTL_API void kctl_jw_key(kctl_jw *w, const char *name) {
     if (!w || w->err) return;
     if (!name) { w->err = KCTL_ERR_INVALID_ARG; return; }
     kctl__jw_key_raw(w, NULL, 0);
-    kctl__jw_quote(w, name, strlen(name));
+    kctl__jw_quote(w, name, kctl__strlen(name));
     kctl__jw_put(w, ":", 1);
 }
 
 KCTL_API void kctl_jw_string_n(kctl_jw *w, const char *s, size_t n) {
     if (!w || w->err) return;
     if (!s && n) { w->err = KCTL_ERR_INVALID_ARG; return; }
-    if (s && n == KCTL_NTS) n = strlen(s);
+    if (s && n == KCTL_NTS) n = kctl__strlen(s);
     if (kctl__jw_value(w)) kctl__jw_quote(w, s ? s : "", n);
 }
 
 KCTL_API void kctl_jw_string(kctl_jw *w, const char *s) {
     if (!w || w->err) return;
     if (!s) { w->err = KCTL_ERR_INVALID_ARG; return; }
-    kctl_jw_string_n(w, s, strlen(s));
+    kctl_jw_string_n(w, s, kctl__strlen(s));
 }
 
 KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v) {
@@ -6406,8 +6544,11 @@ KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v) {
 
 KCTL_API void kctl_jw_int64(kctl_jw *w, int64_t v) {
     char buf[24], *p = buf + sizeof buf;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do { *--p = (char)('0' + u % 10); u /= 10; } while (u);
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, digit;
+    do {
+        u = kctl__udiv64(u, 10, &digit);
+        *--p = (char)('0' + digit);
+    } while (u);
     if (v < 0) *--p = '-';
     if (kctl__jw_value(w)) kctl__jw_put(w, p, (size_t)(buf + sizeof buf - p));
 }
@@ -6454,7 +6595,7 @@ KCTL_API void kctl_jw_null(kctl_jw *w) {
 
 KCTL_API void kctl_jw_raw(kctl_jw *w, const char *json, size_t n) {
     if (!w || w->err) return;
-    if (json && n == KCTL_NTS) n = strlen(json);
+    if (json && n == KCTL_NTS) n = kctl__strlen(json);
     if (!json || !n) { w->err = KCTL_ERR_INVALID_ARG; return; }
     if (kctl__jw_value(w)) kctl__jw_put(w, json, n);
 }
@@ -6648,7 +6789,7 @@ static int kctl__jskip(kctl__jparse *p) {
             }
         } else if (c == 't' || c == 'f' || c == 'n') {
             const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-            uint32_t k = (uint32_t)strlen(word);
+            uint32_t k = (uint32_t)kctl__strlen(word);
             if (n - i < k || memcmp(s + i, word, k) != 0) return KCTL_ERR_PROTO;
             i += k;
         } else {
@@ -6840,7 +6981,7 @@ static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_va
     int rc;
     memset(root, 0, sizeof *root);
     if (!text) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(text);
+    if (len == KCTL_NTS) len = kctl__strlen(text);
     if (validate && (rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
     while (a < len && (text[a] == ' ' || text[a] == '\t' || text[a] == '\n' || text[a] == '\r')) a++;
     while (len > a && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
@@ -7077,7 +7218,7 @@ static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v)
     }
     kctl_json_string(j, v, d, d ? b->cap - b->used : 0, &n);
     b->used += n + 1;
-    if (d && strlen(d) != n) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
+    if (d && kctl__strlen(d) != n) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
     return d ? d : "";
 }
 
@@ -7157,7 +7298,7 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
         b->used += a + c + 1 + b->gap;
         if (d) {
             o->key = d;
-            if ((j->toks[v].escaped || (a && j->toks[nsv].escaped)) && strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
+            if ((j->toks[v].escaped || (a && j->toks[nsv].escaped)) && kctl__strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
         }
     }
     o->ns = kctl__ob_optv(b, j, b->mv[KCTL__OB_NS], "");
@@ -7218,7 +7359,7 @@ typedef struct kctl__obsort {
 } kctl__obsort;
 static int kctl__ob_cmp(const void *ctx, uint32_t a, uint32_t b) {
     const kctl__obsort *c = (const kctl__obsort *)ctx;
-    int r = strcmp(kctl__obj_str(c->o, c->offs[(size_t)c->stride * a]), kctl__obj_str(c->o, c->offs[(size_t)c->stride * b]));
+    int r = kctl__strcmp(kctl__obj_str(c->o, c->offs[(size_t)c->stride * a]), kctl__obj_str(c->o, c->offs[(size_t)c->stride * b]));
     KCTL__JWORK();
     return r ? r : (a > b) - (a < b);
 }
@@ -7245,7 +7386,7 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     memset(&lim, 0, sizeof lim);
     memset(&a, 0, sizeof a);
     if (opts) {
@@ -7280,7 +7421,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     memset(&op, 0, sizeof op);
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
@@ -7339,7 +7480,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     kctl__ob_index(o, kctl__obj_finalizers(o), 1, o->nfinalizers, kctl__obj_finalizer_index(o), scratch);
     o->refs = 1;
     o->node.key = v.key;
-    o->node.len = (uint32_t)strlen(v.key);
+    o->node.len = (uint32_t)kctl__strlen(v.key);
     o->node.hash = kctl__hash(v.key, o->node.len);
     memcpy(block + (KCTL__OBJ_DOC(o) - block), json, len); /* into the gap after the key */
     block[KCTL__OBJ_DOC(o) - block + len] = '\0';
@@ -7397,7 +7538,7 @@ KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__ob
 KCTL_API const char *kctl_obj_name(const kctl_obj *o) {
     size_t n;
     if (!o) return "";
-    n = o->ns ? strlen(kctl__obj_str(o, o->ns)) : 0; /* the key is namespace/name, or name */
+    n = o->ns ? kctl__strlen(kctl__obj_str(o, o->ns)) : 0; /* the key is namespace/name, or name */
     return o->node.key + (n ? n + 1 : 0);
 }
 KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->uid, "") : ""; }
@@ -7425,12 +7566,12 @@ KCTL_API int kctl_key_split(const char *key, char *ns, size_t ns_cap, char *name
     if (ns && ns_cap) ns[0] = '\0';
     if (name && name_cap) name[0] = '\0';
     if (!key) return KCTL_ERR_INVALID_ARG;
-    slash = strchr(key, '/');
-    if (slash && strchr(slash + 1, '/')) return KCTL_ERR_INVALID_ARG;
+    slash = kctl__strchr(key, '/');
+    if (slash && kctl__strchr(slash + 1, '/')) return KCTL_ERR_INVALID_ARG;
     if (!slash) {
-        if (!kctl__key_part(ns, ns_cap, "", 0) || !kctl__key_part(name, name_cap, key, strlen(key))) rc = KCTL_ERR_TOO_LARGE;
+        if (!kctl__key_part(ns, ns_cap, "", 0) || !kctl__key_part(name, name_cap, key, kctl__strlen(key))) rc = KCTL_ERR_TOO_LARGE;
     } else if (!kctl__key_part(ns, ns_cap, key, (size_t)(slash - key)) ||
-               !kctl__key_part(name, name_cap, slash + 1, strlen(slash + 1))) {
+               !kctl__key_part(name, name_cap, slash + 1, kctl__strlen(slash + 1))) {
         rc = KCTL_ERR_TOO_LARGE;
     }
     if (rc != KCTL_OK) {
@@ -7460,13 +7601,13 @@ static size_t kctl__obj_find(const kctl_obj *o, const uint32_t *offs, size_t str
     if (!KCTL__OBJ_INDEXED(n)) {
         for (i = 0; i < n; i++) {
             KCTL__JWORK();
-            if (strcmp(kctl__obj_str(o, offs[stride * i]), key) == 0) return i;
+            if (kctl__strcmp(kctl__obj_str(o, offs[stride * i]), key) == 0) return i;
         }
         return n;
     }
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int r = strcmp(kctl__obj_str(o, offs[stride * index[mid]]), key);
+        int r = kctl__strcmp(kctl__obj_str(o, offs[stride * index[mid]]), key);
         KCTL__JWORK();
         if (r == 0) return index[mid];
         if (r < 0) lo = mid + 1;
@@ -7965,24 +8106,24 @@ KCTL_API bool kctl_selector_matches(const kctl_selector *s, const kctl_obj *obj)
         int64_t n;
         bool hit = false;
         switch (r->op) {
-        case KCTL__SEL_EQ: if (!v || strcmp(v, r->values[0]) != 0) return false; break;
-        case KCTL__SEL_NE: if (v && strcmp(v, r->values[0]) == 0) return false; break;
+        case KCTL__SEL_EQ: if (!v || kctl__strcmp(v, r->values[0]) != 0) return false; break;
+        case KCTL__SEL_NE: if (v && kctl__strcmp(v, r->values[0]) == 0) return false; break;
         case KCTL__SEL_EXISTS: if (!v) return false; break;
         case KCTL__SEL_ABSENT: if (v) return false; break;
         case KCTL__SEL_IN:
         case KCTL__SEL_NOTIN:
-            for (k = 0; v && k < r->nvalues && !hit; k++) hit = strcmp(v, r->values[k]) == 0;
+            for (k = 0; v && k < r->nvalues && !hit; k++) hit = kctl__strcmp(v, r->values[k]) == 0;
             if (hit != (r->op == KCTL__SEL_IN)) return false;
             break;
         case KCTL__SEL_GT:
         case KCTL__SEL_LT: /* no label, or no integer: no match */
-            if (!v || !kctl__sel_int(v, strlen(v), &n)) return false;
+            if (!v || !kctl__sel_int(v, kctl__strlen(v), &n)) return false;
             if (r->op == KCTL__SEL_GT ? n <= r->bound : n >= r->bound) return false;
             break;
-        case KCTL__SEL_NAME_EQ: if (strcmp(kctl_obj_name(obj), r->values[0]) != 0) return false; break;
-        case KCTL__SEL_NAME_NE: if (strcmp(kctl_obj_name(obj), r->values[0]) == 0) return false; break;
-        case KCTL__SEL_NS_EQ: if (strcmp(kctl_obj_namespace(obj), r->values[0]) != 0) return false; break;
-        default: if (strcmp(kctl_obj_namespace(obj), r->values[0]) == 0) return false; break;
+        case KCTL__SEL_NAME_EQ: if (kctl__strcmp(kctl_obj_name(obj), r->values[0]) != 0) return false; break;
+        case KCTL__SEL_NAME_NE: if (kctl__strcmp(kctl_obj_name(obj), r->values[0]) == 0) return false; break;
+        case KCTL__SEL_NS_EQ: if (kctl__strcmp(kctl_obj_namespace(obj), r->values[0]) != 0) return false; break;
+        default: if (kctl__strcmp(kctl_obj_namespace(obj), r->values[0]) == 0) return false; break;
         }
     }
     return true;
@@ -8195,7 +8336,7 @@ static void kctl__ix_emit(const char *value, void *ctx) {
         if (e->mode == KCTL__IX_RESERVE) e->err = KCTL_ERR_INVALID_ARG;
         return;
     }
-    len = strlen(value);
+    len = kctl__strlen(value);
     h = kctl__hash(value, len);
     b = (kctl__ixbucket *)kctl__map_find(values, value, len, h);
     switch (e->mode) {
@@ -8386,10 +8527,10 @@ KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_ind
     uint32_t k;
     int rc = KCTL_OK;
     if (!ix || !name || !*name || !fn) return KCTL_ERR_INVALID_ARG;
-    n = strlen(name);
+    n = kctl__strlen(name);
     kctl__rwlock_wr(&ix->lock);
     for (k = 0; k < ix->ndefs; k++)
-        if (strcmp(ix->defs[k].name, name) == 0) { rc = KCTL_ERR_EXISTS; goto out; }
+        if (kctl__strcmp(ix->defs[k].name, name) == 0) { rc = KCTL_ERR_EXISTS; goto out; }
     copy = (char *)kctl__alloc(&ix->allocator, n + 1);
     defs = (kctl__ixdef *)kctl__alloc(&ix->allocator, (ix->ndefs + 1) * sizeof *defs);
     values = (kctl__map *)kctl__alloc(&ix->allocator, (ix->ndefs + 1) * sizeof *values);
@@ -8459,7 +8600,7 @@ KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     kctl_obj *o;
     size_t len;
     if (!ix || !key) return KCTL_ERR_INVALID_ARG;
-    len = strlen(key);
+    len = kctl__strlen(key);
     kctl__rwlock_wr(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, kctl__hash(key, len));
     if (!n) {
@@ -8486,7 +8627,7 @@ KCTL_API kctl_obj *kctl_indexer_get(kctl_indexer *ix, const char *key) {
     size_t len;
     uint32_t h;
     if (!ix || !key) return NULL;
-    len = strlen(key);
+    len = kctl__strlen(key);
     h = kctl__hash(key, len);
     rs = kctl__rwlock_rd(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, h);
@@ -8502,7 +8643,7 @@ KCTL_API int kctl_indexer_read(kctl_indexer *ix, const char *key, kctl_obj_read_
     uint32_t h;
     int rc = KCTL_ERR_NOT_FOUND;
     if (!ix || !key || !fn) return KCTL_ERR_INVALID_ARG;
-    len = strlen(key);
+    len = kctl__strlen(key);
     h = kctl__hash(key, len);
     rs = kctl__rwlock_rd(&ix->lock);
     n = kctl__map_find(&ix->data.items, key, len, h);
@@ -8616,10 +8757,10 @@ static int kctl__ix_bucket(kctl_indexer *ix, const char *name, const char *value
     size_t len;
     *b = NULL;
     for (k = 0; k < ix->ndefs; k++)
-        if (strcmp(ix->defs[k].name, name) == 0) break;
+        if (kctl__strcmp(ix->defs[k].name, name) == 0) break;
     if (k == ix->ndefs) return KCTL_ERR_NOT_FOUND;
     if (value) {
-        len = strlen(value);
+        len = kctl__strlen(value);
         *b = (kctl__ixbucket *)kctl__map_find(&ix->data.values[k], value, len, kctl__hash(value, len));
     }
     return KCTL_OK;
@@ -8674,7 +8815,7 @@ KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, 
     rs = kctl__rwlock_rd(&ix->lock);
     rc = kctl__ix_bucket(ix, name, NULL, &b);
     if (rc == KCTL_OK) {
-        for (k = 0; strcmp(ix->defs[k].name, name) != 0; k++) { }
+        for (k = 0; kctl__strcmp(ix->defs[k].name, name) != 0; k++) { }
         w.map = &ix->data.values[k];
         rc = kctl__str_list(ix, out, w.map->count, kctl__walk_nodes, &w);
     }
@@ -8694,7 +8835,7 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
         if (!objs[i]) return KCTL_ERR_INVALID_ARG;
     memset(&fresh, 0, sizeof fresh);
     if (rv) {
-        size_t len = strlen(rv);
+        size_t len = kctl__strlen(rv);
         if (!(rvcopy = (char *)kctl__alloc(&ix->allocator, len + 1))) return KCTL_ERR_NOMEM;
         memcpy(rvcopy, rv, len + 1);
     }
@@ -8736,7 +8877,7 @@ KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t c
     int rc = KCTL_OK;
     if (!ix || !buf || !cap) return KCTL_ERR_INVALID_ARG;
     rs = kctl__rwlock_rd(&ix->lock);
-    len = ix->rv ? strlen(ix->rv) : 0;
+    len = ix->rv ? kctl__strlen(ix->rv) : 0;
     if (len >= cap) rc = KCTL_ERR_TOO_LARGE;
     else memcpy(buf, ix->rv ? ix->rv : "", len + 1);
     kctl__rwlock_rd_unlock(&ix->lock, rs);
@@ -8772,7 +8913,7 @@ struct kctl_fifo {
 };
 
 static kctl__fitem *kctl__fifo_find(kctl_fifo *f, const char *key) {
-    size_t len = strlen(key);
+    size_t len = kctl__strlen(key);
     return (kctl__fitem *)kctl__map_find(&f->items, key, len, kctl__hash(key, len));
 }
 
@@ -8821,7 +8962,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     kctl_delta *d;
     bool fresh = false;
     if (!it) {
-        size_t len = strlen(key);
+        size_t len = kctl__strlen(key);
         if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len)))
             return KCTL_ERR_NOMEM;
         memcpy(it + 1, key, len + 1);
@@ -8964,7 +9105,7 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
     for (i = 0; i < n; i++) {
         const char *key = kctl_obj_key(objs[i]);
         nodes[i].key = key;
-        nodes[i].len = (uint32_t)strlen(key);
+        nodes[i].len = (uint32_t)kctl__strlen(key);
         nodes[i].hash = kctl__hash(key, nodes[i].len);
         if (kctl__map_find(&listed, key, nodes[i].len, nodes[i].hash)) continue;
         if (kctl__map_reserve(&listed, &f->allocator) != KCTL_OK) { rc = KCTL_ERR_NOMEM; goto out; }
@@ -8987,7 +9128,7 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
     /* known keys not listed and not queued: likewise */
     if (f->known && rc == KCTL_OK) rc = kctl_indexer_list_keys(f->known, &known);
     for (i = 0; i < known.count && rc == KCTL_OK; i++) {
-        size_t len = strlen(known.items[i]);
+        size_t len = kctl__strlen(known.items[i]);
         kctl_obj *last;
         if (kctl__map_find(&listed, known.items[i], len, kctl__hash(known.items[i], len)) || kctl__fifo_find(f, known.items[i]))
             continue;
@@ -9184,9 +9325,9 @@ KCTL_API void kctl_api_status_clear(kctl_api_status *st) {
     st->allocator = a;
 }
 
-static size_t kctl__st_size(const char *s) { return (s ? strlen(s) : 0) + 1; }
+static size_t kctl__st_size(const char *s) { return (s ? kctl__strlen(s) : 0) + 1; }
 static const char *kctl__st_copy(char **p, const char *s) {
-    size_t n = s ? strlen(s) : 0;
+    size_t n = s ? kctl__strlen(s) : 0;
     char *d = *p;
     if (n) memcpy(d, s, n);
     d[n] = '\0';
@@ -9389,7 +9530,7 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
     int64_t code = 0;
     int rc;
     if (!st || !json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     if ((rc = kctl__jdoc_parse(&d, json, len, &st->allocator, NULL)) != KCTL_OK) {
         kctl__jdoc_free(&d);
         return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_INVALID_ARG;
@@ -9492,7 +9633,7 @@ KCTL_API int kctl_api_status_result(int http_code, const char *reason) {
     case 403: return KCTL_ERR_FORBIDDEN;
     case 404: return KCTL_ERR_NOT_FOUND;
     case 408: case 504: return KCTL_ERR_TIMEOUT;
-    case 409: return reason && strcmp(reason, "AlreadyExists") == 0 ? KCTL_ERR_EXISTS : KCTL_ERR_CONFLICT;
+    case 409: return reason && kctl__strcmp(reason, "AlreadyExists") == 0 ? KCTL_ERR_EXISTS : KCTL_ERR_CONFLICT;
     case 410: return KCTL_ERR_GONE;
     case 413: return KCTL_ERR_TOO_LARGE;
     case 429: case 503: return KCTL_ERR_AGAIN;
@@ -9547,7 +9688,7 @@ static int kctl__tp_write(const kctl_transport *t, kctl__tp_write_fn fn, const k
                           size_t len, kctl_obj **out, kctl_api_status *st) {
     if (out) *out = NULL;
     if (!kctl__tp_ok(t, res) || !json || !fn) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     return fn(t->self, res, json, len, out, st);
 }
 
@@ -9604,7 +9745,7 @@ KCTL_API int kctl_transport_patch(const kctl_transport *t, const kctl_resource *
                                   size_t len, unsigned flags, kctl_obj **out, kctl_api_status *st) {
     if (out) *out = NULL;
     if (!kctl__tp_ok(t, res) || !name || !*name || !patch || (flags & ~KCTL_PATCH_STATUS)) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(patch);
+    if (len == KCTL_NTS) len = kctl__strlen(patch);
     if (t->vt->patch) return t->vt->patch(t->self, res, name, patch, len, flags, out, st);
     if (!t->vt->get || !t->vt->update || !t->vt->update_status) return KCTL_ERR_INVALID_ARG;
     return kctl__tp_patch_by_update(t, res, name, patch, len, flags, out, st);
@@ -9636,7 +9777,7 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     if (written) *written = false;
     if (out) *out = NULL;
     if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(status);
+    if (len == KCTL_NTS) len = kctl__strlen(status);
     if (!res->ns || !*res->ns) { /* the object's own namespace (an all-namespaces resource) */
         in_ns = *res;
         in_ns.ns = kctl_obj_namespace(obj);
@@ -9701,7 +9842,7 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
 #define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
 
 KCTL_API void kctl_apisrv_now(char buf[32]) {
-    kctl__time_format((int64_t)(kctl__port_wall_ns() / 1000u), false, buf);
+    kctl__time_format((int64_t)kctl__udiv64(kctl__port_wall_ns(), 1000u, NULL), false, buf);
 }
 
 #ifndef KCTL_NO_VALIDATION
@@ -9778,7 +9919,7 @@ static void kctl__as_quote(kctl_jw *b, const char *s, size_t n) {
         case '\v': esc = "\\v"; break;
         default: kctl__fmt(hex, sizeof hex, "\\x%02x", c); esc = hex;
         }
-        kctl__jw_put(b, esc, strlen(esc));
+        kctl__jw_put(b, esc, kctl__strlen(esc));
         run = i + 1;
     }
     kctl__jw_put(b, s + run, n - run);
@@ -9808,7 +9949,7 @@ static void kctl__as_err_begin(kctl__aserr *e, const char *reason) {
         e->cap = cap;
     }
     e->off[3 * e->n] = e->text.len;
-    kctl__jw_put(&e->text, reason, strlen(reason) + 1);
+    kctl__jw_put(&e->text, reason, kctl__strlen(reason) + 1);
     e->off[3 * e->n + 1] = e->text.len;
 }
 
@@ -9823,7 +9964,7 @@ static void kctl__as_err_end(kctl__aserr *e, const char *field) {
     }
     kctl__jw_put(&e->text, "", 1);
     e->off[3 * e->n + 2] = e->text.len;
-    kctl__jw_put(&e->text, field, strlen(field) + 1);
+    kctl__jw_put(&e->text, field, kctl__strlen(field) + 1);
     if (!e->text.err) e->n++;
 }
 
@@ -9948,14 +10089,14 @@ KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *
         http = 409; reason = "AlreadyExists";
         kctl__as_gr(&b, res);
         kctl__bprintf(&b, " ");
-        kctl__as_quote(&b, name, strlen(name));
+        kctl__as_quote(&b, name, kctl__strlen(name));
         kctl__bprintf(&b, " already exists");
         break;
     case KCTL_ERR_NOT_FOUND:
         http = 404; reason = "NotFound";
         kctl__as_gr(&b, res);
         kctl__bprintf(&b, " ");
-        kctl__as_quote(&b, name, strlen(name));
+        kctl__as_quote(&b, name, kctl__strlen(name));
         kctl__bprintf(&b, " not found");
         break;
     case KCTL_ERR_CONFLICT:
@@ -9963,7 +10104,7 @@ KCTL_API int kctl_apisrv_refuse(int code, const kctl_resource *res, const char *
         kctl__bprintf(&b, "Operation cannot be fulfilled on ");
         kctl__as_gr(&b, res);
         kctl__bprintf(&b, " ");
-        kctl__as_quote(&b, name, strlen(name));
+        kctl__as_quote(&b, name, kctl__strlen(name));
         kctl__bprintf(&b, ": " KCTL__AS_MODIFIED);
         break;
     case KCTL_ERR_GONE:
@@ -9989,7 +10130,7 @@ static int kctl__as_refuse_invalid(kctl_api_status *st, const kctl_allocator *a,
     kctl__bprintf(&b, "%s", kind);
     if (res->group && *res->group) kctl__bprintf(&b, ".%s", res->group);
     kctl__bprintf(&b, " ");
-    kctl__as_quote(&b, name, strlen(name));
+    kctl__as_quote(&b, name, kctl__strlen(name));
     kctl__bprintf(&b, " is invalid: %s", e->n > 1 ? "[" : "");
     for (i = 0; i < e->n; i++)
         kctl__bprintf(&b, "%s%s: %s", i ? ", " : "", e->text.buf + e->off[3 * i + 2], e->text.buf + e->off[3 * i + 1]);
@@ -10059,7 +10200,7 @@ static bool kctl__as_str(kctl__asstr *sc, const kctl_json *j, uint32_t v, const 
     if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return true;
     if (t != KCTL_JSON_STRING) return false;
     if (kctl_json_string(j, v, sc->buf + sc->used, sc->cap - sc->used, &len) != KCTL_OK) return false;
-    if (strlen(sc->buf + sc->used) != len) return false; /* a NUL inside */
+    if (kctl__strlen(sc->buf + sc->used) != len) return false; /* a NUL inside */
     *s = sc->buf + sc->used;
     if (n) *n = len;
     sc->used += len + 1;
@@ -10606,7 +10747,7 @@ static bool kctl__as_not_type_meta(const kctl_json *j, uint32_t ktok) { return !
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
 static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
-    size_t at = w->len, n = strlen(name);
+    size_t at = w->len, n = kctl__strlen(name);
     char raw[64];
     if (n + 2 > sizeof raw) {
         kctl_jw_key(w, name);
@@ -10707,7 +10848,7 @@ static bool kctl__as_plain(const char *v, size_t n) {
 
 /* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
 static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v) {
-    size_t n = strlen(v);
+    size_t n = kctl__strlen(v);
     if (kctl__as_plain(v, n)) kctl__as_member(w, t, name, nlen, v, n, true);
     else kctl__as_string(w, t, name, v); /* something to escape */
 }
@@ -11015,10 +11156,12 @@ static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     uint64_t x = seed ^ UINT64_C(0x9e3779b97f4a7c15);
     memcpy(in->gen, in->gen_name, base);
     for (i = 0; i < 5; i++) {
+        uint64_t k;
         x ^= x >> 33;
         x *= UINT64_C(0xff51afd7ed558ccd);
         x ^= x >> 29;
-        in->gen[base + i] = alphabet[x % 27];
+        kctl__udiv64(x, 27, &k);
+        in->gen[base + i] = alphabet[k];
     }
     in->gen[base + 5] = '\0';
     in->name = in->gen;
@@ -11121,7 +11264,7 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
         r->cur_created[0] = '\0';
     { /* a namespace is at most 63 bytes */
         const char *ns = kctl_obj_namespace(cur);
-        size_t n = strlen(ns);
+        size_t n = kctl__strlen(ns);
         if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
         memcpy(r->cur_ns, ns, n);
         r->cur_ns[n] = '\0';
@@ -11177,7 +11320,7 @@ static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_js
     memcpy(r->cur_created, doc + c->created, c->created_len);
     r->cur_created[c->created_len] = '\0';
     ns = kctl_obj_namespace(cur); /* a namespace is at most 63 bytes */
-    n = strlen(ns);
+    n = kctl__strlen(ns);
     if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
     memcpy(r->cur_ns, ns, n);
     r->cur_ns[n] = '\0';
@@ -11213,7 +11356,7 @@ static int kctl__as_cur_known_fin(kctl__asrun *r, const kctl_obj *cur, kctl__asm
 #ifndef KCTL_NO_VALIDATION
 /* Go's sort order of strings: bytewise. */
 static int kctl__as_cmp_str(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    return kctl__strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* The finalizers of the sent document that cur does not have (a deleting
@@ -11240,9 +11383,9 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
         kctl__as_err_begin(&e, "FieldValueForbidden");
         kctl__bprintf(&e.text, "Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{");
         for (m = 0; m < n; m++) {
-            if (m && strcmp(fresh[m], fresh[m - 1]) == 0) continue;
+            if (m && kctl__strcmp(fresh[m], fresh[m - 1]) == 0) continue;
             if (m) kctl__bprintf(&e.text, ", ");
-            kctl__as_quote(&e.text, fresh[m], strlen(fresh[m]));
+            kctl__as_quote(&e.text, fresh[m], kctl__strlen(fresh[m]));
         }
         kctl__bprintf(&e.text, "}");
         kctl__as_err_end(&e, "metadata.finalizers");
@@ -11303,10 +11446,10 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
 static int kctl__as_namespace(kctl__asrun *r, kctl__asin *in) {
     const char *rns = r->req->res->ns;
     if (rns && *rns) {
-        if (in->ns && in->ns_len && strcmp(in->ns, rns) != 0)
+        if (in->ns && in->ns_len && kctl__strcmp(in->ns, rns) != 0)
             return kctl__as_bad_request(r, "the namespace of the provided object does not match the namespace sent on the request");
         in->ns = rns;
-        in->ns_len = strlen(rns);
+        in->ns_len = kctl__strlen(rns);
     }
     if (!in->ns) in->ns = "";
     return KCTL_OK;
@@ -11328,7 +11471,7 @@ static int kctl__as_conflict(kctl__asrun *r, const char *what, bool kind_first, 
         kctl__as_gr(&w, r->req->res);
     }
     kctl__bprintf(&w, " ");
-    kctl__as_quote(&w, name, strlen(name));
+    kctl__as_quote(&w, name, kctl__strlen(name));
     kctl__bprintf(&w, ": ");
     kctl__bprintf(&w, fmt, a, b);
     rc = kctl__as_status(r->st, &w, 409, "Conflict", r->req->res, name, what, NULL);
@@ -11442,7 +11585,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     if (patched) {
         cur = patched;
-        if (!in.name || strcmp(in.name, kctl_obj_name(patched)) != 0)
+        if (!in.name || kctl__strcmp(in.name, kctl_obj_name(patched)) != 0)
             return kctl__as_bad_request(r, "the name of the patched object does not match the name on the request");
     } else if (in.name && in.name_len) {
         cur = req->lookup(in.ns, in.name, req->lookup_user_data);
@@ -11476,10 +11619,10 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if (!cur) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, in.name, r->st);
     r->d->cur = cur;
     if (!req->apply) { /* the preconditions the document carries: the uid first, as the registry checks them */
-        if (in.uid && *in.uid && strcmp(in.uid, kctl_obj_uid(cur)) != 0)
+        if (in.uid && *in.uid && kctl__strcmp(in.uid, kctl_obj_uid(cur)) != 0)
             return kctl__as_conflict(r, req->res->resource, false, in.name,
                                      "Precondition failed: UID in precondition: %s, UID in object meta: %s", in.uid, kctl_obj_uid(cur));
-        if (in.rv && *in.rv && strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
+        if (in.rv && *in.rv && kctl__strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
             return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, in.name, r->st);
     }
     /* the stored document is parsed for what the rules read of it, unless
@@ -11575,7 +11718,7 @@ static int kctl__as_patch(kctl__asrun *r) {
     size_t len = req->len, dlen, n;
     int rc;
     if (!req->name || !*req->name || !req->json || (req->patch_flags & ~KCTL_PATCH_STATUS)) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(req->json);
+    if (len == KCTL_NTS) len = kctl__strlen(req->json);
     if (!(cur = req->lookup(ns, req->name, req->lookup_user_data))) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, req->name, r->st);
     if ((rc = kctl__as_parse_body(r, &patch, req->json, len)) != KCTL_OK) {
         kctl__jdoc_free(&patch);
@@ -11609,11 +11752,11 @@ static int kctl__as_remove(kctl__asrun *r) {
     if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
     if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kind, sizeof kind, NULL) != KCTL_OK || !kind[0])
         kctl__fmt(kind, sizeof kind, "%s", req->res->resource);
-    if (req->del && req->del->uid && *req->del->uid && strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
+    if (req->del && req->del->uid && *req->del->uid && kctl__strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
         return kctl__as_conflict(r, kind, true, req->name, "the UID in the precondition (%s) does not match the UID in record (%s). "
                                  "The object might have been deleted and then recreated", req->del->uid, kctl_obj_uid(cur));
     if (req->del && req->del->resource_version && *req->del->resource_version &&
-        strcmp(req->del->resource_version, kctl_obj_resource_version(cur)) != 0)
+        kctl__strcmp(req->del->resource_version, kctl_obj_resource_version(cur)) != 0)
         return kctl__as_conflict(r, kind, true, req->name, "the ResourceVersion in the precondition (%s) does not match the "
                                  "ResourceVersion in record (%s). The object might have been modified", req->del->resource_version,
                                  kctl_obj_resource_version(cur));
@@ -11680,7 +11823,7 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     case KCTL_VERB_UPDATE:
     case KCTL_VERB_UPDATE_STATUS:
         if (!req->json) break;
-        len = req->len == KCTL_NTS ? strlen(req->json) : req->len;
+        len = req->len == KCTL_NTS ? kctl__strlen(req->json) : req->len;
         if (pre && pre->parsed && pre->json == req->json && pre->len == len) { /* read before: taken */
             r.sent = pre->sent;
             memset(&pre->sent, 0, sizeof pre->sent);
@@ -11779,7 +11922,7 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
     kctl_allocator a;
     if (out) *out = NULL;
     if (!doc || !out) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(doc);
+    if (len == KCTL_NTS) len = kctl__strlen(doc);
     memset(&a, 0, sizeof a);
     if (opts) a = opts->allocator;
     if ((rc = kctl__jdoc_parse(&d, doc, len, &a, opts ? &opts->limits : NULL)) != KCTL_OK) {
@@ -12029,7 +12172,7 @@ static bool kctl__ms_name_ok(const char *s, bool empty_ok) {
 /* A new entry for storage key `key` holding obj (not yet in the map; the
    map has room after kctl__map_reserve). NULL on NOMEM. */
 static kctl__msent *kctl__ms_entry(kctl_memstore *ms, const char *key, size_t rid_len, kctl_obj *obj) {
-    size_t klen = strlen(key);
+    size_t klen = kctl__strlen(key);
     kctl__msent *e;
     if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
         !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1)))
@@ -12094,7 +12237,7 @@ static int kctl__ms_join(char *buf, size_t cap, const char *a, char sep1, const 
             if (used + 1 >= cap) return KCTL_ERR_INVALID_ARG;
             buf[used++] = sep[i - 1];
         }
-        n = part[i] ? strlen(part[i]) : 0;
+        n = part[i] ? kctl__strlen(part[i]) : 0;
         if (used + n >= cap) return KCTL_ERR_INVALID_ARG;
         if (n) memcpy(buf + used, part[i], n);
         used += n;
@@ -12116,7 +12259,7 @@ static int kctl__ms_key(const char *rid, const char *ns, const char *name, char 
 }
 
 static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
-    size_t len = strlen(key);
+    size_t len = kctl__strlen(key);
     return (kctl__msent *)kctl__map_find(&ms->objs, key, len, kctl__hash(key, len));
 }
 
@@ -12169,7 +12312,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
         return KCTL_ERR_INVALID_ARG;
     }
     if (d.path) {
-        size_t n = strlen(d.path);
+        size_t n = kctl__strlen(d.path);
         int rc;
         if (!(ms->path = (char *)kctl__alloc(&d.allocator, n + 1))) {
             kctl_memstore_destroy(ms);
@@ -12260,10 +12403,10 @@ typedef struct kctl__msevprep {
 /* The store's copy of rid, made the first time an event names it, so an
    event allocates nothing of its own. NULL on NOMEM. Lock held. */
 static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
-    size_t i, n = strlen(rid);
+    size_t i, n = kctl__strlen(rid);
     char **v, *c;
     for (i = 0; i < ms->nrids; i++)
-        if (strcmp(ms->rids[i], rid) == 0) return ms->rids[i];
+        if (kctl__strcmp(ms->rids[i], rid) == 0) return ms->rids[i];
     if (!(c = (char *)kctl__alloc(&ms->allocator, n + 1))) return NULL;
     if (!(v = (char **)kctl__alloc(&ms->allocator, (ms->nrids + 1) * sizeof *v))) {
         kctl__free(&ms->allocator, c);
@@ -12415,7 +12558,7 @@ static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s
 static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
     kctl__mslook *l = (kctl__mslook *)user_data;
     char key[1024];
-    size_t n = strlen(l->rid);
+    size_t n = kctl__strlen(l->rid);
     kctl__msent *e;
     /* the key kctl__ms_key makes, checked as it is made: a name or
        namespace no object can have ("prod/a", say) names nothing, rather
@@ -12477,14 +12620,18 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         memcpy(uid, ms->uid_text, sizeof uid);
         x = ms->rev + 1;
         i = 0;
-        do { digits[i++] = (char)('0' + x % 10); x /= 10; } while (x);
+        do {
+            uint64_t digit;
+            x = kctl__udiv64(x, 10, &digit);
+            digits[i++] = (char)('0' + digit);
+        } while (x);
         for (x = 0; x < i; x++) rv[x] = digits[i - 1 - x];
         rv[i] = '\0';
     }
     {
-        uint64_t ns = kctl__port_wall_ns(), sec = ns / 1000000000u;
+        uint64_t ns = kctl__port_wall_ns(), sec = kctl__udiv64(ns, 1000000000u, NULL);
         if (sec != ms->now_s || !ms->now_text[0]) { /* as kctl_apisrv_now */
-            kctl__time_format((int64_t)(ns / 1000u), false, ms->now_text);
+            kctl__time_format((int64_t)kctl__udiv64(ns, 1000u, NULL), false, ms->now_text);
             ms->now_s = sec;
         }
         memcpy(now, ms->now_text, sizeof now);
@@ -12535,7 +12682,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         if ((rc = kctl__ms_key(rid, kctl_obj_namespace(made), kctl_obj_name(made), key, sizeof key)) != KCTL_OK) goto out;
         e = kctl__ms_find(ms, key);
         if (req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e ? e->obj : NULL, made, st)) != KCTL_OK) goto out;
-        if (!e && !(fresh = kctl__ms_entry(ms, key, strlen(rid), NULL))) {
+        if (!e && !(fresh = kctl__ms_entry(ms, key, kctl__strlen(rid), NULL))) {
             rc = KCTL_ERR_NOMEM;
             goto out;
         }
@@ -12610,7 +12757,7 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
     req.verb = verb;
     req.res = res;
     req.json = json;
-    req.len = len == KCTL_NTS ? strlen(json) : len;
+    req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
     if (kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
     else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
@@ -12646,7 +12793,7 @@ static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *n
     req.res = res;
     req.name = name;
     req.json = patch;
-    req.len = len == KCTL_NTS ? strlen(patch) : len;
+    req.len = len == KCTL_NTS ? kctl__strlen(patch) : len;
     req.patch_flags = flags;
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_PATCH, st);
@@ -12705,17 +12852,17 @@ static int kctl__ms_vt_get(void *self, const kctl_resource *res, const char *nam
 
 /* Whether an object is in namespace ns ("" or NULL: any). */
 static bool kctl__ms_in(const kctl_obj *o, const char *ns) {
-    return !ns || !*ns || strcmp(kctl_obj_namespace(o), ns) == 0;
+    return !ns || !*ns || kctl__strcmp(kctl_obj_namespace(o), ns) == 0;
 }
 
 static int kctl__ms_cmp_key(const void *a, const void *b) {
-    return strcmp(kctl_obj_key(*(kctl_obj *const *)a), kctl_obj_key(*(kctl_obj *const *)b));
+    return kctl__strcmp(kctl_obj_key(*(kctl_obj *const *)a), kctl_obj_key(*(kctl_obj *const *)b));
 }
 
 /* Every object of res matching sel, sorted by key. Lock held. */
 static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, const kctl_selector *sel, kctl_obj_list *out) {
     size_t i, n = 0;
-    size_t rl = strlen(rid);
+    size_t rl = kctl__strlen(rid);
     memset(out, 0, sizeof *out);
     out->allocator = ms->allocator;
     for (i = 0; i < ms->objs.cap; i++) {
@@ -12775,19 +12922,19 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
         if (*p == ':' && p > after) after = p + 1;
         else tok_rev = 0; /* not one of ours: a key alone */
     }
-    rl = strlen(rid);
+    rl = kctl__strlen(rid);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_LIST, st);
     if (rc == KCTL_OK && after && tok_rev) { /* the next page of a list in progress: find the token's key */
         kctl__mspaged *pg = NULL;
         size_t k;
         for (k = 0; k < KCTL__MS_PAGED && id[0]; k++)
-            if (ms->paged[k].id[0] && ms->paged[k].rev == tok_rev && strcmp(ms->paged[k].id, id) == 0) pg = &ms->paged[k];
+            if (ms->paged[k].id[0] && ms->paged[k].rev == tok_rev && kctl__strcmp(ms->paged[k].id, id) == 0) pg = &ms->paged[k];
         if (pg) {
             size_t lo = 0, hi = pg->n;
             while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
-                if (strcmp(kctl_obj_key(pg->v[mid]), after) <= 0) lo = mid + 1;
+                if (kctl__strcmp(kctl_obj_key(pg->v[mid]), after) <= 0) lo = mid + 1;
                 else hi = mid;
             }
             pg->used = ++ms->paged_tick;
@@ -12811,7 +12958,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     for (i = 0; rc == KCTL_OK && i < ms->objs.cap; i++) {
         kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
         if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, res->ns) &&
-            (!after || strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
+            (!after || kctl__strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
             v[n++] = e->obj;
     }
     if (rc == KCTL_OK && n > 1) kctl__sort(v, n, sizeof *v, kctl__ms_cmp_key);
@@ -12823,7 +12970,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
             if (pg->id[0] && (!ms->paged[k].id[0] || ms->paged[k].used < pg->used)) pg = &ms->paged[k];
         kctl__ms_pg_drop(ms, pg);
         for (i = out->items.count; i < n; i++) kctl_obj_ref(v[i]);
-        memmove(v, v + out->items.count, (n - out->items.count) * sizeof *v);
+        kctl__memmove(v, v + out->items.count, (n - out->items.count) * sizeof *v);
         pg->v = v;
         pg->n = n - out->items.count;
         pg->rev = ms->rev;
@@ -12847,7 +12994,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && strlen(res->ns) >= sizeof w->ns))
+    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && kctl__strlen(res->ns) >= sizeof w->ns))
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     for (p = from_rv ? from_rv : ""; *p; p++) {
         if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
@@ -12937,7 +13084,11 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
 static void kctl__ms_rv(kctl_event *ev, uint64_t rev) { /* "%llu", without printf: once an event, under the lock */
     char digits[24];
     size_t i = 0, k;
-    do { digits[i++] = (char)('0' + rev % 10); rev /= 10; } while (rev);
+    uint64_t digit;
+    do {
+        rev = kctl__udiv64(rev, 10, &digit);
+        digits[i++] = (char)('0' + digit);
+    } while (rev);
     for (k = 0; k < i && k + 1 < sizeof ev->resource_version; k++) ev->resource_version[k] = digits[i - 1 - k];
     ev->resource_version[k] = '\0';
 }
@@ -12979,7 +13130,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
             bool now_in, was_in;
             if (e->rev <= w->pos) continue;
-            if (strcmp(e->rid, w->rid) == 0) {
+            if (kctl__strcmp(e->rid, w->rid) == 0) {
                 kctl_obj *give = e->obj;
                 now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
                 was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
@@ -13078,7 +13229,7 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     req.apply = true;
     req.res = res;
     req.json = json;
-    req.len = len == KCTL_NTS ? strlen(json) : len;
+    req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
     if (kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
     else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
@@ -13165,7 +13316,7 @@ static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, cons
         }
         kctl__ms_put_obj(w, e->node.key, e->rid_len, e->obj);
     }
-    if (p && !p->e && p->obj) kctl__ms_put_obj(w, p->rid, strlen(p->rid), p->obj);
+    if (p && !p->e && p->obj) kctl__ms_put_obj(w, p->rid, kctl__strlen(p->rid), p->obj);
     kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
     return w->err;
 }
@@ -13277,7 +13428,7 @@ static int kctl__jnl_write_all(kctl__jnl *j, int fd, const char *data, size_t le
    renamed; *replaced says whether target now holds data); NOMEM. */
 static int kctl__jnl_replace(kctl_memstore *ms, const char *target, const char *data, size_t len, bool *replaced) {
     kctl__jnl *j = &ms->jnl;
-    size_t tlen = strlen(target);
+    size_t tlen = kctl__strlen(target);
     char *tmp = (char *)kctl__alloc(&ms->allocator, tlen + 5);
     int fd, rc = KCTL_OK;
     *replaced = false;
@@ -13316,7 +13467,7 @@ static int kctl__jnl_replace(kctl_memstore *ms, const char *target, const char *
    on any other (a port's file system has no links to follow). OK; IO;
    NOMEM. */
 static int kctl__jnl_target(kctl_memstore *ms, const char *path, char **out) {
-    size_t n = strlen(path);
+    size_t n = kctl__strlen(path);
     if (ms->jnl.fs.open_fn == kctl__fs_open) return kctl__port_file_target(path, &ms->allocator, out);
     if (!(*out = (char *)kctl__alloc(&ms->allocator, n + 1))) return KCTL_ERR_NOMEM;
     memcpy(*out, path, n + 1);
@@ -13684,7 +13835,7 @@ static bool kctl__ms_uid_num(const char *uid, uint64_t *n) {
     char again[48];
     const char *s;
     uint64_t x = 0;
-    if (strncmp(uid, form, sizeof form - 1) != 0 || strlen(uid) > sizeof form - 1 + 16) return false;
+    if (kctl__strncmp(uid, form, sizeof form - 1) != 0 || kctl__strlen(uid) > sizeof form - 1 + 16) return false;
     for (s = uid + sizeof form - 1; *s; s++) {
         if (*s >= '0' && *s <= '9') x = x * 16 + (uint64_t)(*s - '0');
         else if (*s >= 'a' && *s <= 'f') x = x * 16 + (uint64_t)(*s - 'a' + 10);
@@ -13692,7 +13843,7 @@ static bool kctl__ms_uid_num(const char *uid, uint64_t *n) {
     }
     kctl__fmt(again, sizeof again, "%s%012llx", form, (unsigned long long)x);
     *n = x;
-    return strcmp(again, uid) == 0;
+    return kctl__strcmp(again, uid) == 0;
 }
 
 typedef struct kctl__msname {
@@ -13759,15 +13910,15 @@ static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *
     uint64_t orv, n;
     size_t len;
     int rc;
-    if (!slash || (size_t)(slash - rid) >= sizeof group || strlen(slash + 1) >= sizeof resource) return KCTL_ERR_PROTO;
+    if (!slash || (size_t)(slash - rid) >= sizeof group || kctl__strlen(slash + 1) >= sizeof resource) return KCTL_ERR_PROTO;
     memcpy(group, rid, (size_t)(slash - rid));
     group[slash - rid] = '\0';
-    memcpy(resource, slash + 1, strlen(slash + 1) + 1);
+    memcpy(resource, slash + 1, kctl__strlen(slash + 1) + 1);
     if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return KCTL_ERR_PROTO;
     if (!*kctl_obj_uid(o) || (kctl__ms_uid_num(kctl_obj_uid(o), &n) && (n == 0 || n > seq))) return KCTL_ERR_PROTO;
     if (!kctl_obj_resource_version_u64(o, &orv) || orv < 1 || orv > rev) return KCTL_ERR_PROTO;
     kctl__fmt(rv, sizeof rv, "%llu", (unsigned long long)orv);
-    if (strcmp(rv, kctl_obj_resource_version(o)) != 0 || kctl_obj_generation(o) < 1) return KCTL_ERR_PROTO;
+    if (kctl__strcmp(rv, kctl_obj_resource_version(o)) != 0 || kctl_obj_generation(o) < 1) return KCTL_ERR_PROTO;
     if (kctl_obj_deletion_timestamp(o) && kctl_obj_finalizer_count(o) == 0) return KCTL_ERR_PROTO;
     memset(&res, 0, sizeof res);
     res.group = group;
@@ -13787,7 +13938,7 @@ static int kctl__ms_cmp_u64(const void *a, const void *b) {
 }
 
 static int kctl__ms_cmp_str(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    return kctl__strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* Whether no two loaded objects share a uid or a resourceVersion (every
@@ -13815,7 +13966,7 @@ static int kctl__ms_load_unique(kctl_memstore *ms) {
     kctl__sort(rvs, n, sizeof *rvs, kctl__ms_cmp_u64);
     kctl__sort(uids, n, sizeof *uids, kctl__ms_cmp_str);
     for (i = 1; i < n; i++)
-        if (rvs[i] == rvs[i - 1] || strcmp(uids[i], uids[i - 1]) == 0) rc = KCTL_ERR_PROTO;
+        if (rvs[i] == rvs[i - 1] || kctl__strcmp(uids[i], uids[i - 1]) == 0) rc = KCTL_ERR_PROTO;
     kctl__free(&ms->allocator, rvs);
     kctl__free(&ms->allocator, uids);
     return rc;
@@ -13926,7 +14077,7 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
             /* as a write makes it: valid, at this revision, and under its own key */
             rc = kctl__ms_load_ok(ms, rid, o, rev, seq);
             if (rc == KCTL_OK && (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), built, sizeof built) != KCTL_OK ||
-                                  strcmp(built, k) != 0 || !kctl_obj_resource_version_u64(o, &orv) || orv != rev))
+                                  kctl__strcmp(built, k) != 0 || !kctl_obj_resource_version_u64(o, &orv) || orv != rev))
                 rc = KCTL_ERR_PROTO;
             if (rc == KCTL_OK && !e) {
                 kctl__msent *fresh = kctl__ms_entry(ms, k, rl, o);
@@ -14049,7 +14200,7 @@ static int kctl__ms_load(kctl_memstore *ms) {
     if (rc != KCTL_OK) return rc;
     /* the journal beside the file the path names */
     if ((rc = kctl__jnl_target(ms, ms->path, &target)) != KCTL_OK) return rc;
-    tl = strlen(target);
+    tl = kctl__strlen(target);
     j->jpath = (char *)kctl__alloc(&ms->allocator, tl + 9);
     if (j->jpath) {
         memcpy(j->jpath, target, tl);
@@ -14160,7 +14311,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     parts[3] = d.resource.ns;
     parts[4] = d.label_selector;
     parts[5] = d.field_selector;
-    for (i = 0; i < 6; i++) total += (parts[i] ? strlen(parts[i]) : 0) + 1;
+    for (i = 0; i < 6; i++) total += (parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
     if (!(r = (kctl_reflector *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
     if (!(r->strings = (char *)kctl__alloc(&d.allocator, total))) {
@@ -14168,7 +14319,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         return KCTL_ERR_NOMEM;
     }
     for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
-        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        size_t n = parts[i] ? kctl__strlen(parts[i]) : 0;
         if (parts[i]) memcpy(p, parts[i], n);
         p[n] = '\0';
         parts[i] = parts[i] ? p : NULL;
@@ -14306,12 +14457,12 @@ static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
     size_t i;
     if (rc != KCTL_ERR_TIMEOUT) return false;
     for (i = 0; i < st->cause_count; i++)
-        if (st->causes[i].reason && strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
+        if (st->causes[i].reason && kctl__strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
     if (st->message) { /* strstr without it (LIBC) */
         static const char want[] = "Too large resource version";
         const char *p;
         for (p = st->message; *p; p++)
-            if (strncmp(p, want, sizeof want - 1) == 0) return true;
+            if (kctl__strncmp(p, want, sizeof want - 1) == 0) return true;
     }
     return false;
 }
@@ -14707,7 +14858,7 @@ typedef struct kctl__infctx {
    a resourceVersion nothing tells them apart: a change. */
 static bool kctl__inf_is_sync(const kctl_obj *old_obj, const kctl_obj *new_obj) {
     const char *a = kctl_obj_resource_version(old_obj), *b = kctl_obj_resource_version(new_obj);
-    return *a && strcmp(a, b) == 0;
+    return *a && kctl__strcmp(a, b) == 0;
 }
 
 /* client-go's HandleDeltas: the cache first, then the handlers; a sync
@@ -14753,7 +14904,7 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
             inf->from_list = false;
         } else {
             bool sync;
-            if (obj && obj->node.key && strcmp(obj->node.key, key) == 0) {
+            if (obj && obj->node.key && kctl__strcmp(obj->node.key, key) == 0) {
                 rc = kctl__indexer_put_old(inf->ix, obj, &old);
             } else { /* no object, or a transform that changed its key: as two calls */
                 old = kctl_indexer_get(inf->ix, key);
@@ -15127,7 +15278,7 @@ static int kctl__ckpt_decode(const unsigned char *data, size_t n, const kctl_ref
         const char *want = ident[k] ? ident[k] : "";
         s = kctl__crd_str(&c, &len);
         if (c.bad) return KCTL_ERR_PROTO;
-        if (len != strlen(want) || memcmp(s, want, len) != 0) {
+        if (len != kctl__strlen(want) || memcmp(s, want, len) != 0) {
             *reason = KCTL_LOGITEM_CHECKPOINT_MISMATCH;
             return KCTL_ERR_PROTO;
         }
@@ -15164,9 +15315,9 @@ static void kctl__ckpt_encode(kctl_informer *inf, kctl__cbuf *b) {
     memset(&l, 0, sizeof l);
     memset(hdr, 0, sizeof hdr);
     kctl__cbuf_put(b, hdr, sizeof hdr); /* filled at the end */
-    kctl__cbuf_str(b, inf->r->rv, strlen(inf->r->rv));
+    kctl__cbuf_str(b, inf->r->rv, kctl__strlen(inf->r->rv));
     kctl__ckpt_ident(inf->r, ident);
-    for (k = 0; k < 6; k++) kctl__cbuf_str(b, ident[k] ? ident[k] : "", ident[k] ? strlen(ident[k]) : 0);
+    for (k = 0; k < 6; k++) kctl__cbuf_str(b, ident[k] ? ident[k] : "", ident[k] ? kctl__strlen(ident[k]) : 0);
     if (!b->err && (b->err = kctl_indexer_list(inf->ix, &l)) == KCTL_OK) {
         if (l.count > UINT32_MAX) b->err = KCTL_ERR_TOO_LARGE;
         kctl__cbuf_u32(b, (uint32_t)l.count);
@@ -15203,7 +15354,7 @@ static int kctl__ckpt_save(kctl_informer *inf) {
     int rc;
     if (!ck || !inf->r->listed || !inf->r->rv[0]) return KCTL_ERR_INVALID_ARG;
     if (kctl_fifo_len(inf->fifo)) return KCTL_ERR_AGAIN; /* the cache lags the version */
-    if (strcmp(ck->saved_rv, inf->r->rv) == 0) return KCTL_OK; /* nothing moved */
+    if (kctl__strcmp(ck->saved_rv, inf->r->rv) == 0) return KCTL_OK; /* nothing moved */
     memset(&b, 0, sizeof b);
     b.a = &inf->allocator;
     kctl__ckpt_encode(inf, &b);
@@ -15282,7 +15433,7 @@ KCTL_API int kctl_informer_set_checkpoint(kctl_informer *inf, const kctl_checkpo
     memset(ck, 0, sizeof *ck);
     ck->d = *desc;
     if (desc->path) {
-        size_t pl = strlen(desc->path);
+        size_t pl = kctl__strlen(desc->path);
         if (!(ck->path = (char *)kctl__alloc(&inf->allocator, pl + 1))) {
             kctl__free(&inf->allocator, ck);
             return KCTL_ERR_NOMEM;
@@ -15667,11 +15818,11 @@ static uint64_t kctl__ibucket_when(void *self, const char *key) {
     elapsed = now - b->last_ns;
     if (b->units < b->cap) {
         uint64_t room = (uint64_t)(b->cap - b->units);
-        b->units = elapsed >= room / b->rate + 1 ? b->cap : b->units + (int64_t)(elapsed * b->rate);
+        b->units = elapsed >= kctl__udiv64(room, b->rate, NULL) + 1 ? b->cap : b->units + (int64_t)(elapsed * b->rate);
         if (b->units > b->cap) b->units = b->cap;
     }
     if (b->units >= INT64_MIN / 2 + b->cost) b->units -= b->cost; /* saturates some 2^62 units in debt */
-    if (b->units < 0) wait = (uint64_t)-b->units / b->rate;
+    if (b->units < 0) wait = kctl__udiv64((uint64_t)-b->units, b->rate, NULL);
     b->last_ns = now;
     kctl__mutex_unlock(&b->mu);
     return wait;
@@ -15691,7 +15842,7 @@ KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, ui
     kctl__ibucket *b;
     kctl_limiter *l;
     kctl_allocator al;
-    if (tokens == 0 || burst == 0 || (per_ns && per_ns > (UINT64_C(1) << 62) / burst) || !kctl__limiter_alloc_of(a, &al)) return NULL;
+    if (tokens == 0 || burst == 0 || (per_ns && per_ns > kctl__udiv64(UINT64_C(1) << 62, burst, NULL)) || !kctl__limiter_alloc_of(a, &al)) return NULL;
     b = (kctl__ibucket *)kctl__alloc(&al, sizeof *b);
     if (!b) return NULL;
     memset(b, 0, sizeof *b);
@@ -15808,7 +15959,10 @@ static uint64_t kctl__rand64(uint64_t *state) {
    any delay under 2^34 ns, about 17 s, and below 1e-9 of n above it). */
 static uint64_t kctl__rand_upto(uint64_t *state, uint64_t n) {
     uint64_t x = kctl__rand64(state);
-    return n == UINT64_MAX ? x : x % (n + 1);
+    uint64_t r;
+    if (n == UINT64_MAX) return x;
+    kctl__udiv64(x, n + 1, &r);
+    return r;
 }
 
 typedef struct kctl__jitter {
@@ -16888,7 +17042,7 @@ static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, bool la
         if (labels) kctl_obj_label_at(a, i, &k, &v);
         else kctl_obj_annotation_at(a, i, &k, &v);
         w = labels ? kctl_obj_label(b, k) : kctl_obj_annotation(b, k);
-        if (!w || strcmp(v, w) != 0) return true;
+        if (!w || kctl__strcmp(v, w) != 0) return true;
     }
     return false;
 }
@@ -16899,7 +17053,7 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
     switch (p->kind) {
     case KCTL_PRED_GENERATION_CHANGED: return !update || kctl_obj_generation(old_obj) != kctl_obj_generation(new_obj);
     case KCTL_PRED_RESOURCE_VERSION_CHANGED:
-        return !update || strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
+        return !update || kctl__strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
     case KCTL_PRED_LABELS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, true);
     case KCTL_PRED_ANNOTATIONS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, false);
     case KCTL_PRED_CUSTOM: return !p->fn || p->fn(old_obj, new_obj, p->user_data);
@@ -16987,14 +17141,14 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
     const char *ns = kctl_obj_namespace(obj), *av, *slash;
     char buf[256], *key = buf;
     size_t glen, nslen, nlen;
-    if (!ref || !ref->name || !ref->name[0] || !ref->kind || strcmp(ref->kind, w->owner_kind) != 0) return;
+    if (!ref || !ref->name || !ref->name[0] || !ref->kind || kctl__strcmp(ref->kind, w->owner_kind) != 0) return;
     av = ref->api_version ? ref->api_version : "";
-    slash = strchr(av, '/'); /* "group/version"; "version": the core group "" */
-    if (slash && strchr(slash + 1, '/')) return; /* not an apiVersion: matches nothing */
+    slash = kctl__strchr(av, '/'); /* "group/version"; "version": the core group "" */
+    if (slash && kctl__strchr(slash + 1, '/')) return; /* not an apiVersion: matches nothing */
     glen = slash ? (size_t)(slash - av) : 0;
-    if (glen != strlen(w->group) || memcmp(av, w->group, glen) != 0) return;
-    nslen = strlen(ns);
-    nlen = strlen(ref->name);
+    if (glen != kctl__strlen(w->group) || memcmp(av, w->group, glen) != 0) return;
+    nslen = kctl__strlen(ns);
+    nlen = kctl__strlen(ref->name);
     if (nslen + nlen + 2 > sizeof buf && !(key = (char *)kctl__alloc(&w->c->allocator, nslen + nlen + 2))) {
         kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
         return;
@@ -17052,8 +17206,8 @@ static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, kctl__watch_k
     if (!c || !inf || (kind == KCTL__WATCH_OWNED && (!owner_kind || !*owner_kind)) || (kind == KCTL__WATCH_MAP && !map))
         return KCTL_ERR_INVALID_ARG;
     if (kind == KCTL__WATCH_OWNED) {
-        glen = group ? strlen(group) : 0;
-        klen = strlen(owner_kind);
+        glen = group ? kctl__strlen(group) : 0;
+        klen = kctl__strlen(owner_kind);
     }
     if (!(w = (kctl__ctlwatch *)kctl__alloc(&c->allocator, sizeof *w + glen + klen + 2))) return KCTL_ERR_NOMEM;
     memset(w, 0, sizeof *w);
@@ -17267,7 +17421,7 @@ static void kctl__ctl_probe(kctl_controller *c) {
    they decided what happens to the key (it was parked), false when the
    result rules apply. */
 static bool kctl__ctl_offline(kctl_controller *c, const char *key, const kctl_reconcile_result *r) {
-    bool probe = c->probe && strcmp(c->probe->key, key) == 0;
+    bool probe = c->probe && kctl__strcmp(c->probe->key, key) == 0;
     if (probe) {
         kctl__free(&c->allocator, c->probe);
         c->probe = NULL;
@@ -17397,10 +17551,10 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
         ctx.ns = kctl_obj_namespace(ctx.obj);
         ctx.name = kctl_obj_name(ctx.obj);
     } else { /* gone: split the key (SplitMetaNamespaceKey) */
-        const char *slash = strchr(key, '/');
+        const char *slash = kctl__strchr(key, '/');
         ctx.ns = "";
         ctx.name = key;
-        if (slash && !strchr(slash + 1, '/')) {
+        if (slash && !kctl__strchr(slash + 1, '/')) {
             size_t n = (size_t)(slash - key);
             ns = n < sizeof nsbuf ? nsbuf : (char *)kctl__alloc(&c->allocator, n + 1);
             if (ns) {
@@ -17936,7 +18090,7 @@ KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out)
     s[3] = desc->lease.ns ? desc->lease.ns : "default";
     s[4] = desc->name;
     s[5] = desc->identity;
-    for (i = 0; i < 6; i++) total += (len[i] = strlen(s[i])) + 1;
+    for (i = 0; i < 6; i++) total += (len[i] = kctl__strlen(s[i])) + 1;
     if (total > SIZE_MAX - sizeof *le) return KCTL_ERR_NOMEM;
     if (!(le = (kctl_leader *)kctl__alloc(&desc->allocator, sizeof *le + total))) return KCTL_ERR_NOMEM;
     memset(le, 0, sizeof *le);
@@ -18265,7 +18419,7 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
 #endif
     if (desc->lease_name) {
         kctl_leader_desc ld;
-        size_t n = strlen(desc->lease_name) + 1;
+        size_t n = kctl__strlen(desc->lease_name) + 1;
         memset(&ld, 0, sizeof ld);
         ld.transport = m->transport;
         ld.lease.ns = desc->lease_namespace;
@@ -18345,9 +18499,9 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
     if (!m || !res || !res->resource) return KCTL_ERR_INVALID_ARG;
     g = res->group ? res->group : "";
     ns = res->ns ? res->ns : "";
-    idn = strlen(g) + strlen(res->resource) + strlen(ns) + strlen(ls) + strlen(fs) + 5;
-    resn = strlen(g) + strlen(res->resource) + strlen(ns) + 3;
-    size = sizeof *mi + idn + resn + strlen(ls) + 1 + strlen(fs) + 1;
+    idn = kctl__strlen(g) + kctl__strlen(res->resource) + kctl__strlen(ns) + kctl__strlen(ls) + kctl__strlen(fs) + 5;
+    resn = kctl__strlen(g) + kctl__strlen(res->resource) + kctl__strlen(ns) + 3;
+    size = sizeof *mi + idn + resn + kctl__strlen(ls) + 1 + kctl__strlen(fs) + 1;
     if (!(mi = (kctl__mgrinf *)kctl__alloc(&m->allocator, size))) return KCTL_ERR_NOMEM;
     p = (char *)(mi + 1);
     mi->inf = NULL;
@@ -18356,12 +18510,12 @@ KCTL_API int kctl_manager_informer(kctl_manager *m, const kctl_resource *res, co
     mi->resource = p;
     p += kctl__fmt(p, resn, "%s/%s%s%s", g, res->resource, *ns ? "/" : "", ns) + 1;
     mi->labels = p;
-    p += kctl__fmt(p, strlen(ls) + 1, "%s", ls) + 1;
+    p += kctl__fmt(p, kctl__strlen(ls) + 1, "%s", ls) + 1;
     mi->fields = p;
-    kctl__fmt(p, strlen(fs) + 1, "%s", fs);
+    kctl__fmt(p, kctl__strlen(fs) + 1, "%s", fs);
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->infs.n; i++)
-        if (strcmp(kctl__mgr_inf(m, i)->id, mi->id) == 0) { /* shared */
+        if (kctl__strcmp(kctl__mgr_inf(m, i)->id, mi->id) == 0) { /* shared */
             *out = kctl__mgr_inf(m, i)->inf;
             kctl__mutex_unlock(&m->mu);
             kctl__free(&m->allocator, mi);
@@ -18412,7 +18566,7 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
     if (!d.clock.now_fn) d.clock = m->clock;
     if (!d.logger.func) d.logger = m->logger;
     name = d.name ? d.name : "";
-    n = strlen(name) + 1;
+    n = kctl__strlen(name) + 1;
     if (!(mc = (kctl__mgrctl *)kctl__alloc(&m->allocator, sizeof *mc + n))) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_NOMEM;
@@ -18434,7 +18588,7 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
     kctl__mutex_lock(&m->ctl_mu);
     kctl__mutex_lock(&m->mu);
     for (i = 0; i < m->ctls.n && *name; i++)
-        if (strcmp(kctl__mgr_ctl(m, i)->name, name) == 0) rc = KCTL_ERR_EXISTS; /* one name, one set of metrics */
+        if (kctl__strcmp(kctl__mgr_ctl(m, i)->name, name) == 0) rc = KCTL_ERR_EXISTS; /* one name, one set of metrics */
     if (rc == KCTL_OK) rc = kctl__mgrlist_room(&m->allocator, &m->ctls);
     if (rc == KCTL_OK) rc = kctl_controller_create(&d, &mc->c); /* it owns the limiter, even when it fails */
     else kctl_limiter_destroy(d.limiter);
@@ -18809,7 +18963,7 @@ typedef struct kctl__pm {
     bool head;                     /* its # HELP and # TYPE are written */
 } kctl__pm;
 
-static void kctl__pm_put(kctl__pm *p, const char *s) { kctl__jw_put(&p->w, s, strlen(s)); }
+static void kctl__pm_put(kctl__pm *p, const char *s) { kctl__jw_put(&p->w, s, kctl__strlen(s)); }
 
 /* The next family: its header goes out with its first sample, so a family
    with no sample leaves nothing. */
@@ -19156,7 +19310,7 @@ KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported 
     parts[2] = d.resource.resource;
     parts[3] = d.resource.ns;
     parts[4] = d.name;
-    for (i = 0; i < 5; i++) total += (parts[i] ? strlen(parts[i]) : 0) + 1;
+    for (i = 0; i < 5; i++) total += (parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
     if (!(r = (kctl_reported *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
     if (!(r->strings = (char *)kctl__alloc(&d.allocator, total)) || kctl__mutex_init(&r->mu) != KCTL_OK) {
@@ -19165,7 +19319,7 @@ KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported 
         return KCTL_ERR_NOMEM;
     }
     for (i = 0, p = r->strings; i < 5; i++) { /* NULL stays NULL */
-        size_t n = parts[i] ? strlen(parts[i]) : 0;
+        size_t n = parts[i] ? kctl__strlen(parts[i]) : 0;
         if (parts[i]) memcpy(p, parts[i], n);
         p[n] = '\0';
         parts[i] = parts[i] ? p : NULL;
@@ -19216,9 +19370,9 @@ KCTL_API int kctl_reported_set(kctl_reported *r, const char *field, const char *
     uint32_t i;
     int rc = KCTL_OK;
     if (!r || !field || !*field || !json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     if (kctl_json_parse(json, len, NULL, 0, NULL, &j) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
-    nl = strlen(field);
+    nl = kctl__strlen(field);
     if (len > SIZE_MAX - nl - 2 || !(block = (char *)kctl__alloc(&r->allocator, nl + len + 2))) return KCTL_ERR_NOMEM;
     memcpy(block, field, nl + 1);
     memcpy(block + nl + 1, json, len);
@@ -19294,7 +19448,7 @@ KCTL_API int kctl_reported_set_status(kctl_reported *r, const char *json, size_t
     kctl_json_value root;
     char *copy;
     if (!r || !json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = strlen(json);
+    if (len == KCTL_NTS) len = kctl__strlen(json);
     if (kctl_json_get(json, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
     if (len == SIZE_MAX || !(copy = (char *)kctl__alloc(&r->allocator, len + 1))) return KCTL_ERR_NOMEM;
     memcpy(copy, json, len);

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <math.h>
 #include <float.h>
+#include <time.h>
 
 /* ------------------------------------------------------------- helpers */
 
@@ -2266,6 +2267,88 @@ static void tj_fmt_matches_snprintf(void) {
     KT_EQ_INT(bad, 0);
 }
 
+/* kctl's own string functions (the -Os builds call them instead of libc's)
+   against libc's: the sign of a comparison (bytes as unsigned char: texts
+   with bytes past 127), strncmp's bound, strchr of the NUL, memmove's
+   overlaps both ways. */
+static int tj_sign(int v) { return (v > 0) - (v < 0); }
+static void tj_own_strings(void) {
+    static const char bytes[] = "ab/\x80\xff";
+    int i, bad = 0;
+    for (i = 0; i < 20000; i++) {
+        char a[12], b[12], m[40], r[40];
+        size_t la = (size_t)(tj_rand() % 8), lb = (size_t)(tj_rand() % 8), k, n = (size_t)(tj_rand() % 10);
+        size_t from = (size_t)(tj_rand() % 16), to = (size_t)(tj_rand() % 16), len = (size_t)(tj_rand() % 24);
+        int c = (unsigned char)bytes[tj_rand() % sizeof bytes]; /* the NUL too */
+        const char *hit;
+        for (k = 0; k < la; k++) a[k] = bytes[tj_rand() % (sizeof bytes - 1)];
+        for (k = 0; k < lb; k++) b[k] = k < la && tj_rand() % 4 ? a[k] : bytes[tj_rand() % (sizeof bytes - 1)];
+        a[la] = b[lb] = '\0';
+        if (tj_sign(kctl__test_own_str(0, a, b, 0)) != tj_sign(strcmp(a, b))) bad++;
+        if (tj_sign(kctl__test_own_str(1, a, b, n)) != tj_sign(strncmp(a, b, n))) bad++;
+        if (kctl__test_own_str(2, a, NULL, 0) != (int)strlen(a)) bad++;
+        hit = strchr(a, c);
+        if (kctl__test_own_str(3, a, NULL, (size_t)c) != (hit ? (int)(hit - a) : -1)) bad++;
+        for (k = 0; k < sizeof m; k++) m[k] = r[k] = (char)('A' + k);
+        memmove(r + to, r + from, len);
+        kctl__test_own_str(4, m + to, m + from, len);
+        if (memcmp(m, r, sizeof m) != 0) bad++;
+    }
+    KT_EQ_INT(bad, 0);
+}
+
+/* kctl's own 64-bit division (-Os builds on 32-bit targets) against the
+   compiler's: both operands in 32 bits (the hardware's division), either
+   past them (shift and subtract), divisors past 2^63, quotients 0 and 1. */
+static void tj_own_udiv64(void) {
+    static const uint64_t edge[] = { 1, 2, 3, 7, 10, 27, 1000, 86400, 1000000, 1000000000, 4294967295ULL, 4294967296ULL,
+                                     9223372036854775807ULL, 9223372036854775808ULL, 18446744073709551615ULL };
+    int i, bad = 0;
+    for (i = 0; i < 40000; i++) {
+        uint64_t n = i < 225 ? edge[i % 15] : tj_rand() >> (tj_rand() % 64);
+        uint64_t d = i < 225 ? edge[i / 15] : i % 3 ? edge[(size_t)(tj_rand() % 15)] : tj_rand() >> (tj_rand() % 64);
+        uint64_t r = 0, q;
+        if (i >= 225 && i % 5 == 0) n = (uint64_t)0 - n;
+        if (d == 0) d = 1;
+        q = kctl__test_own_udiv64(n, d, &r);
+        if (q != n / d || r != n % d) {
+            if (bad++ < 5) printf("udiv64: %llu / %llu: %llu r %llu\n", (unsigned long long)n, (unsigned long long)d,
+                                  (unsigned long long)q, (unsigned long long)r);
+        }
+    }
+    KT_EQ_INT(bad, 0);
+}
+
+/* kctl's RFC 3339 times against the C library's gmtime_r: days of
+   0000-9999 (every day of the first 400-year era and of 1900-2099, every 37th
+   elsewhere) at their first and last microsecond and at a random time,
+   whole seconds and micro; before 0000 and past 9999 clamped. */
+static void tj_time_format(void) {
+    int64_t d, bad = 0;
+    char a[32], b[48];
+    for (d = -719528 - 200000; d < 2932897 + 200000; /* 0000-01-01 to 9999-12-31 (and around): */
+         d += d < -719528 || d >= 2932897 ? 9973 : d < -719528 + 146097 || (d >= -25567 && d < 47482) ? 1 : 37) { /* every day of 0000-0399 and 1900-2099 */
+        int k;
+        for (k = 0; k < 3; k++) {
+            int64_t s = d * 86400 + (k == 0 ? 0 : k == 1 ? 86399 : (int64_t)(tj_rand() % 86400));
+            int64_t us = s * 1000000 + (k == 1 ? 999999 : k == 2 ? (int64_t)(tj_rand() % 1000000) : 0);
+            int64_t c = s < -62167219200LL ? -62167219200LL : s > 253402300799LL ? 253402300799LL : s;
+            time_t t = (time_t)c;
+            struct tm tm;
+            if ((int64_t)t != c) continue; /* a 32-bit time_t: 1901-2038 only */
+            if (!gmtime_r(&t, &tm)) { bad++; continue; }
+            snprintf(b, sizeof b, "%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+                     tm.tm_min, tm.tm_sec, s > c ? 999999 : s < c ? 0 : (int)(us - s * 1000000));
+            kctl__test_time_format(us, true, a);
+            if (strcmp(a, b) != 0 && bad++ < 5) printf("time: %lld: %s, want %s\n", (long long)us, a, b);
+            strcpy(b + 19, "Z");
+            kctl__test_time_format(us, false, a);
+            if (strcmp(a, b) != 0 && bad++ < 5) printf("time: %lld: %s, want %s\n", (long long)us, a, b);
+        }
+    }
+    KT_EQ_INT((int)bad, 0);
+}
+
 /* Integers written by the writer and read by the reader, against libc. */
 static void tj_int_roundtrip(void) {
     int i, bad = 0;
@@ -2443,6 +2526,9 @@ static void tj_double_parse_matches_strtod(void) {
 
 void kt_suite_json(void) {
     KT_RUN(tj_fmt_matches_snprintf);
+    KT_RUN(tj_own_strings);
+    KT_RUN(tj_own_udiv64);
+    KT_RUN(tj_time_format);
     KT_RUN(tj_int_roundtrip);
     KT_RUN(tj_double_write_matches_printf);
     KT_RUN(tj_double_parse_matches_strtod);
