@@ -4446,6 +4446,16 @@ static KCTL__UNUSED uint64_t kctl__udiv64(uint64_t n, uint64_t d, uint64_t *rem)
     return n / d;
 }
 #endif
+/* u in decimal, written backwards so it ends just before end (20 bytes
+   are room enough): returns its first digit. */
+static KCTL__UNUSED char *kctl__dec(char *end, uint64_t u) {
+    uint64_t digit;
+    do {
+        u = kctl__udiv64(u, 10, &digit);
+        *--end = (char)('0' + digit);
+    } while (u);
+    return end;
+}
 #ifdef KCTL__WORK_COUNTER
 KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) {
     switch (fn) {
@@ -6537,18 +6547,12 @@ KCTL_API void kctl_jw_string(kctl_jw *w, const char *s) {
 }
 
 KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v) {
-    char buf[24], *p = buf + sizeof buf;
-    do { *--p = (char)('0' + v % 10); v /= 10; } while (v);
+    char buf[24], *p = kctl__dec(buf + sizeof buf, v);
     if (kctl__jw_value(w)) kctl__jw_put(w, p, (size_t)(buf + sizeof buf - p));
 }
 
 KCTL_API void kctl_jw_int64(kctl_jw *w, int64_t v) {
-    char buf[24], *p = buf + sizeof buf;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, digit;
-    do {
-        u = kctl__udiv64(u, 10, &digit);
-        *--p = (char)('0' + digit);
-    } while (u);
+    char buf[24], *p = kctl__dec(buf + sizeof buf, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
     if (v < 0) *--p = '-';
     if (kctl__jw_value(w)) kctl__jw_put(w, p, (size_t)(buf + sizeof buf - p));
 }
@@ -10855,9 +10859,7 @@ static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, s
 
 /* "name":v, an integer. */
 static void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, int64_t v) {
-    char buf[24], *p = buf + sizeof buf;
-    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do { *--p = (char)('0' + u % 10); u /= 10; } while (u);
+    char buf[24], *p = kctl__dec(buf + sizeof buf, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
     if (v < 0) *--p = '-';
     kctl__as_member(w, t, name, nlen, p, (size_t)(buf + sizeof buf - p), false);
 }
@@ -12607,7 +12609,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         static const char hex[] = "0123456789abcdef";
         uint64_t x = ms->uid_seq + 1;
         size_t i = 0;
-        char digits[24];
+        char digits[24], *p;
         if (ms->uid_text_seq != x) {
             memcpy(ms->uid_text, "00000000-0000-4000-8000-", 24);
             do { digits[i++] = hex[x & 15]; x >>= 4; } while (x);
@@ -12615,18 +12617,11 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
             for (x = 0; x < i; x++) ms->uid_text[24 + x] = digits[i - 1 - x];
             ms->uid_text[24 + i] = '\0';
             ms->uid_text_seq = ms->uid_seq + 1;
-            i = 0;
         }
         memcpy(uid, ms->uid_text, sizeof uid);
-        x = ms->rev + 1;
-        i = 0;
-        do {
-            uint64_t digit;
-            x = kctl__udiv64(x, 10, &digit);
-            digits[i++] = (char)('0' + digit);
-        } while (x);
-        for (x = 0; x < i; x++) rv[x] = digits[i - 1 - x];
-        rv[i] = '\0';
+        p = kctl__dec(digits + sizeof digits, ms->rev + 1);
+        memcpy(rv, p, (size_t)(digits + sizeof digits - p));
+        rv[digits + sizeof digits - p] = '\0';
     }
     {
         uint64_t ns = kctl__port_wall_ns(), sec = kctl__udiv64(ns, 1000000000u, NULL);
@@ -13082,15 +13077,11 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
 }
 
 static void kctl__ms_rv(kctl_event *ev, uint64_t rev) { /* "%llu", without printf: once an event, under the lock */
-    char digits[24];
-    size_t i = 0, k;
-    uint64_t digit;
-    do {
-        rev = kctl__udiv64(rev, 10, &digit);
-        digits[i++] = (char)('0' + digit);
-    } while (rev);
-    for (k = 0; k < i && k + 1 < sizeof ev->resource_version; k++) ev->resource_version[k] = digits[i - 1 - k];
-    ev->resource_version[k] = '\0';
+    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
+    size_t n = (size_t)(digits + sizeof digits - p);
+    if (n >= sizeof ev->resource_version) n = sizeof ev->resource_version - 1;
+    memcpy(ev->resource_version, p, n);
+    ev->resource_version[n] = '\0';
 }
 
 static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
