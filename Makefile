@@ -11,7 +11,7 @@ B       := build
 TESTSRC := tests/run.c tests/test_core.c tests/test_limiter.c tests/test_queue.c tests/test_json.c tests/test_obj.c tests/test_indexer.c tests/test_fifo.c tests/test_selector.c tests/test_memstore.c tests/test_apisrv.c tests/test_persist.c tests/test_reflector.c tests/test_informer.c tests/test_controller.c tests/test_offline.c tests/test_manager.c tests/test_leader.c tests/test_e2e.c tests/test_step.c tests/test_review.c tests/test_contract.c tests/test_budget.c tests/test_edge.c
 DEPS    := kctl.h tests/kt.h tests/contract.h examples/dirstore.h $(TESTSRC)
 
-.PHONY: all build-all run storm test asan tsan bench bench-contended soak cxx fuzz fuzz-short size cross firmware clean FORCE
+.PHONY: all build-all run storm test asan tsan bench bench-contended soak cxx fuzz fuzz-short size size-sections cross firmware clean FORCE
 all: $(B)/kt $(B)/edge_agent $(B)/reconcile_storm $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/kube-test-server
 
 $(B):
@@ -20,8 +20,10 @@ $(B):
 # The test runner across the option matrix.
 $(B)/kt: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -o $@ $(TESTSRC) $(LIBS)
+# clang, C11, and KCTL_SMALL=1: the small code of -Os builds behaves as the
+# fast code does (kt-trim-mcu runs it too, with the trim switches).
 $(B)/kt-clang-c11: $(DEPS) | $(B)
-	$(CLANG) -std=c11 $(BASE) $(CFLAGS) -DKT_LIGHT -o $@ $(TESTSRC) $(LIBS)
+	$(CLANG) -std=c11 $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_SMALL=1 -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-ndebug: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-static: $(DEPS) tests/static_build.c | $(B)
@@ -33,7 +35,7 @@ $(B)/kt-nothreads: $(DEPS) | $(B)
 $(B)/kt-trim-store: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_MEMSTORE -DKCTL_NO_FLOAT -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-trim-mcu: $(DEPS) | $(B)
-	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_SELECTORS -DKCTL_NO_CHECKPOINT -DKCTL_NO_MERGE_PATCH -DKCTL_NO_VALIDATION -o $@ $(TESTSRC)
+	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_NO_LEADER -DKCTL_NO_METRICS -DKCTL_NO_JSON_DOUBLE -DKCTL_NO_THREADS -DKCTL_NO_FILES -DKCTL_NO_SELECTORS -DKCTL_NO_CHECKPOINT -DKCTL_NO_MERGE_PATCH -DKCTL_NO_VALIDATION -DKCTL_SMALL=1 -o $@ $(TESTSRC)
 $(B)/kt-asan: $(DEPS) | $(B)
 	gcc $(STD) $(BASE) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-tsan: $(DEPS) | $(B)
@@ -358,6 +360,17 @@ size: | $(B)
 	    if [ $$t = x86_64 ]; then s=size; m=$(SIZE_TARGET_x86_64); else s=arm-none-eabi-size; m=$(SIZE_TARGET_cortex-m4); fi; \
 	    $$s $$f | awk -v t=$$t -v m=$$m 'NR == 2 { printf "target: controller text <= %d on %s: %s (%d, %+d)\n", m, t, \
 	        $$1 <= m ? "met" : "NOT MET", $$1, $$1 - m }'; done
+
+# Where the minimal controller's bytes go, by kctl.h section (its ">>tag"),
+# with the biggest symbols of each (SIZE_TOP of them): Cortex-M4 where
+# arm-none-eabi-gcc is installed, else x86-64.
+SIZE_TOP ?= 8
+size-sections: | $(B)
+	@if command -v arm-none-eabi-gcc >/dev/null 2>&1; then \
+	    $(SIZE_M4) $(SIZE_FLAGS) -g -o $(B)/size-sections.elf tests/size/controller.c && \
+	    echo "minimal controller, cortex-m4:" && sh tests/size/sections.sh arm-none-eabi-nm $(B)/size-sections.elf kctl.h $(SIZE_TOP); \
+	else gcc -D_POSIX_C_SOURCE=200809L $(SIZE_FLAGS) -g -o $(B)/size-sections.elf tests/size/controller.c && \
+	    echo "minimal controller, x86_64:" && sh tests/size/sections.sh nm $(B)/size-sections.elf kctl.h $(SIZE_TOP); fi
 
 clean:
 	rm -rf $(B)

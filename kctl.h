@@ -285,6 +285,15 @@
                                               after a push before it takes the
                                               lock, so a busy producer queues
                                               more first (default 300)
+        KCTL_SMALL           implementation   1: smaller code for the same
+                                              behaviour: the paths that exist
+                                              only to be faster (fingerprints,
+                                              recorded tokens, caches of what a
+                                              parse would find) are compiled
+                                              out and the plain path runs;
+                                              0: the fast paths. Default 1
+                                              under -Os (__OPTIMIZE_SIZE__),
+                                              else 0
         KCTL_LOCK_SPIN       implementation   nanoseconds spent at a busy lock
                                               before parking on it (default 5000)
                                               Spins are bounded by time, stop
@@ -385,8 +394,8 @@
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
-    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH, with a port of your own
-    (PORTING).
+    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH, KCTL_SMALL (-Os), with a port
+    of your own (PORTING).
 
 
     LIBC
@@ -3563,6 +3572,13 @@ KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *ou
 #endif
 #ifndef KCTL_LOCK_SPIN
 #define KCTL_LOCK_SPIN 5000
+#endif
+#ifndef KCTL_SMALL /* smaller code, the same behaviour: 1 under -Os */
+#ifdef __OPTIMIZE_SIZE__
+#define KCTL_SMALL 1
+#else
+#define KCTL_SMALL 0
+#endif
 #endif
 #if KCTL_MAX_KEY_LEN < 1
 #error "KCTL_MAX_KEY_LEN must be at least 1"
