@@ -10538,7 +10538,7 @@ static void kctl__at_free(kctl__astoks *t) {
    yet counted in its container; its index, or UINT32_MAX when recording stopped. */
 static uint32_t kctl__at_add(kctl__astoks *t, uint8_t type, size_t start, size_t end) {
     kctl_json_tok *k;
-    if (!t || !t->ok) return UINT32_MAX;
+    if (KCTL_SMALL || !t || !t->ok) return UINT32_MAX;
     if (t->n == t->cap) {
         uint32_t cap = t->cap ? t->cap * 2 : 64;
         kctl_json_tok *nt = cap > t->cap && cap < UINT32_MAX / 2 ? (kctl_json_tok *)kctl__alloc(&t->a, (size_t)cap * sizeof *nt) : NULL;
@@ -10559,13 +10559,13 @@ static uint32_t kctl__at_add(kctl__astoks *t, uint8_t type, size_t start, size_t
 
 /* A value begins: its container counts it. */
 static void kctl__at_count(kctl__astoks *t) {
-    if (t && t->ok && t->depth) t->toks[t->open[t->depth - 1]].size++;
+    if (!KCTL_SMALL && t && t->ok && t->depth) t->toks[t->open[t->depth - 1]].size++;
 }
 
 /* After kctl_jw_object_begin / array_begin wrote the bracket. */
 static void kctl__at_open(kctl__astoks *t, const kctl_jw *w, bool obj) {
     uint32_t i;
-    if (!t || !t->ok || w->err) return;
+    if (KCTL_SMALL || !t || !t->ok || w->err) return;
     kctl__at_count(t);
     if (t->depth == KCTL__AST_DEPTH) { t->ok = false; return; }
     if ((i = kctl__at_add(t, obj ? KCTL_JSON_OBJECT : KCTL_JSON_ARRAY, w->len - 1, 0)) == UINT32_MAX) return;
@@ -10576,7 +10576,7 @@ static void kctl__at_open(kctl__astoks *t, const kctl_jw *w, bool obj) {
 /* After kctl_jw_object_end / array_end wrote the bracket. */
 static void kctl__at_close(kctl__astoks *t, const kctl_jw *w) {
     uint32_t i;
-    if (!t || !t->ok || w->err || !t->depth) return;
+    if (KCTL_SMALL || !t || !t->ok || w->err || !t->depth) return;
     i = t->open[--t->depth];
     t->toks[i].end = (uint32_t)w->len;
     t->toks[i].skip = t->n - i;
@@ -10587,7 +10587,7 @@ static void kctl__at_close(kctl__astoks *t, const kctl_jw *w) {
 static void kctl__at_string(kctl__astoks *t, const kctl_jw *w, size_t at, bool key) {
     size_t start, end;
     uint32_t i;
-    if (!t || !t->ok || w->err) return;
+    if (KCTL_SMALL || !t || !t->ok || w->err) return;
     if (w->buf[at] == ',') at++;
     start = at + 1;
     end = w->len - (key ? 2 : 1);
@@ -10603,7 +10603,7 @@ static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *
     size_t raw_start = src->start - (src->type == KCTL_JSON_STRING), raw_len = src->end + (src->type == KCTL_JSON_STRING) - raw_start;
     size_t at = w->len - (key ? 1 : 0) - raw_len;
     uint32_t i;
-    if (!t || !t->ok || w->err) return;
+    if (KCTL_SMALL || !t || !t->ok || w->err) return;
     if (!key) kctl__at_count(t);
     if ((i = kctl__at_add(t, src->type, at + (src->start - raw_start), at + (src->end - raw_start))) != UINT32_MAX)
         t->toks[i].escaped = src->escaped;
@@ -10695,7 +10695,7 @@ static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json 
 static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t v, const kctl_allocator *a) {
     int rc = KCTL_OK;
     kctl_json_type type = kctl_json_type_of(j, v);
-    if ((type == KCTL_JSON_OBJECT || type == KCTL_JSON_ARRAY) && !w->err && kctl__as_copy_verbatim(w, t, j, KCTL_JSON_NONE, v))
+    if (!KCTL_SMALL && (type == KCTL_JSON_OBJECT || type == KCTL_JSON_ARRAY) && !w->err && kctl__as_copy_verbatim(w, t, j, KCTL_JSON_NONE, v))
         return w->err;
     switch (type) {
     case KCTL_JSON_OBJECT:
@@ -10725,7 +10725,7 @@ static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, 
 static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t k, const kctl_allocator *a) {
     const char *raw;
     size_t n;
-    if (!w->err && kctl__as_copy_verbatim(w, t, j, k, k + 1)) return w->err;
+    if (!KCTL_SMALL && !w->err && kctl__as_copy_verbatim(w, t, j, k, k + 1)) return w->err;
     kctl_json_raw(j, k, &raw, &n);
     kctl__jw_key_raw(w, raw, n);
     kctl__jw_put(w, ":", 1);
@@ -10769,7 +10769,7 @@ static bool kctl__as_not_type_meta(const kctl_json *j, uint32_t ktok) { return !
 static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
     size_t at = w->len, n = kctl__strlen(name);
     char raw[64];
-    if (n + 2 > sizeof raw) {
+    if (KCTL_SMALL || n + 2 > sizeof raw) {
         kctl_jw_key(w, name);
     } else {
         raw[0] = '"';
@@ -10869,15 +10869,26 @@ static bool kctl__as_plain(const char *v, size_t n) {
 /* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
 static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v) {
     size_t n = kctl__strlen(v);
-    if (kctl__as_plain(v, n)) kctl__as_member(w, t, name, nlen, v, n, true);
+    if (!KCTL_SMALL && kctl__as_plain(v, n)) kctl__as_member(w, t, name, nlen, v, n, true);
     else kctl__as_string(w, t, name, v); /* something to escape */
 }
 
 /* "name":v, an integer. */
 static void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, int64_t v) {
-    char buf[24], *p = kctl__dec(buf + sizeof buf, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+    char buf[24], *p;
+    if (KCTL_SMALL) { /* nothing recorded */
+        kctl_jw_key(w, name);
+        kctl_jw_int64(w, v);
+        return;
+    }
+    p = kctl__dec(buf + sizeof buf, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
     if (v < 0) *--p = '-';
     kctl__as_member(w, t, name, nlen, p, (size_t)(buf + sizeof buf - p), false);
+}
+/* A member name of the rules' own: its value follows. */
+static void kctl__as_name(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen) {
+    if (KCTL_SMALL) kctl_jw_key(w, name);
+    else kctl__as_member(w, t, name, nlen, NULL, 0, false);
 }
 #define KCTL__AS_NAME(s) s, sizeof s - 1
 
@@ -10917,13 +10928,13 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     uint32_t md = KCTL_JSON_NONE, i;
     signed char top[16]; /* kctl__as_top of the first members */
     int rc;
-    kctl__as_presize(w, t, base, m, sdoc, status);
+    if (!KCTL_SMALL) kctl__as_presize(w, t, base, m, sdoc, status);
     kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
     kctl__at_open(t, w, true);
     rc = kctl__jmembers(base, 0, a, false, &v);
     for (i = 0; rc == KCTL_OK && i < v.n; i++) {
         int k = kctl__as_top(base, v.keys[i]);
-        if (i < sizeof top) top[i] = (signed char)k; /* for the second walk */
+        if (!KCTL_SMALL && i < sizeof top) top[i] = (signed char)k; /* for the second walk */
         if (k == 2) md = v.keys[i] + 1;
         else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
     }
@@ -10931,7 +10942,7 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
         kctl__jmembers_free(&v);
         return rc;
     }
-    kctl__as_member(w, t, KCTL__AS_NAME("metadata"), NULL, 0, false);
+    kctl__as_name(w, t, KCTL__AS_NAME("metadata"));
     kctl_jw_object_begin(w);
     kctl__at_open(t, w, true);
     kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
@@ -10944,17 +10955,17 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     if (m->has_grace) kctl__as_int_member(w, t, KCTL__AS_NAME("deletionGracePeriodSeconds"), m->grace);
     if ((rc = kctl__as_copy_members(w, t, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) == KCTL_OK &&
         m->fin_kept && m->fin != KCTL_JSON_NONE) {
-        kctl__as_member(w, t, KCTL__AS_NAME("finalizers"), NULL, 0, false);
+        kctl__as_name(w, t, KCTL__AS_NAME("finalizers"));
         rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a);
     }
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
     for (i = 0; rc == KCTL_OK && i < v.n; i++)
-        if ((i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i])) < 0) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+        if ((!KCTL_SMALL && i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i])) < 0) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
     kctl__jmembers_free(&v);
     if (rc != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
-        kctl__as_member(w, t, KCTL__AS_NAME("status"), NULL, 0, false);
+        kctl__as_name(w, t, KCTL__AS_NAME("status"));
         if ((rc = kctl__as_copy_value(w, t, sdoc, status, a)) != KCTL_OK) return rc;
     }
     kctl_jw_object_end(w);
@@ -11645,7 +11656,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     /* the stored document is parsed for what the rules read of it, unless
        its store kept that (an update of the body, the common write) */
-    if (!status_only && (rc = kctl__as_cur_known(r, cur, sent, &m, &known_status, &known)) != KCTL_OK) return rc;
+    if (!KCTL_SMALL && !status_only && (rc = kctl__as_cur_known(r, cur, sent, &m, &known_status, &known)) != KCTL_OK) return rc;
     if (!known && (rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
     m.rv = req->rv;
     if (req->apply && (m.deleted || in.mv[KCTL__AM_FINALIZERS] == KCTL_JSON_NONE)) {
@@ -11842,7 +11853,7 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     case KCTL_VERB_UPDATE_STATUS:
         if (!req->json) break;
         len = req->len == KCTL_NTS ? kctl__strlen(req->json) : req->len;
-        if (pre && pre->parsed && pre->json == req->json && pre->len == len) { /* read before: taken */
+        if (!KCTL_SMALL && pre && pre->parsed && pre->json == req->json && pre->len == len) { /* read before: taken */
             r.sent = pre->sent;
             memset(&pre->sent, 0, sizeof pre->sent);
             pre->parsed = false;
@@ -12657,7 +12668,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
-    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, kctl__ms_cur_of, &fp_ok, &fp, pre);
+    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, KCTL_SMALL ? NULL : kctl__ms_cur_of, &fp_ok, &fp, pre);
     if (rc != KCTL_OK) goto out;
     if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
         if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
@@ -12666,7 +12677,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     /* what the next update's rules read of the document, from its tokens
        (before the build: it takes them for scratch) */
     memset(&cur, 0, sizeof cur);
-    if (d.outcome == KCTL_APISRV_WRITE && w.len && od_rc == KCTL_OK) /* failed: none kept */
+    if (!KCTL_SMALL && d.outcome == KCTL_APISRV_WRITE && w.len && od_rc == KCTL_OK) /* failed: none kept (small builds: never) */
         cur_rc = kctl__as_cur_of(&cur, &od.j, &ms->allocator, fp_ok ? &fp : NULL);
     /* the object from the tokens the decision parsed the document into */
     if (w.len && (rc = od_rc != KCTL_OK ? od_rc : kctl__obj_build(w.buf, w.len, &ms->obj_opts, od.toks, &od.j, &made)) != KCTL_OK) {
@@ -12769,7 +12780,7 @@ static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *re
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
-    if (kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
+    if (!KCTL_SMALL && kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
     else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, verb, st);
@@ -13237,7 +13248,7 @@ KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, co
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
-    if (kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
+    if (!KCTL_SMALL && kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
     else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_do(ms, &req, out, st, &pre);
