@@ -11515,7 +11515,7 @@ static int kctl__as_conflict(kctl__asrun *r, const char *what, bool kind_first, 
 /* The recorder for an emit into r->out: with keep, when out is empty
    (the tokens' offsets are from its start); else NULL. */
 static kctl__astoks *kctl__as_rec(kctl__asrun *r) {
-    if (!r->keep || r->out->len) return NULL;
+    if (KCTL_SMALL || !r->keep || r->out->len) return NULL;
     kctl__at_free(&r->toks);
     kctl__at_init(&r->toks, &r->req->allocator);
     return &r->toks;
@@ -11569,7 +11569,7 @@ static void kctl__as_out_reset(kctl_jw *w) {
 static int kctl__as_keep(kctl__asrun *r) {
     int rc;
     if (!r->keep || r->kept || r->keep_rc != KCTL_OK) return KCTL_OK;
-    if (kctl__as_keep_recorded(r)) {
+    if (!KCTL_SMALL && kctl__as_keep_recorded(r)) {
         r->kept = true;
         return KCTL_OK;
     }
@@ -11739,6 +11739,8 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     return rc;
 }
 
+/* (Under KCTL_NO_MERGE_PATCH, UNSUPPORTED once the object is found and
+   the patch read: the refusals before stay.) */
 static int kctl__as_patch(kctl__asrun *r) {
     const kctl_apisrv_req *req = r->req;
     const char *ns = req->res->ns ? req->res->ns : "", *doc, *text;
@@ -11755,18 +11757,29 @@ static int kctl__as_patch(kctl__asrun *r) {
     }
     doc = kctl_obj_json(cur, &dlen);
     if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &req->allocator, NULL)) == KCTL_OK) {
+#ifdef KCTL_NO_MERGE_PATCH
+        rc = KCTL_ERR_UNSUPPORTED; /* as kctl_json_merge_patch says */
+        (void)text;
+        (void)n;
+#else
         rc = kctl_json_merge_patch(&cd.j, 0, &patch.j, 0, &r->mbuf);
         if (rc == KCTL_OK) rc = kctl_jw_finish(&r->mbuf, &text, &n);
         if (rc == KCTL_ERR_TOO_LARGE && r->st) /* deeper than a document may be */
             rc = kctl__as_simple(r->st, &req->allocator, 413, "RequestEntityTooLarge",
                                  "Request entity too large: the patched object is beyond the writer's depth");
         else if (rc == KCTL_OK) rc = kctl__as_parse_body(r, &r->merged, text, n);
+#endif
     }
     kctl__jdoc_free(&cd);
     kctl__jdoc_free(&patch);
+#ifdef KCTL_NO_MERGE_PATCH
+    return rc; /* never OK */
+#else
     if (rc != KCTL_OK) return rc;
     return kctl__as_write(r, &r->merged.j, req->patch_flags & KCTL_PATCH_STATUS ? KCTL_VERB_UPDATE_STATUS : KCTL_VERB_UPDATE, cur);
+#endif
 }
+
 
 static int kctl__as_remove(kctl__asrun *r) {
     const kctl_apisrv_req *req = r->req;
@@ -12668,7 +12681,8 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
-    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, KCTL_SMALL ? NULL : kctl__ms_cur_of, &fp_ok, &fp, pre);
+    rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, KCTL_SMALL ? NULL : kctl__ms_cur_of,
+                         KCTL_SMALL ? NULL : &fp_ok, &fp, pre);
     if (rc != KCTL_OK) goto out;
     if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
         if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
@@ -12685,35 +12699,30 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         else if (rc == KCTL_ERR_TOO_LARGE) rc = kctl__ms_refuse(st, rc, "Request entity too large: the object as stored is beyond the store's limits");
         goto out;
     }
-    if (d.outcome == KCTL_APISRV_REMOVE) {
-        /* watchers get the last stored state at the deletion's revision */
-        if ((rc = kctl__ms_key(rid, kctl_obj_namespace(d.cur), kctl_obj_name(d.cur), key, sizeof key)) != KCTL_OK) goto out;
-        e = kctl__ms_find(ms, key);
-        if ((rc = kctl_apisrv_with_rv(d.cur, rv, &ms->obj_opts, &gone)) != KCTL_OK ||
-            (rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_DELETED, gone, e->obj)) != KCTL_OK)
-            goto out;
-        pend.e = e;
-    } else if (d.cur && look.hit && look.hit->obj == d.cur) { /* the object the decision read: its entry, found once */
+    /* the entry written: the one the decision read, found once, or by
+       the key of what is removed or made */
+    if (d.cur && look.hit && look.hit->obj == d.cur) {
         e = look.hit;
-        if ((req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e->obj, made, st)) != KCTL_OK) ||
-            (rc = kctl__ms_event_prepare(ms, &ev, rid, KCTL_EVENT_MODIFIED, made, e->obj)) != KCTL_OK) goto out;
-        pend.e = e;
-        pend.obj = made;
-        pend.rid = rid;
     } else {
-        if ((rc = kctl__ms_key(rid, kctl_obj_namespace(made), kctl_obj_name(made), key, sizeof key)) != KCTL_OK) goto out;
+        const kctl_obj *o = d.outcome == KCTL_APISRV_REMOVE ? d.cur : made;
+        if ((rc = kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key)) != KCTL_OK) goto out;
         e = kctl__ms_find(ms, key);
+    }
+    pend.e = e;
+    if (d.outcome == KCTL_APISRV_REMOVE) { /* watchers get the last stored state at the deletion's revision */
+        if ((rc = kctl_apisrv_with_rv(d.cur, rv, &ms->obj_opts, &gone)) != KCTL_OK) goto out;
+    } else {
         if (req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e ? e->obj : NULL, made, st)) != KCTL_OK) goto out;
         if (!e && !(fresh = kctl__ms_entry(ms, key, kctl__strlen(rid), NULL))) {
             rc = KCTL_ERR_NOMEM;
             goto out;
         }
-        if ((rc = kctl__ms_event_prepare(ms, &ev, rid, e ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED, made, e ? e->obj : NULL)) != KCTL_OK)
-            goto out;
-        pend.e = e;
         pend.obj = made;
         pend.rid = rid;
     }
+    if ((rc = kctl__ms_event_prepare(ms, &ev, rid, gone ? KCTL_EVENT_DELETED : e ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED,
+                                     gone ? gone : made, e ? e->obj : NULL)) != KCTL_OK)
+        goto out;
     pend.seq = ms->uid_seq + (req->verb == KCTL_VERB_CREATE && !d.cur ? 1u : 0u);
     if (ms->save_on_write && (rc = kctl__jnl_append(ms, ms->rev + 1, &pend)) != KCTL_OK) {
         rc = kctl__ms_refuse(st, rc, "the write could not be saved, so it was not made");
@@ -12724,7 +12733,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         kctl__ms_drop(ms, e);
     } else if (fresh) {
         fresh->obj = kctl_obj_ref(made);
-        fresh->cur = cur;
+        if (!KCTL_SMALL) fresh->cur = cur; /* (small builds keep none: zero, from kctl__ms_entry) */
         if (cur_rc == KCTL_OK) fresh->cur.obj = made;
         kctl__map_insert(&ms->objs, &fresh->node);
         ms->nbytes += kctl__ms_doc_len(made);
@@ -12733,7 +12742,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
         kctl_obj_unref(e->obj);
         e->obj = kctl_obj_ref(made);
-        e->cur = cur;
+        if (!KCTL_SMALL) e->cur = cur; /* (small builds keep none: zero, from kctl__ms_entry) */
         if (cur_rc == KCTL_OK) e->cur.obj = made;
     }
     kctl__ms_event_push(ms, &ev);
@@ -12767,27 +12776,43 @@ static int kctl__ms_faulted(kctl_memstore *ms, kctl_verb verb, kctl_api_status *
     return rc == KCTL_OK ? rc : kctl__ms_refuse(st, rc, "injected fault");
 }
 
-static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
-                             kctl_obj **out, kctl_api_status *st) {
-    kctl_memstore *ms = (kctl_memstore *)self;
-    kctl_apisrv_req req;
+/* Request req under the store's lock: the fault armed for its verb first
+   (faults), then kctl__ms_do; a document sent (create, update,
+   update_status) is read before, without the lock (kctl__as_pre), when
+   the store's memory is the default allocator's. */
+static int kctl__ms_req(kctl_memstore *ms, bool faults, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st) {
     kctl__aspre pre;
-    int rc;
+    int rc = KCTL_OK;
+    bool sent = req->verb != KCTL_VERB_PATCH && req->verb != KCTL_VERB_REMOVE;
+    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req->json, req->len, &ms->allocator, &ms->obj_opts.limits);
+    else memset(&pre, 0, sizeof pre);
+    kctl__mutex_lock(&ms->mu);
+    if (faults) rc = kctl__ms_faulted(ms, req->verb, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, req, out, st, KCTL_SMALL || !sent ? NULL : &pre);
+    kctl__ms_unlock(ms);
+    if (!KCTL_SMALL) kctl__as_pre_free(&pre);
+    return rc;
+}
+
+/* A document sent: verb's (the transport's, faults first), or the owner's
+   apply (apply: CREATE, no faults). */
+static int kctl__ms_write(kctl_memstore *ms, bool apply, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
+                          kctl_obj **out, kctl_api_status *st) {
+    kctl_apisrv_req req;
     if (out) *out = NULL;
-    if (!res || !json) return KCTL_ERR_INVALID_ARG;
+    if (!ms || !res || !json) return KCTL_ERR_INVALID_ARG;
     memset(&req, 0, sizeof req);
     req.verb = verb;
+    req.apply = apply;
     req.res = res;
     req.json = json;
     req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
-    if (!KCTL_SMALL && kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
-    else memset(&pre, 0, sizeof pre);
-    kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_faulted(ms, verb, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, &pre);
-    kctl__ms_unlock(ms);
-    kctl__as_pre_free(&pre);
-    return rc;
+    return kctl__ms_req(ms, !apply, &req, out, st);
+}
+
+static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
+                             kctl_obj **out, kctl_api_status *st) {
+    return kctl__ms_write((kctl_memstore *)self, false, verb, res, json, len, out, st);
 }
 
 static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
@@ -12807,7 +12832,6 @@ static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *n
                              kctl_obj **out, kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl_apisrv_req req;
-    int rc;
     if (out) *out = NULL;
     if (!res || !name || !patch) return KCTL_ERR_INVALID_ARG;
     memset(&req, 0, sizeof req);
@@ -12817,17 +12841,12 @@ static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *n
     req.json = patch;
     req.len = len == KCTL_NTS ? kctl__strlen(patch) : len;
     req.patch_flags = flags;
-    kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_faulted(ms, KCTL_VERB_PATCH, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, NULL);
-    kctl__ms_unlock(ms);
-    return rc;
+    return kctl__ms_req(ms, true, &req, out, st);
 }
 
 static int kctl__ms_remove(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, const kctl_delete_opts *opts,
                            kctl_obj **out, kctl_api_status *st) {
     kctl_apisrv_req req;
-    int rc = KCTL_OK;
     if (out) *out = NULL;
     if (!ms || !res || !name) return KCTL_ERR_INVALID_ARG;
     memset(&req, 0, sizeof req);
@@ -12835,11 +12854,7 @@ static int kctl__ms_remove(kctl_memstore *ms, bool faults, const kctl_resource *
     req.res = res;
     req.name = name;
     req.del = opts;
-    kctl__mutex_lock(&ms->mu);
-    if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_REMOVE, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, NULL);
-    kctl__ms_unlock(ms);
-    return rc;
+    return kctl__ms_req(ms, faults, &req, out, st);
 }
 
 static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
@@ -13237,24 +13252,7 @@ KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
 
 KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                  kctl_api_status *st) {
-    kctl_apisrv_req req;
-    kctl__aspre pre;
-    int rc;
-    if (out) *out = NULL;
-    if (!ms || !res || !json) return KCTL_ERR_INVALID_ARG;
-    memset(&req, 0, sizeof req);
-    req.verb = KCTL_VERB_CREATE;
-    req.apply = true;
-    req.res = res;
-    req.json = json;
-    req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
-    if (!KCTL_SMALL && kctl__ms_malloc(ms)) kctl__as_pre(&pre, json, req.len, &ms->allocator, &ms->obj_opts.limits); /* without the lock */
-    else memset(&pre, 0, sizeof pre);
-    kctl__mutex_lock(&ms->mu);
-    rc = kctl__ms_do(ms, &req, out, st, &pre);
-    kctl__ms_unlock(ms);
-    kctl__as_pre_free(&pre);
-    return rc;
+    return kctl__ms_write(ms, true, KCTL_VERB_CREATE, res, json, len, out, st);
 }
 
 KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st) {
