@@ -10483,8 +10483,8 @@ static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *
     const kctl_json_tok *t = &j->toks[ktok];
     uint32_t len = t->end - t->start;
     int i;
-    if (t->type != KCTL_JSON_STRING || (!t->escaped && (len > 31 || !(mask >> len & 1)))) return -1;
-    if (t->escaped) {
+    if (t->type != KCTL_JSON_STRING || (!KCTL_SMALL && !t->escaped && (len > 31 || !(mask >> len & 1)))) return -1;
+    if (KCTL_SMALL || t->escaped) { /* (small builds: every name compared) */
         for (i = 0; i < n; i++)
             if (kctl__jkey_eq(j, t, names[i], lens[i])) return i;
         return -1;
@@ -12472,7 +12472,11 @@ static int kctl__ms_ring_reserve(kctl_memstore *ms) {
     cap = ms->cap ? (ms->cap > ms->history / 2 ? ms->history : ms->cap * 2) : (ms->history < 8 ? ms->history : 8);
     if (!(r = (kctl__msev *)kctl__alloc(&ms->allocator, (size_t)cap * sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, (size_t)cap * sizeof *r);
-    for (k = 0; k < ms->count; k++) r[k] = ms->ring[(ms->first + k) % ms->cap];
+    if (ms->count) { /* the events from first to the end, then those from 0 */
+        k = ms->cap - ms->first < ms->count ? ms->cap - ms->first : ms->count;
+        memcpy(r, ms->ring + ms->first, (size_t)k * sizeof *r);
+        memcpy(r + k, ms->ring, (size_t)(ms->count - k) * sizeof *r);
+    }
     kctl__free(&ms->allocator, ms->ring);
     ms->ring = r;
     ms->cap = cap;
@@ -12508,9 +12512,9 @@ static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
     if (ms->count == ms->cap) { /* forget the oldest (its objects freed once the lock is let go) */
         e = &ms->ring[ms->first];
         if (e->rev > ms->compacted) ms->compacted = e->rev;
-        kctl__ms_free_event(ms, &ms->dropped);
-        if (kctl__ms_malloc(ms)) ms->dropped = *e;
-        else kctl__ms_free_event(ms, e); /* an allocator of the caller's: called under the lock, as always */
+        if (!KCTL_SMALL) kctl__ms_free_event(ms, &ms->dropped);
+        if (!KCTL_SMALL && kctl__ms_malloc(ms)) ms->dropped = *e;
+        else kctl__ms_free_event(ms, e); /* an allocator of the caller's (or a small build): under the lock */
         memset(e, 0, sizeof *e);
         ms->first = (ms->first + 1) % ms->cap;
         ms->count--;
@@ -12533,18 +12537,18 @@ static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
    still holds it), and free what it pushed out of the history. */
 static void kctl__ms_unlock(kctl_memstore *ms) {
     bool wake = ms->wake_due;
-    kctl__msev dropped = ms->dropped;
+    kctl__msev dropped = ms->dropped; /* (small builds: none, freed under the lock) */
     ms->wake_due = false;
-    memset(&ms->dropped, 0, sizeof ms->dropped);
+    if (!KCTL_SMALL) memset(&ms->dropped, 0, sizeof ms->dropped);
     kctl__mutex_unlock(&ms->mu);
     if (wake) kctl__cond_broadcast(&ms->cv);
-    kctl__ms_free_event(ms, &dropped);
+    if (!KCTL_SMALL) kctl__ms_free_event(ms, &dropped);
 }
 
 /* A refusal the store itself makes (a fault, a failed save), worded as
    an API server's Status for its code. */
 static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
-    static const struct { int code, http; const char *reason; } map[] = {
+    static const struct { signed char code; unsigned short http; const char *reason; } map[] = {
         { KCTL_ERR_INVALID_ARG, 400, "BadRequest" }, { KCTL_ERR_UNAUTHORIZED, 401, "Unauthorized" },
         { KCTL_ERR_FORBIDDEN, 403, "Forbidden" }, { KCTL_ERR_NOT_FOUND, 404, "NotFound" },
         { KCTL_ERR_EXISTS, 409, "AlreadyExists" }, { KCTL_ERR_CONFLICT, 409, "Conflict" },
@@ -12617,6 +12621,14 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
     return e ? e->obj : NULL;
 }
 
+
+/* Whether a save can succeed: without files none does (a write to save
+   is refused before it is made). */
+#ifdef KCTL_NO_FILES
+#define KCTL__MS_SAVES 0
+#else
+#define KCTL__MS_SAVES 1
+#endif
 
 /* One write, decided by the API-server rules, then made: everything it
    needs is allocated first, then (save_on_write) the store as it will be
@@ -12749,11 +12761,11 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     ms->rev++;
     if (req->verb == KCTL_VERB_CREATE && !d.cur) ms->uid_seq++;
     if (out && made) *out = kctl_obj_ref(made); /* a delete that removed: NULL */
-    if (ms->save_on_write && ms->wake_due) { /* the watches see the write now, not once it is durable */
+    if (KCTL__MS_SAVES && ms->save_on_write && ms->wake_due) { /* the watches see the write now, not once it is durable */
         ms->wake_due = false;
         kctl__cond_broadcast(&ms->cv);
     }
-    if (ms->save_on_write && (rc = kctl__jnl_durable(ms, ms->jnl.seq)) != KCTL_OK) { /* acknowledged once durable */
+    if (KCTL__MS_SAVES && ms->save_on_write && (rc = kctl__jnl_durable(ms, ms->jnl.seq)) != KCTL_OK) { /* acknowledged once durable */
         rc = kctl__ms_refuse(st, rc, "the write was made but could not be synced to disk; it may or may not last");
         if (out) {
             kctl_obj_unref(*out);
