@@ -11696,9 +11696,10 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if (m.deleted && nfin == 0) { /* the last finalizer went: so does the object, answered at its old version */
         m.rv = kctl_obj_resource_version(cur);
         r->d->outcome = KCTL_APISRV_REMOVE;
-        return kctl__as_emit(r->out, kctl__as_rec(r), base, &m, sdoc, status, &req->allocator);
     }
-    if ((rc = kctl__as_emit(r->out, kctl__as_rec(r), base, &m, sdoc, status, &req->allocator)) != KCTL_OK) return rc;
+    if ((rc = kctl__as_emit(r->out, kctl__as_rec(r), base, &m, sdoc, status, &req->allocator)) != KCTL_OK ||
+        r->d->outcome == KCTL_APISRV_REMOVE)
+        return rc;
     { /* a write that changes nothing is not a write: the document written
          is parsed once, for this and for the caller (keep) */
         kctl__jdoc nd, *od = &nd;
@@ -11715,8 +11716,9 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         /* Outside the metadata, the document written is the one sent but
            for its status, which is the stored one: when the generation
            stays, the sent and stored bodies were found equal above, so
-           only the metadata is left to compare. */
-        if (status_only) {
+           only the metadata is left to compare (small builds compare
+           the whole document, which is the same then). */
+        if (status_only || (KCTL_SMALL && !bump)) {
             same = kctl__as_same(&od->j, &r->cur.j, &req->allocator);
         } else if (bump) {
             same = 0;
@@ -11895,10 +11897,10 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     kctl__free(&req->allocator, r.sc.buf);
     kctl__jdoc_free(&r.sent);
     kctl__jdoc_free(&r.cur);
-    kctl__jdoc_free(&r.curfin);
+    if (!KCTL_SMALL) kctl__jdoc_free(&r.curfin); /* (small builds: never used) */
     kctl__jdoc_free(&r.merged);
     kctl_jw_free(&r.mbuf);
-    kctl__at_free(&r.toks);
+    if (!KCTL_SMALL) kctl__at_free(&r.toks);
     return rc;
 }
 
@@ -12661,21 +12663,22 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         static const char hex[] = "0123456789abcdef";
         uint64_t x = ms->uid_seq + 1;
         size_t i = 0;
-        char digits[24], *p;
-        if (ms->uid_text_seq != x) {
-            memcpy(ms->uid_text, "00000000-0000-4000-8000-", 24);
-            do { digits[i++] = hex[x & 15]; x >>= 4; } while (x);
-            while (i < 12) digits[i++] = '0';
-            for (x = 0; x < i; x++) ms->uid_text[24 + x] = digits[i - 1 - x];
-            ms->uid_text[24 + i] = '\0';
+        char digits[24], *p, *u = KCTL_SMALL ? uid : ms->uid_text; /* (small builds: formatted every write) */
+        if (KCTL_SMALL || ms->uid_text_seq != x) {
+            memcpy(u, "00000000-0000-4000-8000-", 24);
+            do { digits[i++] = hex[x & 15]; x >>= 4; } while (x || i < 12);
+            for (x = 0; x < i; x++) u[24 + x] = digits[i - 1 - x];
+            u[24 + i] = '\0';
             ms->uid_text_seq = ms->uid_seq + 1;
         }
-        memcpy(uid, ms->uid_text, sizeof uid);
+        if (!KCTL_SMALL) memcpy(uid, ms->uid_text, sizeof uid);
         p = kctl__dec(digits + sizeof digits, ms->rev + 1);
         memcpy(rv, p, (size_t)(digits + sizeof digits - p));
         rv[digits + sizeof digits - p] = '\0';
     }
-    {
+    if (KCTL_SMALL) { /* formatted every write */
+        kctl_apisrv_now(now);
+    } else {
         uint64_t ns = kctl__port_wall_ns(), sec = kctl__udiv64(ns, 1000000000u, NULL);
         if (sec != ms->now_s || !ms->now_text[0]) { /* as kctl_apisrv_now */
             kctl__time_format((int64_t)kctl__udiv64(ns, 1000u, NULL), false, ms->now_text);
