@@ -11782,7 +11782,6 @@ static int kctl__as_patch(kctl__asrun *r) {
 #endif
 }
 
-
 static int kctl__as_remove(kctl__asrun *r) {
     const kctl_apisrv_req *req = r->req;
     const char *ns = req->res->ns ? req->res->ns : "";
@@ -11943,7 +11942,8 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
 }
 
 static bool kctl__as_type_meta_or_metadata(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_type_meta(j, ktok) || kctl_json_string_eq(j, ktok, "metadata");
+    int k = kctl__as_top(j, ktok);
+    return k >= 0 && k <= 2;
 }
 static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
@@ -12697,7 +12697,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
     rc = kctl__as_decide(req, &w, &d, st, &od, &ms->obj_opts.limits, &od_rc, KCTL_SMALL ? NULL : kctl__ms_cur_of,
-                         KCTL_SMALL ? NULL : &fp_ok, &fp, pre);
+                         KCTL_SMALL ? NULL : &fp_ok, KCTL_SMALL ? NULL : &fp, pre);
     if (rc != KCTL_OK) goto out;
     if (d.outcome == KCTL_APISRV_UNCHANGED) { /* no revision, no event, nothing to save */
         if (out && d.cur) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)d.cur);
