@@ -285,7 +285,11 @@ SIZE_TARGET_x86_64    := 65536
 SIZE_TARGET_cortex-m4 := 32768
 SIZE_FLAGS    := -std=c99 $(WARN) -Os -ffunction-sections -fdata-sections -Wl,--gc-sections $(SIZE_SWITCHES)
 SIZE_M4       := arm-none-eabi-gcc -mcpu=cortex-m4 -mthumb --specs=nano.specs --specs=nosys.specs -DKCTL_SIZE_BAREMETAL
-SIZE_PROGS    := queue json controller
+SIZE_PROGS    := queue json controller controller-static
+# controller-static: the same program with KCTL_STATIC (the implementation
+# and the program in one file, as a firmware image often is; -flto gives
+# about the same where they are apart)
+size_extra     = $$(case $(1) in *-static) echo -DKCTL_STATIC;; esac)
 
 # The core test suite (build/kt's) on other processors: built with
 # Debian's cross compilers (-O1: half the build time of -O2), linked
@@ -348,18 +352,18 @@ $(B)/port-check: kctl.h tests/port_check.c | $(B)
 # The -Os footprint of the demo (the queue, limiters, clock) and of the
 # whole implementation linked in, as `size` prints them.
 size: | $(B)
-	@for p in $(SIZE_PROGS); do gcc -D_POSIX_C_SOURCE=200809L $(SIZE_FLAGS) -o $(B)/size-$$p-x86_64 tests/size/$$p.c || exit 1; done
+	@for p in $(SIZE_PROGS); do gcc -D_POSIX_C_SOURCE=200809L $(SIZE_FLAGS) $(call size_extra,$$p) -o $(B)/size-$$p-x86_64 tests/size/$${p%-static}.c || exit 1; done
 	@if command -v arm-none-eabi-gcc >/dev/null 2>&1; then \
-	    for p in $(SIZE_PROGS); do $(SIZE_M4) $(SIZE_FLAGS) -o $(B)/size-$$p-cortex-m4 tests/size/$$p.c || exit 1; done; \
+	    for p in $(SIZE_PROGS); do $(SIZE_M4) $(SIZE_FLAGS) $(call size_extra,$$p) -o $(B)/size-$$p-cortex-m4 tests/size/$${p%-static}.c || exit 1; done; \
 	else echo "size: no arm-none-eabi-gcc (Debian: gcc-arm-none-eabi libnewlib-arm-none-eabi): x86-64 only"; fi
-	@printf '%-12s %-10s %8s %6s %6s\n' program target text data bss
+	@printf '%-18s %-10s %8s %6s %6s\n' program target text data bss
 	@for t in x86_64 cortex-m4; do for p in $(SIZE_PROGS); do f=$(B)/size-$$p-$$t; [ -f $$f ] || continue; \
 	    if [ $$t = x86_64 ]; then s=size; else s=arm-none-eabi-size; fi; \
-	    $$s $$f | awk -v p=$$p -v t=$$t 'NR == 2 { printf "%-12s %-10s %8d %6d %6d\n", p, t, $$1, $$2, $$3 }'; done; done
-	@for t in x86_64 cortex-m4; do f=$(B)/size-controller-$$t; [ -f $$f ] || continue; \
+	    $$s $$f | awk -v p=$$p -v t=$$t 'NR == 2 { printf "%-18s %-10s %8d %6d %6d\n", p, t, $$1, $$2, $$3 }'; done; done
+	@for p in controller controller-static; do for t in x86_64 cortex-m4; do f=$(B)/size-$$p-$$t; [ -f $$f ] || continue; \
 	    if [ $$t = x86_64 ]; then s=size; m=$(SIZE_TARGET_x86_64); else s=arm-none-eabi-size; m=$(SIZE_TARGET_cortex-m4); fi; \
-	    $$s $$f | awk -v t=$$t -v m=$$m 'NR == 2 { printf "target: controller text <= %d on %s: %s (%d, %+d)\n", m, t, \
-	        $$1 <= m ? "met" : "NOT MET", $$1, $$1 - m }'; done
+	    $$s $$f | awk -v p=$$p -v t=$$t -v m=$$m 'NR == 2 { printf "target: %s text <= %d on %s: %s (%d, %+d)\n", p, m, t, \
+	        $$1 <= m ? "met" : "NOT MET", $$1, $$1 - m }'; done; done
 
 # Where the minimal controller's bytes go, by kctl.h section (its ">>tag"),
 # with the biggest symbols of each (SIZE_TOP of them): Cortex-M4 where

@@ -10723,8 +10723,8 @@ static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, 
 
 /* Member name k of j and its value, as kctl__as_copy_members copies each. */
 static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t k, const kctl_allocator *a) {
-    const char *raw;
-    size_t n;
+    const char *raw = "";
+    size_t n = 0;
     if (!KCTL_SMALL && !w->err && kctl__as_copy_verbatim(w, t, j, k, k + 1)) return w->err;
     kctl_json_raw(j, k, &raw, &n);
     kctl__jw_key_raw(w, raw, n);
