@@ -294,7 +294,8 @@ size_extra     = $$(case $(1) in *-static) echo -DKCTL_STATIC;; esac)
 # The core test suite (build/kt's) on other processors: built with
 # Debian's cross compilers (-O1: half the build time of -O2), linked
 # statically and run under qemu-user, in the default and the
-# KCTL_NO_THREADS builds; i386 keeps the x87's excess precision
+# KCTL_NO_THREADS builds (the latter with KCTL_SMALL=1, the small code
+# of firmware builds, on 32- and 64-bit processors); i386 keeps the x87's excess precision
 # (-mfpmath=387); the 32-bit targets read directories with 64-bit offsets
 # (the directory store). KT_EMULATED=1 leaves out the soak-sized parts of
 # three tests (they say so, counted as skipped). tests/cross.sh builds two
@@ -311,7 +312,7 @@ $(B)/cross:
 	@mkdir -p $@
 $(CROSS_BINS): $(B)/cross/kt-%: $(DEPS) | $(B)/cross
 	$(CROSS_CC_$(firstword $(subst -, ,$*))) $(STD) $(BASE) -O1 -static $(CROSS_FLAGS_$(firstword $(subst -, ,$*))) \
-	    $(if $(findstring -nothreads,$*),-DKCTL_NO_THREADS) -o $@ $(TESTSRC) $(if $(findstring -nothreads,$*),,$(LIBS))
+	    $(if $(findstring -nothreads,$*),-DKCTL_NO_THREADS -DKCTL_SMALL=1) -o $@ $(TESTSRC) $(if $(findstring -nothreads,$*),,$(LIBS))
 cross:
 	@sh tests/cross.sh $(B) $(CROSS_TARGETS)
 
