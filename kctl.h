@@ -15673,13 +15673,29 @@ static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
     return c;
 }
 
-static void kctl__perkey_destroy(void *self) {
-    kctl__perkey *p = (kctl__perkey *)self;
+/* Free p's records and its lock (not p). */
+static void kctl__perkey_fini(kctl__perkey *p) {
     size_t i;
     for (i = 0; i < p->map.cap; i++) kctl__free(&p->a, p->map.slots[i].node);
     kctl__free(&p->a, p->map.slots);
     kctl__mutex_deinit(&p->mu);
+}
+
+static void kctl__perkey_destroy(void *self) {
+    kctl__perkey *p = (kctl__perkey *)self;
+    kctl__perkey_fini(p);
     kctl__free(&p->a, p);
+}
+
+/* Fill a zeroed p; false when its lock cannot be made. */
+static bool kctl__perkey_init(kctl__perkey *p, uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow,
+                              const kctl_allocator *al) {
+    p->a = *al;
+    p->a_ns = a_ns;
+    p->b_ns = b_ns;
+    p->max_fast = max_fast;
+    p->fast_slow = fast_slow;
+    return kctl__mutex_init(&p->mu) == KCTL_OK;
 }
 
 static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow,
@@ -15691,12 +15707,7 @@ static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max
     kctl_limiter *l;
     if (!kctl__limiter_alloc_of(a, &al) || !(p = (kctl__perkey *)kctl__alloc(&al, sizeof *p))) return NULL;
     memset(p, 0, sizeof *p);
-    p->a = al;
-    p->a_ns = a_ns;
-    p->b_ns = b_ns;
-    p->max_fast = max_fast;
-    p->fast_slow = fast_slow;
-    if (kctl__mutex_init(&p->mu) != KCTL_OK) { kctl__free(&al, p); return NULL; }
+    if (!kctl__perkey_init(p, a_ns, b_ns, max_fast, fast_slow, &al)) { kctl__free(&al, p); return NULL; }
     l = kctl__limiter_new(&vt, p, &al);
     if (!l) kctl__perkey_destroy(p);
     return l;
@@ -15842,6 +15853,19 @@ static void kctl__ibucket_destroy(void *self) {
     kctl__free(&a, b);
 }
 
+/* Fill a zeroed b (arguments checked); false when its lock cannot be made. */
+static bool kctl__ibucket_init(kctl__ibucket *b, const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst,
+                               const kctl_allocator *al) {
+    b->a = *al;
+    b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
+    b->rate = tokens;
+    b->cost = (int64_t)per_ns;
+    b->cap = (int64_t)burst * (int64_t)per_ns;
+    b->units = b->cap;
+    b->last_ns = kctl_clock_now(&b->clock);
+    return kctl__mutex_init(&b->mu) == KCTL_OK;
+}
+
 KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst,
                                                      const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__ibucket_when, kctl__bucket_forget,
@@ -15853,14 +15877,7 @@ KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, ui
     b = (kctl__ibucket *)kctl__alloc(&al, sizeof *b);
     if (!b) return NULL;
     memset(b, 0, sizeof *b);
-    b->a = al;
-    b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
-    b->rate = tokens;
-    b->cost = (int64_t)per_ns;
-    b->cap = (int64_t)burst * (int64_t)per_ns;
-    b->units = b->cap;
-    b->last_ns = kctl_clock_now(&b->clock);
-    if (kctl__mutex_init(&b->mu) != KCTL_OK) {
+    if (!kctl__ibucket_init(b, clock, tokens, per_ns, burst, &al)) {
         kctl__free(&al, b);
         return NULL;
     }
@@ -15941,16 +15958,49 @@ KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t
     return kctl_limiter_max_of_with(limiters, n, NULL);
 }
 
+/* client-go's default in one object: max_of(exponential, bucket) without
+   the max_of and its members' separate allocations and indirect calls.
+   Asked in max_of's order (the exponential part, then the bucket); the
+   bucket keeps no failures, so forget and num_requeues are the
+   exponential part's. */
+typedef struct kctl__deflim {
+    kctl__perkey p;
+    kctl__ibucket b;
+} kctl__deflim;
+
+static uint64_t kctl__deflim_when(void *self, const char *key) {
+    kctl__deflim *d = (kctl__deflim *)self;
+    uint64_t x = kctl__perkey_when(&d->p, key), y = kctl__ibucket_when(&d->b, key);
+    return x > y ? x : y;
+}
+
+static void kctl__deflim_destroy(void *self) {
+    kctl__deflim *d = (kctl__deflim *)self;
+    kctl_allocator a = d->p.a;
+    kctl__perkey_fini(&d->p);
+    kctl__mutex_deinit(&d->b.mu);
+    kctl__free(&a, d);
+}
+
 KCTL_API kctl_limiter *kctl_limiter_default_with(const kctl_clock *clock, const kctl_allocator *a) {
-    kctl_limiter *parts[2];
-    parts[0] = kctl_limiter_exponential_with(KCTL_MS(5), KCTL_SEC(1000), a);
-    parts[1] = kctl_limiter_bucket_rate_with(clock, 10, KCTL_SEC(1), 100, a);
-    if (!parts[0] || !parts[1]) {
-        kctl_limiter_destroy(parts[0]);
-        kctl_limiter_destroy(parts[1]);
+    static const kctl_limiter_vtable vt = { kctl__deflim_when, kctl__perkey_forget,
+                                            kctl__perkey_num_requeues, kctl__deflim_destroy };
+    kctl_allocator al;
+    kctl__deflim *d;
+    kctl_limiter *l;
+    if (!kctl__limiter_alloc_of(a, &al) || !(d = (kctl__deflim *)kctl__alloc(&al, sizeof *d))) return NULL;
+    memset(d, 0, sizeof *d);
+    if (!kctl__perkey_init(&d->p, KCTL_MS(5), KCTL_SEC(1000), 0, false, &al)) {
+        kctl__free(&al, d);
         return NULL;
     }
-    return kctl_limiter_max_of_with(parts, 2, a);
+    if (!kctl__ibucket_init(&d->b, clock, 10, KCTL_SEC(1), 100, &al)) {
+        kctl__mutex_deinit(&d->p.mu);
+        kctl__free(&al, d);
+        return NULL;
+    }
+    if (!(l = kctl__limiter_new(&vt, d, &al))) kctl__deflim_destroy(d);
+    return l;
 }
 
 /* A 64-bit random step (splitmix64): any seed, even 0, gives a full
