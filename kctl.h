@@ -17123,17 +17123,20 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
 
 
 /* ------------------------------------------------ >>controller CONTROLLER */
-typedef enum kctl__watch_kind { KCTL__WATCH_PRIMARY, KCTL__WATCH_OWNED, KCTL__WATCH_MAP } kctl__watch_kind;
-
 /* A watch is its informer handler's user_data, so it never moves: each is
    allocated on its own (the owner's group and kind follow it) and pushed
    at the head of the controller's list, whose nodes never change after:
-   start walks them without the lock. */
+   start walks them without the lock. Its kind is what an event enqueues
+   (on: the primary's, an owner's, a map's), a function pointer rather
+   than a switch, so that the owner and map code links only into programs
+   that call watch_owned or watch_map. */
+struct kctl__ctlwatch;
+typedef void (*kctl__ctl_on_fn)(struct kctl__ctlwatch *w, const kctl_obj *obj, const char *key);
 typedef struct kctl__ctlwatch {
     struct kctl__ctlwatch *next;
     kctl_controller *c;
     kctl_informer *inf;
-    kctl__watch_kind kind;
+    kctl__ctl_on_fn on;
     const char *group, *owner_kind; /* owned: the owner's (copies) */
     kctl_map_fn map;
     void *user_data;
@@ -17217,22 +17220,27 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
     if (key != buf) kctl__free(&w->c->allocator, key);
 }
 
-/* What an event on a watched resource enqueues. */
-static void kctl__ctl_on(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
-    switch (w->kind) {
-    case KCTL__WATCH_PRIMARY:
-        if (!key && obj && obj->node.len && obj->node.len <= KCTL_MAX_KEY_LEN && !(w->c->prio && w->inf->from_list)) {
-            /* the object's key, its length and hash known: a plain add without counting or hashing it again */
-            int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash);
-            if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
-                kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
-        } else {
-            kctl__ctl_add(w, key ? key : kctl_obj_key(obj));
-        }
-        break;
-    case KCTL__WATCH_OWNED: if (obj) kctl__ctl_owner(w, obj); break;
-    case KCTL__WATCH_MAP: if (obj) w->map(obj, kctl__ctl_emit, w, w->user_data); break;
+/* What an event enqueues: the primary's own key (the delete's key, else
+   the object's), the owner's (watch_owned), the map's keys (watch_map). */
+static void kctl__ctl_on_primary(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
+#if !KCTL_SMALL
+    if (!key && obj && obj->node.len && obj->node.len <= KCTL_MAX_KEY_LEN && !(w->c->prio && w->inf->from_list)) {
+        /* the object's key, its length and hash known: a plain add without counting or hashing it again */
+        int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash);
+        if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
+            kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+        return;
     }
+#endif
+    kctl__ctl_add(w, key ? key : kctl_obj_key(obj));
+}
+static void kctl__ctl_on_owned(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
+    (void)key;
+    if (obj) kctl__ctl_owner(w, obj);
+}
+static void kctl__ctl_on_map(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
+    (void)key;
+    if (obj) w->map(obj, kctl__ctl_emit, w, w->user_data);
 }
 
 static bool kctl__ctl_pass(const kctl__ctlwatch *w, const kctl_obj *old_obj, const kctl_obj *new_obj) {
@@ -17240,29 +17248,30 @@ static bool kctl__ctl_pass(const kctl__ctlwatch *w, const kctl_obj *old_obj, con
 }
 static void kctl__ctl_add_ev(kctl_obj *obj, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
-    if (kctl__ctl_pass(w, NULL, obj)) kctl__ctl_on(w, obj, NULL);
+    if (kctl__ctl_pass(w, NULL, obj)) w->on(w, obj, NULL);
 }
 static void kctl__ctl_update_ev(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
     if (!kctl__ctl_pass(w, old_obj, new_obj)) return;
-    kctl__ctl_on(w, new_obj, NULL);
-    if (w->kind != KCTL__WATCH_PRIMARY) kctl__ctl_on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
+    w->on(w, new_obj, NULL);
+    if (w->on != kctl__ctl_on_primary) w->on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
 }
 static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
     (void)unknown;
-    if (kctl__ctl_pass(w, last, NULL)) kctl__ctl_on(w, last, key);
+    if (kctl__ctl_pass(w, last, NULL)) w->on(w, last, key);
 }
 
-static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, kctl__watch_kind kind, const char *group, const char *owner_kind,
+/* Watch inf with on; owner_kind (owned watches only, else NULL) and
+   group are copied after the watch. */
+static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, kctl__ctl_on_fn on, const char *group, const char *owner_kind,
                            kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
     kctl__ctlwatch *w;
     kctl_handler h;
     size_t glen = 0, klen = 0;
     int rc;
-    if (!c || !inf || (kind == KCTL__WATCH_OWNED && (!owner_kind || !*owner_kind)) || (kind == KCTL__WATCH_MAP && !map))
-        return KCTL_ERR_INVALID_ARG;
-    if (kind == KCTL__WATCH_OWNED) {
+    if (!c || !inf) return KCTL_ERR_INVALID_ARG;
+    if (owner_kind) {
         glen = group ? kctl__strlen(group) : 0;
         klen = kctl__strlen(owner_kind);
     }
@@ -17270,8 +17279,8 @@ static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, kctl__watch_k
     memset(w, 0, sizeof *w);
     w->c = c;
     w->inf = inf;
-    w->kind = kind;
-    if (kind == KCTL__WATCH_OWNED) { /* the strings follow the struct */
+    w->on = on;
+    if (owner_kind) { /* the strings follow the struct */
         char *p = (char *)(w + 1);
         if (glen) memcpy(p, group, glen);
         p[glen] = '\0';
@@ -17372,7 +17381,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         }
     }
 #endif
-    if ((rc = kctl__ctl_watch(c, c->primary, KCTL__WATCH_PRIMARY, NULL, NULL, NULL, NULL, desc->predicate)) != KCTL_OK) {
+    if ((rc = kctl__ctl_watch(c, c->primary, kctl__ctl_on_primary, NULL, NULL, NULL, NULL, desc->predicate)) != KCTL_OK) {
         kctl_controller_destroy(c);
         return rc;
     }
@@ -17409,11 +17418,13 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c) {
 
 KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_group,
                                          const char *owner_kind, const kctl_predicate *pred) {
-    return kctl__ctl_watch(c, inf, KCTL__WATCH_OWNED, owner_group, owner_kind, NULL, NULL, pred);
+    if (!owner_kind || !*owner_kind) return KCTL_ERR_INVALID_ARG;
+    return kctl__ctl_watch(c, inf, kctl__ctl_on_owned, owner_group, owner_kind, NULL, NULL, pred);
 }
 
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
-    return kctl__ctl_watch(c, inf, KCTL__WATCH_MAP, NULL, NULL, map, user_data, pred);
+    if (!map) return KCTL_ERR_INVALID_ARG;
+    return kctl__ctl_watch(c, inf, kctl__ctl_on_map, NULL, NULL, map, user_data, pred);
 }
 
 /* ---- offline mode (kctl_offline_desc); everything here runs under c->mu */
