@@ -391,11 +391,38 @@
                                               new finalizer while deleting) as
                                               without it; kctl_apisrv_check (the
                                               loader's) refuses what a create does
+        KCTL_NO_QUEUE_PRIORITY implementation no priority with aging in the queue:
+                                              a queue desc (or a controller's)
+                                              with priority.enabled is
+                                              UNSUPPORTED; kctl_queue_add_low is
+                                              kctl_queue_add (one FIFO, as
+                                              client-go)
+        KCTL_NO_PENDING_MODES implementation  no pending_after modes but KEEP
+                                              (client-go's): a queue or
+                                              controller desc with
+                                              KCTL_PENDING_CANCEL or _MERGE is
+                                              UNSUPPORTED
+        KCTL_NO_OFFLINE      implementation   no connectivity-aware retries: a
+                                              controller desc with
+                                              offline.enabled is UNSUPPORTED
+                                              (kctl_controller_create,
+                                              kctl_manager_add_controller); every
+                                              failure takes client-go's rules
+        KCTL_NO_HOLD_BACKOFF implementation   no hold_backoff: a controller desc
+                                              with hold_backoff is UNSUPPORTED;
+                                              an event for a key in backoff runs
+                                              it at once, as client-go's
+        KCTL_NO_HOT_LOOP     implementation   no hot-loop detector: a controller
+                                              desc with hot_loop.max is
+                                              UNSUPPORTED (with KCTL_NO_HOLD_BACKOFF
+                                              too, the controller keeps no record
+                                              per key)
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
-    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH, KCTL_SMALL (-Os), with a port
-    of your own (PORTING).
+    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_QUEUE_PRIORITY
+    KCTL_NO_PENDING_MODES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF
+    KCTL_NO_HOT_LOOP, KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
     LIBC
@@ -2665,7 +2692,8 @@ typedef struct kctl_queue kctl_queue;
                           reconcile's requeue_after) is kept.
    Each costs O(log n) (the delay heap knows every key's place) and
    allocates nothing. kctl_queue_stats.cancelled_total counts the delayed
-   adds removed or dropped. */
+   adds removed or dropped. KCTL_NO_PENDING_MODES compiles CANCEL and
+   MERGE out (a desc with one: UNSUPPORTED). */
 typedef enum kctl_pending_mode {
     KCTL_PENDING_KEEP = 0,
     KCTL_PENDING_CANCEL,
@@ -2687,7 +2715,8 @@ typedef enum kctl_pending_mode {
    key already queued, at either priority, changes nothing. Zero means the
    default:
      enabled   false: kctl_queue_add_low is kctl_queue_add
-     aging_ns  10 s */
+     aging_ns  10 s
+   KCTL_NO_QUEUE_PRIORITY compiles it out (enabled: UNSUPPORTED). */
 typedef struct kctl_priority_desc {
     bool enabled;
     uint64_t aging_ns;
@@ -2765,7 +2794,9 @@ typedef struct kctl_queue_stats {
 KCTL_API kctl_queue_desc kctl_queue_desc_init(void);
 /* Create a queue; desc may be NULL (all defaults). INVALID_ARG for a NULL
    out, an allocator with only one function or a pending_after that is no
-   kctl_pending_mode; NOMEM. [any thread] */
+   kctl_pending_mode; UNSUPPORTED for priority.enabled under
+   KCTL_NO_QUEUE_PRIORITY, a pending_after but KEEP under
+   KCTL_NO_PENDING_MODES; NOMEM. [any thread] */
 KCTL_API int  kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out);
 /* Free the queue, its keys and its limiter (NULL is fine). No thread may be
    using it: shut down and join workers first. [not thread-safe] */
@@ -2938,7 +2969,8 @@ typedef kctl_reconcile_result (*kctl_reconcile_fn)(const kctl_reconcile_ctx *ctx
                    store is back; raise it for larger fleets
      ramp_ns       10 s
      seed          the jitter's [0: from the clock and the controller's
-                   address; give each device its own for reproducible runs] */
+                   address; give each device its own for reproducible runs]
+   KCTL_NO_OFFLINE compiles it out (enabled: UNSUPPORTED). */
 typedef struct kctl_offline_desc {
     bool enabled;
     uint64_t probe_min_ns, probe_max_ns, ramp_ns;
@@ -2951,7 +2983,8 @@ typedef struct kctl_offline_desc {
    generation predicate, or a requeue that never ends) is logged
    (CONTROLLER_HOT_LOOP), counted (stats.hot_loops) and slowed: it does not
    run again before slow_ns has passed, whatever wakes it. Zero means the
-   default: max 0 (off), window_ns 60 s, slow_ns 30 s. */
+   default: max 0 (off), window_ns 60 s, slow_ns 30 s. KCTL_NO_HOT_LOOP
+   compiles it out (max: UNSUPPORTED). */
 typedef struct kctl_hot_loop_desc {
     uint32_t max;
     uint64_t window_ns, slow_ns;
@@ -2977,6 +3010,7 @@ typedef struct kctl_hot_loop_desc {
                 error's backoff runs it at once (and a failure there counts
                 again: kubernetes#132805). true: the key keeps its backoff;
                 the event's run happens when the backoff ends, once
+                (KCTL_NO_HOLD_BACKOFF: true is UNSUPPORTED)
      hot_loop   off: see kctl_hot_loop_desc
      pending_after  KCTL_PENDING_KEEP (client-go): what an event does to
                 the key's pending add_after (a requeue_after, an error's
@@ -3041,7 +3075,9 @@ typedef void (*kctl_map_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emi
 
 /* Create a controller and watch desc->primary. INVALID_ARG for a missing
    primary or reconcile, a lone allocator function or a pending_after that
-   is no kctl_pending_mode; NOMEM. [any thread] */
+   is no kctl_pending_mode; UNSUPPORTED for an option whose part a trim
+   switch compiled out (offline, hold_backoff, hot_loop, priority,
+   pending_after: COMPILE-TIME OPTIONS); NOMEM. [any thread] */
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out);
 /* Stop it if running and free it (NULL is fine). Its handlers stay on the
    informers it watches: stop or destroy those informers first. [not thread-safe] */
@@ -16108,6 +16144,23 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    producer keeps one), and producers signal only parked workers, and
    only for keys no spinner will take. A controller's worker does done
    and its next get in one hold of the lock. */
+/* The queue's trim switches (COMPILE-TIME OPTIONS): whether a queue may
+   have priority with aging (kctl_priority_desc) and a pending_after mode
+   other than KEEP; KCTL__QPRIO and KCTL__QPEND are q's, 0 where compiled
+   out, so that the compiler drops what they guard. */
+#ifdef KCTL_NO_QUEUE_PRIORITY
+#define KCTL__Q_PRIO 0
+#else
+#define KCTL__Q_PRIO 1
+#endif
+#ifdef KCTL_NO_PENDING_MODES
+#define KCTL__Q_PEND 0
+#else
+#define KCTL__Q_PEND 1
+#endif
+#define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
+#define KCTL__QPEND(q) (KCTL__Q_PEND ? (int)(q)->pending : KCTL_PENDING_KEEP)
+
 enum {
     KCTL__Q_DIRTY = 1,      /* client-go's dirty set */
     KCTL__Q_QUEUED = 2,     /* in the ready FIFO (client-go's queue) */
@@ -16404,7 +16457,7 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
 static bool kctl__queue_raise(kctl_queue *q, kctl__qent *e);
 static void kctl__queue_push_low(kctl_queue *q, kctl__qent *e, uint64_t now);
 static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
-    if (e->flags & KCTL__Q_DIRTY) return (e->flags & KCTL__Q_LOW) ? kctl__queue_raise(q, e) : false;
+    if (e->flags & KCTL__Q_DIRTY) return (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) ? kctl__queue_raise(q, e) : false;
     e->flags |= KCTL__Q_DIRTY;
     if (q->timed) kctl__cold(e)->added_ns = now;
     q->adds++;
@@ -16603,6 +16656,10 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_INVALID_ARG;
     }
+    if ((!KCTL__Q_PRIO && d.priority.enabled) || (!KCTL__Q_PEND && d.pending_after != KCTL_PENDING_KEEP)) {
+        kctl_limiter_destroy(d.limiter); /* a part compiled out (COMPILE-TIME OPTIONS) */
+        return KCTL_ERR_UNSUPPORTED;
+    }
     *out = NULL;
     /* Cache-line aligned, so the padding above separates what it should. */
     raw = kctl__alloc(&d.allocator, sizeof *q + 63);
@@ -16707,7 +16764,7 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
-    if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
+    if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
@@ -16726,7 +16783,7 @@ KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
     kctl__qent *e;
     bool created, full;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
-    if (!q->prio) return kctl_queue_add(q, key);
+    if (!KCTL__QPRIO(q)) return kctl_queue_add(q, key);
     h = kctl__hash(key, len);
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
@@ -16742,7 +16799,7 @@ KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
-    if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
+    if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_low_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
@@ -16776,9 +16833,9 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     }
     q->retries++; /* client-go counts every AddAfter, delayed or not */
     if (delay_ns == 0) {
-        if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
+        if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
         kctl__queue_add_entry(q, e, now);
-    } else if ((e->flags & KCTL__Q_DIRTY) && q->pending == KCTL_PENDING_MERGE) {
+    } else if ((e->flags & KCTL__Q_DIRTY) && KCTL__QPEND(q) == KCTL_PENDING_MERGE) {
         q->cancelled++; /* it waits to be handed out: it runs sooner than this */
     } else {
         uint64_t at = kctl__add_sat(now, delay_ns);
@@ -16836,7 +16893,7 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     kctl__list_unlink(e);
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
-        if (e->flags & KCTL__Q_LOW) kctl__queue_push_low(q, e, kctl__queue_now(q));
+        if (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) kctl__queue_push_low(q, e, kctl__queue_now(q));
         else kctl__queue_push_ready(q, e);
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
@@ -16900,8 +16957,8 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     for (;;) {
         if (!fresh && (q->nheap || q->timed)) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
-        if (q->head || q->nlow) {
-            if (q->prio) kctl__queue_pick_prio(q);
+        if (q->head || (KCTL__Q_PRIO && q->nlow)) {
+            if (KCTL__QPRIO(q)) kctl__queue_pick_prio(q);
             *key = kctl__queue_take(q, now);
             if (stopping) *stopping = q->shutting_down;
             rc = KCTL_OK;
@@ -17009,7 +17066,7 @@ KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) {
     if (!q) return t;
     kctl__mutex_lock(&q->mu);
     if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
-    if (q->head || q->nlow) t = 0;
+    if (q->head || (KCTL__Q_PRIO && q->nlow)) t = 0;
     else if (q->nheap) t = kctl__heap_top_ns(q);
     kctl__mutex_unlock(&q->mu);
     return t;
@@ -17123,6 +17180,25 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
 
 
 /* ------------------------------------------------ >>controller CONTROLLER */
+/* The controller's trim switches (COMPILE-TIME OPTIONS): 1 where the part
+   is compiled in. The per-key record serves hold_backoff and hot_loop. */
+#ifdef KCTL_NO_OFFLINE
+#define KCTL__CTL_OFFLINE 0
+#else
+#define KCTL__CTL_OFFLINE 1
+#endif
+#ifdef KCTL_NO_HOLD_BACKOFF
+#define KCTL__CTL_HOLD 0
+#else
+#define KCTL__CTL_HOLD 1
+#endif
+#ifdef KCTL_NO_HOT_LOOP
+#define KCTL__CTL_HOT 0
+#else
+#define KCTL__CTL_HOT 1
+#endif
+#define KCTL__CTL_KEYRECS (KCTL__CTL_HOLD || KCTL__CTL_HOT)
+
 /* A watch is its informer handler's user_data, so it never moves: each is
    allocated on its own (the owner's group and kind follow it) and pushed
    at the head of the controller's list, whose nodes never change after:
@@ -17182,7 +17258,7 @@ struct kctl_controller {
    event comes from a list or a resync. [the informer's thread] */
 static void kctl__ctl_add(const kctl__ctlwatch *w, const char *key) {
     kctl_controller *c = w->c;
-    int rc = c->prio && w->inf->from_list ? kctl_queue_add_low(c->q, key) : kctl_queue_add(c->q, key);
+    int rc = KCTL__Q_PRIO && c->prio && w->inf->from_list ? kctl_queue_add_low(c->q, key) : kctl_queue_add(c->q, key);
     /* FULL: the queue logged and counted it; the next resync finds the key */
     if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
         kctl__log(&c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
@@ -17324,6 +17400,11 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         if (desc) kctl_limiter_destroy(desc->limiter);
         return KCTL_ERR_INVALID_ARG;
     }
+    if ((!KCTL__CTL_OFFLINE && desc->offline.enabled) || (!KCTL__CTL_HOLD && desc->hold_backoff) ||
+        (!KCTL__CTL_HOT && desc->hot_loop.max)) { /* a part compiled out (COMPILE-TIME OPTIONS) */
+        kctl_limiter_destroy(desc->limiter);
+        return KCTL_ERR_UNSUPPORTED;
+    }
     if (!(c = (kctl_controller *)kctl__alloc(&desc->allocator, sizeof *c))) {
         kctl_limiter_destroy(desc->limiter);
         return KCTL_ERR_NOMEM;
@@ -17336,16 +17417,20 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     c->workers = desc->workers ? desc->workers : 1;
     c->logger = desc->logger;
     c->allocator = desc->allocator;
+#if KCTL__CTL_OFFLINE
     c->off = desc->offline;
     if (!c->off.probe_min_ns) c->off.probe_min_ns = KCTL_SEC(1);
     if (!c->off.probe_max_ns) c->off.probe_max_ns = KCTL_SEC(300);
     if (c->off.probe_max_ns < c->off.probe_min_ns) c->off.probe_max_ns = c->off.probe_min_ns;
     if (!c->off.ramp_ns) c->off.ramp_ns = KCTL_SEC(10);
     c->rng = c->off.seed ? c->off.seed : kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)c;
+#endif
+#if KCTL__CTL_KEYRECS
     c->hold_backoff = desc->hold_backoff;
     c->hot = desc->hot_loop;
     if (!c->hot.window_ns) c->hot.window_ns = KCTL_SEC(60);
     if (!c->hot.slow_ns) c->hot.slow_ns = KCTL_SEC(30);
+#endif
     qd = kctl_queue_desc_init();
     qd.name = desc->name;
     if (desc->clock.now_fn) qd.clock = desc->clock;
@@ -17389,21 +17474,27 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     return KCTL_OK;
 }
 
+#if KCTL__CTL_OFFLINE
 static void kctl__ctl_unpark_all(kctl_controller *c, bool release);
+#endif
 
 KCTL_API void kctl_controller_destroy(kctl_controller *c) {
     kctl__ctlwatch *w, *next;
     if (!c) return;
     kctl_controller_stop(c);
     kctl_queue_destroy(c->q);
+#if KCTL__CTL_OFFLINE
     kctl__ctl_unpark_all(c, false);
     kctl__free(&c->allocator, c->parked.slots);
+    kctl__free(&c->allocator, c->probe);
+#endif
+#if KCTL__CTL_KEYRECS
     {
         size_t i;
         for (i = 0; i < c->keyrecs.cap; i++) kctl__free(&c->allocator, c->keyrecs.slots[i].node);
         kctl__free(&c->allocator, c->keyrecs.slots);
     }
-    kctl__free(&c->allocator, c->probe);
+#endif
     for (w = c->watches; w; w = next) {
         next = w->next;
         kctl__free(&c->allocator, w);
@@ -17427,6 +17518,7 @@ KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, k
     return kctl__ctl_watch(c, inf, kctl__ctl_on_map, NULL, NULL, map, user_data, pred);
 }
 
+#if KCTL__CTL_OFFLINE
 /* ---- offline mode (kctl_offline_desc); everything here runs under c->mu */
 
 static bool kctl__ctl_unreachable(int rc) { return rc == KCTL_ERR_IO || rc == KCTL_ERR_TIMEOUT || rc == KCTL_ERR_AGAIN; }
@@ -17517,7 +17609,9 @@ static bool kctl__ctl_offline(kctl_controller *c, const char *key, const kctl_re
     c->stats.parked_now = (uint32_t)c->parked.count;
     return false;
 }
+#endif /* KCTL__CTL_OFFLINE */
 
+#if KCTL__CTL_KEYRECS
 /* ---- hold_backoff and hot_loop: what the controller keeps per key (under c->mu) */
 typedef struct kctl__keyrec {
     kctl__node node;      /* the key follows the record */
@@ -17559,7 +17653,7 @@ static uint64_t kctl__ctl_held(kctl_controller *c, const char *key, uint64_t now
         gen = k->generation;
     }
     kctl__mutex_unlock(&c->mu);
-    if (hot > until) {
+    if (KCTL__CTL_HOT && hot > until) {
         kctl_obj *o = kctl_indexer_get(kctl_informer_indexer(c->primary), key);
         if (o && kctl_obj_generation(o) == gen) until = hot; /* a new spec is not the loop */
         kctl_obj_unref(o);
@@ -17581,7 +17675,7 @@ static void kctl__ctl_count_run(kctl_controller *c, const char *key, bool presen
         kctl__free(&c->allocator, k);
         return;
     }
-    if (!c->hot.max) return;
+    if (!KCTL__CTL_HOT || !c->hot.max) return;
     if (k->runs == 0 || k->generation != gen || now - k->since >= c->hot.window_ns) {
         k->generation = gen;
         k->since = now;
@@ -17593,6 +17687,7 @@ static void kctl__ctl_count_run(kctl_controller *c, const char *key, bool presen
     }
     if (k->runs > c->hot.max) k->hot_until = now + c->hot.slow_ns;
 }
+#endif /* KCTL__CTL_KEYRECS */
 
 /* Reconcile one key handed out by the queue and apply the result rules;
    the caller calls done(key) after. */
@@ -17600,13 +17695,17 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
     char nsbuf[64], *ns = NULL;
-    uint64_t t0 = 0, t1 = 0, wait;
+    uint64_t t0 = 0, t1 = 0;
     int64_t gen = 0;
-    bool called = false, parked, present, keyrecs = c->hold_backoff || c->hot.max;
+    bool called = false, parked = false, present;
+#if KCTL__CTL_KEYRECS
+    bool keyrecs = c->hold_backoff || c->hot.max;
+    uint64_t wait;
     if (keyrecs && (wait = kctl__ctl_held(c, key, kctl_clock_now(&c->clock))) != 0) {
         kctl_queue_add_after(c->q, key, wait); /* it runs then, once, whatever woke it */
         return;
     }
+#endif
     memset(&ctx, 0, sizeof ctx);
     memset(&r, 0, sizeof r);
     ctx.controller = c;
@@ -17653,14 +17752,21 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
     } else if (r.requeue_after_ns) c->stats.requeue_after++;
     else if (r.requeue) c->stats.requeue++;
     else c->stats.success++;
+#if KCTL__CTL_OFFLINE
     parked = c->off.enabled && kctl__ctl_offline(c, key, &r);
+#endif
+#if KCTL__CTL_KEYRECS
     if (keyrecs && called) kctl__ctl_count_run(c, key, present, gen, t1);
+#else
+    (void)gen;
+#endif
     kctl__mutex_unlock(&c->mu);
     if (parked) {
         /* waits for the store: no limiter, no forget */
     } else if (r.error) {
         if (!r.terminal) {
             if (r.requeue_after_ns) kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_REQUEUE_AFTER_WITH_ERROR);
+#if KCTL__CTL_HOLD
             if (c->hold_backoff && !kctl_queue_shutting_down(c->q)) {
                 /* add_rate_limited, the delay kept: an event does not end it early */
                 uint64_t d = kctl_limiter_when(c->q->limiter, key);
@@ -17669,7 +17775,9 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
                 if ((k = kctl__ctl_keyrec(c, key, true)) != NULL && k->not_before < t1 + d) k->not_before = t1 + d;
                 kctl__mutex_unlock(&c->mu);
                 kctl_queue_add_after(c->q, key, d);
-            } else {
+            } else
+#endif
+            {
                 kctl_queue_add_rate_limited(c->q, key);
             }
         } /* terminal: no retry, and the failures stay counted */

@@ -61,6 +61,10 @@ void kt_remove_store(const char *path);
 void kt_skip_now(const char *why);
 /* rc, unless it says a part is compiled out: then the test is skipped. */
 int kt_need(int rc, const char *why);
+/* The trim switch that compiled out the first part d asks for, for
+   kt_need on a queue's or a controller's create (the wrappers below). */
+const char *kt_queue_needs(const kctl_queue_desc *d);
+const char *kt_controller_needs(const kctl_controller_desc *d);
 /* Skip the running test in a build without the memstore (before a test
    forks a child that would need it). */
 #ifdef KCTL_NO_MEMSTORE
@@ -134,6 +138,18 @@ int kt_memstore_create_nofiles(const kctl_memstore_desc *desc, kctl_memstore **o
 int kt_need(int rc, const char *why) {
     if (rc == KCTL_ERR_UNSUPPORTED) kt_skip_now(why);
     return rc;
+}
+const char *kt_queue_needs(const kctl_queue_desc *d) {
+    if (d && d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
+    return "KCTL_NO_PENDING_MODES";
+}
+const char *kt_controller_needs(const kctl_controller_desc *d) {
+    if (!d) return "?";
+    if (d->offline.enabled) return "KCTL_NO_OFFLINE";
+    if (d->hold_backoff) return "KCTL_NO_HOLD_BACKOFF";
+    if (d->hot_loop.max) return "KCTL_NO_HOT_LOOP";
+    if (d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
+    return "KCTL_NO_PENDING_MODES";
 }
 
 void kt_fail(const char *file, int line, const char *fmt, ...) {
@@ -307,6 +323,17 @@ void kt_suite_budget(void);
 #endif
 #ifdef KCTL_NO_FLOAT
 #define kctl_limiter_bucket(c, q, b) ((void)(c), (void)(q), (void)(b), kt_skip_now("KCTL_NO_FLOAT: kctl_limiter_bucket"), (kctl_limiter *)0)
+#endif
+/* The queue's and the controller's trim switches: a desc that asks for a
+   part compiled out is UNSUPPORTED at create; the skip names the switch
+   (kt_queue_needs, kt_controller_needs: the first such part d asks for). */
+#if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES)
+#define kctl_queue_create(d, o) kt_need(kctl_queue_create((d), (o)), kt_queue_needs(d))
+#endif
+#if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES) || defined(KCTL_NO_OFFLINE) || \
+    defined(KCTL_NO_HOLD_BACKOFF) || defined(KCTL_NO_HOT_LOOP)
+#define kctl_controller_create(d, o) kt_need(kctl_controller_create((d), (o)), kt_controller_needs(d))
+#define kctl_manager_add_controller(m, d, o) kt_need(kctl_manager_add_controller((m), (d), (o)), kt_controller_needs(d))
 #endif
 #endif
 
