@@ -16158,6 +16158,12 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_PEND 1
 #endif
+/* KCTL_SMALL: no returned list (done takes an idle entry out of the map
+   at once, to the free list), no in-flight scan in done (a map lookup),
+   no cache-line alignment and no prefetches: the same results in less
+   code, for builds with one thread. */
+#define KCTL__Q_FAST (!KCTL_SMALL)
+#define KCTL__Q_PREFETCH(p) do { if (KCTL__Q_FAST) KCTL__PREFETCH(p); } while (0)
 #define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
 #define KCTL__QPEND(q) (KCTL__Q_PEND ? (int)(q)->pending : KCTL_PENDING_KEEP)
 
@@ -16333,7 +16339,7 @@ static void kctl__queue_recycle(kctl_queue *q) {
     q->nreturned = 0;
     for (; e != &q->returned; e = n) {
         n = e->pnext;
-        KCTL__PREFETCH(n);
+        KCTL__Q_PREFETCH(n);
         e->pnext = e->pprev = NULL;
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
         if (!(e->flags & KCTL__Q_ROLES)) {
@@ -16366,17 +16372,17 @@ static void kctl__queue_trim(kctl_queue *q) {
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
     kctl__qent *e;
-    if (!q->free_list && q->nreturned >= KCTL__QUEUE_STEAL_MIN) kctl__queue_recycle(q);
+    if (KCTL__Q_FAST && !q->free_list && q->nreturned >= KCTL__QUEUE_STEAL_MIN) kctl__queue_recycle(q);
     e = q->free_list;
     if (e && e->key_cap > len) {
         q->free_list = e->next;
         q->nfree--;
-        if (q->free_list) KCTL__PREFETCH(q->free_list); /* for the next add, which will write it */
+        if (q->free_list) KCTL__Q_PREFETCH(q->free_list); /* for the next add, which will write it */
     } else {
         size_t cap = len + 1 <= KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
-        void *raw = kctl__alloc(&q->allocator, sizeof *e + cap + sizeof(kctl__qcold) + 63);
+        void *raw = kctl__alloc(&q->allocator, sizeof *e + cap + sizeof(kctl__qcold) + (KCTL__Q_FAST ? 63 : 0));
         if (!raw) return NULL;
-        e = (kctl__qent *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+        e = KCTL__Q_FAST ? (kctl__qent *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl__qent *)raw;
         e->key_cap = (uint32_t)cap;
         kctl__cold(e)->raw = raw;
     }
@@ -16564,7 +16570,7 @@ static void kctl__queue_cancel_after(kctl_queue *q, kctl__qent *e) {
 /* Put e (dirty and low) at the end of the low list; now starts its aging.
    Lock held. */
 static void kctl__queue_push_low(kctl_queue *q, kctl__qent *e, uint64_t now) {
-    if (e->flags & KCTL__Q_LISTED) { /* revived while idle: its links serve the low list from now on */
+    if (KCTL__Q_FAST && (e->flags & KCTL__Q_LISTED)) { /* revived while idle: its links serve the low list from now on */
         kctl__list_unlink(e);
         q->nreturned--;
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
@@ -16662,12 +16668,12 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     }
     *out = NULL;
     /* Cache-line aligned, so the padding above separates what it should. */
-    raw = kctl__alloc(&d.allocator, sizeof *q + 63);
+    raw = kctl__alloc(&d.allocator, sizeof *q + (KCTL__Q_FAST ? 63 : 0));
     if (!raw) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_NOMEM;
     }
-    q = (kctl_queue *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    q = KCTL__Q_FAST ? (kctl_queue *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl_queue *)raw;
     memset(q, 0, sizeof *q);
     q->raw = raw;
     q->allocator = d.allocator;
@@ -16746,7 +16752,7 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
     uint64_t now;
     kctl__qent *e;
     bool created, full;
-    kctl__map_prefetch(&q->map, h);
+    if (KCTL__Q_FAST) kctl__map_prefetch(&q->map, h);
     now = q->timed ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
@@ -16875,12 +16881,15 @@ KCTL_API uint32_t kctl_queue_num_requeues(kctl_queue *q, const char *key) {
    processed (the caller logs it, after unlocking). */
 static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now) {
     kctl__qent *e;
+#if KCTL__Q_FAST
     int n;
     /* Usually key is the pointer get handed out: find it among the first
        in-flight entries without hashing; otherwise look the string up. */
     for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
          e = e->pnext, n++) { }
-    if (e == &q->inflight || e->node.key != key) {
+    if (e == &q->inflight || e->node.key != key)
+#endif
+    {
         size_t len = kctl__key_len(key);
         e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
     }
@@ -16895,6 +16904,8 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
         if (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) kctl__queue_push_low(q, e, kctl__queue_now(q));
         else kctl__queue_push_ready(q, e);
+    } else if (!KCTL__Q_FAST) {
+        kctl__queue_retire(q, e); /* idle: out of the map now, to the free list */
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
         kctl__list_append(&q->returned, e);
@@ -16910,11 +16921,11 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     kctl__qent *e = q->head;
     q->head = e->next;
     if (!q->head) q->tail = NULL;
-    else KCTL__PREFETCH(q->head); /* with a backlog the next entry is cold */
+    else KCTL__Q_PREFETCH(q->head); /* with a backlog the next entry is cold */
     q->nready--;
     q->taken++;
     e->next = NULL;
-    if (e->flags & KCTL__Q_LISTED) { /* revived while idle: off the returned list */
+    if (KCTL__Q_FAST && (e->flags & KCTL__Q_LISTED)) { /* revived while idle: off the returned list */
         kctl__list_unlink(e);
         q->nreturned--;
     }
