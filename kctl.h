@@ -402,6 +402,15 @@
                                               controller desc with
                                               KCTL_PENDING_CANCEL or _MERGE is
                                               UNSUPPORTED
+        KCTL_NO_DURATIONS    implementation   no duration histograms: a named
+                                              queue records no durations (the
+                                              stats' queue_duration,
+                                              work_duration, unfinished_work_ns
+                                              and longest_running_ns stay zero,
+                                              and a controller's reconcile_time);
+                                              the counters remain. Implies
+                                              KCTL_NO_METRICS (its histograms
+                                              would be empty)
         KCTL_NO_OFFLINE      implementation   no connectivity-aware retries: a
                                               controller desc with
                                               offline.enabled is UNSUPPORTED
@@ -421,8 +430,9 @@
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
     KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_QUEUE_PRIORITY
-    KCTL_NO_PENDING_MODES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF
-    KCTL_NO_HOT_LOOP, KCTL_SMALL (-Os), with a port of your own (PORTING).
+    KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS KCTL_NO_OFFLINE
+    KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP, KCTL_SMALL (-Os), with a port of
+    your own (PORTING).
 
 
     LIBC
@@ -2772,7 +2782,8 @@ KCTL_API uint64_t kctl_histogram_bound_ns(int i);
    durations (queue_duration, work_duration, unfinished_work_ns,
    longest_running_ns) are recorded only by a named queue, as client-go
    records metrics only for named queues: they cost a clock read per add,
-   get and done. The counters are always kept. */
+   get and done (and never under KCTL_NO_DURATIONS: they stay zero). The
+   counters are always kept. */
 typedef struct kctl_queue_stats {
     uint64_t depth;                     /* workqueue_depth: keys added and not yet handed out */
     uint64_t adds_total;                /* workqueue_adds_total */
@@ -3067,7 +3078,7 @@ typedef struct kctl_controller_stats {
     uint64_t held;          /* hold_backoff, hot_loop: runs put off to the key's not-before time */
     uint64_t hot_loops;     /* hot_loop: times a key was found looping */
     bool offline;           /* offline mode: the store is unreachable now */
-    kctl_histogram reconcile_time; /* time per reconcile on the clock, in client-go's buckets (the manager's metric uses controller-runtime's) */
+    kctl_histogram reconcile_time; /* time per reconcile on the clock, in client-go's buckets (the manager's metric uses controller-runtime's); zero under KCTL_NO_DURATIONS */
 } kctl_controller_stats;
 
 /* Map an object of a watched resource to the keys to reconcile (emit each). */
@@ -16164,6 +16175,15 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    code, for builds with one thread. */
 #define KCTL__Q_FAST (!KCTL_SMALL)
 #define KCTL__Q_PREFETCH(p) do { if (KCTL__Q_FAST) KCTL__PREFETCH(p); } while (0)
+#ifdef KCTL_NO_DURATIONS
+#define KCTL__Q_DUR 0
+#ifndef KCTL_NO_METRICS
+#define KCTL_NO_METRICS /* the metrics would have no durations (COMPILE-TIME OPTIONS) */
+#endif
+#else
+#define KCTL__Q_DUR 1
+#endif
+#define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
 #define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
 #define KCTL__QPEND(q) (KCTL__Q_PEND ? (int)(q)->pending : KCTL_PENDING_KEEP)
 
@@ -16465,7 +16485,7 @@ static void kctl__queue_push_low(kctl_queue *q, kctl__qent *e, uint64_t now);
 static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
     if (e->flags & KCTL__Q_DIRTY) return (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) ? kctl__queue_raise(q, e) : false;
     e->flags |= KCTL__Q_DIRTY;
-    if (q->timed) kctl__cold(e)->added_ns = now;
+    if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = now;
     q->adds++;
     if (e->flags & KCTL__Q_PROCESSING) return false; /* held back until done */
     kctl__queue_push_ready(q, e);
@@ -16602,7 +16622,7 @@ static bool kctl__queue_raise(kctl_queue *q, kctl__qent *e) {
 static void kctl__queue_add_low_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
     if (e->flags & KCTL__Q_DIRTY) return; /* queued already: its place and priority stay */
     e->flags |= KCTL__Q_DIRTY | KCTL__Q_LOW;
-    if (q->timed) kctl__cold(e)->added_ns = now;
+    if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = now;
     q->adds++;
     if (!(e->flags & KCTL__Q_PROCESSING)) kctl__queue_push_low(q, e, now);
 }
@@ -16753,14 +16773,14 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
     kctl__qent *e;
     bool created, full;
     if (KCTL__Q_FAST) kctl__map_prefetch(&q->map, h);
-    now = q->timed ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
+    now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
     }
     if (q->nheap) { /* delayed keys whose time has come go first */
-        if (!q->timed || !q->real_clock) now = kctl__queue_now(q);
+        if (!KCTL__QTIMED(q) || !q->real_clock) now = kctl__queue_now(q);
         kctl__queue_promote(q, now);
     }
     e = kctl__queue_lookup(q, key, len, h, &created, &full);
@@ -16894,7 +16914,7 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
         e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
     }
     if (!e || !(e->flags & KCTL__Q_PROCESSING)) return false;
-    if (q->timed) {
+    if (KCTL__QTIMED(q)) {
         uint64_t started = kctl__cold(e)->started_ns;
         kctl__hist_observe(&q->work_hist, now >= started ? now - started : 0);
     }
@@ -16930,7 +16950,7 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
         q->nreturned--;
     }
     e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY | KCTL__Q_LISTED)) | KCTL__Q_PROCESSING;
-    if (q->timed) {
+    if (KCTL__QTIMED(q)) {
         kctl__qcold *c = kctl__cold(e);
         c->started_ns = now;
         kctl__hist_observe(&q->queue_hist, now >= c->added_ns ? now - c->added_ns : 0);
@@ -16959,14 +16979,14 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     /* A real clock may be read before locking, which keeps the critical
        section short; a virtual one is read under the lock, so an advance
        cannot slip between the read and the wait. */
-    if (q->timed && q->real_clock) { now = kctl__queue_now(q); fresh = true; }
+    if (KCTL__QTIMED(q) && q->real_clock) { now = kctl__queue_now(q); fresh = true; }
     kctl__mutex_lock(&q->mu);
     if (done_key) {
-        if (q->timed && !fresh) now = kctl__queue_now(q);
+        if (KCTL__QTIMED(q) && !fresh) now = kctl__queue_now(q);
         bad_done = !kctl__queue_done_locked(q, done_key, now);
     }
     for (;;) {
-        if (!fresh && (q->nheap || q->timed)) now = kctl__queue_now(q);
+        if (!fresh && (q->nheap || KCTL__QTIMED(q))) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
         if (q->head || (KCTL__Q_PRIO && q->nlow)) {
             if (KCTL__QPRIO(q)) kctl__queue_pick_prio(q);
@@ -17055,7 +17075,7 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     uint64_t now;
     bool found;
     if (!q || !key) return;
-    now = q->timed ? kctl__queue_now(q) : 0;
+    now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0;
     kctl__mutex_lock(&q->mu);
     found = kctl__queue_done_locked(q, key, now);
     kctl__mutex_unlock(&q->mu);
@@ -17136,7 +17156,7 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     out->retries_total = q->retries;
     out->queue_duration = q->queue_hist;
     out->work_duration = q->work_hist;
-    for (e = q->inflight.pnext; q->timed && e != &q->inflight; e = e->pnext) {
+    for (e = q->inflight.pnext; KCTL__QTIMED(q) && e != &q->inflight; e = e->pnext) {
         uint64_t started = kctl__cold(e)->started_ns;
         age = now >= started ? now - started : 0;
         out->unfinished_work_ns = kctl__add_sat(out->unfinished_work_ns, age);
@@ -17746,9 +17766,9 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
         }
     }
     if (!r.error) {
-        t0 = kctl_clock_now(&c->clock);
+        if (KCTL__Q_DUR) t0 = kctl_clock_now(&c->clock);
         r = c->reconcile(&ctx);
-        t1 = kctl_clock_now(&c->clock);
+        if (KCTL__Q_DUR || KCTL__CTL_KEYRECS) t1 = kctl_clock_now(&c->clock);
         called = true;
     }
     present = ctx.obj != NULL;
@@ -17756,7 +17776,7 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
     kctl_obj_unref(ctx.obj);
     if (ns && ns != nsbuf) kctl__free(&c->allocator, ns);
     kctl__mutex_lock(&c->mu);
-    if (called) kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
+    if (KCTL__Q_DUR && called) kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
     if (r.error) {
         c->stats.error++; /* every error, as controller-runtime's ReconcileErrors */
         if (r.terminal) c->stats.terminal++;

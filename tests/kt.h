@@ -289,8 +289,16 @@ void kt_suite_budget(void);
 #define kctl_leader_create(d, o) kt_need(kctl_leader_create((d), (o)), "KCTL_NO_LEADER")
 #define kctl_manager_create(d, o) kt_need(kctl_manager_create((d), (o)), "KCTL_NO_LEADER (a manager with leader election)")
 #endif
-#ifdef KCTL_NO_METRICS
+#if defined(KCTL_NO_METRICS) || defined(KCTL_NO_DURATIONS) /* KCTL_NO_DURATIONS implies KCTL_NO_METRICS */
 #define kctl_manager_metrics(m, b, c, l) kt_need(kctl_manager_metrics((m), (b), (c), (l)), "KCTL_NO_METRICS")
+#endif
+/* A duration a queue or controller records (kctl_queue_stats' histograms
+   and in-flight ages, kctl_controller_stats.reconcile_time): x, or 0 where
+   KCTL_NO_DURATIONS compiles the durations out (they stay zero there). */
+#ifdef KCTL_NO_DURATIONS
+#define KT_DUR(x) ((void)(x), 0)
+#else
+#define KT_DUR(x) (x)
 #endif
 #if defined(KCTL_NO_FLOAT) || defined(KCTL_NO_JSON_DOUBLE)
 #define kctl_json_double(j, v, o) kt_need(kctl_json_double((j), (v), (o)), "KCTL_NO_JSON_DOUBLE")
