@@ -17178,33 +17178,48 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
 }
 
 /* ------------------------------------------------- >>predicate PREDICATES */
+/* An object's labels or annotations, through the same three calls. */
+typedef struct kctl__pred_map {
+    size_t (*count)(const kctl_obj *o);
+    bool (*at)(const kctl_obj *o, size_t i, const char **key, const char **value);
+    const char *(*get)(const kctl_obj *o, const char *key);
+} kctl__pred_map;
+
+static const kctl__pred_map kctl__pred_maps[2] = {
+    { kctl_obj_label_count, kctl_obj_label_at, kctl_obj_label },
+    { kctl_obj_annotation_count, kctl_obj_annotation_at, kctl_obj_annotation }
+};
+
 /* Whether two objects' label (or annotation) maps differ. */
-static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, bool labels) {
-    size_t i, n = labels ? kctl_obj_label_count(a) : kctl_obj_annotation_count(a);
-    if (n != (labels ? kctl_obj_label_count(b) : kctl_obj_annotation_count(b))) return true;
+static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, const kctl__pred_map *m) {
+    size_t i, n = m->count(a);
+    if (n != m->count(b)) return true;
     for (i = 0; i < n; i++) {
         const char *k = "", *v = "", *w;
-        if (labels) kctl_obj_label_at(a, i, &k, &v);
-        else kctl_obj_annotation_at(a, i, &k, &v);
-        w = labels ? kctl_obj_label(b, k) : kctl_obj_annotation(b, k);
+        m->at(a, i, &k, &v);
+        w = m->get(b, k);
         if (!w || kctl__strcmp(v, w) != 0) return true;
     }
     return false;
 }
 
 KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_obj, const kctl_obj *new_obj) {
-    bool update = old_obj && new_obj;
     if (!p) return true;
     switch (p->kind) {
-    case KCTL_PRED_GENERATION_CHANGED: return !update || kctl_obj_generation(old_obj) != kctl_obj_generation(new_obj);
-    case KCTL_PRED_RESOURCE_VERSION_CHANGED:
-        return !update || kctl__strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
-    case KCTL_PRED_LABELS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, true);
-    case KCTL_PRED_ANNOTATIONS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, false);
     case KCTL_PRED_CUSTOM: return !p->fn || p->fn(old_obj, new_obj, p->user_data);
     case KCTL_PRED_AND: return kctl_predicate_eval(p->a, old_obj, new_obj) && kctl_predicate_eval(p->b, old_obj, new_obj);
     case KCTL_PRED_OR: return kctl_predicate_eval(p->a, old_obj, new_obj) || kctl_predicate_eval(p->b, old_obj, new_obj);
     case KCTL_PRED_NOT: return !kctl_predicate_eval(p->a, old_obj, new_obj);
+    default: break;
+    }
+    if (!old_obj || !new_obj) return true; /* the "changed" kinds pass adds and deletes */
+    switch (p->kind) {
+    case KCTL_PRED_GENERATION_CHANGED: return kctl_obj_generation(old_obj) != kctl_obj_generation(new_obj);
+    case KCTL_PRED_RESOURCE_VERSION_CHANGED:
+        return kctl__strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
+    case KCTL_PRED_LABELS_CHANGED:
+    case KCTL_PRED_ANNOTATIONS_CHANGED:
+        return kctl__pred_maps_differ(old_obj, new_obj, &kctl__pred_maps[p->kind - KCTL_PRED_LABELS_CHANGED]);
     default: return true;
     }
 }
