@@ -16671,6 +16671,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     kctl_queue_desc d = kctl_queue_desc_init();
     kctl_queue *q;
     void *raw;
+    size_t i;
     if (desc) {
         d = *desc;
         if (!d.name) d.name = "";
@@ -16700,7 +16701,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->logger = d.logger;
     q->clock = d.clock;
     q->real_clock = d.clock.subscribe_fn == NULL;
-    kctl__fmt(q->name, sizeof q->name, "%s", d.name); /* the first 63 bytes */
+    for (i = 0; i < sizeof q->name - 1 && d.name[i]; i++) q->name[i] = d.name[i]; /* the first 63 bytes (q is zeroed) */
     q->timed = q->name[0] != 0;
     q->max_keys = d.max_keys;
     q->pending = (uint8_t)d.pending_after;
