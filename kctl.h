@@ -17385,38 +17385,33 @@ static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, v
     if (kctl__ctl_pass(w, last, NULL)) w->on(w, last, key);
 }
 
-/* Watch inf with on; owner_kind (owned watches only, else NULL) and
-   group are copied after the watch. */
-static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, kctl__ctl_on_fn on, const char *group, const char *owner_kind,
-                           kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
-    kctl__ctlwatch *w;
-    kctl_handler h;
-    size_t glen = 0, klen = 0;
-    int rc;
-    if (!c || !inf) return KCTL_ERR_INVALID_ARG;
-    if (owner_kind) {
-        glen = group ? kctl__strlen(group) : 0;
-        klen = kctl__strlen(owner_kind);
-    }
-    if (!(w = (kctl__ctlwatch *)kctl__alloc(&c->allocator, sizeof *w + glen + klen + 2))) return KCTL_ERR_NOMEM;
+/* A new watch of inf (not yet registered) with on, extra bytes after it
+   (an owned watch's strings): NULL when out of memory. */
+static kctl__ctlwatch *kctl__ctl_watch_new(kctl_controller *c, kctl_informer *inf, kctl__ctl_on_fn on, size_t extra,
+                                           kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
+    kctl__ctlwatch *w = (kctl__ctlwatch *)kctl__alloc(&c->allocator, sizeof *w + extra);
+    if (!w) return NULL;
     memset(w, 0, sizeof *w);
     w->c = c;
     w->inf = inf;
     w->on = on;
-    if (owner_kind) { /* the strings follow the struct */
-        char *p = (char *)(w + 1);
-        if (glen) memcpy(p, group, glen);
-        p[glen] = '\0';
-        memcpy(p + glen + 1, owner_kind, klen + 1);
-        w->group = p;
-        w->owner_kind = p + glen + 1;
-    }
     w->map = map;
     w->user_data = user_data;
     if (pred) {
         w->pred = *pred;
         w->has_pred = true;
     }
+    return w;
+}
+
+/* Register w (kctl__ctl_watch_new's; NULL: NOMEM) as a handler of its
+   informer and push it on c's list; w is freed when that fails. */
+static int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
+    kctl_informer *inf;
+    kctl_handler h;
+    int rc;
+    if (!w) return KCTL_ERR_NOMEM;
+    inf = w->inf;
     memset(&h, 0, sizeof h);
     h.on_add = kctl__ctl_add_ev;
     h.on_update = kctl__ctl_update_ev;
@@ -17513,7 +17508,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         }
     }
 #endif
-    if ((rc = kctl__ctl_watch(c, c->primary, kctl__ctl_on_primary, NULL, NULL, NULL, NULL, desc->predicate)) != KCTL_OK) {
+    if ((rc = kctl__ctl_watch_add(c, kctl__ctl_watch_new(c, c->primary, kctl__ctl_on_primary, 0, NULL, NULL, desc->predicate))) != KCTL_OK) {
         kctl_controller_destroy(c);
         return rc;
     }
@@ -17556,13 +17551,25 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c) {
 
 KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_group,
                                          const char *owner_kind, const kctl_predicate *pred) {
-    if (!owner_kind || !*owner_kind) return KCTL_ERR_INVALID_ARG;
-    return kctl__ctl_watch(c, inf, kctl__ctl_on_owned, owner_group, owner_kind, NULL, NULL, pred);
+    size_t glen, klen;
+    kctl__ctlwatch *w;
+    if (!c || !inf || !owner_kind || !*owner_kind) return KCTL_ERR_INVALID_ARG;
+    glen = owner_group ? kctl__strlen(owner_group) : 0;
+    klen = kctl__strlen(owner_kind);
+    if ((w = kctl__ctl_watch_new(c, inf, kctl__ctl_on_owned, glen + klen + 2, NULL, NULL, pred)) != NULL) {
+        char *p = (char *)(w + 1); /* the strings follow the struct */
+        if (glen) memcpy(p, owner_group, glen);
+        p[glen] = '\0';
+        memcpy(p + glen + 1, owner_kind, klen + 1);
+        w->group = p;
+        w->owner_kind = p + glen + 1;
+    }
+    return kctl__ctl_watch_add(c, w);
 }
 
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
-    if (!map) return KCTL_ERR_INVALID_ARG;
-    return kctl__ctl_watch(c, inf, kctl__ctl_on_map, NULL, NULL, map, user_data, pred);
+    if (!c || !inf || !map) return KCTL_ERR_INVALID_ARG;
+    return kctl__ctl_watch_add(c, kctl__ctl_watch_new(c, inf, kctl__ctl_on_map, 0, map, user_data, pred));
 }
 
 #if KCTL__CTL_OFFLINE
