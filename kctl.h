@@ -391,11 +391,48 @@
                                               new finalizer while deleting) as
                                               without it; kctl_apisrv_check (the
                                               loader's) refuses what a create does
+        KCTL_NO_QUEUE_PRIORITY implementation no priority with aging in the queue:
+                                              a queue desc (or a controller's)
+                                              with priority.enabled is
+                                              UNSUPPORTED; kctl_queue_add_low is
+                                              kctl_queue_add (one FIFO, as
+                                              client-go)
+        KCTL_NO_PENDING_MODES implementation  no pending_after modes but KEEP
+                                              (client-go's): a queue or
+                                              controller desc with
+                                              KCTL_PENDING_CANCEL or _MERGE is
+                                              UNSUPPORTED
+        KCTL_NO_DURATIONS    implementation   no duration histograms: a named
+                                              queue records no durations (the
+                                              stats' queue_duration,
+                                              work_duration, unfinished_work_ns
+                                              and longest_running_ns stay zero,
+                                              and a controller's reconcile_time);
+                                              the counters remain. Implies
+                                              KCTL_NO_METRICS (its histograms
+                                              would be empty)
+        KCTL_NO_OFFLINE      implementation   no connectivity-aware retries: a
+                                              controller desc with
+                                              offline.enabled is UNSUPPORTED
+                                              (kctl_controller_create,
+                                              kctl_manager_add_controller); every
+                                              failure takes client-go's rules
+        KCTL_NO_HOLD_BACKOFF implementation   no hold_backoff: a controller desc
+                                              with hold_backoff is UNSUPPORTED;
+                                              an event for a key in backoff runs
+                                              it at once, as client-go's
+        KCTL_NO_HOT_LOOP     implementation   no hot-loop detector: a controller
+                                              desc with hot_loop.max is
+                                              UNSUPPORTED (with KCTL_NO_HOLD_BACKOFF
+                                              too, the controller keeps no record
+                                              per key)
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
-    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH, KCTL_SMALL (-Os), with a port
-    of your own (PORTING).
+    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_QUEUE_PRIORITY
+    KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS KCTL_NO_OFFLINE
+    KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP, KCTL_SMALL (-Os), with a port of
+    your own (PORTING).
 
 
     LIBC
@@ -2665,7 +2702,8 @@ typedef struct kctl_queue kctl_queue;
                           reconcile's requeue_after) is kept.
    Each costs O(log n) (the delay heap knows every key's place) and
    allocates nothing. kctl_queue_stats.cancelled_total counts the delayed
-   adds removed or dropped. */
+   adds removed or dropped. KCTL_NO_PENDING_MODES compiles CANCEL and
+   MERGE out (a desc with one: UNSUPPORTED). */
 typedef enum kctl_pending_mode {
     KCTL_PENDING_KEEP = 0,
     KCTL_PENDING_CANCEL,
@@ -2687,7 +2725,8 @@ typedef enum kctl_pending_mode {
    key already queued, at either priority, changes nothing. Zero means the
    default:
      enabled   false: kctl_queue_add_low is kctl_queue_add
-     aging_ns  10 s */
+     aging_ns  10 s
+   KCTL_NO_QUEUE_PRIORITY compiles it out (enabled: UNSUPPORTED). */
 typedef struct kctl_priority_desc {
     bool enabled;
     uint64_t aging_ns;
@@ -2743,7 +2782,8 @@ KCTL_API uint64_t kctl_histogram_bound_ns(int i);
    durations (queue_duration, work_duration, unfinished_work_ns,
    longest_running_ns) are recorded only by a named queue, as client-go
    records metrics only for named queues: they cost a clock read per add,
-   get and done. The counters are always kept. */
+   get and done (and never under KCTL_NO_DURATIONS: they stay zero). The
+   counters are always kept. */
 typedef struct kctl_queue_stats {
     uint64_t depth;                     /* workqueue_depth: keys added and not yet handed out */
     uint64_t adds_total;                /* workqueue_adds_total */
@@ -2765,7 +2805,9 @@ typedef struct kctl_queue_stats {
 KCTL_API kctl_queue_desc kctl_queue_desc_init(void);
 /* Create a queue; desc may be NULL (all defaults). INVALID_ARG for a NULL
    out, an allocator with only one function or a pending_after that is no
-   kctl_pending_mode; NOMEM. [any thread] */
+   kctl_pending_mode; UNSUPPORTED for priority.enabled under
+   KCTL_NO_QUEUE_PRIORITY, a pending_after but KEEP under
+   KCTL_NO_PENDING_MODES; NOMEM. [any thread] */
 KCTL_API int  kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out);
 /* Free the queue, its keys and its limiter (NULL is fine). No thread may be
    using it: shut down and join workers first. [not thread-safe] */
@@ -2938,7 +2980,8 @@ typedef kctl_reconcile_result (*kctl_reconcile_fn)(const kctl_reconcile_ctx *ctx
                    store is back; raise it for larger fleets
      ramp_ns       10 s
      seed          the jitter's [0: from the clock and the controller's
-                   address; give each device its own for reproducible runs] */
+                   address; give each device its own for reproducible runs]
+   KCTL_NO_OFFLINE compiles it out (enabled: UNSUPPORTED). */
 typedef struct kctl_offline_desc {
     bool enabled;
     uint64_t probe_min_ns, probe_max_ns, ramp_ns;
@@ -2951,7 +2994,8 @@ typedef struct kctl_offline_desc {
    generation predicate, or a requeue that never ends) is logged
    (CONTROLLER_HOT_LOOP), counted (stats.hot_loops) and slowed: it does not
    run again before slow_ns has passed, whatever wakes it. Zero means the
-   default: max 0 (off), window_ns 60 s, slow_ns 30 s. */
+   default: max 0 (off), window_ns 60 s, slow_ns 30 s. KCTL_NO_HOT_LOOP
+   compiles it out (max: UNSUPPORTED). */
 typedef struct kctl_hot_loop_desc {
     uint32_t max;
     uint64_t window_ns, slow_ns;
@@ -2977,6 +3021,7 @@ typedef struct kctl_hot_loop_desc {
                 error's backoff runs it at once (and a failure there counts
                 again: kubernetes#132805). true: the key keeps its backoff;
                 the event's run happens when the backoff ends, once
+                (KCTL_NO_HOLD_BACKOFF: true is UNSUPPORTED)
      hot_loop   off: see kctl_hot_loop_desc
      pending_after  KCTL_PENDING_KEEP (client-go): what an event does to
                 the key's pending add_after (a requeue_after, an error's
@@ -3033,7 +3078,7 @@ typedef struct kctl_controller_stats {
     uint64_t held;          /* hold_backoff, hot_loop: runs put off to the key's not-before time */
     uint64_t hot_loops;     /* hot_loop: times a key was found looping */
     bool offline;           /* offline mode: the store is unreachable now */
-    kctl_histogram reconcile_time; /* time per reconcile on the clock, in client-go's buckets (the manager's metric uses controller-runtime's) */
+    kctl_histogram reconcile_time; /* time per reconcile on the clock, in client-go's buckets (the manager's metric uses controller-runtime's); zero under KCTL_NO_DURATIONS */
 } kctl_controller_stats;
 
 /* Map an object of a watched resource to the keys to reconcile (emit each). */
@@ -3041,7 +3086,9 @@ typedef void (*kctl_map_fn)(const kctl_obj *obj, kctl_index_emit emit, void *emi
 
 /* Create a controller and watch desc->primary. INVALID_ARG for a missing
    primary or reconcile, a lone allocator function or a pending_after that
-   is no kctl_pending_mode; NOMEM. [any thread] */
+   is no kctl_pending_mode; UNSUPPORTED for an option whose part a trim
+   switch compiled out (offline, hold_backoff, hot_loop, priority,
+   pending_after: COMPILE-TIME OPTIONS); NOMEM. [any thread] */
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out);
 /* Stop it if running and free it (NULL is fine). Its handlers stay on the
    informers it watches: stop or destroy those informers first. [not thread-safe] */
@@ -15697,13 +15744,29 @@ static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
     return c;
 }
 
-static void kctl__perkey_destroy(void *self) {
-    kctl__perkey *p = (kctl__perkey *)self;
+/* Free p's records and its lock (not p). */
+static void kctl__perkey_fini(kctl__perkey *p) {
     size_t i;
     for (i = 0; i < p->map.cap; i++) kctl__free(&p->a, p->map.slots[i].node);
     kctl__free(&p->a, p->map.slots);
     kctl__mutex_deinit(&p->mu);
+}
+
+static void kctl__perkey_destroy(void *self) {
+    kctl__perkey *p = (kctl__perkey *)self;
+    kctl__perkey_fini(p);
     kctl__free(&p->a, p);
+}
+
+/* Fill a zeroed p; false when its lock cannot be made. */
+static bool kctl__perkey_init(kctl__perkey *p, uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow,
+                              const kctl_allocator *al) {
+    p->a = *al;
+    p->a_ns = a_ns;
+    p->b_ns = b_ns;
+    p->max_fast = max_fast;
+    p->fast_slow = fast_slow;
+    return kctl__mutex_init(&p->mu) == KCTL_OK;
 }
 
 static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max_fast, bool fast_slow,
@@ -15715,12 +15778,7 @@ static kctl_limiter *kctl__perkey_new(uint64_t a_ns, uint64_t b_ns, uint32_t max
     kctl_limiter *l;
     if (!kctl__limiter_alloc_of(a, &al) || !(p = (kctl__perkey *)kctl__alloc(&al, sizeof *p))) return NULL;
     memset(p, 0, sizeof *p);
-    p->a = al;
-    p->a_ns = a_ns;
-    p->b_ns = b_ns;
-    p->max_fast = max_fast;
-    p->fast_slow = fast_slow;
-    if (kctl__mutex_init(&p->mu) != KCTL_OK) { kctl__free(&al, p); return NULL; }
+    if (!kctl__perkey_init(p, a_ns, b_ns, max_fast, fast_slow, &al)) { kctl__free(&al, p); return NULL; }
     l = kctl__limiter_new(&vt, p, &al);
     if (!l) kctl__perkey_destroy(p);
     return l;
@@ -15866,6 +15924,19 @@ static void kctl__ibucket_destroy(void *self) {
     kctl__free(&a, b);
 }
 
+/* Fill a zeroed b (arguments checked); false when its lock cannot be made. */
+static bool kctl__ibucket_init(kctl__ibucket *b, const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst,
+                               const kctl_allocator *al) {
+    b->a = *al;
+    b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
+    b->rate = tokens;
+    b->cost = (int64_t)per_ns;
+    b->cap = (int64_t)burst * (int64_t)per_ns;
+    b->units = b->cap;
+    b->last_ns = kctl_clock_now(&b->clock);
+    return kctl__mutex_init(&b->mu) == KCTL_OK;
+}
+
 KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, uint32_t tokens, uint64_t per_ns, uint32_t burst,
                                                      const kctl_allocator *a) {
     static const kctl_limiter_vtable vt = { kctl__ibucket_when, kctl__bucket_forget,
@@ -15877,14 +15948,7 @@ KCTL_API kctl_limiter *kctl_limiter_bucket_rate_with(const kctl_clock *clock, ui
     b = (kctl__ibucket *)kctl__alloc(&al, sizeof *b);
     if (!b) return NULL;
     memset(b, 0, sizeof *b);
-    b->a = al;
-    b->clock = (clock && clock->now_fn) ? *clock : kctl_clock_monotonic();
-    b->rate = tokens;
-    b->cost = (int64_t)per_ns;
-    b->cap = (int64_t)burst * (int64_t)per_ns;
-    b->units = b->cap;
-    b->last_ns = kctl_clock_now(&b->clock);
-    if (kctl__mutex_init(&b->mu) != KCTL_OK) {
+    if (!kctl__ibucket_init(b, clock, tokens, per_ns, burst, &al)) {
         kctl__free(&al, b);
         return NULL;
     }
@@ -15965,16 +16029,49 @@ KCTL_API kctl_limiter *kctl_limiter_max_of(kctl_limiter *const *limiters, size_t
     return kctl_limiter_max_of_with(limiters, n, NULL);
 }
 
+/* client-go's default in one object: max_of(exponential, bucket) without
+   the max_of and its members' separate allocations and indirect calls.
+   Asked in max_of's order (the exponential part, then the bucket); the
+   bucket keeps no failures, so forget and num_requeues are the
+   exponential part's. */
+typedef struct kctl__deflim {
+    kctl__perkey p;
+    kctl__ibucket b;
+} kctl__deflim;
+
+static uint64_t kctl__deflim_when(void *self, const char *key) {
+    kctl__deflim *d = (kctl__deflim *)self;
+    uint64_t x = kctl__perkey_when(&d->p, key), y = kctl__ibucket_when(&d->b, key);
+    return x > y ? x : y;
+}
+
+static void kctl__deflim_destroy(void *self) {
+    kctl__deflim *d = (kctl__deflim *)self;
+    kctl_allocator a = d->p.a;
+    kctl__perkey_fini(&d->p);
+    kctl__mutex_deinit(&d->b.mu);
+    kctl__free(&a, d);
+}
+
 KCTL_API kctl_limiter *kctl_limiter_default_with(const kctl_clock *clock, const kctl_allocator *a) {
-    kctl_limiter *parts[2];
-    parts[0] = kctl_limiter_exponential_with(KCTL_MS(5), KCTL_SEC(1000), a);
-    parts[1] = kctl_limiter_bucket_rate_with(clock, 10, KCTL_SEC(1), 100, a);
-    if (!parts[0] || !parts[1]) {
-        kctl_limiter_destroy(parts[0]);
-        kctl_limiter_destroy(parts[1]);
+    static const kctl_limiter_vtable vt = { kctl__deflim_when, kctl__perkey_forget,
+                                            kctl__perkey_num_requeues, kctl__deflim_destroy };
+    kctl_allocator al;
+    kctl__deflim *d;
+    kctl_limiter *l;
+    if (!kctl__limiter_alloc_of(a, &al) || !(d = (kctl__deflim *)kctl__alloc(&al, sizeof *d))) return NULL;
+    memset(d, 0, sizeof *d);
+    if (!kctl__perkey_init(&d->p, KCTL_MS(5), KCTL_SEC(1000), 0, false, &al)) {
+        kctl__free(&al, d);
         return NULL;
     }
-    return kctl_limiter_max_of_with(parts, 2, a);
+    if (!kctl__ibucket_init(&d->b, clock, 10, KCTL_SEC(1), 100, &al)) {
+        kctl__mutex_deinit(&d->p.mu);
+        kctl__free(&al, d);
+        return NULL;
+    }
+    if (!(l = kctl__limiter_new(&vt, d, &al))) kctl__deflim_destroy(d);
+    return l;
 }
 
 /* A 64-bit random step (splitmix64): any seed, even 0, gives a full
@@ -16082,6 +16179,38 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    producer keeps one), and producers signal only parked workers, and
    only for keys no spinner will take. A controller's worker does done
    and its next get in one hold of the lock. */
+/* The queue's trim switches (COMPILE-TIME OPTIONS): whether a queue may
+   have priority with aging (kctl_priority_desc) and a pending_after mode
+   other than KEEP; KCTL__QPRIO and KCTL__QPEND are q's, 0 where compiled
+   out, so that the compiler drops what they guard. */
+#ifdef KCTL_NO_QUEUE_PRIORITY
+#define KCTL__Q_PRIO 0
+#else
+#define KCTL__Q_PRIO 1
+#endif
+#ifdef KCTL_NO_PENDING_MODES
+#define KCTL__Q_PEND 0
+#else
+#define KCTL__Q_PEND 1
+#endif
+/* KCTL_SMALL: no returned list (done takes an idle entry out of the map
+   at once, to the free list), no in-flight scan in done (a map lookup),
+   no cache-line alignment and no prefetches: the same results in less
+   code, for builds with one thread. */
+#define KCTL__Q_FAST (!KCTL_SMALL)
+#define KCTL__Q_PREFETCH(p) do { if (KCTL__Q_FAST) KCTL__PREFETCH(p); } while (0)
+#ifdef KCTL_NO_DURATIONS
+#define KCTL__Q_DUR 0
+#ifndef KCTL_NO_METRICS
+#define KCTL_NO_METRICS /* the metrics would have no durations (COMPILE-TIME OPTIONS) */
+#endif
+#else
+#define KCTL__Q_DUR 1
+#endif
+#define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
+#define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
+#define KCTL__QPEND(q) (KCTL__Q_PEND ? (int)(q)->pending : KCTL_PENDING_KEEP)
+
 enum {
     KCTL__Q_DIRTY = 1,      /* client-go's dirty set */
     KCTL__Q_QUEUED = 2,     /* in the ready FIFO (client-go's queue) */
@@ -16254,7 +16383,7 @@ static void kctl__queue_recycle(kctl_queue *q) {
     q->nreturned = 0;
     for (; e != &q->returned; e = n) {
         n = e->pnext;
-        KCTL__PREFETCH(n);
+        KCTL__Q_PREFETCH(n);
         e->pnext = e->pprev = NULL;
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
         if (!(e->flags & KCTL__Q_ROLES)) {
@@ -16287,17 +16416,17 @@ static void kctl__queue_trim(kctl_queue *q) {
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
     kctl__qent *e;
-    if (!q->free_list && q->nreturned >= KCTL__QUEUE_STEAL_MIN) kctl__queue_recycle(q);
+    if (KCTL__Q_FAST && !q->free_list && q->nreturned >= KCTL__QUEUE_STEAL_MIN) kctl__queue_recycle(q);
     e = q->free_list;
     if (e && e->key_cap > len) {
         q->free_list = e->next;
         q->nfree--;
-        if (q->free_list) KCTL__PREFETCH(q->free_list); /* for the next add, which will write it */
+        if (q->free_list) KCTL__Q_PREFETCH(q->free_list); /* for the next add, which will write it */
     } else {
         size_t cap = len + 1 <= KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
-        void *raw = kctl__alloc(&q->allocator, sizeof *e + cap + sizeof(kctl__qcold) + 63);
+        void *raw = kctl__alloc(&q->allocator, sizeof *e + cap + sizeof(kctl__qcold) + (KCTL__Q_FAST ? 63 : 0));
         if (!raw) return NULL;
-        e = (kctl__qent *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+        e = KCTL__Q_FAST ? (kctl__qent *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl__qent *)raw;
         e->key_cap = (uint32_t)cap;
         kctl__cold(e)->raw = raw;
     }
@@ -16378,9 +16507,9 @@ static void kctl__queue_push_ready(kctl_queue *q, kctl__qent *e) {
 static bool kctl__queue_raise(kctl_queue *q, kctl__qent *e);
 static void kctl__queue_push_low(kctl_queue *q, kctl__qent *e, uint64_t now);
 static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
-    if (e->flags & KCTL__Q_DIRTY) return (e->flags & KCTL__Q_LOW) ? kctl__queue_raise(q, e) : false;
+    if (e->flags & KCTL__Q_DIRTY) return (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) ? kctl__queue_raise(q, e) : false;
     e->flags |= KCTL__Q_DIRTY;
-    if (q->timed) kctl__cold(e)->added_ns = now;
+    if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = now;
     q->adds++;
     if (e->flags & KCTL__Q_PROCESSING) return false; /* held back until done */
     kctl__queue_push_ready(q, e);
@@ -16485,7 +16614,7 @@ static void kctl__queue_cancel_after(kctl_queue *q, kctl__qent *e) {
 /* Put e (dirty and low) at the end of the low list; now starts its aging.
    Lock held. */
 static void kctl__queue_push_low(kctl_queue *q, kctl__qent *e, uint64_t now) {
-    if (e->flags & KCTL__Q_LISTED) { /* revived while idle: its links serve the low list from now on */
+    if (KCTL__Q_FAST && (e->flags & KCTL__Q_LISTED)) { /* revived while idle: its links serve the low list from now on */
         kctl__list_unlink(e);
         q->nreturned--;
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
@@ -16517,7 +16646,7 @@ static bool kctl__queue_raise(kctl_queue *q, kctl__qent *e) {
 static void kctl__queue_add_low_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
     if (e->flags & KCTL__Q_DIRTY) return; /* queued already: its place and priority stay */
     e->flags |= KCTL__Q_DIRTY | KCTL__Q_LOW;
-    if (q->timed) kctl__cold(e)->added_ns = now;
+    if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = now;
     q->adds++;
     if (!(e->flags & KCTL__Q_PROCESSING)) kctl__queue_push_low(q, e, now);
 }
@@ -16566,6 +16695,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     kctl_queue_desc d = kctl_queue_desc_init();
     kctl_queue *q;
     void *raw;
+    size_t i;
     if (desc) {
         d = *desc;
         if (!d.name) d.name = "";
@@ -16577,21 +16707,25 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_INVALID_ARG;
     }
+    if ((!KCTL__Q_PRIO && d.priority.enabled) || (!KCTL__Q_PEND && d.pending_after != KCTL_PENDING_KEEP)) {
+        kctl_limiter_destroy(d.limiter); /* a part compiled out (COMPILE-TIME OPTIONS) */
+        return KCTL_ERR_UNSUPPORTED;
+    }
     *out = NULL;
     /* Cache-line aligned, so the padding above separates what it should. */
-    raw = kctl__alloc(&d.allocator, sizeof *q + 63);
+    raw = kctl__alloc(&d.allocator, sizeof *q + (KCTL__Q_FAST ? 63 : 0));
     if (!raw) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_NOMEM;
     }
-    q = (kctl_queue *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    q = KCTL__Q_FAST ? (kctl_queue *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl_queue *)raw;
     memset(q, 0, sizeof *q);
     q->raw = raw;
     q->allocator = d.allocator;
     q->logger = d.logger;
     q->clock = d.clock;
     q->real_clock = d.clock.subscribe_fn == NULL;
-    kctl__fmt(q->name, sizeof q->name, "%s", d.name); /* the first 63 bytes */
+    for (i = 0; i < sizeof q->name - 1 && d.name[i]; i++) q->name[i] = d.name[i]; /* the first 63 bytes (q is zeroed) */
     q->timed = q->name[0] != 0;
     q->max_keys = d.max_keys;
     q->pending = (uint8_t)d.pending_after;
@@ -16663,15 +16797,15 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
     uint64_t now;
     kctl__qent *e;
     bool created, full;
-    kctl__map_prefetch(&q->map, h);
-    now = q->timed ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
+    if (KCTL__Q_FAST) kctl__map_prefetch(&q->map, h);
+    now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
     }
     if (q->nheap) { /* delayed keys whose time has come go first */
-        if (!q->timed || !q->real_clock) now = kctl__queue_now(q);
+        if (!KCTL__QTIMED(q) || !q->real_clock) now = kctl__queue_now(q);
         kctl__queue_promote(q, now);
     }
     e = kctl__queue_lookup(q, key, len, h, &created, &full);
@@ -16681,7 +16815,7 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
-    if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
+    if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
@@ -16700,7 +16834,7 @@ KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
     kctl__qent *e;
     bool created, full;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
-    if (!q->prio) return kctl_queue_add(q, key);
+    if (!KCTL__QPRIO(q)) return kctl_queue_add(q, key);
     h = kctl__hash(key, len);
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
@@ -16716,7 +16850,7 @@ KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
-    if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
+    if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_low_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
@@ -16750,9 +16884,9 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
     }
     q->retries++; /* client-go counts every AddAfter, delayed or not */
     if (delay_ns == 0) {
-        if ((e->flags & KCTL__Q_DELAYED) && q->pending) kctl__queue_cancel_after(q, e);
+        if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
         kctl__queue_add_entry(q, e, now);
-    } else if ((e->flags & KCTL__Q_DIRTY) && q->pending == KCTL_PENDING_MERGE) {
+    } else if ((e->flags & KCTL__Q_DIRTY) && KCTL__QPEND(q) == KCTL_PENDING_MERGE) {
         q->cancelled++; /* it waits to be handed out: it runs sooner than this */
     } else {
         uint64_t at = kctl__add_sat(now, delay_ns);
@@ -16792,17 +16926,20 @@ KCTL_API uint32_t kctl_queue_num_requeues(kctl_queue *q, const char *key) {
    processed (the caller logs it, after unlocking). */
 static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now) {
     kctl__qent *e;
+#if KCTL__Q_FAST
     int n;
     /* Usually key is the pointer get handed out: find it among the first
        in-flight entries without hashing; otherwise look the string up. */
     for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
          e = e->pnext, n++) { }
-    if (e == &q->inflight || e->node.key != key) {
+    if (e == &q->inflight || e->node.key != key)
+#endif
+    {
         size_t len = kctl__key_len(key);
         e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
     }
     if (!e || !(e->flags & KCTL__Q_PROCESSING)) return false;
-    if (q->timed) {
+    if (KCTL__QTIMED(q)) {
         uint64_t started = kctl__cold(e)->started_ns;
         kctl__hist_observe(&q->work_hist, now >= started ? now - started : 0);
     }
@@ -16810,8 +16947,10 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     kctl__list_unlink(e);
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
-        if (e->flags & KCTL__Q_LOW) kctl__queue_push_low(q, e, kctl__queue_now(q));
+        if (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) kctl__queue_push_low(q, e, kctl__queue_now(q));
         else kctl__queue_push_ready(q, e);
+    } else if (!KCTL__Q_FAST) {
+        kctl__queue_retire(q, e); /* idle: out of the map now, to the free list */
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
         kctl__list_append(&q->returned, e);
@@ -16827,16 +16966,16 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     kctl__qent *e = q->head;
     q->head = e->next;
     if (!q->head) q->tail = NULL;
-    else KCTL__PREFETCH(q->head); /* with a backlog the next entry is cold */
+    else KCTL__Q_PREFETCH(q->head); /* with a backlog the next entry is cold */
     q->nready--;
     q->taken++;
     e->next = NULL;
-    if (e->flags & KCTL__Q_LISTED) { /* revived while idle: off the returned list */
+    if (KCTL__Q_FAST && (e->flags & KCTL__Q_LISTED)) { /* revived while idle: off the returned list */
         kctl__list_unlink(e);
         q->nreturned--;
     }
     e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY | KCTL__Q_LISTED)) | KCTL__Q_PROCESSING;
-    if (q->timed) {
+    if (KCTL__QTIMED(q)) {
         kctl__qcold *c = kctl__cold(e);
         c->started_ns = now;
         kctl__hist_observe(&q->queue_hist, now >= c->added_ns ? now - c->added_ns : 0);
@@ -16865,17 +17004,17 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     /* A real clock may be read before locking, which keeps the critical
        section short; a virtual one is read under the lock, so an advance
        cannot slip between the read and the wait. */
-    if (q->timed && q->real_clock) { now = kctl__queue_now(q); fresh = true; }
+    if (KCTL__QTIMED(q) && q->real_clock) { now = kctl__queue_now(q); fresh = true; }
     kctl__mutex_lock(&q->mu);
     if (done_key) {
-        if (q->timed && !fresh) now = kctl__queue_now(q);
+        if (KCTL__QTIMED(q) && !fresh) now = kctl__queue_now(q);
         bad_done = !kctl__queue_done_locked(q, done_key, now);
     }
     for (;;) {
-        if (!fresh && (q->nheap || q->timed)) now = kctl__queue_now(q);
+        if (!fresh && (q->nheap || KCTL__QTIMED(q))) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
-        if (q->head || q->nlow) {
-            if (q->prio) kctl__queue_pick_prio(q);
+        if (q->head || (KCTL__Q_PRIO && q->nlow)) {
+            if (KCTL__QPRIO(q)) kctl__queue_pick_prio(q);
             *key = kctl__queue_take(q, now);
             if (stopping) *stopping = q->shutting_down;
             rc = KCTL_OK;
@@ -16961,7 +17100,7 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     uint64_t now;
     bool found;
     if (!q || !key) return;
-    now = q->timed ? kctl__queue_now(q) : 0;
+    now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0;
     kctl__mutex_lock(&q->mu);
     found = kctl__queue_done_locked(q, key, now);
     kctl__mutex_unlock(&q->mu);
@@ -16983,7 +17122,7 @@ KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) {
     if (!q) return t;
     kctl__mutex_lock(&q->mu);
     if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
-    if (q->head || q->nlow) t = 0;
+    if (q->head || (KCTL__Q_PRIO && q->nlow)) t = 0;
     else if (q->nheap) t = kctl__heap_top_ns(q);
     kctl__mutex_unlock(&q->mu);
     return t;
@@ -17042,7 +17181,7 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     out->retries_total = q->retries;
     out->queue_duration = q->queue_hist;
     out->work_duration = q->work_hist;
-    for (e = q->inflight.pnext; q->timed && e != &q->inflight; e = e->pnext) {
+    for (e = q->inflight.pnext; KCTL__QTIMED(q) && e != &q->inflight; e = e->pnext) {
         uint64_t started = kctl__cold(e)->started_ns;
         age = now >= started ? now - started : 0;
         out->unfinished_work_ns = kctl__add_sat(out->unfinished_work_ns, age);
@@ -17064,50 +17203,87 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
 }
 
 /* ------------------------------------------------- >>predicate PREDICATES */
+/* An object's labels or annotations, through the same three calls. */
+typedef struct kctl__pred_map {
+    size_t (*count)(const kctl_obj *o);
+    bool (*at)(const kctl_obj *o, size_t i, const char **key, const char **value);
+    const char *(*get)(const kctl_obj *o, const char *key);
+} kctl__pred_map;
+
+static const kctl__pred_map kctl__pred_maps[2] = {
+    { kctl_obj_label_count, kctl_obj_label_at, kctl_obj_label },
+    { kctl_obj_annotation_count, kctl_obj_annotation_at, kctl_obj_annotation }
+};
+
 /* Whether two objects' label (or annotation) maps differ. */
-static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, bool labels) {
-    size_t i, n = labels ? kctl_obj_label_count(a) : kctl_obj_annotation_count(a);
-    if (n != (labels ? kctl_obj_label_count(b) : kctl_obj_annotation_count(b))) return true;
+static bool kctl__pred_maps_differ(const kctl_obj *a, const kctl_obj *b, const kctl__pred_map *m) {
+    size_t i, n = m->count(a);
+    if (n != m->count(b)) return true;
     for (i = 0; i < n; i++) {
         const char *k = "", *v = "", *w;
-        if (labels) kctl_obj_label_at(a, i, &k, &v);
-        else kctl_obj_annotation_at(a, i, &k, &v);
-        w = labels ? kctl_obj_label(b, k) : kctl_obj_annotation(b, k);
+        m->at(a, i, &k, &v);
+        w = m->get(b, k);
         if (!w || kctl__strcmp(v, w) != 0) return true;
     }
     return false;
 }
 
 KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_obj, const kctl_obj *new_obj) {
-    bool update = old_obj && new_obj;
     if (!p) return true;
     switch (p->kind) {
-    case KCTL_PRED_GENERATION_CHANGED: return !update || kctl_obj_generation(old_obj) != kctl_obj_generation(new_obj);
-    case KCTL_PRED_RESOURCE_VERSION_CHANGED:
-        return !update || kctl__strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
-    case KCTL_PRED_LABELS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, true);
-    case KCTL_PRED_ANNOTATIONS_CHANGED: return !update || kctl__pred_maps_differ(old_obj, new_obj, false);
     case KCTL_PRED_CUSTOM: return !p->fn || p->fn(old_obj, new_obj, p->user_data);
     case KCTL_PRED_AND: return kctl_predicate_eval(p->a, old_obj, new_obj) && kctl_predicate_eval(p->b, old_obj, new_obj);
     case KCTL_PRED_OR: return kctl_predicate_eval(p->a, old_obj, new_obj) || kctl_predicate_eval(p->b, old_obj, new_obj);
     case KCTL_PRED_NOT: return !kctl_predicate_eval(p->a, old_obj, new_obj);
+    default: break;
+    }
+    if (!old_obj || !new_obj) return true; /* the "changed" kinds pass adds and deletes */
+    switch (p->kind) {
+    case KCTL_PRED_GENERATION_CHANGED: return kctl_obj_generation(old_obj) != kctl_obj_generation(new_obj);
+    case KCTL_PRED_RESOURCE_VERSION_CHANGED:
+        return kctl__strcmp(kctl_obj_resource_version(old_obj), kctl_obj_resource_version(new_obj)) != 0;
+    case KCTL_PRED_LABELS_CHANGED:
+    case KCTL_PRED_ANNOTATIONS_CHANGED:
+        return kctl__pred_maps_differ(old_obj, new_obj, &kctl__pred_maps[p->kind - KCTL_PRED_LABELS_CHANGED]);
     default: return true;
     }
 }
 
 
 /* ------------------------------------------------ >>controller CONTROLLER */
-typedef enum kctl__watch_kind { KCTL__WATCH_PRIMARY, KCTL__WATCH_OWNED, KCTL__WATCH_MAP } kctl__watch_kind;
+/* The controller's trim switches (COMPILE-TIME OPTIONS): 1 where the part
+   is compiled in. The per-key record serves hold_backoff and hot_loop. */
+#ifdef KCTL_NO_OFFLINE
+#define KCTL__CTL_OFFLINE 0
+#else
+#define KCTL__CTL_OFFLINE 1
+#endif
+#ifdef KCTL_NO_HOLD_BACKOFF
+#define KCTL__CTL_HOLD 0
+#else
+#define KCTL__CTL_HOLD 1
+#endif
+#ifdef KCTL_NO_HOT_LOOP
+#define KCTL__CTL_HOT 0
+#else
+#define KCTL__CTL_HOT 1
+#endif
+#define KCTL__CTL_KEYRECS (KCTL__CTL_HOLD || KCTL__CTL_HOT)
 
 /* A watch is its informer handler's user_data, so it never moves: each is
    allocated on its own (the owner's group and kind follow it) and pushed
    at the head of the controller's list, whose nodes never change after:
-   start walks them without the lock. */
+   start walks them without the lock. Its kind is what an event enqueues
+   (on: the primary's, an owner's, a map's), a function pointer rather
+   than a switch, so that the owner and map code links only into programs
+   that call watch_owned or watch_map. */
+struct kctl__ctlwatch;
+typedef void (*kctl__ctl_on_fn)(struct kctl__ctlwatch *w, const kctl_obj *obj, const char *key);
 typedef struct kctl__ctlwatch {
     struct kctl__ctlwatch *next;
     kctl_controller *c;
     kctl_informer *inf;
-    kctl__watch_kind kind;
+    kctl__ctl_on_fn on;
     const char *group, *owner_kind; /* owned: the owner's (copies) */
     kctl_map_fn map;
     void *user_data;
@@ -17153,7 +17329,7 @@ struct kctl_controller {
    event comes from a list or a resync. [the informer's thread] */
 static void kctl__ctl_add(const kctl__ctlwatch *w, const char *key) {
     kctl_controller *c = w->c;
-    int rc = c->prio && w->inf->from_list ? kctl_queue_add_low(c->q, key) : kctl_queue_add(c->q, key);
+    int rc = KCTL__Q_PRIO && c->prio && w->inf->from_list ? kctl_queue_add_low(c->q, key) : kctl_queue_add(c->q, key);
     /* FULL: the queue logged and counted it; the next resync finds the key */
     if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
         kctl__log(&c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
@@ -17191,22 +17367,27 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
     if (key != buf) kctl__free(&w->c->allocator, key);
 }
 
-/* What an event on a watched resource enqueues. */
-static void kctl__ctl_on(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
-    switch (w->kind) {
-    case KCTL__WATCH_PRIMARY:
-        if (!key && obj && obj->node.len && obj->node.len <= KCTL_MAX_KEY_LEN && !(w->c->prio && w->inf->from_list)) {
-            /* the object's key, its length and hash known: a plain add without counting or hashing it again */
-            int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash);
-            if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
-                kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
-        } else {
-            kctl__ctl_add(w, key ? key : kctl_obj_key(obj));
-        }
-        break;
-    case KCTL__WATCH_OWNED: if (obj) kctl__ctl_owner(w, obj); break;
-    case KCTL__WATCH_MAP: if (obj) w->map(obj, kctl__ctl_emit, w, w->user_data); break;
+/* What an event enqueues: the primary's own key (the delete's key, else
+   the object's), the owner's (watch_owned), the map's keys (watch_map). */
+static void kctl__ctl_on_primary(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
+#if !KCTL_SMALL
+    if (!key && obj && obj->node.len && obj->node.len <= KCTL_MAX_KEY_LEN && !(w->c->prio && w->inf->from_list)) {
+        /* the object's key, its length and hash known: a plain add without counting or hashing it again */
+        int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash);
+        if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
+            kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+        return;
     }
+#endif
+    kctl__ctl_add(w, key ? key : kctl_obj_key(obj));
+}
+static void kctl__ctl_on_owned(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
+    (void)key;
+    if (obj) kctl__ctl_owner(w, obj);
+}
+static void kctl__ctl_on_map(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
+    (void)key;
+    if (obj) w->map(obj, kctl__ctl_emit, w, w->user_data);
 }
 
 static bool kctl__ctl_pass(const kctl__ctlwatch *w, const kctl_obj *old_obj, const kctl_obj *new_obj) {
@@ -17214,51 +17395,47 @@ static bool kctl__ctl_pass(const kctl__ctlwatch *w, const kctl_obj *old_obj, con
 }
 static void kctl__ctl_add_ev(kctl_obj *obj, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
-    if (kctl__ctl_pass(w, NULL, obj)) kctl__ctl_on(w, obj, NULL);
+    if (kctl__ctl_pass(w, NULL, obj)) w->on(w, obj, NULL);
 }
 static void kctl__ctl_update_ev(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
     if (!kctl__ctl_pass(w, old_obj, new_obj)) return;
-    kctl__ctl_on(w, new_obj, NULL);
-    if (w->kind != KCTL__WATCH_PRIMARY) kctl__ctl_on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
+    w->on(w, new_obj, NULL);
+    if (w->on != kctl__ctl_on_primary) w->on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
 }
 static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
     (void)unknown;
-    if (kctl__ctl_pass(w, last, NULL)) kctl__ctl_on(w, last, key);
+    if (kctl__ctl_pass(w, last, NULL)) w->on(w, last, key);
 }
 
-static int kctl__ctl_watch(kctl_controller *c, kctl_informer *inf, kctl__watch_kind kind, const char *group, const char *owner_kind,
-                           kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
-    kctl__ctlwatch *w;
-    kctl_handler h;
-    size_t glen = 0, klen = 0;
-    int rc;
-    if (!c || !inf || (kind == KCTL__WATCH_OWNED && (!owner_kind || !*owner_kind)) || (kind == KCTL__WATCH_MAP && !map))
-        return KCTL_ERR_INVALID_ARG;
-    if (kind == KCTL__WATCH_OWNED) {
-        glen = group ? kctl__strlen(group) : 0;
-        klen = kctl__strlen(owner_kind);
-    }
-    if (!(w = (kctl__ctlwatch *)kctl__alloc(&c->allocator, sizeof *w + glen + klen + 2))) return KCTL_ERR_NOMEM;
+/* A new watch of inf (not yet registered) with on, extra bytes after it
+   (an owned watch's strings): NULL when out of memory. */
+static kctl__ctlwatch *kctl__ctl_watch_new(kctl_controller *c, kctl_informer *inf, kctl__ctl_on_fn on, size_t extra,
+                                           kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
+    kctl__ctlwatch *w = (kctl__ctlwatch *)kctl__alloc(&c->allocator, sizeof *w + extra);
+    if (!w) return NULL;
     memset(w, 0, sizeof *w);
     w->c = c;
     w->inf = inf;
-    w->kind = kind;
-    if (kind == KCTL__WATCH_OWNED) { /* the strings follow the struct */
-        char *p = (char *)(w + 1);
-        if (glen) memcpy(p, group, glen);
-        p[glen] = '\0';
-        memcpy(p + glen + 1, owner_kind, klen + 1);
-        w->group = p;
-        w->owner_kind = p + glen + 1;
-    }
+    w->on = on;
     w->map = map;
     w->user_data = user_data;
     if (pred) {
         w->pred = *pred;
         w->has_pred = true;
     }
+    return w;
+}
+
+/* Register w (kctl__ctl_watch_new's; NULL: NOMEM) as a handler of its
+   informer and push it on c's list; w is freed when that fails. */
+static int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
+    kctl_informer *inf;
+    kctl_handler h;
+    int rc;
+    if (!w) return KCTL_ERR_NOMEM;
+    inf = w->inf;
     memset(&h, 0, sizeof h);
     h.on_add = kctl__ctl_add_ev;
     h.on_update = kctl__ctl_update_ev;
@@ -17289,6 +17466,11 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         if (desc) kctl_limiter_destroy(desc->limiter);
         return KCTL_ERR_INVALID_ARG;
     }
+    if ((!KCTL__CTL_OFFLINE && desc->offline.enabled) || (!KCTL__CTL_HOLD && desc->hold_backoff) ||
+        (!KCTL__CTL_HOT && desc->hot_loop.max)) { /* a part compiled out (COMPILE-TIME OPTIONS) */
+        kctl_limiter_destroy(desc->limiter);
+        return KCTL_ERR_UNSUPPORTED;
+    }
     if (!(c = (kctl_controller *)kctl__alloc(&desc->allocator, sizeof *c))) {
         kctl_limiter_destroy(desc->limiter);
         return KCTL_ERR_NOMEM;
@@ -17301,16 +17483,20 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     c->workers = desc->workers ? desc->workers : 1;
     c->logger = desc->logger;
     c->allocator = desc->allocator;
+#if KCTL__CTL_OFFLINE
     c->off = desc->offline;
     if (!c->off.probe_min_ns) c->off.probe_min_ns = KCTL_SEC(1);
     if (!c->off.probe_max_ns) c->off.probe_max_ns = KCTL_SEC(300);
     if (c->off.probe_max_ns < c->off.probe_min_ns) c->off.probe_max_ns = c->off.probe_min_ns;
     if (!c->off.ramp_ns) c->off.ramp_ns = KCTL_SEC(10);
     c->rng = c->off.seed ? c->off.seed : kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)c;
+#endif
+#if KCTL__CTL_KEYRECS
     c->hold_backoff = desc->hold_backoff;
     c->hot = desc->hot_loop;
     if (!c->hot.window_ns) c->hot.window_ns = KCTL_SEC(60);
     if (!c->hot.slow_ns) c->hot.slow_ns = KCTL_SEC(30);
+#endif
     qd = kctl_queue_desc_init();
     qd.name = desc->name;
     if (desc->clock.now_fn) qd.clock = desc->clock;
@@ -17346,7 +17532,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         }
     }
 #endif
-    if ((rc = kctl__ctl_watch(c, c->primary, KCTL__WATCH_PRIMARY, NULL, NULL, NULL, NULL, desc->predicate)) != KCTL_OK) {
+    if ((rc = kctl__ctl_watch_add(c, kctl__ctl_watch_new(c, c->primary, kctl__ctl_on_primary, 0, NULL, NULL, desc->predicate))) != KCTL_OK) {
         kctl_controller_destroy(c);
         return rc;
     }
@@ -17354,21 +17540,27 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     return KCTL_OK;
 }
 
+#if KCTL__CTL_OFFLINE
 static void kctl__ctl_unpark_all(kctl_controller *c, bool release);
+#endif
 
 KCTL_API void kctl_controller_destroy(kctl_controller *c) {
     kctl__ctlwatch *w, *next;
     if (!c) return;
     kctl_controller_stop(c);
     kctl_queue_destroy(c->q);
+#if KCTL__CTL_OFFLINE
     kctl__ctl_unpark_all(c, false);
     kctl__free(&c->allocator, c->parked.slots);
+    kctl__free(&c->allocator, c->probe);
+#endif
+#if KCTL__CTL_KEYRECS
     {
         size_t i;
         for (i = 0; i < c->keyrecs.cap; i++) kctl__free(&c->allocator, c->keyrecs.slots[i].node);
         kctl__free(&c->allocator, c->keyrecs.slots);
     }
-    kctl__free(&c->allocator, c->probe);
+#endif
     for (w = c->watches; w; w = next) {
         next = w->next;
         kctl__free(&c->allocator, w);
@@ -17383,13 +17575,28 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c) {
 
 KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_group,
                                          const char *owner_kind, const kctl_predicate *pred) {
-    return kctl__ctl_watch(c, inf, KCTL__WATCH_OWNED, owner_group, owner_kind, NULL, NULL, pred);
+    size_t glen, klen;
+    kctl__ctlwatch *w;
+    if (!c || !inf || !owner_kind || !*owner_kind) return KCTL_ERR_INVALID_ARG;
+    glen = owner_group ? kctl__strlen(owner_group) : 0;
+    klen = kctl__strlen(owner_kind);
+    if ((w = kctl__ctl_watch_new(c, inf, kctl__ctl_on_owned, glen + klen + 2, NULL, NULL, pred)) != NULL) {
+        char *p = (char *)(w + 1); /* the strings follow the struct */
+        if (glen) memcpy(p, owner_group, glen);
+        p[glen] = '\0';
+        memcpy(p + glen + 1, owner_kind, klen + 1);
+        w->group = p;
+        w->owner_kind = p + glen + 1;
+    }
+    return kctl__ctl_watch_add(c, w);
 }
 
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
-    return kctl__ctl_watch(c, inf, KCTL__WATCH_MAP, NULL, NULL, map, user_data, pred);
+    if (!c || !inf || !map) return KCTL_ERR_INVALID_ARG;
+    return kctl__ctl_watch_add(c, kctl__ctl_watch_new(c, inf, kctl__ctl_on_map, 0, map, user_data, pred));
 }
 
+#if KCTL__CTL_OFFLINE
 /* ---- offline mode (kctl_offline_desc); everything here runs under c->mu */
 
 static bool kctl__ctl_unreachable(int rc) { return rc == KCTL_ERR_IO || rc == KCTL_ERR_TIMEOUT || rc == KCTL_ERR_AGAIN; }
@@ -17480,7 +17687,9 @@ static bool kctl__ctl_offline(kctl_controller *c, const char *key, const kctl_re
     c->stats.parked_now = (uint32_t)c->parked.count;
     return false;
 }
+#endif /* KCTL__CTL_OFFLINE */
 
+#if KCTL__CTL_KEYRECS
 /* ---- hold_backoff and hot_loop: what the controller keeps per key (under c->mu) */
 typedef struct kctl__keyrec {
     kctl__node node;      /* the key follows the record */
@@ -17522,7 +17731,7 @@ static uint64_t kctl__ctl_held(kctl_controller *c, const char *key, uint64_t now
         gen = k->generation;
     }
     kctl__mutex_unlock(&c->mu);
-    if (hot > until) {
+    if (KCTL__CTL_HOT && hot > until) {
         kctl_obj *o = kctl_indexer_get(kctl_informer_indexer(c->primary), key);
         if (o && kctl_obj_generation(o) == gen) until = hot; /* a new spec is not the loop */
         kctl_obj_unref(o);
@@ -17544,7 +17753,7 @@ static void kctl__ctl_count_run(kctl_controller *c, const char *key, bool presen
         kctl__free(&c->allocator, k);
         return;
     }
-    if (!c->hot.max) return;
+    if (!KCTL__CTL_HOT || !c->hot.max) return;
     if (k->runs == 0 || k->generation != gen || now - k->since >= c->hot.window_ns) {
         k->generation = gen;
         k->since = now;
@@ -17556,6 +17765,7 @@ static void kctl__ctl_count_run(kctl_controller *c, const char *key, bool presen
     }
     if (k->runs > c->hot.max) k->hot_until = now + c->hot.slow_ns;
 }
+#endif /* KCTL__CTL_KEYRECS */
 
 /* Reconcile one key handed out by the queue and apply the result rules;
    the caller calls done(key) after. */
@@ -17563,13 +17773,17 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
     char nsbuf[64], *ns = NULL;
-    uint64_t t0 = 0, t1 = 0, wait;
+    uint64_t t0 = 0, t1 = 0;
     int64_t gen = 0;
-    bool called = false, parked, present, keyrecs = c->hold_backoff || c->hot.max;
+    bool called = false, parked = false, present;
+#if KCTL__CTL_KEYRECS
+    bool keyrecs = c->hold_backoff || c->hot.max;
+    uint64_t wait;
     if (keyrecs && (wait = kctl__ctl_held(c, key, kctl_clock_now(&c->clock))) != 0) {
         kctl_queue_add_after(c->q, key, wait); /* it runs then, once, whatever woke it */
         return;
     }
+#endif
     memset(&ctx, 0, sizeof ctx);
     memset(&r, 0, sizeof r);
     ctx.controller = c;
@@ -17599,9 +17813,9 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
         }
     }
     if (!r.error) {
-        t0 = kctl_clock_now(&c->clock);
+        if (KCTL__Q_DUR) t0 = kctl_clock_now(&c->clock);
         r = c->reconcile(&ctx);
-        t1 = kctl_clock_now(&c->clock);
+        if (KCTL__Q_DUR || KCTL__CTL_KEYRECS) t1 = kctl_clock_now(&c->clock);
         called = true;
     }
     present = ctx.obj != NULL;
@@ -17609,21 +17823,28 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
     kctl_obj_unref(ctx.obj);
     if (ns && ns != nsbuf) kctl__free(&c->allocator, ns);
     kctl__mutex_lock(&c->mu);
-    if (called) kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
+    if (KCTL__Q_DUR && called) kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
     if (r.error) {
         c->stats.error++; /* every error, as controller-runtime's ReconcileErrors */
         if (r.terminal) c->stats.terminal++;
     } else if (r.requeue_after_ns) c->stats.requeue_after++;
     else if (r.requeue) c->stats.requeue++;
     else c->stats.success++;
+#if KCTL__CTL_OFFLINE
     parked = c->off.enabled && kctl__ctl_offline(c, key, &r);
+#endif
+#if KCTL__CTL_KEYRECS
     if (keyrecs && called) kctl__ctl_count_run(c, key, present, gen, t1);
+#else
+    (void)gen;
+#endif
     kctl__mutex_unlock(&c->mu);
     if (parked) {
         /* waits for the store: no limiter, no forget */
     } else if (r.error) {
         if (!r.terminal) {
             if (r.requeue_after_ns) kctl__log(&c->logger, KCTL_LOG_WARN, KCTL_LOGITEM_CONTROLLER_REQUEUE_AFTER_WITH_ERROR);
+#if KCTL__CTL_HOLD
             if (c->hold_backoff && !kctl_queue_shutting_down(c->q)) {
                 /* add_rate_limited, the delay kept: an event does not end it early */
                 uint64_t d = kctl_limiter_when(c->q->limiter, key);
@@ -17632,7 +17853,9 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
                 if ((k = kctl__ctl_keyrec(c, key, true)) != NULL && k->not_before < t1 + d) k->not_before = t1 + d;
                 kctl__mutex_unlock(&c->mu);
                 kctl_queue_add_after(c->q, key, d);
-            } else {
+            } else
+#endif
+            {
                 kctl_queue_add_rate_limited(c->q, key);
             }
         } /* terminal: no retry, and the failures stay counted */

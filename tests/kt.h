@@ -61,6 +61,10 @@ void kt_remove_store(const char *path);
 void kt_skip_now(const char *why);
 /* rc, unless it says a part is compiled out: then the test is skipped. */
 int kt_need(int rc, const char *why);
+/* The trim switch that compiled out the first part d asks for, for
+   kt_need on a queue's or a controller's create (the wrappers below). */
+const char *kt_queue_needs(const kctl_queue_desc *d);
+const char *kt_controller_needs(const kctl_controller_desc *d);
 /* Skip the running test in a build without the memstore (before a test
    forks a child that would need it). */
 #ifdef KCTL_NO_MEMSTORE
@@ -134,6 +138,18 @@ int kt_memstore_create_nofiles(const kctl_memstore_desc *desc, kctl_memstore **o
 int kt_need(int rc, const char *why) {
     if (rc == KCTL_ERR_UNSUPPORTED) kt_skip_now(why);
     return rc;
+}
+const char *kt_queue_needs(const kctl_queue_desc *d) {
+    if (d && d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
+    return "KCTL_NO_PENDING_MODES";
+}
+const char *kt_controller_needs(const kctl_controller_desc *d) {
+    if (!d) return "?";
+    if (d->offline.enabled) return "KCTL_NO_OFFLINE";
+    if (d->hold_backoff) return "KCTL_NO_HOLD_BACKOFF";
+    if (d->hot_loop.max) return "KCTL_NO_HOT_LOOP";
+    if (d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
+    return "KCTL_NO_PENDING_MODES";
 }
 
 void kt_fail(const char *file, int line, const char *fmt, ...) {
@@ -273,8 +289,16 @@ void kt_suite_budget(void);
 #define kctl_leader_create(d, o) kt_need(kctl_leader_create((d), (o)), "KCTL_NO_LEADER")
 #define kctl_manager_create(d, o) kt_need(kctl_manager_create((d), (o)), "KCTL_NO_LEADER (a manager with leader election)")
 #endif
-#ifdef KCTL_NO_METRICS
+#if defined(KCTL_NO_METRICS) || defined(KCTL_NO_DURATIONS) /* KCTL_NO_DURATIONS implies KCTL_NO_METRICS */
 #define kctl_manager_metrics(m, b, c, l) kt_need(kctl_manager_metrics((m), (b), (c), (l)), "KCTL_NO_METRICS")
+#endif
+/* A duration a queue or controller records (kctl_queue_stats' histograms
+   and in-flight ages, kctl_controller_stats.reconcile_time): x, or 0 where
+   KCTL_NO_DURATIONS compiles the durations out (they stay zero there). */
+#ifdef KCTL_NO_DURATIONS
+#define KT_DUR(x) ((void)(x), 0)
+#else
+#define KT_DUR(x) (x)
 #endif
 #if defined(KCTL_NO_FLOAT) || defined(KCTL_NO_JSON_DOUBLE)
 #define kctl_json_double(j, v, o) kt_need(kctl_json_double((j), (v), (o)), "KCTL_NO_JSON_DOUBLE")
@@ -307,6 +331,17 @@ void kt_suite_budget(void);
 #endif
 #ifdef KCTL_NO_FLOAT
 #define kctl_limiter_bucket(c, q, b) ((void)(c), (void)(q), (void)(b), kt_skip_now("KCTL_NO_FLOAT: kctl_limiter_bucket"), (kctl_limiter *)0)
+#endif
+/* The queue's and the controller's trim switches: a desc that asks for a
+   part compiled out is UNSUPPORTED at create; the skip names the switch
+   (kt_queue_needs, kt_controller_needs: the first such part d asks for). */
+#if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES)
+#define kctl_queue_create(d, o) kt_need(kctl_queue_create((d), (o)), kt_queue_needs(d))
+#endif
+#if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES) || defined(KCTL_NO_OFFLINE) || \
+    defined(KCTL_NO_HOLD_BACKOFF) || defined(KCTL_NO_HOT_LOOP)
+#define kctl_controller_create(d, o) kt_need(kctl_controller_create((d), (o)), kt_controller_needs(d))
+#define kctl_manager_add_controller(m, d, o) kt_need(kctl_manager_add_controller((m), (d), (o)), kt_controller_needs(d))
 #endif
 #endif
 

@@ -1490,8 +1490,8 @@ static void tq_stats_depth_adds(void) {
     KT_EQ_U64(s.depth, 0);
     KT_EQ_U64(s.adds_total, 3);
     KT_EQ_U64(s.retries_total, 0);
-    KT_EQ_U64(s.queue_duration.count, 3);
-    KT_EQ_U64(s.work_duration.count, 3);
+    KT_EQ_U64(s.queue_duration.count, KT_DUR(3));
+    KT_EQ_U64(s.work_duration.count, KT_DUR(3));
     tq_free(q, &vc);
 }
 
@@ -1542,23 +1542,23 @@ static void tq_stats_durations(void) {
     kctl_vclock_advance(&vc, KCTL_SEC(2));
     TQ_TAKE(q, "a");                    /* queued 2 s */
     s = tq_stats(q);
-    KT_EQ_U64(s.queue_duration.count, 1);
-    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(2));
-    KT_EQ_U64(s.work_duration.count, 0);
+    KT_EQ_U64(s.queue_duration.count, KT_DUR(1));
+    KT_EQ_U64(s.queue_duration.sum_ns, KT_DUR(KCTL_SEC(2)));
+    KT_EQ_U64(s.work_duration.count, KT_DUR(0));
     kctl_vclock_advance(&vc, KCTL_SEC(1));
     TQ_TAKE(q, "b");                    /* queued 3 s */
     kctl_vclock_advance(&vc, KCTL_MS(500));
     kctl_queue_done(q, "a");            /* worked 1.5 s */
     kctl_queue_done(q, "b");            /* worked 0.5 s */
     s = tq_stats(q);
-    KT_EQ_U64(s.queue_duration.count, 2);
-    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(5));
-    KT_EQ_U64(s.work_duration.count, 2);
-    KT_EQ_U64(s.work_duration.sum_ns, KCTL_SEC(2));
+    KT_EQ_U64(s.queue_duration.count, KT_DUR(2));
+    KT_EQ_U64(s.queue_duration.sum_ns, KT_DUR(KCTL_SEC(5)));
+    KT_EQ_U64(s.work_duration.count, KT_DUR(2));
+    KT_EQ_U64(s.work_duration.sum_ns, KT_DUR(KCTL_SEC(2)));
     for (i = 0; i < KCTL_HIST_BUCKETS; i++) {
         /* cumulative: observations <= bound(i); bound(8) = 1 s, bound(9) = 10 s */
-        KT_EQ_U64(s.queue_duration.buckets[i], i <= 8 ? 0 : 2);
-        KT_EQ_U64(s.work_duration.buckets[i], i <= 7 ? 0 : i == 8 ? 1 : 2);
+        KT_EQ_U64(s.queue_duration.buckets[i], KT_DUR(i <= 8 ? 0 : 2));
+        KT_EQ_U64(s.work_duration.buckets[i], KT_DUR(i <= 7 ? 0 : i == 8 ? 1 : 2));
     }
     tq_free(q, &vc);
 }
@@ -1580,14 +1580,14 @@ static void tq_stats_histogram_edges(void) {
     kctl_vclock_advance(&vc, KCTL_SEC(2000));
     TQ_GET_DONE(q, "long");            /* queue 2000 s: past the last bound */
     s = tq_stats(q);
-    KT_EQ_U64(s.queue_duration.count, 3);
-    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(2001));
+    KT_EQ_U64(s.queue_duration.count, KT_DUR(3));
+    KT_EQ_U64(s.queue_duration.sum_ns, KT_DUR(KCTL_SEC(2001)));
     for (i = 0; i < KCTL_HIST_BUCKETS; i++) {
-        KT_EQ_U64(s.queue_duration.buckets[i], i < 8 ? 1 : 2);
-        KT_EQ_U64(s.work_duration.buckets[i], 3);
+        KT_EQ_U64(s.queue_duration.buckets[i], KT_DUR(i < 8 ? 1 : 2));
+        KT_EQ_U64(s.work_duration.buckets[i], KT_DUR(3));
     }
-    KT_EQ_U64(s.work_duration.count, 3);
-    KT_EQ_U64(s.work_duration.sum_ns, 0);
+    KT_EQ_U64(s.work_duration.count, KT_DUR(3));
+    KT_EQ_U64(s.work_duration.sum_ns, KT_DUR(0));
     tq_free(q, &vc);
 }
 
@@ -1607,10 +1607,10 @@ static void tq_stats_queue_duration_held_back(void) {
     kctl_vclock_advance(&vc, KCTL_SEC(3));
     TQ_GET_DONE(q, "a");
     s = tq_stats(q);
-    KT_EQ_U64(s.queue_duration.count, 2);
-    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(5)); /* 0 + (1 s .. 6 s) */
-    KT_EQ_U64(s.work_duration.count, 2);
-    KT_EQ_U64(s.work_duration.sum_ns, KCTL_SEC(3));
+    KT_EQ_U64(s.queue_duration.count, KT_DUR(2));
+    KT_EQ_U64(s.queue_duration.sum_ns, KT_DUR(KCTL_SEC(5))); /* 0 + (1 s .. 6 s) */
+    KT_EQ_U64(s.work_duration.count, KT_DUR(2));
+    KT_EQ_U64(s.work_duration.sum_ns, KT_DUR(KCTL_SEC(3)));
     tq_free(q, &vc);
 }
 
@@ -1625,8 +1625,8 @@ static void tq_stats_queue_duration_delayed(void) {
     kctl_vclock_advance(&vc, KCTL_SEC(2));
     TQ_GET_DONE(q, "k");
     s = tq_stats(q);
-    KT_EQ_U64(s.queue_duration.count, 1);
-    KT_EQ_U64(s.queue_duration.sum_ns, KCTL_SEC(2));
+    KT_EQ_U64(s.queue_duration.count, KT_DUR(1));
+    KT_EQ_U64(s.queue_duration.sum_ns, KT_DUR(KCTL_SEC(2)));
     tq_free(q, &vc);
 }
 
@@ -1656,8 +1656,8 @@ static void tq_stats_unfinished(void) {
     kctl_queue *q = tq_new_named(&vc, KCTL_SEC(1000), NULL, "tq");
     if (!q) return;
     s = tq_stats(q);
-    KT_EQ_U64(s.unfinished_work_ns, 0);
-    KT_EQ_U64(s.longest_running_ns, 0);
+    KT_EQ_U64(s.unfinished_work_ns, KT_DUR(0));
+    KT_EQ_U64(s.longest_running_ns, KT_DUR(0));
     KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
     KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
     KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
@@ -1670,22 +1670,22 @@ static void tq_stats_unfinished(void) {
     KT_EQ_U64(s.processing, 2);
     KT_EQ_U64(s.delayed, 1);
     KT_EQ_U64(s.depth, 1);
-    KT_EQ_U64(s.unfinished_work_ns, KCTL_SEC(7)); /* 5 s + 2 s */
-    KT_EQ_U64(s.longest_running_ns, KCTL_SEC(5));
+    KT_EQ_U64(s.unfinished_work_ns, KT_DUR(KCTL_SEC(7))); /* 5 s + 2 s */
+    KT_EQ_U64(s.longest_running_ns, KT_DUR(KCTL_SEC(5)));
     kctl_queue_done(q, "a");
     s = tq_stats(q);
     KT_EQ_U64(s.processing, 1);
-    KT_EQ_U64(s.unfinished_work_ns, KCTL_SEC(2));
-    KT_EQ_U64(s.longest_running_ns, KCTL_SEC(2));
+    KT_EQ_U64(s.unfinished_work_ns, KT_DUR(KCTL_SEC(2)));
+    KT_EQ_U64(s.longest_running_ns, KT_DUR(KCTL_SEC(2)));
     kctl_vclock_advance(&vc, KCTL_SEC(1));
     s = tq_stats(q);
-    KT_EQ_U64(s.unfinished_work_ns, KCTL_SEC(3));
-    KT_EQ_U64(s.longest_running_ns, KCTL_SEC(3));
+    KT_EQ_U64(s.unfinished_work_ns, KT_DUR(KCTL_SEC(3)));
+    KT_EQ_U64(s.longest_running_ns, KT_DUR(KCTL_SEC(3)));
     kctl_queue_done(q, "b");
     s = tq_stats(q);
     KT_EQ_U64(s.processing, 0);
-    KT_EQ_U64(s.unfinished_work_ns, 0);
-    KT_EQ_U64(s.longest_running_ns, 0);
+    KT_EQ_U64(s.unfinished_work_ns, KT_DUR(0));
+    KT_EQ_U64(s.longest_running_ns, KT_DUR(0));
     KT_EQ_U64(s.delayed, 1);
     KT_EQ_U64(s.idle_workers, 0);
     tq_free(q, &vc);
@@ -2200,8 +2200,8 @@ static void tq_stress_run(int delayed, int nprod, int adds, int nwork) {
     KT_EQ_U64(kctl_queue_len(q), 0);
     /* every counted add led to exactly one get */
     KT_EQ_U64(s.adds_total, (uint64_t)total_gets);
-    KT_EQ_U64(s.queue_duration.count, (uint64_t)total_gets);
-    KT_EQ_U64(s.work_duration.count, (uint64_t)total_gets);
+    KT_EQ_U64(s.queue_duration.count, KT_DUR((uint64_t)total_gets));
+    KT_EQ_U64(s.work_duration.count, KT_DUR((uint64_t)total_gets));
     KT_CHECK(total_gets >= TQ_NKEYS && total_gets <= (long)nprod * adds);
     if (delayed) KT_EQ_U64(s.retries_total, (uint64_t)nprod * (uint64_t)adds);
     tq_free(q, &vc);
