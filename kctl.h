@@ -3605,6 +3605,9 @@ KCTL_API void kctl_reported_read_stats(kctl_reported *r, kctl_reported_stats *ou
 #if defined(KCTL_NO_MERGE_PATCH) && !defined(KCTL_NO_LEADER)
 #define KCTL_NO_LEADER /* the elector writes its Lease by merge patch */
 #endif
+#if defined(KCTL_NO_DURATIONS) && !defined(KCTL_NO_METRICS)
+#define KCTL_NO_METRICS /* the metrics would have no durations */
+#endif
 #ifndef KCTL_MALLOC
 #define KCTL_MALLOC(sz, ud) ((void)(ud), malloc(sz))
 #endif
@@ -16201,9 +16204,6 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #define KCTL__Q_PREFETCH(p) do { if (KCTL__Q_FAST) KCTL__PREFETCH(p); } while (0)
 #ifdef KCTL_NO_DURATIONS
 #define KCTL__Q_DUR 0
-#ifndef KCTL_NO_METRICS
-#define KCTL_NO_METRICS /* the metrics would have no durations (COMPILE-TIME OPTIONS) */
-#endif
 #else
 #define KCTL__Q_DUR 1
 #endif
