@@ -5119,6 +5119,8 @@ static void kctl__jend(kctl__jparse *p, uint32_t i, uint32_t end) {
     }
 }
 
+static bool kctl__jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 static void kctl__jws(kctl__jparse *p) {
     while (p->pos < p->len) {
         char c = p->s[p->pos];
@@ -5319,10 +5321,15 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
         case 't':
         case 'f':
         case 'n': {
-            const char *word = p.s[p.pos] == 't' ? "true" : p.s[p.pos] == 'f' ? "false" : "null";
             kctl_json_type type = p.s[p.pos] == 't' ? KCTL_JSON_TRUE : p.s[p.pos] == 'f' ? KCTL_JSON_FALSE : KCTL_JSON_NULL;
+#if KCTL_SMALL /* the skipper's check */
+            uint32_t n = kctl__jword(p.s + p.pos, p.len - p.pos), t;
+            if (!n) return KCTL_ERR_PROTO;
+#else
+            const char *word = p.s[p.pos] == 't' ? "true" : p.s[p.pos] == 'f' ? "false" : "null";
             uint32_t n = (uint32_t)kctl__strlen(word), t;
             if (p.len - p.pos < n || memcmp(p.s + p.pos, word, n) != 0) return KCTL_ERR_PROTO;
+#endif
             t = kctl__jtok(&p, type, p.pos);
             p.pos += n;
             kctl__jend(&p, t, p.pos);
@@ -5400,10 +5407,8 @@ static uint32_t kctl__jnext(const char **p, const char *end, int escaped, char o
         *p = s + 1 + k;
         return 1;
     }
-    if (s[1] != 'u') { /* \b \f \n \r \t, or " \ / as they are */
-        static const char from[] = "bfnrt";
-        const char *q = kctl__strchr(from, s[1]);
-        out[0] = q ? "\b\f\n\r\t"[q - from] : s[1];
+    if ((k = (unsigned char)s[1]) != 'u') { /* \b \f \n \r \t, or " \ / as they are */
+        out[0] = (char)(k == 'b' ? '\b' : k == 'f' ? '\f' : k == 'n' ? '\n' : k == 'r' ? '\r' : k == 't' ? '\t' : k);
         *p = s + 2;
         return 1;
     }
@@ -5820,11 +5825,13 @@ KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t 
     if (!t || t->type != KCTL_JSON_STRING || (!buf && cap)) return KCTL_ERR_INVALID_ARG;
     s = j->text + t->start;
     e = j->text + t->end;
+#if !KCTL_SMALL /* (small builds copy it a byte at a time below) */
     if (!t->escaped) { /* as it stands (checked when parsed) */
         n = (size_t)(e - s);
         if (n < cap) memcpy(buf, s, n);
         s = e;
     }
+#endif
     while (s < e) {
         uint32_t k = kctl__jnext(&s, e, t->escaped != 0, u);
         if (n + k < cap) memcpy(buf + n, u, k);
@@ -5898,12 +5905,12 @@ KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out) {
 }
 
 /* A number's exact decimal value: value = (neg ? -1 : 1) * 0.D * 10^exp,
-   D its significant digits (no leading or trailing zeros; none for 0). */
+   D its significant digits (no leading or trailing zeros; none for 0),
+   exp = shift + the written exponent. */
 typedef struct kctl__jdec {
     bool neg;
     const char *int_s, *int_e, *frac_s, *frac_e; /* the digits, around the point */
     uint32_t lead, ndig;                          /* leading zeros skipped, significant digits */
-    int64_t exp;                                  /* exact while the written exponent has <= 17 digits */
     int64_t shift;                                /* exp less the written exponent */
     bool xneg;                                    /* the written exponent: sign and digits */
     const char *x_s, *x_e;
@@ -5917,7 +5924,6 @@ static char kctl__jdec_digit(const kctl__jdec *d, uint32_t k) {
 
 static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
     const char *p = s;
-    int64_t x = 0;
     bool xneg = false;
     uint32_t total, trail = 0, ni;
     memset(d, 0, sizeof *d);
@@ -5937,8 +5943,6 @@ static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
         while (p < e - 1 && *p == '0') p++;
         d->x_s = p;
         d->x_e = e;
-        for (; p < e; p++) /* exact up to 17 digits, then it saturates; see kctl__jexp_eq */
-            if (x < INT64_C(100000000000000000)) x = x * 10 + (*p - '0');
     }
     d->xneg = xneg;
     ni = (uint32_t)(d->int_e - d->int_s);
@@ -5947,8 +5951,7 @@ static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
     while (trail < total - d->lead && kctl__jdec_digit(d, total - d->lead - 1 - trail) == '0') trail++;
     d->ndig = total - d->lead - trail;
     d->shift = (int64_t)ni - (int64_t)d->lead;
-    d->exp = d->shift + (xneg ? -x : x);
-    if (!d->ndig) { d->neg = false; d->exp = d->shift = 0; d->x_s = d->x_e = NULL; }
+    if (!d->ndig) { d->neg = false; d->shift = 0; d->x_s = d->x_e = NULL; }
 }
 
 /* Digit i from the right of a digit string (0 past its start). */
@@ -5957,32 +5960,22 @@ static int kctl__jdig_r(const char *s, const char *e, size_t i) {
 }
 
 /* Whether two exponents are equal exactly, however many digits they were
-   written with: x.exp == y.exp, i.e. Xx - Xy == y.shift - x.shift, where
-   the shifts are small. */
+   written with: x.exp == y.exp, i.e. S = x.shift - y.shift + Xx - Xy is 0,
+   Xx and Xy the written exponents. Digit by digit from the last: S is 0
+   only if its last digit is 0 (what is carried, plus the digits), and
+   then S / 10 is 0; the carry shrinks tenfold a digit, so it fits. */
 static bool kctl__jexp_eq(const kctl__jdec *x, const kctl__jdec *y) {
-    size_t lx = (size_t)(x->x_e - x->x_s), ly = (size_t)(y->x_e - y->x_s), n, i;
-    int64_t k = y->shift - x->shift;
-    uint64_t low = 0, pow = 1;
-    bool sub, neg_d, x_big;
-    int carry = 0;
-    if (lx <= 17 && ly <= 17) return x->exp == y->exp;
-    /* D = Xx - Xy, digit by digit: its digits past the 19th must be 0, the
-       rest must spell k */
-    sub = x->xneg == y->xneg; /* same signs: |Xx| - |Xy|; else |Xx| + |Xy| */
-    x_big = lx != ly ? lx > ly : memcmp(x->x_s, y->x_s, lx) >= 0;
-    neg_d = sub ? (x->xneg ? x_big : !x_big) : x->xneg;
-    n = (lx > ly ? lx : ly) + 1;
+    size_t lx = (size_t)(x->x_e - x->x_s), ly = (size_t)(y->x_e - y->x_s), n = lx > ly ? lx : ly, i;
+    int64_t c = x->shift - y->shift;
     for (i = 0; i < n; i++) {
-        int a = kctl__jdig_r(x->x_s, x->x_e, i), b = kctl__jdig_r(y->x_s, y->x_e, i), r;
-        if (sub && !x_big) { int t = a; a = b; b = t; }
-        r = sub ? a - b - carry : a + b + carry;
-        if (sub) { carry = r < 0; if (r < 0) r += 10; }
-        else { carry = r >= 10; if (r >= 10) r -= 10; }
-        if (i >= 19) { if (r) return false; }
-        else { low += (uint64_t)r * pow; pow *= 10; }
+        int64_t dx = kctl__jdig_r(x->x_s, x->x_e, i), dy = kctl__jdig_r(y->x_s, y->x_e, i);
+        int64_t r = c + (x->xneg ? -dx : dx) - (y->xneg ? -dy : dy);
+        uint64_t m = r < 0 ? (uint64_t)0 - (uint64_t)r : (uint64_t)r, rem;
+        m = kctl__udiv64(m, 10, &rem);
+        if (rem) return false;
+        c = r < 0 ? -(int64_t)m : (int64_t)m;
     }
-    if (low > (uint64_t)INT64_MAX) return false;
-    return (neg_d ? -(int64_t)low : (int64_t)low) == k;
+    return c == 0;
 }
 
 static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const char *be) {
@@ -6289,9 +6282,13 @@ static char kctl__digit_jdec(const void *src, uint32_t k) { return kctl__jdec_di
 KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
     const kctl_json_tok *t = kctl__jget(j, v);
     kctl__jdec d;
+    const char *p;
+    int64_t x = 0;
     if (!t || t->type != KCTL_JSON_NUMBER || !out) return KCTL_ERR_INVALID_ARG;
     kctl__jdec_of(j->text + t->start, j->text + t->end, &d); /* -0 is a zero of its own, as strtod reads it */
-    *out = kctl__dec_to_double(kctl__digit_jdec, &d, d.ndig, d.exp - (int64_t)d.ndig, j->text[t->start] == '-');
+    for (p = d.x_s; p && p < d.x_e; p++) /* the written exponent: exact up to 17 digits, then it saturates */
+        if (x < INT64_C(100000000000000000)) x = x * 10 + (*p - '0');
+    *out = kctl__dec_to_double(kctl__digit_jdec, &d, d.ndig, d.shift + (d.xneg ? -x : x) - (int64_t)d.ndig, j->text[t->start] == '-');
     return KCTL_OK;
 }
 #endif
@@ -6340,16 +6337,15 @@ static bool kctl__jequal_obj(const kctl_json *a, uint32_t va, const kctl_json *b
     kctl__jmview p, q;
     uint32_t k;
     bool eq;
+#if !KCTL_SMALL /* (small builds sort small objects too, in the views' own arrays) */
     if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, al);
     if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, al); /* equality is symmetric */
-    if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK) {
-        kctl__jmembers_free(&p);
-        return kctl__jequal_scan(a, va, b, vb, al); /* no memory: slower, the same answer */
-    }
-    if (kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
+#endif
+    q.mem_ = NULL; /* (for the free, if a fails) */
+    if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK || kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
         kctl__jmembers_free(&p);
         kctl__jmembers_free(&q);
-        return kctl__jequal_scan(a, va, b, vb, al);
+        return kctl__jequal_scan(a, va, b, vb, al); /* no memory: slower, the same answer */
     }
     eq = p.n == q.n;
     for (k = 0; eq && k < p.n; k++) {
@@ -7010,8 +7006,8 @@ static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_va
     if (!text) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(text);
     if (validate && (rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
-    while (a < len && (text[a] == ' ' || text[a] == '\t' || text[a] == '\n' || text[a] == '\r')) a++;
-    while (len > a && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+    while (a < len && kctl__jspace(text[a])) a++;
+    while (len > a && kctl__jspace(text[len - 1])) len--;
     root->text = text + a;
     root->len = len - a;
     root->type = len > a ? kctl__jtype_at(text[a]) : KCTL_JSON_INVALID;
@@ -7212,6 +7208,11 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
     b->md = md;
     for (k = 0; k < 10; k++) b->mv[k] = KCTL_JSON_NONE;
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return;
+#if KCTL_SMALL /* a lookup a name: the same members found, in more walks */
+    (void)i;
+    (void)m;
+    for (k = 0; k < 10; k++) b->mv[k] = kctl__jmember_n(j, md, names[k], lens[k]);
+#else
     for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) {
         uint32_t n = j->toks[i].end - j->toks[i].start;
         if (!j->toks[i].escaped && (n > 17 || !(UINT32_C(0x28e58) >> n & 1))) continue; /* no name of that length */
@@ -7221,6 +7222,7 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
                 break;
             }
     }
+#endif
 }
 
 /* Whether v is of type want; else, unless absent or null, PROTO. */
@@ -7234,7 +7236,12 @@ static bool kctl__ob_is(kctl__obuild *b, const kctl_json *j, uint32_t v, kctl_js
 /* The string at v, unescaped, then the byte end; v must be a string (else
    PROTO). The first pass counts its raw length (what it unescapes to is
    no longer). */
-static const char *kctl__ob_copy(kctl__obuild *b, const kctl_json *j, uint32_t v, char end) {
+#if KCTL_SMALL
+#define KCTL__OB_INLINE
+#else
+#define KCTL__OB_INLINE inline
+#endif
+static KCTL__OB_INLINE const char *kctl__ob_copy(kctl__obuild *b, const kctl_json *j, uint32_t v, char end) {
     char *d = b->arena ? b->arena + b->used : NULL;
     size_t n;
     if (kctl_json_type_of(j, v) != KCTL_JSON_STRING) {
@@ -7469,9 +7476,21 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
         goto out;
     }
     scratch = (uint32_t *)(void *)toks; /* the tokens are done with: 2 or more a label or finalizer */
+#if KCTL_SMALL /* labels, annotations and finalizers follow each other, as their indexes do */
+    {
+        uint32_t *offs = kctl__obj_labels(o), *index = kctl__obj_label_index(o), n[3], k;
+        n[0] = o->nlabels; n[1] = o->nannotations; n[2] = o->nfinalizers;
+        for (k = 0; k < 3; k++) {
+            kctl__ob_index(o, offs, k < 2 ? 2 : 1, n[k], index, scratch);
+            offs += (k < 2 ? 2 : 1) * (size_t)n[k];
+            index += KCTL__OBJ_INDEXED(n[k]);
+        }
+    }
+#else
     kctl__ob_index(o, kctl__obj_labels(o), 2, o->nlabels, kctl__obj_label_index(o), scratch);
     kctl__ob_index(o, kctl__obj_annotations(o), 2, o->nannotations, kctl__obj_annotation_index(o), scratch);
     kctl__ob_index(o, kctl__obj_finalizers(o), 1, o->nfinalizers, kctl__obj_finalizer_index(o), scratch);
+#endif
     o->refs = 1;
     o->node.key = v.key;
     o->node.len = (uint32_t)kctl__strlen(v.key);
