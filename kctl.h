@@ -5130,10 +5130,15 @@ static void kctl__jws(kctl__jparse *p) {
 }
 
 static int kctl__jhex(char c) {
+#if KCTL_SMALL
+    unsigned d = (unsigned)(unsigned char)c - '0', l = ((unsigned)(unsigned char)c | 0x20) - 'a'; /* (| 0x20: A-F as a-f) */
+    return d < 10 ? (int)d : l < 6 ? (int)l + 10 : -1;
+#else /* (the reader's string scan, into which this is inlined, is faster so) */
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
+#endif
 }
 
 /* Four hex digits at s[0..3], or -1. */
@@ -5504,6 +5509,30 @@ static bool kctl__jkey_eq(const kctl_json *j, const kctl_json_tok *k, const char
     return kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, name, name + n, false);
 }
 
+#if KCTL_SMALL
+/* Small builds: one lookup for the three below, the last member of obj
+   whose name is s[0..e) (esc: as kctl__jnext takes it); KCTL_JSON_NONE.
+   O(members). */
+static uint32_t kctl__jmember_str(const kctl_json *j, uint32_t obj, const char *s, const char *e, int esc) {
+    const kctl_json_tok *t = kctl__jget(j, obj);
+    uint32_t i, m, found = KCTL_JSON_NONE;
+    if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_JSON_NONE;
+    for (i = obj + 1, m = 0; m < t->size; m++) {
+        const kctl_json_tok *k = &j->toks[i];
+        if (kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, s, e, esc)) found = i + 1;
+        i += 1 + j->toks[i + 1].skip;
+    }
+    return found;
+}
+static uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
+    return kctl__jmember_str(j, obj, kj->text + k->start, kj->text + k->end, k->escaped != 0);
+}
+static uint32_t kctl__jmember_n(const kctl_json *j, uint32_t obj, const char *name, size_t n) {
+    return kctl__jmember_str(j, obj, name, name + n, 0);
+}
+/* (the last of its name: the member found for it is itself) */
+static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) { return kctl__jmember_tok(j, obj, j, &j->toks[ki]) == ki + 1; }
+#else
 /* The last member of obj named like token k of document kj; KCTL_JSON_NONE.
    O(members). */
 static uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
@@ -5538,6 +5567,8 @@ static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
         if (kctl__jtok_eq(j, &j->toks[i], j, &j->toks[ki])) return false;
     return true;
 }
+
+#endif
 
 /* Sort v[0..n) by cmp (a total order: ties broken), with tmp[0..n) for
    scratch: insertion sort of runs of 8, then bottom-up merges; a merge of
@@ -6561,9 +6592,7 @@ KCTL_API void kctl_jw_string_n(kctl_jw *w, const char *s, size_t n) {
 }
 
 KCTL_API void kctl_jw_string(kctl_jw *w, const char *s) {
-    if (!w || w->err) return;
-    if (!s) { w->err = KCTL_ERR_INVALID_ARG; return; }
-    kctl_jw_string_n(w, s, kctl__strlen(s));
+    kctl_jw_string_n(w, s, s ? KCTL_NTS : 1); /* (NULL: INVALID_ARG there) */
 }
 
 KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v) {
@@ -6772,7 +6801,7 @@ static kctl_json_type kctl__jtype_at(char c) {
 
 /* The index of the quote that closes the string opened at s[i] (quotes
    after an odd run of backslashes are inside), or n. */
-static uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_t n) {
+static KCTL__UNUSED uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_t n) {
     for (i++; i < n; i++) {
         const char *q = (const char *)memchr(s + i, '"', n - i);
         uint32_t k;
@@ -6797,7 +6826,14 @@ static int kctl__jskip(kctl__jparse *p) {
         if (i >= n) return KCTL_ERR_PROTO;
         c = (unsigned char)s[i];
         if (c == '"') {
+#if KCTL_SMALL /* the reader's scan (which checks more): the same end in valid text */
+            bool esc;
+            p->pos = i;
+            if (kctl__jstring(p, &esc) != KCTL_OK) return KCTL_ERR_PROTO;
+            i = p->pos;
+#else
             if ((i = kctl__jquote_end(s, i, n)) >= n) return KCTL_ERR_PROTO;
+#endif
             i++;
         } else if ((c | 0x20) == '{') { /* { or [ */
             depth++;
