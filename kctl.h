@@ -4556,32 +4556,28 @@ static void kctl__fmt_put(char *buf, size_t cap, size_t *n, const char *s, size_
     *n += len;
 }
 
-static void kctl__fmt_pad(char *buf, size_t cap, size_t *n, char c, size_t k) {
-    while (k--) kctl__fmt_put(buf, cap, n, &c, 1);
-}
-
 static int kctl__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
     size_t n = 0;
     const char *f = fmt;
     while (*f) {
-        char num[24], *p = num + sizeof num;
-        const char *s, *run = f;
+        char num[24], *p = num + sizeof num, pad = ' ', conv;
+        const char *s = f;
         size_t sl = 0, width = 0;
         int prec = -1, lng = 0;
-        bool left = false, neg = false;
-        char pad = ' ', conv;
-        uint64_t u = 0;
+        bool left = false;
+        uint64_t u;
         while (*f && *f != '%') f++;
-        if (f > run) kctl__fmt_put(buf, cap, &n, run, (size_t)(f - run));
-        if (!*f) break;
+        if (f > s) {
+            kctl__fmt_put(buf, cap, &n, s, (size_t)(f - s));
+            continue;
+        }
         for (f++; *f == '-' || *f == '0'; f++) {
             if (*f == '-') left = true;
             else pad = '0';
         }
         while (*f >= '0' && *f <= '9') width = width * 10 + (size_t)(*f++ - '0');
         if (*f == '.') {
-            f++;
-            if (*f == '*') {
+            if (*++f == '*') {
                 prec = va_arg(ap, int);
                 f++;
             } else {
@@ -4590,55 +4586,47 @@ static int kctl__vfmt(char *buf, size_t cap, const char *fmt, va_list ap) {
         }
         for (; *f == 'l' || *f == 'z'; f++) lng = *f == 'z' ? 3 : lng + 1;
         conv = *f ? *f++ : '\0';
-        s = p;
-        switch (conv) {
-        case 's':
+        if (conv == 's') {
             s = va_arg(ap, const char *);
             if (!s) s = "(null)";
-            if (prec < 0) sl = kctl__strlen(s);
-            else {
-                const char *z = (const char *)memchr(s, '\0', (size_t)prec);
-                sl = z ? (size_t)(z - s) : (size_t)prec;
-            }
+            while ((prec < 0 || sl < (size_t)prec) && s[sl]) sl++;
             pad = ' ';
-            break;
-        case 'c':
-            num[0] = (char)va_arg(ap, int);
-            s = num;
-            sl = 1;
-            pad = ' ';
-            break;
-        case '%':
-            s = "%";
-            sl = 1;
-            break;
-        case 'd': {
-            int64_t v = lng >= 2 ? (int64_t)va_arg(ap, long long) : lng == 1 ? (int64_t)va_arg(ap, long) : (int64_t)va_arg(ap, int);
-            neg = v < 0;
-            u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-        } /* fall through */
-        case 'u':
-        case 'x':
-            if (conv != 'd')
+        } else if (conv == 'c' || conv == '%') {
+            *--p = conv == 'c' ? (char)va_arg(ap, int) : '%';
+            if (conv == 'c') pad = ' ';
+        } else if (conv == 'd' || conv == 'u' || conv == 'x') {
+            bool neg = false;
+            if (conv == 'd') {
+                int64_t v = lng >= 2 ? (int64_t)va_arg(ap, long long) : lng == 1 ? (int64_t)va_arg(ap, long) : (int64_t)va_arg(ap, int);
+                neg = v < 0;
+                u = neg ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+            } else {
                 u = lng == 3 ? (uint64_t)va_arg(ap, size_t) : lng == 2 ? (uint64_t)va_arg(ap, unsigned long long)
                     : lng == 1 ? (uint64_t)va_arg(ap, unsigned long) : (uint64_t)va_arg(ap, unsigned);
+            }
             do {
-                uint64_t digit = u & 15;
-                if (conv == 'x') u >>= 4;
-                else u = kctl__udiv64(u, 10, &digit);
+                uint64_t digit;
+                u = kctl__udiv64(u, conv == 'x' ? 16 : 10, &digit);
                 *--p = "0123456789abcdef"[digit];
             } while (u);
+            if (neg) { /* zero padding goes after the sign, spaces before it */
+                if (pad != '0') *--p = '-';
+                else {
+                    kctl__fmt_put(buf, cap, &n, "-", 1);
+                    if (width) width--;
+                }
+            }
+        }
+        if (conv != 's') { /* the text made in num (nothing for a conversion not kctl's) */
             s = p;
             sl = (size_t)(num + sizeof num - p);
-            break;
-        default:
-            break; /* not kctl's: nothing */
         }
-        if (neg && pad == '0') kctl__fmt_put(buf, cap, &n, "-", 1);
-        if (!left && width > sl + neg) kctl__fmt_pad(buf, cap, &n, pad, width - sl - neg);
-        if (neg && pad != '0') kctl__fmt_put(buf, cap, &n, "-", 1);
-        kctl__fmt_put(buf, cap, &n, s, sl);
-        if (left && width > sl + neg) kctl__fmt_pad(buf, cap, &n, ' ', width - sl - neg);
+        if (left) { /* the text, then spaces; else the padding first */
+            kctl__fmt_put(buf, cap, &n, s, sl);
+            pad = ' ';
+        }
+        for (; width > sl; width--) kctl__fmt_put(buf, cap, &n, &pad, 1);
+        if (!left) kctl__fmt_put(buf, cap, &n, s, sl);
     }
     if (cap) buf[n < cap ? n : cap - 1] = '\0';
     return n > (size_t)INT32_MAX ? -1 : (int)n;
@@ -4960,15 +4948,10 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
     day = doy - (153 * mp + 2) / 5 + 1;
     m = mp < 10 ? mp + 3 : mp - 9;
     y = era * 400 + yoe + (m <= 2) - 400;
-    {
-        char t[96]; /* room a compiler can see: the text is at most 27 bytes */
-        kctl__fmt(t, sizeof t, "%04u-%02u-%02uT%02u:%02u:%02u", (unsigned)y, (unsigned)m, (unsigned)day, (unsigned)(s / 3600),
-                  (unsigned)(s % 3600 / 60), (unsigned)(s % 60));
-        if (micro) kctl__fmt(t + 19, sizeof t - 19, ".%06uZ", (unsigned)frac);
-        else kctl__fmt(t + 19, sizeof t - 19, "Z");
-        t[31] = '\0';
-        memcpy(buf, t, 32);
-    }
+    kctl__fmt(buf, 32, "%04u-%02u-%02uT%02u:%02u:%02u", (unsigned)y, (unsigned)m, (unsigned)day, (unsigned)(s / 3600),
+              (unsigned)(s / 60 % 60), (unsigned)(s % 60));
+    if (micro) kctl__fmt(buf + 19, 13, ".%06uZ", (unsigned)frac);
+    else kctl__fmt(buf + 19, 13, "Z");
 }
 
 #ifdef KCTL__WORK_COUNTER
@@ -5186,6 +5169,8 @@ static void kctl__jend(kctl__jparse *p, uint32_t i, uint32_t end) {
     }
 }
 
+static bool kctl__jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
 static void kctl__jws(kctl__jparse *p) {
     while (p->pos < p->len) {
         char c = p->s[p->pos];
@@ -5195,10 +5180,15 @@ static void kctl__jws(kctl__jparse *p) {
 }
 
 static int kctl__jhex(char c) {
+#if KCTL_SMALL
+    unsigned d = (unsigned)(unsigned char)c - '0', l = ((unsigned)(unsigned char)c | 0x20) - 'a'; /* (| 0x20: A-F as a-f) */
+    return d < 10 ? (int)d : l < 6 ? (int)l + 10 : -1;
+#else /* (the reader's string scan, into which this is inlined, is faster so) */
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
     return -1;
+#endif
 }
 
 /* Four hex digits at s[0..3], or -1. */
@@ -5303,6 +5293,26 @@ static int kctl__jnumber(kctl__jparse *p) {
     return KCTL_OK;
 }
 
+/* A string's token (p->pos at its opening quote, then past its closing one). */
+static inline int kctl__jstring_tok(kctl__jparse *p) {
+    uint32_t t = kctl__jtok(p, KCTL_JSON_STRING, p->pos + 1);
+    bool esc;
+    int rc = kctl__jstring(p, &esc);
+    if (rc != KCTL_OK) return rc;
+    if (p->toks && t < p->cap) p->toks[t].escaped = esc;
+    kctl__jend(p, t, p->pos);
+    p->pos++;
+    return KCTL_OK;
+}
+
+/* The length of the word true, false or null that s[0..n) starts with
+   (s[0] is t, f or n), or 0. */
+static uint32_t kctl__jword(const char *s, uint32_t n) {
+    const char *word = *s == 't' ? "true" : *s == 'f' ? "false" : "null";
+    uint32_t k = *s == 'f' ? 5 : 4;
+    return n >= k && memcmp(s, word, k) == 0 ? k : 0;
+}
+
 KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, uint32_t cap,
                              const kctl_json_limits *limits, kctl_json *out) {
     kctl__jparse p;
@@ -5331,14 +5341,8 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
         }
         if (p.pos >= p.len) return KCTL_ERR_PROTO;
         if (want == KCTL__JP_KEY) {
-            uint32_t t;
-            bool esc;
             if (p.s[p.pos] != '"') return KCTL_ERR_PROTO;
-            t = kctl__jtok(&p, KCTL_JSON_STRING, p.pos + 1);
-            if ((rc = kctl__jstring(&p, &esc)) != KCTL_OK) return rc;
-            if (p.toks && t < p.cap) p.toks[t].escaped = esc;
-            kctl__jend(&p, t, p.pos);
-            p.pos++;
+            if ((rc = kctl__jstring_tok(&p)) != KCTL_OK) return rc;
             kctl__jws(&p);
             if (p.pos >= p.len || p.s[p.pos] != ':') return KCTL_ERR_PROTO;
             p.pos++;
@@ -5365,23 +5369,22 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
             }
             break;
         }
-        case '"': {
-            uint32_t t = kctl__jtok(&p, KCTL_JSON_STRING, p.pos + 1);
-            bool esc;
-            if ((rc = kctl__jstring(&p, &esc)) != KCTL_OK) return rc;
-            if (p.toks && t < p.cap) p.toks[t].escaped = esc;
-            kctl__jend(&p, t, p.pos);
-            p.pos++;
+        case '"':
+            if ((rc = kctl__jstring_tok(&p)) != KCTL_OK) return rc;
             value_done = true;
             break;
-        }
         case 't':
         case 'f':
         case 'n': {
-            const char *word = p.s[p.pos] == 't' ? "true" : p.s[p.pos] == 'f' ? "false" : "null";
             kctl_json_type type = p.s[p.pos] == 't' ? KCTL_JSON_TRUE : p.s[p.pos] == 'f' ? KCTL_JSON_FALSE : KCTL_JSON_NULL;
+#if KCTL_SMALL /* the skipper's check */
+            uint32_t n = kctl__jword(p.s + p.pos, p.len - p.pos), t;
+            if (!n) return KCTL_ERR_PROTO;
+#else
+            const char *word = p.s[p.pos] == 't' ? "true" : p.s[p.pos] == 'f' ? "false" : "null";
             uint32_t n = (uint32_t)kctl__strlen(word), t;
             if (p.len - p.pos < n || memcmp(p.s + p.pos, word, n) != 0) return KCTL_ERR_PROTO;
+#endif
             t = kctl__jtok(&p, type, p.pos);
             p.pos += n;
             kctl__jend(&p, t, p.pos);
@@ -5441,25 +5444,28 @@ KCTL_API kctl_json_type kctl_json_type_of(const kctl_json *j, uint32_t v) {
 }
 
 /* One unit of a JSON string's contents at *p (before end): its UTF-8 bytes
-   into out[0..4), their count returned, *p moved past it. Escaped: the
-   text may hold backslash escapes (validated by the parser). */
-static uint32_t kctl__jnext(const char **p, const char *end, bool escaped, char out[4]) {
+   into out[0..4), their count returned, *p moved past it. Escaped: 1, the
+   text may hold backslash escapes (validated by the parser); 2, it is a
+   quoted name of a path, where \" and \\ stand for " and \. */
+static uint32_t kctl__jnext(const char **p, const char *end, int escaped, char out[4]) {
     const char *s = *p;
     long u;
+    uint32_t k, i;
     if (!escaped || *s != '\\') {
         out[0] = *s;
         *p = s + 1;
         return 1;
     }
-    (void)end;
-    switch (s[1]) {
-    case 'b': out[0] = '\b'; *p = s + 2; return 1;
-    case 'f': out[0] = '\f'; *p = s + 2; return 1;
-    case 'n': out[0] = '\n'; *p = s + 2; return 1;
-    case 'r': out[0] = '\r'; *p = s + 2; return 1;
-    case 't': out[0] = '\t'; *p = s + 2; return 1;
-    case 'u': break;
-    default: out[0] = s[1]; *p = s + 2; return 1; /* " \ / */
+    if (escaped == 2) { /* any other backslash is itself */
+        k = s + 1 < end && (s[1] == '"' || s[1] == '\\');
+        out[0] = s[k];
+        *p = s + 1 + k;
+        return 1;
+    }
+    if ((k = (unsigned char)s[1]) != 'u') { /* \b \f \n \r \t, or " \ / as they are */
+        out[0] = (char)(k == 'b' ? '\b' : k == 'f' ? '\f' : k == 'n' ? '\n' : k == 'r' ? '\r' : k == 't' ? '\t' : k);
+        *p = s + 2;
+        return 1;
     }
     u = kctl__jhex4(s + 2);
     *p = s + 6;
@@ -5467,29 +5473,20 @@ static uint32_t kctl__jnext(const char **p, const char *end, bool escaped, char 
         u = 0x10000 + ((u - 0xD800) << 10) + (kctl__jhex4(s + 8) - 0xDC00);
         *p = s + 12;
     }
-    if (u < 0x80) { out[0] = (char)u; return 1; }
-    if (u < 0x800) {
-        out[0] = (char)(0xC0 | (u >> 6));
-        out[1] = (char)(0x80 | (u & 0x3F));
-        return 2;
+    if (u < 0x80) {
+        out[0] = (char)u;
+        return 1;
     }
-    if (u < 0x10000) {
-        out[0] = (char)(0xE0 | (u >> 12));
-        out[1] = (char)(0x80 | ((u >> 6) & 0x3F));
-        out[2] = (char)(0x80 | (u & 0x3F));
-        return 3;
-    }
-    out[0] = (char)(0xF0 | (u >> 18));
-    out[1] = (char)(0x80 | ((u >> 12) & 0x3F));
-    out[2] = (char)(0x80 | ((u >> 6) & 0x3F));
-    out[3] = (char)(0x80 | (u & 0x3F));
-    return 4;
+    k = u < 0x800 ? 2 : u < 0x10000 ? 3 : 4; /* continuation bytes of 6 bits, after a lead of 0xC0, 0xE0, 0xF0 */
+    for (i = k; --i > 0; u >>= 6) out[i] = (char)(0x80 | (u & 0x3F));
+    out[0] = (char)((0xF00 >> k) | u);
+    return k;
 }
 
 /* The bytes of a string's contents, unescaped, one at a time. */
 typedef struct kctl__jstream {
     const char *p, *e;
-    bool escaped;
+    int escaped; /* as kctl__jnext takes it */
     char buf[4];
     uint32_t n, i;
 } kctl__jstream;
@@ -5503,8 +5500,14 @@ static int kctl__jstream_byte(kctl__jstream *st) {
     return (unsigned char)st->buf[st->i++];
 }
 
-/* Whether two strings are equal once unescaped. */
-static bool kctl__jstr_eq(const char *a, const char *ae, bool aesc, const char *b, const char *be, bool besc) {
+static int kctl__jstr_cmp(const char *a, const char *ae, int aesc, const char *b, const char *be, int besc);
+
+/* Whether two strings are equal once unescaped (aesc, besc: as kctl__jnext
+   takes them). Small builds ask kctl__jstr_cmp. */
+#if KCTL_SMALL
+#define kctl__jstr_eq(a, ae, aesc, b, be, besc) (kctl__jstr_cmp(a, ae, aesc, b, be, besc) == 0)
+#else
+static bool kctl__jstr_eq(const char *a, const char *ae, int aesc, const char *b, const char *be, int besc) {
     kctl__jstream x, y;
     int c;
     KCTL__JWORK();
@@ -5519,10 +5522,11 @@ static bool kctl__jstr_eq(const char *a, const char *ae, bool aesc, const char *
     } while (c >= 0);
     return true;
 }
+#endif
 
 /* How two strings compare once unescaped: bytewise (unsigned), a prefix
    first. */
-static int kctl__jstr_cmp(const char *a, const char *ae, bool aesc, const char *b, const char *be, bool besc) {
+static int kctl__jstr_cmp(const char *a, const char *ae, int aesc, const char *b, const char *be, int besc) {
     kctl__jstream x, y;
     KCTL__JWORK();
     if (!aesc && !besc) {
@@ -5555,6 +5559,30 @@ static bool kctl__jkey_eq(const kctl_json *j, const kctl_json_tok *k, const char
     return kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, name, name + n, false);
 }
 
+#if KCTL_SMALL
+/* Small builds: one lookup for the three below, the last member of obj
+   whose name is s[0..e) (esc: as kctl__jnext takes it); KCTL_JSON_NONE.
+   O(members). */
+static uint32_t kctl__jmember_str(const kctl_json *j, uint32_t obj, const char *s, const char *e, int esc) {
+    const kctl_json_tok *t = kctl__jget(j, obj);
+    uint32_t i, m, found = KCTL_JSON_NONE;
+    if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_JSON_NONE;
+    for (i = obj + 1, m = 0; m < t->size; m++) {
+        const kctl_json_tok *k = &j->toks[i];
+        if (kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, s, e, esc)) found = i + 1;
+        i += 1 + j->toks[i + 1].skip;
+    }
+    return found;
+}
+static uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
+    return kctl__jmember_str(j, obj, kj->text + k->start, kj->text + k->end, k->escaped != 0);
+}
+static uint32_t kctl__jmember_n(const kctl_json *j, uint32_t obj, const char *name, size_t n) {
+    return kctl__jmember_str(j, obj, name, name + n, 0);
+}
+/* (the last of its name: the member found for it is itself) */
+static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) { return kctl__jmember_tok(j, obj, j, &j->toks[ki]) == ki + 1; }
+#else
 /* The last member of obj named like token k of document kj; KCTL_JSON_NONE.
    O(members). */
 static uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
@@ -5590,6 +5618,8 @@ static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
     return true;
 }
 
+#endif
+
 /* Sort v[0..n) by cmp (a total order: ties broken), with tmp[0..n) for
    scratch: insertion sort of runs of 8, then bottom-up merges; a merge of
    two runs already in order costs one comparison. O(n log n) comparisons
@@ -5601,6 +5631,16 @@ typedef int (*kctl__cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
 static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn cmp, const void *ctx) {
     uint32_t *src = v, *dst = tmp, *t;
     size_t w, i, k;
+#if KCTL_SMALL /* the merges alone, from runs of one: the same order */
+    for (w = 1; w < n; w *= 2) {
+        for (i = 0; i < n; i += 2 * w) {
+            size_t mid = i + w < n ? i + w : n, hi = i + 2 * w < n ? i + 2 * w : n, p = i, q = mid;
+            bool in_order = mid == hi || cmp(ctx, src[mid - 1], src[mid]) <= 0;
+            for (k = i; k < hi; k++) dst[k] = q == hi || (p < mid && (in_order || cmp(ctx, src[q], src[p]) >= 0)) ? src[p++] : src[q++];
+        }
+        t = src; src = dst; dst = t;
+    }
+#else
     for (i = 0; i < n; i += 8) {
         size_t e = i + 8 < n ? i + 8 : n;
         for (k = i + 1; k < e; k++) {
@@ -5622,6 +5662,7 @@ static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn 
         }
         t = src; src = dst; dst = t;
     }
+#endif
     if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
 }
 
@@ -5649,7 +5690,7 @@ typedef struct kctl__jmview {
     uint32_t n;
     uint32_t *mem_;
     kctl_allocator al_;
-    uint32_t small_[2 * KCTL__JSON_SCAN_MAX];
+    uint32_t small_[3 * KCTL__JSON_SCAN_MAX];
 } kctl__jmview;
 
 typedef struct kctl__jmsort {
@@ -5685,6 +5726,7 @@ static int kctl__jmembers(const kctl_json *j, uint32_t obj, const kctl_allocator
     if (a) v->al_ = *a;
     if (!t || t->type != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
     m = t->size;
+#if !KCTL_SMALL /* (small builds sort a few in v's own array too: the same lists) */
     if (m <= KCTL__JSON_SCAN_MAX) { /* a few: scan, sort by insertion */
         uint32_t *order = v->small_ + KCTL__JSON_SCAN_MAX;
         for (i = obj + 1, k = 0; k < m; k++, i += 1 + j->toks[i + 1].skip)
@@ -5703,8 +5745,11 @@ static int kctl__jmembers(const kctl_json *j, uint32_t obj, const kctl_allocator
         v->n = n;
         return KCTL_OK;
     }
+#endif
     bytes = (uint64_t)m * 3 * sizeof *idx;
-    if (bytes != (size_t)bytes || !(idx = (uint32_t *)kctl__alloc(&v->al_, (size_t)bytes))) return KCTL_ERR_NOMEM;
+    if (m <= KCTL__JSON_SCAN_MAX) idx = v->small_;
+    else if (bytes != (size_t)bytes || !(idx = (uint32_t *)kctl__alloc(&v->al_, (size_t)bytes))) return KCTL_ERR_NOMEM;
+    else v->mem_ = idx;
     ord = idx + m;
     tmp = ord + m;
     for (i = obj + 1, k = 0; k < m; k++, i += 1 + j->toks[i + 1].skip) {
@@ -5728,7 +5773,6 @@ static int kctl__jmembers(const kctl_json *j, uint32_t obj, const kctl_allocator
     }
     v->keys = idx;
     v->n = n;
-    v->mem_ = idx;
     return KCTL_OK;
 }
 
@@ -5808,6 +5852,9 @@ static int kctl__jpath_next(const char **ps, kctl__jseg *g) {
 /* Whether the string a[0..ae) (escaped: it has JSON escapes, validated)
    is the name that step g names. */
 static bool kctl__jseg_eq(const char *a, const char *ae, bool aesc, const kctl__jseg *g) {
+#if KCTL_SMALL
+    return kctl__jstr_cmp(a, ae, aesc, g->name, g->name + g->n, g->quoted ? 2 : 0) == 0;
+#else
     kctl__jstream x;
     const char *q = g->name, *qe = g->name + g->n;
     if (!g->quoted) return kctl__jstr_eq(a, ae, aesc, q, qe, false);
@@ -5821,6 +5868,7 @@ static bool kctl__jseg_eq(const char *a, const char *ae, bool aesc, const kctl__
         if (kctl__jstream_byte(&x) != (unsigned char)*q) return false;
     }
     return kctl__jstream_byte(&x) < 0;
+#endif
 }
 
 /* The last member of obj that step g names; KCTL_JSON_NONE. */
@@ -5858,11 +5906,13 @@ KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t 
     if (!t || t->type != KCTL_JSON_STRING || (!buf && cap)) return KCTL_ERR_INVALID_ARG;
     s = j->text + t->start;
     e = j->text + t->end;
+#if !KCTL_SMALL /* (small builds copy it a byte at a time below) */
     if (!t->escaped) { /* as it stands (checked when parsed) */
         n = (size_t)(e - s);
         if (n < cap) memcpy(buf, s, n);
         s = e;
     }
+#endif
     while (s < e) {
         uint32_t k = kctl__jnext(&s, e, t->escaped != 0, u);
         if (n + k < cap) memcpy(buf + n, u, k);
@@ -5936,12 +5986,12 @@ KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out) {
 }
 
 /* A number's exact decimal value: value = (neg ? -1 : 1) * 0.D * 10^exp,
-   D its significant digits (no leading or trailing zeros; none for 0). */
+   D its significant digits (no leading or trailing zeros; none for 0),
+   exp = shift + the written exponent. */
 typedef struct kctl__jdec {
     bool neg;
     const char *int_s, *int_e, *frac_s, *frac_e; /* the digits, around the point */
     uint32_t lead, ndig;                          /* leading zeros skipped, significant digits */
-    int64_t exp;                                  /* exact while the written exponent has <= 17 digits */
     int64_t shift;                                /* exp less the written exponent */
     bool xneg;                                    /* the written exponent: sign and digits */
     const char *x_s, *x_e;
@@ -5955,7 +6005,6 @@ static char kctl__jdec_digit(const kctl__jdec *d, uint32_t k) {
 
 static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
     const char *p = s;
-    int64_t x = 0;
     bool xneg = false;
     uint32_t total, trail = 0, ni;
     memset(d, 0, sizeof *d);
@@ -5975,8 +6024,6 @@ static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
         while (p < e - 1 && *p == '0') p++;
         d->x_s = p;
         d->x_e = e;
-        for (; p < e; p++) /* exact up to 17 digits, then it saturates; see kctl__jexp_eq */
-            if (x < INT64_C(100000000000000000)) x = x * 10 + (*p - '0');
     }
     d->xneg = xneg;
     ni = (uint32_t)(d->int_e - d->int_s);
@@ -5985,8 +6032,7 @@ static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
     while (trail < total - d->lead && kctl__jdec_digit(d, total - d->lead - 1 - trail) == '0') trail++;
     d->ndig = total - d->lead - trail;
     d->shift = (int64_t)ni - (int64_t)d->lead;
-    d->exp = d->shift + (xneg ? -x : x);
-    if (!d->ndig) { d->neg = false; d->exp = d->shift = 0; d->x_s = d->x_e = NULL; }
+    if (!d->ndig) { d->neg = false; d->shift = 0; d->x_s = d->x_e = NULL; }
 }
 
 /* Digit i from the right of a digit string (0 past its start). */
@@ -5995,32 +6041,22 @@ static int kctl__jdig_r(const char *s, const char *e, size_t i) {
 }
 
 /* Whether two exponents are equal exactly, however many digits they were
-   written with: x.exp == y.exp, i.e. Xx - Xy == y.shift - x.shift, where
-   the shifts are small. */
+   written with: x.exp == y.exp, i.e. S = x.shift - y.shift + Xx - Xy is 0,
+   Xx and Xy the written exponents. Digit by digit from the last: S is 0
+   only if its last digit is 0 (what is carried, plus the digits), and
+   then S / 10 is 0; the carry shrinks tenfold a digit, so it fits. */
 static bool kctl__jexp_eq(const kctl__jdec *x, const kctl__jdec *y) {
-    size_t lx = (size_t)(x->x_e - x->x_s), ly = (size_t)(y->x_e - y->x_s), n, i;
-    int64_t k = y->shift - x->shift;
-    uint64_t low = 0, pow = 1;
-    bool sub, neg_d, x_big;
-    int carry = 0;
-    if (lx <= 17 && ly <= 17) return x->exp == y->exp;
-    /* D = Xx - Xy, digit by digit: its digits past the 19th must be 0, the
-       rest must spell k */
-    sub = x->xneg == y->xneg; /* same signs: |Xx| - |Xy|; else |Xx| + |Xy| */
-    x_big = lx != ly ? lx > ly : memcmp(x->x_s, y->x_s, lx) >= 0;
-    neg_d = sub ? (x->xneg ? x_big : !x_big) : x->xneg;
-    n = (lx > ly ? lx : ly) + 1;
+    size_t lx = (size_t)(x->x_e - x->x_s), ly = (size_t)(y->x_e - y->x_s), n = lx > ly ? lx : ly, i;
+    int64_t c = x->shift - y->shift;
     for (i = 0; i < n; i++) {
-        int a = kctl__jdig_r(x->x_s, x->x_e, i), b = kctl__jdig_r(y->x_s, y->x_e, i), r;
-        if (sub && !x_big) { int t = a; a = b; b = t; }
-        r = sub ? a - b - carry : a + b + carry;
-        if (sub) { carry = r < 0; if (r < 0) r += 10; }
-        else { carry = r >= 10; if (r >= 10) r -= 10; }
-        if (i >= 19) { if (r) return false; }
-        else { low += (uint64_t)r * pow; pow *= 10; }
+        int64_t dx = kctl__jdig_r(x->x_s, x->x_e, i), dy = kctl__jdig_r(y->x_s, y->x_e, i);
+        int64_t r = c + (x->xneg ? -dx : dx) - (y->xneg ? -dy : dy);
+        uint64_t m = r < 0 ? (uint64_t)0 - (uint64_t)r : (uint64_t)r, rem;
+        m = kctl__udiv64(m, 10, &rem);
+        if (rem) return false;
+        c = r < 0 ? -(int64_t)m : (int64_t)m;
     }
-    if (low > (uint64_t)INT64_MAX) return false;
-    return (neg_d ? -(int64_t)low : (int64_t)low) == k;
+    return c == 0;
 }
 
 static bool kctl__jnum_eq(const char *a, const char *ae, const char *b, const char *be) {
@@ -6327,9 +6363,13 @@ static char kctl__digit_jdec(const void *src, uint32_t k) { return kctl__jdec_di
 KCTL_API int kctl_json_double(const kctl_json *j, uint32_t v, double *out) {
     const kctl_json_tok *t = kctl__jget(j, v);
     kctl__jdec d;
+    const char *p;
+    int64_t x = 0;
     if (!t || t->type != KCTL_JSON_NUMBER || !out) return KCTL_ERR_INVALID_ARG;
     kctl__jdec_of(j->text + t->start, j->text + t->end, &d); /* -0 is a zero of its own, as strtod reads it */
-    *out = kctl__dec_to_double(kctl__digit_jdec, &d, d.ndig, d.exp - (int64_t)d.ndig, j->text[t->start] == '-');
+    for (p = d.x_s; p && p < d.x_e; p++) /* the written exponent: exact up to 17 digits, then it saturates */
+        if (x < INT64_C(100000000000000000)) x = x * 10 + (*p - '0');
+    *out = kctl__dec_to_double(kctl__digit_jdec, &d, d.ndig, d.shift + (d.xneg ? -x : x) - (int64_t)d.ndig, j->text[t->start] == '-');
     return KCTL_OK;
 }
 #endif
@@ -6378,16 +6418,15 @@ static bool kctl__jequal_obj(const kctl_json *a, uint32_t va, const kctl_json *b
     kctl__jmview p, q;
     uint32_t k;
     bool eq;
+#if !KCTL_SMALL /* (small builds sort small objects too, in the views' own arrays) */
     if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, al);
     if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, al); /* equality is symmetric */
-    if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK) {
-        kctl__jmembers_free(&p);
-        return kctl__jequal_scan(a, va, b, vb, al); /* no memory: slower, the same answer */
-    }
-    if (kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
+#endif
+    q.mem_ = NULL; /* (for the free, if a fails) */
+    if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK || kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
         kctl__jmembers_free(&p);
         kctl__jmembers_free(&q);
-        return kctl__jequal_scan(a, va, b, vb, al);
+        return kctl__jequal_scan(a, va, b, vb, al); /* no memory: slower, the same answer */
     }
     eq = p.n == q.n;
     for (k = 0; eq && k < p.n; k++) {
@@ -6541,8 +6580,9 @@ KCTL_API void kctl_jw_array_end(kctl_jw *w) { kctl__jw_end(w, false); }
 
 /* A quoted, escaped string; its bytes must be UTF-8. */
 static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
-    static const char hex[] = "0123456789abcdef";
+    static const char hex[] = "0123456789abcdef", from[] = "\"\\\b\f\n\r\t"; /* written \" \\ \b \f \n \r \t */
     const unsigned char *p = (const unsigned char *)s, *e = p + n, *run = p;
+    const char *q;
     kctl__jw_put(w, "\"", 1);
     while (p < e && !w->err) {
         unsigned char c = *p;
@@ -6557,15 +6597,10 @@ static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
         if (c >= 0x20 && c != '"' && c != '\\') { p++; continue; }
         kctl__jw_put(w, (const char *)run, (size_t)(p - run));
         esc[0] = '\\';
-        switch (c) {
-        case '"': esc[1] = '"'; break;
-        case '\\': esc[1] = '\\'; break;
-        case '\b': esc[1] = 'b'; break;
-        case '\f': esc[1] = 'f'; break;
-        case '\n': esc[1] = 'n'; break;
-        case '\r': esc[1] = 'r'; break;
-        case '\t': esc[1] = 't'; break;
-        default:
+        q = c ? kctl__strchr(from, c) : NULL;
+        if (q) {
+            esc[1] = "\"\\bfnrt"[q - from];
+        } else {
             esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
             esc[4] = hex[c >> 4]; esc[5] = hex[c & 15];
             k = 6;
@@ -6607,9 +6642,7 @@ KCTL_API void kctl_jw_string_n(kctl_jw *w, const char *s, size_t n) {
 }
 
 KCTL_API void kctl_jw_string(kctl_jw *w, const char *s) {
-    if (!w || w->err) return;
-    if (!s) { w->err = KCTL_ERR_INVALID_ARG; return; }
-    kctl_jw_string_n(w, s, kctl__strlen(s));
+    kctl_jw_string_n(w, s, s ? KCTL_NTS : 1); /* (NULL: INVALID_ARG there) */
 }
 
 KCTL_API void kctl_jw_uint64(kctl_jw *w, uint64_t v) {
@@ -6818,7 +6851,7 @@ static kctl_json_type kctl__jtype_at(char c) {
 
 /* The index of the quote that closes the string opened at s[i] (quotes
    after an odd run of backslashes are inside), or n. */
-static uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_t n) {
+static KCTL__UNUSED uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_t n) {
     for (i++; i < n; i++) {
         const char *q = (const char *)memchr(s + i, '"', n - i);
         uint32_t k;
@@ -6843,7 +6876,14 @@ static int kctl__jskip(kctl__jparse *p) {
         if (i >= n) return KCTL_ERR_PROTO;
         c = (unsigned char)s[i];
         if (c == '"') {
+#if KCTL_SMALL /* the reader's scan (which checks more): the same end in valid text */
+            bool esc;
+            p->pos = i;
+            if (kctl__jstring(p, &esc) != KCTL_OK) return KCTL_ERR_PROTO;
+            i = p->pos;
+#else
             if ((i = kctl__jquote_end(s, i, n)) >= n) return KCTL_ERR_PROTO;
+#endif
             i++;
         } else if ((c | 0x20) == '{') { /* { or [ */
             depth++;
@@ -6858,9 +6898,8 @@ static int kctl__jskip(kctl__jparse *p) {
                 if (c == '"' || (c | 0x20) == '{' || (c | 0x20) == '}') break;
             }
         } else if (c == 't' || c == 'f' || c == 'n') {
-            const char *word = c == 't' ? "true" : c == 'f' ? "false" : "null";
-            uint32_t k = (uint32_t)kctl__strlen(word);
-            if (n - i < k || memcmp(s + i, word, k) != 0) return KCTL_ERR_PROTO;
+            uint32_t k = kctl__jword(s + i, n - i);
+            if (!k) return KCTL_ERR_PROTO;
             i += k;
         } else {
             p->pos = i;
@@ -7053,8 +7092,8 @@ static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_va
     if (!text) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(text);
     if (validate && (rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
-    while (a < len && (text[a] == ' ' || text[a] == '\t' || text[a] == '\n' || text[a] == '\r')) a++;
-    while (len > a && (text[len - 1] == ' ' || text[len - 1] == '\t' || text[len - 1] == '\n' || text[len - 1] == '\r')) len--;
+    while (a < len && kctl__jspace(text[a])) a++;
+    while (len > a && kctl__jspace(text[len - 1])) len--;
     root->text = text + a;
     root->len = len - a;
     root->type = len > a ? kctl__jtype_at(text[a]) : KCTL_JSON_INVALID;
@@ -7255,6 +7294,11 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
     b->md = md;
     for (k = 0; k < 10; k++) b->mv[k] = KCTL_JSON_NONE;
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return;
+#if KCTL_SMALL /* a lookup a name: the same members found, in more walks */
+    (void)i;
+    (void)m;
+    for (k = 0; k < 10; k++) b->mv[k] = kctl__jmember_n(j, md, names[k], lens[k]);
+#else
     for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) {
         uint32_t n = j->toks[i].end - j->toks[i].start;
         if (!j->toks[i].escaped && (n > 17 || !(UINT32_C(0x28e58) >> n & 1))) continue; /* no name of that length */
@@ -7264,57 +7308,61 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
                 break;
             }
     }
+#endif
 }
 
-/* The string at v, unescaped; v must be a string (else PROTO). The
-   first pass counts its raw length (what it unescapes to is no longer). */
-static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v) {
+/* Whether v is of type want; else, unless absent or null, PROTO. */
+static bool kctl__ob_is(kctl__obuild *b, const kctl_json *j, uint32_t v, kctl_json_type want) {
+    kctl_json_type t = kctl_json_type_of(j, v);
+    if (t == want) return true;
+    if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) b->err = KCTL_ERR_PROTO;
+    return false;
+}
+
+/* The string at v, unescaped, then the byte end; v must be a string (else
+   PROTO). The first pass counts its raw length (what it unescapes to is
+   no longer). */
+#if KCTL_SMALL
+#define KCTL__OB_INLINE
+#else
+#define KCTL__OB_INLINE inline
+#endif
+static KCTL__OB_INLINE const char *kctl__ob_copy(kctl__obuild *b, const kctl_json *j, uint32_t v, char end) {
     char *d = b->arena ? b->arena + b->used : NULL;
-    size_t n = 0;
+    size_t n;
     if (kctl_json_type_of(j, v) != KCTL_JSON_STRING) {
         b->err = KCTL_ERR_PROTO;
         return "";
     }
-    if (!d) {
-        b->used += j->toks[v].end - j->toks[v].start + 1;
-        return "";
+    n = j->toks[v].end - j->toks[v].start;
+    if (d) {
+        if (!j->toks[v].escaped) { /* as it stands (a parsed string holds no NUL but by an escape) */
+            memcpy(d, j->text + j->toks[v].start, n);
+        } else {
+            kctl_json_string(j, v, d, b->cap - b->used, &n);
+            if (memchr(d, '\0', n)) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
+        }
+        d[n] = end;
     }
-    if (!j->toks[v].escaped) { /* as it stands (a parsed string holds no NUL but by an escape) */
-        n = j->toks[v].end - j->toks[v].start;
-        memcpy(d, j->text + j->toks[v].start, n);
-        d[n] = '\0';
-        b->used += n + 1;
-        return d;
-    }
-    kctl_json_string(j, v, d, d ? b->cap - b->used : 0, &n);
     b->used += n + 1;
-    if (d && kctl__strlen(d) != n) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
     return d ? d : "";
 }
+static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v) { return kctl__ob_copy(b, j, v, '\0'); }
 
 /* An optional string value v: absent or null gives dflt. */
 static const char *kctl__ob_optv(kctl__obuild *b, const kctl_json *j, uint32_t v, const char *dflt) {
-    kctl_json_type t = kctl_json_type_of(j, v);
-    if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return dflt;
-    return kctl__ob_str(b, j, v);
-}
-/* An optional string member. */
-static const char *kctl__ob_opt(kctl__obuild *b, const kctl_json *j, uint32_t obj, const char *name, const char *dflt) {
-    return kctl__ob_optv(b, j, kctl_json_member(j, obj, name), dflt);
+    return kctl__ob_is(b, j, v, KCTL_JSON_STRING) ? kctl__ob_str(b, j, v) : dflt;
 }
 
 /* Labels (which 0) or annotations (1): a map of strings into pairs[] (when
    given); their count. A repeated name: the last counts. */
-static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, int which, uint32_t *pairs) {
+static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, int which, uint32_t *pairs) {
     kctl__jmview *v = &b->maps[which];
     uint32_t k;
-    (void)md;
+    int rc;
     if (!b->arena) { /* the first pass lists the members */
         uint32_t m = b->mv[which ? KCTL__OB_ANN : KCTL__OB_LABELS];
-        kctl_json_type type = kctl_json_type_of(j, m);
-        int rc;
-        if (type == KCTL_JSON_INVALID || type == KCTL_JSON_NULL) return 0;
-        if (type != KCTL_JSON_OBJECT) { b->err = KCTL_ERR_PROTO; return 0; }
+        if (!kctl__ob_is(b, j, m, KCTL_JSON_OBJECT)) return 0;
         if ((rc = kctl__jmembers(j, m, b->allocator, false, v)) != KCTL_OK) { b->err = rc; return 0; }
     }
     for (k = 0; k < v->n && !b->err; k++) {
@@ -7329,92 +7377,61 @@ static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, uint32_t md, int
 
 /* Read the metadata into o (sizes only when b->arena is NULL). */
 static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
-    uint32_t md, v, i, k;
-    kctl_json_type t;
+    static const char *const ref_names[4] = { "apiVersion", "kind", "name", "uid" };
+    uint32_t v, i, k;
+    char *key = b->arena ? b->arena + b->used : NULL;
     if (!b->scanned) kctl__ob_scan(b, j);
-    md = b->md;
-    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT || kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) {
-        b->err = KCTL_ERR_PROTO;
-        return;
-    }
     v = b->mv[KCTL__OB_NAME];
-    if (kctl_json_type_of(j, v) != KCTL_JSON_STRING || j->toks[v].start == j->toks[v].end) {
+    if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT || kctl_json_type_of(j, b->md) != KCTL_JSON_OBJECT ||
+        kctl_json_type_of(j, v) != KCTL_JSON_STRING || j->toks[v].start == j->toks[v].end) {
         b->err = KCTL_ERR_PROTO;
         return;
     }
-    { /* the key first: namespace/name, or name; the name is its tail */
-        uint32_t nsv = b->mv[KCTL__OB_NS];
-        char *d = b->arena ? b->arena + b->used : NULL;
-        size_t a = 0, c = 0, room = d ? b->cap - b->used : 0;
-        if (!d) { /* the first pass: raw lengths */
-            a = kctl_json_type_of(j, nsv) == KCTL_JSON_STRING ? j->toks[nsv].end - j->toks[nsv].start + 1 : 0;
-            c = j->toks[v].end - j->toks[v].start;
-        } else {
-            if (kctl_json_type_of(j, nsv) == KCTL_JSON_STRING) {
-                if (j->toks[nsv].escaped) kctl_json_string(j, nsv, d, room, &a);
-                else memcpy(d, j->text + j->toks[nsv].start, a = j->toks[nsv].end - j->toks[nsv].start);
-            }
-            if (a) {
-                d[a] = '/';
-                a++;
-            }
-            if (j->toks[v].escaped) {
-                kctl_json_string(j, v, d + a, room - a, &c);
-            } else {
-                memcpy(d + a, j->text + j->toks[v].start, c = j->toks[v].end - j->toks[v].start);
-                d[a + c] = '\0';
-            }
-        }
-        b->used += a + c + 1 + b->gap;
-        if (d) {
-            o->key = d;
-            if ((j->toks[v].escaped || (a && j->toks[nsv].escaped)) && kctl__strlen(d) != a + c) b->err = KCTL_ERR_PROTO; /* a NUL inside */
-        }
+    /* the key first: namespace/name, or name (an empty namespace: none);
+       the name is its tail; the document goes in the gap after it */
+    i = b->mv[KCTL__OB_NS];
+    if (kctl_json_type_of(j, i) == KCTL_JSON_STRING) {
+        kctl__ob_copy(b, j, i, '/');
+        if (key && j->toks[i].start == j->toks[i].end) b->used--;
     }
-    o->ns = kctl__ob_optv(b, j, b->mv[KCTL__OB_NS], "");
+    kctl__ob_copy(b, j, v, '\0');
+    b->used += b->gap;
+    if (key) o->key = key;
+    o->ns = kctl__ob_optv(b, j, i, "");
     o->uid = kctl__ob_optv(b, j, b->mv[KCTL__OB_UID], "");
     o->rv = kctl__ob_optv(b, j, b->mv[KCTL__OB_RV], "");
     o->deletion = kctl__ob_optv(b, j, b->mv[KCTL__OB_DEL], NULL);
     v = b->mv[KCTL__OB_GEN];
-    t = kctl_json_type_of(j, v);
-    if (!b->arena && t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && (t != KCTL_JSON_NUMBER || kctl_json_int64(j, v, &o->generation) != KCTL_OK))
+    if (!key && kctl__ob_is(b, j, v, KCTL_JSON_NUMBER) && kctl_json_int64(j, v, &o->generation) != KCTL_OK)
         b->err = KCTL_ERR_PROTO; /* (read in the first pass) */
-    o->nlabels = kctl__ob_map(b, j, md, 0, o->labels);
-    o->nannotations = kctl__ob_map(b, j, md, 1, o->annotations);
+    o->nlabels = kctl__ob_map(b, j, 0, o->labels);
+    o->nannotations = kctl__ob_map(b, j, 1, o->annotations);
     v = b->mv[KCTL__OB_FIN];
-    t = kctl_json_type_of(j, v);
     o->nfinalizers = 0;
-    if (t == KCTL_JSON_ARRAY) {
+    if (kctl__ob_is(b, j, v, KCTL_JSON_ARRAY)) {
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
             const char *f = kctl__ob_str(b, j, i);
             if (o->finalizers) o->finalizers[k] = (uint32_t)(f - b->base);
         }
         o->nfinalizers = j->toks[v].size;
-    } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
-        b->err = KCTL_ERR_PROTO;
     }
     v = b->mv[KCTL__OB_OWNERS];
-    t = kctl_json_type_of(j, v);
     o->nowners = 0;
-    if (t == KCTL_JSON_ARRAY) {
+    if (kctl__ob_is(b, j, v, KCTL_JSON_ARRAY)) {
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
             kctl_owner_ref r;
-            uint32_t c;
+            const char **field[4];
+            uint32_t c, f;
             memset(&r, 0, sizeof r);
+            field[0] = &r.api_version; field[1] = &r.kind; field[2] = &r.name; field[3] = &r.uid;
             if (kctl_json_type_of(j, i) != KCTL_JSON_OBJECT) { b->err = KCTL_ERR_PROTO; break; }
-            r.api_version = kctl__ob_opt(b, j, i, "apiVersion", "");
-            r.kind = kctl__ob_opt(b, j, i, "kind", "");
-            r.name = kctl__ob_opt(b, j, i, "name", "");
-            r.uid = kctl__ob_opt(b, j, i, "uid", "");
+            for (f = 0; f < 4; f++) *field[f] = kctl__ob_optv(b, j, kctl_json_member(j, i, ref_names[f]), "");
             c = kctl_json_member(j, i, "controller");
             if (kctl_json_type_of(j, c) == KCTL_JSON_TRUE) r.controller = true;
-            else if (c != KCTL_JSON_NONE && kctl_json_type_of(j, c) != KCTL_JSON_FALSE && kctl_json_type_of(j, c) != KCTL_JSON_NULL)
-                b->err = KCTL_ERR_PROTO;
+            else if (kctl_json_type_of(j, c) != KCTL_JSON_FALSE) kctl__ob_is(b, j, c, KCTL_JSON_NULL);
             if (o->owners) o->owners[k] = r;
         }
         o->nowners = j->toks[v].size;
-    } else if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL) {
-        b->err = KCTL_ERR_PROTO;
     }
 }
 
@@ -7545,9 +7562,21 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
         goto out;
     }
     scratch = (uint32_t *)(void *)toks; /* the tokens are done with: 2 or more a label or finalizer */
+#if KCTL_SMALL /* labels, annotations and finalizers follow each other, as their indexes do */
+    {
+        uint32_t *offs = kctl__obj_labels(o), *index = kctl__obj_label_index(o), n[3], k;
+        n[0] = o->nlabels; n[1] = o->nannotations; n[2] = o->nfinalizers;
+        for (k = 0; k < 3; k++) {
+            kctl__ob_index(o, offs, k < 2 ? 2 : 1, n[k], index, scratch);
+            offs += (k < 2 ? 2 : 1) * (size_t)n[k];
+            index += KCTL__OBJ_INDEXED(n[k]);
+        }
+    }
+#else
     kctl__ob_index(o, kctl__obj_labels(o), 2, o->nlabels, kctl__obj_label_index(o), scratch);
     kctl__ob_index(o, kctl__obj_annotations(o), 2, o->nannotations, kctl__obj_annotation_index(o), scratch);
     kctl__ob_index(o, kctl__obj_finalizers(o), 1, o->nfinalizers, kctl__obj_finalizer_index(o), scratch);
+#endif
     o->refs = 1;
     o->node.key = v.key;
     o->node.len = (uint32_t)kctl__strlen(v.key);
@@ -9358,9 +9387,9 @@ static int kctl__jdoc_parse(kctl__jdoc *d, const char *text, size_t len, const k
     if (a) d->a = *a;
     if (text && len <= KCTL__JDOC_GUESS_MAX) { /* small: one pass into room for a token every 4 bytes, mostly enough */
         uint32_t cap = (uint32_t)(len / 4 + 16);
-        if (!(d->toks = (kctl_json_tok *)kctl__alloc(&d->a, (size_t)cap * sizeof *d->toks))) return KCTL_ERR_NOMEM;
-        if ((rc = kctl_json_parse(text, len, d->toks, cap, lim, &d->j)) != KCTL_ERR_FULL) return rc;
-        kctl__free(&d->a, d->toks);
+        d->toks = (kctl_json_tok *)kctl__alloc(&d->a, (size_t)cap * sizeof *d->toks);
+        if (d->toks && (rc = kctl_json_parse(text, len, d->toks, cap, lim, &d->j)) != KCTL_ERR_FULL) return rc;
+        kctl__free(&d->a, d->toks); /* too few, or no memory for so many: the exact count */
         d->toks = NULL;
     }
     if ((rc = kctl_json_parse(text, len, NULL, 0, lim, &d->j)) != KCTL_OK) return rc;
@@ -9697,18 +9726,19 @@ KCTL_API void kctl_api_status_write(const kctl_api_status *st, kctl_jw *w) {
 }
 
 KCTL_API int kctl_api_status_result(int http_code, const char *reason) {
+    /* HTTP codes less 400 (401 ... 504), and their results */
+    static const unsigned char code[10] = { 1, 3, 4, 8, 104, 9, 10, 13, 29, 103 };
+    static const signed char result[10] = { KCTL_ERR_UNAUTHORIZED, KCTL_ERR_FORBIDDEN, KCTL_ERR_NOT_FOUND, KCTL_ERR_TIMEOUT,
+                                            KCTL_ERR_TIMEOUT, KCTL_ERR_CONFLICT, KCTL_ERR_GONE, KCTL_ERR_TOO_LARGE,
+                                            KCTL_ERR_AGAIN, KCTL_ERR_AGAIN };
+    int i;
     if (http_code >= 200 && http_code < 300) return KCTL_OK;
-    switch (http_code) {
-    case 401: return KCTL_ERR_UNAUTHORIZED;
-    case 403: return KCTL_ERR_FORBIDDEN;
-    case 404: return KCTL_ERR_NOT_FOUND;
-    case 408: case 504: return KCTL_ERR_TIMEOUT;
-    case 409: return reason && kctl__strcmp(reason, "AlreadyExists") == 0 ? KCTL_ERR_EXISTS : KCTL_ERR_CONFLICT;
-    case 410: return KCTL_ERR_GONE;
-    case 413: return KCTL_ERR_TOO_LARGE;
-    case 429: case 503: return KCTL_ERR_AGAIN;
-    default: return http_code >= 500 ? KCTL_ERR_IO : KCTL_ERR_INVALID_ARG;
+    for (i = 0; i < 10; i++) {
+        if (http_code - 400 != code[i]) continue;
+        if (http_code == 409 && reason && kctl__strcmp(reason, "AlreadyExists") == 0) return KCTL_ERR_EXISTS;
+        return result[i];
     }
+    return http_code >= 500 ? KCTL_ERR_IO : KCTL_ERR_INVALID_ARG;
 }
 
 /* ---- the wrappers */
@@ -9837,8 +9867,7 @@ KCTL_API void kctl_transport_destroy(kctl_transport *t) {
 KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *res, const kctl_obj *obj,
                                 const char *status, size_t len, bool *written, kctl_obj **out, kctl_api_status *st) {
     kctl_resource in_ns;
-    kctl_json cur, want;
-    kctl_json_tok *ct = NULL, *wt = NULL;
+    kctl__jdoc cur, want;
     kctl_allocator a;
     kctl_jw w;
     const char *text, *doc;
@@ -9855,22 +9884,12 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     }
     a = kctl__obj_allocator(obj); /* scratch from the object's allocator */
     doc = kctl_obj_json(obj, &dlen);
-    if ((rc = kctl_json_parse(status, len, NULL, 0, NULL, &want)) != KCTL_OK) return rc == KCTL_ERR_PROTO ? KCTL_ERR_INVALID_ARG : rc;
-    if ((rc = kctl_json_parse(doc, dlen, NULL, 0, NULL, &cur)) != KCTL_OK) return rc;
-    wt = (kctl_json_tok *)kctl__alloc(&a, (size_t)want.ntoks * sizeof *wt);
-    ct = (kctl_json_tok *)kctl__alloc(&a, (size_t)cur.ntoks * sizeof *ct);
-    if (!wt || !ct) {
-        kctl__free(&a, wt);
-        kctl__free(&a, ct);
-        return KCTL_ERR_NOMEM;
-    }
-    kctl_json_parse(status, len, wt, want.ntoks, NULL, &want);
-    kctl_json_parse(doc, dlen, ct, cur.ntoks, NULL, &cur);
-    if (kctl__jequal(&cur, kctl_json_member(&cur, 0, "status"), &want, 0, &a)) { /* nothing to write */
-        kctl__free(&a, wt);
-        kctl__free(&a, ct);
-        return KCTL_OK;
-    }
+    memset(&cur, 0, sizeof cur);
+    rc = kctl__jdoc_parse(&want, status, len, &a, NULL);
+    if (rc == KCTL_ERR_PROTO) rc = KCTL_ERR_INVALID_ARG;
+    if (rc == KCTL_OK) rc = kctl__jdoc_parse(&cur, doc, dlen, &a, NULL);
+    if (rc != KCTL_OK || kctl__jequal(&cur.j, kctl_json_member(&cur.j, 0, "status"), &want.j, 0, &a)) /* else nothing to write */
+        goto done;
     kctl_jw_init_growable(&w, &a);
     kctl_jw_object_begin(&w);
     kctl_jw_key(&w, "metadata");
@@ -9882,14 +9901,15 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     kctl_jw_string(&w, kctl_obj_resource_version(obj));
     kctl_jw_object_end(&w);
     kctl_jw_key(&w, "status");
-    kctl_jw_value(&w, &want, 0);
+    kctl_jw_value(&w, &want.j, 0);
     kctl_jw_object_end(&w);
     rc = kctl_jw_finish(&w, &text, &n);
     if (rc == KCTL_OK) rc = kctl_transport_update_status(t, res, text, n, out, st);
     if (rc == KCTL_OK && written) *written = true;
     kctl_jw_free(&w);
-    kctl__free(&a, wt);
-    kctl__free(&a, ct);
+done:
+    kctl__jdoc_free(&want);
+    kctl__jdoc_free(&cur);
     return rc;
 }
 
