@@ -391,11 +391,31 @@
                                               new finalizer while deleting) as
                                               without it; kctl_apisrv_check (the
                                               loader's) refuses what a create does
+        KCTL_NO_PAGING       implementation   list paging compiled out: every list
+                                              is one request for everything (as
+                                              an API server answers a list
+                                              without a limit). A reflector's or
+                                              informer's page_size is UNSUPPORTED
+                                              at create (0: no pages); the
+                                              memstore's list with a limit or a
+                                              continue token is UNSUPPORTED (no
+                                              snapshots of lists in progress are
+                                              kept, 4 KB of each store); a
+                                              reflector takes a list that comes
+                                              with a continue token anyway as
+                                              failed (PROTO), never as whole
+        KCTL_NO_FAULTS       implementation   the memstore's fault injection (for
+                                              tests) compiled out: every request
+                                              is answered; kctl_memstore_fail_next
+                                              is UNSUPPORTED, and
+                                              kctl_memstore_break_watches_after
+                                              and kctl_memstore_set_latency are
+                                              kept but have no effect
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
-    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH, KCTL_SMALL (-Os), with a port
-    of your own (PORTING).
+    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS,
+    KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
     LIBC
@@ -1994,7 +2014,8 @@ KCTL_API void kctl_apisrv_now(char buf[32]);
    watches over a bounded history of events (older: GONE), compaction,
    bookmarks; paged lists as snapshots (8 lists in progress remembered at
    once; a continue token of one forgotten is GONE once the store has
-   moved on); and fault injection for tests. */
+   moved on; not under KCTL_NO_PAGING); and fault injection for tests
+   (not under KCTL_NO_FAULTS). */
 typedef struct kctl_memstore kctl_memstore;
 
 /* Options; zero means the default:
@@ -2194,7 +2215,8 @@ KCTL_API int kctl_memstore_flush(kctl_memstore *ms, uint64_t *next_ns);
 /* Persistence's counters into *out. INVALID_ARG for NULL. [any thread] */
 KCTL_API int kctl_memstore_read_persist_stats(kctl_memstore *ms, kctl_memstore_persist_stats *out);
 /* Faults: the next n requests of verb fail with code; every watch opened
-   from now on breaks (IO) after delivering n events (0: never). */
+   from now on breaks (IO) after delivering n events (0: never).
+   KCTL_NO_FAULTS: fail_next is UNSUPPORTED, the other two have no effect. */
 KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code);
 KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n);
 /* Every request takes at least latency_ns of real time more (0: none), to
@@ -2238,7 +2260,7 @@ typedef struct kctl_reflector kctl_reflector;
                                  selectors are copied; the FIFO is not owned
      label_selector, field_selector  [everything]
      clock          [monotonic]
-     page_size      objects per list page [500, client-go's]
+     page_size      objects per list page [500, client-go's; KCTL_NO_PAGING: 0 only]
      resync_ns      [0: no resync]
      stall_ns       [5 minutes]
      backoff_initial_ns, backoff_max_ns, backoff_reset_ns  [800 ms, 30 s, 2 min]
@@ -9071,23 +9093,10 @@ KCTL_API void kctl_fifo_destroy(kctl_fifo *f) {
     kctl__free(&f->allocator, f);
 }
 
+/* Queue a delta of type (ADDED, UPDATED, DELETED) for obj: the reflector's
+   one call per event. A deletion of a key known neither here nor to the
+   known objects queues nothing. */
 static int kctl__fifo_write(kctl_fifo *f, kctl_obj *obj, int type) {
-    int rc;
-    if (!f || !obj) return KCTL_ERR_INVALID_ARG;
-    kctl__mutex_lock(&f->mu);
-    if (f->closed) rc = KCTL_ERR_SHUTDOWN;
-    else {
-        f->populated = true;
-        rc = kctl__fifo_queue(f, kctl_obj_key(obj), type, obj, false);
-    }
-    kctl__mutex_unlock(&f->mu);
-    return rc;
-}
-
-KCTL_API int kctl_fifo_add(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_ADDED); }
-KCTL_API int kctl_fifo_update(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_UPDATED); }
-
-KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj) {
     const char *key;
     int rc = KCTL_OK;
     if (!f || !obj) return KCTL_ERR_INVALID_ARG;
@@ -9095,18 +9104,22 @@ KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj) {
     kctl__mutex_lock(&f->mu);
     if (f->closed) rc = KCTL_ERR_SHUTDOWN;
     else {
-        bool exists = kctl__fifo_find(f, key) != NULL;
+        bool exists = type != KCTL_DELTA_DELETED || kctl__fifo_find(f, key);
         f->populated = true;
         if (!exists && f->known) {
             kctl_obj *k = kctl_indexer_get(f->known, key);
             exists = k != NULL;
             kctl_obj_unref(k);
         }
-        if (exists) rc = kctl__fifo_queue(f, key, KCTL_DELTA_DELETED, obj, false);
+        if (exists) rc = kctl__fifo_queue(f, key, type, obj, false);
     }
     kctl__mutex_unlock(&f->mu);
     return rc;
 }
+
+KCTL_API int kctl_fifo_add(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_ADDED); }
+KCTL_API int kctl_fifo_update(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_UPDATED); }
+KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_DELETED); }
 
 KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
     kctl__map listed;
@@ -12156,16 +12169,20 @@ struct kctl_memstore {
        page is handed out. The least recently used goes first when more
        are in progress; a token of one forgotten is GONE, unless nothing
        was written since (then the store as it is is its snapshot). */
+#ifndef KCTL_NO_PAGING
     kctl__mspaged paged[KCTL__MS_PAGED];
     uint64_t paged_tick;
+#endif
 };
 
+#ifndef KCTL_NO_PAGING
 static void kctl__ms_pg_drop(kctl_memstore *ms, kctl__mspaged *pg) {
     size_t i;
     for (i = 0; i < pg->n; i++) kctl_obj_unref(pg->v[i]);
     kctl__free(&ms->allocator, pg->v);
     memset(pg, 0, sizeof *pg);
 }
+#endif
 
 static int kctl__ms_load(kctl_memstore *ms);
 static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d);
@@ -12282,6 +12299,7 @@ static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
 }
 
 /* A fault armed for verb: its code (and one fewer left), or OK. */
+#ifndef KCTL_NO_FAULTS
 static int kctl__ms_fault(kctl_memstore *ms, kctl_verb verb) {
 #ifndef KCTL_NO_THREADS
     if (ms->latency_ns) { /* a slow store: wait, without the lock */
@@ -12295,6 +12313,7 @@ static int kctl__ms_fault(kctl_memstore *ms, kctl_verb verb) {
     ms->fail_n[verb]--;
     return ms->fail_code[verb];
 }
+#endif
 
 KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out) {
     kctl_memstore_desc d;
@@ -12384,7 +12403,9 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
         kctl__free(&ms->allocator, e);
     }
     kctl__free(&ms->allocator, ms->objs.slots);
+#ifndef KCTL_NO_PAGING
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
+#endif
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__ms_free_event(ms, &ms->dropped);
     kctl__free(&ms->allocator, ms->ring);
@@ -12752,8 +12773,13 @@ out:
 
 /* A fault armed for verb, as the request's answer. Lock held. */
 static int kctl__ms_faulted(kctl_memstore *ms, kctl_verb verb, kctl_api_status *st) {
+#ifndef KCTL_NO_FAULTS
     int rc = kctl__ms_fault(ms, verb);
     return rc == KCTL_OK ? rc : kctl__ms_refuse(st, rc, "injected fault");
+#else
+    (void)ms; (void)verb; (void)st;
+    return KCTL_OK; /* no faults: every request is answered */
+#endif
 }
 
 static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
@@ -12861,38 +12887,92 @@ static int kctl__ms_vt_get(void *self, const kctl_resource *res, const char *nam
     return kctl__ms_get((kctl_memstore *)self, true, res, name, out, st);
 }
 
+static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
+    kctl__msw *w = (kctl__msw *)watch;
+    kctl_memstore *ms = (kctl_memstore *)self;
+    if (!w) return;
+    if (w->wake.fn) {
+        kctl__mutex_lock(&ms->mu);
+        if (w->wprev) w->wprev->wnext = w->wnext;
+        else ms->woken = w->wnext;
+        if (w->wnext) w->wnext->wprev = w->wprev;
+        kctl__mutex_unlock(&ms->mu);
+    }
+    kctl_selector_free(w->sel);
+    kctl_obj_list_free(&w->initial);
+    kctl__free(&ms->allocator, w);
+}
+
+/* A revision's text into buf (KCTL_RV_MAX bytes): "%llu" without printf,
+   once an event, under the lock. */
+static void kctl__ms_rv(char *buf, uint64_t rev) {
+    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
+    size_t n = (size_t)(digits + sizeof digits - p);
+    if (n >= KCTL_RV_MAX) n = KCTL_RV_MAX - 1; /* never: 20 digits at most */
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}
+
 /* Whether an object is in namespace ns ("" or NULL: any). */
 static bool kctl__ms_in(const kctl_obj *o, const char *ns) {
     return !ns || !*ns || kctl__strcmp(kctl_obj_namespace(o), ns) == 0;
+}
+
+/* Whether a list or watch in ns with sel selects o. */
+static bool kctl__ms_selects(const kctl_obj *o, const char *ns, const kctl_selector *sel) {
+    return kctl__ms_in(o, ns) && kctl_selector_matches(sel, o);
 }
 
 static int kctl__ms_cmp_key(const void *a, const void *b) {
     return kctl__strcmp(kctl_obj_key(*(kctl_obj *const *)a), kctl_obj_key(*(kctl_obj *const *)b));
 }
 
-/* Every object of res matching sel, sorted by key. Lock held. */
-static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, const kctl_selector *sel, kctl_obj_list *out) {
-    size_t i, n = 0;
-    size_t rl = kctl__strlen(rid);
+/* Every object of rid in ns matching sel, with a key after `after` (NULL:
+   any), sorted by key: references. Lock held. */
+static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, const kctl_selector *sel, const char *after,
+                            kctl_obj_list *out) {
+    size_t i, n = 0, rl = kctl__strlen(rid);
+    int pass;
     memset(out, 0, sizeof *out);
     out->allocator = ms->allocator;
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, ns) &&
-            kctl_selector_matches(sel, e->obj))
-            n++;
+    for (pass = 0; pass < 2; pass++) { /* count, then take */
+        for (i = 0; i < ms->objs.cap; i++) {
+            kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+            if (!e || e->rid_len != rl || memcmp(e->node.key, rid, rl) != 0 || !kctl__ms_selects(e->obj, ns, sel) ||
+                (after && kctl__strcmp(kctl_obj_key(e->obj), after) <= 0))
+                continue;
+            if (pass) out->items[out->count++] = kctl_obj_ref(e->obj);
+            else n++;
+        }
+        if (!n) return KCTL_OK;
+        if (!pass && !(out->items = (kctl_obj **)kctl__alloc(&ms->allocator, n * sizeof *out->items))) return KCTL_ERR_NOMEM;
     }
-    if (n && !(out->items = (kctl_obj **)kctl__alloc(&ms->allocator, n * sizeof *out->items))) return KCTL_ERR_NOMEM;
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, ns) &&
-            kctl_selector_matches(sel, e->obj))
-            out->items[out->count++] = kctl_obj_ref(e->obj);
-    }
-    if (out->count > 1) kctl__sort(out->items, out->count, sizeof *out->items, kctl__ms_cmp_key);
+    if (n > 1) kctl__sort(out->items, n, sizeof *out->items, kctl__ms_cmp_key);
     return KCTL_OK;
 }
 
+/* A list's or watch's resource (rid, 256 bytes) and selector, or the
+   refusal. */
+static int kctl__ms_req(kctl_memstore *ms, const kctl_resource *res, const kctl_list_opts *opts, char *rid, kctl_selector **sel,
+                        kctl_api_status *st) {
+    int rc;
+    *sel = NULL;
+    if (kctl__ms_rid(res, rid, 256) != KCTL_OK) /* its namespace is a name: at most 253 bytes */
+        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
+    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, sel)) != KCTL_OK)
+        return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
+    return KCTL_OK;
+}
+
+/* GONE for a version older than the history (compacted). */
+static int kctl__ms_gone(kctl_api_status *st, uint64_t from, uint64_t compacted) {
+    char msg[96];
+    kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)compacted);
+    if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
+    return KCTL_ERR_GONE;
+}
+
+#ifndef KCTL_NO_PAGING
 /* Hand out v[from..from+limit) (all when limit is 0) with a continue
    token when more follow. Lock held. */
 static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from, uint32_t limit, uint64_t rev,
@@ -12910,20 +12990,18 @@ static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from,
 static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl_selector *sel = NULL;
-    kctl_obj **v = NULL;
+    kctl_obj_list all;
     char rid[256], id[512];
     const char *after = opts && opts->continue_token && *opts->continue_token ? opts->continue_token : NULL;
     uint64_t tok_rev = 0; /* a token is "<version of its list>:<last key>" */
     uint32_t limit = opts ? opts->limit : 0;
-    size_t i, n = 0, rl;
+    size_t k;
     int rc, idn;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
+    memset(&all, 0, sizeof all);
     out->items.allocator = ms->allocator;
-    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK)
-        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
-    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &sel)) != KCTL_OK)
-        return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
+    if ((rc = kctl__ms_req(ms, res, opts, rid, &sel, st)) != KCTL_OK) return rc;
     idn = kctl__fmt(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
                    opts && opts->field_selector ? opts->field_selector : "");
     if (idn < 0 || (size_t)idn >= sizeof id) id[0] = 0; /* too long to remember: every page scans */
@@ -12933,12 +13011,10 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
         if (*p == ':' && p > after) after = p + 1;
         else tok_rev = 0; /* not one of ours: a key alone */
     }
-    rl = kctl__strlen(rid);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_LIST, st);
     if (rc == KCTL_OK && after && tok_rev) { /* the next page of a list in progress: find the token's key */
         kctl__mspaged *pg = NULL;
-        size_t k;
         for (k = 0; k < KCTL__MS_PAGED && id[0]; k++)
             if (ms->paged[k].id[0] && ms->paged[k].rev == tok_rev && kctl__strcmp(ms->paged[k].id, id) == 0) pg = &ms->paged[k];
         if (pg) {
@@ -12951,85 +13027,98 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
             pg->used = ++ms->paged_tick;
             rc = kctl__ms_page(ms, pg->v, pg->n, lo, limit, pg->rev, out);
             if (rc == KCTL_OK && !out->continue_token[0]) kctl__ms_pg_drop(ms, pg); /* the last page */
-            kctl__mutex_unlock(&ms->mu);
-            kctl_selector_free(sel);
-            return rc;
+            goto done;
         }
         if (tok_rev != ms->rev) { /* its snapshot is forgotten and the store moved on: list again */
-            kctl__mutex_unlock(&ms->mu);
-            kctl_selector_free(sel);
+            rc = KCTL_ERR_GONE;
             if (st) kctl_api_status_set(st, 410, "Expired", "The provided continue parameter is too old to display a consistent list "
                                         "result. You can start a new list without the continue parameter.", NULL, NULL, NULL, NULL, 0);
-            return KCTL_ERR_GONE;
+            goto done;
         }
     }
     /* a first page (or the next of a list whose version is still the
        store's): the objects after the token's key, sorted */
-    if (rc == KCTL_OK && ms->objs.cap && !(v = (kctl_obj **)kctl__alloc(&ms->allocator, ms->objs.cap * sizeof *v))) rc = KCTL_ERR_NOMEM;
-    for (i = 0; rc == KCTL_OK && i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, res->ns) &&
-            (!after || kctl__strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
-            v[n++] = e->obj;
-    }
-    if (rc == KCTL_OK && n > 1) kctl__sort(v, n, sizeof *v, kctl__ms_cmp_key);
-    if (rc == KCTL_OK) rc = kctl__ms_page(ms, v, n, 0, limit, ms->rev, out);
+    if (rc == KCTL_OK) rc = kctl__ms_collect(ms, rid, res->ns, sel, after, &all);
+    if (rc == KCTL_OK) rc = kctl__ms_page(ms, all.items, all.count, 0, limit, ms->rev, out);
     if (rc == KCTL_OK && out->continue_token[0] && id[0]) { /* more pages to come: remember the rest */
         kctl__mspaged *pg = &ms->paged[0];
-        size_t k;
         for (k = 1; k < KCTL__MS_PAGED; k++) /* a free slot, else the least recently used */
             if (pg->id[0] && (!ms->paged[k].id[0] || ms->paged[k].used < pg->used)) pg = &ms->paged[k];
         kctl__ms_pg_drop(ms, pg);
-        for (i = out->items.count; i < n; i++) kctl_obj_ref(v[i]);
-        kctl__memmove(v, v + out->items.count, (n - out->items.count) * sizeof *v);
-        pg->v = v;
-        pg->n = n - out->items.count;
+        for (k = 0; k < out->items.count; k++) kctl_obj_unref(all.items[k]); /* the page has its own */
+        kctl__memmove(all.items, all.items + out->items.count, (all.count - out->items.count) * sizeof *all.items);
+        pg->v = all.items;
+        pg->n = all.count - out->items.count;
         pg->rev = ms->rev;
         pg->used = ++ms->paged_tick;
         kctl__fmt(pg->id, sizeof pg->id, "%s", id);
-        v = NULL;
+        all.items = NULL;
+        all.count = 0;
     }
+done:
     kctl__mutex_unlock(&ms->mu);
-    kctl__free(&ms->allocator, v);
+    kctl_obj_list_free(&all);
     kctl_selector_free(sel);
     return rc;
 }
+#else /* KCTL_NO_PAGING: every list is one page */
+static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    kctl_selector *sel;
+    char rid[256];
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    out->items.allocator = ms->allocator;
+    if (opts && (opts->limit || (opts->continue_token && *opts->continue_token))) return KCTL_ERR_UNSUPPORTED;
+    if ((rc = kctl__ms_req(ms, res, opts, rid, &sel, st)) != KCTL_OK) return rc;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_faulted(ms, KCTL_VERB_LIST, st);
+    if (rc == KCTL_OK) rc = kctl__ms_collect(ms, rid, res->ns, sel, NULL, &out->items);
+    kctl__ms_rv(out->resource_version, ms->rev);
+    kctl__mutex_unlock(&ms->mu);
+    kctl_selector_free(sel);
+    return rc;
+}
+#endif
 
 static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
                                   kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl__msw *w;
+    kctl_selector *sel;
     char rid[256];
     uint64_t from = 0;
     const char *p;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && kctl__strlen(res->ns) >= sizeof w->ns))
-        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
+    if ((rc = kctl__ms_req(ms, res, opts, rid, &sel, st)) != KCTL_OK) return rc;
     for (p = from_rv ? from_rv : ""; *p; p++) {
-        if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
+        if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) {
+            kctl_selector_free(sel);
+            return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
+        }
         from = from * 10 + (uint64_t)(*p - '0');
     }
-    if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
+    if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) {
+        kctl_selector_free(sel);
+        return KCTL_ERR_NOMEM;
+    }
     memset(w, 0, sizeof *w);
     w->ms = ms;
+    w->sel = sel;
     kctl__fmt(w->rid, sizeof w->rid, "%s", rid);
     kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
-    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &w->sel)) != KCTL_OK) {
-        kctl__free(&ms->allocator, w);
-        return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
-    }
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
+#ifndef KCTL_NO_FAULTS
     w->break_after = ms->break_after;
+#endif
     w->last_emit_ns = kctl_clock_now(&ms->clock);
     if (rc == KCTL_OK && from_rv && *from_rv) {
         if (from < ms->compacted) { /* older than the history */
-            char msg[96];
-            kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)ms->compacted);
-            rc = KCTL_ERR_GONE;
-            if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
+            rc = kctl__ms_gone(st, from, ms->compacted);
         } else if (from > ms->rev) { /* "too large resource version" */
             char msg[112];
             kctl_status_cause c;
@@ -13044,34 +13133,16 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
             w->pos = from;
         }
     } else if (rc == KCTL_OK) { /* from now, with the objects there now */
-        rc = kctl__ms_collect(ms, rid, w->ns, w->sel, &w->initial);
+        rc = kctl__ms_collect(ms, rid, w->ns, w->sel, NULL, &w->initial);
         w->pos = ms->rev;
     }
     kctl__mutex_unlock(&ms->mu);
     if (rc != KCTL_OK) {
-        kctl_selector_free(w->sel);
-        kctl_obj_list_free(&w->initial);
-        kctl__free(&ms->allocator, w);
+        kctl__ms_vt_watch_close(self, (kctl_watch *)w);
         return rc;
     }
     *out = (kctl_watch *)w;
     return KCTL_OK;
-}
-
-static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
-    kctl__msw *w = (kctl__msw *)watch;
-    kctl_memstore *ms = (kctl_memstore *)self;
-    if (!w) return;
-    if (w->wake.fn) {
-        kctl__mutex_lock(&ms->mu);
-        if (w->wprev) w->wprev->wnext = w->wnext;
-        else ms->woken = w->wnext;
-        if (w->wnext) w->wnext->wprev = w->wprev;
-        kctl__mutex_unlock(&ms->mu);
-    }
-    kctl_selector_free(w->sel);
-    kctl_obj_list_free(&w->initial);
-    kctl__free(&ms->allocator, w);
 }
 
 /* watch_notify: w's wake-up is called (under mu) for every event the
@@ -13092,68 +13163,60 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
     return KCTL_OK;
 }
 
-static void kctl__ms_rv(kctl_event *ev, uint64_t rev) { /* "%llu", without printf: once an event, under the lock */
-    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
-    size_t n = (size_t)(digits + sizeof digits - p);
-    if (n >= sizeof ev->resource_version) n = sizeof ev->resource_version - 1;
-    memcpy(ev->resource_version, p, n);
-    ev->resource_version[n] = '\0';
-}
-
 static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
     kctl__msw *w = (kctl__msw *)watch;
     kctl_memstore *ms = (kctl_memstore *)self;
     bool waited = false;
     if (!w || !ev) return KCTL_ERR_INVALID_ARG;
     memset(ev, 0, sizeof *ev);
+#ifndef KCTL_NO_FAULTS
     if (w->broken) return KCTL_ERR_IO;
+#endif
     if (w->initial_next < w->initial.count) { /* the objects there at open */
         ev->type = KCTL_EVENT_ADDED;
         ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
         kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
-        if (w->initial_next == w->initial.count) kctl__ms_rv(ev, w->pos);
+        if (w->initial_next == w->initial.count) kctl__ms_rv(ev->resource_version, w->pos);
         return KCTL_OK;
     }
     kctl__mutex_lock(&ms->mu);
     for (;;) {
-        uint32_t k;
+        uint32_t k, hi;
         if (w->pos < ms->compacted) {
-            char msg[96];
-            kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)w->pos, (unsigned long long)ms->compacted);
+            uint64_t pos = w->pos, compacted = ms->compacted;
             kctl__mutex_unlock(&ms->mu);
-            if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
-            return KCTL_ERR_GONE;
+            return kctl__ms_gone(st, pos, compacted);
         }
-        { /* revisions rise along the ring: start at the first one past pos */
-            uint32_t lo = 0, hi = ms->count;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (ms->ring[(ms->first + mid) % ms->cap].rev <= w->pos) lo = mid + 1;
-                else hi = mid;
-            }
-            k = lo;
+        for (k = 0, hi = ms->count; k < hi;) { /* revisions rise along the ring: start at the first one past pos */
+            uint32_t mid = k + (hi - k) / 2;
+            if (ms->ring[(ms->first + mid) % ms->cap].rev <= w->pos) k = mid + 1;
+            else hi = mid;
         }
         for (; k < ms->count; k++) {
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
-            bool now_in, was_in;
+            kctl_obj *give = e->obj;
             if (e->rev <= w->pos) continue;
             if (kctl__strcmp(e->rid, w->rid) == 0) {
-                kctl_obj *give = e->obj;
-                now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
-                was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
-                ev->type = 0;
-                if (e->type == KCTL_EVENT_DELETED) { /* seen by those who saw it before */
-                    if (e->prev ? was_in : now_in) ev->type = KCTL_EVENT_DELETED;
-                } else if (e->type == KCTL_EVENT_ADDED) {
-                    if (now_in) ev->type = KCTL_EVENT_ADDED;
-                } else if (now_in) {
+#ifdef KCTL_NO_SELECTORS
+                /* no selector: an object is in the watch's namespace or not for
+                   good (its namespace is in its key), so every event is seen as
+                   it is, or not at all */
+                ev->type = kctl__ms_in(e->obj, w->ns) ? e->type : 0;
+#else
+                bool now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
+                bool was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
+                if (e->type == KCTL_EVENT_DELETED) /* seen by those who saw it before */
+                    ev->type = (e->prev ? was_in : now_in) ? KCTL_EVENT_DELETED : 0;
+                else if (e->type == KCTL_EVENT_ADDED)
+                    ev->type = now_in ? KCTL_EVENT_ADDED : 0;
+                else if (now_in)
                     ev->type = was_in ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED; /* entered the selection */
-                } else if (was_in) {
+                else if (was_in) {
                     /* left it: the last state it matched in, at this event's
                        revision, as an API server sends it */
-                    char rv[24];
+                    char rv[KCTL_RV_MAX];
                     int rc;
-                    kctl__fmt(rv, sizeof rv, "%llu", (unsigned long long)e->rev);
+                    kctl__ms_rv(rv, e->rev);
                     if (!e->left && (rc = kctl_apisrv_with_rv(e->prev, rv, &ms->obj_opts, &e->left)) != KCTL_OK) {
                         kctl__mutex_unlock(&ms->mu);
                         return rc; /* the watcher stays before this event: the next call tries again */
@@ -13161,28 +13224,20 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
                     ev->type = KCTL_EVENT_DELETED;
                     give = e->left;
                 }
-                w->pos = e->rev;
-                w->since_bookmark++;
-                if (ev->type) {
-                    ev->obj = kctl_obj_ref(give);
-                    kctl__ms_rv(ev, e->rev);
-                    w->since_bookmark = 0;
-                    w->last_emit_ns = kctl_clock_now(&ms->clock);
-                    if (w->break_after && ++w->delivered >= w->break_after) w->broken = true;
-                    kctl__mutex_unlock(&ms->mu);
-                    return KCTL_OK;
-                }
-            } else {
-                w->pos = e->rev;
-                w->since_bookmark++;
+#endif
+            }
+            w->pos = e->rev;
+            w->since_bookmark++;
+            if (ev->type) {
+                ev->obj = kctl_obj_ref(give);
+#ifndef KCTL_NO_FAULTS
+                if (w->break_after && ++w->delivered >= w->break_after) w->broken = true;
+#endif
+                goto emit;
             }
             if (ms->bookmark_every && w->since_bookmark >= ms->bookmark_every) {
-                w->since_bookmark = 0;
-                w->last_emit_ns = kctl_clock_now(&ms->clock);
                 ev->type = KCTL_EVENT_BOOKMARK;
-                kctl__ms_rv(ev, w->pos);
-                kctl__mutex_unlock(&ms->mu);
-                return KCTL_OK;
+                goto emit;
             }
         }
         w->pos = ms->rev; /* nothing more for this watcher up to now */
@@ -13190,11 +13245,8 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
             uint64_t now = kctl_clock_now(&ms->clock);
             if (now - w->last_emit_ns >= ms->bookmark_interval_ns) {
                 w->last_emit_ns = now;
-                w->since_bookmark = 0;
                 ev->type = KCTL_EVENT_BOOKMARK;
-                kctl__ms_rv(ev, w->pos);
-                kctl__mutex_unlock(&ms->mu);
-                return KCTL_OK;
+                goto stamped;
             }
         }
         if (!timeout_ns || waited) break;
@@ -13209,6 +13261,13 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     }
     kctl__mutex_unlock(&ms->mu);
     return KCTL_ERR_AGAIN;
+emit: /* an event or a bookmark, at w->pos */
+    w->last_emit_ns = kctl_clock_now(&ms->clock);
+stamped:
+    w->since_bookmark = 0;
+    kctl__ms_rv(ev->resource_version, w->pos);
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_OK;
 }
 
 static const kctl_transport_vtable kctl__memstore_vt = {
@@ -14242,24 +14301,29 @@ KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) {
 
 KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code) {
     if (!ms || verb < KCTL_VERB_LIST || verb >= KCTL_VERB_COUNT || code >= 0) return KCTL_ERR_INVALID_ARG;
+#ifdef KCTL_NO_FAULTS
+    (void)n;
+    return KCTL_ERR_UNSUPPORTED;
+#else
     kctl__mutex_lock(&ms->mu);
     ms->fail_n[verb] = n;
     ms->fail_code[verb] = code;
     kctl__mutex_unlock(&ms->mu);
     return KCTL_OK;
+#endif
 }
 
 KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns) {
     if (!ms) return;
     kctl__mutex_lock(&ms->mu);
-    ms->latency_ns = latency_ns;
+    ms->latency_ns = latency_ns; /* KCTL_NO_FAULTS: kept, never waited */
     kctl__mutex_unlock(&ms->mu);
 }
 
 KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
     if (!ms) return;
     kctl__mutex_lock(&ms->mu);
-    ms->break_after = n;
+    ms->break_after = n; /* KCTL_NO_FAULTS: kept, never applied */
     kctl__mutex_unlock(&ms->mu);
 }
 
@@ -14310,6 +14374,9 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         return KCTL_ERR_INVALID_ARG;
     d = *desc;
     if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+#ifdef KCTL_NO_PAGING
+    if (d.page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
+#endif
     if ((rc = kctl_selector_parse(d.label_selector, d.field_selector, &d.allocator, &check)) != KCTL_OK) return rc;
     kctl_selector_free(check);
     parts[0] = d.resource.group;
@@ -14342,7 +14409,9 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     r->fifo = d.fifo;
     r->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
     r->allocator = d.allocator;
+#ifndef KCTL_NO_PAGING
     r->page_size = d.page_size ? d.page_size : 500;
+#endif
     r->resync_ns = d.resync_ns;
     r->stall_ns = d.stall_ns ? d.stall_ns : KCTL_SEC(300);
     r->b_initial = d.backoff_initial_ns ? d.backoff_initial_ns : KCTL_MS(800);
@@ -14388,21 +14457,41 @@ static void kctl__rf_close(kctl_reflector *r) {
     r->w = NULL;
 }
 
+/* A failed attempt: the watch closed, the state to go on in, the code
+   counted in errors and kept in last_error (OK: not counted, a broken
+   watch), then the backoff from now. */
+static void kctl__rf_fail(kctl_reflector *r, int state, int code, uint64_t now) {
+    kctl__rf_close(r);
+    r->state = state;
+    if (code != KCTL_OK) {
+        r->stats.errors++;
+        r->stats.last_error = code;
+    }
+    kctl__rf_backoff(r, now);
+}
+
 /* What the last list or watch gave could not all be kept (an informer's
    cache refused it: code): list again after the backoff, as after a
    failed list. */
 static void kctl__rf_relist_later(kctl_reflector *r, int code) {
-    kctl__rf_close(r);
-    r->state = KCTL__RF_LIST;
-    r->stats.errors++;
-    r->stats.last_error = code;
-    kctl__rf_backoff(r, kctl_clock_now(&r->clock));
+    kctl__rf_fail(r, KCTL__RF_LIST, code, kctl_clock_now(&r->clock));
 }
 
 /* List every page and replace the FIFO's contents. A complete list
    starts the resync period (client-go starts its resync timer after the
    list). */
 static int kctl__rf_list(kctl_reflector *r) {
+#ifdef KCTL_NO_PAGING /* one request, its items handed on as they are */
+    kctl_list_result page;
+    kctl_obj *const *all;
+    const char *rv = page.resource_version;
+    size_t n;
+    int rc = r->t.vt->list(r->t.self, &r->res, &r->lo, &page, NULL);
+    if (rc != KCTL_OK) return rc;
+    if (page.continue_token[0]) rc = KCTL_ERR_PROTO; /* pages nobody asked for: not the whole list */
+    all = page.items.items;
+    n = page.items.count;
+#else
     kctl_obj **all = NULL;
     size_t n = 0, cap = 0, i;
     char cont[KCTL_CONTINUE_MAX] = "";
@@ -14443,6 +14532,7 @@ static int kctl__rf_list(kctl_reflector *r) {
         kctl__fmt(cont, sizeof cont, "%s", page.continue_token);
         kctl_list_result_free(&page);
     } while (cont[0]);
+#endif
     if (rc == KCTL_OK) rc = kctl_fifo_replace(r->fifo, all, n);
     if (rc == KCTL_OK) {
         kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
@@ -14451,8 +14541,12 @@ static int kctl__rf_list(kctl_reflector *r) {
         r->listed = true;
         if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     }
+#ifdef KCTL_NO_PAGING
+    kctl_list_result_free(&page);
+#else
     for (i = 0; i < n; i++) kctl_obj_unref(all[i]);
     kctl__free(&r->allocator, all);
+#endif
     return rc;
 }
 
@@ -14474,6 +14568,14 @@ static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
     return false;
 }
 
+/* A store found behind the last version seen: counted and told, and the
+   next attempt is a list. */
+static void kctl__rf_behind(kctl_reflector *r) {
+    r->stats.store_behind++;
+    kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
+    r->state = KCTL__RF_LIST;
+}
+
 /* Open the watch from r->rv: the transport's result. A store found
    behind that version (it went back in time) is counted and told, and
    the next attempt is a list (from "", the store's present) rather than
@@ -14484,11 +14586,8 @@ static int kctl__rf_open(kctl_reflector *r) {
     memset(&st, 0, sizeof st);
     st.allocator = r->allocator;
     rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, &st);
-    if (rc != KCTL_OK && r->rv[0] && kctl__rf_store_behind(rc, &st)) {
-        r->stats.store_behind++;
-        kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
-        r->state = KCTL__RF_LIST;
-    }
+    if (rc != KCTL_OK) r->w = NULL;
+    if (rc != KCTL_OK && r->rv[0] && kctl__rf_store_behind(rc, &st)) kctl__rf_behind(r);
     kctl_api_status_clear(&st);
     return rc;
 }
@@ -14504,16 +14603,19 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         wait_ns = 0;
     }
     while (now >= r->not_before && budget > 0) {
+        kctl_event ev;
+        kctl_api_status wst; /* for a refusal that comes as the stream's first
+                                event (an API server's watch cache: an ERROR event) */
+        bool behind;
         if (r->state == KCTL__RF_LIST) {
             rc = kctl__rf_list(r);
             now = kctl_clock_now(&r->clock); /* a list may take long: its backoff counts from its end */
             if (rc == KCTL_ERR_SHUTDOWN) return rc;
-            r->stats.last_error = rc;
             if (rc != KCTL_OK) {
-                r->stats.errors++;
-                kctl__rf_backoff(r, now);
+                kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
                 break;
             }
+            r->stats.last_error = KCTL_OK;
             r->state = KCTL__RF_OPEN;
             wait_ns = 0; /* the listed objects wait in the FIFO: come back to pop them */
         }
@@ -14522,15 +14624,11 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             now = kctl_clock_now(&r->clock); /* an open may take long (an endpoint's timeout, then the next):
                                                 its backoff and the new watch's stall_ns count from its end */
             if (rc == KCTL_ERR_GONE) {
-                r->w = NULL;
                 r->state = KCTL__RF_LIST;
                 continue;
             }
             if (rc != KCTL_OK) {
-                r->w = NULL;
-                r->stats.errors++;
-                r->stats.last_error = rc;
-                kctl__rf_backoff(r, now);
+                kctl__rf_fail(r, r->state, rc, now);
                 break;
             }
             r->stats.last_error = KCTL_OK;
@@ -14542,78 +14640,57 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             r->woken = r->wake.fn && kctl_transport_watch_notify(&r->t, r->w, &r->wake) == KCTL_OK;
         }
         /* watching */
-        {
-            kctl_event ev;
-            kctl_api_status wst; /* for a refusal that comes as the stream's first
-                                    event (an API server's watch cache: an ERROR event) */
-            bool behind;
-            memset(&wst, 0, sizeof wst);
-            wst.allocator = r->allocator;
-            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
-            behind = rc != KCTL_OK && rc != KCTL_ERR_AGAIN && kctl__rf_store_behind(rc, &wst);
-            if (wst.mem_) kctl_api_status_clear(&wst);
-            wait_ns = 0; /* wait once per step at most */
-            if (rc == KCTL_OK) {
-                budget--;
-                r->opened_events++;
-                r->last_event = now = kctl_clock_now(&r->clock);
-                if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
-                switch (ev.type) {
-                case KCTL_EVENT_ADDED: r->stats.added++; rc = kctl_fifo_add(r->fifo, ev.obj); break;
-                case KCTL_EVENT_MODIFIED: r->stats.modified++; rc = kctl_fifo_update(r->fifo, ev.obj); break;
-                case KCTL_EVENT_DELETED: r->stats.deleted++; rc = kctl_fifo_delete(r->fifo, ev.obj); break;
-                default: r->stats.bookmarks++; rc = KCTL_OK; break; /* only the version moves */
-                }
-                kctl_event_clear(&ev);
-                if (rc == KCTL_ERR_SHUTDOWN) return rc;
-                if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later */
-                    r->stats.errors++;
-                    r->stats.last_error = rc;
-                    kctl__rf_close(r);
-                    r->state = KCTL__RF_LIST;
-                    kctl__rf_backoff(r, now);
-                    break;
-                }
-                continue;
+        memset(&wst, 0, sizeof wst);
+        wst.allocator = r->allocator;
+        rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
+        behind = rc != KCTL_OK && rc != KCTL_ERR_AGAIN && kctl__rf_store_behind(rc, &wst);
+        if (wst.mem_) kctl_api_status_clear(&wst);
+        wait_ns = 0; /* wait once per step at most */
+        now = kctl_clock_now(&r->clock);
+        if (rc == KCTL_OK) {
+            budget--;
+            r->opened_events++;
+            r->last_event = now;
+            if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
+            /* an event's type is its delta's (ADDED, MODIFIED: UPDATED, DELETED);
+               a bookmark only moves the version */
+            switch (ev.type) {
+            case KCTL_EVENT_ADDED: r->stats.added++; break;
+            case KCTL_EVENT_MODIFIED: r->stats.modified++; break;
+            case KCTL_EVENT_DELETED: r->stats.deleted++; break;
+            default: r->stats.bookmarks++; ev.type = 0; break;
             }
-            now = kctl_clock_now(&r->clock);
-            if (rc == KCTL_ERR_AGAIN) {
-                if (now - r->last_event >= r->stall_ns) { /* stalled: reopen */
-                    kctl__rf_close(r);
-                    r->stats.watch_restarts++;
-                    r->state = KCTL__RF_OPEN;
-                    continue;
-                }
+            rc = ev.type ? kctl__fifo_write(r->fifo, ev.obj, ev.type) : KCTL_OK;
+            kctl_event_clear(&ev);
+            if (rc == KCTL_ERR_SHUTDOWN) return rc;
+            if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later */
+                kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
                 break;
             }
-            kctl__rf_close(r);
-            if (rc == KCTL_ERR_GONE) {
-                r->state = KCTL__RF_LIST;
-                continue;
-            }
-            if (behind) { /* as at the open: a list, after a backoff */
-                r->stats.store_behind++;
-                r->stats.errors++;
-                r->stats.last_error = rc;
-                kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
-                r->state = KCTL__RF_LIST;
-                kctl__rf_backoff(r, now);
-                break;
-            }
-            if (rc == KCTL_ERR_CLOSED && (r->opened_events || now - r->opened >= KCTL_SEC(1))) {
-                r->stats.watch_restarts++; /* the server's timeout: again from the last version, at once */
-                r->state = KCTL__RF_OPEN;
-                budget--;
-                continue;
-            }
-            if (rc == KCTL_ERR_CLOSED) rc = KCTL_ERR_IO; /* a very short watch: as a broken one */
-            r->stats.errors += rc != KCTL_ERR_IO;
-            if (rc != KCTL_ERR_IO) r->stats.last_error = rc;
-            r->stats.watch_restarts++;
-            r->state = KCTL__RF_OPEN; /* from the last version seen, after a backoff */
-            kctl__rf_backoff(r, now);
+            continue;
+        }
+        if (rc == KCTL_ERR_AGAIN && now - r->last_event < r->stall_ns) break; /* idle */
+        kctl__rf_close(r); /* stalled, ended or broken */
+        if (rc == KCTL_ERR_GONE) {
+            r->state = KCTL__RF_LIST;
+            continue;
+        }
+        if (behind) { /* as at the open: a list, after a backoff */
+            kctl__rf_behind(r);
+            kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
             break;
         }
+        r->stats.watch_restarts++;
+        r->state = KCTL__RF_OPEN; /* from the last version seen */
+        if (rc == KCTL_ERR_AGAIN) continue; /* stalled: at once */
+        if (rc == KCTL_ERR_CLOSED && (r->opened_events || now - r->opened >= KCTL_SEC(1))) {
+            budget--; /* the server's timeout: at once */
+            continue;
+        }
+        /* broken, or a very short watch (CLOSED) as a broken one: after a
+           backoff; neither counts as an error */
+        kctl__rf_fail(r, KCTL__RF_OPEN, rc == KCTL_ERR_CLOSED || rc == KCTL_ERR_IO ? KCTL_OK : rc, now);
+        break;
     }
     /* when to come back: now with work left; the backoff's end; for an idle
        watch, its stall deadline, or its next poll when nothing wakes us */
