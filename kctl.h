@@ -8345,7 +8345,13 @@ enum {
     KCTL__IX_REMOVE   /* take the object out where it still is */
 };
 
-#define KCTL__IX_SEEN 16 /* buckets RESERVE remembers for INSERT (more: INSERT runs the functions again) */
+/* Buckets RESERVE remembers for INSERT (more: INSERT runs the functions
+   again; small builds remember none and always run them again). */
+#if KCTL_SMALL
+#define KCTL__IX_SEEN 0
+#else
+#define KCTL__IX_SEEN 16
+#endif
 typedef struct kctl__ixemit {
     kctl_indexer *ix;
     kctl__ixdata *d;
@@ -8353,8 +8359,10 @@ typedef struct kctl__ixemit {
     kctl_obj *old; /* the version obj replaces, if any */
     uint32_t index;
     int mode, err;
+#if KCTL__IX_SEEN
     uint32_t nseen;                        /* buckets RESERVE went through, */
     kctl__ixbucket *seen[KCTL__IX_SEEN];   /* the first KCTL__IX_SEEN of them */
+#endif
 } kctl__ixemit;
 
 /* Put obj in bucket b (after a reserve): into the slot of the version it
@@ -8372,7 +8380,7 @@ static void kctl__ix_emit(const char *value, void *ctx) {
     kctl__ixbucket *b;
     kctl__node **slot;
     size_t len;
-    uint32_t h, i;
+    uint32_t h;
     if (e->err) return;
     if (!value) {
         if (e->mode == KCTL__IX_RESERVE) e->err = KCTL_ERR_INVALID_ARG;
@@ -8397,7 +8405,9 @@ static void kctl__ix_emit(const char *value, void *ctx) {
             kctl__map_insert(values, &b->node);
         }
         if (kctl__pset_reserve(&b->members, &e->ix->allocator) != KCTL_OK) e->err = KCTL_ERR_NOMEM;
+#if KCTL__IX_SEEN
         else if (e->nseen++ < KCTL__IX_SEEN) e->seen[e->nseen - 1] = b;
+#endif
         break;
     case KCTL__IX_UNDO:
         if (b && !b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
@@ -8407,8 +8417,13 @@ static void kctl__ix_emit(const char *value, void *ctx) {
         break;
     default: /* KCTL__IX_REMOVE */
         if (!b) break;
-        for (i = 0; i < e->nseen && i < KCTL__IX_SEEN; i++)
-            if (e->seen[i] == b) return; /* the new version joined it: it has the slot */
+#if KCTL__IX_SEEN
+        {
+            uint32_t i;
+            for (i = 0; i < e->nseen && i < KCTL__IX_SEEN; i++)
+                if (e->seen[i] == b) return; /* the new version joined it: it has the slot */
+        }
+#endif
         if (!(slot = kctl__pset_find(&b->members, &e->obj->node))) break; /* the new version took the slot */
         kctl__pset_remove(&b->members, &e->ix->allocator, slot);
         if (!b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
@@ -8441,16 +8456,19 @@ static int kctl__ix_run(kctl_indexer *ix, kctl__ixdata *d, int mode, kctl_obj *o
 /* Index obj in [from, to), all or nothing; e (zeroed but for ix and d)
    keeps the buckets it joined. */
 static int kctl__ix_index_e(kctl__ixemit *e, kctl_obj *obj, uint32_t from, uint32_t to) {
-    uint32_t i;
     int rc;
     e->mode = KCTL__IX_RESERVE;
     if ((rc = kctl__ix_run_e(e, obj, from, to)) != KCTL_OK) {
         kctl__ix_run(e->ix, e->d, KCTL__IX_UNDO, obj, from, to);
         return rc;
     }
+#if KCTL__IX_SEEN
     if (e->nseen <= KCTL__IX_SEEN) {
+        uint32_t i;
         for (i = 0; i < e->nseen; i++) kctl__ix_join(e->seen[i], obj, e->old);
-    } else { /* more buckets than remembered: find them again (e keeps old and seen) */
+    } else
+#endif
+    { /* more buckets than remembered: find them again (e keeps old and seen) */
         e->mode = KCTL__IX_INSERT;
         kctl__ix_run_e(e, obj, from, to);
     }
@@ -8626,6 +8644,7 @@ KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj) { return kctl_
    (a new reference; NULL if none), found in the same hold of the write
    lock: the informer's one trip to the cache per event. On failure the
    cache is unchanged and *old is still set. */
+#if !KCTL_SMALL
 static int kctl__indexer_put_old(kctl_indexer *ix, kctl_obj *obj, kctl_obj **old) {
     kctl__node *n;
     int rc;
@@ -8636,6 +8655,7 @@ static int kctl__indexer_put_old(kctl_indexer *ix, kctl_obj *obj, kctl_obj **old
     kctl__rwlock_wr_unlock(&ix->lock);
     return rc;
 }
+#endif
 
 KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     kctl__node *n;
@@ -8722,6 +8742,18 @@ KCTL_API int kctl_indexer_list(kctl_indexer *ix, kctl_obj_list *out) {
     if ((rc = kctl__ix_objs_begin(ix, out, ix->data.items.count)) == KCTL_OK)
         for (i = 0; i < ix->data.items.cap; i++)
             if (ix->data.items.slots[i].node) out->items[out->count++] = kctl_obj_ref(kctl__obj_of(ix->data.items.slots[i].node));
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+
+/* fn(obj, ctx) for every object, under the read side, until one is not
+   OK: its result. For the FIFO the cache feeds (its known objects). */
+static int kctl__ix_each(kctl_indexer *ix, int (*fn)(kctl_obj *obj, void *ctx), void *ctx) {
+    unsigned rs = kctl__rwlock_rd(&ix->lock);
+    size_t i;
+    int rc = KCTL_OK;
+    for (i = 0; i < ix->data.items.cap && rc == KCTL_OK; i++)
+        if (ix->data.items.slots[i].node) rc = fn(kctl__obj_of(ix->data.items.slots[i].node), ctx);
     kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
@@ -8936,6 +8968,7 @@ typedef struct kctl__fitem {
     uint32_t n, cap;
     uint32_t key_cap; /* room for the key after the item, its NUL included */
     bool initial;    /* queued by the first replace: has_synced waits for it */
+    bool listed;     /* queued by the replace in progress (false outside one) */
 } kctl__fitem;
 
 #define KCTL__FIFO_POOL 64 /* processed items kept, with their delta arrays, for reuse */
@@ -9005,8 +9038,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     bool fresh = false;
     if (!it) {
         size_t len = kctl__strlen(key);
-        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len)))
-            return KCTL_ERR_NOMEM;
+        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len))) return KCTL_ERR_NOMEM;
         memcpy(it + 1, key, len + 1);
         it->node.key = (const char *)(it + 1);
         it->node.len = (uint32_t)len;
@@ -9121,91 +9153,73 @@ KCTL_API int kctl_fifo_add(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_writ
 KCTL_API int kctl_fifo_update(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_UPDATED); }
 KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_DELETED); }
 
+/* A delta of type for a known object whose key has none queued (the
+   known objects' walk of replace and resync). Lock held. */
+typedef struct kctl__fifoknown {
+    kctl_fifo *f;
+    int type;
+} kctl__fifoknown;
+
+static int kctl__fifo_known(kctl_obj *obj, void *ctx) {
+    const kctl__fifoknown *k = (const kctl__fifoknown *)ctx;
+    const char *key = kctl_obj_key(obj);
+    if (kctl__fifo_find(k->f, key)) return KCTL_OK; /* deltas are queued: they will tell */
+    return kctl__fifo_queue(k->f, key, k->type, obj, k->type == KCTL_DELTA_DELETED);
+}
+
 KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
-    kctl__map listed;
-    kctl__node *nodes = NULL;
-    kctl_str_list known;
+    kctl__fifoknown k;
     size_t i;
     bool first;
     int rc = KCTL_OK;
     if (!f || (n && !objs)) return KCTL_ERR_INVALID_ARG;
     for (i = 0; i < n; i++)
         if (!objs[i]) return KCTL_ERR_INVALID_ARG;
-    memset(&listed, 0, sizeof listed);
-    memset(&known, 0, sizeof known);
-    /* the set of listed keys */
-    if (n && !(nodes = (kctl__node *)kctl__alloc(&f->allocator, n * sizeof *nodes))) return KCTL_ERR_NOMEM;
-    for (i = 0; i < n; i++) {
-        const char *key = kctl_obj_key(objs[i]);
-        nodes[i].key = key;
-        nodes[i].len = (uint32_t)kctl__strlen(key);
-        nodes[i].hash = kctl__hash(key, nodes[i].len);
-        if (kctl__map_find(&listed, key, nodes[i].len, nodes[i].hash)) continue;
-        if (kctl__map_reserve(&listed, &f->allocator) != KCTL_OK) { rc = KCTL_ERR_NOMEM; goto out; }
-        kctl__map_insert(&listed, &nodes[i]);
-    }
     kctl__mutex_lock(&f->mu);
     if (f->closed) {
         kctl__mutex_unlock(&f->mu);
-        rc = KCTL_ERR_SHUTDOWN;
-        goto out;
+        return KCTL_ERR_SHUTDOWN;
     }
     first = !f->populated;
-    for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl__fifo_queue(f, nodes[i].key, KCTL_DELTA_REPLACED, objs[i], false);
+    for (i = 0; i < n && rc == KCTL_OK; i++) { /* every listed key is queued, and marked */
+        const char *key = kctl_obj_key(objs[i]);
+        if ((rc = kctl__fifo_queue(f, key, KCTL_DELTA_REPLACED, objs[i], false)) == KCTL_OK) kctl__fifo_find(f, key)->listed = true;
+    }
     /* queued keys not listed: deleted while we were not watching */
     for (i = 0; i < f->items.cap && rc == KCTL_OK; i++) {
         kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
-        if (!it || kctl__map_find(&listed, it->node.key, it->node.len, it->node.hash)) continue;
-        rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, true);
+        if (it && !it->listed) rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, true);
     }
-    /* known keys not listed and not queued: likewise */
-    if (f->known && rc == KCTL_OK) rc = kctl_indexer_list_keys(f->known, &known);
-    for (i = 0; i < known.count && rc == KCTL_OK; i++) {
-        size_t len = kctl__strlen(known.items[i]);
-        kctl_obj *last;
-        if (kctl__map_find(&listed, known.items[i], len, kctl__hash(known.items[i], len)) || kctl__fifo_find(f, known.items[i]))
-            continue;
-        last = kctl_indexer_get(f->known, known.items[i]);
-        rc = kctl__fifo_queue(f, known.items[i], KCTL_DELTA_DELETED, last, true);
-        kctl_obj_unref(last);
-    }
-    if (first) { /* has_synced waits for every key this replace queued; a partial
-                    one (NOMEM) does not populate, the next replace does */
-        for (i = 0; i < f->items.cap; i++) {
-            kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
-            if (it && !it->initial) {
-                it->initial = true;
-                f->initial++;
-            }
+    /* known keys not queued (so not listed): likewise */
+    k.f = f;
+    k.type = KCTL_DELTA_DELETED;
+    if (f->known && rc == KCTL_OK) rc = kctl__ix_each(f->known, kctl__fifo_known, &k);
+    /* the marks off; has_synced waits for every key the first replace
+       queued (a partial one, NOMEM, does not populate: the next replace does) */
+    for (i = 0; i < f->items.cap; i++) {
+        kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
+        if (!it) continue;
+        it->listed = false;
+        if (first && !it->initial) {
+            it->initial = true;
+            f->initial++;
         }
-        if (rc == KCTL_OK) f->populated = true;
     }
+    if (first && rc == KCTL_OK) f->populated = true;
     kctl__mutex_unlock(&f->mu);
-out:
-    kctl_str_list_free(&known);
-    kctl__free(&f->allocator, listed.slots);
-    kctl__free(&f->allocator, nodes);
     return rc;
 }
 
 KCTL_API int kctl_fifo_resync(kctl_fifo *f) {
-    kctl_str_list keys;
-    size_t i;
+    kctl__fifoknown k;
     int rc = KCTL_OK;
     if (!f) return KCTL_ERR_INVALID_ARG;
-    memset(&keys, 0, sizeof keys);
+    k.f = f;
+    k.type = KCTL_DELTA_SYNC;
     kctl__mutex_lock(&f->mu);
     if (f->closed) rc = KCTL_ERR_SHUTDOWN;
-    else if (f->known) rc = kctl_indexer_list_keys(f->known, &keys);
-    for (i = 0; i < keys.count && rc == KCTL_OK; i++) {
-        kctl_obj *o;
-        if (kctl__fifo_find(f, keys.items[i])) continue; /* deltas are queued: they will tell */
-        if (!(o = kctl_indexer_get(f->known, keys.items[i]))) continue;
-        rc = kctl__fifo_queue(f, keys.items[i], KCTL_DELTA_SYNC, o, false);
-        kctl_obj_unref(o);
-    }
+    else if (f->known) rc = kctl__ix_each(f->known, kctl__fifo_known, &k);
     kctl__mutex_unlock(&f->mu);
-    kctl_str_list_free(&keys);
     return rc;
 }
 
@@ -14651,7 +14665,10 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             budget--;
             r->opened_events++;
             r->last_event = now;
-            if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
+            if (ev.resource_version[0]) { /* the same size: the string and what follows it, no printf per event */
+                memcpy(r->rv, ev.resource_version, sizeof r->rv);
+                r->rv[sizeof r->rv - 1] = '\0';
+            }
             /* an event's type is its delta's (ADDED, MODIFIED: UPDATED, DELETED);
                a bookmark only moves the version */
             switch (ev.type) {
@@ -14988,9 +15005,12 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
             inf->from_list = false;
         } else {
             bool sync;
+#if !KCTL_SMALL /* one trip to the cache (small builds: the two calls) */
             if (obj && obj->node.key && kctl__strcmp(obj->node.key, key) == 0) {
                 rc = kctl__indexer_put_old(inf->ix, obj, &old);
-            } else { /* no object, or a transform that changed its key: as two calls */
+            } else
+#endif
+            { /* no object, or a transform that changed its key: as two calls */
                 old = kctl_indexer_get(inf->ix, key);
                 rc = kctl_indexer_add(inf->ix, obj);
             }
