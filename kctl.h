@@ -411,11 +411,22 @@
                                               kctl_memstore_break_watches_after
                                               and kctl_memstore_set_latency are
                                               kept but have no effect
+        KCTL_NO_INDEXES      implementation   the cache's secondary indexes
+                                              compiled out (the buckets every
+                                              write keeps up to date):
+                                              kctl_indexer_add_index is
+                                              UNSUPPORTED (EXISTS for
+                                              "namespace"); the built-in
+                                              "namespace" index is answered by a
+                                              scan of the cache (by_index,
+                                              index_keys, list_index_values: the
+                                              same results, in time proportional
+                                              to the cache rather than the hits)
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
-    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS,
-    KCTL_SMALL (-Os), with a port of your own (PORTING).
+    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS
+    KCTL_NO_INDEXES, KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
     LIBC
@@ -1454,7 +1465,8 @@ KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **o
 /* Free the cache and its references (NULL is fine). [not thread-safe] */
 KCTL_API void kctl_indexer_destroy(kctl_indexer *ix);
 /* Add an index (before or after data exists: existing objects are indexed
-   now). EXISTS for a name in use; the fn's error; NOMEM. [any thread] */
+   now). EXISTS for a name in use; the fn's error; NOMEM; UNSUPPORTED under
+   KCTL_NO_INDEXES. [any thread] */
 KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data);
 /* Store obj under its key, replacing any object there (add and update are
    the same operation, as in client-go); the cache takes its own
@@ -8214,6 +8226,7 @@ KCTL_API void kctl_selector_free(kctl_selector *s) {
    probing from the node's hash, removal by tombstone, rehashed when live
    and dead slots reach 7/8 (to at most 13/16 live). Finding, adding and
    removing compare pointers only; only a rehash reads the nodes. */
+#ifndef KCTL_NO_INDEXES
 typedef struct kctl__pset {
     kctl__node **slots;
     uint32_t cap, count, used; /* used: live + tombstones */
@@ -8282,10 +8295,13 @@ typedef struct kctl__ixdef {
     kctl_index_fn fn;
     void *user_data;
 } kctl__ixdef;
+#endif
 
 typedef struct kctl__ixdata {
     kctl__map items;
+#ifndef KCTL_NO_INDEXES
     kctl__map *values; /* one per index: value -> bucket */
+#endif
     size_t nbytes;     /* the objects' JSON documents (max_bytes) */
 } kctl__ixdata;
 
@@ -8294,8 +8310,10 @@ struct kctl_indexer {
     kctl_allocator allocator;
     uint32_t max_objects; /* 0: no bound */
     size_t max_bytes;     /* 0: no bound */
+#ifndef KCTL_NO_INDEXES
     kctl__ixdef *defs;
     uint32_t ndefs;
+#endif
     kctl__ixdata data;
     char *rv;
 };
@@ -8325,6 +8343,7 @@ KCTL_API void kctl_str_list_free(kctl_str_list *l) {
     l->count = 0;
 }
 
+#ifndef KCTL_NO_INDEXES
 static int kctl__ix_namespace(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
     (void)user_data;
     emit(kctl_obj_namespace(obj), ctx);
@@ -8482,13 +8501,16 @@ static int kctl__ix_index(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj, uint
     e.d = d;
     return kctl__ix_index_e(&e, obj, from, to);
 }
+#endif /* !KCTL_NO_INDEXES */
 
 /* Store obj in d (add or replace); on failure d is as it was. */
 static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     kctl__node *n = kctl__map_find(&d->items, obj->node.key, obj->node.len, obj->node.hash);
     kctl_obj *old = n ? kctl__obj_of(n) : NULL;
+#ifndef KCTL_NO_INDEXES
     int rc;
     kctl__ixemit e;
+#endif
     size_t add, sub;
     if (old == obj) return KCTL_OK; /* the very same object: nothing changes */
     kctl_obj_json(obj, &add);
@@ -8499,16 +8521,20 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
         return KCTL_ERR_FULL;
     /* 13/16 full at most: the cache is big and long-lived, and a probe compares hashes in one array */
     if (!old && kctl__map_reserve_to(&d->items, &ix->allocator, 13) != KCTL_OK) return KCTL_ERR_NOMEM;
+#ifndef KCTL_NO_INDEXES
     memset(&e, 0, sizeof e);
     e.ix = ix;
     e.d = d;
     e.old = old;
     if ((rc = kctl__ix_index_e(&e, obj, 0, ix->ndefs)) != KCTL_OK) return rc;
+#endif
     kctl_obj_ref(obj);
     d->nbytes += add - sub; /* modulo: exact */
     if (old) { /* the old version leaves the buckets the new one did not take over */
+#ifndef KCTL_NO_INDEXES
         e.mode = KCTL__IX_REMOVE;
         kctl__ix_run_e(&e, old, 0, ix->ndefs);
+#endif
         kctl__map_swap(&d->items, &old->node, &obj->node);
         kctl_obj_unref(old);
     } else {
@@ -8517,6 +8543,7 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     return KCTL_OK;
 }
 
+#ifndef KCTL_NO_INDEXES
 static void kctl__ix_free_index(kctl_indexer *ix, kctl__map *values) {
     size_t i;
     for (i = 0; i < values->cap; i++) {
@@ -8528,15 +8555,19 @@ static void kctl__ix_free_index(kctl_indexer *ix, kctl__map *values) {
     kctl__free(&ix->allocator, values->slots);
     memset(values, 0, sizeof *values);
 }
+#endif
 
 static void kctl__ix_free_data(kctl_indexer *ix, kctl__ixdata *d, uint32_t nvalues) {
     size_t i;
-    uint32_t k;
     for (i = 0; i < d->items.cap; i++)
         if (d->items.slots[i].node) kctl_obj_unref(kctl__obj_of(d->items.slots[i].node));
     kctl__free(&ix->allocator, d->items.slots);
-    for (k = 0; k < nvalues && d->values; k++) kctl__ix_free_index(ix, &d->values[k]);
+#ifndef KCTL_NO_INDEXES
+    for (i = 0; i < nvalues && d->values; i++) kctl__ix_free_index(ix, &d->values[i]);
     kctl__free(&ix->allocator, d->values);
+#else
+    (void)nvalues;
+#endif
     memset(d, 0, sizeof *d);
 }
 
@@ -8560,25 +8591,42 @@ KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **o
         kctl__free(&a, ix);
         return KCTL_ERR_NOMEM;
     }
+#ifndef KCTL_NO_INDEXES
     if ((rc = kctl_indexer_add_index(ix, "namespace", kctl__ix_namespace, NULL)) != KCTL_OK) {
         kctl_indexer_destroy(ix);
         return rc;
     }
+#else
+    (void)rc; /* "namespace" is answered by a scan */
+#endif
     *out = ix;
     return KCTL_OK;
 }
 
 KCTL_API void kctl_indexer_destroy(kctl_indexer *ix) {
-    uint32_t i;
     if (!ix) return;
-    kctl__ix_free_data(ix, &ix->data, ix->ndefs);
-    for (i = 0; i < ix->ndefs; i++) kctl__free(&ix->allocator, ix->defs[i].name);
-    kctl__free(&ix->allocator, ix->defs);
+#ifndef KCTL_NO_INDEXES
+    {
+        uint32_t i;
+        kctl__ix_free_data(ix, &ix->data, ix->ndefs);
+        for (i = 0; i < ix->ndefs; i++) kctl__free(&ix->allocator, ix->defs[i].name);
+        kctl__free(&ix->allocator, ix->defs);
+    }
+#else
+    kctl__ix_free_data(ix, &ix->data, 0);
+#endif
     kctl__free(&ix->allocator, ix->rv);
     kctl__rwlock_deinit(&ix->lock);
     kctl__free(&ix->allocator, ix);
 }
 
+#ifdef KCTL_NO_INDEXES
+KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data) {
+    (void)user_data;
+    if (!ix || !name || !*name || !fn) return KCTL_ERR_INVALID_ARG;
+    return kctl__strcmp(name, "namespace") == 0 ? KCTL_ERR_EXISTS : KCTL_ERR_UNSUPPORTED; /* the built-in one only */
+}
+#else
 KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data) {
     kctl__ixdef *defs;
     kctl__map *values;
@@ -8628,6 +8676,7 @@ out:
     kctl__rwlock_wr_unlock(&ix->lock);
     return rc;
 }
+#endif
 
 KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj) {
     int rc;
@@ -8670,7 +8719,9 @@ KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
         return KCTL_ERR_NOT_FOUND;
     }
     o = kctl__obj_of(n);
+#ifndef KCTL_NO_INDEXES
     kctl__ix_run(ix, &ix->data, KCTL__IX_REMOVE, o, 0, ix->ndefs);
+#endif
     kctl__map_remove(&ix->data.items, &ix->allocator, n);
     {
         size_t sub = 0;
@@ -8789,7 +8840,9 @@ static int kctl__str_list(kctl_indexer *ix, kctl_str_list *out, size_t n,
    the map; i counts nodes, so walk with a cursor. */
 typedef struct kctl__mapwalk {
     const kctl__map *map;  /* the nodes of a map, */
+#ifndef KCTL_NO_INDEXES
     const kctl__pset *set; /* or of a set */
+#endif
     size_t slot;
 } kctl__mapwalk;
 
@@ -8797,10 +8850,13 @@ static void kctl__walk_nodes(void *ctx, size_t i, const char **s, size_t *len) {
     kctl__mapwalk *w = (kctl__mapwalk *)ctx;
     const kctl__node *n;
     if (i == 0) w->slot = 0;
+#ifndef KCTL_NO_INDEXES
     if (w->set) {
         while (!w->set->slots[w->slot] || w->set->slots[w->slot] == KCTL__TOMB) w->slot++;
         n = w->set->slots[w->slot];
-    } else {
+    } else
+#endif
+    {
         while (!w->map->slots[w->slot].node) w->slot++;
         n = w->map->slots[w->slot].node;
     }
@@ -8824,6 +8880,7 @@ KCTL_API int kctl_indexer_list_keys(kctl_indexer *ix, kctl_str_list *out) {
     return rc;
 }
 
+#ifndef KCTL_NO_INDEXES
 /* The bucket of value in index name, lock held: NOT_FOUND for no such
    index; *b NULL when the value has no objects. */
 static int kctl__ix_bucket(kctl_indexer *ix, const char *name, const char *value, kctl__ixbucket **b) {
@@ -8896,6 +8953,90 @@ KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, 
     kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
+#else /* KCTL_NO_INDEXES: the one index, "namespace", answered by a scan of the cache */
+/* The objects of namespace ns, counted (out NULL) or referenced into out
+   (room for them). Read side held. */
+static size_t kctl__ix_in_ns(kctl_indexer *ix, const char *ns, kctl_obj **out) {
+    size_t i, n = 0;
+    for (i = 0; i < ix->data.items.cap; i++) {
+        kctl__node *nd = ix->data.items.slots[i].node;
+        if (!nd || kctl__strcmp(kctl_obj_namespace(kctl__obj_of(nd)), ns) != 0) continue;
+        if (out) out[n] = kctl_obj_ref(kctl__obj_of(nd));
+        n++;
+    }
+    return n;
+}
+
+static void kctl__walk_strs(void *ctx, size_t i, const char **s, size_t *len) {
+    *s = ((const char *const *)ctx)[i];
+    *len = kctl__strlen(*s);
+}
+
+/* The keys of namespace ns's objects, or (ns NULL) the namespaces the
+   objects are in, once each. Read side held. */
+static int kctl__ix_ns_strs(kctl_indexer *ix, const char *ns, kctl_str_list *out) {
+    const char **v = NULL;
+    size_t i, k, n = 0;
+    int rc;
+    if (ix->data.items.count && !(v = (const char **)kctl__alloc(&ix->allocator, ix->data.items.count * sizeof *v)))
+        return KCTL_ERR_NOMEM;
+    for (i = 0; i < ix->data.items.cap; i++) {
+        kctl__node *nd = ix->data.items.slots[i].node;
+        const char *in;
+        if (!nd) continue;
+        in = kctl_obj_namespace(kctl__obj_of(nd));
+        if (ns) {
+            if (kctl__strcmp(in, ns) == 0) v[n++] = nd->key;
+            continue;
+        }
+        for (k = 0; k < n && kctl__strcmp(v[k], in) != 0; k++) { }
+        if (k == n) v[n++] = in;
+    }
+    rc = kctl__str_list(ix, out, n, kctl__walk_strs, v);
+    kctl__free(&ix->allocator, v);
+    return rc;
+}
+
+static int kctl__ix_ns_only(const char *name) { return kctl__strcmp(name, "namespace") == 0 ? KCTL_OK : KCTL_ERR_NOT_FOUND; }
+
+KCTL_API int kctl_indexer_by_index(kctl_indexer *ix, const char *name, const char *value, kctl_obj_list *out) {
+    unsigned rs;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
+    rs = kctl__rwlock_rd(&ix->lock);
+    if ((rc = kctl__ix_ns_only(name)) == KCTL_OK && (rc = kctl__ix_objs_begin(ix, out, kctl__ix_in_ns(ix, value, NULL))) == KCTL_OK &&
+        out->items)
+        out->count = kctl__ix_in_ns(ix, value, out->items);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const char *value, kctl_str_list *out) {
+    unsigned rs;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
+    rs = kctl__rwlock_rd(&ix->lock);
+    if ((rc = kctl__ix_ns_only(name)) == KCTL_OK) rc = kctl__ix_ns_strs(ix, value, out);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, kctl_str_list *out) {
+    unsigned rs;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name) return KCTL_ERR_INVALID_ARG;
+    rs = kctl__rwlock_rd(&ix->lock);
+    if ((rc = kctl__ix_ns_only(name)) == KCTL_OK) rc = kctl__ix_ns_strs(ix, NULL, out);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+#endif /* KCTL_NO_INDEXES */
 
 KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_t n, const char *rv) {
     unsigned rs;
@@ -8916,10 +9057,14 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
     /* The index set cannot change meanwhile: add_index takes the write lock
        too, so build under the read lock (readers go on, writers wait). */
     rs = kctl__rwlock_rd(&ix->lock);
+#ifndef KCTL_NO_INDEXES
     ndefs = ix->ndefs;
     fresh.values = (kctl__map *)kctl__alloc(&ix->allocator, ndefs * sizeof *fresh.values);
     if (!fresh.values) rc = KCTL_ERR_NOMEM;
     else memset(fresh.values, 0, ndefs * sizeof *fresh.values);
+#else
+    ndefs = 0;
+#endif
     for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl__ix_put(ix, &fresh, objs[i]);
     kctl__rwlock_rd_unlock(&ix->lock, rs);
     if (rc != KCTL_OK) {
@@ -8928,12 +9073,14 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
         return rc;
     }
     kctl__rwlock_wr(&ix->lock);
+#ifndef KCTL_NO_INDEXES
     if (ix->ndefs != ndefs) { /* an index was added while we built: build again */
         kctl__rwlock_wr_unlock(&ix->lock);
         kctl__ix_free_data(ix, &fresh, ndefs);
         kctl__free(&ix->allocator, rvcopy);
         return kctl_indexer_replace(ix, objs, n, rv);
     }
+#endif
     old = ix->data;
     ix->data = fresh;
     if (rvcopy) {
@@ -12978,10 +13125,17 @@ static int kctl__ms_req(kctl_memstore *ms, const kctl_resource *res, const kctl_
     return KCTL_OK;
 }
 
-/* GONE for a version older than the history (compacted). */
+/* GONE for a version older than the history (compacted); without words
+   under KCTL_NO_VALIDATION, as the store's other refusals. */
 static int kctl__ms_gone(kctl_api_status *st, uint64_t from, uint64_t compacted) {
+#ifndef KCTL_NO_VALIDATION
     char msg[96];
     kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)compacted);
+#else
+    const char *msg = NULL;
+    (void)from;
+    (void)compacted;
+#endif
     if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
     return KCTL_ERR_GONE;
 }
@@ -13133,11 +13287,15 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     if (rc == KCTL_OK && from_rv && *from_rv) {
         if (from < ms->compacted) { /* older than the history */
             rc = kctl__ms_gone(st, from, ms->compacted);
-        } else if (from > ms->rev) { /* "too large resource version" */
-            char msg[112];
+        } else if (from > ms->rev) { /* "too large resource version": the cause says it (a reflector reads it) */
             kctl_status_cause c;
+#ifndef KCTL_NO_VALIDATION
+            char msg[112];
             kctl__fmt(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)from,
                      (unsigned long long)ms->rev);
+#else
+            const char *msg = NULL;
+#endif
             c.reason = "ResourceVersionTooLarge";
             c.message = "Too large resource version";
             c.field = "";
@@ -14665,10 +14823,14 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             budget--;
             r->opened_events++;
             r->last_event = now;
+#if KCTL_SMALL
+            if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
+#else
             if (ev.resource_version[0]) { /* the same size: the string and what follows it, no printf per event */
                 memcpy(r->rv, ev.resource_version, sizeof r->rv);
                 r->rv[sizeof r->rv - 1] = '\0';
             }
+#endif
             /* an event's type is its delta's (ADDED, MODIFIED: UPDATED, DELETED);
                a bookmark only moves the version */
             switch (ev.type) {
@@ -14762,11 +14924,13 @@ struct kctl_informer {
        room for the step's copy (spare), so a step never allocates. */
     kctl__infh *handlers;
     uint32_t nhandlers, cap;
+#ifndef KCTL_NO_THREADS
     bool changed;      /* handlers added since the step took its copy */
     kctl__infh *spare; /* room for cap handlers, for the step to take */
     /* The step's copy, which handlers run from: the stepping thread's own. */
     kctl__infh *run;
-    uint32_t nrun;
+#endif
+    uint32_t nrun;     /* without threads: the handlers the step runs, the first nrun of the list */
     int cache_err;     /* the cache took the last delta given (OK) or not (NOMEM): stepping thread */
     bool refused;      /* the cache refused an object this step (FULL): relist later */
     uint64_t cache_full, transform_errors;
@@ -14781,6 +14945,14 @@ struct kctl_informer {
     kctl__thread thread;
 #endif
 };
+
+/* The handlers a step runs: its copy; without threads, the list itself
+   (a handler that adds one may move it: always read it through inf). */
+#ifndef KCTL_NO_THREADS
+#define KCTL__INF_RUN(inf) ((inf)->run)
+#else
+#define KCTL__INF_RUN(inf) ((inf)->handlers)
+#endif
 
 struct kctl__ckpt;
 static void kctl__ckpt_tick(kctl_informer *inf);
@@ -14901,8 +15073,10 @@ KCTL_API void kctl_informer_destroy(kctl_informer *inf) {
     kctl__cond_deinit(&inf->cv);
     kctl__mutex_deinit(&inf->mu);
     kctl__free(&inf->allocator, inf->handlers);
+#ifndef KCTL_NO_THREADS
     kctl__free(&inf->allocator, inf->spare);
     kctl__free(&inf->allocator, inf->run);
+#endif
     kctl__free(&inf->allocator, inf);
 }
 
@@ -14916,18 +15090,26 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
         size_t bytes = (size_t)cap * sizeof *list;
         if (cap > inf->cap && bytes / sizeof *list == cap) {
             list = (kctl__infh *)kctl__alloc(&inf->allocator, bytes);
+#ifndef KCTL_NO_THREADS
             room = (kctl__infh *)kctl__alloc(&inf->allocator, bytes);
+#else
+            room = list; /* no copy: the step runs the list */
+#endif
         }
         if (!list || !room) {
             kctl__free(&inf->allocator, list);
+#ifndef KCTL_NO_THREADS
             kctl__free(&inf->allocator, room);
+#endif
             rc = KCTL_ERR_NOMEM;
         } else {
             if (inf->nhandlers) memcpy(list, inf->handlers, inf->nhandlers * sizeof *list);
             kctl__free(&inf->allocator, inf->handlers);
-            kctl__free(&inf->allocator, inf->spare); /* an older room the step never took */
             inf->handlers = list;
+#ifndef KCTL_NO_THREADS
+            kctl__free(&inf->allocator, inf->spare); /* an older room the step never took */
             inf->spare = room;
+#endif
             inf->cap = cap;
         }
     }
@@ -14935,7 +15117,9 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
         inf->handlers[inf->nhandlers].h = *h;
         inf->handlers[inf->nhandlers].replay = inf->running || inf->stats.lists > 0;
         inf->nhandlers++;
+#ifndef KCTL_NO_THREADS
         inf->changed = true;
+#endif
     }
     kctl__mutex_unlock(&inf->mu);
     return rc;
@@ -15000,8 +15184,10 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
             kctl_obj *last = obj ? obj : old;
             if (old) kctl_indexer_delete(inf->ix, key);
             inf->from_list = d[i].final_state_unknown; /* found by a relist */
-            for (k = 0; k < inf->nrun; k++)
-                if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
+            for (k = 0; k < inf->nrun; k++) {
+                const kctl_handler *h = &KCTL__INF_RUN(inf)[k].h;
+                if (h->on_delete) h->on_delete(key, last, d[i].final_state_unknown, h->user_data);
+            }
             inf->from_list = false;
         } else {
             bool sync;
@@ -15031,7 +15217,7 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
             sync = old && kctl__inf_is_sync(old, obj);
             inf->from_list = d[i].type == KCTL_DELTA_REPLACED || d[i].type == KCTL_DELTA_SYNC; /* a list's, a resync's */
             for (k = 0; k < inf->nrun; k++) {
-                const kctl_handler *h = &inf->run[k].h;
+                const kctl_handler *h = &KCTL__INF_RUN(inf)[k].h;
                 if (old && h->on_update && (!sync || h->resync)) h->on_update(old, obj, h->user_data);
                 else if (!old && h->on_add) h->on_add(obj, h->user_data);
             }
@@ -15053,6 +15239,7 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     if (rc != KCTL_OK) return rc;
     memset(&c, 0, sizeof c);
     c.inf = inf;
+#ifndef KCTL_NO_THREADS
     kctl__mutex_lock(&inf->mu);
     if (inf->changed) { /* handlers were added: take a new copy (never allocates) */
         if (inf->spare) {
@@ -15066,20 +15253,23 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         inf->changed = false;
     }
     kctl__mutex_unlock(&inf->mu);
+#else
+    inf->nrun = inf->nhandlers; /* the ones a handler adds meanwhile run from the next step */
+#endif
     for (k = 0; k < inf->nrun; k++) { /* late handlers: what is cached, as adds */
         kctl_obj_list l;
         size_t i;
-        if (!inf->run[k].replay) continue;
+        if (!KCTL__INF_RUN(inf)[k].replay) continue;
         memset(&l, 0, sizeof l);
-        if (inf->run[k].h.on_add && kctl_indexer_list(inf->ix, &l) != KCTL_OK) { /* out of memory: */
+        if (KCTL__INF_RUN(inf)[k].h.on_add && kctl_indexer_list(inf->ix, &l) != KCTL_OK) { /* out of memory: */
             inf->cache_err = KCTL_ERR_NOMEM; /* no delta before its adds: all at the next step */
             c.put_back = true;
             break;
         }
-        inf->run[k].replay = false;
+        KCTL__INF_RUN(inf)[k].replay = false;
         inf->cache_err = KCTL_OK;
         inf->from_list = true; /* the current contents, as a list gives them */
-        for (i = 0; i < l.count; i++) inf->run[k].h.on_add(l.items[i], inf->run[k].h.user_data);
+        for (i = 0; i < l.count; i++) KCTL__INF_RUN(inf)[k].h.on_add(l.items[i], KCTL__INF_RUN(inf)[k].h.user_data);
         inf->from_list = false;
         kctl_obj_list_free(&l);
     }

@@ -262,7 +262,7 @@ void kt_suite_contract(void); /* tests/contract.h: every transport's contract, p
 void kt_suite_budget(void);
 /* In a build with parts compiled out (KCTL_NO_MEMSTORE, _LEADER, _METRICS,
    _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT, _MERGE_PATCH, _PAGING,
-   _FAULTS), a test that reaches for one is skipped, with the
+   _FAULTS, _INDEXES), a test that reaches for one is skipped, with the
    switch as its reason, at the call that says UNSUPPORTED: never dropped
    silently, and nothing else it tests is lost where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
@@ -312,6 +312,9 @@ void kt_suite_budget(void);
 #define KT_NEED_PAGING(rc) kt_need((rc), "KCTL_NO_PAGING")
 #else
 #define KT_NEED_PAGING(rc) (rc)
+#endif
+#ifdef KCTL_NO_INDEXES /* secondary indexes: only the built-in "namespace" */
+#define kctl_indexer_add_index(ix, n, f, u) kt_need(kctl_indexer_add_index((ix), (n), (f), (u)), "KCTL_NO_INDEXES")
 #endif
 #ifdef KCTL_NO_FAULTS /* the memstore's fault injection */
 #define kctl_memstore_fail_next(m, v, n, c) kt_need(kctl_memstore_fail_next((m), (v), (n), (c)), "KCTL_NO_FAULTS")
