@@ -9180,16 +9180,28 @@ static void kctl__fifo_item_put(kctl_fifo *f, kctl__fitem *it) {
 /* client-go's queueActionLocked: append a delta (taking a reference to
    obj), collapse two trailing deletions, queue the key if it is new. */
 static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, bool unknown) {
-    kctl__fitem *it = kctl__fifo_find(f, key);
+#if KCTL_SMALL
+    kctl__fitem *it = kctl__fifo_find(f, key); /* a new item hashes its key again */
+#else
+    size_t len = kctl__strlen(key);
+    uint32_t h = kctl__hash(key, len); /* once: the lookup's, and a new item's */
+    kctl__fitem *it = (kctl__fitem *)kctl__map_find(&f->items, key, len, h);
+#endif
     kctl_delta *d;
     bool fresh = false;
     if (!it) {
+#if KCTL_SMALL
         size_t len = kctl__strlen(key);
+#endif
         if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len))) return KCTL_ERR_NOMEM;
         memcpy(it + 1, key, len + 1);
         it->node.key = (const char *)(it + 1);
         it->node.len = (uint32_t)len;
+#if KCTL_SMALL
         it->node.hash = kctl__hash(key, len);
+#else
+        it->node.hash = h;
+#endif
         fresh = true;
     }
     if (it->n == it->cap) {
@@ -12486,6 +12498,9 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
     if (!d.history) d.history = 1024;
     if (d.obj_opts.limits.max_depth > KCTL_JSON_MAX_DEPTH) return KCTL_ERR_INVALID_ARG; /* the writer's depth: a kept object must be writable */
+#ifdef KCTL_NO_FILES
+    if (d.path) return KCTL_ERR_INVALID_ARG; /* no file to load or save (what the load would answer) */
+#endif
     if (!(ms = (kctl_memstore *)kctl__alloc(&d.allocator, sizeof *ms))) return KCTL_ERR_NOMEM;
     memset(ms, 0, sizeof *ms);
     ms->allocator = d.allocator;
@@ -12509,7 +12524,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
         kctl_memstore_destroy(ms);
         return KCTL_ERR_INVALID_ARG;
     }
-    if (d.path) {
+    if (d.path) { /* never under KCTL_NO_FILES (above) */
         size_t n = kctl__strlen(d.path);
         int rc;
         if (!(ms->path = (char *)kctl__alloc(&d.allocator, n + 1))) {
@@ -13254,29 +13269,22 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
                                   kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl__msw *w;
-    kctl_selector *sel;
-    char rid[256];
     uint64_t from = 0;
     const char *p;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    if ((rc = kctl__ms_req(ms, res, opts, rid, &sel, st)) != KCTL_OK) return rc;
+    if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
+    memset(w, 0, sizeof *w);
+    w->ms = ms;
+    if ((rc = kctl__ms_req(ms, res, opts, w->rid, &w->sel, st)) != KCTL_OK) goto fail;
     for (p = from_rv ? from_rv : ""; *p; p++) {
         if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) {
-            kctl_selector_free(sel);
-            return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
+            rc = kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
+            goto fail;
         }
         from = from * 10 + (uint64_t)(*p - '0');
     }
-    if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) {
-        kctl_selector_free(sel);
-        return KCTL_ERR_NOMEM;
-    }
-    memset(w, 0, sizeof *w);
-    w->ms = ms;
-    w->sel = sel;
-    kctl__fmt(w->rid, sizeof w->rid, "%s", rid);
     kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
@@ -13305,16 +13313,17 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
             w->pos = from;
         }
     } else if (rc == KCTL_OK) { /* from now, with the objects there now */
-        rc = kctl__ms_collect(ms, rid, w->ns, w->sel, NULL, &w->initial);
+        rc = kctl__ms_collect(ms, w->rid, w->ns, w->sel, NULL, &w->initial);
         w->pos = ms->rev;
     }
     kctl__mutex_unlock(&ms->mu);
-    if (rc != KCTL_OK) {
-        kctl__ms_vt_watch_close(self, (kctl_watch *)w);
-        return rc;
+    if (rc == KCTL_OK) {
+        *out = (kctl_watch *)w;
+        return KCTL_OK;
     }
-    *out = (kctl_watch *)w;
-    return KCTL_OK;
+fail:
+    kctl__ms_vt_watch_close(self, (kctl_watch *)w);
+    return rc;
 }
 
 /* watch_notify: w's wake-up is called (under mu) for every event the
@@ -14537,7 +14546,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     kctl_reflector *r;
     kctl_selector *check = NULL;
     const char *parts[6];
-    size_t i, total = 0;
+    size_t i, len[6], total = 0;
     char *p;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
@@ -14557,7 +14566,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     parts[3] = d.resource.ns;
     parts[4] = d.label_selector;
     parts[5] = d.field_selector;
-    for (i = 0; i < 6; i++) total += (parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
+    for (i = 0; i < 6; i++) total += (len[i] = parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
     if (!(r = (kctl_reflector *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
     if (!(r->strings = (char *)kctl__alloc(&d.allocator, total))) {
@@ -14565,11 +14574,10 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         return KCTL_ERR_NOMEM;
     }
     for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
-        size_t n = parts[i] ? kctl__strlen(parts[i]) : 0;
-        if (parts[i]) memcpy(p, parts[i], n);
-        p[n] = '\0';
-        parts[i] = parts[i] ? p : NULL;
-        p += n + 1;
+        if (!parts[i]) continue;
+        memcpy(p, parts[i], len[i] + 1);
+        parts[i] = p;
+        p += len[i] + 1;
     }
     r->t = d.transport;
     r->res.group = parts[0];
