@@ -15238,6 +15238,16 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     return KCTL_OK;
 }
 
+/* The reflector's counters and the cache's: what read_stats gives (with
+   threads, the copy each step makes; without, read when asked: nothing
+   changes between steps). */
+static void kctl__inf_stats(kctl_informer *inf, kctl_reflector_stats *out) {
+    kctl_reflector_read_stats(inf->r, out);
+    out->cache_full = inf->cache_full;
+    out->transform_errors = inf->transform_errors;
+    if (inf->cache_err) out->last_error = inf->cache_err;
+}
+
 KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *next_ns) {
     kctl__infctx c;
     uint32_t k;
@@ -15295,16 +15305,20 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         *next_ns = kctl_clock_now(&inf->r->clock); /* deltas left: at once */
     }
     kctl__mutex_lock(&inf->mu);
-    kctl_reflector_read_stats(inf->r, &inf->stats);
-    inf->stats.cache_full = inf->cache_full;
-    inf->stats.transform_errors = inf->transform_errors;
-    if (inf->cache_err) inf->stats.last_error = inf->cache_err;
+#ifndef KCTL_NO_THREADS
+    kctl__inf_stats(inf, &inf->stats); /* the copy other threads read */
+#else
+    inf->stats.lists = inf->r->stats.lists; /* what add_handler reads (the rest is read when asked) */
+#endif
     if (!inf->synced && kctl_reflector_listed(inf->r) && kctl_fifo_has_synced(inf->fifo)) {
         inf->synced = true;
         kctl__cond_broadcast(&inf->cv);
-    } else if (!inf->synced && inf->stats.last_error == KCTL_ERR_NOMEM) {
+    }
+#ifndef KCTL_NO_THREADS
+    else if (!inf->synced && inf->stats.last_error == KCTL_ERR_NOMEM) {
         kctl__cond_broadcast(&inf->cv); /* wait_for_sync reports it */
     }
+#endif
     kctl__mutex_unlock(&inf->mu);
     return rc == KCTL_ERR_SHUTDOWN ? rc : KCTL_OK;
 }
@@ -15405,7 +15419,11 @@ KCTL_API int kctl_informer_wait_for_sync(kctl_informer *inf, uint64_t timeout_ns
     kctl__mutex_lock(&inf->mu);
     while (!inf->synced) {
         uint64_t now = kctl_clock_now(NULL);
+#ifndef KCTL_NO_THREADS
         if (inf->stats.last_error == KCTL_ERR_NOMEM) { rc = KCTL_ERR_NOMEM; break; } /* a partial cache */
+#else
+        if ((inf->cache_err ? inf->cache_err : inf->r->stats.last_error) == KCTL_ERR_NOMEM) { rc = KCTL_ERR_NOMEM; break; }
+#endif
         if (now >= end) { rc = KCTL_ERR_TIMEOUT; break; }
 #ifdef KCTL_NO_THREADS
         rc = KCTL_ERR_TIMEOUT;
@@ -15422,9 +15440,13 @@ KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats 
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!inf) return;
+#ifndef KCTL_NO_THREADS
     kctl__mutex_lock(&inf->mu);
     *out = inf->stats;
     kctl__mutex_unlock(&inf->mu);
+#else
+    kctl__inf_stats(inf, out);
+#endif
 }
 
 /* ------------------------------------------------ >>checkpoint CHECKPOINT */
