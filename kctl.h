@@ -13362,17 +13362,24 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     }
     kctl__mutex_lock(&ms->mu);
     for (;;) {
-        uint32_t k, hi;
+        uint32_t k;
         if (w->pos < ms->compacted) {
             uint64_t pos = w->pos, compacted = ms->compacted;
             kctl__mutex_unlock(&ms->mu);
             return kctl__ms_gone(st, pos, compacted);
         }
-        for (k = 0, hi = ms->count; k < hi;) { /* revisions rise along the ring: start at the first one past pos */
-            uint32_t mid = k + (hi - k) / 2;
-            if (ms->ring[(ms->first + mid) % ms->cap].rev <= w->pos) k = mid + 1;
-            else hi = mid;
+#if KCTL_SMALL
+        k = 0; /* from the oldest: the loop below skips what pos is past */
+#else
+        { /* revisions rise along the ring: start at the first one past pos */
+            uint32_t hi = ms->count;
+            for (k = 0; k < hi;) {
+                uint32_t mid = k + (hi - k) / 2;
+                if (ms->ring[(ms->first + mid) % ms->cap].rev <= w->pos) k = mid + 1;
+                else hi = mid;
+            }
         }
+#endif
         for (; k < ms->count; k++) {
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
             kctl_obj *give = e->obj;
