@@ -426,13 +426,44 @@
                                               UNSUPPORTED (with KCTL_NO_HOLD_BACKOFF
                                               too, the controller keeps no record
                                               per key)
+        KCTL_NO_PAGING       implementation   list paging compiled out: every list
+                                              is one request for everything (as
+                                              an API server answers a list
+                                              without a limit). A reflector's or
+                                              informer's page_size is UNSUPPORTED
+                                              at create (0: no pages); the
+                                              memstore's list with a limit or a
+                                              continue token is UNSUPPORTED (no
+                                              snapshots of lists in progress are
+                                              kept, 4 KB of each store); a
+                                              reflector takes a list that comes
+                                              with a continue token anyway as
+                                              failed (PROTO), never as whole
+        KCTL_NO_FAULTS       implementation   the memstore's fault injection (for
+                                              tests) compiled out: every request
+                                              is answered; kctl_memstore_fail_next
+                                              is UNSUPPORTED, and
+                                              kctl_memstore_break_watches_after
+                                              and kctl_memstore_set_latency are
+                                              kept but have no effect
+        KCTL_NO_INDEXES      implementation   the cache's secondary indexes
+                                              compiled out (the buckets every
+                                              write keeps up to date):
+                                              kctl_indexer_add_index is
+                                              UNSUPPORTED (EXISTS for
+                                              "namespace"); the built-in
+                                              "namespace" index is answered by a
+                                              scan of the cache (by_index,
+                                              index_keys, list_index_values: the
+                                              same results, in time proportional
+                                              to the cache rather than the hits)
     A minimal single-threaded controller on the memstore (`make size`):
     KCTL_NO_THREADS KCTL_NO_FILES KCTL_NO_FLOAT KCTL_NO_LEADER KCTL_NO_METRICS
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
-    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_QUEUE_PRIORITY
-    KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS KCTL_NO_OFFLINE
-    KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP, KCTL_SMALL (-Os), with a port of
-    your own (PORTING).
+    KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS
+    KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
+    KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS,
+    KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
     LIBC
@@ -1471,7 +1502,8 @@ KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **o
 /* Free the cache and its references (NULL is fine). [not thread-safe] */
 KCTL_API void kctl_indexer_destroy(kctl_indexer *ix);
 /* Add an index (before or after data exists: existing objects are indexed
-   now). EXISTS for a name in use; the fn's error; NOMEM. [any thread] */
+   now). EXISTS for a name in use; the fn's error; NOMEM; UNSUPPORTED under
+   KCTL_NO_INDEXES. [any thread] */
 KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data);
 /* Store obj under its key, replacing any object there (add and update are
    the same operation, as in client-go); the cache takes its own
@@ -2031,7 +2063,8 @@ KCTL_API void kctl_apisrv_now(char buf[32]);
    watches over a bounded history of events (older: GONE), compaction,
    bookmarks; paged lists as snapshots (8 lists in progress remembered at
    once; a continue token of one forgotten is GONE once the store has
-   moved on); and fault injection for tests. */
+   moved on; not under KCTL_NO_PAGING); and fault injection for tests
+   (not under KCTL_NO_FAULTS). */
 typedef struct kctl_memstore kctl_memstore;
 
 /* Options; zero means the default:
@@ -2231,7 +2264,8 @@ KCTL_API int kctl_memstore_flush(kctl_memstore *ms, uint64_t *next_ns);
 /* Persistence's counters into *out. INVALID_ARG for NULL. [any thread] */
 KCTL_API int kctl_memstore_read_persist_stats(kctl_memstore *ms, kctl_memstore_persist_stats *out);
 /* Faults: the next n requests of verb fail with code; every watch opened
-   from now on breaks (IO) after delivering n events (0: never). */
+   from now on breaks (IO) after delivering n events (0: never).
+   KCTL_NO_FAULTS: fail_next is UNSUPPORTED, the other two have no effect. */
 KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code);
 KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n);
 /* Every request takes at least latency_ns of real time more (0: none), to
@@ -2275,7 +2309,7 @@ typedef struct kctl_reflector kctl_reflector;
                                  selectors are copied; the FIFO is not owned
      label_selector, field_selector  [everything]
      clock          [monotonic]
-     page_size      objects per list page [500, client-go's]
+     page_size      objects per list page [500, client-go's; KCTL_NO_PAGING: 0 only]
      resync_ns      [0: no resync]
      stall_ns       [5 minutes]
      backoff_initial_ns, backoff_max_ns, backoff_reset_ns  [800 ms, 30 s, 2 min]
@@ -8271,6 +8305,7 @@ KCTL_API void kctl_selector_free(kctl_selector *s) {
    probing from the node's hash, removal by tombstone, rehashed when live
    and dead slots reach 7/8 (to at most 13/16 live). Finding, adding and
    removing compare pointers only; only a rehash reads the nodes. */
+#ifndef KCTL_NO_INDEXES
 typedef struct kctl__pset {
     kctl__node **slots;
     uint32_t cap, count, used; /* used: live + tombstones */
@@ -8339,10 +8374,13 @@ typedef struct kctl__ixdef {
     kctl_index_fn fn;
     void *user_data;
 } kctl__ixdef;
+#endif
 
 typedef struct kctl__ixdata {
     kctl__map items;
+#ifndef KCTL_NO_INDEXES
     kctl__map *values; /* one per index: value -> bucket */
+#endif
     size_t nbytes;     /* the objects' JSON documents (max_bytes) */
 } kctl__ixdata;
 
@@ -8351,8 +8389,10 @@ struct kctl_indexer {
     kctl_allocator allocator;
     uint32_t max_objects; /* 0: no bound */
     size_t max_bytes;     /* 0: no bound */
+#ifndef KCTL_NO_INDEXES
     kctl__ixdef *defs;
     uint32_t ndefs;
+#endif
     kctl__ixdata data;
     char *rv;
 };
@@ -8382,6 +8422,7 @@ KCTL_API void kctl_str_list_free(kctl_str_list *l) {
     l->count = 0;
 }
 
+#ifndef KCTL_NO_INDEXES
 static int kctl__ix_namespace(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
     (void)user_data;
     emit(kctl_obj_namespace(obj), ctx);
@@ -8402,7 +8443,13 @@ enum {
     KCTL__IX_REMOVE   /* take the object out where it still is */
 };
 
-#define KCTL__IX_SEEN 16 /* buckets RESERVE remembers for INSERT (more: INSERT runs the functions again) */
+/* Buckets RESERVE remembers for INSERT (more: INSERT runs the functions
+   again; small builds remember none and always run them again). */
+#if KCTL_SMALL
+#define KCTL__IX_SEEN 0
+#else
+#define KCTL__IX_SEEN 16
+#endif
 typedef struct kctl__ixemit {
     kctl_indexer *ix;
     kctl__ixdata *d;
@@ -8410,8 +8457,10 @@ typedef struct kctl__ixemit {
     kctl_obj *old; /* the version obj replaces, if any */
     uint32_t index;
     int mode, err;
+#if KCTL__IX_SEEN
     uint32_t nseen;                        /* buckets RESERVE went through, */
     kctl__ixbucket *seen[KCTL__IX_SEEN];   /* the first KCTL__IX_SEEN of them */
+#endif
 } kctl__ixemit;
 
 /* Put obj in bucket b (after a reserve): into the slot of the version it
@@ -8429,7 +8478,7 @@ static void kctl__ix_emit(const char *value, void *ctx) {
     kctl__ixbucket *b;
     kctl__node **slot;
     size_t len;
-    uint32_t h, i;
+    uint32_t h;
     if (e->err) return;
     if (!value) {
         if (e->mode == KCTL__IX_RESERVE) e->err = KCTL_ERR_INVALID_ARG;
@@ -8454,7 +8503,9 @@ static void kctl__ix_emit(const char *value, void *ctx) {
             kctl__map_insert(values, &b->node);
         }
         if (kctl__pset_reserve(&b->members, &e->ix->allocator) != KCTL_OK) e->err = KCTL_ERR_NOMEM;
+#if KCTL__IX_SEEN
         else if (e->nseen++ < KCTL__IX_SEEN) e->seen[e->nseen - 1] = b;
+#endif
         break;
     case KCTL__IX_UNDO:
         if (b && !b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
@@ -8464,8 +8515,13 @@ static void kctl__ix_emit(const char *value, void *ctx) {
         break;
     default: /* KCTL__IX_REMOVE */
         if (!b) break;
-        for (i = 0; i < e->nseen && i < KCTL__IX_SEEN; i++)
-            if (e->seen[i] == b) return; /* the new version joined it: it has the slot */
+#if KCTL__IX_SEEN
+        {
+            uint32_t i;
+            for (i = 0; i < e->nseen && i < KCTL__IX_SEEN; i++)
+                if (e->seen[i] == b) return; /* the new version joined it: it has the slot */
+        }
+#endif
         if (!(slot = kctl__pset_find(&b->members, &e->obj->node))) break; /* the new version took the slot */
         kctl__pset_remove(&b->members, &e->ix->allocator, slot);
         if (!b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
@@ -8498,16 +8554,19 @@ static int kctl__ix_run(kctl_indexer *ix, kctl__ixdata *d, int mode, kctl_obj *o
 /* Index obj in [from, to), all or nothing; e (zeroed but for ix and d)
    keeps the buckets it joined. */
 static int kctl__ix_index_e(kctl__ixemit *e, kctl_obj *obj, uint32_t from, uint32_t to) {
-    uint32_t i;
     int rc;
     e->mode = KCTL__IX_RESERVE;
     if ((rc = kctl__ix_run_e(e, obj, from, to)) != KCTL_OK) {
         kctl__ix_run(e->ix, e->d, KCTL__IX_UNDO, obj, from, to);
         return rc;
     }
+#if KCTL__IX_SEEN
     if (e->nseen <= KCTL__IX_SEEN) {
+        uint32_t i;
         for (i = 0; i < e->nseen; i++) kctl__ix_join(e->seen[i], obj, e->old);
-    } else { /* more buckets than remembered: find them again (e keeps old and seen) */
+    } else
+#endif
+    { /* more buckets than remembered: find them again (e keeps old and seen) */
         e->mode = KCTL__IX_INSERT;
         kctl__ix_run_e(e, obj, from, to);
     }
@@ -8521,13 +8580,16 @@ static int kctl__ix_index(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj, uint
     e.d = d;
     return kctl__ix_index_e(&e, obj, from, to);
 }
+#endif /* !KCTL_NO_INDEXES */
 
 /* Store obj in d (add or replace); on failure d is as it was. */
 static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     kctl__node *n = kctl__map_find(&d->items, obj->node.key, obj->node.len, obj->node.hash);
     kctl_obj *old = n ? kctl__obj_of(n) : NULL;
+#ifndef KCTL_NO_INDEXES
     int rc;
     kctl__ixemit e;
+#endif
     size_t add, sub;
     if (old == obj) return KCTL_OK; /* the very same object: nothing changes */
     kctl_obj_json(obj, &add);
@@ -8538,16 +8600,20 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
         return KCTL_ERR_FULL;
     /* 13/16 full at most: the cache is big and long-lived, and a probe compares hashes in one array */
     if (!old && kctl__map_reserve_to(&d->items, &ix->allocator, 13) != KCTL_OK) return KCTL_ERR_NOMEM;
+#ifndef KCTL_NO_INDEXES
     memset(&e, 0, sizeof e);
     e.ix = ix;
     e.d = d;
     e.old = old;
     if ((rc = kctl__ix_index_e(&e, obj, 0, ix->ndefs)) != KCTL_OK) return rc;
+#endif
     kctl_obj_ref(obj);
     d->nbytes += add - sub; /* modulo: exact */
     if (old) { /* the old version leaves the buckets the new one did not take over */
+#ifndef KCTL_NO_INDEXES
         e.mode = KCTL__IX_REMOVE;
         kctl__ix_run_e(&e, old, 0, ix->ndefs);
+#endif
         kctl__map_swap(&d->items, &old->node, &obj->node);
         kctl_obj_unref(old);
     } else {
@@ -8556,6 +8622,7 @@ static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
     return KCTL_OK;
 }
 
+#ifndef KCTL_NO_INDEXES
 static void kctl__ix_free_index(kctl_indexer *ix, kctl__map *values) {
     size_t i;
     for (i = 0; i < values->cap; i++) {
@@ -8567,15 +8634,19 @@ static void kctl__ix_free_index(kctl_indexer *ix, kctl__map *values) {
     kctl__free(&ix->allocator, values->slots);
     memset(values, 0, sizeof *values);
 }
+#endif
 
 static void kctl__ix_free_data(kctl_indexer *ix, kctl__ixdata *d, uint32_t nvalues) {
     size_t i;
-    uint32_t k;
     for (i = 0; i < d->items.cap; i++)
         if (d->items.slots[i].node) kctl_obj_unref(kctl__obj_of(d->items.slots[i].node));
     kctl__free(&ix->allocator, d->items.slots);
-    for (k = 0; k < nvalues && d->values; k++) kctl__ix_free_index(ix, &d->values[k]);
+#ifndef KCTL_NO_INDEXES
+    for (i = 0; i < nvalues && d->values; i++) kctl__ix_free_index(ix, &d->values[i]);
     kctl__free(&ix->allocator, d->values);
+#else
+    (void)nvalues;
+#endif
     memset(d, 0, sizeof *d);
 }
 
@@ -8599,25 +8670,42 @@ KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **o
         kctl__free(&a, ix);
         return KCTL_ERR_NOMEM;
     }
+#ifndef KCTL_NO_INDEXES
     if ((rc = kctl_indexer_add_index(ix, "namespace", kctl__ix_namespace, NULL)) != KCTL_OK) {
         kctl_indexer_destroy(ix);
         return rc;
     }
+#else
+    (void)rc; /* "namespace" is answered by a scan */
+#endif
     *out = ix;
     return KCTL_OK;
 }
 
 KCTL_API void kctl_indexer_destroy(kctl_indexer *ix) {
-    uint32_t i;
     if (!ix) return;
-    kctl__ix_free_data(ix, &ix->data, ix->ndefs);
-    for (i = 0; i < ix->ndefs; i++) kctl__free(&ix->allocator, ix->defs[i].name);
-    kctl__free(&ix->allocator, ix->defs);
+#ifndef KCTL_NO_INDEXES
+    {
+        uint32_t i;
+        kctl__ix_free_data(ix, &ix->data, ix->ndefs);
+        for (i = 0; i < ix->ndefs; i++) kctl__free(&ix->allocator, ix->defs[i].name);
+        kctl__free(&ix->allocator, ix->defs);
+    }
+#else
+    kctl__ix_free_data(ix, &ix->data, 0);
+#endif
     kctl__free(&ix->allocator, ix->rv);
     kctl__rwlock_deinit(&ix->lock);
     kctl__free(&ix->allocator, ix);
 }
 
+#ifdef KCTL_NO_INDEXES
+KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data) {
+    (void)user_data;
+    if (!ix || !name || !*name || !fn) return KCTL_ERR_INVALID_ARG;
+    return kctl__strcmp(name, "namespace") == 0 ? KCTL_ERR_EXISTS : KCTL_ERR_UNSUPPORTED; /* the built-in one only */
+}
+#else
 KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_index_fn fn, void *user_data) {
     kctl__ixdef *defs;
     kctl__map *values;
@@ -8667,6 +8755,7 @@ out:
     kctl__rwlock_wr_unlock(&ix->lock);
     return rc;
 }
+#endif
 
 KCTL_API int kctl_indexer_add(kctl_indexer *ix, kctl_obj *obj) {
     int rc;
@@ -8683,6 +8772,7 @@ KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj) { return kctl_
    (a new reference; NULL if none), found in the same hold of the write
    lock: the informer's one trip to the cache per event. On failure the
    cache is unchanged and *old is still set. */
+#if !KCTL_SMALL
 static int kctl__indexer_put_old(kctl_indexer *ix, kctl_obj *obj, kctl_obj **old) {
     kctl__node *n;
     int rc;
@@ -8693,6 +8783,7 @@ static int kctl__indexer_put_old(kctl_indexer *ix, kctl_obj *obj, kctl_obj **old
     kctl__rwlock_wr_unlock(&ix->lock);
     return rc;
 }
+#endif
 
 KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
     kctl__node *n;
@@ -8707,7 +8798,9 @@ KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
         return KCTL_ERR_NOT_FOUND;
     }
     o = kctl__obj_of(n);
+#ifndef KCTL_NO_INDEXES
     kctl__ix_run(ix, &ix->data, KCTL__IX_REMOVE, o, 0, ix->ndefs);
+#endif
     kctl__map_remove(&ix->data.items, &ix->allocator, n);
     {
         size_t sub = 0;
@@ -8783,6 +8876,18 @@ KCTL_API int kctl_indexer_list(kctl_indexer *ix, kctl_obj_list *out) {
     return rc;
 }
 
+/* fn(obj, ctx) for every object, under the read side, until one is not
+   OK: its result. For the FIFO the cache feeds (its known objects). */
+static int kctl__ix_each(kctl_indexer *ix, int (*fn)(kctl_obj *obj, void *ctx), void *ctx) {
+    unsigned rs = kctl__rwlock_rd(&ix->lock);
+    size_t i;
+    int rc = KCTL_OK;
+    for (i = 0; i < ix->data.items.cap && rc == KCTL_OK; i++)
+        if (ix->data.items.slots[i].node) rc = fn(kctl__obj_of(ix->data.items.slots[i].node), ctx);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+
 /* A string list from n strings yielded by next(ctx, i, &s, &len). */
 static int kctl__str_list(kctl_indexer *ix, kctl_str_list *out, size_t n,
                           void (*next)(void *ctx, size_t i, const char **s, size_t *len), void *ctx) {
@@ -8814,7 +8919,9 @@ static int kctl__str_list(kctl_indexer *ix, kctl_str_list *out, size_t n,
    the map; i counts nodes, so walk with a cursor. */
 typedef struct kctl__mapwalk {
     const kctl__map *map;  /* the nodes of a map, */
+#ifndef KCTL_NO_INDEXES
     const kctl__pset *set; /* or of a set */
+#endif
     size_t slot;
 } kctl__mapwalk;
 
@@ -8822,10 +8929,13 @@ static void kctl__walk_nodes(void *ctx, size_t i, const char **s, size_t *len) {
     kctl__mapwalk *w = (kctl__mapwalk *)ctx;
     const kctl__node *n;
     if (i == 0) w->slot = 0;
+#ifndef KCTL_NO_INDEXES
     if (w->set) {
         while (!w->set->slots[w->slot] || w->set->slots[w->slot] == KCTL__TOMB) w->slot++;
         n = w->set->slots[w->slot];
-    } else {
+    } else
+#endif
+    {
         while (!w->map->slots[w->slot].node) w->slot++;
         n = w->map->slots[w->slot].node;
     }
@@ -8849,6 +8959,7 @@ KCTL_API int kctl_indexer_list_keys(kctl_indexer *ix, kctl_str_list *out) {
     return rc;
 }
 
+#ifndef KCTL_NO_INDEXES
 /* The bucket of value in index name, lock held: NOT_FOUND for no such
    index; *b NULL when the value has no objects. */
 static int kctl__ix_bucket(kctl_indexer *ix, const char *name, const char *value, kctl__ixbucket **b) {
@@ -8921,6 +9032,90 @@ KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, 
     kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
+#else /* KCTL_NO_INDEXES: the one index, "namespace", answered by a scan of the cache */
+/* The objects of namespace ns, counted (out NULL) or referenced into out
+   (room for them). Read side held. */
+static size_t kctl__ix_in_ns(kctl_indexer *ix, const char *ns, kctl_obj **out) {
+    size_t i, n = 0;
+    for (i = 0; i < ix->data.items.cap; i++) {
+        kctl__node *nd = ix->data.items.slots[i].node;
+        if (!nd || kctl__strcmp(kctl_obj_namespace(kctl__obj_of(nd)), ns) != 0) continue;
+        if (out) out[n] = kctl_obj_ref(kctl__obj_of(nd));
+        n++;
+    }
+    return n;
+}
+
+static void kctl__walk_strs(void *ctx, size_t i, const char **s, size_t *len) {
+    *s = ((const char *const *)ctx)[i];
+    *len = kctl__strlen(*s);
+}
+
+/* The keys of namespace ns's objects, or (ns NULL) the namespaces the
+   objects are in, once each. Read side held. */
+static int kctl__ix_ns_strs(kctl_indexer *ix, const char *ns, kctl_str_list *out) {
+    const char **v = NULL;
+    size_t i, k, n = 0;
+    int rc;
+    if (ix->data.items.count && !(v = (const char **)kctl__alloc(&ix->allocator, ix->data.items.count * sizeof *v)))
+        return KCTL_ERR_NOMEM;
+    for (i = 0; i < ix->data.items.cap; i++) {
+        kctl__node *nd = ix->data.items.slots[i].node;
+        const char *in;
+        if (!nd) continue;
+        in = kctl_obj_namespace(kctl__obj_of(nd));
+        if (ns) {
+            if (kctl__strcmp(in, ns) == 0) v[n++] = nd->key;
+            continue;
+        }
+        for (k = 0; k < n && kctl__strcmp(v[k], in) != 0; k++) { }
+        if (k == n) v[n++] = in;
+    }
+    rc = kctl__str_list(ix, out, n, kctl__walk_strs, v);
+    kctl__free(&ix->allocator, v);
+    return rc;
+}
+
+static int kctl__ix_ns_only(const char *name) { return kctl__strcmp(name, "namespace") == 0 ? KCTL_OK : KCTL_ERR_NOT_FOUND; }
+
+KCTL_API int kctl_indexer_by_index(kctl_indexer *ix, const char *name, const char *value, kctl_obj_list *out) {
+    unsigned rs;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
+    rs = kctl__rwlock_rd(&ix->lock);
+    if ((rc = kctl__ix_ns_only(name)) == KCTL_OK && (rc = kctl__ix_objs_begin(ix, out, kctl__ix_in_ns(ix, value, NULL))) == KCTL_OK &&
+        out->items)
+        out->count = kctl__ix_in_ns(ix, value, out->items);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_index_keys(kctl_indexer *ix, const char *name, const char *value, kctl_str_list *out) {
+    unsigned rs;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name || !value) return KCTL_ERR_INVALID_ARG;
+    rs = kctl__rwlock_rd(&ix->lock);
+    if ((rc = kctl__ix_ns_only(name)) == KCTL_OK) rc = kctl__ix_ns_strs(ix, value, out);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+
+KCTL_API int kctl_indexer_list_index_values(kctl_indexer *ix, const char *name, kctl_str_list *out) {
+    unsigned rs;
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    if (!ix || !name) return KCTL_ERR_INVALID_ARG;
+    rs = kctl__rwlock_rd(&ix->lock);
+    if ((rc = kctl__ix_ns_only(name)) == KCTL_OK) rc = kctl__ix_ns_strs(ix, NULL, out);
+    kctl__rwlock_rd_unlock(&ix->lock, rs);
+    return rc;
+}
+#endif /* KCTL_NO_INDEXES */
 
 KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_t n, const char *rv) {
     unsigned rs;
@@ -8941,10 +9136,14 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
     /* The index set cannot change meanwhile: add_index takes the write lock
        too, so build under the read lock (readers go on, writers wait). */
     rs = kctl__rwlock_rd(&ix->lock);
+#ifndef KCTL_NO_INDEXES
     ndefs = ix->ndefs;
     fresh.values = (kctl__map *)kctl__alloc(&ix->allocator, ndefs * sizeof *fresh.values);
     if (!fresh.values) rc = KCTL_ERR_NOMEM;
     else memset(fresh.values, 0, ndefs * sizeof *fresh.values);
+#else
+    ndefs = 0;
+#endif
     for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl__ix_put(ix, &fresh, objs[i]);
     kctl__rwlock_rd_unlock(&ix->lock, rs);
     if (rc != KCTL_OK) {
@@ -8953,12 +9152,14 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
         return rc;
     }
     kctl__rwlock_wr(&ix->lock);
+#ifndef KCTL_NO_INDEXES
     if (ix->ndefs != ndefs) { /* an index was added while we built: build again */
         kctl__rwlock_wr_unlock(&ix->lock);
         kctl__ix_free_data(ix, &fresh, ndefs);
         kctl__free(&ix->allocator, rvcopy);
         return kctl_indexer_replace(ix, objs, n, rv);
     }
+#endif
     old = ix->data;
     ix->data = fresh;
     if (rvcopy) {
@@ -8993,6 +9194,7 @@ typedef struct kctl__fitem {
     uint32_t n, cap;
     uint32_t key_cap; /* room for the key after the item, its NUL included */
     bool initial;    /* queued by the first replace: has_synced waits for it */
+    bool listed;     /* queued by the replace in progress (false outside one) */
 } kctl__fitem;
 
 #define KCTL__FIFO_POOL 64 /* processed items kept, with their delta arrays, for reuse */
@@ -9057,17 +9259,28 @@ static void kctl__fifo_item_put(kctl_fifo *f, kctl__fitem *it) {
 /* client-go's queueActionLocked: append a delta (taking a reference to
    obj), collapse two trailing deletions, queue the key if it is new. */
 static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, bool unknown) {
-    kctl__fitem *it = kctl__fifo_find(f, key);
+#if KCTL_SMALL
+    kctl__fitem *it = kctl__fifo_find(f, key); /* a new item hashes its key again */
+#else
+    size_t len = kctl__strlen(key);
+    uint32_t h = kctl__hash(key, len); /* once: the lookup's, and a new item's */
+    kctl__fitem *it = (kctl__fitem *)kctl__map_find(&f->items, key, len, h);
+#endif
     kctl_delta *d;
     bool fresh = false;
     if (!it) {
+#if KCTL_SMALL
         size_t len = kctl__strlen(key);
-        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len)))
-            return KCTL_ERR_NOMEM;
+#endif
+        if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len))) return KCTL_ERR_NOMEM;
         memcpy(it + 1, key, len + 1);
         it->node.key = (const char *)(it + 1);
         it->node.len = (uint32_t)len;
+#if KCTL_SMALL
         it->node.hash = kctl__hash(key, len);
+#else
+        it->node.hash = h;
+#endif
         fresh = true;
     }
     if (it->n == it->cap) {
@@ -9150,23 +9363,10 @@ KCTL_API void kctl_fifo_destroy(kctl_fifo *f) {
     kctl__free(&f->allocator, f);
 }
 
+/* Queue a delta of type (ADDED, UPDATED, DELETED) for obj: the reflector's
+   one call per event. A deletion of a key known neither here nor to the
+   known objects queues nothing. */
 static int kctl__fifo_write(kctl_fifo *f, kctl_obj *obj, int type) {
-    int rc;
-    if (!f || !obj) return KCTL_ERR_INVALID_ARG;
-    kctl__mutex_lock(&f->mu);
-    if (f->closed) rc = KCTL_ERR_SHUTDOWN;
-    else {
-        f->populated = true;
-        rc = kctl__fifo_queue(f, kctl_obj_key(obj), type, obj, false);
-    }
-    kctl__mutex_unlock(&f->mu);
-    return rc;
-}
-
-KCTL_API int kctl_fifo_add(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_ADDED); }
-KCTL_API int kctl_fifo_update(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_UPDATED); }
-
-KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj) {
     const char *key;
     int rc = KCTL_OK;
     if (!f || !obj) return KCTL_ERR_INVALID_ARG;
@@ -9174,104 +9374,90 @@ KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj) {
     kctl__mutex_lock(&f->mu);
     if (f->closed) rc = KCTL_ERR_SHUTDOWN;
     else {
-        bool exists = kctl__fifo_find(f, key) != NULL;
+        bool exists = type != KCTL_DELTA_DELETED || kctl__fifo_find(f, key);
         f->populated = true;
         if (!exists && f->known) {
             kctl_obj *k = kctl_indexer_get(f->known, key);
             exists = k != NULL;
             kctl_obj_unref(k);
         }
-        if (exists) rc = kctl__fifo_queue(f, key, KCTL_DELTA_DELETED, obj, false);
+        if (exists) rc = kctl__fifo_queue(f, key, type, obj, false);
     }
     kctl__mutex_unlock(&f->mu);
     return rc;
 }
 
+KCTL_API int kctl_fifo_add(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_ADDED); }
+KCTL_API int kctl_fifo_update(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_UPDATED); }
+KCTL_API int kctl_fifo_delete(kctl_fifo *f, kctl_obj *obj) { return kctl__fifo_write(f, obj, KCTL_DELTA_DELETED); }
+
+/* A delta of type for a known object whose key has none queued (the
+   known objects' walk of replace and resync). Lock held. */
+typedef struct kctl__fifoknown {
+    kctl_fifo *f;
+    int type;
+} kctl__fifoknown;
+
+static int kctl__fifo_known(kctl_obj *obj, void *ctx) {
+    const kctl__fifoknown *k = (const kctl__fifoknown *)ctx;
+    const char *key = kctl_obj_key(obj);
+    if (kctl__fifo_find(k->f, key)) return KCTL_OK; /* deltas are queued: they will tell */
+    return kctl__fifo_queue(k->f, key, k->type, obj, k->type == KCTL_DELTA_DELETED);
+}
+
 KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
-    kctl__map listed;
-    kctl__node *nodes = NULL;
-    kctl_str_list known;
+    kctl__fifoknown k;
     size_t i;
     bool first;
     int rc = KCTL_OK;
     if (!f || (n && !objs)) return KCTL_ERR_INVALID_ARG;
     for (i = 0; i < n; i++)
         if (!objs[i]) return KCTL_ERR_INVALID_ARG;
-    memset(&listed, 0, sizeof listed);
-    memset(&known, 0, sizeof known);
-    /* the set of listed keys */
-    if (n && !(nodes = (kctl__node *)kctl__alloc(&f->allocator, n * sizeof *nodes))) return KCTL_ERR_NOMEM;
-    for (i = 0; i < n; i++) {
-        const char *key = kctl_obj_key(objs[i]);
-        nodes[i].key = key;
-        nodes[i].len = (uint32_t)kctl__strlen(key);
-        nodes[i].hash = kctl__hash(key, nodes[i].len);
-        if (kctl__map_find(&listed, key, nodes[i].len, nodes[i].hash)) continue;
-        if (kctl__map_reserve(&listed, &f->allocator) != KCTL_OK) { rc = KCTL_ERR_NOMEM; goto out; }
-        kctl__map_insert(&listed, &nodes[i]);
-    }
     kctl__mutex_lock(&f->mu);
     if (f->closed) {
         kctl__mutex_unlock(&f->mu);
-        rc = KCTL_ERR_SHUTDOWN;
-        goto out;
+        return KCTL_ERR_SHUTDOWN;
     }
     first = !f->populated;
-    for (i = 0; i < n && rc == KCTL_OK; i++) rc = kctl__fifo_queue(f, nodes[i].key, KCTL_DELTA_REPLACED, objs[i], false);
+    for (i = 0; i < n && rc == KCTL_OK; i++) { /* every listed key is queued, and marked */
+        const char *key = kctl_obj_key(objs[i]);
+        if ((rc = kctl__fifo_queue(f, key, KCTL_DELTA_REPLACED, objs[i], false)) == KCTL_OK) kctl__fifo_find(f, key)->listed = true;
+    }
     /* queued keys not listed: deleted while we were not watching */
     for (i = 0; i < f->items.cap && rc == KCTL_OK; i++) {
         kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
-        if (!it || kctl__map_find(&listed, it->node.key, it->node.len, it->node.hash)) continue;
-        rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, true);
+        if (it && !it->listed) rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, true);
     }
-    /* known keys not listed and not queued: likewise */
-    if (f->known && rc == KCTL_OK) rc = kctl_indexer_list_keys(f->known, &known);
-    for (i = 0; i < known.count && rc == KCTL_OK; i++) {
-        size_t len = kctl__strlen(known.items[i]);
-        kctl_obj *last;
-        if (kctl__map_find(&listed, known.items[i], len, kctl__hash(known.items[i], len)) || kctl__fifo_find(f, known.items[i]))
-            continue;
-        last = kctl_indexer_get(f->known, known.items[i]);
-        rc = kctl__fifo_queue(f, known.items[i], KCTL_DELTA_DELETED, last, true);
-        kctl_obj_unref(last);
-    }
-    if (first) { /* has_synced waits for every key this replace queued; a partial
-                    one (NOMEM) does not populate, the next replace does */
-        for (i = 0; i < f->items.cap; i++) {
-            kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
-            if (it && !it->initial) {
-                it->initial = true;
-                f->initial++;
-            }
+    /* known keys not queued (so not listed): likewise */
+    k.f = f;
+    k.type = KCTL_DELTA_DELETED;
+    if (f->known && rc == KCTL_OK) rc = kctl__ix_each(f->known, kctl__fifo_known, &k);
+    /* the marks off; has_synced waits for every key the first replace
+       queued (a partial one, NOMEM, does not populate: the next replace does) */
+    for (i = 0; i < f->items.cap; i++) {
+        kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
+        if (!it) continue;
+        it->listed = false;
+        if (first && !it->initial) {
+            it->initial = true;
+            f->initial++;
         }
-        if (rc == KCTL_OK) f->populated = true;
     }
+    if (first && rc == KCTL_OK) f->populated = true;
     kctl__mutex_unlock(&f->mu);
-out:
-    kctl_str_list_free(&known);
-    kctl__free(&f->allocator, listed.slots);
-    kctl__free(&f->allocator, nodes);
     return rc;
 }
 
 KCTL_API int kctl_fifo_resync(kctl_fifo *f) {
-    kctl_str_list keys;
-    size_t i;
+    kctl__fifoknown k;
     int rc = KCTL_OK;
     if (!f) return KCTL_ERR_INVALID_ARG;
-    memset(&keys, 0, sizeof keys);
+    k.f = f;
+    k.type = KCTL_DELTA_SYNC;
     kctl__mutex_lock(&f->mu);
     if (f->closed) rc = KCTL_ERR_SHUTDOWN;
-    else if (f->known) rc = kctl_indexer_list_keys(f->known, &keys);
-    for (i = 0; i < keys.count && rc == KCTL_OK; i++) {
-        kctl_obj *o;
-        if (kctl__fifo_find(f, keys.items[i])) continue; /* deltas are queued: they will tell */
-        if (!(o = kctl_indexer_get(f->known, keys.items[i]))) continue;
-        rc = kctl__fifo_queue(f, keys.items[i], KCTL_DELTA_SYNC, o, false);
-        kctl_obj_unref(o);
-    }
+    else if (f->known) rc = kctl__ix_each(f->known, kctl__fifo_known, &k);
     kctl__mutex_unlock(&f->mu);
-    kctl_str_list_free(&keys);
     return rc;
 }
 
@@ -12252,16 +12438,20 @@ struct kctl_memstore {
        page is handed out. The least recently used goes first when more
        are in progress; a token of one forgotten is GONE, unless nothing
        was written since (then the store as it is is its snapshot). */
+#ifndef KCTL_NO_PAGING
     kctl__mspaged paged[KCTL__MS_PAGED];
     uint64_t paged_tick;
+#endif
 };
 
+#ifndef KCTL_NO_PAGING
 static void kctl__ms_pg_drop(kctl_memstore *ms, kctl__mspaged *pg) {
     size_t i;
     for (i = 0; i < pg->n; i++) kctl_obj_unref(pg->v[i]);
     kctl__free(&ms->allocator, pg->v);
     memset(pg, 0, sizeof *pg);
 }
+#endif
 
 static int kctl__ms_load(kctl_memstore *ms);
 static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d);
@@ -12378,6 +12568,7 @@ static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
 }
 
 /* A fault armed for verb: its code (and one fewer left), or OK. */
+#ifndef KCTL_NO_FAULTS
 static int kctl__ms_fault(kctl_memstore *ms, kctl_verb verb) {
 #ifndef KCTL_NO_THREADS
     if (ms->latency_ns) { /* a slow store: wait, without the lock */
@@ -12391,6 +12582,7 @@ static int kctl__ms_fault(kctl_memstore *ms, kctl_verb verb) {
     ms->fail_n[verb]--;
     return ms->fail_code[verb];
 }
+#endif
 
 KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore **out) {
     kctl_memstore_desc d;
@@ -12402,6 +12594,9 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
     if (!d.history) d.history = 1024;
     if (d.obj_opts.limits.max_depth > KCTL_JSON_MAX_DEPTH) return KCTL_ERR_INVALID_ARG; /* the writer's depth: a kept object must be writable */
+#ifdef KCTL_NO_FILES
+    if (d.path) return KCTL_ERR_INVALID_ARG; /* no file to load or save (what the load would answer) */
+#endif
     if (!(ms = (kctl_memstore *)kctl__alloc(&d.allocator, sizeof *ms))) return KCTL_ERR_NOMEM;
     memset(ms, 0, sizeof *ms);
     ms->allocator = d.allocator;
@@ -12425,7 +12620,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
         kctl_memstore_destroy(ms);
         return KCTL_ERR_INVALID_ARG;
     }
-    if (d.path) {
+    if (d.path) { /* never under KCTL_NO_FILES (above) */
         size_t n = kctl__strlen(d.path);
         int rc;
         if (!(ms->path = (char *)kctl__alloc(&d.allocator, n + 1))) {
@@ -12480,7 +12675,9 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
         kctl__free(&ms->allocator, e);
     }
     kctl__free(&ms->allocator, ms->objs.slots);
+#ifndef KCTL_NO_PAGING
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
+#endif
     for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
     kctl__ms_free_event(ms, &ms->dropped);
     kctl__free(&ms->allocator, ms->ring);
@@ -12857,8 +13054,13 @@ out:
 
 /* A fault armed for verb, as the request's answer. Lock held. */
 static int kctl__ms_faulted(kctl_memstore *ms, kctl_verb verb, kctl_api_status *st) {
+#ifndef KCTL_NO_FAULTS
     int rc = kctl__ms_fault(ms, verb);
     return rc == KCTL_OK ? rc : kctl__ms_refuse(st, rc, "injected fault");
+#else
+    (void)ms; (void)verb; (void)st;
+    return KCTL_OK; /* no faults: every request is answered */
+#endif
 }
 
 /* Request req under the store's lock: the fault armed for its verb first
@@ -12972,38 +13174,99 @@ static int kctl__ms_vt_get(void *self, const kctl_resource *res, const char *nam
     return kctl__ms_get((kctl_memstore *)self, true, res, name, out, st);
 }
 
+static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
+    kctl__msw *w = (kctl__msw *)watch;
+    kctl_memstore *ms = (kctl_memstore *)self;
+    if (!w) return;
+    if (w->wake.fn) {
+        kctl__mutex_lock(&ms->mu);
+        if (w->wprev) w->wprev->wnext = w->wnext;
+        else ms->woken = w->wnext;
+        if (w->wnext) w->wnext->wprev = w->wprev;
+        kctl__mutex_unlock(&ms->mu);
+    }
+    kctl_selector_free(w->sel);
+    kctl_obj_list_free(&w->initial);
+    kctl__free(&ms->allocator, w);
+}
+
+/* A revision's text into buf (KCTL_RV_MAX bytes): "%llu" without printf,
+   once an event, under the lock. */
+static void kctl__ms_rv(char *buf, uint64_t rev) {
+    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
+    size_t n = (size_t)(digits + sizeof digits - p);
+    if (n >= KCTL_RV_MAX) n = KCTL_RV_MAX - 1; /* never: 20 digits at most */
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}
+
 /* Whether an object is in namespace ns ("" or NULL: any). */
 static bool kctl__ms_in(const kctl_obj *o, const char *ns) {
     return !ns || !*ns || kctl__strcmp(kctl_obj_namespace(o), ns) == 0;
+}
+
+/* Whether a list or watch in ns with sel selects o. */
+static bool kctl__ms_selects(const kctl_obj *o, const char *ns, const kctl_selector *sel) {
+    return kctl__ms_in(o, ns) && kctl_selector_matches(sel, o);
 }
 
 static int kctl__ms_cmp_key(const void *a, const void *b) {
     return kctl__strcmp(kctl_obj_key(*(kctl_obj *const *)a), kctl_obj_key(*(kctl_obj *const *)b));
 }
 
-/* Every object of res matching sel, sorted by key. Lock held. */
-static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, const kctl_selector *sel, kctl_obj_list *out) {
-    size_t i, n = 0;
-    size_t rl = kctl__strlen(rid);
+/* Every object of rid in ns matching sel, with a key after `after` (NULL:
+   any), sorted by key: references. Lock held. */
+static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, const kctl_selector *sel, const char *after,
+                            kctl_obj_list *out) {
+    size_t i, n = 0, rl = kctl__strlen(rid);
+    int pass;
     memset(out, 0, sizeof *out);
     out->allocator = ms->allocator;
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, ns) &&
-            kctl_selector_matches(sel, e->obj))
-            n++;
+    for (pass = 0; pass < 2; pass++) { /* count, then take */
+        for (i = 0; i < ms->objs.cap; i++) {
+            kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+            if (!e || e->rid_len != rl || memcmp(e->node.key, rid, rl) != 0 || !kctl__ms_selects(e->obj, ns, sel) ||
+                (after && kctl__strcmp(kctl_obj_key(e->obj), after) <= 0))
+                continue;
+            if (pass) out->items[out->count++] = kctl_obj_ref(e->obj);
+            else n++;
+        }
+        if (!n) return KCTL_OK;
+        if (!pass && !(out->items = (kctl_obj **)kctl__alloc(&ms->allocator, n * sizeof *out->items))) return KCTL_ERR_NOMEM;
     }
-    if (n && !(out->items = (kctl_obj **)kctl__alloc(&ms->allocator, n * sizeof *out->items))) return KCTL_ERR_NOMEM;
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, ns) &&
-            kctl_selector_matches(sel, e->obj))
-            out->items[out->count++] = kctl_obj_ref(e->obj);
-    }
-    if (out->count > 1) kctl__sort(out->items, out->count, sizeof *out->items, kctl__ms_cmp_key);
+    if (n > 1) kctl__sort(out->items, n, sizeof *out->items, kctl__ms_cmp_key);
     return KCTL_OK;
 }
 
+/* A list's or watch's resource (rid, 256 bytes) and selector, or the
+   refusal. */
+static int kctl__ms_read_req(kctl_memstore *ms, const kctl_resource *res, const kctl_list_opts *opts, char *rid, kctl_selector **sel,
+                        kctl_api_status *st) {
+    int rc;
+    *sel = NULL;
+    if (kctl__ms_rid(res, rid, 256) != KCTL_OK) /* its namespace is a name: at most 253 bytes */
+        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
+    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, sel)) != KCTL_OK)
+        return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
+    return KCTL_OK;
+}
+
+/* GONE for a version older than the history (compacted); without words
+   under KCTL_NO_VALIDATION, as the store's other refusals. */
+static int kctl__ms_gone(kctl_api_status *st, uint64_t from, uint64_t compacted) {
+#ifndef KCTL_NO_VALIDATION
+    char msg[96];
+    kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)compacted);
+#else
+    const char *msg = NULL;
+    (void)from;
+    (void)compacted;
+#endif
+    if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
+    return KCTL_ERR_GONE;
+}
+
+#ifndef KCTL_NO_PAGING
 /* Hand out v[from..from+limit) (all when limit is 0) with a continue
    token when more follow. Lock held. */
 static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from, uint32_t limit, uint64_t rev,
@@ -13021,20 +13284,18 @@ static int kctl__ms_page(kctl_memstore *ms, kctl_obj **v, size_t n, size_t from,
 static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl_selector *sel = NULL;
-    kctl_obj **v = NULL;
+    kctl_obj_list all;
     char rid[256], id[512];
     const char *after = opts && opts->continue_token && *opts->continue_token ? opts->continue_token : NULL;
     uint64_t tok_rev = 0; /* a token is "<version of its list>:<last key>" */
     uint32_t limit = opts ? opts->limit : 0;
-    size_t i, n = 0, rl;
+    size_t k;
     int rc, idn;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
+    memset(&all, 0, sizeof all);
     out->items.allocator = ms->allocator;
-    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK)
-        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
-    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &sel)) != KCTL_OK)
-        return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
+    if ((rc = kctl__ms_read_req(ms, res, opts, rid, &sel, st)) != KCTL_OK) return rc;
     idn = kctl__fmt(id, sizeof id, "%s|%s|%s|%s", rid, res->ns ? res->ns : "", opts && opts->label_selector ? opts->label_selector : "",
                    opts && opts->field_selector ? opts->field_selector : "");
     if (idn < 0 || (size_t)idn >= sizeof id) id[0] = 0; /* too long to remember: every page scans */
@@ -13044,12 +13305,10 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
         if (*p == ':' && p > after) after = p + 1;
         else tok_rev = 0; /* not one of ours: a key alone */
     }
-    rl = kctl__strlen(rid);
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_LIST, st);
     if (rc == KCTL_OK && after && tok_rev) { /* the next page of a list in progress: find the token's key */
         kctl__mspaged *pg = NULL;
-        size_t k;
         for (k = 0; k < KCTL__MS_PAGED && id[0]; k++)
             if (ms->paged[k].id[0] && ms->paged[k].rev == tok_rev && kctl__strcmp(ms->paged[k].id, id) == 0) pg = &ms->paged[k];
         if (pg) {
@@ -13062,90 +13321,100 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
             pg->used = ++ms->paged_tick;
             rc = kctl__ms_page(ms, pg->v, pg->n, lo, limit, pg->rev, out);
             if (rc == KCTL_OK && !out->continue_token[0]) kctl__ms_pg_drop(ms, pg); /* the last page */
-            kctl__mutex_unlock(&ms->mu);
-            kctl_selector_free(sel);
-            return rc;
+            goto done;
         }
         if (tok_rev != ms->rev) { /* its snapshot is forgotten and the store moved on: list again */
-            kctl__mutex_unlock(&ms->mu);
-            kctl_selector_free(sel);
+            rc = KCTL_ERR_GONE;
             if (st) kctl_api_status_set(st, 410, "Expired", "The provided continue parameter is too old to display a consistent list "
                                         "result. You can start a new list without the continue parameter.", NULL, NULL, NULL, NULL, 0);
-            return KCTL_ERR_GONE;
+            goto done;
         }
     }
     /* a first page (or the next of a list whose version is still the
        store's): the objects after the token's key, sorted */
-    if (rc == KCTL_OK && ms->objs.cap && !(v = (kctl_obj **)kctl__alloc(&ms->allocator, ms->objs.cap * sizeof *v))) rc = KCTL_ERR_NOMEM;
-    for (i = 0; rc == KCTL_OK && i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (e && e->rid_len == rl && memcmp(e->node.key, rid, rl) == 0 && kctl__ms_in(e->obj, res->ns) &&
-            (!after || kctl__strcmp(kctl_obj_key(e->obj), after) > 0) && kctl_selector_matches(sel, e->obj))
-            v[n++] = e->obj;
-    }
-    if (rc == KCTL_OK && n > 1) kctl__sort(v, n, sizeof *v, kctl__ms_cmp_key);
-    if (rc == KCTL_OK) rc = kctl__ms_page(ms, v, n, 0, limit, ms->rev, out);
+    if (rc == KCTL_OK) rc = kctl__ms_collect(ms, rid, res->ns, sel, after, &all);
+    if (rc == KCTL_OK) rc = kctl__ms_page(ms, all.items, all.count, 0, limit, ms->rev, out);
     if (rc == KCTL_OK && out->continue_token[0] && id[0]) { /* more pages to come: remember the rest */
         kctl__mspaged *pg = &ms->paged[0];
-        size_t k;
         for (k = 1; k < KCTL__MS_PAGED; k++) /* a free slot, else the least recently used */
             if (pg->id[0] && (!ms->paged[k].id[0] || ms->paged[k].used < pg->used)) pg = &ms->paged[k];
         kctl__ms_pg_drop(ms, pg);
-        for (i = out->items.count; i < n; i++) kctl_obj_ref(v[i]);
-        kctl__memmove(v, v + out->items.count, (n - out->items.count) * sizeof *v);
-        pg->v = v;
-        pg->n = n - out->items.count;
+        for (k = 0; k < out->items.count; k++) kctl_obj_unref(all.items[k]); /* the page has its own */
+        kctl__memmove(all.items, all.items + out->items.count, (all.count - out->items.count) * sizeof *all.items);
+        pg->v = all.items;
+        pg->n = all.count - out->items.count;
         pg->rev = ms->rev;
         pg->used = ++ms->paged_tick;
         kctl__fmt(pg->id, sizeof pg->id, "%s", id);
-        v = NULL;
+        all.items = NULL;
+        all.count = 0;
     }
+done:
     kctl__mutex_unlock(&ms->mu);
-    kctl__free(&ms->allocator, v);
+    kctl_obj_list_free(&all);
     kctl_selector_free(sel);
     return rc;
 }
+#else /* KCTL_NO_PAGING: every list is one page */
+static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_list_opts *opts, kctl_list_result *out, kctl_api_status *st) {
+    kctl_memstore *ms = (kctl_memstore *)self;
+    kctl_selector *sel;
+    char rid[256];
+    int rc;
+    if (!out) return KCTL_ERR_INVALID_ARG;
+    memset(out, 0, sizeof *out);
+    out->items.allocator = ms->allocator;
+    if (opts && (opts->limit || (opts->continue_token && *opts->continue_token))) return KCTL_ERR_UNSUPPORTED;
+    if ((rc = kctl__ms_read_req(ms, res, opts, rid, &sel, st)) != KCTL_OK) return rc;
+    kctl__mutex_lock(&ms->mu);
+    rc = kctl__ms_faulted(ms, KCTL_VERB_LIST, st);
+    if (rc == KCTL_OK) rc = kctl__ms_collect(ms, rid, res->ns, sel, NULL, &out->items);
+    kctl__ms_rv(out->resource_version, ms->rev);
+    kctl__mutex_unlock(&ms->mu);
+    kctl_selector_free(sel);
+    return rc;
+}
+#endif
 
 static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kctl_list_opts *opts, const char *from_rv, kctl_watch **out,
                                   kctl_api_status *st) {
     kctl_memstore *ms = (kctl_memstore *)self;
     kctl__msw *w;
-    char rid[256];
     uint64_t from = 0;
     const char *p;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    if (kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK || (res->ns && kctl__strlen(res->ns) >= sizeof w->ns))
-        return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
-    for (p = from_rv ? from_rv : ""; *p; p++) {
-        if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
-        from = from * 10 + (uint64_t)(*p - '0');
-    }
     if (!(w = (kctl__msw *)kctl__alloc(&ms->allocator, sizeof *w))) return KCTL_ERR_NOMEM;
     memset(w, 0, sizeof *w);
     w->ms = ms;
-    kctl__fmt(w->rid, sizeof w->rid, "%s", rid);
-    kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
-    if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, &w->sel)) != KCTL_OK) {
-        kctl__free(&ms->allocator, w);
-        return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
+    if ((rc = kctl__ms_read_req(ms, res, opts, w->rid, &w->sel, st)) != KCTL_OK) goto fail;
+    for (p = from_rv ? from_rv : ""; *p; p++) {
+        if (!kctl__jdigit(*p) || from > (UINT64_MAX - 9) / 10) {
+            rc = kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "invalid resource version");
+            goto fail;
+        }
+        from = from * 10 + (uint64_t)(*p - '0');
     }
+    kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
+#ifndef KCTL_NO_FAULTS
     w->break_after = ms->break_after;
+#endif
     w->last_emit_ns = kctl_clock_now(&ms->clock);
     if (rc == KCTL_OK && from_rv && *from_rv) {
         if (from < ms->compacted) { /* older than the history */
-            char msg[96];
-            kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)from, (unsigned long long)ms->compacted);
-            rc = KCTL_ERR_GONE;
-            if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
-        } else if (from > ms->rev) { /* "too large resource version" */
-            char msg[112];
+            rc = kctl__ms_gone(st, from, ms->compacted);
+        } else if (from > ms->rev) { /* "too large resource version": the cause says it (a reflector reads it) */
             kctl_status_cause c;
+#ifndef KCTL_NO_VALIDATION
+            char msg[112];
             kctl__fmt(msg, sizeof msg, "Timeout: Too large resource version: %llu, current: %llu", (unsigned long long)from,
                      (unsigned long long)ms->rev);
+#else
+            const char *msg = NULL;
+#endif
             c.reason = "ResourceVersionTooLarge";
             c.message = "Too large resource version";
             c.field = "";
@@ -13155,34 +13424,17 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
             w->pos = from;
         }
     } else if (rc == KCTL_OK) { /* from now, with the objects there now */
-        rc = kctl__ms_collect(ms, rid, w->ns, w->sel, &w->initial);
+        rc = kctl__ms_collect(ms, w->rid, w->ns, w->sel, NULL, &w->initial);
         w->pos = ms->rev;
     }
     kctl__mutex_unlock(&ms->mu);
-    if (rc != KCTL_OK) {
-        kctl_selector_free(w->sel);
-        kctl_obj_list_free(&w->initial);
-        kctl__free(&ms->allocator, w);
-        return rc;
+    if (rc == KCTL_OK) {
+        *out = (kctl_watch *)w;
+        return KCTL_OK;
     }
-    *out = (kctl_watch *)w;
-    return KCTL_OK;
-}
-
-static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
-    kctl__msw *w = (kctl__msw *)watch;
-    kctl_memstore *ms = (kctl_memstore *)self;
-    if (!w) return;
-    if (w->wake.fn) {
-        kctl__mutex_lock(&ms->mu);
-        if (w->wprev) w->wprev->wnext = w->wnext;
-        else ms->woken = w->wnext;
-        if (w->wnext) w->wnext->wprev = w->wprev;
-        kctl__mutex_unlock(&ms->mu);
-    }
-    kctl_selector_free(w->sel);
-    kctl_obj_list_free(&w->initial);
-    kctl__free(&ms->allocator, w);
+fail:
+    kctl__ms_vt_watch_close(self, (kctl_watch *)w);
+    return rc;
 }
 
 /* watch_notify: w's wake-up is called (under mu) for every event the
@@ -13203,68 +13455,67 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
     return KCTL_OK;
 }
 
-static void kctl__ms_rv(kctl_event *ev, uint64_t rev) { /* "%llu", without printf: once an event, under the lock */
-    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
-    size_t n = (size_t)(digits + sizeof digits - p);
-    if (n >= sizeof ev->resource_version) n = sizeof ev->resource_version - 1;
-    memcpy(ev->resource_version, p, n);
-    ev->resource_version[n] = '\0';
-}
-
 static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
     kctl__msw *w = (kctl__msw *)watch;
     kctl_memstore *ms = (kctl_memstore *)self;
     bool waited = false;
     if (!w || !ev) return KCTL_ERR_INVALID_ARG;
     memset(ev, 0, sizeof *ev);
+#ifndef KCTL_NO_FAULTS
     if (w->broken) return KCTL_ERR_IO;
+#endif
     if (w->initial_next < w->initial.count) { /* the objects there at open */
         ev->type = KCTL_EVENT_ADDED;
         ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
         kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
-        if (w->initial_next == w->initial.count) kctl__ms_rv(ev, w->pos);
+        if (w->initial_next == w->initial.count) kctl__ms_rv(ev->resource_version, w->pos);
         return KCTL_OK;
     }
     kctl__mutex_lock(&ms->mu);
     for (;;) {
         uint32_t k;
         if (w->pos < ms->compacted) {
-            char msg[96];
-            kctl__fmt(msg, sizeof msg, "too old resource version: %llu (%llu)", (unsigned long long)w->pos, (unsigned long long)ms->compacted);
+            uint64_t pos = w->pos, compacted = ms->compacted;
             kctl__mutex_unlock(&ms->mu);
-            if (st) kctl_api_status_set(st, 410, "Expired", msg, NULL, NULL, NULL, NULL, 0);
-            return KCTL_ERR_GONE;
+            return kctl__ms_gone(st, pos, compacted);
         }
+#if KCTL_SMALL
+        k = 0; /* from the oldest: the loop below skips what pos is past */
+#else
         { /* revisions rise along the ring: start at the first one past pos */
-            uint32_t lo = 0, hi = ms->count;
-            while (lo < hi) {
-                uint32_t mid = lo + (hi - lo) / 2;
-                if (ms->ring[(ms->first + mid) % ms->cap].rev <= w->pos) lo = mid + 1;
+            uint32_t hi = ms->count;
+            for (k = 0; k < hi;) {
+                uint32_t mid = k + (hi - k) / 2;
+                if (ms->ring[(ms->first + mid) % ms->cap].rev <= w->pos) k = mid + 1;
                 else hi = mid;
             }
-            k = lo;
         }
+#endif
         for (; k < ms->count; k++) {
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
-            bool now_in, was_in;
+            kctl_obj *give = e->obj;
             if (e->rev <= w->pos) continue;
             if (kctl__strcmp(e->rid, w->rid) == 0) {
-                kctl_obj *give = e->obj;
-                now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
-                was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
-                ev->type = 0;
-                if (e->type == KCTL_EVENT_DELETED) { /* seen by those who saw it before */
-                    if (e->prev ? was_in : now_in) ev->type = KCTL_EVENT_DELETED;
-                } else if (e->type == KCTL_EVENT_ADDED) {
-                    if (now_in) ev->type = KCTL_EVENT_ADDED;
-                } else if (now_in) {
+#ifdef KCTL_NO_SELECTORS
+                /* no selector: an object is in the watch's namespace or not for
+                   good (its namespace is in its key), so every event is seen as
+                   it is, or not at all */
+                ev->type = kctl__ms_in(e->obj, w->ns) ? e->type : 0;
+#else
+                bool now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
+                bool was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
+                if (e->type == KCTL_EVENT_DELETED) /* seen by those who saw it before */
+                    ev->type = (e->prev ? was_in : now_in) ? KCTL_EVENT_DELETED : 0;
+                else if (e->type == KCTL_EVENT_ADDED)
+                    ev->type = now_in ? KCTL_EVENT_ADDED : 0;
+                else if (now_in)
                     ev->type = was_in ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED; /* entered the selection */
-                } else if (was_in) {
+                else if (was_in) {
                     /* left it: the last state it matched in, at this event's
                        revision, as an API server sends it */
-                    char rv[24];
+                    char rv[KCTL_RV_MAX];
                     int rc;
-                    kctl__fmt(rv, sizeof rv, "%llu", (unsigned long long)e->rev);
+                    kctl__ms_rv(rv, e->rev);
                     if (!e->left && (rc = kctl_apisrv_with_rv(e->prev, rv, &ms->obj_opts, &e->left)) != KCTL_OK) {
                         kctl__mutex_unlock(&ms->mu);
                         return rc; /* the watcher stays before this event: the next call tries again */
@@ -13272,28 +13523,20 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
                     ev->type = KCTL_EVENT_DELETED;
                     give = e->left;
                 }
-                w->pos = e->rev;
-                w->since_bookmark++;
-                if (ev->type) {
-                    ev->obj = kctl_obj_ref(give);
-                    kctl__ms_rv(ev, e->rev);
-                    w->since_bookmark = 0;
-                    w->last_emit_ns = kctl_clock_now(&ms->clock);
-                    if (w->break_after && ++w->delivered >= w->break_after) w->broken = true;
-                    kctl__mutex_unlock(&ms->mu);
-                    return KCTL_OK;
-                }
-            } else {
-                w->pos = e->rev;
-                w->since_bookmark++;
+#endif
+            }
+            w->pos = e->rev;
+            w->since_bookmark++;
+            if (ev->type) {
+                ev->obj = kctl_obj_ref(give);
+#ifndef KCTL_NO_FAULTS
+                if (w->break_after && ++w->delivered >= w->break_after) w->broken = true;
+#endif
+                goto emit;
             }
             if (ms->bookmark_every && w->since_bookmark >= ms->bookmark_every) {
-                w->since_bookmark = 0;
-                w->last_emit_ns = kctl_clock_now(&ms->clock);
                 ev->type = KCTL_EVENT_BOOKMARK;
-                kctl__ms_rv(ev, w->pos);
-                kctl__mutex_unlock(&ms->mu);
-                return KCTL_OK;
+                goto emit;
             }
         }
         w->pos = ms->rev; /* nothing more for this watcher up to now */
@@ -13301,11 +13544,8 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
             uint64_t now = kctl_clock_now(&ms->clock);
             if (now - w->last_emit_ns >= ms->bookmark_interval_ns) {
                 w->last_emit_ns = now;
-                w->since_bookmark = 0;
                 ev->type = KCTL_EVENT_BOOKMARK;
-                kctl__ms_rv(ev, w->pos);
-                kctl__mutex_unlock(&ms->mu);
-                return KCTL_OK;
+                goto stamped;
             }
         }
         if (!timeout_ns || waited) break;
@@ -13320,6 +13560,13 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     }
     kctl__mutex_unlock(&ms->mu);
     return KCTL_ERR_AGAIN;
+emit: /* an event or a bookmark, at w->pos */
+    w->last_emit_ns = kctl_clock_now(&ms->clock);
+stamped:
+    w->since_bookmark = 0;
+    kctl__ms_rv(ev->resource_version, w->pos);
+    kctl__mutex_unlock(&ms->mu);
+    return KCTL_OK;
 }
 
 static const kctl_transport_vtable kctl__memstore_vt = {
@@ -14336,24 +14583,29 @@ KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) {
 
 KCTL_API int kctl_memstore_fail_next(kctl_memstore *ms, kctl_verb verb, uint32_t n, int code) {
     if (!ms || verb < KCTL_VERB_LIST || verb >= KCTL_VERB_COUNT || code >= 0) return KCTL_ERR_INVALID_ARG;
+#ifdef KCTL_NO_FAULTS
+    (void)n;
+    return KCTL_ERR_UNSUPPORTED;
+#else
     kctl__mutex_lock(&ms->mu);
     ms->fail_n[verb] = n;
     ms->fail_code[verb] = code;
     kctl__mutex_unlock(&ms->mu);
     return KCTL_OK;
+#endif
 }
 
 KCTL_API void kctl_memstore_set_latency(kctl_memstore *ms, uint64_t latency_ns) {
     if (!ms) return;
     kctl__mutex_lock(&ms->mu);
-    ms->latency_ns = latency_ns;
+    ms->latency_ns = latency_ns; /* KCTL_NO_FAULTS: kept, never waited */
     kctl__mutex_unlock(&ms->mu);
 }
 
 KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
     if (!ms) return;
     kctl__mutex_lock(&ms->mu);
-    ms->break_after = n;
+    ms->break_after = n; /* KCTL_NO_FAULTS: kept, never applied */
     kctl__mutex_unlock(&ms->mu);
 }
 
@@ -14395,7 +14647,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     kctl_reflector *r;
     kctl_selector *check = NULL;
     const char *parts[6];
-    size_t i, total = 0;
+    size_t i, len[6], total = 0;
     char *p;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
@@ -14404,6 +14656,9 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         return KCTL_ERR_INVALID_ARG;
     d = *desc;
     if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+#ifdef KCTL_NO_PAGING
+    if (d.page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
+#endif
     if ((rc = kctl_selector_parse(d.label_selector, d.field_selector, &d.allocator, &check)) != KCTL_OK) return rc;
     kctl_selector_free(check);
     parts[0] = d.resource.group;
@@ -14412,7 +14667,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     parts[3] = d.resource.ns;
     parts[4] = d.label_selector;
     parts[5] = d.field_selector;
-    for (i = 0; i < 6; i++) total += (parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
+    for (i = 0; i < 6; i++) total += (len[i] = parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
     if (!(r = (kctl_reflector *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
     if (!(r->strings = (char *)kctl__alloc(&d.allocator, total))) {
@@ -14420,11 +14675,10 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         return KCTL_ERR_NOMEM;
     }
     for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
-        size_t n = parts[i] ? kctl__strlen(parts[i]) : 0;
-        if (parts[i]) memcpy(p, parts[i], n);
-        p[n] = '\0';
-        parts[i] = parts[i] ? p : NULL;
-        p += n + 1;
+        if (!parts[i]) continue;
+        memcpy(p, parts[i], len[i] + 1);
+        parts[i] = p;
+        p += len[i] + 1;
     }
     r->t = d.transport;
     r->res.group = parts[0];
@@ -14436,7 +14690,9 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     r->fifo = d.fifo;
     r->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
     r->allocator = d.allocator;
+#ifndef KCTL_NO_PAGING
     r->page_size = d.page_size ? d.page_size : 500;
+#endif
     r->resync_ns = d.resync_ns;
     r->stall_ns = d.stall_ns ? d.stall_ns : KCTL_SEC(300);
     r->b_initial = d.backoff_initial_ns ? d.backoff_initial_ns : KCTL_MS(800);
@@ -14482,21 +14738,41 @@ static void kctl__rf_close(kctl_reflector *r) {
     r->w = NULL;
 }
 
+/* A failed attempt: the watch closed, the state to go on in, the code
+   counted in errors and kept in last_error (OK: not counted, a broken
+   watch), then the backoff from now. */
+static void kctl__rf_fail(kctl_reflector *r, int state, int code, uint64_t now) {
+    kctl__rf_close(r);
+    r->state = state;
+    if (code != KCTL_OK) {
+        r->stats.errors++;
+        r->stats.last_error = code;
+    }
+    kctl__rf_backoff(r, now);
+}
+
 /* What the last list or watch gave could not all be kept (an informer's
    cache refused it: code): list again after the backoff, as after a
    failed list. */
 static void kctl__rf_relist_later(kctl_reflector *r, int code) {
-    kctl__rf_close(r);
-    r->state = KCTL__RF_LIST;
-    r->stats.errors++;
-    r->stats.last_error = code;
-    kctl__rf_backoff(r, kctl_clock_now(&r->clock));
+    kctl__rf_fail(r, KCTL__RF_LIST, code, kctl_clock_now(&r->clock));
 }
 
 /* List every page and replace the FIFO's contents. A complete list
    starts the resync period (client-go starts its resync timer after the
    list). */
 static int kctl__rf_list(kctl_reflector *r) {
+#ifdef KCTL_NO_PAGING /* one request, its items handed on as they are */
+    kctl_list_result page;
+    kctl_obj *const *all;
+    const char *rv = page.resource_version;
+    size_t n;
+    int rc = r->t.vt->list(r->t.self, &r->res, &r->lo, &page, NULL);
+    if (rc != KCTL_OK) return rc;
+    if (page.continue_token[0]) rc = KCTL_ERR_PROTO; /* pages nobody asked for: not the whole list */
+    all = page.items.items;
+    n = page.items.count;
+#else
     kctl_obj **all = NULL;
     size_t n = 0, cap = 0, i;
     char cont[KCTL_CONTINUE_MAX] = "";
@@ -14537,6 +14813,7 @@ static int kctl__rf_list(kctl_reflector *r) {
         kctl__fmt(cont, sizeof cont, "%s", page.continue_token);
         kctl_list_result_free(&page);
     } while (cont[0]);
+#endif
     if (rc == KCTL_OK) rc = kctl_fifo_replace(r->fifo, all, n);
     if (rc == KCTL_OK) {
         kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
@@ -14545,8 +14822,12 @@ static int kctl__rf_list(kctl_reflector *r) {
         r->listed = true;
         if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     }
+#ifdef KCTL_NO_PAGING
+    kctl_list_result_free(&page);
+#else
     for (i = 0; i < n; i++) kctl_obj_unref(all[i]);
     kctl__free(&r->allocator, all);
+#endif
     return rc;
 }
 
@@ -14568,6 +14849,14 @@ static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
     return false;
 }
 
+/* A store found behind the last version seen: counted and told, and the
+   next attempt is a list. */
+static void kctl__rf_behind(kctl_reflector *r) {
+    r->stats.store_behind++;
+    kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
+    r->state = KCTL__RF_LIST;
+}
+
 /* Open the watch from r->rv: the transport's result. A store found
    behind that version (it went back in time) is counted and told, and
    the next attempt is a list (from "", the store's present) rather than
@@ -14578,11 +14867,8 @@ static int kctl__rf_open(kctl_reflector *r) {
     memset(&st, 0, sizeof st);
     st.allocator = r->allocator;
     rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, &st);
-    if (rc != KCTL_OK && r->rv[0] && kctl__rf_store_behind(rc, &st)) {
-        r->stats.store_behind++;
-        kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
-        r->state = KCTL__RF_LIST;
-    }
+    if (rc != KCTL_OK) r->w = NULL;
+    if (rc != KCTL_OK && r->rv[0] && kctl__rf_store_behind(rc, &st)) kctl__rf_behind(r);
     kctl_api_status_clear(&st);
     return rc;
 }
@@ -14598,16 +14884,19 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         wait_ns = 0;
     }
     while (now >= r->not_before && budget > 0) {
+        kctl_event ev;
+        kctl_api_status wst; /* for a refusal that comes as the stream's first
+                                event (an API server's watch cache: an ERROR event) */
+        bool behind;
         if (r->state == KCTL__RF_LIST) {
             rc = kctl__rf_list(r);
             now = kctl_clock_now(&r->clock); /* a list may take long: its backoff counts from its end */
             if (rc == KCTL_ERR_SHUTDOWN) return rc;
-            r->stats.last_error = rc;
             if (rc != KCTL_OK) {
-                r->stats.errors++;
-                kctl__rf_backoff(r, now);
+                kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
                 break;
             }
+            r->stats.last_error = KCTL_OK;
             r->state = KCTL__RF_OPEN;
             wait_ns = 0; /* the listed objects wait in the FIFO: come back to pop them */
         }
@@ -14616,15 +14905,11 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             now = kctl_clock_now(&r->clock); /* an open may take long (an endpoint's timeout, then the next):
                                                 its backoff and the new watch's stall_ns count from its end */
             if (rc == KCTL_ERR_GONE) {
-                r->w = NULL;
                 r->state = KCTL__RF_LIST;
                 continue;
             }
             if (rc != KCTL_OK) {
-                r->w = NULL;
-                r->stats.errors++;
-                r->stats.last_error = rc;
-                kctl__rf_backoff(r, now);
+                kctl__rf_fail(r, r->state, rc, now);
                 break;
             }
             r->stats.last_error = KCTL_OK;
@@ -14636,78 +14921,64 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             r->woken = r->wake.fn && kctl_transport_watch_notify(&r->t, r->w, &r->wake) == KCTL_OK;
         }
         /* watching */
-        {
-            kctl_event ev;
-            kctl_api_status wst; /* for a refusal that comes as the stream's first
-                                    event (an API server's watch cache: an ERROR event) */
-            bool behind;
-            memset(&wst, 0, sizeof wst);
-            wst.allocator = r->allocator;
-            rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
-            behind = rc != KCTL_OK && rc != KCTL_ERR_AGAIN && kctl__rf_store_behind(rc, &wst);
-            if (wst.mem_) kctl_api_status_clear(&wst);
-            wait_ns = 0; /* wait once per step at most */
-            if (rc == KCTL_OK) {
-                budget--;
-                r->opened_events++;
-                r->last_event = now = kctl_clock_now(&r->clock);
-                if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
-                switch (ev.type) {
-                case KCTL_EVENT_ADDED: r->stats.added++; rc = kctl_fifo_add(r->fifo, ev.obj); break;
-                case KCTL_EVENT_MODIFIED: r->stats.modified++; rc = kctl_fifo_update(r->fifo, ev.obj); break;
-                case KCTL_EVENT_DELETED: r->stats.deleted++; rc = kctl_fifo_delete(r->fifo, ev.obj); break;
-                default: r->stats.bookmarks++; rc = KCTL_OK; break; /* only the version moves */
-                }
-                kctl_event_clear(&ev);
-                if (rc == KCTL_ERR_SHUTDOWN) return rc;
-                if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later */
-                    r->stats.errors++;
-                    r->stats.last_error = rc;
-                    kctl__rf_close(r);
-                    r->state = KCTL__RF_LIST;
-                    kctl__rf_backoff(r, now);
-                    break;
-                }
-                continue;
+        memset(&wst, 0, sizeof wst);
+        wst.allocator = r->allocator;
+        rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
+        behind = rc != KCTL_OK && rc != KCTL_ERR_AGAIN && kctl__rf_store_behind(rc, &wst);
+        if (wst.mem_) kctl_api_status_clear(&wst);
+        wait_ns = 0; /* wait once per step at most */
+        now = kctl_clock_now(&r->clock);
+        if (rc == KCTL_OK) {
+            budget--;
+            r->opened_events++;
+            r->last_event = now;
+#if KCTL_SMALL
+            if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
+#else
+            if (ev.resource_version[0]) { /* the same size: the string and what follows it, no printf per event */
+                memcpy(r->rv, ev.resource_version, sizeof r->rv);
+                r->rv[sizeof r->rv - 1] = '\0';
             }
-            now = kctl_clock_now(&r->clock);
-            if (rc == KCTL_ERR_AGAIN) {
-                if (now - r->last_event >= r->stall_ns) { /* stalled: reopen */
-                    kctl__rf_close(r);
-                    r->stats.watch_restarts++;
-                    r->state = KCTL__RF_OPEN;
-                    continue;
-                }
+#endif
+            /* an event's type is its delta's (ADDED, MODIFIED: UPDATED, DELETED);
+               a bookmark only moves the version */
+            switch (ev.type) {
+            case KCTL_EVENT_ADDED: r->stats.added++; break;
+            case KCTL_EVENT_MODIFIED: r->stats.modified++; break;
+            case KCTL_EVENT_DELETED: r->stats.deleted++; break;
+            default: r->stats.bookmarks++; ev.type = 0; break;
+            }
+            rc = ev.type ? kctl__fifo_write(r->fifo, ev.obj, ev.type) : KCTL_OK;
+            kctl_event_clear(&ev);
+            if (rc == KCTL_ERR_SHUTDOWN) return rc;
+            if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later */
+                kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
                 break;
             }
-            kctl__rf_close(r);
-            if (rc == KCTL_ERR_GONE) {
-                r->state = KCTL__RF_LIST;
-                continue;
-            }
-            if (behind) { /* as at the open: a list, after a backoff */
-                r->stats.store_behind++;
-                r->stats.errors++;
-                r->stats.last_error = rc;
-                kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
-                r->state = KCTL__RF_LIST;
-                kctl__rf_backoff(r, now);
-                break;
-            }
-            if (rc == KCTL_ERR_CLOSED && (r->opened_events || now - r->opened >= KCTL_SEC(1))) {
-                r->stats.watch_restarts++; /* the server's timeout: again from the last version, at once */
-                r->state = KCTL__RF_OPEN;
-                budget--;
-                continue;
-            }
-            if (rc == KCTL_ERR_CLOSED) rc = KCTL_ERR_IO; /* a very short watch: as a broken one */
-            r->stats.errors += rc != KCTL_ERR_IO;
-            if (rc != KCTL_ERR_IO) r->stats.last_error = rc;
-            r->stats.watch_restarts++;
-            r->state = KCTL__RF_OPEN; /* from the last version seen, after a backoff */
-            kctl__rf_backoff(r, now);
+            continue;
+        }
+        if (rc == KCTL_ERR_AGAIN && now - r->last_event < r->stall_ns) break; /* idle */
+        kctl__rf_close(r); /* stalled, ended or broken */
+        if (rc == KCTL_ERR_GONE) {
+            r->state = KCTL__RF_LIST;
+            continue;
+        }
+        if (behind) { /* as at the open: a list, after a backoff */
+            kctl__rf_behind(r);
+            kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
             break;
         }
+        r->stats.watch_restarts++;
+        r->state = KCTL__RF_OPEN; /* from the last version seen */
+        if (rc == KCTL_ERR_AGAIN) continue; /* stalled: at once */
+        if (rc == KCTL_ERR_CLOSED && (r->opened_events || now - r->opened >= KCTL_SEC(1))) {
+            budget--; /* the server's timeout: at once */
+            continue;
+        }
+        /* broken, or a very short watch (CLOSED) as a broken one: after a
+           backoff; neither counts as an error */
+        kctl__rf_fail(r, KCTL__RF_OPEN, rc == KCTL_ERR_CLOSED || rc == KCTL_ERR_IO ? KCTL_OK : rc, now);
+        break;
     }
     /* when to come back: now with work left; the backoff's end; for an idle
        watch, its stall deadline, or its next poll when nothing wakes us */
@@ -14762,11 +15033,13 @@ struct kctl_informer {
        room for the step's copy (spare), so a step never allocates. */
     kctl__infh *handlers;
     uint32_t nhandlers, cap;
+#ifndef KCTL_NO_THREADS
     bool changed;      /* handlers added since the step took its copy */
     kctl__infh *spare; /* room for cap handlers, for the step to take */
     /* The step's copy, which handlers run from: the stepping thread's own. */
     kctl__infh *run;
-    uint32_t nrun;
+#endif
+    uint32_t nrun;     /* without threads: the handlers the step runs, the first nrun of the list */
     int cache_err;     /* the cache took the last delta given (OK) or not (NOMEM): stepping thread */
     bool refused;      /* the cache refused an object this step (FULL): relist later */
     uint64_t cache_full, transform_errors;
@@ -14781,6 +15054,14 @@ struct kctl_informer {
     kctl__thread thread;
 #endif
 };
+
+/* The handlers a step runs: its copy; without threads, the list itself
+   (a handler that adds one may move it: always read it through inf). */
+#ifndef KCTL_NO_THREADS
+#define KCTL__INF_RUN(inf) ((inf)->run)
+#else
+#define KCTL__INF_RUN(inf) ((inf)->handlers)
+#endif
 
 struct kctl__ckpt;
 static void kctl__ckpt_tick(kctl_informer *inf);
@@ -14901,8 +15182,10 @@ KCTL_API void kctl_informer_destroy(kctl_informer *inf) {
     kctl__cond_deinit(&inf->cv);
     kctl__mutex_deinit(&inf->mu);
     kctl__free(&inf->allocator, inf->handlers);
+#ifndef KCTL_NO_THREADS
     kctl__free(&inf->allocator, inf->spare);
     kctl__free(&inf->allocator, inf->run);
+#endif
     kctl__free(&inf->allocator, inf);
 }
 
@@ -14916,18 +15199,26 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
         size_t bytes = (size_t)cap * sizeof *list;
         if (cap > inf->cap && bytes / sizeof *list == cap) {
             list = (kctl__infh *)kctl__alloc(&inf->allocator, bytes);
+#ifndef KCTL_NO_THREADS
             room = (kctl__infh *)kctl__alloc(&inf->allocator, bytes);
+#else
+            room = list; /* no copy: the step runs the list */
+#endif
         }
         if (!list || !room) {
             kctl__free(&inf->allocator, list);
+#ifndef KCTL_NO_THREADS
             kctl__free(&inf->allocator, room);
+#endif
             rc = KCTL_ERR_NOMEM;
         } else {
             if (inf->nhandlers) memcpy(list, inf->handlers, inf->nhandlers * sizeof *list);
             kctl__free(&inf->allocator, inf->handlers);
-            kctl__free(&inf->allocator, inf->spare); /* an older room the step never took */
             inf->handlers = list;
+#ifndef KCTL_NO_THREADS
+            kctl__free(&inf->allocator, inf->spare); /* an older room the step never took */
             inf->spare = room;
+#endif
             inf->cap = cap;
         }
     }
@@ -14935,7 +15226,9 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
         inf->handlers[inf->nhandlers].h = *h;
         inf->handlers[inf->nhandlers].replay = inf->running || inf->stats.lists > 0;
         inf->nhandlers++;
+#ifndef KCTL_NO_THREADS
         inf->changed = true;
+#endif
     }
     kctl__mutex_unlock(&inf->mu);
     return rc;
@@ -15000,14 +15293,19 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
             kctl_obj *last = obj ? obj : old;
             if (old) kctl_indexer_delete(inf->ix, key);
             inf->from_list = d[i].final_state_unknown; /* found by a relist */
-            for (k = 0; k < inf->nrun; k++)
-                if (inf->run[k].h.on_delete) inf->run[k].h.on_delete(key, last, d[i].final_state_unknown, inf->run[k].h.user_data);
+            for (k = 0; k < inf->nrun; k++) {
+                const kctl_handler *h = &KCTL__INF_RUN(inf)[k].h;
+                if (h->on_delete) h->on_delete(key, last, d[i].final_state_unknown, h->user_data);
+            }
             inf->from_list = false;
         } else {
             bool sync;
+#if !KCTL_SMALL /* one trip to the cache (small builds: the two calls) */
             if (obj && obj->node.key && kctl__strcmp(obj->node.key, key) == 0) {
                 rc = kctl__indexer_put_old(inf->ix, obj, &old);
-            } else { /* no object, or a transform that changed its key: as two calls */
+            } else
+#endif
+            { /* no object, or a transform that changed its key: as two calls */
                 old = kctl_indexer_get(inf->ix, key);
                 rc = kctl_indexer_add(inf->ix, obj);
             }
@@ -15028,7 +15326,7 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
             sync = old && kctl__inf_is_sync(old, obj);
             inf->from_list = d[i].type == KCTL_DELTA_REPLACED || d[i].type == KCTL_DELTA_SYNC; /* a list's, a resync's */
             for (k = 0; k < inf->nrun; k++) {
-                const kctl_handler *h = &inf->run[k].h;
+                const kctl_handler *h = &KCTL__INF_RUN(inf)[k].h;
                 if (old && h->on_update && (!sync || h->resync)) h->on_update(old, obj, h->user_data);
                 else if (!old && h->on_add) h->on_add(obj, h->user_data);
             }
@@ -15041,6 +15339,16 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     return KCTL_OK;
 }
 
+/* The reflector's counters and the cache's: what read_stats gives (with
+   threads, the copy each step makes; without, read when asked: nothing
+   changes between steps). */
+static void kctl__inf_stats(kctl_informer *inf, kctl_reflector_stats *out) {
+    kctl_reflector_read_stats(inf->r, out);
+    out->cache_full = inf->cache_full;
+    out->transform_errors = inf->transform_errors;
+    if (inf->cache_err) out->last_error = inf->cache_err;
+}
+
 KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *next_ns) {
     kctl__infctx c;
     uint32_t k;
@@ -15050,6 +15358,7 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     if (rc != KCTL_OK) return rc;
     memset(&c, 0, sizeof c);
     c.inf = inf;
+#ifndef KCTL_NO_THREADS
     kctl__mutex_lock(&inf->mu);
     if (inf->changed) { /* handlers were added: take a new copy (never allocates) */
         if (inf->spare) {
@@ -15063,20 +15372,23 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         inf->changed = false;
     }
     kctl__mutex_unlock(&inf->mu);
+#else
+    inf->nrun = inf->nhandlers; /* the ones a handler adds meanwhile run from the next step */
+#endif
     for (k = 0; k < inf->nrun; k++) { /* late handlers: what is cached, as adds */
         kctl_obj_list l;
         size_t i;
-        if (!inf->run[k].replay) continue;
+        if (!KCTL__INF_RUN(inf)[k].replay) continue;
         memset(&l, 0, sizeof l);
-        if (inf->run[k].h.on_add && kctl_indexer_list(inf->ix, &l) != KCTL_OK) { /* out of memory: */
+        if (KCTL__INF_RUN(inf)[k].h.on_add && kctl_indexer_list(inf->ix, &l) != KCTL_OK) { /* out of memory: */
             inf->cache_err = KCTL_ERR_NOMEM; /* no delta before its adds: all at the next step */
             c.put_back = true;
             break;
         }
-        inf->run[k].replay = false;
+        KCTL__INF_RUN(inf)[k].replay = false;
         inf->cache_err = KCTL_OK;
         inf->from_list = true; /* the current contents, as a list gives them */
-        for (i = 0; i < l.count; i++) inf->run[k].h.on_add(l.items[i], inf->run[k].h.user_data);
+        for (i = 0; i < l.count; i++) KCTL__INF_RUN(inf)[k].h.on_add(l.items[i], KCTL__INF_RUN(inf)[k].h.user_data);
         inf->from_list = false;
         kctl_obj_list_free(&l);
     }
@@ -15094,16 +15406,20 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         *next_ns = kctl_clock_now(&inf->r->clock); /* deltas left: at once */
     }
     kctl__mutex_lock(&inf->mu);
-    kctl_reflector_read_stats(inf->r, &inf->stats);
-    inf->stats.cache_full = inf->cache_full;
-    inf->stats.transform_errors = inf->transform_errors;
-    if (inf->cache_err) inf->stats.last_error = inf->cache_err;
+#ifndef KCTL_NO_THREADS
+    kctl__inf_stats(inf, &inf->stats); /* the copy other threads read */
+#else
+    inf->stats.lists = inf->r->stats.lists; /* what add_handler reads (the rest is read when asked) */
+#endif
     if (!inf->synced && kctl_reflector_listed(inf->r) && kctl_fifo_has_synced(inf->fifo)) {
         inf->synced = true;
         kctl__cond_broadcast(&inf->cv);
-    } else if (!inf->synced && inf->stats.last_error == KCTL_ERR_NOMEM) {
+    }
+#ifndef KCTL_NO_THREADS
+    else if (!inf->synced && inf->stats.last_error == KCTL_ERR_NOMEM) {
         kctl__cond_broadcast(&inf->cv); /* wait_for_sync reports it */
     }
+#endif
     kctl__mutex_unlock(&inf->mu);
     return rc == KCTL_ERR_SHUTDOWN ? rc : KCTL_OK;
 }
@@ -15204,7 +15520,11 @@ KCTL_API int kctl_informer_wait_for_sync(kctl_informer *inf, uint64_t timeout_ns
     kctl__mutex_lock(&inf->mu);
     while (!inf->synced) {
         uint64_t now = kctl_clock_now(NULL);
+#ifndef KCTL_NO_THREADS
         if (inf->stats.last_error == KCTL_ERR_NOMEM) { rc = KCTL_ERR_NOMEM; break; } /* a partial cache */
+#else
+        if ((inf->cache_err ? inf->cache_err : inf->r->stats.last_error) == KCTL_ERR_NOMEM) { rc = KCTL_ERR_NOMEM; break; }
+#endif
         if (now >= end) { rc = KCTL_ERR_TIMEOUT; break; }
 #ifdef KCTL_NO_THREADS
         rc = KCTL_ERR_TIMEOUT;
@@ -15221,9 +15541,13 @@ KCTL_API void kctl_informer_read_stats(kctl_informer *inf, kctl_reflector_stats 
     if (!out) return;
     memset(out, 0, sizeof *out);
     if (!inf) return;
+#ifndef KCTL_NO_THREADS
     kctl__mutex_lock(&inf->mu);
     *out = inf->stats;
     kctl__mutex_unlock(&inf->mu);
+#else
+    kctl__inf_stats(inf, out);
+#endif
 }
 
 /* ------------------------------------------------ >>checkpoint CHECKPOINT */

@@ -277,7 +277,8 @@ void kt_suite_edge(void);
 void kt_suite_contract(void); /* tests/contract.h: every transport's contract, per target */
 void kt_suite_budget(void);
 /* In a build with parts compiled out (KCTL_NO_MEMSTORE, _LEADER, _METRICS,
-   _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT, _MERGE_PATCH), a test that reaches for one is skipped, with the
+   _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT, _MERGE_PATCH, _PAGING,
+   _FAULTS, _INDEXES), a test that reaches for one is skipped, with the
    switch as its reason, at the call that says UNSUPPORTED: never dropped
    silently, and nothing else it tests is lost where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
@@ -308,16 +309,41 @@ void kt_suite_budget(void);
 #define kctl_jw_double(w, v) ((void)(w), (void)(v), kt_skip_now("KCTL_NO_JSON_DOUBLE: kctl_jw_double"))
 #define kctl_reported_set_double(r, f, v) kt_need(kctl_reported_set_double((r), (f), (v)), "KCTL_NO_JSON_DOUBLE")
 #endif
+/* A list, a reflector or an informer may be UNSUPPORTED for a selector
+   (KCTL_NO_SELECTORS) or for pages (KCTL_NO_PAGING: a limit, a continue
+   token, a page_size). */
+#if defined(KCTL_NO_SELECTORS) && defined(KCTL_NO_PAGING)
+#define KT_WHY_LIST "KCTL_NO_SELECTORS or KCTL_NO_PAGING"
+#elif defined(KCTL_NO_SELECTORS)
+#define KT_WHY_LIST "KCTL_NO_SELECTORS"
+#elif defined(KCTL_NO_PAGING)
+#define KT_WHY_LIST "KCTL_NO_PAGING"
+#endif
+#ifdef KT_WHY_LIST
+#define kctl_reflector_create(d, o) kt_need(kctl_reflector_create((d), (o)), KT_WHY_LIST)
+#define kctl_informer_create(d, o) kt_need(kctl_informer_create((d), (o)), KT_WHY_LIST)
+#define kctl_transport_list(t, r, lo, o, st) kt_need(kctl_transport_list((t), (r), (lo), (o), (st)), KT_WHY_LIST)
+#endif
 #ifdef KCTL_NO_SELECTORS /* what takes a selector says UNSUPPORTED for one */
 #define kctl_selector_parse(l, f, a, o) kt_need(kctl_selector_parse((l), (f), (a), (o)), "KCTL_NO_SELECTORS")
-#define kctl_reflector_create(d, o) kt_need(kctl_reflector_create((d), (o)), "KCTL_NO_SELECTORS")
-#define kctl_informer_create(d, o) kt_need(kctl_informer_create((d), (o)), "KCTL_NO_SELECTORS")
 #define kctl_manager_informer(m, r, l, f, o) kt_need(kctl_manager_informer((m), (r), (l), (f), (o)), "KCTL_NO_SELECTORS")
-#define kctl_transport_list(t, r, lo, o, st) kt_need(kctl_transport_list((t), (r), (lo), (o), (st)), "KCTL_NO_SELECTORS")
 #define kctl_transport_watch_open(t, r, lo, v, o, st) kt_need(kctl_transport_watch_open((t), (r), (lo), (v), (o), (st)), "KCTL_NO_SELECTORS")
 #define KT_NEED_SELECTORS(rc) kt_need((rc), "KCTL_NO_SELECTORS")
 #else
 #define KT_NEED_SELECTORS(rc) (rc)
+#endif
+#ifdef KCTL_NO_PAGING /* a list with a limit or a continue token, called without the wrapper above */
+#define KT_NEED_PAGING(rc) kt_need((rc), "KCTL_NO_PAGING")
+#else
+#define KT_NEED_PAGING(rc) (rc)
+#endif
+#ifdef KCTL_NO_INDEXES /* secondary indexes: only the built-in "namespace" */
+#define kctl_indexer_add_index(ix, n, f, u) kt_need(kctl_indexer_add_index((ix), (n), (f), (u)), "KCTL_NO_INDEXES")
+#endif
+#ifdef KCTL_NO_FAULTS /* the memstore's fault injection */
+#define kctl_memstore_fail_next(m, v, n, c) kt_need(kctl_memstore_fail_next((m), (v), (n), (c)), "KCTL_NO_FAULTS")
+#define kctl_memstore_break_watches_after(m, n) ((void)(m), (void)(n), kt_skip_now("KCTL_NO_FAULTS: kctl_memstore_break_watches_after"))
+#define kctl_memstore_set_latency(m, l) ((void)(m), (void)(l), kt_skip_now("KCTL_NO_FAULTS: kctl_memstore_set_latency"))
 #endif
 #ifdef KCTL_NO_MERGE_PATCH
 #define kctl_json_merge_patch(d, vd, p, vp, w) kt_need(kctl_json_merge_patch((d), (vd), (p), (vp), (w)), "KCTL_NO_MERGE_PATCH")

@@ -153,6 +153,54 @@ static void ti_add_get_delete(void) {
     kctl_obj_unref(c);
 }
 
+/* The built-in "namespace" index, with or without the others
+   (KCTL_NO_INDEXES answers it by a scan): its keys and values; adding
+   "namespace" again is EXISTS; another index is UNSUPPORTED there. */
+static void ti_namespace_index(void) {
+    kctl_indexer *ix = NULL;
+    kctl_obj *a = ti_obj("prod", "a", "web", "1"), *b = ti_obj("prod", "b", "db", "2"), *c = ti_obj("dev", "c", NULL, "3");
+    kctl_obj *d = ti_obj(NULL, "node-1", NULL, "4");
+    kctl_str_list keys;
+    int rc;
+    KT_EQ_INT(kctl_indexer_create(NULL, &ix), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_list_index_values(ix, "namespace", &keys), KCTL_OK);
+    KT_EQ_U64(keys.count, 0);
+    kctl_str_list_free(&keys);
+    KT_EQ_INT(kctl_indexer_add(ix, a), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, b), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, c), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_add(ix, d), KCTL_OK);
+    KT_EQ_INT(kctl_indexer_index_keys(ix, "namespace", "prod", &keys), KCTL_OK);
+    KT_EQ_U64(keys.count, 2);
+    KT_CHECK(ti_has_str(&keys, "prod/a") && ti_has_str(&keys, "prod/b"));
+    kctl_str_list_free(&keys);
+    KT_EQ_INT(kctl_indexer_index_keys(ix, "namespace", "qa", &keys), KCTL_OK);
+    KT_EQ_U64(keys.count, 0);
+    kctl_str_list_free(&keys);
+    KT_EQ_INT(kctl_indexer_index_keys(ix, "nope", "prod", &keys), KCTL_ERR_NOT_FOUND);
+    KT_EQ_INT(kctl_indexer_list_index_values(ix, "namespace", &keys), KCTL_OK);
+    KT_EQ_U64(keys.count, 3);
+    KT_CHECK(ti_has_str(&keys, "prod") && ti_has_str(&keys, "dev") && ti_has_str(&keys, ""));
+    kctl_str_list_free(&keys);
+    KT_EQ_INT(kctl_indexer_list_index_values(ix, "nope", &keys), KCTL_ERR_NOT_FOUND);
+    KT_EQ_U64(ti_count(ix, "namespace", "dev"), 1);
+    KT_EQ_INT(kctl_indexer_delete(ix, "dev/c"), KCTL_OK);
+    KT_EQ_U64(ti_count(ix, "namespace", "dev"), 0);
+    KT_EQ_INT((kctl_indexer_add_index)(ix, "namespace", ti_by_app, NULL), KCTL_ERR_EXISTS); /* the function, not kt.h's wrapper */
+    rc = (kctl_indexer_add_index)(ix, "app", ti_by_app, NULL);
+#ifdef KCTL_NO_INDEXES
+    KT_EQ_INT(rc, KCTL_ERR_UNSUPPORTED);
+#else
+    KT_EQ_INT(rc, KCTL_OK);
+    KT_EQ_U64(ti_count(ix, "app", "web"), 1);
+#endif
+    kctl_indexer_destroy(ix);
+    kctl_obj_unref(a);
+    kctl_obj_unref(b);
+    kctl_obj_unref(c);
+    kctl_obj_unref(d);
+}
+
 static void ti_update_keeps_indexes_exact(void) {
     kctl_indexer *ix = NULL;
     kctl_obj *v1 = ti_obj("prod", "a", "web", "1"), *v2 = ti_obj("prod", "a", "api", "2"), *v3 = ti_obj("prod", "a", NULL, "3");
@@ -677,6 +725,7 @@ static void ti_read_lifetime_threads(void) {
 
 void kt_suite_indexer(void) {
     KT_RUN(ti_add_get_delete);
+    KT_RUN(ti_namespace_index);
     KT_RUN(ti_update_keeps_indexes_exact);
     KT_RUN(ti_index_added_after_data);
     KT_RUN(ti_replace);

@@ -157,7 +157,7 @@ static void tm_list_selectors_paging(void) {
     cont[0] = 0;
     for (i = 0; i < 4; i++) {
         lo.continue_token = cont;
-        KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
+        KT_EQ_INT(KT_NEED_PAGING(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL)), KCTL_OK);
         seen += r.items.count;
         if (r.items.count) KT_EQ_STR(kctl_obj_name(r.items.items[0]), i == 0 ? "c0" : i == 1 ? "c2" : "c4");
         snprintf(cont, sizeof cont, "%s", r.continue_token);
@@ -166,6 +166,71 @@ static void tm_list_selectors_paging(void) {
     }
     KT_EQ_INT(i, 2);
     KT_EQ_U64(seen, 5);
+    tm_close(&s);
+}
+
+/* The trim switches of the store's read side: without KCTL_NO_PAGING a
+   limit pages; with it a limit, a continue token or a reflector's
+   page_size is UNSUPPORTED and a list without them is whole. Without
+   KCTL_NO_FAULTS an armed fault answers; with it fail_next is
+   UNSUPPORTED and the request is answered. */
+static void tm_trim_paging_faults(void) {
+    tm_store s;
+    kctl_list_result r;
+    kctl_list_opts lo;
+    kctl_reflector_desc rd;
+    kctl_reflector *rf = NULL;
+    kctl_fifo *f = NULL;
+    int rc;
+    if (!tm_open(&s, 0, 0)) return;
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"a\"}}", NULL), KCTL_OK);
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"b\"}}", NULL), KCTL_OK);
+    memset(&lo, 0, sizeof lo);
+    lo.limit = 1;
+    rc = s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL);
+#ifdef KCTL_NO_PAGING
+    KT_EQ_INT(rc, KCTL_ERR_UNSUPPORTED);
+    KT_EQ_U64(r.items.count, 0);
+    lo.limit = 0;
+    lo.continue_token = "2:configmaps|prod/a";
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_ERR_UNSUPPORTED);
+#else
+    KT_EQ_INT(rc, KCTL_OK);
+    KT_EQ_U64(r.items.count, 1);
+    KT_CHECK(r.continue_token[0] != '\0');
+    kctl_list_result_free(&r);
+#endif
+    memset(&lo, 0, sizeof lo);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK);
+    KT_EQ_U64(r.items.count, 2);
+    KT_EQ_STR(r.continue_token, "");
+    KT_EQ_STR(r.resource_version, "2");
+    kctl_list_result_free(&r);
+    rc = (kctl_memstore_fail_next)(s.ms, KCTL_VERB_LIST, 1, KCTL_ERR_IO); /* the function, not kt.h's wrapper */
+#ifdef KCTL_NO_FAULTS
+    KT_EQ_INT(rc, KCTL_ERR_UNSUPPORTED);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r, NULL), KCTL_OK);
+    kctl_list_result_free(&r);
+#else
+    KT_EQ_INT(rc, KCTL_OK);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r, NULL), KCTL_ERR_IO);
+#endif
+    KT_EQ_INT((kctl_memstore_fail_next)(s.ms, KCTL_VERB_COUNT, 1, KCTL_ERR_IO), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_fifo_create(NULL, &f), KCTL_OK);
+    memset(&rd, 0, sizeof rd);
+    rd.transport = s.t;
+    rd.resource = tm_cm;
+    rd.fifo = f;
+    rd.page_size = 1;
+    rc = (kctl_reflector_create)(&rd, &rf);
+#ifdef KCTL_NO_PAGING
+    KT_EQ_INT(rc, KCTL_ERR_UNSUPPORTED);
+    KT_CHECK(rf == NULL);
+#else
+    KT_EQ_INT(rc, KCTL_OK);
+#endif
+    kctl_reflector_destroy(rf);
+    kctl_fifo_destroy(f);
     tm_close(&s);
 }
 
@@ -188,7 +253,7 @@ static void tm_list_paging_snapshot(void) {
     }
     memset(&lo, 0, sizeof lo);
     lo.limit = 2;
-    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL), KCTL_OK); /* p0 p1 at version 6 */
+    KT_EQ_INT(KT_NEED_PAGING(s.t.vt->list(s.t.self, &tm_cm, &lo, &r, NULL)), KCTL_OK); /* p0 p1 at version 6 */
     KT_EQ_STR(r.resource_version, "6");
     snprintf(cont, sizeof cont, "%s", r.continue_token);
     kctl_list_result_free(&r);
@@ -955,6 +1020,7 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_list_selectors_paging);
     KT_RUN(tm_list_paging_snapshot);
+    KT_RUN(tm_trim_paging_faults);
     KT_RUN(tm_watch_gone_bookmarks_faults);
     KT_RUN(tm_apply_delete);
     KT_RUN(tm_apply_unchanged_by_metadata);

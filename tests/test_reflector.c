@@ -88,11 +88,19 @@ static int tr_to_cache(const char *key, const kctl_delta *d, size_t n, void *use
     return KCTL_OK;
 }
 
+/* Pages of n, or, under KCTL_NO_PAGING (a page_size is UNSUPPORTED there),
+   the whole list in one request: the same deltas either way. */
+#ifdef KCTL_NO_PAGING
+#define TR_PAGES(n) 0
+#else
+#define TR_PAGES(n) (n)
+#endif
+
 static void tr_list_then_watch(void) {
     tr_env e;
     tr_seen s;
     kctl_reflector_stats st;
-    if (!tr_open(&e, 0, 0, 0, 2)) return;
+    if (!tr_open(&e, 0, 0, 0, TR_PAGES(2))) return;
     tr_put(&e, "a", "{}");
     tr_put(&e, "b", "{}");
     tr_put(&e, "c", "{}"); /* three objects, pages of two */
