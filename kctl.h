@@ -10474,6 +10474,8 @@ typedef struct kctl__asmeta {
     bool fin_kept;          /* the finalizers are fin of fin_doc (KCTL_JSON_NONE: none), not base's */
     const kctl_json *fin_doc;
     uint32_t fin;
+    bool as_is;             /* base's metadata as it stands but for rv (written last, unless NULL), and its status
+                               where it stands (kctl_apisrv_parse_at): nothing else of m counts */
 } kctl__asmeta;
 
 /* Whether member name ktok of j is one of the n names (lens: their
@@ -10757,12 +10759,7 @@ static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
     return kctl__as_named(j, ktok, names, lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
 
-static bool kctl__as_type_meta(const kctl_json *j, uint32_t ktok) {
-    int k = kctl__as_top(j, ktok);
-    return k == 0 || k == 1;
-}
-
-static bool kctl__as_not_type_meta(const kctl_json *j, uint32_t ktok) { return !kctl__as_type_meta(j, ktok); }
+static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
@@ -10918,8 +10915,8 @@ static void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base,
     }
 }
 
-/* Write base with its metadata's managed fields from m, and the status
-   at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
+/* Write base with its metadata's managed fields from m (or, m->as_is,
+   its own), and the status at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
    tokens written. Repeated member names: the last counts. OK, NOMEM, or
    the writer's error. One walk of base's members, in one listing. */
 static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
@@ -10945,6 +10942,11 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     kctl__as_name(w, t, KCTL__AS_NAME("metadata"));
     kctl_jw_object_begin(w);
     kctl__at_open(t, w, true);
+    if (m->as_is) {
+        if (kctl_json_type_of(base, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(w, t, base, md, a, kctl__as_is_rv);
+        if (m->rv) kctl__as_str_member(w, t, KCTL__AS_NAME("resourceVersion"), m->rv);
+        goto metadata_done;
+    }
     kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
     if (m->ns && *m->ns) kctl__as_str_member(w, t, KCTL__AS_NAME("namespace"), m->ns);
     if (m->uid && *m->uid) kctl__as_str_member(w, t, KCTL__AS_NAME("uid"), m->uid);
@@ -10958,10 +10960,13 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
         kctl__as_name(w, t, KCTL__AS_NAME("finalizers"));
         rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a);
     }
+metadata_done:
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
-    for (i = 0; rc == KCTL_OK && i < v.n; i++)
-        if ((!KCTL_SMALL && i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i])) < 0) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+        int k = !KCTL_SMALL && i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i]);
+        if (k < 0 || (k == 3 && m->as_is)) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    }
     kctl__jmembers_free(&v);
     if (rc != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
@@ -11941,11 +11946,6 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
     return rc;
 }
 
-static bool kctl__as_type_meta_or_metadata(const kctl_json *j, uint32_t ktok) {
-    int k = kctl__as_top(j, ktok);
-    return k >= 0 && k <= 2;
-}
-static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
 KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
     const char *doc;
@@ -11961,9 +11961,9 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
     kctl_jw w;
     const char *text;
     size_t n;
-    uint32_t md;
     int rc;
     kctl_allocator a;
+    kctl__asmeta m;
     if (out) *out = NULL;
     if (!doc || !out) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(doc);
@@ -11973,28 +11973,17 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
         kctl__jdoc_free(&d);
         return rc;
     }
-    md = kctl_json_member(&d.j, 0, "metadata");
     if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT) {
         kctl__jdoc_free(&d);
         return KCTL_ERR_PROTO;
     }
+    /* in the order the rules write: apiVersion, kind, metadata (rv last), the rest */
+    memset(&m, 0, sizeof m);
+    m.as_is = true;
+    m.rv = rv;
     kctl_jw_init_growable(&w, &a);
-    kctl_jw_object_begin(&w); /* in the order the rules write: apiVersion, kind, metadata, the rest */
-    rc = kctl__as_copy_members(&w, NULL, &d.j, 0, &a, kctl__as_not_type_meta);
-    kctl_jw_key(&w, "metadata");
-    kctl_jw_object_begin(&w);
-    if (rc == KCTL_OK && kctl_json_type_of(&d.j, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(&w, NULL, &d.j, md, &a, kctl__as_is_rv);
-    if (rv) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, rv); }
-    kctl_jw_object_end(&w);
-    if (rc == KCTL_OK) rc = kctl__as_copy_members(&w, NULL, &d.j, 0, &a, kctl__as_type_meta_or_metadata);
-    kctl_jw_object_end(&w);
-    if (rc != KCTL_OK) {
-        kctl_jw_free(&w);
-        kctl__jdoc_free(&d);
-        return rc;
-    }
-    rc = kctl_jw_finish(&w, &text, &n);
-    if (rc == KCTL_OK) rc = kctl_obj_parse(text, n, opts, out);
+    if ((rc = kctl__as_emit(&w, NULL, &d.j, &m, &d.j, KCTL_JSON_NONE, &a)) == KCTL_OK && (rc = kctl_jw_finish(&w, &text, &n)) == KCTL_OK)
+        rc = kctl_obj_parse(text, n, opts, out);
     kctl_jw_free(&w);
     kctl__jdoc_free(&d);
     return rc;
@@ -12791,90 +12780,67 @@ static int kctl__ms_faulted(kctl_memstore *ms, kctl_verb verb, kctl_api_status *
     return rc == KCTL_OK ? rc : kctl__ms_refuse(st, rc, "injected fault");
 }
 
-/* Request req under the store's lock: the fault armed for its verb first
-   (faults), then kctl__ms_do; a document sent (create, update,
-   update_status) is read before, without the lock (kctl__as_pre), when
-   the store's memory is the default allocator's. */
-static int kctl__ms_req(kctl_memstore *ms, bool faults, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st) {
+/* How the owner asks (kctl__ms_req's how: the verb, or this bit with it):
+   no fault injected; with CREATE, the owner's apply. */
+#define KCTL__MS_OWNER 0x100u
+
+/* One write, the request made here for every entry point: verb how
+   (KCTL__MS_OWNER: the owner's, else the transport's), with name (PATCH,
+   REMOVE), the document or patch json[0..len) (KCTL_NTS), the patch's
+   flags and the delete's preconditions del. Under the store's lock: the
+   fault armed for its verb first (the transport's), then kctl__ms_do; a
+   document sent (create, update, update_status) is read before, without
+   the lock (kctl__as_pre), when the store's memory is the default
+   allocator's. */
+static int kctl__ms_req(kctl_memstore *ms, unsigned how, const kctl_resource *res, const char *name, const char *json, size_t len,
+                        unsigned flags, const kctl_delete_opts *del, kctl_obj **out, kctl_api_status *st) {
+    kctl_apisrv_req req;
     kctl__aspre pre;
     int rc = KCTL_OK;
-    bool sent = req->verb != KCTL_VERB_PATCH && req->verb != KCTL_VERB_REMOVE;
-    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req->json, req->len, &ms->allocator, &ms->obj_opts.limits);
+    kctl_verb verb = (kctl_verb)(how & 0xffu);
+    bool sent = verb < KCTL_VERB_PATCH;
+    if (out) *out = NULL;
+    if (!ms || !res || (verb != KCTL_VERB_REMOVE && !json) || (!sent && !name)) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = verb;
+    req.apply = how == (KCTL__MS_OWNER | KCTL_VERB_CREATE);
+    req.res = res;
+    req.name = name;
+    req.json = json;
+    req.len = json && len == KCTL_NTS ? kctl__strlen(json) : len;
+    req.patch_flags = flags;
+    req.del = del;
+    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req.json, req.len, &ms->allocator, &ms->obj_opts.limits);
     else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
-    if (faults) rc = kctl__ms_faulted(ms, req->verb, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, req, out, st, KCTL_SMALL || !sent ? NULL : &pre);
+    if (!(how & KCTL__MS_OWNER)) rc = kctl__ms_faulted(ms, verb, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, KCTL_SMALL || !sent ? NULL : &pre);
     kctl__ms_unlock(ms);
     if (!KCTL_SMALL) kctl__as_pre_free(&pre);
     return rc;
 }
 
-/* A document sent: verb's (the transport's, faults first), or the owner's
-   apply (apply: CREATE, no faults). */
-static int kctl__ms_write(kctl_memstore *ms, bool apply, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
-                          kctl_obj **out, kctl_api_status *st) {
-    kctl_apisrv_req req;
-    if (out) *out = NULL;
-    if (!ms || !res || !json) return KCTL_ERR_INVALID_ARG;
-    memset(&req, 0, sizeof req);
-    req.verb = verb;
-    req.apply = apply;
-    req.res = res;
-    req.json = json;
-    req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
-    return kctl__ms_req(ms, !apply, &req, out, st);
-}
-
-static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
-                             kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_write((kctl_memstore *)self, false, verb, res, json, len, out, st);
-}
-
 static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_vt_write(self, KCTL_VERB_CREATE, res, json, len, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_CREATE, res, NULL, json, len, 0, NULL, out, st);
 }
 
 static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE, res, json, len, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_UPDATE, res, NULL, json, len, 0, NULL, out, st);
 }
 
 static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                      kctl_api_status *st) {
-    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE_STATUS, res, json, len, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_UPDATE_STATUS, res, NULL, json, len, 0, NULL, out, st);
 }
 
 static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
                              kctl_obj **out, kctl_api_status *st) {
-    kctl_memstore *ms = (kctl_memstore *)self;
-    kctl_apisrv_req req;
-    if (out) *out = NULL;
-    if (!res || !name || !patch) return KCTL_ERR_INVALID_ARG;
-    memset(&req, 0, sizeof req);
-    req.verb = KCTL_VERB_PATCH;
-    req.res = res;
-    req.name = name;
-    req.json = patch;
-    req.len = len == KCTL_NTS ? kctl__strlen(patch) : len;
-    req.patch_flags = flags;
-    return kctl__ms_req(ms, true, &req, out, st);
-}
-
-static int kctl__ms_remove(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, const kctl_delete_opts *opts,
-                           kctl_obj **out, kctl_api_status *st) {
-    kctl_apisrv_req req;
-    if (out) *out = NULL;
-    if (!ms || !res || !name) return KCTL_ERR_INVALID_ARG;
-    memset(&req, 0, sizeof req);
-    req.verb = KCTL_VERB_REMOVE;
-    req.res = res;
-    req.name = name;
-    req.del = opts;
-    return kctl__ms_req(ms, faults, &req, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_PATCH, res, name, patch, len, flags, NULL, out, st);
 }
 
 static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
                               kctl_api_status *st) {
-    return kctl__ms_remove((kctl_memstore *)self, true, res, name, opts, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_REMOVE, res, name, NULL, 0, 0, opts, out, st);
 }
 
 static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, kctl_obj **out,
@@ -13267,11 +13233,11 @@ KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
 
 KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                  kctl_api_status *st) {
-    return kctl__ms_write(ms, true, KCTL_VERB_CREATE, res, json, len, out, st);
+    return kctl__ms_req(ms, KCTL__MS_OWNER | KCTL_VERB_CREATE, res, NULL, json, len, 0, NULL, out, st);
 }
 
 KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st) {
-    return kctl__ms_remove(ms, false, res, name, NULL, NULL, st);
+    return kctl__ms_req(ms, KCTL__MS_OWNER | KCTL_VERB_REMOVE, res, name, NULL, 0, 0, NULL, NULL, st);
 }
 
 KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
