@@ -10277,6 +10277,22 @@ static void kctl__as_md_scan(const kctl_json *j, uint32_t md, uint32_t mv[10]) {
 /* Check the document's shape and read its metadata strings; a bad shape
    is 400 BadRequest (what it is says what was wrong). */
 static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_json *j) {
+#if KCTL_SMALL
+    /* the strings read first, by where they go in in: name, generateName,
+       namespace (with their lengths), uid, resourceVersion (KCTL__AM_*
+       0 to 4) and kind */
+    static const unsigned char str_at[6] = { offsetof(kctl__asin, name), offsetof(kctl__asin, gen_name), offsetof(kctl__asin, ns),
+                                             offsetof(kctl__asin, uid), offsetof(kctl__asin, rv), offsetof(kctl__asin, kind) };
+    static const unsigned char len_at[3] = { offsetof(kctl__asin, name_len), offsetof(kctl__asin, gen_len), offsetof(kctl__asin, ns_len) };
+#endif
+#ifndef KCTL_NO_VALIDATION
+    static const char *const str_why[6] = { "metadata.name must be a string without NUL", "metadata.generateName must be a string without NUL",
+                                            "metadata.namespace must be a string without NUL", "metadata.uid must be a string without NUL",
+                                            "metadata.resourceVersion must be a string", "kind must be a string" };
+#define KCTL__AS_STR_WHY(k) str_why[k]
+#else
+#define KCTL__AS_STR_WHY(k) ""
+#endif
     uint32_t v, i, k;
     kctl_json_type t;
     const char *dummy;
@@ -10287,12 +10303,20 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     t = kctl_json_type_of(j, in->md);
     if (t != KCTL_JSON_OBJECT) return KCTL__AS_WHY("metadata must be an object");
     kctl__as_md_scan(j, in->md, in->mv);
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return KCTL__AS_WHY("metadata.name must be a string without NUL");
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return KCTL__AS_WHY("metadata.generateName must be a string without NUL");
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_WHY("metadata.namespace must be a string without NUL");
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_WHY("metadata.uid must be a string without NUL");
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_WHY("metadata.resourceVersion must be a string");
-    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return KCTL__AS_WHY("kind must be a string");
+#if KCTL_SMALL /* (small builds: in a loop; the others unrolled, the write's hot path) */
+    for (k = 0; k < 6; k++)
+        if (!kctl__as_str(sc, j, k < 5 ? in->mv[k] : kctl_json_member(j, 0, "kind"), (const char **)(void *)((char *)in + str_at[k]),
+                          k < 3 ? (size_t *)(void *)((char *)in + len_at[k]) : NULL))
+            return KCTL__AS_STR_WHY(k);
+#else
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return KCTL__AS_STR_WHY(0);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return KCTL__AS_STR_WHY(1);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_STR_WHY(2);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_STR_WHY(3);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_STR_WHY(4);
+    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return KCTL__AS_STR_WHY(5);
+#endif
+#undef KCTL__AS_STR_WHY
     v = in->mv[KCTL__AM_GENERATION];
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && kctl_json_int64(j, v, &in->generation) != KCTL_OK)
@@ -10988,6 +11012,28 @@ static bool kctl__as_skipped(const kctl_json *j, uint32_t ktok, const char *cons
     return false;
 }
 
+#if KCTL_SMALL
+/* (small builds: by scanning, as kctl__jequal_scan does, in no memory:
+   every name that counts in a is in b with an equal value, then every
+   name that counts in b is in a; O(members squared)) */
+static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
+                                 size_t nskip, const kctl_allocator *al) {
+    uint32_t i, m, w;
+    int pass;
+    if (kctl_json_type_of(a, va) != KCTL_JSON_OBJECT || kctl_json_type_of(b, vb) != KCTL_JSON_OBJECT)
+        return kctl__jequal(a, va, b, vb, al);
+    for (pass = 0; pass < 2; pass++) {
+        for (i = va + 1, m = 0; m < a->toks[va].size; m++, i += 1 + a->toks[i + 1].skip) {
+            if (kctl__as_skipped(a, i, skip, nskip) || !kctl__jlast(a, va, i)) continue;
+            w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
+            if (w == KCTL_JSON_NONE || (!pass && !kctl__jequal(a, i + 1, b, w, al))) return 0;
+        }
+        { const kctl_json *t = a; a = b; b = t; }
+        w = va; va = vb; vb = w;
+    }
+    return 1;
+}
+#else
 static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
                                  size_t nskip, const kctl_allocator *al) {
     kctl__jmview p, q;
@@ -11019,6 +11065,7 @@ static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_jso
     kctl__jmembers_free(&q);
     return rc;
 }
+#endif
 
 /* A document and the same with only its resourceVersion changed are the
    same write. */
@@ -11241,7 +11288,7 @@ typedef struct kctl__asrun {
     kctl__asstr sc;
     kctl__jdoc sent, cur, merged;
     kctl_jw mbuf; /* a patch's merged document */
-    char cur_created[64], cur_deleted[64], cur_ns[256];
+    char cur_created[64];
     kctl__jdoc *keep;                /* NULL, or where the document written to out is parsed for the caller */
     const kctl_json_limits *keep_lim; /* with these limits */
     int keep_rc;                     /* and what that parse returned when it failed (keep then holds nothing) */
@@ -11296,16 +11343,9 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
     md = kctl_json_member(&r->cur.j, 0, "metadata");
     if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, md, "creationTimestamp"), r->cur_created, sizeof r->cur_created, NULL) != KCTL_OK)
         r->cur_created[0] = '\0';
-    { /* a namespace is at most 63 bytes */
-        const char *ns = kctl_obj_namespace(cur);
-        size_t n = kctl__strlen(ns);
-        if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
-        memcpy(r->cur_ns, ns, n);
-        r->cur_ns[n] = '\0';
-    }
     memset(m, 0, sizeof *m);
     m->name = kctl_obj_name(cur);
-    m->ns = r->cur_ns;
+    m->ns = kctl_obj_namespace(cur); /* (cur stays valid for the whole decision) */
     m->uid = kctl_obj_uid(cur);
     m->created = r->cur_created;
     m->deleted = kctl_obj_deletion_timestamp(cur);
@@ -11329,8 +11369,8 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
 static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_json *sent, kctl__asmeta *m, uint32_t *status,
                               bool *taken) {
     const kctl__ascur *c;
-    const char *doc, *ns;
-    size_t len, n;
+    const char *doc;
+    size_t len;
     uint64_t fp;
     int rc;
     *taken = false;
@@ -11353,14 +11393,9 @@ static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_js
     }
     memcpy(r->cur_created, doc + c->created, c->created_len);
     r->cur_created[c->created_len] = '\0';
-    ns = kctl_obj_namespace(cur); /* a namespace is at most 63 bytes */
-    n = kctl__strlen(ns);
-    if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
-    memcpy(r->cur_ns, ns, n);
-    r->cur_ns[n] = '\0';
     memset(m, 0, sizeof *m);
     m->name = kctl_obj_name(cur);
-    m->ns = r->cur_ns;
+    m->ns = kctl_obj_namespace(cur);
     m->uid = kctl_obj_uid(cur);
     m->created = r->cur_created;
     m->generation = kctl_obj_generation(cur);
@@ -11792,22 +11827,24 @@ static int kctl__as_remove(kctl__asrun *r) {
     const char *ns = req->res->ns ? req->res->ns : "";
     const kctl_obj *cur;
     kctl__asmeta m;
-    char kind[256] = "";
-    int rc;
+    char kbuf[256];
+    const char *kind;
+    int rc, p;
     if (!req->name || !*req->name) return KCTL_ERR_INVALID_ARG;
     if (!(cur = req->lookup(ns, req->name, req->lookup_user_data))) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, req->name, r->st);
     r->d->cur = cur;
     if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
-    if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kind, sizeof kind, NULL) != KCTL_OK || !kind[0])
-        kctl__fmt(kind, sizeof kind, "%s", req->res->resource);
-    if (req->del && req->del->uid && *req->del->uid && kctl__strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
-        return kctl__as_conflict(r, kind, true, req->name, "the UID in the precondition (%s) does not match the UID in record (%s). "
-                                 "The object might have been deleted and then recreated", req->del->uid, kctl_obj_uid(cur));
-    if (req->del && req->del->resource_version && *req->del->resource_version &&
-        kctl__strcmp(req->del->resource_version, kctl_obj_resource_version(cur)) != 0)
-        return kctl__as_conflict(r, kind, true, req->name, "the ResourceVersion in the precondition (%s) does not match the "
-                                 "ResourceVersion in record (%s). The object might have been modified", req->del->resource_version,
-                                 kctl_obj_resource_version(cur));
+    kind = kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kbuf, sizeof kbuf, NULL) == KCTL_OK && kbuf[0]
+               ? kbuf : req->res->resource;
+    for (p = 0; req->del && p < 2; p++) { /* the preconditions: the uid, then the resourceVersion */
+        const char *want = p ? req->del->resource_version : req->del->uid, *have = p ? kctl_obj_resource_version(cur) : kctl_obj_uid(cur);
+        if (want && *want && kctl__strcmp(want, have) != 0)
+            return kctl__as_conflict(r, kind, true, req->name,
+                                     p ? "the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). "
+                                         "The object might have been modified"
+                                       : "the UID in the precondition (%s) does not match the UID in record (%s). "
+                                         "The object might have been deleted and then recreated", want, have);
+    }
     if (kctl_obj_finalizer_count(cur) == 0) {
         r->d->outcome = KCTL_APISRV_REMOVE;
         return KCTL_OK;
