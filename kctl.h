@@ -11785,10 +11785,10 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
    the patch read: the refusals before stay.) */
 static int kctl__as_patch(kctl__asrun *r) {
     const kctl_apisrv_req *req = r->req;
-    const char *ns = req->res->ns ? req->res->ns : "", *doc, *text;
+    const char *ns = req->res->ns ? req->res->ns : "";
     const kctl_obj *cur;
-    kctl__jdoc patch, cd;
-    size_t len = req->len, dlen, n;
+    kctl__jdoc patch;
+    size_t len = req->len;
     int rc;
     if (!req->name || !*req->name || !req->json || (req->patch_flags & ~KCTL_PATCH_STATUS)) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(req->json);
@@ -11797,27 +11797,27 @@ static int kctl__as_patch(kctl__asrun *r) {
         kctl__jdoc_free(&patch);
         return rc;
     }
-    doc = kctl_obj_json(cur, &dlen);
-    if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &req->allocator, NULL)) == KCTL_OK) {
 #ifdef KCTL_NO_MERGE_PATCH
-        rc = KCTL_ERR_UNSUPPORTED; /* as kctl_json_merge_patch says */
-        (void)text;
-        (void)n;
-#else
-        rc = kctl_json_merge_patch(&cd.j, 0, &patch.j, 0, &r->mbuf);
-        if (rc == KCTL_OK) rc = kctl_jw_finish(&r->mbuf, &text, &n);
-        if (rc == KCTL_ERR_TOO_LARGE && r->st) /* deeper than a document may be */
-            rc = kctl__as_simple(r->st, &req->allocator, 413, "RequestEntityTooLarge",
-                                 "Request entity too large: the patched object is beyond the writer's depth");
-        else if (rc == KCTL_OK) rc = kctl__as_parse_body(r, &r->merged, text, n);
-#endif
-    }
-    kctl__jdoc_free(&cd);
     kctl__jdoc_free(&patch);
-#ifdef KCTL_NO_MERGE_PATCH
-    return rc; /* never OK */
+    return KCTL_ERR_UNSUPPORTED; /* as kctl_json_merge_patch says */
 #else
-    if (rc != KCTL_OK) return rc;
+    {
+        const char *doc, *text;
+        kctl__jdoc cd;
+        size_t dlen, n;
+        doc = kctl_obj_json(cur, &dlen);
+        if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &req->allocator, NULL)) == KCTL_OK) {
+            rc = kctl_json_merge_patch(&cd.j, 0, &patch.j, 0, &r->mbuf);
+            if (rc == KCTL_OK) rc = kctl_jw_finish(&r->mbuf, &text, &n);
+            if (rc == KCTL_ERR_TOO_LARGE && r->st) /* deeper than a document may be */
+                rc = kctl__as_simple(r->st, &req->allocator, 413, "RequestEntityTooLarge",
+                                     "Request entity too large: the patched object is beyond the writer's depth");
+            else if (rc == KCTL_OK) rc = kctl__as_parse_body(r, &r->merged, text, n);
+        }
+        kctl__jdoc_free(&cd);
+        kctl__jdoc_free(&patch);
+        if (rc != KCTL_OK) return rc;
+    }
     return kctl__as_write(r, &r->merged.j, req->patch_flags & KCTL_PATCH_STATUS ? KCTL_VERB_UPDATE_STATUS : KCTL_VERB_UPDATE, cur);
 #endif
 }
