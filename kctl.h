@@ -10533,6 +10533,22 @@ static void kctl__as_md_scan(const kctl_json *j, uint32_t md, uint32_t mv[10]) {
 /* Check the document's shape and read its metadata strings; a bad shape
    is 400 BadRequest (what it is says what was wrong). */
 static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_json *j) {
+#if KCTL_SMALL
+    /* the strings read first, by where they go in in: name, generateName,
+       namespace (with their lengths), uid, resourceVersion (KCTL__AM_*
+       0 to 4) and kind */
+    static const unsigned char str_at[6] = { offsetof(kctl__asin, name), offsetof(kctl__asin, gen_name), offsetof(kctl__asin, ns),
+                                             offsetof(kctl__asin, uid), offsetof(kctl__asin, rv), offsetof(kctl__asin, kind) };
+    static const unsigned char len_at[3] = { offsetof(kctl__asin, name_len), offsetof(kctl__asin, gen_len), offsetof(kctl__asin, ns_len) };
+#endif
+#ifndef KCTL_NO_VALIDATION
+    static const char *const str_why[6] = { "metadata.name must be a string without NUL", "metadata.generateName must be a string without NUL",
+                                            "metadata.namespace must be a string without NUL", "metadata.uid must be a string without NUL",
+                                            "metadata.resourceVersion must be a string", "kind must be a string" };
+#define KCTL__AS_STR_WHY(k) str_why[k]
+#else
+#define KCTL__AS_STR_WHY(k) ""
+#endif
     uint32_t v, i, k;
     kctl_json_type t;
     const char *dummy;
@@ -10543,12 +10559,20 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     t = kctl_json_type_of(j, in->md);
     if (t != KCTL_JSON_OBJECT) return KCTL__AS_WHY("metadata must be an object");
     kctl__as_md_scan(j, in->md, in->mv);
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return KCTL__AS_WHY("metadata.name must be a string without NUL");
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return KCTL__AS_WHY("metadata.generateName must be a string without NUL");
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_WHY("metadata.namespace must be a string without NUL");
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_WHY("metadata.uid must be a string without NUL");
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_WHY("metadata.resourceVersion must be a string");
-    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return KCTL__AS_WHY("kind must be a string");
+#if KCTL_SMALL /* (small builds: in a loop; the others unrolled, the write's hot path) */
+    for (k = 0; k < 6; k++)
+        if (!kctl__as_str(sc, j, k < 5 ? in->mv[k] : kctl_json_member(j, 0, "kind"), (const char **)(void *)((char *)in + str_at[k]),
+                          k < 3 ? (size_t *)(void *)((char *)in + len_at[k]) : NULL))
+            return KCTL__AS_STR_WHY(k);
+#else
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return KCTL__AS_STR_WHY(0);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return KCTL__AS_STR_WHY(1);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_STR_WHY(2);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_STR_WHY(3);
+    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_STR_WHY(4);
+    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return KCTL__AS_STR_WHY(5);
+#endif
+#undef KCTL__AS_STR_WHY
     v = in->mv[KCTL__AM_GENERATION];
     t = kctl_json_type_of(j, v);
     if (t != KCTL_JSON_INVALID && t != KCTL_JSON_NULL && kctl_json_int64(j, v, &in->generation) != KCTL_OK)
@@ -10730,6 +10754,8 @@ typedef struct kctl__asmeta {
     bool fin_kept;          /* the finalizers are fin of fin_doc (KCTL_JSON_NONE: none), not base's */
     const kctl_json *fin_doc;
     uint32_t fin;
+    bool as_is;             /* base's metadata as it stands but for rv (written last, unless NULL), and its status
+                               where it stands (kctl_apisrv_parse_at): nothing else of m counts */
 } kctl__asmeta;
 
 /* Whether member name ktok of j is one of the n names (lens: their
@@ -11013,12 +11039,7 @@ static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
     return kctl__as_named(j, ktok, names, lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
 
-static bool kctl__as_type_meta(const kctl_json *j, uint32_t ktok) {
-    int k = kctl__as_top(j, ktok);
-    return k == 0 || k == 1;
-}
-
-static bool kctl__as_not_type_meta(const kctl_json *j, uint32_t ktok) { return !kctl__as_type_meta(j, ktok); }
+static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
@@ -11174,8 +11195,8 @@ static void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base,
     }
 }
 
-/* Write base with its metadata's managed fields from m, and the status
-   at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
+/* Write base with its metadata's managed fields from m (or, m->as_is,
+   its own), and the status at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
    tokens written. Repeated member names: the last counts. OK, NOMEM, or
    the writer's error. One walk of base's members, in one listing. */
 static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
@@ -11201,6 +11222,11 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     kctl__as_name(w, t, KCTL__AS_NAME("metadata"));
     kctl_jw_object_begin(w);
     kctl__at_open(t, w, true);
+    if (m->as_is) {
+        if (kctl_json_type_of(base, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(w, t, base, md, a, kctl__as_is_rv);
+        if (m->rv) kctl__as_str_member(w, t, KCTL__AS_NAME("resourceVersion"), m->rv);
+        goto metadata_done;
+    }
     kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
     if (m->ns && *m->ns) kctl__as_str_member(w, t, KCTL__AS_NAME("namespace"), m->ns);
     if (m->uid && *m->uid) kctl__as_str_member(w, t, KCTL__AS_NAME("uid"), m->uid);
@@ -11214,10 +11240,13 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
         kctl__as_name(w, t, KCTL__AS_NAME("finalizers"));
         rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a);
     }
+metadata_done:
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
-    for (i = 0; rc == KCTL_OK && i < v.n; i++)
-        if ((!KCTL_SMALL && i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i])) < 0) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+        int k = !KCTL_SMALL && i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i]);
+        if (k < 0 || (k == 3 && m->as_is)) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    }
     kctl__jmembers_free(&v);
     if (rc != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
@@ -11239,6 +11268,28 @@ static bool kctl__as_skipped(const kctl_json *j, uint32_t ktok, const char *cons
     return false;
 }
 
+#if KCTL_SMALL
+/* (small builds: by scanning, as kctl__jequal_scan does, in no memory:
+   every name that counts in a is in b with an equal value, then every
+   name that counts in b is in a; O(members squared)) */
+static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
+                                 size_t nskip, const kctl_allocator *al) {
+    uint32_t i, m, w;
+    int pass;
+    if (kctl_json_type_of(a, va) != KCTL_JSON_OBJECT || kctl_json_type_of(b, vb) != KCTL_JSON_OBJECT)
+        return kctl__jequal(a, va, b, vb, al);
+    for (pass = 0; pass < 2; pass++) {
+        for (i = va + 1, m = 0; m < a->toks[va].size; m++, i += 1 + a->toks[i + 1].skip) {
+            if (kctl__as_skipped(a, i, skip, nskip) || !kctl__jlast(a, va, i)) continue;
+            w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
+            if (w == KCTL_JSON_NONE || (!pass && !kctl__jequal(a, i + 1, b, w, al))) return 0;
+        }
+        { const kctl_json *t = a; a = b; b = t; }
+        w = va; va = vb; vb = w;
+    }
+    return 1;
+}
+#else
 static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
                                  size_t nskip, const kctl_allocator *al) {
     kctl__jmview p, q;
@@ -11270,6 +11321,7 @@ static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_jso
     kctl__jmembers_free(&q);
     return rc;
 }
+#endif
 
 /* A document and the same with only its resourceVersion changed are the
    same write. */
@@ -11492,7 +11544,7 @@ typedef struct kctl__asrun {
     kctl__asstr sc;
     kctl__jdoc sent, cur, merged;
     kctl_jw mbuf; /* a patch's merged document */
-    char cur_created[64], cur_deleted[64], cur_ns[256];
+    char cur_created[64];
     kctl__jdoc *keep;                /* NULL, or where the document written to out is parsed for the caller */
     const kctl_json_limits *keep_lim; /* with these limits */
     int keep_rc;                     /* and what that parse returned when it failed (keep then holds nothing) */
@@ -11547,16 +11599,9 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
     md = kctl_json_member(&r->cur.j, 0, "metadata");
     if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, md, "creationTimestamp"), r->cur_created, sizeof r->cur_created, NULL) != KCTL_OK)
         r->cur_created[0] = '\0';
-    { /* a namespace is at most 63 bytes */
-        const char *ns = kctl_obj_namespace(cur);
-        size_t n = kctl__strlen(ns);
-        if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
-        memcpy(r->cur_ns, ns, n);
-        r->cur_ns[n] = '\0';
-    }
     memset(m, 0, sizeof *m);
     m->name = kctl_obj_name(cur);
-    m->ns = r->cur_ns;
+    m->ns = kctl_obj_namespace(cur); /* (cur stays valid for the whole decision) */
     m->uid = kctl_obj_uid(cur);
     m->created = r->cur_created;
     m->deleted = kctl_obj_deletion_timestamp(cur);
@@ -11580,8 +11625,8 @@ static int kctl__as_cur_meta(kctl__asrun *r, const kctl_obj *cur, kctl__asmeta *
 static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_json *sent, kctl__asmeta *m, uint32_t *status,
                               bool *taken) {
     const kctl__ascur *c;
-    const char *doc, *ns;
-    size_t len, n;
+    const char *doc;
+    size_t len;
     uint64_t fp;
     int rc;
     *taken = false;
@@ -11604,14 +11649,9 @@ static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_js
     }
     memcpy(r->cur_created, doc + c->created, c->created_len);
     r->cur_created[c->created_len] = '\0';
-    ns = kctl_obj_namespace(cur); /* a namespace is at most 63 bytes */
-    n = kctl__strlen(ns);
-    if (n >= sizeof r->cur_ns) n = sizeof r->cur_ns - 1;
-    memcpy(r->cur_ns, ns, n);
-    r->cur_ns[n] = '\0';
     memset(m, 0, sizeof *m);
     m->name = kctl_obj_name(cur);
-    m->ns = r->cur_ns;
+    m->ns = kctl_obj_namespace(cur);
     m->uid = kctl_obj_uid(cur);
     m->created = r->cur_created;
     m->generation = kctl_obj_generation(cur);
@@ -12001,10 +12041,10 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
    the patch read: the refusals before stay.) */
 static int kctl__as_patch(kctl__asrun *r) {
     const kctl_apisrv_req *req = r->req;
-    const char *ns = req->res->ns ? req->res->ns : "", *doc, *text;
+    const char *ns = req->res->ns ? req->res->ns : "";
     const kctl_obj *cur;
-    kctl__jdoc patch, cd;
-    size_t len = req->len, dlen, n;
+    kctl__jdoc patch;
+    size_t len = req->len;
     int rc;
     if (!req->name || !*req->name || !req->json || (req->patch_flags & ~KCTL_PATCH_STATUS)) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(req->json);
@@ -12013,27 +12053,27 @@ static int kctl__as_patch(kctl__asrun *r) {
         kctl__jdoc_free(&patch);
         return rc;
     }
-    doc = kctl_obj_json(cur, &dlen);
-    if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &req->allocator, NULL)) == KCTL_OK) {
 #ifdef KCTL_NO_MERGE_PATCH
-        rc = KCTL_ERR_UNSUPPORTED; /* as kctl_json_merge_patch says */
-        (void)text;
-        (void)n;
-#else
-        rc = kctl_json_merge_patch(&cd.j, 0, &patch.j, 0, &r->mbuf);
-        if (rc == KCTL_OK) rc = kctl_jw_finish(&r->mbuf, &text, &n);
-        if (rc == KCTL_ERR_TOO_LARGE && r->st) /* deeper than a document may be */
-            rc = kctl__as_simple(r->st, &req->allocator, 413, "RequestEntityTooLarge",
-                                 "Request entity too large: the patched object is beyond the writer's depth");
-        else if (rc == KCTL_OK) rc = kctl__as_parse_body(r, &r->merged, text, n);
-#endif
-    }
-    kctl__jdoc_free(&cd);
     kctl__jdoc_free(&patch);
-#ifdef KCTL_NO_MERGE_PATCH
-    return rc; /* never OK */
+    return KCTL_ERR_UNSUPPORTED; /* as kctl_json_merge_patch says */
 #else
-    if (rc != KCTL_OK) return rc;
+    {
+        const char *doc, *text;
+        kctl__jdoc cd;
+        size_t dlen, n;
+        doc = kctl_obj_json(cur, &dlen);
+        if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &req->allocator, NULL)) == KCTL_OK) {
+            rc = kctl_json_merge_patch(&cd.j, 0, &patch.j, 0, &r->mbuf);
+            if (rc == KCTL_OK) rc = kctl_jw_finish(&r->mbuf, &text, &n);
+            if (rc == KCTL_ERR_TOO_LARGE && r->st) /* deeper than a document may be */
+                rc = kctl__as_simple(r->st, &req->allocator, 413, "RequestEntityTooLarge",
+                                     "Request entity too large: the patched object is beyond the writer's depth");
+            else if (rc == KCTL_OK) rc = kctl__as_parse_body(r, &r->merged, text, n);
+        }
+        kctl__jdoc_free(&cd);
+        kctl__jdoc_free(&patch);
+        if (rc != KCTL_OK) return rc;
+    }
     return kctl__as_write(r, &r->merged.j, req->patch_flags & KCTL_PATCH_STATUS ? KCTL_VERB_UPDATE_STATUS : KCTL_VERB_UPDATE, cur);
 #endif
 }
@@ -12043,22 +12083,24 @@ static int kctl__as_remove(kctl__asrun *r) {
     const char *ns = req->res->ns ? req->res->ns : "";
     const kctl_obj *cur;
     kctl__asmeta m;
-    char kind[256] = "";
-    int rc;
+    char kbuf[256];
+    const char *kind;
+    int rc, p;
     if (!req->name || !*req->name) return KCTL_ERR_INVALID_ARG;
     if (!(cur = req->lookup(ns, req->name, req->lookup_user_data))) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, req->name, r->st);
     r->d->cur = cur;
     if ((rc = kctl__as_cur_meta(r, cur, &m)) != KCTL_OK) return rc;
-    if (kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kind, sizeof kind, NULL) != KCTL_OK || !kind[0])
-        kctl__fmt(kind, sizeof kind, "%s", req->res->resource);
-    if (req->del && req->del->uid && *req->del->uid && kctl__strcmp(req->del->uid, kctl_obj_uid(cur)) != 0)
-        return kctl__as_conflict(r, kind, true, req->name, "the UID in the precondition (%s) does not match the UID in record (%s). "
-                                 "The object might have been deleted and then recreated", req->del->uid, kctl_obj_uid(cur));
-    if (req->del && req->del->resource_version && *req->del->resource_version &&
-        kctl__strcmp(req->del->resource_version, kctl_obj_resource_version(cur)) != 0)
-        return kctl__as_conflict(r, kind, true, req->name, "the ResourceVersion in the precondition (%s) does not match the "
-                                 "ResourceVersion in record (%s). The object might have been modified", req->del->resource_version,
-                                 kctl_obj_resource_version(cur));
+    kind = kctl_json_string(&r->cur.j, kctl_json_member(&r->cur.j, 0, "kind"), kbuf, sizeof kbuf, NULL) == KCTL_OK && kbuf[0]
+               ? kbuf : req->res->resource;
+    for (p = 0; req->del && p < 2; p++) { /* the preconditions: the uid, then the resourceVersion */
+        const char *want = p ? req->del->resource_version : req->del->uid, *have = p ? kctl_obj_resource_version(cur) : kctl_obj_uid(cur);
+        if (want && *want && kctl__strcmp(want, have) != 0)
+            return kctl__as_conflict(r, kind, true, req->name,
+                                     p ? "the ResourceVersion in the precondition (%s) does not match the ResourceVersion in record (%s). "
+                                         "The object might have been modified"
+                                       : "the UID in the precondition (%s) does not match the UID in record (%s). "
+                                         "The object might have been deleted and then recreated", want, have);
+    }
     if (kctl_obj_finalizer_count(cur) == 0) {
         r->d->outcome = KCTL_APISRV_REMOVE;
         return KCTL_OK;
@@ -12197,11 +12239,6 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
     return rc;
 }
 
-static bool kctl__as_type_meta_or_metadata(const kctl_json *j, uint32_t ktok) {
-    int k = kctl__as_top(j, ktok);
-    return k >= 0 && k <= 2;
-}
-static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
 KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
     const char *doc;
@@ -12217,9 +12254,9 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
     kctl_jw w;
     const char *text;
     size_t n;
-    uint32_t md;
     int rc;
     kctl_allocator a;
+    kctl__asmeta m;
     if (out) *out = NULL;
     if (!doc || !out) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(doc);
@@ -12229,28 +12266,17 @@ KCTL_API int kctl_apisrv_parse_at(const char *doc, size_t len, const char *rv, c
         kctl__jdoc_free(&d);
         return rc;
     }
-    md = kctl_json_member(&d.j, 0, "metadata");
     if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT) {
         kctl__jdoc_free(&d);
         return KCTL_ERR_PROTO;
     }
+    /* in the order the rules write: apiVersion, kind, metadata (rv last), the rest */
+    memset(&m, 0, sizeof m);
+    m.as_is = true;
+    m.rv = rv;
     kctl_jw_init_growable(&w, &a);
-    kctl_jw_object_begin(&w); /* in the order the rules write: apiVersion, kind, metadata, the rest */
-    rc = kctl__as_copy_members(&w, NULL, &d.j, 0, &a, kctl__as_not_type_meta);
-    kctl_jw_key(&w, "metadata");
-    kctl_jw_object_begin(&w);
-    if (rc == KCTL_OK && kctl_json_type_of(&d.j, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(&w, NULL, &d.j, md, &a, kctl__as_is_rv);
-    if (rv) { kctl_jw_key(&w, "resourceVersion"); kctl_jw_string(&w, rv); }
-    kctl_jw_object_end(&w);
-    if (rc == KCTL_OK) rc = kctl__as_copy_members(&w, NULL, &d.j, 0, &a, kctl__as_type_meta_or_metadata);
-    kctl_jw_object_end(&w);
-    if (rc != KCTL_OK) {
-        kctl_jw_free(&w);
-        kctl__jdoc_free(&d);
-        return rc;
-    }
-    rc = kctl_jw_finish(&w, &text, &n);
-    if (rc == KCTL_OK) rc = kctl_obj_parse(text, n, opts, out);
+    if ((rc = kctl__as_emit(&w, NULL, &d.j, &m, &d.j, KCTL_JSON_NONE, &a)) == KCTL_OK && (rc = kctl_jw_finish(&w, &text, &n)) == KCTL_OK)
+        rc = kctl_obj_parse(text, n, opts, out);
     kctl_jw_free(&w);
     kctl__jdoc_free(&d);
     return rc;
@@ -13063,90 +13089,67 @@ static int kctl__ms_faulted(kctl_memstore *ms, kctl_verb verb, kctl_api_status *
 #endif
 }
 
-/* Request req under the store's lock: the fault armed for its verb first
-   (faults), then kctl__ms_do; a document sent (create, update,
-   update_status) is read before, without the lock (kctl__as_pre), when
-   the store's memory is the default allocator's. */
-static int kctl__ms_req(kctl_memstore *ms, bool faults, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st) {
+/* How the owner asks (kctl__ms_req's how: the verb, or this bit with it):
+   no fault injected; with CREATE, the owner's apply. */
+#define KCTL__MS_OWNER 0x100u
+
+/* One write, the request made here for every entry point: verb how
+   (KCTL__MS_OWNER: the owner's, else the transport's), with name (PATCH,
+   REMOVE), the document or patch json[0..len) (KCTL_NTS), the patch's
+   flags and the delete's preconditions del. Under the store's lock: the
+   fault armed for its verb first (the transport's), then kctl__ms_do; a
+   document sent (create, update, update_status) is read before, without
+   the lock (kctl__as_pre), when the store's memory is the default
+   allocator's. */
+static int kctl__ms_req(kctl_memstore *ms, unsigned how, const kctl_resource *res, const char *name, const char *json, size_t len,
+                        unsigned flags, const kctl_delete_opts *del, kctl_obj **out, kctl_api_status *st) {
+    kctl_apisrv_req req;
     kctl__aspre pre;
     int rc = KCTL_OK;
-    bool sent = req->verb != KCTL_VERB_PATCH && req->verb != KCTL_VERB_REMOVE;
-    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req->json, req->len, &ms->allocator, &ms->obj_opts.limits);
+    kctl_verb verb = (kctl_verb)(how & 0xffu);
+    bool sent = verb < KCTL_VERB_PATCH;
+    if (out) *out = NULL;
+    if (!ms || !res || (verb != KCTL_VERB_REMOVE && !json) || (!sent && !name)) return KCTL_ERR_INVALID_ARG;
+    memset(&req, 0, sizeof req);
+    req.verb = verb;
+    req.apply = how == (KCTL__MS_OWNER | KCTL_VERB_CREATE);
+    req.res = res;
+    req.name = name;
+    req.json = json;
+    req.len = json && len == KCTL_NTS ? kctl__strlen(json) : len;
+    req.patch_flags = flags;
+    req.del = del;
+    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req.json, req.len, &ms->allocator, &ms->obj_opts.limits);
     else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
-    if (faults) rc = kctl__ms_faulted(ms, req->verb, st);
-    if (rc == KCTL_OK) rc = kctl__ms_do(ms, req, out, st, KCTL_SMALL || !sent ? NULL : &pre);
+    if (!(how & KCTL__MS_OWNER)) rc = kctl__ms_faulted(ms, verb, st);
+    if (rc == KCTL_OK) rc = kctl__ms_do(ms, &req, out, st, KCTL_SMALL || !sent ? NULL : &pre);
     kctl__ms_unlock(ms);
     if (!KCTL_SMALL) kctl__as_pre_free(&pre);
     return rc;
 }
 
-/* A document sent: verb's (the transport's, faults first), or the owner's
-   apply (apply: CREATE, no faults). */
-static int kctl__ms_write(kctl_memstore *ms, bool apply, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
-                          kctl_obj **out, kctl_api_status *st) {
-    kctl_apisrv_req req;
-    if (out) *out = NULL;
-    if (!ms || !res || !json) return KCTL_ERR_INVALID_ARG;
-    memset(&req, 0, sizeof req);
-    req.verb = verb;
-    req.apply = apply;
-    req.res = res;
-    req.json = json;
-    req.len = len == KCTL_NTS ? kctl__strlen(json) : len;
-    return kctl__ms_req(ms, !apply, &req, out, st);
-}
-
-static int kctl__ms_vt_write(void *self, kctl_verb verb, const kctl_resource *res, const char *json, size_t len,
-                             kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_write((kctl_memstore *)self, false, verb, res, json, len, out, st);
-}
-
 static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_vt_write(self, KCTL_VERB_CREATE, res, json, len, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_CREATE, res, NULL, json, len, 0, NULL, out, st);
 }
 
 static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE, res, json, len, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_UPDATE, res, NULL, json, len, 0, NULL, out, st);
 }
 
 static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                      kctl_api_status *st) {
-    return kctl__ms_vt_write(self, KCTL_VERB_UPDATE_STATUS, res, json, len, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_UPDATE_STATUS, res, NULL, json, len, 0, NULL, out, st);
 }
 
 static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
                              kctl_obj **out, kctl_api_status *st) {
-    kctl_memstore *ms = (kctl_memstore *)self;
-    kctl_apisrv_req req;
-    if (out) *out = NULL;
-    if (!res || !name || !patch) return KCTL_ERR_INVALID_ARG;
-    memset(&req, 0, sizeof req);
-    req.verb = KCTL_VERB_PATCH;
-    req.res = res;
-    req.name = name;
-    req.json = patch;
-    req.len = len == KCTL_NTS ? kctl__strlen(patch) : len;
-    req.patch_flags = flags;
-    return kctl__ms_req(ms, true, &req, out, st);
-}
-
-static int kctl__ms_remove(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, const kctl_delete_opts *opts,
-                           kctl_obj **out, kctl_api_status *st) {
-    kctl_apisrv_req req;
-    if (out) *out = NULL;
-    if (!ms || !res || !name) return KCTL_ERR_INVALID_ARG;
-    memset(&req, 0, sizeof req);
-    req.verb = KCTL_VERB_REMOVE;
-    req.res = res;
-    req.name = name;
-    req.del = opts;
-    return kctl__ms_req(ms, faults, &req, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_PATCH, res, name, patch, len, flags, NULL, out, st);
 }
 
 static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
                               kctl_api_status *st) {
-    return kctl__ms_remove((kctl_memstore *)self, true, res, name, opts, out, st);
+    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_REMOVE, res, name, NULL, 0, 0, opts, out, st);
 }
 
 static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, kctl_obj **out,
@@ -13584,11 +13587,11 @@ KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
 
 KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                  kctl_api_status *st) {
-    return kctl__ms_write(ms, true, KCTL_VERB_CREATE, res, json, len, out, st);
+    return kctl__ms_req(ms, KCTL__MS_OWNER | KCTL_VERB_CREATE, res, NULL, json, len, 0, NULL, out, st);
 }
 
 KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st) {
-    return kctl__ms_remove(ms, false, res, name, NULL, NULL, st);
+    return kctl__ms_req(ms, KCTL__MS_OWNER | KCTL_VERB_REMOVE, res, name, NULL, 0, 0, NULL, NULL, st);
 }
 
 KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
