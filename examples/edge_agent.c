@@ -457,17 +457,26 @@ static int load_desired(const char *dir) {
 /* The single-threaded loop: step, then sleep until the deadline or a
    wake-up (a byte in the pipe) or a signal (SIGINT, SIGTERM: unblocked only
    inside pselect). The manager's wake-up may come from any thread (the
-   operator's writes): it only writes a byte. */
+   operator's writes): it only writes a byte. The signal handler writes one
+   too: where a runtime defers handlers (ThreadSanitizer runs them at its
+   next intercepted call, after pselect has returned), the flag alone would
+   be set after the loop checked it, and the next pselect would sleep until
+   the deadline, minutes away. */
 static int step_pipe[2] = { -1, -1 };
 static volatile sig_atomic_t step_signal;
 static uint64_t step_count;
-
-static void step_on_signal(int sig) { step_signal = sig; }
 
 static void step_wake(void *ud) {
     char c = 1;
     (void)ud;
     if (write(step_pipe[1], &c, 1) < 0) { /* full: a wake-up is pending anyway */ }
+}
+
+static void step_on_signal(int sig) {
+    int saved = errno;
+    step_signal = sig;
+    step_wake(NULL); /* write(2) is async-signal-safe */
+    errno = saved;
 }
 
 static int step_setup(void) {
@@ -500,6 +509,7 @@ static int run_stepped(kctl_manager *m, const sigset_t *waiting_mask) {
             ts.tv_nsec = (long)(wait % 1000000000u);
             tp = &ts;
         }
+        if (step_signal) break;
         FD_ZERO(&rd);
         FD_SET(step_pipe[0], &rd);
         if (pselect(step_pipe[0] + 1, &rd, NULL, NULL, tp, waiting_mask) > 0)
