@@ -24,8 +24,10 @@ $(B)/kt: $(DEPS) | $(B)
 # fast code does (kt-trim-mcu runs it too, with the trim switches).
 $(B)/kt-clang-c11: $(DEPS) | $(B)
 	$(CLANG) -std=c11 $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_SMALL=1 -o $@ $(TESTSRC) $(LIBS)
+# NDEBUG: the asserts out (the soak-sized parts run in build/kt: the same
+# code with its asserts, and the same complexity).
 $(B)/kt-ndebug: $(DEPS) | $(B)
-	gcc $(STD) $(BASE) -O2 -DNDEBUG -o $@ $(TESTSRC) $(LIBS)
+	gcc $(STD) $(BASE) -O2 -DNDEBUG -DKT_LIGHT -o $@ $(TESTSRC) $(LIBS)
 $(B)/kt-static: $(DEPS) tests/static_build.c | $(B)
 	gcc $(STD) $(BASE) $(CFLAGS) -DKT_LIGHT -DKCTL_STATIC -o $@ tests/static_build.c $(LIBS)
 $(B)/kt-nothreads: $(DEPS) | $(B)

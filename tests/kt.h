@@ -212,7 +212,7 @@ bool kt_heavy(const char *what) {
     if (!why) why = "under ThreadSanitizer (the part is single-threaded and takes minutes there; the native and ASan runs keep it)";
 #endif
 #if defined(KT_LIGHT)
-    if (!why) why = "in this build of the matrix (KT_LIGHT: the same code's complexity; build/kt, kt-ndebug and kt-asan keep it)";
+    if (!why) why = "in this build of the matrix (KT_LIGHT: the same code's complexity; build/kt and kt-asan keep it)";
 #endif
     if (!why) return false;
     printf("skip %s: %s left out %s\n", kt.cur_name ? kt.cur_name : "?", what, why);
