@@ -10504,7 +10504,6 @@ static void kctl__as_text(kctl__asstr *sc, const kctl_json *j, uint32_t v, const
 /* What the checks and the writer need of a sent document. */
 typedef struct kctl__asin {
     const kctl_json *j;
-    uint32_t md;                 /* metadata */
     const char *name, *gen_name, *ns, *kind, *uid, *rv;
     size_t name_len, gen_len, ns_len;
     char gen[80];                /* a generated name */
@@ -10512,6 +10511,8 @@ typedef struct kctl__asin {
     size_t nfinalizers;
     uint32_t mv[10];             /* metadata's members by KCTL__AM_* (the last of a name; KCTL_JSON_NONE: absent) */
 } kctl__asin;
+
+static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *names, const unsigned char *lens, int n, uint32_t mask);
 
 /* The metadata members the rules read, found in one walk. */
 enum { KCTL__AM_NAME, KCTL__AM_GEN_NAME, KCTL__AM_NS, KCTL__AM_UID, KCTL__AM_RV, KCTL__AM_GENERATION, KCTL__AM_LABELS,
@@ -10521,18 +10522,26 @@ static void kctl__as_md_scan(const kctl_json *j, uint32_t md, uint32_t mv[10]) {
                                            "labels", "annotations", "finalizers", "ownerReferences" };
     static const unsigned char lens[10] = { 4, 12, 9, 3, 15, 10, 6, 11, 10, 15 };
     uint32_t i, m, k;
+#if KCTL_SMALL
+    int c;
+#endif
     for (k = 0; k < 10; k++) mv[k] = KCTL_JSON_NONE;
     for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+#if KCTL_SMALL /* (small builds: the names compared as kctl__as_named does) */
+        if ((c = kctl__as_named(j, i, names, lens, 10, 0)) >= 0) mv[c] = i + 1;
+#else
         for (k = 0; k < 10; k++)
             if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
                 mv[k] = i + 1;
                 break;
             }
+#endif
 }
 
-/* Check the document's shape and read its metadata strings; a bad shape
-   is 400 BadRequest (what it is says what was wrong). */
-static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_json *j) {
+/* Check the document's shape and read its metadata strings (md, kind:
+   its members metadata and kind); a bad shape is 400 BadRequest (what it
+   is says what was wrong). */
+static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_json *j, uint32_t md, uint32_t kind) {
 #if KCTL_SMALL
     /* the strings read first, by where they go in in: name, generateName,
        namespace (with their lengths), uid, resourceVersion (KCTL__AM_*
@@ -10555,13 +10564,12 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     memset(in, 0, sizeof *in);
     in->j = j;
     if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL__AS_WHY("the object provided is not a JSON object");
-    in->md = kctl_json_member(j, 0, "metadata");
-    t = kctl_json_type_of(j, in->md);
+    t = kctl_json_type_of(j, md);
     if (t != KCTL_JSON_OBJECT) return KCTL__AS_WHY("metadata must be an object");
-    kctl__as_md_scan(j, in->md, in->mv);
+    kctl__as_md_scan(j, md, in->mv);
 #if KCTL_SMALL /* (small builds: in a loop; the others unrolled, the write's hot path) */
     for (k = 0; k < 6; k++)
-        if (!kctl__as_str(sc, j, k < 5 ? in->mv[k] : kctl_json_member(j, 0, "kind"), (const char **)(void *)((char *)in + str_at[k]),
+        if (!kctl__as_str(sc, j, k < 5 ? in->mv[k] : kind, (const char **)(void *)((char *)in + str_at[k]),
                           k < 3 ? (size_t *)(void *)((char *)in + len_at[k]) : NULL))
             return KCTL__AS_STR_WHY(k);
 #else
@@ -10570,7 +10578,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_STR_WHY(2);
     if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_STR_WHY(3);
     if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_STR_WHY(4);
-    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return KCTL__AS_STR_WHY(5);
+    if (!kctl__as_str(sc, j, kind, &in->kind, NULL)) return KCTL__AS_STR_WHY(5);
 #endif
 #undef KCTL__AS_STR_WHY
     v = in->mv[KCTL__AM_GENERATION];
@@ -10657,7 +10665,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
         kctl__bprintf(&e->text, "Invalid value: %lld: must be greater than or equal to 0", (long long)in->generation);
         kctl__as_err_end(e, "metadata.generation");
     }
-    v = kctl_json_member(j, in->md, "labels");
+    v = in->mv[KCTL__AM_LABELS];
     if (kctl_json_type_of(j, v) == KCTL_JSON_OBJECT)
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip) {
             const char *ks, *vs;
@@ -10667,7 +10675,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
             kctl__as_check_qname(e, "metadata.labels", ks, kn);
             kctl__as_check_label_value(e, vs, vn);
         }
-    v = kctl_json_member(j, in->md, "annotations");
+    v = in->mv[KCTL__AM_ANNOTATIONS];
     if (kctl_json_type_of(j, v) == KCTL_JSON_OBJECT)
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip) {
             char low[320];
@@ -10689,7 +10697,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
         kctl__bprintf(&e->text, "Too long: must have at most %u bytes", KCTL__AS_ANNOTATIONS_MAX);
         kctl__as_err_end(e, "metadata.annotations");
     }
-    v = kctl_json_member(j, in->md, "ownerReferences");
+    v = in->mv[KCTL__AM_OWNERS];
     if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) {
         const char *fk = NULL, *fn = NULL; /* the first controller's kind and name */
         size_t fkn = 0, fnn = 0;
@@ -10725,7 +10733,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
             kctl__as_err_end(e, "metadata.ownerReferences");
         }
     }
-    v = kctl_json_member(j, in->md, "finalizers");
+    v = in->mv[KCTL__AM_FINALIZERS];
     if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY)
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
             const char *f;
@@ -10782,8 +10790,9 @@ static const char *const kctl__as_managed_names[] = { "name", "namespace", "uid"
 static const unsigned char kctl__as_managed_lens[] = { 4, 9, 3, 15, 10, 17, 17, 26, 10 };
 #define KCTL__AS_MANAGED_MASK UINT32_C(0x4028618) /* bits 3, 4, 9, 10, 15, 17, 26 */
 
-static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 8, KCTL__AS_MANAGED_MASK) >= 0;
+/* Whether member name ktok of j is one of the nskip managed names from the first'th. */
+static bool kctl__as_skip(const kctl_json *j, uint32_t ktok, int first, int nskip) {
+    return nskip && kctl__as_named(j, ktok, kctl__as_managed_names + first, kctl__as_managed_lens + first, nskip, KCTL__AS_MANAGED_MASK) >= 0;
 }
 
 /* The tokens of the document an emit writes, recorded as it is written:
@@ -10895,7 +10904,7 @@ static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *
    only the members that count (the last of repeated names), as an API
    server's decode and encode leave it; the rest as it stands. O(n log n). */
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
-                                 bool (*skip)(const kctl_json *j, uint32_t ktok));
+                                 int first, int nskip);
 
 /* Whether value v of j, its raw text from *pos, is what kctl__as_copy_value
    writes of it: nothing between its tokens but the commas, colons and
@@ -10983,7 +10992,7 @@ static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, 
     case KCTL_JSON_OBJECT:
         kctl_jw_object_begin(w);
         kctl__at_open(t, w, true);
-        rc = kctl__as_copy_members(w, t, j, v, a, NULL);
+        rc = kctl__as_copy_members(w, t, j, v, a, 0, 0);
         kctl_jw_object_end(w);
         kctl__at_close(t, w);
         break;
@@ -11015,21 +11024,17 @@ static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j,
     return kctl__as_copy_value(w, t, j, k + 1, a);
 }
 
-/* Copy the members of object obj of j that count, but for those skip
-   says to leave out, each value as kctl__as_copy_value copies it. */
+/* Copy the members of object obj of j that count, but for those named
+   by the nskip managed names from the first'th (kctl__as_skip), each value as kctl__as_copy_value copies it. */
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
-                                 bool (*skip)(const kctl_json *j, uint32_t ktok)) {
+                                 int first, int nskip) {
     kctl__jmview v;
     uint32_t i;
     int rc = kctl__jmembers(j, obj, a, false, &v);
     for (i = 0; rc == KCTL_OK && i < v.n; i++)
-        if (!skip || !skip(j, v.keys[i])) rc = kctl__as_copy_member(w, t, j, v.keys[i], a);
+        if (!kctl__as_skip(j, v.keys[i], first, nskip)) rc = kctl__as_copy_member(w, t, j, v.keys[i], a);
     kctl__jmembers_free(&v);
     return rc;
-}
-
-static bool kctl__as_managed_or_finalizers(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 9, KCTL__AS_MANAGED_MASK) >= 0;
 }
 
 /* The top-level members as the emit orders them: apiVersion and kind (0, 1), metadata (2), status (3); else -1. */
@@ -11039,7 +11044,6 @@ static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
     return kctl__as_named(j, ktok, names, lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
 
-static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
@@ -11151,7 +11155,7 @@ static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, s
 }
 
 /* "name":v, an integer. */
-static void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, int64_t v) {
+static KCTL__UNUSED void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, int64_t v) {
     char buf[24], *p;
     if (KCTL_SMALL) { /* nothing recorded */
         kctl_jw_key(w, name);
@@ -11171,7 +11175,7 @@ static void kctl__as_name(kctl_jw *w, kctl__astoks *t, const char *name, size_t 
 
 /* Room in w and t for what an emit writes, reserved at once (a guess
    from what it copies; the writer still grows if it falls short). */
-static void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
+static KCTL__UNUSED void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
                              uint32_t status) {
     size_t n = base->len + 320, nt = base->ntoks + 24;
     if (status != KCTL_JSON_NONE && status < sdoc->ntoks) {
@@ -11195,38 +11199,37 @@ static void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base,
     }
 }
 
-/* Write base with its metadata's managed fields from m (or, m->as_is,
-   its own), and the status at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
-   tokens written. Repeated member names: the last counts. OK, NOMEM, or
-   the writer's error. One walk of base's members, in one listing. */
-static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
-                         uint32_t status, const kctl_allocator *a) {
-    kctl__jmview v;
-    uint32_t md = KCTL_JSON_NONE, i;
-    signed char top[16]; /* kctl__as_top of the first members */
-    int rc;
-    if (!KCTL_SMALL) kctl__as_presize(w, t, base, m, sdoc, status);
-    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
-    kctl__at_open(t, w, true);
-    rc = kctl__jmembers(base, 0, a, false, &v);
-    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
-        int k = kctl__as_top(base, v.keys[i]);
-        if (!KCTL_SMALL && i < sizeof top) top[i] = (signed char)k; /* for the second walk */
-        if (k == 2) md = v.keys[i] + 1;
-        else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
-    }
-    if (rc != KCTL_OK) {
-        kctl__jmembers_free(&v);
-        return rc;
-    }
+/* The metadata object of an emit, md of base (KCTL_JSON_NONE: none),
+   with the fields m sets (or, m->as_is, base's own but for rv, then m's
+   rv), then base's members but those, with the finalizers m keeps. */
+static int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, const kctl_json *base, uint32_t md, const kctl__asmeta *m,
+                            const kctl_allocator *a) {
+    int rc = KCTL_OK;
     kctl__as_name(w, t, KCTL__AS_NAME("metadata"));
     kctl_jw_object_begin(w);
     kctl__at_open(t, w, true);
     if (m->as_is) {
-        if (kctl_json_type_of(base, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(w, t, base, md, a, kctl__as_is_rv);
+        if (kctl_json_type_of(base, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(w, t, base, md, a, 3, 1); /* but resourceVersion */
         if (m->rv) kctl__as_str_member(w, t, KCTL__AS_NAME("resourceVersion"), m->rv);
         goto metadata_done;
     }
+#if KCTL_SMALL /* (small builds: from a table, in kctl__as_managed_names' order) */
+    {
+        const char *sv[8];
+        int k;
+        sv[0] = m->name; sv[1] = m->ns; sv[2] = m->uid; sv[3] = m->rv; sv[5] = m->created; sv[6] = m->deleted;
+        for (k = 0; k < 8; k++) {
+            if (k == 4 || k == 7) { /* generation unless 0, deletionGracePeriodSeconds when set */
+                if (k == 4 ? !m->generation : !m->has_grace) continue;
+                kctl_jw_key(w, kctl__as_managed_names[k]);
+                kctl_jw_int64(w, k == 4 ? m->generation : m->grace);
+            } else if (sv[k] && (*sv[k] || k == 0 || k == 3 || k == 6)) { /* namespace, uid, creationTimestamp: unless empty */
+                kctl_jw_key(w, kctl__as_managed_names[k]);
+                kctl_jw_string(w, sv[k]);
+            }
+        }
+    }
+#else
     kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
     if (m->ns && *m->ns) kctl__as_str_member(w, t, KCTL__AS_NAME("namespace"), m->ns);
     if (m->uid && *m->uid) kctl__as_str_member(w, t, KCTL__AS_NAME("uid"), m->uid);
@@ -11235,7 +11238,8 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     if (m->created && *m->created) kctl__as_str_member(w, t, KCTL__AS_NAME("creationTimestamp"), m->created);
     if (m->deleted) kctl__as_str_member(w, t, KCTL__AS_NAME("deletionTimestamp"), m->deleted);
     if (m->has_grace) kctl__as_int_member(w, t, KCTL__AS_NAME("deletionGracePeriodSeconds"), m->grace);
-    if ((rc = kctl__as_copy_members(w, t, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) == KCTL_OK &&
+#endif
+    if ((rc = kctl__as_copy_members(w, t, base, md, a, 0, m->fin_kept ? 9 : 8)) == KCTL_OK &&
         m->fin_kept && m->fin != KCTL_JSON_NONE) {
         kctl__as_name(w, t, KCTL__AS_NAME("finalizers"));
         rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a);
@@ -11243,10 +11247,49 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
 metadata_done:
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
+    return rc;
+}
+
+/* Write base with its metadata's managed fields from m (or, m->as_is,
+   its own), and the status at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
+   tokens written. Repeated member names: the last counts. OK, NOMEM, or
+   the writer's error. Two walks of base's members (apiVersion, kind and
+   where metadata is; the rest), in one listing. */
+static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
+                         uint32_t status, const kctl_allocator *a) {
+    kctl__jmview v;
+    uint32_t md = KCTL_JSON_NONE, i;
+    int rc, k;
+#if KCTL_SMALL /* (small builds: the two walks in one loop, kctl__as_top found again in the second) */
+    int pass;
+    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
+    rc = kctl__jmembers(base, 0, a, false, &v);
+    for (pass = 0; rc == KCTL_OK && pass < 2; pass++) {
+        if (pass) rc = kctl__as_emit_md(w, t, base, md, m, a);
+        for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+            k = kctl__as_top(base, v.keys[i]);
+            if (!pass && k == 2) md = v.keys[i] + 1;
+            else if (pass ? k < 0 || (k == 3 && m->as_is) : k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+        }
+    }
+#else
+    signed char top[16]; /* kctl__as_top of the first members */
+    kctl__as_presize(w, t, base, m, sdoc, status);
+    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
+    kctl__at_open(t, w, true);
+    rc = kctl__jmembers(base, 0, a, false, &v);
     for (i = 0; rc == KCTL_OK && i < v.n; i++) {
-        int k = !KCTL_SMALL && i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i]);
+        k = kctl__as_top(base, v.keys[i]);
+        if (i < sizeof top) top[i] = (signed char)k; /* for the second walk */
+        if (k == 2) md = v.keys[i] + 1;
+        else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    }
+    if (rc == KCTL_OK) rc = kctl__as_emit_md(w, t, base, md, m, a);
+    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+        k = i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i]);
         if (k < 0 || (k == 3 && m->as_is)) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
     }
+#endif
     kctl__jmembers_free(&v);
     if (rc != KCTL_OK) return rc;
     if (status != KCTL_JSON_NONE) {
@@ -11542,8 +11585,11 @@ typedef struct kctl__asrun {
     kctl_apisrv_decision *d;
     kctl_api_status *st;
     kctl__asstr sc;
-    kctl__jdoc sent, cur, merged;
+    kctl__jdoc sent, cur;
+#ifndef KCTL_NO_MERGE_PATCH
+    kctl__jdoc merged;
     kctl_jw mbuf; /* a patch's merged document */
+#endif
     char cur_created[64];
     kctl__jdoc *keep;                /* NULL, or where the document written to out is parsed for the caller */
     const kctl_json_limits *keep_lim; /* with these limits */
@@ -11687,9 +11733,9 @@ static int kctl__as_cmp_str(const void *a, const void *b) {
 /* The finalizers of the sent document that cur does not have (a deleting
    object takes none): 0 and OK when there are none; else 422 Forbidden
    as ValidateNoNewFinalizers words it (sorted, without repeats). */
-static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const kctl_obj *cur, bool *refused) {
+static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const char *kind, const kctl_obj *cur, bool *refused) {
     const kctl_json *j = in->j;
-    uint32_t v = kctl_json_member(j, in->md, "finalizers"), i, k;
+    uint32_t v = in->mv[KCTL__AM_FINALIZERS], i, k;
     const char **fresh = NULL;
     size_t n = 0, m;
     kctl__aserr e;
@@ -11715,7 +11761,7 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
         kctl__bprintf(&e.text, "}");
         kctl__as_err_end(&e, "metadata.finalizers");
         rc = e.text.err ? e.text.err
-                        : kctl__as_refuse_invalid(r->st, &r->req->allocator, r->req->res, in->kind && *in->kind ? in->kind : r->req->res->resource,
+                        : kctl__as_refuse_invalid(r->st, &r->req->allocator, r->req->res, kind,
                                                   kctl_obj_name(cur), &e);
         if (!r->st && rc == KCTL_OK) rc = KCTL_ERR_INVALID_ARG;
         kctl__as_err_free(&e);
@@ -11726,16 +11772,16 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
 #else
 /* Whether the sent document has a finalizer cur does not (a deleting
    object takes none): *refused, with 422 Invalid (no words); OK, NOMEM. */
-static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const kctl_obj *cur, bool *refused) {
+static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const char *kind, const kctl_obj *cur, bool *refused) {
     const kctl_json *j = in->j;
-    uint32_t v = kctl_json_member(j, in->md, "finalizers"), i, k;
+    uint32_t v = in->mv[KCTL__AM_FINALIZERS], i, k;
     const char *f;
     *refused = false;
     if (kctl_json_type_of(j, v) != KCTL_JSON_ARRAY) return KCTL_OK;
     for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip)
         if (kctl__as_str(&r->sc, j, i, &f, NULL) && f && !kctl_obj_has_finalizer(cur, f)) {
             *refused = true;
-            return kctl__as_invalid_bare(r->st, r->req->res, in->kind && *in->kind ? in->kind : r->req->res->resource, kctl_obj_name(cur));
+            return kctl__as_invalid_bare(r->st, r->req->res, kind, kctl_obj_name(cur));
         }
     return KCTL_OK;
 }
@@ -11754,7 +11800,7 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
     r->sc.used = 0;
     r->sc.cap = 3 * span; /* every metadata string once as read, again when checked, again for finalizers */
     if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
-    if ((why = kctl__as_read(in, &r->sc, j)) != NULL) return kctl__as_bad_request(r, why);
+    if ((why = kctl__as_read(in, &r->sc, j, md, kind)) != NULL) return kctl__as_bad_request(r, why);
     for (c = 0; c < 4; c++) {
         v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences */
         if ((kctl_json_type_of(j, v) == KCTL_JSON_OBJECT || kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) &&
@@ -11975,7 +12021,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     if (!status_only && !m.fin_kept && m.deleted) {
         bool refused;
-        if ((rc = kctl__as_new_finalizers(r, &in, cur, &refused)) != KCTL_OK || refused) return rc != KCTL_OK ? rc : KCTL_ERR_INVALID_ARG;
+        if ((rc = kctl__as_new_finalizers(r, &in, kind, cur, &refused)) != KCTL_OK || refused) return rc != KCTL_OK ? rc : KCTL_ERR_INVALID_ARG;
     }
     base = status_only ? &r->cur.j : sent;
     sdoc = status_only ? sent : &r->cur.j;
@@ -12158,7 +12204,9 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     r.keep = keep;
     r.keep_lim = keep_lim;
     r.cur_of = cur_of;
+#ifndef KCTL_NO_MERGE_PATCH
     kctl_jw_init_growable(&r.mbuf, &req->allocator);
+#endif
     switch (req->verb) {
     case KCTL_VERB_CREATE:
     case KCTL_VERB_UPDATE:
@@ -12195,8 +12243,10 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     kctl__jdoc_free(&r.sent);
     kctl__jdoc_free(&r.cur);
     if (!KCTL_SMALL) kctl__jdoc_free(&r.curfin); /* (small builds: never used) */
+#ifndef KCTL_NO_MERGE_PATCH
     kctl__jdoc_free(&r.merged);
     kctl_jw_free(&r.mbuf);
+#endif
     if (!KCTL_SMALL) kctl__at_free(&r.toks);
     return rc;
 }
