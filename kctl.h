@@ -10461,8 +10461,9 @@ static bool kctl__as_key_safe(const char *s, size_t n, size_t max) {
 #endif /* KCTL_NO_VALIDATION */
 
 /* ---- reading the sent document */
-/* A metadata string member: absent or null leaves *s NULL; a string is
-   unescaped into the scratch. Anything else, or a NUL inside: false. */
+/* A metadata string member: absent or null is "" (as an API server
+   reads it); a string is unescaped into the scratch. Anything else, or a
+   NUL inside: false. */
 typedef struct kctl__asstr {
     char *buf;
     size_t used, cap;
@@ -10471,7 +10472,7 @@ typedef struct kctl__asstr {
 static bool kctl__as_str(kctl__asstr *sc, const kctl_json *j, uint32_t v, const char **s, size_t *n) {
     kctl_json_type t = kctl_json_type_of(j, v);
     size_t len = 0;
-    *s = NULL;
+    *s = "";
     if (n) *n = 0;
     if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return true;
     if (t != KCTL_JSON_STRING) return false;
@@ -10654,11 +10655,11 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
     const kctl_json *j = in->j;
     uint32_t v, i, k;
     size_t total = 0;
-    if (in->gen_name && in->gen_len) kctl__as_check_dns(e, "metadata.generateName", in->gen_name, in->gen_len, false, true);
+    if (in->gen_len) kctl__as_check_dns(e, "metadata.generateName", in->gen_name, in->gen_len, false, true);
     if (names) {
         if (!in->name || !in->name_len) kctl__as_required(e, "metadata.name", "name or generateName is required");
         else kctl__as_check_dns(e, "metadata.name", in->name, in->name_len, false, false);
-        if (in->ns && in->ns_len) kctl__as_check_dns(e, "metadata.namespace", in->ns, in->ns_len, true, false);
+        if (in->ns_len) kctl__as_check_dns(e, "metadata.namespace", in->ns, in->ns_len, true, false);
     }
     if (stored && in->generation < 0) {
         kctl__as_err_begin(e, "FieldValueInvalid");
@@ -10747,8 +10748,8 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
    keys need, of a create's or a stored object's name and namespace: false
    when the name is empty or either is not one a key can hold. */
 static bool kctl__as_names_safe(const kctl__asin *in) {
-    return in->name && in->name_len && kctl__as_key_safe(in->name, in->name_len, 253) &&
-           (!in->ns || kctl__as_key_safe(in->ns, in->ns_len, 63));
+    return in->name_len && kctl__as_key_safe(in->name, in->name_len, 253) &&
+           kctl__as_key_safe(in->ns, in->ns_len, 63);
 }
 #endif /* KCTL_NO_VALIDATION */
 
@@ -11250,15 +11251,19 @@ metadata_done:
     return rc;
 }
 
+/* An emit's status: base's own (sdoc is base). */
+#define KCTL__AS_OWN_STATUS (KCTL_JSON_NONE - 1)
+
 /* Write base with its metadata's managed fields from m (or, m->as_is,
-   its own), and the status at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
+   its own), and the status at status of sdoc (KCTL_JSON_NONE: none;
+   KCTL__AS_OWN_STATUS: base's, if any); t (may be NULL) records the
    tokens written. Repeated member names: the last counts. OK, NOMEM, or
    the writer's error. Two walks of base's members (apiVersion, kind and
    where metadata is; the rest), in one listing. */
 static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
                          uint32_t status, const kctl_allocator *a) {
     kctl__jmview v;
-    uint32_t md = KCTL_JSON_NONE, i;
+    uint32_t md = KCTL_JSON_NONE, own = KCTL_JSON_NONE, i;
     int rc, k;
 #if KCTL_SMALL /* (small builds: the two walks in one loop, kctl__as_top found again in the second) */
     int pass;
@@ -11268,7 +11273,7 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
         if (pass) rc = kctl__as_emit_md(w, t, base, md, m, a);
         for (i = 0; rc == KCTL_OK && i < v.n; i++) {
             k = kctl__as_top(base, v.keys[i]);
-            if (!pass && k == 2) md = v.keys[i] + 1;
+            if (!pass && k >= 2) *(k == 2 ? &md : &own) = v.keys[i] + 1;
             else if (pass ? k < 0 || (k == 3 && m->as_is) : k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
         }
     }
@@ -11281,7 +11286,7 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     for (i = 0; rc == KCTL_OK && i < v.n; i++) {
         k = kctl__as_top(base, v.keys[i]);
         if (i < sizeof top) top[i] = (signed char)k; /* for the second walk */
-        if (k == 2) md = v.keys[i] + 1;
+        if (k >= 2) *(k == 2 ? &md : &own) = v.keys[i] + 1;
         else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
     }
     if (rc == KCTL_OK) rc = kctl__as_emit_md(w, t, base, md, m, a);
@@ -11292,6 +11297,7 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
 #endif
     kctl__jmembers_free(&v);
     if (rc != KCTL_OK) return rc;
+    if (status == KCTL__AS_OWN_STATUS) status = own;
     if (status != KCTL_JSON_NONE) {
         kctl__as_name(w, t, KCTL__AS_NAME("status"));
         if ((rc = kctl__as_copy_value(w, t, sdoc, status, a)) != KCTL_OK) return rc;
@@ -11745,7 +11751,7 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const c
     if (!(fresh = (const char **)kctl__alloc(&r->req->allocator, j->toks[v].size * sizeof *fresh))) return KCTL_ERR_NOMEM;
     for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
         const char *f;
-        if (kctl__as_str(&r->sc, j, i, &f, NULL) && f && !kctl_obj_has_finalizer(cur, f)) fresh[n++] = f;
+        if (kctl__as_str(&r->sc, j, i, &f, NULL) && !kctl_obj_has_finalizer(cur, f)) fresh[n++] = f;
     }
     if (n) {
         *refused = true;
@@ -11779,7 +11785,7 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const c
     *refused = false;
     if (kctl_json_type_of(j, v) != KCTL_JSON_ARRAY) return KCTL_OK;
     for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip)
-        if (kctl__as_str(&r->sc, j, i, &f, NULL) && f && !kctl_obj_has_finalizer(cur, f)) {
+        if (kctl__as_str(&r->sc, j, i, &f, NULL) && !kctl_obj_has_finalizer(cur, f)) {
             *refused = true;
             return kctl__as_invalid_bare(r->st, r->req->res, kind, kctl_obj_name(cur));
         }
@@ -11817,12 +11823,11 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
 static int kctl__as_namespace(kctl__asrun *r, kctl__asin *in) {
     const char *rns = r->req->res->ns;
     if (rns && *rns) {
-        if (in->ns && in->ns_len && kctl__strcmp(in->ns, rns) != 0)
+        if (in->ns_len && kctl__strcmp(in->ns, rns) != 0)
             return kctl__as_bad_request(r, "the namespace of the provided object does not match the namespace sent on the request");
         in->ns = rns;
         in->ns_len = kctl__strlen(rns);
     }
-    if (!in->ns) in->ns = "";
     return KCTL_OK;
 }
 
@@ -11946,8 +11951,8 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     uint32_t known_status = KCTL_JSON_NONE;
     if ((rc = kctl__as_take(r, sent, &in)) != KCTL_OK) return rc;
     if ((rc = kctl__as_namespace(r, &in)) != KCTL_OK) return rc;
-    kind = in.kind && *in.kind ? in.kind : req->res->resource;
-    if (create && (!in.name || !in.name_len) && in.gen_name && in.gen_len) {
+    kind = *in.kind ? in.kind : req->res->resource;
+    if (create && !in.name_len && in.gen_len) {
         uint64_t k; /* a name taken: another suffix (newer API servers try again too) */
         for (k = 0; k < 8; k++) {
             kctl__as_gen_name(&in, req->name_seed + k);
@@ -11956,23 +11961,23 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     if (patched) {
         cur = patched;
-        if (!in.name || kctl__strcmp(in.name, kctl_obj_name(patched)) != 0)
+        if (kctl__strcmp(in.name, kctl_obj_name(patched)) != 0)
             return kctl__as_bad_request(r, "the name of the patched object does not match the name on the request");
-    } else if (in.name && in.name_len) {
+    } else if (in.name_len) {
         cur = req->lookup(in.ns, in.name, req->lookup_user_data);
     }
     if (create && req->apply && cur) create = false; /* the owner's apply replaces */
 #ifndef KCTL_NO_VALIDATION
     kctl__as_err_init(&e, &req->allocator);
     if (!status_only) kctl__as_validate(&e, &r->sc, &in, create, false); /* a status write keeps the stored metadata */
-    if (!create && (!in.name || !in.name_len)) kctl__as_required(&e, "metadata.name", "name is required");
+    if (!create && !in.name_len) kctl__as_required(&e, "metadata.name", "name is required");
     if (e.text.err) rc = e.text.err;
-    else if (e.n) rc = kctl__as_refuse_invalid(r->st, &req->allocator, req->res, kind, in.name ? in.name : "", &e);
+    else if (e.n) rc = kctl__as_refuse_invalid(r->st, &req->allocator, req->res, kind, in.name, &e);
     kctl__as_err_free(&e);
     if (rc != KCTL_OK) return rc;
 #else
-    if (create ? !kctl__as_names_safe(&in) : !in.name || !in.name_len) /* as the validation's name and namespace checks */
-        return kctl__as_invalid_bare(r->st, req->res, kind, in.name ? in.name : "");
+    if (create ? !kctl__as_names_safe(&in) : !in.name_len) /* as the validation's name and namespace checks */
+        return kctl__as_invalid_bare(r->st, req->res, kind, in.name);
 #endif
     if (create) {
         if (cur) return kctl_apisrv_refuse(KCTL_ERR_EXISTS, req->res, in.name, r->st);
@@ -11984,16 +11989,16 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         m.created = req->now;
         m.generation = 1;
         r->d->outcome = KCTL_APISRV_WRITE;
-        return kctl__as_emit(r->out, kctl__as_rec(r), sent, &m, sent, req->apply ? kctl_json_member(sent, 0, "status") : KCTL_JSON_NONE,
+        return kctl__as_emit(r->out, kctl__as_rec(r), sent, &m, sent, req->apply ? KCTL__AS_OWN_STATUS : KCTL_JSON_NONE,
                              &req->allocator);
     }
     if (!cur) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, in.name, r->st);
     r->d->cur = cur;
     if (!req->apply) { /* the preconditions the document carries: the uid first, as the registry checks them */
-        if (in.uid && *in.uid && kctl__strcmp(in.uid, kctl_obj_uid(cur)) != 0)
+        if (*in.uid && kctl__strcmp(in.uid, kctl_obj_uid(cur)) != 0)
             return kctl__as_conflict(r, req->res->resource, false, in.name,
                                      "Precondition failed: UID in precondition: %s, UID in object meta: %s", in.uid, kctl_obj_uid(cur));
-        if (in.rv && *in.rv && kctl__strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
+        if (*in.rv && kctl__strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
             return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, in.name, r->st);
     }
     /* the stored document is parsed for what the rules read of it, unless
@@ -12161,7 +12166,7 @@ static int kctl__as_remove(kctl__asrun *r) {
     m.grace = 0;
     if (m.generation > 0 && m.generation < INT64_MAX) m.generation++; /* markAsDeleting: a deletion is a change of intent */
     r->d->outcome = KCTL_APISRV_WRITE;
-    return kctl__as_emit(r->out, kctl__as_rec(r), &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"), &req->allocator);
+    return kctl__as_emit(r->out, kctl__as_rec(r), &r->cur.j, &m, &r->cur.j, KCTL__AS_OWN_STATUS, &req->allocator);
 }
 
 /* kctl_apisrv_decide, and (keep not NULL) the document written to out
@@ -12277,11 +12282,11 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
         kctl__as_err_init(&e, &req.allocator);
         kctl__as_validate(&e, &r.sc, &in, true, true);
         if (e.text.err) rc = e.text.err;
-        else if (e.n) rc = kctl__as_refuse_invalid(st, &req.allocator, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
+        else if (e.n) rc = kctl__as_refuse_invalid(st, &req.allocator, res, *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
         kctl__as_err_free(&e);
 #else
         if (!kctl__as_names_safe(&in))
-            rc = kctl__as_invalid_bare(st, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj));
+            rc = kctl__as_invalid_bare(st, res, *in.kind ? in.kind : res->resource, kctl_obj_name(obj));
 #endif
     }
     kctl__free(&req.allocator, r.sc.buf);
