@@ -10791,7 +10791,8 @@ static const char *const kctl__as_managed_names[] = { "name", "namespace", "uid"
 static const unsigned char kctl__as_managed_lens[] = { 4, 9, 3, 15, 10, 17, 17, 26, 10 };
 #define KCTL__AS_MANAGED_MASK UINT32_C(0x4028618) /* bits 3, 4, 9, 10, 15, 17, 26 */
 
-/* Whether member name ktok of j is one of the nskip managed names from the first'th. */
+/* Whether member name ktok of j is one of the nskip managed names from
+   the first'th (the mask, of them all, only rules lengths out). */
 static bool kctl__as_skip(const kctl_json *j, uint32_t ktok, int first, int nskip) {
     return nskip && kctl__as_named(j, ktok, kctl__as_managed_names + first, kctl__as_managed_lens + first, nskip, KCTL__AS_MANAGED_MASK) >= 0;
 }
@@ -11026,7 +11027,8 @@ static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j,
 }
 
 /* Copy the members of object obj of j that count, but for those named
-   by the nskip managed names from the first'th (kctl__as_skip), each value as kctl__as_copy_value copies it. */
+   by the nskip managed names from the first'th (kctl__as_skip), each
+   value as kctl__as_copy_value copies it. */
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  int first, int nskip) {
     kctl__jmview v;
@@ -11044,7 +11046,6 @@ static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
     static const unsigned char lens[] = { 10, 4, 8, 6 };
     return kctl__as_named(j, ktok, names, lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
-
 
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
@@ -11268,6 +11269,7 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
 #if KCTL_SMALL /* (small builds: the two walks in one loop, kctl__as_top found again in the second) */
     int pass;
     kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
+    kctl__at_open(t, w, true);
     rc = kctl__jmembers(base, 0, a, false, &v);
     for (pass = 0; rc == KCTL_OK && pass < 2; pass++) {
         if (pass) rc = kctl__as_emit_md(w, t, base, md, m, a);
@@ -11396,7 +11398,7 @@ static int kctl__as_bumps_generation(const kctl_json *sent, const kctl_json *cur
 
 /* A fingerprint of value v of j that every value kctl__jequal finds equal
    to it shares (strings unescaped; objects by the members that count, in
-   any order; every number alike, as 1 and 1.0 are equal; skip names
+   any order; numbers by their value, 1 and 1.0 alike; skip names
    members of an object at v left out): two values whose fingerprints
    differ are not equal; equal fingerprints prove nothing. OK, or NOMEM
    (the member list of an object of many members). */
@@ -11423,6 +11425,40 @@ static uint64_t kctl__as_fp_str(const kctl_json *j, uint32_t v) {
     return h;
 }
 
+/* A number by its value, as kctl__jnum_eq compares them (1, 1.0 and 1e0
+   alike): its sign, significant digits and decimal exponent, an exponent
+   past 10^17 either way (too far out to be found exactly) alike for all;
+   so that a body changed in a number alone is not taken for the same. */
+static uint64_t kctl__as_fp_num(const kctl_json *j, uint32_t v) {
+    const kctl_json_tok *t = &j->toks[v];
+    kctl__jdec d;
+    uint64_t h = UINT64_C(0xcbf29ce484222325), x = 0;
+    const char *p;
+    uint32_t k;
+    int64_t e = 0;
+    bool far = false, neg;
+    const char *s = j->text + t->start, *end = j->text + t->end, *z;
+    neg = *s == '-';
+    for (p = s + neg; p < end && *p >= '0' && *p <= '9'; p++) continue;
+    if (p == end) { /* an integer as written (the common case): as below, without the decimal's reading */
+        for (p = s + neg, z = end; z > p && z[-1] == '0'; z--) continue;
+        if (z == p) return kctl__as_fp_mix(h); /* zero (no leading zeros in JSON): no digits, exponent 0, no sign */
+        e = end - p;
+        for (; p < z; p++) h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+        return kctl__as_fp_mix(h ^ (uint64_t)e ^ (neg ? UINT64_C(0xa5a5a5a5) << 32 : 0));
+    }
+    kctl__jdec_of(s, end, &d);
+    for (k = 0; k < d.ndig; k++) h = (h ^ (unsigned char)kctl__jdec_digit(&d, k)) * UINT64_C(0x100000001b3);
+    if (d.x_s && d.x_e - d.x_s > 18) far = true; /* (no leading zeros: 10^18 and more) */
+    else if (d.x_s)
+        for (p = d.x_s; p < d.x_e; p++) x = x * 10 + (uint64_t)(*p - '0');
+    if (!far) { /* the shift is below 2^32 (a digit count): no overflow */
+        e = d.shift + (d.xneg ? -(int64_t)x : (int64_t)x);
+        far = e > INT64_C(100000000000000000) || e < -INT64_C(100000000000000000);
+    }
+    return kctl__as_fp_mix(h ^ (far ? UINT64_C(0x9e3779b97f4a7c15) : (uint64_t)e) ^ (d.neg ? UINT64_C(0xa5a5a5a5) << 32 : 0));
+}
+
 static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, size_t nskip, const kctl_allocator *a,
                        uint64_t *out) {
     const kctl_json_tok *t = &j->toks[v];
@@ -11444,7 +11480,8 @@ static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, 
         kctl__jmembers_free(&m);
         break;
     }
-    default: break; /* numbers, true, false, null: their type */
+    case KCTL_JSON_NUMBER: h = kctl__as_fp_num(j, v); break;
+    default: break; /* true, false, null: their type */
     }
     *out = kctl__as_fp_mix(h ^ t->type);
     return rc;
@@ -11565,9 +11602,11 @@ typedef struct kctl__aspre {
     uint64_t fp;
 } kctl__aspre;
 
-/* Read json[0..len) into p: whatever fails is left to the decision (it
-   reads the document again, and refuses it as it should). */
-static KCTL__UNUSED void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kctl_allocator *a, const kctl_json_limits *lim) {
+/* Read json[0..len) into p, with its body's fingerprint when fp (not for
+   a status write: it compares no bodies): whatever fails is left to the
+   decision (it reads the document again, and refuses it as it should). */
+static KCTL__UNUSED void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kctl_allocator *a, const kctl_json_limits *lim,
+                                      bool fp) {
     memset(p, 0, sizeof *p);
     p->json = json;
     p->len = len;
@@ -11576,7 +11615,7 @@ static KCTL__UNUSED void kctl__as_pre(kctl__aspre *p, const char *json, size_t l
         return;
     }
     p->parsed = true;
-    p->fp_ok = kctl__as_fp_body(&p->sent.j, a, &p->fp) == KCTL_OK;
+    p->fp_ok = fp && kctl__as_fp_body(&p->sent.j, a, &p->fp) == KCTL_OK;
 }
 
 static KCTL__UNUSED void kctl__as_pre_free(kctl__aspre *p) {
@@ -13174,7 +13213,8 @@ static int kctl__ms_req(kctl_memstore *ms, unsigned how, const kctl_resource *re
     req.len = json && len == KCTL_NTS ? kctl__strlen(json) : len;
     req.patch_flags = flags;
     req.del = del;
-    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req.json, req.len, &ms->allocator, &ms->obj_opts.limits);
+    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req.json, req.len, &ms->allocator, &ms->obj_opts.limits,
+                                                               verb != KCTL_VERB_UPDATE_STATUS);
     else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
     if (!(how & KCTL__MS_OWNER)) rc = kctl__ms_faulted(ms, verb, st);
