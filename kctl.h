@@ -10346,6 +10346,7 @@ static int kctl__as_status(kctl_api_status *st, kctl_jw *b, int code, const char
 static int kctl__as_simple(kctl_api_status *st, const kctl_allocator *a, int code, const char *reason, const char *message) {
     kctl_jw b;
     int rc;
+    if (!st) return kctl_api_status_result(code, reason); /* no words to write */
     kctl_jw_init_growable(&b, a);
     kctl__bprintf(&b, "%s", message);
     rc = kctl__as_status(st, &b, code, reason, NULL, NULL, NULL, NULL);
@@ -11668,7 +11669,6 @@ static int kctl__as_parse_body(kctl__asrun *r, kctl__jdoc *d, const char *text, 
     int rc = kctl__jdoc_parse(d, text, len, &r->req->allocator, &r->req->limits);
     if (rc == KCTL_OK || rc == KCTL_ERR_NOMEM) return rc;
     if (rc == KCTL_ERR_TOO_LARGE) {
-        if (!r->st) return rc;
         return kctl__as_simple(r->st, &r->req->allocator, 413, "RequestEntityTooLarge",
                                "Request entity too large: the document is beyond the store's size or depth limit");
     }
@@ -11850,7 +11850,6 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
         v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences */
         if ((kctl_json_type_of(j, v) == KCTL_JSON_OBJECT || kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) &&
             j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
-            if (!r->st) return KCTL_ERR_TOO_LARGE;
             return kctl__as_simple(r->st, &r->req->allocator, 413, "RequestEntityTooLarge",
                                    "Request entity too large: more than 65535 labels, annotations, finalizers or owner references");
         }
@@ -12335,11 +12334,8 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
 
 
 KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
-    const char *doc;
     size_t len;
-    if (out) *out = NULL;
-    if (!obj || !out) return KCTL_ERR_INVALID_ARG;
-    doc = kctl_obj_json(obj, &len);
+    const char *doc = kctl_obj_json(obj, &len); /* (no obj: NULL, which kctl_apisrv_parse_at refuses) */
     return kctl_apisrv_parse_at(doc, len, rv, opts, out);
 }
 
