@@ -10346,6 +10346,7 @@ static int kctl__as_status(kctl_api_status *st, kctl_jw *b, int code, const char
 static int kctl__as_simple(kctl_api_status *st, const kctl_allocator *a, int code, const char *reason, const char *message) {
     kctl_jw b;
     int rc;
+    if (!st) return kctl_api_status_result(code, reason); /* no words to write */
     kctl_jw_init_growable(&b, a);
     kctl__bprintf(&b, "%s", message);
     rc = kctl__as_status(st, &b, code, reason, NULL, NULL, NULL, NULL);
@@ -10461,8 +10462,9 @@ static bool kctl__as_key_safe(const char *s, size_t n, size_t max) {
 #endif /* KCTL_NO_VALIDATION */
 
 /* ---- reading the sent document */
-/* A metadata string member: absent or null leaves *s NULL; a string is
-   unescaped into the scratch. Anything else, or a NUL inside: false. */
+/* A metadata string member: absent or null is "" (as an API server
+   reads it); a string is unescaped into the scratch. Anything else, or a
+   NUL inside: false. */
 typedef struct kctl__asstr {
     char *buf;
     size_t used, cap;
@@ -10471,7 +10473,7 @@ typedef struct kctl__asstr {
 static bool kctl__as_str(kctl__asstr *sc, const kctl_json *j, uint32_t v, const char **s, size_t *n) {
     kctl_json_type t = kctl_json_type_of(j, v);
     size_t len = 0;
-    *s = NULL;
+    *s = "";
     if (n) *n = 0;
     if (t == KCTL_JSON_INVALID || t == KCTL_JSON_NULL) return true;
     if (t != KCTL_JSON_STRING) return false;
@@ -10504,7 +10506,6 @@ static void kctl__as_text(kctl__asstr *sc, const kctl_json *j, uint32_t v, const
 /* What the checks and the writer need of a sent document. */
 typedef struct kctl__asin {
     const kctl_json *j;
-    uint32_t md;                 /* metadata */
     const char *name, *gen_name, *ns, *kind, *uid, *rv;
     size_t name_len, gen_len, ns_len;
     char gen[80];                /* a generated name */
@@ -10512,6 +10513,8 @@ typedef struct kctl__asin {
     size_t nfinalizers;
     uint32_t mv[10];             /* metadata's members by KCTL__AM_* (the last of a name; KCTL_JSON_NONE: absent) */
 } kctl__asin;
+
+static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *names, const unsigned char *lens, int n, uint32_t mask);
 
 /* The metadata members the rules read, found in one walk. */
 enum { KCTL__AM_NAME, KCTL__AM_GEN_NAME, KCTL__AM_NS, KCTL__AM_UID, KCTL__AM_RV, KCTL__AM_GENERATION, KCTL__AM_LABELS,
@@ -10521,18 +10524,26 @@ static void kctl__as_md_scan(const kctl_json *j, uint32_t md, uint32_t mv[10]) {
                                            "labels", "annotations", "finalizers", "ownerReferences" };
     static const unsigned char lens[10] = { 4, 12, 9, 3, 15, 10, 6, 11, 10, 15 };
     uint32_t i, m, k;
+#if KCTL_SMALL
+    int c;
+#endif
     for (k = 0; k < 10; k++) mv[k] = KCTL_JSON_NONE;
     for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+#if KCTL_SMALL /* (small builds: the names compared as kctl__as_named does) */
+        if ((c = kctl__as_named(j, i, names, lens, 10, 0)) >= 0) mv[c] = i + 1;
+#else
         for (k = 0; k < 10; k++)
             if ((j->toks[i].escaped || j->toks[i].end - j->toks[i].start == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
                 mv[k] = i + 1;
                 break;
             }
+#endif
 }
 
-/* Check the document's shape and read its metadata strings; a bad shape
-   is 400 BadRequest (what it is says what was wrong). */
-static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_json *j) {
+/* Check the document's shape and read its metadata strings (md, kind:
+   its members metadata and kind); a bad shape is 400 BadRequest (what it
+   is says what was wrong). */
+static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_json *j, uint32_t md, uint32_t kind) {
 #if KCTL_SMALL
     /* the strings read first, by where they go in in: name, generateName,
        namespace (with their lengths), uid, resourceVersion (KCTL__AM_*
@@ -10555,13 +10566,12 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     memset(in, 0, sizeof *in);
     in->j = j;
     if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL__AS_WHY("the object provided is not a JSON object");
-    in->md = kctl_json_member(j, 0, "metadata");
-    t = kctl_json_type_of(j, in->md);
+    t = kctl_json_type_of(j, md);
     if (t != KCTL_JSON_OBJECT) return KCTL__AS_WHY("metadata must be an object");
-    kctl__as_md_scan(j, in->md, in->mv);
+    kctl__as_md_scan(j, md, in->mv);
 #if KCTL_SMALL /* (small builds: in a loop; the others unrolled, the write's hot path) */
     for (k = 0; k < 6; k++)
-        if (!kctl__as_str(sc, j, k < 5 ? in->mv[k] : kctl_json_member(j, 0, "kind"), (const char **)(void *)((char *)in + str_at[k]),
+        if (!kctl__as_str(sc, j, k < 5 ? in->mv[k] : kind, (const char **)(void *)((char *)in + str_at[k]),
                           k < 3 ? (size_t *)(void *)((char *)in + len_at[k]) : NULL))
             return KCTL__AS_STR_WHY(k);
 #else
@@ -10570,7 +10580,7 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_STR_WHY(2);
     if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_STR_WHY(3);
     if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_STR_WHY(4);
-    if (!kctl__as_str(sc, j, kctl_json_member(j, 0, "kind"), &in->kind, NULL)) return KCTL__AS_STR_WHY(5);
+    if (!kctl__as_str(sc, j, kind, &in->kind, NULL)) return KCTL__AS_STR_WHY(5);
 #endif
 #undef KCTL__AS_STR_WHY
     v = in->mv[KCTL__AM_GENERATION];
@@ -10646,18 +10656,18 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
     const kctl_json *j = in->j;
     uint32_t v, i, k;
     size_t total = 0;
-    if (in->gen_name && in->gen_len) kctl__as_check_dns(e, "metadata.generateName", in->gen_name, in->gen_len, false, true);
+    if (in->gen_len) kctl__as_check_dns(e, "metadata.generateName", in->gen_name, in->gen_len, false, true);
     if (names) {
         if (!in->name || !in->name_len) kctl__as_required(e, "metadata.name", "name or generateName is required");
         else kctl__as_check_dns(e, "metadata.name", in->name, in->name_len, false, false);
-        if (in->ns && in->ns_len) kctl__as_check_dns(e, "metadata.namespace", in->ns, in->ns_len, true, false);
+        if (in->ns_len) kctl__as_check_dns(e, "metadata.namespace", in->ns, in->ns_len, true, false);
     }
     if (stored && in->generation < 0) {
         kctl__as_err_begin(e, "FieldValueInvalid");
         kctl__bprintf(&e->text, "Invalid value: %lld: must be greater than or equal to 0", (long long)in->generation);
         kctl__as_err_end(e, "metadata.generation");
     }
-    v = kctl_json_member(j, in->md, "labels");
+    v = in->mv[KCTL__AM_LABELS];
     if (kctl_json_type_of(j, v) == KCTL_JSON_OBJECT)
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip) {
             const char *ks, *vs;
@@ -10667,7 +10677,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
             kctl__as_check_qname(e, "metadata.labels", ks, kn);
             kctl__as_check_label_value(e, vs, vn);
         }
-    v = kctl_json_member(j, in->md, "annotations");
+    v = in->mv[KCTL__AM_ANNOTATIONS];
     if (kctl_json_type_of(j, v) == KCTL_JSON_OBJECT)
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += 1 + j->toks[i + 1].skip) {
             char low[320];
@@ -10689,7 +10699,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
         kctl__bprintf(&e->text, "Too long: must have at most %u bytes", KCTL__AS_ANNOTATIONS_MAX);
         kctl__as_err_end(e, "metadata.annotations");
     }
-    v = kctl_json_member(j, in->md, "ownerReferences");
+    v = in->mv[KCTL__AM_OWNERS];
     if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) {
         const char *fk = NULL, *fn = NULL; /* the first controller's kind and name */
         size_t fkn = 0, fnn = 0;
@@ -10725,7 +10735,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
             kctl__as_err_end(e, "metadata.ownerReferences");
         }
     }
-    v = kctl_json_member(j, in->md, "finalizers");
+    v = in->mv[KCTL__AM_FINALIZERS];
     if (kctl_json_type_of(j, v) == KCTL_JSON_ARRAY)
         for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
             const char *f;
@@ -10739,8 +10749,8 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
    keys need, of a create's or a stored object's name and namespace: false
    when the name is empty or either is not one a key can hold. */
 static bool kctl__as_names_safe(const kctl__asin *in) {
-    return in->name && in->name_len && kctl__as_key_safe(in->name, in->name_len, 253) &&
-           (!in->ns || kctl__as_key_safe(in->ns, in->ns_len, 63));
+    return in->name_len && kctl__as_key_safe(in->name, in->name_len, 253) &&
+           kctl__as_key_safe(in->ns, in->ns_len, 63);
 }
 #endif /* KCTL_NO_VALIDATION */
 
@@ -10782,8 +10792,10 @@ static const char *const kctl__as_managed_names[] = { "name", "namespace", "uid"
 static const unsigned char kctl__as_managed_lens[] = { 4, 9, 3, 15, 10, 17, 17, 26, 10 };
 #define KCTL__AS_MANAGED_MASK UINT32_C(0x4028618) /* bits 3, 4, 9, 10, 15, 17, 26 */
 
-static bool kctl__as_managed(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 8, KCTL__AS_MANAGED_MASK) >= 0;
+/* Whether member name ktok of j is one of the nskip managed names from
+   the first'th (the mask, of them all, only rules lengths out). */
+static bool kctl__as_skip(const kctl_json *j, uint32_t ktok, int first, int nskip) {
+    return nskip && kctl__as_named(j, ktok, kctl__as_managed_names + first, kctl__as_managed_lens + first, nskip, KCTL__AS_MANAGED_MASK) >= 0;
 }
 
 /* The tokens of the document an emit writes, recorded as it is written:
@@ -10895,7 +10907,7 @@ static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *
    only the members that count (the last of repeated names), as an API
    server's decode and encode leave it; the rest as it stands. O(n log n). */
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
-                                 bool (*skip)(const kctl_json *j, uint32_t ktok));
+                                 int first, int nskip);
 
 /* Whether value v of j, its raw text from *pos, is what kctl__as_copy_value
    writes of it: nothing between its tokens but the commas, colons and
@@ -10983,7 +10995,7 @@ static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, 
     case KCTL_JSON_OBJECT:
         kctl_jw_object_begin(w);
         kctl__at_open(t, w, true);
-        rc = kctl__as_copy_members(w, t, j, v, a, NULL);
+        rc = kctl__as_copy_members(w, t, j, v, a, 0, 0);
         kctl_jw_object_end(w);
         kctl__at_close(t, w);
         break;
@@ -11015,21 +11027,18 @@ static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j,
     return kctl__as_copy_value(w, t, j, k + 1, a);
 }
 
-/* Copy the members of object obj of j that count, but for those skip
-   says to leave out, each value as kctl__as_copy_value copies it. */
+/* Copy the members of object obj of j that count, but for those named
+   by the nskip managed names from the first'th (kctl__as_skip), each
+   value as kctl__as_copy_value copies it. */
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
-                                 bool (*skip)(const kctl_json *j, uint32_t ktok)) {
+                                 int first, int nskip) {
     kctl__jmview v;
     uint32_t i;
     int rc = kctl__jmembers(j, obj, a, false, &v);
     for (i = 0; rc == KCTL_OK && i < v.n; i++)
-        if (!skip || !skip(j, v.keys[i])) rc = kctl__as_copy_member(w, t, j, v.keys[i], a);
+        if (!kctl__as_skip(j, v.keys[i], first, nskip)) rc = kctl__as_copy_member(w, t, j, v.keys[i], a);
     kctl__jmembers_free(&v);
     return rc;
-}
-
-static bool kctl__as_managed_or_finalizers(const kctl_json *j, uint32_t ktok) {
-    return kctl__as_named(j, ktok, kctl__as_managed_names, kctl__as_managed_lens, 9, KCTL__AS_MANAGED_MASK) >= 0;
 }
 
 /* The top-level members as the emit orders them: apiVersion and kind (0, 1), metadata (2), status (3); else -1. */
@@ -11038,8 +11047,6 @@ static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
     static const unsigned char lens[] = { 10, 4, 8, 6 };
     return kctl__as_named(j, ktok, names, lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
-
-static bool kctl__as_is_rv(const kctl_json *j, uint32_t ktok) { return kctl_json_string_eq(j, ktok, "resourceVersion"); }
 
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
 /* (The names are the rules' own: short, nothing in them to escape.) */
@@ -11151,7 +11158,7 @@ static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, s
 }
 
 /* "name":v, an integer. */
-static void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, int64_t v) {
+static KCTL__UNUSED void kctl__as_int_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, int64_t v) {
     char buf[24], *p;
     if (KCTL_SMALL) { /* nothing recorded */
         kctl_jw_key(w, name);
@@ -11171,7 +11178,7 @@ static void kctl__as_name(kctl_jw *w, kctl__astoks *t, const char *name, size_t 
 
 /* Room in w and t for what an emit writes, reserved at once (a guess
    from what it copies; the writer still grows if it falls short). */
-static void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
+static KCTL__UNUSED void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
                              uint32_t status) {
     size_t n = base->len + 320, nt = base->ntoks + 24;
     if (status != KCTL_JSON_NONE && status < sdoc->ntoks) {
@@ -11195,38 +11202,37 @@ static void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kctl_json *base,
     }
 }
 
-/* Write base with its metadata's managed fields from m (or, m->as_is,
-   its own), and the status at status of sdoc (KCTL_JSON_NONE: none); t (may be NULL) records the
-   tokens written. Repeated member names: the last counts. OK, NOMEM, or
-   the writer's error. One walk of base's members, in one listing. */
-static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
-                         uint32_t status, const kctl_allocator *a) {
-    kctl__jmview v;
-    uint32_t md = KCTL_JSON_NONE, i;
-    signed char top[16]; /* kctl__as_top of the first members */
-    int rc;
-    if (!KCTL_SMALL) kctl__as_presize(w, t, base, m, sdoc, status);
-    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
-    kctl__at_open(t, w, true);
-    rc = kctl__jmembers(base, 0, a, false, &v);
-    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
-        int k = kctl__as_top(base, v.keys[i]);
-        if (!KCTL_SMALL && i < sizeof top) top[i] = (signed char)k; /* for the second walk */
-        if (k == 2) md = v.keys[i] + 1;
-        else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
-    }
-    if (rc != KCTL_OK) {
-        kctl__jmembers_free(&v);
-        return rc;
-    }
+/* The metadata object of an emit, md of base (KCTL_JSON_NONE: none),
+   with the fields m sets (or, m->as_is, base's own but for rv, then m's
+   rv), then base's members but those, with the finalizers m keeps. */
+static int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, const kctl_json *base, uint32_t md, const kctl__asmeta *m,
+                            const kctl_allocator *a) {
+    int rc = KCTL_OK;
     kctl__as_name(w, t, KCTL__AS_NAME("metadata"));
     kctl_jw_object_begin(w);
     kctl__at_open(t, w, true);
     if (m->as_is) {
-        if (kctl_json_type_of(base, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(w, t, base, md, a, kctl__as_is_rv);
+        if (kctl_json_type_of(base, md) == KCTL_JSON_OBJECT) rc = kctl__as_copy_members(w, t, base, md, a, 3, 1); /* but resourceVersion */
         if (m->rv) kctl__as_str_member(w, t, KCTL__AS_NAME("resourceVersion"), m->rv);
         goto metadata_done;
     }
+#if KCTL_SMALL /* (small builds: from a table, in kctl__as_managed_names' order) */
+    {
+        const char *sv[8];
+        int k;
+        sv[0] = m->name; sv[1] = m->ns; sv[2] = m->uid; sv[3] = m->rv; sv[5] = m->created; sv[6] = m->deleted;
+        for (k = 0; k < 8; k++) {
+            if (k == 4 || k == 7) { /* generation unless 0, deletionGracePeriodSeconds when set */
+                if (k == 4 ? !m->generation : !m->has_grace) continue;
+                kctl_jw_key(w, kctl__as_managed_names[k]);
+                kctl_jw_int64(w, k == 4 ? m->generation : m->grace);
+            } else if (sv[k] && (*sv[k] || k == 0 || k == 3 || k == 6)) { /* namespace, uid, creationTimestamp: unless empty */
+                kctl_jw_key(w, kctl__as_managed_names[k]);
+                kctl_jw_string(w, sv[k]);
+            }
+        }
+    }
+#else
     kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
     if (m->ns && *m->ns) kctl__as_str_member(w, t, KCTL__AS_NAME("namespace"), m->ns);
     if (m->uid && *m->uid) kctl__as_str_member(w, t, KCTL__AS_NAME("uid"), m->uid);
@@ -11235,7 +11241,8 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
     if (m->created && *m->created) kctl__as_str_member(w, t, KCTL__AS_NAME("creationTimestamp"), m->created);
     if (m->deleted) kctl__as_str_member(w, t, KCTL__AS_NAME("deletionTimestamp"), m->deleted);
     if (m->has_grace) kctl__as_int_member(w, t, KCTL__AS_NAME("deletionGracePeriodSeconds"), m->grace);
-    if ((rc = kctl__as_copy_members(w, t, base, md, a, m->fin_kept ? kctl__as_managed_or_finalizers : kctl__as_managed)) == KCTL_OK &&
+#endif
+    if ((rc = kctl__as_copy_members(w, t, base, md, a, 0, m->fin_kept ? 9 : 8)) == KCTL_OK &&
         m->fin_kept && m->fin != KCTL_JSON_NONE) {
         kctl__as_name(w, t, KCTL__AS_NAME("finalizers"));
         rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a);
@@ -11243,12 +11250,57 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
 metadata_done:
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
+    return rc;
+}
+
+/* An emit's status: base's own (sdoc is base). */
+#define KCTL__AS_OWN_STATUS (KCTL_JSON_NONE - 1)
+
+/* Write base with its metadata's managed fields from m (or, m->as_is,
+   its own), and the status at status of sdoc (KCTL_JSON_NONE: none;
+   KCTL__AS_OWN_STATUS: base's, if any); t (may be NULL) records the
+   tokens written. Repeated member names: the last counts. OK, NOMEM, or
+   the writer's error. Two walks of base's members (apiVersion, kind and
+   where metadata is; the rest), in one listing. */
+static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
+                         uint32_t status, const kctl_allocator *a) {
+    kctl__jmview v;
+    uint32_t md = KCTL_JSON_NONE, own = KCTL_JSON_NONE, i;
+    int rc, k;
+#if KCTL_SMALL /* (small builds: the two walks in one loop, kctl__as_top found again in the second) */
+    int pass;
+    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
+    kctl__at_open(t, w, true);
+    rc = kctl__jmembers(base, 0, a, false, &v);
+    for (pass = 0; rc == KCTL_OK && pass < 2; pass++) {
+        if (pass) rc = kctl__as_emit_md(w, t, base, md, m, a);
+        for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+            k = kctl__as_top(base, v.keys[i]);
+            if (!pass && k >= 2) *(k == 2 ? &md : &own) = v.keys[i] + 1;
+            else if (pass ? k < 0 || (k == 3 && m->as_is) : k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+        }
+    }
+#else
+    signed char top[16]; /* kctl__as_top of the first members */
+    kctl__as_presize(w, t, base, m, sdoc, status);
+    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
+    kctl__at_open(t, w, true);
+    rc = kctl__jmembers(base, 0, a, false, &v);
     for (i = 0; rc == KCTL_OK && i < v.n; i++) {
-        int k = !KCTL_SMALL && i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i]);
+        k = kctl__as_top(base, v.keys[i]);
+        if (i < sizeof top) top[i] = (signed char)k; /* for the second walk */
+        if (k >= 2) *(k == 2 ? &md : &own) = v.keys[i] + 1;
+        else if (k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
+    }
+    if (rc == KCTL_OK) rc = kctl__as_emit_md(w, t, base, md, m, a);
+    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+        k = i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i]);
         if (k < 0 || (k == 3 && m->as_is)) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
     }
+#endif
     kctl__jmembers_free(&v);
     if (rc != KCTL_OK) return rc;
+    if (status == KCTL__AS_OWN_STATUS) status = own;
     if (status != KCTL_JSON_NONE) {
         kctl__as_name(w, t, KCTL__AS_NAME("status"));
         if ((rc = kctl__as_copy_value(w, t, sdoc, status, a)) != KCTL_OK) return rc;
@@ -11347,7 +11399,7 @@ static int kctl__as_bumps_generation(const kctl_json *sent, const kctl_json *cur
 
 /* A fingerprint of value v of j that every value kctl__jequal finds equal
    to it shares (strings unescaped; objects by the members that count, in
-   any order; every number alike, as 1 and 1.0 are equal; skip names
+   any order; numbers by their value, 1 and 1.0 alike; skip names
    members of an object at v left out): two values whose fingerprints
    differ are not equal; equal fingerprints prove nothing. OK, or NOMEM
    (the member list of an object of many members). */
@@ -11374,6 +11426,40 @@ static uint64_t kctl__as_fp_str(const kctl_json *j, uint32_t v) {
     return h;
 }
 
+/* A number by its value, as kctl__jnum_eq compares them (1, 1.0 and 1e0
+   alike): its sign, significant digits and decimal exponent, an exponent
+   past 10^17 either way (too far out to be found exactly) alike for all;
+   so that a body changed in a number alone is not taken for the same. */
+static uint64_t kctl__as_fp_num(const kctl_json *j, uint32_t v) {
+    const kctl_json_tok *t = &j->toks[v];
+    kctl__jdec d;
+    uint64_t h = UINT64_C(0xcbf29ce484222325), x = 0;
+    const char *p;
+    uint32_t k;
+    int64_t e = 0;
+    bool far = false, neg;
+    const char *s = j->text + t->start, *end = j->text + t->end, *z;
+    neg = *s == '-';
+    for (p = s + neg; p < end && *p >= '0' && *p <= '9'; p++) continue;
+    if (p == end) { /* an integer as written (the common case): as below, without the decimal's reading */
+        for (p = s + neg, z = end; z > p && z[-1] == '0'; z--) continue;
+        if (z == p) return kctl__as_fp_mix(h); /* zero (no leading zeros in JSON): no digits, exponent 0, no sign */
+        e = end - p;
+        for (; p < z; p++) h = (h ^ (unsigned char)*p) * UINT64_C(0x100000001b3);
+        return kctl__as_fp_mix(h ^ (uint64_t)e ^ (neg ? UINT64_C(0xa5a5a5a5) << 32 : 0));
+    }
+    kctl__jdec_of(s, end, &d);
+    for (k = 0; k < d.ndig; k++) h = (h ^ (unsigned char)kctl__jdec_digit(&d, k)) * UINT64_C(0x100000001b3);
+    if (d.x_s && d.x_e - d.x_s > 18) far = true; /* (no leading zeros: 10^18 and more) */
+    else if (d.x_s)
+        for (p = d.x_s; p < d.x_e; p++) x = x * 10 + (uint64_t)(*p - '0');
+    if (!far) { /* the shift is below 2^32 (a digit count): no overflow */
+        e = d.shift + (d.xneg ? -(int64_t)x : (int64_t)x);
+        far = e > INT64_C(100000000000000000) || e < -INT64_C(100000000000000000);
+    }
+    return kctl__as_fp_mix(h ^ (far ? UINT64_C(0x9e3779b97f4a7c15) : (uint64_t)e) ^ (d.neg ? UINT64_C(0xa5a5a5a5) << 32 : 0));
+}
+
 static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, size_t nskip, const kctl_allocator *a,
                        uint64_t *out) {
     const kctl_json_tok *t = &j->toks[v];
@@ -11395,7 +11481,8 @@ static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, 
         kctl__jmembers_free(&m);
         break;
     }
-    default: break; /* numbers, true, false, null: their type */
+    case KCTL_JSON_NUMBER: h = kctl__as_fp_num(j, v); break;
+    default: break; /* true, false, null: their type */
     }
     *out = kctl__as_fp_mix(h ^ t->type);
     return rc;
@@ -11516,9 +11603,11 @@ typedef struct kctl__aspre {
     uint64_t fp;
 } kctl__aspre;
 
-/* Read json[0..len) into p: whatever fails is left to the decision (it
-   reads the document again, and refuses it as it should). */
-static KCTL__UNUSED void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kctl_allocator *a, const kctl_json_limits *lim) {
+/* Read json[0..len) into p, with its body's fingerprint when fp (not for
+   a status write: it compares no bodies): whatever fails is left to the
+   decision (it reads the document again, and refuses it as it should). */
+static KCTL__UNUSED void kctl__as_pre(kctl__aspre *p, const char *json, size_t len, const kctl_allocator *a, const kctl_json_limits *lim,
+                                      bool fp) {
     memset(p, 0, sizeof *p);
     p->json = json;
     p->len = len;
@@ -11527,7 +11616,7 @@ static KCTL__UNUSED void kctl__as_pre(kctl__aspre *p, const char *json, size_t l
         return;
     }
     p->parsed = true;
-    p->fp_ok = kctl__as_fp_body(&p->sent.j, a, &p->fp) == KCTL_OK;
+    p->fp_ok = fp && kctl__as_fp_body(&p->sent.j, a, &p->fp) == KCTL_OK;
 }
 
 static KCTL__UNUSED void kctl__as_pre_free(kctl__aspre *p) {
@@ -11542,8 +11631,11 @@ typedef struct kctl__asrun {
     kctl_apisrv_decision *d;
     kctl_api_status *st;
     kctl__asstr sc;
-    kctl__jdoc sent, cur, merged;
+    kctl__jdoc sent, cur;
+#ifndef KCTL_NO_MERGE_PATCH
+    kctl__jdoc merged;
     kctl_jw mbuf; /* a patch's merged document */
+#endif
     char cur_created[64];
     kctl__jdoc *keep;                /* NULL, or where the document written to out is parsed for the caller */
     const kctl_json_limits *keep_lim; /* with these limits */
@@ -11577,7 +11669,6 @@ static int kctl__as_parse_body(kctl__asrun *r, kctl__jdoc *d, const char *text, 
     int rc = kctl__jdoc_parse(d, text, len, &r->req->allocator, &r->req->limits);
     if (rc == KCTL_OK || rc == KCTL_ERR_NOMEM) return rc;
     if (rc == KCTL_ERR_TOO_LARGE) {
-        if (!r->st) return rc;
         return kctl__as_simple(r->st, &r->req->allocator, 413, "RequestEntityTooLarge",
                                "Request entity too large: the document is beyond the store's size or depth limit");
     }
@@ -11687,9 +11778,9 @@ static int kctl__as_cmp_str(const void *a, const void *b) {
 /* The finalizers of the sent document that cur does not have (a deleting
    object takes none): 0 and OK when there are none; else 422 Forbidden
    as ValidateNoNewFinalizers words it (sorted, without repeats). */
-static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const kctl_obj *cur, bool *refused) {
+static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const char *kind, const kctl_obj *cur, bool *refused) {
     const kctl_json *j = in->j;
-    uint32_t v = kctl_json_member(j, in->md, "finalizers"), i, k;
+    uint32_t v = in->mv[KCTL__AM_FINALIZERS], i, k;
     const char **fresh = NULL;
     size_t n = 0, m;
     kctl__aserr e;
@@ -11699,7 +11790,7 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
     if (!(fresh = (const char **)kctl__alloc(&r->req->allocator, j->toks[v].size * sizeof *fresh))) return KCTL_ERR_NOMEM;
     for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
         const char *f;
-        if (kctl__as_str(&r->sc, j, i, &f, NULL) && f && !kctl_obj_has_finalizer(cur, f)) fresh[n++] = f;
+        if (kctl__as_str(&r->sc, j, i, &f, NULL) && !kctl_obj_has_finalizer(cur, f)) fresh[n++] = f;
     }
     if (n) {
         *refused = true;
@@ -11715,7 +11806,7 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
         kctl__bprintf(&e.text, "}");
         kctl__as_err_end(&e, "metadata.finalizers");
         rc = e.text.err ? e.text.err
-                        : kctl__as_refuse_invalid(r->st, &r->req->allocator, r->req->res, in->kind && *in->kind ? in->kind : r->req->res->resource,
+                        : kctl__as_refuse_invalid(r->st, &r->req->allocator, r->req->res, kind,
                                                   kctl_obj_name(cur), &e);
         if (!r->st && rc == KCTL_OK) rc = KCTL_ERR_INVALID_ARG;
         kctl__as_err_free(&e);
@@ -11726,16 +11817,16 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const k
 #else
 /* Whether the sent document has a finalizer cur does not (a deleting
    object takes none): *refused, with 422 Invalid (no words); OK, NOMEM. */
-static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const kctl_obj *cur, bool *refused) {
+static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const char *kind, const kctl_obj *cur, bool *refused) {
     const kctl_json *j = in->j;
-    uint32_t v = kctl_json_member(j, in->md, "finalizers"), i, k;
+    uint32_t v = in->mv[KCTL__AM_FINALIZERS], i, k;
     const char *f;
     *refused = false;
     if (kctl_json_type_of(j, v) != KCTL_JSON_ARRAY) return KCTL_OK;
     for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip)
-        if (kctl__as_str(&r->sc, j, i, &f, NULL) && f && !kctl_obj_has_finalizer(cur, f)) {
+        if (kctl__as_str(&r->sc, j, i, &f, NULL) && !kctl_obj_has_finalizer(cur, f)) {
             *refused = true;
-            return kctl__as_invalid_bare(r->st, r->req->res, in->kind && *in->kind ? in->kind : r->req->res->resource, kctl_obj_name(cur));
+            return kctl__as_invalid_bare(r->st, r->req->res, kind, kctl_obj_name(cur));
         }
     return KCTL_OK;
 }
@@ -11754,12 +11845,11 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
     r->sc.used = 0;
     r->sc.cap = 3 * span; /* every metadata string once as read, again when checked, again for finalizers */
     if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
-    if ((why = kctl__as_read(in, &r->sc, j)) != NULL) return kctl__as_bad_request(r, why);
+    if ((why = kctl__as_read(in, &r->sc, j, md, kind)) != NULL) return kctl__as_bad_request(r, why);
     for (c = 0; c < 4; c++) {
         v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences */
         if ((kctl_json_type_of(j, v) == KCTL_JSON_OBJECT || kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) &&
             j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
-            if (!r->st) return KCTL_ERR_TOO_LARGE;
             return kctl__as_simple(r->st, &r->req->allocator, 413, "RequestEntityTooLarge",
                                    "Request entity too large: more than 65535 labels, annotations, finalizers or owner references");
         }
@@ -11771,12 +11861,11 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
 static int kctl__as_namespace(kctl__asrun *r, kctl__asin *in) {
     const char *rns = r->req->res->ns;
     if (rns && *rns) {
-        if (in->ns && in->ns_len && kctl__strcmp(in->ns, rns) != 0)
+        if (in->ns_len && kctl__strcmp(in->ns, rns) != 0)
             return kctl__as_bad_request(r, "the namespace of the provided object does not match the namespace sent on the request");
         in->ns = rns;
         in->ns_len = kctl__strlen(rns);
     }
-    if (!in->ns) in->ns = "";
     return KCTL_OK;
 }
 
@@ -11900,8 +11989,8 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     uint32_t known_status = KCTL_JSON_NONE;
     if ((rc = kctl__as_take(r, sent, &in)) != KCTL_OK) return rc;
     if ((rc = kctl__as_namespace(r, &in)) != KCTL_OK) return rc;
-    kind = in.kind && *in.kind ? in.kind : req->res->resource;
-    if (create && (!in.name || !in.name_len) && in.gen_name && in.gen_len) {
+    kind = *in.kind ? in.kind : req->res->resource;
+    if (create && !in.name_len && in.gen_len) {
         uint64_t k; /* a name taken: another suffix (newer API servers try again too) */
         for (k = 0; k < 8; k++) {
             kctl__as_gen_name(&in, req->name_seed + k);
@@ -11910,23 +11999,23 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     if (patched) {
         cur = patched;
-        if (!in.name || kctl__strcmp(in.name, kctl_obj_name(patched)) != 0)
+        if (kctl__strcmp(in.name, kctl_obj_name(patched)) != 0)
             return kctl__as_bad_request(r, "the name of the patched object does not match the name on the request");
-    } else if (in.name && in.name_len) {
+    } else if (in.name_len) {
         cur = req->lookup(in.ns, in.name, req->lookup_user_data);
     }
     if (create && req->apply && cur) create = false; /* the owner's apply replaces */
 #ifndef KCTL_NO_VALIDATION
     kctl__as_err_init(&e, &req->allocator);
     if (!status_only) kctl__as_validate(&e, &r->sc, &in, create, false); /* a status write keeps the stored metadata */
-    if (!create && (!in.name || !in.name_len)) kctl__as_required(&e, "metadata.name", "name is required");
+    if (!create && !in.name_len) kctl__as_required(&e, "metadata.name", "name is required");
     if (e.text.err) rc = e.text.err;
-    else if (e.n) rc = kctl__as_refuse_invalid(r->st, &req->allocator, req->res, kind, in.name ? in.name : "", &e);
+    else if (e.n) rc = kctl__as_refuse_invalid(r->st, &req->allocator, req->res, kind, in.name, &e);
     kctl__as_err_free(&e);
     if (rc != KCTL_OK) return rc;
 #else
-    if (create ? !kctl__as_names_safe(&in) : !in.name || !in.name_len) /* as the validation's name and namespace checks */
-        return kctl__as_invalid_bare(r->st, req->res, kind, in.name ? in.name : "");
+    if (create ? !kctl__as_names_safe(&in) : !in.name_len) /* as the validation's name and namespace checks */
+        return kctl__as_invalid_bare(r->st, req->res, kind, in.name);
 #endif
     if (create) {
         if (cur) return kctl_apisrv_refuse(KCTL_ERR_EXISTS, req->res, in.name, r->st);
@@ -11938,16 +12027,16 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
         m.created = req->now;
         m.generation = 1;
         r->d->outcome = KCTL_APISRV_WRITE;
-        return kctl__as_emit(r->out, kctl__as_rec(r), sent, &m, sent, req->apply ? kctl_json_member(sent, 0, "status") : KCTL_JSON_NONE,
+        return kctl__as_emit(r->out, kctl__as_rec(r), sent, &m, sent, req->apply ? KCTL__AS_OWN_STATUS : KCTL_JSON_NONE,
                              &req->allocator);
     }
     if (!cur) return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, req->res, in.name, r->st);
     r->d->cur = cur;
     if (!req->apply) { /* the preconditions the document carries: the uid first, as the registry checks them */
-        if (in.uid && *in.uid && kctl__strcmp(in.uid, kctl_obj_uid(cur)) != 0)
+        if (*in.uid && kctl__strcmp(in.uid, kctl_obj_uid(cur)) != 0)
             return kctl__as_conflict(r, req->res->resource, false, in.name,
                                      "Precondition failed: UID in precondition: %s, UID in object meta: %s", in.uid, kctl_obj_uid(cur));
-        if (in.rv && *in.rv && kctl__strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
+        if (*in.rv && kctl__strcmp(in.rv, kctl_obj_resource_version(cur)) != 0)
             return kctl_apisrv_refuse(KCTL_ERR_CONFLICT, req->res, in.name, r->st);
     }
     /* the stored document is parsed for what the rules read of it, unless
@@ -11975,7 +12064,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     }
     if (!status_only && !m.fin_kept && m.deleted) {
         bool refused;
-        if ((rc = kctl__as_new_finalizers(r, &in, cur, &refused)) != KCTL_OK || refused) return rc != KCTL_OK ? rc : KCTL_ERR_INVALID_ARG;
+        if ((rc = kctl__as_new_finalizers(r, &in, kind, cur, &refused)) != KCTL_OK || refused) return rc != KCTL_OK ? rc : KCTL_ERR_INVALID_ARG;
     }
     base = status_only ? &r->cur.j : sent;
     sdoc = status_only ? sent : &r->cur.j;
@@ -12115,7 +12204,7 @@ static int kctl__as_remove(kctl__asrun *r) {
     m.grace = 0;
     if (m.generation > 0 && m.generation < INT64_MAX) m.generation++; /* markAsDeleting: a deletion is a change of intent */
     r->d->outcome = KCTL_APISRV_WRITE;
-    return kctl__as_emit(r->out, kctl__as_rec(r), &r->cur.j, &m, &r->cur.j, kctl_json_member(&r->cur.j, 0, "status"), &req->allocator);
+    return kctl__as_emit(r->out, kctl__as_rec(r), &r->cur.j, &m, &r->cur.j, KCTL__AS_OWN_STATUS, &req->allocator);
 }
 
 /* kctl_apisrv_decide, and (keep not NULL) the document written to out
@@ -12158,7 +12247,9 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     r.keep = keep;
     r.keep_lim = keep_lim;
     r.cur_of = cur_of;
+#ifndef KCTL_NO_MERGE_PATCH
     kctl_jw_init_growable(&r.mbuf, &req->allocator);
+#endif
     switch (req->verb) {
     case KCTL_VERB_CREATE:
     case KCTL_VERB_UPDATE:
@@ -12195,8 +12286,10 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     kctl__jdoc_free(&r.sent);
     kctl__jdoc_free(&r.cur);
     if (!KCTL_SMALL) kctl__jdoc_free(&r.curfin); /* (small builds: never used) */
+#ifndef KCTL_NO_MERGE_PATCH
     kctl__jdoc_free(&r.merged);
     kctl_jw_free(&r.mbuf);
+#endif
     if (!KCTL_SMALL) kctl__at_free(&r.toks);
     return rc;
 }
@@ -12227,11 +12320,11 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
         kctl__as_err_init(&e, &req.allocator);
         kctl__as_validate(&e, &r.sc, &in, true, true);
         if (e.text.err) rc = e.text.err;
-        else if (e.n) rc = kctl__as_refuse_invalid(st, &req.allocator, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
+        else if (e.n) rc = kctl__as_refuse_invalid(st, &req.allocator, res, *in.kind ? in.kind : res->resource, kctl_obj_name(obj), &e);
         kctl__as_err_free(&e);
 #else
         if (!kctl__as_names_safe(&in))
-            rc = kctl__as_invalid_bare(st, res, in.kind && *in.kind ? in.kind : res->resource, kctl_obj_name(obj));
+            rc = kctl__as_invalid_bare(st, res, *in.kind ? in.kind : res->resource, kctl_obj_name(obj));
 #endif
     }
     kctl__free(&req.allocator, r.sc.buf);
@@ -12241,11 +12334,8 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
 
 
 KCTL_API int kctl_apisrv_with_rv(const kctl_obj *obj, const char *rv, const kctl_obj_opts *opts, kctl_obj **out) {
-    const char *doc;
     size_t len;
-    if (out) *out = NULL;
-    if (!obj || !out) return KCTL_ERR_INVALID_ARG;
-    doc = kctl_obj_json(obj, &len);
+    const char *doc = kctl_obj_json(obj, &len); /* (no obj: NULL, which kctl_apisrv_parse_at refuses) */
     return kctl_apisrv_parse_at(doc, len, rv, opts, out);
 }
 
@@ -13119,7 +13209,8 @@ static int kctl__ms_req(kctl_memstore *ms, unsigned how, const kctl_resource *re
     req.len = json && len == KCTL_NTS ? kctl__strlen(json) : len;
     req.patch_flags = flags;
     req.del = del;
-    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req.json, req.len, &ms->allocator, &ms->obj_opts.limits);
+    if (!KCTL_SMALL && sent && kctl__ms_malloc(ms)) kctl__as_pre(&pre, req.json, req.len, &ms->allocator, &ms->obj_opts.limits,
+                                                               verb != KCTL_VERB_UPDATE_STATUS);
     else memset(&pre, 0, sizeof pre);
     kctl__mutex_lock(&ms->mu);
     if (!(how & KCTL__MS_OWNER)) rc = kctl__ms_faulted(ms, verb, st);

@@ -413,6 +413,31 @@ static void ta_generation_rule(void) {
     KT_EQ_U64(kctl_memstore_revision(s.ms), 3); /* reordered, the same: nothing written */
     KT_EQ_STR(o ? kctl_obj_resource_version(o) : "", "3");
     kctl_obj_unref(o);
+    { /* numbers by their value: the same numbers written otherwise are no change, others are */
+        static const char *const same[] = { "1.0", "10e-1", "0.1e1", "1E0", "1.000e+0" };
+        char doc[160];
+        size_t k;
+        uint64_t rev;
+        kctl_memstore_apply(s.ms, &ta_cm, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"n\":1,\"z\":0,\"h\":100}}", KCTL_NTS, NULL, NULL);
+        rev = kctl_memstore_revision(s.ms);
+        for (k = 0; k < sizeof same / sizeof same[0]; k++) {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"n\":%s,\"z\":-0.0,\"h\":1e2}}", same[k]);
+            KT_EQ_INT(kctl_memstore_apply(s.ms, &ta_cm, doc, KCTL_NTS, &o, NULL), KCTL_OK);
+            KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 1);
+            kctl_obj_unref(o);
+        }
+        KT_EQ_U64(kctl_memstore_revision(s.ms), rev);
+        kctl_memstore_apply(s.ms, &ta_cm, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"n\":2,\"z\":0,\"h\":100}}", KCTL_NTS, &o, NULL);
+        KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 2);
+        kctl_obj_unref(o);
+        kctl_memstore_apply(s.ms, &ta_cm, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"n\":2,\"z\":0,\"h\":1000}}", KCTL_NTS, &o, NULL);
+        KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 3);
+        kctl_obj_unref(o);
+        kctl_memstore_apply(s.ms, &ta_cm, "{\"metadata\":{\"name\":\"n\"},\"spec\":{\"n\":2,\"z\":0,\"h\":1e3}}", KCTL_NTS, &o, NULL);
+        KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 3);
+        kctl_obj_unref(o);
+        KT_EQ_U64(kctl_memstore_revision(s.ms), rev + 2);
+    }
     ta_close(&s);
 }
 
