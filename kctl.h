@@ -4584,6 +4584,13 @@ KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
 #else
 #define KCTL__PRINTF(f, a)
 #endif
+/* Small builds keep a helper that many places call out of line where
+   gcc's -Os estimate would copy its argument set-up into each of them. */
+#if KCTL_SMALL && (defined(__GNUC__) || defined(__clang__))
+#define KCTL__SMALL_CALL __attribute__((noinline))
+#else
+#define KCTL__SMALL_CALL
+#endif
 
 static void kctl__fmt_put(char *buf, size_t cap, size_t *n, const char *s, size_t len) {
     if (*n < cap) memcpy(buf + *n, s, cap - *n - 1 < len ? cap - *n - 1 : len);
@@ -5579,15 +5586,19 @@ static int kctl__jstr_cmp(const char *a, const char *ae, int aesc, const char *b
     }
 }
 
-/* String tokens x of a and y of b: equal, and compared, once unescaped. */
+/* String tokens x of a and y of b: compared, and equal, once unescaped. */
+static KCTL__SMALL_CALL int kctl__jtok_cmp(const kctl_json *a, const kctl_json_tok *x, const kctl_json *b, const kctl_json_tok *y) {
+    return kctl__jstr_cmp(a->text + x->start, a->text + x->end, x->escaped != 0, b->text + y->start, b->text + y->end,
+                          y->escaped != 0);
+}
+#if KCTL_SMALL
+#define kctl__jtok_eq(a, x, b, y) (kctl__jtok_cmp(a, x, b, y) == 0)
+#else
 static bool kctl__jtok_eq(const kctl_json *a, const kctl_json_tok *x, const kctl_json *b, const kctl_json_tok *y) {
     return kctl__jstr_eq(a->text + x->start, a->text + x->end, x->escaped != 0, b->text + y->start, b->text + y->end,
                          y->escaped != 0);
 }
-static int kctl__jtok_cmp(const kctl_json *a, const kctl_json_tok *x, const kctl_json *b, const kctl_json_tok *y) {
-    return kctl__jstr_cmp(a->text + x->start, a->text + x->end, x->escaped != 0, b->text + y->start, b->text + y->end,
-                          y->escaped != 0);
-}
+#endif
 
 static bool kctl__jkey_eq(const kctl_json *j, const kctl_json_tok *k, const char *name, size_t n) {
     return kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, name, name + n, false);
@@ -5608,7 +5619,7 @@ static uint32_t kctl__jmember_str(const kctl_json *j, uint32_t obj, const char *
     }
     return found;
 }
-static uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
+static KCTL__SMALL_CALL uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
     return kctl__jmember_str(j, obj, kj->text + k->start, kj->text + k->end, k->escaped != 0);
 }
 static uint32_t kctl__jmember_n(const kctl_json *j, uint32_t obj, const char *name, size_t n) {
@@ -6431,18 +6442,24 @@ static bool kctl__jequal(const kctl_json *a, uint32_t va, const kctl_json *b, ui
 
 /* Two objects, a the one with fewer members (<= KCTL__JSON_SCAN_MAX), or
    any two when there is no memory: every name that counts in a is in b
-   with an equal value, and b has no other. O(|a| * (|a| + |b|)). */
-static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
-    const kctl_json_tok *x = &a->toks[va], *y = &b->toks[vb];
-    uint32_t i, m;
-    for (i = va + 1, m = 0; m < x->size; m++, i += 1 + a->toks[i + 1].skip) {
-        uint32_t w;
-        if (!kctl__jlast(a, va, i)) continue;
-        w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
-        if (w == KCTL_JSON_NONE || !kctl__jequal(a, i + 1, b, w, al)) return false;
+   with an equal value, and b has no other; members named in skip[0..nskip)
+   left out on both sides (the API server's comparisons but for metadata
+   or status, which small builds make so too). O(|a| * (|a| + |b|)). */
+static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
+                              size_t nskip, const kctl_allocator *al) {
+    uint32_t i, m, w;
+    size_t s;
+    int pass;
+    for (pass = 0; pass < 2; pass++) { /* a's members in b, equal; then b's in a */
+        for (i = va + 1, m = 0; m < a->toks[va].size; m++, i += 1 + a->toks[i + 1].skip) {
+            for (s = 0; s < nskip && !kctl_json_string_eq(a, i, skip[s]); s++) {}
+            if (s < nskip || (!pass && !kctl__jlast(a, va, i))) continue;
+            w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
+            if (w == KCTL_JSON_NONE || (!pass && !kctl__jequal(a, i + 1, b, w, al))) return false;
+        }
+        { const kctl_json *t = a; a = b; b = t; }
+        w = va; va = vb; vb = w;
     }
-    for (i = vb + 1, m = 0; m < y->size; m++, i += 1 + b->toks[i + 1].skip)
-        if (kctl__jmember_tok(a, va, b, &b->toks[i]) == KCTL_JSON_NONE) return false;
     return true;
 }
 
@@ -6453,14 +6470,14 @@ static bool kctl__jequal_obj(const kctl_json *a, uint32_t va, const kctl_json *b
     uint32_t k;
     bool eq;
 #if !KCTL_SMALL /* (small builds sort small objects too, in the views' own arrays) */
-    if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, al);
-    if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, al); /* equality is symmetric */
+    if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, NULL, 0, al);
+    if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, NULL, 0, al); /* equality is symmetric */
 #endif
     q.mem_ = NULL; /* (for the free, if a fails) */
     if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK || kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
         kctl__jmembers_free(&p);
         kctl__jmembers_free(&q);
-        return kctl__jequal_scan(a, va, b, vb, al); /* no memory: slower, the same answer */
+        return kctl__jequal_scan(a, va, b, vb, NULL, 0, al); /* no memory: slower, the same answer */
     }
     eq = p.n == q.n;
     for (k = 0; eq && k < p.n; k++) {
@@ -7295,7 +7312,7 @@ static const char *kctl__obj_str(const kctl_obj *o, uint32_t off) { return (cons
 static const char *kctl__obj_at(const kctl_obj *o, uint32_t off, const char *absent) {
     return off ? (const char *)o + off : absent;
 }
-static uint32_t kctl__obj_off(const kctl_obj *o, size_t total, const char *p) {
+static KCTL__SMALL_CALL uint32_t kctl__obj_off(const kctl_obj *o, size_t total, const char *p) {
     uintptr_t b = (uintptr_t)o, q = (uintptr_t)p;
     return q > b && q < b + total ? (uint32_t)(q - b) : 0; /* "" literals (absent) are not in the block */
 }
@@ -11269,25 +11286,13 @@ static bool kctl__as_skipped(const kctl_json *j, uint32_t ktok, const char *cons
 }
 
 #if KCTL_SMALL
-/* (small builds: by scanning, as kctl__jequal_scan does, in no memory:
-   every name that counts in a is in b with an equal value, then every
-   name that counts in b is in a; O(members squared)) */
+/* (small builds: by scanning, kctl__jequal_scan, in no memory:
+   O(members squared)) */
 static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
                                  size_t nskip, const kctl_allocator *al) {
-    uint32_t i, m, w;
-    int pass;
     if (kctl_json_type_of(a, va) != KCTL_JSON_OBJECT || kctl_json_type_of(b, vb) != KCTL_JSON_OBJECT)
         return kctl__jequal(a, va, b, vb, al);
-    for (pass = 0; pass < 2; pass++) {
-        for (i = va + 1, m = 0; m < a->toks[va].size; m++, i += 1 + a->toks[i + 1].skip) {
-            if (kctl__as_skipped(a, i, skip, nskip) || !kctl__jlast(a, va, i)) continue;
-            w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
-            if (w == KCTL_JSON_NONE || (!pass && !kctl__jequal(a, i + 1, b, w, al))) return 0;
-        }
-        { const kctl_json *t = a; a = b; b = t; }
-        w = va; va = vb; vb = w;
-    }
-    return 1;
+    return kctl__jequal_scan(a, va, b, vb, skip, nskip, al);
 }
 #else
 static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
