@@ -6889,15 +6889,12 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
 
 /* The type of the value that starts with c. */
 static kctl_json_type kctl__jtype_at(char c) {
-    switch (c) {
-    case '{': return KCTL_JSON_OBJECT;
-    case '[': return KCTL_JSON_ARRAY;
-    case '"': return KCTL_JSON_STRING;
-    case 't': return KCTL_JSON_TRUE;
-    case 'f': return KCTL_JSON_FALSE;
-    case 'n': return KCTL_JSON_NULL;
-    default: return c == '-' || kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
-    }
+    static const char first[] = "{[\"tfn";
+    static const unsigned char type[] = { KCTL_JSON_OBJECT, KCTL_JSON_ARRAY, KCTL_JSON_STRING, KCTL_JSON_TRUE, KCTL_JSON_FALSE,
+                                          KCTL_JSON_NULL };
+    const char *q = c ? kctl__strchr(first, c) : NULL;
+    if (q) return (kctl_json_type)type[q - first];
+    return c == '-' || kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
 }
 
 /* The index of the quote that closes the string opened at s[i] (quotes
@@ -7133,16 +7130,9 @@ KCTL_API int kctl_json_value_get_bool(const kctl_json_value *from, const char *p
     return kctl_json_bool(&j, 0, out);
 }
 
-/* The whole of a text that holds one JSON value, less the whitespace
-   around it (validated: OK, PROTO, TOO_LARGE, INVALID_ARG). */
-static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_value *root) {
-    kctl_json j;
+/* The whole of text[0..len), valid JSON, less the whitespace around it. */
+static int kctl__jtrim(const char *text, size_t len, kctl_json_value *root) {
     size_t a = 0;
-    int rc;
-    memset(root, 0, sizeof *root);
-    if (!text) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = kctl__strlen(text);
-    if (validate && (rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
     while (a < len && kctl__jspace(text[a])) a++;
     while (len > a && kctl__jspace(text[len - 1])) len--;
     root->text = text + a;
@@ -7151,12 +7141,24 @@ static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_va
     return KCTL_OK;
 }
 
+/* The same of a text that holds one JSON value, validated: OK, PROTO,
+   TOO_LARGE, INVALID_ARG. */
+static int kctl__jroot(const char *text, size_t len, kctl_json_value *root) {
+    kctl_json j;
+    int rc;
+    memset(root, 0, sizeof *root);
+    if (!text) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = kctl__strlen(text);
+    if ((rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
+    return kctl__jtrim(text, len, root);
+}
+
 KCTL_API int kctl_json_get(const char *text, size_t len, const char *path, kctl_json_value *out) {
     kctl_json_value r;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
-    if ((rc = kctl__jroot(text, len, true, &r)) != KCTL_OK) return rc;
+    if ((rc = kctl__jroot(text, len, &r)) != KCTL_OK) return rc;
     return kctl_json_value_get(&r, path, out);
 }
 
@@ -7164,31 +7166,31 @@ KCTL_API int kctl_json_get_string(const char *text, size_t len, const char *path
     kctl_json_value r;
     int rc;
     if (slen) *slen = 0;
-    if ((rc = kctl__jroot(text, len, true, &r)) != KCTL_OK) return rc;
+    if ((rc = kctl__jroot(text, len, &r)) != KCTL_OK) return rc;
     return kctl_json_value_get_string(&r, path, buf, cap, slen);
 }
 
 KCTL_API int kctl_json_get_int64(const char *text, size_t len, const char *path, int64_t *out) {
     kctl_json_value r;
-    int rc = kctl__jroot(text, len, true, &r);
+    int rc = kctl__jroot(text, len, &r);
     return rc != KCTL_OK ? rc : kctl_json_value_get_int64(&r, path, out);
 }
 
 KCTL_API int kctl_json_get_uint64(const char *text, size_t len, const char *path, uint64_t *out) {
     kctl_json_value r;
-    int rc = kctl__jroot(text, len, true, &r);
+    int rc = kctl__jroot(text, len, &r);
     return rc != KCTL_OK ? rc : kctl_json_value_get_uint64(&r, path, out);
 }
 
 KCTL_API int kctl_json_get_double(const char *text, size_t len, const char *path, double *out) {
     kctl_json_value r;
-    int rc = kctl__jroot(text, len, true, &r);
+    int rc = kctl__jroot(text, len, &r);
     return rc != KCTL_OK ? rc : kctl_json_value_get_double(&r, path, out);
 }
 
 KCTL_API int kctl_json_get_bool(const char *text, size_t len, const char *path, bool *out) {
     kctl_json_value r;
-    int rc = kctl__jroot(text, len, true, &r);
+    int rc = kctl__jroot(text, len, &r);
     return rc != KCTL_OK ? rc : kctl_json_value_get_bool(&r, path, out);
 }
 
@@ -7238,10 +7240,11 @@ struct kctl_obj {
     kctl__node node;                /* the key, its length and hash: maps hold the object itself */
     unsigned refs;
     uint32_t len_ext;               /* the document's length (< 1 GiB), and KCTL__OBJ_* << 30 */
-    uint32_t ns, uid, rv, deletion; /* offsets; 0: absent (the name is the key's tail) */
+    uint32_t str[4];                /* offsets of KCTL__OBJ_NS...; 0: absent (the name is the key's tail) */
     uint16_t nlabels, nannotations, nfinalizers, nowners;
     int64_t generation;
 };
+enum { KCTL__OBJ_NS, KCTL__OBJ_UID, KCTL__OBJ_RV, KCTL__OBJ_DEL }; /* kctl_obj.str[], kctl__oview.str[] */
 #define KCTL__OBJ_ALLOC 1u /* a kctl__objalloc follows the struct */
 #define KCTL__OBJ_CODEC 2u /* then a kctl__objcodec */
 #define KCTL__OBJ_LEN_MAX 0x3fffffffu
@@ -7261,7 +7264,7 @@ typedef struct kctl__objcodec {
 
 /* The metadata while it is read, as pointers. */
 typedef struct kctl__oview {
-    const char *key, *ns, *uid, *rv, *deletion;
+    const char *key, *str[4]; /* by KCTL__OBJ_NS... */
     int64_t generation;
     size_t nlabels, nannotations, nfinalizers, nowners;
     uint32_t *labels;      /* offsets: key, value, key, value, ... */
@@ -7448,10 +7451,8 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     kctl__ob_copy(b, j, v, '\0');
     b->used += b->gap;
     if (key) o->key = key;
-    o->ns = kctl__ob_optv(b, j, i, "");
-    o->uid = kctl__ob_optv(b, j, b->mv[KCTL__OB_UID], "");
-    o->rv = kctl__ob_optv(b, j, b->mv[KCTL__OB_RV], "");
-    o->deletion = kctl__ob_optv(b, j, b->mv[KCTL__OB_DEL], NULL);
+    for (k = 0; k < 4; k++) /* namespace, uid, resourceVersion, deletionTimestamp (NULL when absent) */
+        o->str[k] = kctl__ob_optv(b, j, b->mv[KCTL__OB_NS + k], k == KCTL__OBJ_DEL ? NULL : "");
     v = b->mv[KCTL__OB_GEN];
     if (!key && kctl__ob_is(b, j, v, KCTL_JSON_NUMBER) && kctl_json_int64(j, v, &o->generation) != KCTL_OK)
         b->err = KCTL_ERR_PROTO; /* (read in the first pass) */
@@ -7553,7 +7554,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     kctl_obj *o = NULL;
     kctl__obuild b;
     size_t head, ptrs, total;
-    uint32_t ext = 0, *scratch;
+    uint32_t ext = 0, *scratch, k;
     char *block;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
@@ -7569,8 +7570,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     memset(&b, 0, sizeof b);
     b.allocator = &op.allocator;
     kctl__ob_fill(&v, &b, &j);
-    if (!b.err && (v.nlabels > KCTL__OBJ_COUNT_MAX || v.nannotations > KCTL__OBJ_COUNT_MAX ||
-                   v.nfinalizers > KCTL__OBJ_COUNT_MAX || v.nowners > KCTL__OBJ_COUNT_MAX))
+    if (!b.err && (v.nlabels | v.nannotations | v.nfinalizers | v.nowners) > KCTL__OBJ_COUNT_MAX) /* (65535 is 2^16 - 1: the OR is above it when one is) */
         b.err = KCTL_ERR_TOO_LARGE;
     if ((rc = b.err) != KCTL_OK) goto out;
     if (op.allocator.free_fn || op.allocator.user_data) ext |= KCTL__OBJ_ALLOC;
@@ -7615,7 +7615,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     scratch = (uint32_t *)(void *)toks; /* the tokens are done with: 2 or more a label or finalizer */
 #if KCTL_SMALL /* labels, annotations and finalizers follow each other, as their indexes do */
     {
-        uint32_t *offs = kctl__obj_labels(o), *index = kctl__obj_label_index(o), n[3], k;
+        uint32_t *offs = kctl__obj_labels(o), *index = kctl__obj_label_index(o), n[3];
         n[0] = o->nlabels; n[1] = o->nannotations; n[2] = o->nfinalizers;
         for (k = 0; k < 3; k++) {
             kctl__ob_index(o, offs, k < 2 ? 2 : 1, n[k], index, scratch);
@@ -7634,10 +7634,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     o->node.hash = kctl__hash(v.key, o->node.len);
     memcpy(block + (KCTL__OBJ_DOC(o) - block), json, len); /* into the gap after the key */
     block[KCTL__OBJ_DOC(o) - block + len] = '\0';
-    o->ns = kctl__obj_off(o, total, v.ns);
-    o->uid = kctl__obj_off(o, total, v.uid);
-    o->rv = kctl__obj_off(o, total, v.rv);
-    o->deletion = kctl__obj_off(o, total, v.deletion);
+    for (k = 0; k < 4; k++) o->str[k] = kctl__obj_off(o, total, v.str[k]);
     o->generation = v.generation;
     if (ext & KCTL__OBJ_ALLOC) {
         kctl__obj_alloc_of(o)->free_fn = op.allocator.free_fn;
@@ -7684,17 +7681,17 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
 }
 
 KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? o->node.key : ""; }
-KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__obj_at(o, o->ns, "") : ""; }
+KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_NS], "") : ""; }
 KCTL_API const char *kctl_obj_name(const kctl_obj *o) {
     size_t n;
     if (!o) return "";
-    n = o->ns ? kctl__strlen(kctl__obj_str(o, o->ns)) : 0; /* the key is namespace/name, or name */
+    n = o->str[KCTL__OBJ_NS] ? kctl__strlen(kctl__obj_str(o, o->str[KCTL__OBJ_NS])) : 0; /* the key is namespace/name, or name */
     return o->node.key + (n ? n + 1 : 0);
 }
-KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->uid, "") : ""; }
-KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o) { return o ? kctl__obj_at(o, o->rv, "") : ""; }
+KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_UID], "") : ""; }
+KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_RV], "") : ""; }
 KCTL_API int64_t kctl_obj_generation(const kctl_obj *o) { return o ? o->generation : 0; }
-KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ? kctl__obj_at(o, o->deletion, NULL) : NULL; }
+KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_DEL], NULL) : NULL; }
 KCTL_API size_t kctl_obj_label_count(const kctl_obj *o) { return o ? o->nlabels : 0; }
 KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfinalizers : 0; }
 KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
@@ -7734,8 +7731,8 @@ KCTL_API int kctl_key_split(const char *key, char *ns, size_t ns_cap, char *name
 KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
     const char *p;
     uint64_t x = 0;
-    if (!o || !o->rv || !*((const char *)o + o->rv)) return false;
-    for (p = (const char *)o + o->rv; *p; p++) /* at most 20 digits, no overflow */
+    if (!o || !o->str[KCTL__OBJ_RV] || !*((const char *)o + o->str[KCTL__OBJ_RV])) return false;
+    for (p = (const char *)o + o->str[KCTL__OBJ_RV]; *p; p++) /* at most 20 digits, no overflow */
         if (!kctl__jdigit(*p) || x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) return false;
         else x = x * 10 + (uint64_t)(*p - '0');
     if (out) *out = x;
@@ -7826,7 +7823,7 @@ static int kctl__obj_root(const kctl_obj *o, kctl_json_value *r) {
         memset(r, 0, sizeof *r);
         return KCTL_ERR_INVALID_ARG;
     }
-    return kctl__jroot(KCTL__OBJ_DOC(o), o->len_ext & KCTL__OBJ_LEN_MAX, false, r);
+    return kctl__jtrim(KCTL__OBJ_DOC(o), o->len_ext & KCTL__OBJ_LEN_MAX, r); /* (validated when o was made) */
 }
 
 KCTL_API int kctl_obj_get(const kctl_obj *o, const char *path, kctl_json_value *out) {
