@@ -5210,14 +5210,18 @@ static void kctl__jend(kctl__jparse *p, uint32_t i, uint32_t end) {
     }
 }
 
-static bool kctl__jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static KCTL__SMALL_CALL bool kctl__jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 static void kctl__jws(kctl__jparse *p) {
+#if KCTL_SMALL
+    while (p->pos < p->len && kctl__jspace(p->s[p->pos])) p->pos++;
+#else
     while (p->pos < p->len) {
         char c = p->s[p->pos];
         if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
         p->pos++;
     }
+#endif
 }
 
 static int kctl__jhex(char c) {
@@ -5668,20 +5672,19 @@ static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
 /* Sort v[0..n) by cmp (a total order: ties broken), with tmp[0..n) for
    scratch: insertion sort of runs of 8, then bottom-up merges; a merge of
    two runs already in order costs one comparison. O(n log n) comparisons
-   on any input, O(n) on sorted input. Indices are size_t, the width of
-   the machine: v and tmp are in memory, so 8 n bytes fit in its address
-   space and i + 2 w < 3 n cannot wrap (no 64-bit arithmetic on a 32-bit
-   MCU). */
+   on any input, O(n) on sorted input (small builds: merges alone, n log n
+   on sorted input too). Indices are size_t, the width of the machine: v
+   and tmp are in memory, so 8 n bytes fit in its address space and
+   i + 2 w < 3 n cannot wrap (no 64-bit arithmetic on a 32-bit MCU). */
 typedef int (*kctl__cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
 static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn cmp, const void *ctx) {
     uint32_t *src = v, *dst = tmp, *t;
     size_t w, i, k;
-#if KCTL_SMALL /* the merges alone, from runs of one: the same order */
+#if KCTL_SMALL /* the merges alone, from runs of one: the same order (n log n comparisons, sorted or not) */
     for (w = 1; w < n; w *= 2) {
         for (i = 0; i < n; i += 2 * w) {
             size_t mid = i + w < n ? i + w : n, hi = i + 2 * w < n ? i + 2 * w : n, p = i, q = mid;
-            bool in_order = mid == hi || cmp(ctx, src[mid - 1], src[mid]) <= 0;
-            for (k = i; k < hi; k++) dst[k] = q == hi || (p < mid && (in_order || cmp(ctx, src[q], src[p]) >= 0)) ? src[p++] : src[q++];
+            for (k = i; k < hi; k++) dst[k] = q == hi || (p < mid && cmp(ctx, src[q], src[p]) >= 0) ? src[p++] : src[q++];
         }
         t = src; src = dst; dst = t;
     }
@@ -5721,7 +5724,8 @@ static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn 
                               a prefix first), to match two objects' members
                               in one walk or find a name by binary search.
    Cost: O(m log m) name comparisons for an object of m members whatever
-   the input (O(m) when its names come sorted, as Kubernetes writes maps).
+   the input (O(m) when its names come sorted, as Kubernetes writes maps;
+   small builds sort those in m log m too).
    Memory: none for up to KCTL__JSON_SCAN_MAX members (v's own array, and
    a scan); past that one block of 12 bytes a member from a (NULL: the
    default allocator), held until kctl__jmembers_free. Returns OK, NOMEM
@@ -6035,49 +6039,54 @@ KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out) {
    exp = shift + the written exponent. */
 typedef struct kctl__jdec {
     bool neg;
-    const char *int_s, *int_e, *frac_s, *frac_e; /* the digits, around the point */
-    uint32_t lead, ndig;                          /* leading zeros skipped, significant digits */
-    int64_t shift;                                /* exp less the written exponent */
-    bool xneg;                                    /* the written exponent: sign and digits */
+    const char *int_s, *int_e; /* the integer digits; a fraction's follow the point at int_e */
+    uint32_t lead, ndig;       /* leading zeros skipped, significant digits */
+    int64_t shift;             /* exp less the written exponent */
+    bool xneg;                 /* the written exponent: sign and digits */
     const char *x_s, *x_e;
 } kctl__jdec;
 
-/* The k-th significant digit. */
+/* The k-th significant digit: past the integer digits, over the point. */
 static char kctl__jdec_digit(const kctl__jdec *d, uint32_t k) {
-    uint32_t i = d->lead + k, ni = (uint32_t)(d->int_e - d->int_s);
-    return i < ni ? d->int_s[i] : d->frac_s[i - ni];
+    uint32_t i = d->lead + k;
+    return d->int_s[i + (i >= (uint32_t)(d->int_e - d->int_s))];
 }
 
+/* s[0..e) a number as the parser checked it: its digits counted in one
+   pass, the first and the last that are not 0 noted. */
 static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
     const char *p = s;
-    bool xneg = false;
-    uint32_t total, trail = 0, ni;
+    uint32_t k = 0, first = UINT32_MAX, last = 0;
     memset(d, 0, sizeof *d);
     if (*p == '-') { d->neg = true; p++; }
     d->int_s = p;
-    while (p < e && kctl__jdigit(*p)) p++;
-    d->int_e = p;
-    d->frac_s = d->frac_e = p;
-    if (p < e && *p == '.') {
-        d->frac_s = ++p;
-        while (p < e && kctl__jdigit(*p)) p++;
-        d->frac_e = p;
+    for (; p < e && *p != 'e' && *p != 'E'; p++) {
+        if (*p == '.') {
+            d->int_e = p;
+            continue;
+        }
+        if (*p != '0') {
+            if (first == UINT32_MAX) first = k;
+            last = k;
+        }
+        k++;
     }
-    if (p < e && (*p == 'e' || *p == 'E')) {
+    if (!d->int_e) d->int_e = p; /* no point */
+    if (p < e) { /* the exponent */
         p++;
-        if (*p == '+' || *p == '-') xneg = *p++ == '-';
+        if (*p == '+' || *p == '-') d->xneg = *p++ == '-';
         while (p < e - 1 && *p == '0') p++;
         d->x_s = p;
         d->x_e = e;
     }
-    d->xneg = xneg;
-    ni = (uint32_t)(d->int_e - d->int_s);
-    total = ni + (uint32_t)(d->frac_e - d->frac_s);
-    while (d->lead < total && kctl__jdec_digit(d, 0) == '0') d->lead++;
-    while (trail < total - d->lead && kctl__jdec_digit(d, total - d->lead - 1 - trail) == '0') trail++;
-    d->ndig = total - d->lead - trail;
-    d->shift = (int64_t)ni - (int64_t)d->lead;
-    if (!d->ndig) { d->neg = false; d->shift = 0; d->x_s = d->x_e = NULL; }
+    if (first == UINT32_MAX) { /* 0: no digits, no sign, no exponent */
+        d->neg = false;
+        d->x_s = d->x_e = NULL;
+        return;
+    }
+    d->lead = first;
+    d->ndig = last - first + 1;
+    d->shift = (int64_t)(d->int_e - d->int_s) - (int64_t)first;
 }
 
 /* Digit i from the right of a digit string (0 past its start). */
@@ -6630,6 +6639,36 @@ KCTL_API void kctl_jw_array_begin(kctl_jw *w) { kctl__jw_begin(w, false); }
 KCTL_API void kctl_jw_array_end(kctl_jw *w) { kctl__jw_end(w, false); }
 
 /* A quoted, escaped string; its bytes must be UTF-8. */
+#if KCTL_SMALL /* (a character at a time: one put for each) */
+static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
+    static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt"; /* written \" \\ \b \f \n \r \t */
+    const unsigned char *p = (const unsigned char *)s, *e = p + n;
+    kctl__jw_put(w, "\"", 1);
+    while (p < e && !w->err) {
+        unsigned char c = *p;
+        const char *q = c ? kctl__strchr(from, c) : NULL;
+        char esc[6];
+        uint32_t k = 1;
+        esc[0] = '\\';
+        if (q) {
+            esc[1] = to[q - from];
+            kctl__jw_put(w, esc, 2);
+        } else if (c < 0x20) {
+            esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
+            esc[4] = (char)('0' + (c >> 4)); esc[5] = "0123456789abcdef"[c & 15];
+            kctl__jw_put(w, esc, 6);
+        } else {
+            if (c >= 0x80 && !(k = kctl__utf8_len(p, (uint32_t)(e - p > 4 ? 4 : e - p)))) {
+                w->err = KCTL_ERR_INVALID_ARG;
+                return;
+            }
+            kctl__jw_put(w, (const char *)p, k);
+        }
+        p += k;
+    }
+    kctl__jw_put(w, "\"", 1);
+}
+#else
 static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef", from[] = "\"\\\b\f\n\r\t"; /* written \" \\ \b \f \n \r \t */
     const unsigned char *p = (const unsigned char *)s, *e = p + n, *run = p;
@@ -6662,6 +6701,7 @@ static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
     kctl__jw_put(w, (const char *)run, (size_t)(p - run));
     kctl__jw_put(w, "\"", 1);
 }
+#endif
 
 /* A member name given as the raw text of a parsed string (quotes included). */
 static void kctl__jw_key_raw(kctl_jw *w, const char *raw, size_t n) {
