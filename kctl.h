@@ -5316,23 +5316,28 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
 
 static bool kctl__jdigit(char c) { return c >= '0' && c <= '9'; }
 
+/* The index past the digits at s[i..n). */
+static KCTL__SMALL_CALL uint32_t kctl__jdigits(const char *s, uint32_t i, uint32_t n) {
+    while (i < n && kctl__jdigit(s[i])) i++;
+    return i;
+}
+
 static int kctl__jnumber(kctl__jparse *p) {
-    uint32_t i = p->pos;
+    uint32_t i = p->pos, k;
     const char *s = p->s;
     if (i < p->len && s[i] == '-') i++;
-    if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
-    if (s[i] == '0') i++;
-    else while (i < p->len && kctl__jdigit(s[i])) i++;
+    if ((k = kctl__jdigits(s, i, p->len)) == i) return KCTL_ERR_PROTO;
+    i = s[i] == '0' ? i + 1 : k; /* no leading zeros: 0 ends the integer part */
     if (i < p->len && s[i] == '.') {
         i++;
-        if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
-        while (i < p->len && kctl__jdigit(s[i])) i++;
+        if ((k = kctl__jdigits(s, i, p->len)) == i) return KCTL_ERR_PROTO;
+        i = k;
     }
     if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
         i++;
         if (i < p->len && (s[i] == '+' || s[i] == '-')) i++;
-        if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
-        while (i < p->len && kctl__jdigit(s[i])) i++;
+        if ((k = kctl__jdigits(s, i, p->len)) == i) return KCTL_ERR_PROTO;
+        i = k;
     }
     p->pos = i;
     return KCTL_OK;
@@ -5574,11 +5579,13 @@ static bool kctl__jstr_eq(const char *a, const char *ae, int aesc, const char *b
 static int kctl__jstr_cmp(const char *a, const char *ae, int aesc, const char *b, const char *be, int besc) {
     kctl__jstream x, y;
     KCTL__JWORK();
+#if !KCTL_SMALL /* (small builds stream unescaped strings too) */
     if (!aesc && !besc) {
         size_t na = (size_t)(ae - a), nb = (size_t)(be - b);
         int r = memcmp(a, b, na < nb ? na : nb);
         return r ? r : (na > nb) - (na < nb);
     }
+#endif
     memset(&x, 0, sizeof x);
     memset(&y, 0, sizeof y);
     x.p = a; x.e = ae; x.escaped = aesc;
@@ -5869,16 +5876,17 @@ static int kctl__jpath_next(const char **ps, kctl__jseg *g) {
             g->quoted = true;
             s += 2;
         } else { /* [index] */
-            uint64_t idx = 0;
+            uint32_t idx = 0, d;
             if (!kctl__jdigit(*s)) return -1;
             for (; kctl__jdigit(*s); s++) {
-                idx = idx * 10 + (uint64_t)(*s - '0');
-                if (idx > UINT32_MAX) return -1;
+                d = (uint32_t)(*s - '0');
+                if (idx > (UINT32_MAX - d) / 10) return -1; /* past UINT32_MAX */
+                idx = idx * 10 + d;
             }
             if (*s != ']') return -1;
             s++;
             g->name = NULL;
-            g->index = (uint32_t)idx;
+            g->index = idx;
         }
     } else {
         const char *e = s;
@@ -6047,7 +6055,7 @@ typedef struct kctl__jdec {
 } kctl__jdec;
 
 /* The k-th significant digit: past the integer digits, over the point. */
-static char kctl__jdec_digit(const kctl__jdec *d, uint32_t k) {
+static KCTL__SMALL_CALL char kctl__jdec_digit(const kctl__jdec *d, uint32_t k) {
     uint32_t i = d->lead + k;
     return d->int_s[i + (i >= (uint32_t)(d->int_e - d->int_s))];
 }
@@ -6089,9 +6097,11 @@ static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
     d->shift = (int64_t)(d->int_e - d->int_s) - (int64_t)first;
 }
 
-/* Digit i from the right of a digit string (0 past its start). */
-static int kctl__jdig_r(const char *s, const char *e, size_t i) {
-    return (size_t)(e - s) > i ? e[-1 - (ptrdiff_t)i] - '0' : 0;
+/* Digit i from the right of d's written exponent (0 past its start), with
+   the exponent's sign. */
+static KCTL__SMALL_CALL int kctl__jxdig(const kctl__jdec *d, size_t i) {
+    int v = (size_t)(d->x_e - d->x_s) > i ? d->x_e[-1 - (ptrdiff_t)i] - '0' : 0;
+    return d->xneg ? -v : v;
 }
 
 /* Whether two exponents are equal exactly, however many digits they were
@@ -6103,8 +6113,7 @@ static bool kctl__jexp_eq(const kctl__jdec *x, const kctl__jdec *y) {
     size_t lx = (size_t)(x->x_e - x->x_s), ly = (size_t)(y->x_e - y->x_s), n = lx > ly ? lx : ly, i;
     int64_t c = x->shift - y->shift;
     for (i = 0; i < n; i++) {
-        int64_t dx = kctl__jdig_r(x->x_s, x->x_e, i), dy = kctl__jdig_r(y->x_s, y->x_e, i);
-        int64_t r = c + (x->xneg ? -dx : dx) - (y->xneg ? -dy : dy);
+        int64_t r = c + kctl__jxdig(x, i) - kctl__jxdig(y, i);
         uint64_t m = r < 0 ? (uint64_t)0 - (uint64_t)r : (uint64_t)r, rem;
         m = kctl__udiv64(m, 10, &rem);
         if (rem) return false;
@@ -6477,25 +6486,21 @@ static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *
 static bool kctl__jequal_obj(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
     kctl__jmview p, q;
     uint32_t k;
-    bool eq;
+    bool eq, lists;
 #if !KCTL_SMALL /* (small builds sort small objects too, in the views' own arrays) */
     if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, NULL, 0, al);
     if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, NULL, 0, al); /* equality is symmetric */
 #endif
     q.mem_ = NULL; /* (for the free, if a fails) */
-    if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK || kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
-        kctl__jmembers_free(&p);
-        kctl__jmembers_free(&q);
-        return kctl__jequal_scan(a, va, b, vb, NULL, 0, al); /* no memory: slower, the same answer */
-    }
-    eq = p.n == q.n;
+    lists = kctl__jmembers(a, va, al, true, &p) == KCTL_OK && kctl__jmembers(b, vb, al, true, &q) == KCTL_OK;
+    eq = lists && p.n == q.n;
     for (k = 0; eq && k < p.n; k++) {
         uint32_t ka = p.keys[p.byname[k]], kb = q.keys[q.byname[k]];
         eq = kctl__jtok_eq(a, &a->toks[ka], b, &b->toks[kb]) && kctl__jequal(a, ka + 1, b, kb + 1, al);
     }
     kctl__jmembers_free(&p);
     kctl__jmembers_free(&q);
-    return eq;
+    return lists ? eq : kctl__jequal_scan(a, va, b, vb, NULL, 0, al); /* no memory: slower, the same answer */
 }
 
 /* kctl_json_equal with the memory for big objects from al (NULL: the
@@ -7348,9 +7353,29 @@ static uint32_t *kctl__obj_finalizers(const kctl_obj *o) { return kctl__obj_anno
 #define KCTL__OBJ_INDEXED(n) ((n) > KCTL__JSON_SCAN_MAX ? (size_t)(n) : 0)
 static uint32_t *kctl__obj_label_index(const kctl_obj *o) { return kctl__obj_finalizers(o) + o->nfinalizers; }
 static uint32_t *kctl__obj_annotation_index(const kctl_obj *o) { return kctl__obj_label_index(o) + KCTL__OBJ_INDEXED(o->nlabels); }
-static uint32_t *kctl__obj_finalizer_index(const kctl_obj *o) {
+static KCTL__UNUSED uint32_t *kctl__obj_finalizer_index(const kctl_obj *o) { /* (the default build's obj build) */
     return kctl__obj_annotation_index(o) + KCTL__OBJ_INDEXED(o->nannotations);
 }
+/* o's list which (0 labels, 1 annotations: pairs of offsets; 2
+   finalizers): its offsets, their count in *n, and where its lookup index
+   would be in *index (kctl__obj_find reads it only if the list has one).
+   One walk of the layout for the lookups by name and the obj build. */
+static uint32_t *kctl__obj_list(const kctl_obj *o, unsigned which, size_t *n, uint32_t **index) {
+    uint32_t *p = kctl__obj_labels(o);
+    size_t c[3];
+    unsigned k;
+    c[0] = o->nlabels;
+    c[1] = o->nannotations;
+    c[2] = o->nfinalizers;
+    *index = p + 2 * c[0] + 2 * c[1] + c[2];
+    for (k = 0; k < which; k++) {
+        p += (k < 2 ? 2 : 1) * c[k];
+        *index += KCTL__OBJ_INDEXED(c[k]);
+    }
+    *n = c[which];
+    return p;
+}
+
 static const char *kctl__obj_str(const kctl_obj *o, uint32_t off) { return (const char *)o + off; }
 static const char *kctl__obj_at(const kctl_obj *o, uint32_t off, const char *absent) {
     return off ? (const char *)o + off : absent;
@@ -7472,7 +7497,7 @@ static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, int which, uint3
 /* Read the metadata into o (sizes only when b->arena is NULL). */
 static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     static const char *const ref_names[4] = { "apiVersion", "kind", "name", "uid" };
-    uint32_t v, i, k;
+    uint32_t v, i, k, n, a;
     char *key = b->arena ? b->arena + b->used : NULL;
     if (!b->scanned) kctl__ob_scan(b, j);
     v = b->mv[KCTL__OB_NAME];
@@ -7498,22 +7523,20 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
         b->err = KCTL_ERR_PROTO; /* (read in the first pass) */
     o->nlabels = kctl__ob_map(b, j, 0, o->labels);
     o->nannotations = kctl__ob_map(b, j, 1, o->annotations);
-    v = b->mv[KCTL__OB_FIN];
-    o->nfinalizers = 0;
-    if (kctl__ob_is(b, j, v, KCTL_JSON_ARRAY)) {
-        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
-            const char *f = kctl__ob_str(b, j, i);
-            if (o->finalizers) o->finalizers[k] = (uint32_t)(f - b->base);
-        }
-        o->nfinalizers = j->toks[v].size;
-    }
-    v = b->mv[KCTL__OB_OWNERS];
-    o->nowners = 0;
-    if (kctl__ob_is(b, j, v, KCTL_JSON_ARRAY)) {
-        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+    for (a = 0; a < 2; a++) { /* the finalizers (strings), then the owner references (objects) */
+        v = b->mv[a ? KCTL__OB_OWNERS : KCTL__OB_FIN];
+        n = kctl__ob_is(b, j, v, KCTL_JSON_ARRAY) ? j->toks[v].size : 0;
+        if (a) o->nowners = n;
+        else o->nfinalizers = n;
+        for (i = v + 1, k = 0; k < n; k++, i += j->toks[i].skip) {
             kctl_owner_ref r;
             const char **field[4];
             uint32_t c, f;
+            if (!a) {
+                const char *fin = kctl__ob_str(b, j, i);
+                if (o->finalizers) o->finalizers[k] = (uint32_t)(fin - b->base);
+                continue;
+            }
             memset(&r, 0, sizeof r);
             field[0] = &r.api_version; field[1] = &r.kind; field[2] = &r.name; field[3] = &r.uid;
             if (kctl_json_type_of(j, i) != KCTL_JSON_OBJECT) { b->err = KCTL_ERR_PROTO; break; }
@@ -7523,7 +7546,6 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
             else if (kctl_json_type_of(j, c) != KCTL_JSON_FALSE) kctl__ob_is(b, j, c, KCTL_JSON_NULL);
             if (o->owners) o->owners[k] = r;
         }
-        o->nowners = j->toks[v].size;
     }
 }
 
@@ -7653,15 +7675,11 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
         goto out;
     }
     scratch = (uint32_t *)(void *)toks; /* the tokens are done with: 2 or more a label or finalizer */
-#if KCTL_SMALL /* labels, annotations and finalizers follow each other, as their indexes do */
-    {
-        uint32_t *offs = kctl__obj_labels(o), *index = kctl__obj_label_index(o), n[3];
-        n[0] = o->nlabels; n[1] = o->nannotations; n[2] = o->nfinalizers;
-        for (k = 0; k < 3; k++) {
-            kctl__ob_index(o, offs, k < 2 ? 2 : 1, n[k], index, scratch);
-            offs += (k < 2 ? 2 : 1) * (size_t)n[k];
-            index += KCTL__OBJ_INDEXED(n[k]);
-        }
+#if KCTL_SMALL /* labels, annotations and finalizers in one loop, as the lookups find them */
+    for (k = 0; k < 3; k++) {
+        size_t n;
+        uint32_t *index, *offs = kctl__obj_list(o, k, &n, &index);
+        kctl__ob_index(o, offs, k < 2 ? 2 : 1, (uint32_t)n, index, scratch);
     }
 #else
     kctl__ob_index(o, kctl__obj_labels(o), 2, o->nlabels, kctl__obj_label_index(o), scratch);
@@ -7803,12 +7821,23 @@ static size_t kctl__obj_find(const kctl_obj *o, const uint32_t *offs, size_t str
     return n;
 }
 
-KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key) {
-    size_t i;
-    if (!o) return NULL;
-    i = kctl__obj_find(o, kctl__obj_labels(o), 2, o->nlabels, kctl__obj_label_index(o), key);
-    return i < o->nlabels ? kctl__obj_str(o, kctl__obj_labels(o)[2 * i + 1]) : NULL;
+/* Entry key of list which of o (not NULL): its number, or *n. */
+static size_t kctl__obj_lookup(const kctl_obj *o, unsigned which, const char *key, const uint32_t **offs, size_t *n) {
+    uint32_t *index;
+    *offs = kctl__obj_list(o, which, n, &index);
+    return kctl__obj_find(o, *offs, which < 2 ? 2 : 1, *n, index, key);
 }
+
+/* The value of label or annotation (which 0, 1) key; NULL. */
+static const char *kctl__obj_value(const kctl_obj *o, unsigned which, const char *key) {
+    const uint32_t *offs;
+    size_t n, i;
+    if (!o) return NULL;
+    i = kctl__obj_lookup(o, which, key, &offs, &n);
+    return i < n ? kctl__obj_str(o, offs[2 * i + 1]) : NULL;
+}
+
+KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key) { return kctl__obj_value(o, 0, key); }
 
 KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, const char **value) {
     if (!o || i >= o->nlabels) return false;
@@ -7817,12 +7846,7 @@ KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, c
     return true;
 }
 
-KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) {
-    size_t i;
-    if (!o) return NULL;
-    i = kctl__obj_find(o, kctl__obj_annotations(o), 2, o->nannotations, kctl__obj_annotation_index(o), key);
-    return i < o->nannotations ? kctl__obj_str(o, kctl__obj_annotations(o)[2 * i + 1]) : NULL;
-}
+KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) { return kctl__obj_value(o, 1, key); }
 
 KCTL_API size_t kctl_obj_annotation_count(const kctl_obj *o) { return o ? o->nannotations : 0; }
 
@@ -7838,7 +7862,9 @@ KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i) {
 }
 
 KCTL_API bool kctl_obj_has_finalizer(const kctl_obj *o, const char *name) {
-    return o && kctl__obj_find(o, kctl__obj_finalizers(o), 1, o->nfinalizers, kctl__obj_finalizer_index(o), name) < o->nfinalizers;
+    const uint32_t *offs;
+    size_t n;
+    return o && kctl__obj_lookup(o, 2, name, &offs, &n) < n;
 }
 
 KCTL_API const kctl_owner_ref *kctl_obj_owner(const kctl_obj *o, size_t i) {
