@@ -4556,6 +4556,24 @@ static KCTL__UNUSED char *kctl__dec(char *end, uint64_t u) {
     } while (u);
     return end;
 }
+/* v's last w decimal digits at p[0..w), zero first (%0wu for a v of up to
+   w digits): p + w. */
+static KCTL__UNUSED char *kctl__dec_w(char *p, uint32_t v, int w) {
+    int i;
+    for (i = w; i-- > 0; v /= 10) p[i] = (char)('0' + v % 10);
+    return p + w;
+}
+
+/* s (not NULL) into buf[0..cap) as kctl__fmt(buf, cap, "%s", s) puts it:
+   cut to cap - 1 bytes, NUL-terminated, nothing with cap 0. The copies
+   of versions and names a minimal program makes, without the formatter. */
+static KCTL__UNUSED void kctl__scopy(char *buf, size_t cap, const char *s) {
+    size_t n = 0;
+    if (!cap) return;
+    for (; n + 1 < cap && s[n]; n++) buf[n] = s[n];
+    buf[n] = '\0';
+}
+
 #ifdef KCTL__WORK_COUNTER
 KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) {
     switch (fn) {
@@ -4989,10 +5007,19 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
     day = doy - (153 * mp + 2) / 5 + 1;
     m = mp < 10 ? mp + 3 : mp - 9;
     y = era * 400 + yoe + (m <= 2) - 400;
-    kctl__fmt(buf, 32, "%04u-%02u-%02uT%02u:%02u:%02u", (unsigned)y, (unsigned)m, (unsigned)day, (unsigned)(s / 3600),
-              (unsigned)(s / 60 % 60), (unsigned)(s % 60));
-    if (micro) kctl__fmt(buf + 19, 13, ".%06uZ", (unsigned)frac);
-    else kctl__fmt(buf + 19, 13, "Z");
+    { /* %04u-%02u-%02uT%02u:%02u:%02u, then .%06u if micro, then Z */
+        uint32_t part[7];
+        char *p = buf;
+        int k;
+        part[0] = y; part[1] = m; part[2] = day; part[3] = s / 3600; part[4] = s / 60 % 60; part[5] = s % 60;
+        part[6] = (uint32_t)frac;
+        for (k = 0; k < (micro ? 7 : 6); k++) {
+            if (k) *p++ = "--T::."[k - 1];
+            p = kctl__dec_w(p, part[k], k == 0 ? 4 : k < 6 ? 2 : 6);
+        }
+        p[0] = 'Z';
+        p[1] = '\0';
+    }
 }
 
 #ifdef KCTL__WORK_COUNTER
@@ -13467,7 +13494,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
         }
         from = from * 10 + (uint64_t)(*p - '0');
     }
-    kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
+    kctl__scopy(w->ns, sizeof w->ns, res->ns ? res->ns : "");
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
 #ifndef KCTL_NO_FAULTS
@@ -13538,7 +13565,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     if (w->initial_next < w->initial.count) { /* the objects there at open */
         ev->type = KCTL_EVENT_ADDED;
         ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
-        kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
+        kctl__scopy(ev->resource_version, sizeof ev->resource_version, kctl_obj_resource_version(ev->obj));
         if (w->initial_next == w->initial.count) kctl__ms_rv(ev->resource_version, w->pos);
         return KCTL_OK;
     }
@@ -14865,7 +14892,7 @@ static int kctl__rf_list(kctl_reflector *r) {
             rc = r->t.vt->list(r->t.self, &r->res, &lo, &page, NULL);
         }
         if (rc != KCTL_OK) break;
-        if (!rv[0]) kctl__fmt(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
+        if (!rv[0]) kctl__scopy(rv, sizeof rv, page.resource_version); /* the first page's version */
         if (n + page.items.count > cap) {
             size_t ncap = cap ? cap * 2 : 64;
             kctl_obj **na;
@@ -14881,13 +14908,13 @@ static int kctl__rf_list(kctl_reflector *r) {
             cap = ncap;
         }
         for (i = 0; i < page.items.count; i++) all[n++] = kctl_obj_ref(page.items.items[i]);
-        kctl__fmt(cont, sizeof cont, "%s", page.continue_token);
+        kctl__scopy(cont, sizeof cont, page.continue_token);
         kctl_list_result_free(&page);
     } while (cont[0]);
 #endif
     if (rc == KCTL_OK) rc = kctl_fifo_replace(r->fifo, all, n);
     if (rc == KCTL_OK) {
-        kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
+        kctl__scopy(r->rv, sizeof r->rv, rv);
         if (r->listed) r->stats.relists++;
         r->stats.lists++;
         r->listed = true;
@@ -15004,7 +15031,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             r->opened_events++;
             r->last_event = now;
 #if KCTL_SMALL
-            if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
+            if (ev.resource_version[0]) kctl__scopy(r->rv, sizeof r->rv, ev.resource_version);
 #else
             if (ev.resource_version[0]) { /* the same size: the string and what follows it, no printf per event */
                 memcpy(r->rv, ev.resource_version, sizeof r->rv);
@@ -15068,7 +15095,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
 static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const char *rv) {
     int rc = kctl_fifo_replace(r->fifo, objs, n);
     if (rc != KCTL_OK) return rc;
-    kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
+    kctl__scopy(r->rv, sizeof r->rv, rv);
     r->listed = true;
     r->state = KCTL__RF_OPEN;
     if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
@@ -15083,7 +15110,7 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
     memset(out, 0, sizeof *out);
     if (!r) return;
     *out = r->stats;
-    kctl__fmt(out->last_rv, sizeof out->last_rv, "%s", r->rv);
+    kctl__scopy(out->last_rv, sizeof out->last_rv, r->rv);
 }
 
 /* ---------------------------------------------------- >>informer INFORMER */
