@@ -4556,6 +4556,24 @@ static KCTL__UNUSED char *kctl__dec(char *end, uint64_t u) {
     } while (u);
     return end;
 }
+/* v's last w decimal digits at p[0..w), zero first (%0wu for a v of up to
+   w digits): p + w. */
+static KCTL__UNUSED char *kctl__dec_w(char *p, uint32_t v, int w) {
+    int i;
+    for (i = w; i-- > 0; v /= 10) p[i] = (char)('0' + v % 10);
+    return p + w;
+}
+
+/* s (not NULL) into buf[0..cap) as kctl__fmt(buf, cap, "%s", s) puts it:
+   cut to cap - 1 bytes, NUL-terminated, nothing with cap 0. The copies
+   of versions and names a minimal program makes, without the formatter. */
+static KCTL__UNUSED void kctl__scopy(char *buf, size_t cap, const char *s) {
+    size_t n = 0;
+    if (!cap) return;
+    for (; n + 1 < cap && s[n]; n++) buf[n] = s[n];
+    buf[n] = '\0';
+}
+
 #ifdef KCTL__WORK_COUNTER
 KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) {
     switch (fn) {
@@ -4583,6 +4601,13 @@ KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
 #define KCTL__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #else
 #define KCTL__PRINTF(f, a)
+#endif
+/* Small builds keep a helper that many places call out of line where
+   gcc's -Os estimate would copy its argument set-up into each of them. */
+#if KCTL_SMALL && (defined(__GNUC__) || defined(__clang__))
+#define KCTL__SMALL_CALL __attribute__((noinline))
+#else
+#define KCTL__SMALL_CALL
 #endif
 
 static void kctl__fmt_put(char *buf, size_t cap, size_t *n, const char *s, size_t len) {
@@ -4982,10 +5007,19 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
     day = doy - (153 * mp + 2) / 5 + 1;
     m = mp < 10 ? mp + 3 : mp - 9;
     y = era * 400 + yoe + (m <= 2) - 400;
-    kctl__fmt(buf, 32, "%04u-%02u-%02uT%02u:%02u:%02u", (unsigned)y, (unsigned)m, (unsigned)day, (unsigned)(s / 3600),
-              (unsigned)(s / 60 % 60), (unsigned)(s % 60));
-    if (micro) kctl__fmt(buf + 19, 13, ".%06uZ", (unsigned)frac);
-    else kctl__fmt(buf + 19, 13, "Z");
+    { /* %04u-%02u-%02uT%02u:%02u:%02u, then .%06u if micro, then Z */
+        uint32_t part[7];
+        char *p = buf;
+        int k;
+        part[0] = y; part[1] = m; part[2] = day; part[3] = s / 3600; part[4] = s / 60 % 60; part[5] = s % 60;
+        part[6] = (uint32_t)frac;
+        for (k = 0; k < (micro ? 7 : 6); k++) {
+            if (k) *p++ = "--T::."[k - 1];
+            p = kctl__dec_w(p, part[k], k == 0 ? 4 : k < 6 ? 2 : 6);
+        }
+        p[0] = 'Z';
+        p[1] = '\0';
+    }
 }
 
 #ifdef KCTL__WORK_COUNTER
@@ -5203,14 +5237,18 @@ static void kctl__jend(kctl__jparse *p, uint32_t i, uint32_t end) {
     }
 }
 
-static bool kctl__jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+static KCTL__SMALL_CALL bool kctl__jspace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 static void kctl__jws(kctl__jparse *p) {
+#if KCTL_SMALL
+    while (p->pos < p->len && kctl__jspace(p->s[p->pos])) p->pos++;
+#else
     while (p->pos < p->len) {
         char c = p->s[p->pos];
         if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
         p->pos++;
     }
+#endif
 }
 
 static int kctl__jhex(char c) {
@@ -5305,23 +5343,28 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
 
 static bool kctl__jdigit(char c) { return c >= '0' && c <= '9'; }
 
+/* The index past the digits at s[i..n). */
+static KCTL__SMALL_CALL uint32_t kctl__jdigits(const char *s, uint32_t i, uint32_t n) {
+    while (i < n && kctl__jdigit(s[i])) i++;
+    return i;
+}
+
 static int kctl__jnumber(kctl__jparse *p) {
-    uint32_t i = p->pos;
+    uint32_t i = p->pos, k;
     const char *s = p->s;
     if (i < p->len && s[i] == '-') i++;
-    if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
-    if (s[i] == '0') i++;
-    else while (i < p->len && kctl__jdigit(s[i])) i++;
+    if ((k = kctl__jdigits(s, i, p->len)) == i) return KCTL_ERR_PROTO;
+    i = s[i] == '0' ? i + 1 : k; /* no leading zeros: 0 ends the integer part */
     if (i < p->len && s[i] == '.') {
         i++;
-        if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
-        while (i < p->len && kctl__jdigit(s[i])) i++;
+        if ((k = kctl__jdigits(s, i, p->len)) == i) return KCTL_ERR_PROTO;
+        i = k;
     }
     if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
         i++;
         if (i < p->len && (s[i] == '+' || s[i] == '-')) i++;
-        if (i >= p->len || !kctl__jdigit(s[i])) return KCTL_ERR_PROTO;
-        while (i < p->len && kctl__jdigit(s[i])) i++;
+        if ((k = kctl__jdigits(s, i, p->len)) == i) return KCTL_ERR_PROTO;
+        i = k;
     }
     p->pos = i;
     return KCTL_OK;
@@ -5563,11 +5606,13 @@ static bool kctl__jstr_eq(const char *a, const char *ae, int aesc, const char *b
 static int kctl__jstr_cmp(const char *a, const char *ae, int aesc, const char *b, const char *be, int besc) {
     kctl__jstream x, y;
     KCTL__JWORK();
+#if !KCTL_SMALL /* (small builds stream unescaped strings too) */
     if (!aesc && !besc) {
         size_t na = (size_t)(ae - a), nb = (size_t)(be - b);
         int r = memcmp(a, b, na < nb ? na : nb);
         return r ? r : (na > nb) - (na < nb);
     }
+#endif
     memset(&x, 0, sizeof x);
     memset(&y, 0, sizeof y);
     x.p = a; x.e = ae; x.escaped = aesc;
@@ -5579,15 +5624,19 @@ static int kctl__jstr_cmp(const char *a, const char *ae, int aesc, const char *b
     }
 }
 
-/* String tokens x of a and y of b: equal, and compared, once unescaped. */
+/* String tokens x of a and y of b: compared, and equal, once unescaped. */
+static KCTL__SMALL_CALL int kctl__jtok_cmp(const kctl_json *a, const kctl_json_tok *x, const kctl_json *b, const kctl_json_tok *y) {
+    return kctl__jstr_cmp(a->text + x->start, a->text + x->end, x->escaped != 0, b->text + y->start, b->text + y->end,
+                          y->escaped != 0);
+}
+#if KCTL_SMALL
+#define kctl__jtok_eq(a, x, b, y) (kctl__jtok_cmp(a, x, b, y) == 0)
+#else
 static bool kctl__jtok_eq(const kctl_json *a, const kctl_json_tok *x, const kctl_json *b, const kctl_json_tok *y) {
     return kctl__jstr_eq(a->text + x->start, a->text + x->end, x->escaped != 0, b->text + y->start, b->text + y->end,
                          y->escaped != 0);
 }
-static int kctl__jtok_cmp(const kctl_json *a, const kctl_json_tok *x, const kctl_json *b, const kctl_json_tok *y) {
-    return kctl__jstr_cmp(a->text + x->start, a->text + x->end, x->escaped != 0, b->text + y->start, b->text + y->end,
-                          y->escaped != 0);
-}
+#endif
 
 static bool kctl__jkey_eq(const kctl_json *j, const kctl_json_tok *k, const char *name, size_t n) {
     return kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, name, name + n, false);
@@ -5608,7 +5657,7 @@ static uint32_t kctl__jmember_str(const kctl_json *j, uint32_t obj, const char *
     }
     return found;
 }
-static uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
+static KCTL__SMALL_CALL uint32_t kctl__jmember_tok(const kctl_json *j, uint32_t obj, const kctl_json *kj, const kctl_json_tok *k) {
     return kctl__jmember_str(j, obj, kj->text + k->start, kj->text + k->end, k->escaped != 0);
 }
 static uint32_t kctl__jmember_n(const kctl_json *j, uint32_t obj, const char *name, size_t n) {
@@ -5657,20 +5706,19 @@ static bool kctl__jlast(const kctl_json *j, uint32_t obj, uint32_t ki) {
 /* Sort v[0..n) by cmp (a total order: ties broken), with tmp[0..n) for
    scratch: insertion sort of runs of 8, then bottom-up merges; a merge of
    two runs already in order costs one comparison. O(n log n) comparisons
-   on any input, O(n) on sorted input. Indices are size_t, the width of
-   the machine: v and tmp are in memory, so 8 n bytes fit in its address
-   space and i + 2 w < 3 n cannot wrap (no 64-bit arithmetic on a 32-bit
-   MCU). */
+   on any input, O(n) on sorted input (small builds: merges alone, n log n
+   on sorted input too). Indices are size_t, the width of the machine: v
+   and tmp are in memory, so 8 n bytes fit in its address space and
+   i + 2 w < 3 n cannot wrap (no 64-bit arithmetic on a 32-bit MCU). */
 typedef int (*kctl__cmp_fn)(const void *ctx, uint32_t a, uint32_t b);
 static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn cmp, const void *ctx) {
     uint32_t *src = v, *dst = tmp, *t;
     size_t w, i, k;
-#if KCTL_SMALL /* the merges alone, from runs of one: the same order */
+#if KCTL_SMALL /* the merges alone, from runs of one: the same order (n log n comparisons, sorted or not) */
     for (w = 1; w < n; w *= 2) {
         for (i = 0; i < n; i += 2 * w) {
             size_t mid = i + w < n ? i + w : n, hi = i + 2 * w < n ? i + 2 * w : n, p = i, q = mid;
-            bool in_order = mid == hi || cmp(ctx, src[mid - 1], src[mid]) <= 0;
-            for (k = i; k < hi; k++) dst[k] = q == hi || (p < mid && (in_order || cmp(ctx, src[q], src[p]) >= 0)) ? src[p++] : src[q++];
+            for (k = i; k < hi; k++) dst[k] = q == hi || (p < mid && cmp(ctx, src[q], src[p]) >= 0) ? src[p++] : src[q++];
         }
         t = src; src = dst; dst = t;
     }
@@ -5710,7 +5758,8 @@ static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn 
                               a prefix first), to match two objects' members
                               in one walk or find a name by binary search.
    Cost: O(m log m) name comparisons for an object of m members whatever
-   the input (O(m) when its names come sorted, as Kubernetes writes maps).
+   the input (O(m) when its names come sorted, as Kubernetes writes maps;
+   small builds sort those in m log m too).
    Memory: none for up to KCTL__JSON_SCAN_MAX members (v's own array, and
    a scan); past that one block of 12 bytes a member from a (NULL: the
    default allocator), held until kctl__jmembers_free. Returns OK, NOMEM
@@ -5854,16 +5903,17 @@ static int kctl__jpath_next(const char **ps, kctl__jseg *g) {
             g->quoted = true;
             s += 2;
         } else { /* [index] */
-            uint64_t idx = 0;
+            uint32_t idx = 0, d;
             if (!kctl__jdigit(*s)) return -1;
             for (; kctl__jdigit(*s); s++) {
-                idx = idx * 10 + (uint64_t)(*s - '0');
-                if (idx > UINT32_MAX) return -1;
+                d = (uint32_t)(*s - '0');
+                if (idx > (UINT32_MAX - d) / 10) return -1; /* past UINT32_MAX */
+                idx = idx * 10 + d;
             }
             if (*s != ']') return -1;
             s++;
             g->name = NULL;
-            g->index = (uint32_t)idx;
+            g->index = idx;
         }
     } else {
         const char *e = s;
@@ -6024,54 +6074,61 @@ KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out) {
    exp = shift + the written exponent. */
 typedef struct kctl__jdec {
     bool neg;
-    const char *int_s, *int_e, *frac_s, *frac_e; /* the digits, around the point */
-    uint32_t lead, ndig;                          /* leading zeros skipped, significant digits */
-    int64_t shift;                                /* exp less the written exponent */
-    bool xneg;                                    /* the written exponent: sign and digits */
+    const char *int_s, *int_e; /* the integer digits; a fraction's follow the point at int_e */
+    uint32_t lead, ndig;       /* leading zeros skipped, significant digits */
+    int64_t shift;             /* exp less the written exponent */
+    bool xneg;                 /* the written exponent: sign and digits */
     const char *x_s, *x_e;
 } kctl__jdec;
 
-/* The k-th significant digit. */
-static char kctl__jdec_digit(const kctl__jdec *d, uint32_t k) {
-    uint32_t i = d->lead + k, ni = (uint32_t)(d->int_e - d->int_s);
-    return i < ni ? d->int_s[i] : d->frac_s[i - ni];
+/* The k-th significant digit: past the integer digits, over the point. */
+static KCTL__SMALL_CALL char kctl__jdec_digit(const kctl__jdec *d, uint32_t k) {
+    uint32_t i = d->lead + k;
+    return d->int_s[i + (i >= (uint32_t)(d->int_e - d->int_s))];
 }
 
+/* s[0..e) a number as the parser checked it: its digits counted in one
+   pass, the first and the last that are not 0 noted. */
 static void kctl__jdec_of(const char *s, const char *e, kctl__jdec *d) {
     const char *p = s;
-    bool xneg = false;
-    uint32_t total, trail = 0, ni;
+    uint32_t k = 0, first = UINT32_MAX, last = 0;
     memset(d, 0, sizeof *d);
     if (*p == '-') { d->neg = true; p++; }
     d->int_s = p;
-    while (p < e && kctl__jdigit(*p)) p++;
-    d->int_e = p;
-    d->frac_s = d->frac_e = p;
-    if (p < e && *p == '.') {
-        d->frac_s = ++p;
-        while (p < e && kctl__jdigit(*p)) p++;
-        d->frac_e = p;
+    for (; p < e && *p != 'e' && *p != 'E'; p++) {
+        if (*p == '.') {
+            d->int_e = p;
+            continue;
+        }
+        if (*p != '0') {
+            if (first == UINT32_MAX) first = k;
+            last = k;
+        }
+        k++;
     }
-    if (p < e && (*p == 'e' || *p == 'E')) {
+    if (!d->int_e) d->int_e = p; /* no point */
+    if (p < e) { /* the exponent */
         p++;
-        if (*p == '+' || *p == '-') xneg = *p++ == '-';
+        if (*p == '+' || *p == '-') d->xneg = *p++ == '-';
         while (p < e - 1 && *p == '0') p++;
         d->x_s = p;
         d->x_e = e;
     }
-    d->xneg = xneg;
-    ni = (uint32_t)(d->int_e - d->int_s);
-    total = ni + (uint32_t)(d->frac_e - d->frac_s);
-    while (d->lead < total && kctl__jdec_digit(d, 0) == '0') d->lead++;
-    while (trail < total - d->lead && kctl__jdec_digit(d, total - d->lead - 1 - trail) == '0') trail++;
-    d->ndig = total - d->lead - trail;
-    d->shift = (int64_t)ni - (int64_t)d->lead;
-    if (!d->ndig) { d->neg = false; d->shift = 0; d->x_s = d->x_e = NULL; }
+    if (first == UINT32_MAX) { /* 0: no digits, no sign, no exponent */
+        d->neg = false;
+        d->x_s = d->x_e = NULL;
+        return;
+    }
+    d->lead = first;
+    d->ndig = last - first + 1;
+    d->shift = (int64_t)(d->int_e - d->int_s) - (int64_t)first;
 }
 
-/* Digit i from the right of a digit string (0 past its start). */
-static int kctl__jdig_r(const char *s, const char *e, size_t i) {
-    return (size_t)(e - s) > i ? e[-1 - (ptrdiff_t)i] - '0' : 0;
+/* Digit i from the right of d's written exponent (0 past its start), with
+   the exponent's sign. */
+static KCTL__SMALL_CALL int kctl__jxdig(const kctl__jdec *d, size_t i) {
+    int v = (size_t)(d->x_e - d->x_s) > i ? d->x_e[-1 - (ptrdiff_t)i] - '0' : 0;
+    return d->xneg ? -v : v;
 }
 
 /* Whether two exponents are equal exactly, however many digits they were
@@ -6083,8 +6140,7 @@ static bool kctl__jexp_eq(const kctl__jdec *x, const kctl__jdec *y) {
     size_t lx = (size_t)(x->x_e - x->x_s), ly = (size_t)(y->x_e - y->x_s), n = lx > ly ? lx : ly, i;
     int64_t c = x->shift - y->shift;
     for (i = 0; i < n; i++) {
-        int64_t dx = kctl__jdig_r(x->x_s, x->x_e, i), dy = kctl__jdig_r(y->x_s, y->x_e, i);
-        int64_t r = c + (x->xneg ? -dx : dx) - (y->xneg ? -dy : dy);
+        int64_t r = c + kctl__jxdig(x, i) - kctl__jxdig(y, i);
         uint64_t m = r < 0 ? (uint64_t)0 - (uint64_t)r : (uint64_t)r, rem;
         m = kctl__udiv64(m, 10, &rem);
         if (rem) return false;
@@ -6431,18 +6487,24 @@ static bool kctl__jequal(const kctl_json *a, uint32_t va, const kctl_json *b, ui
 
 /* Two objects, a the one with fewer members (<= KCTL__JSON_SCAN_MAX), or
    any two when there is no memory: every name that counts in a is in b
-   with an equal value, and b has no other. O(|a| * (|a| + |b|)). */
-static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
-    const kctl_json_tok *x = &a->toks[va], *y = &b->toks[vb];
-    uint32_t i, m;
-    for (i = va + 1, m = 0; m < x->size; m++, i += 1 + a->toks[i + 1].skip) {
-        uint32_t w;
-        if (!kctl__jlast(a, va, i)) continue;
-        w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
-        if (w == KCTL_JSON_NONE || !kctl__jequal(a, i + 1, b, w, al)) return false;
+   with an equal value, and b has no other; members named in skip[0..nskip)
+   left out on both sides (the API server's comparisons but for metadata
+   or status, which small builds make so too). O(|a| * (|a| + |b|)). */
+static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
+                              size_t nskip, const kctl_allocator *al) {
+    uint32_t i, m, w;
+    size_t s;
+    int pass;
+    for (pass = 0; pass < 2; pass++) { /* a's members in b, equal; then b's in a */
+        for (i = va + 1, m = 0; m < a->toks[va].size; m++, i += 1 + a->toks[i + 1].skip) {
+            for (s = 0; s < nskip && !kctl_json_string_eq(a, i, skip[s]); s++) {}
+            if (s < nskip || (!pass && !kctl__jlast(a, va, i))) continue;
+            w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
+            if (w == KCTL_JSON_NONE || (!pass && !kctl__jequal(a, i + 1, b, w, al))) return false;
+        }
+        { const kctl_json *t = a; a = b; b = t; }
+        w = va; va = vb; vb = w;
     }
-    for (i = vb + 1, m = 0; m < y->size; m++, i += 1 + b->toks[i + 1].skip)
-        if (kctl__jmember_tok(a, va, b, &b->toks[i]) == KCTL_JSON_NONE) return false;
     return true;
 }
 
@@ -6451,25 +6513,21 @@ static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *
 static bool kctl__jequal_obj(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
     kctl__jmview p, q;
     uint32_t k;
-    bool eq;
+    bool eq, lists;
 #if !KCTL_SMALL /* (small builds sort small objects too, in the views' own arrays) */
-    if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, al);
-    if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, al); /* equality is symmetric */
+    if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, NULL, 0, al);
+    if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, NULL, 0, al); /* equality is symmetric */
 #endif
     q.mem_ = NULL; /* (for the free, if a fails) */
-    if (kctl__jmembers(a, va, al, true, &p) != KCTL_OK || kctl__jmembers(b, vb, al, true, &q) != KCTL_OK) {
-        kctl__jmembers_free(&p);
-        kctl__jmembers_free(&q);
-        return kctl__jequal_scan(a, va, b, vb, al); /* no memory: slower, the same answer */
-    }
-    eq = p.n == q.n;
+    lists = kctl__jmembers(a, va, al, true, &p) == KCTL_OK && kctl__jmembers(b, vb, al, true, &q) == KCTL_OK;
+    eq = lists && p.n == q.n;
     for (k = 0; eq && k < p.n; k++) {
         uint32_t ka = p.keys[p.byname[k]], kb = q.keys[q.byname[k]];
         eq = kctl__jtok_eq(a, &a->toks[ka], b, &b->toks[kb]) && kctl__jequal(a, ka + 1, b, kb + 1, al);
     }
     kctl__jmembers_free(&p);
     kctl__jmembers_free(&q);
-    return eq;
+    return lists ? eq : kctl__jequal_scan(a, va, b, vb, NULL, 0, al); /* no memory: slower, the same answer */
 }
 
 /* kctl_json_equal with the memory for big objects from al (NULL: the
@@ -6613,6 +6671,36 @@ KCTL_API void kctl_jw_array_begin(kctl_jw *w) { kctl__jw_begin(w, false); }
 KCTL_API void kctl_jw_array_end(kctl_jw *w) { kctl__jw_end(w, false); }
 
 /* A quoted, escaped string; its bytes must be UTF-8. */
+#if KCTL_SMALL /* (a character at a time: one put for each) */
+static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
+    static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt"; /* written \" \\ \b \f \n \r \t */
+    const unsigned char *p = (const unsigned char *)s, *e = p + n;
+    kctl__jw_put(w, "\"", 1);
+    while (p < e && !w->err) {
+        unsigned char c = *p;
+        const char *q = c ? kctl__strchr(from, c) : NULL;
+        char esc[6];
+        uint32_t k = 1;
+        esc[0] = '\\';
+        if (q) {
+            esc[1] = to[q - from];
+            kctl__jw_put(w, esc, 2);
+        } else if (c < 0x20) {
+            esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
+            esc[4] = (char)('0' + (c >> 4)); esc[5] = "0123456789abcdef"[c & 15];
+            kctl__jw_put(w, esc, 6);
+        } else {
+            if (c >= 0x80 && !(k = kctl__utf8_len(p, (uint32_t)(e - p > 4 ? 4 : e - p)))) {
+                w->err = KCTL_ERR_INVALID_ARG;
+                return;
+            }
+            kctl__jw_put(w, (const char *)p, k);
+        }
+        p += k;
+    }
+    kctl__jw_put(w, "\"", 1);
+}
+#else
 static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
     static const char hex[] = "0123456789abcdef", from[] = "\"\\\b\f\n\r\t"; /* written \" \\ \b \f \n \r \t */
     const unsigned char *p = (const unsigned char *)s, *e = p + n, *run = p;
@@ -6645,6 +6733,7 @@ static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
     kctl__jw_put(w, (const char *)run, (size_t)(p - run));
     kctl__jw_put(w, "\"", 1);
 }
+#endif
 
 /* A member name given as the raw text of a parsed string (quotes included). */
 static void kctl__jw_key_raw(kctl_jw *w, const char *raw, size_t n) {
@@ -6872,15 +6961,12 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
 
 /* The type of the value that starts with c. */
 static kctl_json_type kctl__jtype_at(char c) {
-    switch (c) {
-    case '{': return KCTL_JSON_OBJECT;
-    case '[': return KCTL_JSON_ARRAY;
-    case '"': return KCTL_JSON_STRING;
-    case 't': return KCTL_JSON_TRUE;
-    case 'f': return KCTL_JSON_FALSE;
-    case 'n': return KCTL_JSON_NULL;
-    default: return c == '-' || kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
-    }
+    static const char first[] = "{[\"tfn";
+    static const unsigned char type[] = { KCTL_JSON_OBJECT, KCTL_JSON_ARRAY, KCTL_JSON_STRING, KCTL_JSON_TRUE, KCTL_JSON_FALSE,
+                                          KCTL_JSON_NULL };
+    const char *q = c ? kctl__strchr(first, c) : NULL;
+    if (q) return (kctl_json_type)type[q - first];
+    return c == '-' || kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
 }
 
 /* The index of the quote that closes the string opened at s[i] (quotes
@@ -7116,16 +7202,9 @@ KCTL_API int kctl_json_value_get_bool(const kctl_json_value *from, const char *p
     return kctl_json_bool(&j, 0, out);
 }
 
-/* The whole of a text that holds one JSON value, less the whitespace
-   around it (validated: OK, PROTO, TOO_LARGE, INVALID_ARG). */
-static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_value *root) {
-    kctl_json j;
+/* The whole of text[0..len), valid JSON, less the whitespace around it. */
+static int kctl__jtrim(const char *text, size_t len, kctl_json_value *root) {
     size_t a = 0;
-    int rc;
-    memset(root, 0, sizeof *root);
-    if (!text) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = kctl__strlen(text);
-    if (validate && (rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
     while (a < len && kctl__jspace(text[a])) a++;
     while (len > a && kctl__jspace(text[len - 1])) len--;
     root->text = text + a;
@@ -7134,12 +7213,24 @@ static int kctl__jroot(const char *text, size_t len, bool validate, kctl_json_va
     return KCTL_OK;
 }
 
+/* The same of a text that holds one JSON value, validated: OK, PROTO,
+   TOO_LARGE, INVALID_ARG. */
+static int kctl__jroot(const char *text, size_t len, kctl_json_value *root) {
+    kctl_json j;
+    int rc;
+    memset(root, 0, sizeof *root);
+    if (!text) return KCTL_ERR_INVALID_ARG;
+    if (len == KCTL_NTS) len = kctl__strlen(text);
+    if ((rc = kctl_json_parse(text, len, NULL, 0, NULL, &j)) != KCTL_OK) return rc;
+    return kctl__jtrim(text, len, root);
+}
+
 KCTL_API int kctl_json_get(const char *text, size_t len, const char *path, kctl_json_value *out) {
     kctl_json_value r;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
-    if ((rc = kctl__jroot(text, len, true, &r)) != KCTL_OK) return rc;
+    if ((rc = kctl__jroot(text, len, &r)) != KCTL_OK) return rc;
     return kctl_json_value_get(&r, path, out);
 }
 
@@ -7147,31 +7238,31 @@ KCTL_API int kctl_json_get_string(const char *text, size_t len, const char *path
     kctl_json_value r;
     int rc;
     if (slen) *slen = 0;
-    if ((rc = kctl__jroot(text, len, true, &r)) != KCTL_OK) return rc;
+    if ((rc = kctl__jroot(text, len, &r)) != KCTL_OK) return rc;
     return kctl_json_value_get_string(&r, path, buf, cap, slen);
 }
 
 KCTL_API int kctl_json_get_int64(const char *text, size_t len, const char *path, int64_t *out) {
     kctl_json_value r;
-    int rc = kctl__jroot(text, len, true, &r);
+    int rc = kctl__jroot(text, len, &r);
     return rc != KCTL_OK ? rc : kctl_json_value_get_int64(&r, path, out);
 }
 
 KCTL_API int kctl_json_get_uint64(const char *text, size_t len, const char *path, uint64_t *out) {
     kctl_json_value r;
-    int rc = kctl__jroot(text, len, true, &r);
+    int rc = kctl__jroot(text, len, &r);
     return rc != KCTL_OK ? rc : kctl_json_value_get_uint64(&r, path, out);
 }
 
 KCTL_API int kctl_json_get_double(const char *text, size_t len, const char *path, double *out) {
     kctl_json_value r;
-    int rc = kctl__jroot(text, len, true, &r);
+    int rc = kctl__jroot(text, len, &r);
     return rc != KCTL_OK ? rc : kctl_json_value_get_double(&r, path, out);
 }
 
 KCTL_API int kctl_json_get_bool(const char *text, size_t len, const char *path, bool *out) {
     kctl_json_value r;
-    int rc = kctl__jroot(text, len, true, &r);
+    int rc = kctl__jroot(text, len, &r);
     return rc != KCTL_OK ? rc : kctl_json_value_get_bool(&r, path, out);
 }
 
@@ -7221,10 +7312,11 @@ struct kctl_obj {
     kctl__node node;                /* the key, its length and hash: maps hold the object itself */
     unsigned refs;
     uint32_t len_ext;               /* the document's length (< 1 GiB), and KCTL__OBJ_* << 30 */
-    uint32_t ns, uid, rv, deletion; /* offsets; 0: absent (the name is the key's tail) */
+    uint32_t str[4];                /* offsets of KCTL__OBJ_NS...; 0: absent (the name is the key's tail) */
     uint16_t nlabels, nannotations, nfinalizers, nowners;
     int64_t generation;
 };
+enum { KCTL__OBJ_NS, KCTL__OBJ_UID, KCTL__OBJ_RV, KCTL__OBJ_DEL }; /* kctl_obj.str[], kctl__oview.str[] */
 #define KCTL__OBJ_ALLOC 1u /* a kctl__objalloc follows the struct */
 #define KCTL__OBJ_CODEC 2u /* then a kctl__objcodec */
 #define KCTL__OBJ_LEN_MAX 0x3fffffffu
@@ -7244,7 +7336,7 @@ typedef struct kctl__objcodec {
 
 /* The metadata while it is read, as pointers. */
 typedef struct kctl__oview {
-    const char *key, *ns, *uid, *rv, *deletion;
+    const char *key, *str[4]; /* by KCTL__OBJ_NS... */
     int64_t generation;
     size_t nlabels, nannotations, nfinalizers, nowners;
     uint32_t *labels;      /* offsets: key, value, key, value, ... */
@@ -7288,14 +7380,34 @@ static uint32_t *kctl__obj_finalizers(const kctl_obj *o) { return kctl__obj_anno
 #define KCTL__OBJ_INDEXED(n) ((n) > KCTL__JSON_SCAN_MAX ? (size_t)(n) : 0)
 static uint32_t *kctl__obj_label_index(const kctl_obj *o) { return kctl__obj_finalizers(o) + o->nfinalizers; }
 static uint32_t *kctl__obj_annotation_index(const kctl_obj *o) { return kctl__obj_label_index(o) + KCTL__OBJ_INDEXED(o->nlabels); }
-static uint32_t *kctl__obj_finalizer_index(const kctl_obj *o) {
+static KCTL__UNUSED uint32_t *kctl__obj_finalizer_index(const kctl_obj *o) { /* (the default build's obj build) */
     return kctl__obj_annotation_index(o) + KCTL__OBJ_INDEXED(o->nannotations);
 }
+/* o's list which (0 labels, 1 annotations: pairs of offsets; 2
+   finalizers): its offsets, their count in *n, and where its lookup index
+   would be in *index (kctl__obj_find reads it only if the list has one).
+   One walk of the layout for the lookups by name and the obj build. */
+static uint32_t *kctl__obj_list(const kctl_obj *o, unsigned which, size_t *n, uint32_t **index) {
+    uint32_t *p = kctl__obj_labels(o);
+    size_t c[3];
+    unsigned k;
+    c[0] = o->nlabels;
+    c[1] = o->nannotations;
+    c[2] = o->nfinalizers;
+    *index = p + 2 * c[0] + 2 * c[1] + c[2];
+    for (k = 0; k < which; k++) {
+        p += (k < 2 ? 2 : 1) * c[k];
+        *index += KCTL__OBJ_INDEXED(c[k]);
+    }
+    *n = c[which];
+    return p;
+}
+
 static const char *kctl__obj_str(const kctl_obj *o, uint32_t off) { return (const char *)o + off; }
 static const char *kctl__obj_at(const kctl_obj *o, uint32_t off, const char *absent) {
     return off ? (const char *)o + off : absent;
 }
-static uint32_t kctl__obj_off(const kctl_obj *o, size_t total, const char *p) {
+static KCTL__SMALL_CALL uint32_t kctl__obj_off(const kctl_obj *o, size_t total, const char *p) {
     uintptr_t b = (uintptr_t)o, q = (uintptr_t)p;
     return q > b && q < b + total ? (uint32_t)(q - b) : 0; /* "" literals (absent) are not in the block */
 }
@@ -7412,7 +7524,7 @@ static size_t kctl__ob_map(kctl__obuild *b, const kctl_json *j, int which, uint3
 /* Read the metadata into o (sizes only when b->arena is NULL). */
 static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     static const char *const ref_names[4] = { "apiVersion", "kind", "name", "uid" };
-    uint32_t v, i, k;
+    uint32_t v, i, k, n, a;
     char *key = b->arena ? b->arena + b->used : NULL;
     if (!b->scanned) kctl__ob_scan(b, j);
     v = b->mv[KCTL__OB_NAME];
@@ -7431,31 +7543,27 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
     kctl__ob_copy(b, j, v, '\0');
     b->used += b->gap;
     if (key) o->key = key;
-    o->ns = kctl__ob_optv(b, j, i, "");
-    o->uid = kctl__ob_optv(b, j, b->mv[KCTL__OB_UID], "");
-    o->rv = kctl__ob_optv(b, j, b->mv[KCTL__OB_RV], "");
-    o->deletion = kctl__ob_optv(b, j, b->mv[KCTL__OB_DEL], NULL);
+    for (k = 0; k < 4; k++) /* namespace, uid, resourceVersion, deletionTimestamp (NULL when absent) */
+        o->str[k] = kctl__ob_optv(b, j, b->mv[KCTL__OB_NS + k], k == KCTL__OBJ_DEL ? NULL : "");
     v = b->mv[KCTL__OB_GEN];
     if (!key && kctl__ob_is(b, j, v, KCTL_JSON_NUMBER) && kctl_json_int64(j, v, &o->generation) != KCTL_OK)
         b->err = KCTL_ERR_PROTO; /* (read in the first pass) */
     o->nlabels = kctl__ob_map(b, j, 0, o->labels);
     o->nannotations = kctl__ob_map(b, j, 1, o->annotations);
-    v = b->mv[KCTL__OB_FIN];
-    o->nfinalizers = 0;
-    if (kctl__ob_is(b, j, v, KCTL_JSON_ARRAY)) {
-        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
-            const char *f = kctl__ob_str(b, j, i);
-            if (o->finalizers) o->finalizers[k] = (uint32_t)(f - b->base);
-        }
-        o->nfinalizers = j->toks[v].size;
-    }
-    v = b->mv[KCTL__OB_OWNERS];
-    o->nowners = 0;
-    if (kctl__ob_is(b, j, v, KCTL_JSON_ARRAY)) {
-        for (i = v + 1, k = 0; k < j->toks[v].size; k++, i += j->toks[i].skip) {
+    for (a = 0; a < 2; a++) { /* the finalizers (strings), then the owner references (objects) */
+        v = b->mv[a ? KCTL__OB_OWNERS : KCTL__OB_FIN];
+        n = kctl__ob_is(b, j, v, KCTL_JSON_ARRAY) ? j->toks[v].size : 0;
+        if (a) o->nowners = n;
+        else o->nfinalizers = n;
+        for (i = v + 1, k = 0; k < n; k++, i += j->toks[i].skip) {
             kctl_owner_ref r;
             const char **field[4];
             uint32_t c, f;
+            if (!a) {
+                const char *fin = kctl__ob_str(b, j, i);
+                if (o->finalizers) o->finalizers[k] = (uint32_t)(fin - b->base);
+                continue;
+            }
             memset(&r, 0, sizeof r);
             field[0] = &r.api_version; field[1] = &r.kind; field[2] = &r.name; field[3] = &r.uid;
             if (kctl_json_type_of(j, i) != KCTL_JSON_OBJECT) { b->err = KCTL_ERR_PROTO; break; }
@@ -7465,7 +7573,6 @@ static void kctl__ob_fill(kctl__oview *o, kctl__obuild *b, const kctl_json *j) {
             else if (kctl_json_type_of(j, c) != KCTL_JSON_FALSE) kctl__ob_is(b, j, c, KCTL_JSON_NULL);
             if (o->owners) o->owners[k] = r;
         }
-        o->nowners = j->toks[v].size;
     }
 }
 
@@ -7536,7 +7643,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     kctl_obj *o = NULL;
     kctl__obuild b;
     size_t head, ptrs, total;
-    uint32_t ext = 0, *scratch;
+    uint32_t ext = 0, *scratch, k;
     char *block;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
@@ -7552,8 +7659,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     memset(&b, 0, sizeof b);
     b.allocator = &op.allocator;
     kctl__ob_fill(&v, &b, &j);
-    if (!b.err && (v.nlabels > KCTL__OBJ_COUNT_MAX || v.nannotations > KCTL__OBJ_COUNT_MAX ||
-                   v.nfinalizers > KCTL__OBJ_COUNT_MAX || v.nowners > KCTL__OBJ_COUNT_MAX))
+    if (!b.err && (v.nlabels | v.nannotations | v.nfinalizers | v.nowners) > KCTL__OBJ_COUNT_MAX) /* (65535 is 2^16 - 1: the OR is above it when one is) */
         b.err = KCTL_ERR_TOO_LARGE;
     if ((rc = b.err) != KCTL_OK) goto out;
     if (op.allocator.free_fn || op.allocator.user_data) ext |= KCTL__OBJ_ALLOC;
@@ -7596,15 +7702,11 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
         goto out;
     }
     scratch = (uint32_t *)(void *)toks; /* the tokens are done with: 2 or more a label or finalizer */
-#if KCTL_SMALL /* labels, annotations and finalizers follow each other, as their indexes do */
-    {
-        uint32_t *offs = kctl__obj_labels(o), *index = kctl__obj_label_index(o), n[3], k;
-        n[0] = o->nlabels; n[1] = o->nannotations; n[2] = o->nfinalizers;
-        for (k = 0; k < 3; k++) {
-            kctl__ob_index(o, offs, k < 2 ? 2 : 1, n[k], index, scratch);
-            offs += (k < 2 ? 2 : 1) * (size_t)n[k];
-            index += KCTL__OBJ_INDEXED(n[k]);
-        }
+#if KCTL_SMALL /* labels, annotations and finalizers in one loop, as the lookups find them */
+    for (k = 0; k < 3; k++) {
+        size_t n;
+        uint32_t *index, *offs = kctl__obj_list(o, k, &n, &index);
+        kctl__ob_index(o, offs, k < 2 ? 2 : 1, (uint32_t)n, index, scratch);
     }
 #else
     kctl__ob_index(o, kctl__obj_labels(o), 2, o->nlabels, kctl__obj_label_index(o), scratch);
@@ -7617,10 +7719,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     o->node.hash = kctl__hash(v.key, o->node.len);
     memcpy(block + (KCTL__OBJ_DOC(o) - block), json, len); /* into the gap after the key */
     block[KCTL__OBJ_DOC(o) - block + len] = '\0';
-    o->ns = kctl__obj_off(o, total, v.ns);
-    o->uid = kctl__obj_off(o, total, v.uid);
-    o->rv = kctl__obj_off(o, total, v.rv);
-    o->deletion = kctl__obj_off(o, total, v.deletion);
+    for (k = 0; k < 4; k++) o->str[k] = kctl__obj_off(o, total, v.str[k]);
     o->generation = v.generation;
     if (ext & KCTL__OBJ_ALLOC) {
         kctl__obj_alloc_of(o)->free_fn = op.allocator.free_fn;
@@ -7667,17 +7766,17 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
 }
 
 KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? o->node.key : ""; }
-KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__obj_at(o, o->ns, "") : ""; }
+KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_NS], "") : ""; }
 KCTL_API const char *kctl_obj_name(const kctl_obj *o) {
     size_t n;
     if (!o) return "";
-    n = o->ns ? kctl__strlen(kctl__obj_str(o, o->ns)) : 0; /* the key is namespace/name, or name */
+    n = o->str[KCTL__OBJ_NS] ? kctl__strlen(kctl__obj_str(o, o->str[KCTL__OBJ_NS])) : 0; /* the key is namespace/name, or name */
     return o->node.key + (n ? n + 1 : 0);
 }
-KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->uid, "") : ""; }
-KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o) { return o ? kctl__obj_at(o, o->rv, "") : ""; }
+KCTL_API const char *kctl_obj_uid(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_UID], "") : ""; }
+KCTL_API const char *kctl_obj_resource_version(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_RV], "") : ""; }
 KCTL_API int64_t kctl_obj_generation(const kctl_obj *o) { return o ? o->generation : 0; }
-KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ? kctl__obj_at(o, o->deletion, NULL) : NULL; }
+KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_DEL], NULL) : NULL; }
 KCTL_API size_t kctl_obj_label_count(const kctl_obj *o) { return o ? o->nlabels : 0; }
 KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfinalizers : 0; }
 KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
@@ -7717,8 +7816,8 @@ KCTL_API int kctl_key_split(const char *key, char *ns, size_t ns_cap, char *name
 KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
     const char *p;
     uint64_t x = 0;
-    if (!o || !o->rv || !*((const char *)o + o->rv)) return false;
-    for (p = (const char *)o + o->rv; *p; p++) /* at most 20 digits, no overflow */
+    if (!o || !o->str[KCTL__OBJ_RV] || !*((const char *)o + o->str[KCTL__OBJ_RV])) return false;
+    for (p = (const char *)o + o->str[KCTL__OBJ_RV]; *p; p++) /* at most 20 digits, no overflow */
         if (!kctl__jdigit(*p) || x > (UINT64_MAX - (uint64_t)(*p - '0')) / 10) return false;
         else x = x * 10 + (uint64_t)(*p - '0');
     if (out) *out = x;
@@ -7749,12 +7848,23 @@ static size_t kctl__obj_find(const kctl_obj *o, const uint32_t *offs, size_t str
     return n;
 }
 
-KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key) {
-    size_t i;
-    if (!o) return NULL;
-    i = kctl__obj_find(o, kctl__obj_labels(o), 2, o->nlabels, kctl__obj_label_index(o), key);
-    return i < o->nlabels ? kctl__obj_str(o, kctl__obj_labels(o)[2 * i + 1]) : NULL;
+/* Entry key of list which of o (not NULL): its number, or *n. */
+static size_t kctl__obj_lookup(const kctl_obj *o, unsigned which, const char *key, const uint32_t **offs, size_t *n) {
+    uint32_t *index;
+    *offs = kctl__obj_list(o, which, n, &index);
+    return kctl__obj_find(o, *offs, which < 2 ? 2 : 1, *n, index, key);
 }
+
+/* The value of label or annotation (which 0, 1) key; NULL. */
+static const char *kctl__obj_value(const kctl_obj *o, unsigned which, const char *key) {
+    const uint32_t *offs;
+    size_t n, i;
+    if (!o) return NULL;
+    i = kctl__obj_lookup(o, which, key, &offs, &n);
+    return i < n ? kctl__obj_str(o, offs[2 * i + 1]) : NULL;
+}
+
+KCTL_API const char *kctl_obj_label(const kctl_obj *o, const char *key) { return kctl__obj_value(o, 0, key); }
 
 KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, const char **value) {
     if (!o || i >= o->nlabels) return false;
@@ -7763,12 +7873,7 @@ KCTL_API bool kctl_obj_label_at(const kctl_obj *o, size_t i, const char **key, c
     return true;
 }
 
-KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) {
-    size_t i;
-    if (!o) return NULL;
-    i = kctl__obj_find(o, kctl__obj_annotations(o), 2, o->nannotations, kctl__obj_annotation_index(o), key);
-    return i < o->nannotations ? kctl__obj_str(o, kctl__obj_annotations(o)[2 * i + 1]) : NULL;
-}
+KCTL_API const char *kctl_obj_annotation(const kctl_obj *o, const char *key) { return kctl__obj_value(o, 1, key); }
 
 KCTL_API size_t kctl_obj_annotation_count(const kctl_obj *o) { return o ? o->nannotations : 0; }
 
@@ -7784,7 +7889,9 @@ KCTL_API const char *kctl_obj_finalizer(const kctl_obj *o, size_t i) {
 }
 
 KCTL_API bool kctl_obj_has_finalizer(const kctl_obj *o, const char *name) {
-    return o && kctl__obj_find(o, kctl__obj_finalizers(o), 1, o->nfinalizers, kctl__obj_finalizer_index(o), name) < o->nfinalizers;
+    const uint32_t *offs;
+    size_t n;
+    return o && kctl__obj_lookup(o, 2, name, &offs, &n) < n;
 }
 
 KCTL_API const kctl_owner_ref *kctl_obj_owner(const kctl_obj *o, size_t i) {
@@ -7809,7 +7916,7 @@ static int kctl__obj_root(const kctl_obj *o, kctl_json_value *r) {
         memset(r, 0, sizeof *r);
         return KCTL_ERR_INVALID_ARG;
     }
-    return kctl__jroot(KCTL__OBJ_DOC(o), o->len_ext & KCTL__OBJ_LEN_MAX, false, r);
+    return kctl__jtrim(KCTL__OBJ_DOC(o), o->len_ext & KCTL__OBJ_LEN_MAX, r); /* (validated when o was made) */
 }
 
 KCTL_API int kctl_obj_get(const kctl_obj *o, const char *path, kctl_json_value *out) {
@@ -11321,25 +11428,13 @@ static bool kctl__as_skipped(const kctl_json *j, uint32_t ktok, const char *cons
 }
 
 #if KCTL_SMALL
-/* (small builds: by scanning, as kctl__jequal_scan does, in no memory:
-   every name that counts in a is in b with an equal value, then every
-   name that counts in b is in a; O(members squared)) */
+/* (small builds: by scanning, kctl__jequal_scan, in no memory:
+   O(members squared)) */
 static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
                                  size_t nskip, const kctl_allocator *al) {
-    uint32_t i, m, w;
-    int pass;
     if (kctl_json_type_of(a, va) != KCTL_JSON_OBJECT || kctl_json_type_of(b, vb) != KCTL_JSON_OBJECT)
         return kctl__jequal(a, va, b, vb, al);
-    for (pass = 0; pass < 2; pass++) {
-        for (i = va + 1, m = 0; m < a->toks[va].size; m++, i += 1 + a->toks[i + 1].skip) {
-            if (kctl__as_skipped(a, i, skip, nskip) || !kctl__jlast(a, va, i)) continue;
-            w = kctl__jmember_tok(b, vb, a, &a->toks[i]);
-            if (w == KCTL_JSON_NONE || (!pass && !kctl__jequal(a, i + 1, b, w, al))) return 0;
-        }
-        { const kctl_json *t = a; a = b; b = t; }
-        w = va; va = vb; vb = w;
-    }
-    return 1;
+    return kctl__jequal_scan(a, va, b, vb, skip, nskip, al);
 }
 #else
 static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
@@ -13490,7 +13585,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
         }
         from = from * 10 + (uint64_t)(*p - '0');
     }
-    kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
+    kctl__scopy(w->ns, sizeof w->ns, res->ns ? res->ns : "");
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
 #ifndef KCTL_NO_FAULTS
@@ -13561,7 +13656,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     if (w->initial_next < w->initial.count) { /* the objects there at open */
         ev->type = KCTL_EVENT_ADDED;
         ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
-        kctl__fmt(ev->resource_version, sizeof ev->resource_version, "%s", kctl_obj_resource_version(ev->obj));
+        kctl__scopy(ev->resource_version, sizeof ev->resource_version, kctl_obj_resource_version(ev->obj));
         if (w->initial_next == w->initial.count) kctl__ms_rv(ev->resource_version, w->pos);
         return KCTL_OK;
     }
@@ -14888,7 +14983,7 @@ static int kctl__rf_list(kctl_reflector *r) {
             rc = r->t.vt->list(r->t.self, &r->res, &lo, &page, NULL);
         }
         if (rc != KCTL_OK) break;
-        if (!rv[0]) kctl__fmt(rv, sizeof rv, "%s", page.resource_version); /* the first page's version */
+        if (!rv[0]) kctl__scopy(rv, sizeof rv, page.resource_version); /* the first page's version */
         if (n + page.items.count > cap) {
             size_t ncap = cap ? cap * 2 : 64;
             kctl_obj **na;
@@ -14904,13 +14999,13 @@ static int kctl__rf_list(kctl_reflector *r) {
             cap = ncap;
         }
         for (i = 0; i < page.items.count; i++) all[n++] = kctl_obj_ref(page.items.items[i]);
-        kctl__fmt(cont, sizeof cont, "%s", page.continue_token);
+        kctl__scopy(cont, sizeof cont, page.continue_token);
         kctl_list_result_free(&page);
     } while (cont[0]);
 #endif
     if (rc == KCTL_OK) rc = kctl_fifo_replace(r->fifo, all, n);
     if (rc == KCTL_OK) {
-        kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
+        kctl__scopy(r->rv, sizeof r->rv, rv);
         if (r->listed) r->stats.relists++;
         r->stats.lists++;
         r->listed = true;
@@ -15027,7 +15122,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             r->opened_events++;
             r->last_event = now;
 #if KCTL_SMALL
-            if (ev.resource_version[0]) kctl__fmt(r->rv, sizeof r->rv, "%s", ev.resource_version);
+            if (ev.resource_version[0]) kctl__scopy(r->rv, sizeof r->rv, ev.resource_version);
 #else
             if (ev.resource_version[0]) { /* the same size: the string and what follows it, no printf per event */
                 memcpy(r->rv, ev.resource_version, sizeof r->rv);
@@ -15091,7 +15186,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
 static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const char *rv) {
     int rc = kctl_fifo_replace(r->fifo, objs, n);
     if (rc != KCTL_OK) return rc;
-    kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
+    kctl__scopy(r->rv, sizeof r->rv, rv);
     r->listed = true;
     r->state = KCTL__RF_OPEN;
     if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
@@ -15106,7 +15201,7 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
     memset(out, 0, sizeof *out);
     if (!r) return;
     *out = r->stats;
-    kctl__fmt(out->last_rv, sizeof out->last_rv, "%s", r->rv);
+    kctl__scopy(out->last_rv, sizeof out->last_rv, r->rv);
 }
 
 /* ---------------------------------------------------- >>informer INFORMER */
