@@ -4807,6 +4807,21 @@ static inline uint64_t kctl__rd32(const char *p) {
    fails) on every hash. Values differ between byte orders; hashes never
    leave the process. */
 static uint32_t kctl__hash(const char *s, size_t n) {
+#if KCTL_SMALL
+    /* small builds: FNV-1a a byte at a time, then murmur3's finalizer so
+       that the low bits (the slot) and the top 8 (the tag) both depend on
+       every byte; no 64-bit multiplies (a 32-bit processor makes each of
+       those several instructions). Maps only ever compare hashes with
+       hashes of the same build. */
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    return h ^ (h >> 16);
+#else
     uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)n;
     uint64_t v;
     size_t left = n;
@@ -4825,6 +4840,7 @@ static uint32_t kctl__hash(const char *s, size_t n) {
     h *= UINT64_C(0xff51afd7ed558ccd);
     h ^= h >> 32;
     return (uint32_t)h;
+#endif
 }
 
 static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t len, uint32_t hash) {
@@ -4833,7 +4849,7 @@ static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t le
     if (!m->count) return NULL;
     mask = m->cap - 1;
     for (i = hash & mask; (t = m->tags[i]) != 0; i = (i + 1) & mask) {
-        if (t == tag) {
+        if (KCTL_SMALL || t == tag) { /* (small builds: the node's full hash alone) */
             kctl__node *n = m->slots[i].node;
             /* Keys mostly lie right after their node (objects, queue
                entries), often on the next cache line: start loading it
@@ -4892,6 +4908,19 @@ static void kctl__map_unlink(kctl__map *m, kctl__node *n) {
     unsigned char tag = kctl__map_tag(n->hash);
     /* The tags first: the pointers' slots are 8 times the memory. */
     for (i = n->hash & mask; m->tags[i] != tag || m->slots[i].node != n; i = (i + 1) & mask) { }
+#if KCTL_SMALL
+    /* small builds: the rest of the probe run placed again (each where a
+       lookup would find it; no test of where its home is) */
+    (void)j;
+    m->tags[i] = 0;
+    m->slots[i].node = NULL;
+    for (i = (i + 1) & mask; m->tags[i]; i = (i + 1) & mask) {
+        kctl__node *x = m->slots[i].node;
+        m->tags[i] = 0;
+        m->slots[i].node = NULL;
+        kctl__map_place(m->slots, m->tags, m->cap, x);
+    }
+#else
     /* Backward shift: pull later members of the probe run into the hole
        unless their home slot lies cyclically in (i, j]. */
     for (j = (i + 1) & mask; m->tags[j]; j = (j + 1) & mask) {
@@ -4904,6 +4933,7 @@ static void kctl__map_unlink(kctl__map *m, kctl__node *n) {
     }
     m->tags[i] = 0;
     m->slots[i].node = NULL;
+#endif
     m->count--;
 }
 
@@ -9571,7 +9601,8 @@ static int kctl__jdoc_parse(kctl__jdoc *d, const char *text, size_t len, const k
     int rc;
     memset(d, 0, sizeof *d);
     if (a) d->a = *a;
-    if (text && len <= KCTL__JDOC_GUESS_MAX) { /* small: one pass into room for a token every 4 bytes, mostly enough */
+    if (!KCTL_SMALL && text && len <= KCTL__JDOC_GUESS_MAX) { /* small: one pass into room for a token every 4 bytes, mostly enough
+                                                                  (small builds: always counted first) */
         uint32_t cap = (uint32_t)(len / 4 + 16);
         d->toks = (kctl_json_tok *)kctl__alloc(&d->a, (size_t)cap * sizeof *d->toks);
         if (d->toks && (rc = kctl_json_parse(text, len, d->toks, cap, lim, &d->j)) != KCTL_ERR_FULL) return rc;
@@ -9610,49 +9641,58 @@ KCTL_API void kctl_api_status_clear(kctl_api_status *st) {
     st->allocator = a;
 }
 
-static size_t kctl__st_size(const char *s) { return (s ? kctl__strlen(s) : 0) + 1; }
-static const char *kctl__st_copy(char **p, const char *s) {
-    size_t n = s ? kctl__strlen(s) : 0;
-    char *d = *p;
-    if (n) memcpy(d, s, n);
-    d[n] = '\0';
-    *p += n + 1;
-    return d;
-}
+/* Where the strings a Status holds are: a cause's reason, message and
+   field, then the Status's reason, message, name, group and kind. */
+static const unsigned char kctl__st_off[8] = {
+    offsetof(kctl_status_cause, reason), offsetof(kctl_status_cause, message), offsetof(kctl_status_cause, field),
+    offsetof(kctl_api_status, reason), offsetof(kctl_api_status, message), offsetof(kctl_api_status, name),
+    offsetof(kctl_api_status, group), offsetof(kctl_api_status, kind) };
 
 KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reason, const char *message,
                                  const char *name, const char *group, const char *kind,
                                  const kctl_status_cause *causes, size_t n) {
-    size_t total, i;
-    char *block, *p;
-    kctl_status_cause *cs;
+    size_t total, i, k, len;
+    char *block = NULL, *p = NULL;
+    kctl_status_cause *cs = NULL;
     void *old;
+    int pass;
     if (!st || (n && !causes) || n > SIZE_MAX / 4 / sizeof *cs) return KCTL_ERR_INVALID_ARG;
-    total = n * sizeof *cs + kctl__st_size(reason) + kctl__st_size(message) + kctl__st_size(name) +
-            kctl__st_size(group) + kctl__st_size(kind);
-    for (i = 0; i < n; i++)
-        total += kctl__st_size(causes[i].reason) + kctl__st_size(causes[i].message) + kctl__st_size(causes[i].field);
+    /* the strings where their copies go (the causes' in cs, once it is
+       there), read and then replaced in place: one walk for the size and
+       one for the copies */
+    st->reason = reason;
+    st->message = message;
+    st->name = name;
+    st->group = group;
+    st->kind = kind;
+    total = n * sizeof *cs;
     old = st->mem_; /* freed after the copy: the new strings may come from the old block */
-    block = (char *)kctl__alloc(&st->allocator, total);
-    if (!block) {
-        st->mem_ = NULL;
-        kctl__free(&st->allocator, old);
-        kctl_api_status_clear(st);
-        st->code = code;
-        return KCTL_ERR_NOMEM;
+    for (pass = 0; pass < 2; pass++) {
+        for (i = 0; i <= n; i++) {
+            char *at = i < n ? (char *)(uintptr_t)(pass ? cs : causes) + i * sizeof *cs : (char *)st;
+            for (k = i < n ? 0 : 3; k < (i < n ? 3u : 8u); k++) {
+                const char **f = (const char **)(void *)(at + kctl__st_off[k]), *s = *f;
+                len = s ? kctl__strlen(s) : 0;
+                total += len + 1;
+                if (!pass) continue;
+                if (len) memcpy(p, s, len);
+                p[len] = '\0';
+                *f = p;
+                p += len + 1;
+            }
+        }
+        if (pass) break;
+        if (!(block = (char *)kctl__alloc(&st->allocator, total))) {
+            st->mem_ = NULL;
+            kctl__free(&st->allocator, old);
+            kctl_api_status_clear(st);
+            st->code = code;
+            return KCTL_ERR_NOMEM;
+        }
+        cs = (kctl_status_cause *)(void *)block;
+        if (n) memcpy(cs, causes, n * sizeof *cs);
+        p = block + n * sizeof *cs;
     }
-    cs = (kctl_status_cause *)(void *)block;
-    p = block + n * sizeof *cs;
-    for (i = 0; i < n; i++) {
-        cs[i].reason = kctl__st_copy(&p, causes[i].reason);
-        cs[i].message = kctl__st_copy(&p, causes[i].message);
-        cs[i].field = kctl__st_copy(&p, causes[i].field);
-    }
-    st->reason = kctl__st_copy(&p, reason);
-    st->message = kctl__st_copy(&p, message);
-    st->name = kctl__st_copy(&p, name);
-    st->group = kctl__st_copy(&p, group);
-    st->kind = kctl__st_copy(&p, kind);
     st->causes = n ? cs : NULL;
     st->cause_count = n;
     st->code = code;
@@ -12882,6 +12922,7 @@ static const kctl__ascur *kctl__ms_cur_of(const kctl_obj *cur, void *user_data) 
     return l->hit && l->hit->obj == cur && l->hit->cur.obj == cur ? &l->hit->cur : NULL;
 }
 
+#if !KCTL_SMALL
 /* Append name s to the key in buf[*used..cap), NUL left out: false when
    kctl__ms_name_ok refuses it (empty too) or it leaves no room for the NUL. */
 static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s) {
@@ -12895,15 +12936,22 @@ static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s
     *used = n;
     return true;
 }
+#endif
 
 static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
     kctl__mslook *l = (kctl__mslook *)user_data;
     char key[1024];
+    /* the key kctl__ms_key makes, its names checked: a name or namespace
+       no object can have ("prod/a", say) names nothing, rather than
+       another namespace's object */
+#if KCTL_SMALL /* the names checked, then the key made */
+    l->hit = kctl__ms_name_ok(name, false) && kctl__ms_name_ok(ns, true) && kctl__ms_key(l->rid, ns, name, key, sizeof key) == KCTL_OK
+                 ? kctl__ms_find(l->ms, key) : NULL;
+    return l->hit ? l->hit->obj : NULL;
+#else
     size_t n = kctl__strlen(l->rid);
     kctl__msent *e;
-    /* the key kctl__ms_key makes, checked as it is made: a name or
-       namespace no object can have ("prod/a", say) names nothing, rather
-       than another namespace's object */
+    /* (checked as it is made) */
     if (n + 1 >= sizeof key) return NULL;
     memcpy(key, l->rid, n);
     key[n++] = '|';
@@ -12914,8 +12962,19 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
     e = (kctl__msent *)kctl__map_find(&l->ms->objs, key, n, kctl__hash(key, n));
     l->hit = e;
     return e ? e->obj : NULL;
+#endif
 }
 
+
+/* A revision's text into buf (KCTL_RV_MAX bytes): "%llu" without printf,
+   once an event, under the lock. */
+static void kctl__ms_rv(char *buf, uint64_t rev) {
+    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
+    size_t n = (size_t)(digits + sizeof digits - p);
+    if (n >= KCTL_RV_MAX) n = KCTL_RV_MAX - 1; /* never: 20 digits at most */
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}
 
 /* Whether a save can succeed: without files none does (a write to save
    is refused before it is made). */
@@ -12930,7 +12989,7 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
    is saved, and only then is the write made and its event sent. A failed
    save leaves the store and its watchers as they were (IO). Lock held. */
 static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st, kctl__aspre *pre) {
-    char rid[256], key[1024], uid[48], now[32], rv[24];
+    char rid[256], key[1024], uid[48], now[32], rv[KCTL_RV_MAX];
     kctl__mslook look;
     kctl_apisrv_decision d;
     kctl__msevprep ev;
@@ -12952,23 +13011,25 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     look.ms = ms;
     look.rid = rid;
     look.hit = NULL;
-    { /* as "00000000-0000-4000-8000-%012llx" and "%llu" would write them, without printf */
+#if KCTL_SMALL /* formatted every write, by the formatter the build has anyway */
+    kctl__fmt(uid, sizeof uid, "00000000-0000-4000-8000-%012llx", (unsigned long long)(ms->uid_seq + 1));
+#else
+    { /* as "00000000-0000-4000-8000-%012llx" would write it, without printf, once a create */
         static const char hex[] = "0123456789abcdef";
         uint64_t x = ms->uid_seq + 1;
         size_t i = 0;
-        char digits[24], *p, *u = KCTL_SMALL ? uid : ms->uid_text; /* (small builds: formatted every write) */
-        if (KCTL_SMALL || ms->uid_text_seq != x) {
+        char digits[24], *u = ms->uid_text;
+        if (ms->uid_text_seq != x) {
             memcpy(u, "00000000-0000-4000-8000-", 24);
             do { digits[i++] = hex[x & 15]; x >>= 4; } while (x || i < 12);
             for (x = 0; x < i; x++) u[24 + x] = digits[i - 1 - x];
             u[24 + i] = '\0';
             ms->uid_text_seq = ms->uid_seq + 1;
         }
-        if (!KCTL_SMALL) memcpy(uid, ms->uid_text, sizeof uid);
-        p = kctl__dec(digits + sizeof digits, ms->rev + 1);
-        memcpy(rv, p, (size_t)(digits + sizeof digits - p));
-        rv[digits + sizeof digits - p] = '\0';
+        memcpy(uid, ms->uid_text, sizeof uid);
     }
+#endif
+    kctl__ms_rv(rv, ms->rev + 1);
     if (KCTL_SMALL) { /* formatted every write */
         kctl_apisrv_now(now);
     } else {
@@ -13191,16 +13252,6 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
     kctl_selector_free(w->sel);
     kctl_obj_list_free(&w->initial);
     kctl__free(&ms->allocator, w);
-}
-
-/* A revision's text into buf (KCTL_RV_MAX bytes): "%llu" without printf,
-   once an event, under the lock. */
-static void kctl__ms_rv(char *buf, uint64_t rev) {
-    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
-    size_t n = (size_t)(digits + sizeof digits - p);
-    if (n >= KCTL_RV_MAX) n = KCTL_RV_MAX - 1; /* never: 20 digits at most */
-    memcpy(buf, p, n);
-    buf[n] = '\0';
 }
 
 /* Whether an object is in namespace ns ("" or NULL: any). */
@@ -13715,6 +13766,15 @@ KCTL_API kctl_fs kctl_fs_posix(void) {
 }
 
 static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d) {
+#ifdef KCTL_NO_FILES
+    /* no journal to keep (nothing is ever appended: a save is refused,
+       so no record waits for a sync), but the desc's persistence
+       settings are refused as with files */
+    (void)ms;
+    return d->sync > KCTL_MEMSTORE_SYNC_NEVER || (d->fs && (!d->fs->open_fn || !d->fs->read_fn || !d->fs->write_fn ||
+        !d->fs->sync_fn || !d->fs->truncate_fn || !d->fs->close_fn || !d->fs->rename_fn || !d->fs->unlink_fn))
+        ? KCTL_ERR_INVALID_ARG : KCTL_OK;
+#else
     kctl__jnl *j = &ms->jnl;
     j->fd = -1;
     j->fs = d->fs ? *d->fs : kctl_fs_posix();
@@ -13729,12 +13789,13 @@ static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d) {
     if (kctl__cond_init(&j->cv) != KCTL_OK) return KCTL_ERR_NOMEM;
     j->fd = -2; /* -2: the condition is there, nothing open */
     return KCTL_OK;
+#endif
 }
 
 /* Sync (unless the policy never does) and close the journal. */
 static void kctl__jnl_deinit(kctl_memstore *ms) {
     kctl__jnl *j = &ms->jnl;
-    if (j->fd == -1) return; /* never initialized */
+    if (!KCTL__MS_SAVES || j->fd == -1) return; /* never initialized (without files: never is) */
     if (j->fd >= 0) {
         if (j->sync != KCTL_MEMSTORE_SYNC_NEVER && j->synced < j->seq) (void)j->fs.sync_fn(j->fd, j->fs.user_data);
         (void)j->fs.close_fn(j->fd, j->fs.user_data);
