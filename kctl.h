@@ -9648,51 +9648,56 @@ static const unsigned char kctl__st_off[8] = {
     offsetof(kctl_api_status, reason), offsetof(kctl_api_status, message), offsetof(kctl_api_status, name),
     offsetof(kctl_api_status, group), offsetof(kctl_api_status, kind) };
 
+/* The bytes the k strings at rec + off[0..k) take with their NULs (NULL:
+   ""); with p, each is copied to *p (the string pointer then points at
+   its copy) and *p moves past it. */
+static size_t kctl__st_strs(char *rec, const unsigned char *off, size_t k, char **p) {
+    size_t total = 0, i, len;
+    for (i = 0; i < k; i++) {
+        const char **f = (const char **)(void *)(rec + off[i]), *s = *f;
+        len = s ? kctl__strlen(s) : 0;
+        total += len + 1;
+        if (!p) continue;
+        if (len) memcpy(*p, s, len);
+        (*p)[len] = '\0';
+        *f = *p;
+        *p += len + 1;
+    }
+    return total;
+}
+
 KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reason, const char *message,
                                  const char *name, const char *group, const char *kind,
                                  const kctl_status_cause *causes, size_t n) {
-    size_t total, i, k, len;
-    char *block = NULL, *p = NULL;
-    kctl_status_cause *cs = NULL;
+    size_t total, i;
+    char *block, *p;
+    kctl_status_cause *cs;
     void *old;
-    int pass;
     if (!st || (n && !causes) || n > SIZE_MAX / 4 / sizeof *cs) return KCTL_ERR_INVALID_ARG;
     /* the strings where their copies go (the causes' in cs, once it is
-       there), read and then replaced in place: one walk for the size and
-       one for the copies */
+       there), read and then replaced in place by kctl__st_strs: one walk
+       for the size, one for the copies */
     st->reason = reason;
     st->message = message;
     st->name = name;
     st->group = group;
     st->kind = kind;
-    total = n * sizeof *cs;
+    total = n * sizeof *cs + kctl__st_strs((char *)st, kctl__st_off + 3, 5, NULL);
+    for (i = 0; i < n; i++) total += kctl__st_strs((char *)(uintptr_t)&causes[i], kctl__st_off, 3, NULL);
     old = st->mem_; /* freed after the copy: the new strings may come from the old block */
-    for (pass = 0; pass < 2; pass++) {
-        for (i = 0; i <= n; i++) {
-            char *at = i < n ? (char *)(uintptr_t)(pass ? cs : causes) + i * sizeof *cs : (char *)st;
-            for (k = i < n ? 0 : 3; k < (i < n ? 3u : 8u); k++) {
-                const char **f = (const char **)(void *)(at + kctl__st_off[k]), *s = *f;
-                len = s ? kctl__strlen(s) : 0;
-                total += len + 1;
-                if (!pass) continue;
-                if (len) memcpy(p, s, len);
-                p[len] = '\0';
-                *f = p;
-                p += len + 1;
-            }
-        }
-        if (pass) break;
-        if (!(block = (char *)kctl__alloc(&st->allocator, total))) {
-            st->mem_ = NULL;
-            kctl__free(&st->allocator, old);
-            kctl_api_status_clear(st);
-            st->code = code;
-            return KCTL_ERR_NOMEM;
-        }
-        cs = (kctl_status_cause *)(void *)block;
-        if (n) memcpy(cs, causes, n * sizeof *cs);
-        p = block + n * sizeof *cs;
+    block = (char *)kctl__alloc(&st->allocator, total);
+    if (!block) {
+        st->mem_ = NULL;
+        kctl__free(&st->allocator, old);
+        kctl_api_status_clear(st);
+        st->code = code;
+        return KCTL_ERR_NOMEM;
     }
+    cs = (kctl_status_cause *)(void *)block;
+    if (n) memcpy(cs, causes, n * sizeof *cs);
+    p = block + n * sizeof *cs;
+    for (i = 0; i < n; i++) kctl__st_strs((char *)&cs[i], kctl__st_off, 3, &p);
+    kctl__st_strs((char *)st, kctl__st_off + 3, 5, &p);
     st->causes = n ? cs : NULL;
     st->cause_count = n;
     st->code = code;
@@ -10096,16 +10101,17 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     kctl__jdoc cur, want;
     kctl_allocator a;
     kctl_jw w;
-    const char *text, *doc;
+    const char *text, *doc, *ns;
     size_t n, dlen;
     int rc;
     if (written) *written = false;
     if (out) *out = NULL;
     if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(status);
+    ns = kctl_obj_namespace(obj);
     if (!res->ns || !*res->ns) { /* the object's own namespace (an all-namespaces resource) */
         in_ns = *res;
-        in_ns.ns = kctl_obj_namespace(obj);
+        in_ns.ns = ns;
         res = &in_ns;
     }
     a = kctl__obj_allocator(obj); /* scratch from the object's allocator */
@@ -10122,7 +10128,7 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     kctl_jw_object_begin(&w);
     kctl_jw_key(&w, "name");
     kctl_jw_string(&w, kctl_obj_name(obj));
-    if (*kctl_obj_namespace(obj)) { kctl_jw_key(&w, "namespace"); kctl_jw_string(&w, kctl_obj_namespace(obj)); }
+    if (*ns) { kctl_jw_key(&w, "namespace"); kctl_jw_string(&w, ns); }
     kctl_jw_key(&w, "resourceVersion");
     kctl_jw_string(&w, kctl_obj_resource_version(obj));
     kctl_jw_object_end(&w);
@@ -12899,13 +12905,16 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
     const char *msg = NULL; /* refusals without words */
     (void)what;
 #endif
-    if (!st || code == KCTL_OK) return code;
+    /* (the test after the table: one call a refusal, not a test inlined
+       before each) */
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].code == code) { http = map[i].http; reason = map[i].reason; }
+    if (st && code != KCTL_OK) {
 #ifndef KCTL_NO_VALIDATION
-    kctl__fmt(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
+        kctl__fmt(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
 #endif
-    kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
+        kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
+    }
     return code;
 }
 
@@ -12989,7 +12998,7 @@ static void kctl__ms_rv(char *buf, uint64_t rev) {
    is saved, and only then is the write made and its event sent. A failed
    save leaves the store and its watchers as they were (IO). Lock held. */
 static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st, kctl__aspre *pre) {
-    char rid[256], key[1024], uid[48], now[32], rv[KCTL_RV_MAX];
+    char rid[256], key[1024], uid[48], now[32], rv[KCTL_RV_MAX]; /* rv: as kctl__ms_rv writes it */
     kctl__mslook look;
     kctl_apisrv_decision d;
     kctl__msevprep ev;
@@ -13011,14 +13020,15 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     look.ms = ms;
     look.rid = rid;
     look.hit = NULL;
-#if KCTL_SMALL /* formatted every write, by the formatter the build has anyway */
+#if KCTL_SMALL /* formatted every write, the uid by the formatter the build has anyway */
     kctl__fmt(uid, sizeof uid, "00000000-0000-4000-8000-%012llx", (unsigned long long)(ms->uid_seq + 1));
+    kctl__ms_rv(rv, ms->rev + 1);
 #else
-    { /* as "00000000-0000-4000-8000-%012llx" would write it, without printf, once a create */
+    { /* as "00000000-0000-4000-8000-%012llx" and "%llu" would write them, without printf (the uid once a create) */
         static const char hex[] = "0123456789abcdef";
         uint64_t x = ms->uid_seq + 1;
         size_t i = 0;
-        char digits[24], *u = ms->uid_text;
+        char digits[24], *p, *u = ms->uid_text;
         if (ms->uid_text_seq != x) {
             memcpy(u, "00000000-0000-4000-8000-", 24);
             do { digits[i++] = hex[x & 15]; x >>= 4; } while (x || i < 12);
@@ -13027,9 +13037,11 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
             ms->uid_text_seq = ms->uid_seq + 1;
         }
         memcpy(uid, ms->uid_text, sizeof uid);
+        p = kctl__dec(digits + sizeof digits, ms->rev + 1);
+        memcpy(rv, p, (size_t)(digits + sizeof digits - p));
+        rv[digits + sizeof digits - p] = '\0';
     }
 #endif
-    kctl__ms_rv(rv, ms->rev + 1);
     if (KCTL_SMALL) { /* formatted every write */
         kctl_apisrv_now(now);
     } else {
@@ -13092,7 +13104,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     if ((rc = kctl__ms_event_prepare(ms, &ev, rid, gone ? KCTL_EVENT_DELETED : e ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED,
                                      gone ? gone : made, e ? e->obj : NULL)) != KCTL_OK)
         goto out;
-    pend.seq = ms->uid_seq + (req->verb == KCTL_VERB_CREATE && !d.cur ? 1u : 0u);
+    if (KCTL__MS_SAVES) pend.seq = ms->uid_seq + (req->verb == KCTL_VERB_CREATE && !d.cur ? 1u : 0u);
     if (ms->save_on_write && (rc = kctl__jnl_append(ms, ms->rev + 1, &pend)) != KCTL_OK) {
         rc = kctl__ms_refuse(st, rc, "the write could not be saved, so it was not made");
         goto out;
@@ -13162,8 +13174,8 @@ static int kctl__ms_faulted(kctl_memstore *ms, kctl_verb verb, kctl_api_status *
    document sent (create, update, update_status) is read before, without
    the lock (kctl__as_pre), when the store's memory is the default
    allocator's. */
-static int kctl__ms_req(kctl_memstore *ms, unsigned how, const kctl_resource *res, const char *name, const char *json, size_t len,
-                        unsigned flags, const kctl_delete_opts *del, kctl_obj **out, kctl_api_status *st) {
+static int kctl__ms_req(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st,
+                        unsigned how, const char *name, unsigned flags, const kctl_delete_opts *del) {
     kctl_apisrv_req req;
     kctl__aspre pre;
     int rc = KCTL_OK;
@@ -13191,26 +13203,26 @@ static int kctl__ms_req(kctl_memstore *ms, unsigned how, const kctl_resource *re
 }
 
 static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_CREATE, res, NULL, json, len, 0, NULL, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, json, len, out, st, KCTL_VERB_CREATE, NULL, 0, NULL);
 }
 
 static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_UPDATE, res, NULL, json, len, 0, NULL, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, json, len, out, st, KCTL_VERB_UPDATE, NULL, 0, NULL);
 }
 
 static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                      kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_UPDATE_STATUS, res, NULL, json, len, 0, NULL, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, json, len, out, st, KCTL_VERB_UPDATE_STATUS, NULL, 0, NULL);
 }
 
 static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
                              kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_PATCH, res, name, patch, len, flags, NULL, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, patch, len, out, st, KCTL_VERB_PATCH, name, flags, NULL);
 }
 
 static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
                               kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_REMOVE, res, name, NULL, 0, 0, opts, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, NULL, 0, out, st, KCTL_VERB_REMOVE, name, 0, opts);
 }
 
 static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, kctl_obj **out,
@@ -13638,11 +13650,11 @@ KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
 
 KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                  kctl_api_status *st) {
-    return kctl__ms_req(ms, KCTL__MS_OWNER | KCTL_VERB_CREATE, res, NULL, json, len, 0, NULL, out, st);
+    return kctl__ms_req(ms, res, json, len, out, st, KCTL__MS_OWNER | KCTL_VERB_CREATE, NULL, 0, NULL);
 }
 
 KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st) {
-    return kctl__ms_req(ms, KCTL__MS_OWNER | KCTL_VERB_REMOVE, res, name, NULL, 0, 0, NULL, NULL, st);
+    return kctl__ms_req(ms, res, NULL, 0, NULL, st, KCTL__MS_OWNER | KCTL_VERB_REMOVE, name, 0, NULL);
 }
 
 KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
