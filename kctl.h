@@ -10136,7 +10136,8 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     kctl_jw_value(&w, &want.j, 0);
     kctl_jw_object_end(&w);
     rc = kctl_jw_finish(&w, &text, &n);
-    if (rc == KCTL_OK) rc = kctl_transport_update_status(t, res, text, n, out, st);
+    if (rc == KCTL_OK) /* what kctl_transport_update_status would check of what is not checked above */
+        rc = kctl__tp_ok(t, res) && t->vt->update_status ? t->vt->update_status(t->self, res, text, n, out, st) : KCTL_ERR_INVALID_ARG;
     if (rc == KCTL_OK && written) *written = true;
     kctl_jw_free(&w);
 done:
@@ -12457,8 +12458,16 @@ typedef struct kctl__msw {
     uint64_t last_emit_ns; /* on the store's clock: the last event or bookmark */
     bool broken;
     kctl_wake wake;        /* watch_notify's (under the store's lock), and the list */
-    struct kctl__msw *wnext, *wprev; /* of the watches that have one */
+    struct kctl__msw *wnext; /* of the watches that have one (closing one walks it: rare, unlike the wake-ups) */
 } kctl__msw;
+
+/* Whether a save can succeed: without files none does (a write to save
+   is refused before it is made). */
+#ifdef KCTL_NO_FILES
+#define KCTL__MS_SAVES 0
+#else
+#define KCTL__MS_SAVES 1
+#endif
 
 #define KCTL__MS_PAGED 8 /* paged lists remembered at once */
 typedef struct kctl__mspaged {
@@ -12586,7 +12595,8 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what);
 static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_obj *made, kctl_api_status *st) {
     size_t add = kctl__ms_doc_len(made), sub = kctl__ms_doc_len(old);
     bool full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
-    if (ms->max_bytes && add > sub && (add - sub > ms->max_bytes || ms->nbytes > ms->max_bytes - (add - sub))) full = true;
+    /* (nbytes + add cannot wrap: both count documents in memory now) */
+    if (ms->max_bytes && add > sub && ms->nbytes + (add - sub) > ms->max_bytes) full = true;
     if (!full) return KCTL_OK;
     ms->refused_full++;
     kctl__log(&ms->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MEMSTORE_FULL);
@@ -12750,8 +12760,8 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
 #ifndef KCTL_NO_PAGING
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
 #endif
-    for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
-    kctl__ms_free_event(ms, &ms->dropped);
+    for (k = 0; k < ms->cap; k++) kctl__ms_free_event(ms, &ms->ring[k]); /* (the slots without an event: zero) */
+    if (!KCTL_SMALL) kctl__ms_free_event(ms, &ms->dropped); /* (small builds: never one, freed under the lock) */
     kctl__free(&ms->allocator, ms->ring);
 #ifndef KCTL_NO_THREADS
     if (ms->jnl.flusher_on) {
@@ -12766,7 +12776,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     kctl__jnl_deinit(ms);
     for (i = 0; i < ms->nrids; i++) kctl__free(&ms->allocator, ms->rids[i]);
     kctl__free(&ms->allocator, ms->rids);
-    kctl__free(&ms->allocator, ms->path);
+    if (KCTL__MS_SAVES) kctl__free(&ms->allocator, ms->path); /* (without files: never one) */
     kctl__cond_deinit(&ms->cv);
     kctl__mutex_deinit(&ms->mu);
     kctl__free(&ms->allocator, ms);
@@ -12985,13 +12995,6 @@ static void kctl__ms_rv(char *buf, uint64_t rev) {
     buf[n] = '\0';
 }
 
-/* Whether a save can succeed: without files none does (a write to save
-   is refused before it is made). */
-#ifdef KCTL_NO_FILES
-#define KCTL__MS_SAVES 0
-#else
-#define KCTL__MS_SAVES 1
-#endif
 
 /* One write, decided by the API-server rules, then made: everything it
    needs is allocated first, then (save_on_write) the store as it will be
@@ -13255,10 +13258,10 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
     kctl_memstore *ms = (kctl_memstore *)self;
     if (!w) return;
     if (w->wake.fn) {
+        kctl__msw **p;
         kctl__mutex_lock(&ms->mu);
-        if (w->wprev) w->wprev->wnext = w->wnext;
-        else ms->woken = w->wnext;
-        if (w->wnext) w->wnext->wprev = w->wprev;
+        for (p = &ms->woken; *p != w; p = &(*p)->wnext) { }
+        *p = w->wnext;
         kctl__mutex_unlock(&ms->mu);
     }
     kctl_selector_free(w->sel);
@@ -13511,9 +13514,7 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
     if (!w || !wake || !wake->fn) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     if (!w->wake.fn) { /* into the list */
-        w->wprev = NULL;
         w->wnext = ms->woken;
-        if (ms->woken) ms->woken->wprev = w;
         ms->woken = w;
     }
     w->wake = *wake;
