@@ -4425,11 +4425,19 @@ KCTL_API const char *kctl_version(void) { return KCTL_VERSION_STRING; }
 
 /* ------------------------------------------------- >>results RESULT CODES */
 KCTL_API const char *kctl_strerror(int code) {
+    /* the texts in an object of this function's own, not as literals: a
+       literal lands where others do and is kept wherever any of those is
+       used, so a build that never calls this would keep them all */
+#define KCTL__RESULT_FIELD(id, v, msg, next) char t_##id[sizeof msg]; /* (t_: no clash with a platform's OK macro) */
+#define KCTL__RESULT_TEXT(id, v, msg, next) msg,
+    static const struct { KCTL_RESULTS(KCTL__RESULT_FIELD) char unknown[14]; } text = { KCTL_RESULTS(KCTL__RESULT_TEXT) "unknown error" };
+#undef KCTL__RESULT_FIELD
+#undef KCTL__RESULT_TEXT
     switch (code) {
-#define KCTL__RESULT_CASE(id, v, msg, next) case KCTL_##id: return msg;
+#define KCTL__RESULT_CASE(id, v, msg, next) case KCTL_##id: return text.t_##id;
     KCTL_RESULTS(KCTL__RESULT_CASE)
 #undef KCTL__RESULT_CASE
-    default: return "unknown error";
+    default: return text.unknown;
     }
 }
 
@@ -4906,21 +4914,24 @@ static void kctl__map_insert(kctl__map *m, kctl__node *n) {
 static void kctl__map_unlink(kctl__map *m, kctl__node *n) {
     size_t mask = m->cap - 1, i, j;
     unsigned char tag = kctl__map_tag(n->hash);
-    /* The tags first: the pointers' slots are 8 times the memory. */
-    for (i = n->hash & mask; m->tags[i] != tag || m->slots[i].node != n; i = (i + 1) & mask) { }
 #if KCTL_SMALL
-    /* small builds: the rest of the probe run placed again (each where a
-       lookup would find it; no test of where its home is) */
+    /* small builds: n's slot emptied, then the rest of its probe run
+       placed again (each where a lookup would find it; no test of where
+       its home is) */
+    kctl__node *x;
     (void)j;
-    m->tags[i] = 0;
-    m->slots[i].node = NULL;
-    for (i = (i + 1) & mask; m->tags[i]; i = (i + 1) & mask) {
-        kctl__node *x = m->slots[i].node;
+    (void)tag;
+    for (i = n->hash & mask; m->slots[i].node != n; i = (i + 1) & mask) { }
+    do {
+        x = m->slots[i].node;
         m->tags[i] = 0;
         m->slots[i].node = NULL;
-        kctl__map_place(m->slots, m->tags, m->cap, x);
-    }
+        if (x != n) kctl__map_place(m->slots, m->tags, m->cap, x);
+        i = (i + 1) & mask;
+    } while (m->tags[i]);
 #else
+    /* The tags first: the pointers' slots are 8 times the memory. */
+    for (i = n->hash & mask; m->tags[i] != tag || m->slots[i].node != n; i = (i + 1) & mask) { }
     /* Backward shift: pull later members of the probe run into the hole
        unless their home slot lies cyclically in (i, j]. */
     for (j = (i + 1) & mask; m->tags[j]; j = (j + 1) & mask) {
@@ -9734,7 +9745,8 @@ static int kctl__wb_take(kctl_write_budget *b, kctl_api_status *st) {
     kctl__mutex_unlock(&b->mu);
     if (!wait) return KCTL_OK;
     if (st) {
-        kctl_api_status_set(st, 429, "TooManyRequests", "the client-side write budget is spent", NULL, NULL, NULL, NULL, 0);
+        static const char spent[] = "the client-side write budget is spent"; /* (an array: see kctl__st_k_status) */
+        kctl_api_status_set(st, 429, "TooManyRequests", spent, NULL, NULL, NULL, NULL, 0);
         st->retry_after_s = (uint32_t)((wait + KCTL_SEC(1) - 1) / KCTL_SEC(1));
     }
     return KCTL_ERR_AGAIN;
@@ -9851,6 +9863,15 @@ static const char *kctl__st_take(const kctl_json *j, uint32_t v, char **p, size_
     return d;
 }
 
+/* The Status document's names of its own, as arrays rather than
+   literals: GCC keeps a function's literals together, and one that code
+   linked anyway also uses keeps them all, even where the function that
+   owns them is not linked. Arrays go with the functions that use them
+   (kctl_api_status_parse, kctl_api_status_write). */
+static const char kctl__st_k_status[] = "Status", kctl__st_k_failure[] = "Failure", kctl__st_k_details[] = "details",
+                  kctl__st_k_causes[] = "causes", kctl__st_k_field[] = "field", kctl__st_k_retry[] = "retryAfterSeconds",
+                  kctl__st_k_code[] = "code";
+
 KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t len, int http_code) {
     kctl__jdoc d;
     kctl_status_cause *causes = NULL;
@@ -9866,14 +9887,14 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
         return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_INVALID_ARG;
     }
     kind = kctl_json_member(&d.j, 0, "kind");
-    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT || (kind != KCTL_JSON_NONE && !kctl_json_string_eq(&d.j, kind, "Status")) ||
-        (kind == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, "code") == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, "reason") == KCTL_JSON_NONE)) {
+    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT || (kind != KCTL_JSON_NONE && !kctl_json_string_eq(&d.j, kind, kctl__st_k_status)) ||
+        (kind == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, kctl__st_k_code) == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, "reason") == KCTL_JSON_NONE)) {
         kctl__jdoc_free(&d);
         return KCTL_ERR_INVALID_ARG;
     }
-    details = kctl_json_member(&d.j, 0, "details");
+    details = kctl_json_member(&d.j, 0, kctl__st_k_details);
     if (kctl_json_type_of(&d.j, details) != KCTL_JSON_OBJECT) details = KCTL_JSON_NONE;
-    list = details != KCTL_JSON_NONE ? kctl_json_member(&d.j, details, "causes") : KCTL_JSON_NONE;
+    list = details != KCTL_JSON_NONE ? kctl_json_member(&d.j, details, kctl__st_k_causes) : KCTL_JSON_NONE;
     if (kctl_json_type_of(&d.j, list) == KCTL_JSON_ARRAY) n = d.j.toks[list].size;
     /* every string of the document fits in its length, unescaped */
     left = len + 8 + 3 * (size_t)n;
@@ -9886,9 +9907,9 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
         for (i = 0, v = list + 1; i < n; i++, v += d.j.toks[v].skip) {
             causes[i].reason = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "reason"), &p, &left);
             causes[i].message = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "message"), &p, &left);
-            causes[i].field = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "field"), &p, &left);
+            causes[i].field = kctl__st_take(&d.j, kctl_json_member(&d.j, v, kctl__st_k_field), &p, &left);
         }
-        k = kctl_json_member(&d.j, 0, "code");
+        k = kctl_json_member(&d.j, 0, kctl__st_k_code);
         if (kctl_json_type_of(&d.j, k) != KCTL_JSON_NUMBER || kctl_json_int64(&d.j, k, &code) != KCTL_OK || code <= 0 || code > 999)
             code = http_code;
         {
@@ -9901,7 +9922,7 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
         }
         if (rc == KCTL_OK && details != KCTL_JSON_NONE) {
             int64_t ra = 0;
-            k = kctl_json_member(&d.j, details, "retryAfterSeconds");
+            k = kctl_json_member(&d.j, details, kctl__st_k_retry);
             if (kctl_json_int64(&d.j, k, &ra) == KCTL_OK && ra > 0) st->retry_after_s = ra > UINT32_MAX ? UINT32_MAX : (uint32_t)ra;
         }
     }
@@ -9919,39 +9940,39 @@ KCTL_API void kctl_api_status_write(const kctl_api_status *st, kctl_jw *w) {
               st->retry_after_s;
     kctl_jw_object_begin(w);
     kctl_jw_key(w, "kind");
-    kctl_jw_string(w, "Status");
+    kctl_jw_string(w, kctl__st_k_status);
     kctl_jw_key(w, "apiVersion");
     kctl_jw_string(w, "v1");
     kctl_jw_key(w, "metadata");
     kctl_jw_object_begin(w);
     kctl_jw_object_end(w);
     kctl_jw_key(w, "status");
-    kctl_jw_string(w, "Failure");
+    kctl_jw_string(w, kctl__st_k_failure);
     if (st->message && *st->message) { kctl_jw_key(w, "message"); kctl_jw_string(w, st->message); }
     if (st->reason && *st->reason) { kctl_jw_key(w, "reason"); kctl_jw_string(w, st->reason); }
     if (details) {
-        kctl_jw_key(w, "details");
+        kctl_jw_key(w, kctl__st_k_details);
         kctl_jw_object_begin(w);
         if (st->name && *st->name) { kctl_jw_key(w, "name"); kctl_jw_string(w, st->name); }
         if (st->group && *st->group) { kctl_jw_key(w, "group"); kctl_jw_string(w, st->group); }
         if (st->kind && *st->kind) { kctl_jw_key(w, "kind"); kctl_jw_string(w, st->kind); }
         if (st->cause_count) {
-            kctl_jw_key(w, "causes");
+            kctl_jw_key(w, kctl__st_k_causes);
             kctl_jw_array_begin(w);
             for (i = 0; i < st->cause_count; i++) {
                 const kctl_status_cause *c = &st->causes[i];
                 kctl_jw_object_begin(w);
                 if (*c->reason) { kctl_jw_key(w, "reason"); kctl_jw_string(w, c->reason); }
                 if (*c->message) { kctl_jw_key(w, "message"); kctl_jw_string(w, c->message); }
-                if (*c->field) { kctl_jw_key(w, "field"); kctl_jw_string(w, c->field); }
+                if (*c->field) { kctl_jw_key(w, kctl__st_k_field); kctl_jw_string(w, c->field); }
                 kctl_jw_object_end(w);
             }
             kctl_jw_array_end(w);
         }
-        if (st->retry_after_s) { kctl_jw_key(w, "retryAfterSeconds"); kctl_jw_uint64(w, st->retry_after_s); }
+        if (st->retry_after_s) { kctl_jw_key(w, kctl__st_k_retry); kctl_jw_uint64(w, st->retry_after_s); }
         kctl_jw_object_end(w);
     }
-    kctl_jw_key(w, "code");
+    kctl_jw_key(w, kctl__st_k_code);
     kctl_jw_int64(w, st->code);
     kctl_jw_object_end(w);
 }
@@ -13465,7 +13486,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
         }
         from = from * 10 + (uint64_t)(*p - '0');
     }
-    kctl__fmt(w->ns, sizeof w->ns, "%s", res->ns ? res->ns : "");
+    if (res->ns) memcpy(w->ns, res->ns, kctl__strlen(res->ns)); /* a name (kctl__ms_rid): at most 253 bytes; w was zeroed */
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
 #ifndef KCTL_NO_FAULTS
