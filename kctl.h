@@ -10073,10 +10073,11 @@ static int kctl__tp_patch_by_update(const kctl_transport *t, const kctl_resource
     a = kctl__obj_allocator(cur); /* scratch from the allocator of the object read */
     doc = kctl_obj_json(cur, &dlen);
     if ((rc = kctl__jdoc_parse(&pd, patch, len, &a, NULL)) != KCTL_OK) {
+        static const char bad[] = "the patch is not valid JSON"; /* (an array: see kctl__st_k_status) */
         kctl__jdoc_free(&pd);
         kctl_obj_unref(cur);
         if (rc == KCTL_ERR_NOMEM) return rc;
-        if (st) kctl_api_status_set(st, 400, "BadRequest", "the patch is not valid JSON", NULL, NULL, NULL, NULL, 0);
+        if (st) kctl_api_status_set(st, 400, "BadRequest", bad, NULL, NULL, NULL, NULL, 0);
         return KCTL_ERR_INVALID_ARG;
     }
     if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &a, NULL)) == KCTL_OK) {
@@ -12420,6 +12421,12 @@ typedef struct kctl__msent {
     kctl__ascur cur;  /* what the rules read of obj, kept by the write that stored it (cur.obj != obj: nothing) */
 } kctl__msent;
 
+/* A "group/resource" events name, kept once: its string right after it
+   (one allocation), as an entry's key. */
+typedef struct kctl__msrid {
+    struct kctl__msrid *next;
+} kctl__msrid;
+
 typedef struct kctl__msev {
     uint64_t rev;
     int type;
@@ -12515,8 +12522,7 @@ struct kctl_memstore {
     size_t max_bytes, nbytes;   /* bound (0: none) and bytes of the stored documents */
     uint64_t refused_full;
     kctl_logger logger;
-    char **rids;                /* every "group/resource" an event named: events share them */
-    size_t nrids;
+    kctl__msrid *rids;          /* every "group/resource" an event named: events share them */
     uint64_t rev, compacted;    /* events with rev <= compacted are gone */
     uint64_t uid_seq;
     uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
@@ -12795,8 +12801,11 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     }
 #endif
     kctl__jnl_deinit(ms);
-    for (i = 0; i < ms->nrids; i++) kctl__free(&ms->allocator, ms->rids[i]);
-    kctl__free(&ms->allocator, ms->rids);
+    while (ms->rids) {
+        kctl__msrid *r = ms->rids;
+        ms->rids = r->next;
+        kctl__free(&ms->allocator, r);
+    }
     if (KCTL__MS_SAVES) kctl__free(&ms->allocator, ms->path); /* (without files: never one) */
     kctl__cond_deinit(&ms->cv);
     kctl__mutex_deinit(&ms->mu);
@@ -12817,21 +12826,15 @@ typedef struct kctl__msevprep {
 /* The store's copy of rid, made the first time an event names it, so an
    event allocates nothing of its own. NULL on NOMEM. Lock held. */
 static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
-    size_t i, n = kctl__strlen(rid);
-    char **v, *c;
-    for (i = 0; i < ms->nrids; i++)
-        if (kctl__strcmp(ms->rids[i], rid) == 0) return ms->rids[i];
-    if (!(c = (char *)kctl__alloc(&ms->allocator, n + 1))) return NULL;
-    if (!(v = (char **)kctl__alloc(&ms->allocator, (ms->nrids + 1) * sizeof *v))) {
-        kctl__free(&ms->allocator, c);
-        return NULL;
-    }
-    memcpy(c, rid, n + 1);
-    if (ms->nrids) memcpy(v, ms->rids, ms->nrids * sizeof *v);
-    kctl__free(&ms->allocator, ms->rids);
-    v[ms->nrids++] = c;
-    ms->rids = v;
-    return c;
+    size_t n = kctl__strlen(rid);
+    kctl__msrid *r;
+    for (r = ms->rids; r; r = r->next)
+        if (kctl__strcmp((char *)(r + 1), rid) == 0) return (char *)(r + 1);
+    if (!(r = (kctl__msrid *)kctl__alloc(&ms->allocator, sizeof *r + n + 1))) return NULL;
+    r->next = ms->rids;
+    memcpy(r + 1, rid, n + 1);
+    ms->rids = r;
+    return (char *)(r + 1);
 }
 
 /* Room for one more event: while the ring is full and smaller than
