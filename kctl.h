@@ -4797,6 +4797,7 @@ static size_t kctl__key_len(const char *key) {
     return n;
 }
 
+#if !KCTL_SMALL /* (the small builds' hash reads bytes) */
 /* 8 bytes, 4 bytes at p (unaligned). */
 static inline uint64_t kctl__rd64(const char *p) {
     uint64_t v;
@@ -4808,6 +4809,7 @@ static inline uint64_t kctl__rd32(const char *p) {
     memcpy(&v, p, 4);
     return v;
 }
+#endif
 
 /* The tail (n % 8 bytes, or a key shorter than 8) is read with whole
    loads that may overlap bytes already mixed, not byte by byte: a
@@ -13041,7 +13043,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     if (out) *out = NULL;
     memset(&od, 0, sizeof od);
     memset(&ev, 0, sizeof ev);
-    memset(&pend, 0, sizeof pend);
+    if (KCTL__MS_SAVES) memset(&pend, 0, sizeof pend); /* (the journal's: without files none) */
     if (kctl__ms_rid(req->res, rid, sizeof rid) != KCTL_OK)
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     look.ms = ms;
@@ -13116,7 +13118,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         if ((rc = kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key)) != KCTL_OK) goto out;
         e = kctl__ms_find(ms, key);
     }
-    pend.e = e;
+    if (KCTL__MS_SAVES) pend.e = e;
     if (d.outcome == KCTL_APISRV_REMOVE) { /* watchers get the last stored state at the deletion's revision */
         if ((rc = kctl_apisrv_with_rv(d.cur, rv, &ms->obj_opts, &gone)) != KCTL_OK) goto out;
     } else {
@@ -13125,8 +13127,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
             rc = KCTL_ERR_NOMEM;
             goto out;
         }
-        pend.obj = made;
-        pend.rid = rid;
+        if (KCTL__MS_SAVES) { /* (the journal's: without files none) */
+            pend.obj = made;
+            pend.rid = rid;
+        }
     }
     if ((rc = kctl__ms_event_prepare(ms, &ev, rid, gone ? KCTL_EVENT_DELETED : e ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED,
                                      gone ? gone : made, e ? e->obj : NULL)) != KCTL_OK)
