@@ -4425,11 +4425,19 @@ KCTL_API const char *kctl_version(void) { return KCTL_VERSION_STRING; }
 
 /* ------------------------------------------------- >>results RESULT CODES */
 KCTL_API const char *kctl_strerror(int code) {
+    /* the texts in an object of this function's own, not as literals: a
+       literal lands where others do and is kept wherever any of those is
+       used, so a build that never calls this would keep them all */
+#define KCTL__RESULT_FIELD(id, v, msg, next) char t_##id[sizeof msg]; /* (t_: no clash with a platform's OK macro) */
+#define KCTL__RESULT_TEXT(id, v, msg, next) msg,
+    static const struct { KCTL_RESULTS(KCTL__RESULT_FIELD) char unknown[14]; } text = { KCTL_RESULTS(KCTL__RESULT_TEXT) "unknown error" };
+#undef KCTL__RESULT_FIELD
+#undef KCTL__RESULT_TEXT
     switch (code) {
-#define KCTL__RESULT_CASE(id, v, msg, next) case KCTL_##id: return msg;
+#define KCTL__RESULT_CASE(id, v, msg, next) case KCTL_##id: return text.t_##id;
     KCTL_RESULTS(KCTL__RESULT_CASE)
 #undef KCTL__RESULT_CASE
-    default: return "unknown error";
+    default: return text.unknown;
     }
 }
 
@@ -4814,6 +4822,7 @@ static size_t kctl__key_len(const char *key) {
     return n;
 }
 
+#if !KCTL_SMALL /* (the small builds' hash reads bytes) */
 /* 8 bytes, 4 bytes at p (unaligned). */
 static inline uint64_t kctl__rd64(const char *p) {
     uint64_t v;
@@ -4825,6 +4834,7 @@ static inline uint64_t kctl__rd32(const char *p) {
     memcpy(&v, p, 4);
     return v;
 }
+#endif
 
 /* The tail (n % 8 bytes, or a key shorter than 8) is read with whole
    loads that may overlap bytes already mixed, not byte by byte: a
@@ -4832,6 +4842,21 @@ static inline uint64_t kctl__rd32(const char *p) {
    fails) on every hash. Values differ between byte orders; hashes never
    leave the process. */
 static uint32_t kctl__hash(const char *s, size_t n) {
+#if KCTL_SMALL
+    /* small builds: FNV-1a a byte at a time, then murmur3's finalizer so
+       that the low bits (the slot) and the top 8 (the tag) both depend on
+       every byte; no 64-bit multiplies (a 32-bit processor makes each of
+       those several instructions). Maps only ever compare hashes with
+       hashes of the same build. */
+    uint32_t h = 2166136261u;
+    size_t i;
+    for (i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 16777619u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    h *= 0xc2b2ae35u;
+    return h ^ (h >> 16);
+#else
     uint64_t h = UINT64_C(0x9e3779b97f4a7c15) ^ (uint64_t)n;
     uint64_t v;
     size_t left = n;
@@ -4850,6 +4875,7 @@ static uint32_t kctl__hash(const char *s, size_t n) {
     h *= UINT64_C(0xff51afd7ed558ccd);
     h ^= h >> 32;
     return (uint32_t)h;
+#endif
 }
 
 static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t len, uint32_t hash) {
@@ -4858,7 +4884,7 @@ static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t le
     if (!m->count) return NULL;
     mask = m->cap - 1;
     for (i = hash & mask; (t = m->tags[i]) != 0; i = (i + 1) & mask) {
-        if (t == tag) {
+        if (KCTL_SMALL || t == tag) { /* (small builds: the node's full hash alone) */
             kctl__node *n = m->slots[i].node;
             /* Keys mostly lie right after their node (objects, queue
                entries), often on the next cache line: start loading it
@@ -4915,6 +4941,22 @@ static void kctl__map_insert(kctl__map *m, kctl__node *n) {
 static void kctl__map_unlink(kctl__map *m, kctl__node *n) {
     size_t mask = m->cap - 1, i, j;
     unsigned char tag = kctl__map_tag(n->hash);
+#if KCTL_SMALL
+    /* small builds: n's slot emptied, then the rest of its probe run
+       placed again (each where a lookup would find it; no test of where
+       its home is) */
+    kctl__node *x;
+    (void)j;
+    (void)tag;
+    for (i = n->hash & mask; m->slots[i].node != n; i = (i + 1) & mask) { }
+    do {
+        x = m->slots[i].node;
+        m->tags[i] = 0;
+        m->slots[i].node = NULL;
+        if (x != n) kctl__map_place(m->slots, m->tags, m->cap, x);
+        i = (i + 1) & mask;
+    } while (m->tags[i]);
+#else
     /* The tags first: the pointers' slots are 8 times the memory. */
     for (i = n->hash & mask; m->tags[i] != tag || m->slots[i].node != n; i = (i + 1) & mask) { }
     /* Backward shift: pull later members of the probe run into the hole
@@ -4929,6 +4971,7 @@ static void kctl__map_unlink(kctl__map *m, kctl__node *n) {
     }
     m->tags[i] = 0;
     m->slots[i].node = NULL;
+#endif
     m->count--;
 }
 
@@ -9678,7 +9721,8 @@ static int kctl__jdoc_parse(kctl__jdoc *d, const char *text, size_t len, const k
     int rc;
     memset(d, 0, sizeof *d);
     if (a) d->a = *a;
-    if (text && len <= KCTL__JDOC_GUESS_MAX) { /* small: one pass into room for a token every 4 bytes, mostly enough */
+    if (!KCTL_SMALL && text && len <= KCTL__JDOC_GUESS_MAX) { /* small: one pass into room for a token every 4 bytes, mostly enough
+                                                                  (small builds: always counted first) */
         uint32_t cap = (uint32_t)(len / 4 + 16);
         d->toks = (kctl_json_tok *)kctl__alloc(&d->a, (size_t)cap * sizeof *d->toks);
         if (d->toks && (rc = kctl_json_parse(text, len, d->toks, cap, lim, &d->j)) != KCTL_ERR_FULL) return rc;
@@ -9717,14 +9761,29 @@ KCTL_API void kctl_api_status_clear(kctl_api_status *st) {
     st->allocator = a;
 }
 
-static size_t kctl__st_size(const char *s) { return (s ? kctl__strlen(s) : 0) + 1; }
-static const char *kctl__st_copy(char **p, const char *s) {
-    size_t n = s ? kctl__strlen(s) : 0;
-    char *d = *p;
-    if (n) memcpy(d, s, n);
-    d[n] = '\0';
-    *p += n + 1;
-    return d;
+/* Where the strings a Status holds are: a cause's reason, message and
+   field, then the Status's reason, message, name, group and kind. */
+static const unsigned char kctl__st_off[8] = {
+    offsetof(kctl_status_cause, reason), offsetof(kctl_status_cause, message), offsetof(kctl_status_cause, field),
+    offsetof(kctl_api_status, reason), offsetof(kctl_api_status, message), offsetof(kctl_api_status, name),
+    offsetof(kctl_api_status, group), offsetof(kctl_api_status, kind) };
+
+/* The bytes the k strings at rec + off[0..k) take with their NULs (NULL:
+   ""); with p, each is copied to *p (the string pointer then points at
+   its copy) and *p moves past it. */
+static size_t kctl__st_strs(char *rec, const unsigned char *off, size_t k, char **p) {
+    size_t total = 0, i, len;
+    for (i = 0; i < k; i++) {
+        const char **f = (const char **)(void *)(rec + off[i]), *s = *f;
+        len = s ? kctl__strlen(s) : 0;
+        total += len + 1;
+        if (!p) continue;
+        if (len) memcpy(*p, s, len);
+        (*p)[len] = '\0';
+        *f = *p;
+        *p += len + 1;
+    }
+    return total;
 }
 
 KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reason, const char *message,
@@ -9735,10 +9794,16 @@ KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reas
     kctl_status_cause *cs;
     void *old;
     if (!st || (n && !causes) || n > SIZE_MAX / 4 / sizeof *cs) return KCTL_ERR_INVALID_ARG;
-    total = n * sizeof *cs + kctl__st_size(reason) + kctl__st_size(message) + kctl__st_size(name) +
-            kctl__st_size(group) + kctl__st_size(kind);
-    for (i = 0; i < n; i++)
-        total += kctl__st_size(causes[i].reason) + kctl__st_size(causes[i].message) + kctl__st_size(causes[i].field);
+    /* the strings where their copies go (the causes' in cs, once it is
+       there), read and then replaced in place by kctl__st_strs: one walk
+       for the size, one for the copies */
+    st->reason = reason;
+    st->message = message;
+    st->name = name;
+    st->group = group;
+    st->kind = kind;
+    total = n * sizeof *cs + kctl__st_strs((char *)st, kctl__st_off + 3, 5, NULL);
+    for (i = 0; i < n; i++) total += kctl__st_strs((char *)(uintptr_t)&causes[i], kctl__st_off, 3, NULL);
     old = st->mem_; /* freed after the copy: the new strings may come from the old block */
     block = (char *)kctl__alloc(&st->allocator, total);
     if (!block) {
@@ -9749,17 +9814,10 @@ KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reas
         return KCTL_ERR_NOMEM;
     }
     cs = (kctl_status_cause *)(void *)block;
+    if (n) memcpy(cs, causes, n * sizeof *cs);
     p = block + n * sizeof *cs;
-    for (i = 0; i < n; i++) {
-        cs[i].reason = kctl__st_copy(&p, causes[i].reason);
-        cs[i].message = kctl__st_copy(&p, causes[i].message);
-        cs[i].field = kctl__st_copy(&p, causes[i].field);
-    }
-    st->reason = kctl__st_copy(&p, reason);
-    st->message = kctl__st_copy(&p, message);
-    st->name = kctl__st_copy(&p, name);
-    st->group = kctl__st_copy(&p, group);
-    st->kind = kctl__st_copy(&p, kind);
+    for (i = 0; i < n; i++) kctl__st_strs((char *)&cs[i], kctl__st_off, 3, &p);
+    kctl__st_strs((char *)st, kctl__st_off + 3, 5, &p);
     st->causes = n ? cs : NULL;
     st->cause_count = n;
     st->code = code;
@@ -9796,7 +9854,8 @@ static int kctl__wb_take(kctl_write_budget *b, kctl_api_status *st) {
     kctl__mutex_unlock(&b->mu);
     if (!wait) return KCTL_OK;
     if (st) {
-        kctl_api_status_set(st, 429, "TooManyRequests", "the client-side write budget is spent", NULL, NULL, NULL, NULL, 0);
+        static const char spent[] = "the client-side write budget is spent"; /* (an array: see kctl__st_k_status) */
+        kctl_api_status_set(st, 429, "TooManyRequests", spent, NULL, NULL, NULL, NULL, 0);
         st->retry_after_s = (uint32_t)((wait + KCTL_SEC(1) - 1) / KCTL_SEC(1));
     }
     return KCTL_ERR_AGAIN;
@@ -9913,6 +9972,15 @@ static const char *kctl__st_take(const kctl_json *j, uint32_t v, char **p, size_
     return d;
 }
 
+/* The Status document's names of its own, as arrays rather than
+   literals: GCC keeps a function's literals together, and one that code
+   linked anyway also uses keeps them all, even where the function that
+   owns them is not linked. Arrays go with the functions that use them
+   (kctl_api_status_parse, kctl_api_status_write). */
+static const char kctl__st_k_status[] = "Status", kctl__st_k_failure[] = "Failure", kctl__st_k_details[] = "details",
+                  kctl__st_k_causes[] = "causes", kctl__st_k_field[] = "field", kctl__st_k_retry[] = "retryAfterSeconds",
+                  kctl__st_k_code[] = "code";
+
 KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t len, int http_code) {
     kctl__jdoc d;
     kctl_status_cause *causes = NULL;
@@ -9928,14 +9996,14 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
         return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_INVALID_ARG;
     }
     kind = kctl_json_member(&d.j, 0, "kind");
-    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT || (kind != KCTL_JSON_NONE && !kctl_json_string_eq(&d.j, kind, "Status")) ||
-        (kind == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, "code") == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, "reason") == KCTL_JSON_NONE)) {
+    if (kctl_json_type_of(&d.j, 0) != KCTL_JSON_OBJECT || (kind != KCTL_JSON_NONE && !kctl_json_string_eq(&d.j, kind, kctl__st_k_status)) ||
+        (kind == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, kctl__st_k_code) == KCTL_JSON_NONE && kctl_json_member(&d.j, 0, "reason") == KCTL_JSON_NONE)) {
         kctl__jdoc_free(&d);
         return KCTL_ERR_INVALID_ARG;
     }
-    details = kctl_json_member(&d.j, 0, "details");
+    details = kctl_json_member(&d.j, 0, kctl__st_k_details);
     if (kctl_json_type_of(&d.j, details) != KCTL_JSON_OBJECT) details = KCTL_JSON_NONE;
-    list = details != KCTL_JSON_NONE ? kctl_json_member(&d.j, details, "causes") : KCTL_JSON_NONE;
+    list = details != KCTL_JSON_NONE ? kctl_json_member(&d.j, details, kctl__st_k_causes) : KCTL_JSON_NONE;
     if (kctl_json_type_of(&d.j, list) == KCTL_JSON_ARRAY) n = d.j.toks[list].size;
     /* every string of the document fits in its length, unescaped */
     left = len + 8 + 3 * (size_t)n;
@@ -9948,9 +10016,9 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
         for (i = 0, v = list + 1; i < n; i++, v += d.j.toks[v].skip) {
             causes[i].reason = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "reason"), &p, &left);
             causes[i].message = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "message"), &p, &left);
-            causes[i].field = kctl__st_take(&d.j, kctl_json_member(&d.j, v, "field"), &p, &left);
+            causes[i].field = kctl__st_take(&d.j, kctl_json_member(&d.j, v, kctl__st_k_field), &p, &left);
         }
-        k = kctl_json_member(&d.j, 0, "code");
+        k = kctl_json_member(&d.j, 0, kctl__st_k_code);
         if (kctl_json_type_of(&d.j, k) != KCTL_JSON_NUMBER || kctl_json_int64(&d.j, k, &code) != KCTL_OK || code <= 0 || code > 999)
             code = http_code;
         {
@@ -9963,7 +10031,7 @@ KCTL_API int kctl_api_status_parse(kctl_api_status *st, const char *json, size_t
         }
         if (rc == KCTL_OK && details != KCTL_JSON_NONE) {
             int64_t ra = 0;
-            k = kctl_json_member(&d.j, details, "retryAfterSeconds");
+            k = kctl_json_member(&d.j, details, kctl__st_k_retry);
             if (kctl_json_int64(&d.j, k, &ra) == KCTL_OK && ra > 0) st->retry_after_s = ra > UINT32_MAX ? UINT32_MAX : (uint32_t)ra;
         }
     }
@@ -9981,39 +10049,39 @@ KCTL_API void kctl_api_status_write(const kctl_api_status *st, kctl_jw *w) {
               st->retry_after_s;
     kctl_jw_object_begin(w);
     kctl_jw_key(w, "kind");
-    kctl_jw_string(w, "Status");
+    kctl_jw_string(w, kctl__st_k_status);
     kctl_jw_key(w, "apiVersion");
     kctl_jw_string(w, "v1");
     kctl_jw_key(w, "metadata");
     kctl_jw_object_begin(w);
     kctl_jw_object_end(w);
     kctl_jw_key(w, "status");
-    kctl_jw_string(w, "Failure");
+    kctl_jw_string(w, kctl__st_k_failure);
     if (st->message && *st->message) { kctl_jw_key(w, "message"); kctl_jw_string(w, st->message); }
     if (st->reason && *st->reason) { kctl_jw_key(w, "reason"); kctl_jw_string(w, st->reason); }
     if (details) {
-        kctl_jw_key(w, "details");
+        kctl_jw_key(w, kctl__st_k_details);
         kctl_jw_object_begin(w);
         if (st->name && *st->name) { kctl_jw_key(w, "name"); kctl_jw_string(w, st->name); }
         if (st->group && *st->group) { kctl_jw_key(w, "group"); kctl_jw_string(w, st->group); }
         if (st->kind && *st->kind) { kctl_jw_key(w, "kind"); kctl_jw_string(w, st->kind); }
         if (st->cause_count) {
-            kctl_jw_key(w, "causes");
+            kctl_jw_key(w, kctl__st_k_causes);
             kctl_jw_array_begin(w);
             for (i = 0; i < st->cause_count; i++) {
                 const kctl_status_cause *c = &st->causes[i];
                 kctl_jw_object_begin(w);
                 if (*c->reason) { kctl_jw_key(w, "reason"); kctl_jw_string(w, c->reason); }
                 if (*c->message) { kctl_jw_key(w, "message"); kctl_jw_string(w, c->message); }
-                if (*c->field) { kctl_jw_key(w, "field"); kctl_jw_string(w, c->field); }
+                if (*c->field) { kctl_jw_key(w, kctl__st_k_field); kctl_jw_string(w, c->field); }
                 kctl_jw_object_end(w);
             }
             kctl_jw_array_end(w);
         }
-        if (st->retry_after_s) { kctl_jw_key(w, "retryAfterSeconds"); kctl_jw_uint64(w, st->retry_after_s); }
+        if (st->retry_after_s) { kctl_jw_key(w, kctl__st_k_retry); kctl_jw_uint64(w, st->retry_after_s); }
         kctl_jw_object_end(w);
     }
-    kctl_jw_key(w, "code");
+    kctl_jw_key(w, kctl__st_k_code);
     kctl_jw_int64(w, st->code);
     kctl_jw_object_end(w);
 }
@@ -10114,10 +10182,11 @@ static int kctl__tp_patch_by_update(const kctl_transport *t, const kctl_resource
     a = kctl__obj_allocator(cur); /* scratch from the allocator of the object read */
     doc = kctl_obj_json(cur, &dlen);
     if ((rc = kctl__jdoc_parse(&pd, patch, len, &a, NULL)) != KCTL_OK) {
+        static const char bad[] = "the patch is not valid JSON"; /* (an array: see kctl__st_k_status) */
         kctl__jdoc_free(&pd);
         kctl_obj_unref(cur);
         if (rc == KCTL_ERR_NOMEM) return rc;
-        if (st) kctl_api_status_set(st, 400, "BadRequest", "the patch is not valid JSON", NULL, NULL, NULL, NULL, 0);
+        if (st) kctl_api_status_set(st, 400, "BadRequest", bad, NULL, NULL, NULL, NULL, 0);
         return KCTL_ERR_INVALID_ARG;
     }
     if ((rc = kctl__jdoc_parse(&cd, doc, dlen, &a, NULL)) == KCTL_OK) {
@@ -10163,16 +10232,17 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     kctl__jdoc cur, want;
     kctl_allocator a;
     kctl_jw w;
-    const char *text, *doc;
+    const char *text, *doc, *ns;
     size_t n, dlen;
     int rc;
     if (written) *written = false;
     if (out) *out = NULL;
     if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(status);
+    ns = kctl_obj_namespace(obj);
     if (!res->ns || !*res->ns) { /* the object's own namespace (an all-namespaces resource) */
         in_ns = *res;
-        in_ns.ns = kctl_obj_namespace(obj);
+        in_ns.ns = ns;
         res = &in_ns;
     }
     a = kctl__obj_allocator(obj); /* scratch from the object's allocator */
@@ -10189,7 +10259,7 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     kctl_jw_object_begin(&w);
     kctl_jw_key(&w, "name");
     kctl_jw_string(&w, kctl_obj_name(obj));
-    if (*kctl_obj_namespace(obj)) { kctl_jw_key(&w, "namespace"); kctl_jw_string(&w, kctl_obj_namespace(obj)); }
+    if (*ns) { kctl_jw_key(&w, "namespace"); kctl_jw_string(&w, ns); }
     kctl_jw_key(&w, "resourceVersion");
     kctl_jw_string(&w, kctl_obj_resource_version(obj));
     kctl_jw_object_end(&w);
@@ -10197,7 +10267,8 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     kctl_jw_value(&w, &want.j, 0);
     kctl_jw_object_end(&w);
     rc = kctl_jw_finish(&w, &text, &n);
-    if (rc == KCTL_OK) rc = kctl_transport_update_status(t, res, text, n, out, st);
+    if (rc == KCTL_OK) /* what kctl_transport_update_status would check of what is not checked above */
+        rc = kctl__tp_ok(t, res) && t->vt->update_status ? t->vt->update_status(t->self, res, text, n, out, st) : KCTL_ERR_INVALID_ARG;
     if (rc == KCTL_OK && written) *written = true;
     kctl_jw_free(&w);
 done:
@@ -12537,6 +12608,12 @@ typedef struct kctl__msent {
     kctl__ascur cur;  /* what the rules read of obj, kept by the write that stored it (cur.obj != obj: nothing) */
 } kctl__msent;
 
+/* A "group/resource" events name, kept once: its string right after it
+   (one allocation), as an entry's key. */
+typedef struct kctl__msrid {
+    struct kctl__msrid *next;
+} kctl__msrid;
+
 typedef struct kctl__msev {
     uint64_t rev;
     int type;
@@ -12596,8 +12673,16 @@ typedef struct kctl__msw {
     uint64_t last_emit_ns; /* on the store's clock: the last event or bookmark */
     bool broken;
     kctl_wake wake;        /* watch_notify's (under the store's lock), and the list */
-    struct kctl__msw *wnext, *wprev; /* of the watches that have one */
+    struct kctl__msw *wnext; /* of the watches that have one (closing one walks it: rare, unlike the wake-ups) */
 } kctl__msw;
+
+/* Whether a save can succeed: without files none does (a write to save
+   is refused before it is made). */
+#ifdef KCTL_NO_FILES
+#define KCTL__MS_SAVES 0
+#else
+#define KCTL__MS_SAVES 1
+#endif
 
 #define KCTL__MS_PAGED 8 /* paged lists remembered at once */
 typedef struct kctl__mspaged {
@@ -12624,8 +12709,7 @@ struct kctl_memstore {
     size_t max_bytes, nbytes;   /* bound (0: none) and bytes of the stored documents */
     uint64_t refused_full;
     kctl_logger logger;
-    char **rids;                /* every "group/resource" an event named: events share them */
-    size_t nrids;
+    kctl__msrid *rids;          /* every "group/resource" an event named: events share them */
     uint64_t rev, compacted;    /* events with rev <= compacted are gone */
     uint64_t uid_seq;
     uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
@@ -12725,7 +12809,8 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what);
 static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_obj *made, kctl_api_status *st) {
     size_t add = kctl__ms_doc_len(made), sub = kctl__ms_doc_len(old);
     bool full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
-    if (ms->max_bytes && add > sub && (add - sub > ms->max_bytes || ms->nbytes > ms->max_bytes - (add - sub))) full = true;
+    /* (nbytes + add cannot wrap: both count documents in memory now) */
+    if (ms->max_bytes && add > sub && ms->nbytes + (add - sub) > ms->max_bytes) full = true;
     if (!full) return KCTL_OK;
     ms->refused_full++;
     kctl__log(&ms->logger, KCTL_LOG_WARN, KCTL_LOGITEM_MEMSTORE_FULL);
@@ -12889,8 +12974,8 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
 #ifndef KCTL_NO_PAGING
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
 #endif
-    for (k = 0; k < ms->count; k++) kctl__ms_free_event(ms, &ms->ring[(ms->first + k) % ms->cap]);
-    kctl__ms_free_event(ms, &ms->dropped);
+    for (k = 0; k < ms->cap; k++) kctl__ms_free_event(ms, &ms->ring[k]); /* (the slots without an event: zero) */
+    if (!KCTL_SMALL) kctl__ms_free_event(ms, &ms->dropped); /* (small builds: never one, freed under the lock) */
     kctl__free(&ms->allocator, ms->ring);
 #ifndef KCTL_NO_THREADS
     if (ms->jnl.flusher_on) {
@@ -12903,9 +12988,12 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     }
 #endif
     kctl__jnl_deinit(ms);
-    for (i = 0; i < ms->nrids; i++) kctl__free(&ms->allocator, ms->rids[i]);
-    kctl__free(&ms->allocator, ms->rids);
-    kctl__free(&ms->allocator, ms->path);
+    while (ms->rids) {
+        kctl__msrid *r = ms->rids;
+        ms->rids = r->next;
+        kctl__free(&ms->allocator, r);
+    }
+    if (KCTL__MS_SAVES) kctl__free(&ms->allocator, ms->path); /* (without files: never one) */
     kctl__cond_deinit(&ms->cv);
     kctl__mutex_deinit(&ms->mu);
     kctl__free(&ms->allocator, ms);
@@ -12925,21 +13013,15 @@ typedef struct kctl__msevprep {
 /* The store's copy of rid, made the first time an event names it, so an
    event allocates nothing of its own. NULL on NOMEM. Lock held. */
 static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
-    size_t i, n = kctl__strlen(rid);
-    char **v, *c;
-    for (i = 0; i < ms->nrids; i++)
-        if (kctl__strcmp(ms->rids[i], rid) == 0) return ms->rids[i];
-    if (!(c = (char *)kctl__alloc(&ms->allocator, n + 1))) return NULL;
-    if (!(v = (char **)kctl__alloc(&ms->allocator, (ms->nrids + 1) * sizeof *v))) {
-        kctl__free(&ms->allocator, c);
-        return NULL;
-    }
-    memcpy(c, rid, n + 1);
-    if (ms->nrids) memcpy(v, ms->rids, ms->nrids * sizeof *v);
-    kctl__free(&ms->allocator, ms->rids);
-    v[ms->nrids++] = c;
-    ms->rids = v;
-    return c;
+    size_t n = kctl__strlen(rid);
+    kctl__msrid *r;
+    for (r = ms->rids; r; r = r->next)
+        if (kctl__strcmp((char *)(r + 1), rid) == 0) return (char *)(r + 1);
+    if (!(r = (kctl__msrid *)kctl__alloc(&ms->allocator, sizeof *r + n + 1))) return NULL;
+    r->next = ms->rids;
+    memcpy(r + 1, rid, n + 1);
+    ms->rids = r;
+    return (char *)(r + 1);
 }
 
 /* Room for one more event: while the ring is full and smaller than
@@ -13044,13 +13126,16 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
     const char *msg = NULL; /* refusals without words */
     (void)what;
 #endif
-    if (!st || code == KCTL_OK) return code;
+    /* (the test after the table: one call a refusal, not a test inlined
+       before each) */
     for (i = 0; i < sizeof map / sizeof map[0]; i++)
         if (map[i].code == code) { http = map[i].http; reason = map[i].reason; }
+    if (st && code != KCTL_OK) {
 #ifndef KCTL_NO_VALIDATION
-    kctl__fmt(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
+        kctl__fmt(msg, sizeof msg, "%s: %s", what, kctl_strerror(code));
 #endif
-    kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
+        kctl_api_status_set(st, http, reason, msg, NULL, NULL, NULL, NULL, 0);
+    }
     return code;
 }
 
@@ -13067,6 +13152,7 @@ static const kctl__ascur *kctl__ms_cur_of(const kctl_obj *cur, void *user_data) 
     return l->hit && l->hit->obj == cur && l->hit->cur.obj == cur ? &l->hit->cur : NULL;
 }
 
+#if !KCTL_SMALL
 /* Append name s to the key in buf[*used..cap), NUL left out: false when
    kctl__ms_name_ok refuses it (empty too) or it leaves no room for the NUL. */
 static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s) {
@@ -13080,15 +13166,22 @@ static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s
     *used = n;
     return true;
 }
+#endif
 
 static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
     kctl__mslook *l = (kctl__mslook *)user_data;
     char key[1024];
+    /* the key kctl__ms_key makes, its names checked: a name or namespace
+       no object can have ("prod/a", say) names nothing, rather than
+       another namespace's object */
+#if KCTL_SMALL /* the names checked, then the key made */
+    l->hit = kctl__ms_name_ok(name, false) && kctl__ms_name_ok(ns, true) && kctl__ms_key(l->rid, ns, name, key, sizeof key) == KCTL_OK
+                 ? kctl__ms_find(l->ms, key) : NULL;
+    return l->hit ? l->hit->obj : NULL;
+#else
     size_t n = kctl__strlen(l->rid);
     kctl__msent *e;
-    /* the key kctl__ms_key makes, checked as it is made: a name or
-       namespace no object can have ("prod/a", say) names nothing, rather
-       than another namespace's object */
+    /* (checked as it is made) */
     if (n + 1 >= sizeof key) return NULL;
     memcpy(key, l->rid, n);
     key[n++] = '|';
@@ -13099,23 +13192,27 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
     e = (kctl__msent *)kctl__map_find(&l->ms->objs, key, n, kctl__hash(key, n));
     l->hit = e;
     return e ? e->obj : NULL;
+#endif
 }
 
 
-/* Whether a save can succeed: without files none does (a write to save
-   is refused before it is made). */
-#ifdef KCTL_NO_FILES
-#define KCTL__MS_SAVES 0
-#else
-#define KCTL__MS_SAVES 1
-#endif
+/* A revision's text into buf (KCTL_RV_MAX bytes): "%llu" without printf,
+   once an event, under the lock. */
+static void kctl__ms_rv(char *buf, uint64_t rev) {
+    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
+    size_t n = (size_t)(digits + sizeof digits - p);
+    if (n >= KCTL_RV_MAX) n = KCTL_RV_MAX - 1; /* never: 20 digits at most */
+    memcpy(buf, p, n);
+    buf[n] = '\0';
+}
+
 
 /* One write, decided by the API-server rules, then made: everything it
    needs is allocated first, then (save_on_write) the store as it will be
    is saved, and only then is the write made and its event sent. A failed
    save leaves the store and its watchers as they were (IO). Lock held. */
 static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st, kctl__aspre *pre) {
-    char rid[256], key[1024], uid[48], now[32], rv[24];
+    char rid[256], key[1024], uid[48], now[32], rv[KCTL_RV_MAX]; /* rv: as kctl__ms_rv writes it */
     kctl__mslook look;
     kctl_apisrv_decision d;
     kctl__msevprep ev;
@@ -13131,29 +13228,41 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     if (out) *out = NULL;
     memset(&od, 0, sizeof od);
     memset(&ev, 0, sizeof ev);
-    memset(&pend, 0, sizeof pend);
+    if (KCTL__MS_SAVES) memset(&pend, 0, sizeof pend); /* (the journal's: without files none) */
     if (kctl__ms_rid(req->res, rid, sizeof rid) != KCTL_OK)
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     look.ms = ms;
     look.rid = rid;
     look.hit = NULL;
-    { /* as "00000000-0000-4000-8000-%012llx" and "%llu" would write them, without printf */
+#if KCTL_SMALL /* formatted every write, as "00000000-0000-4000-8000-%012llx" would (no formatter linked) */
+    {
+        uint64_t x = ms->uid_seq + 1;
+        int i, n = 12;
+        while (n < 16 && (x >> (4 * n))) n++;
+        memcpy(uid, "00000000-0000-4000-8000-", 24);
+        for (i = 0; i < n; i++) uid[24 + i] = "0123456789abcdef"[(x >> (4 * (n - 1 - i))) & 15];
+        uid[24 + n] = '\0';
+    }
+    kctl__ms_rv(rv, ms->rev + 1);
+#else
+    { /* as "00000000-0000-4000-8000-%012llx" and "%llu" would write them, without printf (the uid once a create) */
         static const char hex[] = "0123456789abcdef";
         uint64_t x = ms->uid_seq + 1;
         size_t i = 0;
-        char digits[24], *p, *u = KCTL_SMALL ? uid : ms->uid_text; /* (small builds: formatted every write) */
-        if (KCTL_SMALL || ms->uid_text_seq != x) {
+        char digits[24], *p, *u = ms->uid_text;
+        if (ms->uid_text_seq != x) {
             memcpy(u, "00000000-0000-4000-8000-", 24);
             do { digits[i++] = hex[x & 15]; x >>= 4; } while (x || i < 12);
             for (x = 0; x < i; x++) u[24 + x] = digits[i - 1 - x];
             u[24 + i] = '\0';
             ms->uid_text_seq = ms->uid_seq + 1;
         }
-        if (!KCTL_SMALL) memcpy(uid, ms->uid_text, sizeof uid);
+        memcpy(uid, ms->uid_text, sizeof uid);
         p = kctl__dec(digits + sizeof digits, ms->rev + 1);
         memcpy(rv, p, (size_t)(digits + sizeof digits - p));
         rv[digits + sizeof digits - p] = '\0';
     }
+#endif
     if (KCTL_SMALL) { /* formatted every write */
         kctl_apisrv_now(now);
     } else {
@@ -13201,7 +13310,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         if ((rc = kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key)) != KCTL_OK) goto out;
         e = kctl__ms_find(ms, key);
     }
-    pend.e = e;
+    if (KCTL__MS_SAVES) pend.e = e;
     if (d.outcome == KCTL_APISRV_REMOVE) { /* watchers get the last stored state at the deletion's revision */
         if ((rc = kctl_apisrv_with_rv(d.cur, rv, &ms->obj_opts, &gone)) != KCTL_OK) goto out;
     } else {
@@ -13210,13 +13319,15 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
             rc = KCTL_ERR_NOMEM;
             goto out;
         }
-        pend.obj = made;
-        pend.rid = rid;
+        if (KCTL__MS_SAVES) { /* (the journal's: without files none) */
+            pend.obj = made;
+            pend.rid = rid;
+        }
     }
     if ((rc = kctl__ms_event_prepare(ms, &ev, rid, gone ? KCTL_EVENT_DELETED : e ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED,
                                      gone ? gone : made, e ? e->obj : NULL)) != KCTL_OK)
         goto out;
-    pend.seq = ms->uid_seq + (req->verb == KCTL_VERB_CREATE && !d.cur ? 1u : 0u);
+    if (KCTL__MS_SAVES) pend.seq = ms->uid_seq + (req->verb == KCTL_VERB_CREATE && !d.cur ? 1u : 0u);
     if (ms->save_on_write && (rc = kctl__jnl_append(ms, ms->rev + 1, &pend)) != KCTL_OK) {
         rc = kctl__ms_refuse(st, rc, "the write could not be saved, so it was not made");
         goto out;
@@ -13286,8 +13397,8 @@ static int kctl__ms_faulted(kctl_memstore *ms, kctl_verb verb, kctl_api_status *
    document sent (create, update, update_status) is read before, without
    the lock (kctl__as_pre), when the store's memory is the default
    allocator's. */
-static int kctl__ms_req(kctl_memstore *ms, unsigned how, const kctl_resource *res, const char *name, const char *json, size_t len,
-                        unsigned flags, const kctl_delete_opts *del, kctl_obj **out, kctl_api_status *st) {
+static int kctl__ms_req(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st,
+                        unsigned how, const char *name, unsigned flags, const kctl_delete_opts *del) {
     kctl_apisrv_req req;
     kctl__aspre pre;
     int rc = KCTL_OK;
@@ -13316,26 +13427,26 @@ static int kctl__ms_req(kctl_memstore *ms, unsigned how, const kctl_resource *re
 }
 
 static int kctl__ms_vt_create(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_CREATE, res, NULL, json, len, 0, NULL, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, json, len, out, st, KCTL_VERB_CREATE, NULL, 0, NULL);
 }
 
 static int kctl__ms_vt_update(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_UPDATE, res, NULL, json, len, 0, NULL, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, json, len, out, st, KCTL_VERB_UPDATE, NULL, 0, NULL);
 }
 
 static int kctl__ms_vt_update_status(void *self, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                      kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_UPDATE_STATUS, res, NULL, json, len, 0, NULL, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, json, len, out, st, KCTL_VERB_UPDATE_STATUS, NULL, 0, NULL);
 }
 
 static int kctl__ms_vt_patch(void *self, const kctl_resource *res, const char *name, const char *patch, size_t len, unsigned flags,
                              kctl_obj **out, kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_PATCH, res, name, patch, len, flags, NULL, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, patch, len, out, st, KCTL_VERB_PATCH, name, flags, NULL);
 }
 
 static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *name, const kctl_delete_opts *opts, kctl_obj **out,
                               kctl_api_status *st) {
-    return kctl__ms_req((kctl_memstore *)self, KCTL_VERB_REMOVE, res, name, NULL, 0, 0, opts, out, st);
+    return kctl__ms_req((kctl_memstore *)self, res, NULL, 0, out, st, KCTL_VERB_REMOVE, name, 0, opts);
 }
 
 static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, kctl_obj **out,
@@ -13368,25 +13479,15 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
     kctl_memstore *ms = (kctl_memstore *)self;
     if (!w) return;
     if (w->wake.fn) {
+        kctl__msw **p;
         kctl__mutex_lock(&ms->mu);
-        if (w->wprev) w->wprev->wnext = w->wnext;
-        else ms->woken = w->wnext;
-        if (w->wnext) w->wnext->wprev = w->wprev;
+        for (p = &ms->woken; *p != w; p = &(*p)->wnext) { }
+        *p = w->wnext;
         kctl__mutex_unlock(&ms->mu);
     }
     kctl_selector_free(w->sel);
     kctl_obj_list_free(&w->initial);
     kctl__free(&ms->allocator, w);
-}
-
-/* A revision's text into buf (KCTL_RV_MAX bytes): "%llu" without printf,
-   once an event, under the lock. */
-static void kctl__ms_rv(char *buf, uint64_t rev) {
-    char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
-    size_t n = (size_t)(digits + sizeof digits - p);
-    if (n >= KCTL_RV_MAX) n = KCTL_RV_MAX - 1; /* never: 20 digits at most */
-    memcpy(buf, p, n);
-    buf[n] = '\0';
 }
 
 /* Whether an object is in namespace ns ("" or NULL: any). */
@@ -13585,7 +13686,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
         }
         from = from * 10 + (uint64_t)(*p - '0');
     }
-    kctl__scopy(w->ns, sizeof w->ns, res->ns ? res->ns : "");
+    if (res->ns) memcpy(w->ns, res->ns, kctl__strlen(res->ns)); /* a name (kctl__ms_rid): at most 253 bytes; w was zeroed */
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
 #ifndef KCTL_NO_FAULTS
@@ -13634,9 +13735,7 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
     if (!w || !wake || !wake->fn) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     if (!w->wake.fn) { /* into the list */
-        w->wprev = NULL;
         w->wnext = ms->woken;
-        if (ms->woken) ms->woken->wprev = w;
         ms->woken = w;
     }
     w->wake = *wake;
@@ -13773,11 +13872,11 @@ KCTL_API kctl_transport kctl_memstore_transport(kctl_memstore *ms) {
 
 KCTL_API int kctl_memstore_apply(kctl_memstore *ms, const kctl_resource *res, const char *json, size_t len, kctl_obj **out,
                                  kctl_api_status *st) {
-    return kctl__ms_req(ms, KCTL__MS_OWNER | KCTL_VERB_CREATE, res, NULL, json, len, 0, NULL, out, st);
+    return kctl__ms_req(ms, res, json, len, out, st, KCTL__MS_OWNER | KCTL_VERB_CREATE, NULL, 0, NULL);
 }
 
 KCTL_API int kctl_memstore_delete(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_api_status *st) {
-    return kctl__ms_req(ms, KCTL__MS_OWNER | KCTL_VERB_REMOVE, res, name, NULL, 0, 0, NULL, NULL, st);
+    return kctl__ms_req(ms, res, NULL, 0, NULL, st, KCTL__MS_OWNER | KCTL_VERB_REMOVE, name, 0, NULL);
 }
 
 KCTL_API int kctl_memstore_get(kctl_memstore *ms, const kctl_resource *res, const char *name, kctl_obj **out, kctl_api_status *st) {
@@ -13901,6 +14000,15 @@ KCTL_API kctl_fs kctl_fs_posix(void) {
 }
 
 static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d) {
+#ifdef KCTL_NO_FILES
+    /* no journal to keep (nothing is ever appended: a save is refused,
+       so no record waits for a sync), but the desc's persistence
+       settings are refused as with files */
+    (void)ms;
+    return d->sync > KCTL_MEMSTORE_SYNC_NEVER || (d->fs && (!d->fs->open_fn || !d->fs->read_fn || !d->fs->write_fn ||
+        !d->fs->sync_fn || !d->fs->truncate_fn || !d->fs->close_fn || !d->fs->rename_fn || !d->fs->unlink_fn))
+        ? KCTL_ERR_INVALID_ARG : KCTL_OK;
+#else
     kctl__jnl *j = &ms->jnl;
     j->fd = -1;
     j->fs = d->fs ? *d->fs : kctl_fs_posix();
@@ -13915,12 +14023,13 @@ static int kctl__jnl_init(kctl_memstore *ms, const kctl_memstore_desc *d) {
     if (kctl__cond_init(&j->cv) != KCTL_OK) return KCTL_ERR_NOMEM;
     j->fd = -2; /* -2: the condition is there, nothing open */
     return KCTL_OK;
+#endif
 }
 
 /* Sync (unless the policy never does) and close the journal. */
 static void kctl__jnl_deinit(kctl_memstore *ms) {
     kctl__jnl *j = &ms->jnl;
-    if (j->fd == -1) return; /* never initialized */
+    if (!KCTL__MS_SAVES || j->fd == -1) return; /* never initialized (without files: never is) */
     if (j->fd >= 0) {
         if (j->sync != KCTL_MEMSTORE_SYNC_NEVER && j->synced < j->seq) (void)j->fs.sync_fn(j->fd, j->fs.user_data);
         (void)j->fs.close_fn(j->fd, j->fs.user_data);
