@@ -426,6 +426,13 @@
                                               UNSUPPORTED (with KCTL_NO_HOLD_BACKOFF
                                               too, the controller keeps no record
                                               per key)
+        KCTL_NO_PREDICATES   implementation   no event filters on a controller's
+                                              watches: a controller desc with a
+                                              predicate, and watch_owned or
+                                              watch_map with one, are
+                                              UNSUPPORTED (every event queues its
+                                              key); kctl_predicate_eval itself
+                                              stays
         KCTL_NO_PAGING       implementation   list paging compiled out: every list
                                               is one request for everything (as
                                               an API server answers a list
@@ -462,7 +469,8 @@
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
     KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS
     KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
-    KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS,
+    KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS
+    KCTL_NO_PREDICATES,
     KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
@@ -3040,7 +3048,8 @@ typedef struct kctl_hot_loop_desc {
      primary    the informer of the reconciled resource (required; not owned)
      transport  what ctx->transport gives reconcilers
      reconcile  required
-     predicate  for the primary's events (NULL: all; copied)
+     predicate  for the primary's events (NULL: all; copied; UNSUPPORTED
+                under KCTL_NO_PREDICATES)
      workers    1; any number (their threads' table is allocated at create:
                 NOMEM; a thread the system cannot start fails start)
      limiter    kctl_limiter_default (owned from create on, even if it fails)
@@ -3135,12 +3144,13 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c);
    the core group ""; the version is ignored), names the key to reconcile,
    in the object's namespace. owner_group NULL or "" is the core group.
    Other owners, and a cluster-scoped owner of namespaced objects, need
-   watch_map. INVALID_ARG for NULL c or inf, or an empty owner_kind; NOMEM.
-   [any thread] */
+   watch_map. INVALID_ARG for NULL c or inf, or an empty owner_kind; NOMEM;
+   UNSUPPORTED for a pred under KCTL_NO_PREDICATES. [any thread] */
 KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_group,
                                          const char *owner_kind, const kctl_predicate *pred);
 /* Reconcile the keys map gives for objects of inf, for events that pass
-   pred. INVALID_ARG for NULL c, inf or map; NOMEM. [any thread] */
+   pred. INVALID_ARG for NULL c, inf or map; NOMEM; UNSUPPORTED for a pred
+   under KCTL_NO_PREDICATES. [any thread] */
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred);
 /* Reconcile up to max keys that are ready now, on this thread; *done
    (may be NULL) gets how many. For poll loops and tests. [not thread-safe] */
@@ -17616,6 +17626,11 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
 #define KCTL__CTL_HOT 1
 #endif
 #define KCTL__CTL_KEYRECS (KCTL__CTL_HOLD || KCTL__CTL_HOT)
+#ifdef KCTL_NO_PREDICATES /* no watch has a predicate: the evaluator is not linked */
+#define KCTL__CTL_PRED 0
+#else
+#define KCTL__CTL_PRED 1
+#endif
 
 /* A watch is its informer handler's user_data, so it never moves: each is
    allocated on its own (the owner's group and kind follow it) and pushed
@@ -17738,7 +17753,7 @@ static void kctl__ctl_on_map(kctl__ctlwatch *w, const kctl_obj *obj, const char 
 }
 
 static bool kctl__ctl_pass(const kctl__ctlwatch *w, const kctl_obj *old_obj, const kctl_obj *new_obj) {
-    return !w->has_pred || kctl_predicate_eval(&w->pred, old_obj, new_obj);
+    return !KCTL__CTL_PRED || !w->has_pred || kctl_predicate_eval(&w->pred, old_obj, new_obj);
 }
 static void kctl__ctl_add_ev(kctl_obj *obj, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
@@ -17814,7 +17829,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         return KCTL_ERR_INVALID_ARG;
     }
     if ((!KCTL__CTL_OFFLINE && desc->offline.enabled) || (!KCTL__CTL_HOLD && desc->hold_backoff) ||
-        (!KCTL__CTL_HOT && desc->hot_loop.max)) { /* a part compiled out (COMPILE-TIME OPTIONS) */
+        (!KCTL__CTL_HOT && desc->hot_loop.max) || (!KCTL__CTL_PRED && desc->predicate)) { /* a part compiled out (COMPILE-TIME OPTIONS) */
         kctl_limiter_destroy(desc->limiter);
         return KCTL_ERR_UNSUPPORTED;
     }
@@ -17925,6 +17940,7 @@ KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf,
     size_t glen, klen;
     kctl__ctlwatch *w;
     if (!c || !inf || !owner_kind || !*owner_kind) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__CTL_PRED && pred) return KCTL_ERR_UNSUPPORTED;
     glen = owner_group ? kctl__strlen(owner_group) : 0;
     klen = kctl__strlen(owner_kind);
     if ((w = kctl__ctl_watch_new(c, inf, kctl__ctl_on_owned, glen + klen + 2, NULL, NULL, pred)) != NULL) {
@@ -17940,6 +17956,7 @@ KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf,
 
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
     if (!c || !inf || !map) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__CTL_PRED && pred) return KCTL_ERR_UNSUPPORTED;
     return kctl__ctl_watch_add(c, kctl__ctl_watch_new(c, inf, kctl__ctl_on_map, 0, map, user_data, pred));
 }
 

@@ -148,6 +148,7 @@ const char *kt_controller_needs(const kctl_controller_desc *d) {
     if (d->offline.enabled) return "KCTL_NO_OFFLINE";
     if (d->hold_backoff) return "KCTL_NO_HOLD_BACKOFF";
     if (d->hot_loop.max) return "KCTL_NO_HOT_LOOP";
+    if (d->predicate) return "KCTL_NO_PREDICATES";
     if (d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
     return "KCTL_NO_PENDING_MODES";
 }
@@ -365,9 +366,13 @@ void kt_suite_budget(void);
 #define kctl_queue_create(d, o) kt_need(kctl_queue_create((d), (o)), kt_queue_needs(d))
 #endif
 #if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES) || defined(KCTL_NO_OFFLINE) || \
-    defined(KCTL_NO_HOLD_BACKOFF) || defined(KCTL_NO_HOT_LOOP)
+    defined(KCTL_NO_HOLD_BACKOFF) || defined(KCTL_NO_HOT_LOOP) || defined(KCTL_NO_PREDICATES)
 #define kctl_controller_create(d, o) kt_need(kctl_controller_create((d), (o)), kt_controller_needs(d))
 #define kctl_manager_add_controller(m, d, o) kt_need(kctl_manager_add_controller((m), (d), (o)), kt_controller_needs(d))
+#endif
+#ifdef KCTL_NO_PREDICATES /* a watch with a predicate is UNSUPPORTED */
+#define kctl_controller_watch_owned(c, i, g, k, p) kt_need(kctl_controller_watch_owned((c), (i), (g), (k), (p)), "KCTL_NO_PREDICATES")
+#define kctl_controller_watch_map(c, i, m, u, p) kt_need(kctl_controller_watch_map((c), (i), (m), (u), (p)), "KCTL_NO_PREDICATES")
 #endif
 #endif
 
