@@ -426,6 +426,17 @@
                                               UNSUPPORTED (with KCTL_NO_HOLD_BACKOFF
                                               too, the controller keeps no record
                                               per key)
+        KCTL_NO_RESYNC       implementation   no periodic resync: a reflector's
+                                              or informer's resync_ns (and so a
+                                              manager's) is UNSUPPORTED at create
+                                              (0: none); relists still give
+                                              their syncs
+        KCTL_NO_TRANSFORM    implementation   no informer transform: an informer
+                                              desc with a transform is
+                                              UNSUPPORTED (objects are cached as
+                                              they come);
+                                              kctl_transform_drop_managed_fields
+                                              itself stays
         KCTL_NO_PREDICATES   implementation   no event filters on a controller's
                                               watches: a controller desc with a
                                               predicate, and watch_owned or
@@ -470,7 +481,7 @@
     KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS
     KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
     KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS
-    KCTL_NO_PREDICATES,
+    KCTL_NO_PREDICATES KCTL_NO_RESYNC KCTL_NO_TRANSFORM,
     KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
@@ -2318,7 +2329,7 @@ typedef struct kctl_reflector kctl_reflector;
      label_selector, field_selector  [everything]
      clock          [monotonic]
      page_size      objects per list page [500, client-go's; KCTL_NO_PAGING: 0 only]
-     resync_ns      [0: no resync]
+     resync_ns      [0: no resync; KCTL_NO_RESYNC: 0 only]
      stall_ns       [5 minutes]
      backoff_initial_ns, backoff_max_ns, backoff_reset_ns  [800 ms, 30 s, 2 min]
      seed           for the jitter [0: one of its own, from the wall clock
@@ -2478,7 +2489,7 @@ typedef struct kctl_informer_desc {
     uint64_t seed;
     uint32_t max_objects;    /* the cache's bounds (kctl_indexer_desc; 0: none; see Budget) */
     size_t max_bytes;
-    kctl_transform_fn transform; /* NULL: objects cached as they come (see Transform) */
+    kctl_transform_fn transform; /* NULL: objects cached as they come (see Transform; KCTL_NO_TRANSFORM: NULL only) */
     void *transform_user_data;
     kctl_logger logger;      /* silent */
     kctl_wake wake;
@@ -5064,7 +5075,12 @@ KCTL_API uint64_t kctl_clock_now(const kctl_clock *c) {
     return c->now_fn(c->user_data);
 }
 
-static uint64_t kctl__add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+/* a + b, UINT64_MAX when it wraps (the carry: shorter than a compare
+   with UINT64_MAX - a on 32-bit processors) */
+static uint64_t kctl__add_sat(uint64_t a, uint64_t b) {
+    uint64_t s = a + b;
+    return s < a ? UINT64_MAX : s;
+}
 /* d * r, r in [0, 1) the top 32 bits of x over 2^32, rounded down: jitter
    in integer arithmetic (no floating point, for KCTL_NO_FLOAT builds). */
 static KCTL__UNUSED uint64_t kctl__mul_frac(uint64_t d, uint64_t x) {
@@ -14626,6 +14642,11 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
 
 /* -------------------------------------------------- >>reflector REFLECTOR */
 enum { KCTL__RF_LIST, KCTL__RF_OPEN, KCTL__RF_WATCH };
+#ifdef KCTL_NO_RESYNC /* resync_ns is always 0: the compiler drops what it guards */
+#define KCTL__RF_RESYNC 0
+#else
+#define KCTL__RF_RESYNC 1
+#endif
 
 struct kctl_reflector {
     kctl_transport t;
@@ -14672,6 +14693,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
 #ifdef KCTL_NO_PAGING
     if (d.page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
 #endif
+    if (!KCTL__RF_RESYNC && d.resync_ns) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
     if ((rc = kctl_selector_parse(d.label_selector, d.field_selector, &d.allocator, &check)) != KCTL_OK) return rc;
     kctl_selector_free(check);
     parts[0] = d.resource.group;
@@ -14833,7 +14855,7 @@ static int kctl__rf_list(kctl_reflector *r) {
         if (r->listed) r->stats.relists++;
         r->stats.lists++;
         r->listed = true;
-        if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
+        if (KCTL__RF_RESYNC && r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     }
 #ifdef KCTL_NO_PAGING
     kctl_list_result_free(&page);
@@ -14891,7 +14913,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
     int rc, budget = 256; /* events per step: bounded work */
     if (!r) return KCTL_ERR_INVALID_ARG;
     now = kctl_clock_now(&r->clock);
-    if (r->resync_ns && r->listed && now >= r->next_resync) { /* due resync_ns after the list or the last resync */
+    if (KCTL__RF_RESYNC && r->resync_ns && r->listed && now >= r->next_resync) { /* due resync_ns after the list or the last resync */
         if (kctl_fifo_resync(r->fifo) == KCTL_ERR_SHUTDOWN) return KCTL_ERR_SHUTDOWN;
         r->next_resync = kctl__add_sat(now, r->resync_ns);
         wait_ns = 0;
@@ -14999,7 +15021,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
     else if (budget <= 0 || r->state != KCTL__RF_WATCH) next = now;
     else next = r->woken ? UINT64_MAX : kctl__add_sat(now, KCTL_REFLECTOR_POLL_NS);
     if (r->state == KCTL__RF_WATCH && kctl__add_sat(r->last_event, r->stall_ns) < next) next = kctl__add_sat(r->last_event, r->stall_ns);
-    if (r->resync_ns && r->next_resync && r->next_resync < next) next = r->next_resync;
+    if (KCTL__RF_RESYNC && r->resync_ns && r->next_resync && r->next_resync < next) next = r->next_resync;
     if (next_ns) *next_ns = next;
     return KCTL_OK;
 }
@@ -15013,7 +15035,7 @@ static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const c
     kctl__fmt(r->rv, sizeof r->rv, "%s", rv);
     r->listed = true;
     r->state = KCTL__RF_OPEN;
-    if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
+    if (KCTL__RF_RESYNC && r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     return KCTL_OK;
 }
 #endif
@@ -15029,6 +15051,11 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 }
 
 /* ---------------------------------------------------- >>informer INFORMER */
+#ifdef KCTL_NO_TRANSFORM /* no transform: the compiler drops its calls */
+#define KCTL__INF_TRANSFORM 0
+#else
+#define KCTL__INF_TRANSFORM 1
+#endif
 /* A handler as the informer keeps it. */
 typedef struct kctl__infh {
     kctl_handler h;
@@ -15139,6 +15166,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!desc || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__INF_TRANSFORM && desc->transform) return KCTL_ERR_UNSUPPORTED; /* compiled out (COMPILE-TIME OPTIONS) */
     if (!(inf = (kctl_informer *)kctl__alloc(&desc->allocator, sizeof *inf))) return KCTL_ERR_NOMEM;
     memset(inf, 0, sizeof *inf);
     inf->allocator = desc->allocator;
@@ -15253,7 +15281,7 @@ KCTL_API bool kctl_informer_event_from_list(kctl_informer *inf) { return inf && 
 
 /* Whether inf resyncs (its handlers then take syncs as client-go's take
    the informer's resync period). */
-static bool kctl__inf_resyncs(const kctl_informer *inf) { return inf->r->resync_ns != 0; }
+static bool kctl__inf_resyncs(const kctl_informer *inf) { return KCTL__RF_RESYNC && inf->r->resync_ns != 0; }
 
 typedef struct kctl__infctx {
     kctl_informer *inf;
@@ -15280,7 +15308,7 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
            gets it from the cache's replace, in one trip (below). */
         kctl_obj *old = d[i].type == KCTL_DELTA_DELETED ? kctl_indexer_get(inf->ix, key) : NULL, *obj = d[i].obj, *t = NULL;
         int rc;
-        if (obj && inf->transform) { /* what the cache and the handlers get */
+        if (KCTL__INF_TRANSFORM && obj && inf->transform) { /* what the cache and the handlers get */
             rc = inf->transform(obj, &t, inf->transform_user_data);
             if (rc == KCTL_OK && !t) rc = KCTL_ERR_INVALID_ARG;
             if (rc == KCTL_ERR_NOMEM) { /* as the cache's NOMEM: this key and the rest later */
@@ -17148,30 +17176,48 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     kctl__free(&a, q->raw);
 }
 
-/* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
-   are known: an object's (its node), from the controller's handlers. */
-static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
-    uint64_t now;
+/* What every add does first: take the lock, move the delayed keys whose
+   time has come into the queue, find or make key's entry. *now: the
+   time, read before the lock by the caller when fresh (a real clock: it
+   keeps the lock short), else read here under it when need_now or a key
+   is delayed (a virtual clock: an advance must not slip in between). The
+   entry with the lock held; or NULL with it released and *rc SHUTDOWN,
+   FULL or NOMEM (counted and logged). */
+static kctl__qent *kctl__queue_enter(kctl_queue *q, const char *key, size_t len, uint32_t h, bool fresh, bool need_now,
+                                     uint64_t *now, bool *created, int *rc) {
     kctl__qent *e;
-    bool created, full;
-    if (KCTL__Q_FAST) kctl__map_prefetch(&q->map, h);
-    now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
+    bool full;
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
-        return KCTL_ERR_SHUTDOWN;
+        *rc = KCTL_ERR_SHUTDOWN;
+        return NULL;
     }
-    if (q->nheap) { /* delayed keys whose time has come go first */
-        if (!KCTL__QTIMED(q) || !q->real_clock) now = kctl__queue_now(q);
-        kctl__queue_promote(q, now);
-    }
-    e = kctl__queue_lookup(q, key, len, h, &created, &full);
+    if (!fresh && (need_now || q->nheap)) *now = kctl__queue_now(q);
+    if (q->nheap) kctl__queue_promote(q, *now); /* delayed keys whose time has come go first */
+    e = kctl__queue_lookup(q, key, len, h, created, &full);
     if (!e) {
-        if (full) return kctl__queue_refuse(q);
+        if (full) {
+            *rc = kctl__queue_refuse(q);
+            return NULL;
+        }
         kctl__mutex_unlock(&q->mu);
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
-        return KCTL_ERR_NOMEM;
+        *rc = KCTL_ERR_NOMEM;
     }
+    return e;
+}
+
+/* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
+   are known: an object's (its node), from the controller's handlers. */
+static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
+    uint64_t now = 0;
+    kctl__qent *e;
+    bool created, fresh = KCTL__QTIMED(q) && q->real_clock;
+    int rc;
+    if (KCTL__Q_FAST) kctl__map_prefetch(&q->map, h);
+    if (fresh) now = kctl__queue_now(q); /* outside the lock: keeps it short */
+    if (!(e = kctl__queue_enter(q, key, len, h, fresh, KCTL__QTIMED(q), &now, &created, &rc))) return rc;
     if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
@@ -17186,27 +17232,14 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
 
 KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
     size_t len = kctl__key_len(key);
-    uint32_t h;
-    uint64_t now;
+    uint64_t now = 0;
     kctl__qent *e;
-    bool created, full;
+    bool created;
+    int rc;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     if (!KCTL__QPRIO(q)) return kctl_queue_add(q, key);
-    h = kctl__hash(key, len);
-    kctl__mutex_lock(&q->mu);
-    if (q->shutting_down) {
-        kctl__mutex_unlock(&q->mu);
-        return KCTL_ERR_SHUTDOWN;
-    }
-    now = kctl__queue_now(q); /* under the lock: the low list stays in time order */
-    if (q->nheap) kctl__queue_promote(q, now);
-    e = kctl__queue_lookup(q, key, len, h, &created, &full);
-    if (!e) {
-        if (full) return kctl__queue_refuse(q);
-        kctl__mutex_unlock(&q->mu);
-        kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
-        return KCTL_ERR_NOMEM;
-    }
+    /* the time under the lock: the low list stays in time order */
+    if (!(e = kctl__queue_enter(q, key, len, kctl__hash(key, len), false, true, &now, &created, &rc))) return rc;
     if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_low_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
@@ -17215,26 +17248,17 @@ KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
 
 KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns) {
     size_t len = kctl__key_len(key);
-    uint32_t h;
-    uint64_t now;
+    uint64_t now = 0;
     kctl__qent *e;
-    bool created, full;
+    bool created;
+    int rc;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
-    h = kctl__hash(key, len);
     /* A virtual clock is read under the lock: an advance that slips in
        between must not leave a key due in the past unseen. */
-    now = q->real_clock ? kctl__queue_now(q) : 0;
-    kctl__mutex_lock(&q->mu);
-    if (q->shutting_down) {
-        kctl__mutex_unlock(&q->mu);
-        return KCTL_ERR_SHUTDOWN;
-    }
-    if (!q->real_clock) now = kctl__queue_now(q);
-    if (q->nheap) kctl__queue_promote(q, now); /* keep ready keys ahead of this one */
-    e = kctl__queue_lookup(q, key, len, h, &created, &full);
-    if (!e && full) return kctl__queue_refuse(q);
-    if (!e || (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK)) {
-        if (e && created) kctl__queue_retire(q, e);
+    if (q->real_clock) now = kctl__queue_now(q);
+    if (!(e = kctl__queue_enter(q, key, len, kctl__hash(key, len), q->real_clock, true, &now, &created, &rc))) return rc;
+    if (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK) {
+        if (created) kctl__queue_retire(q, e);
         kctl__mutex_unlock(&q->mu);
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
