@@ -14869,19 +14869,29 @@ static int kctl__rf_list(kctl_reflector *r) {
 /* Whether a watch was refused because the store is older than from_rv
    (apimachinery's isTooLargeResourceVersionError): TIMEOUT with the
    cause ResourceVersionTooLarge, or, as API servers before the cause
-   said it, with "Too large resource version" in the message. */
-static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
+   said it, with "Too large resource version" in the message. st (the
+   call's, filled by kctl__rf_status) is let go either way: every call's
+   status ends here. */
+static bool kctl__rf_store_behind(int rc, kctl_api_status *st) {
     size_t i;
-    if (rc != KCTL_ERR_TIMEOUT) return false;
-    for (i = 0; i < st->cause_count; i++)
-        if (st->causes[i].reason && kctl__strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
-    if (st->message) { /* strstr without it (LIBC) */
-        static const char want[] = "Too large resource version";
-        const char *p;
-        for (p = st->message; *p; p++)
-            if (kctl__strncmp(p, want, sizeof want - 1) == 0) return true;
+    bool behind = false;
+    if (rc == KCTL_ERR_TIMEOUT) {
+        for (i = 0; i < st->cause_count; i++)
+            if (st->causes[i].reason && kctl__strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) behind = true;
+        if (st->message) { /* strstr without it (LIBC) */
+            static const char want[] = "Too large resource version";
+            const char *p;
+            for (p = st->message; *p && !behind; p++) behind = kctl__strncmp(p, want, sizeof want - 1) == 0;
+        }
     }
-    return false;
+    if (st->mem_) kctl_api_status_clear(st); /* (no call per event: a watch's events come with none) */
+    return behind;
+}
+
+/* An empty status for a call of r's transport, on r's allocator. */
+static void kctl__rf_status(const kctl_reflector *r, kctl_api_status *st) {
+    memset(st, 0, sizeof *st);
+    st->allocator = r->allocator;
 }
 
 /* A store found behind the last version seen: counted and told, and the
@@ -14899,12 +14909,10 @@ static void kctl__rf_behind(kctl_reflector *r) {
 static int kctl__rf_open(kctl_reflector *r) {
     kctl_api_status st;
     int rc;
-    memset(&st, 0, sizeof st);
-    st.allocator = r->allocator;
+    kctl__rf_status(r, &st);
     rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, &st);
     if (rc != KCTL_OK) r->w = NULL;
-    if (rc != KCTL_OK && r->rv[0] && kctl__rf_store_behind(rc, &st)) kctl__rf_behind(r);
-    kctl_api_status_clear(&st);
+    if (kctl__rf_store_behind(rc, &st) && r->rv[0]) kctl__rf_behind(r);
     return rc;
 }
 
@@ -14956,11 +14964,9 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             r->woken = r->wake.fn && kctl_transport_watch_notify(&r->t, r->w, &r->wake) == KCTL_OK;
         }
         /* watching */
-        memset(&wst, 0, sizeof wst);
-        wst.allocator = r->allocator;
+        kctl__rf_status(r, &wst);
         rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
-        behind = rc != KCTL_OK && rc != KCTL_ERR_AGAIN && kctl__rf_store_behind(rc, &wst);
-        if (wst.mem_) kctl_api_status_clear(&wst);
+        behind = kctl__rf_store_behind(rc, &wst);
         wait_ns = 0; /* wait once per step at most */
         now = kctl_clock_now(&r->clock);
         if (rc == KCTL_OK) {
@@ -15390,6 +15396,25 @@ static void kctl__inf_stats(kctl_informer *inf, kctl_reflector_stats *out) {
     if (inf->cache_err) out->last_error = inf->cache_err;
 }
 
+#ifdef KCTL_NO_THREADS
+/* A late handler's add of one cached object (kctl__ix_each's callback):
+   without threads nothing writes the cache while its handlers run (they
+   only enqueue keys), so the walk needs no copy of the contents. The
+   handler is read through inf each time: an add_handler from a handler
+   may move the list. */
+typedef struct kctl__infreplay {
+    kctl_informer *inf;
+    uint32_t k;
+} kctl__infreplay;
+
+static int kctl__inf_replay(kctl_obj *obj, void *ctx) {
+    const kctl__infreplay *p = (const kctl__infreplay *)ctx;
+    const kctl_handler *h = &KCTL__INF_RUN(p->inf)[p->k].h;
+    h->on_add(obj, h->user_data);
+    return KCTL_OK;
+}
+#endif
+
 KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *next_ns) {
     kctl__infctx c;
     uint32_t k;
@@ -15417,6 +15442,18 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     inf->nrun = inf->nhandlers; /* the ones a handler adds meanwhile run from the next step */
 #endif
     for (k = 0; k < inf->nrun; k++) { /* late handlers: what is cached, as adds */
+#ifdef KCTL_NO_THREADS
+        kctl__infreplay p;
+        if (!KCTL__INF_RUN(inf)[k].replay) continue;
+        KCTL__INF_RUN(inf)[k].replay = false;
+        inf->cache_err = KCTL_OK;
+        if (!KCTL__INF_RUN(inf)[k].h.on_add) continue;
+        p.inf = inf;
+        p.k = k;
+        inf->from_list = true; /* the current contents, as a list gives them */
+        (void)kctl__ix_each(inf->ix, kctl__inf_replay, &p);
+        inf->from_list = false;
+#else
         kctl_obj_list l;
         size_t i;
         if (!KCTL__INF_RUN(inf)[k].replay) continue;
@@ -15432,6 +15469,7 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         for (i = 0; i < l.count; i++) KCTL__INF_RUN(inf)[k].h.on_add(l.items[i], KCTL__INF_RUN(inf)[k].h.user_data);
         inf->from_list = false;
         kctl_obj_list_free(&l);
+#endif
     }
     while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
     if (inf->ckpt) kctl__ckpt_tick(inf);
@@ -16904,7 +16942,7 @@ static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
 /* ---- the delay heap, ordered by (ready_ns, seq) */
 static bool kctl__heap_less(const kctl__qent *a, const kctl__qent *b) {
     const kctl__qcold *x = kctl__cold(a), *y = kctl__cold(b);
-    return x->ready_ns < y->ready_ns || (x->ready_ns == y->ready_ns && x->seq < y->seq);
+    return x->ready_ns != y->ready_ns ? x->ready_ns < y->ready_ns : x->seq < y->seq;
 }
 
 static void kctl__heap_set(kctl_queue *q, size_t i, kctl__qent *e) {
@@ -17077,15 +17115,14 @@ KCTL_API kctl_queue_desc kctl_queue_desc_init(void) {
 }
 
 KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
-    kctl_queue_desc d = kctl_queue_desc_init();
+    kctl_queue_desc d;
     kctl_queue *q;
     void *raw;
     size_t i;
-    if (desc) {
-        d = *desc;
-        if (!d.name) d.name = "";
-        if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
-    }
+    memset(&d, 0, sizeof d); /* zero is the default everywhere (kctl_queue_desc_init's values are filled below) */
+    if (desc) d = *desc;
+    if (!d.name) d.name = "";
+    if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
     if (!out || (!d.allocator.alloc_fn) != (!d.allocator.free_fn) ||
         (!d.clock.subscribe_fn) != (!d.clock.unsubscribe_fn) ||
         d.pending_after < KCTL_PENDING_KEEP || d.pending_after > KCTL_PENDING_MERGE) {
@@ -17883,9 +17920,9 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     if (!c->hot.window_ns) c->hot.window_ns = KCTL_SEC(60);
     if (!c->hot.slow_ns) c->hot.slow_ns = KCTL_SEC(30);
 #endif
-    qd = kctl_queue_desc_init();
+    memset(&qd, 0, sizeof qd); /* the queue's defaults for what is zero */
     qd.name = desc->name;
-    if (desc->clock.now_fn) qd.clock = desc->clock;
+    qd.clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
     c->clock = qd.clock;
     qd.limiter = desc->limiter;
     qd.allocator = desc->allocator;
