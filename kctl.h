@@ -426,6 +426,11 @@
                                               UNSUPPORTED (with KCTL_NO_HOLD_BACKOFF
                                               too, the controller keeps no record
                                               per key)
+        KCTL_NO_QUEUE_BOUND  implementation   no bound on a queue's keys: a queue
+                                              or controller desc with max_keys
+                                              is UNSUPPORTED (a queue holds as
+                                              many keys as it is given, as
+                                              client-go's)
         KCTL_NO_RESYNC       implementation   no periodic resync: a reflector's
                                               or informer's resync_ns (and so a
                                               manager's) is UNSUPPORTED at create
@@ -481,7 +486,7 @@
     KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS
     KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
     KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS
-    KCTL_NO_PREDICATES KCTL_NO_RESYNC KCTL_NO_TRANSFORM,
+    KCTL_NO_PREDICATES KCTL_NO_RESYNC KCTL_NO_TRANSFORM KCTL_NO_QUEUE_BOUND,
     KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
@@ -2793,7 +2798,8 @@ typedef struct kctl_priority_desc {
                 kctl_queue_create on, even when create fails
      allocator  KCTL_MALLOC/KCTL_FREE
      logger     silent
-     max_keys   0: no bound. N: the queue never holds more than N keys.
+     max_keys   0: no bound. N: the queue never holds more than N keys
+                (KCTL_NO_QUEUE_BOUND: 0 only, UNSUPPORTED at create).
                 A new key is let in only while the keys counted by role
                 (waiting to be handed out, being processed, delayed; a key
                 in two roles counts twice) are fewer than N. An add of a key the queue does not hold while it
@@ -16606,9 +16612,10 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    only for keys no spinner will take. A controller's worker does done
    and its next get in one hold of the lock. */
 /* The queue's trim switches (COMPILE-TIME OPTIONS): whether a queue may
-   have priority with aging (kctl_priority_desc) and a pending_after mode
-   other than KEEP; KCTL__QPRIO and KCTL__QPEND are q's, 0 where compiled
-   out, so that the compiler drops what they guard. */
+   have priority with aging (kctl_priority_desc), a pending_after mode
+   other than KEEP and a max_keys; KCTL__QPRIO, KCTL__QPEND and KCTL__QMAX
+   are q's, 0 where compiled out, so that the compiler drops what they
+   guard. */
 #ifdef KCTL_NO_QUEUE_PRIORITY
 #define KCTL__Q_PRIO 0
 #else
@@ -16630,7 +16637,13 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_DUR 1
 #endif
+#ifdef KCTL_NO_QUEUE_BOUND
+#define KCTL__Q_BOUND 0
+#else
+#define KCTL__Q_BOUND 1
+#endif
 #define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
+#define KCTL__QMAX(q) (KCTL__Q_BOUND ? (q)->max_keys : 0) /* max_keys; 0 where compiled out */
 #define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
 #define KCTL__QPEND(q) (KCTL__Q_PEND ? (int)(q)->pending : KCTL_PENDING_KEEP)
 
@@ -16776,7 +16789,7 @@ static void kctl__queue_bump(kctl_queue *q) {
 static size_t kctl__queue_live(const kctl_queue *q) { return q->nready + q->nprocessing + q->nheap; }
 
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
-    if (q->nfree < KCTL__QUEUE_FREE_MAX && (!q->max_keys || q->nfree < q->max_keys)) {
+    if (q->nfree < KCTL__QUEUE_FREE_MAX && (!KCTL__QMAX(q) || q->nfree < q->max_keys)) {
         e->next = q->free_list;
         q->free_list = e;
         q->nfree++;
@@ -16866,7 +16879,7 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
 /* Whether a key the queue does not hold would pass max_keys: keys counted
    by role (waiting, in flight, delayed; one in two roles twice). Lock held. */
 static bool kctl__queue_full(const kctl_queue *q) {
-    return q->max_keys && q->nready + q->nprocessing + q->nheap >= q->max_keys;
+    return KCTL__QMAX(q) && q->nready + q->nprocessing + q->nheap >= q->max_keys;
 }
 
 /* Refuse a new key for max_keys: count and log it. Lock held; logs after. */
@@ -17129,7 +17142,8 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_INVALID_ARG;
     }
-    if ((!KCTL__Q_PRIO && d.priority.enabled) || (!KCTL__Q_PEND && d.pending_after != KCTL_PENDING_KEEP)) {
+    if ((!KCTL__Q_PRIO && d.priority.enabled) || (!KCTL__Q_PEND && d.pending_after != KCTL_PENDING_KEEP) ||
+        (!KCTL__Q_BOUND && d.max_keys)) {
         kctl_limiter_destroy(d.limiter); /* a part compiled out (COMPILE-TIME OPTIONS) */
         return KCTL_ERR_UNSUPPORTED;
     }
@@ -17220,8 +17234,13 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
    is delayed (a virtual clock: an advance must not slip in between). The
    entry with the lock held; or NULL with it released and *rc SHUTDOWN,
    FULL or NOMEM (counted and logged). */
-static kctl__qent *kctl__queue_enter(kctl_queue *q, const char *key, size_t len, uint32_t h, bool fresh, bool need_now,
-                                     uint64_t *now, bool *created, int *rc) {
+#if !KCTL_SMALL && (defined(__GNUC__) || defined(__clang__))
+#define KCTL__Q_ENTER_INLINE __attribute__((always_inline)) inline /* the default build: each add keeps its own code */
+#else
+#define KCTL__Q_ENTER_INLINE /* KCTL_SMALL: one copy for the three */
+#endif
+static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const char *key, size_t len, uint32_t h, bool fresh,
+                                                          bool need_now, uint64_t *now, bool *created, int *rc) {
     kctl__qent *e;
     bool full;
     kctl__mutex_lock(&q->mu);
@@ -17250,11 +17269,33 @@ static kctl__qent *kctl__queue_enter(kctl_queue *q, const char *key, size_t len,
 static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
     uint64_t now = 0;
     kctl__qent *e;
-    bool created, fresh = KCTL__QTIMED(q) && q->real_clock;
+    bool created;
+#if KCTL_SMALL
+    bool fresh = KCTL__QTIMED(q) && q->real_clock;
     int rc;
-    if (KCTL__Q_FAST) kctl__map_prefetch(&q->map, h);
     if (fresh) now = kctl__queue_now(q); /* outside the lock: keeps it short */
     if (!(e = kctl__queue_enter(q, key, len, h, fresh, KCTL__QTIMED(q), &now, &created, &rc))) return rc;
+#else /* the hot path of every event: its own code, no out-parameters */
+    bool full;
+    kctl__map_prefetch(&q->map, h);
+    now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
+    kctl__mutex_lock(&q->mu);
+    if (q->shutting_down) {
+        kctl__mutex_unlock(&q->mu);
+        return KCTL_ERR_SHUTDOWN;
+    }
+    if (q->nheap) { /* delayed keys whose time has come go first */
+        if (!KCTL__QTIMED(q) || !q->real_clock) now = kctl__queue_now(q);
+        kctl__queue_promote(q, now);
+    }
+    e = kctl__queue_lookup(q, key, len, h, &created, &full);
+    if (!e) {
+        if (full) return kctl__queue_refuse(q);
+        kctl__mutex_unlock(&q->mu);
+        kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
+        return KCTL_ERR_NOMEM;
+    }
+#endif
     if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
@@ -17372,7 +17413,7 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
         kctl__list_append(&q->returned, e);
-        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (q->max_keys && q->nreturned >= q->max_keys))
+        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (KCTL__QMAX(q) && q->nreturned >= q->max_keys))
             kctl__queue_recycle(q); /* no producer took them */
     }
     if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);

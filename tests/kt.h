@@ -143,6 +143,9 @@ int kt_need(int rc, const char *why) {
 }
 const char *kt_queue_needs(const kctl_queue_desc *d) {
     if (d && d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
+#ifdef KCTL_NO_QUEUE_BOUND
+    if (d && d->max_keys) return "KCTL_NO_QUEUE_BOUND";
+#endif
     return "KCTL_NO_PENDING_MODES";
 }
 /* Why a reflector or informer desc is UNSUPPORTED: a resync (KCTL_NO_RESYNC),
@@ -170,7 +173,12 @@ const char *kt_controller_needs(const kctl_controller_desc *d) {
     if (d->offline.enabled) return "KCTL_NO_OFFLINE";
     if (d->hold_backoff) return "KCTL_NO_HOLD_BACKOFF";
     if (d->hot_loop.max) return "KCTL_NO_HOT_LOOP";
+#ifdef KCTL_NO_PREDICATES
     if (d->predicate) return "KCTL_NO_PREDICATES";
+#endif
+#ifdef KCTL_NO_QUEUE_BOUND
+    if (d->max_keys) return "KCTL_NO_QUEUE_BOUND";
+#endif
     if (d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
     return "KCTL_NO_PENDING_MODES";
 }
@@ -400,11 +408,11 @@ void kt_suite_budget(void);
 /* The queue's and the controller's trim switches: a desc that asks for a
    part compiled out is UNSUPPORTED at create; the skip names the switch
    (kt_queue_needs, kt_controller_needs: the first such part d asks for). */
-#if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES)
+#if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES) || defined(KCTL_NO_QUEUE_BOUND)
 #define kctl_queue_create(d, o) kt_need(kctl_queue_create((d), (o)), kt_queue_needs(d))
 #endif
 #if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES) || defined(KCTL_NO_OFFLINE) || \
-    defined(KCTL_NO_HOLD_BACKOFF) || defined(KCTL_NO_HOT_LOOP) || defined(KCTL_NO_PREDICATES)
+    defined(KCTL_NO_HOLD_BACKOFF) || defined(KCTL_NO_HOT_LOOP) || defined(KCTL_NO_PREDICATES) || defined(KCTL_NO_QUEUE_BOUND)
 #define kctl_controller_create(d, o) kt_need(kctl_controller_create((d), (o)), kt_controller_needs(d))
 #define kctl_manager_add_controller(m, d, o) kt_need(kctl_manager_add_controller((m), (d), (o)), kt_controller_needs(d))
 #endif
