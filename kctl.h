@@ -14734,7 +14734,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
 #ifndef KCTL_NO_PAGING
     r->page_size = d.page_size ? d.page_size : 500;
 #endif
-    r->resync_ns = d.resync_ns;
+    if (KCTL__RF_RESYNC) r->resync_ns = d.resync_ns;
     r->stall_ns = d.stall_ns ? d.stall_ns : KCTL_SEC(300);
     r->b_initial = d.backoff_initial_ns ? d.backoff_initial_ns : KCTL_MS(800);
     r->b_max = d.backoff_max_ns ? d.backoff_max_ns : KCTL_SEC(30);
@@ -15186,8 +15186,10 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     xd.allocator = desc->allocator;
     xd.max_objects = desc->max_objects;
     xd.max_bytes = desc->max_bytes;
-    inf->transform = desc->transform;
-    inf->transform_user_data = desc->transform_user_data;
+    if (KCTL__INF_TRANSFORM) {
+        inf->transform = desc->transform;
+        inf->transform_user_data = desc->transform_user_data;
+    }
     inf->logger = desc->logger;
     memset(&fd, 0, sizeof fd);
     fd.allocator = desc->allocator;
@@ -17162,14 +17164,14 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->clock = d.clock;
     q->real_clock = d.clock.subscribe_fn == NULL;
     for (i = 0; i < sizeof q->name - 1 && d.name[i]; i++) q->name[i] = d.name[i]; /* the first 63 bytes (q is zeroed) */
-    q->timed = q->name[0] != 0;
+    q->timed = KCTL__Q_DUR && q->name[0] != 0;
     q->max_keys = d.max_keys;
     q->pending = (uint8_t)d.pending_after;
     q->prio = d.priority.enabled;
-    q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
+    if (KCTL__Q_PRIO) q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
     kctl__list_init(&q->inflight);
-    kctl__list_init(&q->returned);
-    kctl__list_init(&q->low);
+    if (KCTL__Q_FAST) kctl__list_init(&q->returned); /* (only the fast build keeps one) */
+    if (KCTL__Q_PRIO) kctl__list_init(&q->low);
     q->limiter = d.limiter ? d.limiter : kctl_limiter_default_with(&q->clock, &q->allocator);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
@@ -17885,7 +17887,7 @@ static kctl__ctlwatch *kctl__ctl_watch_new(kctl_controller *c, kctl_informer *in
     w->on = on;
     w->map = map;
     w->user_data = user_data;
-    if (pred) {
+    if (KCTL__CTL_PRED && pred) { /* (none where compiled out: refused before) */
         w->pred = *pred;
         w->has_pred = true;
     }
