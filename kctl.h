@@ -14683,7 +14683,7 @@ struct kctl_reflector {
 };
 
 KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflector **out) {
-    kctl_reflector_desc d;
+    const kctl_reflector_desc *d;
     kctl_reflector *r;
     kctl_selector *check = NULL;
     const char *parts[6];
@@ -14694,25 +14694,25 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     *out = NULL;
     if (!desc || !desc->transport.vt || !desc->fifo || !desc->resource.resource || !*desc->resource.resource)
         return KCTL_ERR_INVALID_ARG;
-    d = *desc;
-    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    d = desc; /* read in place (no copy) */
+    if ((!d->allocator.alloc_fn) != (!d->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
 #ifdef KCTL_NO_PAGING
-    if (d.page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
+    if (d->page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
 #endif
-    if (!KCTL__RF_RESYNC && d.resync_ns) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
-    if ((rc = kctl_selector_parse(d.label_selector, d.field_selector, &d.allocator, &check)) != KCTL_OK) return rc;
+    if (!KCTL__RF_RESYNC && d->resync_ns) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
+    if ((rc = kctl_selector_parse(d->label_selector, d->field_selector, &d->allocator, &check)) != KCTL_OK) return rc;
     kctl_selector_free(check);
-    parts[0] = d.resource.group;
-    parts[1] = d.resource.version;
-    parts[2] = d.resource.resource;
-    parts[3] = d.resource.ns;
-    parts[4] = d.label_selector;
-    parts[5] = d.field_selector;
+    parts[0] = d->resource.group;
+    parts[1] = d->resource.version;
+    parts[2] = d->resource.resource;
+    parts[3] = d->resource.ns;
+    parts[4] = d->label_selector;
+    parts[5] = d->field_selector;
     for (i = 0; i < 6; i++) total += (len[i] = parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
-    if (!(r = (kctl_reflector *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
+    if (!(r = (kctl_reflector *)kctl__alloc(&d->allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
-    if (!(r->strings = (char *)kctl__alloc(&d.allocator, total))) {
-        kctl__free(&d.allocator, r);
+    if (!(r->strings = (char *)kctl__alloc(&d->allocator, total))) {
+        kctl__free(&d->allocator, r);
         return KCTL_ERR_NOMEM;
     }
     for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
@@ -14721,30 +14721,30 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         parts[i] = p;
         p += len[i] + 1;
     }
-    r->t = d.transport;
+    r->t = d->transport;
     r->res.group = parts[0];
     r->res.version = parts[1];
     r->res.resource = parts[2];
     r->res.ns = parts[3];
     r->lo.label_selector = parts[4];
     r->lo.field_selector = parts[5];
-    r->fifo = d.fifo;
-    r->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
-    r->allocator = d.allocator;
+    r->fifo = d->fifo;
+    r->clock = d->clock.now_fn ? d->clock : kctl_clock_monotonic();
+    r->allocator = d->allocator;
 #ifndef KCTL_NO_PAGING
-    r->page_size = d.page_size ? d.page_size : 500;
+    r->page_size = d->page_size ? d->page_size : 500;
 #endif
-    if (KCTL__RF_RESYNC) r->resync_ns = d.resync_ns;
-    r->stall_ns = d.stall_ns ? d.stall_ns : KCTL_SEC(300);
-    r->b_initial = d.backoff_initial_ns ? d.backoff_initial_ns : KCTL_MS(800);
-    r->b_max = d.backoff_max_ns ? d.backoff_max_ns : KCTL_SEC(30);
-    r->b_reset = d.backoff_reset_ns ? d.backoff_reset_ns : KCTL_SEC(120);
+    if (KCTL__RF_RESYNC) r->resync_ns = d->resync_ns;
+    r->stall_ns = d->stall_ns ? d->stall_ns : KCTL_SEC(300);
+    r->b_initial = d->backoff_initial_ns ? d->backoff_initial_ns : KCTL_MS(800);
+    r->b_max = d->backoff_max_ns ? d->backoff_max_ns : KCTL_SEC(30);
+    r->b_reset = d->backoff_reset_ns ? d->backoff_reset_ns : KCTL_SEC(120);
     /* a seed of its own by default: devices that lost their store together
        must not retry in step (xorshift's state must not be 0) */
-    r->rng = d.seed ? d.seed : (kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)r) | 1u;
+    r->rng = d->seed ? d->seed : (kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)r) | 1u;
     r->backoff = r->b_initial;
-    r->wake = d.wake;
-    r->logger = d.logger;
+    r->wake = d->wake;
+    r->logger = d->logger;
     r->state = KCTL__RF_LIST;
     *out = r;
     return KCTL_OK;
@@ -17946,7 +17946,9 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     c->transport = desc->transport;
     c->reconcile = desc->reconcile;
     c->user_data = desc->user_data;
+#ifndef KCTL_NO_THREADS /* (the workers' threads) */
     c->workers = desc->workers ? desc->workers : 1;
+#endif
     c->logger = desc->logger;
     c->allocator = desc->allocator;
 #if KCTL__CTL_OFFLINE
