@@ -14972,7 +14972,11 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         /* watching */
         kctl__rf_status(r, &wst);
         rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
+#if KCTL_SMALL
         behind = kctl__rf_store_behind(rc, &wst);
+#else /* an event comes with no status: no call */
+        behind = (rc != KCTL_OK || wst.mem_) && kctl__rf_store_behind(rc, &wst);
+#endif
         wait_ns = 0; /* wait once per step at most */
         now = kctl_clock_now(&r->clock);
         if (rc == KCTL_OK) {
