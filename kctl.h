@@ -8683,23 +8683,20 @@ static void kctl__ix_free_data(kctl_indexer *ix, kctl__ixdata *d, uint32_t nvalu
 }
 
 KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **out) {
-    kctl_allocator a;
     kctl_indexer *ix;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    memset(&a, 0, sizeof a);
-    if (desc) a = desc->allocator;
-    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
-    if (!(ix = (kctl_indexer *)kctl__alloc(&a, sizeof *ix))) return KCTL_ERR_NOMEM;
+    if (desc && (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!(ix = (kctl_indexer *)kctl__alloc(desc ? &desc->allocator : NULL, sizeof *ix))) return KCTL_ERR_NOMEM;
     memset(ix, 0, sizeof *ix);
-    ix->allocator = a;
     if (desc) {
+        ix->allocator = desc->allocator;
         ix->max_objects = desc->max_objects;
         ix->max_bytes = desc->max_bytes;
     }
     if (kctl__rwlock_init(&ix->lock) != KCTL_OK) {
-        kctl__free(&a, ix);
+        kctl__free(&ix->allocator, ix);
         return KCTL_ERR_NOMEM;
     }
 #ifndef KCTL_NO_INDEXES
@@ -9354,24 +9351,23 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
 }
 
 KCTL_API int kctl_fifo_create(const kctl_fifo_desc *desc, kctl_fifo **out) {
-    kctl_fifo_desc d;
     kctl_fifo *f;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
-    if (!(f = (kctl_fifo *)kctl__alloc(&d.allocator, sizeof *f))) return KCTL_ERR_NOMEM;
+    if (desc && (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!(f = (kctl_fifo *)kctl__alloc(desc ? &desc->allocator : NULL, sizeof *f))) return KCTL_ERR_NOMEM;
     memset(f, 0, sizeof *f);
-    f->allocator = d.allocator;
-    f->known = d.known;
+    if (desc) {
+        f->allocator = desc->allocator;
+        f->known = desc->known;
+    }
     if (kctl__mutex_init(&f->mu) != KCTL_OK) {
-        kctl__free(&d.allocator, f);
+        kctl__free(&f->allocator, f);
         return KCTL_ERR_NOMEM;
     }
     if (kctl__cond_init(&f->cv) != KCTL_OK) {
         kctl__mutex_deinit(&f->mu);
-        kctl__free(&d.allocator, f);
+        kctl__free(&f->allocator, f);
         return KCTL_ERR_NOMEM;
     }
     *out = f;
