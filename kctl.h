@@ -426,6 +426,29 @@
                                               UNSUPPORTED (with KCTL_NO_HOLD_BACKOFF
                                               too, the controller keeps no record
                                               per key)
+        KCTL_NO_QUEUE_BOUND  implementation   no bound on a queue's keys: a queue
+                                              or controller desc with max_keys
+                                              is UNSUPPORTED (a queue holds as
+                                              many keys as it is given, as
+                                              client-go's)
+        KCTL_NO_RESYNC       implementation   no periodic resync: a reflector's
+                                              or informer's resync_ns (and so a
+                                              manager's) is UNSUPPORTED at create
+                                              (0: none); relists still give
+                                              their syncs
+        KCTL_NO_TRANSFORM    implementation   no informer transform: an informer
+                                              desc with a transform is
+                                              UNSUPPORTED (objects are cached as
+                                              they come);
+                                              kctl_transform_drop_managed_fields
+                                              itself stays
+        KCTL_NO_PREDICATES   implementation   no event filters on a controller's
+                                              watches: a controller desc with a
+                                              predicate, and watch_owned or
+                                              watch_map with one, are
+                                              UNSUPPORTED (every event queues its
+                                              key); kctl_predicate_eval itself
+                                              stays
         KCTL_NO_PAGING       implementation   list paging compiled out: every list
                                               is one request for everything (as
                                               an API server answers a list
@@ -462,7 +485,8 @@
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
     KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS
     KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
-    KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS,
+    KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS
+    KCTL_NO_PREDICATES KCTL_NO_RESYNC KCTL_NO_TRANSFORM KCTL_NO_QUEUE_BOUND,
     KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
@@ -2310,7 +2334,7 @@ typedef struct kctl_reflector kctl_reflector;
      label_selector, field_selector  [everything]
      clock          [monotonic]
      page_size      objects per list page [500, client-go's; KCTL_NO_PAGING: 0 only]
-     resync_ns      [0: no resync]
+     resync_ns      [0: no resync; KCTL_NO_RESYNC: 0 only]
      stall_ns       [5 minutes]
      backoff_initial_ns, backoff_max_ns, backoff_reset_ns  [800 ms, 30 s, 2 min]
      seed           for the jitter [0: one of its own, from the wall clock
@@ -2470,7 +2494,7 @@ typedef struct kctl_informer_desc {
     uint64_t seed;
     uint32_t max_objects;    /* the cache's bounds (kctl_indexer_desc; 0: none; see Budget) */
     size_t max_bytes;
-    kctl_transform_fn transform; /* NULL: objects cached as they come (see Transform) */
+    kctl_transform_fn transform; /* NULL: objects cached as they come (see Transform; KCTL_NO_TRANSFORM: NULL only) */
     void *transform_user_data;
     kctl_logger logger;      /* silent */
     kctl_wake wake;
@@ -2774,7 +2798,8 @@ typedef struct kctl_priority_desc {
                 kctl_queue_create on, even when create fails
      allocator  KCTL_MALLOC/KCTL_FREE
      logger     silent
-     max_keys   0: no bound. N: the queue never holds more than N keys.
+     max_keys   0: no bound. N: the queue never holds more than N keys
+                (KCTL_NO_QUEUE_BOUND: 0 only, UNSUPPORTED at create).
                 A new key is let in only while the keys counted by role
                 (waiting to be handed out, being processed, delayed; a key
                 in two roles counts twice) are fewer than N. An add of a key the queue does not hold while it
@@ -3040,7 +3065,8 @@ typedef struct kctl_hot_loop_desc {
      primary    the informer of the reconciled resource (required; not owned)
      transport  what ctx->transport gives reconcilers
      reconcile  required
-     predicate  for the primary's events (NULL: all; copied)
+     predicate  for the primary's events (NULL: all; copied; UNSUPPORTED
+                under KCTL_NO_PREDICATES)
      workers    1; any number (their threads' table is allocated at create:
                 NOMEM; a thread the system cannot start fails start)
      limiter    kctl_limiter_default (owned from create on, even if it fails)
@@ -3135,12 +3161,13 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c);
    the core group ""; the version is ignored), names the key to reconcile,
    in the object's namespace. owner_group NULL or "" is the core group.
    Other owners, and a cluster-scoped owner of namespaced objects, need
-   watch_map. INVALID_ARG for NULL c or inf, or an empty owner_kind; NOMEM.
-   [any thread] */
+   watch_map. INVALID_ARG for NULL c or inf, or an empty owner_kind; NOMEM;
+   UNSUPPORTED for a pred under KCTL_NO_PREDICATES. [any thread] */
 KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_group,
                                          const char *owner_kind, const kctl_predicate *pred);
 /* Reconcile the keys map gives for objects of inf, for events that pass
-   pred. INVALID_ARG for NULL c, inf or map; NOMEM. [any thread] */
+   pred. INVALID_ARG for NULL c, inf or map; NOMEM; UNSUPPORTED for a pred
+   under KCTL_NO_PREDICATES. [any thread] */
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred);
 /* Reconcile up to max keys that are ready now, on this thread; *done
    (may be NULL) gets how many. For poll loops and tests. [not thread-safe] */
@@ -5131,7 +5158,12 @@ KCTL_API uint64_t kctl_clock_now(const kctl_clock *c) {
     return c->now_fn(c->user_data);
 }
 
-static uint64_t kctl__add_sat(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+/* a + b, UINT64_MAX when it wraps (the carry: shorter than a compare
+   with UINT64_MAX - a on 32-bit processors) */
+static uint64_t kctl__add_sat(uint64_t a, uint64_t b) {
+    uint64_t s = a + b;
+    return s < a ? UINT64_MAX : s;
+}
 /* d * r, r in [0, 1) the top 32 bits of x over 2^32, rounded down: jitter
    in integer arithmetic (no floating point, for KCTL_NO_FLOAT builds). */
 static KCTL__UNUSED uint64_t kctl__mul_frac(uint64_t d, uint64_t x) {
@@ -8801,23 +8833,20 @@ static void kctl__ix_free_data(kctl_indexer *ix, kctl__ixdata *d, uint32_t nvalu
 }
 
 KCTL_API int kctl_indexer_create(const kctl_indexer_desc *desc, kctl_indexer **out) {
-    kctl_allocator a;
     kctl_indexer *ix;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    memset(&a, 0, sizeof a);
-    if (desc) a = desc->allocator;
-    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
-    if (!(ix = (kctl_indexer *)kctl__alloc(&a, sizeof *ix))) return KCTL_ERR_NOMEM;
+    if (desc && (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!(ix = (kctl_indexer *)kctl__alloc(desc ? &desc->allocator : NULL, sizeof *ix))) return KCTL_ERR_NOMEM;
     memset(ix, 0, sizeof *ix);
-    ix->allocator = a;
     if (desc) {
+        ix->allocator = desc->allocator;
         ix->max_objects = desc->max_objects;
         ix->max_bytes = desc->max_bytes;
     }
     if (kctl__rwlock_init(&ix->lock) != KCTL_OK) {
-        kctl__free(&a, ix);
+        kctl__free(&ix->allocator, ix);
         return KCTL_ERR_NOMEM;
     }
 #ifndef KCTL_NO_INDEXES
@@ -9472,24 +9501,23 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
 }
 
 KCTL_API int kctl_fifo_create(const kctl_fifo_desc *desc, kctl_fifo **out) {
-    kctl_fifo_desc d;
     kctl_fifo *f;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
-    memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
-    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
-    if (!(f = (kctl_fifo *)kctl__alloc(&d.allocator, sizeof *f))) return KCTL_ERR_NOMEM;
+    if (desc && (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!(f = (kctl_fifo *)kctl__alloc(desc ? &desc->allocator : NULL, sizeof *f))) return KCTL_ERR_NOMEM;
     memset(f, 0, sizeof *f);
-    f->allocator = d.allocator;
-    f->known = d.known;
+    if (desc) {
+        f->allocator = desc->allocator;
+        f->known = desc->known;
+    }
     if (kctl__mutex_init(&f->mu) != KCTL_OK) {
-        kctl__free(&d.allocator, f);
+        kctl__free(&f->allocator, f);
         return KCTL_ERR_NOMEM;
     }
     if (kctl__cond_init(&f->cv) != KCTL_OK) {
         kctl__mutex_deinit(&f->mu);
-        kctl__free(&d.allocator, f);
+        kctl__free(&f->allocator, f);
         return KCTL_ERR_NOMEM;
     }
     *out = f;
@@ -14911,6 +14939,11 @@ KCTL_API void kctl_memstore_break_watches_after(kctl_memstore *ms, uint32_t n) {
 
 /* -------------------------------------------------- >>reflector REFLECTOR */
 enum { KCTL__RF_LIST, KCTL__RF_OPEN, KCTL__RF_WATCH };
+#ifdef KCTL_NO_RESYNC /* resync_ns is always 0: the compiler drops what it guards */
+#define KCTL__RF_RESYNC 0
+#else
+#define KCTL__RF_RESYNC 1
+#endif
 
 struct kctl_reflector {
     kctl_transport t;
@@ -14941,7 +14974,7 @@ struct kctl_reflector {
 };
 
 KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflector **out) {
-    kctl_reflector_desc d;
+    const kctl_reflector_desc *d;
     kctl_reflector *r;
     kctl_selector *check = NULL;
     const char *parts[6];
@@ -14952,24 +14985,25 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     *out = NULL;
     if (!desc || !desc->transport.vt || !desc->fifo || !desc->resource.resource || !*desc->resource.resource)
         return KCTL_ERR_INVALID_ARG;
-    d = *desc;
-    if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    d = desc; /* read in place (no copy) */
+    if ((!d->allocator.alloc_fn) != (!d->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
 #ifdef KCTL_NO_PAGING
-    if (d.page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
+    if (d->page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
 #endif
-    if ((rc = kctl_selector_parse(d.label_selector, d.field_selector, &d.allocator, &check)) != KCTL_OK) return rc;
+    if (!KCTL__RF_RESYNC && d->resync_ns) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
+    if ((rc = kctl_selector_parse(d->label_selector, d->field_selector, &d->allocator, &check)) != KCTL_OK) return rc;
     kctl_selector_free(check);
-    parts[0] = d.resource.group;
-    parts[1] = d.resource.version;
-    parts[2] = d.resource.resource;
-    parts[3] = d.resource.ns;
-    parts[4] = d.label_selector;
-    parts[5] = d.field_selector;
+    parts[0] = d->resource.group;
+    parts[1] = d->resource.version;
+    parts[2] = d->resource.resource;
+    parts[3] = d->resource.ns;
+    parts[4] = d->label_selector;
+    parts[5] = d->field_selector;
     for (i = 0; i < 6; i++) total += (len[i] = parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
-    if (!(r = (kctl_reflector *)kctl__alloc(&d.allocator, sizeof *r))) return KCTL_ERR_NOMEM;
+    if (!(r = (kctl_reflector *)kctl__alloc(&d->allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
-    if (!(r->strings = (char *)kctl__alloc(&d.allocator, total))) {
-        kctl__free(&d.allocator, r);
+    if (!(r->strings = (char *)kctl__alloc(&d->allocator, total))) {
+        kctl__free(&d->allocator, r);
         return KCTL_ERR_NOMEM;
     }
     for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
@@ -14978,30 +15012,30 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         parts[i] = p;
         p += len[i] + 1;
     }
-    r->t = d.transport;
+    r->t = d->transport;
     r->res.group = parts[0];
     r->res.version = parts[1];
     r->res.resource = parts[2];
     r->res.ns = parts[3];
     r->lo.label_selector = parts[4];
     r->lo.field_selector = parts[5];
-    r->fifo = d.fifo;
-    r->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
-    r->allocator = d.allocator;
+    r->fifo = d->fifo;
+    r->clock = d->clock.now_fn ? d->clock : kctl_clock_monotonic();
+    r->allocator = d->allocator;
 #ifndef KCTL_NO_PAGING
-    r->page_size = d.page_size ? d.page_size : 500;
+    r->page_size = d->page_size ? d->page_size : 500;
 #endif
-    r->resync_ns = d.resync_ns;
-    r->stall_ns = d.stall_ns ? d.stall_ns : KCTL_SEC(300);
-    r->b_initial = d.backoff_initial_ns ? d.backoff_initial_ns : KCTL_MS(800);
-    r->b_max = d.backoff_max_ns ? d.backoff_max_ns : KCTL_SEC(30);
-    r->b_reset = d.backoff_reset_ns ? d.backoff_reset_ns : KCTL_SEC(120);
+    if (KCTL__RF_RESYNC) r->resync_ns = d->resync_ns;
+    r->stall_ns = d->stall_ns ? d->stall_ns : KCTL_SEC(300);
+    r->b_initial = d->backoff_initial_ns ? d->backoff_initial_ns : KCTL_MS(800);
+    r->b_max = d->backoff_max_ns ? d->backoff_max_ns : KCTL_SEC(30);
+    r->b_reset = d->backoff_reset_ns ? d->backoff_reset_ns : KCTL_SEC(120);
     /* a seed of its own by default: devices that lost their store together
        must not retry in step (xorshift's state must not be 0) */
-    r->rng = d.seed ? d.seed : (kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)r) | 1u;
+    r->rng = d->seed ? d->seed : (kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)r) | 1u;
     r->backoff = r->b_initial;
-    r->wake = d.wake;
-    r->logger = d.logger;
+    r->wake = d->wake;
+    r->logger = d->logger;
     r->state = KCTL__RF_LIST;
     *out = r;
     return KCTL_OK;
@@ -15118,7 +15152,7 @@ static int kctl__rf_list(kctl_reflector *r) {
         if (r->listed) r->stats.relists++;
         r->stats.lists++;
         r->listed = true;
-        if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
+        if (KCTL__RF_RESYNC && r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     }
 #ifdef KCTL_NO_PAGING
     kctl_list_result_free(&page);
@@ -15132,19 +15166,29 @@ static int kctl__rf_list(kctl_reflector *r) {
 /* Whether a watch was refused because the store is older than from_rv
    (apimachinery's isTooLargeResourceVersionError): TIMEOUT with the
    cause ResourceVersionTooLarge, or, as API servers before the cause
-   said it, with "Too large resource version" in the message. */
-static bool kctl__rf_store_behind(int rc, const kctl_api_status *st) {
+   said it, with "Too large resource version" in the message. st (the
+   call's, filled by kctl__rf_status) is let go either way: every call's
+   status ends here. */
+static bool kctl__rf_store_behind(int rc, kctl_api_status *st) {
     size_t i;
-    if (rc != KCTL_ERR_TIMEOUT) return false;
-    for (i = 0; i < st->cause_count; i++)
-        if (st->causes[i].reason && kctl__strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) return true;
-    if (st->message) { /* strstr without it (LIBC) */
-        static const char want[] = "Too large resource version";
-        const char *p;
-        for (p = st->message; *p; p++)
-            if (kctl__strncmp(p, want, sizeof want - 1) == 0) return true;
+    bool behind = false;
+    if (rc == KCTL_ERR_TIMEOUT) {
+        for (i = 0; i < st->cause_count; i++)
+            if (st->causes[i].reason && kctl__strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) behind = true;
+        if (st->message) { /* strstr without it (LIBC) */
+            static const char want[] = "Too large resource version";
+            const char *p;
+            for (p = st->message; *p && !behind; p++) behind = kctl__strncmp(p, want, sizeof want - 1) == 0;
+        }
     }
-    return false;
+    if (st->mem_) kctl_api_status_clear(st); /* (no call per event: a watch's events come with none) */
+    return behind;
+}
+
+/* An empty status for a call of r's transport, on r's allocator. */
+static void kctl__rf_status(const kctl_reflector *r, kctl_api_status *st) {
+    memset(st, 0, sizeof *st);
+    st->allocator = r->allocator;
 }
 
 /* A store found behind the last version seen: counted and told, and the
@@ -15162,12 +15206,10 @@ static void kctl__rf_behind(kctl_reflector *r) {
 static int kctl__rf_open(kctl_reflector *r) {
     kctl_api_status st;
     int rc;
-    memset(&st, 0, sizeof st);
-    st.allocator = r->allocator;
+    kctl__rf_status(r, &st);
     rc = r->t.vt->watch_open(r->t.self, &r->res, &r->lo, r->rv, &r->w, &st);
     if (rc != KCTL_OK) r->w = NULL;
-    if (rc != KCTL_OK && r->rv[0] && kctl__rf_store_behind(rc, &st)) kctl__rf_behind(r);
-    kctl_api_status_clear(&st);
+    if (kctl__rf_store_behind(rc, &st) && r->rv[0]) kctl__rf_behind(r);
     return rc;
 }
 
@@ -15176,7 +15218,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
     int rc, budget = 256; /* events per step: bounded work */
     if (!r) return KCTL_ERR_INVALID_ARG;
     now = kctl_clock_now(&r->clock);
-    if (r->resync_ns && r->listed && now >= r->next_resync) { /* due resync_ns after the list or the last resync */
+    if (KCTL__RF_RESYNC && r->resync_ns && r->listed && now >= r->next_resync) { /* due resync_ns after the list or the last resync */
         if (kctl_fifo_resync(r->fifo) == KCTL_ERR_SHUTDOWN) return KCTL_ERR_SHUTDOWN;
         r->next_resync = kctl__add_sat(now, r->resync_ns);
         wait_ns = 0;
@@ -15219,11 +15261,13 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             r->woken = r->wake.fn && kctl_transport_watch_notify(&r->t, r->w, &r->wake) == KCTL_OK;
         }
         /* watching */
-        memset(&wst, 0, sizeof wst);
-        wst.allocator = r->allocator;
+        kctl__rf_status(r, &wst);
         rc = r->t.vt->watch_next(r->t.self, r->w, wait_ns, &ev, &wst);
-        behind = rc != KCTL_OK && rc != KCTL_ERR_AGAIN && kctl__rf_store_behind(rc, &wst);
-        if (wst.mem_) kctl_api_status_clear(&wst);
+#if KCTL_SMALL
+        behind = kctl__rf_store_behind(rc, &wst);
+#else /* an event comes with no status: no call */
+        behind = (rc != KCTL_OK || wst.mem_) && kctl__rf_store_behind(rc, &wst);
+#endif
         wait_ns = 0; /* wait once per step at most */
         now = kctl_clock_now(&r->clock);
         if (rc == KCTL_OK) {
@@ -15284,7 +15328,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
     else if (budget <= 0 || r->state != KCTL__RF_WATCH) next = now;
     else next = r->woken ? UINT64_MAX : kctl__add_sat(now, KCTL_REFLECTOR_POLL_NS);
     if (r->state == KCTL__RF_WATCH && kctl__add_sat(r->last_event, r->stall_ns) < next) next = kctl__add_sat(r->last_event, r->stall_ns);
-    if (r->resync_ns && r->next_resync && r->next_resync < next) next = r->next_resync;
+    if (KCTL__RF_RESYNC && r->resync_ns && r->next_resync && r->next_resync < next) next = r->next_resync;
     if (next_ns) *next_ns = next;
     return KCTL_OK;
 }
@@ -15298,7 +15342,7 @@ static int kctl__rf_resume(kctl_reflector *r, kctl_obj **objs, size_t n, const c
     kctl__scopy(r->rv, sizeof r->rv, rv);
     r->listed = true;
     r->state = KCTL__RF_OPEN;
-    if (r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
+    if (KCTL__RF_RESYNC && r->resync_ns) r->next_resync = kctl__add_sat(kctl_clock_now(&r->clock), r->resync_ns);
     return KCTL_OK;
 }
 #endif
@@ -15314,6 +15358,11 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 }
 
 /* ---------------------------------------------------- >>informer INFORMER */
+#ifdef KCTL_NO_TRANSFORM /* no transform: the compiler drops its calls */
+#define KCTL__INF_TRANSFORM 0
+#else
+#define KCTL__INF_TRANSFORM 1
+#endif
 /* A handler as the informer keeps it. */
 typedef struct kctl__infh {
     kctl_handler h;
@@ -15424,6 +15473,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!desc || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__INF_TRANSFORM && desc->transform) return KCTL_ERR_UNSUPPORTED; /* compiled out (COMPILE-TIME OPTIONS) */
     if (!(inf = (kctl_informer *)kctl__alloc(&desc->allocator, sizeof *inf))) return KCTL_ERR_NOMEM;
     memset(inf, 0, sizeof *inf);
     inf->allocator = desc->allocator;
@@ -15431,8 +15481,10 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     xd.allocator = desc->allocator;
     xd.max_objects = desc->max_objects;
     xd.max_bytes = desc->max_bytes;
-    inf->transform = desc->transform;
-    inf->transform_user_data = desc->transform_user_data;
+    if (KCTL__INF_TRANSFORM) {
+        inf->transform = desc->transform;
+        inf->transform_user_data = desc->transform_user_data;
+    }
     inf->logger = desc->logger;
     memset(&fd, 0, sizeof fd);
     fd.allocator = desc->allocator;
@@ -15538,7 +15590,7 @@ KCTL_API bool kctl_informer_event_from_list(kctl_informer *inf) { return inf && 
 
 /* Whether inf resyncs (its handlers then take syncs as client-go's take
    the informer's resync period). */
-static bool kctl__inf_resyncs(const kctl_informer *inf) { return inf->r->resync_ns != 0; }
+static bool kctl__inf_resyncs(const kctl_informer *inf) { return KCTL__RF_RESYNC && inf->r->resync_ns != 0; }
 
 typedef struct kctl__infctx {
     kctl_informer *inf;
@@ -15565,7 +15617,7 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
            gets it from the cache's replace, in one trip (below). */
         kctl_obj *old = d[i].type == KCTL_DELTA_DELETED ? kctl_indexer_get(inf->ix, key) : NULL, *obj = d[i].obj, *t = NULL;
         int rc;
-        if (obj && inf->transform) { /* what the cache and the handlers get */
+        if (KCTL__INF_TRANSFORM && obj && inf->transform) { /* what the cache and the handlers get */
             rc = inf->transform(obj, &t, inf->transform_user_data);
             if (rc == KCTL_OK && !t) rc = KCTL_ERR_INVALID_ARG;
             if (rc == KCTL_ERR_NOMEM) { /* as the cache's NOMEM: this key and the rest later */
@@ -15647,6 +15699,25 @@ static void kctl__inf_stats(kctl_informer *inf, kctl_reflector_stats *out) {
     if (inf->cache_err) out->last_error = inf->cache_err;
 }
 
+#ifdef KCTL_NO_THREADS
+/* A late handler's add of one cached object (kctl__ix_each's callback):
+   without threads nothing writes the cache while its handlers run (they
+   only enqueue keys), so the walk needs no copy of the contents. The
+   handler is read through inf each time: an add_handler from a handler
+   may move the list. */
+typedef struct kctl__infreplay {
+    kctl_informer *inf;
+    uint32_t k;
+} kctl__infreplay;
+
+static int kctl__inf_replay(kctl_obj *obj, void *ctx) {
+    const kctl__infreplay *p = (const kctl__infreplay *)ctx;
+    const kctl_handler *h = &KCTL__INF_RUN(p->inf)[p->k].h;
+    h->on_add(obj, h->user_data);
+    return KCTL_OK;
+}
+#endif
+
 KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *next_ns) {
     kctl__infctx c;
     uint32_t k;
@@ -15674,6 +15745,18 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     inf->nrun = inf->nhandlers; /* the ones a handler adds meanwhile run from the next step */
 #endif
     for (k = 0; k < inf->nrun; k++) { /* late handlers: what is cached, as adds */
+#ifdef KCTL_NO_THREADS
+        kctl__infreplay p;
+        if (!KCTL__INF_RUN(inf)[k].replay) continue;
+        KCTL__INF_RUN(inf)[k].replay = false;
+        inf->cache_err = KCTL_OK;
+        if (!KCTL__INF_RUN(inf)[k].h.on_add) continue;
+        p.inf = inf;
+        p.k = k;
+        inf->from_list = true; /* the current contents, as a list gives them */
+        (void)kctl__ix_each(inf->ix, kctl__inf_replay, &p);
+        inf->from_list = false;
+#else
         kctl_obj_list l;
         size_t i;
         if (!KCTL__INF_RUN(inf)[k].replay) continue;
@@ -15689,6 +15772,7 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
         for (i = 0; i < l.count; i++) KCTL__INF_RUN(inf)[k].h.on_add(l.items[i], KCTL__INF_RUN(inf)[k].h.user_data);
         inf->from_list = false;
         kctl_obj_list_free(&l);
+#endif
     }
     while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
     if (inf->ckpt) kctl__ckpt_tick(inf);
@@ -16825,9 +16909,10 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    only for keys no spinner will take. A controller's worker does done
    and its next get in one hold of the lock. */
 /* The queue's trim switches (COMPILE-TIME OPTIONS): whether a queue may
-   have priority with aging (kctl_priority_desc) and a pending_after mode
-   other than KEEP; KCTL__QPRIO and KCTL__QPEND are q's, 0 where compiled
-   out, so that the compiler drops what they guard. */
+   have priority with aging (kctl_priority_desc), a pending_after mode
+   other than KEEP and a max_keys; KCTL__QPRIO, KCTL__QPEND and KCTL__QMAX
+   are q's, 0 where compiled out, so that the compiler drops what they
+   guard. */
 #ifdef KCTL_NO_QUEUE_PRIORITY
 #define KCTL__Q_PRIO 0
 #else
@@ -16849,7 +16934,13 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_DUR 1
 #endif
+#ifdef KCTL_NO_QUEUE_BOUND
+#define KCTL__Q_BOUND 0
+#else
+#define KCTL__Q_BOUND 1
+#endif
 #define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
+#define KCTL__QMAX(q) (KCTL__Q_BOUND ? (q)->max_keys : 0) /* max_keys; 0 where compiled out */
 #define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
 #define KCTL__QPEND(q) (KCTL__Q_PEND ? (int)(q)->pending : KCTL_PENDING_KEEP)
 
@@ -16995,7 +17086,7 @@ static void kctl__queue_bump(kctl_queue *q) {
 static size_t kctl__queue_live(const kctl_queue *q) { return q->nready + q->nprocessing + q->nheap; }
 
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
-    if (q->nfree < KCTL__QUEUE_FREE_MAX && (!q->max_keys || q->nfree < q->max_keys)) {
+    if (q->nfree < KCTL__QUEUE_FREE_MAX && (!KCTL__QMAX(q) || q->nfree < q->max_keys)) {
         e->next = q->free_list;
         q->free_list = e;
         q->nfree++;
@@ -17085,7 +17176,7 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
 /* Whether a key the queue does not hold would pass max_keys: keys counted
    by role (waiting, in flight, delayed; one in two roles twice). Lock held. */
 static bool kctl__queue_full(const kctl_queue *q) {
-    return q->max_keys && q->nready + q->nprocessing + q->nheap >= q->max_keys;
+    return KCTL__QMAX(q) && q->nready + q->nprocessing + q->nheap >= q->max_keys;
 }
 
 /* Refuse a new key for max_keys: count and log it. Lock held; logs after. */
@@ -17161,7 +17252,7 @@ static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
 /* ---- the delay heap, ordered by (ready_ns, seq) */
 static bool kctl__heap_less(const kctl__qent *a, const kctl__qent *b) {
     const kctl__qcold *x = kctl__cold(a), *y = kctl__cold(b);
-    return x->ready_ns < y->ready_ns || (x->ready_ns == y->ready_ns && x->seq < y->seq);
+    return x->ready_ns != y->ready_ns ? x->ready_ns < y->ready_ns : x->seq < y->seq;
 }
 
 static void kctl__heap_set(kctl_queue *q, size_t i, kctl__qent *e) {
@@ -17334,22 +17425,22 @@ KCTL_API kctl_queue_desc kctl_queue_desc_init(void) {
 }
 
 KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
-    kctl_queue_desc d = kctl_queue_desc_init();
+    kctl_queue_desc d;
     kctl_queue *q;
     void *raw;
     size_t i;
-    if (desc) {
-        d = *desc;
-        if (!d.name) d.name = "";
-        if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
-    }
+    memset(&d, 0, sizeof d); /* zero is the default everywhere (kctl_queue_desc_init's values are filled below) */
+    if (desc) d = *desc;
+    if (!d.name) d.name = "";
+    if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
     if (!out || (!d.allocator.alloc_fn) != (!d.allocator.free_fn) ||
         (!d.clock.subscribe_fn) != (!d.clock.unsubscribe_fn) ||
         d.pending_after < KCTL_PENDING_KEEP || d.pending_after > KCTL_PENDING_MERGE) {
         kctl_limiter_destroy(d.limiter);
         return KCTL_ERR_INVALID_ARG;
     }
-    if ((!KCTL__Q_PRIO && d.priority.enabled) || (!KCTL__Q_PEND && d.pending_after != KCTL_PENDING_KEEP)) {
+    if ((!KCTL__Q_PRIO && d.priority.enabled) || (!KCTL__Q_PEND && d.pending_after != KCTL_PENDING_KEEP) ||
+        (!KCTL__Q_BOUND && d.max_keys)) {
         kctl_limiter_destroy(d.limiter); /* a part compiled out (COMPILE-TIME OPTIONS) */
         return KCTL_ERR_UNSUPPORTED;
     }
@@ -17368,14 +17459,14 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->clock = d.clock;
     q->real_clock = d.clock.subscribe_fn == NULL;
     for (i = 0; i < sizeof q->name - 1 && d.name[i]; i++) q->name[i] = d.name[i]; /* the first 63 bytes (q is zeroed) */
-    q->timed = q->name[0] != 0;
+    q->timed = KCTL__Q_DUR && q->name[0] != 0;
     q->max_keys = d.max_keys;
     q->pending = (uint8_t)d.pending_after;
     q->prio = d.priority.enabled;
-    q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
+    if (KCTL__Q_PRIO) q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
     kctl__list_init(&q->inflight);
-    kctl__list_init(&q->returned);
-    kctl__list_init(&q->low);
+    if (KCTL__Q_FAST) kctl__list_init(&q->returned); /* (only the fast build keeps one) */
+    if (KCTL__Q_PRIO) kctl__list_init(&q->low);
     q->limiter = d.limiter ? d.limiter : kctl_limiter_default_with(&q->clock, &q->allocator);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
@@ -17433,13 +17524,57 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     kctl__free(&a, q->raw);
 }
 
+/* What every add does first: take the lock, move the delayed keys whose
+   time has come into the queue, find or make key's entry. *now: the
+   time, read before the lock by the caller when fresh (a real clock: it
+   keeps the lock short), else read here under it when need_now or a key
+   is delayed (a virtual clock: an advance must not slip in between). The
+   entry with the lock held; or NULL with it released and *rc SHUTDOWN,
+   FULL or NOMEM (counted and logged). */
+#if !KCTL_SMALL && (defined(__GNUC__) || defined(__clang__))
+#define KCTL__Q_ENTER_INLINE __attribute__((always_inline)) inline /* the default build: each add keeps its own code */
+#else
+#define KCTL__Q_ENTER_INLINE /* KCTL_SMALL: one copy for the three */
+#endif
+static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const char *key, size_t len, uint32_t h, bool fresh,
+                                                          bool need_now, uint64_t *now, bool *created, int *rc) {
+    kctl__qent *e;
+    bool full;
+    kctl__mutex_lock(&q->mu);
+    if (q->shutting_down) {
+        kctl__mutex_unlock(&q->mu);
+        *rc = KCTL_ERR_SHUTDOWN;
+        return NULL;
+    }
+    if (!fresh && (need_now || q->nheap)) *now = kctl__queue_now(q);
+    if (q->nheap) kctl__queue_promote(q, *now); /* delayed keys whose time has come go first */
+    e = kctl__queue_lookup(q, key, len, h, created, &full);
+    if (!e) {
+        if (full) {
+            *rc = kctl__queue_refuse(q);
+            return NULL;
+        }
+        kctl__mutex_unlock(&q->mu);
+        kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
+        *rc = KCTL_ERR_NOMEM;
+    }
+    return e;
+}
+
 /* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
    are known: an object's (its node), from the controller's handlers. */
 static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
-    uint64_t now;
+    uint64_t now = 0;
     kctl__qent *e;
-    bool created, full;
-    if (KCTL__Q_FAST) kctl__map_prefetch(&q->map, h);
+    bool created;
+#if KCTL_SMALL
+    bool fresh = KCTL__QTIMED(q) && q->real_clock;
+    int rc;
+    if (fresh) now = kctl__queue_now(q); /* outside the lock: keeps it short */
+    if (!(e = kctl__queue_enter(q, key, len, h, fresh, KCTL__QTIMED(q), &now, &created, &rc))) return rc;
+#else /* the hot path of every event: its own code, no out-parameters */
+    bool full;
+    kctl__map_prefetch(&q->map, h);
     now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
     kctl__mutex_lock(&q->mu);
     if (q->shutting_down) {
@@ -17457,6 +17592,7 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
     }
+#endif
     if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
@@ -17471,27 +17607,14 @@ KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
 
 KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
     size_t len = kctl__key_len(key);
-    uint32_t h;
-    uint64_t now;
+    uint64_t now = 0;
     kctl__qent *e;
-    bool created, full;
+    bool created;
+    int rc;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
     if (!KCTL__QPRIO(q)) return kctl_queue_add(q, key);
-    h = kctl__hash(key, len);
-    kctl__mutex_lock(&q->mu);
-    if (q->shutting_down) {
-        kctl__mutex_unlock(&q->mu);
-        return KCTL_ERR_SHUTDOWN;
-    }
-    now = kctl__queue_now(q); /* under the lock: the low list stays in time order */
-    if (q->nheap) kctl__queue_promote(q, now);
-    e = kctl__queue_lookup(q, key, len, h, &created, &full);
-    if (!e) {
-        if (full) return kctl__queue_refuse(q);
-        kctl__mutex_unlock(&q->mu);
-        kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
-        return KCTL_ERR_NOMEM;
-    }
+    /* the time under the lock: the low list stays in time order */
+    if (!(e = kctl__queue_enter(q, key, len, kctl__hash(key, len), false, true, &now, &created, &rc))) return rc;
     if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
     kctl__queue_add_low_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
@@ -17500,26 +17623,17 @@ KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
 
 KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay_ns) {
     size_t len = kctl__key_len(key);
-    uint32_t h;
-    uint64_t now;
+    uint64_t now = 0;
     kctl__qent *e;
-    bool created, full;
+    bool created;
+    int rc;
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
-    h = kctl__hash(key, len);
     /* A virtual clock is read under the lock: an advance that slips in
        between must not leave a key due in the past unseen. */
-    now = q->real_clock ? kctl__queue_now(q) : 0;
-    kctl__mutex_lock(&q->mu);
-    if (q->shutting_down) {
-        kctl__mutex_unlock(&q->mu);
-        return KCTL_ERR_SHUTDOWN;
-    }
-    if (!q->real_clock) now = kctl__queue_now(q);
-    if (q->nheap) kctl__queue_promote(q, now); /* keep ready keys ahead of this one */
-    e = kctl__queue_lookup(q, key, len, h, &created, &full);
-    if (!e && full) return kctl__queue_refuse(q);
-    if (!e || (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK)) {
-        if (e && created) kctl__queue_retire(q, e);
+    if (q->real_clock) now = kctl__queue_now(q);
+    if (!(e = kctl__queue_enter(q, key, len, kctl__hash(key, len), q->real_clock, true, &now, &created, &rc))) return rc;
+    if (delay_ns && !(e->flags & KCTL__Q_DELAYED) && kctl__heap_reserve(q) != KCTL_OK) {
+        if (created) kctl__queue_retire(q, e);
         kctl__mutex_unlock(&q->mu);
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
         return KCTL_ERR_NOMEM;
@@ -17596,7 +17710,7 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
         e->flags |= KCTL__Q_LISTED;
         kctl__list_append(&q->returned, e);
-        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (q->max_keys && q->nreturned >= q->max_keys))
+        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (KCTL__QMAX(q) && q->nreturned >= q->max_keys))
             kctl__queue_recycle(q); /* no producer took them */
     }
     if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
@@ -17911,6 +18025,11 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
 #define KCTL__CTL_HOT 1
 #endif
 #define KCTL__CTL_KEYRECS (KCTL__CTL_HOLD || KCTL__CTL_HOT)
+#ifdef KCTL_NO_PREDICATES /* no watch has a predicate: the evaluator is not linked */
+#define KCTL__CTL_PRED 0
+#else
+#define KCTL__CTL_PRED 1
+#endif
 
 /* A watch is its informer handler's user_data, so it never moves: each is
    allocated on its own (the owner's group and kind follow it) and pushed
@@ -18033,7 +18152,7 @@ static void kctl__ctl_on_map(kctl__ctlwatch *w, const kctl_obj *obj, const char 
 }
 
 static bool kctl__ctl_pass(const kctl__ctlwatch *w, const kctl_obj *old_obj, const kctl_obj *new_obj) {
-    return !w->has_pred || kctl_predicate_eval(&w->pred, old_obj, new_obj);
+    return !KCTL__CTL_PRED || !w->has_pred || kctl_predicate_eval(&w->pred, old_obj, new_obj);
 }
 static void kctl__ctl_add_ev(kctl_obj *obj, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
@@ -18063,7 +18182,7 @@ static kctl__ctlwatch *kctl__ctl_watch_new(kctl_controller *c, kctl_informer *in
     w->on = on;
     w->map = map;
     w->user_data = user_data;
-    if (pred) {
+    if (KCTL__CTL_PRED && pred) { /* (none where compiled out: refused before) */
         w->pred = *pred;
         w->has_pred = true;
     }
@@ -18109,7 +18228,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         return KCTL_ERR_INVALID_ARG;
     }
     if ((!KCTL__CTL_OFFLINE && desc->offline.enabled) || (!KCTL__CTL_HOLD && desc->hold_backoff) ||
-        (!KCTL__CTL_HOT && desc->hot_loop.max)) { /* a part compiled out (COMPILE-TIME OPTIONS) */
+        (!KCTL__CTL_HOT && desc->hot_loop.max) || (!KCTL__CTL_PRED && desc->predicate)) { /* a part compiled out (COMPILE-TIME OPTIONS) */
         kctl_limiter_destroy(desc->limiter);
         return KCTL_ERR_UNSUPPORTED;
     }
@@ -18122,7 +18241,9 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     c->transport = desc->transport;
     c->reconcile = desc->reconcile;
     c->user_data = desc->user_data;
+#ifndef KCTL_NO_THREADS /* (the workers' threads) */
     c->workers = desc->workers ? desc->workers : 1;
+#endif
     c->logger = desc->logger;
     c->allocator = desc->allocator;
 #if KCTL__CTL_OFFLINE
@@ -18139,9 +18260,9 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     if (!c->hot.window_ns) c->hot.window_ns = KCTL_SEC(60);
     if (!c->hot.slow_ns) c->hot.slow_ns = KCTL_SEC(30);
 #endif
-    qd = kctl_queue_desc_init();
+    memset(&qd, 0, sizeof qd); /* the queue's defaults for what is zero */
     qd.name = desc->name;
-    if (desc->clock.now_fn) qd.clock = desc->clock;
+    qd.clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
     c->clock = qd.clock;
     qd.limiter = desc->limiter;
     qd.allocator = desc->allocator;
@@ -18220,6 +18341,7 @@ KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf,
     size_t glen, klen;
     kctl__ctlwatch *w;
     if (!c || !inf || !owner_kind || !*owner_kind) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__CTL_PRED && pred) return KCTL_ERR_UNSUPPORTED;
     glen = owner_group ? kctl__strlen(owner_group) : 0;
     klen = kctl__strlen(owner_kind);
     if ((w = kctl__ctl_watch_new(c, inf, kctl__ctl_on_owned, glen + klen + 2, NULL, NULL, pred)) != NULL) {
@@ -18235,6 +18357,7 @@ KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf,
 
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred) {
     if (!c || !inf || !map) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__CTL_PRED && pred) return KCTL_ERR_UNSUPPORTED;
     return kctl__ctl_watch_add(c, kctl__ctl_watch_new(c, inf, kctl__ctl_on_map, 0, map, user_data, pred));
 }
 

@@ -65,6 +65,8 @@ int kt_need(int rc, const char *why);
    kt_need on a queue's or a controller's create (the wrappers below). */
 const char *kt_queue_needs(const kctl_queue_desc *d);
 const char *kt_controller_needs(const kctl_controller_desc *d);
+const char *kt_reflector_needs(const kctl_reflector_desc *d, const char *why);
+const char *kt_informer_needs(const kctl_informer_desc *d, const char *why);
 /* Skip the running test in a build without the memstore (before a test
    forks a child that would need it). */
 #ifdef KCTL_NO_MEMSTORE
@@ -141,13 +143,42 @@ int kt_need(int rc, const char *why) {
 }
 const char *kt_queue_needs(const kctl_queue_desc *d) {
     if (d && d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
+#ifdef KCTL_NO_QUEUE_BOUND
+    if (d && d->max_keys) return "KCTL_NO_QUEUE_BOUND";
+#endif
     return "KCTL_NO_PENDING_MODES";
+}
+/* Why a reflector or informer desc is UNSUPPORTED: a resync (KCTL_NO_RESYNC),
+   a transform (KCTL_NO_TRANSFORM), else why (a selector or pages). */
+const char *kt_reflector_needs(const kctl_reflector_desc *d, const char *why) {
+#ifdef KCTL_NO_RESYNC
+    if (d && d->resync_ns) return "KCTL_NO_RESYNC";
+#else
+    (void)d;
+#endif
+    return why;
+}
+const char *kt_informer_needs(const kctl_informer_desc *d, const char *why) {
+#ifdef KCTL_NO_RESYNC
+    if (d && d->resync_ns) return "KCTL_NO_RESYNC";
+#endif
+#ifdef KCTL_NO_TRANSFORM
+    if (d && d->transform) return "KCTL_NO_TRANSFORM";
+#endif
+    (void)d;
+    return why;
 }
 const char *kt_controller_needs(const kctl_controller_desc *d) {
     if (!d) return "?";
     if (d->offline.enabled) return "KCTL_NO_OFFLINE";
     if (d->hold_backoff) return "KCTL_NO_HOLD_BACKOFF";
     if (d->hot_loop.max) return "KCTL_NO_HOT_LOOP";
+#ifdef KCTL_NO_PREDICATES
+    if (d->predicate) return "KCTL_NO_PREDICATES";
+#endif
+#ifdef KCTL_NO_QUEUE_BOUND
+    if (d->max_keys) return "KCTL_NO_QUEUE_BOUND";
+#endif
     if (d->priority.enabled) return "KCTL_NO_QUEUE_PRIORITY";
     return "KCTL_NO_PENDING_MODES";
 }
@@ -278,9 +309,10 @@ void kt_suite_contract(void); /* tests/contract.h: every transport's contract, p
 void kt_suite_budget(void);
 /* In a build with parts compiled out (KCTL_NO_MEMSTORE, _LEADER, _METRICS,
    _FLOAT, _JSON_DOUBLE, _SELECTORS, _CHECKPOINT, _MERGE_PATCH, _PAGING,
-   _FAULTS, _INDEXES), a test that reaches for one is skipped, with the
-   switch as its reason, at the call that says UNSUPPORTED: never dropped
-   silently, and nothing else it tests is lost where the part is there. */
+   _FAULTS, _INDEXES, _RESYNC, _TRANSFORM, ...), a test that reaches for
+   one is skipped, with the switch as its reason, at the call that says
+   UNSUPPORTED: never dropped silently, and nothing else it tests is lost
+   where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
 #define kctl_memstore_create(d, o) kt_need(kctl_memstore_create((d), (o)), "KCTL_NO_MEMSTORE")
 #elif defined(KCTL_NO_FILES)
@@ -320,13 +352,28 @@ void kt_suite_budget(void);
 #define KT_WHY_LIST "KCTL_NO_PAGING"
 #endif
 #ifdef KT_WHY_LIST
-#define kctl_reflector_create(d, o) kt_need(kctl_reflector_create((d), (o)), KT_WHY_LIST)
-#define kctl_informer_create(d, o) kt_need(kctl_informer_create((d), (o)), KT_WHY_LIST)
 #define kctl_transport_list(t, r, lo, o, st) kt_need(kctl_transport_list((t), (r), (lo), (o), (st)), KT_WHY_LIST)
+#endif
+/* ... and for a resync (KCTL_NO_RESYNC) or an informer's transform
+   (KCTL_NO_TRANSFORM): kt_list_needs names the switch. */
+#if defined(KT_WHY_LIST) || defined(KCTL_NO_RESYNC) || defined(KCTL_NO_TRANSFORM)
+#ifdef KT_WHY_LIST
+#define KT_WHY_CREATE KT_WHY_LIST
+#else
+#define KT_WHY_CREATE "?"
+#endif
+#define kctl_reflector_create(d, o) kt_need(kctl_reflector_create((d), (o)), kt_reflector_needs((d), KT_WHY_CREATE))
+#define kctl_informer_create(d, o) kt_need(kctl_informer_create((d), (o)), kt_informer_needs((d), KT_WHY_CREATE))
+#endif
+#if defined(KCTL_NO_SELECTORS) && defined(KCTL_NO_RESYNC) /* a manager's informer: a selector, or the manager's resync */
+#define kctl_manager_informer(m, r, l, f, o) kt_need(kctl_manager_informer((m), (r), (l), (f), (o)), "KCTL_NO_SELECTORS or KCTL_NO_RESYNC")
+#elif defined(KCTL_NO_SELECTORS)
+#define kctl_manager_informer(m, r, l, f, o) kt_need(kctl_manager_informer((m), (r), (l), (f), (o)), "KCTL_NO_SELECTORS")
+#elif defined(KCTL_NO_RESYNC)
+#define kctl_manager_informer(m, r, l, f, o) kt_need(kctl_manager_informer((m), (r), (l), (f), (o)), "KCTL_NO_RESYNC")
 #endif
 #ifdef KCTL_NO_SELECTORS /* what takes a selector says UNSUPPORTED for one */
 #define kctl_selector_parse(l, f, a, o) kt_need(kctl_selector_parse((l), (f), (a), (o)), "KCTL_NO_SELECTORS")
-#define kctl_manager_informer(m, r, l, f, o) kt_need(kctl_manager_informer((m), (r), (l), (f), (o)), "KCTL_NO_SELECTORS")
 #define kctl_transport_watch_open(t, r, lo, v, o, st) kt_need(kctl_transport_watch_open((t), (r), (lo), (v), (o), (st)), "KCTL_NO_SELECTORS")
 #define KT_NEED_SELECTORS(rc) kt_need((rc), "KCTL_NO_SELECTORS")
 #else
@@ -361,13 +408,17 @@ void kt_suite_budget(void);
 /* The queue's and the controller's trim switches: a desc that asks for a
    part compiled out is UNSUPPORTED at create; the skip names the switch
    (kt_queue_needs, kt_controller_needs: the first such part d asks for). */
-#if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES)
+#if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES) || defined(KCTL_NO_QUEUE_BOUND)
 #define kctl_queue_create(d, o) kt_need(kctl_queue_create((d), (o)), kt_queue_needs(d))
 #endif
 #if defined(KCTL_NO_QUEUE_PRIORITY) || defined(KCTL_NO_PENDING_MODES) || defined(KCTL_NO_OFFLINE) || \
-    defined(KCTL_NO_HOLD_BACKOFF) || defined(KCTL_NO_HOT_LOOP)
+    defined(KCTL_NO_HOLD_BACKOFF) || defined(KCTL_NO_HOT_LOOP) || defined(KCTL_NO_PREDICATES) || defined(KCTL_NO_QUEUE_BOUND)
 #define kctl_controller_create(d, o) kt_need(kctl_controller_create((d), (o)), kt_controller_needs(d))
 #define kctl_manager_add_controller(m, d, o) kt_need(kctl_manager_add_controller((m), (d), (o)), kt_controller_needs(d))
+#endif
+#ifdef KCTL_NO_PREDICATES /* a watch with a predicate is UNSUPPORTED */
+#define kctl_controller_watch_owned(c, i, g, k, p) kt_need(kctl_controller_watch_owned((c), (i), (g), (k), (p)), "KCTL_NO_PREDICATES")
+#define kctl_controller_watch_map(c, i, m, u, p) kt_need(kctl_controller_watch_map((c), (i), (m), (u), (p)), "KCTL_NO_PREDICATES")
 #endif
 #endif
 
