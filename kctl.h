@@ -11137,17 +11137,19 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
    once no byte has its high bit (nothing under 0x20; no 0x22; no 0x5c). */
 static bool kctl__as_plain(const char *v, size_t n) {
     const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+    uint64_t x = ones * 'a', bad = 0; /* a short tail padded with a plain byte */
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x;
+    if (n < 8) {
+        memcpy(&x, v, n);
+        return !((x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & highs);
+    }
+    for (;;) { /* the last word overlaps the one before (the bytes tested twice) */
         memcpy(&x, v + i, 8);
-        if ((x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & highs) return false;
+        bad |= x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones);
+        if (i + 8 == n) break;
+        i = i + 16 <= n ? i + 8 : n - 8;
     }
-    for (; i < n; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
-    }
-    return true;
+    return !(bad & highs);
 }
 
 /* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
@@ -11460,8 +11462,8 @@ static uint64_t kctl__as_fp_num(const kctl_json *j, uint32_t v) {
     return kctl__as_fp_mix(h ^ (far ? UINT64_C(0x9e3779b97f4a7c15) : (uint64_t)e) ^ (d.neg ? UINT64_C(0xa5a5a5a5) << 32 : 0));
 }
 
-static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, size_t nskip, const kctl_allocator *a,
-                       uint64_t *out) {
+/* (top: v is a document, whose metadata and status are left out) */
+static int kctl__as_fp(const kctl_json *j, uint32_t v, bool top, const kctl_allocator *a, uint64_t *out) {
     const kctl_json_tok *t = &j->toks[v];
     uint64_t h = 0, x;
     uint32_t k, e;
@@ -11470,13 +11472,19 @@ static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, 
     case KCTL_JSON_STRING: h = kctl__as_fp_str(j, v); break;
     case KCTL_JSON_ARRAY: /* in order */
         for (k = 0, e = v + 1; rc == KCTL_OK && k < t->size; k++, e += j->toks[e].skip)
-            if ((rc = kctl__as_fp(j, e, NULL, 0, a, &x)) == KCTL_OK) h = kctl__as_fp_mix(h + x);
+            if ((rc = kctl__as_fp(j, e, false, a, &x)) == KCTL_OK) h = kctl__as_fp_mix(h + x);
         break;
     case KCTL_JSON_OBJECT: { /* a sum: in any order */
         kctl__jmview m;
+        if (t->size <= 4) { /* a few members: the last of each name found by looking ahead, in no memory */
+            for (k = 0, e = v + 1; rc == KCTL_OK && k < t->size; k++, e += 1 + j->toks[e + 1].skip)
+                if (kctl__jlast(j, v, e) && !(top && kctl__as_top(j, e) >= 2) && (rc = kctl__as_fp(j, e + 1, false, a, &x)) == KCTL_OK)
+                    h += kctl__as_fp_mix(kctl__as_fp_str(j, e) ^ kctl__as_fp_mix(x + 1));
+            break;
+        }
         rc = kctl__jmembers(j, v, a, false, &m);
         for (k = 0; rc == KCTL_OK && k < m.n; k++)
-            if (!kctl__as_skipped(j, m.keys[k], skip, nskip) && (rc = kctl__as_fp(j, m.keys[k] + 1, NULL, 0, a, &x)) == KCTL_OK)
+            if (!(top && kctl__as_top(j, m.keys[k]) >= 2) && (rc = kctl__as_fp(j, m.keys[k] + 1, false, a, &x)) == KCTL_OK)
                 h += kctl__as_fp_mix(kctl__as_fp_str(j, m.keys[k]) ^ kctl__as_fp_mix(x + 1));
         kctl__jmembers_free(&m);
         break;
@@ -11491,9 +11499,8 @@ static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, 
 /* The fingerprint of a document's body: everything but metadata and
    status, what the custom resource rule compares. */
 static int kctl__as_fp_body(const kctl_json *j, const kctl_allocator *a, uint64_t *out) {
-    static const char *const skip[] = { "metadata", "status" };
     if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
-    return kctl__as_fp(j, 0, skip, 2, a, out);
+    return kctl__as_fp(j, 0, true, a, out);
 }
 
 /* What a store keeps of an object it stores for its next update. */
@@ -11835,10 +11842,17 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const c
 /* Read and check a sent document: its metadata strings into in (400
    BadRequest for a bad shape, 413 for more than kctl holds). */
 static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
-    uint32_t md = kctl_json_member(j, 0, "metadata"), kind = kctl_json_member(j, 0, "kind"), v;
-    size_t span = 64;
+    size_t span = 64, c;
     const char *why;
-    size_t c;
+#if KCTL_SMALL
+    uint32_t md = kctl_json_member(j, 0, "metadata"), kind = kctl_json_member(j, 0, "kind"), v;
+#else /* (one walk of the members for both, the last of a name counts) */
+    uint32_t md = KCTL_JSON_NONE, kind = KCTL_JSON_NONE, v, i, k;
+    int top;
+    if (kctl_json_type_of(j, 0) == KCTL_JSON_OBJECT)
+        for (i = 1, k = 0; k < j->toks[0].size; k++, i += 1 + j->toks[i + 1].skip)
+            if ((top = kctl__as_top(j, i)) == 1 || top == 2) *(top == 2 ? &md : &kind) = i + 1;
+#endif
     if (kctl_json_type_of(j, md) == KCTL_JSON_OBJECT) span += j->toks[md].end - j->toks[md].start;
     if (kctl_json_type_of(j, kind) == KCTL_JSON_STRING) span += j->toks[kind].end - j->toks[kind].start;
     kctl__free(&r->req->allocator, r->sc.buf);
