@@ -11537,8 +11537,11 @@ static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, cons
         else if (k == 3) status = i + 1;
     }
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
-    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) {
+        uint32_t n = j->toks[i].end - j->toks[i].start; /* (the lengths' test here first: it decides most names) */
+        if (!j->toks[i].escaped && n != 10 && n != 17 && n != 26) continue;
         if ((k = kctl__as_named(j, i, names, lens, 3, UINT32_C(0x4020400))) >= 0) mv[k] = i + 1; /* bits 10, 17, 26 */
+    }
     if (mv[0] != KCTL_JSON_NONE) return KCTL_ERR_INVALID_ARG;
     v = mv[1];
     if (kctl_json_type_of(j, v) == KCTL_JSON_STRING) { /* as kctl__as_cur_meta reads it */
@@ -11654,7 +11657,17 @@ typedef struct kctl__asrun {
     bool sent_fp_ok;
     bool sent_fp_pre;                /* sent_fp is r->sent's, found before the decision (kctl__aspre) */
     kctl__jdoc curfin;               /* the stored finalizers, parsed on their own (kctl__as_cur_known) */
+#if !KCTL_SMALL
+    char sc_own[384];                /* sc's memory when it fits (a document's usual metadata): nothing allocated */
+#endif
 } kctl__asrun;
+
+/* The scratch's memory freed: sc_own is not (small builds: always allocated). */
+#if KCTL_SMALL
+#define KCTL__AS_SC_FREE(r, a) kctl__free((a), (r)->sc.buf)
+#else
+#define KCTL__AS_SC_FREE(r, a) do { if ((r)->sc.buf != (r)->sc_own) kctl__free((a), (r)->sc.buf); } while (0)
+#endif
 
 #ifndef KCTL_NO_VALIDATION
 static int kctl__as_bad_request(kctl__asrun *r, const char *why) {
@@ -11855,9 +11868,13 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
 #endif
     if (kctl_json_type_of(j, md) == KCTL_JSON_OBJECT) span += j->toks[md].end - j->toks[md].start;
     if (kctl_json_type_of(j, kind) == KCTL_JSON_STRING) span += j->toks[kind].end - j->toks[kind].start;
-    kctl__free(&r->req->allocator, r->sc.buf);
+    KCTL__AS_SC_FREE(r, &r->req->allocator);
     r->sc.used = 0;
     r->sc.cap = 3 * span; /* every metadata string once as read, again when checked, again for finalizers */
+#if !KCTL_SMALL
+    if (r->sc.cap <= sizeof r->sc_own) r->sc.buf = r->sc_own;
+    else
+#endif
     if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
     if ((why = kctl__as_read(in, &r->sc, j, md, kind)) != NULL) return kctl__as_bad_request(r, why);
     for (c = 0; c < 4; c++) {
@@ -12296,7 +12313,7 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     if (keep_rc) *keep_rc = r.keep_rc;
     if (body_fp_ok) *body_fp_ok = rc == KCTL_OK && r.sent_fp_ok;
     if (body_fp) *body_fp = r.sent_fp;
-    kctl__free(&req->allocator, r.sc.buf);
+    KCTL__AS_SC_FREE(&r, &req->allocator);
     kctl__jdoc_free(&r.sent);
     kctl__jdoc_free(&r.cur);
     if (!KCTL_SMALL) kctl__jdoc_free(&r.curfin); /* (small builds: never used) */
@@ -12341,7 +12358,7 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
             rc = kctl__as_invalid_bare(st, res, *in.kind ? in.kind : res->resource, kctl_obj_name(obj));
 #endif
     }
-    kctl__free(&req.allocator, r.sc.buf);
+    KCTL__AS_SC_FREE(&r, &req.allocator);
     kctl__jdoc_free(&r.sent);
     return rc;
 }
