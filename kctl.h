@@ -10973,6 +10973,18 @@ static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json 
     w->buf[w->len] = '\0';
     if (!t || !t->ok) return true;
     kctl__at_count(t);
+    if (t->cap - t->n >= ntok) { /* room for them all: copied in place, their offsets moved */
+        kctl_json_tok *d = &t->toks[t->n];
+        uint32_t shift = (uint32_t)at - start;
+        memcpy(d, s, (size_t)ntok * sizeof *d);
+        for (i = 0; i < ntok; i++) {
+            d[i].reserved_ = 0;
+            d[i].start += shift; /* (modulo 2^32: exact, the offsets fit) */
+            d[i].end += shift;
+        }
+        t->n += ntok;
+        ntok = 0;
+    }
     for (i = 0; i < ntok; i++) {
         const kctl_json_tok *src = &s[i];
         uint32_t k = kctl__at_add(t, src->type, src->start - start + at, src->end - start + at);
