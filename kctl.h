@@ -11670,7 +11670,7 @@ typedef struct kctl__asrun {
     bool sent_fp_pre;                /* sent_fp is r->sent's, found before the decision (kctl__aspre) */
     kctl__jdoc curfin;               /* the stored finalizers, parsed on their own (kctl__as_cur_known) */
 #if !KCTL_SMALL
-    char sc_own[384];                /* sc's memory when it fits (a document's usual metadata): nothing allocated */
+    char sc_own[384];                /* sc's memory when it fits (a document's usual metadata): nothing allocated (last) */
 #endif
 } kctl__asrun;
 
@@ -12282,7 +12282,11 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     if (!req || !out || !d || !req->res || !req->res->resource || !*req->res->resource || !req->lookup ||
         (!req->allocator.alloc_fn) != (!req->allocator.free_fn))
         return KCTL_ERR_INVALID_ARG;
+#if KCTL_SMALL
     memset(&r, 0, sizeof r);
+#else
+    memset(&r, 0, offsetof(kctl__asrun, sc_own)); /* (sc_own last: nothing read there before it is written) */
+#endif
     r.req = req;
     r.out = out;
     r.d = d;
