@@ -11179,6 +11179,18 @@ static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json 
     w->buf[w->len] = '\0';
     if (!t || !t->ok) return true;
     kctl__at_count(t);
+    if (t->cap - t->n >= ntok) { /* room for them all: copied in place, their offsets moved */
+        kctl_json_tok *d = &t->toks[t->n];
+        uint32_t shift = (uint32_t)at - start;
+        memcpy(d, s, (size_t)ntok * sizeof *d);
+        for (i = 0; i < ntok; i++) {
+            d[i].reserved_ = 0;
+            d[i].start += shift; /* (modulo 2^32: exact, the offsets fit) */
+            d[i].end += shift;
+        }
+        t->n += ntok;
+        ntok = 0;
+    }
     for (i = 0; i < ntok; i++) {
         const kctl_json_tok *src = &s[i];
         uint32_t k = kctl__at_add(t, src->type, src->start - start + at, src->end - start + at);
@@ -11343,17 +11355,19 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
    once no byte has its high bit (nothing under 0x20; no 0x22; no 0x5c). */
 static bool kctl__as_plain(const char *v, size_t n) {
     const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
+    uint64_t x = ones * 'a', bad = 0; /* a short tail padded with a plain byte */
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t x;
+    if (n < 8) {
+        memcpy(&x, v, n);
+        return !((x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & highs);
+    }
+    for (;;) { /* the last word overlaps the one before (the bytes tested twice) */
         memcpy(&x, v + i, 8);
-        if ((x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & highs) return false;
+        bad |= x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones);
+        if (i + 8 == n) break;
+        i = i + 16 <= n ? i + 8 : n - 8;
     }
-    for (; i < n; i++) {
-        unsigned char c = (unsigned char)v[i];
-        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\') return false;
-    }
-    return true;
+    return !(bad & highs);
 }
 
 /* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
@@ -11654,8 +11668,8 @@ static uint64_t kctl__as_fp_num(const kctl_json *j, uint32_t v) {
     return kctl__as_fp_mix(h ^ (far ? UINT64_C(0x9e3779b97f4a7c15) : (uint64_t)e) ^ (d.neg ? UINT64_C(0xa5a5a5a5) << 32 : 0));
 }
 
-static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, size_t nskip, const kctl_allocator *a,
-                       uint64_t *out) {
+/* (top: v is a document, whose metadata and status are left out) */
+static int kctl__as_fp(const kctl_json *j, uint32_t v, bool top, const kctl_allocator *a, uint64_t *out) {
     const kctl_json_tok *t = &j->toks[v];
     uint64_t h = 0, x;
     uint32_t k, e;
@@ -11664,13 +11678,19 @@ static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, 
     case KCTL_JSON_STRING: h = kctl__as_fp_str(j, v); break;
     case KCTL_JSON_ARRAY: /* in order */
         for (k = 0, e = v + 1; rc == KCTL_OK && k < t->size; k++, e += j->toks[e].skip)
-            if ((rc = kctl__as_fp(j, e, NULL, 0, a, &x)) == KCTL_OK) h = kctl__as_fp_mix(h + x);
+            if ((rc = kctl__as_fp(j, e, false, a, &x)) == KCTL_OK) h = kctl__as_fp_mix(h + x);
         break;
     case KCTL_JSON_OBJECT: { /* a sum: in any order */
         kctl__jmview m;
+        if (t->size <= 4) { /* a few members: the last of each name found by looking ahead, in no memory */
+            for (k = 0, e = v + 1; rc == KCTL_OK && k < t->size; k++, e += 1 + j->toks[e + 1].skip)
+                if (kctl__jlast(j, v, e) && !(top && kctl__as_top(j, e) >= 2) && (rc = kctl__as_fp(j, e + 1, false, a, &x)) == KCTL_OK)
+                    h += kctl__as_fp_mix(kctl__as_fp_str(j, e) ^ kctl__as_fp_mix(x + 1));
+            break;
+        }
         rc = kctl__jmembers(j, v, a, false, &m);
         for (k = 0; rc == KCTL_OK && k < m.n; k++)
-            if (!kctl__as_skipped(j, m.keys[k], skip, nskip) && (rc = kctl__as_fp(j, m.keys[k] + 1, NULL, 0, a, &x)) == KCTL_OK)
+            if (!(top && kctl__as_top(j, m.keys[k]) >= 2) && (rc = kctl__as_fp(j, m.keys[k] + 1, false, a, &x)) == KCTL_OK)
                 h += kctl__as_fp_mix(kctl__as_fp_str(j, m.keys[k]) ^ kctl__as_fp_mix(x + 1));
         kctl__jmembers_free(&m);
         break;
@@ -11685,9 +11705,8 @@ static int kctl__as_fp(const kctl_json *j, uint32_t v, const char *const *skip, 
 /* The fingerprint of a document's body: everything but metadata and
    status, what the custom resource rule compares. */
 static int kctl__as_fp_body(const kctl_json *j, const kctl_allocator *a, uint64_t *out) {
-    static const char *const skip[] = { "metadata", "status" };
     if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
-    return kctl__as_fp(j, 0, skip, 2, a, out);
+    return kctl__as_fp(j, 0, true, a, out);
 }
 
 /* What a store keeps of an object it stores for its next update. */
@@ -11724,8 +11743,11 @@ static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, cons
         else if (k == 3) status = i + 1;
     }
     if (kctl_json_type_of(j, md) != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
-    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip)
+    for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) {
+        uint32_t n = j->toks[i].end - j->toks[i].start; /* (the lengths' test here first: it decides most names) */
+        if (!j->toks[i].escaped && n != 10 && n != 17 && n != 26) continue;
         if ((k = kctl__as_named(j, i, names, lens, 3, UINT32_C(0x4020400))) >= 0) mv[k] = i + 1; /* bits 10, 17, 26 */
+    }
     if (mv[0] != KCTL_JSON_NONE) return KCTL_ERR_INVALID_ARG;
     v = mv[1];
     if (kctl_json_type_of(j, v) == KCTL_JSON_STRING) { /* as kctl__as_cur_meta reads it */
@@ -11841,7 +11863,17 @@ typedef struct kctl__asrun {
     bool sent_fp_ok;
     bool sent_fp_pre;                /* sent_fp is r->sent's, found before the decision (kctl__aspre) */
     kctl__jdoc curfin;               /* the stored finalizers, parsed on their own (kctl__as_cur_known) */
+#if !KCTL_SMALL
+    char sc_own[384];                /* sc's memory when it fits (a document's usual metadata): nothing allocated (last) */
+#endif
 } kctl__asrun;
+
+/* The scratch's memory freed: sc_own is not (small builds: always allocated). */
+#if KCTL_SMALL
+#define KCTL__AS_SC_FREE(r, a) kctl__free((a), (r)->sc.buf)
+#else
+#define KCTL__AS_SC_FREE(r, a) do { if ((r)->sc.buf != (r)->sc_own) kctl__free((a), (r)->sc.buf); } while (0)
+#endif
 
 #ifndef KCTL_NO_VALIDATION
 static int kctl__as_bad_request(kctl__asrun *r, const char *why) {
@@ -12029,15 +12061,26 @@ static int kctl__as_new_finalizers(kctl__asrun *r, const kctl__asin *in, const c
 /* Read and check a sent document: its metadata strings into in (400
    BadRequest for a bad shape, 413 for more than kctl holds). */
 static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
-    uint32_t md = kctl_json_member(j, 0, "metadata"), kind = kctl_json_member(j, 0, "kind"), v;
-    size_t span = 64;
+    size_t span = 64, c;
     const char *why;
-    size_t c;
+#if KCTL_SMALL
+    uint32_t md = kctl_json_member(j, 0, "metadata"), kind = kctl_json_member(j, 0, "kind"), v;
+#else /* (one walk of the members for both, the last of a name counts) */
+    uint32_t md = KCTL_JSON_NONE, kind = KCTL_JSON_NONE, v, i, k;
+    int top;
+    if (kctl_json_type_of(j, 0) == KCTL_JSON_OBJECT)
+        for (i = 1, k = 0; k < j->toks[0].size; k++, i += 1 + j->toks[i + 1].skip)
+            if ((top = kctl__as_top(j, i)) == 1 || top == 2) *(top == 2 ? &md : &kind) = i + 1;
+#endif
     if (kctl_json_type_of(j, md) == KCTL_JSON_OBJECT) span += j->toks[md].end - j->toks[md].start;
     if (kctl_json_type_of(j, kind) == KCTL_JSON_STRING) span += j->toks[kind].end - j->toks[kind].start;
-    kctl__free(&r->req->allocator, r->sc.buf);
+    KCTL__AS_SC_FREE(r, &r->req->allocator);
     r->sc.used = 0;
     r->sc.cap = 3 * span; /* every metadata string once as read, again when checked, again for finalizers */
+#if !KCTL_SMALL
+    if (r->sc.cap <= sizeof r->sc_own) r->sc.buf = r->sc_own;
+    else
+#endif
     if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
     if ((why = kctl__as_read(in, &r->sc, j, md, kind)) != NULL) return kctl__as_bad_request(r, why);
     for (c = 0; c < 4; c++) {
@@ -12433,7 +12476,11 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     if (!req || !out || !d || !req->res || !req->res->resource || !*req->res->resource || !req->lookup ||
         (!req->allocator.alloc_fn) != (!req->allocator.free_fn))
         return KCTL_ERR_INVALID_ARG;
+#if KCTL_SMALL
     memset(&r, 0, sizeof r);
+#else
+    memset(&r, 0, offsetof(kctl__asrun, sc_own)); /* (sc_own last: nothing read there before it is written) */
+#endif
     r.req = req;
     r.out = out;
     r.d = d;
@@ -12476,7 +12523,7 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     if (keep_rc) *keep_rc = r.keep_rc;
     if (body_fp_ok) *body_fp_ok = rc == KCTL_OK && r.sent_fp_ok;
     if (body_fp) *body_fp = r.sent_fp;
-    kctl__free(&req->allocator, r.sc.buf);
+    KCTL__AS_SC_FREE(&r, &req->allocator);
     kctl__jdoc_free(&r.sent);
     kctl__jdoc_free(&r.cur);
     if (!KCTL_SMALL) kctl__jdoc_free(&r.curfin); /* (small builds: never used) */
@@ -12521,7 +12568,7 @@ KCTL_API int kctl_apisrv_check(const kctl_resource *res, const kctl_obj *obj, co
             rc = kctl__as_invalid_bare(st, res, *in.kind ? in.kind : res->resource, kctl_obj_name(obj));
 #endif
     }
-    kctl__free(&req.allocator, r.sc.buf);
+    KCTL__AS_SC_FREE(&r, &req.allocator);
     kctl__jdoc_free(&r.sent);
     return rc;
 }
