@@ -11533,13 +11533,6 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
 /* Whether objects a (at va) and b (at vb) are equal but for the members
    named in skip (the last of repeated names counts): 1 equal, 0 not, or
    NOMEM. Their members are matched by name in one walk. */
-static bool kctl__as_skipped(const kctl_json *j, uint32_t ktok, const char *const *skip, size_t nskip) {
-    size_t s;
-    for (s = 0; s < nskip; s++)
-        if (kctl_json_string_eq(j, ktok, skip[s])) return true;
-    return false;
-}
-
 #if KCTL_SMALL
 /* (small builds: by scanning, kctl__jequal_scan, in no memory:
    O(members squared)) */
@@ -11550,6 +11543,13 @@ static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_jso
     return kctl__jequal_scan(a, va, b, vb, skip, nskip, al);
 }
 #else
+static bool kctl__as_skipped(const kctl_json *j, uint32_t ktok, const char *const *skip, size_t nskip) {
+    size_t s;
+    for (s = 0; s < nskip; s++)
+        if (kctl_json_string_eq(j, ktok, skip[s])) return true;
+    return false;
+}
+
 static int kctl__as_equal_except(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const char *const *skip,
                                  size_t nskip, const kctl_allocator *al) {
     kctl__jmview p, q;
