@@ -391,6 +391,14 @@
                                               new finalizer while deleting) as
                                               without it; kctl_apisrv_check (the
                                               loader's) refuses what a create does
+        KCTL_NO_GENERATE_NAME implementation  no names made from generateName: a
+                                              create (or an owner's apply that
+                                              creates) without metadata.name but
+                                              with metadata.generateName is
+                                              UNSUPPORTED and nothing is written
+                                              (the memstore's, etcd's,
+                                              kctl_apisrv_decide); a create with
+                                              a name is as without the switch
         KCTL_NO_QUEUE_PRIORITY implementation no priority with aging in the queue:
                                               a queue desc (or a controller's)
                                               with priority.enabled is
@@ -462,8 +470,8 @@
     KCTL_NO_LOG_STRINGS KCTL_NO_VALIDATION KCTL_NO_SELECTORS
     KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS
     KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
-    KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS,
-    KCTL_SMALL (-Os), with a port of your own (PORTING).
+    KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS
+    KCTL_NO_GENERATE_NAME, KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
     LIBC
@@ -1963,7 +1971,8 @@ KCTL_API void kctl_list_result_free(kctl_list_result *r);
    a test server), so they all refuse and change objects alike and none
    keeps a copy of the rules:
    - names: metadata.name required (or generateName: a 5-character random
-     suffix), a lowercase RFC 1123 subdomain (253 characters at most);
+     suffix; UNSUPPORTED under KCTL_NO_GENERATE_NAME), a lowercase RFC 1123
+     subdomain (253 characters at most);
      a namespace is an RFC 1123 label (63); the document's namespace must
      be the request's (400 BadRequest otherwise);
    - metadata: labels and annotation keys are qualified names, label values
@@ -10686,7 +10695,9 @@ typedef struct kctl__asin {
     const kctl_json *j;
     const char *name, *gen_name, *ns, *kind, *uid, *rv;
     size_t name_len, gen_len, ns_len;
+#ifndef KCTL_NO_GENERATE_NAME
     char gen[80];                /* a generated name */
+#endif
     int64_t generation;
     size_t nfinalizers;
     uint32_t mv[10];             /* metadata's members by KCTL__AM_* (the last of a name; KCTL_JSON_NONE: absent) */
@@ -11739,6 +11750,7 @@ static int kctl__as_span_parse(kctl__jdoc *d, const char *doc, size_t len, uint3
     return KCTL_OK;
 }
 
+#ifndef KCTL_NO_GENERATE_NAME
 /* A 5-character suffix from apimachinery's alphabet. */
 static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -11757,6 +11769,7 @@ static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     in->name = in->gen;
     in->name_len = base + 5;
 }
+#endif
 
 /* A sent document read before its decision, by what it alone decides (a
    store does it outside its lock): parsed with the request's allocator
@@ -12157,11 +12170,15 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if ((rc = kctl__as_namespace(r, &in)) != KCTL_OK) return rc;
     kind = *in.kind ? in.kind : req->res->resource;
     if (create && !in.name_len && in.gen_len) {
+#ifndef KCTL_NO_GENERATE_NAME
         uint64_t k; /* a name taken: another suffix (newer API servers try again too) */
         for (k = 0; k < 8; k++) {
             kctl__as_gen_name(&in, req->name_seed + k);
             if (!req->lookup(in.ns, in.name, req->lookup_user_data)) break;
         }
+#else
+        return KCTL_ERR_UNSUPPORTED; /* no name is made: nothing checked or written */
+#endif
     }
     if (patched) {
         cur = patched;
