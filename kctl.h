@@ -5036,17 +5036,10 @@ static int64_t kctl__time_days(int64_t y, int m, int d) {
     return (int64_t)365 * v + leaps + before[m - 1] + (m > 2 && kctl__time_leap(y)) + (d - 1) - 719528; /* 719528: 0000-01-01 to 1970-01-01 */
 }
 
-/* us as RFC 3339 in UTC: with micro, exactly six fractional digits
-   (client-go's RFC3339Micro, 2026-11-30T18:47:33.123456Z), else whole
-   seconds (2026-11-30T18:47:33Z); clamped to 0000-9999. */
-static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
-    uint64_t frac, sec;
-    uint32_t z, era, doe, yoe, doy, mp, s, y, m, day; /* 0000-9999: 32 bits do */
-    if (us < KCTL__TIME_US_MIN) us = KCTL__TIME_US_MIN;
-    if (us > KCTL__TIME_US_MAX) us = KCTL__TIME_US_MAX;
-    sec = kctl__udiv64((uint64_t)(us - KCTL__TIME_US_MIN), 1000000, &frac); /* from 0000-01-01: no negative division */
-    z = (uint32_t)kctl__udiv64(sec, 86400, &sec);
-    s = (uint32_t)sec; /* the second of the day */
+/* Day z (0: 0000-01-01), second s of it and frac us as RFC 3339 in UTC
+   (kctl__time_format's text), for years 0000-9999: 32 bits do. */
+static void kctl__time_write(uint32_t z, uint32_t s, uint32_t frac, bool micro, char buf[32]) {
+    uint32_t era, doe, yoe, doy, mp, y, m, day;
     /* The date from the day count, in years that begin on March 1 (the
        leap day last) and eras of 400 years (146097 days): z counts from
        -0400-03-01, so that it is never negative. */
@@ -5064,7 +5057,7 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
         char *p = buf;
         int k;
         part[0] = y; part[1] = m; part[2] = day; part[3] = s / 3600; part[4] = s / 60 % 60; part[5] = s % 60;
-        part[6] = (uint32_t)frac;
+        part[6] = frac;
         for (k = 0; k < (micro ? 7 : 6); k++) {
             if (k) *p++ = "--T::."[k - 1];
             p = kctl__dec_w(p, part[k], k == 0 ? 4 : k < 6 ? 2 : 6);
@@ -5072,6 +5065,18 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
         p[0] = 'Z';
         p[1] = '\0';
     }
+}
+
+/* us as RFC 3339 in UTC: with micro, exactly six fractional digits
+   (client-go's RFC3339Micro, 2026-11-30T18:47:33.123456Z), else whole
+   seconds (2026-11-30T18:47:33Z); clamped to 0000-9999. */
+static KCTL__UNUSED void kctl__time_format(int64_t us, bool micro, char buf[32]) {
+    uint64_t frac, sec, z;
+    if (us < KCTL__TIME_US_MIN) us = KCTL__TIME_US_MIN;
+    if (us > KCTL__TIME_US_MAX) us = KCTL__TIME_US_MAX;
+    sec = kctl__udiv64((uint64_t)(us - KCTL__TIME_US_MIN), 1000000, &frac); /* from 0000-01-01: no negative division */
+    z = kctl__udiv64(sec, 86400, &sec);
+    kctl__time_write((uint32_t)z, (uint32_t)sec, (uint32_t)frac, micro, buf);
 }
 
 #ifdef KCTL__WORK_COUNTER
@@ -10305,7 +10310,16 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
 #define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
 
 KCTL_API void kctl_apisrv_now(char buf[32]) {
+#if KCTL_SMALL
+    /* (small builds: whole seconds of the clock's ns, which reach the year
+       2554 at most: nothing to clamp, one 64-bit division; the day count
+       of sec < 2^35 in 32 bits, as 86400 = 2^7 * 675) */
+    uint64_t sec = kctl__udiv64(kctl__port_wall_ns(), 1000000000u, NULL);
+    uint32_t day = (uint32_t)(sec >> 7) / 675u;
+    kctl__time_write(day + 719528u, (uint32_t)sec - day * 86400u, 0, false, buf); /* 719528: 0000-01-01 to 1970-01-01 */
+#else
     kctl__time_format((int64_t)kctl__udiv64(kctl__port_wall_ns(), 1000u, NULL), false, buf);
+#endif
 }
 
 #ifndef KCTL_NO_VALIDATION
