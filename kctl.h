@@ -391,6 +391,14 @@
                                               new finalizer while deleting) as
                                               without it; kctl_apisrv_check (the
                                               loader's) refuses what a create does
+        KCTL_NO_GENERATE_NAME implementation  no names made from generateName: a
+                                              create (or an owner's apply that
+                                              creates) without metadata.name but
+                                              with metadata.generateName is
+                                              UNSUPPORTED and nothing is written
+                                              (the memstore's, etcd's,
+                                              kctl_apisrv_decide); a create with
+                                              a name is as without the switch
         KCTL_NO_QUEUE_PRIORITY implementation no priority with aging in the queue:
                                               a queue desc (or a controller's)
                                               with priority.enabled is
@@ -486,8 +494,8 @@
     KCTL_NO_CHECKPOINT KCTL_NO_MERGE_PATCH KCTL_NO_PAGING KCTL_NO_FAULTS
     KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
     KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS
-    KCTL_NO_PREDICATES KCTL_NO_RESYNC KCTL_NO_TRANSFORM KCTL_NO_QUEUE_BOUND,
-    KCTL_SMALL (-Os), with a port of your own (PORTING).
+    KCTL_NO_PREDICATES KCTL_NO_RESYNC KCTL_NO_TRANSFORM KCTL_NO_QUEUE_BOUND
+    KCTL_NO_GENERATE_NAME, KCTL_SMALL (-Os), with a port of your own (PORTING).
 
 
     LIBC
@@ -1987,7 +1995,8 @@ KCTL_API void kctl_list_result_free(kctl_list_result *r);
    a test server), so they all refuse and change objects alike and none
    keeps a copy of the rules:
    - names: metadata.name required (or generateName: a 5-character random
-     suffix), a lowercase RFC 1123 subdomain (253 characters at most);
+     suffix; UNSUPPORTED under KCTL_NO_GENERATE_NAME), a lowercase RFC 1123
+     subdomain (253 characters at most);
      a namespace is an RFC 1123 label (63); the document's namespace must
      be the request's (400 BadRequest otherwise);
    - metadata: labels and annotation keys are qualified names, label values
@@ -5054,17 +5063,10 @@ static int64_t kctl__time_days(int64_t y, int m, int d) {
     return (int64_t)365 * v + leaps + before[m - 1] + (m > 2 && kctl__time_leap(y)) + (d - 1) - 719528; /* 719528: 0000-01-01 to 1970-01-01 */
 }
 
-/* us as RFC 3339 in UTC: with micro, exactly six fractional digits
-   (client-go's RFC3339Micro, 2026-11-30T18:47:33.123456Z), else whole
-   seconds (2026-11-30T18:47:33Z); clamped to 0000-9999. */
-static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
-    uint64_t frac, sec;
-    uint32_t z, era, doe, yoe, doy, mp, s, y, m, day; /* 0000-9999: 32 bits do */
-    if (us < KCTL__TIME_US_MIN) us = KCTL__TIME_US_MIN;
-    if (us > KCTL__TIME_US_MAX) us = KCTL__TIME_US_MAX;
-    sec = kctl__udiv64((uint64_t)(us - KCTL__TIME_US_MIN), 1000000, &frac); /* from 0000-01-01: no negative division */
-    z = (uint32_t)kctl__udiv64(sec, 86400, &sec);
-    s = (uint32_t)sec; /* the second of the day */
+/* Day z (0: 0000-01-01), second s of it and frac us as RFC 3339 in UTC
+   (kctl__time_format's text), for years 0000-9999: 32 bits do. */
+static void kctl__time_write(uint32_t z, uint32_t s, uint32_t frac, bool micro, char buf[32]) {
+    uint32_t era, doe, yoe, doy, mp, y, m, day;
     /* The date from the day count, in years that begin on March 1 (the
        leap day last) and eras of 400 years (146097 days): z counts from
        -0400-03-01, so that it is never negative. */
@@ -5082,7 +5084,7 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
         char *p = buf;
         int k;
         part[0] = y; part[1] = m; part[2] = day; part[3] = s / 3600; part[4] = s / 60 % 60; part[5] = s % 60;
-        part[6] = (uint32_t)frac;
+        part[6] = frac;
         for (k = 0; k < (micro ? 7 : 6); k++) {
             if (k) *p++ = "--T::."[k - 1];
             p = kctl__dec_w(p, part[k], k == 0 ? 4 : k < 6 ? 2 : 6);
@@ -5090,6 +5092,18 @@ static void kctl__time_format(int64_t us, bool micro, char buf[32]) {
         p[0] = 'Z';
         p[1] = '\0';
     }
+}
+
+/* us as RFC 3339 in UTC: with micro, exactly six fractional digits
+   (client-go's RFC3339Micro, 2026-11-30T18:47:33.123456Z), else whole
+   seconds (2026-11-30T18:47:33Z); clamped to 0000-9999. */
+static KCTL__UNUSED void kctl__time_format(int64_t us, bool micro, char buf[32]) {
+    uint64_t frac, sec, z;
+    if (us < KCTL__TIME_US_MIN) us = KCTL__TIME_US_MIN;
+    if (us > KCTL__TIME_US_MAX) us = KCTL__TIME_US_MAX;
+    sec = kctl__udiv64((uint64_t)(us - KCTL__TIME_US_MIN), 1000000, &frac); /* from 0000-01-01: no negative division */
+    z = kctl__udiv64(sec, 86400, &sec);
+    kctl__time_write((uint32_t)z, (uint32_t)sec, (uint32_t)frac, micro, buf);
 }
 
 #ifdef KCTL__WORK_COUNTER
@@ -10324,7 +10338,16 @@ KCTL_API int kctl_retry_on_conflict(uint32_t attempts, uint64_t delay_ns, int (*
 #define KCTL__AS_ANNOTATIONS_MAX (256u * 1024u)
 
 KCTL_API void kctl_apisrv_now(char buf[32]) {
+#if KCTL_SMALL
+    /* (small builds: whole seconds of the clock's ns, which reach the year
+       2554 at most: nothing to clamp, one 64-bit division; the day count
+       of sec < 2^35 in 32 bits, as 86400 = 2^7 * 675) */
+    uint64_t sec = kctl__udiv64(kctl__port_wall_ns(), 1000000000u, NULL);
+    uint32_t day = (uint32_t)(sec >> 7) / 675u;
+    kctl__time_write(day + 719528u, (uint32_t)sec - day * 86400u, 0, false, buf); /* 719528: 0000-01-01 to 1970-01-01 */
+#else
     kctl__time_format((int64_t)kctl__udiv64(kctl__port_wall_ns(), 1000u, NULL), false, buf);
+#endif
 }
 
 #ifndef KCTL_NO_VALIDATION
@@ -10714,7 +10737,9 @@ typedef struct kctl__asin {
     const kctl_json *j;
     const char *name, *gen_name, *ns, *kind, *uid, *rv;
     size_t name_len, gen_len, ns_len;
+#ifndef KCTL_NO_GENERATE_NAME
     char gen[80];                /* a generated name */
+#endif
     int64_t generation;
     size_t nfinalizers;
     uint32_t mv[10];             /* metadata's members by KCTL__AM_* (the last of a name; KCTL_JSON_NONE: absent) */
@@ -11789,6 +11814,7 @@ static int kctl__as_span_parse(kctl__jdoc *d, const char *doc, size_t len, uint3
     return KCTL_OK;
 }
 
+#ifndef KCTL_NO_GENERATE_NAME
 /* A 5-character suffix from apimachinery's alphabet. */
 static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
@@ -11807,6 +11833,7 @@ static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     in->name = in->gen;
     in->name_len = base + 5;
 }
+#endif
 
 /* A sent document read before its decision, by what it alone decides (a
    store does it outside its lock): parsed with the request's allocator
@@ -12228,11 +12255,15 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if ((rc = kctl__as_namespace(r, &in)) != KCTL_OK) return rc;
     kind = *in.kind ? in.kind : req->res->resource;
     if (create && !in.name_len && in.gen_len) {
+#ifndef KCTL_NO_GENERATE_NAME
         uint64_t k; /* a name taken: another suffix (newer API servers try again too) */
         for (k = 0; k < 8; k++) {
             kctl__as_gen_name(&in, req->name_seed + k);
             if (!req->lookup(in.ns, in.name, req->lookup_user_data)) break;
         }
+#else
+        return KCTL_ERR_UNSUPPORTED; /* no name is made: nothing checked or written */
+#endif
     }
     if (patched) {
         cur = patched;

@@ -384,6 +384,11 @@ void kt_suite_budget(void);
 #else
 #define KT_NEED_PAGING(rc) (rc)
 #endif
+#ifdef KCTL_NO_GENERATE_NAME /* a create that asks for a name made from metadata.generateName */
+#define KT_NEED_GENERATE_NAME(rc) kt_need((rc), "KCTL_NO_GENERATE_NAME")
+#else
+#define KT_NEED_GENERATE_NAME(rc) (rc)
+#endif
 #ifdef KCTL_NO_INDEXES /* secondary indexes: only the built-in "namespace" */
 #define kctl_indexer_add_index(ix, n, f, u) kt_need(kctl_indexer_add_index((ix), (n), (f), (u)), "KCTL_NO_INDEXES")
 #endif
