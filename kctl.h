@@ -13073,14 +13073,16 @@ static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
         e = &ms->ring[ms->first];
         if (e->rev > ms->compacted) ms->compacted = e->rev;
         if (!KCTL_SMALL) kctl__ms_free_event(ms, &ms->dropped);
-        if (!KCTL_SMALL && kctl__ms_malloc(ms)) ms->dropped = *e;
-        else kctl__ms_free_event(ms, e); /* an allocator of the caller's (or a small build): under the lock */
-        memset(e, 0, sizeof *e);
+        if (!KCTL_SMALL && kctl__ms_malloc(ms)) {
+            ms->dropped = *e;
+            memset(e, 0, sizeof *e);
+        } else {
+            kctl__ms_free_event(ms, e); /* an allocator of the caller's (or a small build): under the lock (e zeroed) */
+        }
         ms->first = (ms->first + 1) % ms->cap;
         ms->count--;
     }
-    e = &ms->ring[(ms->first + ms->count) % ms->cap];
-    memset(e, 0, sizeof *e);
+    e = &ms->ring[(ms->first + ms->count) % ms->cap]; /* a slot without an event: zero (left too) */
     e->rev = ms->rev + 1; /* the revision of the write this event records */
     e->type = p->type;
     e->obj = p->obj;
@@ -13760,8 +13762,8 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     if (w->initial_next < w->initial.count) { /* the objects there at open */
         ev->type = KCTL_EVENT_ADDED;
         ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
-        kctl__scopy(ev->resource_version, sizeof ev->resource_version, kctl_obj_resource_version(ev->obj));
-        if (w->initial_next == w->initial.count) kctl__ms_rv(ev->resource_version, w->pos);
+        if (w->initial_next == w->initial.count) kctl__ms_rv(ev->resource_version, w->pos); /* the last: the watch's version */
+        else kctl__scopy(ev->resource_version, sizeof ev->resource_version, kctl_obj_resource_version(ev->obj));
         return KCTL_OK;
     }
     kctl__mutex_lock(&ms->mu);
