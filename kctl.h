@@ -10282,11 +10282,9 @@ KCTL_API int kctl_status_update(const kctl_transport *t, const kctl_resource *re
     if (!t || !t->vt || !res || !obj || !status) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(status);
     ns = kctl_obj_namespace(obj);
-    if (!res->ns || !*res->ns) { /* the object's own namespace (an all-namespaces resource) */
-        in_ns = *res;
-        in_ns.ns = ns;
-        res = &in_ns;
-    }
+    in_ns = *res;
+    if (!in_ns.ns || !*in_ns.ns) in_ns.ns = ns; /* the object's own namespace (an all-namespaces resource) */
+    res = &in_ns;
     a = kctl__obj_allocator(obj); /* scratch from the object's allocator */
     doc = kctl_obj_json(obj, &dlen);
     memset(&cur, 0, sizeof cur);
@@ -13181,14 +13179,16 @@ static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
         e = &ms->ring[ms->first];
         if (e->rev > ms->compacted) ms->compacted = e->rev;
         if (!KCTL_SMALL) kctl__ms_free_event(ms, &ms->dropped);
-        if (!KCTL_SMALL && kctl__ms_malloc(ms)) ms->dropped = *e;
-        else kctl__ms_free_event(ms, e); /* an allocator of the caller's (or a small build): under the lock */
-        memset(e, 0, sizeof *e);
+        if (!KCTL_SMALL && kctl__ms_malloc(ms)) {
+            ms->dropped = *e;
+            memset(e, 0, sizeof *e);
+        } else {
+            kctl__ms_free_event(ms, e); /* an allocator of the caller's (or a small build): under the lock (e zeroed) */
+        }
         ms->first = (ms->first + 1) % ms->cap;
         ms->count--;
     }
-    e = &ms->ring[(ms->first + ms->count) % ms->cap];
-    memset(e, 0, sizeof *e);
+    e = &ms->ring[(ms->first + ms->count) % ms->cap]; /* a slot without an event: zero (left too) */
     e->rev = ms->rev + 1; /* the revision of the write this event records */
     e->type = p->type;
     e->obj = p->obj;
@@ -13217,12 +13217,18 @@ static void kctl__ms_unlock(kctl_memstore *ms) {
    an API server's Status for its code. */
 static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
     static const struct { signed char code; unsigned short http; const char *reason; } map[] = {
-        { KCTL_ERR_INVALID_ARG, 400, "BadRequest" }, { KCTL_ERR_UNAUTHORIZED, 401, "Unauthorized" },
-        { KCTL_ERR_FORBIDDEN, 403, "Forbidden" }, { KCTL_ERR_NOT_FOUND, 404, "NotFound" },
-        { KCTL_ERR_EXISTS, 409, "AlreadyExists" }, { KCTL_ERR_CONFLICT, 409, "Conflict" },
-        { KCTL_ERR_GONE, 410, "Expired" }, { KCTL_ERR_TOO_LARGE, 413, "RequestEntityTooLarge" },
+        { KCTL_ERR_INVALID_ARG, 400, "BadRequest" }, { KCTL_ERR_TOO_LARGE, 413, "RequestEntityTooLarge" },
+        { KCTL_ERR_FULL, 507, "InsufficientStorage" }
+#if !defined(KCTL_NO_FAULTS) || !defined(KCTL_NO_FILES)
+        /* the codes only an injected fault (any code) or a failed save
+           asks for: without both, the refusals are of the three above */
+        , { KCTL_ERR_UNAUTHORIZED, 401, "Unauthorized" }, { KCTL_ERR_FORBIDDEN, 403, "Forbidden" },
+        { KCTL_ERR_NOT_FOUND, 404, "NotFound" }, { KCTL_ERR_EXISTS, 409, "AlreadyExists" },
+        { KCTL_ERR_CONFLICT, 409, "Conflict" }, { KCTL_ERR_GONE, 410, "Expired" },
         { KCTL_ERR_AGAIN, 429, "TooManyRequests" }, { KCTL_ERR_IO, 503, "ServiceUnavailable" },
-        { KCTL_ERR_TIMEOUT, 504, "Timeout" }, { KCTL_ERR_FULL, 507, "InsufficientStorage" } };
+        { KCTL_ERR_TIMEOUT, 504, "Timeout" }
+#endif
+    };
     size_t i;
     int http = 500;
     const char *reason = "InternalError";
@@ -13342,12 +13348,13 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     look.hit = NULL;
 #if KCTL_SMALL /* formatted every write, as "00000000-0000-4000-8000-%012llx" would (no formatter linked) */
     {
-        uint64_t x = ms->uid_seq + 1;
-        int i, n = 12;
-        while (n < 16 && (x >> (4 * n))) n++;
+        uint64_t x = ms->uid_seq + 1, y;
+        char *p = uid + 24;
         memcpy(uid, "00000000-0000-4000-8000-", 24);
-        for (i = 0; i < n; i++) uid[24 + i] = "0123456789abcdef"[(x >> (4 * (n - 1 - i))) & 15];
-        uid[24 + n] = '\0';
+        for (y = x >> 48; y; y >>= 4) p++; /* the digits past 12 */
+        p += 12;
+        *p = '\0';
+        do { *--p = "0123456789abcdef"[x & 15]; x >>= 4; } while (p > uid + 24);
     }
     kctl__ms_rv(rv, ms->rev + 1);
 #else
@@ -13861,8 +13868,8 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     if (w->initial_next < w->initial.count) { /* the objects there at open */
         ev->type = KCTL_EVENT_ADDED;
         ev->obj = kctl_obj_ref(w->initial.items[w->initial_next++]);
-        kctl__scopy(ev->resource_version, sizeof ev->resource_version, kctl_obj_resource_version(ev->obj));
-        if (w->initial_next == w->initial.count) kctl__ms_rv(ev->resource_version, w->pos);
+        if (w->initial_next == w->initial.count) kctl__ms_rv(ev->resource_version, w->pos); /* the last: the watch's version */
+        else kctl__scopy(ev->resource_version, sizeof ev->resource_version, kctl_obj_resource_version(ev->obj));
         return KCTL_OK;
     }
     kctl__mutex_lock(&ms->mu);
