@@ -15175,10 +15175,12 @@ static bool kctl__rf_store_behind(int rc, kctl_api_status *st) {
     if (rc == KCTL_ERR_TIMEOUT) {
         for (i = 0; i < st->cause_count; i++)
             if (st->causes[i].reason && kctl__strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) behind = true;
-        if (st->message) { /* strstr without it (LIBC) */
-            static const char want[] = "Too large resource version";
+        if (st->message) { /* strstr without it (LIBC); a literal, not an array: the linker keeps one copy with the memstore's */
+#define KCTL__RF_TOO_LARGE "Too large resource version"
             const char *p;
-            for (p = st->message; *p && !behind; p++) behind = kctl__strncmp(p, want, sizeof want - 1) == 0;
+            for (p = st->message; *p && !behind; p++)
+                behind = kctl__strncmp(p, KCTL__RF_TOO_LARGE, sizeof KCTL__RF_TOO_LARGE - 1) == 0;
+#undef KCTL__RF_TOO_LARGE
         }
     }
     if (st->mem_) kctl_api_status_clear(st); /* (no call per event: a watch's events come with none) */
@@ -17260,7 +17262,32 @@ static void kctl__heap_set(kctl_queue *q, size_t i, kctl__qent *e) {
     kctl__cold(e)->heap_idx = i;
 }
 
-static uint64_t kctl__heap_top_ns(const kctl_queue *q) { return kctl__cold(q->heap[0])->ready_ns; }
+#if KCTL_SMALL
+/* KCTL_SMALL: the delayed keys unordered, the first by a scan (a few
+   keys wait on a small device): the same order as the heap's, which
+   (ready_ns, seq) makes total, in less code. Nothing moves on an add or
+   an earlier time; a removal fills the hole with the last. */
+static kctl__qent *kctl__heap_first(const kctl_queue *q) {
+    kctl__qent *m = q->heap[0];
+    size_t i;
+    for (i = 1; i < q->nheap; i++)
+        if (kctl__heap_less(q->heap[i], m)) m = q->heap[i];
+    return m;
+}
+#define kctl__heap_up(q, i) ((void)0)
+
+static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
+    kctl__heap_set(q, kctl__cold(e)->heap_idx, q->heap[--q->nheap]);
+    e->flags &= ~(uint32_t)KCTL__Q_DELAYED;
+}
+
+static kctl__qent *kctl__heap_pop(kctl_queue *q) {
+    kctl__qent *top = kctl__heap_first(q);
+    kctl__heap_remove(q, top);
+    return top;
+}
+#else
+#define kctl__heap_first(q) ((q)->heap[0])
 
 static void kctl__heap_up(kctl_queue *q, size_t i) {
     kctl__qent *e = q->heap[i];
@@ -17296,6 +17323,9 @@ static kctl__qent *kctl__heap_pop(kctl_queue *q) {
     top->flags &= ~(uint32_t)KCTL__Q_DELAYED;
     return top;
 }
+#endif
+
+static uint64_t kctl__heap_top_ns(const kctl_queue *q) { return kctl__cold(kctl__heap_first(q))->ready_ns; }
 
 static int kctl__heap_reserve(kctl_queue *q) {
     kctl__qent **h;
@@ -17327,6 +17357,7 @@ static void kctl__queue_promote(kctl_queue *q, uint64_t now) {
 
 /* Take e out of the delay heap (its cold part knows its place): O(log n).
    Lock held. */
+#if !KCTL_SMALL /* (KCTL_SMALL: above) */
 static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
     size_t i = kctl__cold(e)->heap_idx;
     kctl__qent *last = q->heap[--q->nheap];
@@ -17336,6 +17367,7 @@ static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
     if (i > 0 && kctl__heap_less(last, q->heap[(i - 1) / 2])) kctl__heap_up(q, i);
     else kctl__heap_down(q, i);
 }
+#endif
 
 /* A plain add of e, which waits on an add_after, under CANCEL or MERGE:
    the add_after goes (the add that follows queues e now). Lock held. */
@@ -17658,7 +17690,7 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
             kctl__heap_up(q, c->heap_idx);
         }
         /* A worker parked until a later time must recompute its deadline. */
-        if (q->heap[0] == e && q->real_clock && q->sleepers) kctl__cond_signal(&q->work_cv);
+        if (kctl__heap_first(q) == e && q->real_clock && q->sleepers) kctl__cond_signal(&q->work_cv);
     }
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
