@@ -16941,6 +16941,11 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_BOUND 1
 #endif
+#ifdef KCTL_NO_THREADS /* get never parks: no worker to wake, and the compiler drops the waking */
+#define KCTL__Q_PARKS 0
+#else
+#define KCTL__Q_PARKS 1
+#endif
 #define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
 #define KCTL__QMAX(q) (KCTL__Q_BOUND ? (q)->max_keys : 0) /* max_keys; 0 where compiled out */
 #define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
@@ -17221,7 +17226,7 @@ static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len
    outruns a wake-up makes one futex call, not one per key. Lock held. */
 static void kctl__queue_woken(kctl_queue *q) {
     kctl__queue_bump(q);
-    if (q->sleepers > q->wakes && q->nready > q->spinners) {
+    if (KCTL__Q_PARKS && q->sleepers > q->wakes && q->nready > q->spinners) {
         q->wakes++;
         kctl__cond_signal(&q->work_cv);
     }
@@ -17443,7 +17448,7 @@ static void kctl__queue_pick_prio(kctl_queue *q) {
 static void kctl__queue_wake(void *arg) {
     kctl_queue *q = (kctl_queue *)arg;
     kctl__mutex_lock(&q->mu);
-    if (q->sleepers) kctl__cond_broadcast(&q->work_cv);
+    if (KCTL__Q_PARKS && q->sleepers) kctl__cond_broadcast(&q->work_cv);
     kctl__mutex_unlock(&q->mu);
 }
 
@@ -17690,7 +17695,7 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
             kctl__heap_up(q, c->heap_idx);
         }
         /* A worker parked until a later time must recompute its deadline. */
-        if (kctl__heap_first(q) == e && q->real_clock && q->sleepers) kctl__cond_signal(&q->work_cv);
+        if (KCTL__Q_PARKS && q->sleepers && q->real_clock && kctl__heap_first(q) == e) kctl__cond_signal(&q->work_cv);
     }
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
