@@ -17271,7 +17271,8 @@ static void kctl__heap_set(kctl_queue *q, size_t i, kctl__qent *e) {
 /* KCTL_SMALL: the delayed keys unordered, the first by a scan (a few
    keys wait on a small device): the same order as the heap's, which
    (ready_ns, seq) makes total, in less code. Nothing moves on an add or
-   an earlier time; a removal fills the hole with the last. */
+   an earlier time; a removal fills the hole with the last (promote takes
+   the first with one scan). */
 static kctl__qent *kctl__heap_first(const kctl_queue *q) {
     kctl__qent *m = q->heap[0];
     size_t i;
@@ -17286,11 +17287,6 @@ static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
     e->flags &= ~(uint32_t)KCTL__Q_DELAYED;
 }
 
-static kctl__qent *kctl__heap_pop(kctl_queue *q) {
-    kctl__qent *top = kctl__heap_first(q);
-    kctl__heap_remove(q, top);
-    return top;
-}
 #else
 #define kctl__heap_first(q) ((q)->heap[0])
 
@@ -17351,8 +17347,14 @@ static int kctl__heap_reserve(kctl_queue *q) {
    holds the lock next does it, and the key counts as added at its ready
    time, so queue_duration is the same. Lock held. */
 static void kctl__queue_promote(kctl_queue *q, uint64_t now) {
+#if KCTL_SMALL /* one scan per key: the first, looked at and taken */
+    kctl__qent *e;
+    while (q->nheap && kctl__cold(e = kctl__heap_first(q))->ready_ns <= now) {
+        kctl__heap_remove(q, e);
+#else
     while (q->nheap && kctl__heap_top_ns(q) <= now) {
         kctl__qent *e = kctl__heap_pop(q);
+#endif
         kctl__queue_add_entry(q, e, kctl__cold(e)->ready_ns); /* it was added when its time came */
     }
 }
