@@ -15260,10 +15260,12 @@ static bool kctl__rf_store_behind(int rc, kctl_api_status *st) {
     if (rc == KCTL_ERR_TIMEOUT) {
         for (i = 0; i < st->cause_count; i++)
             if (st->causes[i].reason && kctl__strcmp(st->causes[i].reason, "ResourceVersionTooLarge") == 0) behind = true;
-        if (st->message) { /* strstr without it (LIBC) */
-            static const char want[] = "Too large resource version";
+        if (st->message) { /* strstr without it (LIBC); a literal, not an array: the linker keeps one copy with the memstore's */
+#define KCTL__RF_TOO_LARGE "Too large resource version"
             const char *p;
-            for (p = st->message; *p && !behind; p++) behind = kctl__strncmp(p, want, sizeof want - 1) == 0;
+            for (p = st->message; *p && !behind; p++)
+                behind = kctl__strncmp(p, KCTL__RF_TOO_LARGE, sizeof KCTL__RF_TOO_LARGE - 1) == 0;
+#undef KCTL__RF_TOO_LARGE
         }
     }
     if (st->mem_) kctl_api_status_clear(st); /* (no call per event: a watch's events come with none) */
@@ -17024,6 +17026,11 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_BOUND 1
 #endif
+#ifdef KCTL_NO_THREADS /* get never parks: no worker to wake, and the compiler drops the waking */
+#define KCTL__Q_PARKS 0
+#else
+#define KCTL__Q_PARKS 1
+#endif
 #define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
 #define KCTL__QMAX(q) (KCTL__Q_BOUND ? (q)->max_keys : 0) /* max_keys; 0 where compiled out */
 #define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
@@ -17304,7 +17311,7 @@ static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len
    outruns a wake-up makes one futex call, not one per key. Lock held. */
 static void kctl__queue_woken(kctl_queue *q) {
     kctl__queue_bump(q);
-    if (q->sleepers > q->wakes && q->nready > q->spinners) {
+    if (KCTL__Q_PARKS && q->sleepers > q->wakes && q->nready > q->spinners) {
         q->wakes++;
         kctl__cond_signal(&q->work_cv);
     }
@@ -17345,7 +17352,28 @@ static void kctl__heap_set(kctl_queue *q, size_t i, kctl__qent *e) {
     kctl__cold(e)->heap_idx = i;
 }
 
-static uint64_t kctl__heap_top_ns(const kctl_queue *q) { return kctl__cold(q->heap[0])->ready_ns; }
+#if KCTL_SMALL
+/* KCTL_SMALL: the delayed keys unordered, the first by a scan (a few
+   keys wait on a small device): the same order as the heap's, which
+   (ready_ns, seq) makes total, in less code. Nothing moves on an add or
+   an earlier time; a removal fills the hole with the last (promote takes
+   the first with one scan). */
+static kctl__qent *kctl__heap_first(const kctl_queue *q) {
+    kctl__qent *m = q->heap[0];
+    size_t i;
+    for (i = 1; i < q->nheap; i++)
+        if (kctl__heap_less(q->heap[i], m)) m = q->heap[i];
+    return m;
+}
+#define kctl__heap_up(q, i) ((void)0)
+
+static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
+    kctl__heap_set(q, kctl__cold(e)->heap_idx, q->heap[--q->nheap]);
+    e->flags &= ~(uint32_t)KCTL__Q_DELAYED;
+}
+
+#else
+#define kctl__heap_first(q) ((q)->heap[0])
 
 static void kctl__heap_up(kctl_queue *q, size_t i) {
     kctl__qent *e = q->heap[i];
@@ -17381,6 +17409,9 @@ static kctl__qent *kctl__heap_pop(kctl_queue *q) {
     top->flags &= ~(uint32_t)KCTL__Q_DELAYED;
     return top;
 }
+#endif
+
+static uint64_t kctl__heap_top_ns(const kctl_queue *q) { return kctl__cold(kctl__heap_first(q))->ready_ns; }
 
 static int kctl__heap_reserve(kctl_queue *q) {
     kctl__qent **h;
@@ -17401,8 +17432,14 @@ static int kctl__heap_reserve(kctl_queue *q) {
    holds the lock next does it, and the key counts as added at its ready
    time, so queue_duration is the same. Lock held. */
 static void kctl__queue_promote(kctl_queue *q, uint64_t now) {
+#if KCTL_SMALL /* one scan per key: the first, looked at and taken */
+    kctl__qent *e;
+    while (q->nheap && kctl__cold(e = kctl__heap_first(q))->ready_ns <= now) {
+        kctl__heap_remove(q, e);
+#else
     while (q->nheap && kctl__heap_top_ns(q) <= now) {
         kctl__qent *e = kctl__heap_pop(q);
+#endif
         kctl__queue_add_entry(q, e, kctl__cold(e)->ready_ns); /* it was added when its time came */
     }
 }
@@ -17412,6 +17449,7 @@ static void kctl__queue_promote(kctl_queue *q, uint64_t now) {
 
 /* Take e out of the delay heap (its cold part knows its place): O(log n).
    Lock held. */
+#if !KCTL_SMALL /* (KCTL_SMALL: above) */
 static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
     size_t i = kctl__cold(e)->heap_idx;
     kctl__qent *last = q->heap[--q->nheap];
@@ -17421,6 +17459,7 @@ static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
     if (i > 0 && kctl__heap_less(last, q->heap[(i - 1) / 2])) kctl__heap_up(q, i);
     else kctl__heap_down(q, i);
 }
+#endif
 
 /* A plain add of e, which waits on an add_after, under CANCEL or MERGE:
    the add_after goes (the add that follows queues e now). Lock held. */
@@ -17496,7 +17535,7 @@ static void kctl__queue_pick_prio(kctl_queue *q) {
 static void kctl__queue_wake(void *arg) {
     kctl_queue *q = (kctl_queue *)arg;
     kctl__mutex_lock(&q->mu);
-    if (q->sleepers) kctl__cond_broadcast(&q->work_cv);
+    if (KCTL__Q_PARKS && q->sleepers) kctl__cond_broadcast(&q->work_cv);
     kctl__mutex_unlock(&q->mu);
 }
 
@@ -17743,7 +17782,7 @@ KCTL_API int kctl_queue_add_after(kctl_queue *q, const char *key, uint64_t delay
             kctl__heap_up(q, c->heap_idx);
         }
         /* A worker parked until a later time must recompute its deadline. */
-        if (q->heap[0] == e && q->real_clock && q->sleepers) kctl__cond_signal(&q->work_cv);
+        if (KCTL__Q_PARKS && q->sleepers && q->real_clock && kctl__heap_first(q) == e) kctl__cond_signal(&q->work_cv);
     }
     kctl__mutex_unlock(&q->mu);
     return KCTL_OK;
