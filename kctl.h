@@ -17119,7 +17119,7 @@ struct kctl_queue {
     kctl__qent *free_list;
     size_t nfree;
     uint64_t grown_ns;    /* when the map last grew (the queue's clock) */
-    kctl__qent **heap;    /* delay min-heap on (ready_ns, seq) */
+    kctl__qent **heap;    /* the delayed keys: a min-heap on (ready_ns, seq); under KCTL_SMALL unordered, scanned for the earliest */
     size_t nheap, heap_cap;
     uint64_t cancelled;   /* delayed adds removed or dropped (pending) */
     /* priority: the low keys ready, oldest first, linked through
