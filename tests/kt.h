@@ -355,7 +355,7 @@ void kt_suite_budget(void);
 #define kctl_transport_list(t, r, lo, o, st) kt_need(kctl_transport_list((t), (r), (lo), (o), (st)), KT_WHY_LIST)
 #endif
 /* ... and for a resync (KCTL_NO_RESYNC) or an informer's transform
-   (KCTL_NO_TRANSFORM): kt_list_needs names the switch. */
+   (KCTL_NO_TRANSFORM): kt_reflector_needs and kt_informer_needs name the switch. */
 #if defined(KT_WHY_LIST) || defined(KCTL_NO_RESYNC) || defined(KCTL_NO_TRANSFORM)
 #ifdef KT_WHY_LIST
 #define KT_WHY_CREATE KT_WHY_LIST
