@@ -4102,11 +4102,13 @@ typedef struct kctl__rwlock {
         char pad[64 - sizeof(unsigned)];
     } rd[KCTL__RW_SLOTS];
     unsigned writer;
+    kctl__spin spin; /* readers that meet a writer: wait for its flag to drop, or park on wmu */
     KCTL_PORT_MUTEX wmu;
 } kctl__rwlock;
 static int kctl__rwlock_init(kctl__rwlock *l) {
     memset(l->rd, 0, sizeof l->rd);
     l->writer = 0;
+    kctl__spin_init(&l->spin, KCTL_LOCK_SPIN, kctl__cpus_usable());
     return KCTL_PORT_MUTEX_INIT(&l->wmu) == 0 ? KCTL_OK : KCTL_ERR_NOMEM;
 }
 static void kctl__rwlock_deinit(kctl__rwlock *l) { KCTL_PORT_MUTEX_DEINIT(&l->wmu); }
@@ -4117,6 +4119,11 @@ static unsigned kctl__rwlock_rd(kctl__rwlock *l) {
         __atomic_fetch_add(&l->rd[s].n, 1u, __ATOMIC_SEQ_CST);
         if (!__atomic_load_n(&l->writer, __ATOMIC_SEQ_CST)) return s;
         __atomic_fetch_sub(&l->rd[s].n, 1u, __ATOMIC_RELEASE); /* a writer: let it go first */
+        if (kctl__spin_begin(&l->spin)) { /* a write is short: its end, without a futex round trip */
+            bool gone = kctl__spin_until(&l->writer, 1u, KCTL__LOAD(&l->spin.budget_ns), kctl__spin_clock, NULL);
+            kctl__spin_end(&l->spin, gone);
+            if (gone) continue;
+        }
         KCTL_PORT_MUTEX_LOCK(&l->wmu);
         KCTL_PORT_MUTEX_UNLOCK(&l->wmu);
     }
@@ -4164,7 +4171,8 @@ typedef struct kctl__mutex {
 } kctl__mutex;
 
 typedef struct kctl__cond {
-    unsigned gen; /* bumped by every signal and broadcast */
+    unsigned gen;     /* bumped by every signal and broadcast */
+    unsigned waiters; /* threads in a wait: a signal with none makes no call */
     KCTL_PORT_MUTEX park_mu;
     KCTL_PORT_COND park_cv;
 } kctl__cond;
@@ -4216,16 +4224,21 @@ static void kctl__mutex_lock(kctl__mutex *m) {
 static void kctl__mutex_spin_widen(kctl__mutex *m) {
     if (!KCTL__LOAD(&m->spin.budget_ns)) KCTL__STORE(&m->spin.budget_ns, (uint32_t)KCTL_LOCK_SPIN); /* KCTL_LOCK_SPIN 0: stays off */
 }
+/* A parked waiter is signalled after park_mu is let go: woken, it takes
+   park_mu at once, without a second futex round trip for it. Taking
+   park_mu first is what makes that safe: the waiter is then either before
+   its exchange (it finds the lock free) or inside its wait (signalled). */
 static void kctl__mutex_unlock(kctl__mutex *m) {
     if (__atomic_exchange_n(&m->state, 0u, __ATOMIC_RELEASE) == 2) {
         KCTL_PORT_MUTEX_LOCK(&m->park_mu);
-        KCTL_PORT_COND_SIGNAL(&m->park_cv);
         KCTL_PORT_MUTEX_UNLOCK(&m->park_mu);
+        KCTL_PORT_COND_SIGNAL(&m->park_cv);
     }
 }
 
 static int kctl__cond_init(kctl__cond *c) {
     c->gen = 0;
+    c->waiters = 0;
     if (KCTL_PORT_MUTEX_INIT(&c->park_mu) != 0) return KCTL_ERR_NOMEM;
     if (KCTL_PORT_COND_INIT(&c->park_cv) != 0) {
         KCTL_PORT_MUTEX_DEINIT(&c->park_mu);
@@ -4243,10 +4256,12 @@ static void kctl__cond_wait_impl(kctl__cond *c, kctl__mutex *m, const uint64_t *
     unsigned seen = __atomic_load_n(&c->gen, __ATOMIC_ACQUIRE);
     kctl__mutex_unlock(m);
     KCTL_PORT_MUTEX_LOCK(&c->park_mu);
-    while (__atomic_load_n(&c->gen, __ATOMIC_ACQUIRE) == seen) {
+    __atomic_add_fetch(&c->waiters, 1u, __ATOMIC_SEQ_CST); /* before gen is read: see kctl__cond_wake */
+    while (__atomic_load_n(&c->gen, __ATOMIC_SEQ_CST) == seen) {
         if (!until) KCTL_PORT_COND_WAIT(&c->park_cv, &c->park_mu);
         else if (KCTL_PORT_COND_WAIT_UNTIL(&c->park_cv, &c->park_mu, *until) != 0) break;
     }
+    __atomic_sub_fetch(&c->waiters, 1u, __ATOMIC_RELAXED);
     KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
     kctl__mutex_lock(m);
 }
@@ -4255,18 +4270,22 @@ static void kctl__cond_wait_for(kctl__cond *c, kctl__mutex *m, uint64_t rel_ns) 
     uint64_t until = kctl__deadline(rel_ns);
     kctl__cond_wait_impl(c, m, &until);
 }
-static void kctl__cond_signal(kctl__cond *c) {
-    __atomic_add_fetch(&c->gen, 1u, __ATOMIC_RELEASE);
+/* Bump gen, then wake one waiter or all. The waiter counts itself before
+   it reads gen and the waker bumps gen before it reads the count (both
+   sequentially consistent): one of them sees the other, so a waker that
+   finds no waiter may skip the call. The call comes after park_mu is let
+   go (taken first, so a waiter between its read of gen and its wait is
+   inside the wait): woken, the waiter does not block on park_mu again. */
+static void kctl__cond_wake(kctl__cond *c, bool all) {
+    __atomic_add_fetch(&c->gen, 1u, __ATOMIC_SEQ_CST);
+    if (!__atomic_load_n(&c->waiters, __ATOMIC_SEQ_CST)) return;
     KCTL_PORT_MUTEX_LOCK(&c->park_mu);
-    KCTL_PORT_COND_SIGNAL(&c->park_cv);
     KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
+    if (all) KCTL_PORT_COND_BROADCAST(&c->park_cv);
+    else KCTL_PORT_COND_SIGNAL(&c->park_cv);
 }
-static void kctl__cond_broadcast(kctl__cond *c) {
-    __atomic_add_fetch(&c->gen, 1u, __ATOMIC_RELEASE);
-    KCTL_PORT_MUTEX_LOCK(&c->park_mu);
-    KCTL_PORT_COND_BROADCAST(&c->park_cv);
-    KCTL_PORT_MUTEX_UNLOCK(&c->park_mu);
-}
+static void kctl__cond_signal(kctl__cond *c) { kctl__cond_wake(c, false); }
+static void kctl__cond_broadcast(kctl__cond *c) { kctl__cond_wake(c, true); }
 #else /* the port's own mutex and condition variable */
 typedef KCTL_PORT_MUTEX kctl__mutex;
 typedef KCTL_PORT_COND kctl__cond;
@@ -15450,10 +15469,21 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 #else
 #define KCTL__INF_TRANSFORM 1
 #endif
+/* Batches (threads, not KCTL_SMALL): a step tells its handlers a run of
+   events, then calls each handler's flush; the controller's adds to its
+   queue wake parked workers once per batch (kctl__queue_add_hashed). */
+#if !KCTL_SMALL && !defined(KCTL_NO_THREADS)
+#define KCTL__INF_BATCH 1
+#else
+#define KCTL__INF_BATCH 0
+#endif
 /* A handler as the informer keeps it. */
 typedef struct kctl__infh {
     kctl_handler h;
     bool replay; /* added after start: the current contents first, as adds */
+#if KCTL__INF_BATCH
+    void (*flush)(void *user_data); /* (kctl's own handlers) the end of a batch, or NULL */
+#endif
 } kctl__infh;
 
 struct kctl_informer {
@@ -15484,6 +15514,7 @@ struct kctl_informer {
     kctl_reflector_stats stats;
     struct kctl__ckpt *ckpt; /* the checkpoint (CHECKPOINT), or NULL */
     bool from_list;          /* the event being told comes from a list or a resync (stepping thread) */
+    bool batching;           /* a step is telling its handlers a batch, flushed at its end (stepping thread) */
 #ifndef KCTL_NO_THREADS
     kctl__thread thread;
 #endif
@@ -15626,7 +15657,8 @@ KCTL_API void kctl_informer_destroy(kctl_informer *inf) {
     kctl__free(&inf->allocator, inf);
 }
 
-KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h) {
+/* kctl_informer_add_handler with the handler's flush (KCTL__INF_BATCH). */
+static int kctl__inf_add_handler(kctl_informer *inf, const kctl_handler *h, void (*flush)(void *)) {
     int rc = KCTL_OK;
     if (!inf || !h) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&inf->mu);
@@ -15662,6 +15694,11 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
     if (rc == KCTL_OK) {
         inf->handlers[inf->nhandlers].h = *h;
         inf->handlers[inf->nhandlers].replay = inf->running || inf->stats.lists > 0;
+#if KCTL__INF_BATCH
+        inf->handlers[inf->nhandlers].flush = flush;
+#else
+        (void)flush;
+#endif
         inf->nhandlers++;
 #ifndef KCTL_NO_THREADS
         inf->changed = true;
@@ -15670,6 +15707,8 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
     kctl__mutex_unlock(&inf->mu);
     return rc;
 }
+
+KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h) { return kctl__inf_add_handler(inf, h, NULL); }
 
 KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf) { return inf ? inf->ix : NULL; }
 
@@ -15831,6 +15870,9 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
 #else
     inf->nrun = inf->nhandlers; /* the ones a handler adds meanwhile run from the next step */
 #endif
+#if KCTL__INF_BATCH
+    inf->batching = true; /* until the flush after the pops (no return in between) */
+#endif
     for (k = 0; k < inf->nrun; k++) { /* late handlers: what is cached, as adds */
 #ifdef KCTL_NO_THREADS
         kctl__infreplay p;
@@ -15862,6 +15904,11 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
 #endif
     }
     while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
+#if KCTL__INF_BATCH
+    inf->batching = false; /* (set below, before the replays) */
+    for (k = 0; k < inf->nrun; k++)
+        if (KCTL__INF_RUN(inf)[k].flush) KCTL__INF_RUN(inf)[k].flush(KCTL__INF_RUN(inf)[k].h.user_data);
+#endif
     if (inf->ckpt) kctl__ckpt_tick(inf);
     if (inf->refused) { /* the cache refused objects (FULL): list again after the backoff */
         inf->refused = false;
@@ -17075,6 +17122,7 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_TRIM_NS KCTL_SEC(1) /* after growing, the map shrinks only when idle this much later */
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
+#define KCTL__QUEUE_BATCH 32 /* keys an informer's batch adds before the wake-ups it owes are sent */
 #define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
@@ -17101,6 +17149,9 @@ struct kctl_queue {
     void *raw;            /* the allocation this struct was aligned in */
     uint32_t sleepers;    /* workers parked on work_cv */
     uint32_t wakes;       /* signals sent to work_cv that no parked worker has woken from yet */
+    uint32_t to_wake;     /* signals owed once the lock is let go (hold_wakes), or at the batch's end (atomic) */
+    uint32_t deferred;    /* keys added in a batch since signals became owed */
+    bool hold_wakes;      /* an add's signals wait for its unlock: the woken worker finds the lock free */
     uint32_t spinners;    /* workers spinning for a push: each looks at the FIFO when it ends */
     uint32_t max_spinners; /* CPUs seen less one: a CPU stays for the producer */
     uint32_t drainers;    /* threads in shutdown_with_drain */
@@ -17165,6 +17216,15 @@ KCTL_API uint64_t kctl_histogram_bound_ns(int i) {
 }
 
 static uint64_t kctl__queue_now(kctl_queue *q) { return q->clock.now_fn(q->clock.user_data); }
+
+/* q->to_wake, written under the lock and read by kctl__queue_kick without it. */
+static void kctl__queue_owe(kctl_queue *q, uint32_t n) {
+#ifdef KCTL__HINTS
+    KCTL__STORE(&q->to_wake, n);
+#else
+    q->to_wake = n;
+#endif
+}
 
 static void kctl__queue_bump(kctl_queue *q) {
 #ifdef KCTL__HINTS
@@ -17313,7 +17373,8 @@ static void kctl__queue_woken(kctl_queue *q) {
     kctl__queue_bump(q);
     if (KCTL__Q_PARKS && q->sleepers > q->wakes && q->nready > q->spinners) {
         q->wakes++;
-        kctl__cond_signal(&q->work_cv);
+        if (q->hold_wakes) kctl__queue_owe(q, q->to_wake + 1);
+        else kctl__cond_signal(&q->work_cv);
     }
 }
 
@@ -17686,8 +17747,13 @@ static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const c
 }
 
 /* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
-   are known: an object's (its node), from the controller's handlers. */
-static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
+   are known: an object's (its node), from the controller's handlers. With
+   batch (an informer's step telling its handlers a run of events, which
+   ends with kctl__queue_kick), the wake-ups this add owes may wait for the
+   batch's end or KCTL__QUEUE_BATCH keys: parked workers are woken once for
+   a run of keys, not once per key (each wake-up is a futex call from the
+   informer's thread, which the pipeline's throughput depends on). */
+static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h, bool batch) {
     uint64_t now = 0;
     kctl__qent *e;
     bool created;
@@ -17718,15 +17784,51 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
     }
 #endif
     if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
+#if KCTL_SMALL
+    (void)batch;
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
+#else
+    {   /* the signal after the unlock: a worker woken under the lock would
+           wake only to wait for it (two more futex calls per key) */
+        uint32_t n;
+        q->hold_wakes = true;
+        kctl__queue_add_entry(q, e, now);
+        q->hold_wakes = false;
+        n = q->to_wake;
+        if (n && batch && ++q->deferred < KCTL__QUEUE_BATCH) {
+            n = 0; /* owed, sent by the batch's end */
+        } else if (n) {
+            kctl__queue_owe(q, 0);
+            q->deferred = 0;
+        }
+        kctl__mutex_unlock(&q->mu);
+        while (n--) kctl__cond_signal(&q->work_cv);
+    }
+#endif
     return KCTL_OK;
 }
+
+#if KCTL__INF_BATCH
+/* The end of an informer's batch: the wake-ups its adds still owe. */
+static void kctl__queue_kick(kctl_queue *q) {
+    uint32_t n;
+#ifdef KCTL__HINTS
+    if (!KCTL__LOAD(&q->to_wake)) return; /* none (the batching thread reads its own write, or a later one) */
+#endif
+    kctl__mutex_lock(&q->mu);
+    n = q->to_wake;
+    kctl__queue_owe(q, 0);
+    q->deferred = 0;
+    kctl__mutex_unlock(&q->mu);
+    while (n--) kctl__cond_signal(&q->work_cv);
+}
+#endif
 
 KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     size_t len = kctl__key_len(key);
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
-    return kctl__queue_add_hashed(q, key, len, kctl__hash(key, len));
+    return kctl__queue_add_hashed(q, key, len, kctl__hash(key, len), false);
 }
 
 KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
@@ -18258,7 +18360,7 @@ static void kctl__ctl_on_primary(kctl__ctlwatch *w, const kctl_obj *obj, const c
 #if !KCTL_SMALL
     if (!key && obj && obj->node.len && obj->node.len <= KCTL_MAX_KEY_LEN && !(w->c->prio && w->inf->from_list)) {
         /* the object's key, its length and hash known: a plain add without counting or hashing it again */
-        int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash);
+        int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash, w->inf->batching);
         if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
             kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
         return;
@@ -18288,6 +18390,11 @@ static void kctl__ctl_update_ev(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) 
     w->on(w, new_obj, NULL);
     if (w->on != kctl__ctl_on_primary) w->on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
 }
+#if KCTL__INF_BATCH
+static void kctl__ctl_flush(void *ud) { kctl__queue_kick(((kctl__ctlwatch *)ud)->c->q); }
+#else
+#define kctl__ctl_flush NULL
+#endif
 static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
     (void)unknown;
@@ -18327,7 +18434,7 @@ static int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
     h.on_delete = kctl__ctl_delete_ev;
     h.user_data = w;
     h.resync = kctl__inf_resyncs(inf); /* syncs exactly when the informer resyncs */
-    if ((rc = kctl_informer_add_handler(inf, &h)) != KCTL_OK) {
+    if ((rc = kctl__inf_add_handler(inf, &h, kctl__ctl_flush)) != KCTL_OK) {
         kctl__free(&c->allocator, w);
         return rc;
     }

@@ -2,6 +2,7 @@
 #include "kt.h"
 #ifndef KCTL_NO_THREADS
 #include <sched.h>
+#include <time.h>
 #endif
 
 static const kctl_resource tc_cm = { "", "v1", "configmaps", "prod" };
@@ -589,6 +590,58 @@ static void tc_many_workers(void) {
     kctl_memstore_destroy(ms);
 }
 
+/* The informer tells its handlers a batch of events and the controller's
+   queue wakes its parked workers once per batch (at the batch's end, or
+   after 32 keys): runs of 1, 5, 31, 32, 33 and 200 new objects, each made
+   while the workers are parked, all reach a reconcile (a wake-up owed and
+   never sent would leave keys queued with every worker asleep). */
+static void tc_batched_events_wake_workers(void) {
+#ifndef KCTL_NO_THREADS
+    static const int runs[] = { 1, 5, 31, 32, 33, 200 };
+    kctl_memstore *ms = NULL;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    int calls = 0, want = 0, made = 0;
+    size_t r;
+    if (kctl_memstore_create(NULL, &ms) != KCTL_OK) return;
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.user_data = &calls;
+    cd.workers = 2;
+    cd.reconcile = tc_count;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    KT_EQ_INT(kctl_informer_start(inf), KCTL_OK);
+    KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(20)), KCTL_OK);
+    for (r = 0; r < sizeof runs / sizeof runs[0]; r++) {
+        struct timespec ts = { 0, 20000000L }; /* 20 ms: the workers park */
+        long i;
+        int k;
+        nanosleep(&ts, NULL);
+        for (k = 0; k < runs[r]; k++) {
+            char doc[64];
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"b%d\"}}", made++);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+        }
+        want += runs[r];
+        for (i = 0; i < 20000000 && __atomic_load_n(&calls, __ATOMIC_SEQ_CST) < want; i++) sched_yield();
+        KT_EQ_INT(__atomic_load_n(&calls, __ATOMIC_SEQ_CST), want);
+    }
+    kctl_controller_stop(c);
+    kctl_informer_stop(inf);
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
 /* 2.4 through start: an informer out of memory during its first list makes
    kctl_controller_start return NOMEM (not TIMEOUT after the wait); start
    may be called again, and succeeds once the informer has synced. */
@@ -949,6 +1002,7 @@ void kt_suite_controller(void) {
     KT_RUN(tc_many_watches);
     KT_RUN(tc_workers);
     KT_RUN(tc_many_workers);
+    KT_RUN(tc_batched_events_wake_workers);
     KT_RUN(tc_start_nomem);
     KT_RUN(tc_bad_args);
     KT_RUN(tc_predicates);
