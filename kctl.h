@@ -7723,7 +7723,9 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
 
 /* The object of json[0..len), whose tokens toks (j) the caller has parsed
    already (with opts' limits); toks are used as scratch (the caller frees
-   them after). What kctl_obj_parse returns past the parse. */
+   them after). What kctl_obj_parse returns past the parse; out and json
+   are there and len is the length (both callers: kctl_obj_parse checked
+   them, and the memstore's write passes its document). */
 static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *opts, kctl_json_tok *toks, const kctl_json *jp,
                            kctl_obj **out) {
     kctl_obj_opts op;
@@ -7734,11 +7736,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     size_t head, ptrs, total;
     uint32_t ext = 0, *scratch, k;
     char *block;
-    int rc;
-    if (!out) return KCTL_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = kctl__strlen(json);
+    int rc; /* (*out: NULL already, set only once it is made) */
     memset(&op, 0, sizeof op);
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
@@ -12931,16 +12929,12 @@ static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
 /* buf[0..cap) = a sep1 b sep2 c (sep 0: none; NULL strings: ""): OK, or
    INVALID_ARG when it does not fit. Every write formats keys: no printf. */
 static int kctl__ms_join(char *buf, size_t cap, const char *a, char sep1, const char *b, char sep2, const char *c) {
-    const char *part[3];
-    char sep[2];
+    const char *part[5];
+    char sep[4]; /* the separators as strings: every part copied alike */
     size_t used = 0, i, n;
-    part[0] = a; part[1] = b; part[2] = c;
-    sep[0] = sep1; sep[1] = sep2;
-    for (i = 0; i < 3; i++) {
-        if (i && sep[i - 1]) {
-            if (used + 1 >= cap) return KCTL_ERR_INVALID_ARG;
-            buf[used++] = sep[i - 1];
-        }
+    sep[0] = sep1; sep[1] = '\0'; sep[2] = sep2; sep[3] = '\0';
+    part[0] = a; part[1] = sep; part[2] = b; part[3] = sep + 2; part[4] = c;
+    for (i = 0; i < 5; i++) {
         n = part[i] ? kctl__strlen(part[i]) : 0;
         if (used + n >= cap) return KCTL_ERR_INVALID_ARG;
         if (n) memcpy(buf + used, part[i], n);
@@ -13564,19 +13558,22 @@ static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *
 
 static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, kctl_obj **out,
                         kctl_api_status *st) {
-    char rid[256], key[1024];
-    kctl__msent *e;
+    char rid[256];
+    kctl__mslook look;
+    const kctl_obj *o;
     int rc = KCTL_OK;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!ms || !name || !*name || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK)
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource or name is not valid");
-    if (!kctl__ms_name_ok(name, false) || kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
+    if (!kctl__ms_name_ok(name, false)) /* (then the key fits: a name and a namespace are at most 253 bytes) */
         return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st); /* no object can have that name */
     kctl__mutex_lock(&ms->mu);
     if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_GET, st);
-    if (rc == KCTL_OK) {
-        if ((e = kctl__ms_find(ms, key)) != NULL) *out = kctl_obj_ref(e->obj);
+    if (rc == KCTL_OK) { /* the object at the key the rules' lookups make */
+        look.ms = ms;
+        look.rid = rid;
+        if ((o = kctl__ms_lookup(res->ns, name, &look)) != NULL) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)o);
         else rc = kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st);
     }
     kctl__mutex_unlock(&ms->mu);
@@ -15371,11 +15368,15 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
 #endif
             /* an event's type is its delta's (ADDED, MODIFIED: UPDATED, DELETED);
                a bookmark only moves the version */
-            switch (ev.type) {
-            case KCTL_EVENT_ADDED: r->stats.added++; break;
-            case KCTL_EVENT_MODIFIED: r->stats.modified++; break;
-            case KCTL_EVENT_DELETED: r->stats.deleted++; break;
-            default: r->stats.bookmarks++; ev.type = 0; break;
+            {
+                static const unsigned char count_at[4] = { offsetof(kctl_reflector_stats, added), offsetof(kctl_reflector_stats, modified),
+                                                           offsetof(kctl_reflector_stats, deleted), offsetof(kctl_reflector_stats, bookmarks) };
+                unsigned t = (unsigned)ev.type - KCTL_EVENT_ADDED; /* the counter by type: one increment, not one each */
+                if (t > KCTL_EVENT_DELETED - KCTL_EVENT_ADDED) {
+                    t = 3;
+                    ev.type = 0;
+                }
+                (*(uint64_t *)(void *)((char *)&r->stats + count_at[t]))++;
             }
             rc = ev.type ? kctl__fifo_write(r->fifo, ev.obj, ev.type) : KCTL_OK;
             kctl_event_clear(&ev);
