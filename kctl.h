@@ -439,6 +439,20 @@
                                               is UNSUPPORTED (a queue holds as
                                               many keys as it is given, as
                                               client-go's)
+        KCTL_NO_MEMSTORE_BOUND implementation no bound on the memstore: a desc
+                                              with max_objects or max_bytes is
+                                              UNSUPPORTED at create (the store
+                                              holds what it is given; no bytes
+                                              counted per write: the stats count
+                                              them when read)
+        KCTL_NO_CODEC        implementation   no object codec: object options
+                                              with codec.decode are UNSUPPORTED
+                                              wherever an object is made with
+                                              them (kctl_obj_parse,
+                                              kctl_memstore_create, a
+                                              checkpoint's load, the
+                                              managed-fields transform);
+                                              kctl_obj_decoded is NULL
         KCTL_NO_RESYNC       implementation   no periodic resync: a reflector's
                                               or informer's resync_ns (and so a
                                               manager's) is UNSUPPORTED at create
@@ -495,7 +509,8 @@
     KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
     KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS
     KCTL_NO_PREDICATES KCTL_NO_RESYNC KCTL_NO_TRANSFORM KCTL_NO_QUEUE_BOUND
-    KCTL_NO_GENERATE_NAME, KCTL_SMALL (-Os), with a port of your own (PORTING).
+    KCTL_NO_GENERATE_NAME KCTL_NO_MEMSTORE_BOUND KCTL_NO_CODEC, KCTL_SMALL
+    (-Os), with a port of your own (PORTING).
 
 
     LIBC
@@ -1330,7 +1345,8 @@ typedef struct kctl_codec {
 } kctl_codec;
 
 /* How objects are made; zero means: KCTL_MALLOC/KCTL_FREE, no codec,
-   the JSON reader's default limits. */
+   the JSON reader's default limits (a codec: UNSUPPORTED under
+   KCTL_NO_CODEC). */
 typedef struct kctl_obj_opts {
     kctl_allocator allocator;
     kctl_codec codec;
@@ -2161,7 +2177,8 @@ typedef struct kctl_memstore kctl_memstore;
                     document, that would pass either bound is refused with
                     FULL (a Status with HTTP 507, InsufficientStorage), the
                     store unchanged, logged (MEMSTORE_FULL) and counted
-                    (kctl_memstore_stats.refused_full); deletes always pass
+                    (kctl_memstore_stats.refused_full); deletes always pass.
+                    UNSUPPORTED under KCTL_NO_MEMSTORE_BOUND
      logger         why a journal's tail was dropped at load, a failed
                     fsync or compaction, a write refused FULL [silent]
 
@@ -7408,6 +7425,11 @@ struct kctl_obj {
 enum { KCTL__OBJ_NS, KCTL__OBJ_UID, KCTL__OBJ_RV, KCTL__OBJ_DEL }; /* kctl_obj.str[], kctl__oview.str[] */
 #define KCTL__OBJ_ALLOC 1u /* a kctl__objalloc follows the struct */
 #define KCTL__OBJ_CODEC 2u /* then a kctl__objcodec */
+#ifdef KCTL_NO_CODEC /* no codec: options with one are UNSUPPORTED, no object has one */
+#define KCTL__OBJ_CODECS 0
+#else
+#define KCTL__OBJ_CODECS 1
+#endif
 #define KCTL__OBJ_LEN_MAX 0x3fffffffu
 #define KCTL__OBJ_EXT(o) ((o)->len_ext >> 30)
 #define KCTL__OBJ_DOC(o) ((o)->node.key + (o)->node.len + 1)
@@ -7740,6 +7762,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     memset(&op, 0, sizeof op);
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__OBJ_CODECS && op.codec.decode) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (KCTL_NO_CODEC) */
 
     /* first pass: sizes (the strings' raw lengths: room enough) and validation */
     memset(&v, 0, sizeof v);
@@ -7750,7 +7773,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
         b.err = KCTL_ERR_TOO_LARGE;
     if ((rc = b.err) != KCTL_OK) goto out;
     if (op.allocator.free_fn || op.allocator.user_data) ext |= KCTL__OBJ_ALLOC;
-    if (op.codec.decode) ext |= KCTL__OBJ_CODEC;
+    if (KCTL__OBJ_CODECS && op.codec.decode) ext |= KCTL__OBJ_CODEC;
     head = KCTL__OBJ_HEAD + kctl__obj_extsz(ext);
     ptrs = v.nowners * sizeof(kctl_owner_ref) +
            (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers + KCTL__OBJ_INDEXED(v.nlabels) +
@@ -7817,7 +7840,7 @@ out:
     kctl__jmembers_free(&b.maps[0]);
     kctl__jmembers_free(&b.maps[1]);
     if (rc != KCTL_OK) return rc;
-    if (ext & KCTL__OBJ_CODEC) {
+    if (KCTL__OBJ_CODECS && (ext & KCTL__OBJ_CODEC)) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
         c->release = op.codec.release;
         c->user_data = op.codec.user_data;
@@ -7843,7 +7866,7 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
     if (!o) return;
     left = KCTL__ATOMIC_DEC(&o->refs);
     if (left) return;
-    if (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) {
+    if (KCTL__OBJ_CODECS && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC)) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
         if (c->release && c->decoded) c->release(c->decoded, c->user_data);
     }
@@ -7867,7 +7890,9 @@ KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ?
 KCTL_API size_t kctl_obj_label_count(const kctl_obj *o) { return o ? o->nlabels : 0; }
 KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfinalizers : 0; }
 KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
-KCTL_API void *kctl_obj_decoded(const kctl_obj *o) { return o && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) ? kctl__obj_codec_of(o)->decoded : NULL; }
+KCTL_API void *kctl_obj_decoded(const kctl_obj *o) {
+    return KCTL__OBJ_CODECS && o && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) ? kctl__obj_codec_of(o)->decoded : NULL;
+}
 
 /* Copy text[0..n) into buf[0..cap) NUL-terminated; false when it does not fit. */
 static bool kctl__key_part(char *buf, size_t cap, const char *text, size_t n) {
@@ -12778,6 +12803,15 @@ typedef struct kctl__msw {
     struct kctl__msw *wnext; /* of the watches that have one (closing one walks it: rare, unlike the wake-ups) */
 } kctl__msw;
 
+/* Whether the store keeps a bound (max_objects, max_bytes) and so counts
+   the bytes it holds at every write; KCTL_NO_MEMSTORE_BOUND: neither (a
+   bound is UNSUPPORTED at create; the stats count the bytes when read). */
+#ifdef KCTL_NO_MEMSTORE_BOUND
+#define KCTL__MS_BOUND 0
+#else
+#define KCTL__MS_BOUND 1
+#endif
+
 /* Whether a save can succeed: without files none does (a write to save
    is refused before it is made). */
 #ifdef KCTL_NO_FILES
@@ -12909,8 +12943,12 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what);
    within max_objects and max_bytes: OK, or FULL (counted, logged, the
    Status filled). Lock held. */
 static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_obj *made, kctl_api_status *st) {
-    size_t add = kctl__ms_doc_len(made), sub = kctl__ms_doc_len(old);
-    bool full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
+    size_t add, sub;
+    bool full;
+    if (!KCTL__MS_BOUND) return KCTL_OK; /* no bound (KCTL_NO_MEMSTORE_BOUND) */
+    add = kctl__ms_doc_len(made);
+    sub = kctl__ms_doc_len(old);
+    full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
     /* (nbytes + add cannot wrap: both count documents in memory now) */
     if (ms->max_bytes && add > sub && ms->nbytes + (add - sub) > ms->max_bytes) full = true;
     if (!full) return KCTL_OK;
@@ -12920,7 +12958,7 @@ static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_ob
 }
 
 static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
-    ms->nbytes -= kctl__ms_doc_len(e->obj);
+    if (KCTL__MS_BOUND) ms->nbytes -= kctl__ms_doc_len(e->obj);
     kctl_obj_unref(e->obj);
     kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
     kctl__free(&ms->allocator, e);
@@ -12988,6 +13026,8 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
     if (!d.history) d.history = 1024;
     if (d.obj_opts.limits.max_depth > KCTL_JSON_MAX_DEPTH) return KCTL_ERR_INVALID_ARG; /* the writer's depth: a kept object must be writable */
+    if (!KCTL__MS_BOUND && (d.max_objects || d.max_bytes)) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (KCTL_NO_MEMSTORE_BOUND) */
+    if (!KCTL__OBJ_CODECS && d.obj_opts.codec.decode) return KCTL_ERR_UNSUPPORTED; /* (KCTL_NO_CODEC: every write would be) */
 #ifdef KCTL_NO_FILES
     if (d.path) return KCTL_ERR_INVALID_ARG; /* no file to load or save (what the load would answer) */
 #endif
@@ -13447,10 +13487,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         if (!KCTL_SMALL) fresh->cur = cur; /* (small builds keep none: zero, from kctl__ms_entry) */
         if (cur_rc == KCTL_OK) fresh->cur.obj = made;
         kctl__map_insert(&ms->objs, &fresh->node);
-        ms->nbytes += kctl__ms_doc_len(made);
+        if (KCTL__MS_BOUND) ms->nbytes += kctl__ms_doc_len(made);
         fresh = NULL;
     } else {
-        ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
+        if (KCTL__MS_BOUND) ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
         kctl_obj_unref(e->obj);
         e->obj = kctl_obj_ref(made);
         if (!KCTL_SMALL) e->cur = cur; /* (small builds keep none: zero, from kctl__ms_entry) */
@@ -14007,6 +14047,7 @@ KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *ou
     if (!ms || !out) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     out->objects = ms->objs.count;
+    if (!KCTL__MS_BOUND) kctl__ms_count_bytes(ms); /* (not counted at every write: counted now) */
     out->bytes = ms->nbytes;
     out->history = ms->count;
     out->history_cap = ms->cap;
