@@ -12786,6 +12786,14 @@ typedef struct kctl__jnl {
     kctl_memstore_persist_stats st;
 } kctl__jnl;
 
+/* A list's or watch's selector let go (without selectors none is made:
+   kctl__ms_read_req). */
+#ifdef KCTL_NO_SELECTORS
+#define KCTL__MS_SEL_FREE(s) ((void)(s))
+#else
+#define KCTL__MS_SEL_FREE(s) kctl_selector_free(s)
+#endif
+
 /* The memstore's watch (a kctl_watch to the outside: the name stays free
    for a transport of your own in the same file). */
 typedef struct kctl__msw {
@@ -12810,6 +12818,14 @@ typedef struct kctl__msw {
 #define KCTL__MS_BOUND 0
 #else
 #define KCTL__MS_BOUND 1
+#endif
+
+/* Whether generateName suffixes are made (the rules read name_seed only
+   then): without them the store keeps no seed. */
+#ifdef KCTL_NO_GENERATE_NAME
+#define KCTL__MS_GEN 0
+#else
+#define KCTL__MS_GEN 1
 #endif
 
 /* Whether a save can succeed: without files none does (a write to save
@@ -13035,7 +13051,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     memset(ms, 0, sizeof *ms);
     ms->allocator = d.allocator;
     ms->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
-    ms->name_seed = kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)ms;
+    if (KCTL__MS_GEN) ms->name_seed = kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)ms;
     ms->obj_opts = d.obj_opts;
     if (!ms->obj_opts.allocator.alloc_fn) ms->obj_opts.allocator = d.allocator;
     ms->bookmark_every = d.bookmark_every;
@@ -13425,8 +13441,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->uid = uid;
     req->now = now;
     req->rv = rv;
-    req->name_seed = ms->name_seed;
-    ms->name_seed += 8; /* every request its own suffixes, refused or not */
+    if (KCTL__MS_GEN) { /* (without generateName: none read, 0 as kctl__ms_req zeroed it) */
+        req->name_seed = ms->name_seed;
+        ms->name_seed += 8; /* every request its own suffixes, refused or not */
+    }
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
@@ -13635,7 +13653,7 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
         *p = w->wnext;
         kctl__mutex_unlock(&ms->mu);
     }
-    kctl_selector_free(w->sel);
+    KCTL__MS_SEL_FREE(w->sel);
     kctl_obj_list_free(&w->initial);
     kctl__free(&ms->allocator, w);
 }
@@ -13645,9 +13663,15 @@ static bool kctl__ms_in(const kctl_obj *o, const char *ns) {
     return !ns || !*ns || kctl__strcmp(kctl_obj_namespace(o), ns) == 0;
 }
 
-/* Whether a list or watch in ns with sel selects o. */
+/* Whether a list or watch in ns with sel selects o (without selectors:
+   sel is NULL, everything). */
 static bool kctl__ms_selects(const kctl_obj *o, const char *ns, const kctl_selector *sel) {
+#ifdef KCTL_NO_SELECTORS
+    (void)sel;
+    return kctl__ms_in(o, ns);
+#else
     return kctl__ms_in(o, ns) && kctl_selector_matches(sel, o);
+#endif
 }
 
 static int kctl__ms_cmp_key(const void *a, const void *b) {
@@ -13686,9 +13710,16 @@ static int kctl__ms_read_req(kctl_memstore *ms, const kctl_resource *res, const 
     *sel = NULL;
     if (kctl__ms_rid(res, rid, 256) != KCTL_OK) /* its namespace is a name: at most 253 bytes */
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
+#ifdef KCTL_NO_SELECTORS /* only the selectors that select everything, as the parse takes them; none made (*sel NULL) */
+    (void)rc;
+    (void)ms;
+    return opts && (!kctl__sel_empty(opts->label_selector, false) || !kctl__sel_empty(opts->field_selector, true)) ? KCTL_ERR_UNSUPPORTED
+                                                                                                                  : KCTL_OK;
+#else
     if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, sel)) != KCTL_OK)
         return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
     return KCTL_OK;
+#endif
 }
 
 /* GONE for a version older than the history (compacted); without words
@@ -13792,7 +13823,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
 done:
     kctl__mutex_unlock(&ms->mu);
     kctl_obj_list_free(&all);
-    kctl_selector_free(sel);
+    KCTL__MS_SEL_FREE(sel);
     return rc;
 }
 #else /* KCTL_NO_PAGING: every list is one page */
@@ -13811,7 +13842,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     if (rc == KCTL_OK) rc = kctl__ms_collect(ms, rid, res->ns, sel, NULL, &out->items);
     kctl__ms_rv(out->resource_version, ms->rev);
     kctl__mutex_unlock(&ms->mu);
-    kctl_selector_free(sel);
+    KCTL__MS_SEL_FREE(sel);
     return rc;
 }
 #endif
@@ -15097,11 +15128,18 @@ struct kctl_reflector {
 };
 
 KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflector **out) {
+    /* the strings copied: the resource's four and the two selectors, where
+       the desc has them and where r keeps them */
+    static const unsigned char from[6] = { offsetof(kctl_reflector_desc, resource.group), offsetof(kctl_reflector_desc, resource.version),
+                                           offsetof(kctl_reflector_desc, resource.resource), offsetof(kctl_reflector_desc, resource.ns),
+                                           offsetof(kctl_reflector_desc, label_selector), offsetof(kctl_reflector_desc, field_selector) };
+    static const unsigned char to[6] = { offsetof(kctl_reflector, res.group), offsetof(kctl_reflector, res.version),
+                                         offsetof(kctl_reflector, res.resource), offsetof(kctl_reflector, res.ns),
+                                         offsetof(kctl_reflector, lo.label_selector), offsetof(kctl_reflector, lo.field_selector) };
     const kctl_reflector_desc *d;
     kctl_reflector *r;
     kctl_selector *check = NULL;
-    const char *parts[6];
-    size_t i, len[6], total = 0;
+    size_t i, n, total = 0;
     char *p;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
@@ -15114,34 +15152,33 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     if (d->page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
 #endif
     if (!KCTL__RF_RESYNC && d->resync_ns) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
+#ifdef KCTL_NO_SELECTORS /* what the parse answers (the allocator is checked above): only empty selectors, none made */
+    (void)check;
+    (void)rc;
+    if (!kctl__sel_empty(d->label_selector, false) || !kctl__sel_empty(d->field_selector, true)) return KCTL_ERR_UNSUPPORTED;
+#else
     if ((rc = kctl_selector_parse(d->label_selector, d->field_selector, &d->allocator, &check)) != KCTL_OK) return rc;
     kctl_selector_free(check);
-    parts[0] = d->resource.group;
-    parts[1] = d->resource.version;
-    parts[2] = d->resource.resource;
-    parts[3] = d->resource.ns;
-    parts[4] = d->label_selector;
-    parts[5] = d->field_selector;
-    for (i = 0; i < 6; i++) total += (len[i] = parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
+#endif
+    for (i = 0; i < 6; i++) {
+        const char *s = *(const char *const *)(const void *)((const char *)d + from[i]);
+        total += (s ? kctl__strlen(s) : 0) + 1;
+    }
     if (!(r = (kctl_reflector *)kctl__alloc(&d->allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
     if (!(r->strings = (char *)kctl__alloc(&d->allocator, total))) {
         kctl__free(&d->allocator, r);
         return KCTL_ERR_NOMEM;
     }
-    for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
-        if (!parts[i]) continue;
-        memcpy(p, parts[i], len[i] + 1);
-        parts[i] = p;
-        p += len[i] + 1;
+    for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL (r was zeroed) */
+        const char *s = *(const char *const *)(const void *)((const char *)d + from[i]);
+        if (!s) continue;
+        n = kctl__strlen(s) + 1;
+        memcpy(p, s, n);
+        *(const char **)(void *)((char *)r + to[i]) = p;
+        p += n;
     }
     r->t = d->transport;
-    r->res.group = parts[0];
-    r->res.version = parts[1];
-    r->res.resource = parts[2];
-    r->res.ns = parts[3];
-    r->lo.label_selector = parts[4];
-    r->lo.field_selector = parts[5];
     r->fifo = d->fifo;
     r->clock = d->clock.now_fn ? d->clock : kctl_clock_monotonic();
     r->allocator = d->allocator;
