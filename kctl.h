@@ -7717,40 +7717,35 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
                            kctl_obj **out);
 
 KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, kctl_obj **out) {
-    kctl_json_limits lim;
+    kctl_obj_opts op;
     kctl_json j;
     kctl_json_tok *toks;
-    kctl_allocator a;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!json) return KCTL_ERR_INVALID_ARG;
     if (len == KCTL_NTS) len = kctl__strlen(json);
-    memset(&lim, 0, sizeof lim);
-    memset(&a, 0, sizeof a);
-    if (opts) {
-        lim = opts->limits;
-        a = opts->allocator;
-    }
-    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
-    rc = kctl_json_parse(json, len, NULL, 0, &lim, &j);
+    memset(&op, 0, sizeof op);
+    if (opts) op = *opts;
+    if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    rc = kctl_json_parse(json, len, NULL, 0, &op.limits, &j);
     if (rc != KCTL_OK) return rc;
-    toks = (kctl_json_tok *)kctl__alloc(&a, (size_t)j.ntoks * sizeof *toks);
+    toks = (kctl_json_tok *)kctl__alloc(&op.allocator, (size_t)j.ntoks * sizeof *toks);
     if (!toks) return KCTL_ERR_NOMEM;
-    kctl_json_parse(json, len, toks, j.ntoks, &lim, &j);
-    rc = kctl__obj_build(json, len, opts, toks, &j, out);
-    kctl__free(&a, toks);
+    kctl_json_parse(json, len, toks, j.ntoks, &op.limits, &j);
+    rc = kctl__obj_build(json, len, &op, toks, &j, out);
+    kctl__free(&op.allocator, toks);
     return rc;
 }
 
 /* The object of json[0..len), whose tokens toks (j) the caller has parsed
    already (with opts' limits); toks are used as scratch (the caller frees
-   them after). What kctl_obj_parse returns past the parse; out and json
-   are there and len is the length (both callers: kctl_obj_parse checked
-   them, and the memstore's write passes its document). */
+   them after). What kctl_obj_parse returns past the parse; out, json and
+   opts are there and len is the length (both callers: kctl_obj_parse
+   checked them, and the memstore's write passes its document). */
 static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *opts, kctl_json_tok *toks, const kctl_json *jp,
                            kctl_obj **out) {
-    kctl_obj_opts op;
+    const kctl_obj_opts *op = opts; /* (both callers pass theirs) */
     kctl_json j = *jp;
     kctl__oview v;
     kctl_obj *o = NULL;
@@ -7759,21 +7754,19 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     uint32_t ext = 0, *scratch, k;
     char *block;
     int rc; /* (*out: NULL already, set only once it is made) */
-    memset(&op, 0, sizeof op);
-    if (opts) op = *opts;
-    if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
-    if (!KCTL__OBJ_CODECS && op.codec.decode) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (KCTL_NO_CODEC) */
+    if ((!op->allocator.alloc_fn) != (!op->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__OBJ_CODECS && op->codec.decode) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (KCTL_NO_CODEC) */
 
     /* first pass: sizes (the strings' raw lengths: room enough) and validation */
     memset(&v, 0, sizeof v);
     memset(&b, 0, sizeof b);
-    b.allocator = &op.allocator;
+    b.allocator = &op->allocator;
     kctl__ob_fill(&v, &b, &j);
     if (!b.err && (v.nlabels | v.nannotations | v.nfinalizers | v.nowners) > KCTL__OBJ_COUNT_MAX) /* (65535 is 2^16 - 1: the OR is above it when one is) */
         b.err = KCTL_ERR_TOO_LARGE;
     if ((rc = b.err) != KCTL_OK) goto out;
-    if (op.allocator.free_fn || op.allocator.user_data) ext |= KCTL__OBJ_ALLOC;
-    if (KCTL__OBJ_CODECS && op.codec.decode) ext |= KCTL__OBJ_CODEC;
+    if (op->allocator.free_fn || op->allocator.user_data) ext |= KCTL__OBJ_ALLOC;
+    if (KCTL__OBJ_CODECS && op->codec.decode) ext |= KCTL__OBJ_CODEC;
     head = KCTL__OBJ_HEAD + kctl__obj_extsz(ext);
     ptrs = v.nowners * sizeof(kctl_owner_ref) +
            (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers + KCTL__OBJ_INDEXED(v.nlabels) +
@@ -7783,7 +7776,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
         rc = KCTL_ERR_TOO_LARGE;
         goto out;
     }
-    block = (char *)kctl__alloc(&op.allocator, total);
+    block = (char *)kctl__alloc(&op->allocator, total);
     if (!block) {
         rc = KCTL_ERR_NOMEM;
         goto out;
@@ -7807,7 +7800,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     b.cap = total - (head + ptrs);
     kctl__ob_fill(&v, &b, &j);
     if ((rc = b.err) != KCTL_OK) {
-        kctl__free(&op.allocator, block);
+        kctl__free(&op->allocator, block);
         o = NULL;
         goto out;
     }
@@ -7832,9 +7825,9 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     for (k = 0; k < 4; k++) o->str[k] = kctl__obj_off(o, total, v.str[k]);
     o->generation = v.generation;
     if (ext & KCTL__OBJ_ALLOC) {
-        kctl__obj_alloc_of(o)->free_fn = op.allocator.free_fn;
-        kctl__obj_alloc_of(o)->user_data = op.allocator.user_data;
-        kctl__obj_alloc_of(o)->alloc_fn = op.allocator.alloc_fn;
+        kctl__obj_alloc_of(o)->free_fn = op->allocator.free_fn;
+        kctl__obj_alloc_of(o)->user_data = op->allocator.user_data;
+        kctl__obj_alloc_of(o)->alloc_fn = op->allocator.alloc_fn;
     }
 out:
     kctl__jmembers_free(&b.maps[0]);
@@ -7842,9 +7835,9 @@ out:
     if (rc != KCTL_OK) return rc;
     if (KCTL__OBJ_CODECS && (ext & KCTL__OBJ_CODEC)) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
-        c->release = op.codec.release;
-        c->user_data = op.codec.user_data;
-        rc = op.codec.decode(o, &c->decoded, op.codec.user_data);
+        c->release = op->codec.release;
+        c->user_data = op->codec.user_data;
+        rc = op->codec.decode(o, &c->decoded, op->codec.user_data);
         if (rc != KCTL_OK) {
             c->release = NULL; /* nothing was decoded */
             kctl_obj_unref(o);
