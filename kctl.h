@@ -439,6 +439,20 @@
                                               is UNSUPPORTED (a queue holds as
                                               many keys as it is given, as
                                               client-go's)
+        KCTL_NO_MEMSTORE_BOUND implementation no bound on the memstore: a desc
+                                              with max_objects or max_bytes is
+                                              UNSUPPORTED at create (the store
+                                              holds what it is given; no bytes
+                                              counted per write: the stats count
+                                              them when read)
+        KCTL_NO_CODEC        implementation   no object codec: object options
+                                              with codec.decode are UNSUPPORTED
+                                              wherever an object is made with
+                                              them (kctl_obj_parse,
+                                              kctl_memstore_create, a
+                                              checkpoint's load, the
+                                              managed-fields transform);
+                                              kctl_obj_decoded is NULL
         KCTL_NO_RESYNC       implementation   no periodic resync: a reflector's
                                               or informer's resync_ns (and so a
                                               manager's) is UNSUPPORTED at create
@@ -495,7 +509,8 @@
     KCTL_NO_INDEXES KCTL_NO_OFFLINE KCTL_NO_HOLD_BACKOFF KCTL_NO_HOT_LOOP
     KCTL_NO_QUEUE_PRIORITY KCTL_NO_PENDING_MODES KCTL_NO_DURATIONS
     KCTL_NO_PREDICATES KCTL_NO_RESYNC KCTL_NO_TRANSFORM KCTL_NO_QUEUE_BOUND
-    KCTL_NO_GENERATE_NAME, KCTL_SMALL (-Os), with a port of your own (PORTING).
+    KCTL_NO_GENERATE_NAME KCTL_NO_MEMSTORE_BOUND KCTL_NO_CODEC, KCTL_SMALL
+    (-Os), with a port of your own (PORTING).
 
 
     LIBC
@@ -1330,7 +1345,8 @@ typedef struct kctl_codec {
 } kctl_codec;
 
 /* How objects are made; zero means: KCTL_MALLOC/KCTL_FREE, no codec,
-   the JSON reader's default limits. */
+   the JSON reader's default limits (a codec: UNSUPPORTED under
+   KCTL_NO_CODEC). */
 typedef struct kctl_obj_opts {
     kctl_allocator allocator;
     kctl_codec codec;
@@ -2161,7 +2177,8 @@ typedef struct kctl_memstore kctl_memstore;
                     document, that would pass either bound is refused with
                     FULL (a Status with HTTP 507, InsufficientStorage), the
                     store unchanged, logged (MEMSTORE_FULL) and counted
-                    (kctl_memstore_stats.refused_full); deletes always pass
+                    (kctl_memstore_stats.refused_full); deletes always pass.
+                    UNSUPPORTED under KCTL_NO_MEMSTORE_BOUND
      logger         why a journal's tail was dropped at load, a failed
                     fsync or compaction, a write refused FULL [silent]
 
@@ -7427,6 +7444,11 @@ struct kctl_obj {
 enum { KCTL__OBJ_NS, KCTL__OBJ_UID, KCTL__OBJ_RV, KCTL__OBJ_DEL }; /* kctl_obj.str[], kctl__oview.str[] */
 #define KCTL__OBJ_ALLOC 1u /* a kctl__objalloc follows the struct */
 #define KCTL__OBJ_CODEC 2u /* then a kctl__objcodec */
+#ifdef KCTL_NO_CODEC /* no codec: options with one are UNSUPPORTED, no object has one */
+#define KCTL__OBJ_CODECS 0
+#else
+#define KCTL__OBJ_CODECS 1
+#endif
 #define KCTL__OBJ_LEN_MAX 0x3fffffffu
 #define KCTL__OBJ_EXT(o) ((o)->len_ext >> 30)
 #define KCTL__OBJ_DOC(o) ((o)->node.key + (o)->node.len + 1)
@@ -7714,45 +7736,9 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
                            kctl_obj **out);
 
 KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, kctl_obj **out) {
-    kctl_json_limits lim;
+    kctl_obj_opts op;
     kctl_json j;
     kctl_json_tok *toks;
-    kctl_allocator a;
-    int rc;
-    if (!out) return KCTL_ERR_INVALID_ARG;
-    *out = NULL;
-    if (!json) return KCTL_ERR_INVALID_ARG;
-    if (len == KCTL_NTS) len = kctl__strlen(json);
-    memset(&lim, 0, sizeof lim);
-    memset(&a, 0, sizeof a);
-    if (opts) {
-        lim = opts->limits;
-        a = opts->allocator;
-    }
-    if ((!a.alloc_fn) != (!a.free_fn)) return KCTL_ERR_INVALID_ARG;
-    rc = kctl_json_parse(json, len, NULL, 0, &lim, &j);
-    if (rc != KCTL_OK) return rc;
-    toks = (kctl_json_tok *)kctl__alloc(&a, (size_t)j.ntoks * sizeof *toks);
-    if (!toks) return KCTL_ERR_NOMEM;
-    kctl_json_parse(json, len, toks, j.ntoks, &lim, &j);
-    rc = kctl__obj_build(json, len, opts, toks, &j, out);
-    kctl__free(&a, toks);
-    return rc;
-}
-
-/* The object of json[0..len), whose tokens toks (j) the caller has parsed
-   already (with opts' limits); toks are used as scratch (the caller frees
-   them after). What kctl_obj_parse returns past the parse. */
-static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *opts, kctl_json_tok *toks, const kctl_json *jp,
-                           kctl_obj **out) {
-    kctl_obj_opts op;
-    kctl_json j = *jp;
-    kctl__oview v;
-    kctl_obj *o = NULL;
-    kctl__obuild b;
-    size_t head, ptrs, total;
-    uint32_t ext = 0, *scratch, k;
-    char *block;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
@@ -7761,17 +7747,45 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     memset(&op, 0, sizeof op);
     if (opts) op = *opts;
     if ((!op.allocator.alloc_fn) != (!op.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    rc = kctl_json_parse(json, len, NULL, 0, &op.limits, &j);
+    if (rc != KCTL_OK) return rc;
+    toks = (kctl_json_tok *)kctl__alloc(&op.allocator, (size_t)j.ntoks * sizeof *toks);
+    if (!toks) return KCTL_ERR_NOMEM;
+    kctl_json_parse(json, len, toks, j.ntoks, &op.limits, &j);
+    rc = kctl__obj_build(json, len, &op, toks, &j, out);
+    kctl__free(&op.allocator, toks);
+    return rc;
+}
+
+/* The object of json[0..len), whose tokens toks (j) the caller has parsed
+   already (with opts' limits); toks are used as scratch (the caller frees
+   them after). What kctl_obj_parse returns past the parse; out, json and
+   opts are there and len is the length (both callers: kctl_obj_parse
+   checked them, and the memstore's write passes its document). */
+static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *opts, kctl_json_tok *toks, const kctl_json *jp,
+                           kctl_obj **out) {
+    const kctl_obj_opts *op = opts; /* (both callers pass theirs) */
+    kctl_json j = *jp;
+    kctl__oview v;
+    kctl_obj *o = NULL;
+    kctl__obuild b;
+    size_t head, ptrs, total;
+    uint32_t ext = 0, *scratch, k;
+    char *block;
+    int rc; /* (*out: NULL already, set only once it is made) */
+    if ((!op->allocator.alloc_fn) != (!op->allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
+    if (!KCTL__OBJ_CODECS && op->codec.decode) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (KCTL_NO_CODEC) */
 
     /* first pass: sizes (the strings' raw lengths: room enough) and validation */
     memset(&v, 0, sizeof v);
     memset(&b, 0, sizeof b);
-    b.allocator = &op.allocator;
+    b.allocator = &op->allocator;
     kctl__ob_fill(&v, &b, &j);
     if (!b.err && (v.nlabels | v.nannotations | v.nfinalizers | v.nowners) > KCTL__OBJ_COUNT_MAX) /* (65535 is 2^16 - 1: the OR is above it when one is) */
         b.err = KCTL_ERR_TOO_LARGE;
     if ((rc = b.err) != KCTL_OK) goto out;
-    if (op.allocator.free_fn || op.allocator.user_data) ext |= KCTL__OBJ_ALLOC;
-    if (op.codec.decode) ext |= KCTL__OBJ_CODEC;
+    if (op->allocator.free_fn || op->allocator.user_data) ext |= KCTL__OBJ_ALLOC;
+    if (KCTL__OBJ_CODECS && op->codec.decode) ext |= KCTL__OBJ_CODEC;
     head = KCTL__OBJ_HEAD + kctl__obj_extsz(ext);
     ptrs = v.nowners * sizeof(kctl_owner_ref) +
            (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers + KCTL__OBJ_INDEXED(v.nlabels) +
@@ -7781,7 +7795,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
         rc = KCTL_ERR_TOO_LARGE;
         goto out;
     }
-    block = (char *)kctl__alloc(&op.allocator, total);
+    block = (char *)kctl__alloc(&op->allocator, total);
     if (!block) {
         rc = KCTL_ERR_NOMEM;
         goto out;
@@ -7805,7 +7819,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     b.cap = total - (head + ptrs);
     kctl__ob_fill(&v, &b, &j);
     if ((rc = b.err) != KCTL_OK) {
-        kctl__free(&op.allocator, block);
+        kctl__free(&op->allocator, block);
         o = NULL;
         goto out;
     }
@@ -7830,19 +7844,19 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     for (k = 0; k < 4; k++) o->str[k] = kctl__obj_off(o, total, v.str[k]);
     o->generation = v.generation;
     if (ext & KCTL__OBJ_ALLOC) {
-        kctl__obj_alloc_of(o)->free_fn = op.allocator.free_fn;
-        kctl__obj_alloc_of(o)->user_data = op.allocator.user_data;
-        kctl__obj_alloc_of(o)->alloc_fn = op.allocator.alloc_fn;
+        kctl__obj_alloc_of(o)->free_fn = op->allocator.free_fn;
+        kctl__obj_alloc_of(o)->user_data = op->allocator.user_data;
+        kctl__obj_alloc_of(o)->alloc_fn = op->allocator.alloc_fn;
     }
 out:
     kctl__jmembers_free(&b.maps[0]);
     kctl__jmembers_free(&b.maps[1]);
     if (rc != KCTL_OK) return rc;
-    if (ext & KCTL__OBJ_CODEC) {
+    if (KCTL__OBJ_CODECS && (ext & KCTL__OBJ_CODEC)) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
-        c->release = op.codec.release;
-        c->user_data = op.codec.user_data;
-        rc = op.codec.decode(o, &c->decoded, op.codec.user_data);
+        c->release = op->codec.release;
+        c->user_data = op->codec.user_data;
+        rc = op->codec.decode(o, &c->decoded, op->codec.user_data);
         if (rc != KCTL_OK) {
             c->release = NULL; /* nothing was decoded */
             kctl_obj_unref(o);
@@ -7864,7 +7878,7 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
     if (!o) return;
     left = KCTL__ATOMIC_DEC(&o->refs);
     if (left) return;
-    if (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) {
+    if (KCTL__OBJ_CODECS && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC)) {
         kctl__objcodec *c = kctl__obj_codec_of(o);
         if (c->release && c->decoded) c->release(c->decoded, c->user_data);
     }
@@ -7888,7 +7902,9 @@ KCTL_API const char *kctl_obj_deletion_timestamp(const kctl_obj *o) { return o ?
 KCTL_API size_t kctl_obj_label_count(const kctl_obj *o) { return o ? o->nlabels : 0; }
 KCTL_API size_t kctl_obj_finalizer_count(const kctl_obj *o) { return o ? o->nfinalizers : 0; }
 KCTL_API size_t kctl_obj_owner_count(const kctl_obj *o) { return o ? o->nowners : 0; }
-KCTL_API void *kctl_obj_decoded(const kctl_obj *o) { return o && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) ? kctl__obj_codec_of(o)->decoded : NULL; }
+KCTL_API void *kctl_obj_decoded(const kctl_obj *o) {
+    return KCTL__OBJ_CODECS && o && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) ? kctl__obj_codec_of(o)->decoded : NULL;
+}
 
 /* Copy text[0..n) into buf[0..cap) NUL-terminated; false when it does not fit. */
 static bool kctl__key_part(char *buf, size_t cap, const char *text, size_t n) {
@@ -12782,6 +12798,14 @@ typedef struct kctl__jnl {
     kctl_memstore_persist_stats st;
 } kctl__jnl;
 
+/* A list's or watch's selector let go (without selectors none is made:
+   kctl__ms_read_req). */
+#ifdef KCTL_NO_SELECTORS
+#define KCTL__MS_SEL_FREE(s) ((void)(s))
+#else
+#define KCTL__MS_SEL_FREE(s) kctl_selector_free(s)
+#endif
+
 /* The memstore's watch (a kctl_watch to the outside: the name stays free
    for a transport of your own in the same file). */
 typedef struct kctl__msw {
@@ -12798,6 +12822,23 @@ typedef struct kctl__msw {
     kctl_wake wake;        /* watch_notify's (under the store's lock), and the list */
     struct kctl__msw *wnext; /* of the watches that have one (closing one walks it: rare, unlike the wake-ups) */
 } kctl__msw;
+
+/* Whether the store keeps a bound (max_objects, max_bytes) and so counts
+   the bytes it holds at every write; KCTL_NO_MEMSTORE_BOUND: neither (a
+   bound is UNSUPPORTED at create; the stats count the bytes when read). */
+#ifdef KCTL_NO_MEMSTORE_BOUND
+#define KCTL__MS_BOUND 0
+#else
+#define KCTL__MS_BOUND 1
+#endif
+
+/* Whether generateName suffixes are made (the rules read name_seed only
+   then): without them the store keeps no seed. */
+#ifdef KCTL_NO_GENERATE_NAME
+#define KCTL__MS_GEN 0
+#else
+#define KCTL__MS_GEN 1
+#endif
 
 /* Whether a save can succeed: without files none does (a write to save
    is refused before it is made). */
@@ -12930,8 +12971,12 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what);
    within max_objects and max_bytes: OK, or FULL (counted, logged, the
    Status filled). Lock held. */
 static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_obj *made, kctl_api_status *st) {
-    size_t add = kctl__ms_doc_len(made), sub = kctl__ms_doc_len(old);
-    bool full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
+    size_t add, sub;
+    bool full;
+    if (!KCTL__MS_BOUND) return KCTL_OK; /* no bound (KCTL_NO_MEMSTORE_BOUND) */
+    add = kctl__ms_doc_len(made);
+    sub = kctl__ms_doc_len(old);
+    full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
     /* (nbytes + add cannot wrap: both count documents in memory now) */
     if (ms->max_bytes && add > sub && ms->nbytes + (add - sub) > ms->max_bytes) full = true;
     if (!full) return KCTL_OK;
@@ -12941,7 +12986,7 @@ static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_ob
 }
 
 static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
-    ms->nbytes -= kctl__ms_doc_len(e->obj);
+    if (KCTL__MS_BOUND) ms->nbytes -= kctl__ms_doc_len(e->obj);
     kctl_obj_unref(e->obj);
     kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
     kctl__free(&ms->allocator, e);
@@ -12950,16 +12995,12 @@ static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
 /* buf[0..cap) = a sep1 b sep2 c (sep 0: none; NULL strings: ""): OK, or
    INVALID_ARG when it does not fit. Every write formats keys: no printf. */
 static int kctl__ms_join(char *buf, size_t cap, const char *a, char sep1, const char *b, char sep2, const char *c) {
-    const char *part[3];
-    char sep[2];
+    const char *part[5];
+    char sep[4]; /* the separators as strings: every part copied alike */
     size_t used = 0, i, n;
-    part[0] = a; part[1] = b; part[2] = c;
-    sep[0] = sep1; sep[1] = sep2;
-    for (i = 0; i < 3; i++) {
-        if (i && sep[i - 1]) {
-            if (used + 1 >= cap) return KCTL_ERR_INVALID_ARG;
-            buf[used++] = sep[i - 1];
-        }
+    sep[0] = sep1; sep[1] = '\0'; sep[2] = sep2; sep[3] = '\0';
+    part[0] = a; part[1] = sep; part[2] = b; part[3] = sep + 2; part[4] = c;
+    for (i = 0; i < 5; i++) {
         n = part[i] ? kctl__strlen(part[i]) : 0;
         if (used + n >= cap) return KCTL_ERR_INVALID_ARG;
         if (n) memcpy(buf + used, part[i], n);
@@ -13013,6 +13054,8 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
     if (!d.history) d.history = 1024;
     if (d.obj_opts.limits.max_depth > KCTL_JSON_MAX_DEPTH) return KCTL_ERR_INVALID_ARG; /* the writer's depth: a kept object must be writable */
+    if (!KCTL__MS_BOUND && (d.max_objects || d.max_bytes)) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (KCTL_NO_MEMSTORE_BOUND) */
+    if (!KCTL__OBJ_CODECS && d.obj_opts.codec.decode) return KCTL_ERR_UNSUPPORTED; /* (KCTL_NO_CODEC: every write would be) */
 #ifdef KCTL_NO_FILES
     if (d.path) return KCTL_ERR_INVALID_ARG; /* no file to load or save (what the load would answer) */
 #endif
@@ -13020,7 +13063,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     memset(ms, 0, sizeof *ms);
     ms->allocator = d.allocator;
     ms->clock = d.clock.now_fn ? d.clock : kctl_clock_monotonic();
-    ms->name_seed = kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)ms;
+    if (KCTL__MS_GEN) ms->name_seed = kctl__port_wall_ns() ^ (uint64_t)(uintptr_t)ms;
     ms->obj_opts = d.obj_opts;
     if (!ms->obj_opts.allocator.alloc_fn) ms->obj_opts.allocator = d.allocator;
     ms->bookmark_every = d.bookmark_every;
@@ -13410,8 +13453,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     req->uid = uid;
     req->now = now;
     req->rv = rv;
-    req->name_seed = ms->name_seed;
-    ms->name_seed += 8; /* every request its own suffixes, refused or not */
+    if (KCTL__MS_GEN) { /* (without generateName: none read, 0 as kctl__ms_req zeroed it) */
+        req->name_seed = ms->name_seed;
+        ms->name_seed += 8; /* every request its own suffixes, refused or not */
+    }
     req->allocator = ms->allocator;
     req->limits = ms->obj_opts.limits;
     kctl_jw_init_growable(&w, &ms->allocator);
@@ -13472,10 +13517,10 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         if (!KCTL_SMALL) fresh->cur = cur; /* (small builds keep none: zero, from kctl__ms_entry) */
         if (cur_rc == KCTL_OK) fresh->cur.obj = made;
         kctl__map_insert(&ms->objs, &fresh->node);
-        ms->nbytes += kctl__ms_doc_len(made);
+        if (KCTL__MS_BOUND) ms->nbytes += kctl__ms_doc_len(made);
         fresh = NULL;
     } else {
-        ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
+        if (KCTL__MS_BOUND) ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
         kctl_obj_unref(e->obj);
         e->obj = kctl_obj_ref(made);
         if (!KCTL_SMALL) e->cur = cur; /* (small builds keep none: zero, from kctl__ms_entry) */
@@ -13583,19 +13628,22 @@ static int kctl__ms_vt_remove(void *self, const kctl_resource *res, const char *
 
 static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res, const char *name, kctl_obj **out,
                         kctl_api_status *st) {
-    char rid[256], key[1024];
-    kctl__msent *e;
+    char rid[256];
+    kctl__mslook look;
+    const kctl_obj *o;
     int rc = KCTL_OK;
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     if (!ms || !name || !*name || kctl__ms_rid(res, rid, sizeof rid) != KCTL_OK)
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource or name is not valid");
-    if (!kctl__ms_name_ok(name, false) || kctl__ms_key(rid, res->ns, name, key, sizeof key) != KCTL_OK)
+    if (!kctl__ms_name_ok(name, false)) /* (then the key fits: a name and a namespace are at most 253 bytes) */
         return kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st); /* no object can have that name */
     kctl__mutex_lock(&ms->mu);
     if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_GET, st);
-    if (rc == KCTL_OK) {
-        if ((e = kctl__ms_find(ms, key)) != NULL) *out = kctl_obj_ref(e->obj);
+    if (rc == KCTL_OK) { /* the object at the key the rules' lookups make */
+        look.ms = ms;
+        look.rid = rid;
+        if ((o = kctl__ms_lookup(res->ns, name, &look)) != NULL) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)o);
         else rc = kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st);
     }
     kctl__mutex_unlock(&ms->mu);
@@ -13617,7 +13665,7 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
         *p = w->wnext;
         kctl__mutex_unlock(&ms->mu);
     }
-    kctl_selector_free(w->sel);
+    KCTL__MS_SEL_FREE(w->sel);
     kctl_obj_list_free(&w->initial);
     kctl__free(&ms->allocator, w);
 }
@@ -13627,9 +13675,15 @@ static bool kctl__ms_in(const kctl_obj *o, const char *ns) {
     return !ns || !*ns || kctl__strcmp(kctl_obj_namespace(o), ns) == 0;
 }
 
-/* Whether a list or watch in ns with sel selects o. */
+/* Whether a list or watch in ns with sel selects o (without selectors:
+   sel is NULL, everything). */
 static bool kctl__ms_selects(const kctl_obj *o, const char *ns, const kctl_selector *sel) {
+#ifdef KCTL_NO_SELECTORS
+    (void)sel;
+    return kctl__ms_in(o, ns);
+#else
     return kctl__ms_in(o, ns) && kctl_selector_matches(sel, o);
+#endif
 }
 
 static int kctl__ms_cmp_key(const void *a, const void *b) {
@@ -13668,9 +13722,16 @@ static int kctl__ms_read_req(kctl_memstore *ms, const kctl_resource *res, const 
     *sel = NULL;
     if (kctl__ms_rid(res, rid, 256) != KCTL_OK) /* its namespace is a name: at most 253 bytes */
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
+#ifdef KCTL_NO_SELECTORS /* only the selectors that select everything, as the parse takes them; none made (*sel NULL) */
+    (void)rc;
+    (void)ms;
+    return opts && (!kctl__sel_empty(opts->label_selector, false) || !kctl__sel_empty(opts->field_selector, true)) ? KCTL_ERR_UNSUPPORTED
+                                                                                                                  : KCTL_OK;
+#else
     if (opts && (rc = kctl_selector_parse(opts->label_selector, opts->field_selector, &ms->allocator, sel)) != KCTL_OK)
         return rc == KCTL_ERR_INVALID_ARG ? kctl__ms_refuse(st, rc, "the label or field selector is not valid") : rc;
     return KCTL_OK;
+#endif
 }
 
 /* GONE for a version older than the history (compacted); without words
@@ -13774,7 +13835,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
 done:
     kctl__mutex_unlock(&ms->mu);
     kctl_obj_list_free(&all);
-    kctl_selector_free(sel);
+    KCTL__MS_SEL_FREE(sel);
     return rc;
 }
 #else /* KCTL_NO_PAGING: every list is one page */
@@ -13793,7 +13854,7 @@ static int kctl__ms_vt_list(void *self, const kctl_resource *res, const kctl_lis
     if (rc == KCTL_OK) rc = kctl__ms_collect(ms, rid, res->ns, sel, NULL, &out->items);
     kctl__ms_rv(out->resource_version, ms->rev);
     kctl__mutex_unlock(&ms->mu);
-    kctl_selector_free(sel);
+    KCTL__MS_SEL_FREE(sel);
     return rc;
 }
 #endif
@@ -14029,6 +14090,7 @@ KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *ou
     if (!ms || !out) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
     out->objects = ms->objs.count;
+    if (!KCTL__MS_BOUND) kctl__ms_count_bytes(ms); /* (not counted at every write: counted now) */
     out->bytes = ms->nbytes;
     out->history = ms->count;
     out->history_cap = ms->cap;
@@ -15078,11 +15140,18 @@ struct kctl_reflector {
 };
 
 KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflector **out) {
+    /* the strings copied: the resource's four and the two selectors, where
+       the desc has them and where r keeps them */
+    static const unsigned char from[6] = { offsetof(kctl_reflector_desc, resource.group), offsetof(kctl_reflector_desc, resource.version),
+                                           offsetof(kctl_reflector_desc, resource.resource), offsetof(kctl_reflector_desc, resource.ns),
+                                           offsetof(kctl_reflector_desc, label_selector), offsetof(kctl_reflector_desc, field_selector) };
+    static const unsigned char to[6] = { offsetof(kctl_reflector, res.group), offsetof(kctl_reflector, res.version),
+                                         offsetof(kctl_reflector, res.resource), offsetof(kctl_reflector, res.ns),
+                                         offsetof(kctl_reflector, lo.label_selector), offsetof(kctl_reflector, lo.field_selector) };
     const kctl_reflector_desc *d;
     kctl_reflector *r;
     kctl_selector *check = NULL;
-    const char *parts[6];
-    size_t i, len[6], total = 0;
+    size_t i, n, total = 0;
     char *p;
     int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
@@ -15095,34 +15164,33 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
     if (d->page_size) return KCTL_ERR_UNSUPPORTED; /* no pages: every list is one request */
 #endif
     if (!KCTL__RF_RESYNC && d->resync_ns) return KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
+#ifdef KCTL_NO_SELECTORS /* what the parse answers (the allocator is checked above): only empty selectors, none made */
+    (void)check;
+    (void)rc;
+    if (!kctl__sel_empty(d->label_selector, false) || !kctl__sel_empty(d->field_selector, true)) return KCTL_ERR_UNSUPPORTED;
+#else
     if ((rc = kctl_selector_parse(d->label_selector, d->field_selector, &d->allocator, &check)) != KCTL_OK) return rc;
     kctl_selector_free(check);
-    parts[0] = d->resource.group;
-    parts[1] = d->resource.version;
-    parts[2] = d->resource.resource;
-    parts[3] = d->resource.ns;
-    parts[4] = d->label_selector;
-    parts[5] = d->field_selector;
-    for (i = 0; i < 6; i++) total += (len[i] = parts[i] ? kctl__strlen(parts[i]) : 0) + 1;
+#endif
+    for (i = 0; i < 6; i++) {
+        const char *s = *(const char *const *)(const void *)((const char *)d + from[i]);
+        total += (s ? kctl__strlen(s) : 0) + 1;
+    }
     if (!(r = (kctl_reflector *)kctl__alloc(&d->allocator, sizeof *r))) return KCTL_ERR_NOMEM;
     memset(r, 0, sizeof *r);
     if (!(r->strings = (char *)kctl__alloc(&d->allocator, total))) {
         kctl__free(&d->allocator, r);
         return KCTL_ERR_NOMEM;
     }
-    for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL */
-        if (!parts[i]) continue;
-        memcpy(p, parts[i], len[i] + 1);
-        parts[i] = p;
-        p += len[i] + 1;
+    for (i = 0, p = r->strings; i < 6; i++) { /* copy every string; NULL stays NULL (r was zeroed) */
+        const char *s = *(const char *const *)(const void *)((const char *)d + from[i]);
+        if (!s) continue;
+        n = kctl__strlen(s) + 1;
+        memcpy(p, s, n);
+        *(const char **)(void *)((char *)r + to[i]) = p;
+        p += n;
     }
     r->t = d->transport;
-    r->res.group = parts[0];
-    r->res.version = parts[1];
-    r->res.resource = parts[2];
-    r->res.ns = parts[3];
-    r->lo.label_selector = parts[4];
-    r->lo.field_selector = parts[5];
     r->fifo = d->fifo;
     r->clock = d->clock.now_fn ? d->clock : kctl_clock_monotonic();
     r->allocator = d->allocator;
@@ -15390,11 +15458,15 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
 #endif
             /* an event's type is its delta's (ADDED, MODIFIED: UPDATED, DELETED);
                a bookmark only moves the version */
-            switch (ev.type) {
-            case KCTL_EVENT_ADDED: r->stats.added++; break;
-            case KCTL_EVENT_MODIFIED: r->stats.modified++; break;
-            case KCTL_EVENT_DELETED: r->stats.deleted++; break;
-            default: r->stats.bookmarks++; ev.type = 0; break;
+            {
+                static const unsigned char count_at[4] = { offsetof(kctl_reflector_stats, added), offsetof(kctl_reflector_stats, modified),
+                                                           offsetof(kctl_reflector_stats, deleted), offsetof(kctl_reflector_stats, bookmarks) };
+                unsigned t = (unsigned)ev.type - KCTL_EVENT_ADDED; /* the counter by type: one increment, not one each */
+                if (t > KCTL_EVENT_DELETED - KCTL_EVENT_ADDED) {
+                    t = 3;
+                    ev.type = 0;
+                }
+                (*(uint64_t *)(void *)((char *)&r->stats + count_at[t]))++;
             }
             rc = ev.type ? kctl__fifo_write(r->fifo, ev.obj, ev.type) : KCTL_OK;
             kctl_event_clear(&ev);

@@ -76,9 +76,10 @@ const char *kt_informer_needs(const kctl_informer_desc *d, const char *why);
 #else
 #define KT_NEED_MEMSTORE() ((void)0)
 #endif
-#if defined(KCTL_NO_FILES) && !defined(KCTL_NO_MEMSTORE)
-/* kctl_memstore_create, skipping the test when desc asks for a file. */
-int kt_memstore_create_nofiles(const kctl_memstore_desc *desc, kctl_memstore **out);
+#if (defined(KCTL_NO_FILES) || defined(KCTL_NO_MEMSTORE_BOUND) || defined(KCTL_NO_CODEC)) && !defined(KCTL_NO_MEMSTORE)
+/* kctl_memstore_create, skipping the test when desc asks for a file
+   (KCTL_NO_FILES), a bound (KCTL_NO_MEMSTORE_BOUND) or a codec (KCTL_NO_CODEC). */
+int kt_memstore_create_trimmed(const kctl_memstore_desc *desc, kctl_memstore **out);
 #endif
 
 /* The API-server rules' format checks and worded refusals, which
@@ -130,10 +131,19 @@ void kt_skip_now(const char *why) {
     abort(); /* outside kt_run */
 }
 
-#if defined(KCTL_NO_FILES) && !defined(KCTL_NO_MEMSTORE)
-int kt_memstore_create_nofiles(const kctl_memstore_desc *desc, kctl_memstore **out) {
+#if (defined(KCTL_NO_FILES) || defined(KCTL_NO_MEMSTORE_BOUND) || defined(KCTL_NO_CODEC)) && !defined(KCTL_NO_MEMSTORE)
+int kt_memstore_create_trimmed(const kctl_memstore_desc *desc, kctl_memstore **out) {
+    const char *why = "?";
+#ifdef KCTL_NO_FILES
     if (desc && desc->path) kt_skip_now("KCTL_NO_FILES (a memstore on a file)");
-    return kctl_memstore_create(desc, out);
+#endif
+#ifdef KCTL_NO_MEMSTORE_BOUND
+    if (desc && (desc->max_objects || desc->max_bytes)) why = "KCTL_NO_MEMSTORE_BOUND";
+#endif
+#ifdef KCTL_NO_CODEC
+    if (desc && desc->obj_opts.codec.decode) why = "KCTL_NO_CODEC";
+#endif
+    return kt_need(kctl_memstore_create(desc, out), why);
 }
 #endif
 
@@ -315,8 +325,11 @@ void kt_suite_budget(void);
    where the part is there. */
 #ifdef KCTL_NO_MEMSTORE
 #define kctl_memstore_create(d, o) kt_need(kctl_memstore_create((d), (o)), "KCTL_NO_MEMSTORE")
-#elif defined(KCTL_NO_FILES)
-#define kctl_memstore_create(d, o) kt_memstore_create_nofiles((d), (o))
+#elif defined(KCTL_NO_FILES) || defined(KCTL_NO_MEMSTORE_BOUND) || defined(KCTL_NO_CODEC)
+#define kctl_memstore_create(d, o) kt_memstore_create_trimmed((d), (o))
+#endif
+#ifdef KCTL_NO_CODEC /* object options with a codec are UNSUPPORTED */
+#define kctl_obj_parse(j, n, op, o) kt_need(kctl_obj_parse((j), (n), (op), (o)), "KCTL_NO_CODEC")
 #endif
 #if defined(KCTL_NO_LEADER) || defined(KCTL_NO_MERGE_PATCH)
 #define kctl_leader_create(d, o) kt_need(kctl_leader_create((d), (o)), "KCTL_NO_LEADER")
