@@ -15729,8 +15729,14 @@ KCTL_API void kctl_informer_destroy(kctl_informer *inf) {
     kctl__free(&inf->allocator, inf);
 }
 
-/* kctl_informer_add_handler with the handler's flush (KCTL__INF_BATCH). */
+/* kctl_informer_add_handler, with the handler's flush where batches are
+   compiled in (KCTL__INF_BATCH; without, the call is add_handler's). */
+#if KCTL__INF_BATCH
 static int kctl__inf_add_handler(kctl_informer *inf, const kctl_handler *h, void (*flush)(void *)) {
+#else
+#define kctl__inf_add_handler(inf, h, flush) kctl_informer_add_handler((inf), (h))
+KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h) {
+#endif
     int rc = KCTL_OK;
     if (!inf || !h) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&inf->mu);
@@ -15768,8 +15774,6 @@ static int kctl__inf_add_handler(kctl_informer *inf, const kctl_handler *h, void
         inf->handlers[inf->nhandlers].replay = inf->running || inf->stats.lists > 0;
 #if KCTL__INF_BATCH
         inf->handlers[inf->nhandlers].flush = flush;
-#else
-        (void)flush;
 #endif
         inf->nhandlers++;
 #ifndef KCTL_NO_THREADS
@@ -15780,7 +15784,9 @@ static int kctl__inf_add_handler(kctl_informer *inf, const kctl_handler *h, void
     return rc;
 }
 
+#if KCTL__INF_BATCH
 KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h) { return kctl__inf_add_handler(inf, h, NULL); }
+#endif
 
 KCTL_API kctl_indexer *kctl_informer_indexer(kctl_informer *inf) { return inf ? inf->ix : NULL; }
 
@@ -18464,8 +18470,6 @@ static void kctl__ctl_update_ev(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) 
 }
 #if KCTL__INF_BATCH
 static void kctl__ctl_flush(void *ud) { kctl__queue_kick(((kctl__ctlwatch *)ud)->c->q); }
-#else
-#define kctl__ctl_flush NULL
 #endif
 static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
