@@ -5297,7 +5297,7 @@ KCTL_API uint64_t kctl__json_work(void) {
 #define KCTL__JWORK() ((void)0)
 #endif
 
-enum { KCTL__JP_VALUE, KCTL__JP_KEY, KCTL__JP_DONE };
+enum { KCTL__JP_VALUE, KCTL__JP_KEY };
 
 typedef struct kctl__jparse {
     const char *s;
@@ -5531,18 +5531,18 @@ static int kctl__jnumber(kctl__jparse *p) {
    (s[0] is t, f or n), or 0. */
 static uint32_t kctl__jword(const char *s, uint32_t n) {
     const char *word = *s == 't' ? "true" : *s == 'f' ? "false" : "null";
-    uint32_t k = *s == 'f' ? 5 : 4;
-    return n >= k && memcmp(s, word, k) == 0 ? k : 0;
+    uint32_t k;
+    for (k = 0; word[k]; k++)
+        if (k >= n || s[k] != word[k]) return 0;
+    return k;
 }
 
 /* The type of the value that starts with c. */
 static kctl_json_type kctl__jtype_at(char c) {
-    static const char first[] = "{[\"tfn";
-    static const unsigned char type[] = { KCTL_JSON_OBJECT, KCTL_JSON_ARRAY, KCTL_JSON_STRING, KCTL_JSON_TRUE, KCTL_JSON_FALSE,
-                                          KCTL_JSON_NULL };
+    static const char first[] = "{[\"-tfn"; /* in kctl_json_type's order from OBJECT ('-' starts a NUMBER, as a digit does) */
     const char *q = c ? kctl__strchr(first, c) : NULL;
-    if (q) return (kctl_json_type)type[q - first];
-    return c == '-' || kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
+    if (q) return (kctl_json_type)(KCTL_JSON_OBJECT + (q - first));
+    return kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
 }
 
 /* The parse proper, of the text that p is set up for, containers nested
@@ -5556,10 +5556,6 @@ static int kctl__jparse_all(kctl__jparse *p, uint32_t max_depth) {
         kctl_json_type type;
         uint32_t t, n;
         kctl__jws(p);
-        if (want == KCTL__JP_DONE) {
-            if (p->pos != p->len) return KCTL_ERR_PROTO; /* trailing data */
-            break;
-        }
         if (p->pos >= p->len) return KCTL_ERR_PROTO;
         type = kctl__jtype_at(p->s[p->pos]);
         if (want == KCTL__JP_KEY && type != KCTL_JSON_STRING) return KCTL_ERR_PROTO;
@@ -5604,9 +5600,9 @@ static int kctl__jparse_all(kctl__jparse *p, uint32_t max_depth) {
            container that ends here. */
         for (;;) {
             uint32_t parent;
-            if (depth == 0) {
-                want = KCTL__JP_DONE;
-                break;
+            if (depth == 0) { /* the document's value: nothing may follow it */
+                kctl__jws(p);
+                return p->pos == p->len ? KCTL_OK : KCTL_ERR_PROTO;
             }
             parent = stack[depth - 1];
             if (parent < p->cap) p->toks[parent].size++;
@@ -5619,7 +5615,6 @@ static int kctl__jparse_all(kctl__jparse *p, uint32_t max_depth) {
             depth--;
         }
     }
-    return KCTL_OK;
 }
 
 KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, uint32_t cap,
@@ -6740,29 +6735,29 @@ static bool kctl__jw_item(kctl_jw *w, bool key) {
 }
 #define kctl__jw_value(w) kctl__jw_item(w, false)
 
-static void kctl__jw_begin(kctl_jw *w, bool obj) {
-    if (!kctl__jw_value(w)) return;
-    if (w->depth >= KCTL_JSON_MAX_DEPTH) { w->err = KCTL_ERR_TOO_LARGE; return; }
-    kctl__jw_put(w, obj ? "{" : "[", 1);
-    w->state[++w->depth] = obj ? KCTL__JW_OBJ : 0;
-}
-
-static void kctl__jw_end(kctl_jw *w, bool obj) {
-    uint8_t st;
-    if (!w || w->err) return;
-    st = w->state[w->depth];
-    if (w->depth == 0 || ((st & KCTL__JW_OBJ) != 0) != obj || (st & KCTL__JW_KEYED)) {
-        w->err = KCTL_ERR_INVALID_ARG;
-        return;
+/* An object's (obj) or an array's opening (open) or closing bracket. */
+static void kctl__jw_bracket(kctl_jw *w, bool obj, bool open) {
+    if (open) {
+        if (!kctl__jw_value(w)) return;
+        if (w->depth >= KCTL_JSON_MAX_DEPTH) { w->err = KCTL_ERR_TOO_LARGE; return; }
+        w->state[++w->depth] = obj ? KCTL__JW_OBJ : 0;
+    } else {
+        uint8_t st;
+        if (!w || w->err) return;
+        st = w->state[w->depth];
+        if (w->depth == 0 || ((st & KCTL__JW_OBJ) != 0) != obj || (st & KCTL__JW_KEYED)) {
+            w->err = KCTL_ERR_INVALID_ARG;
+            return;
+        }
+        w->depth--;
     }
-    w->depth--;
-    kctl__jw_put(w, obj ? "}" : "]", 1);
+    kctl__jw_put(w, &"[{]}"[obj + 2 * !open], 1);
 }
 
-KCTL_API void kctl_jw_object_begin(kctl_jw *w) { kctl__jw_begin(w, true); }
-KCTL_API void kctl_jw_object_end(kctl_jw *w) { kctl__jw_end(w, true); }
-KCTL_API void kctl_jw_array_begin(kctl_jw *w) { kctl__jw_begin(w, false); }
-KCTL_API void kctl_jw_array_end(kctl_jw *w) { kctl__jw_end(w, false); }
+KCTL_API void kctl_jw_object_begin(kctl_jw *w) { kctl__jw_bracket(w, true, true); }
+KCTL_API void kctl_jw_object_end(kctl_jw *w) { kctl__jw_bracket(w, true, false); }
+KCTL_API void kctl_jw_array_begin(kctl_jw *w) { kctl__jw_bracket(w, false, true); }
+KCTL_API void kctl_jw_array_end(kctl_jw *w) { kctl__jw_bracket(w, false, false); }
 
 /* A quoted, escaped string; its bytes must be UTF-8. */
 #if KCTL_SMALL /* (a character at a time: one put for each) */
@@ -7168,9 +7163,9 @@ static int kctl__jitem(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *ne, bo
 }
 
 #if KCTL_SMALL
-/* Small builds: the value that `path` (not empty, already checked) names
-   inside the value at p->pos: OK with its span in [*vs, *ve), NOT_FOUND,
-   PROTO. A step at a time, with no recursion: the container is walked
+/* Small builds: the value that `path` (already checked; "": the whole
+   of p's text) names inside the value at p->pos: OK with its span in
+   [*vs, *ve), NOT_FOUND, PROTO. A step at a time, with no recursion: the container is walked
    over whole, its last member of the name (or its element at the index)
    noted, then that value is walked for the next step. O(the value's bytes
    times the steps) at worst. (depth: unused) */
@@ -7259,10 +7254,12 @@ KCTL_API int kctl_json_value_get(const kctl_json_value *from, const char *path, 
     if (!path) path = "";
     for (s = path; (r = kctl__jpath_next(&s, &g)) > 0;) {}
     if (r < 0) return KCTL_ERR_INVALID_ARG;
+#if !KCTL_SMALL /* (small builds' walk takes no step for it) */
     if (!*path) { /* the value itself, as it is */
         kctl__jview(from->text, 0, (uint32_t)from->len, out);
         return KCTL_OK;
     }
+#endif
     memset(&p, 0, sizeof p);
     p.s = from->text;
     p.len = (uint32_t)from->len;
