@@ -5333,7 +5333,7 @@ KCTL_API uint64_t kctl__json_work(void) {
 #define KCTL__JWORK() ((void)0)
 #endif
 
-enum { KCTL__JP_VALUE, KCTL__JP_KEY, KCTL__JP_DONE };
+enum { KCTL__JP_VALUE, KCTL__JP_KEY };
 
 typedef struct kctl__jparse {
     const char *s;
@@ -5343,9 +5343,9 @@ typedef struct kctl__jparse {
 } kctl__jparse;
 
 /* Claim the next token (it is only stored while there is room). */
-static uint32_t kctl__jtok(kctl__jparse *p, kctl_json_type type, uint32_t start) {
+static KCTL__SMALL_CALL uint32_t kctl__jtok(kctl__jparse *p, kctl_json_type type, uint32_t start) {
     uint32_t i = p->n++;
-    if (p->toks && i < p->cap) {
+    if (i < p->cap) {
         kctl_json_tok *t = &p->toks[i];
         memset(t, 0, sizeof *t);
         t->type = (uint8_t)type;
@@ -5356,7 +5356,7 @@ static uint32_t kctl__jtok(kctl__jparse *p, kctl_json_type type, uint32_t start)
 }
 
 static void kctl__jend(kctl__jparse *p, uint32_t i, uint32_t end) {
-    if (p->toks && i < p->cap) {
+    if (i < p->cap) {
         p->toks[i].end = end;
         p->toks[i].skip = p->n - i;
     }
@@ -5374,6 +5374,14 @@ static void kctl__jws(kctl__jparse *p) {
         p->pos++;
     }
 #endif
+}
+
+/* Past whitespace, then past c if it comes next: whether it did. */
+static bool kctl__jeat(kctl__jparse *p, char c) {
+    kctl__jws(p);
+    if (p->pos >= p->len || p->s[p->pos] != c) return false;
+    p->pos++;
+    return true;
 }
 
 static int kctl__jhex(char c) {
@@ -5402,26 +5410,85 @@ static long kctl__jhex4(const char *s) {
 /* Length of the well-formed UTF-8 sequence at s[0..n) (n >= 1, s[0] >= 0x80),
    or 0: no overlongs, no surrogates, nothing above U+10FFFF. */
 static uint32_t kctl__utf8_len(const unsigned char *s, uint32_t n) {
-    unsigned char c = s[0];
-    uint32_t k, i;
-    unsigned char lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) k = 2;
-    else if (c >= 0xE0 && c <= 0xEF) {
-        k = 3;
-        if (c == 0xE0) lo = 0xA0;
-        if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-        k = 4;
-        if (c == 0xF0) lo = 0x90;
-        if (c == 0xF4) hi = 0x8F;
-    } else return 0;
+    unsigned char c = s[0], lo = 0x80, hi = 0xBF; /* the second byte's range: the first's narrows it */
+    uint32_t k = c < 0xC2 ? 0 : c < 0xE0 ? 2 : c < 0xF0 ? 3 : c < 0xF5 ? 4 : 0, i;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xED) hi = 0x9F;
+    if (c == 0xF4) hi = 0x8F;
     if (n < k) return 0;
-    if (s[1] < lo || s[1] > hi) return 0;
-    for (i = 2; i < k; i++)
-        if (s[i] < 0x80 || s[i] > 0xBF) return 0;
+    for (i = 1; i < k; i++, lo = 0x80, hi = 0xBF)
+        if (s[i] < lo || s[i] > hi) return 0;
     return k;
 }
 
+/* The letters of JSON's two-character escapes, then what each stands for
+   (\/ is read, never written). */
+static const char kctl__jesc[] = "\"\\bfnrt/\"\\\b\f\n\r\t/";
+
+/* One unit of a JSON string's contents at *p (before end): its UTF-8 bytes
+   into out[0..4), their count returned, *p moved past it; 0 if the text
+   is not JSON there. Escaped: 0, the bytes as they are; 1, JSON text
+   (backslash escapes, no control characters, a well-formed UTF-8
+   sequence one unit: what the parser checks); 2, a quoted name of a path,
+   where \" and \\ stand for " and \. */
+static uint32_t kctl__jnext(const char **p, const char *end, int escaped, char out[4]) {
+    const char *s = *p, *q;
+    size_t n = (size_t)(end - s);
+    unsigned char c = (unsigned char)*s;
+    long u, lo;
+    uint32_t k = 1, i;
+    if (!escaped || c != '\\') {
+        if (escaped == 1 && (c < 0x20 || (c >= 0x80 && !(k = kctl__utf8_len((const unsigned char *)s, (uint32_t)n))))) return 0;
+        for (i = 0; i < k; i++) out[i] = s[i];
+        *p = s + k;
+        return k;
+    }
+    c = n > 1 ? (unsigned char)s[1] : 0;
+    if (escaped == 2) { /* any other backslash is itself */
+        k = c == '"' || c == '\\';
+        out[0] = s[k];
+        *p = s + 1 + k;
+        return 1;
+    }
+    if (c != 'u') { /* \b \f \n \r \t, or " \ / as they are */
+        if (!c || !(q = kctl__strchr(kctl__jesc, c)) || q >= kctl__jesc + 8) return 0;
+        out[0] = q[8];
+        *p = s + 2;
+        return 1;
+    }
+    if (n < 6 || (u = kctl__jhex4(s + 2)) < 0 || (u >= 0xDC00 && u <= 0xDFFF)) return 0; /* (a lone low surrogate) */
+    *p = s + 6;
+    if (u >= 0xD800 && u <= 0xDBFF) { /* a high surrogate, and its low one */
+        if (n < 12 || s[6] != '\\' || s[7] != 'u' || (lo = kctl__jhex4(s + 8)) < 0xDC00 || lo > 0xDFFF) return 0;
+        u = 0x10000 + ((u - 0xD800) << 10) + (lo - 0xDC00);
+        *p = s + 12;
+    }
+    if (u < 0x80) {
+        out[0] = (char)u;
+        return 1;
+    }
+    k = u < 0x800 ? 2 : u < 0x10000 ? 3 : 4; /* continuation bytes of 6 bits, after a lead of 0xC0, 0xE0, 0xF0 */
+    for (i = k; --i > 0; u >>= 6) out[i] = (char)(0x80 | (u & 0x3F));
+    out[0] = (char)((0xF00 >> k) | u);
+    return k;
+}
+
+#if KCTL_SMALL /* the unescaper's checks, a unit at a time */
+static int kctl__jstring(kctl__jparse *p, bool *escaped) {
+    const char *s = p->s + p->pos + 1, *e = p->s + p->len; /* after the opening quote */
+    char u[4];
+    *escaped = false;
+    for (;;) {
+        if (s >= e) return KCTL_ERR_PROTO;
+        if (*s == '"') break;
+        if (*s == '\\') *escaped = true;
+        if (!kctl__jnext(&s, e, 1, u)) return KCTL_ERR_PROTO;
+    }
+    p->pos = (uint32_t)(s - p->s); /* at the closing quote */
+    return KCTL_OK;
+}
+#else
 static int kctl__jstring(kctl__jparse *p, bool *escaped) {
     const unsigned char *s = (const unsigned char *)p->s;
     uint32_t i = p->pos + 1; /* after the opening quote */
@@ -5465,6 +5532,7 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
     p->pos = i; /* at the closing quote */
     return KCTL_OK;
 }
+#endif
 
 static bool kctl__jdigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -5495,33 +5563,101 @@ static int kctl__jnumber(kctl__jparse *p) {
     return KCTL_OK;
 }
 
-/* A string's token (p->pos at its opening quote, then past its closing one). */
-static inline int kctl__jstring_tok(kctl__jparse *p) {
-    uint32_t t = kctl__jtok(p, KCTL_JSON_STRING, p->pos + 1);
-    bool esc;
-    int rc = kctl__jstring(p, &esc);
-    if (rc != KCTL_OK) return rc;
-    if (p->toks && t < p->cap) p->toks[t].escaped = esc;
-    kctl__jend(p, t, p->pos);
-    p->pos++;
-    return KCTL_OK;
-}
-
 /* The length of the word true, false or null that s[0..n) starts with
    (s[0] is t, f or n), or 0. */
 static uint32_t kctl__jword(const char *s, uint32_t n) {
     const char *word = *s == 't' ? "true" : *s == 'f' ? "false" : "null";
-    uint32_t k = *s == 'f' ? 5 : 4;
-    return n >= k && memcmp(s, word, k) == 0 ? k : 0;
+    uint32_t k;
+    for (k = 0; word[k]; k++)
+        if (k >= n || s[k] != word[k]) return 0;
+    return k;
+}
+
+/* The type of the value that starts with c. */
+static kctl_json_type kctl__jtype_at(char c) {
+    static const char first[] = "{[\"-tfn"; /* in kctl_json_type's order from OBJECT ('-' starts a NUMBER, as a digit does) */
+    const char *q = c ? kctl__strchr(first, c) : NULL;
+    if (q) return (kctl_json_type)(KCTL_JSON_OBJECT + (q - first));
+    return kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
+}
+
+/* The parse proper, of the text that p is set up for, containers nested
+   at most max_depth deep: OK or the error. */
+static int kctl__jparse_all(kctl__jparse *p, uint32_t max_depth) {
+    uint32_t stack[KCTL__JSON_DEPTH_CAP]; /* open containers' tokens */
+    bool is_obj[KCTL__JSON_DEPTH_CAP];
+    uint32_t depth = 0;
+    int want = KCTL__JP_VALUE, rc;
+    for (;;) {
+        kctl_json_type type;
+        uint32_t t, n;
+        kctl__jws(p);
+        if (p->pos >= p->len) return KCTL_ERR_PROTO;
+        type = kctl__jtype_at(p->s[p->pos]);
+        if (want == KCTL__JP_KEY && type != KCTL_JSON_STRING) return KCTL_ERR_PROTO;
+        t = kctl__jtok(p, type, p->pos + (type == KCTL_JSON_STRING)); /* (a string's: inside its quotes) */
+        if (type == KCTL_JSON_STRING) {
+            bool esc;
+            if ((rc = kctl__jstring(p, &esc)) != KCTL_OK) return rc;
+            if (t < p->cap) p->toks[t].escaped = esc;
+            kctl__jend(p, t, p->pos++); /* at the closing quote, then past it */
+            if (want == KCTL__JP_KEY) { /* a member's name: its value follows */
+                if (!kctl__jeat(p, ':')) return KCTL_ERR_PROTO;
+                want = KCTL__JP_VALUE;
+                continue;
+            }
+        } else {
+            if (type == KCTL_JSON_OBJECT || type == KCTL_JSON_ARRAY) {
+                bool obj = type == KCTL_JSON_OBJECT;
+                if (depth >= max_depth) return KCTL_ERR_TOO_LARGE;
+                stack[depth] = t;
+                is_obj[depth++] = obj;
+                p->pos++;
+                if (!kctl__jeat(p, obj ? '}' : ']')) {
+                    want = obj ? KCTL__JP_KEY : KCTL__JP_VALUE;
+                    continue;
+                }
+                depth--; /* empty */
+            } else if (type >= KCTL_JSON_TRUE) {
+#if KCTL_SMALL /* the skipper's check */
+                if (!(n = kctl__jword(p->s + p->pos, p->len - p->pos))) return KCTL_ERR_PROTO;
+#else
+                const char *word = type == KCTL_JSON_TRUE ? "true" : type == KCTL_JSON_FALSE ? "false" : "null";
+                n = (uint32_t)kctl__strlen(word);
+                if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0) return KCTL_ERR_PROTO;
+#endif
+                p->pos += n;
+            } else if ((rc = kctl__jnumber(p)) != KCTL_OK) { /* (or no value: not one either) */
+                return rc;
+            }
+            kctl__jend(p, t, p->pos);
+        }
+        /* A value is complete: count it in its container, then close every
+           container that ends here. */
+        for (;;) {
+            uint32_t parent;
+            if (depth == 0) { /* the document's value: nothing may follow it */
+                kctl__jws(p);
+                return p->pos == p->len ? KCTL_OK : KCTL_ERR_PROTO;
+            }
+            parent = stack[depth - 1];
+            if (parent < p->cap) p->toks[parent].size++;
+            if (kctl__jeat(p, ',')) {
+                want = is_obj[depth - 1] ? KCTL__JP_KEY : KCTL__JP_VALUE;
+                break;
+            }
+            if (!kctl__jeat(p, is_obj[depth - 1] ? '}' : ']')) return KCTL_ERR_PROTO;
+            kctl__jend(p, parent, p->pos);
+            depth--;
+        }
+    }
 }
 
 KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, uint32_t cap,
                              const kctl_json_limits *limits, kctl_json *out) {
     kctl__jparse p;
-    uint32_t stack[KCTL__JSON_DEPTH_CAP]; /* open containers' tokens */
-    bool is_obj[KCTL__JSON_DEPTH_CAP];
-    uint32_t depth = 0, max_depth = KCTL_JSON_MAX_DEPTH, max_bytes = KCTL_JSON_MAX_BYTES;
-    int want = KCTL__JP_VALUE, rc;
+    uint32_t max_depth = KCTL_JSON_MAX_DEPTH, max_bytes = KCTL_JSON_MAX_BYTES;
+    int rc;
     if (!out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
     if (!text) return KCTL_ERR_INVALID_ARG;
@@ -5534,99 +5670,7 @@ KCTL_API int kctl_json_parse(const char *text, size_t len, kctl_json_tok *toks, 
     p.len = (uint32_t)len;
     p.toks = toks;
     p.cap = toks ? cap : 0;
-    for (;;) {
-        bool value_done = false;
-        kctl__jws(&p);
-        if (want == KCTL__JP_DONE) {
-            if (p.pos != p.len) return KCTL_ERR_PROTO; /* trailing data */
-            break;
-        }
-        if (p.pos >= p.len) return KCTL_ERR_PROTO;
-        if (want == KCTL__JP_KEY) {
-            if (p.s[p.pos] != '"') return KCTL_ERR_PROTO;
-            if ((rc = kctl__jstring_tok(&p)) != KCTL_OK) return rc;
-            kctl__jws(&p);
-            if (p.pos >= p.len || p.s[p.pos] != ':') return KCTL_ERR_PROTO;
-            p.pos++;
-            want = KCTL__JP_VALUE;
-            continue;
-        }
-        switch (p.s[p.pos]) {
-        case '{':
-        case '[': {
-            bool obj = p.s[p.pos] == '{';
-            uint32_t t = kctl__jtok(&p, obj ? KCTL_JSON_OBJECT : KCTL_JSON_ARRAY, p.pos);
-            if (depth >= max_depth) return KCTL_ERR_TOO_LARGE;
-            stack[depth] = t;
-            is_obj[depth++] = obj;
-            p.pos++;
-            kctl__jws(&p);
-            if (p.pos < p.len && p.s[p.pos] == (obj ? '}' : ']')) { /* empty */
-                p.pos++;
-                kctl__jend(&p, t, p.pos);
-                depth--;
-                value_done = true;
-            } else {
-                want = obj ? KCTL__JP_KEY : KCTL__JP_VALUE;
-            }
-            break;
-        }
-        case '"':
-            if ((rc = kctl__jstring_tok(&p)) != KCTL_OK) return rc;
-            value_done = true;
-            break;
-        case 't':
-        case 'f':
-        case 'n': {
-            kctl_json_type type = p.s[p.pos] == 't' ? KCTL_JSON_TRUE : p.s[p.pos] == 'f' ? KCTL_JSON_FALSE : KCTL_JSON_NULL;
-#if KCTL_SMALL /* the skipper's check */
-            uint32_t n = kctl__jword(p.s + p.pos, p.len - p.pos), t;
-            if (!n) return KCTL_ERR_PROTO;
-#else
-            const char *word = p.s[p.pos] == 't' ? "true" : p.s[p.pos] == 'f' ? "false" : "null";
-            uint32_t n = (uint32_t)kctl__strlen(word), t;
-            if (p.len - p.pos < n || memcmp(p.s + p.pos, word, n) != 0) return KCTL_ERR_PROTO;
-#endif
-            t = kctl__jtok(&p, type, p.pos);
-            p.pos += n;
-            kctl__jend(&p, t, p.pos);
-            value_done = true;
-            break;
-        }
-        default: {
-            uint32_t t = kctl__jtok(&p, KCTL_JSON_NUMBER, p.pos);
-            if ((rc = kctl__jnumber(&p)) != KCTL_OK) return rc;
-            kctl__jend(&p, t, p.pos);
-            value_done = true;
-            break;
-        }
-        }
-        /* A value is complete: count it in its container, then close every
-           container that ends here. */
-        while (value_done) {
-            uint32_t parent;
-            value_done = false;
-            if (depth == 0) {
-                want = KCTL__JP_DONE;
-                break;
-            }
-            parent = stack[depth - 1];
-            if (p.toks && parent < p.cap) p.toks[parent].size++;
-            kctl__jws(&p);
-            if (p.pos >= p.len) return KCTL_ERR_PROTO;
-            if (p.s[p.pos] == ',') {
-                p.pos++;
-                want = is_obj[depth - 1] ? KCTL__JP_KEY : KCTL__JP_VALUE;
-            } else if (p.s[p.pos] == (is_obj[depth - 1] ? '}' : ']')) {
-                p.pos++;
-                kctl__jend(&p, parent, p.pos);
-                depth--;
-                value_done = true;
-            } else {
-                return KCTL_ERR_PROTO;
-            }
-        }
-    }
+    if ((rc = kctl__jparse_all(&p, max_depth)) != KCTL_OK) return rc;
     out->text = text;
     out->len = len;
     out->ntoks = p.n;
@@ -5643,46 +5687,6 @@ static const kctl_json_tok *kctl__jget(const kctl_json *j, uint32_t v) {
 KCTL_API kctl_json_type kctl_json_type_of(const kctl_json *j, uint32_t v) {
     const kctl_json_tok *t = kctl__jget(j, v);
     return t ? (kctl_json_type)t->type : KCTL_JSON_INVALID;
-}
-
-/* One unit of a JSON string's contents at *p (before end): its UTF-8 bytes
-   into out[0..4), their count returned, *p moved past it. Escaped: 1, the
-   text may hold backslash escapes (validated by the parser); 2, it is a
-   quoted name of a path, where \" and \\ stand for " and \. */
-static uint32_t kctl__jnext(const char **p, const char *end, int escaped, char out[4]) {
-    const char *s = *p;
-    long u;
-    uint32_t k, i;
-    if (!escaped || *s != '\\') {
-        out[0] = *s;
-        *p = s + 1;
-        return 1;
-    }
-    if (escaped == 2) { /* any other backslash is itself */
-        k = s + 1 < end && (s[1] == '"' || s[1] == '\\');
-        out[0] = s[k];
-        *p = s + 1 + k;
-        return 1;
-    }
-    if ((k = (unsigned char)s[1]) != 'u') { /* \b \f \n \r \t, or " \ / as they are */
-        out[0] = (char)(k == 'b' ? '\b' : k == 'f' ? '\f' : k == 'n' ? '\n' : k == 'r' ? '\r' : k == 't' ? '\t' : k);
-        *p = s + 2;
-        return 1;
-    }
-    u = kctl__jhex4(s + 2);
-    *p = s + 6;
-    if (u >= 0xD800 && u <= 0xDBFF) {
-        u = 0x10000 + ((u - 0xD800) << 10) + (kctl__jhex4(s + 8) - 0xDC00);
-        *p = s + 12;
-    }
-    if (u < 0x80) {
-        out[0] = (char)u;
-        return 1;
-    }
-    k = u < 0x800 ? 2 : u < 0x10000 ? 3 : 4; /* continuation bytes of 6 bits, after a lead of 0xC0, 0xE0, 0xF0 */
-    for (i = k; --i > 0; u >>= 6) out[i] = (char)(0x80 | (u & 0x3F));
-    out[0] = (char)((0xF00 >> k) | u);
-    return k;
 }
 
 /* The bytes of a string's contents, unescaped, one at a time. */
@@ -6142,55 +6146,50 @@ KCTL_API bool kctl_json_string_eq(const kctl_json *j, uint32_t v, const char *s)
     return kctl__jkey_eq(j, t, s, kctl__strlen(s));
 }
 
-/* The digits of an integer at v: a number with neither fraction nor
-   exponent, or an unescaped string of an optional '-' and digits. */
-static int kctl__jint_text(const kctl_json *j, uint32_t v, const char **s, const char **e, bool *neg) {
+/* The integer at v, a number with neither fraction nor exponent or an
+   unescaped string of an optional '-' and digits: its magnitude into *out
+   and its sign into *neg. INVALID_ARG if it is none; else TOO_LARGE past
+   UINT64_MAX (*out then wrapped). */
+static int kctl__jint(const kctl_json *j, uint32_t v, uint64_t *out, bool *neg) {
     const kctl_json_tok *t = kctl__jget(j, v);
-    const char *p;
+    const char *s, *e;
+    uint64_t x = 0;
+    bool big = false;
     if (!t || (t->type != KCTL_JSON_NUMBER && (t->type != KCTL_JSON_STRING || t->escaped))) return KCTL_ERR_INVALID_ARG;
-    *s = j->text + t->start;
-    *e = j->text + t->end;
-    *neg = *s < *e && **s == '-';
-    if (*neg) (*s)++;
-    if (*s == *e) return KCTL_ERR_INVALID_ARG;
-    for (p = *s; p < *e; p++)
-        if (!kctl__jdigit(*p)) return KCTL_ERR_INVALID_ARG;
-    return KCTL_OK;
+    s = j->text + t->start;
+    e = j->text + t->end;
+    *neg = s < e && *s == '-';
+    s += *neg;
+    if (s == e) return KCTL_ERR_INVALID_ARG;
+    for (; s < e; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (d > 9) return KCTL_ERR_INVALID_ARG;
+        if (x > UINT64_MAX / 10 || (x == UINT64_MAX / 10 && d > UINT64_MAX % 10)) big = true; /* x * 10 + d past the limit */
+        x = x * 10 + d;
+    }
+    *out = x;
+    return big ? KCTL_ERR_TOO_LARGE : KCTL_OK;
 }
 
 KCTL_API int kctl_json_uint64(const kctl_json *j, uint32_t v, uint64_t *out) {
-    const char *s, *e;
-    bool neg;
     uint64_t x = 0;
-    int rc = kctl__jint_text(j, v, &s, &e, &neg);
+    bool neg = false;
+    int rc = kctl__jint(j, v, &x, &neg);
     if (!out) return KCTL_ERR_INVALID_ARG;
     if (rc != KCTL_OK) return rc;
-    for (; s < e; s++) {
-        uint64_t d = (uint64_t)(*s - '0');
-        if (x > (UINT64_MAX - d) / 10) return KCTL_ERR_TOO_LARGE;
-        x = x * 10 + d;
-    }
     if (neg && x) return KCTL_ERR_TOO_LARGE;
     *out = x;
     return KCTL_OK;
 }
 
 KCTL_API int kctl_json_int64(const kctl_json *j, uint32_t v, int64_t *out) {
-    const char *s, *e;
-    bool neg;
     uint64_t x = 0;
-    unsigned last; /* the limit's last digit: INT64_MAX 9223372036854775807, -INT64_MIN ...808 */
-    int rc = kctl__jint_text(j, v, &s, &e, &neg);
+    bool neg = false;
+    int rc = kctl__jint(j, v, &x, &neg);
     if (!out) return KCTL_ERR_INVALID_ARG;
     if (rc != KCTL_OK) return rc;
-    last = neg ? 8u : 7u;
-    for (; s < e; s++) {
-        unsigned d = (unsigned)(*s - '0');
-        if (x > (uint64_t)INT64_MAX / 10 || (x == (uint64_t)INT64_MAX / 10 && d > last)) return KCTL_ERR_TOO_LARGE; /* x * 10 + d past the limit */
-        x = x * 10 + d;
-    }
-    if (!neg) *out = (int64_t)x;
-    else *out = x == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)x;
+    if (x > (uint64_t)INT64_MAX + neg) return KCTL_ERR_TOO_LARGE; /* INT64_MAX, or -INT64_MIN */
+    *out = neg && x ? -(int64_t)(x - 1) - 1 : (int64_t)x; /* (-INT64_MIN itself does not fit in an int64_t) */
     return KCTL_OK;
 }
 
@@ -6751,64 +6750,64 @@ static inline void kctl__jw_put(kctl_jw *w, const char *s, size_t n) {
     w->buf[w->len] = '\0';
 }
 
-/* Before a value: check the context and write a comma if one is due. */
-static bool kctl__jw_value(kctl_jw *w) {
-    uint8_t *st;
+/* Before a value (key false) or a member name (key true): check the
+   context and write a comma if one is due. */
+static bool kctl__jw_item(kctl_jw *w, bool key) {
+    uint8_t *st, s;
     if (!w || w->err) return false;
     st = &w->state[w->depth];
-    if (w->depth == 0) {
-        if (*st & KCTL__JW_DONE) { w->err = KCTL_ERR_INVALID_ARG; return false; }
-        *st |= KCTL__JW_DONE;
-        return true;
+    s = *st;
+    if (s & KCTL__JW_OBJ ? key == ((s & KCTL__JW_KEYED) != 0) : key || (s & KCTL__JW_DONE)) {
+        w->err = KCTL_ERR_INVALID_ARG; /* a name where a value is due, a value where a name is, a second top value */
+        return false;
     }
-    if (*st & KCTL__JW_OBJ) {
-        if (!(*st & KCTL__JW_KEYED)) { w->err = KCTL_ERR_INVALID_ARG; return false; }
-        *st &= (uint8_t)~KCTL__JW_KEYED;
-        return true;
+    if (s & KCTL__JW_OBJ) s ^= KCTL__JW_KEYED; /* a name, then its value */
+    if (key || !(s & KCTL__JW_OBJ)) { /* (in an object the comma comes before the name) */
+        if (s & KCTL__JW_ITEMS) kctl__jw_put(w, ",", 1);
+        s |= KCTL__JW_ITEMS;
     }
-    if (*st & KCTL__JW_ITEMS) kctl__jw_put(w, ",", 1);
-    *st |= KCTL__JW_ITEMS;
+    *st = w->depth ? s : s | KCTL__JW_DONE;
     return w->err == 0;
 }
+#define kctl__jw_value(w) kctl__jw_item(w, false)
 
-static void kctl__jw_begin(kctl_jw *w, bool obj) {
-    if (!kctl__jw_value(w)) return;
-    if (w->depth >= KCTL_JSON_MAX_DEPTH) { w->err = KCTL_ERR_TOO_LARGE; return; }
-    kctl__jw_put(w, obj ? "{" : "[", 1);
-    w->state[++w->depth] = obj ? KCTL__JW_OBJ : 0;
-}
-
-static void kctl__jw_end(kctl_jw *w, bool obj) {
-    uint8_t st;
-    if (!w || w->err) return;
-    st = w->state[w->depth];
-    if (w->depth == 0 || ((st & KCTL__JW_OBJ) != 0) != obj || (st & KCTL__JW_KEYED)) {
-        w->err = KCTL_ERR_INVALID_ARG;
-        return;
+/* An object's (obj) or an array's opening (open) or closing bracket. */
+static void kctl__jw_bracket(kctl_jw *w, bool obj, bool open) {
+    if (open) {
+        if (!kctl__jw_value(w)) return;
+        if (w->depth >= KCTL_JSON_MAX_DEPTH) { w->err = KCTL_ERR_TOO_LARGE; return; }
+        w->state[++w->depth] = obj ? KCTL__JW_OBJ : 0;
+    } else {
+        uint8_t st;
+        if (!w || w->err) return;
+        st = w->state[w->depth];
+        if (w->depth == 0 || ((st & KCTL__JW_OBJ) != 0) != obj || (st & KCTL__JW_KEYED)) {
+            w->err = KCTL_ERR_INVALID_ARG;
+            return;
+        }
+        w->depth--;
     }
-    w->depth--;
-    kctl__jw_put(w, obj ? "}" : "]", 1);
+    kctl__jw_put(w, &"[{]}"[obj + 2 * !open], 1);
 }
 
-KCTL_API void kctl_jw_object_begin(kctl_jw *w) { kctl__jw_begin(w, true); }
-KCTL_API void kctl_jw_object_end(kctl_jw *w) { kctl__jw_end(w, true); }
-KCTL_API void kctl_jw_array_begin(kctl_jw *w) { kctl__jw_begin(w, false); }
-KCTL_API void kctl_jw_array_end(kctl_jw *w) { kctl__jw_end(w, false); }
+KCTL_API void kctl_jw_object_begin(kctl_jw *w) { kctl__jw_bracket(w, true, true); }
+KCTL_API void kctl_jw_object_end(kctl_jw *w) { kctl__jw_bracket(w, true, false); }
+KCTL_API void kctl_jw_array_begin(kctl_jw *w) { kctl__jw_bracket(w, false, true); }
+KCTL_API void kctl_jw_array_end(kctl_jw *w) { kctl__jw_bracket(w, false, false); }
 
 /* A quoted, escaped string; its bytes must be UTF-8. */
 #if KCTL_SMALL /* (a character at a time: one put for each) */
 static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
-    static const char from[] = "\"\\\b\f\n\r\t", to[] = "\"\\bfnrt"; /* written \" \\ \b \f \n \r \t */
     const unsigned char *p = (const unsigned char *)s, *e = p + n;
     kctl__jw_put(w, "\"", 1);
     while (p < e && !w->err) {
         unsigned char c = *p;
-        const char *q = c ? kctl__strchr(from, c) : NULL;
+        const char *q = c && c != '/' ? kctl__strchr(kctl__jesc + 8, c) : NULL; /* written \" \\ \b \f \n \r \t */
         char esc[6];
         uint32_t k = 1;
         esc[0] = '\\';
         if (q) {
-            esc[1] = to[q - from];
+            esc[1] = q[-8];
             kctl__jw_put(w, esc, 2);
         } else if (c < 0x20) {
             esc[1] = 'u'; esc[2] = '0'; esc[3] = '0';
@@ -6862,16 +6861,7 @@ static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
 
 /* A member name given as the raw text of a parsed string (quotes included). */
 static void kctl__jw_key_raw(kctl_jw *w, const char *raw, size_t n) {
-    uint8_t *st;
-    if (!w || w->err) return;
-    st = &w->state[w->depth];
-    if (w->depth == 0 || !(*st & KCTL__JW_OBJ) || (*st & KCTL__JW_KEYED)) {
-        w->err = KCTL_ERR_INVALID_ARG;
-        return;
-    }
-    if (*st & KCTL__JW_ITEMS) kctl__jw_put(w, ",", 1);
-    *st |= KCTL__JW_ITEMS | KCTL__JW_KEYED;
-    if (raw) kctl__jw_put(w, raw, n);
+    if (kctl__jw_item(w, true) && raw) kctl__jw_put(w, raw, n);
 }
 
 KCTL_API void kctl_jw_key(kctl_jw *w, const char *name) {
@@ -7084,16 +7074,6 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
 
 /* ---- values by path, straight over the text: no tokens, no memory */
 
-/* The type of the value that starts with c. */
-static kctl_json_type kctl__jtype_at(char c) {
-    static const char first[] = "{[\"tfn";
-    static const unsigned char type[] = { KCTL_JSON_OBJECT, KCTL_JSON_ARRAY, KCTL_JSON_STRING, KCTL_JSON_TRUE, KCTL_JSON_FALSE,
-                                          KCTL_JSON_NULL };
-    const char *q = c ? kctl__strchr(first, c) : NULL;
-    if (q) return (kctl_json_type)type[q - first];
-    return c == '-' || kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
-}
-
 /* The index of the quote that closes the string opened at s[i] (quotes
    after an odd run of backslashes are inside), or n. */
 static KCTL__UNUSED uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_t n) {
@@ -7113,6 +7093,37 @@ static KCTL__UNUSED uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_
    quote, containers at their closing bracket; scalars at the top are
    checked as the parser checks them. Nothing at or past p->len is read.
    PROTO if the value does not end inside the text. O(its bytes). */
+#if KCTL_SMALL /* the reader's checks of strings and scalars (it checks more): the same end in valid text */
+static int kctl__jskip(kctl__jparse *p) {
+    uint32_t depth = 0;
+    bool esc;
+    do {
+        char c;
+        if (p->pos >= p->len) return KCTL_ERR_PROTO;
+        c = p->s[p->pos];
+        if (c == '"') {
+            if (kctl__jstring(p, &esc) != KCTL_OK) return KCTL_ERR_PROTO;
+            p->pos++;
+        } else if ((c | 0x20) == '{') { /* { or [ */
+            depth++;
+            p->pos++;
+        } else if ((c | 0x20) == '}') { /* } or ] */
+            if (!depth) return KCTL_ERR_PROTO;
+            depth--;
+            p->pos++;
+        } else if (depth) { /* inside a container: a byte at a time, up to the next quote or bracket */
+            p->pos++;
+        } else if (c == 't' || c == 'f' || c == 'n') {
+            uint32_t k = kctl__jword(p->s + p->pos, p->len - p->pos);
+            if (!k) return KCTL_ERR_PROTO;
+            p->pos += k;
+        } else if (kctl__jnumber(p) != KCTL_OK) {
+            return KCTL_ERR_PROTO;
+        }
+    } while (depth);
+    return KCTL_OK;
+}
+#else
 static int kctl__jskip(kctl__jparse *p) {
     const char *s = p->s;
     uint32_t i = p->pos, n = p->len, depth = 0;
@@ -7121,14 +7132,7 @@ static int kctl__jskip(kctl__jparse *p) {
         if (i >= n) return KCTL_ERR_PROTO;
         c = (unsigned char)s[i];
         if (c == '"') {
-#if KCTL_SMALL /* the reader's scan (which checks more): the same end in valid text */
-            bool esc;
-            p->pos = i;
-            if (kctl__jstring(p, &esc) != KCTL_OK) return KCTL_ERR_PROTO;
-            i = p->pos;
-#else
             if ((i = kctl__jquote_end(s, i, n)) >= n) return KCTL_ERR_PROTO;
-#endif
             i++;
         } else if ((c | 0x20) == '{') { /* { or [ */
             depth++;
@@ -7155,6 +7159,7 @@ static int kctl__jskip(kctl__jparse *p) {
     p->pos = i;
     return KCTL_OK;
 }
+#endif
 
 /* The start of the next item of the container whose text is
    p->s[0..p->len), p->pos after its opening bracket or after an item: 1,
@@ -7170,9 +7175,7 @@ static int kctl__jitem_head(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *n
         *ns = p->pos + 1;
         if (kctl__jstring(p, esc) != KCTL_OK) return KCTL_ERR_PROTO;
         *ne = p->pos++;
-        kctl__jws(p);
-        if (p->pos >= p->len || p->s[p->pos] != ':') return KCTL_ERR_PROTO;
-        p->pos++;
+        if (!kctl__jeat(p, ':')) return KCTL_ERR_PROTO;
         kctl__jws(p);
     }
     return 1;
@@ -7180,11 +7183,7 @@ static int kctl__jitem_head(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *n
 
 /* After an item's value: past the comma, or at the closing bracket. */
 static int kctl__jitem_tail(kctl__jparse *p, bool obj) {
-    kctl__jws(p);
-    if (p->pos < p->len && p->s[p->pos] == ',') {
-        p->pos++;
-        return KCTL_OK;
-    }
+    if (kctl__jeat(p, ',')) return KCTL_OK;
     return p->pos < p->len && p->s[p->pos] == (obj ? '}' : ']') ? KCTL_OK : KCTL_ERR_PROTO;
 }
 
@@ -7199,6 +7198,40 @@ static int kctl__jitem(kctl__jparse *p, bool obj, uint32_t *ns, uint32_t *ne, bo
     return kctl__jitem_tail(p, obj) == KCTL_OK ? 1 : KCTL_ERR_PROTO;
 }
 
+#if KCTL_SMALL
+/* Small builds: the value that `path` (already checked; "": the whole
+   of p's text) names inside the value at p->pos: OK with its span in
+   [*vs, *ve), NOT_FOUND, PROTO. A step at a time, with no recursion: the container is walked
+   over whole, its last member of the name (or its element at the index)
+   noted, then that value is walked for the next step. O(the value's bytes
+   times the steps) at worst. (depth: unused) */
+static int kctl__jwalk(kctl__jparse *p, const char *path, uint32_t depth, uint32_t *vs, uint32_t *ve) {
+    kctl__jseg g;
+    uint32_t ns = 0, ne = 0, s = 0, e = 0, i;
+    bool esc = false, obj, found;
+    int r;
+    (void)depth;
+    while (kctl__jpath_next(&path, &g) > 0) {
+        obj = g.name != NULL;
+        if (p->pos >= p->len || p->s[p->pos] != (obj ? '{' : '[')) /* nothing of that kind here */
+            return kctl__jskip(p) == KCTL_OK ? KCTL_ERR_NOT_FOUND : KCTL_ERR_PROTO;
+        p->pos++;
+        for (i = 0, found = false; (r = kctl__jitem(p, obj, &ns, &ne, &esc, vs, ve)) > 0; i++)
+            if (obj ? kctl__jseg_eq(p->s + ns, p->s + ne, esc, &g) : i == g.index) {
+                found = true;
+                s = *vs;
+                e = *ve;
+            }
+        if (r < 0) return r;
+        if (!found) return KCTL_ERR_NOT_FOUND;
+        p->pos = s; /* the next step inside it */
+        p->len = e;
+    }
+    *vs = p->pos;
+    *ve = p->len;
+    return KCTL_OK;
+}
+#else
 /* Walk the value at p->pos (p->pos moves past it) for what the rest of
    the path (from `path`, already checked) names inside it: OK with its
    span in [*vs, *ve), NOT_FOUND, PROTO. One pass: the value of a member
@@ -7235,6 +7268,7 @@ static int kctl__jwalk(kctl__jparse *p, const char *path, uint32_t depth, uint32
     p->pos++; /* the closing bracket */
     return rc;
 }
+#endif
 
 static void kctl__jview(const char *s, uint32_t vs, uint32_t ve, kctl_json_value *out) {
     out->text = s + vs;
@@ -7256,10 +7290,12 @@ KCTL_API int kctl_json_value_get(const kctl_json_value *from, const char *path, 
     if (!path) path = "";
     for (s = path; (r = kctl__jpath_next(&s, &g)) > 0;) {}
     if (r < 0) return KCTL_ERR_INVALID_ARG;
+#if !KCTL_SMALL /* (small builds' walk takes no step for it) */
     if (!*path) { /* the value itself, as it is */
         kctl__jview(from->text, 0, (uint32_t)from->len, out);
         return KCTL_OK;
     }
+#endif
     memset(&p, 0, sizeof p);
     p.s = from->text;
     p.len = (uint32_t)from->len;
@@ -7329,12 +7365,10 @@ KCTL_API int kctl_json_value_get_bool(const kctl_json_value *from, const char *p
 
 /* The whole of text[0..len), valid JSON, less the whitespace around it. */
 static int kctl__jtrim(const char *text, size_t len, kctl_json_value *root) {
-    size_t a = 0;
-    while (a < len && kctl__jspace(text[a])) a++;
-    while (len > a && kctl__jspace(text[len - 1])) len--;
-    root->text = text + a;
-    root->len = len - a;
-    root->type = len > a ? kctl__jtype_at(text[a]) : KCTL_JSON_INVALID;
+    uint32_t a = 0, e = (uint32_t)len; /* (below UINT32_MAX: validated) */
+    while (a < e && kctl__jspace(text[a])) a++;
+    while (e > a && kctl__jspace(text[e - 1])) e--;
+    kctl__jview(text, a, e, root);
     return KCTL_OK;
 }
 
