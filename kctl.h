@@ -4568,6 +4568,18 @@ static KCTL__UNUSED const char *kctl__own_strchr(const char *s, int c) {
         if (!*s) return NULL;
     return s;
 }
+static KCTL__UNUSED int kctl__own_memcmp(const void *a, const void *b, size_t n) {
+    const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+    for (; n; n--, x++, y++)
+        if (*x != *y) return *x - *y;
+    return 0;
+}
+static KCTL__UNUSED const void *kctl__own_memchr(const void *s, int c, size_t n) {
+    const unsigned char *p = (const unsigned char *)s;
+    for (; n; n--, p++)
+        if (*p == (unsigned char)c) return p;
+    return NULL;
+}
 static KCTL__UNUSED void kctl__own_memmove(void *dst, const void *src, size_t n) {
     unsigned char *d = (unsigned char *)dst;
     const unsigned char *s = (const unsigned char *)src;
@@ -4583,12 +4595,16 @@ static KCTL__UNUSED void kctl__own_memmove(void *dst, const void *src, size_t n)
 #define kctl__strlen kctl__own_strlen
 #define kctl__strchr kctl__own_strchr
 #define kctl__memmove kctl__own_memmove
+#define kctl__memcmp kctl__own_memcmp
+#define kctl__memchr kctl__own_memchr
 #else
 #define kctl__strncmp strncmp
 #define kctl__strcmp strcmp
 #define kctl__strlen strlen
 #define kctl__strchr strchr
 #define kctl__memmove memmove
+#define kctl__memcmp memcmp
+#define kctl__memchr memchr
 #endif
 /* n / d, and n % d in *rem (d > 0). A 32-bit target has no 64-bit
    division: the compiler calls libgcc's (__aeabi_uldivmod and
@@ -4661,6 +4677,8 @@ KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) 
     case 1: return kctl__own_strncmp(a, b, n);
     case 2: return (int)kctl__own_strlen(a);
     case 3: { const char *r = kctl__own_strchr(a, (unsigned char)n); return r ? (int)(r - a) : -1; }
+    case 5: return kctl__own_memcmp(a, b, n);
+    case 6: { const char *r = (const char *)kctl__own_memchr(a, (unsigned char)*b, n); return r ? (int)(r - a) : -1; }
     default: kctl__own_memmove((void *)(uintptr_t)a, b, n); return 0;
     }
 }
@@ -4962,7 +4980,7 @@ static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t le
                entries), often on the next cache line: start loading it
                while the node's own line arrives, not after. */
             KCTL__PREFETCH((const char *)n + 64);
-            if (n->hash == hash && n->len == len && memcmp(n->key, key, len) == 0) return n;
+            if (n->hash == hash && n->len == len && kctl__memcmp(n->key, key, len) == 0) return n;
         }
     }
     return NULL;
@@ -5624,7 +5642,7 @@ static int kctl__jparse_all(kctl__jparse *p, uint32_t max_depth) {
 #else
                 const char *word = type == KCTL_JSON_TRUE ? "true" : type == KCTL_JSON_FALSE ? "false" : "null";
                 n = (uint32_t)kctl__strlen(word);
-                if (p->len - p->pos < n || memcmp(p->s + p->pos, word, n) != 0) return KCTL_ERR_PROTO;
+                if (p->len - p->pos < n || kctl__memcmp(p->s + p->pos, word, n) != 0) return KCTL_ERR_PROTO;
 #endif
                 p->pos += n;
             } else if ((rc = kctl__jnumber(p)) != KCTL_OK) { /* (or no value: not one either) */
@@ -5717,7 +5735,7 @@ static bool kctl__jstr_eq(const char *a, const char *ae, int aesc, const char *b
     kctl__jstream x, y;
     int c;
     KCTL__JWORK();
-    if (!aesc && !besc) return ae - a == be - b && memcmp(a, b, (size_t)(ae - a)) == 0;
+    if (!aesc && !besc) return ae - a == be - b && kctl__memcmp(a, b, (size_t)(ae - a)) == 0;
     memset(&x, 0, sizeof x);
     memset(&y, 0, sizeof y);
     x.p = a; x.e = ae; x.escaped = aesc;
@@ -5738,7 +5756,7 @@ static int kctl__jstr_cmp(const char *a, const char *ae, int aesc, const char *b
 #if !KCTL_SMALL /* (small builds stream unescaped strings too) */
     if (!aesc && !besc) {
         size_t na = (size_t)(ae - a), nb = (size_t)(be - b);
-        int r = memcmp(a, b, na < nb ? na : nb);
+        int r = kctl__memcmp(a, b, na < nb ? na : nb);
         return r ? r : (na > nb) - (na < nb);
     }
 #endif
@@ -7078,7 +7096,7 @@ KCTL_API int kctl_json_merge_patch(const kctl_json *doc, uint32_t vd, const kctl
    after an odd run of backslashes are inside), or n. */
 static KCTL__UNUSED uint32_t kctl__jquote_end(const char *s, uint32_t i, uint32_t n) {
     for (i++; i < n; i++) {
-        const char *q = (const char *)memchr(s + i, '"', n - i);
+        const char *q = (const char *)kctl__memchr(s + i, '"', n - i);
         uint32_t k;
         if (!q) return n;
         i = (uint32_t)(q - s);
@@ -7650,7 +7668,7 @@ static KCTL__OB_INLINE const char *kctl__ob_copy(kctl__obuild *b, const kctl_jso
             memcpy(d, j->text + j->toks[v].start, n);
         } else {
             kctl_json_string(j, v, d, b->cap - b->used, &n);
-            if (memchr(d, '\0', n)) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
+            if (kctl__memchr(d, '\0', n)) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
         }
         d[n] = end;
     }
@@ -8206,7 +8224,7 @@ static bool kctl__sel_name_ok(const char *s, size_t n, bool empty_ok) {
 
 /* A label key: [DNS-1123 subdomain of at most 253 characters '/'] name. */
 static bool kctl__sel_key_ok(const char *s, size_t n) {
-    const char *slash = (const char *)memchr(s, '/', n);
+    const char *slash = (const char *)kctl__memchr(s, '/', n);
     size_t p;
     if (!slash) return kctl__sel_name_ok(s, n, false);
     p = (size_t)(slash - s);
@@ -8268,8 +8286,8 @@ static kctl__seltok kctl__sel_lex(const char **p, bool op) {
     default:
         for (t.n = 0; s[t.n] && !kctl__sel_space(s[t.n]) && !kctl__sel_symbol(s[t.n]); t.n++) { }
         t.t = KCTL__TK_WORD;
-        if (op && t.n == 2 && memcmp(s, "in", 2) == 0) t.t = KCTL__TK_IN;
-        if (op && t.n == 5 && memcmp(s, "notin", 5) == 0) t.t = KCTL__TK_NOTIN;
+        if (op && t.n == 2 && kctl__memcmp(s, "in", 2) == 0) t.t = KCTL__TK_IN;
+        if (op && t.n == 5 && kctl__memcmp(s, "notin", 5) == 0) t.t = KCTL__TK_NOTIN;
         break;
     }
     *p = s + t.n;
@@ -8454,8 +8472,8 @@ static int kctl__sel_fields(kctl__selp *ps, const char *p) {
         if (op == end) return KCTL_ERR_INVALID_ARG;
         fn = (size_t)(op - term);
         on = (op[0] == '!' || op[1] == '=') ? 2 : 1;
-        if (fn == 13 && memcmp(term, "metadata.name", 13) == 0) code = op[0] == '!' ? KCTL__SEL_NAME_NE : KCTL__SEL_NAME_EQ;
-        else if (fn == 18 && memcmp(term, "metadata.namespace", 18) == 0) code = op[0] == '!' ? KCTL__SEL_NS_NE : KCTL__SEL_NS_EQ;
+        if (fn == 13 && kctl__memcmp(term, "metadata.name", 13) == 0) code = op[0] == '!' ? KCTL__SEL_NAME_NE : KCTL__SEL_NAME_EQ;
+        else if (fn == 18 && kctl__memcmp(term, "metadata.namespace", 18) == 0) code = op[0] == '!' ? KCTL__SEL_NS_NE : KCTL__SEL_NS_EQ;
         else return KCTL_ERR_INVALID_ARG;
         rc = kctl__sel_unescape(ps, kctl__sel_req(ps, code, NULL, 0), op + on, (size_t)(end - op - on));
         if (rc != KCTL_OK) return rc;
@@ -10580,11 +10598,11 @@ static void kctl__as_check_dns(kctl__aserr *e, const char *field, const char *v,
 /* apimachinery's IsQualifiedName of v, as causes at field quoting shown
    (the value as sent: v may be a lowercased copy). */
 static void kctl__as_check_qname_as(kctl__aserr *e, const char *field, const char *v, size_t n, const char *shown) {
-    const char *slash = (const char *)memchr(v, '/', n), *name = v;
+    const char *slash = (const char *)kctl__memchr(v, '/', n), *name = v;
     size_t nn = n;
     if (slash) {
         size_t pl = (size_t)(slash - v);
-        if (memchr(slash + 1, '/', n - pl - 1)) {
+        if (kctl__memchr(slash + 1, '/', n - pl - 1)) {
             kctl__as_invalid(e, field, shown, n, "a qualified name " KCTL__AS_QNAME_RULE
                              " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
             return;
@@ -11008,8 +11026,8 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
             kctl__as_member_str(sc, j, i, "kind", &kind, &kn);
             kctl__as_member_str(sc, j, i, "name", &name, &nn);
             kctl__as_member_str(sc, j, i, "uid", &uid, &un);
-            slash = (const char *)memchr(av, '/', avn);
-            if (!avn || (slash && (slash + 1 == av + avn || memchr(slash + 1, '/', (size_t)(av + avn - slash - 1)))))
+            slash = (const char *)kctl__memchr(av, '/', avn);
+            if (!avn || (slash && (slash + 1 == av + avn || kctl__memchr(slash + 1, '/', (size_t)(av + avn - slash - 1)))))
                 kctl__as_invalid(e, "metadata.ownerReferences.apiVersion", av, avn, "version must not be empty");
             if (!kn) kctl__as_invalid(e, "metadata.ownerReferences.kind", kind, kn, "kind must not be empty");
             if (!nn) kctl__as_invalid(e, "metadata.ownerReferences.name", name, nn, "name must not be empty");
@@ -11080,7 +11098,7 @@ static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *
         return -1;
     }
     for (i = 0; i < n; i++) /* the length, the first byte, then the rest */
-        if (len == lens[i] && j->text[t->start] == names[i][0] && memcmp(j->text + t->start, names[i], len) == 0) return i;
+        if (len == lens[i] && j->text[t->start] == names[i][0] && kctl__memcmp(j->text + t->start, names[i], len) == 0) return i;
     return -1;
 }
 
@@ -11185,7 +11203,7 @@ static void kctl__at_string(kctl__astoks *t, const kctl_jw *w, size_t at, bool k
     end = w->len - (key ? 2 : 1);
     if (!key) kctl__at_count(t);
     if ((i = kctl__at_add(t, KCTL_JSON_STRING, start, end)) != UINT32_MAX)
-        t->toks[i].escaped = memchr(w->buf + start, '\\', end - start) != NULL;
+        t->toks[i].escaped = kctl__memchr(w->buf + start, '\\', end - start) != NULL;
 }
 
 /* After token v of j (no container; a member name when key) was copied
@@ -12253,7 +12271,7 @@ static bool kctl__as_keep_recorded(kctl__asrun *r) {
     { /* debug builds: the recording is what the parser makes of the document (an internal invariant) */
         kctl__jdoc chk;
         int rc = kctl__jdoc_parse(&chk, r->out->buf, r->out->len, NULL, lim); /* not on the caller's allocator: its counts stay */
-        bool same = rc == KCTL_OK && chk.j.ntoks == t->n && memcmp(chk.j.toks, t->toks, (size_t)t->n * sizeof *t->toks) == 0;
+        bool same = rc == KCTL_OK && chk.j.ntoks == t->n && kctl__memcmp(chk.j.toks, t->toks, (size_t)t->n * sizeof *t->toks) == 0;
         kctl__jdoc_free(&chk);
         if (rc == KCTL_ERR_NOMEM) return false;
         if (!same) abort();
@@ -13735,7 +13753,7 @@ static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, 
     for (pass = 0; pass < 2; pass++) { /* count, then take */
         for (i = 0; i < ms->objs.cap; i++) {
             kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-            if (!e || e->rid_len != rl || memcmp(e->node.key, rid, rl) != 0 || !kctl__ms_selects(e->obj, ns, sel) ||
+            if (!e || e->rid_len != rl || kctl__memcmp(e->node.key, rid, rl) != 0 || !kctl__ms_selects(e->obj, ns, sel) ||
                 (after && kctl__strcmp(kctl_obj_key(e->obj), after) <= 0))
                 continue;
             if (pass) out->items[out->count++] = kctl_obj_ref(e->obj);
@@ -14727,7 +14745,7 @@ typedef struct kctl__msname {
 
 static int kctl__ms_cmp_name(const void *a, const void *b) {
     const kctl__msname *x = (const kctl__msname *)a, *y = (const kctl__msname *)b;
-    int c = memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
+    int c = kctl__memcmp(x->s, y->s, x->n < y->n ? x->n : y->n);
     return c ? c : (x->n > y->n) - (x->n < y->n);
 }
 
@@ -14855,7 +14873,7 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
     /* the trailer: "end <16 hex>\n" over everything before it */
     if (len < 21 || buf[len - 1] != '\n') goto out;
     trailer = buf + len - 21;
-    if (memcmp(trailer, "end ", 4) != 0) goto out;
+    if (kctl__memcmp(trailer, "end ", 4) != 0) goto out;
     for (p = trailer + 4; p < trailer + 20; p++) {
         if (*p >= '0' && *p <= '9') sum = sum << 4 | (uint64_t)(*p - '0');
         else if (*p >= 'a' && *p <= 'f') sum = sum << 4 | (uint64_t)(*p - 'a' + 10);
@@ -14863,7 +14881,7 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
     }
     if (sum != kctl__fnv64(buf, (size_t)(trailer - buf))) goto out;
     p = buf;
-    if ((size_t)(trailer - p) < 16 || memcmp(p, "kctl-memstore 1 ", 16) != 0) goto out;
+    if ((size_t)(trailer - p) < 16 || kctl__memcmp(p, "kctl-memstore 1 ", 16) != 0) goto out;
     p += 16;
     if (!kctl__ms_num(&p, trailer, ' ', &rev) || !kctl__ms_num(&p, trailer, ' ', &seq) || !kctl__ms_num(&p, trailer, '\n', &count))
         goto out;
@@ -14876,7 +14894,7 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
         kctl__msent *e = NULL;
         while (sp < trailer && *sp != ' ' && *sp != '\n') sp++;
         rl = (size_t)(sp - p);
-        if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid || memchr(p, '\0', rl)) goto out;
+        if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid || kctl__memchr(p, '\0', rl)) goto out;
         memcpy(rid, p, rl);
         rid[rl] = '\0';
         p = sp + 1;
@@ -14924,14 +14942,14 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
     op = p[0];
     p += 2;
     if (!kctl__ms_num(&p, end, ' ', &rev) || !kctl__ms_num(&p, end, ' ', &seq)) return KCTL_ERR_PROTO;
-    if (!(nl = (const char *)memchr(p, '\n', (size_t)(end - p)))) return KCTL_ERR_PROTO;
+    if (!(nl = (const char *)kctl__memchr(p, '\n', (size_t)(end - p)))) return KCTL_ERR_PROTO;
     key = p;
     klen = (size_t)(nl - p);
     if (rev <= ms->rev && may_skip) { /* the snapshot holds it */
         *skipped = true;
         return KCTL_OK;
     }
-    if (rev != ms->rev + 1 || seq < ms->uid_seq || klen == 0 || klen >= KCTL_MAX_KEY_LEN || memchr(key, '\0', klen)) return KCTL_ERR_PROTO;
+    if (rev != ms->rev + 1 || seq < ms->uid_seq || klen == 0 || klen >= KCTL_MAX_KEY_LEN || kctl__memchr(key, '\0', klen)) return KCTL_ERR_PROTO;
     for (rl = 0; rl < klen && key[rl] != '|'; rl++) { }
     if (rl == klen || rl >= sizeof rid) return KCTL_ERR_PROTO;
     memcpy(rid, key, rl);
@@ -14992,12 +15010,12 @@ static KCTL__UNUSED int kctl__jnl_replay(kctl_memstore *ms, const char *buf, siz
     j->file_len = len;
     j->exists = true;
     if (len < KCTL__JNL_HDR) { /* cut while it was made: begin again */
-        if (memcmp(buf, KCTL__JNL_MAGIC, len) != 0) return KCTL_ERR_PROTO;
+        if (kctl__memcmp(buf, KCTL__JNL_MAGIC, len) != 0) return KCTL_ERR_PROTO;
         j->size = 0;
         j->st.dropped_bytes = len;
         return KCTL_OK;
     }
-    if (memcmp(buf, KCTL__JNL_MAGIC, KCTL__JNL_HDR) != 0) return KCTL_ERR_PROTO;
+    if (kctl__memcmp(buf, KCTL__JNL_MAGIC, KCTL__JNL_HDR) != 0) return KCTL_ERR_PROTO;
     while (off < len) {
         const unsigned char *f = (const unsigned char *)buf + off;
         uint64_t want = 0, sum;
@@ -16309,7 +16327,7 @@ static int kctl__ckpt_decode(const unsigned char *data, size_t n, const kctl_ref
     *objs = NULL;
     *count = 0;
     *reason = KCTL_LOGITEM_CHECKPOINT_CORRUPT;
-    if (n < KCTL__CKPT_HEADER + 4 || memcmp(data, KCTL__CKPT_MAGIC, 8) != 0) return KCTL_ERR_PROTO;
+    if (n < KCTL__CKPT_HEADER + 4 || kctl__memcmp(data, KCTL__CKPT_MAGIC, 8) != 0) return KCTL_ERR_PROTO;
     if (kctl__ckpt_le_get(data + 8, 4) != KCTL__CKPT_VERSION) {
         *reason = KCTL_LOGITEM_CHECKPOINT_OLD_FORMAT;
         return KCTL_ERR_PROTO;
@@ -16323,7 +16341,7 @@ static int kctl__ckpt_decode(const unsigned char *data, size_t n, const kctl_ref
     c.off = 0;
     c.bad = false;
     s = kctl__crd_str(&c, &len);
-    if (c.bad || len == 0 || len >= KCTL_RV_MAX || memchr(s, '\0', len)) return KCTL_ERR_PROTO;
+    if (c.bad || len == 0 || len >= KCTL_RV_MAX || kctl__memchr(s, '\0', len)) return KCTL_ERR_PROTO;
     memcpy(rv, s, len);
     rv[len] = '\0';
     kctl__ckpt_ident(r, ident);
@@ -16331,7 +16349,7 @@ static int kctl__ckpt_decode(const unsigned char *data, size_t n, const kctl_ref
         const char *want = ident[k] ? ident[k] : "";
         s = kctl__crd_str(&c, &len);
         if (c.bad) return KCTL_ERR_PROTO;
-        if (len != kctl__strlen(want) || memcmp(s, want, len) != 0) {
+        if (len != kctl__strlen(want) || kctl__memcmp(s, want, len) != 0) {
             *reason = KCTL_LOGITEM_CHECKPOINT_MISMATCH;
             return KCTL_ERR_PROTO;
         }
@@ -18452,7 +18470,7 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
     slash = kctl__strchr(av, '/'); /* "group/version"; "version": the core group "" */
     if (slash && kctl__strchr(slash + 1, '/')) return; /* not an apiVersion: matches nothing */
     glen = slash ? (size_t)(slash - av) : 0;
-    if (glen != kctl__strlen(w->group) || memcmp(av, w->group, glen) != 0) return;
+    if (glen != kctl__strlen(w->group) || kctl__memcmp(av, w->group, glen) != 0) return;
     nslen = kctl__strlen(ns);
     nlen = kctl__strlen(ref->name);
     if (nslen + nlen + 2 > sizeof buf && !(key = (char *)kctl__alloc(&w->c->allocator, nslen + nlen + 2))) {
@@ -20739,7 +20757,7 @@ KCTL_API int kctl_reported_set(kctl_reported *r, const char *field, const char *
     block[nl + 1 + len] = '\0';
     kctl__mutex_lock(&r->mu);
     for (i = 0; i < r->nfields; i++) /* a few fields: a scan */
-        if (r->fields[i].name_len == nl && memcmp(r->fields[i].block, field, nl) == 0) break;
+        if (r->fields[i].name_len == nl && kctl__memcmp(r->fields[i].block, field, nl) == 0) break;
     if (i == r->nfields && r->nfields == r->cap) {
         uint32_t cap = r->cap ? r->cap * 2 : 8;
         kctl__rep_field *nf = cap > r->cap ? (kctl__rep_field *)kctl__alloc(&r->allocator, (size_t)cap * sizeof *nf) : NULL;

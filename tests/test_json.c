@@ -2269,8 +2269,8 @@ static void tj_fmt_matches_snprintf(void) {
 
 /* kctl's own string functions (the -Os builds call them instead of libc's)
    against libc's: the sign of a comparison (bytes as unsigned char: texts
-   with bytes past 127), strncmp's bound, strchr of the NUL, memmove's
-   overlaps both ways. */
+   with bytes past 127), strncmp's bound, strchr of the NUL, memcmp and
+   memchr past a NUL, memmove's overlaps both ways. */
 static int tj_sign(int v) { return (v > 0) - (v < 0); }
 static void tj_own_strings(void) {
     static const char bytes[] = "ab/\x80\xff";
@@ -2281,6 +2281,8 @@ static void tj_own_strings(void) {
         size_t from = (size_t)(tj_rand() % 16), to = (size_t)(tj_rand() % 16), len = (size_t)(tj_rand() % 24);
         int c = (unsigned char)bytes[tj_rand() % sizeof bytes]; /* the NUL too */
         const char *hit;
+        memset(a, 'z', sizeof a);
+        memset(b, 'z', sizeof b);
         for (k = 0; k < la; k++) a[k] = bytes[tj_rand() % (sizeof bytes - 1)];
         for (k = 0; k < lb; k++) b[k] = k < la && tj_rand() % 4 ? a[k] : bytes[tj_rand() % (sizeof bytes - 1)];
         a[la] = b[lb] = '\0';
@@ -2289,6 +2291,13 @@ static void tj_own_strings(void) {
         if (kctl__test_own_str(2, a, NULL, 0) != (int)strlen(a)) bad++;
         hit = strchr(a, c);
         if (kctl__test_own_str(3, a, NULL, (size_t)c) != (hit ? (int)(hit - a) : -1)) bad++;
+        k = n < sizeof a ? n : sizeof a; /* memcmp and memchr over n bytes, NULs and what follows included */
+        if (tj_sign(kctl__test_own_str(5, a, b, k)) != tj_sign(memcmp(a, b, k))) bad++;
+        {
+            char ch = (char)c;
+            hit = (const char *)memchr(a, c, k);
+            if (kctl__test_own_str(6, a, &ch, k) != (hit ? (int)(hit - a) : -1)) bad++;
+        }
         for (k = 0; k < sizeof m; k++) m[k] = r[k] = (char)('A' + k);
         memmove(r + to, r + from, len);
         kctl__test_own_str(4, m + to, m + from, len);
