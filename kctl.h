@@ -12260,7 +12260,7 @@ static void kctl__as_out_reset(kctl_jw *w) {
 /* Parse the document written to out into r->keep with r->keep_lim (once):
    OK, r->kept when it parsed; a refusal by the limits is kept in
    r->keep_rc for the caller (a store's limits refuse it later); NOMEM. */
-static int kctl__as_keep(kctl__asrun *r) {
+static KCTL__UNUSED int kctl__as_keep(kctl__asrun *r) {
     int rc;
     if (!r->keep || r->kept || r->keep_rc != KCTL_OK) return KCTL_OK;
     if (!KCTL_SMALL && kctl__as_keep_recorded(r)) {
@@ -12398,6 +12398,24 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if ((rc = kctl__as_emit(r->out, kctl__as_rec(r), base, &m, sdoc, status, &req->allocator)) != KCTL_OK ||
         r->d->outcome == KCTL_APISRV_REMOVE)
         return rc;
+#if KCTL_SMALL
+    { /* a write that changes nothing is not a write (small builds: the
+         document written parsed on its own when a compare is due, with
+         the default limits as below, and for the caller after, as every
+         written one is; a bumped generation is a change) */
+        int same = 0;
+        if (status_only || !bump) {
+            kctl__jdoc nd;
+            if ((rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, NULL)) == KCTL_OK)
+                same = kctl__as_same(&nd.j, &r->cur.j, &req->allocator);
+            kctl__jdoc_free(&nd);
+            if (rc != KCTL_OK) return rc;
+            if (same < 0) return same;
+        }
+        r->d->outcome = same ? KCTL_APISRV_UNCHANGED : KCTL_APISRV_WRITE;
+        if (same) kctl__as_out_reset(r->out);
+    }
+#else
     { /* a write that changes nothing is not a write: the document written
          is parsed once, for this and for the caller (keep) */
         kctl__jdoc nd, *od = &nd;
@@ -12436,6 +12454,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
             r->d->outcome = KCTL_APISRV_WRITE;
         }
     }
+#endif
     return rc;
 }
 
@@ -12589,7 +12608,16 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     case KCTL_VERB_REMOVE: rc = kctl__as_remove(&r); break;
     default: break;
     }
+#if KCTL_SMALL /* (small builds: kctl__as_keep's parse here, the only one) */
+    if (rc == KCTL_OK && keep && out->len && d->outcome != KCTL_APISRV_UNCHANGED &&
+        (rc = kctl__jdoc_parse(keep, out->buf, out->len, &req->allocator, keep_lim)) != KCTL_OK && rc != KCTL_ERR_NOMEM) {
+        kctl__jdoc_free(keep); /* refused by the limits: the caller's to say */
+        r.keep_rc = rc;
+        rc = KCTL_OK;
+    }
+#else
     if (rc == KCTL_OK && keep && out->len && d->outcome != KCTL_APISRV_UNCHANGED) rc = kctl__as_keep(&r);
+#endif
     if (rc != KCTL_OK) {
         kctl__as_out_reset(out);
         memset(d, 0, sizeof *d);
