@@ -10794,7 +10794,9 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     const char *dummy;
     memset(in, 0, sizeof *in);
     in->j = j;
+#ifndef KCTL_NO_VALIDATION /* (without: a document that is no object has no metadata either (md NONE), refused alike below) */
     if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL__AS_WHY("the object provided is not a JSON object");
+#endif
     t = kctl_json_type_of(j, md);
     if (t != KCTL_JSON_OBJECT) return KCTL__AS_WHY("metadata must be an object");
     kctl__as_md_scan(j, md, in->mv);
@@ -12156,9 +12158,8 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
     if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
     if ((why = kctl__as_read(in, &r->sc, j, md, kind)) != NULL) return kctl__as_bad_request(r, why);
     for (c = 0; c < 4; c++) {
-        v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences */
-        if ((kctl_json_type_of(j, v) == KCTL_JSON_OBJECT || kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) &&
-            j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
+        v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences (a size: an object's or an array's) */
+        if (v != KCTL_JSON_NONE && j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
             return kctl__as_simple(r->st, &r->req->allocator, 413, "RequestEntityTooLarge",
                                    "Request entity too large: more than 65535 labels, annotations, finalizers or owner references");
         }
@@ -12401,13 +12402,18 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
 #if KCTL_SMALL
     { /* a write that changes nothing is not a write (small builds: the
          document written parsed on its own when a compare is due, with
-         the default limits as below, and for the caller after, as every
-         written one is; a bumped generation is a change) */
+         the caller's limits, else (or refused by them) the default ones,
+         as below; for the caller after, as every written one is; a bumped
+         generation is a change) */
         int same = 0;
         if (status_only || !bump) {
             kctl__jdoc nd;
-            if ((rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, NULL)) == KCTL_OK)
-                same = kctl__as_same(&nd.j, &r->cur.j, &req->allocator);
+            if ((rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, r->keep_lim)) != KCTL_OK &&
+                rc != KCTL_ERR_NOMEM && r->keep_lim) {
+                kctl__jdoc_free(&nd);
+                rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, NULL);
+            }
+            if (rc == KCTL_OK) same = kctl__as_same(&nd.j, &r->cur.j, &req->allocator);
             kctl__jdoc_free(&nd);
             if (rc != KCTL_OK) return rc;
             if (same < 0) return same;
