@@ -10881,7 +10881,9 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
     const char *dummy;
     memset(in, 0, sizeof *in);
     in->j = j;
+#ifndef KCTL_NO_VALIDATION /* (without: a document that is no object has no metadata either (md NONE), refused alike below) */
     if (kctl_json_type_of(j, 0) != KCTL_JSON_OBJECT) return KCTL__AS_WHY("the object provided is not a JSON object");
+#endif
     t = kctl_json_type_of(j, md);
     if (t != KCTL_JSON_OBJECT) return KCTL__AS_WHY("metadata must be an object");
     kctl__as_md_scan(j, md, in->mv);
@@ -11102,17 +11104,25 @@ static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *
     return -1;
 }
 
-/* The metadata the server owns; then finalizers (an apply may keep them). */
-static const char *const kctl__as_managed_names[] = { "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
-                                                      "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers" };
-static const unsigned char kctl__as_managed_lens[] = { 4, 9, 3, 15, 10, 17, 17, 26, 10 };
+/* The member names the rules place themselves: the top level's as the
+   emit orders them (apiVersion, kind, metadata, status), then from
+   KCTL__AS_MANAGED the metadata the server owns, then finalizers (an
+   apply may keep them). */
+static const char *const kctl__as_names[] = { "apiVersion", "kind", "metadata", "status", "name", "namespace", "uid", "resourceVersion",
+                                              "generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds",
+                                              "finalizers" };
+static const unsigned char kctl__as_lens[] = { 10, 4, 8, 6, 4, 9, 3, 15, 10, 17, 17, 26, 10 };
+#define KCTL__AS_MANAGED 4
 #define KCTL__AS_MANAGED_MASK UINT32_C(0x4028618) /* bits 3, 4, 9, 10, 15, 17, 26 */
 
+#if !KCTL_SMALL
 /* Whether member name ktok of j is one of the nskip managed names from
    the first'th (the mask, of them all, only rules lengths out). */
 static bool kctl__as_skip(const kctl_json *j, uint32_t ktok, int first, int nskip) {
-    return nskip && kctl__as_named(j, ktok, kctl__as_managed_names + first, kctl__as_managed_lens + first, nskip, KCTL__AS_MANAGED_MASK) >= 0;
+    return nskip && kctl__as_named(j, ktok, kctl__as_names + KCTL__AS_MANAGED + first, kctl__as_lens + KCTL__AS_MANAGED + first, nskip,
+                                   KCTL__AS_MANAGED_MASK) >= 0;
 }
+#endif
 
 /* The tokens of the document an emit writes, recorded as it is written:
    what kctl_json_parse would make of it, without parsing it again (the
@@ -11222,8 +11232,14 @@ static void kctl__at_copied(kctl__astoks *t, const kctl_jw *w, const kctl_json *
 /* Copy value v of j as a store keeps it: every object, however deep, with
    only the members that count (the last of repeated names), as an API
    server's decode and encode leave it; the rest as it stands. O(n log n). */
+#if KCTL_SMALL
+/* (small builds: kctl__as_copy_sel, which copies each member itself) */
+static int kctl__as_copy_sel(kctl_jw *w, const kctl_json *j, uint32_t obj, const kctl_allocator *a, int first, int n, unsigned keep);
+#define kctl__as_copy_members(w, t, j, obj, a, first, nskip) kctl__as_copy_sel((w), (j), (obj), (a), KCTL__AS_MANAGED + (first), (nskip), 1u)
+#else
 static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t obj, const kctl_allocator *a,
                                  int first, int nskip);
+#endif
 
 /* Whether value v of j, its raw text from *pos, is what kctl__as_copy_value
    writes of it: nothing between its tokens but the commas, colons and
@@ -11343,6 +11359,31 @@ static int kctl__as_copy_value(kctl_jw *w, kctl__astoks *t, const kctl_json *j, 
     return rc != KCTL_OK ? rc : w->err;
 }
 
+#if KCTL_SMALL
+/* The members of object obj of j that count whose place among the n
+   names of kctl__as_names from the first'th (-1: none of them), plus
+   one, has its bit set in keep (1: those not named), each name as it
+   stands and its value as kctl__as_copy_value copies it. */
+static int kctl__as_copy_sel(kctl_jw *w, const kctl_json *j, uint32_t obj, const kctl_allocator *a, int first, int n, unsigned keep) {
+    kctl__jmview v;
+    uint32_t i, k;
+    const char *raw;
+    size_t len;
+    int rc = kctl__jmembers(j, obj, a, false, &v);
+    for (i = 0; rc == KCTL_OK && i < v.n; i++) {
+        k = v.keys[i];
+        if (!(keep >> (kctl__as_named(j, k, kctl__as_names + first, kctl__as_lens + first, n, 0) + 1) & 1)) continue;
+        raw = "";
+        len = 0;
+        kctl_json_raw(j, k, &raw, &len);
+        kctl__jw_key_raw(w, raw, len);
+        kctl__jw_put(w, ":", 1);
+        rc = kctl__as_copy_value(w, NULL, j, k + 1, a);
+    }
+    kctl__jmembers_free(&v);
+    return rc;
+}
+#else
 /* Member name k of j and its value, as kctl__as_copy_members copies each. */
 static int kctl__as_copy_member(kctl_jw *w, kctl__astoks *t, const kctl_json *j, uint32_t k, const kctl_allocator *a) {
     const char *raw = "";
@@ -11368,12 +11409,11 @@ static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j
     kctl__jmembers_free(&v);
     return rc;
 }
+#endif
 
 /* The top-level members as the emit orders them: apiVersion and kind (0, 1), metadata (2), status (3); else -1. */
 static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
-    static const char *const names[] = { "apiVersion", "kind", "metadata", "status" };
-    static const unsigned char lens[] = { 10, 4, 8, 6 };
-    return kctl__as_named(j, ktok, names, lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
+    return kctl__as_named(j, ktok, kctl__as_names, kctl__as_lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
 
 /* A member name of the writer's own, and a string or number value, each recorded in t. */
@@ -11481,7 +11521,7 @@ static bool kctl__as_plain(const char *v, size_t n) {
 }
 
 /* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */
-static void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v) {
+static KCTL__UNUSED void kctl__as_str_member(kctl_jw *w, kctl__astoks *t, const char *name, size_t nlen, const char *v) {
     size_t n = kctl__strlen(v);
     if (!KCTL_SMALL && kctl__as_plain(v, n)) kctl__as_member(w, t, name, nlen, v, n, true);
     else kctl__as_string(w, t, name, v); /* something to escape */
@@ -11538,6 +11578,37 @@ static KCTL__UNUSED void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kct
 static int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, const kctl_json *base, uint32_t md, const kctl__asmeta *m,
                             const kctl_allocator *a) {
     int rc = KCTL_OK;
+#if KCTL_SMALL
+    /* (small builds: the fields from a table, in kctl__as_names' order;
+       m->as_is sets rv alone, so its rv is that table after base's members) */
+    const char *sv[8];
+    int k, pass;
+    sv[0] = m->name; sv[1] = m->ns; sv[2] = m->uid; sv[3] = m->rv; sv[5] = m->created; sv[6] = m->deleted;
+    kctl_jw_key(w, "metadata");
+    kctl_jw_object_begin(w);
+    for (pass = 0; rc == KCTL_OK && pass < 2; pass++) {
+        if (pass != (int)m->as_is) { /* base's members, but resourceVersion (as_is) or the fields m sets */
+            if (!m->as_is || kctl_json_type_of(base, md) == KCTL_JSON_OBJECT)
+                rc = kctl__as_copy_members(w, t, base, md, a, m->as_is ? 3 : 0, m->as_is ? 1 : 8 + m->fin_kept);
+            continue;
+        }
+        for (k = 0; k < 8; k++) {
+            if (k == 4 || k == 7) { /* generation unless 0, deletionGracePeriodSeconds when set */
+                if (k == 4 ? !m->generation : !m->has_grace) continue;
+                kctl_jw_key(w, kctl__as_names[KCTL__AS_MANAGED + k]);
+                kctl_jw_int64(w, k == 4 ? m->generation : m->grace);
+            } else if (sv[k] && (*sv[k] || k == 0 || k == 3 || k == 6)) { /* namespace, uid, creationTimestamp: unless empty */
+                kctl_jw_key(w, kctl__as_names[KCTL__AS_MANAGED + k]);
+                kctl_jw_string(w, sv[k]);
+            }
+        }
+    }
+    if (rc == KCTL_OK && m->fin_kept && m->fin != KCTL_JSON_NONE) {
+        kctl_jw_key(w, "finalizers");
+        rc = kctl__as_copy_value(w, t, m->fin_doc, m->fin, a);
+    }
+    kctl_jw_object_end(w);
+#else
     kctl__as_name(w, t, KCTL__AS_NAME("metadata"));
     kctl_jw_object_begin(w);
     kctl__at_open(t, w, true);
@@ -11546,23 +11617,6 @@ static int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, const kctl_json *base, 
         if (m->rv) kctl__as_str_member(w, t, KCTL__AS_NAME("resourceVersion"), m->rv);
         goto metadata_done;
     }
-#if KCTL_SMALL /* (small builds: from a table, in kctl__as_managed_names' order) */
-    {
-        const char *sv[8];
-        int k;
-        sv[0] = m->name; sv[1] = m->ns; sv[2] = m->uid; sv[3] = m->rv; sv[5] = m->created; sv[6] = m->deleted;
-        for (k = 0; k < 8; k++) {
-            if (k == 4 || k == 7) { /* generation unless 0, deletionGracePeriodSeconds when set */
-                if (k == 4 ? !m->generation : !m->has_grace) continue;
-                kctl_jw_key(w, kctl__as_managed_names[k]);
-                kctl_jw_int64(w, k == 4 ? m->generation : m->grace);
-            } else if (sv[k] && (*sv[k] || k == 0 || k == 3 || k == 6)) { /* namespace, uid, creationTimestamp: unless empty */
-                kctl_jw_key(w, kctl__as_managed_names[k]);
-                kctl_jw_string(w, sv[k]);
-            }
-        }
-    }
-#else
     kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
     if (m->ns && *m->ns) kctl__as_str_member(w, t, KCTL__AS_NAME("namespace"), m->ns);
     if (m->uid && *m->uid) kctl__as_str_member(w, t, KCTL__AS_NAME("uid"), m->uid);
@@ -11571,7 +11625,6 @@ static int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, const kctl_json *base, 
     if (m->created && *m->created) kctl__as_str_member(w, t, KCTL__AS_NAME("creationTimestamp"), m->created);
     if (m->deleted) kctl__as_str_member(w, t, KCTL__AS_NAME("deletionTimestamp"), m->deleted);
     if (m->has_grace) kctl__as_int_member(w, t, KCTL__AS_NAME("deletionGracePeriodSeconds"), m->grace);
-#endif
     if ((rc = kctl__as_copy_members(w, t, base, md, a, 0, m->fin_kept ? 9 : 8)) == KCTL_OK &&
         m->fin_kept && m->fin != KCTL_JSON_NONE) {
         kctl__as_name(w, t, KCTL__AS_NAME("finalizers"));
@@ -11580,6 +11633,7 @@ static int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, const kctl_json *base, 
 metadata_done:
     kctl_jw_object_end(w);
     kctl__at_close(t, w);
+#endif
     return rc;
 }
 
@@ -11594,23 +11648,18 @@ metadata_done:
    where metadata is; the rest), in one listing. */
 static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, const kctl__asmeta *m, const kctl_json *sdoc,
                          uint32_t status, const kctl_allocator *a) {
+    int rc;
+#if KCTL_SMALL /* (small builds: a walk of base's members each, metadata and status looked up) */
+    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
+    rc = kctl__as_copy_sel(w, base, 0, a, 0, 4, 6u); /* apiVersion, kind (kctl__as_top 0, 1) */
+    if (rc == KCTL_OK) rc = kctl__as_emit_md(w, t, base, kctl_json_member(base, 0, "metadata"), m, a);
+    if (rc == KCTL_OK) rc = kctl__as_copy_sel(w, base, 0, a, 0, 4, m->as_is ? 0x11u : 1u); /* the rest (and status, as_is) */
+    if (rc != KCTL_OK) return rc;
+    if (status == KCTL__AS_OWN_STATUS) status = kctl_json_member(base, 0, "status");
+#else
     kctl__jmview v;
     uint32_t md = KCTL_JSON_NONE, own = KCTL_JSON_NONE, i;
-    int rc, k;
-#if KCTL_SMALL /* (small builds: the two walks in one loop, kctl__as_top found again in the second) */
-    int pass;
-    kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
-    kctl__at_open(t, w, true);
-    rc = kctl__jmembers(base, 0, a, false, &v);
-    for (pass = 0; rc == KCTL_OK && pass < 2; pass++) {
-        if (pass) rc = kctl__as_emit_md(w, t, base, md, m, a);
-        for (i = 0; rc == KCTL_OK && i < v.n; i++) {
-            k = kctl__as_top(base, v.keys[i]);
-            if (!pass && k >= 2) *(k == 2 ? &md : &own) = v.keys[i] + 1;
-            else if (pass ? k < 0 || (k == 3 && m->as_is) : k == 0 || k == 1) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
-        }
-    }
-#else
+    int k;
     signed char top[16]; /* kctl__as_top of the first members */
     kctl__as_presize(w, t, base, m, sdoc, status);
     kctl_jw_object_begin(w); /* as an API server writes it: apiVersion, kind, metadata, the rest, status */
@@ -11627,10 +11676,10 @@ static int kctl__as_emit(kctl_jw *w, kctl__astoks *t, const kctl_json *base, con
         k = i < sizeof top ? top[i] : kctl__as_top(base, v.keys[i]);
         if (k < 0 || (k == 3 && m->as_is)) rc = kctl__as_copy_member(w, t, base, v.keys[i], a);
     }
-#endif
     kctl__jmembers_free(&v);
     if (rc != KCTL_OK) return rc;
     if (status == KCTL__AS_OWN_STATUS) status = own;
+#endif
     if (status != KCTL_JSON_NONE) {
         kctl__as_name(w, t, KCTL__AS_NAME("status"));
         if ((rc = kctl__as_copy_value(w, t, sdoc, status, a)) != KCTL_OK) return rc;
@@ -12196,9 +12245,8 @@ static int kctl__as_take(kctl__asrun *r, const kctl_json *j, kctl__asin *in) {
     if (!(r->sc.buf = (char *)kctl__alloc(&r->req->allocator, r->sc.cap))) return KCTL_ERR_NOMEM;
     if ((why = kctl__as_read(in, &r->sc, j, md, kind)) != NULL) return kctl__as_bad_request(r, why);
     for (c = 0; c < 4; c++) {
-        v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences */
-        if ((kctl_json_type_of(j, v) == KCTL_JSON_OBJECT || kctl_json_type_of(j, v) == KCTL_JSON_ARRAY) &&
-            j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
+        v = in->mv[KCTL__AM_LABELS + c]; /* labels, annotations, finalizers, ownerReferences (a size: an object's or an array's) */
+        if (v != KCTL_JSON_NONE && j->toks[v].size > KCTL__OBJ_COUNT_MAX) {
             return kctl__as_simple(r->st, &r->req->allocator, 413, "RequestEntityTooLarge",
                                    "Request entity too large: more than 65535 labels, annotations, finalizers or owner references");
         }
@@ -12300,7 +12348,7 @@ static void kctl__as_out_reset(kctl_jw *w) {
 /* Parse the document written to out into r->keep with r->keep_lim (once):
    OK, r->kept when it parsed; a refusal by the limits is kept in
    r->keep_rc for the caller (a store's limits refuse it later); NOMEM. */
-static int kctl__as_keep(kctl__asrun *r) {
+static KCTL__UNUSED int kctl__as_keep(kctl__asrun *r) {
     int rc;
     if (!r->keep || r->kept || r->keep_rc != KCTL_OK) return KCTL_OK;
     if (!KCTL_SMALL && kctl__as_keep_recorded(r)) {
@@ -12438,6 +12486,29 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
     if ((rc = kctl__as_emit(r->out, kctl__as_rec(r), base, &m, sdoc, status, &req->allocator)) != KCTL_OK ||
         r->d->outcome == KCTL_APISRV_REMOVE)
         return rc;
+#if KCTL_SMALL
+    { /* a write that changes nothing is not a write (small builds: the
+         document written parsed on its own when a compare is due, with
+         the caller's limits, else (or refused by them) the default ones,
+         as below; for the caller after, as every written one is; a bumped
+         generation is a change) */
+        int same = 0;
+        if (status_only || !bump) {
+            kctl__jdoc nd;
+            if ((rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, r->keep_lim)) != KCTL_OK &&
+                rc != KCTL_ERR_NOMEM && r->keep_lim) {
+                kctl__jdoc_free(&nd);
+                rc = kctl__jdoc_parse(&nd, r->out->buf, r->out->len, &req->allocator, NULL);
+            }
+            if (rc == KCTL_OK) same = kctl__as_same(&nd.j, &r->cur.j, &req->allocator);
+            kctl__jdoc_free(&nd);
+            if (rc != KCTL_OK) return rc;
+            if (same < 0) return same;
+        }
+        r->d->outcome = same ? KCTL_APISRV_UNCHANGED : KCTL_APISRV_WRITE;
+        if (same) kctl__as_out_reset(r->out);
+    }
+#else
     { /* a write that changes nothing is not a write: the document written
          is parsed once, for this and for the caller (keep) */
         kctl__jdoc nd, *od = &nd;
@@ -12476,6 +12547,7 @@ static int kctl__as_write(kctl__asrun *r, const kctl_json *sent, kctl_verb verb,
             r->d->outcome = KCTL_APISRV_WRITE;
         }
     }
+#endif
     return rc;
 }
 
@@ -12629,7 +12701,16 @@ static int kctl__as_decide(const kctl_apisrv_req *req, kctl_jw *out, kctl_apisrv
     case KCTL_VERB_REMOVE: rc = kctl__as_remove(&r); break;
     default: break;
     }
+#if KCTL_SMALL /* (small builds: kctl__as_keep's parse here, the only one) */
+    if (rc == KCTL_OK && keep && out->len && d->outcome != KCTL_APISRV_UNCHANGED &&
+        (rc = kctl__jdoc_parse(keep, out->buf, out->len, &req->allocator, keep_lim)) != KCTL_OK && rc != KCTL_ERR_NOMEM) {
+        kctl__jdoc_free(keep); /* refused by the limits: the caller's to say */
+        r.keep_rc = rc;
+        rc = KCTL_OK;
+    }
+#else
     if (rc == KCTL_OK && keep && out->len && d->outcome != KCTL_APISRV_UNCHANGED) rc = kctl__as_keep(&r);
+#endif
     if (rc != KCTL_OK) {
         kctl__as_out_reset(out);
         memset(d, 0, sizeof *d);
