@@ -4580,6 +4580,16 @@ static KCTL__UNUSED const void *kctl__own_memchr(const void *s, int c, size_t n)
         if (*p == (unsigned char)c) return p;
     return NULL;
 }
+/* (memcpy: on 32-bit processors only, where the C library's is big
+   (newlib's: 308 B on a Cortex-M4) and kctl's copies are short. There
+   kctl copies its options structs by call, not by assignment, which the
+   compiler would make a call to the C library's.) */
+static KCTL__UNUSED void *kctl__own_memcpy(void *dst, const void *src, size_t n) {
+    unsigned char *d = (unsigned char *)dst;
+    const unsigned char *s = (const unsigned char *)src;
+    while (n--) *d++ = *s++;
+    return dst;
+}
 static KCTL__UNUSED void kctl__own_memmove(void *dst, const void *src, size_t n) {
     unsigned char *d = (unsigned char *)dst;
     const unsigned char *s = (const unsigned char *)src;
@@ -4597,6 +4607,11 @@ static KCTL__UNUSED void kctl__own_memmove(void *dst, const void *src, size_t n)
 #define kctl__memmove kctl__own_memmove
 #define kctl__memcmp kctl__own_memcmp
 #define kctl__memchr kctl__own_memchr
+#if UINTPTR_MAX <= 0xffffffffu
+#define kctl__memcpy kctl__own_memcpy
+#else
+#define kctl__memcpy memcpy
+#endif
 #else
 #define kctl__strncmp strncmp
 #define kctl__strcmp strcmp
@@ -4605,6 +4620,7 @@ static KCTL__UNUSED void kctl__own_memmove(void *dst, const void *src, size_t n)
 #define kctl__memmove memmove
 #define kctl__memcmp memcmp
 #define kctl__memchr memchr
+#define kctl__memcpy memcpy
 #endif
 /* n / d, and n % d in *rem (d > 0). A 32-bit target has no 64-bit
    division: the compiler calls libgcc's (__aeabi_uldivmod and
@@ -4679,6 +4695,7 @@ KCTL_API int kctl__test_own_str(int fn, const char *a, const char *b, size_t n) 
     case 3: { const char *r = kctl__own_strchr(a, (unsigned char)n); return r ? (int)(r - a) : -1; }
     case 5: return kctl__own_memcmp(a, b, n);
     case 6: { const char *r = (const char *)kctl__own_memchr(a, (unsigned char)*b, n); return r ? (int)(r - a) : -1; }
+    case 7: return kctl__own_memcpy((void *)(uintptr_t)a, b, n) == a ? 0 : -1;
     default: kctl__own_memmove((void *)(uintptr_t)a, b, n); return 0;
     }
 }
@@ -4709,7 +4726,7 @@ KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
 #endif
 
 static void kctl__fmt_put(char *buf, size_t cap, size_t *n, const char *s, size_t len) {
-    if (*n < cap) memcpy(buf + *n, s, cap - *n - 1 < len ? cap - *n - 1 : len);
+    if (*n < cap) kctl__memcpy(buf + *n, s, cap - *n - 1 < len ? cap - *n - 1 : len);
     *n += len;
 }
 
@@ -4916,12 +4933,12 @@ static size_t kctl__key_len(const char *key) {
 /* 8 bytes, 4 bytes at p (unaligned). */
 static inline uint64_t kctl__rd64(const char *p) {
     uint64_t v;
-    memcpy(&v, p, 8);
+    kctl__memcpy(&v, p, 8);
     return v;
 }
 static inline uint64_t kctl__rd32(const char *p) {
     uint32_t v;
-    memcpy(&v, p, 4);
+    kctl__memcpy(&v, p, 4);
     return v;
 }
 #endif
@@ -5885,14 +5902,14 @@ static void kctl__sort_u32(uint32_t *v, uint32_t *tmp, uint32_t n, kctl__cmp_fn 
             if (mid < hi && cmp(ctx, src[mid - 1], src[mid]) > 0) {
                 while (p < mid && q < hi) dst[o++] = cmp(ctx, src[q], src[p]) < 0 ? src[q++] : src[p++];
             }
-            memcpy(dst + o, src + p, (size_t)(mid - p) * sizeof *src); /* what is left of either run */
+            kctl__memcpy(dst + o, src + p, (size_t)(mid - p) * sizeof *src); /* what is left of either run */
             o += mid - p;
-            memcpy(dst + o, src + q, (size_t)(hi - q) * sizeof *src);
+            kctl__memcpy(dst + o, src + q, (size_t)(hi - q) * sizeof *src);
         }
         t = src; src = dst; dst = t;
     }
 #endif
-    if (src != v) memcpy(v, src, (size_t)n * sizeof *v);
+    if (src != v) kctl__memcpy(v, src, (size_t)n * sizeof *v);
 }
 
 /* kctl__jmembers: the members of an object that count. RFC 8259 lets a
@@ -6140,13 +6157,13 @@ KCTL_API int kctl_json_string(const kctl_json *j, uint32_t v, char *buf, size_t 
 #if !KCTL_SMALL /* (small builds copy it a byte at a time below) */
     if (!t->escaped) { /* as it stands (checked when parsed) */
         n = (size_t)(e - s);
-        if (n < cap) memcpy(buf, s, n);
+        if (n < cap) kctl__memcpy(buf, s, n);
         s = e;
     }
 #endif
     while (s < e) {
         uint32_t k = kctl__jnext(&s, e, t->escaped != 0, u);
-        if (n + k < cap) memcpy(buf + n, u, k);
+        if (n + k < cap) kctl__memcpy(buf + n, u, k);
         n += k;
     }
     if (len) *len = n;
@@ -6396,7 +6413,7 @@ static uint32_t kctl__big_divsmall(kctl__big *b, uint32_t m) {
 
 static double kctl__bits_double(uint64_t bits) {
     double v;
-    memcpy(&v, &bits, sizeof v);
+    kctl__memcpy(&v, &bits, sizeof v);
     return v;
 }
 
@@ -6501,7 +6518,7 @@ static void kctl__ddig_of(double v, kctl__ddig *d) {
     int64_t e;
     kctl__big n;
     uint32_t top, k;
-    memcpy(&bits, &v, sizeof bits);
+    kctl__memcpy(&bits, &v, sizeof bits);
     e = (int64_t)((bits >> 52) & 0x7ff);
     m = bits & ((UINT64_C(1) << 52) - 1);
     if (e) m |= UINT64_C(1) << 52;
@@ -6752,7 +6769,7 @@ static bool kctl__jw_grow(kctl_jw *w, size_t n) {
         cap *= 2;
     }
     if (!(nb = (char *)kctl__alloc(&w->allocator, cap))) { w->err = KCTL_ERR_NOMEM; return false; }
-    if (w->len) memcpy(nb, w->buf, w->len);
+    if (w->len) kctl__memcpy(nb, w->buf, w->len);
     kctl__free(&w->allocator, w->buf);
     w->buf = nb;
     w->cap = cap;
@@ -6763,7 +6780,7 @@ static bool kctl__jw_grow(kctl_jw *w, size_t n) {
 static inline void kctl__jw_put(kctl_jw *w, const char *s, size_t n) {
     if (w->err) return;
     if ((n >= w->cap - w->len || w->cap == 0) && !kctl__jw_grow(w, n)) return; /* keep room for the NUL */
-    memcpy(w->buf + w->len, s, n);
+    kctl__memcpy(w->buf + w->len, s, n);
     w->len += n;
     w->buf[w->len] = '\0';
 }
@@ -6926,7 +6943,7 @@ KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
     size_t n;
     bool neg;
     if (!w || w->err) return;
-    memcpy(&bits, &v, sizeof bits); /* the bits: no compare at x87's excess precision */
+    kctl__memcpy(&bits, &v, sizeof bits); /* the bits: no compare at x87's excess precision */
     if (((bits >> 52) & 0x7ff) == 0x7ff) { w->err = KCTL_ERR_INVALID_ARG; return; } /* NaN, infinities */
     neg = (bits >> 63) != 0;
     kctl__ddig_of(v, &d);
@@ -6935,7 +6952,7 @@ KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
         kctl__ddig_round(&d, prec, dg, &x);
         if (!d.nd) break;
         r = kctl__dec_to_double(kctl__digit_str, dg, (uint32_t)prec, (int64_t)x - prec + 1, neg);
-        memcpy(&back, &r, sizeof back);
+        kctl__memcpy(&back, &r, sizeof back);
         if (back == bits) break;
     }
     if (prec > 17) prec = 17;
@@ -7665,7 +7682,7 @@ static KCTL__OB_INLINE const char *kctl__ob_copy(kctl__obuild *b, const kctl_jso
     n = j->toks[v].end - j->toks[v].start;
     if (d) {
         if (!j->toks[v].escaped) { /* as it stands (a parsed string holds no NUL but by an escape) */
-            memcpy(d, j->text + j->toks[v].start, n);
+            kctl__memcpy(d, j->text + j->toks[v].start, n);
         } else {
             kctl_json_string(j, v, d, b->cap - b->used, &n);
             if (kctl__memchr(d, '\0', n)) b->err = KCTL_ERR_PROTO; /* a NUL inside: no metadata has one */
@@ -7891,7 +7908,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     o->node.key = v.key;
     o->node.len = (uint32_t)kctl__strlen(v.key);
     o->node.hash = kctl__hash(v.key, o->node.len);
-    memcpy(block + (KCTL__OBJ_DOC(o) - block), json, len); /* into the gap after the key */
+    kctl__memcpy(block + (KCTL__OBJ_DOC(o) - block), json, len); /* into the gap after the key */
     block[KCTL__OBJ_DOC(o) - block + len] = '\0';
     for (k = 0; k < 4; k++) o->str[k] = kctl__obj_off(o, total, v.str[k]);
     o->generation = v.generation;
@@ -7962,7 +7979,7 @@ KCTL_API void *kctl_obj_decoded(const kctl_obj *o) {
 static bool kctl__key_part(char *buf, size_t cap, const char *text, size_t n) {
     if (!buf) return true; /* not wanted */
     if (n >= cap) return false;
-    memcpy(buf, text, n);
+    kctl__memcpy(buf, text, n);
     buf[n] = '\0';
     return true;
 }
@@ -8315,7 +8332,7 @@ static char *kctl__sel_room(kctl__selp *ps, size_t n) {
 static const char *kctl__sel_str(kctl__selp *ps, const char *s, size_t n) {
     char *d = kctl__sel_room(ps, n);
     if (d) {
-        memcpy(d, s, n);
+        kctl__memcpy(d, s, n);
         d[n] = '\0';
     }
     return d;
@@ -8779,7 +8796,7 @@ static void kctl__ix_emit(const char *value, void *ctx) {
                 return;
             }
             memset(b, 0, sizeof *b);
-            memcpy(b + 1, value, len + 1);
+            kctl__memcpy(b + 1, value, len + 1);
             b->node.key = (const char *)(b + 1);
             b->node.len = (uint32_t)len;
             b->node.hash = h;
@@ -9008,10 +9025,10 @@ KCTL_API int kctl_indexer_add_index(kctl_indexer *ix, const char *name, kctl_ind
         rc = KCTL_ERR_NOMEM;
         goto out;
     }
-    memcpy(copy, name, n + 1);
+    kctl__memcpy(copy, name, n + 1);
     if (ix->ndefs) {
-        memcpy(defs, ix->defs, ix->ndefs * sizeof *defs);
-        memcpy(values, ix->data.values, ix->ndefs * sizeof *values);
+        kctl__memcpy(defs, ix->defs, ix->ndefs * sizeof *defs);
+        kctl__memcpy(values, ix->data.values, ix->ndefs * sizeof *values);
     }
     defs[ix->ndefs].name = copy;
     defs[ix->ndefs].fn = fn;
@@ -9186,7 +9203,7 @@ static int kctl__str_list(kctl_indexer *ix, kctl_str_list *out, size_t n,
     p = (char *)(out->items + n);
     for (i = 0; i < n; i++) {
         next(ctx, i, &s, &len);
-        memcpy(p, s, len);
+        kctl__memcpy(p, s, len);
         p[len] = '\0';
         out->items[i] = p;
         p += len + 1;
@@ -9411,7 +9428,7 @@ KCTL_API int kctl_indexer_replace(kctl_indexer *ix, kctl_obj *const *objs, size_
     if (rv) {
         size_t len = kctl__strlen(rv);
         if (!(rvcopy = (char *)kctl__alloc(&ix->allocator, len + 1))) return KCTL_ERR_NOMEM;
-        memcpy(rvcopy, rv, len + 1);
+        kctl__memcpy(rvcopy, rv, len + 1);
     }
     /* The index set cannot change meanwhile: add_index takes the write lock
        too, so build under the read lock (readers go on, writers wait). */
@@ -9459,7 +9476,7 @@ KCTL_API int kctl_indexer_resource_version(kctl_indexer *ix, char *buf, size_t c
     rs = kctl__rwlock_rd(&ix->lock);
     len = ix->rv ? kctl__strlen(ix->rv) : 0;
     if (len >= cap) rc = KCTL_ERR_TOO_LARGE;
-    else memcpy(buf, ix->rv ? ix->rv : "", len + 1);
+    else kctl__memcpy(buf, ix->rv ? ix->rv : "", len + 1);
     kctl__rwlock_rd_unlock(&ix->lock, rs);
     return rc;
 }
@@ -9553,7 +9570,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
         size_t len = kctl__strlen(key);
 #endif
         if (kctl__map_reserve(&f->items, &f->allocator) != KCTL_OK || !(it = kctl__fifo_item_new(f, len))) return KCTL_ERR_NOMEM;
-        memcpy(it + 1, key, len + 1);
+        kctl__memcpy(it + 1, key, len + 1);
         it->node.key = (const char *)(it + 1);
         it->node.len = (uint32_t)len;
 #if KCTL_SMALL
@@ -9570,7 +9587,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
             if (fresh) kctl__fifo_item_put(f, it);
             return KCTL_ERR_NOMEM;
         }
-        if (it->n) memcpy(nd, it->deltas, it->n * sizeof *nd);
+        if (it->n) kctl__memcpy(nd, it->deltas, it->n * sizeof *nd);
         kctl__free(&f->allocator, it->deltas);
         it->deltas = nd;
         it->cap = cap;
@@ -9907,7 +9924,7 @@ static size_t kctl__st_strs(char *rec, const unsigned char *off, size_t k, char 
         len = s ? kctl__strlen(s) : 0;
         total += len + 1;
         if (!p) continue;
-        if (len) memcpy(*p, s, len);
+        if (len) kctl__memcpy(*p, s, len);
         (*p)[len] = '\0';
         *f = *p;
         *p += len + 1;
@@ -9943,7 +9960,7 @@ KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reas
         return KCTL_ERR_NOMEM;
     }
     cs = (kctl_status_cause *)(void *)block;
-    if (n) memcpy(cs, causes, n * sizeof *cs);
+    if (n) kctl__memcpy(cs, causes, n * sizeof *cs);
     p = block + n * sizeof *cs;
     for (i = 0; i < n; i++) kctl__st_strs((char *)&cs[i], kctl__st_off, 3, &p);
     kctl__st_strs((char *)st, kctl__st_off + 3, 5, &p);
@@ -10533,7 +10550,7 @@ static void kctl__as_err_begin(kctl__aserr *e, const char *reason) {
             e->text.err = KCTL_ERR_NOMEM;
             return;
         }
-        if (e->n) memcpy(no, e->off, e->n * 3 * sizeof *no);
+        if (e->n) kctl__memcpy(no, e->off, e->n * 3 * sizeof *no);
         kctl__free(&e->text.allocator, e->off);
         e->off = no;
         e->cap = cap;
@@ -10581,7 +10598,7 @@ static void kctl__as_check_dns(kctl__aserr *e, const char *field, const char *v,
     if (prefix && n > 1 && v[n - 1] == '-') { /* a generateName: Go's maskTrailingDash, name[:len-2] + "a" */
         m = n - 1;
         if (m <= max) {
-            memcpy(masked, v, m - 1);
+            kctl__memcpy(masked, v, m - 1);
             masked[m - 1] = 'a';
             check = masked;
         }
@@ -11163,7 +11180,7 @@ static uint32_t kctl__at_add(kctl__astoks *t, uint8_t type, size_t start, size_t
         uint32_t cap = t->cap ? t->cap * 2 : 64;
         kctl_json_tok *nt = cap > t->cap && cap < UINT32_MAX / 2 ? (kctl_json_tok *)kctl__alloc(&t->a, (size_t)cap * sizeof *nt) : NULL;
         if (!nt) { t->ok = false; return UINT32_MAX; }
-        if (t->n) memcpy(nt, t->toks, (size_t)t->n * sizeof *nt);
+        if (t->n) kctl__memcpy(nt, t->toks, (size_t)t->n * sizeof *nt);
         kctl__free(&t->a, t->toks);
         t->toks = nt;
         t->cap = cap;
@@ -11300,7 +11317,7 @@ static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json 
     }
     if (w->err || ((w->cap == 0 || n >= w->cap - w->len) && !kctl__jw_grow(w, n))) return true;
     at = w->len;
-    memcpy(w->buf + at, j->text + start, n);
+    kctl__memcpy(w->buf + at, j->text + start, n);
     w->len += n;
     w->buf[w->len] = '\0';
     if (!t || !t->ok) return true;
@@ -11308,7 +11325,7 @@ static bool kctl__as_copy_verbatim(kctl_jw *w, kctl__astoks *t, const kctl_json 
     if (t->cap - t->n >= ntok) { /* room for them all: copied in place, their offsets moved */
         kctl_json_tok *d = &t->toks[t->n];
         uint32_t shift = (uint32_t)at - start;
-        memcpy(d, s, (size_t)ntok * sizeof *d);
+        kctl__memcpy(d, s, (size_t)ntok * sizeof *d);
         for (i = 0; i < ntok; i++) {
             d[i].reserved_ = 0;
             d[i].start += shift; /* (modulo 2^32: exact, the offsets fit) */
@@ -11425,7 +11442,7 @@ static void kctl__as_key(kctl_jw *w, kctl__astoks *t, const char *name) {
         kctl_jw_key(w, name);
     } else {
         raw[0] = '"';
-        memcpy(raw + 1, name, n);
+        kctl__memcpy(raw + 1, name, n);
         raw[n + 1] = '"';
         kctl__jw_key_raw(w, raw, n + 2);
         kctl__jw_put(w, ":", 1);
@@ -11461,7 +11478,7 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
     *st |= KCTL__JW_ITEMS;
     *p++ = '"';
     at = (size_t)(p - w->buf);
-    memcpy(p, name, nlen);
+    kctl__memcpy(p, name, nlen);
     p += nlen;
     *p++ = '"';
     *p++ = ':';
@@ -11473,7 +11490,7 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
         return;
     }
     if (str) *p++ = '"';
-    memcpy(p, v, n);
+    kctl__memcpy(p, v, n);
     p += n;
     if (str) *p++ = '"';
     *p = '\0';
@@ -11508,11 +11525,11 @@ static bool kctl__as_plain(const char *v, size_t n) {
     uint64_t x = ones * 'a', bad = 0; /* a short tail padded with a plain byte */
     size_t i = 0;
     if (n < 8) {
-        memcpy(&x, v, n);
+        kctl__memcpy(&x, v, n);
         return !((x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & highs);
     }
     for (;;) { /* the last word overlaps the one before (the bytes tested twice) */
-        memcpy(&x, v + i, 8);
+        kctl__memcpy(&x, v + i, 8);
         bad |= x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones);
         if (i + 8 == n) break;
         i = i + 16 <= n ? i + 8 : n - 8;
@@ -11954,7 +11971,7 @@ static void kctl__as_gen_name(kctl__asin *in, uint64_t seed) {
     static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
     size_t base = in->gen_len > 58 ? 58 : in->gen_len, i;
     uint64_t x = seed ^ UINT64_C(0x9e3779b97f4a7c15);
-    memcpy(in->gen, in->gen_name, base);
+    kctl__memcpy(in->gen, in->gen_name, base);
     for (i = 0; i < 5; i++) {
         uint64_t k;
         x ^= x >> 33;
@@ -12125,7 +12142,7 @@ static int kctl__as_cur_known(kctl__asrun *r, const kctl_obj *cur, const kctl_js
         }
         *status = 0;
     }
-    memcpy(r->cur_created, doc + c->created, c->created_len);
+    kctl__memcpy(r->cur_created, doc + c->created, c->created_len);
     r->cur_created[c->created_len] = '\0';
     memset(m, 0, sizeof *m);
     m->name = kctl_obj_name(cur);
@@ -13073,7 +13090,7 @@ static kctl__msent *kctl__ms_entry(kctl_memstore *ms, const char *key, size_t ri
     if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
         !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1)))
         return NULL;
-    memcpy(e + 1, key, klen + 1);
+    kctl__memcpy(e + 1, key, klen + 1);
     e->node.key = (const char *)(e + 1);
     e->node.len = (uint32_t)klen;
     e->node.hash = kctl__hash(key, klen);
@@ -13136,7 +13153,7 @@ static int kctl__ms_join(char *buf, size_t cap, const char *a, char sep1, const 
     for (i = 0; i < 5; i++) {
         n = part[i] ? kctl__strlen(part[i]) : 0;
         if (used + n >= cap) return KCTL_ERR_INVALID_ARG;
-        if (n) memcpy(buf + used, part[i], n);
+        if (n) kctl__memcpy(buf + used, part[i], n);
         used += n;
     }
     buf[used] = '\0';
@@ -13183,7 +13200,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
     if (!out) return KCTL_ERR_INVALID_ARG;
     *out = NULL;
     memset(&d, 0, sizeof d);
-    if (desc) d = *desc;
+    if (desc) kctl__memcpy(&d, desc, sizeof d); /* (not d = *desc: see kctl__own_memcpy) */
     if ((!d.allocator.alloc_fn) != (!d.allocator.free_fn)) return KCTL_ERR_INVALID_ARG;
     if (!d.history) d.history = 1024;
     if (d.obj_opts.limits.max_depth > KCTL_JSON_MAX_DEPTH) return KCTL_ERR_INVALID_ARG; /* the writer's depth: a kept object must be writable */
@@ -13222,7 +13239,7 @@ KCTL_API int kctl_memstore_create(const kctl_memstore_desc *desc, kctl_memstore 
             kctl_memstore_destroy(ms);
             return KCTL_ERR_NOMEM;
         }
-        memcpy(ms->path, d.path, n + 1);
+        kctl__memcpy(ms->path, d.path, n + 1);
         if ((rc = kctl__ms_load(ms)) != KCTL_OK) {
             kctl_memstore_destroy(ms);
             return rc;
@@ -13318,7 +13335,7 @@ static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
         if (kctl__strcmp((char *)(r + 1), rid) == 0) return (char *)(r + 1);
     if (!(r = (kctl__msrid *)kctl__alloc(&ms->allocator, sizeof *r + n + 1))) return NULL;
     r->next = ms->rids;
-    memcpy(r + 1, rid, n + 1);
+    kctl__memcpy(r + 1, rid, n + 1);
     ms->rids = r;
     return (char *)(r + 1);
 }
@@ -13335,8 +13352,8 @@ static int kctl__ms_ring_reserve(kctl_memstore *ms) {
     memset(r, 0, (size_t)cap * sizeof *r);
     if (ms->count) { /* the events from first to the end, then those from 0 */
         k = ms->cap - ms->first < ms->count ? ms->cap - ms->first : ms->count;
-        memcpy(r, ms->ring + ms->first, (size_t)k * sizeof *r);
-        memcpy(r + k, ms->ring, (size_t)(ms->count - k) * sizeof *r);
+        kctl__memcpy(r, ms->ring + ms->first, (size_t)k * sizeof *r);
+        kctl__memcpy(r + k, ms->ring, (size_t)(ms->count - k) * sizeof *r);
     }
     kctl__free(&ms->allocator, ms->ring);
     ms->ring = r;
@@ -13490,7 +13507,7 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
     kctl__msent *e;
     /* (checked as it is made) */
     if (n + 1 >= sizeof key) return NULL;
-    memcpy(key, l->rid, n);
+    kctl__memcpy(key, l->rid, n);
     key[n++] = '|';
     if (ns && *ns && (!kctl__ms_put_name(key, &n, sizeof key, ns) || n + 1 >= sizeof key)) return NULL;
     if (ns && *ns) key[n++] = '/';
@@ -13509,7 +13526,7 @@ static void kctl__ms_rv(char *buf, uint64_t rev) {
     char digits[24], *p = kctl__dec(digits + sizeof digits, rev);
     size_t n = (size_t)(digits + sizeof digits - p);
     if (n >= KCTL_RV_MAX) n = KCTL_RV_MAX - 1; /* never: 20 digits at most */
-    memcpy(buf, p, n);
+    kctl__memcpy(buf, p, n);
     buf[n] = '\0';
 }
 
@@ -13545,7 +13562,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     {
         uint64_t x = ms->uid_seq + 1, y;
         char *p = uid + 24;
-        memcpy(uid, "00000000-0000-4000-8000-", 24);
+        kctl__memcpy(uid, "00000000-0000-4000-8000-", 24);
         for (y = x >> 48; y; y >>= 4) p++; /* the digits past 12 */
         p += 12;
         *p = '\0';
@@ -13559,15 +13576,15 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         size_t i = 0;
         char digits[24], *p, *u = ms->uid_text;
         if (ms->uid_text_seq != x) {
-            memcpy(u, "00000000-0000-4000-8000-", 24);
+            kctl__memcpy(u, "00000000-0000-4000-8000-", 24);
             do { digits[i++] = hex[x & 15]; x >>= 4; } while (x || i < 12);
             for (x = 0; x < i; x++) u[24 + x] = digits[i - 1 - x];
             u[24 + i] = '\0';
             ms->uid_text_seq = ms->uid_seq + 1;
         }
-        memcpy(uid, ms->uid_text, sizeof uid);
+        kctl__memcpy(uid, ms->uid_text, sizeof uid);
         p = kctl__dec(digits + sizeof digits, ms->rev + 1);
-        memcpy(rv, p, (size_t)(digits + sizeof digits - p));
+        kctl__memcpy(rv, p, (size_t)(digits + sizeof digits - p));
         rv[digits + sizeof digits - p] = '\0';
     }
 #endif
@@ -13579,7 +13596,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
             kctl__time_format((int64_t)kctl__udiv64(ns, 1000u, NULL), false, ms->now_text);
             ms->now_s = sec;
         }
-        memcpy(now, ms->now_text, sizeof now);
+        kctl__memcpy(now, ms->now_text, sizeof now);
     }
     req->lookup = kctl__ms_lookup;
     req->lookup_user_data = &look;
@@ -14012,7 +14029,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
         }
         from = from * 10 + (uint64_t)(*p - '0');
     }
-    if (res->ns) memcpy(w->ns, res->ns, kctl__strlen(res->ns)); /* a name (kctl__ms_rid): at most 253 bytes; w was zeroed */
+    if (res->ns) kctl__memcpy(w->ns, res->ns, kctl__strlen(res->ns)); /* a name (kctl__ms_rid): at most 253 bytes; w was zeroed */
     kctl__mutex_lock(&ms->mu);
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
 #ifndef KCTL_NO_FAULTS
@@ -14406,8 +14423,8 @@ static int kctl__jnl_replace(kctl_memstore *ms, const char *target, const char *
     int fd, rc = KCTL_OK;
     *replaced = false;
     if (!tmp) return KCTL_ERR_NOMEM;
-    memcpy(tmp, target, tlen);
-    memcpy(tmp + tlen, ".tmp", 5);
+    kctl__memcpy(tmp, target, tlen);
+    kctl__memcpy(tmp + tlen, ".tmp", 5);
     fd = j->fs.open_fn(tmp, KCTL_FS_WRITE | KCTL_FS_TRUNC, j->fs.user_data);
     if (fd < 0) rc = KCTL_ERR_IO;
     if (rc == KCTL_OK) rc = kctl__jnl_write_all(j, fd, data, len, NULL);
@@ -14419,10 +14436,10 @@ static int kctl__jnl_replace(kctl_memstore *ms, const char *target, const char *
         int dfd;
         *replaced = true;
         if (slash) {
-            memcpy(tmp, target, (size_t)(slash - target));
+            kctl__memcpy(tmp, target, (size_t)(slash - target));
             tmp[slash == target ? 1 : slash - target] = '\0';
         } else {
-            memcpy(tmp, ".", 2);
+            kctl__memcpy(tmp, ".", 2);
         }
         dfd = j->fs.open_fn(tmp, KCTL_FS_DIR, j->fs.user_data);
         /* a file system that cannot sync a directory says EINVAL: nothing to wait for */
@@ -14443,7 +14460,7 @@ static int kctl__jnl_target(kctl_memstore *ms, const char *path, char **out) {
     size_t n = kctl__strlen(path);
     if (ms->jnl.fs.open_fn == kctl__fs_open) return kctl__port_file_target(path, &ms->allocator, out);
     if (!(*out = (char *)kctl__alloc(&ms->allocator, n + 1))) return KCTL_ERR_NOMEM;
-    memcpy(*out, path, n + 1);
+    kctl__memcpy(*out, path, n + 1);
     return KCTL_OK;
 }
 
@@ -14473,7 +14490,7 @@ static int kctl__jnl_read_all(kctl_memstore *ms, const char *path, char **out, s
                 rc = ncap > (size_t)1 << 31 ? KCTL_ERR_TOO_LARGE : KCTL_ERR_NOMEM;
                 break;
             }
-            if (n) memcpy(nb, buf, n);
+            if (n) kctl__memcpy(nb, buf, n);
             kctl__free(&ms->allocator, buf);
             buf = nb;
             cap = ncap;
@@ -14600,7 +14617,7 @@ static int kctl__jnl_append(kctl_memstore *ms, uint64_t rev, const kctl__mspendi
     if (!ms->path) return KCTL_ERR_INVALID_ARG;
     if (p->e) {
         if (p->e->node.len >= sizeof key) return KCTL_ERR_INVALID_ARG;
-        memcpy(key, p->e->node.key, (size_t)p->e->node.len + 1);
+        kctl__memcpy(key, p->e->node.key, (size_t)p->e->node.len + 1);
     } else if (!o || kctl__ms_key(p->rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK) {
         return KCTL_ERR_INVALID_ARG;
     }
@@ -14884,9 +14901,9 @@ static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *
     size_t len;
     int rc;
     if (!slash || (size_t)(slash - rid) >= sizeof group || kctl__strlen(slash + 1) >= sizeof resource) return KCTL_ERR_PROTO;
-    memcpy(group, rid, (size_t)(slash - rid));
+    kctl__memcpy(group, rid, (size_t)(slash - rid));
     group[slash - rid] = '\0';
-    memcpy(resource, slash + 1, kctl__strlen(slash + 1) + 1);
+    kctl__memcpy(resource, slash + 1, kctl__strlen(slash + 1) + 1);
     if (!kctl__ms_name_ok(group, true) || !kctl__ms_name_ok(resource, false)) return KCTL_ERR_PROTO;
     if (!*kctl_obj_uid(o) || (kctl__ms_uid_num(kctl_obj_uid(o), &n) && (n == 0 || n > seq))) return KCTL_ERR_PROTO;
     if (!kctl_obj_resource_version_u64(o, &orv) || orv < 1 || orv > rev) return KCTL_ERR_PROTO;
@@ -14976,7 +14993,7 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
         while (sp < trailer && *sp != ' ' && *sp != '\n') sp++;
         rl = (size_t)(sp - p);
         if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid || kctl__memchr(p, '\0', rl)) goto out;
-        memcpy(rid, p, rl);
+        kctl__memcpy(rid, p, rl);
         rid[rl] = '\0';
         p = sp + 1;
         if (!kctl__ms_num(&p, trailer, '\n', &n) || (uint64_t)(trailer - p) < n + 1 || p[n] != '\n') goto out;
@@ -15033,11 +15050,11 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
     if (rev != ms->rev + 1 || seq < ms->uid_seq || klen == 0 || klen >= KCTL_MAX_KEY_LEN || kctl__memchr(key, '\0', klen)) return KCTL_ERR_PROTO;
     for (rl = 0; rl < klen && key[rl] != '|'; rl++) { }
     if (rl == klen || rl >= sizeof rid) return KCTL_ERR_PROTO;
-    memcpy(rid, key, rl);
+    kctl__memcpy(rid, key, rl);
     rid[rl] = '\0';
     {
         char k[KCTL_MAX_KEY_LEN + 1];
-        memcpy(k, key, klen);
+        kctl__memcpy(k, key, klen);
         k[klen] = '\0';
         e = kctl__ms_find(ms, k);
         if (op == 'D') {
@@ -15176,8 +15193,8 @@ static int kctl__ms_load(kctl_memstore *ms) {
     tl = kctl__strlen(target);
     j->jpath = (char *)kctl__alloc(&ms->allocator, tl + 9);
     if (j->jpath) {
-        memcpy(j->jpath, target, tl);
-        memcpy(j->jpath + tl, ".journal", 9);
+        kctl__memcpy(j->jpath, target, tl);
+        kctl__memcpy(j->jpath + tl, ".journal", 9);
     }
     kctl__free(&ms->allocator, target);
     if (!j->jpath) return KCTL_ERR_NOMEM;
@@ -15319,7 +15336,7 @@ KCTL_API int kctl_reflector_create(const kctl_reflector_desc *desc, kctl_reflect
         const char *s = *(const char *const *)(const void *)((const char *)d + from[i]);
         if (!s) continue;
         n = kctl__strlen(s) + 1;
-        memcpy(p, s, n);
+        kctl__memcpy(p, s, n);
         *(const char **)(void *)((char *)r + to[i]) = p;
         p += n;
     }
@@ -15441,7 +15458,7 @@ static int kctl__rf_list(kctl_reflector *r) {
                 rc = KCTL_ERR_NOMEM;
                 break;
             }
-            if (n) memcpy(na, all, n * sizeof *na);
+            if (n) kctl__memcpy(na, all, n * sizeof *na);
             kctl__free(&r->allocator, all);
             all = na;
             cap = ncap;
@@ -15585,7 +15602,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             if (ev.resource_version[0]) kctl__scopy(r->rv, sizeof r->rv, ev.resource_version);
 #else
             if (ev.resource_version[0]) { /* the same size: the string and what follows it, no printf per event */
-                memcpy(r->rv, ev.resource_version, sizeof r->rv);
+                kctl__memcpy(r->rv, ev.resource_version, sizeof r->rv);
                 r->rv[sizeof r->rv - 1] = '\0';
             }
 #endif
@@ -15892,7 +15909,7 @@ KCTL_API int kctl_informer_add_handler(kctl_informer *inf, const kctl_handler *h
 #endif
             rc = KCTL_ERR_NOMEM;
         } else {
-            if (inf->nhandlers) memcpy(list, inf->handlers, inf->nhandlers * sizeof *list);
+            if (inf->nhandlers) kctl__memcpy(list, inf->handlers, inf->nhandlers * sizeof *list);
             kctl__free(&inf->allocator, inf->handlers);
             inf->handlers = list;
 #ifndef KCTL_NO_THREADS
@@ -16072,7 +16089,7 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
             inf->run = inf->spare;
             inf->spare = NULL;
         }
-        memcpy(inf->run, inf->handlers, inf->nhandlers * sizeof *inf->run);
+        kctl__memcpy(inf->run, inf->handlers, inf->nhandlers * sizeof *inf->run);
         for (k = 0; k < inf->nhandlers; k++) inf->handlers[k].replay = false;
         inf->nrun = inf->nhandlers;
         inf->changed = false;
@@ -16325,12 +16342,12 @@ static void kctl__cbuf_put(kctl__cbuf *b, const void *data, size_t n) {
         while (cap - b->len < n && cap <= SIZE_MAX / 2) cap *= 2;
         if (cap - b->len < n) { b->err = KCTL_ERR_TOO_LARGE; return; }
         if (!(np = (unsigned char *)kctl__alloc(b->a, cap))) { b->err = KCTL_ERR_NOMEM; return; }
-        if (b->len) memcpy(np, b->p, b->len);
+        if (b->len) kctl__memcpy(np, b->p, b->len);
         kctl__free(b->a, b->p);
         b->p = np;
         b->cap = cap;
     }
-    if (n) memcpy(b->p + b->len, data, n);
+    if (n) kctl__memcpy(b->p + b->len, data, n);
     b->len += n;
 }
 
@@ -16423,7 +16440,7 @@ static int kctl__ckpt_decode(const unsigned char *data, size_t n, const kctl_ref
     c.bad = false;
     s = kctl__crd_str(&c, &len);
     if (c.bad || len == 0 || len >= KCTL_RV_MAX || kctl__memchr(s, '\0', len)) return KCTL_ERR_PROTO;
-    memcpy(rv, s, len);
+    kctl__memcpy(rv, s, len);
     rv[len] = '\0';
     kctl__ckpt_ident(r, ident);
     for (k = 0; k < 6; k++) {
@@ -16481,7 +16498,7 @@ static void kctl__ckpt_encode(kctl_informer *inf, kctl__cbuf *b) {
     }
     kctl_obj_list_free(&l);
     if (b->err) return;
-    memcpy(b->p, KCTL__CKPT_MAGIC, 8);
+    kctl__memcpy(b->p, KCTL__CKPT_MAGIC, 8);
     kctl__ckpt_le_put(b->p + 8, KCTL__CKPT_VERSION, 4);
     kctl__ckpt_le_put(b->p + 16, (uint64_t)(b->len - sizeof hdr), 8);
     kctl__ckpt_le_put(b->p + KCTL__CKPT_HEADER, kctl__crc32(b->p + sizeof hdr, b->len - sizeof hdr), 4);
@@ -16590,7 +16607,7 @@ KCTL_API int kctl_informer_set_checkpoint(kctl_informer *inf, const kctl_checkpo
             kctl__free(&inf->allocator, ck);
             return KCTL_ERR_NOMEM;
         }
-        memcpy(ck->path, desc->path, pl + 1);
+        kctl__memcpy(ck->path, desc->path, pl + 1);
         ck->d.path = ck->path;
     }
     inf->ckpt = ck;
@@ -16758,7 +16775,7 @@ static uint32_t kctl__perkey_fail(kctl__perkey *p, const char *key) {
             kctl__mutex_unlock(&p->mu);
             return 0;
         }
-        memcpy(f + 1, key, len + 1);
+        kctl__memcpy(f + 1, key, len + 1);
         f->node.key = (const char *)(f + 1);
         f->node.len = (uint32_t)len;
         f->node.hash = h;
@@ -17526,7 +17543,7 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
         e->key_cap = (uint32_t)cap;
         kctl__cold(e)->raw = raw;
     }
-    memcpy(e + 1, key, len);
+    kctl__memcpy(e + 1, key, len);
     ((char *)(e + 1))[len] = 0;
     e->node.key = (const char *)(e + 1);
     e->node.len = (uint32_t)len;
@@ -17692,7 +17709,7 @@ static int kctl__heap_reserve(kctl_queue *q) {
     cap = q->heap_cap ? q->heap_cap * 2 : 16;
     h = (kctl__qent **)kctl__alloc(&q->allocator, cap * sizeof *h);
     if (!h) return KCTL_ERR_NOMEM;
-    if (q->nheap) memcpy(h, q->heap, q->nheap * sizeof *h);
+    if (q->nheap) kctl__memcpy(h, q->heap, q->nheap * sizeof *h);
     kctl__free(&q->allocator, q->heap);
     q->heap = h;
     q->heap_cap = cap;
@@ -17826,7 +17843,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     void *raw;
     size_t i;
     memset(&d, 0, sizeof d); /* zero is the default everywhere (kctl_queue_desc_init's values are filled below) */
-    if (desc) d = *desc;
+    if (desc) kctl__memcpy(&d, desc, sizeof d); /* (not d = *desc: see kctl__own_memcpy) */
     if (!d.name) d.name = "";
     if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
     if (!out || (!d.allocator.alloc_fn) != (!d.allocator.free_fn) ||
@@ -18558,9 +18575,9 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
         kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
         return;
     }
-    memcpy(key, ns, nslen);
+    kctl__memcpy(key, ns, nslen);
     if (nslen) key[nslen++] = '/';
-    memcpy(key + nslen, ref->name, nlen + 1);
+    kctl__memcpy(key + nslen, ref->name, nlen + 1);
     kctl__ctl_add(w, key); /* a key past KCTL_MAX_KEY_LEN is refused and logged */
     if (key != buf) kctl__free(&w->c->allocator, key);
 }
@@ -18786,9 +18803,9 @@ KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf,
     klen = kctl__strlen(owner_kind);
     if ((w = kctl__ctl_watch_new(c, inf, kctl__ctl_on_owned, glen + klen + 2, NULL, NULL, pred)) != NULL) {
         char *p = (char *)(w + 1); /* the strings follow the struct */
-        if (glen) memcpy(p, owner_group, glen);
+        if (glen) kctl__memcpy(p, owner_group, glen);
         p[glen] = '\0';
-        memcpy(p + glen + 1, owner_kind, klen + 1);
+        kctl__memcpy(p + glen + 1, owner_kind, klen + 1);
         w->group = p;
         w->owner_kind = p + glen + 1;
     }
@@ -18817,7 +18834,7 @@ static bool kctl__ctl_park(kctl_controller *c, const char *key) {
     if (kctl__map_find(&c->parked, key, len, h)) return true;
     if (kctl__map_reserve(&c->parked, &c->allocator) != KCTL_OK || !(n = (kctl__node *)kctl__alloc(&c->allocator, sizeof *n + len + 1)))
         return false;
-    memcpy(n + 1, key, len + 1);
+    kctl__memcpy(n + 1, key, len + 1);
     n->key = (const char *)(n + 1);
     n->len = (uint32_t)len;
     n->hash = h;
@@ -18915,7 +18932,7 @@ static kctl__keyrec *kctl__ctl_keyrec(kctl_controller *c, const char *key, bool 
     if (kctl__map_reserve(&c->keyrecs, &c->allocator) != KCTL_OK || !(k = (kctl__keyrec *)kctl__alloc(&c->allocator, sizeof *k + len + 1)))
         return NULL; /* no memory: the key goes without (client-go's rules) */
     memset(k, 0, sizeof *k);
-    memcpy(k + 1, key, len + 1);
+    kctl__memcpy(k + 1, key, len + 1);
     k->node.key = (const char *)(k + 1);
     k->node.len = (uint32_t)len;
     k->node.hash = h;
@@ -19008,7 +19025,7 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
             size_t n = (size_t)(slash - key);
             ns = n < sizeof nsbuf ? nsbuf : (char *)kctl__alloc(&c->allocator, n + 1);
             if (ns) {
-                memcpy(ns, key, n);
+                kctl__memcpy(ns, key, n);
                 ns[n] = '\0';
                 ctx.ns = ns;
                 ctx.name = slash + 1;
@@ -19555,7 +19572,7 @@ KCTL_API int kctl_leader_create(const kctl_leader_desc *desc, kctl_leader **out)
     memset(le, 0, sizeof *le);
     le->strs = p = (char *)(le + 1);
     for (i = 0; i < 6; i++) {
-        memcpy(p, s[i], len[i] + 1);
+        kctl__memcpy(p, s[i], len[i] + 1);
         s[i] = p;
         p += len[i] + 1;
     }
@@ -19655,7 +19672,7 @@ static int kctl__mgrlist_room(const kctl_allocator *a, kctl__mgrlist *l) {
     cap = l->cap ? l->cap * 2 : 8;
     size = (size_t)cap * sizeof *items;
     if (cap < l->cap || size / sizeof *items != cap || !(items = (void **)kctl__alloc(a, size))) return KCTL_ERR_NOMEM;
-    if (l->n) memcpy(items, l->items, l->n * sizeof *items);
+    if (l->n) kctl__memcpy(items, l->items, l->n * sizeof *items);
     kctl__free(a, l->items);
     l->items = items;
     l->cap = cap;
@@ -19890,7 +19907,7 @@ KCTL_API int kctl_manager_create(const kctl_manager_desc *desc, kctl_manager **o
         ld.clock = m->clock;
         ld.allocator = desc->allocator;
         if (!(m->lease_name = (char *)kctl__alloc(&m->allocator, n))) rc = KCTL_ERR_NOMEM;
-        else memcpy(m->lease_name, desc->lease_name, n);
+        else kctl__memcpy(m->lease_name, desc->lease_name, n);
         if (rc == KCTL_OK) rc = kctl_leader_create(&ld, &m->leader);
         if (rc != KCTL_OK) {
             kctl_manager_destroy(m);
@@ -20031,7 +20048,7 @@ KCTL_API int kctl_manager_add_controller(kctl_manager *m, const kctl_controller_
         return KCTL_ERR_NOMEM;
     }
     memset(mc, 0, sizeof *mc);
-    memcpy((char *)(mc + 1), name, n);
+    kctl__memcpy((char *)(mc + 1), name, n);
     mc->name = (const char *)(mc + 1);
     mc->reconcile = d.reconcile;
     mc->user_data = d.user_data;
@@ -20561,7 +20578,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
         s->active = mc->active;
         s->count = mc->count;
         s->sum_ns = mc->sum_ns;
-        memcpy(s->buckets, mc->buckets, sizeof s->buckets);
+        kctl__memcpy(s->buckets, mc->buckets, sizeof s->buckets);
         kctl__mutex_unlock(&mc->mu);
         nc++;
     }
@@ -20572,7 +20589,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     leading = m->le.leading;
     kctl__mutex_unlock(&m->mu);
     kctl__mutex_lock(&m->req.mu);
-    memcpy(req, m->req.n, sizeof req);
+    kctl__memcpy(req, m->req.n, sizeof req);
     kctl__mutex_unlock(&m->req.mu);
 
     /* client-go's workqueue families, per named controller */
@@ -20690,7 +20707,7 @@ KCTL_API int kctl_manager_metrics(kctl_manager *m, char *buf, size_t cap, size_t
     if (rc == KCTL_OK) {
         if (len) *len = p.w.len;
         if (p.w.len >= cap) rc = KCTL_ERR_TOO_LARGE;
-        else memcpy(buf, p.w.buf ? p.w.buf : "", p.w.len + 1);
+        else kctl__memcpy(buf, p.w.buf ? p.w.buf : "", p.w.len + 1);
     }
     kctl_jw_free(&p.w);
     return rc;
@@ -20779,7 +20796,7 @@ KCTL_API int kctl_reported_create(const kctl_reported_desc *desc, kctl_reported 
     }
     for (i = 0, p = r->strings; i < 5; i++) { /* NULL stays NULL */
         size_t n = parts[i] ? kctl__strlen(parts[i]) : 0;
-        if (parts[i]) memcpy(p, parts[i], n);
+        if (parts[i]) kctl__memcpy(p, parts[i], n);
         p[n] = '\0';
         parts[i] = parts[i] ? p : NULL;
         p += n + 1;
@@ -20833,8 +20850,8 @@ KCTL_API int kctl_reported_set(kctl_reported *r, const char *field, const char *
     if (kctl_json_parse(json, len, NULL, 0, NULL, &j) != KCTL_OK) return KCTL_ERR_INVALID_ARG;
     nl = kctl__strlen(field);
     if (len > SIZE_MAX - nl - 2 || !(block = (char *)kctl__alloc(&r->allocator, nl + len + 2))) return KCTL_ERR_NOMEM;
-    memcpy(block, field, nl + 1);
-    memcpy(block + nl + 1, json, len);
+    kctl__memcpy(block, field, nl + 1);
+    kctl__memcpy(block + nl + 1, json, len);
     block[nl + 1 + len] = '\0';
     kctl__mutex_lock(&r->mu);
     for (i = 0; i < r->nfields; i++) /* a few fields: a scan */
@@ -20844,7 +20861,7 @@ KCTL_API int kctl_reported_set(kctl_reported *r, const char *field, const char *
         kctl__rep_field *nf = cap > r->cap ? (kctl__rep_field *)kctl__alloc(&r->allocator, (size_t)cap * sizeof *nf) : NULL;
         if (!nf) rc = KCTL_ERR_NOMEM;
         else {
-            if (r->nfields) memcpy(nf, r->fields, r->nfields * sizeof *nf);
+            if (r->nfields) kctl__memcpy(nf, r->fields, r->nfields * sizeof *nf);
             kctl__free(&r->allocator, r->fields);
             r->fields = nf;
             r->cap = cap;
@@ -20910,7 +20927,7 @@ KCTL_API int kctl_reported_set_status(kctl_reported *r, const char *json, size_t
     if (len == KCTL_NTS) len = kctl__strlen(json);
     if (kctl_json_get(json, len, "", &root) != KCTL_OK || root.type != KCTL_JSON_OBJECT) return KCTL_ERR_INVALID_ARG;
     if (len == SIZE_MAX || !(copy = (char *)kctl__alloc(&r->allocator, len + 1))) return KCTL_ERR_NOMEM;
-    memcpy(copy, json, len);
+    kctl__memcpy(copy, json, len);
     copy[len] = '\0';
     kctl__mutex_lock(&r->mu);
     kctl__rep_clear(r);

@@ -2270,7 +2270,7 @@ static void tj_fmt_matches_snprintf(void) {
 /* kctl's own string functions (the -Os builds call them instead of libc's)
    against libc's: the sign of a comparison (bytes as unsigned char: texts
    with bytes past 127), strncmp's bound, strchr of the NUL, memcmp and
-   memchr past a NUL, memmove's overlaps both ways. */
+   memchr past a NUL, memcpy apart, memmove's overlaps both ways. */
 static int tj_sign(int v) { return (v > 0) - (v < 0); }
 static void tj_own_strings(void) {
     static const char bytes[] = "ab/\x80\xff";
@@ -2299,6 +2299,11 @@ static void tj_own_strings(void) {
             if (kctl__test_own_str(6, a, &ch, k) != (hit ? (int)(hit - a) : -1)) bad++;
         }
         for (k = 0; k < sizeof m; k++) m[k] = r[k] = (char)('A' + k);
+        if (to + len <= from || from + len <= to) { /* memcpy: apart */
+            memcpy(r + to, r + from, len);
+            if (kctl__test_own_str(7, m + to, m + from, len) != 0 || memcmp(m, r, sizeof m) != 0) bad++;
+            for (k = 0; k < sizeof m; k++) m[k] = r[k] = (char)('A' + k);
+        }
         memmove(r + to, r + from, len);
         kctl__test_own_str(4, m + to, m + from, len);
         if (memcmp(m, r, sizeof m) != 0) bad++;
