@@ -9449,6 +9449,14 @@ static void kctl__fifo_item_put(kctl_fifo *f, kctl__fitem *it) {
     }
 }
 
+/* Queue it at the tail. Lock held. */
+static void kctl__fifo_link(kctl_fifo *f, kctl__fitem *it) {
+    it->next = NULL;
+    if (f->tail) f->tail->next = it;
+    else f->head = it;
+    f->tail = it;
+}
+
 /* client-go's queueActionLocked: append a delta (taking a reference to
    obj), collapse two trailing deletions, queue the key if it is new. */
 static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, bool unknown) {
@@ -9476,6 +9484,17 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
 #endif
         fresh = true;
     }
+    if (type == KCTL_DELTA_DELETED && it->n && (d = &it->deltas[it->n - 1])->type == KCTL_DELTA_DELETED) {
+        /* two deletions in a row are one: the one that says more, the
+           newer unless it is the tombstone (a fresh item has no deltas) */
+        kctl_obj *o;
+        if (unknown) return KCTL_OK;
+        o = kctl_obj_ref(obj);
+        kctl_obj_unref(d->obj);
+        d->obj = o;
+        d->final_state_unknown = false;
+        return KCTL_OK;
+    }
     if (it->n == it->cap) {
         uint32_t cap = it->cap ? it->cap * 2 : 2;
         kctl_delta *nd = (kctl_delta *)kctl__alloc(&f->allocator, cap * sizeof *nd);
@@ -9492,23 +9511,9 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     d->type = type;
     d->obj = kctl_obj_ref(obj);
     d->final_state_unknown = unknown;
-    if (it->n >= 2 && it->deltas[it->n - 1].type == KCTL_DELTA_DELETED && it->deltas[it->n - 2].type == KCTL_DELTA_DELETED) {
-        /* keep the one that says more: the newer, unless it is the tombstone */
-        kctl_delta *older = &it->deltas[it->n - 2], *newer = &it->deltas[it->n - 1];
-        if (newer->final_state_unknown) {
-            kctl_obj_unref(newer->obj);
-        } else {
-            kctl_obj_unref(older->obj);
-            *older = *newer;
-        }
-        it->n--;
-    }
     if (fresh) {
         kctl__map_insert(&f->items, &it->node);
-        it->next = NULL;
-        if (f->tail) f->tail->next = it;
-        else f->head = it;
-        f->tail = it;
+        kctl__fifo_link(f, it);
         if (f->waiters) kctl__cond_signal(&f->cv);
     }
     return KCTL_OK;
@@ -9678,9 +9683,7 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
        meanwhile (the lock is held), and a requeue needs no allocation. */
     rc = fn(it->node.key, it->deltas, it->n, user_data);
     if (rc == KCTL_ERR_AGAIN) { /* back at the end */
-        if (f->tail) f->tail->next = it;
-        else f->head = it;
-        f->tail = it;
+        kctl__fifo_link(f, it);
         it = NULL;
         rc = KCTL_OK;
     } else {
@@ -17553,27 +17556,27 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     kctl_queue *q;
     void *raw;
     size_t i;
+    int rc = KCTL_ERR_INVALID_ARG;
     memset(&d, 0, sizeof d); /* zero is the default everywhere (kctl_queue_desc_init's values are filled below) */
     if (desc) d = *desc;
     if (!d.name) d.name = "";
     if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
     if (!out || (!d.allocator.alloc_fn) != (!d.allocator.free_fn) ||
         (!d.clock.subscribe_fn) != (!d.clock.unsubscribe_fn) ||
-        d.pending_after < KCTL_PENDING_KEEP || d.pending_after > KCTL_PENDING_MERGE) {
-        kctl_limiter_destroy(d.limiter);
-        return KCTL_ERR_INVALID_ARG;
-    }
+        d.pending_after < KCTL_PENDING_KEEP || d.pending_after > KCTL_PENDING_MERGE)
+        goto refused;
+    rc = KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
     if ((!KCTL__Q_PRIO && d.priority.enabled) || (!KCTL__Q_PEND && d.pending_after != KCTL_PENDING_KEEP) ||
-        (!KCTL__Q_BOUND && d.max_keys)) {
-        kctl_limiter_destroy(d.limiter); /* a part compiled out (COMPILE-TIME OPTIONS) */
-        return KCTL_ERR_UNSUPPORTED;
-    }
+        (!KCTL__Q_BOUND && d.max_keys))
+        goto refused;
     *out = NULL;
     /* Cache-line aligned, so the padding above separates what it should. */
     raw = kctl__alloc(&d.allocator, sizeof *q + (KCTL__Q_FAST ? 63 : 0));
     if (!raw) {
+        rc = KCTL_ERR_NOMEM;
+    refused: /* the limiter is ours from the call on */
         kctl_limiter_destroy(d.limiter);
-        return KCTL_ERR_NOMEM;
+        return rc;
     }
     q = KCTL__Q_FAST ? (kctl_queue *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl_queue *)raw;
     memset(q, 0, sizeof *q);
@@ -17594,8 +17597,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->limiter = d.limiter ? d.limiter : kctl_limiter_default_with(&q->clock, &q->allocator);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
-        kctl__free(&d.allocator, raw);
-        return KCTL_ERR_NOMEM;
+        goto fail0; /* (destroying no limiter) */
     }
     if (kctl__mutex_init(&q->mu) != KCTL_OK) goto fail0;
 #ifdef KCTL__HINTS
@@ -18341,24 +18343,19 @@ static int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out) {
     kctl_queue_desc qd;
     kctl_controller *c;
-    int rc;
-    if (!out) {
-        if (desc) kctl_limiter_destroy(desc->limiter);
-        return KCTL_ERR_INVALID_ARG;
-    }
-    *out = NULL;
-    if (!desc || !desc->primary || !desc->reconcile || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) {
-        if (desc) kctl_limiter_destroy(desc->limiter);
-        return KCTL_ERR_INVALID_ARG;
-    }
+    int rc = KCTL_ERR_INVALID_ARG;
+    if (out) *out = NULL;
+    if (!out || !desc || !desc->primary || !desc->reconcile || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
+        goto refused;
+    rc = KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
     if ((!KCTL__CTL_OFFLINE && desc->offline.enabled) || (!KCTL__CTL_HOLD && desc->hold_backoff) ||
-        (!KCTL__CTL_HOT && desc->hot_loop.max) || (!KCTL__CTL_PRED && desc->predicate)) { /* a part compiled out (COMPILE-TIME OPTIONS) */
-        kctl_limiter_destroy(desc->limiter);
-        return KCTL_ERR_UNSUPPORTED;
-    }
+        (!KCTL__CTL_HOT && desc->hot_loop.max) || (!KCTL__CTL_PRED && desc->predicate))
+        goto refused;
+    rc = KCTL_ERR_NOMEM;
     if (!(c = (kctl_controller *)kctl__alloc(&desc->allocator, sizeof *c))) {
-        kctl_limiter_destroy(desc->limiter);
-        return KCTL_ERR_NOMEM;
+    refused: /* the limiter is ours from the call on: freed here as the queue would */
+        if (desc) kctl_limiter_destroy(desc->limiter);
+        return rc;
     }
     memset(c, 0, sizeof *c);
     c->primary = desc->primary;
