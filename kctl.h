@@ -9458,8 +9458,12 @@ static void kctl__fifo_link(kctl_fifo *f, kctl__fitem *it) {
 }
 
 /* client-go's queueActionLocked: append a delta (taking a reference to
-   obj), collapse two trailing deletions, queue the key if it is new. */
-static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, bool unknown) {
+   obj), collapse two trailing deletions, queue the key if it is new.
+   how: KCTL__FIFO_UNKNOWN (the delta's final_state_unknown), KCTL__FIFO_LISTED
+   (the key is marked listed, replace's, once queued). */
+#define KCTL__FIFO_UNKNOWN 1
+#define KCTL__FIFO_LISTED 2
+static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, int how) {
 #if KCTL_SMALL
     kctl__fitem *it = kctl__fifo_find(f, key); /* a new item hashes its key again */
 #else
@@ -9488,7 +9492,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
         /* two deletions in a row are one: the one that says more, the
            newer unless it is the tombstone (a fresh item has no deltas) */
         kctl_obj *o;
-        if (unknown) return KCTL_OK;
+        if (how & KCTL__FIFO_UNKNOWN) return KCTL_OK;
         o = kctl_obj_ref(obj);
         kctl_obj_unref(d->obj);
         d->obj = o;
@@ -9510,7 +9514,8 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     d = &it->deltas[it->n++];
     d->type = type;
     d->obj = kctl_obj_ref(obj);
-    d->final_state_unknown = unknown;
+    d->final_state_unknown = (how & KCTL__FIFO_UNKNOWN) != 0;
+    if (how & KCTL__FIFO_LISTED) it->listed = true;
     if (fresh) {
         kctl__map_insert(&f->items, &it->node);
         kctl__fifo_link(f, it);
@@ -9578,7 +9583,7 @@ static int kctl__fifo_write(kctl_fifo *f, kctl_obj *obj, int type) {
             exists = k != NULL;
             kctl_obj_unref(k);
         }
-        if (exists) rc = kctl__fifo_queue(f, key, type, obj, false);
+        if (exists) rc = kctl__fifo_queue(f, key, type, obj, 0);
     }
     kctl__mutex_unlock(&f->mu);
     return rc;
@@ -9599,7 +9604,7 @@ static int kctl__fifo_known(kctl_obj *obj, void *ctx) {
     const kctl__fifoknown *k = (const kctl__fifoknown *)ctx;
     const char *key = kctl_obj_key(obj);
     if (kctl__fifo_find(k->f, key)) return KCTL_OK; /* deltas are queued: they will tell */
-    return kctl__fifo_queue(k->f, key, k->type, obj, k->type == KCTL_DELTA_DELETED);
+    return kctl__fifo_queue(k->f, key, k->type, obj, k->type == KCTL_DELTA_DELETED ? KCTL__FIFO_UNKNOWN : 0);
 }
 
 KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
@@ -9616,14 +9621,12 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
         return KCTL_ERR_SHUTDOWN;
     }
     first = !f->populated;
-    for (i = 0; i < n && rc == KCTL_OK; i++) { /* every listed key is queued, and marked */
-        const char *key = kctl_obj_key(objs[i]);
-        if ((rc = kctl__fifo_queue(f, key, KCTL_DELTA_REPLACED, objs[i], false)) == KCTL_OK) kctl__fifo_find(f, key)->listed = true;
-    }
+    for (i = 0; i < n && rc == KCTL_OK; i++) /* every listed key is queued, and marked */
+        rc = kctl__fifo_queue(f, kctl_obj_key(objs[i]), KCTL_DELTA_REPLACED, objs[i], KCTL__FIFO_LISTED);
     /* queued keys not listed: deleted while we were not watching */
     for (i = 0; i < f->items.cap && rc == KCTL_OK; i++) {
         kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
-        if (it && !it->listed) rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, true);
+        if (it && !it->listed) rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, KCTL__FIFO_UNKNOWN);
     }
     /* known keys not queued (so not listed): likewise */
     k.f = f;
@@ -9852,9 +9855,7 @@ KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reas
     old = st->mem_; /* freed after the copy: the new strings may come from the old block */
     block = (char *)kctl__alloc(&st->allocator, total);
     if (!block) {
-        st->mem_ = NULL;
-        kctl__free(&st->allocator, old);
-        kctl_api_status_clear(st);
+        kctl_api_status_clear(st); /* (frees the old block) */
         st->code = code;
         return KCTL_ERR_NOMEM;
     }
@@ -15554,6 +15555,11 @@ KCTL_API int kctl_transform_drop_managed_fields(kctl_obj *obj, kctl_obj **out, v
     return rc;
 }
 
+/* kctl_informer_desc and kctl_reflector_desc open with the same fields up
+   to the clock and the FIFO: create copies them in one. */
+typedef char kctl__inf_rd_prefix[offsetof(kctl_informer_desc, clock) == offsetof(kctl_reflector_desc, fifo) &&
+                                 offsetof(kctl_informer_desc, field_selector) == offsetof(kctl_reflector_desc, field_selector) ? 1 : -1];
+
 KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer **out) {
     kctl_indexer_desc xd;
     kctl_fifo_desc fd;
@@ -15579,10 +15585,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     memset(&fd, 0, sizeof fd);
     fd.allocator = desc->allocator;
     memset(&rd, 0, sizeof rd);
-    rd.transport = desc->transport;
-    rd.resource = desc->resource;
-    rd.label_selector = desc->label_selector;
-    rd.field_selector = desc->field_selector;
+    memcpy(&rd, desc, offsetof(kctl_reflector_desc, fifo)); /* transport, resource, the selectors: the same run in both */
     rd.clock = desc->clock;
     rd.resync_ns = desc->resync_ns;
     rd.page_size = desc->page_size;
