@@ -18386,8 +18386,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
 #endif
     memset(&qd, 0, sizeof qd); /* the queue's defaults for what is zero */
     qd.name = desc->name;
-    qd.clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
-    c->clock = qd.clock;
+    qd.clock = desc->clock; /* none: the queue's default, the monotonic clock (copied back below) */
     qd.limiter = desc->limiter;
     qd.allocator = desc->allocator;
     qd.logger = desc->logger;
@@ -18399,6 +18398,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         kctl__free(&c->allocator, c);
         return rc;
     }
+    c->clock = c->q->clock;
     if (kctl__mutex_init(&c->mu) != KCTL_OK) {
         kctl_queue_destroy(c->q);
         kctl__free(&c->allocator, c);
