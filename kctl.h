@@ -9553,9 +9553,21 @@ static void kctl__fifo_item_put(kctl_fifo *f, kctl__fitem *it) {
     }
 }
 
+/* Queue it at the tail. Lock held. */
+static void kctl__fifo_link(kctl_fifo *f, kctl__fitem *it) {
+    it->next = NULL;
+    if (f->tail) f->tail->next = it;
+    else f->head = it;
+    f->tail = it;
+}
+
 /* client-go's queueActionLocked: append a delta (taking a reference to
-   obj), collapse two trailing deletions, queue the key if it is new. */
-static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, bool unknown) {
+   obj), collapse two trailing deletions, queue the key if it is new.
+   how: KCTL__FIFO_UNKNOWN (the delta's final_state_unknown), KCTL__FIFO_LISTED
+   (the key is marked listed, replace's, once queued). */
+#define KCTL__FIFO_UNKNOWN 1
+#define KCTL__FIFO_LISTED 2
+static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *obj, int how) {
 #if KCTL_SMALL
     kctl__fitem *it = kctl__fifo_find(f, key); /* a new item hashes its key again */
 #else
@@ -9580,6 +9592,17 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
 #endif
         fresh = true;
     }
+    if (type == KCTL_DELTA_DELETED && it->n && (d = &it->deltas[it->n - 1])->type == KCTL_DELTA_DELETED) {
+        /* two deletions in a row are one: the one that says more, the
+           newer unless it is the tombstone (a fresh item has no deltas) */
+        kctl_obj *o;
+        if (how & KCTL__FIFO_UNKNOWN) return KCTL_OK;
+        o = kctl_obj_ref(obj);
+        kctl_obj_unref(d->obj);
+        d->obj = o;
+        d->final_state_unknown = false;
+        return KCTL_OK;
+    }
     if (it->n == it->cap) {
         uint32_t cap = it->cap ? it->cap * 2 : 2;
         kctl_delta *nd = (kctl_delta *)kctl__alloc(&f->allocator, cap * sizeof *nd);
@@ -9595,24 +9618,11 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     d = &it->deltas[it->n++];
     d->type = type;
     d->obj = kctl_obj_ref(obj);
-    d->final_state_unknown = unknown;
-    if (it->n >= 2 && it->deltas[it->n - 1].type == KCTL_DELTA_DELETED && it->deltas[it->n - 2].type == KCTL_DELTA_DELETED) {
-        /* keep the one that says more: the newer, unless it is the tombstone */
-        kctl_delta *older = &it->deltas[it->n - 2], *newer = &it->deltas[it->n - 1];
-        if (newer->final_state_unknown) {
-            kctl_obj_unref(newer->obj);
-        } else {
-            kctl_obj_unref(older->obj);
-            *older = *newer;
-        }
-        it->n--;
-    }
+    d->final_state_unknown = (how & KCTL__FIFO_UNKNOWN) != 0;
+    if (how & KCTL__FIFO_LISTED) it->listed = true;
     if (fresh) {
         kctl__map_insert(&f->items, &it->node);
-        it->next = NULL;
-        if (f->tail) f->tail->next = it;
-        else f->head = it;
-        f->tail = it;
+        kctl__fifo_link(f, it);
         if (f->waiters) kctl__cond_signal(&f->cv);
     }
     return KCTL_OK;
@@ -9677,7 +9687,7 @@ static int kctl__fifo_write(kctl_fifo *f, kctl_obj *obj, int type) {
             exists = k != NULL;
             kctl_obj_unref(k);
         }
-        if (exists) rc = kctl__fifo_queue(f, key, type, obj, false);
+        if (exists) rc = kctl__fifo_queue(f, key, type, obj, 0);
     }
     kctl__mutex_unlock(&f->mu);
     return rc;
@@ -9698,7 +9708,7 @@ static int kctl__fifo_known(kctl_obj *obj, void *ctx) {
     const kctl__fifoknown *k = (const kctl__fifoknown *)ctx;
     const char *key = kctl_obj_key(obj);
     if (kctl__fifo_find(k->f, key)) return KCTL_OK; /* deltas are queued: they will tell */
-    return kctl__fifo_queue(k->f, key, k->type, obj, k->type == KCTL_DELTA_DELETED);
+    return kctl__fifo_queue(k->f, key, k->type, obj, k->type == KCTL_DELTA_DELETED ? KCTL__FIFO_UNKNOWN : 0);
 }
 
 KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
@@ -9715,14 +9725,12 @@ KCTL_API int kctl_fifo_replace(kctl_fifo *f, kctl_obj *const *objs, size_t n) {
         return KCTL_ERR_SHUTDOWN;
     }
     first = !f->populated;
-    for (i = 0; i < n && rc == KCTL_OK; i++) { /* every listed key is queued, and marked */
-        const char *key = kctl_obj_key(objs[i]);
-        if ((rc = kctl__fifo_queue(f, key, KCTL_DELTA_REPLACED, objs[i], false)) == KCTL_OK) kctl__fifo_find(f, key)->listed = true;
-    }
+    for (i = 0; i < n && rc == KCTL_OK; i++) /* every listed key is queued, and marked */
+        rc = kctl__fifo_queue(f, kctl_obj_key(objs[i]), KCTL_DELTA_REPLACED, objs[i], KCTL__FIFO_LISTED);
     /* queued keys not listed: deleted while we were not watching */
     for (i = 0; i < f->items.cap && rc == KCTL_OK; i++) {
         kctl__fitem *it = (kctl__fitem *)f->items.slots[i].node;
-        if (it && !it->listed) rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, true);
+        if (it && !it->listed) rc = kctl__fifo_queue(f, it->node.key, KCTL_DELTA_DELETED, it->deltas[it->n - 1].obj, KCTL__FIFO_UNKNOWN);
     }
     /* known keys not queued (so not listed): likewise */
     k.f = f;
@@ -9782,9 +9790,7 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
        meanwhile (the lock is held), and a requeue needs no allocation. */
     rc = fn(it->node.key, it->deltas, it->n, user_data);
     if (rc == KCTL_ERR_AGAIN) { /* back at the end */
-        if (f->tail) f->tail->next = it;
-        else f->head = it;
-        f->tail = it;
+        kctl__fifo_link(f, it);
         it = NULL;
         rc = KCTL_OK;
     } else {
@@ -9953,9 +9959,7 @@ KCTL_API int kctl_api_status_set(kctl_api_status *st, int code, const char *reas
     old = st->mem_; /* freed after the copy: the new strings may come from the old block */
     block = (char *)kctl__alloc(&st->allocator, total);
     if (!block) {
-        st->mem_ = NULL;
-        kctl__free(&st->allocator, old);
-        kctl_api_status_clear(st);
+        kctl_api_status_clear(st); /* (frees the old block) */
         st->code = code;
         return KCTL_ERR_NOMEM;
     }
@@ -15804,6 +15808,11 @@ KCTL_API int kctl_transform_drop_managed_fields(kctl_obj *obj, kctl_obj **out, v
     return rc;
 }
 
+/* kctl_informer_desc and kctl_reflector_desc open with the same fields up
+   to the clock and the FIFO: create copies them in one. */
+typedef char kctl__inf_rd_prefix[offsetof(kctl_informer_desc, clock) == offsetof(kctl_reflector_desc, fifo) &&
+                                 offsetof(kctl_informer_desc, field_selector) == offsetof(kctl_reflector_desc, field_selector) ? 1 : -1];
+
 KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer **out) {
     kctl_indexer_desc xd;
     kctl_fifo_desc fd;
@@ -15829,10 +15838,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     memset(&fd, 0, sizeof fd);
     fd.allocator = desc->allocator;
     memset(&rd, 0, sizeof rd);
-    rd.transport = desc->transport;
-    rd.resource = desc->resource;
-    rd.label_selector = desc->label_selector;
-    rd.field_selector = desc->field_selector;
+    memcpy(&rd, desc, offsetof(kctl_reflector_desc, fifo)); /* transport, resource, the selectors: the same run in both */
     rd.clock = desc->clock;
     rd.resync_ns = desc->resync_ns;
     rd.page_size = desc->page_size;
@@ -17842,27 +17848,27 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     kctl_queue *q;
     void *raw;
     size_t i;
+    int rc = KCTL_ERR_INVALID_ARG;
     memset(&d, 0, sizeof d); /* zero is the default everywhere (kctl_queue_desc_init's values are filled below) */
     if (desc) kctl__memcpy(&d, desc, sizeof d); /* (not d = *desc: see kctl__own_memcpy) */
     if (!d.name) d.name = "";
     if (!d.clock.now_fn) d.clock = kctl_clock_monotonic();
     if (!out || (!d.allocator.alloc_fn) != (!d.allocator.free_fn) ||
         (!d.clock.subscribe_fn) != (!d.clock.unsubscribe_fn) ||
-        d.pending_after < KCTL_PENDING_KEEP || d.pending_after > KCTL_PENDING_MERGE) {
-        kctl_limiter_destroy(d.limiter);
-        return KCTL_ERR_INVALID_ARG;
-    }
+        d.pending_after < KCTL_PENDING_KEEP || d.pending_after > KCTL_PENDING_MERGE)
+        goto refused;
+    rc = KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
     if ((!KCTL__Q_PRIO && d.priority.enabled) || (!KCTL__Q_PEND && d.pending_after != KCTL_PENDING_KEEP) ||
-        (!KCTL__Q_BOUND && d.max_keys)) {
-        kctl_limiter_destroy(d.limiter); /* a part compiled out (COMPILE-TIME OPTIONS) */
-        return KCTL_ERR_UNSUPPORTED;
-    }
+        (!KCTL__Q_BOUND && d.max_keys))
+        goto refused;
     *out = NULL;
     /* Cache-line aligned, so the padding above separates what it should. */
     raw = kctl__alloc(&d.allocator, sizeof *q + (KCTL__Q_FAST ? 63 : 0));
     if (!raw) {
+        rc = KCTL_ERR_NOMEM;
+    refused: /* the limiter is ours from the call on */
         kctl_limiter_destroy(d.limiter);
-        return KCTL_ERR_NOMEM;
+        return rc;
     }
     q = KCTL__Q_FAST ? (kctl_queue *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl_queue *)raw;
     memset(q, 0, sizeof *q);
@@ -17883,8 +17889,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->limiter = d.limiter ? d.limiter : kctl_limiter_default_with(&q->clock, &q->allocator);
     if (!q->limiter) {
         kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_LIMITER_FAILED);
-        kctl__free(&d.allocator, raw);
-        return KCTL_ERR_NOMEM;
+        goto fail0; /* (destroying no limiter) */
     }
     if (kctl__mutex_init(&q->mu) != KCTL_OK) goto fail0;
 #ifdef KCTL__HINTS
@@ -18674,24 +18679,19 @@ static int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out) {
     kctl_queue_desc qd;
     kctl_controller *c;
-    int rc;
-    if (!out) {
-        if (desc) kctl_limiter_destroy(desc->limiter);
-        return KCTL_ERR_INVALID_ARG;
-    }
-    *out = NULL;
-    if (!desc || !desc->primary || !desc->reconcile || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn)) {
-        if (desc) kctl_limiter_destroy(desc->limiter);
-        return KCTL_ERR_INVALID_ARG;
-    }
+    int rc = KCTL_ERR_INVALID_ARG;
+    if (out) *out = NULL;
+    if (!out || !desc || !desc->primary || !desc->reconcile || (!desc->allocator.alloc_fn) != (!desc->allocator.free_fn))
+        goto refused;
+    rc = KCTL_ERR_UNSUPPORTED; /* a part compiled out (COMPILE-TIME OPTIONS) */
     if ((!KCTL__CTL_OFFLINE && desc->offline.enabled) || (!KCTL__CTL_HOLD && desc->hold_backoff) ||
-        (!KCTL__CTL_HOT && desc->hot_loop.max) || (!KCTL__CTL_PRED && desc->predicate)) { /* a part compiled out (COMPILE-TIME OPTIONS) */
-        kctl_limiter_destroy(desc->limiter);
-        return KCTL_ERR_UNSUPPORTED;
-    }
+        (!KCTL__CTL_HOT && desc->hot_loop.max) || (!KCTL__CTL_PRED && desc->predicate))
+        goto refused;
+    rc = KCTL_ERR_NOMEM;
     if (!(c = (kctl_controller *)kctl__alloc(&desc->allocator, sizeof *c))) {
-        kctl_limiter_destroy(desc->limiter);
-        return KCTL_ERR_NOMEM;
+    refused: /* the limiter is ours from the call on: freed here as the queue would */
+        if (desc) kctl_limiter_destroy(desc->limiter);
+        return rc;
     }
     memset(c, 0, sizeof *c);
     c->primary = desc->primary;
@@ -18719,8 +18719,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
 #endif
     memset(&qd, 0, sizeof qd); /* the queue's defaults for what is zero */
     qd.name = desc->name;
-    qd.clock = desc->clock.now_fn ? desc->clock : kctl_clock_monotonic();
-    c->clock = qd.clock;
+    qd.clock = desc->clock; /* none: the queue's default, the monotonic clock (copied back below) */
     qd.limiter = desc->limiter;
     qd.allocator = desc->allocator;
     qd.logger = desc->logger;
@@ -18732,6 +18731,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
         kctl__free(&c->allocator, c);
         return rc;
     }
+    c->clock = c->q->clock;
     if (kctl__mutex_init(&c->mu) != KCTL_OK) {
         kctl_queue_destroy(c->q);
         kctl__free(&c->allocator, c);
