@@ -15838,7 +15838,7 @@ KCTL_API int kctl_informer_create(const kctl_informer_desc *desc, kctl_informer 
     memset(&fd, 0, sizeof fd);
     fd.allocator = desc->allocator;
     memset(&rd, 0, sizeof rd);
-    memcpy(&rd, desc, offsetof(kctl_reflector_desc, fifo)); /* transport, resource, the selectors: the same run in both */
+    kctl__memcpy(&rd, desc, offsetof(kctl_reflector_desc, fifo)); /* transport, resource, the selectors: the same run in both */
     rd.clock = desc->clock;
     rd.resync_ns = desc->resync_ns;
     rd.page_size = desc->page_size;
