@@ -274,7 +274,8 @@
         KCTL_FREE(p, ud)     implementation   the default free (free)
         KCTL_NO_LOG_STRINGS  implementation   drop log message strings (ids remain)
         KCTL_LIBC_STRINGS    implementation   under -Os too, the C library's strcmp,
-                                              strncmp, strlen, strchr, memmove and
+                                              strncmp, strlen, strchr, memmove,
+                                              memcmp, memchr, (32-bit) memcpy and
                                               64-bit division (default under -Os:
                                               kctl's own small ones, see LIBC)
         KCTL_QUEUE_SPIN      implementation   nanoseconds an idle worker spins
@@ -534,9 +535,10 @@
                         lstat fsync ftruncate readlink rename unlink
     (a port of your own, KCTL_PORT_CUSTOM, replaces the POSIX port's calls
     with yours.) Under -Os (__OPTIMIZE_SIZE__) strcmp strncmp strlen strchr
-    and memmove are kctl's own byte loops, and on 32-bit targets so is the
-    64-bit division libgcc would bring (a few bytes where newlib's and
-    libgcc's are hundreds; KCTL_LIBC_STRINGS: the library's). Numbers are kctl's own: integers are formatted and parsed
+    memmove memcmp and memchr are kctl's own byte loops, and on 32-bit
+    targets so are memcpy and the 64-bit division libgcc would bring (a few
+    bytes where newlib's and libgcc's are hundreds; KCTL_LIBC_STRINGS: the
+    library's). Numbers are kctl's own: integers are formatted and parsed
     without printf or strtol; messages go through a small snprintf of
     kctl's (%s %c %d %u %x, l/ll/z, width, '0' and '-'); JSON doubles
     are read to the nearest double (ties to even) and written as the
