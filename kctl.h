@@ -15699,7 +15699,8 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 #endif
 /* Batches (threads, not KCTL_SMALL): a step tells its handlers a run of
    events, then calls each handler's flush; the controller's adds to its
-   queue wake parked workers once per batch (kctl__queue_add_hashed). */
+   queue wake parked workers once per batch (kctl__queue_add_hashed). Only
+   an informer whose handlers are all kctl's own batches. */
 #if !KCTL_SMALL && !defined(KCTL_NO_THREADS)
 #define KCTL__INF_BATCH 1
 #else
@@ -16107,7 +16108,12 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     inf->nrun = inf->nhandlers; /* the ones a handler adds meanwhile run from the next step */
 #endif
 #if KCTL__INF_BATCH
-    inf->batching = true; /* until the flush after the pops (no return in between) */
+    /* until the flush after the pops (no return in between); only where
+       every handler is kctl's own, whose adds are quick: a handler of the
+       application's might take long while the wake-ups wait */
+    inf->batching = true;
+    for (k = 0; k < inf->nrun; k++)
+        if (!KCTL__INF_RUN(inf)[k].flush) inf->batching = false;
 #endif
     for (k = 0; k < inf->nrun; k++) { /* late handlers: what is cached, as adds */
 #ifdef KCTL_NO_THREADS
@@ -17359,6 +17365,7 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
 #define KCTL__QUEUE_BATCH 32 /* keys an informer's batch adds before the wake-ups it owes are sent */
+#define KCTL__QUEUE_BATCH_NS 50000 /* or the time since the first of them, read at each add (real time) */
 #define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
@@ -17387,6 +17394,7 @@ struct kctl_queue {
     uint32_t wakes;       /* signals sent to work_cv that no parked worker has woken from yet */
     uint32_t to_wake;     /* signals owed once the lock is let go (hold_wakes), or at the batch's end (atomic) */
     uint32_t deferred;    /* keys added in a batch since signals became owed */
+    uint64_t deferred_at; /* (real time) when the first of them was */
     bool hold_wakes;      /* an add's signals wait for its unlock: the woken worker finds the lock free */
     uint32_t spinners;    /* workers spinning for a push: each looks at the FIFO when it ends */
     uint32_t max_spinners; /* CPUs seen less one: a CPU stays for the producer */
@@ -17985,9 +17993,10 @@ static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const c
    are known: an object's (its node), from the controller's handlers. With
    batch (an informer's step telling its handlers a run of events, which
    ends with kctl__queue_kick), the wake-ups this add owes may wait for the
-   batch's end or KCTL__QUEUE_BATCH keys: parked workers are woken once for
-   a run of keys, not once per key (each wake-up is a futex call from the
-   informer's thread, which the pipeline's throughput depends on). */
+   batch's end, KCTL__QUEUE_BATCH keys or KCTL__QUEUE_BATCH_NS: parked
+   workers are woken once for a run of keys, not once per key (each wake-up
+   is a futex call from the informer's thread, which the pipeline's
+   throughput depends on). */
 static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h, bool batch) {
     uint64_t now = 0;
     kctl__qent *e;
@@ -18031,9 +18040,12 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
         kctl__queue_add_entry(q, e, now);
         q->hold_wakes = false;
         n = q->to_wake;
-        if (n && batch && ++q->deferred < KCTL__QUEUE_BATCH) {
-            n = 0; /* owed, sent by the batch's end */
-        } else if (n) {
+        if (n && batch) { /* owed, sent by the batch's end, unless 32 keys or 50 us have passed since the first */
+            uint64_t t = (uint64_t)KCTL_PORT_NOW_NS();
+            if (!q->deferred) q->deferred_at = t;
+            if (++q->deferred < KCTL__QUEUE_BATCH && t - q->deferred_at < KCTL__QUEUE_BATCH_NS) n = 0;
+        }
+        if (n) {
             kctl__queue_owe(q, 0);
             q->deferred = 0;
         }
