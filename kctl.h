@@ -4585,7 +4585,9 @@ static KCTL__UNUSED const void *kctl__own_memchr(const void *s, int c, size_t n)
 /* (memcpy: on 32-bit processors only, where the C library's is big
    (newlib's: 308 B on a Cortex-M4) and kctl's copies are short. There
    kctl copies its options structs by call, not by assignment, which the
-   compiler would make a call to the C library's.) */
+   compiler would make a call to the C library's. A copy of a fixed few
+   bytes (an unaligned read, a double's bits) stays memcpy: the compiler
+   makes it a load, never a call.) */
 static KCTL__UNUSED void *kctl__own_memcpy(void *dst, const void *src, size_t n) {
     unsigned char *d = (unsigned char *)dst;
     const unsigned char *s = (const unsigned char *)src;
@@ -4935,12 +4937,12 @@ static size_t kctl__key_len(const char *key) {
 /* 8 bytes, 4 bytes at p (unaligned). */
 static inline uint64_t kctl__rd64(const char *p) {
     uint64_t v;
-    kctl__memcpy(&v, p, 8);
+    memcpy(&v, p, 8);
     return v;
 }
 static inline uint64_t kctl__rd32(const char *p) {
     uint32_t v;
-    kctl__memcpy(&v, p, 4);
+    memcpy(&v, p, 4);
     return v;
 }
 #endif
@@ -6415,7 +6417,7 @@ static uint32_t kctl__big_divsmall(kctl__big *b, uint32_t m) {
 
 static double kctl__bits_double(uint64_t bits) {
     double v;
-    kctl__memcpy(&v, &bits, sizeof v);
+    memcpy(&v, &bits, sizeof v);
     return v;
 }
 
@@ -6520,7 +6522,7 @@ static void kctl__ddig_of(double v, kctl__ddig *d) {
     int64_t e;
     kctl__big n;
     uint32_t top, k;
-    kctl__memcpy(&bits, &v, sizeof bits);
+    memcpy(&bits, &v, sizeof bits);
     e = (int64_t)((bits >> 52) & 0x7ff);
     m = bits & ((UINT64_C(1) << 52) - 1);
     if (e) m |= UINT64_C(1) << 52;
@@ -6945,7 +6947,7 @@ KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
     size_t n;
     bool neg;
     if (!w || w->err) return;
-    kctl__memcpy(&bits, &v, sizeof bits); /* the bits: no compare at x87's excess precision */
+    memcpy(&bits, &v, sizeof bits); /* the bits: no compare at x87's excess precision */
     if (((bits >> 52) & 0x7ff) == 0x7ff) { w->err = KCTL_ERR_INVALID_ARG; return; } /* NaN, infinities */
     neg = (bits >> 63) != 0;
     kctl__ddig_of(v, &d);
@@ -6954,7 +6956,7 @@ KCTL_API void kctl_jw_double(kctl_jw *w, double v) {
         kctl__ddig_round(&d, prec, dg, &x);
         if (!d.nd) break;
         r = kctl__dec_to_double(kctl__digit_str, dg, (uint32_t)prec, (int64_t)x - prec + 1, neg);
-        kctl__memcpy(&back, &r, sizeof back);
+        memcpy(&back, &r, sizeof back);
         if (back == bits) break;
     }
     if (prec > 17) prec = 17;
