@@ -1297,6 +1297,12 @@ KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem);
 /* kctl's own tests only: us (since 1970) as RFC 3339, as kctl writes
    times (micro: six fractional digits). */
 KCTL_API void kctl__test_time_format(int64_t us, bool micro, char buf[32]);
+/* kctl's own tests only: steps random inserts and deletes (seed) of nkeys
+   keys on the key map, their hashes masked with hash_mask (few bits: long
+   probe runs, distances past 255), checking after every step that each
+   key is found exactly while present and the table's invariants hold.
+   0 when all held, else the step that broke them (1-based); -1 NOMEM. */
+KCTL_API long kctl__test_map_churn(uint32_t seed, uint32_t nkeys, uint32_t steps, uint32_t hash_mask);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -4874,8 +4880,13 @@ static KCTL__UNUSED void kctl__sort(void *base, size_t n, size_t size, int (*cmp
    what (hash, pointer) slots took, so a map of 100,000 keys keeps its
    random reads within 1.1 MB instead of 2 MB: on a machine whose caches
    and TLB are shared, that one read dominated a get by key. A node's full
-   hash (in the node) is checked before its key; deletion and growth read
-   it there too. */
+   hash (in the node) is checked before its key; growth reads it there
+   too. Fast builds keep, after the tags, each slot's distance from the
+   slot its hash names (a byte, 255: that far or more): a deletion's
+   backward shift decides from them which later members of the probe run
+   move, where reading each one's node cost a cache miss apiece (the
+   drain of a queue a million keys deep spent two thirds of its time
+   there). */
 typedef struct kctl__node {
     const char *key;
     uint32_t len;
@@ -4886,8 +4897,10 @@ typedef struct kctl__slot {
     kctl__node *node;
 } kctl__slot;
 
+#define KCTL__MAP_DIST (!KCTL_SMALL) /* the distance bytes (small builds: none; a deletion reads the nodes) */
+
 typedef struct kctl__map {
-    kctl__slot *slots; /* cap slots, then the cap tags: one block */
+    kctl__slot *slots; /* cap slots, then the cap tags (then the cap distances): one block */
     unsigned char *tags;
     size_t cap; /* 0 or a power of two */
     size_t count;
@@ -5008,21 +5021,33 @@ static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t le
 }
 
 static void kctl__map_place(kctl__slot *slots, unsigned char *tags, size_t cap, kctl__node *n) {
-    size_t mask = cap - 1, i;
-    for (i = n->hash & mask; tags[i]; i = (i + 1) & mask) { }
+    size_t mask = cap - 1, i, d = 0;
+    for (i = n->hash & mask; tags[i]; i = (i + 1) & mask) d++;
     tags[i] = kctl__map_tag(n->hash);
+    if (KCTL__MAP_DIST) tags[cap + i] = (unsigned char)(d < 255 ? d : 255);
     slots[i].node = n;
 }
 
 static int kctl__map_resize(kctl__map *m, const kctl_allocator *a, size_t cap) {
-    kctl__slot *s = (kctl__slot *)kctl__alloc(a, cap * (sizeof *s + 1));
+    kctl__slot *s = (kctl__slot *)kctl__alloc(a, cap * (sizeof *s + 1 + KCTL__MAP_DIST));
     unsigned char *t;
     size_t i;
     if (!s) return KCTL_ERR_NOMEM;
     t = (unsigned char *)(s + cap);
-    memset(s, 0, cap * (sizeof *s + 1)); /* empty slots hold NULL: walks read them */
-    for (i = 0; i < m->cap; i++)
+    memset(s, 0, cap * (sizeof *s + 1)); /* empty slots hold NULL: walks read them (a distance is written with its tag) */
+    for (i = 0; i < m->cap; i++) {
+        /* The nodes lie anywhere and their new slots too: a node is
+           asked for 16 slots ahead and its new slot 8 ahead (its hash
+           there by then), so the misses overlap instead of following
+           one another (a million keys' growth: several times faster). */
+        if (!KCTL_SMALL && i + 16 < m->cap && m->slots[i + 16].node) KCTL__PREFETCH(m->slots[i + 16].node);
+        if (!KCTL_SMALL && i + 8 < m->cap && m->slots[i + 8].node) {
+            size_t h = m->slots[i + 8].node->hash & (cap - 1);
+            KCTL__PREFETCH(&t[h]);
+            KCTL__PREFETCH(&s[h]);
+        }
         if (m->tags[i]) kctl__map_place(s, t, cap, m->slots[i].node);
+    }
     kctl__free(a, m->slots);
     m->slots = s;
     m->tags = t;
@@ -5071,13 +5096,16 @@ static void kctl__map_unlink(kctl__map *m, kctl__node *n) {
     /* The tags first: the pointers' slots are 8 times the memory. */
     for (i = n->hash & mask; m->tags[i] != tag || m->slots[i].node != n; i = (i + 1) & mask) { }
     /* Backward shift: pull later members of the probe run into the hole
-       unless their home slot lies cyclically in (i, j]. */
+       unless their home slot lies cyclically in (i, j], that is unless
+       they are nearer to it than the hole is. */
     for (j = (i + 1) & mask; m->tags[j]; j = (j + 1) & mask) {
-        size_t home = m->slots[j].node->hash & mask;
-        bool stays = (i <= j) ? (i < home && home <= j) : (i < home || home <= j);
-        if (stays) continue;
+        unsigned char *dist = m->tags + m->cap;
+        size_t gap = (j - i) & mask, d = dist[j];
+        if (d == 255) d = (j - (m->slots[j].node->hash & mask)) & mask; /* that far or more: the node says */
+        if (d < gap) continue;
         m->slots[i] = m->slots[j];
         m->tags[i] = m->tags[j];
+        dist[i] = (unsigned char)(d - gap < 255 ? d - gap : 255);
         i = j;
     }
     m->tags[i] = 0;
@@ -5101,6 +5129,75 @@ static void kctl__map_remove(kctl__map *m, const kctl_allocator *a, kctl__node *
     kctl__map_unlink(m, n);
     if (m->cap > 64 && m->count * 16 < m->cap) (void)kctl__map_resize(m, a, kctl__map_fit(m->cap, m->count));
 }
+
+#ifdef KCTL__WORK_COUNTER
+/* Whether every occupied slot of m is reached from its home slot through
+   occupied slots only, holds its distance from there (fast builds), and
+   the count is right. */
+static bool kctl__map_sound(const kctl__map *m) {
+    size_t mask = m->cap - 1, i, k, n = 0;
+    for (i = 0; i < m->cap; i++) {
+        size_t home, d;
+        if (!m->tags[i]) continue;
+        n++;
+        home = m->slots[i].node->hash & mask;
+        d = (i - home) & mask;
+        if (m->tags[i] != kctl__map_tag(m->slots[i].node->hash)) return false;
+        if (KCTL__MAP_DIST && m->tags[m->cap + i] != (d < 255 ? d : 255)) return false;
+        for (k = home; k != i; k = (k + 1) & mask)
+            if (!m->tags[k]) return false;
+    }
+    return n == m->count;
+}
+
+KCTL_API long kctl__test_map_churn(uint32_t seed, uint32_t nkeys, uint32_t steps, uint32_t hash_mask) {
+    kctl_allocator a;
+    kctl__map m;
+    kctl__node *nodes;
+    char *keys;
+    bool *in;
+    uint32_t i, k, x = seed | 1u;
+    long bad = 0;
+    memset(&a, 0, sizeof a);
+    memset(&m, 0, sizeof m);
+    nodes = (kctl__node *)kctl__alloc(&a, (size_t)nkeys * sizeof *nodes);
+    keys = (char *)kctl__alloc(&a, (size_t)nkeys * 12);
+    in = (bool *)kctl__alloc(&a, nkeys ? nkeys : 1);
+    if (!nodes || !keys || !in) bad = -1;
+    for (i = 0; !bad && i < nkeys; i++) {
+        char *p = keys + (size_t)i * 12;
+        kctl__fmt(p, 12, "k%u", (unsigned)i);
+        nodes[i].key = p;
+        nodes[i].len = (uint32_t)kctl__strlen(p);
+        nodes[i].hash = kctl__hash(p, nodes[i].len) & hash_mask;
+        in[i] = false;
+    }
+    for (i = 0; !bad && i < steps; i++) {
+        x ^= x << 13; /* xorshift32 */
+        x ^= x >> 17;
+        x ^= x << 5;
+        k = x % nkeys;
+        if (in[k]) {
+            kctl__map_remove(&m, &a, &nodes[k]);
+            in[k] = false;
+        } else if (kctl__map_reserve(&m, &a) != KCTL_OK) {
+            bad = -1;
+            break;
+        } else {
+            kctl__map_insert(&m, &nodes[k]);
+            in[k] = true;
+        }
+        for (k = 0; k < nkeys; k++)
+            if ((kctl__map_find(&m, nodes[k].key, nodes[k].len, nodes[k].hash) == &nodes[k]) != in[k]) break;
+        if (k < nkeys || (m.cap && !kctl__map_sound(&m))) bad = (long)i + 1;
+    }
+    kctl__free(&a, m.slots);
+    kctl__free(&a, nodes);
+    kctl__free(&a, keys);
+    kctl__free(&a, in);
+    return bad;
+}
+#endif
 
 /* Empty the map, keeping its table (the nodes are the caller's). */
 static KCTL__UNUSED void kctl__map_clear(kctl__map *m) {
@@ -18213,6 +18310,10 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     }
     kctl__list_append(&q->inflight, e);
     q->nprocessing++;
+    /* Its done will look for its slot: with a backlog the table is cold
+       there too (a deep queue's done waited on that miss more than on
+       anything else). */
+    kctl__map_prefetch(&q->map, e->node.hash);
     return e->node.key;
 }
 

@@ -119,6 +119,17 @@ static bool ti_has_str(const kctl_str_list *l, const char *s) {
     return false;
 }
 
+/* The key map under inserts and deletes, its invariants checked at every
+   step (kctl__test_map_churn): spread hashes, then hashes of 2, 6 and 10
+   bits, whose probe runs pass 255 slots (a distance the table stores as
+   "that far or more") and wrap around the table's end. */
+static void ti_key_map_churn(void) {
+    KT_EQ_INT(kctl__test_map_churn(1, 300, 4000, 0xffffffffu), 0);
+    KT_EQ_INT(kctl__test_map_churn(2, 300, 3000, 0x3u), 0);
+    KT_EQ_INT(kctl__test_map_churn(3, 600, 3000, 0x3fu), 0);
+    KT_EQ_INT(kctl__test_map_churn(4, 2000, 3000, 0x3ffu), 0);
+}
+
 static void ti_add_get_delete(void) {
     kctl_indexer *ix = NULL;
     kctl_obj *a = ti_obj("prod", "a", "web", "1"), *b = ti_obj("prod", "b", "db", "2"), *c = ti_obj(NULL, "node-1", NULL, "3"), *g;
@@ -736,6 +747,7 @@ void kt_suite_indexer(void) {
     KT_RUN(ti_model_random);
     KT_RUN(ti_many_values);
     KT_RUN(ti_key_map_bytes);
+    KT_RUN(ti_key_map_churn);
     KT_RUN(ti_read_borrowed);
     KT_RUN(ti_read_lifetime_threads);
 }
