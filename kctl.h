@@ -4736,11 +4736,16 @@ KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
 #endif
 /* On 32-bit processors, where a call is short (Thumb's is 4 bytes) and
    registers are few, small builds keep a few more helpers out of line:
-   x86-64's -Os code of those is shorter copied into each caller. */
+   x86-64's -Os code of those is shorter copied into each caller. The
+   other way (KCTL__SMALL_INLINE32), a few short ones are copied into
+   their callers, where gcc's -Os estimate keeps a call whose argument
+   set-up, prologue and return cost more there than the body. */
 #if KCTL_SMALL && (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX <= 0xffffffffu
 #define KCTL__SMALL_CALL32 __attribute__((noinline))
+#define KCTL__SMALL_INLINE32 __attribute__((always_inline)) inline
 #else
 #define KCTL__SMALL_CALL32
+#define KCTL__SMALL_INLINE32
 #endif
 
 static void kctl__fmt_put(char *buf, size_t cap, size_t *n, const char *s, size_t len) {
@@ -7679,7 +7684,7 @@ static kctl_owner_ref *kctl__obj_owners(const kctl_obj *o) {
     return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(KCTL__OBJ_EXT(o)));
 }
 static uint32_t *kctl__obj_labels(const kctl_obj *o) { return (uint32_t *)(void *)(kctl__obj_owners(o) + o->nowners); }
-static uint32_t *kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
+static KCTL__SMALL_INLINE32 uint32_t *kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
 static uint32_t *kctl__obj_finalizers(const kctl_obj *o) { return kctl__obj_annotations(o) + 2 * (size_t)o->nannotations; }
 /* Past KCTL__JSON_SCAN_MAX labels, annotations or finalizers, a lookup
    binary-searches an index that follows the finalizers: their numbers in
@@ -8213,7 +8218,7 @@ KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
 }
 
 /* The document as a value (validated when the object was made). */
-static int kctl__obj_root(const kctl_obj *o, kctl_json_value *r) {
+static KCTL__SMALL_INLINE32 int kctl__obj_root(const kctl_obj *o, kctl_json_value *r) {
     if (!o) {
         memset(r, 0, sizeof *r);
         return KCTL_ERR_INVALID_ARG;
@@ -10362,7 +10367,7 @@ KCTL_API int kctl_api_status_result(int http_code, const char *reason) {
 }
 
 /* ---- the wrappers */
-static bool kctl__tp_ok(const kctl_transport *t, const kctl_resource *res) {
+static KCTL__SMALL_INLINE32 bool kctl__tp_ok(const kctl_transport *t, const kctl_resource *res) {
     return t && t->vt && res && res->resource && *res->resource;
 }
 
@@ -16815,7 +16820,7 @@ struct kctl_limiter {
 };
 
 /* The allocator a limiter keeps: zero for NULL; false for a lone function. */
-static bool kctl__limiter_alloc_of(const kctl_allocator *a, kctl_allocator *out) {
+static KCTL__SMALL_INLINE32 bool kctl__limiter_alloc_of(const kctl_allocator *a, kctl_allocator *out) {
     memset(out, 0, sizeof *out);
     if (!a) return true;
     if ((!a->alloc_fn) != (!a->free_fn)) return false;
@@ -16823,7 +16828,7 @@ static bool kctl__limiter_alloc_of(const kctl_allocator *a, kctl_allocator *out)
     return true;
 }
 
-static kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a) {
+static KCTL__SMALL_INLINE32 kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a) {
     kctl_limiter *l = (kctl_limiter *)kctl__alloc(a, sizeof *l);
     if (!l) return NULL;
     l->vt = *vt;
@@ -16957,7 +16962,7 @@ static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
 }
 
 /* Free p's records and its lock (not p). */
-static void kctl__perkey_fini(kctl__perkey *p) {
+static KCTL__SMALL_INLINE32 void kctl__perkey_fini(kctl__perkey *p) {
     size_t i;
     for (i = 0; i < p->map.cap; i++) kctl__free(&p->a, p->map.slots[i].node);
     kctl__free(&p->a, p->map.slots);
@@ -17108,7 +17113,7 @@ typedef struct kctl__ibucket {
     kctl_allocator a;
 } kctl__ibucket;
 
-static uint64_t kctl__ibucket_when(void *self, const char *key) {
+static KCTL__SMALL_INLINE32 uint64_t kctl__ibucket_when(void *self, const char *key) {
     kctl__ibucket *b = (kctl__ibucket *)self;
     uint64_t now, elapsed, wait = 0;
     (void)key;
@@ -18778,7 +18783,7 @@ static kctl__ctlwatch *kctl__ctl_watch_new(kctl_controller *c, kctl_informer *in
 
 /* Register w (kctl__ctl_watch_new's; NULL: NOMEM) as a handler of its
    informer and push it on c's list; w is freed when that fails. */
-static int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
+static KCTL__SMALL_INLINE32 int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
     kctl_informer *inf;
     kctl_handler h;
     int rc;
