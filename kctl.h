@@ -7009,7 +7009,7 @@ static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
 #endif
 
 /* A member name given as the raw text of a parsed string (quotes included). */
-static void kctl__jw_key_raw(kctl_jw *w, const char *raw, size_t n) {
+static KCTL__SMALL_INLINE32 void kctl__jw_key_raw(kctl_jw *w, const char *raw, size_t n) {
     if (kctl__jw_item(w, true) && raw) kctl__jw_put(w, raw, n);
 }
 
@@ -7513,7 +7513,7 @@ KCTL_API int kctl_json_value_get_bool(const kctl_json_value *from, const char *p
 }
 
 /* The whole of text[0..len), valid JSON, less the whitespace around it. */
-static int kctl__jtrim(const char *text, size_t len, kctl_json_value *root) {
+static KCTL__SMALL_INLINE32 int kctl__jtrim(const char *text, size_t len, kctl_json_value *root) {
     uint32_t a = 0, e = (uint32_t)len; /* (below UINT32_MAX: validated) */
     while (a < e && kctl__jspace(text[a])) a++;
     while (e > a && kctl__jspace(text[e - 1])) e--;
@@ -11201,7 +11201,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
 /* The metadata checks left under KCTL_NO_VALIDATION, those the store's
    keys need, of a create's or a stored object's name and namespace: false
    when the name is empty or either is not one a key can hold. */
-static bool kctl__as_names_safe(const kctl__asin *in) {
+static KCTL__SMALL_INLINE32 bool kctl__as_names_safe(const kctl__asin *in) {
     return in->name_len && kctl__as_key_safe(in->name, in->name_len, 253) &&
            kctl__as_key_safe(in->ns, in->ns_len, 63);
 }
