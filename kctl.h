@@ -7513,7 +7513,7 @@ KCTL_API int kctl_json_value_get_bool(const kctl_json_value *from, const char *p
 }
 
 /* The whole of text[0..len), valid JSON, less the whitespace around it. */
-static KCTL__SMALL_INLINE32 int kctl__jtrim(const char *text, size_t len, kctl_json_value *root) {
+static int kctl__jtrim(const char *text, size_t len, kctl_json_value *root) {
     uint32_t a = 0, e = (uint32_t)len; /* (below UINT32_MAX: validated) */
     while (a < e && kctl__jspace(text[a])) a++;
     while (e > a && kctl__jspace(text[e - 1])) e--;
@@ -8218,7 +8218,7 @@ KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len) {
 }
 
 /* The document as a value (validated when the object was made). */
-static KCTL__SMALL_INLINE32 int kctl__obj_root(const kctl_obj *o, kctl_json_value *r) {
+static int kctl__obj_root(const kctl_obj *o, kctl_json_value *r) {
     if (!o) {
         memset(r, 0, sizeof *r);
         return KCTL_ERR_INVALID_ARG;
@@ -17113,7 +17113,7 @@ typedef struct kctl__ibucket {
     kctl_allocator a;
 } kctl__ibucket;
 
-static KCTL__SMALL_INLINE32 uint64_t kctl__ibucket_when(void *self, const char *key) {
+static uint64_t kctl__ibucket_when(void *self, const char *key) {
     kctl__ibucket *b = (kctl__ibucket *)self;
     uint64_t now, elapsed, wait = 0;
     (void)key;
