@@ -4734,6 +4734,19 @@ KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
 #else
 #define KCTL__SMALL_CALL
 #endif
+/* On 32-bit processors, where a call is short (Thumb's is 4 bytes) and
+   registers are few, small builds keep a few more helpers out of line:
+   x86-64's -Os code of those is shorter copied into each caller. The
+   other way (KCTL__SMALL_INLINE32), a few short ones are copied into
+   their callers, where gcc's -Os estimate keeps a call whose argument
+   set-up, prologue and return cost more there than the body. */
+#if KCTL_SMALL && (defined(__GNUC__) || defined(__clang__)) && UINTPTR_MAX <= 0xffffffffu
+#define KCTL__SMALL_CALL32 __attribute__((noinline))
+#define KCTL__SMALL_INLINE32 __attribute__((always_inline)) inline
+#else
+#define KCTL__SMALL_CALL32
+#define KCTL__SMALL_INLINE32
+#endif
 
 static void kctl__fmt_put(char *buf, size_t cap, size_t *n, const char *s, size_t len) {
     if (*n < cap) kctl__memcpy(buf + *n, s, cap - *n - 1 < len ? cap - *n - 1 : len);
@@ -5346,7 +5359,7 @@ KCTL_API uint64_t kctl_clock_now(const kctl_clock *c) {
 
 /* a + b, UINT64_MAX when it wraps (the carry: shorter than a compare
    with UINT64_MAX - a on 32-bit processors) */
-static uint64_t kctl__add_sat(uint64_t a, uint64_t b) {
+static KCTL__SMALL_CALL32 uint64_t kctl__add_sat(uint64_t a, uint64_t b) {
     uint64_t s = a + b;
     return s < a ? UINT64_MAX : s;
 }
@@ -5670,7 +5683,7 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
 }
 #endif
 
-static bool kctl__jdigit(char c) { return c >= '0' && c <= '9'; }
+static KCTL__SMALL_CALL32 bool kctl__jdigit(char c) { return c >= '0' && c <= '9'; }
 
 /* The index past the digits at s[i..n). */
 static KCTL__SMALL_CALL uint32_t kctl__jdigits(const char *s, uint32_t i, uint32_t n) {
@@ -5903,7 +5916,7 @@ static bool kctl__jtok_eq(const kctl_json *a, const kctl_json_tok *x, const kctl
 }
 #endif
 
-static bool kctl__jkey_eq(const kctl_json *j, const kctl_json_tok *k, const char *name, size_t n) {
+static KCTL__SMALL_CALL32 bool kctl__jkey_eq(const kctl_json *j, const kctl_json_tok *k, const char *name, size_t n) {
     return kctl__jstr_eq(j->text + k->start, j->text + k->end, k->escaped != 0, name, name + n, false);
 }
 
@@ -6996,7 +7009,7 @@ static void kctl__jw_quote(kctl_jw *w, const char *s, size_t n) {
 #endif
 
 /* A member name given as the raw text of a parsed string (quotes included). */
-static void kctl__jw_key_raw(kctl_jw *w, const char *raw, size_t n) {
+static KCTL__SMALL_INLINE32 void kctl__jw_key_raw(kctl_jw *w, const char *raw, size_t n) {
     if (kctl__jw_item(w, true) && raw) kctl__jw_put(w, raw, n);
 }
 
@@ -7671,7 +7684,7 @@ static kctl_owner_ref *kctl__obj_owners(const kctl_obj *o) {
     return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(KCTL__OBJ_EXT(o)));
 }
 static uint32_t *kctl__obj_labels(const kctl_obj *o) { return (uint32_t *)(void *)(kctl__obj_owners(o) + o->nowners); }
-static uint32_t *kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
+static KCTL__SMALL_INLINE32 uint32_t *kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
 static uint32_t *kctl__obj_finalizers(const kctl_obj *o) { return kctl__obj_annotations(o) + 2 * (size_t)o->nannotations; }
 /* Past KCTL__JSON_SCAN_MAX labels, annotations or finalizers, a lookup
    binary-searches an index that follows the finalizers: their numbers in
@@ -7796,7 +7809,7 @@ static KCTL__OB_INLINE const char *kctl__ob_copy(kctl__obuild *b, const kctl_jso
 static const char *kctl__ob_str(kctl__obuild *b, const kctl_json *j, uint32_t v) { return kctl__ob_copy(b, j, v, '\0'); }
 
 /* An optional string value v: absent or null gives dflt. */
-static const char *kctl__ob_optv(kctl__obuild *b, const kctl_json *j, uint32_t v, const char *dflt) {
+static KCTL__SMALL_CALL32 const char *kctl__ob_optv(kctl__obuild *b, const kctl_json *j, uint32_t v, const char *dflt) {
     return kctl__ob_is(b, j, v, KCTL_JSON_STRING) ? kctl__ob_str(b, j, v) : dflt;
 }
 
@@ -8120,7 +8133,7 @@ KCTL_API bool kctl_obj_resource_version_u64(const kctl_obj *o, uint64_t *out) {
 
 /* Entry key of the n strings at offs[0], offs[stride], ... (index: their
    lookup index, if they have one): its number, or n. */
-static size_t kctl__obj_find(const kctl_obj *o, const uint32_t *offs, size_t stride, size_t n, const uint32_t *index,
+static KCTL__SMALL_CALL32 size_t kctl__obj_find(const kctl_obj *o, const uint32_t *offs, size_t stride, size_t n, const uint32_t *index,
                              const char *key) {
     size_t i, lo = 0, hi = n;
     if (!key) return n;
@@ -9643,7 +9656,7 @@ static kctl__fitem *kctl__fifo_item_new(kctl_fifo *f, size_t len) {
 }
 
 /* Keep an item without deltas for reuse, or free it. Lock held. */
-static void kctl__fifo_item_put(kctl_fifo *f, kctl__fitem *it) {
+static KCTL__SMALL_CALL32 void kctl__fifo_item_put(kctl_fifo *f, kctl__fitem *it) {
     if (f->npool < KCTL__FIFO_POOL) {
         it->next = f->pool;
         f->pool = it;
@@ -10354,7 +10367,7 @@ KCTL_API int kctl_api_status_result(int http_code, const char *reason) {
 }
 
 /* ---- the wrappers */
-static bool kctl__tp_ok(const kctl_transport *t, const kctl_resource *res) {
+static KCTL__SMALL_INLINE32 bool kctl__tp_ok(const kctl_transport *t, const kctl_resource *res) {
     return t && t->vt && res && res->resource && *res->resource;
 }
 
@@ -11188,7 +11201,7 @@ static void kctl__as_validate(kctl__aserr *e, kctl__asstr *sc, const kctl__asin 
 /* The metadata checks left under KCTL_NO_VALIDATION, those the store's
    keys need, of a create's or a stored object's name and namespace: false
    when the name is empty or either is not one a key can hold. */
-static bool kctl__as_names_safe(const kctl__asin *in) {
+static KCTL__SMALL_INLINE32 bool kctl__as_names_safe(const kctl__asin *in) {
     return in->name_len && kctl__as_key_safe(in->name, in->name_len, 253) &&
            kctl__as_key_safe(in->ns, in->ns_len, 63);
 }
@@ -11697,7 +11710,7 @@ static KCTL__UNUSED void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kct
 /* The metadata object of an emit, md of base (KCTL_JSON_NONE: none),
    with the fields m sets (or, m->as_is, base's own but for rv, then m's
    rv), then base's members but those, with the finalizers m keeps. */
-static int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, const kctl_json *base, uint32_t md, const kctl__asmeta *m,
+static KCTL__SMALL_CALL32 int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, const kctl_json *base, uint32_t md, const kctl__asmeta *m,
                             const kctl_allocator *a) {
     int rc = KCTL_OK;
 #if KCTL_SMALL
@@ -15520,7 +15533,7 @@ static void kctl__rf_relist_later(kctl_reflector *r, int code) {
 /* List every page and replace the FIFO's contents. A complete list
    starts the resync period (client-go starts its resync timer after the
    list). */
-static int kctl__rf_list(kctl_reflector *r) {
+static KCTL__SMALL_CALL32 int kctl__rf_list(kctl_reflector *r) {
 #ifdef KCTL_NO_PAGING /* one request, its items handed on as they are */
     kctl_list_result page;
     kctl_obj *const *all;
@@ -15622,7 +15635,7 @@ static void kctl__rf_status(const kctl_reflector *r, kctl_api_status *st) {
 
 /* A store found behind the last version seen: counted and told, and the
    next attempt is a list. */
-static void kctl__rf_behind(kctl_reflector *r) {
+static KCTL__SMALL_CALL32 void kctl__rf_behind(kctl_reflector *r) {
     r->stats.store_behind++;
     kctl__log(&r->logger, KCTL_LOG_WARN, KCTL_LOGITEM_REFLECTOR_STORE_BEHIND);
     r->state = KCTL__RF_LIST;
@@ -16807,7 +16820,7 @@ struct kctl_limiter {
 };
 
 /* The allocator a limiter keeps: zero for NULL; false for a lone function. */
-static bool kctl__limiter_alloc_of(const kctl_allocator *a, kctl_allocator *out) {
+static KCTL__SMALL_INLINE32 bool kctl__limiter_alloc_of(const kctl_allocator *a, kctl_allocator *out) {
     memset(out, 0, sizeof *out);
     if (!a) return true;
     if ((!a->alloc_fn) != (!a->free_fn)) return false;
@@ -16815,7 +16828,7 @@ static bool kctl__limiter_alloc_of(const kctl_allocator *a, kctl_allocator *out)
     return true;
 }
 
-static kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a) {
+static KCTL__SMALL_INLINE32 kctl_limiter *kctl__limiter_new(const kctl_limiter_vtable *vt, void *self, const kctl_allocator *a) {
     kctl_limiter *l = (kctl_limiter *)kctl__alloc(a, sizeof *l);
     if (!l) return NULL;
     l->vt = *vt;
@@ -16949,7 +16962,7 @@ static uint32_t kctl__perkey_num_requeues(void *self, const char *key) {
 }
 
 /* Free p's records and its lock (not p). */
-static void kctl__perkey_fini(kctl__perkey *p) {
+static KCTL__SMALL_INLINE32 void kctl__perkey_fini(kctl__perkey *p) {
     size_t i;
     for (i = 0; i < p->map.cap; i++) kctl__free(&p->a, p->map.slots[i].node);
     kctl__free(&p->a, p->map.slots);
@@ -18770,7 +18783,7 @@ static kctl__ctlwatch *kctl__ctl_watch_new(kctl_controller *c, kctl_informer *in
 
 /* Register w (kctl__ctl_watch_new's; NULL: NOMEM) as a handler of its
    informer and push it on c's list; w is freed when that fails. */
-static int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
+static KCTL__SMALL_INLINE32 int kctl__ctl_watch_add(kctl_controller *c, kctl__ctlwatch *w) {
     kctl_informer *inf;
     kctl_handler h;
     int rc;
@@ -19209,7 +19222,7 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
 }
 
 /* Reconcile one key handed out by the queue, then done(key). */
-static void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
+static KCTL__SMALL_CALL32 void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
     kctl__ctl_reconcile_key(c, key);
     kctl_queue_done(c->q, key);
 }
