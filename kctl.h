@@ -4897,9 +4897,7 @@ static KCTL__UNUSED void kctl__sort(void *base, size_t n, size_t size, int (*cmp
    too. Fast builds keep, after the tags, each slot's distance from the
    slot its hash names (a byte, 255: that far or more): a deletion's
    backward shift decides from them which later members of the probe run
-   move, where reading each one's node cost a cache miss apiece (the
-   drain of a queue a million keys deep spent two thirds of its time
-   there). */
+   move, where reading each one's node cost a cache miss apiece. */
 typedef struct kctl__node {
     const char *key;
     uint32_t len;
@@ -5111,8 +5109,8 @@ static void kctl__map_unlink(kctl__map *m, kctl__node *n) {
     /* Backward shift: pull later members of the probe run into the hole
        unless their home slot lies cyclically in (i, j], that is unless
        they are nearer to it than the hole is. */
+    unsigned char *dist = m->tags + m->cap;
     for (j = (i + 1) & mask; m->tags[j]; j = (j + 1) & mask) {
-        unsigned char *dist = m->tags + m->cap;
         size_t gap = (j - i) & mask, d = dist[j];
         if (d == 255) d = (j - (m->slots[j].node->hash & mask)) & mask; /* that far or more: the node says */
         if (d < gap) continue;
