@@ -13075,6 +13075,16 @@ typedef struct kctl__jnl {
 
 /* The memstore's watch (a kctl_watch to the outside: the name stays free
    for a transport of your own in the same file). */
+/* How many events a watch_next takes at most in one hold of the store's
+   lock (small builds: one, no room kept). A watcher draining a backlog
+   took the lock once per event, against the writer, and searched the
+   ring each time. */
+#if KCTL_SMALL
+#define KCTL__MS_BATCH 0
+#else
+#define KCTL__MS_BATCH 32
+#endif
+
 typedef struct kctl__msw {
     kctl_memstore *ms;
     char rid[256];
@@ -13088,6 +13098,13 @@ typedef struct kctl__msw {
     bool broken;
     kctl_wake wake;        /* watch_notify's (under the store's lock), and the list */
     struct kctl__msw *wnext; /* of the watches that have one (closing one walks it: rare, unlike the wake-ups) */
+#if KCTL__MS_BATCH
+    /* A watcher behind takes the events after the one it asked for too,
+       up to KCTL__MS_BATCH, in the same hold of the lock; its next calls
+       hand them out without it (pos is past them already). */
+    uint32_t bnext, bcount;
+    struct { uint64_t rev; int type; kctl_obj *obj; } batch[KCTL__MS_BATCH];
+#endif
 } kctl__msw;
 
 /* Whether the store keeps a bound (max_objects, max_bytes) and so counts
@@ -13934,6 +13951,9 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
     }
     KCTL__MS_SEL_FREE(w->sel);
     kctl_obj_list_free(&w->initial);
+#if KCTL__MS_BATCH
+    while (w->bnext < w->bcount) kctl_obj_unref(w->batch[w->bnext++].obj);
+#endif
     kctl__free(&ms->allocator, w);
 }
 
@@ -14203,10 +14223,47 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
     return KCTL_OK;
 }
 
+/* What event e is to watcher w: its type (0: nothing for w), the object
+   to send in *give; or NOMEM when the state an object left w's selection
+   in could not be made (the watcher stays before e). Lock held. */
+static int kctl__ms_ev_for(kctl_memstore *ms, const kctl__msw *w, kctl__msev *e, kctl_obj **give) {
+    *give = e->obj;
+    if (kctl__strcmp(e->rid, w->rid) != 0) return 0;
+#ifdef KCTL_NO_SELECTORS
+    /* no selector: an object is in the watch's namespace or not for good
+       (its namespace is in its key), so every event is seen as it is, or
+       not at all */
+    (void)ms;
+    return kctl__ms_in(e->obj, w->ns) ? e->type : 0;
+#else
+    {
+        bool now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
+        bool was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
+        if (e->type == KCTL_EVENT_DELETED) /* seen by those who saw it before */
+            return (e->prev ? was_in : now_in) ? KCTL_EVENT_DELETED : 0;
+        if (e->type == KCTL_EVENT_ADDED) return now_in ? KCTL_EVENT_ADDED : 0;
+        if (now_in) return was_in ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED; /* entered the selection */
+        if (was_in) {
+            /* left it: the last state it matched in, at this event's
+               revision, as an API server sends it */
+            char rv[KCTL_RV_MAX];
+            int rc;
+            kctl__ms_rv(rv, e->rev);
+            if (!e->left && (rc = kctl_apisrv_with_rv(e->prev, rv, &ms->obj_opts, &e->left)) != KCTL_OK) return rc;
+            *give = e->left;
+            return KCTL_EVENT_DELETED;
+        }
+        return 0;
+    }
+#endif
+}
+
 static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
     kctl__msw *w = (kctl__msw *)watch;
     kctl_memstore *ms = (kctl_memstore *)self;
     bool waited = false;
+    uint64_t at;
+    int type;
     if (!w || !ev) return KCTL_ERR_INVALID_ARG;
     memset(ev, 0, sizeof *ev);
 #ifndef KCTL_NO_FAULTS
@@ -14219,6 +14276,14 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
         else kctl__scopy(ev->resource_version, sizeof ev->resource_version, kctl_obj_resource_version(ev->obj));
         return KCTL_OK;
     }
+#if KCTL__MS_BATCH
+    if (w->bnext < w->bcount) { /* taken with an earlier one: no lock */
+        ev->type = w->batch[w->bnext].type;
+        ev->obj = w->batch[w->bnext].obj;
+        kctl__ms_rv(ev->resource_version, w->batch[w->bnext++].rev);
+        return KCTL_OK;
+    }
+#endif
     kctl__mutex_lock(&ms->mu);
     for (;;) {
         uint32_t k;
@@ -14241,44 +14306,33 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
 #endif
         for (; k < ms->count; k++) {
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
-            kctl_obj *give = e->obj;
+            kctl_obj *give;
             if (e->rev <= w->pos) continue;
-            if (kctl__strcmp(e->rid, w->rid) == 0) {
-#ifdef KCTL_NO_SELECTORS
-                /* no selector: an object is in the watch's namespace or not for
-                   good (its namespace is in its key), so every event is seen as
-                   it is, or not at all */
-                ev->type = kctl__ms_in(e->obj, w->ns) ? e->type : 0;
-#else
-                bool now_in = kctl__ms_in(e->obj, w->ns) && kctl_selector_matches(w->sel, e->obj);
-                bool was_in = e->prev && kctl__ms_in(e->prev, w->ns) && kctl_selector_matches(w->sel, e->prev);
-                if (e->type == KCTL_EVENT_DELETED) /* seen by those who saw it before */
-                    ev->type = (e->prev ? was_in : now_in) ? KCTL_EVENT_DELETED : 0;
-                else if (e->type == KCTL_EVENT_ADDED)
-                    ev->type = now_in ? KCTL_EVENT_ADDED : 0;
-                else if (now_in)
-                    ev->type = was_in ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED; /* entered the selection */
-                else if (was_in) {
-                    /* left it: the last state it matched in, at this event's
-                       revision, as an API server sends it */
-                    char rv[KCTL_RV_MAX];
-                    int rc;
-                    kctl__ms_rv(rv, e->rev);
-                    if (!e->left && (rc = kctl_apisrv_with_rv(e->prev, rv, &ms->obj_opts, &e->left)) != KCTL_OK) {
-                        kctl__mutex_unlock(&ms->mu);
-                        return rc; /* the watcher stays before this event: the next call tries again */
-                    }
-                    ev->type = KCTL_EVENT_DELETED;
-                    give = e->left;
-                }
-#endif
+            if ((type = kctl__ms_ev_for(ms, w, e, &give)) < 0) {
+                kctl__mutex_unlock(&ms->mu);
+                return type; /* the watcher stays before this event: the next call tries again */
             }
-            w->pos = e->rev;
+            w->pos = at = e->rev;
             w->since_bookmark++;
-            if (ev->type) {
+            if (type) {
+                ev->type = type;
                 ev->obj = kctl_obj_ref(give);
 #ifndef KCTL_NO_FAULTS
                 if (w->break_after && ++w->delivered >= w->break_after) w->broken = true;
+#endif
+#if KCTL__MS_BATCH
+                /* the events after it, while nothing but events is due
+                   (no bookmarks counted, no break armed) */
+                w->bnext = w->bcount = 0;
+                for (k++; k < ms->count && w->bcount < KCTL__MS_BATCH && !ms->bookmark_every && !w->break_after; k++) {
+                    e = &ms->ring[(ms->first + k) % ms->cap];
+                    if ((type = kctl__ms_ev_for(ms, w, e, &give)) < 0) break; /* left for a later call */
+                    w->pos = e->rev;
+                    if (!type) continue;
+                    w->batch[w->bcount].rev = e->rev;
+                    w->batch[w->bcount].type = type;
+                    w->batch[w->bcount++].obj = kctl_obj_ref(give);
+                }
 #endif
                 goto emit;
             }
@@ -14287,7 +14341,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
                 goto emit;
             }
         }
-        w->pos = ms->rev; /* nothing more for this watcher up to now */
+        w->pos = at = ms->rev; /* nothing more for this watcher up to now */
         if (ms->bookmark_interval_ns) { /* quiet for long enough: say where we are */
             uint64_t now = kctl_clock_now(&ms->clock);
             if (now - w->last_emit_ns >= ms->bookmark_interval_ns) {
@@ -14308,11 +14362,11 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     }
     kctl__mutex_unlock(&ms->mu);
     return KCTL_ERR_AGAIN;
-emit: /* an event or a bookmark, at w->pos */
+emit: /* an event or a bookmark, at revision at */
     w->last_emit_ns = kctl_clock_now(&ms->clock);
 stamped:
     w->since_bookmark = 0;
-    kctl__ms_rv(ev->resource_version, w->pos);
+    kctl__ms_rv(ev->resource_version, at);
     kctl__mutex_unlock(&ms->mu);
     return KCTL_OK;
 }
