@@ -13079,10 +13079,17 @@ typedef struct kctl__jnl {
    lock (small builds: one, no room kept). A watcher draining a backlog
    took the lock once per event, against the writer, and searched the
    ring each time. */
-#if KCTL_SMALL
+#if KCTL_SMALL || !(defined(KCTL__HINTS) || defined(KCTL_NO_THREADS))
 #define KCTL__MS_BATCH 0
 #else
 #define KCTL__MS_BATCH 32
+#ifdef KCTL__HINTS /* the flag a compaction raises: read without the lock */
+#define KCTL__MS_FLAG_GET(p) KCTL__LOAD(p)
+#define KCTL__MS_FLAG_SET(p, v) KCTL__STORE((p), (v))
+#else
+#define KCTL__MS_FLAG_GET(p) (*(p))
+#define KCTL__MS_FLAG_SET(p, v) (*(p) = (v))
+#endif
 #endif
 
 typedef struct kctl__msw {
@@ -13101,8 +13108,14 @@ typedef struct kctl__msw {
 #if KCTL__MS_BATCH
     /* A watcher behind takes the events after the one it asked for too,
        up to KCTL__MS_BATCH, in the same hold of the lock; its next calls
-       hand them out without it (pos is past them already). */
-    uint32_t bnext, bcount;
+       hand them out without it (pos is past them already, bpos is the
+       last one handed out). A compaction past bfrom (the last one handed
+       out when they were taken; under the lock) raises bdrop: the rest
+       are let go and read again from bpos, so GONE comes exactly as it
+       does one event at a time. */
+    uint32_t bnext, bcount, bdrop;
+    uint64_t bfrom, bpos;
+    struct kctl__msw *anext; /* every watch of the store (under its lock) */
     struct { uint64_t rev; int type; kctl_obj *obj; } batch[KCTL__MS_BATCH];
 #endif
 } kctl__msw;
@@ -13172,6 +13185,9 @@ struct kctl_memstore {
     bool wake_due;     /* a write pushed an event with watches waiting: kctl__ms_unlock wakes them */
     kctl__msev dropped; /* the event the last write pushed out of the history: freed after the lock */
     kctl__msw *woken; /* the watches with a wake-up (watch_notify), under mu */
+#if KCTL__MS_BATCH
+    kctl__msw *watches; /* all of them, under mu (a compaction tells those holding events) */
+#endif
     char *path;
     bool save_on_write;
     kctl__jnl jnl;
@@ -13519,11 +13535,25 @@ static bool kctl__ms_malloc(const kctl_memstore *ms) {
     return !ms->allocator.alloc_fn && !ms->obj_opts.allocator.alloc_fn;
 }
 
+/* The watchers holding events taken before a compaction to rev lost
+   some they had not handed out: they let them go. Lock held. */
+static void kctl__ms_batches_compacted(kctl_memstore *ms, uint64_t rev) {
+#if KCTL__MS_BATCH
+    kctl__msw *w;
+    for (w = ms->watches; w; w = w->anext)
+        if (w->bfrom < rev) KCTL__MS_FLAG_SET(&w->bdrop, 1u);
+#else
+    (void)ms;
+    (void)rev;
+#endif
+}
+
 static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
     kctl__msev *e;
     if (ms->count == ms->cap) { /* forget the oldest (its objects freed once the lock is let go) */
         e = &ms->ring[ms->first];
         if (e->rev > ms->compacted) ms->compacted = e->rev;
+        kctl__ms_batches_compacted(ms, e->rev);
         if (!KCTL_SMALL) kctl__ms_free_event(ms, &ms->dropped);
         if (!KCTL_SMALL && kctl__ms_malloc(ms)) {
             ms->dropped = *e;
@@ -13942,6 +13972,19 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
     kctl__msw *w = (kctl__msw *)watch;
     kctl_memstore *ms = (kctl_memstore *)self;
     if (!w) return;
+#if KCTL__MS_BATCH
+    {
+        kctl__msw **p;
+        kctl__mutex_lock(&ms->mu);
+        for (p = &ms->watches; *p && *p != w; p = &(*p)->anext) { }
+        if (*p) *p = w->anext; /* (a watch that failed to open may not be there) */
+        if (w->wake.fn) {
+            for (p = &ms->woken; *p != w; p = &(*p)->wnext) { }
+            *p = w->wnext;
+        }
+        kctl__mutex_unlock(&ms->mu);
+    }
+#else
     if (w->wake.fn) {
         kctl__msw **p;
         kctl__mutex_lock(&ms->mu);
@@ -13949,6 +13992,7 @@ static void kctl__ms_vt_watch_close(void *self, kctl_watch *watch) {
         *p = w->wnext;
         kctl__mutex_unlock(&ms->mu);
     }
+#endif
     KCTL__MS_SEL_FREE(w->sel);
     kctl_obj_list_free(&w->initial);
 #if KCTL__MS_BATCH
@@ -14168,6 +14212,11 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     }
     if (res->ns) kctl__memcpy(w->ns, res->ns, kctl__strlen(res->ns)); /* a name (kctl__ms_rid): at most 253 bytes; w was zeroed */
     kctl__mutex_lock(&ms->mu);
+#if KCTL__MS_BATCH
+    w->bfrom = UINT64_MAX; /* nothing held */
+    w->anext = ms->watches;
+    ms->watches = w;
+#endif
     rc = kctl__ms_faulted(ms, KCTL_VERB_WATCH, st);
 #ifndef KCTL_NO_FAULTS
     w->break_after = ms->break_after;
@@ -14226,7 +14275,7 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
 /* What event e is to watcher w: its type (0: nothing for w), the object
    to send in *give; or NOMEM when the state an object left w's selection
    in could not be made (the watcher stays before e). Lock held. */
-static int kctl__ms_ev_for(kctl_memstore *ms, const kctl__msw *w, kctl__msev *e, kctl_obj **give) {
+static KCTL__SMALL_INLINE32 int kctl__ms_ev_for(kctl_memstore *ms, const kctl__msw *w, kctl__msev *e, kctl_obj **give) {
     *give = e->obj;
     if (kctl__strcmp(e->rid, w->rid) != 0) return 0;
 #ifdef KCTL_NO_SELECTORS
@@ -14278,13 +14327,23 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
     }
 #if KCTL__MS_BATCH
     if (w->bnext < w->bcount) { /* taken with an earlier one: no lock */
-        ev->type = w->batch[w->bnext].type;
-        ev->obj = w->batch[w->bnext].obj;
-        kctl__ms_rv(ev->resource_version, w->batch[w->bnext++].rev);
-        return KCTL_OK;
+        if (!KCTL__MS_FLAG_GET(&w->bdrop)) {
+            ev->type = w->batch[w->bnext].type;
+            ev->obj = w->batch[w->bnext].obj;
+            w->bpos = w->batch[w->bnext++].rev;
+            kctl__ms_rv(ev->resource_version, w->bpos);
+            return KCTL_OK;
+        }
+        while (w->bnext < w->bcount) kctl_obj_unref(w->batch[w->bnext++].obj); /* compacted since: read again */
+        w->pos = w->bpos;
     }
 #endif
     kctl__mutex_lock(&ms->mu);
+#if KCTL__MS_BATCH
+    w->bnext = w->bcount = 0;
+    w->bfrom = UINT64_MAX;
+    KCTL__MS_FLAG_SET(&w->bdrop, 0u);
+#endif
     for (;;) {
         uint32_t k;
         if (w->pos < ms->compacted) {
@@ -14323,7 +14382,7 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
 #if KCTL__MS_BATCH
                 /* the events after it, while nothing but events is due
                    (no bookmarks counted, no break armed) */
-                w->bnext = w->bcount = 0;
+                w->bfrom = w->bpos = at;
                 for (k++; k < ms->count && w->bcount < KCTL__MS_BATCH && !ms->bookmark_every && !w->break_after; k++) {
                     e = &ms->ring[(ms->first + k) % ms->cap];
                     if ((type = kctl__ms_ev_for(ms, w, e, &give)) < 0) break; /* left for a later call */
@@ -15187,6 +15246,7 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
     if (p != trailer) goto out;
     if ((rc = kctl__ms_load_unique(ms)) != KCTL_OK) goto out;
     ms->rev = ms->compacted = rev; /* no history survives: older watches get GONE */
+    kctl__ms_batches_compacted(ms, rev);
     ms->uid_seq = seq;
 out:
     if (rc != KCTL_OK) kctl__ms_unload(ms); /* nothing half-loaded stays */
@@ -15256,6 +15316,7 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
         }
     }
     ms->rev = ms->compacted = rev;
+    kctl__ms_batches_compacted(ms, rev);
     ms->uid_seq = seq;
     return KCTL_OK;
 }
@@ -15388,6 +15449,7 @@ KCTL_API int kctl_memstore_compact(kctl_memstore *ms, uint64_t rev) {
         ms->count--;
     }
     if (rev > ms->compacted) ms->compacted = rev;
+    kctl__ms_batches_compacted(ms, rev);
     if (ms->waiters) kctl__cond_broadcast(&ms->cv);
     kctl__ms_wake(ms); /* watchers behind the compaction: GONE now */
     kctl__mutex_unlock(&ms->mu);

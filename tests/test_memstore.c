@@ -389,6 +389,55 @@ static void tm_watch_gone_bookmarks_faults(void) {
     tm_close(&s);
 }
 
+/* A watcher behind takes the events after the one it asks for in the same
+   hold of the lock (up to 32) and hands them out on its next calls: every
+   event once, in order, each with its own version, the other namespace's
+   left out. A compaction past what it has handed out gives GONE exactly
+   as one event at a time would; one short of it loses nothing; events
+   still held go back to the store's allocator when the watch closes. */
+static void tm_watch_batches(void) {
+    static const kctl_resource dev = { "", "v1", "configmaps", "dev" };
+    tm_store s;
+    kctl_watch *w = NULL;
+    char doc[64], want[64];
+    int i;
+    if (!tm_open(&s, 256, 0)) return;
+    KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, "{\"metadata\":{\"name\":\"first\"}}", NULL), KCTL_OK);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "1", &w, NULL), KCTL_OK);
+    for (i = 0; i < 100; i++) { /* prod at revisions 2, 4, ... 50, dev between, then prod to 101 */
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%d\"}}", i);
+        KT_EQ_INT(tm_write(&s, s.t.vt->create, i < 50 && i % 2 ? &dev : &tm_cm, doc, NULL), KCTL_OK);
+    }
+    for (i = 0; i < 100; i++) {
+        if (i < 50 && i % 2) continue;
+        snprintf(want, sizeof want, "ADDED o%d %d", i, i + 2);
+        TM_NEXT(&s, w, want);
+        if (i == 70) kctl_memstore_compact(s.ms, 72); /* all it has handed out: nothing lost */
+    }
+    TM_NEXT(&s, w, "AGAIN");
+    KT_EQ_INT(tm_write(&s, s.t.vt->update, &tm_cm, "{\"metadata\":{\"name\":\"o0\"},\"data\":{\"x\":\"1\"}}", NULL), KCTL_OK);
+    TM_NEXT(&s, w, "MODIFIED o0 102");
+    TM_NEXT(&s, w, "AGAIN");
+    s.t.vt->watch_close(s.t.self, w);
+    /* a compaction one past what was handed out: GONE, though the next
+       events were taken already */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "102", &w, NULL), KCTL_OK);
+    for (i = 0; i < 5; i++) {
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"late%d\"}}", i);
+        KT_EQ_INT(tm_write(&s, s.t.vt->create, &tm_cm, doc, NULL), KCTL_OK);
+    }
+    TM_NEXT(&s, w, "ADDED late0 103");
+    TM_NEXT(&s, w, "ADDED late1 104");
+    kctl_memstore_compact(s.ms, 105);
+    TM_NEXT(&s, w, "GONE");
+    s.t.vt->watch_close(s.t.self, w);
+    /* closed with events still held */
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "105", &w, NULL), KCTL_OK);
+    TM_NEXT(&s, w, "ADDED late3 106");
+    s.t.vt->watch_close(s.t.self, w);
+    tm_close(&s); /* nothing left allocated */
+}
+
 static void tm_apply_delete(void) {
     tm_store s;
     kctl_obj *o = NULL;
@@ -1022,6 +1071,7 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_list_paging_snapshot);
     KT_RUN(tm_trim_paging_faults);
     KT_RUN(tm_watch_gone_bookmarks_faults);
+    KT_RUN(tm_watch_batches);
     KT_RUN(tm_apply_delete);
     KT_RUN(tm_apply_unchanged_by_metadata);
     KT_RUN(tm_apply_parses_once);
