@@ -14272,6 +14272,12 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
     return KCTL_OK;
 }
 
+#ifdef KCTL_NO_SELECTORS
+#define KCTL__MS_SELECTORS 0
+#else
+#define KCTL__MS_SELECTORS 1
+#endif
+
 /* What event e is to watcher w: its type (0: nothing for w), the object
    to send in *give; or NOMEM when the state an object left w's selection
    in could not be made (the watcher stays before e). Lock held. */
@@ -14367,7 +14373,8 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
             kctl__msev *e = &ms->ring[(ms->first + k) % ms->cap];
             kctl_obj *give;
             if (e->rev <= w->pos) continue;
-            if ((type = kctl__ms_ev_for(ms, w, e, &give)) < 0) {
+            type = kctl__ms_ev_for(ms, w, e, &give);
+            if (KCTL__MS_SELECTORS && type < 0) { /* (without selectors: never) */
                 kctl__mutex_unlock(&ms->mu);
                 return type; /* the watcher stays before this event: the next call tries again */
             }
