@@ -115,6 +115,106 @@ static void tm_create_update_generation_status(void) {
     tm_close(&s);
 }
 
+/* Whether a list holds count objects in strictly rising key order. */
+static int tm_sorted(const kctl_list_result *r, size_t count) {
+    size_t i;
+    if (r->items.count != count) return 0;
+    for (i = 1; i < r->items.count; i++)
+        if (strcmp(kctl_obj_key(r->items.items[i - 1]), kctl_obj_key(r->items.items[i])) >= 0) return 0;
+    return 1;
+}
+
+#if defined(KCTL_SMALL) ? KCTL_SMALL : defined(__OPTIMIZE_SIZE__) /* small builds: a list's sort takes no memory */
+#define TM_SORT_IN_PLACE 1
+#else
+#define TM_SORT_IN_PLACE 0
+#endif
+
+/* One allocation fails, the (tm_fail_one+1)th from when it is set, and
+   only that one (kt_alloc's failures last): through to s->a otherwise. */
+static long tm_fail_one = -1;
+static void *tm_alloc_one(size_t size, void *user_data) {
+    kt_alloc *a = (kt_alloc *)user_data;
+    if (tm_fail_one >= 0 && tm_fail_one-- == 0) {
+        a->fail_count++;
+        return NULL;
+    }
+    return kt_allocator(a).alloc_fn(size, a);
+}
+
+/* Lists come in key order (the store sorts by the 8 key bytes after the
+   prefix all keys share, then by strcmp where those are alike): keys of
+   every length around that window, a shared prefix, a group alike far
+   past it, two namespaces; and the order holds when the sort's own memory
+   cannot be had (the list is then NOMEM or whole and sorted). */
+static void tm_list_key_order(void) {
+    static const kctl_resource dev = { "", "v1", "configmaps", "dev" };
+    static const char abc[] = "ab0";
+    tm_store s;
+    kctl_list_result r;
+    uint32_t x = 12345;
+    size_t prod = 0, all = 0;
+    long fail;
+    int i, j, ok = 1, whole = 0;
+    kctl_memstore_desc d;
+    memset(&s, 0, sizeof s);
+    kt_alloc_init(&s.a);
+    memset(&d, 0, sizeof d);
+    d.allocator = kt_allocator(&s.a);
+    d.allocator.alloc_fn = tm_alloc_one;
+    if (kctl_memstore_create(&d, &s.ms) != KCTL_OK) return;
+    s.t = kctl_memstore_transport(s.ms);
+    for (i = 0; i < 700; i++) {
+        char name[64], doc[128];
+        int len;
+        x = x * 1103515245u + 12345u;
+        len = (int)(x >> 16) % 16;
+        if (i % 3 == 2) { /* alike for 13 bytes, past the window */
+            strcpy(name, "b000000000000");
+            len = 1 + len % 4;
+        } else {
+            strcpy(name, "a");
+        }
+        for (j = 0; j < len; j++) {
+            size_t at = strlen(name);
+            x = x * 1103515245u + 12345u;
+            name[at] = abc[(x >> 16) % 3];
+            name[at + 1] = '\0';
+        }
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"}}", name);
+        if (tm_write(&s, s.t.vt->create, i % 5 == 4 ? &dev : &tm_cm, doc, NULL) == KCTL_OK) { /* (a name twice: ALREADY_EXISTS) */
+            all++;
+            if (i % 5 != 4) prod++;
+        }
+    }
+    KT_CHECK(prod > 300 && all > prod);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r, NULL), KCTL_OK);
+    KT_CHECK(tm_sorted(&r, prod));
+    kctl_list_result_free(&r);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm_all, NULL, &r, NULL), KCTL_OK);
+    KT_CHECK(tm_sorted(&r, all));
+    kctl_list_result_free(&r);
+    for (fail = 0; fail < 64; fail++) { /* each of the list's allocations failing alone in turn, until none is left to fail */
+        long failed = s.a.fail_count;
+        int rc;
+        tm_fail_one = fail;
+        rc = s.t.vt->list(s.t.self, &tm_cm_all, NULL, &r, NULL);
+        tm_fail_one = -1;
+        if (rc == KCTL_OK) {
+            whole++;
+            if (!tm_sorted(&r, all)) ok = 0;
+            kctl_list_result_free(&r);
+            if (s.a.fail_count == failed) break;
+        } else if (rc != KCTL_ERR_NOMEM) {
+            ok = 0;
+        }
+    }
+    KT_CHECK(ok);
+    KT_CHECK(whole > (TM_SORT_IN_PLACE ? 0 : 1)); /* one with the sort's memory refused (unless it takes none), one with nothing refused */
+    KT_CHECK(fail < 64);
+    tm_close(&s);
+}
+
 static void tm_list_selectors_paging(void) {
     tm_store s;
     kctl_list_result r;
@@ -1068,6 +1168,7 @@ static void tm_kept_parts_match_parse(void) {
 void kt_suite_memstore(void) {
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_list_selectors_paging);
+    KT_RUN(tm_list_key_order);
     KT_RUN(tm_list_paging_snapshot);
     KT_RUN(tm_trim_paging_faults);
     KT_RUN(tm_watch_gone_bookmarks_faults);
