@@ -13095,6 +13095,9 @@ typedef struct kctl__jnl {
 typedef struct kctl__msw {
     kctl_memstore *ms;
     char rid[256];
+#if !KCTL_SMALL
+    const char *irid; /* the store's copy of rid if it had one at open (then an event of rid has that one), else NULL */
+#endif
     char ns[256];
     kctl_selector *sel;
     uint64_t pos;         /* the last revision this watcher went past */
@@ -14277,6 +14280,13 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     }
     if (res->ns) kctl__memcpy(w->ns, res->ns, kctl__strlen(res->ns)); /* a name (kctl__ms_rid): at most 253 bytes; w was zeroed */
     kctl__mutex_lock(&ms->mu);
+#if !KCTL_SMALL
+    {
+        const kctl__msrid *r;
+        for (r = ms->rids; r && kctl__strcmp((const char *)(r + 1), w->rid) != 0; r = r->next) { }
+        w->irid = r ? (const char *)(r + 1) : NULL;
+    }
+#endif
 #if KCTL__MS_BATCH
     w->bfrom = UINT64_MAX; /* nothing held */
     w->anext = ms->watches;
@@ -14348,7 +14358,11 @@ static int kctl__ms_vt_watch_notify(void *self, kctl_watch *watch, const kctl_wa
    in could not be made (the watcher stays before e). Lock held. */
 static KCTL__SMALL_INLINE32 int kctl__ms_ev_for(kctl_memstore *ms, const kctl__msw *w, kctl__msev *e, kctl_obj **give) {
     *give = e->obj;
+#if KCTL_SMALL
     if (kctl__strcmp(e->rid, w->rid) != 0) return 0;
+#else
+    if (w->irid ? e->rid != w->irid : kctl__strcmp(e->rid, w->rid) != 0) return 0; /* (one copy of a rid per store) */
+#endif
 #ifdef KCTL_NO_SELECTORS
     /* no selector: an object is in the watch's namespace or not for good
        (its namespace is in its key), so every event is seen as it is, or
@@ -17115,16 +17129,16 @@ static uint64_t kctl__perkey_when(void *self, const char *key) {
 
 static void kctl__perkey_forget(void *self, const char *key) {
     kctl__perkey *p = (kctl__perkey *)self;
-    size_t len = kctl__key_len(key);
+    size_t len;
     kctl__node *n;
-    if (!len) return;
 #ifdef KCTL__HINTS
     /* No key has failures (the common case, every successful reconcile
-       forgets): nothing to take, and no lock that workers would trade. A
-       failure recorded before this forget, by this thread or one it
-       synchronized with, is seen. */
+       forgets): nothing to take, and no lock that workers would trade, nor
+       the key's length to count. A failure recorded before this forget, by
+       this thread or one it synchronized with, is seen. */
     if (!KCTL__LOAD(&p->keys)) return;
 #endif
+    if (!(len = kctl__key_len(key))) return;
     kctl__mutex_lock(&p->mu);
     n = kctl__map_find(&p->map, key, len, kctl__hash(key, len));
     if (n) kctl__map_remove(&p->map, &p->a, n);
@@ -18288,6 +18302,28 @@ static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const c
     return e;
 }
 
+#if !KCTL_SMALL
+/* The wake-ups owed, to send now that the lock is let go: no more than the
+   ready keys a spinning worker will not take. Owed over a batch, they were
+   counted key by key, and a worker still awake has taken most of those
+   keys since: waking a parked one for them only made it park again (a
+   futex wake from the informer's thread each time, which costs a host
+   many microseconds where waking an idle CPU goes through a hypervisor).
+   The ones not sent are no longer counted as on their way (q->wakes): a
+   later add signals again. Lock held. */
+static uint32_t kctl__queue_owed(kctl_queue *q) {
+    uint32_t n = q->to_wake, avail = q->nready > q->spinners ? (uint32_t)(q->nready - q->spinners) : 0;
+    if (n > avail) {
+        uint32_t drop = n - avail;
+        q->wakes = q->wakes > drop ? q->wakes - drop : 0;
+        n = avail;
+    }
+    kctl__queue_owe(q, 0);
+    q->deferred = 0;
+    return n;
+}
+#endif
+
 /* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
    are known: an object's (its node), from the controller's handlers. With
    batch (an informer's step telling its handlers a run of events, which
@@ -18344,10 +18380,7 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
             if (!q->deferred) q->deferred_at = t;
             if (++q->deferred < KCTL__QUEUE_BATCH && t - q->deferred_at < KCTL__QUEUE_BATCH_NS) n = 0;
         }
-        if (n) {
-            kctl__queue_owe(q, 0);
-            q->deferred = 0;
-        }
+        if (n) n = kctl__queue_owed(q);
         kctl__mutex_unlock(&q->mu);
         while (n--) kctl__cond_signal(&q->work_cv);
     }
@@ -18363,9 +18396,7 @@ static void kctl__queue_kick(kctl_queue *q) {
     if (!KCTL__LOAD(&q->to_wake)) return; /* none (the batching thread reads its own write, or a later one) */
 #endif
     kctl__mutex_lock(&q->mu);
-    n = q->to_wake;
-    kctl__queue_owe(q, 0);
-    q->deferred = 0;
+    n = kctl__queue_owed(q);
     kctl__mutex_unlock(&q->mu);
     while (n--) kctl__cond_signal(&q->work_cv);
 }
