@@ -14441,7 +14441,22 @@ static int kctl__ms_vt_watch_next(void *self, kctl_watch *watch, uint64_t timeou
 #else
         { /* revisions rise along the ring: start at the first one past pos */
             uint32_t hi = ms->count;
-            for (k = 0; k < hi;) {
+            k = 0;
+            if (hi && w->pos >= ms->ring[ms->first].rev) {
+                /* one event a revision, so that one lies pos + 1 - (the
+                   oldest's) on; found there, no search (a watcher that
+                   keeps up searched the whole ring at every event) */
+                uint64_t d = w->pos + 1 - ms->ring[ms->first].rev;
+                k = d < hi ? (uint32_t)d : hi;
+                if ((k == hi || ms->ring[(ms->first + k) % ms->cap].rev > w->pos) &&
+                    ms->ring[(ms->first + k - 1) % ms->cap].rev <= w->pos)
+                    hi = k; /* (otherwise searched, as it was) */
+                else
+                    k = 0;
+            } else {
+                hi = 0; /* all past pos: the first */
+            }
+            while (k < hi) {
                 uint32_t mid = k + (hi - k) / 2;
                 if (ms->ring[(ms->first + mid) % ms->cap].rev <= w->pos) k = mid + 1;
                 else hi = mid;
