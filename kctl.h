@@ -14025,45 +14025,20 @@ static int kctl__ms_cmp_key(const void *a, const void *b) {
 }
 
 #if !KCTL_SMALL
-/* v[0..n) (n > 1) in key order, without a comparison per pair: the heap
-   sort's 2 n log2 n strcmp calls, each on two keys in objects far apart,
-   were a third of a 100,000-object list and sync. Each object gets the
-   8 bytes of its key after the prefix all the keys share, as a big-endian
-   number (0 past the key's end, which sorts a shorter key first, as
-   strcmp does), and a radix sort orders those, a pass per byte position
-   at which they differ; keys alike in all 8 are then ordered by strcmp
-   among themselves. false when there is no memory for it (nothing
-   moved). */
+/* Records r[0..n) in order of k, stable: a radix sort, one pass per byte
+   position at which the keys differ, through t[0..n) and cnt[0..256)
+   (scratch, with the records: not on the stack). Returns where they
+   ended, r or t. */
 typedef struct kctl__msrec {
     uint64_t k;
-    kctl_obj *o;
+    void *p;
 } kctl__msrec;
-static bool kctl__ms_sort_keys(const kctl_allocator *a, kctl_obj **v, size_t n) {
-    kctl__msrec *blk, *r, *t, *x;
-    size_t *cnt, cp = v[0]->node.len, i, j;
+static kctl__msrec *kctl__ms_radix(kctl__msrec *r, kctl__msrec *t, size_t *cnt, size_t n) {
+    size_t i, j;
     unsigned shift;
-    if (n > (SIZE_MAX - 256 * sizeof *cnt) / (2 * sizeof *r)) return false;
-    blk = (kctl__msrec *)kctl__alloc(a, 2 * n * sizeof *r + 256 * sizeof *cnt);
-    if (!blk) return false;
-    r = blk;
-    t = blk + n;
-    cnt = (size_t *)(void *)(blk + 2 * n);
-    for (i = 1; i < n && cp; i++) { /* the prefix every key shares */
-        const char *k = v[i]->node.key, *k0 = v[0]->node.key;
-        size_t m = 0;
-        while (m < cp && k[m] == k0[m]) m++;
-        cp = m;
-    }
-    for (i = 0; i < n; i++) {
-        const unsigned char *p = (const unsigned char *)v[i]->node.key + cp;
-        size_t left = v[i]->node.len - cp;
-        uint64_t k = 0;
-        for (j = 0; j < 8; j++) k = k << 8 | (j < left ? p[j] : 0u);
-        r[i].k = k;
-        r[i].o = v[i];
-    }
     for (shift = 0; shift < 64; shift += 8) { /* the lowest byte first: each pass keeps the order of the one before */
         size_t sum = 0;
+        kctl__msrec *x;
         memset(cnt, 0, 256 * sizeof *cnt);
         for (i = 0; i < n; i++) cnt[r[i].k >> shift & 255u]++;
         if (cnt[r[0].k >> shift & 255u] == n) continue; /* the same byte in every key */
@@ -14077,8 +14052,39 @@ static bool kctl__ms_sort_keys(const kctl_allocator *a, kctl_obj **v, size_t n) 
         r = t;
         t = x;
     }
+    return r;
+}
+
+/* v[0..n) (n > 1) in key order, without a comparison per pair: the heap
+   sort's 2 n log2 n strcmp calls, each on two keys in objects far apart,
+   were a third of a 100,000-object list and sync. Each object gets the
+   8 bytes of its key after the prefix all the keys share, as a big-endian
+   number (0 past the key's end, which sorts a shorter key first, as
+   strcmp does), and a radix sort orders those; keys alike in all 8 are
+   then ordered by strcmp among themselves. false when there is no memory
+   for it (nothing moved). */
+static bool kctl__ms_sort_keys(const kctl_allocator *a, kctl_obj **v, size_t n) {
+    kctl__msrec *blk, *r;
+    size_t cp = v[0]->node.len, i, j;
+    if (n > (SIZE_MAX - 256 * sizeof(size_t)) / (2 * sizeof *r)) return false;
+    if (!(blk = (kctl__msrec *)kctl__alloc(a, 2 * n * sizeof *r + 256 * sizeof(size_t)))) return false;
+    for (i = 1; i < n && cp; i++) { /* the prefix every key shares */
+        const char *k = v[i]->node.key, *k0 = v[0]->node.key;
+        size_t m = 0;
+        while (m < cp && k[m] == k0[m]) m++;
+        cp = m;
+    }
+    for (i = 0; i < n; i++) {
+        const unsigned char *p = (const unsigned char *)v[i]->node.key + cp;
+        size_t left = v[i]->node.len - cp;
+        uint64_t k = 0;
+        for (j = 0; j < 8; j++) k = k << 8 | (j < left ? p[j] : 0u);
+        blk[i].k = k;
+        blk[i].p = v[i];
+    }
+    r = kctl__ms_radix(blk, blk + n, (size_t *)(void *)(blk + 2 * n), n);
     for (i = 0; i < n; i = j) {
-        for (j = i; j < n && r[j].k == r[i].k; j++) v[j] = r[j].o;
+        for (j = i; j < n && r[j].k == r[i].k; j++) v[j] = (kctl_obj *)r[j].p;
         if (j - i > 1) kctl__sort(v + i, j - i, sizeof *v, kctl__ms_cmp_key); /* alike in those 8 bytes */
     }
     kctl__free(a, blk);
@@ -15253,12 +15259,12 @@ static int kctl__ms_load_ok(kctl_memstore *ms, const char *rid, const kctl_obj *
     return rc == KCTL_OK || rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_PROTO;
 }
 
-static int kctl__ms_cmp_u64(const void *a, const void *b) {
+static KCTL__UNUSED int kctl__ms_cmp_u64(const void *a, const void *b) { /* (small builds' load check) */
     uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
 }
 
-static int kctl__ms_cmp_str(const void *a, const void *b) {
+static KCTL__UNUSED int kctl__ms_cmp_str(const void *a, const void *b) {
     return kctl__strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
@@ -15267,9 +15273,44 @@ static int kctl__ms_cmp_str(const void *a, const void *b) {
    NOMEM. */
 static int kctl__ms_load_unique(kctl_memstore *ms) {
     size_t i, n = 0;
+    int rc = KCTL_OK;
+#if !KCTL_SMALL
+    /* rvs and hashes of uids radix sorted (heap sorting the uids with
+       strcmp was a quarter of a 100,000-object load); uids whose hashes
+       are alike compared as strings */
+    kctl__msrec *blk, *r;
+    size_t j, k, *cnt;
+    if (ms->objs.count < 2) return KCTL_OK;
+    if (ms->objs.count > (SIZE_MAX - 256 * sizeof(size_t)) / (2 * sizeof *blk) ||
+        !(blk = (kctl__msrec *)kctl__alloc(&ms->allocator, 2 * ms->objs.count * sizeof *blk + 256 * sizeof(size_t))))
+        return KCTL_ERR_NOMEM;
+    cnt = (size_t *)(void *)(blk + 2 * ms->objs.count);
+    for (i = 0; i < ms->objs.cap; i++) {
+        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
+        if (!e) continue;
+        kctl_obj_resource_version_u64(e->obj, &blk[n].k);
+        blk[n++].p = e->obj;
+    }
+    r = kctl__ms_radix(blk, blk + n, cnt, n);
+    for (i = 1; i < n; i++)
+        if (r[i].k == r[i - 1].k) rc = KCTL_ERR_PROTO;
+    for (i = 0; i < n; i++) {
+        const char *u = kctl_obj_uid((const kctl_obj *)r[i].p);
+        r[i].k = kctl__hash(u, kctl__strlen(u));
+    }
+    r = kctl__ms_radix(r, r == blk ? blk + n : blk, cnt, n);
+    for (i = 0; i < n && rc == KCTL_OK; i = j) {
+        for (j = i + 1; j < n && r[j].k == r[i].k; j++) { }
+        for (k = i; k + 1 < j && rc == KCTL_OK; k++) { /* (a run longer than 2: as good as never) */
+            size_t m;
+            for (m = k + 1; m < j; m++)
+                if (kctl__strcmp(kctl_obj_uid((const kctl_obj *)r[k].p), kctl_obj_uid((const kctl_obj *)r[m].p)) == 0) rc = KCTL_ERR_PROTO;
+        }
+    }
+    kctl__free(&ms->allocator, blk);
+#else
     uint64_t *rvs;
     const char **uids;
-    int rc = KCTL_OK;
     if (ms->objs.count < 2) return KCTL_OK;
     rvs = (uint64_t *)kctl__alloc(&ms->allocator, ms->objs.count * sizeof *rvs);
     uids = (const char **)kctl__alloc(&ms->allocator, ms->objs.count * sizeof *uids);
@@ -15290,6 +15331,7 @@ static int kctl__ms_load_unique(kctl_memstore *ms) {
         if (rvs[i] == rvs[i - 1] || kctl__strcmp(uids[i], uids[i - 1]) == 0) rc = KCTL_ERR_PROTO;
     kctl__free(&ms->allocator, rvs);
     kctl__free(&ms->allocator, uids);
+#endif
     return rc;
 }
 
