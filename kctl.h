@@ -18359,28 +18359,6 @@ static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const c
     return e;
 }
 
-#if !KCTL_SMALL
-/* The wake-ups owed, to send now that the lock is let go: no more than the
-   ready keys a spinning worker will not take. Owed over a batch, they were
-   counted key by key, and a worker still awake has taken most of those
-   keys since: waking a parked one for them only made it park again (a
-   futex wake from the informer's thread each time, which costs a host
-   many microseconds where waking an idle CPU goes through a hypervisor).
-   The ones not sent are no longer counted as on their way (q->wakes): a
-   later add signals again. Lock held. */
-static uint32_t kctl__queue_owed(kctl_queue *q) {
-    uint32_t n = q->to_wake, avail = q->nready > q->spinners ? (uint32_t)(q->nready - q->spinners) : 0;
-    if (n > avail) {
-        uint32_t drop = n - avail;
-        q->wakes = q->wakes > drop ? q->wakes - drop : 0;
-        n = avail;
-    }
-    kctl__queue_owe(q, 0);
-    q->deferred = 0;
-    return n;
-}
-#endif
-
 /* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
    are known: an object's (its node), from the controller's handlers. With
    batch (an informer's step telling its handlers a run of events, which
@@ -18437,7 +18415,10 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
             if (!q->deferred) q->deferred_at = t;
             if (++q->deferred < KCTL__QUEUE_BATCH && t - q->deferred_at < KCTL__QUEUE_BATCH_NS) n = 0;
         }
-        if (n) n = kctl__queue_owed(q);
+        if (n) {
+            kctl__queue_owe(q, 0);
+            q->deferred = 0;
+        }
         kctl__mutex_unlock(&q->mu);
         while (n--) kctl__cond_signal(&q->work_cv);
     }
@@ -18453,7 +18434,9 @@ static void kctl__queue_kick(kctl_queue *q) {
     if (!KCTL__LOAD(&q->to_wake)) return; /* none (the batching thread reads its own write, or a later one) */
 #endif
     kctl__mutex_lock(&q->mu);
-    n = kctl__queue_owed(q);
+    n = q->to_wake;
+    kctl__queue_owe(q, 0);
+    q->deferred = 0;
     kctl__mutex_unlock(&q->mu);
     while (n--) kctl__cond_signal(&q->work_cv);
 }
