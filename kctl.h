@@ -1303,6 +1303,9 @@ KCTL_API void kctl__test_time_format(int64_t us, bool micro, char buf[32]);
    key is found exactly while present and the table's invariants hold.
    0 when all held, else the step that broke them (1-based); -1 NOMEM. */
 KCTL_API long kctl__test_map_churn(uint32_t seed, uint32_t nkeys, uint32_t steps, uint32_t hash_mask);
+/* kctl's own tests only: the key map's hash of s[0..n), as this build
+   makes it (small builds hash otherwise). */
+KCTL_API uint32_t kctl__test_hash(const char *s, size_t n);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -5161,6 +5164,7 @@ static bool kctl__map_sound(const kctl__map *m) {
     return n == m->count;
 }
 
+KCTL_API uint32_t kctl__test_hash(const char *s, size_t n) { return kctl__hash(s, n); }
 KCTL_API long kctl__test_map_churn(uint32_t seed, uint32_t nkeys, uint32_t steps, uint32_t hash_mask) {
     kctl_allocator a;
     kctl__map m;
