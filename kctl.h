@@ -13485,11 +13485,18 @@ typedef struct kctl__msevprep {
 
 /* The store's copy of rid, made the first time an event names it, so an
    event allocates nothing of its own. NULL on NOMEM. Lock held. */
-static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
-    size_t n = kctl__strlen(rid);
+/* The store's copy of rid, or NULL. Lock held. */
+static char *kctl__ms_rid_find(const kctl_memstore *ms, const char *rid) {
     kctl__msrid *r;
     for (r = ms->rids; r; r = r->next)
         if (kctl__strcmp((char *)(r + 1), rid) == 0) return (char *)(r + 1);
+    return NULL;
+}
+static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
+    size_t n = kctl__strlen(rid);
+    kctl__msrid *r;
+    char *have = kctl__ms_rid_find(ms, rid);
+    if (have) return have;
     if (!(r = (kctl__msrid *)kctl__alloc(&ms->allocator, sizeof *r + n + 1))) return NULL;
     r->next = ms->rids;
     kctl__memcpy(r + 1, rid, n + 1);
@@ -14291,11 +14298,7 @@ static int kctl__ms_vt_watch_open(void *self, const kctl_resource *res, const kc
     if (res->ns) kctl__memcpy(w->ns, res->ns, kctl__strlen(res->ns)); /* a name (kctl__ms_rid): at most 253 bytes; w was zeroed */
     kctl__mutex_lock(&ms->mu);
 #if !KCTL_SMALL
-    {
-        const kctl__msrid *r;
-        for (r = ms->rids; r && kctl__strcmp((const char *)(r + 1), w->rid) != 0; r = r->next) { }
-        w->irid = r ? (const char *)(r + 1) : NULL;
-    }
+    w->irid = kctl__ms_rid_find(ms, w->rid);
 #endif
 #if KCTL__MS_BATCH
     w->bfrom = UINT64_MAX; /* nothing held */
