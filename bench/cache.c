@@ -311,6 +311,7 @@ typedef struct bench_getter {
     uint64_t gets, misses, t0, t1;
     uint64_t sum;            /* what the borrowed reads read, so they are not optimized away */
     pthread_t thread;
+    char pad[128];           /* the two threads' getters on lines of their own (sum is written per read) */
 } bench_getter;
 
 /* The borrowed read's callback: reads one field of the object. */
