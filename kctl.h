@@ -16075,9 +16075,10 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 #define KCTL__INF_TRANSFORM 1
 #endif
 /* Batches (threads, not KCTL_SMALL): a step tells its handlers a run of
-   events, then calls each handler's flush; the controller's adds to its
-   queue wake parked workers once per batch (kctl__queue_add_hashed). Only
-   an informer whose handlers are all kctl's own batches. */
+   events, then calls each handler's flush; the controller holds the keys
+   and adds a run of them in one hold of its queue's lock, with one run of
+   wake-ups (kctl__ctl_on_primary, kctl__queue_add_objs). Only an informer
+   whose handlers are all kctl's own batches. */
 #if !KCTL_SMALL && !defined(KCTL_NO_THREADS)
 #define KCTL__INF_BATCH 1
 #else
@@ -17741,8 +17742,8 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_TRIM_NS KCTL_SEC(1) /* after growing, the map shrinks only when idle this much later */
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
-#define KCTL__QUEUE_BATCH 32 /* keys an informer's batch adds before the wake-ups it owes are sent */
-#define KCTL__QUEUE_BATCH_NS 50000 /* or the time since the first of them, read at each add (real time) */
+#define KCTL__QUEUE_BATCH 128 /* keys of an informer's batch a controller holds before adding them at once */
+#define KCTL__QUEUE_BATCH_NS 50000 /* or the time since the first of them (real time) */
 #define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
@@ -17769,9 +17770,7 @@ struct kctl_queue {
     void *raw;            /* the allocation this struct was aligned in */
     uint32_t sleepers;    /* workers parked on work_cv */
     uint32_t wakes;       /* signals sent to work_cv that no parked worker has woken from yet */
-    uint32_t to_wake;     /* signals owed once the lock is let go (hold_wakes), or at the batch's end (atomic) */
-    uint32_t deferred;    /* keys added in a batch since signals became owed */
-    uint64_t deferred_at; /* (real time) when the first of them was */
+    uint32_t to_wake;     /* signals owed once the lock is let go (hold_wakes) */
     bool hold_wakes;      /* an add's signals wait for its unlock: the woken worker finds the lock free */
     uint32_t spinners;    /* workers spinning for a push: each looks at the FIFO when it ends */
     uint32_t max_spinners; /* CPUs seen less one: a CPU stays for the producer */
@@ -17837,15 +17836,6 @@ KCTL_API uint64_t kctl_histogram_bound_ns(int i) {
 }
 
 static uint64_t kctl__queue_now(kctl_queue *q) { return q->clock.now_fn(q->clock.user_data); }
-
-/* q->to_wake, written under the lock and read by kctl__queue_kick without it. */
-static void kctl__queue_owe(kctl_queue *q, uint32_t n) {
-#ifdef KCTL__HINTS
-    KCTL__STORE(&q->to_wake, n);
-#else
-    q->to_wake = n;
-#endif
-}
 
 static void kctl__queue_bump(kctl_queue *q) {
 #ifdef KCTL__HINTS
@@ -17994,7 +17984,7 @@ static void kctl__queue_woken(kctl_queue *q) {
     kctl__queue_bump(q);
     if (KCTL__Q_PARKS && q->sleepers > q->wakes && q->nready > q->spinners) {
         q->wakes++;
-        if (q->hold_wakes) kctl__queue_owe(q, q->to_wake + 1);
+        if (q->hold_wakes) q->to_wake++;
         else kctl__cond_signal(&q->work_cv);
     }
 }
@@ -18367,14 +18357,8 @@ static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const c
 }
 
 /* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
-   are known: an object's (its node), from the controller's handlers. With
-   batch (an informer's step telling its handlers a run of events, which
-   ends with kctl__queue_kick), the wake-ups this add owes may wait for the
-   batch's end, KCTL__QUEUE_BATCH keys or KCTL__QUEUE_BATCH_NS: parked
-   workers are woken once for a run of keys, not once per key (each wake-up
-   is a futex call from the informer's thread, which the pipeline's
-   throughput depends on). */
-static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h, bool batch) {
+   are known: an object's (its node), from the controller's handlers. */
+static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
     uint64_t now = 0;
     kctl__qent *e;
     bool created;
@@ -18406,7 +18390,6 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
 #endif
     if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
 #if KCTL_SMALL
-    (void)batch;
     kctl__queue_add_entry(q, e, now);
     kctl__mutex_unlock(&q->mu);
 #else
@@ -18417,15 +18400,7 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
         kctl__queue_add_entry(q, e, now);
         q->hold_wakes = false;
         n = q->to_wake;
-        if (n && batch) { /* owed, sent by the batch's end, unless 32 keys or 50 us have passed since the first */
-            uint64_t t = (uint64_t)KCTL_PORT_NOW_NS();
-            if (!q->deferred) q->deferred_at = t;
-            if (++q->deferred < KCTL__QUEUE_BATCH && t - q->deferred_at < KCTL__QUEUE_BATCH_NS) n = 0;
-        }
-        if (n) {
-            kctl__queue_owe(q, 0);
-            q->deferred = 0;
-        }
+        q->to_wake = 0;
         kctl__mutex_unlock(&q->mu);
         while (n--) kctl__cond_signal(&q->work_cv);
     }
@@ -18434,25 +18409,52 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
 }
 
 #if KCTL__INF_BATCH
-/* The end of an informer's batch: the wake-ups its adds still owe. */
-static void kctl__queue_kick(kctl_queue *q) {
-    uint32_t n;
-#ifdef KCTL__HINTS
-    if (!KCTL__LOAD(&q->to_wake)) return; /* none (the batching thread reads its own write, or a later one) */
-#endif
+/* kctl__queue_add_hashed of n objects' keys in one hold of the lock (a
+   controller's keys from an informer's batch: one lock hand-off and one
+   run of wake-ups for up to KCTL__QUEUE_BATCH keys, not one per key);
+   the same order, the same counts and logs as n adds. Returns SHUTDOWN
+   (nothing added), NOMEM if a key could not be added for memory, FULL
+   if max_keys refused one, else OK. */
+static int kctl__queue_add_objs(kctl_queue *q, kctl_obj *const *objs, uint32_t n) {
+    uint64_t now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0;
+    uint32_t i, wake, refused = 0, nomem = 0;
     kctl__mutex_lock(&q->mu);
-    n = q->to_wake;
-    kctl__queue_owe(q, 0);
-    q->deferred = 0;
+    if (q->shutting_down) {
+        kctl__mutex_unlock(&q->mu);
+        return KCTL_ERR_SHUTDOWN;
+    }
+    if (q->nheap) {
+        if (!KCTL__QTIMED(q) || !q->real_clock) now = kctl__queue_now(q);
+        kctl__queue_promote(q, now);
+    }
+    q->hold_wakes = true;
+    for (i = 0; i < n; i++) {
+        const kctl__node *k = &objs[i]->node;
+        bool created, full;
+        kctl__qent *e = kctl__queue_lookup(q, k->key, k->len, k->hash, &created, &full);
+        if (!e) {
+            if (full) q->refused++, refused++;
+            else nomem++;
+            continue;
+        }
+        if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
+        kctl__queue_add_entry(q, e, now);
+    }
+    q->hold_wakes = false;
+    wake = q->to_wake;
+    q->to_wake = 0;
     kctl__mutex_unlock(&q->mu);
-    while (n--) kctl__cond_signal(&q->work_cv);
+    while (wake--) kctl__cond_signal(&q->work_cv);
+    for (i = 0; i < refused; i++) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_FULL);
+    for (i = 0; i < nomem; i++) kctl__log(&q->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_QUEUE_NOMEM);
+    return nomem ? KCTL_ERR_NOMEM : refused ? KCTL_ERR_FULL : KCTL_OK;
 }
 #endif
 
 KCTL_API int kctl_queue_add(kctl_queue *q, const char *key) {
     size_t len = kctl__key_len(key);
     if (!q || !len) return KCTL_ERR_INVALID_ARG;
-    return kctl__queue_add_hashed(q, key, len, kctl__hash(key, len), false);
+    return kctl__queue_add_hashed(q, key, len, kctl__hash(key, len));
 }
 
 KCTL_API int kctl_queue_add_low(kctl_queue *q, const char *key) {
@@ -18904,6 +18906,15 @@ typedef struct kctl__ctlwatch {
     void *user_data;
     kctl_predicate pred;
     bool has_pred;
+#if KCTL__INF_BATCH
+    /* (the informer's thread) primary keys of its batch not yet added:
+       their objects, held; added together at KCTL__QUEUE_BATCH of them,
+       KCTL__QUEUE_BATCH_NS after the first, an add of another kind, or
+       the batch's end */
+    uint32_t nstash;
+    uint64_t stash_at;
+    kctl_obj *stash[KCTL__QUEUE_BATCH];
+#endif
 } kctl__ctlwatch;
 
 struct kctl_controller {
@@ -18982,17 +18993,44 @@ static void kctl__ctl_owner(kctl__ctlwatch *w, const kctl_obj *obj) {
     if (key != buf) kctl__free(&w->c->allocator, key);
 }
 
+#if KCTL__INF_BATCH
+/* Add the held keys (the controller's log for those lost to memory, as
+   kctl__ctl_add's), let their objects go. */
+static void kctl__ctl_unstash(kctl__ctlwatch *w) {
+    uint32_t i, n = w->nstash;
+    if (!n) return;
+    w->nstash = 0;
+    if (kctl__queue_add_objs(w->c->q, w->stash, n) == KCTL_ERR_NOMEM)
+        kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
+    for (i = 0; i < n; i++) kctl_obj_unref(w->stash[i]);
+}
+#endif
+
 /* What an event enqueues: the primary's own key (the delete's key, else
    the object's), the owner's (watch_owned), the map's keys (watch_map). */
 static void kctl__ctl_on_primary(kctl__ctlwatch *w, const kctl_obj *obj, const char *key) {
 #if !KCTL_SMALL
     if (!key && obj && obj->node.len && obj->node.len <= KCTL_MAX_KEY_LEN && !(w->c->prio && w->inf->from_list)) {
         /* the object's key, its length and hash known: a plain add without counting or hashing it again */
-        int rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash, w->inf->batching);
+        int rc;
+#if KCTL__INF_BATCH
+        if (w->inf->batching) { /* held for a run of adds under one lock */
+            uint64_t t = (uint64_t)KCTL_PORT_NOW_NS();
+            if (!w->nstash) w->stash_at = t;
+            kctl__map_prefetch(&w->c->q->map, obj->node.hash); /* its slot, by the time the run is added */
+            w->stash[w->nstash++] = kctl_obj_ref((kctl_obj *)(uintptr_t)obj);
+            if (w->nstash == KCTL__QUEUE_BATCH || t - w->stash_at >= KCTL__QUEUE_BATCH_NS) kctl__ctl_unstash(w);
+            return;
+        }
+#endif
+        rc = kctl__queue_add_hashed(w->c->q, obj->node.key, obj->node.len, obj->node.hash);
         if (rc != KCTL_OK && rc != KCTL_ERR_SHUTDOWN && rc != KCTL_ERR_FULL)
             kctl__log(&w->c->logger, KCTL_LOG_ERROR, KCTL_LOGITEM_CONTROLLER_ENQUEUE_FAILED);
         return;
     }
+#endif
+#if KCTL__INF_BATCH
+    kctl__ctl_unstash(w); /* the held keys first: the queue takes keys in the events' order */
 #endif
     kctl__ctl_add(w, key ? key : kctl_obj_key(obj));
 }
@@ -19019,7 +19057,7 @@ static void kctl__ctl_update_ev(kctl_obj *old_obj, kctl_obj *new_obj, void *ud) 
     if (w->on != kctl__ctl_on_primary) w->on(w, old_obj, NULL); /* an owner or a mapping that changed: both sides */
 }
 #if KCTL__INF_BATCH
-static void kctl__ctl_flush(void *ud) { kctl__queue_kick(((kctl__ctlwatch *)ud)->c->q); }
+static void kctl__ctl_flush(void *ud) { kctl__ctl_unstash((kctl__ctlwatch *)ud); }
 #endif
 static void kctl__ctl_delete_ev(const char *key, kctl_obj *last, bool unknown, void *ud) {
     kctl__ctlwatch *w = (kctl__ctlwatch *)ud;
@@ -19178,6 +19216,9 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c) {
 #endif
     for (w = c->watches; w; w = next) {
         next = w->next;
+#if KCTL__INF_BATCH
+        while (w->nstash) kctl_obj_unref(w->stash[--w->nstash]); /* (none: a batch ends with its flush) */
+#endif
         kctl__free(&c->allocator, w);
     }
 #ifndef KCTL_NO_THREADS

@@ -597,7 +597,7 @@ static void tc_many_workers(void) {
    never sent would leave keys queued with every worker asleep). */
 static void tc_batched_events_wake_workers(void) {
 #ifndef KCTL_NO_THREADS
-    static const int runs[] = { 1, 5, 31, 32, 33, 200 };
+    static const int runs[] = { 1, 5, 31, 32, 33, 127, 128, 129, 300 };
     kctl_memstore *ms = NULL;
     kctl_informer_desc d;
     kctl_informer *inf = NULL;
@@ -640,6 +640,122 @@ static void tc_batched_events_wake_workers(void) {
 #else
     KT_SKIP();
 #endif
+}
+
+/* An informer's batch: the controller holds the primary keys of a run of
+   events and adds them together (KCTL__QUEUE_BATCH of them, another kind
+   of add such as a delete's, or the batch's end). The queue gets them in
+   the events' order, all by the end of the step; max_keys refuses each
+   key past it, counted and logged once per key, as separate adds would. */
+static int tc_full_logs;
+static kctl_reconcile_result tc_no_reconcile(const kctl_reconcile_ctx *ctx) {
+    kctl_reconcile_result r;
+    (void)ctx;
+    memset(&r, 0, sizeof r);
+    return r;
+}
+static void tc_log_full(int level, uint32_t item, const char *message, void *user_data) {
+    (void)level;
+    (void)message;
+    (void)user_data;
+    if (item == KCTL_LOGITEM_QUEUE_FULL) tc_full_logs++;
+}
+
+/* Step inf until it is idle, then take every key c's queue hands out: they
+   must be want[0..n) in that order. */
+static void tc_take_in_order(kctl_informer *inf, kctl_controller *c, char (*want)[24], int n) {
+    kctl_queue *q = kctl_controller_queue(c);
+    const char *key;
+    int s, got = 0;
+    for (s = 0; s < 8; s++) KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    while (kctl_queue_try_get(q, &key) == KCTL_OK) {
+        if (got < n && strcmp(key, want[got]) != 0) kt_fail(__FILE__, __LINE__, "key %d: %s, want %s", got, key, want[got]);
+        got++;
+        kctl_queue_done(q, key);
+    }
+    KT_EQ_INT(got, n);
+}
+
+static void tc_batched_adds_in_order(void) {
+    enum { N = 300 };
+#ifndef KCTL_NO_QUEUE_BOUND
+    const int MAX = 250;
+#else
+    const int MAX = N; /* (no max_keys: every key) */
+#endif
+    static char want[N][24];
+    kctl_vclock vc;
+    kctl_memstore_desc md;
+    kctl_memstore *ms = NULL;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    kctl_queue_stats st;
+    int i, k;
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&vc);
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    for (i = 0; i < N; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"}}", i);
+        KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+    }
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    d.clock = kctl_vclock_clock(&vc);
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tc_no_reconcile; /* (not started: the test takes the keys) */
+    cd.clock = kctl_vclock_clock(&vc);
+    cd.max_keys = MAX < N ? (uint32_t)MAX : 0;
+    cd.logger.func = tc_log_full;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    tc_full_logs = 0;
+
+    /* the list: the keys in the store's order, the first MAX of them */
+    for (i = 0; i < N; i++) snprintf(want[i], sizeof want[i], "prod/o%03d", i);
+    tc_take_in_order(inf, c, want, MAX);
+    KT_EQ_INT(kctl_queue_read_stats(kctl_controller_queue(c), &st), KCTL_OK);
+    KT_EQ_INT((long)st.refused_total, N - MAX);
+    KT_EQ_INT(tc_full_logs, N - MAX);
+
+    /* updates in another order, deletes among them (each a key of its own
+       add, between two runs of held keys) */
+    for (k = 0; k < N; k++) {
+        char doc[64];
+        i = (k * 7) % N;
+        snprintf(want[k], sizeof want[k], "prod/o%03d", i);
+        snprintf(doc, sizeof doc, "o%03d", i);
+        if (k % 40 == 39) {
+            KT_EQ_INT(kctl_memstore_delete(ms, &tc_cm, doc, NULL), KCTL_OK);
+        } else {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"},\"data\":{\"k\":\"%d\"}}", i, k);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+        }
+    }
+    tc_take_in_order(inf, c, want, MAX);
+    KT_EQ_INT(kctl_queue_read_stats(kctl_controller_queue(c), &st), KCTL_OK);
+    KT_EQ_INT((long)st.refused_total, 2 * (N - MAX));
+    KT_EQ_INT(tc_full_logs, 2 * (N - MAX));
+    KT_EQ_INT((long)st.depth, 0);
+
+    /* shut down: the held keys of a batch are let go (no leak), nothing added */
+    kctl_queue_shutdown(kctl_controller_queue(c));
+    {
+        const char *doc = "{\"metadata\":{\"name\":\"o001\"},\"data\":{\"k\":\"last\"}}";
+        KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+    }
+    for (k = 0; k < 4; k++) (void)kctl_informer_step(inf, 0, NULL);
+    KT_EQ_INT(kctl_queue_read_stats(kctl_controller_queue(c), &st), KCTL_OK);
+    KT_EQ_INT((long)st.depth, 0);
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
 }
 
 /* 2.4 through start: an informer out of memory during its first list makes
@@ -1003,6 +1119,7 @@ void kt_suite_controller(void) {
     KT_RUN(tc_workers);
     KT_RUN(tc_many_workers);
     KT_RUN(tc_batched_events_wake_workers);
+    KT_RUN(tc_batched_adds_in_order);
     KT_RUN(tc_start_nomem);
     KT_RUN(tc_bad_args);
     KT_RUN(tc_predicates);
