@@ -1306,6 +1306,8 @@ KCTL_API long kctl__test_map_churn(uint32_t seed, uint32_t nkeys, uint32_t steps
 /* kctl's own tests only: the key map's hash of s[0..n), as this build
    makes it (small builds hash otherwise). */
 KCTL_API uint32_t kctl__test_hash(const char *s, size_t n);
+/* kctl's own tests only: the key map's comparison of a[0..n) with b[0..n). */
+KCTL_API bool kctl__test_key_eq(const char *a, const char *b, size_t n);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -5016,6 +5018,22 @@ static uint32_t kctl__hash(const char *s, size_t n) {
 #endif
 }
 
+/* Whether a[0..n) and b[0..n) are equal: keys of 4 to 64 bytes (most)
+   in whole loads, the last one overlapping the one before, not a call
+   to memcmp (its call and dispatch were a sixth of a cache get). */
+static inline bool kctl__key_eq(const char *a, const char *b, size_t n) {
+#if !KCTL_SMALL
+    if (n >= 8 && n <= 64) {
+        uint64_t d = kctl__rd64(a + n - 8) ^ kctl__rd64(b + n - 8);
+        size_t i;
+        for (i = 0; i + 8 < n; i += 8) d |= kctl__rd64(a + i) ^ kctl__rd64(b + i);
+        return d == 0;
+    }
+    if (n >= 4 && n < 8) return ((kctl__rd32(a) ^ kctl__rd32(b)) | (kctl__rd32(a + n - 4) ^ kctl__rd32(b + n - 4))) == 0;
+#endif
+    return kctl__memcmp(a, b, n) == 0;
+}
+
 static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t len, uint32_t hash) {
     size_t mask, i;
     unsigned char tag = kctl__map_tag(hash), t;
@@ -5028,7 +5046,7 @@ static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t le
                entries), often on the next cache line: start loading it
                while the node's own line arrives, not after. */
             KCTL__PREFETCH((const char *)n + 64);
-            if (n->hash == hash && n->len == len && kctl__memcmp(n->key, key, len) == 0) return n;
+            if (n->hash == hash && n->len == len && kctl__key_eq(n->key, key, len)) return n;
         }
     }
     return NULL;
@@ -5165,6 +5183,7 @@ static bool kctl__map_sound(const kctl__map *m) {
 }
 
 KCTL_API uint32_t kctl__test_hash(const char *s, size_t n) { return kctl__hash(s, n); }
+KCTL_API bool kctl__test_key_eq(const char *a, const char *b, size_t n) { return kctl__key_eq(a, b, n); }
 KCTL_API long kctl__test_map_churn(uint32_t seed, uint32_t nkeys, uint32_t steps, uint32_t hash_mask) {
     kctl_allocator a;
     kctl__map m;

@@ -130,6 +130,40 @@ static void ti_key_map_churn(void) {
     KT_EQ_INT(kctl__test_map_churn(4, 2000, 3000, 0x3ffu), 0);
 }
 
+/* The key map's key comparison (whole loads for 4 to 64 bytes, memcmp
+   otherwise): every length to 80, at every alignment of either side, is
+   equal to an equal key and unequal to one that differs in any single
+   byte, by any single bit. The keys are copied to heap blocks of exactly
+   their length, so a load past either end is an ASan error. */
+static void ti_key_eq(void) {
+    char src[96];
+    size_t n, i, off, bad = 0;
+    unsigned bit;
+    for (i = 0; i < sizeof src; i++) src[i] = (char)('a' + (i * 7) % 26);
+    for (n = 0; n <= 80; n++)
+        for (off = 0; off < 8; off++) {
+            char *a = (char *)malloc(n + off ? n + off : 1), *b = (char *)malloc(n ? n : 1);
+            if (!a || !b) {
+                free(a);
+                free(b);
+                kt_fail(__FILE__, __LINE__, "malloc");
+                return;
+            }
+            memcpy(a + off, src, n);
+            memcpy(b, src, n);
+            if (!kctl__test_key_eq(a + off, b, n)) bad++;
+            for (i = 0; i < n; i++)
+                for (bit = 0; bit < 8; bit += 7) { /* the lowest and the highest bit */
+                    b[i] ^= (char)(1u << bit);
+                    if (kctl__test_key_eq(a + off, b, n) || kctl__test_key_eq(b, a + off, n)) bad++;
+                    b[i] ^= (char)(1u << bit);
+                }
+            free(a);
+            free(b);
+        }
+    KT_EQ_INT((long)bad, 0);
+}
+
 static void ti_add_get_delete(void) {
     kctl_indexer *ix = NULL;
     kctl_obj *a = ti_obj("prod", "a", "web", "1"), *b = ti_obj("prod", "b", "db", "2"), *c = ti_obj(NULL, "node-1", NULL, "3"), *g;
@@ -748,6 +782,7 @@ void kt_suite_indexer(void) {
     KT_RUN(ti_many_values);
     KT_RUN(ti_key_map_bytes);
     KT_RUN(ti_key_map_churn);
+    KT_RUN(ti_key_eq);
     KT_RUN(ti_read_borrowed);
     KT_RUN(ti_read_lifetime_threads);
 }
