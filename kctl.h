@@ -18452,8 +18452,12 @@ static int kctl__queue_add_objs(kctl_queue *q, kctl_obj *const *objs, uint32_t n
         bool created, full;
         kctl__qent *e = kctl__queue_lookup(q, k->key, k->len, k->hash, &created, &full);
         if (!e) {
-            if (full) q->refused++, refused++;
-            else nomem++;
+            if (!full) {
+                nomem++;
+            } else {
+                q->refused++;
+                refused++;
+            }
             continue;
         }
         if ((e->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, e);
