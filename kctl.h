@@ -17878,7 +17878,7 @@ static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
     if ((KCTL__Q_FAST || q->nfree < KCTL__QUEUE_FREE_MAX) && (!KCTL__QMAX(q) || q->nfree < q->max_keys)) {
         e->next = q->free_list;
         q->free_list = e;
-        if (++q->nfree == KCTL__QUEUE_FREE_MAX + 1) q->grown_ns = kctl__queue_now(q);
+        if (++q->nfree == KCTL__QUEUE_FREE_MAX + 1 && KCTL__Q_FAST) q->grown_ns = kctl__queue_now(q);
     } else {
         kctl__free(&q->allocator, kctl__cold(e)->raw);
     }
@@ -17933,12 +17933,12 @@ static void kctl__queue_retire(kctl_queue *q, kctl__qent *e) {
    each wave. Lock held. */
 static void kctl__queue_trim(kctl_queue *q) {
     uint64_t now;
-    bool shrink = q->map.cap > 64 && q->map.count * 16 < q->map.cap, spare = q->nfree > KCTL__QUEUE_FREE_MAX;
+    bool shrink = q->map.cap > 64 && q->map.count * 16 < q->map.cap, spare = KCTL__Q_FAST && q->nfree > KCTL__QUEUE_FREE_MAX;
     if ((!shrink && !spare) || kctl__queue_live(q)) return;
     now = kctl__queue_now(q);
     if (now >= q->grown_ns && now - q->grown_ns < KCTL__QUEUE_TRIM_NS) return;
     if (shrink) (void)kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count));
-    while (q->nfree > KCTL__QUEUE_FREE_MAX) {
+    while (spare && q->nfree > KCTL__QUEUE_FREE_MAX) {
         kctl__qent *e = q->free_list;
         q->free_list = e->next;
         q->nfree--;
