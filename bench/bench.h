@@ -154,11 +154,62 @@ BENCH_UNUSED static double bench_loadavg(void)
     return l;
 }
 
-/* One line: CPUs online, the affinity, the load average, the mode. */
+/* ns per load of a chain of dependent loads, one per 64-byte line, in a
+   random single cycle over bytes of memory (Sattolo's shuffle); < 0
+   without the memory. */
+BENCH_UNUSED static double bench_chase_ns(size_t bytes, long loads)
+{
+    size_t n = bytes / 64, i, j, t, p = 0, *idx = (size_t *)malloc(n * sizeof *idx);
+    char *buf = (char *)malloc(bytes);
+    uint64_t x = UINT64_C(0x9E3779B97F4A7C15), t0, t1;
+    long k;
+    if (!idx || !buf || n < 2) {
+        free(idx);
+        free(buf);
+        return -1;
+    }
+    for (i = 0; i < n; i++)
+        idx[i] = i;
+    for (i = n - 1; i > 0; i--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        j = (size_t)(x % i);
+        t = idx[i];
+        idx[i] = idx[j];
+        idx[j] = t;
+    }
+    for (i = 0; i < n; i++)
+        memcpy(buf + idx[i] * 64, &idx[(i + 1) % n], sizeof(size_t));
+    for (k = 0; k < loads / 4; k++) /* warm: the pages are touched, the TLB as it will be */
+        memcpy(&p, buf + p * 64, sizeof p);
+    t0 = kctl_clock_now(NULL);
+    for (k = 0; k < loads; k++)
+        memcpy(&p, buf + p * 64, sizeof p);
+    t1 = kctl_clock_now(NULL);
+    free(idx);
+    free(buf);
+    return p < n ? (double)(t1 - t0) / (double)loads : -1; /* (p used: the chain is not optimised away) */
+}
+
+/* One line: the machine's memory latency, a yardstick for comparing
+   figures across machines and days. A cache get, the writer and the
+   pipeline wait on memory: the same code's get by key ran 27 M/s on one
+   2-CPU host and 8 M/s on another (157 ns per load in 32 MiB), a week
+   apart. */
+BENCH_UNUSED static void bench_print_memory(void)
+{
+    double l2 = bench_chase_ns((size_t)1 << 20, 2000000L), big = bench_chase_ns((size_t)32 << 20, 1000000L);
+    printf("memory: a dependent load takes %.1f ns in 1 MiB, %.1f ns in 32 MiB (random lines; "
+           "figures from hosts whose loads differ are not comparable)\n", l2, big);
+}
+
+/* One line: CPUs online, the affinity, the load average, the mode; then the memory line. */
 BENCH_UNUSED static void bench_print_conditions(const char *mode)
 {
     printf("conditions: %ld CPUs online, affinity %d CPUs, load average %.2f at start, %s\n",
            sysconf(_SC_NPROCESSORS_ONLN), bench_affinity_cpus(), bench_loadavg(), mode);
+    bench_print_memory();
 }
 
 /* A child process that keeps one CPU busy (the issue's busy loop) until

@@ -54,6 +54,7 @@ static void bench_conditions(void)
     } else {
         printf("CPU use before the start unknown (no /proc/stat)\n");
     }
+    bench_print_memory();
 }
 
 #endif
