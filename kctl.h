@@ -17930,13 +17930,16 @@ static void kctl__queue_retire(kctl_queue *q, kctl__qent *e) {
    free list last went past that. Removing keys never shrinks the map
    (kctl__map_unlink): a queue whose keys come in waves keeps its table
    and its entries, and does not give them back and take them again with
-   each wave. Lock held. */
-static void kctl__queue_trim(kctl_queue *q) {
+   each wave. Returns the ns until there is something to give back, 0
+   when there is nothing (a worker parks no longer than that: a queue
+   whose workers park for good after a burst gives it back too). Lock
+   held. */
+static uint64_t kctl__queue_trim(kctl_queue *q) {
     uint64_t now;
     bool shrink = q->map.cap > 64 && q->map.count * 16 < q->map.cap, spare = KCTL__Q_FAST && q->nfree > KCTL__QUEUE_FREE_MAX;
-    if ((!shrink && !spare) || kctl__queue_live(q)) return;
+    if ((!shrink && !spare) || kctl__queue_live(q)) return 0;
     now = kctl__queue_now(q);
-    if (now >= q->grown_ns && now - q->grown_ns < KCTL__QUEUE_TRIM_NS) return;
+    if (now >= q->grown_ns && now - q->grown_ns < KCTL__QUEUE_TRIM_NS) return KCTL__QUEUE_TRIM_NS - (now - q->grown_ns);
     if (shrink) (void)kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count));
     while (spare && q->nfree > KCTL__QUEUE_FREE_MAX) {
         kctl__qent *e = q->free_list;
@@ -17944,6 +17947,7 @@ static void kctl__queue_trim(kctl_queue *q) {
         q->nfree--;
         kctl__free(&q->allocator, kctl__cold(e)->raw);
     }
+    return 0;
 }
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
@@ -18645,7 +18649,7 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
 #ifdef KCTL__HINTS
     bool spun = false; /* one spin per empty look, then park */
 #endif
-    uint64_t now = 0;
+    uint64_t now = 0, trim_ns;
     bool fresh = false; /* now was read since the lock was last taken */
     bool bad_done = false;
     int rc;
@@ -18680,7 +18684,7 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         block = false;
 #endif
         if (!block) {
-            kctl__queue_trim(q); /* nothing to hand out: the time to give back a burst's table */
+            (void)kctl__queue_trim(q); /* nothing to hand out: the time to give back a burst's table */
             rc = KCTL_ERR_AGAIN;
             break;
         }
@@ -18723,12 +18727,14 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         }
         q->parks++;
 #endif
-        kctl__queue_trim(q); /* parking (not each spin): a clock read beside a futex wait */
+        trim_ns = kctl__queue_trim(q); /* parking (not each spin): a clock read beside a futex wait */
         q->sleepers++;
-        if (q->nheap && q->real_clock)
-            kctl__cond_wait_for(&q->work_cv, &q->mu, kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0);
-        else
+        if (q->real_clock && (q->nheap || trim_ns)) { /* (a virtual clock's advance wakes the parked) */
+            uint64_t wait_ns = !q->nheap ? UINT64_MAX : kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0;
+            kctl__cond_wait_for(&q->work_cv, &q->mu, trim_ns && trim_ns < wait_ns ? trim_ns : wait_ns);
+        } else {
             kctl__cond_wait(&q->work_cv, &q->mu);
+        }
         q->sleepers--;
         if (q->wakes) q->wakes--; /* (a timed-out wait may take another's: then one signal more, never one less) */
 #ifdef KCTL__HINTS

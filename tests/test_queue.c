@@ -1806,6 +1806,99 @@ static void tq_join_get_one(tq_worker *w, kctl_vclock *vc) {
 
 #endif /* KCTL_NO_THREADS */
 
+/* A queue whose workers park for good after a burst still gives the
+   burst's spare entries and table back: a parked worker waits no longer
+   than until they may go (KCTL__QUEUE_TRIM_NS after the map last grew
+   or the free list went past its bound), on the real clock. The
+   allocator counts under its own lock: the worker frees, the test reads. */
+#ifndef KCTL_NO_THREADS
+typedef struct tq_lalloc {
+    pthread_mutex_t mu;
+    long live, frees;
+} tq_lalloc;
+static void *tq_lalloc_fn(size_t size, void *user_data) {
+    tq_lalloc *a = (tq_lalloc *)user_data;
+    void *p = malloc(size);
+    pthread_mutex_lock(&a->mu);
+    if (p) a->live++;
+    pthread_mutex_unlock(&a->mu);
+    return p;
+}
+static void tq_lfree_fn(void *ptr, void *user_data) {
+    tq_lalloc *a = (tq_lalloc *)user_data;
+    if (!ptr) return;
+    pthread_mutex_lock(&a->mu);
+    a->live--;
+    a->frees++;
+    pthread_mutex_unlock(&a->mu);
+    free(ptr);
+}
+static long tq_lalloc_live(tq_lalloc *a, long *frees) {
+    long n;
+    pthread_mutex_lock(&a->mu);
+    n = a->live;
+    if (frees) *frees = a->frees;
+    pthread_mutex_unlock(&a->mu);
+    return n;
+}
+/* Given back: the spares (live back under the bound); KCTL_SMALL pools
+   256 entries at most, so there the burst's table (a free). */
+static bool tq_lalloc_trimmed(tq_lalloc *a, long frees_parked) {
+    long frees, live = tq_lalloc_live(a, &frees);
+    return TQ_SMALL ? frees > frees_parked : live <= 1400;
+}
+static void *tq_drain_all(void *arg) {
+    kctl_queue *q = (kctl_queue *)arg;
+    const char *k;
+    while (kctl_queue_get(q, &k) == KCTL_OK) kctl_queue_done(q, k);
+    return NULL;
+}
+#endif
+
+static void tq_thread_parked_worker_trims(void) {
+#ifndef KCTL_NO_THREADS
+    tq_lalloc a;
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    pthread_t th;
+    char key[32];
+    long peak, frees, i, polls;
+    int bad = 0;
+    struct timespec ms10 = { 0, 10000000L };
+    kctl_queue_stats st;
+    memset(&a, 0, sizeof a);
+    pthread_mutex_init(&a.mu, NULL);
+    memset(&d, 0, sizeof d); /* the real clock */
+    d.allocator.alloc_fn = tq_lalloc_fn;
+    d.allocator.free_fn = tq_lfree_fn;
+    d.allocator.user_data = &a;
+    if (kctl_queue_create(&d, &q) != KCTL_OK) { kt_fail(__FILE__, __LINE__, "kctl_queue_create"); return; }
+    for (i = 0; i < 5000; i++) { /* the burst, queued before the worker starts */
+        sprintf(key, "ns/burst-%05ld", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    KT_EQ_INT(bad, 0);
+    if (pthread_create(&th, NULL, tq_drain_all, q) != 0) { kt_fail(__FILE__, __LINE__, "pthread_create"); kctl_queue_destroy(q); return; }
+    for (polls = 0; polls < 1000; polls++) { /* the worker has them all, then parks */
+        st = tq_stats(q);
+        if (!st.depth && !st.processing && st.idle_workers == 1) break;
+        nanosleep(&ms10, NULL);
+    }
+    peak = tq_lalloc_live(&a, &frees);
+    if (!TQ_SMALL) KT_CHECK(peak > 1400); /* the burst's entries are kept, for now */
+    for (polls = 0; polls < 1000 && !tq_lalloc_trimmed(&a, frees); polls++) nanosleep(&ms10, NULL); /* up to 10 s */
+    KT_CHECK(tq_lalloc_trimmed(&a, frees));
+    KT_EQ_U64(tq_stats(q).idle_workers, 1); /* parked again */
+    kctl_queue_shutdown(q);
+    pthread_join(th, NULL);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(tq_lalloc_live(&a, NULL), 0);
+    pthread_mutex_destroy(&a.mu);
+#else
+    KT_SKIP();
+#endif
+}
+
 static void tq_thread_wake_on_add(void) {
 #ifndef KCTL_NO_THREADS
     kctl_vclock vc;
@@ -2846,6 +2939,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_stats_unfinished);
     KT_RUN(tq_nothreads_get_does_not_block);
     KT_RUN(tq_thread_wake_on_add);
+    KT_RUN(tq_thread_parked_worker_trims);
     KT_RUN(tq_thread_vclock_wake);
     KT_RUN(tq_thread_ready_keys_wake_each_worker);
     KT_RUN(tq_thread_vclock_wake_new_deadline);
