@@ -17757,7 +17757,7 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
     return (kctl__qcold *)(void *)((char *)(uintptr_t)(e + 1) + e->key_cap);
 }
 
-#define KCTL__QUEUE_FREE_MAX 256      /* entries kept for reuse when idle; in use, as many as a burst freed (KCTL__Q_FAST) */
+#define KCTL__QUEUE_FREE_MAX 256      /* entries kept for reuse */
 #define KCTL__QUEUE_TRIM_NS KCTL_SEC(1) /* after growing, the map shrinks only when idle this much later */
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
@@ -17867,18 +17867,11 @@ static void kctl__queue_bump(kctl_queue *q) {
 /* Keys with a role (one in two roles counted twice). Lock held. */
 static size_t kctl__queue_live(const kctl_queue *q) { return q->nready + q->nprocessing + q->nheap; }
 
-/* An idle entry goes to the free list. The default build keeps every
-   entry a burst frees there (the next burst's adds take them, not
-   malloc: with 1M distinct keys through one worker, a malloc and a free
-   per key, the free from another thread, cost a tenth of the run), until
-   kctl__queue_trim gives the spares back with the burst's table; going
-   past KCTL__QUEUE_FREE_MAX starts that clock as the map's growth does.
-   KCTL_SMALL keeps KCTL__QUEUE_FREE_MAX. Never more than max_keys. Lock held. */
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
-    if ((KCTL__Q_FAST || q->nfree < KCTL__QUEUE_FREE_MAX) && (!KCTL__QMAX(q) || q->nfree < q->max_keys)) {
+    if (q->nfree < KCTL__QUEUE_FREE_MAX && (!KCTL__QMAX(q) || q->nfree < q->max_keys)) {
         e->next = q->free_list;
         q->free_list = e;
-        if (++q->nfree == KCTL__QUEUE_FREE_MAX + 1 && KCTL__Q_FAST) q->grown_ns = kctl__queue_now(q);
+        q->nfree++;
     } else {
         kctl__free(&q->allocator, kctl__cold(e)->raw);
     }
@@ -17924,29 +17917,19 @@ static void kctl__queue_retire(kctl_queue *q, kctl__qent *e) {
 }
 
 /* A get found nothing to hand out; with no key ready, in flight or
-   delayed either, a map that a burst grew and that is now mostly empty
-   shrinks, and free entries past KCTL__QUEUE_FREE_MAX are given back,
-   once KCTL__QUEUE_TRIM_NS have passed since the map last grew or the
-   free list last went past that. Removing keys never shrinks the map
-   (kctl__map_unlink): a queue whose keys come in waves keeps its table
-   and its entries, and does not give them back and take them again with
-   each wave. Returns the ns until there is something to give back, 0
-   when there is nothing (a worker parks no longer than that: a queue
-   whose workers park for good after a burst gives it back too). Lock
-   held. */
+   delayed either, a map that a burst grew and that is now mostly empty shrinks, once
+   KCTL__QUEUE_TRIM_NS have passed since it last grew. Removing keys never
+   shrinks it (kctl__map_unlink): a queue whose keys come in waves keeps
+   its table, and does not shrink and grow it with each wave. Returns the
+   ns until it may shrink, 0 when it will not (a parking worker waits no
+   longer than that: a queue whose workers park for good after a burst
+   gives the table back too). Lock held. */
 static uint64_t kctl__queue_trim(kctl_queue *q) {
     uint64_t now;
-    bool shrink = q->map.cap > 64 && q->map.count * 16 < q->map.cap, spare = KCTL__Q_FAST && q->nfree > KCTL__QUEUE_FREE_MAX;
-    if ((!shrink && !spare) || kctl__queue_live(q)) return 0;
+    if (q->map.cap <= 64 || q->map.count * 16 >= q->map.cap || kctl__queue_live(q)) return 0;
     now = kctl__queue_now(q);
     if (now >= q->grown_ns && now - q->grown_ns < KCTL__QUEUE_TRIM_NS) return KCTL__QUEUE_TRIM_NS - (now - q->grown_ns);
-    if (shrink) (void)kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count));
-    while (spare && q->nfree > KCTL__QUEUE_FREE_MAX) {
-        kctl__qent *e = q->free_list;
-        q->free_list = e->next;
-        q->nfree--;
-        kctl__free(&q->allocator, kctl__cold(e)->raw);
-    }
+    (void)kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count));
     return 0;
 }
 

@@ -26,11 +26,6 @@
     KT_EQ_INT(tq_rc_, (rc)); \
     if (tq_rc_ == KCTL_OK && tq_k_) kctl_queue_done((q), tq_k_); } while (0)
 #define TQ_AGAIN(q) TQ_TRY_RC(q, KCTL_ERR_AGAIN)
-#if defined(KCTL_SMALL) ? KCTL_SMALL : defined(__OPTIMIZE_SIZE__)
-#define TQ_SMALL 1 /* kctl.h's small build: 256 pooled entries at most, even in use */
-#else
-#define TQ_SMALL 0
-#endif
 
 static kctl_queue_stats tq_stats(kctl_queue *q) {
     kctl_queue_stats s;
@@ -1125,44 +1120,31 @@ static void tq_alloc_steady_state(void) {
 }
 
 /* Finished keys stay pooled, not forever: with no producer taking them back,
-   idle entries are recycled by the workers; a burst's entries serve the
-   next burst (no allocation), and once the queue has been idle a second
-   on its clock, memory is back to a bound; every key can be added again
-   afterwards, in order. */
-static void tq_burst(kctl_queue *q, int *bad) {
-    char key[32];
-    const char *k = NULL;
-    int i;
-    for (i = 0; i < 5000; i++) {
-        sprintf(key, "ns/obj-%05d", i);
-        if (kctl_queue_add(q, key) != KCTL_OK) (*bad)++;
-    }
-    KT_EQ_U64(kctl_queue_len(q), 5000);
-    for (i = 0; i < 5000; i++) {
-        sprintf(key, "ns/obj-%05d", i);
-        if (kctl_queue_try_get(q, &k) != KCTL_OK || strcmp(k, key) != 0) (*bad)++;
-        else kctl_queue_done(q, k);
-    }
-}
-
+   idle entries are recycled by the workers and memory stays bounded; every
+   key can be added again afterwards, in order. */
 static void tq_idle_entries_bounded(void) {
     kctl_vclock vc;
     kt_alloc a;
-    long live_after_first = 0, before;
-    int round, bad = 0;
+    char key[32];
+    const char *k = NULL;
+    long live_after_first = 0;
+    int i, round, bad = 0;
     kctl_queue *q;
     kt_alloc_init(&a);
     q = tq_new_alloc(&vc, &a, kctl_limiter_exponential(1, KCTL_MS(1)));
     if (!q) return;
     for (round = 0; round < 3; round++) {
-        tq_burst(q, &bad);
-        TQ_AGAIN(q); /* idle, but not for a second yet: the entries stay */
-        before = a.allocs;
-        tq_burst(q, &bad); /* the same burst again takes them back (KCTL_SMALL keeps 256) */
-        if (!TQ_SMALL) KT_EQ_INT(a.allocs - before, 0);
+        for (i = 0; i < 5000; i++) {
+            sprintf(key, "ns/obj-%05d", i);
+            if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        }
+        KT_EQ_U64(kctl_queue_len(q), 5000);
+        for (i = 0; i < 5000; i++) {
+            sprintf(key, "ns/obj-%05d", i);
+            if (kctl_queue_try_get(q, &k) != KCTL_OK || strcmp(k, key) != 0) bad++;
+            else kctl_queue_done(q, k);
+        }
         TQ_AGAIN(q);
-        kctl_vclock_advance(&vc, KCTL_SEC(1));
-        TQ_AGAIN(q); /* idle a second later: the spares are given back */
         if (round == 0) live_after_first = a.live;
         /* the queue holds at most about 1300 pooled entries and its tables */
         KT_CHECK(a.live <= 1400);
@@ -1212,13 +1194,11 @@ static void tq_map_kept_while_in_use(void) {
     TQ_AGAIN(q); /* idle, but the table grew less than a second ago */
     KT_EQ_INT(a.allocs - before, 0);
     kctl_vclock_advance(&vc, KCTL_SEC(1));
-    TQ_AGAIN(q); /* idle a second later: one smaller table for the old, and the spare entries back */
+    TQ_AGAIN(q); /* idle a second later: one smaller table for the old */
     KT_EQ_INT(a.allocs - before, 1);
-    KT_CHECK(a.frees - freed > (TQ_SMALL ? 0 : 1));
-    freed = a.frees;
+    KT_EQ_INT(a.frees - freed, 1);
     TQ_AGAIN(q);
     KT_EQ_INT(a.allocs - before, 1);
-    KT_EQ_INT(a.frees - freed, 0);
     for (i = 0; i < 200; i++) { /* every key works after */
         sprintf(key, "ns/b-%05d", i);
         if (kctl_queue_add(q, key) != KCTL_OK) bad++;
@@ -1807,45 +1787,52 @@ static void tq_join_get_one(tq_worker *w, kctl_vclock *vc) {
 #endif /* KCTL_NO_THREADS */
 
 /* A queue whose workers park for good after a burst still gives the
-   burst's spare entries and table back: a parked worker waits no longer
-   than until they may go (KCTL__QUEUE_TRIM_NS after the map last grew
-   or the free list went past its bound), on the real clock. The
-   allocator counts under its own lock: the worker frees, the test reads. */
+   burst's grown table back: a parked worker waits no longer than until
+   it may shrink (KCTL__QUEUE_TRIM_NS after it last grew), on the real
+   clock. The allocator counts under its own lock (the worker frees, the
+   test reads) the live blocks of 128 KiB or more: the table of 20,000
+   keys is one, and the only one (it is mostly empty when they are done:
+   the 1,024 idle entries a default build keeps in it are under 1/16). */
 #ifndef KCTL_NO_THREADS
+#define TQ_BIG ((size_t)128 << 10)
 typedef struct tq_lalloc {
     pthread_mutex_t mu;
-    long live, frees;
+    long live, big;
 } tq_lalloc;
 static void *tq_lalloc_fn(size_t size, void *user_data) {
     tq_lalloc *a = (tq_lalloc *)user_data;
-    void *p = malloc(size);
+    size_t *p = (size_t *)malloc(size + 16);
+    if (!p) return NULL;
+    p[0] = size; /* a 16-byte header: the size, for the free */
     pthread_mutex_lock(&a->mu);
-    if (p) a->live++;
+    a->live++;
+    if (size >= TQ_BIG) a->big++;
     pthread_mutex_unlock(&a->mu);
-    return p;
+    return (char *)p + 16;
 }
 static void tq_lfree_fn(void *ptr, void *user_data) {
     tq_lalloc *a = (tq_lalloc *)user_data;
+    size_t *p;
     if (!ptr) return;
+    p = (size_t *)(void *)((char *)ptr - 16);
     pthread_mutex_lock(&a->mu);
     a->live--;
-    a->frees++;
+    if (p[0] >= TQ_BIG) a->big--;
     pthread_mutex_unlock(&a->mu);
-    free(ptr);
+    free(p);
 }
-static long tq_lalloc_live(tq_lalloc *a, long *frees) {
+static long tq_lalloc_read(tq_lalloc *a, long *big) {
     long n;
     pthread_mutex_lock(&a->mu);
     n = a->live;
-    if (frees) *frees = a->frees;
+    if (big) *big = a->big;
     pthread_mutex_unlock(&a->mu);
     return n;
 }
-/* Given back: the spares (live back under the bound); KCTL_SMALL pools
-   256 entries at most, so there the burst's table (a free). */
-static bool tq_lalloc_trimmed(tq_lalloc *a, long frees_parked) {
-    long frees, live = tq_lalloc_live(a, &frees);
-    return TQ_SMALL ? frees > frees_parked : live <= 1400;
+static long tq_lalloc_big(tq_lalloc *a) {
+    long big;
+    (void)tq_lalloc_read(a, &big);
+    return big;
 }
 static void *tq_drain_all(void *arg) {
     kctl_queue *q = (kctl_queue *)arg;
@@ -1862,7 +1849,7 @@ static void tq_thread_parked_worker_trims(void) {
     kctl_queue *q = NULL;
     pthread_t th;
     char key[32];
-    long peak, frees, i, polls;
+    long i, polls;
     int bad = 0;
     struct timespec ms10 = { 0, 10000000L };
     kctl_queue_stats st;
@@ -1873,26 +1860,28 @@ static void tq_thread_parked_worker_trims(void) {
     d.allocator.free_fn = tq_lfree_fn;
     d.allocator.user_data = &a;
     if (kctl_queue_create(&d, &q) != KCTL_OK) { kt_fail(__FILE__, __LINE__, "kctl_queue_create"); return; }
-    for (i = 0; i < 5000; i++) { /* the burst, queued before the worker starts */
+    KT_EQ_INT(tq_lalloc_big(&a), 0);
+    for (i = 0; i < 20000; i++) { /* the burst, queued before the worker starts: the table grows */
         sprintf(key, "ns/burst-%05ld", i);
         if (kctl_queue_add(q, key) != KCTL_OK) bad++;
     }
     KT_EQ_INT(bad, 0);
+    KT_EQ_INT(tq_lalloc_big(&a), 1); /* (nothing shrinks it before a get finds the queue empty) */
     if (pthread_create(&th, NULL, tq_drain_all, q) != 0) { kt_fail(__FILE__, __LINE__, "pthread_create"); kctl_queue_destroy(q); return; }
     for (polls = 0; polls < 1000; polls++) { /* the worker has them all, then parks */
         st = tq_stats(q);
         if (!st.depth && !st.processing && st.idle_workers == 1) break;
         nanosleep(&ms10, NULL);
     }
-    peak = tq_lalloc_live(&a, &frees);
-    if (!TQ_SMALL) KT_CHECK(peak > 1400); /* the burst's entries are kept, for now */
-    for (polls = 0; polls < 1000 && !tq_lalloc_trimmed(&a, frees); polls++) nanosleep(&ms10, NULL); /* up to 10 s */
-    KT_CHECK(tq_lalloc_trimmed(&a, frees));
+    for (polls = 0; polls < 1000 && tq_lalloc_big(&a) > 0; polls++) nanosleep(&ms10, NULL); /* up to 10 s */
+    KT_EQ_INT(tq_lalloc_big(&a), 0);
+    KT_CHECK(tq_lalloc_read(&a, NULL) <= 1400); /* the pooled entries, the smaller table, the queue */
+    for (polls = 0; polls < 1000 && tq_stats(q).idle_workers != 1; polls++) nanosleep(&ms10, NULL);
     KT_EQ_U64(tq_stats(q).idle_workers, 1); /* parked again */
     kctl_queue_shutdown(q);
     pthread_join(th, NULL);
     kctl_queue_destroy(q);
-    KT_EQ_INT(tq_lalloc_live(&a, NULL), 0);
+    KT_EQ_INT(tq_lalloc_read(&a, NULL), 0);
     pthread_mutex_destroy(&a.mu);
 #else
     KT_SKIP();
