@@ -18712,12 +18712,11 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
 #endif
         trim_ns = kctl__queue_trim(q); /* parking (not each spin): a clock read beside a futex wait */
         q->sleepers++;
-        if (q->real_clock && (q->nheap || trim_ns)) { /* (a virtual clock's advance wakes the parked) */
-            uint64_t wait_ns = !q->nheap ? UINT64_MAX : kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0;
-            kctl__cond_wait_for(&q->work_cv, &q->mu, trim_ns && trim_ns < wait_ns ? trim_ns : wait_ns);
-        } else {
+        if (q->real_clock && (q->nheap || trim_ns)) /* (trim_ns only with no key delayed; a virtual clock's advance wakes the parked) */
+            kctl__cond_wait_for(&q->work_cv, &q->mu,
+                                !q->nheap ? trim_ns : kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0);
+        else
             kctl__cond_wait(&q->work_cv, &q->mu);
-        }
         q->sleepers--;
         if (q->wakes) q->wakes--; /* (a timed-out wait may take another's: then one signal more, never one less) */
 #ifdef KCTL__HINTS

@@ -195,7 +195,7 @@ BENCH_UNUSED static double bench_chase_ns(size_t bytes, long loads)
 /* One line: the machine's memory latency, a yardstick for comparing
    figures across machines and days. A cache get, the writer and the
    pipeline wait on memory: the same code's get by key ran 27 M/s on one
-   2-CPU host and 8 M/s on another (157 ns per load in 32 MiB), a week
+   2-CPU host and 8 M/s on another (157 ns per load in 32 MiB), days
    apart. */
 BENCH_UNUSED static void bench_print_memory(void)
 {
