@@ -626,8 +626,10 @@
     means work is left. The deadline is the earliest of: keys becoming
     ready (add_after, requeue_after, rate-limited retries), resyncs,
     reflector backoffs, watch stall checks (stall_ns), the Lease's next
-    renewal or try, and, only for a transport without watch_notify, a poll
-    every KCTL_REFLECTOR_POLL_NS. Idle, on the memstore, with no resync and
+    renewal or try, once a second after a burst grew a queue's key table
+    (that step gives the table back), and, only for a transport without
+    watch_notify, a poll every KCTL_REFLECTOR_POLL_NS. Idle, on the
+    memstore, with no resync and
     no leader election, that is the stall check, minutes away: no periodic
     tick. A transport that can tell when a watch has news implements
     watch_notify (see TRANSPORT): the memstore calls desc.wake's fn from
@@ -656,7 +658,9 @@
     entries of finished keys are pooled (at most about 1300 of them) and
     reused, so once the pool is warm, queue operations do not call the
     allocator. The queue's tables grow with the number of keys it holds
-    and shrink when they empty. The JSON reader never allocates: the caller
+    and shrink once mostly empty, a second after they last grew (when a
+    worker or a step finds nothing ready, keys delayed or in flight or
+    not). The JSON reader never allocates: the caller
     gives it token storage (a counting pass says how much), and the getters
     by path need none. Comparing or merge-patching objects of more than 16
     members sorts their names in temporary memory (kctl_json_equal from
@@ -3219,8 +3223,10 @@ KCTL_API int kctl_controller_step(kctl_controller *c, size_t max, size_t *done);
    the clock time (the controller's clock, which should be its
    informers') when something is next due: now when ready keys are left,
    else the earliest of the queue's next ready key (add_after,
-   rate-limited retries) and every informer's deadline (resync, backoff,
-   stall, poll); UINT64_MAX: nothing is due. OK; SHUTDOWN once the
+   rate-limited retries), every informer's deadline (resync, backoff,
+   stall, poll) and, after a burst grew the queue's key table, when it
+   may be given back (a second later: that poll shrinks it);
+   UINT64_MAX: nothing is due. OK; SHUTDOWN once the
    controller is stopped; EXISTS while it runs on threads (start);
    INVALID_ARG for a NULL c. [not thread-safe; not with start] */
 KCTL_API int kctl_controller_poll(kctl_controller *c, size_t budget, uint64_t *next_deadline);
@@ -3496,7 +3502,9 @@ KCTL_API int kctl_manager_stop(kctl_manager *m);
    left; else the earliest of each queue's next ready key (add_after,
    requeue_after, rate-limited retries), each informer's resync, backoff
    end, watch stall deadline and (for a transport without watch_notify, or
-   no desc.wake) poll time, and the lease's next renewal or try.
+   no desc.wake) poll time, the lease's next renewal or try, and when a
+   queue's key table that a burst grew may be given back (once, a second
+   after it grew).
    UINT64_MAX: nothing is due at all. Sleep until then, or until
    desc.wake's fn is called (a watched resource changed), or until the
    program itself adds a key, whichever comes first; then step again.
@@ -17865,8 +17873,6 @@ static void kctl__queue_bump(kctl_queue *q) {
 }
 
 /* Keys with a role (one in two roles counted twice). Lock held. */
-static size_t kctl__queue_live(const kctl_queue *q) { return q->nready + q->nprocessing + q->nheap; }
-
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
     if (q->nfree < KCTL__QUEUE_FREE_MAX && (!KCTL__QMAX(q) || q->nfree < q->max_keys)) {
         e->next = q->free_list;
@@ -17916,21 +17922,27 @@ static void kctl__queue_retire(kctl_queue *q, kctl__qent *e) {
     kctl__queue_free_entry(q, e);
 }
 
-/* A get found nothing to hand out; with no key ready, in flight or
-   delayed either, a map that a burst grew and that is now mostly empty shrinks, once
-   KCTL__QUEUE_TRIM_NS have passed since it last grew. Removing keys never
-   shrinks it (kctl__map_unlink): a queue whose keys come in waves keeps
-   its table, and does not shrink and grow it with each wave. Returns the
-   ns until it may shrink, 0 when it will not (a parking worker waits no
-   longer than that: a queue whose workers park for good after a burst
-   gives the table back too). Lock held. */
+/* Nothing is ready to hand out (a get found nothing, or a poll asks when
+   to come back): a map that a burst grew and that is now mostly empty
+   shrinks, once KCTL__QUEUE_TRIM_NS have passed since it last grew, with
+   keys in flight or delayed or not (a controller nearly always has a
+   requeue pending: the table is the keys' slots, not the keys, and
+   entries never move). Removing keys never shrinks it (kctl__map_unlink):
+   a queue whose keys come in waves keeps its table, and does not shrink
+   and grow it with each wave. Returns the ns until it may shrink, 0 when
+   it will not: a parking worker waits no longer than that (a queue whose
+   workers park for good after a burst gives the table back too), and a
+   poll loop's deadline comes no later (kctl__queue_due). With no memory
+   for the smaller table it tries again a period later, never at once.
+   Lock held. */
 static uint64_t kctl__queue_trim(kctl_queue *q) {
     uint64_t now;
-    if (q->map.cap <= 64 || q->map.count * 16 >= q->map.cap || kctl__queue_live(q)) return 0;
+    if (q->map.cap <= 64 || q->map.count * 16 >= q->map.cap) return 0;
     now = kctl__queue_now(q);
     if (now >= q->grown_ns && now - q->grown_ns < KCTL__QUEUE_TRIM_NS) return KCTL__QUEUE_TRIM_NS - (now - q->grown_ns);
-    (void)kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count));
-    return 0;
+    if (kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count)) == KCTL_OK) return 0;
+    q->grown_ns = now;
+    return KCTL__QUEUE_TRIM_NS;
 }
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
@@ -18712,10 +18724,10 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
 #endif
         trim_ns = kctl__queue_trim(q); /* parking (not each spin): a clock read beside a futex wait */
         q->sleepers++;
-        if (q->real_clock && (q->nheap || trim_ns)) /* (trim_ns only with no key delayed; a virtual clock's advance wakes the parked) */
-            kctl__cond_wait_for(&q->work_cv, &q->mu,
-                                !q->nheap ? trim_ns : kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0);
-        else
+        if (q->real_clock && (q->nheap || trim_ns)) { /* (a virtual clock's advance wakes the parked) */
+            uint64_t wait = q->nheap ? (kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0) : trim_ns;
+            kctl__cond_wait_for(&q->work_cv, &q->mu, trim_ns && trim_ns < wait ? trim_ns : wait);
+        } else
             kctl__cond_wait(&q->work_cv, &q->mu);
         q->sleepers--;
         if (q->wakes) q->wakes--; /* (a timed-out wait may take another's: then one signal more, never one less) */
@@ -18757,16 +18769,25 @@ KCTL_API size_t kctl_queue_len(kctl_queue *q) {
     return n;
 }
 
-KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) {
-    uint64_t t = UINT64_MAX;
-    if (!q) return t;
+/* kctl_queue_next_ready; trim: with nothing ready, give back a grown
+   table whose time has come, and fold in when the next one's will (a
+   poll loop's deadline, kctl__ctl_due: a queue stepped from a main loop
+   shrinks as a parked worker's does). */
+static uint64_t kctl__queue_due(kctl_queue *q, bool trim) {
+    uint64_t t = UINT64_MAX, ns;
     kctl__mutex_lock(&q->mu);
     if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
     if (q->head || (KCTL__Q_PRIO && q->nlow)) t = 0;
     else if (q->nheap) t = kctl__heap_top_ns(q);
+    if (trim && t && (ns = kctl__queue_trim(q)) != 0) {
+        ns = kctl__add_sat(kctl__queue_now(q), ns);
+        if (ns < t) t = ns;
+    }
     kctl__mutex_unlock(&q->mu);
     return t;
 }
+
+KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) { return q ? kctl__queue_due(q, false) : UINT64_MAX; }
 
 KCTL_API void kctl_queue_shutdown(kctl_queue *q) {
     if (!q) return;
@@ -19586,9 +19607,10 @@ static bool kctl__ctl_synced(kctl_controller *c) {
     return true;
 }
 
-/* Fold c's queue's next ready time into *dl (ready now: now). */
+/* Fold c's queue's next ready time into *dl (ready now: now), and the
+   time its grown table may be given back (kctl__queue_due). */
 static void kctl__ctl_due(kctl_controller *c, uint64_t *dl) {
-    uint64_t t = kctl_queue_next_ready(c->q);
+    uint64_t t = kctl__queue_due(c->q, true);
     if (t == 0) t = kctl_clock_now(&c->clock);
     if (t < *dl) *dl = t;
 }

@@ -1214,6 +1214,66 @@ static void tq_map_kept_while_in_use(void) {
     kctl_vclock_deinit(&vc);
 }
 
+/* A key delayed or in flight does not keep a burst's table: a
+   controller nearly always has a requeue pending, so a table given back
+   only with nothing delayed was kept for good. A second after it grew,
+   a get that finds nothing ready gives it back; the delayed key still
+   comes at its time, the key in flight still finishes. */
+static void tq_map_trimmed_with_keys_delayed(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    const char *k = NULL, *held = NULL;
+    long before, freed;
+    int i, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, kctl_limiter_exponential(1, KCTL_MS(1)));
+    if (!q) return;
+    for (i = 0; i < 4096; i++) {
+        sprintf(key, "ns/a-%05d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    KT_EQ_INT(kctl_queue_try_get(q, &held), KCTL_OK); /* in flight throughout */
+    for (i = 1; i < 4096; i++) {
+        if (kctl_queue_try_get(q, &k) != KCTL_OK) bad++;
+        else kctl_queue_done(q, k);
+    }
+    for (i = 0; i < 200; i++) { /* a second wave takes the idle entries out of the map */
+        sprintf(key, "ns/b-%05d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    for (i = 0; i < 200; i++) {
+        if (kctl_queue_try_get(q, &k) != KCTL_OK) bad++;
+        else kctl_queue_done(q, k);
+    }
+    KT_EQ_INT(kctl_queue_add_after(q, "ns/later", KCTL_SEC(3600)), KCTL_OK);
+    before = a.allocs;
+    freed = a.frees;
+    TQ_AGAIN(q);
+    KT_EQ_INT(a.frees - freed, 0); /* it grew less than a second ago */
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_AGAIN(q); /* one smaller table for the old */
+    KT_EQ_INT(a.allocs - before, 1);
+    KT_EQ_INT(a.frees - freed, 1);
+    TQ_AGAIN(q);
+    KT_EQ_INT(a.allocs - before, 1);
+    KT_EQ_U64(tq_stats(q).delayed, 1);
+    KT_EQ_U64(tq_stats(q).processing, 1);
+    KT_EQ_STR(held, "ns/a-00000");
+    kctl_queue_done(q, held);
+    KT_EQ_U64(tq_stats(q).processing, 0);
+    KT_EQ_INT(kctl_queue_add(q, "ns/a-00000"), KCTL_OK); /* every key works after */
+    TQ_GET_DONE(q, "ns/a-00000");
+    kctl_vclock_advance(&vc, KCTL_SEC(3600));
+    TQ_GET_DONE(q, "ns/later");
+    TQ_AGAIN(q);
+    KT_EQ_INT(bad, 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
 static void tq_nomem_create(void) {
     kctl_vclock vc;
     kctl_queue_desc d;
@@ -1789,8 +1849,9 @@ static void tq_join_get_one(tq_worker *w, kctl_vclock *vc) {
 /* A queue whose workers park for good after a burst still gives the
    burst's grown table back: a parked worker waits no longer than until
    it may shrink (KCTL__QUEUE_TRIM_NS after it last grew), on the real
-   clock. The allocator counts under its own lock (the worker frees, the
-   test reads) the live blocks of 128 KiB or more: the table of 20,000
+   clock, with a key delayed for an hour (not until that key is due).
+   The allocator counts under its own lock (the worker frees, the test
+   reads) the live blocks of 128 KiB or more: the table of 20,000
    keys is one, and the only one (it is mostly empty when they are done:
    the 1,024 idle entries a default build keeps in it are under 1/16). */
 #ifndef KCTL_NO_THREADS
@@ -1865,6 +1926,7 @@ static void tq_thread_parked_worker_trims(void) {
         sprintf(key, "ns/burst-%05ld", i);
         if (kctl_queue_add(q, key) != KCTL_OK) bad++;
     }
+    KT_EQ_INT(kctl_queue_add_after(q, "ns/later", KCTL_SEC(3600)), KCTL_OK); /* the worker waits less than this */
     KT_EQ_INT(bad, 0);
     KT_EQ_INT(tq_lalloc_big(&a), 1); /* (nothing shrinks it before a get finds the queue empty) */
     if (pthread_create(&th, NULL, tq_drain_all, q) != 0) { kt_fail(__FILE__, __LINE__, "pthread_create"); kctl_queue_destroy(q); return; }
@@ -2912,6 +2974,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_alloc_steady_state);
     KT_RUN(tq_idle_entries_bounded);
     KT_RUN(tq_map_kept_while_in_use);
+    KT_RUN(tq_map_trimmed_with_keys_delayed);
     KT_RUN(tq_nomem_create);
     KT_RUN(tq_nomem_add);
     KT_RUN(tq_nomem_add_after);

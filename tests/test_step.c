@@ -4,6 +4,7 @@
    earlier, its budget, and the memstore's wake-up (watch_notify), on the
    virtual clock. Runs in the threaded build and under KCTL_NO_THREADS. */
 #include "kt.h"
+#include <stdlib.h>
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
 #include <time.h>
@@ -354,6 +355,84 @@ static void sm_controller_poll(void) {
     kctl_vclock_deinit(&e.vc);
 }
 
+/* The controller's allocator, counting the live blocks of 128 KiB or more
+   (a 16-byte header holds each block's size): a queue table of 20,000
+   keys is one. Polled from one thread. */
+#define SM_BIG ((size_t)128 << 10)
+static void *sm_big_alloc(size_t size, void *user_data) {
+    size_t *p = (size_t *)malloc(size + 16);
+    if (!p) return NULL;
+    p[0] = size;
+    if (size >= SM_BIG) ++*(long *)user_data;
+    return (char *)p + 16;
+}
+static void sm_big_free(void *ptr, void *user_data) {
+    size_t *p;
+    if (!ptr) return;
+    p = (size_t *)(void *)((char *)ptr - 16);
+    if (p[0] >= SM_BIG) --*(long *)user_data;
+    free(p);
+}
+
+/* A poll loop gives a burst's grown queue table back, as a parked worker
+   does: the deadline it returns once the burst is reconciled is when the
+   table may shrink (a second after it grew), not the next watch check
+   minutes later, and the poll then gives it back. */
+static void sm_poll_gives_table_back(void) {
+    sm_env e;
+    kctl_memstore_desc sd;
+    kctl_informer_desc d;
+    kctl_controller_desc cd;
+    uint64_t dl = 0, t0;
+    long big = 0;
+    int i;
+    memset(&e, 0, sizeof e);
+    kctl_vclock_init(&e.vc, KCTL_SEC(1000));
+    memset(&sd, 0, sizeof sd);
+    sd.clock = kctl_vclock_clock(&e.vc);
+    KT_EQ_INT(kctl_memstore_create(&sd, &e.ms), KCTL_OK);
+    for (i = 0; i < 20000; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%05d\"}}", i);
+        if (kctl_memstore_apply(e.ms, &sm_cm, doc, KCTL_NTS, NULL, NULL) != KCTL_OK) break;
+    }
+    KT_EQ_INT(i, 20000);
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(e.ms);
+    d.resource = sm_cm;
+    d.clock = kctl_vclock_clock(&e.vc);
+    d.wake.fn = sm_wake; /* (without, the informer polls every second) */
+    d.wake.user_data = &e;
+    KT_EQ_INT(kctl_informer_create(&d, &e.inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = e.inf;
+    cd.reconcile = sm_reconcile;
+    cd.user_data = &e;
+    cd.clock = kctl_vclock_clock(&e.vc);
+    cd.allocator.alloc_fn = sm_big_alloc;
+    cd.allocator.free_fn = sm_big_free;
+    cd.allocator.user_data = &big;
+    KT_EQ_INT(kctl_controller_create(&cd, &e.c), KCTL_OK);
+    t0 = sm_now(&e);
+    for (i = 0; i < 1000 && (i == 0 || dl <= sm_now(&e)); i++) KT_EQ_INT(kctl_controller_poll(e.c, 1000, &dl), KCTL_OK);
+    KT_EQ_INT(e.reconciles, 20000);
+    KT_EQ_INT(big, 1); /* the queue's table, grown by the burst */
+    KT_EQ_U64(dl, t0 + KCTL_SEC(1)); /* when it may shrink */
+    KT_EQ_INT(kctl_controller_poll(e.c, 1000, &dl), KCTL_OK);
+    KT_EQ_INT(big, 1); /* not before */
+    KT_EQ_U64(dl, t0 + KCTL_SEC(1));
+    kctl_vclock_advance(&e.vc, dl - sm_now(&e)); /* sleep until then */
+    KT_EQ_INT(kctl_controller_poll(e.c, 1000, &dl), KCTL_OK);
+    KT_EQ_INT(big, 0);
+    KT_CHECK(dl > t0 + KCTL_SEC(60)); /* the watch's check, not another trim */
+    KT_EQ_INT(e.reconciles, 20000);
+    kctl_informer_destroy(e.inf);
+    kctl_controller_destroy(e.c);
+    KT_EQ_INT(big, 0);
+    kctl_memstore_destroy(e.ms);
+    kctl_vclock_deinit(&e.vc);
+}
+
 /* Step and start do not mix; a stopped manager steps no more. */
 static void sm_step_rules(void) {
     sm_env e;
@@ -503,6 +582,7 @@ void kt_suite_step(void) {
     KT_RUN(sm_wake_on_write);
     KT_RUN(sm_poll_without_hook);
     KT_RUN(sm_controller_poll);
+    KT_RUN(sm_poll_gives_table_back);
     KT_RUN(sm_step_rules);
     KT_RUN(sm_lost_lease);
     KT_RUN(sm_wake_other_thread);
