@@ -8839,6 +8839,14 @@ struct kctl_indexer {
 #endif
     kctl__ixdata data;
     char *rv;
+#if defined(KCTL__HINTS) && !defined(KCTL_NO_INDEXES)
+    /* The member set of the first bucket the last put joined (in a
+       namespace, the next object's likely one too) and its mask, stored
+       relaxed under the lock, read without it only to prefetch
+       (kctl__ix_prefetch: a stale address is harmless) */
+    kctl__node **pf_slots;
+    uint32_t pf_mask;
+#endif
 };
 
 static kctl_obj *kctl__obj_of(const kctl__node *n) { return (kctl_obj *)(uintptr_t)n; } /* the node comes first */
@@ -9008,6 +9016,12 @@ static int kctl__ix_index_e(kctl__ixemit *e, kctl_obj *obj, uint32_t from, uint3
     if (e->nseen <= KCTL__IX_SEEN) {
         uint32_t i;
         for (i = 0; i < e->nseen; i++) kctl__ix_join(e->seen[i], obj, e->old);
+#ifdef KCTL__HINTS
+        if (e->nseen) {
+            KCTL__STORE(&e->ix->pf_slots, e->seen[0]->members.slots);
+            KCTL__STORE(&e->ix->pf_mask, e->seen[0]->members.cap - 1);
+        }
+#endif
     } else
 #endif
     { /* more buckets than remembered: find them again (e keeps old and seen) */
@@ -9025,6 +9039,20 @@ static int kctl__ix_index(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj, uint
     return kctl__ix_index_e(&e, obj, from, to);
 }
 #endif /* !KCTL_NO_INDEXES */
+
+/* Start loading what a put of the key of hash h will miss on: its slot
+   in the cache and, in the member set the last put joined, its slot
+   there. Hints only, no lock (the informer's, for the next key of its
+   backlog). */
+static KCTL__UNUSED void kctl__ix_prefetch(kctl_indexer *ix, uint32_t h) {
+    kctl__map_prefetch(&ix->data.items, h);
+#if defined(KCTL__HINTS) && !defined(KCTL_NO_INDEXES)
+    {
+        kctl__node **ps = KCTL__LOAD(&ix->pf_slots);
+        if (ps) KCTL__PREFETCH((const void *)((uintptr_t)ps + (uintptr_t)(h & KCTL__LOAD(&ix->pf_mask)) * sizeof *ps));
+    }
+#endif
+}
 
 /* Store obj in d (add or replace); on failure d is as it was. */
 static int kctl__ix_put(kctl_indexer *ix, kctl__ixdata *d, kctl_obj *obj) {
@@ -15950,6 +15978,7 @@ static int kctl__rf_open(kctl_reflector *r) {
 KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *next_ns) {
     uint64_t now, next;
     int rc, budget = 256; /* events per step: bounded work */
+    bool got = false;     /* events since now was read: the last event's time is owed (read once a run, not per event) */
     if (!r) return KCTL_ERR_INVALID_ARG;
     now = kctl_clock_now(&r->clock);
     if (KCTL__RF_RESYNC && r->resync_ns && r->listed && now >= r->next_resync) { /* due resync_ns after the list or the last resync */
@@ -16003,11 +16032,10 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         behind = (rc != KCTL_OK || wst.mem_) && kctl__rf_store_behind(rc, &wst);
 #endif
         wait_ns = 0; /* wait once per step at most */
-        now = kctl_clock_now(&r->clock);
         if (rc == KCTL_OK) {
             budget--;
             r->opened_events++;
-            r->last_event = now;
+            got = true;
 #if KCTL_SMALL
             if (ev.resource_version[0]) kctl__scopy(r->rv, sizeof r->rv, ev.resource_version);
 #else
@@ -16032,11 +16060,16 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             kctl_event_clear(&ev);
             if (rc == KCTL_ERR_SHUTDOWN) return rc;
             if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later */
+                r->last_event = now = kctl_clock_now(&r->clock);
+                got = false;
                 kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
                 break;
             }
             continue;
         }
+        now = kctl_clock_now(&r->clock);
+        if (got) r->last_event = now; /* (the run of events just ended) */
+        got = false;
         if (rc == KCTL_ERR_AGAIN && now - r->last_event < r->stall_ns) break; /* idle */
         kctl__rf_close(r); /* stalled, ended or broken */
         if (rc == KCTL_ERR_GONE) {
@@ -16060,6 +16093,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
         kctl__rf_fail(r, KCTL__RF_OPEN, rc == KCTL_ERR_CLOSED || rc == KCTL_ERR_IO ? KCTL_OK : rc, now);
         break;
     }
+    if (got) r->last_event = now = kctl_clock_now(&r->clock); /* the budget ended a run of events */
     /* when to come back: now with work left; the backoff's end; for an idle
        watch, its stall deadline, or its next poll when nothing wakes us */
     if (r->not_before > now) next = r->not_before;
@@ -16381,12 +16415,13 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     size_t i;
     uint32_t k;
 #if !KCTL_SMALL
-    /* The next key's slot in the cache starts loading while this one is
-       processed: with a backlog the cache's table is cold, and its miss
-       was the largest single cost of the informer's thread, the
-       pipeline's bottleneck (the pipeline alone: 7-10% more events/s).
-       The FIFO's lock is held (kctl__fifo_pop calls this). */
-    if (inf->fifo->head) kctl__map_prefetch(&inf->ix->data.items, inf->fifo->head->node.hash);
+    /* The next key's slots in the cache start loading while this one is
+       processed: with a backlog the cache's tables are cold, and their
+       misses were the largest costs of the informer's thread, the
+       pipeline's bottleneck (the pipeline alone: 7-10% more events/s
+       for the cache's table, 3-5% more for the member set). The FIFO's
+       lock is held (kctl__fifo_pop calls this). */
+    if (inf->fifo->head) kctl__ix_prefetch(inf->ix, inf->fifo->head->node.hash);
 #endif
     for (i = 0; i < n; i++) {
         /* A deletion looks the cached object up first; an add or update
@@ -17778,7 +17813,7 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_STEAL_MIN 32      /* returned entries a producer takes at once */
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
 #define KCTL__QUEUE_BATCH 128 /* keys of an informer's batch a controller holds before adding them at once */
-#define KCTL__QUEUE_BATCH_NS 50000 /* or the time since the first of them (real time) */
+#define KCTL__QUEUE_BATCH_NS 50000 /* or the time since the first of them (real time, looked at every 8th key) */
 #define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
@@ -18966,8 +19001,8 @@ typedef struct kctl__ctlwatch {
 #if KCTL__INF_BATCH
     /* (the informer's thread) primary keys of its batch not yet added:
        their objects, held; added together at KCTL__QUEUE_BATCH of them,
-       KCTL__QUEUE_BATCH_NS after the first, an add of another kind, or
-       the batch's end */
+       at the first 8th key KCTL__QUEUE_BATCH_NS after the first, at an
+       add of another kind, or at the batch's end */
     uint32_t nstash;
     uint64_t stash_at;
     kctl_obj *stash[KCTL__QUEUE_BATCH];
@@ -19072,11 +19107,14 @@ static void kctl__ctl_on_primary(kctl__ctlwatch *w, const kctl_obj *obj, const c
         int rc;
 #if KCTL__INF_BATCH
         if (w->inf->batching) { /* held for a run of adds under one lock */
-            uint64_t t = (uint64_t)KCTL_PORT_NOW_NS();
-            if (!w->nstash) w->stash_at = t;
+            if (!w->nstash) w->stash_at = (uint64_t)KCTL_PORT_NOW_NS();
             kctl__map_prefetch(&w->c->q->map, obj->node.hash); /* its slot, by the time the run is added */
             w->stash[w->nstash++] = kctl_obj_ref((kctl_obj *)(uintptr_t)obj);
-            if (w->nstash == KCTL__QUEUE_BATCH || t - w->stash_at >= KCTL__QUEUE_BATCH_NS) kctl__ctl_unstash(w);
+            /* the clock read every 8 keys, not each (a clock read was a
+               twentieth of the informer's thread with a backlog) */
+            if (w->nstash == KCTL__QUEUE_BATCH ||
+                (!(w->nstash & 7u) && (uint64_t)KCTL_PORT_NOW_NS() - w->stash_at >= KCTL__QUEUE_BATCH_NS))
+                kctl__ctl_unstash(w);
             return;
         }
 #endif
