@@ -16059,9 +16059,7 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             rc = ev.type ? kctl__fifo_write(r->fifo, ev.obj, ev.type) : KCTL_OK;
             kctl_event_clear(&ev);
             if (rc == KCTL_ERR_SHUTDOWN) return rc;
-            if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later */
-                r->last_event = now = kctl_clock_now(&r->clock);
-                got = false;
+            if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later (now: the run's start) */
                 kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
                 break;
             }
