@@ -16059,7 +16059,9 @@ KCTL_API int kctl_reflector_step(kctl_reflector *r, uint64_t wait_ns, uint64_t *
             rc = ev.type ? kctl__fifo_write(r->fifo, ev.obj, ev.type) : KCTL_OK;
             kctl_event_clear(&ev);
             if (rc == KCTL_ERR_SHUTDOWN) return rc;
-            if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later (now: the run's start) */
+            if (rc != KCTL_OK) { /* a delta was lost (out of memory): list again, later (its backoff from now, not the step's start) */
+                r->last_event = now = kctl_clock_now(&r->clock);
+                got = false;
                 kctl__rf_fail(r, KCTL__RF_LIST, rc, now);
                 break;
             }
@@ -17980,10 +17982,11 @@ static uint64_t kctl__queue_trim(kctl_queue *q) {
     uint64_t now;
     if (q->map.cap <= 64 || q->map.count * 16 >= q->map.cap) return 0;
     now = kctl__queue_now(q);
-    if (now >= q->grown_ns && now - q->grown_ns < KCTL__QUEUE_TRIM_NS) return KCTL__QUEUE_TRIM_NS - (now - q->grown_ns);
-    if (kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count)) == KCTL_OK) return 0;
-    q->grown_ns = now;
-    return KCTL__QUEUE_TRIM_NS;
+    if (now < q->grown_ns || now - q->grown_ns >= KCTL__QUEUE_TRIM_NS) {
+        if (kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count)) == KCTL_OK) return 0;
+        q->grown_ns = now; /* no memory: a period from now */
+    }
+    return KCTL__QUEUE_TRIM_NS - (now - q->grown_ns);
 }
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {

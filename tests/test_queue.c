@@ -1274,6 +1274,57 @@ static void tq_map_trimmed_with_keys_delayed(void) {
     kctl_vclock_deinit(&vc);
 }
 
+/* A shrink that finds no memory for the smaller table keeps the old one
+   and tries again a period later, not at every get. */
+static void tq_map_trim_nomem_retries_later(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    const char *k = NULL;
+    long before, freed;
+    int i, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, kctl_limiter_exponential(1, KCTL_MS(1)));
+    if (!q) return;
+    for (i = 0; i < 4096; i++) {
+        sprintf(key, "ns/a-%05d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    for (i = 0; i < 4096; i++) {
+        if (kctl_queue_try_get(q, &k) != KCTL_OK) bad++;
+        else kctl_queue_done(q, k);
+    }
+    for (i = 0; i < 200; i++) { /* the idle entries out of the map */
+        sprintf(key, "ns/b-%05d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    for (i = 0; i < 200; i++) {
+        if (kctl_queue_try_get(q, &k) != KCTL_OK) bad++;
+        else kctl_queue_done(q, k);
+    }
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    before = a.allocs;
+    freed = a.frees;
+    a.fail_after = 0; /* the smaller table */
+    TQ_AGAIN(q);
+    KT_EQ_INT(a.fail_count, 1);
+    KT_EQ_INT(a.frees - freed, 0);
+    a.fail_after = -1;
+    TQ_AGAIN(q); /* not again at once */
+    kctl_vclock_advance(&vc, KCTL_SEC(1) - 1);
+    TQ_AGAIN(q);
+    KT_EQ_INT(a.allocs - before, 0);
+    kctl_vclock_advance(&vc, 1);
+    TQ_AGAIN(q); /* a period after the failure */
+    KT_EQ_INT(a.allocs - before, 1);
+    KT_EQ_INT(a.frees - freed, 1);
+    KT_EQ_INT(bad, 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
 static void tq_nomem_create(void) {
     kctl_vclock vc;
     kctl_queue_desc d;
@@ -2975,6 +3026,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_idle_entries_bounded);
     KT_RUN(tq_map_kept_while_in_use);
     KT_RUN(tq_map_trimmed_with_keys_delayed);
+    KT_RUN(tq_map_trim_nomem_retries_later);
     KT_RUN(tq_nomem_create);
     KT_RUN(tq_nomem_add);
     KT_RUN(tq_nomem_add_after);
