@@ -797,6 +797,86 @@ static void tr_store_went_back(void) { tr_store_went_back_case(false); }
    cache answers the watch, then sends an ERROR event with the Status). */
 static void tr_store_went_back_in_stream(void) { tr_store_went_back_case(true); }
 
+/* A delta the FIFO could not keep (out of memory) is a list again, after
+   the backoff, counted from when it was lost: here the event came at the
+   end of a wait of 2 s (the step's start is 2 s old by then, more than
+   the first backoff's 1.6 s at most, so a backoff counted from it would
+   have been over at once). */
+typedef struct tr_late { kctl_transport inner; kctl_vclock *vc; uint64_t wait_ns; } tr_late;
+static tr_late *tr_late_now;
+static int tr_late_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
+    int rc = tr_late_now->inner.vt->watch_next(self, w, timeout_ns, ev, st);
+    if (rc == KCTL_OK && tr_late_now->wait_ns) { /* the event ended a wait */
+        kctl_vclock_advance(tr_late_now->vc, tr_late_now->wait_ns);
+        tr_late_now->wait_ns = 0;
+    }
+    return rc;
+}
+static void tr_lost_delta_backs_off_from_the_loss(void) {
+    tr_env e;
+    tr_seen s;
+    tr_late sl;
+    kt_alloc ka;
+    kctl_fifo_desc fd;
+    kctl_fifo *f = NULL;
+    kctl_reflector_desc rd;
+    kctl_reflector *r = NULL;
+    kctl_reflector_stats st;
+    kctl_transport_vtable vt;
+    kctl_clock clk;
+    uint64_t next = 0, now;
+    if (!tr_open(&e, 0, 0, 0, 0)) return;
+    clk = kctl_vclock_clock(&e.vc);
+    kt_alloc_init(&ka);
+    memset(&fd, 0, sizeof fd);
+    fd.allocator = kt_allocator(&ka);
+    fd.known = e.ix;
+    KT_EQ_INT(kctl_fifo_create(&fd, &f), KCTL_OK);
+    memset(&sl, 0, sizeof sl);
+    sl.inner = kctl_memstore_transport(e.ms);
+    sl.vc = &e.vc;
+    tr_late_now = &sl;
+    vt = *sl.inner.vt;
+    vt.watch_next = tr_late_next;
+    memset(&rd, 0, sizeof rd);
+    rd.transport.vt = &vt;
+    rd.transport.self = sl.inner.self;
+    rd.resource = tr_cm;
+    rd.fifo = f;
+    rd.clock = clk;
+    rd.stall_ns = KCTL_SEC(60);
+    KT_EQ_INT(kctl_reflector_create(&rd, &r), KCTL_OK);
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* an empty list, then the watch */
+    tr_put(&e, "a", "{}");
+    sl.wait_ns = KCTL_SEC(2);
+    ka.fail_after = 0; /* a's delta: no room for it */
+    KT_EQ_INT(kctl_reflector_step(r, 0, &next), KCTL_OK);
+    ka.fail_after = -1;
+    KT_CHECK(ka.fail_count >= 1);
+    now = kctl_clock_now(&clk);
+    KT_CHECK(next >= now + KCTL_MS(800) && next < now + KCTL_MS(1600)); /* from the loss, jittered */
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.errors, 1);
+    KT_EQ_INT(st.last_error, KCTL_ERR_NOMEM);
+    KT_EQ_U64(st.lists, 1);
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* still backing off: no list */
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.lists, 1);
+    kctl_vclock_advance(&e.vc, next - now);
+    KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* the list again: a is there */
+    kctl_reflector_read_stats(r, &st);
+    KT_EQ_U64(st.lists, 2);
+    KT_EQ_INT(st.last_error, KCTL_OK);
+    memset(&s, 0, sizeof s);
+    s.ix = e.ix;
+    while (kctl_fifo_try_pop(f, tr_process, &s) == KCTL_OK) { }
+    KT_EQ_STR(s.text, "R:a");
+    kctl_reflector_destroy(r);
+    kctl_fifo_destroy(f);
+    KT_EQ_INT(ka.live, 0);
+    tr_close(&e);
+}
+
 void kt_suite_reflector(void) {
     KT_RUN(tr_list_then_watch);
     KT_RUN(tr_broken_watch_resumes_with_backoff);
@@ -811,4 +891,5 @@ void kt_suite_reflector(void) {
     KT_RUN(tr_bad_args);
     KT_RUN(tr_store_went_back);
     KT_RUN(tr_store_went_back_in_stream);
+    KT_RUN(tr_lost_delta_backs_off_from_the_loss);
 }
