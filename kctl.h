@@ -5653,6 +5653,16 @@ static uint32_t kctl__jnext(const char **p, const char *end, int escaped, char o
     return k;
 }
 
+/* The bytes of x (8 of a string's) that a JSON string cannot hold as they
+   stand, or that need a closer look: the high bit set of each byte under
+   0x20, 0x22 ("), 0x5c (\\) or from 0x80. None is missed; a byte above a
+   flagged one may be flagged too (a borrow runs upwards), the lowest
+   flagged byte never wrongly. */
+static uint64_t kctl__jspecial8(uint64_t x) {
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    return (x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & (ones * 0x80);
+}
+
 #if KCTL_SMALL /* the unescaper's checks, a unit at a time */
 static int kctl__jstring(kctl__jparse *p, bool *escaped) {
     const char *s = p->s + p->pos + 1, *e = p->s + p->len; /* after the opening quote */
@@ -5668,12 +5678,28 @@ static int kctl__jstring(kctl__jparse *p, bool *escaped) {
     return KCTL_OK;
 }
 #else
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define KCTL__JSKIP 1 /* a string's plain bytes skipped 8 at a time: to the first special one */
+#else
+#define KCTL__JSKIP 0
+#endif
 static int kctl__jstring(kctl__jparse *p, bool *escaped) {
     const unsigned char *s = (const unsigned char *)p->s;
     uint32_t i = p->pos + 1; /* after the opening quote */
     *escaped = false;
     for (;;) {
         unsigned char c;
+#if KCTL__JSKIP
+        if (p->len - i >= 8) { /* (i never passes len) */
+            uint64_t x, m;
+            kctl__memcpy(&x, s + i, 8);
+            if (!(m = kctl__jspecial8(x))) {
+                i += 8;
+                continue;
+            }
+            i += (uint32_t)__builtin_ctzll(m) >> 3; /* the first byte below to look at */
+        }
+#endif
         if (i >= p->len) return KCTL_ERR_PROTO;
         c = s[i];
         if (c == '"') break;
@@ -5754,10 +5780,22 @@ static uint32_t kctl__jword(const char *s, uint32_t n) {
 
 /* The type of the value that starts with c. */
 static kctl_json_type kctl__jtype_at(char c) {
+#if KCTL_SMALL
     static const char first[] = "{[\"-tfn"; /* in kctl_json_type's order from OBJECT ('-' starts a NUMBER, as a digit does) */
     const char *q = c ? kctl__strchr(first, c) : NULL;
     if (q) return (kctl_json_type)(KCTL_JSON_OBJECT + (q - first));
     return kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
+#else
+    switch (c) { /* (once per value: a switch, not a call of strchr) */
+    case '{': return KCTL_JSON_OBJECT;
+    case '[': return KCTL_JSON_ARRAY;
+    case '"': return KCTL_JSON_STRING;
+    case 't': return KCTL_JSON_TRUE;
+    case 'f': return KCTL_JSON_FALSE;
+    case 'n': return KCTL_JSON_NULL;
+    default: return c == '-' || kctl__jdigit(c) ? KCTL_JSON_NUMBER : KCTL_JSON_INVALID;
+    }
+#endif
 }
 
 /* The parse proper, of the text that p is set up for, containers nested
@@ -11694,23 +11732,21 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
 }
 
 /* Whether v[0..n) is ASCII with nothing to escape in JSON (no control
-   byte, quote or backslash): 8 bytes at a time, each test below exact
-   once no byte has its high bit (nothing under 0x20; no 0x22; no 0x5c). */
+   byte, quote or backslash): 8 bytes at a time (kctl__jspecial8). */
 static bool kctl__as_plain(const char *v, size_t n) {
-    const uint64_t ones = UINT64_C(0x0101010101010101), highs = ones * 0x80;
-    uint64_t x = ones * 'a', bad = 0; /* a short tail padded with a plain byte */
+    uint64_t x = UINT64_C(0x0101010101010101) * 'a', bad = 0; /* a short tail padded with a plain byte */
     size_t i = 0;
     if (n < 8) {
         kctl__memcpy(&x, v, n);
-        return !((x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones)) & highs);
+        return !kctl__jspecial8(x);
     }
     for (;;) { /* the last word overlaps the one before (the bytes tested twice) */
         kctl__memcpy(&x, v + i, 8);
-        bad |= x | (x - ones * 0x20) | ((x ^ (ones * 0x22)) - ones) | ((x ^ (ones * 0x5c)) - ones);
+        bad |= kctl__jspecial8(x);
         if (i + 8 == n) break;
         i = i + 16 <= n ? i + 8 : n - 8;
     }
-    return !(bad & highs);
+    return !bad;
 }
 
 /* "name":"v" (nlen: the name's length), as kctl_jw_string writes v. */

@@ -541,6 +541,58 @@ static void tj_string_escapes(void) {
     tj_close(&d);
 }
 
+/* The string scan at every position and alignment: a special byte (the
+   closing quote, an escape, a control byte, UTF-8 good and bad) after 0 to
+   24 plain ones, the string starting at 8 alignments, more text after it
+   (the parser reads 8 bytes at a time where it can: what it skips must
+   hold nothing but plain bytes). */
+static void tj_string_scan_every_position(void) {
+    static const struct { const char *tail; int rc; uint32_t extra; int escaped; } kinds[] = {
+        { "", KCTL_OK, 0, 0 },           { "\\n", KCTL_OK, 2, 1 },        { "\\u00e9", KCTL_OK, 6, 1 },
+        { "\x7f", KCTL_OK, 1, 0 },       { "\xC3\xA9", KCTL_OK, 2, 0 },    { "\xF0\x9F\x98\x80", KCTL_OK, 4, 0 },
+        { "\x01", KCTL_ERR_PROTO, 0, 0 }, { "\x1f", KCTL_ERR_PROTO, 0, 0 }, { "\t", KCTL_ERR_PROTO, 0, 0 },
+        { "\\q", KCTL_ERR_PROTO, 0, 0 }, { "\xC3", KCTL_ERR_PROTO, 0, 0 }, { "\xFF", KCTL_ERR_PROTO, 0, 0 },
+        { "\xED\xA0\x80", KCTL_ERR_PROTO, 0, 0 } /* a surrogate in UTF-8 */
+    };
+    char doc[96];
+    kctl_json_tok toks[4];
+    kctl_json j;
+    uint32_t off, len, k, i, n, bad = 0;
+    for (off = 0; off < 8; off++)
+        for (len = 0; len <= 24; len++)
+            for (k = 0; k <= sizeof kinds / sizeof kinds[0]; k++) {
+                bool cut = k == sizeof kinds / sizeof kinds[0]; /* no closing quote: the text ends in the string */
+                int want = cut ? KCTL_ERR_PROTO : kinds[k].rc, rc;
+                n = 0;
+                doc[n++] = '[';
+                for (i = 0; i < off; i++) doc[n++] = ' ';
+                doc[n++] = '"';
+                for (i = 0; i < len; i++) { /* every plain byte in turn, 0x20..0x7e but " and \ */
+                    char c = (char)(0x20 + (i * 7 + off + k) % 95);
+                    doc[n++] = c == '"' || c == '\\' ? 'q' : c;
+                }
+                if (!cut) {
+                    memcpy(doc + n, kinds[k].tail, strlen(kinds[k].tail));
+                    n += (uint32_t)strlen(kinds[k].tail);
+                    memcpy(doc + n, "\",\"0123456789abcdef\"]", 21);
+                    n += 21;
+                }
+                memset(toks, 0, sizeof toks);
+                rc = kctl_json_parse(doc, n, toks, 4, NULL, &j);
+                if (rc != want) {
+                    if (bad++ < 5) kt_fail(__FILE__, __LINE__, "off %u len %u kind %u: %d, want %d", off, len, k, rc, want);
+                    continue;
+                }
+                if (rc != KCTL_OK) continue;
+                KT_EQ_U64(j.ntoks, 3);
+                KT_EQ_U64(toks[1].start, 2 + off);
+                KT_EQ_U64(toks[1].end, 2 + off + len + kinds[k].extra);
+                KT_EQ_INT(toks[1].escaped, kinds[k].escaped);
+                KT_EQ_U64(toks[2].end - toks[2].start, 16);
+            }
+    KT_EQ_U64(bad, 0);
+}
+
 static void tj_string_surrogate_pair(void) {
     tj_doc d;
     char buf[8];
@@ -2558,6 +2610,7 @@ void kt_suite_json(void) {
     KT_RUN(tj_parse_size_limit);
     KT_RUN(tj_string_escapes);
     KT_RUN(tj_string_surrogate_pair);
+    KT_RUN(tj_string_scan_every_position);
     KT_RUN(tj_string_too_large);
     KT_RUN(tj_string_eq);
     KT_RUN(tj_int64);
