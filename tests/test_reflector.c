@@ -245,7 +245,7 @@ static void tr_resync(void) {
 typedef struct tr_slow {
     kctl_transport inner;
     kctl_vclock *vc;
-    uint64_t list_ns, open_ns;
+    uint64_t list_ns, open_ns, event_ns; /* event_ns: the wait the next event ends (once) */
     int fail_open, opens;
 } tr_slow;
 static tr_slow *tr_slow_now; /* the slow transport in use */
@@ -261,6 +261,14 @@ static int tr_slow_watch(void *self, const kctl_resource *res, const kctl_list_o
     tr_slow_now->open_ns = 0;
     if (tr_slow_now->fail_open) return tr_slow_now->fail_open;
     return tr_slow_now->inner.vt->watch_open(self, res, o, from_rv, out, st);
+}
+static int tr_slow_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
+    int rc = tr_slow_now->inner.vt->watch_next(self, w, timeout_ns, ev, st);
+    if (rc == KCTL_OK && tr_slow_now->event_ns) { /* the event ended a wait */
+        kctl_vclock_advance(tr_slow_now->vc, tr_slow_now->event_ns);
+        tr_slow_now->event_ns = 0;
+    }
+    return rc;
 }
 
 /* A list whose pages' snapshot expires between two pages (a continue
@@ -802,27 +810,16 @@ static void tr_store_went_back_in_stream(void) { tr_store_went_back_case(true); 
    end of a wait of 2 s (the step's start is 2 s old by then, more than
    the first backoff's 1.6 s at most, so a backoff counted from it would
    have been over at once). */
-typedef struct tr_late { kctl_transport inner; kctl_vclock *vc; uint64_t wait_ns; } tr_late;
-static tr_late *tr_late_now;
-static int tr_late_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_event *ev, kctl_api_status *st) {
-    int rc = tr_late_now->inner.vt->watch_next(self, w, timeout_ns, ev, st);
-    if (rc == KCTL_OK && tr_late_now->wait_ns) { /* the event ended a wait */
-        kctl_vclock_advance(tr_late_now->vc, tr_late_now->wait_ns);
-        tr_late_now->wait_ns = 0;
-    }
-    return rc;
-}
 static void tr_lost_delta_backs_off_from_the_loss(void) {
     tr_env e;
     tr_seen s;
-    tr_late sl;
+    tr_slow sl;
     kt_alloc ka;
     kctl_fifo_desc fd;
     kctl_fifo *f = NULL;
     kctl_reflector_desc rd;
     kctl_reflector *r = NULL;
     kctl_reflector_stats st;
-    kctl_transport_vtable vt;
     kctl_clock clk;
     uint64_t next = 0, now;
     if (!tr_open(&e, 0, 0, 0, 0)) return;
@@ -835,11 +832,11 @@ static void tr_lost_delta_backs_off_from_the_loss(void) {
     memset(&sl, 0, sizeof sl);
     sl.inner = kctl_memstore_transport(e.ms);
     sl.vc = &e.vc;
-    tr_late_now = &sl;
-    vt = *sl.inner.vt;
-    vt.watch_next = tr_late_next;
+    tr_slow_now = &sl;
+    tr_slow_vt = *sl.inner.vt;
+    tr_slow_vt.watch_next = tr_slow_next;
     memset(&rd, 0, sizeof rd);
-    rd.transport.vt = &vt;
+    rd.transport.vt = &tr_slow_vt;
     rd.transport.self = sl.inner.self;
     rd.resource = tr_cm;
     rd.fifo = f;
@@ -848,7 +845,7 @@ static void tr_lost_delta_backs_off_from_the_loss(void) {
     KT_EQ_INT(kctl_reflector_create(&rd, &r), KCTL_OK);
     KT_EQ_INT(kctl_reflector_step(r, 0, NULL), KCTL_OK); /* an empty list, then the watch */
     tr_put(&e, "a", "{}");
-    sl.wait_ns = KCTL_SEC(2);
+    sl.event_ns = KCTL_SEC(2);
     ka.fail_after = 0; /* a's delta: no room for it */
     KT_EQ_INT(kctl_reflector_step(r, 0, &next), KCTL_OK);
     ka.fail_after = -1;
