@@ -2978,8 +2978,11 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: what a controller worker calls between keys,
    done(done_key) (NULL: none) and try_get in one hold of the lock;
-   *stopping: whether the queue was shutting down at the hand-out. */
-KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping);
+   *stopping: whether the queue was shutting down at the hand-out; owner
+   (0: none) a worker's slot, 1 to n, once kctl__queue_owners_test(q, n)
+   made n of them (INVALID_ARG if it made some before; NOMEM). */
+KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping, uint32_t owner);
+KCTL_API int kctl__queue_owners_test(kctl_queue *q, uint32_t n);
 #endif
 
 /* ================================================= >>predicate PREDICATES */
@@ -17757,12 +17760,18 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    An entry is 64-byte aligned: its first line is what the map reads (the
    node: key pointer, length, hash), written once when the entry is made,
    so probing, growing and removing never pull a line the other side just
-   wrote; the second holds the links, the flags and the key's first 32
-   bytes (64-bit); times and heap position follow the key. A
-   worker never touches the map in done: an entry left without a role stays
-   in the map, idle, on the workers' "returned" list; a producer that needs a
-   fresh entry takes the whole returned list at once, removes the idle ones
-   from the map and reuses them (an idle entry added again is simply revived).
+   wrote (but for the returned stack's link, which only the producer
+   that recycles the entry reads); the second holds the links, the flags
+   and the key's first 32 bytes (64-bit); times and heap position follow
+   the key. A worker never touches the map in done: an entry left without
+   a role stays in the map, idle, on the workers' "returned" stack; a
+   producer that needs a fresh entry takes the whole stack at once,
+   removes the idle ones from the map and reuses them (an idle entry added
+   again is simply revived, and leaves the stack then). A done writes no
+   line of another key's: a controller's worker keeps its key in flight
+   in a slot of its own (OWNED: found there at done, no look-up), other
+   keys in flight are on the in-flight list, and the returned stack is
+   pushed at its top.
    Workers waiting for work spin on a push counter on a line of its own
    before they park (at most one spinner fewer than the CPUs, so the
    producer keeps one), and producers signal only parked workers, and
@@ -17783,11 +17792,16 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_PEND 1
 #endif
-/* KCTL_SMALL: no returned list (done takes an idle entry out of the map
+/* KCTL_SMALL: no returned stack (done takes an idle entry out of the map
    at once, to the free list), no in-flight scan in done (a map lookup),
    no cache-line alignment and no prefetches: the same results in less
    code, for builds with one thread. */
 #define KCTL__Q_FAST (!KCTL_SMALL)
+#if !KCTL_SMALL && (defined(__GNUC__) || defined(__clang__))
+#define KCTL__LINE __attribute__((aligned(64))) /* starts a cache line (the queue is allocated so aligned) */
+#else
+#define KCTL__LINE
+#endif
 #define KCTL__Q_PREFETCH(p) do { if (KCTL__Q_FAST) KCTL__PREFETCH(p); } while (0)
 #ifdef KCTL_NO_DURATIONS
 #define KCTL__Q_DUR 0
@@ -17815,19 +17829,21 @@ enum {
     KCTL__Q_PROCESSING = 4, /* client-go's processing set */
     KCTL__Q_DELAYED = 8,    /* in the delay heap */
     KCTL__Q_ROLES = 15,     /* an entry with none of these is idle */
-    KCTL__Q_LISTED = 16,    /* on the returned list */
-    KCTL__Q_LOW = 32        /* dirty at low priority: queued on the low list (or held back) */
+    KCTL__Q_LISTED = 16,    /* on the returned stack */
+    KCTL__Q_LOW = 32,       /* dirty at low priority: queued on the low list (or held back) */
+    KCTL__Q_OWNED = 64      /* in flight to a controller's worker, in its slot (kctl__queue_get's owner) */
 };
 
-/* A line the map reads (node, written once when the entry is made), a
-   line of links and flags that both sides write, then key_cap bytes of
-   key, then the cold part. */
+/* A line the map reads (node, written once when the entry is made; and
+   the returned stack's link), a line of links and flags that both sides
+   write, then key_cap bytes of key, then the cold part. */
 typedef struct kctl__qent {
     kctl__node node;                       /* node.key points right after the entry */
+    struct kctl__qent *rnext;              /* the returned stack */
     uint32_t key_cap;                      /* bytes for the key, a multiple of 8 */
-    char pad_[64 - sizeof(kctl__node) - sizeof(uint32_t)];
+    char pad_[64 - sizeof(kctl__node) - sizeof(void *) - sizeof(uint32_t)];
     struct kctl__qent *next;               /* ready FIFO, or the free list */
-    struct kctl__qent *pnext, *pprev;      /* in-flight list, or the returned list */
+    struct kctl__qent *pnext, *pprev;      /* in-flight list, or the low list */
     uint32_t flags;
 } kctl__qent;
 
@@ -17852,6 +17868,13 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_BATCH_NS 50000 /* or the time since the first of them (real time, looked at every 8th key) */
 #define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
+
+typedef struct kctl__qowner {
+    kctl__qent *e;                         /* the worker's key in flight, or NULL */
+#if KCTL__Q_FAST
+    char pad_[64 - sizeof(void *)];        /* each worker writes a line of its own */
+#endif
+} kctl__qowner;
 
 struct kctl_queue {
     /* -- first, so at the start of a cache line: the ready FIFO's ends and
@@ -17907,16 +17930,22 @@ struct kctl_queue {
     bool last_low;        /* the last key handed out was a low one (aging alternates) */
     char pad2_[64];
 
-    /* -- written by workers (get, done) */
-    uint64_t taken;       /* keys handed out: depth = adds - taken */
+    /* -- written by workers (get, done): what every hand-out and done
+       writes on one line */
+    uint64_t taken KCTL__LINE; /* keys handed out: depth = adds - taken */
+    size_t nprocessing;
+    kctl__qent *rstack;   /* idle entries still in the map, a stack linked through rnext */
+    size_t nreturned;     /* on rstack */
 #ifdef KCTL__HINTS
     kctl__spin spin;      /* whether an idle worker spins for work (under mu) */
 #endif
-    kctl__qent inflight;  /* sentinel of the in-flight list */
-    size_t nprocessing;
-    kctl__qent returned;  /* sentinel of the list of idle entries still in the map */
-    size_t nreturned;
+    kctl__qent inflight KCTL__LINE; /* sentinel of the in-flight list: the keys in flight not OWNED */
     kctl_histogram queue_hist, work_hist;
+    /* a controller's workers' slots (kctl__queue_owners), a line each in
+       fast builds: the key each one has in flight, OWNED */
+    struct kctl__qowner *owners;
+    uint32_t nowners;
+    void *owners_raw;     /* the allocation owners was aligned in */
     char pad3_[64];
 
     /* -- bumped under mu whenever a key becomes ready or the queue shuts
@@ -17975,16 +18004,16 @@ static void kctl__list_unlink(kctl__qent *e) {
     e->pnext = e->pprev = NULL;
 }
 
-/* Recycle the returned list: idle entries leave the map for the free list;
-   entries revived meanwhile just leave the list. Lock held. */
+/* Recycle the returned stack, taken whole: idle entries leave the map for
+   the free list; entries revived meanwhile just leave the stack. Lock
+   held. */
 static void kctl__queue_recycle(kctl_queue *q) {
-    kctl__qent *e = q->returned.pnext, *n;
-    kctl__list_init(&q->returned);
+    kctl__qent *e = q->rstack, *n;
+    q->rstack = NULL;
     q->nreturned = 0;
-    for (; e != &q->returned; e = n) {
-        n = e->pnext;
+    for (; e; e = n) {
+        n = e->rnext;
         KCTL__Q_PREFETCH(n);
-        e->pnext = e->pprev = NULL;
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
         if (!(e->flags & KCTL__Q_ROLES)) {
             kctl__map_unlink(&q->map, &e->node); /* no shrinking in use: kctl__queue_trim */
@@ -17994,7 +18023,7 @@ static void kctl__queue_recycle(kctl_queue *q) {
 }
 
 /* An entry that lost its last role outside done (shutdown, a failed
-   add_after): out of the map now, unless it waits on the returned list. */
+   add_after): out of the map now, unless it waits on the returned stack. */
 static void kctl__queue_retire(kctl_queue *q, kctl__qent *e) {
     if (e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED)) return;
     kctl__map_unlink(&q->map, &e->node);
@@ -18046,7 +18075,7 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
     e->node.key = (const char *)(e + 1);
     e->node.len = (uint32_t)len;
     e->node.hash = hash;
-    e->next = e->pnext = e->pprev = NULL;
+    e->next = e->pnext = e->pprev = e->rnext = NULL;
     e->flags = 0;
     return e;
 }
@@ -18258,11 +18287,6 @@ static void kctl__queue_cancel_after(kctl_queue *q, kctl__qent *e) {
 /* Put e (dirty and low) at the end of the low list; now starts its aging.
    Lock held. */
 static void kctl__queue_push_low(kctl_queue *q, kctl__qent *e, uint64_t now) {
-    if (KCTL__Q_FAST && (e->flags & KCTL__Q_LISTED)) { /* revived while idle: its links serve the low list from now on */
-        kctl__list_unlink(e);
-        q->nreturned--;
-        e->flags &= ~(uint32_t)KCTL__Q_LISTED;
-    }
     e->flags |= KCTL__Q_QUEUED;
     kctl__cold(e)->started_ns = now;
     kctl__list_append(&q->low, e);
@@ -18376,7 +18400,6 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->prio = d.priority.enabled;
     if (KCTL__Q_PRIO) q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
     kctl__list_init(&q->inflight);
-    if (KCTL__Q_FAST) kctl__list_init(&q->returned); /* (only the fast build keeps one) */
     if (KCTL__Q_PRIO) kctl__list_init(&q->low);
     q->limiter = d.limiter ? d.limiter : kctl_limiter_default_with(&q->clock, &q->allocator);
     if (!q->limiter) {
@@ -18427,12 +18450,30 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     }
     kctl__free(&a, q->map.slots);
     kctl__free(&a, q->heap);
+    kctl__free(&a, q->owners_raw);
     kctl_limiter_destroy(q->limiter);
     kctl__cond_deinit(&q->idle_cv);
     kctl__cond_deinit(&q->work_cv);
     kctl__mutex_deinit(&q->mu);
     kctl__free(&a, q->raw);
 }
+
+#ifndef KCTL_NO_THREADS
+/* Slots for n workers of a controller (kctl__queue_get's owner: 1 to n),
+   made once, before any worker runs. NOMEM. */
+static int kctl__queue_owners(kctl_queue *q, uint32_t n) {
+    size_t bytes = (size_t)n * sizeof(kctl__qowner);
+    void *raw;
+    if (!n) return KCTL_OK;
+    if (bytes / sizeof(kctl__qowner) != n || !(raw = kctl__alloc(&q->allocator, bytes + (KCTL__Q_FAST ? 63 : 0))))
+        return KCTL_ERR_NOMEM;
+    q->owners_raw = raw;
+    q->owners = (kctl__qowner *)(void *)(KCTL__Q_FAST ? ((uintptr_t)raw + 63) & ~(uintptr_t)63 : (uintptr_t)raw);
+    memset(q->owners, 0, bytes);
+    q->nowners = n;
+    return KCTL_OK;
+}
+#endif
 
 /* What every add does first: take the lock, move the delayed keys whose
    time has come into the queue, find or make key's entry. *now: the
@@ -18650,28 +18691,36 @@ KCTL_API uint32_t kctl_queue_num_requeues(kctl_queue *q, const char *key) {
 }
 
 /* client-go's Done on key, lock held: false if key is not being
-   processed (the caller logs it, after unlocking). */
-static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now) {
+   processed (the caller logs it, after unlocking). owner (1-based):
+   the done of the key in that worker's slot, which key must be (a
+   worker's own keys are done by it alone); 0: key is found by pointer
+   among the first in-flight entries (usually the pointer get handed
+   out), else by looking the string up, and is not OWNED. */
+static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now, uint32_t owner) {
     kctl__qent *e;
+    if (owner) {
+        kctl__qowner *o = &q->owners[owner - 1];
+        if (!(e = o->e) || e->node.key != key) return false;
+        o->e = NULL;
+    } else {
 #if KCTL__Q_FAST
-    int n;
-    /* Usually key is the pointer get handed out: find it among the first
-       in-flight entries without hashing; otherwise look the string up. */
-    for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
-         e = e->pnext, n++) { }
-    if (e == &q->inflight || e->node.key != key)
+        int n;
+        for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
+             e = e->pnext, n++) { }
+        if (e == &q->inflight || e->node.key != key)
 #endif
-    {
-        size_t len = kctl__key_len(key);
-        e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
+        {
+            size_t len = kctl__key_len(key);
+            e = len ? (kctl__qent *)kctl__map_find(&q->map, key, len, kctl__hash(key, len)) : NULL;
+        }
+        if (!e || (e->flags & (KCTL__Q_PROCESSING | KCTL__Q_OWNED)) != KCTL__Q_PROCESSING) return false; /* OWNED: its worker's */
+        kctl__list_unlink(e);
     }
-    if (!e || !(e->flags & KCTL__Q_PROCESSING)) return false;
     if (KCTL__QTIMED(q)) {
         uint64_t started = kctl__cold(e)->started_ns;
         kctl__hist_observe(&q->work_hist, now >= started ? now - started : 0);
     }
-    e->flags &= ~(uint32_t)KCTL__Q_PROCESSING;
-    kctl__list_unlink(e);
+    e->flags &= ~(uint32_t)(KCTL__Q_PROCESSING | KCTL__Q_OWNED);
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
         if (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) kctl__queue_push_low(q, e, kctl__queue_now(q));
@@ -18679,8 +18728,9 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     } else if (!KCTL__Q_FAST) {
         kctl__queue_retire(q, e); /* idle: out of the map now, to the free list */
     } else if (!(e->flags & (KCTL__Q_ROLES | KCTL__Q_LISTED))) {
-        e->flags |= KCTL__Q_LISTED;
-        kctl__list_append(&q->returned, e);
+        e->flags |= KCTL__Q_LISTED; /* (a LISTED one, revived and done again, is on the stack yet) */
+        e->rnext = q->rstack;
+        q->rstack = e;
         if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (KCTL__QMAX(q) && q->nreturned >= q->max_keys))
             kctl__queue_recycle(q); /* no producer took them */
     }
@@ -18688,8 +18738,11 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     return true;
 }
 
-/* Hand out the head of the FIFO. Lock held, FIFO not empty. */
-static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
+/* Hand out the head of the FIFO; owner (1-based): to that worker, into
+   its slot (0: onto the in-flight list). A key revived while idle may be
+   on the returned stack yet: LISTED stays, and the recycling leaves it
+   there. Lock held, FIFO not empty. */
+static const char *kctl__queue_take(kctl_queue *q, uint64_t now, uint32_t owner) {
     kctl__qent *e = q->head;
     q->head = e->next;
     if (!q->head) q->tail = NULL;
@@ -18697,30 +18750,35 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now) {
     q->nready--;
     q->taken++;
     e->next = NULL;
-    if (KCTL__Q_FAST && (e->flags & KCTL__Q_LISTED)) { /* revived while idle: off the returned list */
-        kctl__list_unlink(e);
-        q->nreturned--;
-    }
-    e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY | KCTL__Q_LISTED)) | KCTL__Q_PROCESSING;
+    e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY)) | KCTL__Q_PROCESSING;
     if (KCTL__QTIMED(q)) {
         kctl__qcold *c = kctl__cold(e);
         c->started_ns = now;
         kctl__hist_observe(&q->queue_hist, now >= c->added_ns ? now - c->added_ns : 0);
     }
-    kctl__list_append(&q->inflight, e);
     q->nprocessing++;
-    /* Its done will look for its slot: with a backlog the table is cold
-       there too (a deep queue's done waited on that miss more than on
-       anything else). */
-    kctl__map_prefetch(&q->map, e->node.hash);
+    if (owner) {
+        e->flags |= KCTL__Q_OWNED;
+        q->owners[owner - 1].e = e;
+    } else {
+        kctl__list_append(&q->inflight, e);
+        /* Its done may look for its slot: with a backlog the table is
+           cold there too (a deep queue's done waited on that miss more
+           than on anything else). */
+        kctl__map_prefetch(&q->map, e->node.hash);
+    }
     return e->node.key;
 }
 
 /* get (block) or try_get; with a done_key, done(done_key) first in the
    same hold of the lock: a worker's loop takes the lock once per key for
    both (the controller's workers). *stopping (may be NULL) gets whether
-   the queue was shutting down when the key was handed out. */
-static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key, bool block, bool *stopping) {
+   the queue was shutting down when the key was handed out. owner
+   (1-based, at most nowners; 0: none): the caller is that controller's
+   worker (kctl__queue_owners), whose done_key is always the key this
+   call handed it last (or NULL): its key is OWNED, kept in its slot,
+   done from there, and done by no other call. */
+static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key, bool block, bool *stopping, uint32_t owner) {
 #ifdef KCTL__HINTS
     bool spun = false; /* one spin per empty look, then park */
 #endif
@@ -18729,7 +18787,12 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     bool bad_done = false;
     int rc;
     if (!q || !key) {
-        if (q && done_key) kctl_queue_done(q, done_key);
+        if (q && done_key) {
+            kctl__mutex_lock(&q->mu);
+            bad_done = !kctl__queue_done_locked(q, done_key, KCTL__QTIMED(q) ? kctl__queue_now(q) : 0, owner);
+            kctl__mutex_unlock(&q->mu);
+            if (bad_done) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
+        }
         return KCTL_ERR_INVALID_ARG;
     }
     /* A real clock may be read before locking, which keeps the critical
@@ -18739,14 +18802,14 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     kctl__mutex_lock(&q->mu);
     if (done_key) {
         if (KCTL__QTIMED(q) && !fresh) now = kctl__queue_now(q);
-        bad_done = !kctl__queue_done_locked(q, done_key, now);
+        bad_done = !kctl__queue_done_locked(q, done_key, now, owner);
     }
     for (;;) {
         if (!fresh && (q->nheap || KCTL__QTIMED(q))) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
         if (q->head || (KCTL__Q_PRIO && q->nlow)) {
             if (KCTL__QPRIO(q)) kctl__queue_pick_prio(q);
-            *key = kctl__queue_take(q, now);
+            *key = kctl__queue_take(q, now, owner);
             if (stopping) *stopping = q->shutting_down;
             rc = KCTL_OK;
             break;
@@ -18820,11 +18883,15 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     return rc;
 }
 
-KCTL_API int kctl_queue_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, NULL, key, true, NULL); }
-KCTL_API int kctl_queue_try_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, NULL, key, false, NULL); }
+KCTL_API int kctl_queue_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, NULL, key, true, NULL, 0); }
+KCTL_API int kctl_queue_try_get(kctl_queue *q, const char **key) { return kctl__queue_get(q, NULL, key, false, NULL, 0); }
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
-KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping) {
-    return kctl__queue_get(q, done_key, key, false, stopping);
+KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping, uint32_t owner) {
+    if (q && owner > q->nowners) return KCTL_ERR_INVALID_ARG;
+    return kctl__queue_get(q, done_key, key, false, stopping, owner);
+}
+KCTL_API int kctl__queue_owners_test(kctl_queue *q, uint32_t n) {
+    return !q || q->nowners ? KCTL_ERR_INVALID_ARG : kctl__queue_owners(q, n);
 }
 #endif
 
@@ -18834,7 +18901,7 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     if (!q || !key) return;
     now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0;
     kctl__mutex_lock(&q->mu);
-    found = kctl__queue_done_locked(q, key, now);
+    found = kctl__queue_done_locked(q, key, now, 0);
     kctl__mutex_unlock(&q->mu);
     if (!found) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
 }
@@ -18908,9 +18975,17 @@ KCTL_API bool kctl_queue_shutting_down(kctl_queue *q) {
     return s;
 }
 
+/* Count e, in flight, in unfinished_work_ns and longest_running_ns. */
+static void kctl__queue_age(kctl_queue_stats *out, const kctl__qent *e, uint64_t now) {
+    uint64_t started = kctl__cold(e)->started_ns, age = now >= started ? now - started : 0;
+    out->unfinished_work_ns = kctl__add_sat(out->unfinished_work_ns, age);
+    if (age > out->longest_running_ns) out->longest_running_ns = age;
+}
+
 KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     const kctl__qent *e;
-    uint64_t now, age;
+    uint64_t now;
+    uint32_t o;
     int i;
     if (!q || !out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
@@ -18922,12 +18997,9 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     out->retries_total = q->retries;
     out->queue_duration = q->queue_hist;
     out->work_duration = q->work_hist;
-    for (e = q->inflight.pnext; KCTL__QTIMED(q) && e != &q->inflight; e = e->pnext) {
-        uint64_t started = kctl__cold(e)->started_ns;
-        age = now >= started ? now - started : 0;
-        out->unfinished_work_ns = kctl__add_sat(out->unfinished_work_ns, age);
-        if (age > out->longest_running_ns) out->longest_running_ns = age;
-    }
+    for (e = q->inflight.pnext; KCTL__QTIMED(q) && e != &q->inflight; e = e->pnext) kctl__queue_age(out, e, now);
+    for (o = 0; KCTL__QTIMED(q) && o < q->nowners; o++)
+        if (q->owners[o].e) kctl__queue_age(out, q->owners[o].e, now);
     out->processing = q->nprocessing;
     out->delayed = q->nheap;
     out->idle_workers = q->sleepers;
@@ -19076,6 +19148,7 @@ struct kctl_controller {
     kctl__cond cv;          /* a worker ended */
     kctl__thread *threads;  /* room for workers threads, made at create */
     uint32_t nthreads;      /* started and not joined yet */
+    uint32_t owners;        /* the queue's worker slots the running workers took (kctl__queue_owners) */
     uint32_t live;          /* of those, still running */
 #endif
 };
@@ -19311,7 +19384,8 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     }
     {
         size_t bytes = (size_t)c->workers * sizeof *c->threads;
-        if (bytes / sizeof *c->threads != c->workers || !(c->threads = (kctl__thread *)kctl__alloc(&c->allocator, bytes))) {
+        if (bytes / sizeof *c->threads != c->workers || !(c->threads = (kctl__thread *)kctl__alloc(&c->allocator, bytes)) ||
+            kctl__queue_owners(c->q, c->workers) != KCTL_OK) {
             kctl_controller_destroy(c);
             return KCTL_ERR_NOMEM;
         }
@@ -19741,10 +19815,14 @@ static void *kctl__ctl_worker(void *arg) {
     kctl_controller *c = (kctl_controller *)arg;
     const char *key, *prev = NULL;
     bool stopping = false;
+    uint32_t owner;
+    kctl__mutex_lock(&c->mu);
+    owner = ++c->owners; /* a slot of the queue's of its own */
+    kctl__mutex_unlock(&c->mu);
     /* done(previous key) and get(next) in one hold of the queue's lock,
        which also says whether the queue is stopping: one lock round trip
        per key instead of three. */
-    while (kctl__queue_get(c->q, prev, &key, true, &stopping) == KCTL_OK) {
+    while (kctl__queue_get(c->q, prev, &key, true, &stopping, owner) == KCTL_OK) {
         if (!stopping) kctl__ctl_reconcile_key(c, key); /* stopping: not begun, dropped (done at the next get) */
         prev = key;
     }

@@ -1156,6 +1156,66 @@ static void tq_idle_entries_bounded(void) {
     kctl_vclock_deinit(&vc);
 }
 
+/* The returned stack: a key done and idle waits there, still in the map,
+   until a producer that needs an entry recycles the stack. One added
+   again meanwhile (queued, or handed out and in flight) stays in the map
+   through that recycling, leaves the stack, and goes back on it at its
+   next done. The fresh key's entry comes from the recycled ones (no
+   allocation); ASan and the counting allocator see nothing freed early
+   and nothing left. */
+static void tq_returned_revived(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    const char *k = NULL, *kin = NULL;
+    long allocs;
+    int i, round, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    for (i = 0; i < 40; i++) { /* 40 entries made */
+        sprintf(key, "k%02d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    for (i = 0; i < 40; i++) { /* all idle: on the stack, none free yet */
+        sprintf(key, "k%02d", i);
+        if (kctl_queue_try_get(q, &k) != KCTL_OK || strcmp(k, key) != 0) bad++;
+        else kctl_queue_done(q, k);
+    }
+    KT_EQ_INT(kctl_queue_add(q, "k00"), KCTL_OK); /* revived */
+    KT_EQ_INT(kctl_queue_try_get(q, &kin), KCTL_OK); /* and in flight */
+    KT_EQ_INT(kctl_queue_add(q, "k01"), KCTL_OK); /* revived, queued */
+    allocs = a.allocs;
+    KT_EQ_INT(kctl_queue_add(q, "new"), KCTL_OK); /* a fresh entry: the recycled ones give it */
+    KT_EQ_INT(a.allocs, allocs);
+    KT_EQ_STR(kin, "k00"); /* its entry is not one of them */
+    KT_EQ_INT(kctl_queue_add(q, "k00"), KCTL_OK); /* in flight: held back */
+    KT_EQ_U64(kctl_queue_len(q), 2);
+    if (kin) kctl_queue_done(q, kin);             /* queued again at done */
+    TQ_GET_DONE(q, "k01");
+    TQ_GET_DONE(q, "new");
+    TQ_GET_DONE(q, "k00");
+    TQ_AGAIN(q);
+    for (round = 0; round < 2; round++) { /* every key again, the recycled ones new */
+        for (i = 39; i >= 0; i--) {
+            sprintf(key, "k%02d", i);
+            if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+        }
+        for (i = 39; i >= 0; i--) {
+            sprintf(key, "k%02d", i);
+            if (kctl_queue_try_get(q, &k) != KCTL_OK || strcmp(k, key) != 0) bad++;
+            else kctl_queue_done(q, k);
+        }
+        TQ_AGAIN(q);
+    }
+    KT_EQ_U64(tq_stats(q).processing, 0);
+    KT_EQ_INT(bad, 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
 /* The key map keeps its table while the queue is in use: a wave of keys
    that drains does not shrink it (a next wave would grow it again), and
    a get that finds the queue idle gives it back only once a second has
@@ -2553,42 +2613,112 @@ static void tq_done_get_one_hold(void) {
     KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
     if (!q) { kctl_vclock_deinit(&vc); return; }
 
-    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k, &stopping), KCTL_ERR_AGAIN);
+    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k, &stopping, 0), KCTL_ERR_AGAIN);
     KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
     KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
-    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k, &stopping), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k, &stopping, 0), KCTL_OK);
     KT_EQ_STR(k, "a");
     KT_CHECK(!stopping);
     KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK); /* while processing: held back */
-    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping, 0), KCTL_OK);
     KT_EQ_STR(k2, "b"); /* "a" went to the tail at done */
     st = tq_stats(q);
     KT_EQ_U64(st.processing, 1);
     KT_EQ_U64(st.depth, 1);
-    KT_EQ_INT(kctl__queue_done_get_test(q, k2, &k, &stopping), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k2, &k, &stopping, 0), KCTL_OK);
     KT_EQ_STR(k, "a");
     st = tq_stats(q);
     KT_EQ_U64(st.processing, 1);
     KT_EQ_U64(st.depth, 0);
     /* the last done, nothing left: done happens, AGAIN */
-    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping), KCTL_ERR_AGAIN);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping, 0), KCTL_ERR_AGAIN);
     KT_EQ_U64(tq_stats(q).processing, 0);
     KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 0);
     /* a done of a key not in flight: logged, and the get still happens */
     KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
-    KT_EQ_INT(kctl__queue_done_get_test(q, "zz", &k, &stopping), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, "zz", &k, &stopping, 0), KCTL_OK);
     KT_EQ_STR(k, "c");
     KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 1);
     /* shutting down: the queued key is still handed out, flagged stopping;
        then the last done and SHUTDOWN */
     KT_EQ_INT(kctl_queue_add(q, "d"), KCTL_OK);
     kctl_queue_shutdown(q);
-    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k2, &stopping, 0), KCTL_OK);
     KT_EQ_STR(k2, "d");
     KT_CHECK(stopping);
-    KT_EQ_INT(kctl__queue_done_get_test(q, k2, &k, &stopping), KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k2, &k, &stopping, 0), KCTL_ERR_SHUTDOWN);
     KT_EQ_U64(tq_stats(q).processing, 0);
     KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 1);
+    tq_free(q, &vc);
+}
+
+/* A controller's workers (kctl__queue_get's owner): each one's key in
+   flight is OWNED, in its own slot, where its done finds it. A done of it
+   by anyone else (kctl_queue_done by pointer or by string, another
+   worker) is refused and logged, so the key is never handed out again
+   while its worker has it: an add meanwhile is held back, and queued at
+   its own worker's done. A named queue's durations count it; a plain
+   get's key beside it is done as always. */
+static void tq_owned_keys(void) {
+    kctl_vclock vc;
+    kctl_queue_desc d;
+    kctl_queue *q = NULL;
+    kctl_queue_stats st;
+    tq_log lg;
+    const char *k1 = NULL, *k2 = NULL, *k = NULL;
+    bool stopping = false;
+    memset(&lg, 0, sizeof lg);
+    kctl_vclock_init(&vc, KCTL_SEC(100));
+    memset(&d, 0, sizeof d);
+    d.name = "owned";
+    d.clock = kctl_vclock_clock(&vc);
+    d.logger.func = tq_log_fn;
+    d.logger.user_data = &lg;
+    KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+    if (!q) { kctl_vclock_deinit(&vc); return; }
+    KT_EQ_INT(kctl__queue_owners_test(q, 2), KCTL_OK);
+    KT_EQ_INT(kctl__queue_owners_test(q, 2), KCTL_ERR_INVALID_ARG); /* made once */
+    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k, &stopping, 3), KCTL_ERR_INVALID_ARG);
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "b"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "c"), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k1, &stopping, 1), KCTL_OK);
+    KT_EQ_STR(k1, "a");
+    kctl_vclock_advance(&vc, KCTL_SEC(2));
+    KT_EQ_INT(kctl__queue_done_get_test(q, NULL, &k2, &stopping, 2), KCTL_OK);
+    KT_EQ_STR(k2, "b");
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    TQ_TAKE(q, "c"); /* a plain get's key */
+    kctl_vclock_advance(&vc, KCTL_SEC(1));
+    st = tq_stats(q);
+    KT_EQ_U64(st.processing, 3);
+    KT_EQ_U64(st.unfinished_work_ns, KT_DUR(KCTL_SEC(4 + 2 + 1)));
+    KT_EQ_U64(st.longest_running_ns, KT_DUR(KCTL_SEC(4)));
+    /* somebody else's done of a worker's key, by pointer or by string */
+    kctl_queue_done(q, k1);
+    kctl_queue_done(q, "b");
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 2);
+    KT_EQ_U64(tq_stats(q).processing, 3);
+    /* added while its worker has it: held back */
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 0);
+    TQ_AGAIN(q);
+    /* the other worker's done of it: refused, its own key stays its own */
+    KT_EQ_INT(kctl__queue_done_get_test(q, k1, &k, &stopping, 2), KCTL_ERR_AGAIN);
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 3);
+    KT_EQ_U64(tq_stats(q).processing, 3);
+    /* its own worker's done: queued again then, and handed out to it */
+    KT_EQ_INT(kctl__queue_done_get_test(q, k1, &k, &stopping, 1), KCTL_OK);
+    KT_EQ_STR(k, "a");
+    kctl_queue_done(q, "c");
+    KT_EQ_INT(kctl__queue_done_get_test(q, k2, &k1, &stopping, 2), KCTL_ERR_AGAIN);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k, &k1, &stopping, 1), KCTL_ERR_AGAIN);
+    st = tq_stats(q);
+    KT_EQ_U64(st.processing, 0);
+    KT_EQ_U64(st.depth, 0);
+    KT_EQ_U64(st.unfinished_work_ns, KT_DUR(0));
+    KT_EQ_U64(st.work_duration.count, 4);
+    KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 3);
     tq_free(q, &vc);
 }
 #endif
@@ -3024,6 +3154,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_alloc_used_and_freed);
     KT_RUN(tq_alloc_steady_state);
     KT_RUN(tq_idle_entries_bounded);
+    KT_RUN(tq_returned_revived);
     KT_RUN(tq_map_kept_while_in_use);
     KT_RUN(tq_map_trimmed_with_keys_delayed);
     KT_RUN(tq_map_trim_nomem_retries_later);
@@ -3070,5 +3201,6 @@ void kt_suite_queue(void) {
     KT_RUN(tq_spin_bounded_by_time);
     KT_RUN(tq_spin_widen_by_cpus);
     KT_RUN(tq_done_get_one_hold);
+    KT_RUN(tq_owned_keys);
 #endif
 }
