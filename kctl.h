@@ -19088,6 +19088,15 @@ KCTL_API bool kctl_predicate_eval(const kctl_predicate *p, const kctl_obj *old_o
 #define KCTL__CTL_PRED 1
 #endif
 
+/* A worker's counters (kctl_controller_stats' reconcile counts and
+   reconcile_time), under a lock of its own, a line of their own in fast
+   builds: a reconcile counts itself without writing a line that another
+   worker writes, and kctl_controller_read_stats adds them up. */
+typedef struct kctl__ctlcount {
+    kctl__mutex mu;
+    kctl_controller_stats s; /* (only the reconcile counts and reconcile_time) */
+} kctl__ctlcount;
+
 /* A watch is its informer handler's user_data, so it never moves: each is
    allocated on its own (the owner's group and kind follow it) and pushed
    at the head of the controller's list, whose nodes never change after:
@@ -19149,6 +19158,9 @@ struct kctl_controller {
     kctl__thread *threads;  /* room for workers threads, made at create */
     uint32_t nthreads;      /* started and not joined yet */
     uint32_t owners;        /* the queue's worker slots the running workers took (kctl__queue_owners) */
+    void *counts;           /* workers kctl__ctlcount, each at a multiple of count_size from counts_at */
+    unsigned char *counts_at;
+    size_t count_size;
     uint32_t live;          /* of those, still running */
 #endif
 };
@@ -19314,6 +19326,33 @@ static KCTL__SMALL_INLINE32 int kctl__ctl_watch_add(kctl_controller *c, kctl__ct
     return KCTL_OK;
 }
 
+#ifndef KCTL_NO_THREADS
+/* The workers' counters, their first n locks made. */
+static void kctl__ctl_counts_free(kctl_controller *c, uint32_t n) {
+    while (n-- > 0) kctl__mutex_deinit(&((kctl__ctlcount *)(void *)(c->counts_at + n * c->count_size))->mu);
+    kctl__free(&c->allocator, c->counts);
+    c->counts = NULL;
+}
+
+/* Counters for each of c's workers (zeroed), each on lines of its own in
+   fast builds. NOMEM. */
+static int kctl__ctl_counts_new(kctl_controller *c) {
+    size_t line = KCTL_SMALL ? 8 : 64, bytes;
+    uint32_t i;
+    c->count_size = (sizeof(kctl__ctlcount) + line - 1) / line * line;
+    bytes = (size_t)c->workers * c->count_size;
+    if (bytes / c->count_size != c->workers || !(c->counts = kctl__alloc(&c->allocator, bytes + line - 1))) return KCTL_ERR_NOMEM;
+    c->counts_at = (unsigned char *)(((uintptr_t)c->counts + line - 1) & ~(uintptr_t)(line - 1));
+    memset(c->counts_at, 0, bytes);
+    for (i = 0; i < c->workers; i++)
+        if (kctl__mutex_init(&((kctl__ctlcount *)(void *)(c->counts_at + i * c->count_size))->mu) != KCTL_OK) {
+            kctl__ctl_counts_free(c, i);
+            return KCTL_ERR_NOMEM;
+        }
+    return KCTL_OK;
+}
+#endif
+
 KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_controller **out) {
     kctl_queue_desc qd;
     kctl_controller *c;
@@ -19385,7 +19424,7 @@ KCTL_API int kctl_controller_create(const kctl_controller_desc *desc, kctl_contr
     {
         size_t bytes = (size_t)c->workers * sizeof *c->threads;
         if (bytes / sizeof *c->threads != c->workers || !(c->threads = (kctl__thread *)kctl__alloc(&c->allocator, bytes)) ||
-            kctl__queue_owners(c->q, c->workers) != KCTL_OK) {
+            kctl__queue_owners(c->q, c->workers) != KCTL_OK || kctl__ctl_counts_new(c) != KCTL_OK) {
             kctl_controller_destroy(c);
             return KCTL_ERR_NOMEM;
         }
@@ -19429,6 +19468,7 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c) {
     }
 #ifndef KCTL_NO_THREADS
     kctl__free(&c->allocator, c->threads);
+    kctl__ctl_counts_free(c, c->counts ? c->workers : 0);
     kctl__cond_deinit(&c->cv);
 #endif
     kctl__mutex_deinit(&c->mu);
@@ -19631,9 +19671,22 @@ static void kctl__ctl_count_run(kctl_controller *c, const char *key, bool presen
 }
 #endif /* KCTL__CTL_KEYRECS */
 
+/* Count a reconcile's result in s (and its time, if it was called). */
+static void kctl__ctl_tally(kctl_controller_stats *s, const kctl_reconcile_result *r, bool called, uint64_t t0, uint64_t t1) {
+    if (KCTL__Q_DUR && called) kctl__hist_observe(&s->reconcile_time, t1 > t0 ? t1 - t0 : 0);
+    if (r->error) {
+        s->error++; /* every error, as controller-runtime's ReconcileErrors */
+        if (r->terminal) s->terminal++;
+    } else if (r->requeue_after_ns) s->requeue_after++;
+    else if (r->requeue) s->requeue++;
+    else s->success++;
+}
+
 /* Reconcile one key handed out by the queue and apply the result rules;
-   the caller calls done(key) after. */
-static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
+   the caller calls done(key) after. cnt: a worker's own counters (NULL:
+   c->stats; so too with offline mode, hold_backoff or hot_loop on, whose
+   records are counted under c->mu with them). */
+static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key, kctl__ctlcount *cnt) {
     kctl_reconcile_ctx ctx;
     kctl_reconcile_result r;
     char nsbuf[64], *ns = NULL;
@@ -19686,23 +19739,30 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
     if (present) gen = kctl_obj_generation(ctx.obj);
     kctl_obj_unref(ctx.obj);
     if (ns && ns != nsbuf) kctl__free(&c->allocator, ns);
-    kctl__mutex_lock(&c->mu);
-    if (KCTL__Q_DUR && called) kctl__hist_observe(&c->stats.reconcile_time, t1 > t0 ? t1 - t0 : 0);
-    if (r.error) {
-        c->stats.error++; /* every error, as controller-runtime's ReconcileErrors */
-        if (r.terminal) c->stats.terminal++;
-    } else if (r.requeue_after_ns) c->stats.requeue_after++;
-    else if (r.requeue) c->stats.requeue++;
-    else c->stats.success++;
 #if KCTL__CTL_OFFLINE
-    parked = c->off.enabled && kctl__ctl_offline(c, key, &r);
+    if (c->off.enabled) cnt = NULL;
 #endif
 #if KCTL__CTL_KEYRECS
-    if (keyrecs && called) kctl__ctl_count_run(c, key, present, gen, t1);
-#else
-    (void)gen;
+    if (keyrecs) cnt = NULL;
 #endif
-    kctl__mutex_unlock(&c->mu);
+    if (cnt) {
+        kctl__mutex_lock(&cnt->mu);
+        kctl__ctl_tally(&cnt->s, &r, called, t0, t1);
+        kctl__mutex_unlock(&cnt->mu);
+        (void)gen;
+    } else {
+        kctl__mutex_lock(&c->mu);
+        kctl__ctl_tally(&c->stats, &r, called, t0, t1);
+#if KCTL__CTL_OFFLINE
+        parked = c->off.enabled && kctl__ctl_offline(c, key, &r);
+#endif
+#if KCTL__CTL_KEYRECS
+        if (keyrecs && called) kctl__ctl_count_run(c, key, present, gen, t1);
+#else
+        (void)gen;
+#endif
+        kctl__mutex_unlock(&c->mu);
+    }
     if (parked) {
         /* waits for the store: no limiter, no forget */
     } else if (r.error) {
@@ -19735,7 +19795,7 @@ static void kctl__ctl_reconcile_key(kctl_controller *c, const char *key) {
 
 /* Reconcile one key handed out by the queue, then done(key). */
 static KCTL__SMALL_CALL32 void kctl__ctl_reconcile(kctl_controller *c, const char *key) {
-    kctl__ctl_reconcile_key(c, key);
+    kctl__ctl_reconcile_key(c, key, NULL);
     kctl_queue_done(c->q, key);
 }
 
@@ -19816,14 +19876,16 @@ static void *kctl__ctl_worker(void *arg) {
     const char *key, *prev = NULL;
     bool stopping = false;
     uint32_t owner;
+    kctl__ctlcount *cnt;
     kctl__mutex_lock(&c->mu);
-    owner = ++c->owners; /* a slot of the queue's of its own */
+    owner = ++c->owners; /* a slot of the queue's of its own, and counters */
     kctl__mutex_unlock(&c->mu);
+    cnt = (kctl__ctlcount *)(void *)(c->counts_at + (owner - 1) * c->count_size);
     /* done(previous key) and get(next) in one hold of the queue's lock,
        which also says whether the queue is stopping: one lock round trip
        per key instead of three. */
     while (kctl__queue_get(c->q, prev, &key, true, &stopping, owner) == KCTL_OK) {
-        if (!stopping) kctl__ctl_reconcile_key(c, key); /* stopping: not begun, dropped (done at the next get) */
+        if (!stopping) kctl__ctl_reconcile_key(c, key, cnt); /* stopping: not begun, dropped (done at the next get) */
         prev = key;
     }
     kctl__mutex_lock(&c->mu);
@@ -19914,6 +19976,25 @@ KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_sta
     kctl__mutex_lock(&c->mu);
     *out = c->stats;
     kctl__mutex_unlock(&c->mu);
+#ifndef KCTL_NO_THREADS
+    if (c->counts) {
+        uint32_t i;
+        int b;
+        for (i = 0; i < c->workers; i++) {
+            kctl__ctlcount *k = (kctl__ctlcount *)(void *)(c->counts_at + i * c->count_size);
+            kctl__mutex_lock(&k->mu);
+            out->success += k->s.success;
+            out->error += k->s.error;
+            out->terminal += k->s.terminal;
+            out->requeue += k->s.requeue;
+            out->requeue_after += k->s.requeue_after;
+            out->reconcile_time.count += k->s.reconcile_time.count;
+            out->reconcile_time.sum_ns = kctl__add_sat(out->reconcile_time.sum_ns, k->s.reconcile_time.sum_ns);
+            for (b = 0; b < KCTL_HIST_BUCKETS; b++) out->reconcile_time.buckets[b] += k->s.reconcile_time.buckets[b];
+            kctl__mutex_unlock(&k->mu);
+        }
+    }
+#endif
 }
 
 /* ----------------------------------------------- >>leader LEADER ELECTION */

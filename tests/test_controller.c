@@ -2,6 +2,7 @@
 #include "kt.h"
 #ifndef KCTL_NO_THREADS
 #include <sched.h>
+#include <stdlib.h>
 #include <time.h>
 #endif
 
@@ -590,6 +591,172 @@ static void tc_many_workers(void) {
     kctl_memstore_destroy(ms);
 }
 
+/* Each worker counts its reconciles apart (no line another worker
+   writes); kctl_controller_read_stats adds them up, also while they run:
+   4 workers, 300 keys, a third each succeeding, failing for good
+   (terminal: no retry) and asking to run again in an hour. */
+#ifndef KCTL_NO_THREADS
+typedef struct tc_mix {
+    int calls;
+    kctl_controller *c;
+} tc_mix;
+static kctl_reconcile_result tc_mixed(const kctl_reconcile_ctx *ctx) {
+    tc_mix *m = (tc_mix *)ctx->user_data;
+    kctl_reconcile_result r;
+    kctl_controller_stats st;
+    int i = atoi(ctx->key + strlen("prod/k"));
+    memset(&r, 0, sizeof r);
+    if (i % 3 == 1) {
+        r.error = KCTL_ERR_IO;
+        r.terminal = true;
+    } else if (i % 3 == 2) {
+        r.requeue_after_ns = KCTL_SEC(3600);
+    }
+    kctl_controller_read_stats(m->c, &st); /* beside the other workers' counting */
+    __atomic_add_fetch(&m->calls, 1, __ATOMIC_SEQ_CST);
+    return r;
+}
+#endif
+
+static void tc_worker_stats_add_up(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms = NULL;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    kctl_controller_stats st;
+    tc_mix m;
+    uint64_t n = 0;
+    long i;
+    int b;
+    memset(&m, 0, sizeof m);
+    if (kctl_memstore_create(NULL, &ms) != KCTL_OK) return;
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.user_data = &m;
+    cd.workers = 4;
+    cd.reconcile = tc_mixed;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    if (!c) return;
+    m.c = c;
+    KT_EQ_INT(kctl_informer_start(inf), KCTL_OK);
+    KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(20)), KCTL_OK);
+    for (i = 0; i < 300; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "prod/k%ld", i);
+        kctl_queue_add(kctl_controller_queue(c), key);
+    }
+    for (i = 0; i < 20000000 && __atomic_load_n(&m.calls, __ATOMIC_SEQ_CST) < 300; i++) {
+        kctl_controller_read_stats(c, &st);
+        sched_yield();
+    }
+    kctl_controller_stop(c);
+    kctl_informer_stop(inf);
+    KT_EQ_INT(m.calls, 300);
+    kctl_controller_read_stats(c, &st);
+    KT_EQ_U64(st.success, 100);
+    KT_EQ_U64(st.error, 100);
+    KT_EQ_U64(st.terminal, 100);
+    KT_EQ_U64(st.requeue_after, 100);
+    KT_EQ_U64(st.requeue, 0);
+#ifndef KCTL_NO_DURATIONS
+    KT_EQ_U64(st.reconcile_time.count, 300);
+    for (b = 0; b < KCTL_HIST_BUCKETS; b++) n += st.reconcile_time.buckets[b];
+    KT_EQ_U64(n, 300);
+#else
+    (void)b;
+    (void)n;
+#endif
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* A reconcile that calls kctl_queue_done on its own key (a mistake: its
+   worker does that) has it refused and logged: the key stays in flight,
+   an add of it meanwhile is held back rather than handed to another
+   worker, and it runs again once its reconcile returns. One key is never
+   reconciled by two workers at once. */
+#ifndef KCTL_NO_THREADS
+typedef struct tc_stray {
+    kctl_controller *c;
+    int calls, ready_in_reconcile, processing_in_reconcile, overlap, running, refused;
+} tc_stray;
+static void tc_stray_log(int level, uint32_t item_id, const char *message, void *user_data) {
+    (void)level;
+    (void)message;
+    if (item_id == KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING) __atomic_add_fetch(&((tc_stray *)user_data)->refused, 1, __ATOMIC_SEQ_CST);
+}
+static kctl_reconcile_result tc_stray_done(const kctl_reconcile_ctx *ctx) {
+    tc_stray *t = (tc_stray *)ctx->user_data;
+    kctl_queue *q = kctl_controller_queue(t->c);
+    kctl_queue_stats qs;
+    kctl_reconcile_result r;
+    memset(&r, 0, sizeof r);
+    if (__atomic_add_fetch(&t->running, 1, __ATOMIC_SEQ_CST) > 1) __atomic_store_n(&t->overlap, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_add_fetch(&t->calls, 1, __ATOMIC_SEQ_CST) == 1) {
+        kctl_queue_done(q, ctx->key);
+        kctl_queue_add(q, ctx->key);
+        t->ready_in_reconcile = (int)kctl_queue_len(q);
+        if (kctl_queue_read_stats(q, &qs) == KCTL_OK) t->processing_in_reconcile = (int)qs.processing;
+    }
+    __atomic_sub_fetch(&t->running, 1, __ATOMIC_SEQ_CST);
+    return r;
+}
+#endif
+
+static void tc_stray_done_refused(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms = NULL;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    tc_stray t;
+    long i;
+    memset(&t, 0, sizeof t);
+    if (kctl_memstore_create(NULL, &ms) != KCTL_OK) return;
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.user_data = &t;
+    cd.workers = 2;
+    cd.reconcile = tc_stray_done;
+    cd.logger.func = tc_stray_log;
+    cd.logger.user_data = &t;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    if (!c) return;
+    t.c = c;
+    KT_EQ_INT(kctl_informer_start(inf), KCTL_OK);
+    KT_EQ_INT(kctl_controller_start(c, KCTL_SEC(20)), KCTL_OK);
+    kctl_queue_add(kctl_controller_queue(c), "prod/a");
+    for (i = 0; i < 20000000 && __atomic_load_n(&t.calls, __ATOMIC_SEQ_CST) < 2; i++) sched_yield();
+    kctl_controller_stop(c);
+    kctl_informer_stop(inf);
+    KT_EQ_INT(t.calls, 2);                    /* again once its reconcile returned */
+    KT_EQ_INT(t.refused, 1);
+    KT_EQ_INT(t.ready_in_reconcile, 0);       /* held back: no other worker could take it */
+    KT_EQ_INT(t.processing_in_reconcile, 1);
+    KT_EQ_INT(t.overlap, 0);
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
 /* The informer tells its handlers a batch of events and the controller's
    queue wakes its parked workers once per batch (at the batch's end, or
    after 32 keys): runs of 1, 5, 31, 32, 33 and 200 new objects, each made
@@ -1118,6 +1285,8 @@ void kt_suite_controller(void) {
     KT_RUN(tc_many_watches);
     KT_RUN(tc_workers);
     KT_RUN(tc_many_workers);
+    KT_RUN(tc_worker_stats_add_up);
+    KT_RUN(tc_stray_done_refused);
     KT_RUN(tc_batched_events_wake_workers);
     KT_RUN(tc_batched_adds_in_order);
     KT_RUN(tc_start_nomem);
