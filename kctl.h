@@ -17750,28 +17750,30 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    three sets as flags: dirty (added, not yet handed out), processing (handed
    out, not yet done), and for the delaying layer, delayed (in a min-heap of
    add_after times). The ready FIFO, the in-flight list and the recycling
-   lists are intrusive, so once the map and heap have grown no operation
-   allocates.
+   stack and list are intrusive, so once the map and heap have grown no
+   operation allocates.
 
    Speed comes from keeping producers and workers off each other's cache
-   lines. The lock word shares its line with the FIFO ends; the fields
-   producers write (map, free list, add counters) and the fields workers
-   write (in-flight list, histograms, returned list) sit on separate lines.
-   An entry is 64-byte aligned: its first line is what the map reads (the
-   node: key pointer, length, hash), written once when the entry is made,
-   so probing, growing and removing never pull a line the other side just
-   wrote (but for the returned stack's link, which only the producer
-   that recycles the entry reads); the second holds the links, the flags
-   and the key's first 32 bytes (64-bit); times and heap position follow
-   the key. A worker never touches the map in done: an entry left without
-   a role stays in the map, idle, on the workers' "returned" stack; a
-   producer that needs a fresh entry takes the whole stack at once,
-   removes the idle ones from the map and reuses them (an idle entry added
-   again is simply revived, and leaves the stack then). A done writes no
-   line of another key's: a controller's worker keeps its key in flight
-   in a slot of its own (OWNED: found there at done, no look-up), other
-   keys in flight are on the in-flight list, and the returned stack is
-   pushed at its top.
+   lines, and workers off each other's. The lock word shares its line
+   with the FIFO ends and with all that a hand-out and a done write (the
+   keys in flight, the returned stack): a worker's get and done write no
+   other line of the queue's own; the fields producers write (map, free
+   list, add counters) and the rest workers write (in-flight list,
+   histograms) sit on separate lines. An entry is 64-byte aligned: its
+   first line is what the map reads (the node: key pointer, length,
+   hash), written once when the entry is made, so probing, growing and
+   removing never pull a line the other side just wrote, and a worker
+   never reads it (the key is right after the entry); the second holds
+   the links, the flags and the key's first 24 bytes (64-bit); times and
+   heap position follow the key. A worker never touches the map in done:
+   an entry left without a role stays in the map, idle, on the workers'
+   "returned" stack; a producer that needs a fresh entry takes the whole
+   stack at once, removes the idle ones from the map and reuses them (an
+   idle entry added again is simply revived, and leaves the stack then).
+   A done writes no line of another key's: a controller's worker keeps
+   its key in flight in a slot of its own (OWNED: found there at done,
+   no look-up), other keys in flight are on the in-flight list, and the
+   returned stack is pushed at its top.
    Workers waiting for work spin on a push counter on a line of its own
    before they park (at most one spinner fewer than the CPUs, so the
    producer keeps one), and producers signal only parked workers, and
@@ -17834,18 +17836,21 @@ enum {
     KCTL__Q_OWNED = 64      /* in flight to a controller's worker, in its slot (kctl__queue_get's owner) */
 };
 
-/* A line the map reads (node, written once when the entry is made; and
-   the returned stack's link), a line of links and flags that both sides
-   write, then key_cap bytes of key, then the cold part. */
+/* A line the map reads (node, written once when the entry is made: a
+   worker's get and done never touch it), a line of links and flags that
+   both sides write, then key_cap bytes of key, then the cold part. */
 typedef struct kctl__qent {
-    kctl__node node;                       /* node.key points right after the entry */
-    struct kctl__qent *rnext;              /* the returned stack */
+    kctl__node node;                       /* node.key points right after the entry: kctl__qkey */
     uint32_t key_cap;                      /* bytes for the key, a multiple of 8 */
-    char pad_[64 - sizeof(kctl__node) - sizeof(void *) - sizeof(uint32_t)];
+    char pad_[64 - sizeof(kctl__node) - sizeof(uint32_t)];
     struct kctl__qent *next;               /* ready FIFO, or the free list */
     struct kctl__qent *pnext, *pprev;      /* in-flight list, or the low list */
+    struct kctl__qent *rnext;              /* the returned stack */
     uint32_t flags;
 } kctl__qent;
+
+/* e's key, without reading its first line. */
+#define kctl__qkey(e) ((const char *)((e) + 1))
 
 typedef struct kctl__qcold {
     uint64_t added_ns;                     /* became dirty (queue_duration) */
@@ -17866,7 +17871,7 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_RETURNED_MAX 1024 /* idle entries before a worker recycles them */
 #define KCTL__QUEUE_BATCH 128 /* keys of an informer's batch a controller holds before adding them at once */
 #define KCTL__QUEUE_BATCH_NS 50000 /* or the time since the first of them (real time, looked at every 8th key) */
-#define KCTL__QUEUE_MIN_KEY_CAP 32    /* the links and 32 key bytes fill the second line (64-bit) */
+#define KCTL__QUEUE_MIN_KEY_CAP 24    /* the links and 24 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
 
 typedef struct kctl__qowner {
@@ -17877,10 +17882,17 @@ typedef struct kctl__qowner {
 } kctl__qowner;
 
 struct kctl_queue {
-    /* -- first, so at the start of a cache line: the ready FIFO's ends and
-       the lock (its word first), the line every call takes */
+    /* -- first, so at the start of a cache line: the ready FIFO's ends,
+       what every hand-out and done writes (the keys in flight, the
+       returned stack: idle entries still in the map, linked through rnext;
+       nreturned stays under KCTL__QUEUE_RETURNED_MAX or max_keys) and the
+       lock (its word first): the line every call takes, and the only
+       line of the queue's own that a worker's get and done write */
     kctl__qent *head, *tail;
     size_t nready;
+    size_t nprocessing;
+    kctl__qent *rstack;
+    uint32_t nreturned;
     kctl__mutex mu;       /* guards every field but `pushes`, which spinners read without it */
     char pad1_[64];
 
@@ -17913,6 +17925,7 @@ struct kctl_queue {
 
     /* -- written by producers (add, add_after) */
     uint64_t adds, retries, seq;
+    size_t nheld;         /* keys added while in flight, queued at their done: depth = nready + nheld */
     uint64_t refused;     /* adds refused with FULL */
     size_t max_keys;      /* 0: no bound */
     kctl__map map;
@@ -17930,16 +17943,11 @@ struct kctl_queue {
     bool last_low;        /* the last key handed out was a low one (aging alternates) */
     char pad2_[64];
 
-    /* -- written by workers (get, done): what every hand-out and done
-       writes on one line */
-    uint64_t taken KCTL__LINE; /* keys handed out: depth = adds - taken */
-    size_t nprocessing;
-    kctl__qent *rstack;   /* idle entries still in the map, a stack linked through rnext */
-    size_t nreturned;     /* on rstack */
+    /* -- written by workers (get, done) */
 #ifdef KCTL__HINTS
     kctl__spin spin;      /* whether an idle worker spins for work (under mu) */
 #endif
-    kctl__qent inflight KCTL__LINE; /* sentinel of the in-flight list: the keys in flight not OWNED */
+    kctl__qent inflight;  /* sentinel of the in-flight list: the keys in flight not OWNED */
     kctl_histogram queue_hist, work_hist;
     /* a controller's workers' slots (kctl__queue_owners), a line each in
        fast builds: the key each one has in flight, OWNED */
@@ -18152,7 +18160,10 @@ static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
     e->flags |= KCTL__Q_DIRTY;
     if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = now;
     q->adds++;
-    if (e->flags & KCTL__Q_PROCESSING) return false; /* held back until done */
+    if (e->flags & KCTL__Q_PROCESSING) { /* held back until done */
+        q->nheld++;
+        return false;
+    }
     kctl__queue_push_ready(q, e);
     return true;
 }
@@ -18317,6 +18328,7 @@ static void kctl__queue_add_low_entry(kctl_queue *q, kctl__qent *e, uint64_t now
     if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = now;
     q->adds++;
     if (!(e->flags & KCTL__Q_PROCESSING)) kctl__queue_push_low(q, e, now);
+    else q->nheld++; /* held back until done */
 }
 
 /* Before get takes the head of the normal FIFO, with priority on: move
@@ -18700,14 +18712,14 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     kctl__qent *e;
     if (owner) {
         kctl__qowner *o = &q->owners[owner - 1];
-        if (!(e = o->e) || e->node.key != key) return false;
+        if (!(e = o->e) || kctl__qkey(e) != key) return false;
         o->e = NULL;
     } else {
 #if KCTL__Q_FAST
         int n;
-        for (e = q->inflight.pnext, n = 0; e != &q->inflight && e->node.key != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
+        for (e = q->inflight.pnext, n = 0; e != &q->inflight && kctl__qkey(e) != key && n < KCTL__QUEUE_INFLIGHT_SCAN;
              e = e->pnext, n++) { }
-        if (e == &q->inflight || e->node.key != key)
+        if (e == &q->inflight || kctl__qkey(e) != key)
 #endif
         {
             size_t len = kctl__key_len(key);
@@ -18723,6 +18735,7 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     e->flags &= ~(uint32_t)(KCTL__Q_PROCESSING | KCTL__Q_OWNED);
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
+        q->nheld--;
         if (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) kctl__queue_push_low(q, e, kctl__queue_now(q));
         else kctl__queue_push_ready(q, e);
     } else if (!KCTL__Q_FAST) {
@@ -18748,7 +18761,6 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now, uint32_t owner)
     if (!q->head) q->tail = NULL;
     else KCTL__Q_PREFETCH(q->head); /* with a backlog the next entry is cold */
     q->nready--;
-    q->taken++;
     e->next = NULL;
     e->flags = (e->flags & ~(uint32_t)(KCTL__Q_QUEUED | KCTL__Q_DIRTY)) | KCTL__Q_PROCESSING;
     if (KCTL__QTIMED(q)) {
@@ -18767,7 +18779,7 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now, uint32_t owner)
            than on anything else). */
         kctl__map_prefetch(&q->map, e->node.hash);
     }
-    return e->node.key;
+    return kctl__qkey(e);
 }
 
 /* get (block) or try_get; with a done_key, done(done_key) first in the
@@ -18992,7 +19004,7 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     kctl__mutex_lock(&q->mu);
     now = kctl__queue_now(q);
     if (q->nheap) kctl__queue_promote(q, now);
-    out->depth = q->adds - q->taken;
+    out->depth = q->nready + q->nheld;
     out->adds_total = q->adds;
     out->retries_total = q->retries;
     out->queue_duration = q->queue_hist;
