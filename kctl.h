@@ -17815,10 +17815,12 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_BOUND 1
 #endif
-#ifdef KCTL_NO_THREADS /* get never parks: no worker to wake, and the compiler drops the waking */
+#ifdef KCTL_NO_THREADS /* get never parks: no worker to wake, and the compiler drops the waking; no worker owns a key */
 #define KCTL__Q_PARKS 0
+#define KCTL__Q_OWNERS 0
 #else
 #define KCTL__Q_PARKS 1
+#define KCTL__Q_OWNERS 1
 #endif
 #define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
 #define KCTL__QMAX(q) (KCTL__Q_BOUND ? (q)->max_keys : 0) /* max_keys; 0 where compiled out */
@@ -17925,7 +17927,6 @@ struct kctl_queue {
 
     /* -- written by producers (add, add_after) */
     uint64_t adds, retries, seq;
-    size_t nheld;         /* keys added while in flight, queued at their done: depth = nready + nheld */
     uint64_t refused;     /* adds refused with FULL */
     size_t max_keys;      /* 0: no bound */
     kctl__map map;
@@ -18160,10 +18161,7 @@ static bool kctl__queue_add_entry(kctl_queue *q, kctl__qent *e, uint64_t now) {
     e->flags |= KCTL__Q_DIRTY;
     if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = now;
     q->adds++;
-    if (e->flags & KCTL__Q_PROCESSING) { /* held back until done */
-        q->nheld++;
-        return false;
-    }
+    if (e->flags & KCTL__Q_PROCESSING) return false; /* held back until done */
     kctl__queue_push_ready(q, e);
     return true;
 }
@@ -18328,7 +18326,6 @@ static void kctl__queue_add_low_entry(kctl_queue *q, kctl__qent *e, uint64_t now
     if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = now;
     q->adds++;
     if (!(e->flags & KCTL__Q_PROCESSING)) kctl__queue_push_low(q, e, now);
-    else q->nheld++; /* held back until done */
 }
 
 /* Before get takes the head of the normal FIFO, with priority on: move
@@ -18462,7 +18459,7 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     }
     kctl__free(&a, q->map.slots);
     kctl__free(&a, q->heap);
-    kctl__free(&a, q->owners_raw);
+    if (KCTL__Q_OWNERS) kctl__free(&a, q->owners_raw);
     kctl_limiter_destroy(q->limiter);
     kctl__cond_deinit(&q->idle_cv);
     kctl__cond_deinit(&q->work_cv);
@@ -18710,7 +18707,7 @@ KCTL_API uint32_t kctl_queue_num_requeues(kctl_queue *q, const char *key) {
    out), else by looking the string up, and is not OWNED. */
 static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now, uint32_t owner) {
     kctl__qent *e;
-    if (owner) {
+    if (KCTL__Q_OWNERS && owner) {
         kctl__qowner *o = &q->owners[owner - 1];
         if (!(e = o->e) || kctl__qkey(e) != key) return false;
         o->e = NULL;
@@ -18735,7 +18732,6 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     e->flags &= ~(uint32_t)(KCTL__Q_PROCESSING | KCTL__Q_OWNED);
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
-        q->nheld--;
         if (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) kctl__queue_push_low(q, e, kctl__queue_now(q));
         else kctl__queue_push_ready(q, e);
     } else if (!KCTL__Q_FAST) {
@@ -18769,7 +18765,7 @@ static const char *kctl__queue_take(kctl_queue *q, uint64_t now, uint32_t owner)
         kctl__hist_observe(&q->queue_hist, now >= c->added_ns ? now - c->added_ns : 0);
     }
     q->nprocessing++;
-    if (owner) {
+    if (KCTL__Q_OWNERS && owner) {
         e->flags |= KCTL__Q_OWNED;
         q->owners[owner - 1].e = e;
     } else {
@@ -18798,13 +18794,8 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     bool fresh = false; /* now was read since the lock was last taken */
     bool bad_done = false;
     int rc;
-    if (!q || !key) {
-        if (q && done_key) {
-            kctl__mutex_lock(&q->mu);
-            bad_done = !kctl__queue_done_locked(q, done_key, KCTL__QTIMED(q) ? kctl__queue_now(q) : 0, owner);
-            kctl__mutex_unlock(&q->mu);
-            if (bad_done) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
-        }
+    if (!q || !key) { /* (never a worker's call) */
+        if (q && done_key) kctl_queue_done(q, done_key);
         return KCTL_ERR_INVALID_ARG;
     }
     /* A real clock may be read before locking, which keeps the critical
@@ -18987,9 +18978,15 @@ KCTL_API bool kctl_queue_shutting_down(kctl_queue *q) {
     return s;
 }
 
-/* Count e, in flight, in unfinished_work_ns and longest_running_ns. */
-static void kctl__queue_age(kctl_queue_stats *out, const kctl__qent *e, uint64_t now) {
-    uint64_t started = kctl__cold(e)->started_ns, age = now >= started ? now - started : 0;
+/* Count e, in flight, in depth if it was added again meanwhile (held
+   back: dirty, and not among the ready keys), and (timed) in
+   unfinished_work_ns and longest_running_ns. */
+static void kctl__queue_age(const kctl_queue *q, kctl_queue_stats *out, const kctl__qent *e, uint64_t now) {
+    uint64_t started, age;
+    if (e->flags & KCTL__Q_DIRTY) out->depth++;
+    if (!KCTL__QTIMED(q)) return;
+    started = kctl__cold(e)->started_ns;
+    age = now >= started ? now - started : 0;
     out->unfinished_work_ns = kctl__add_sat(out->unfinished_work_ns, age);
     if (age > out->longest_running_ns) out->longest_running_ns = age;
 }
@@ -19004,14 +19001,14 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     kctl__mutex_lock(&q->mu);
     now = kctl__queue_now(q);
     if (q->nheap) kctl__queue_promote(q, now);
-    out->depth = q->nready + q->nheld;
+    out->depth = q->nready; /* and the keys held back, below */
     out->adds_total = q->adds;
     out->retries_total = q->retries;
     out->queue_duration = q->queue_hist;
     out->work_duration = q->work_hist;
-    for (e = q->inflight.pnext; KCTL__QTIMED(q) && e != &q->inflight; e = e->pnext) kctl__queue_age(out, e, now);
-    for (o = 0; KCTL__QTIMED(q) && o < q->nowners; o++)
-        if (q->owners[o].e) kctl__queue_age(out, q->owners[o].e, now);
+    for (e = q->inflight.pnext; e != &q->inflight; e = e->pnext) kctl__queue_age(q, out, e, now);
+    for (o = 0; KCTL__Q_OWNERS && o < q->nowners; o++)
+        if (q->owners[o].e) kctl__queue_age(q, out, q->owners[o].e, now);
     out->processing = q->nprocessing;
     out->delayed = q->nheap;
     out->idle_workers = q->sleepers;
