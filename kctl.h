@@ -9281,18 +9281,26 @@ KCTL_API int kctl_indexer_update(kctl_indexer *ix, kctl_obj *obj) { return kctl_
 /* kctl_indexer_add that also hands back, in *old, the object it replaces
    (a new reference; NULL if none), found in the same hold of the write
    lock: the informer's one trip to the cache per event. On failure the
-   cache is unchanged and *old is still set. */
+   cache is unchanged and *old is still set. held: the caller holds the
+   write lock (kctl__indexer_hold), across several of these. */
 #if !KCTL_SMALL
-static int kctl__indexer_put_old(kctl_indexer *ix, kctl_obj *obj, kctl_obj **old) {
+static int kctl__indexer_put_old(kctl_indexer *ix, kctl_obj *obj, kctl_obj **old, bool held) {
     kctl__node *n;
     int rc;
-    kctl__rwlock_wr(&ix->lock);
+    if (!held) kctl__rwlock_wr(&ix->lock);
     n = kctl__map_find(&ix->data.items, obj->node.key, obj->node.len, obj->node.hash);
     *old = n ? kctl_obj_ref(kctl__obj_of(n)) : NULL;
     rc = kctl__ix_put(ix, &ix->data, obj);
-    kctl__rwlock_wr_unlock(&ix->lock);
+    if (!held) kctl__rwlock_wr_unlock(&ix->lock);
     return rc;
 }
+#endif
+#if !KCTL_SMALL && !defined(KCTL_NO_THREADS)
+/* The write lock taken for a run of kctl__indexer_put_old(held) and let
+   go: readers meanwhile wait; no other call of this thread's on ix may
+   come in between. */
+static void kctl__indexer_hold(kctl_indexer *ix) { kctl__rwlock_wr(&ix->lock); }
+static void kctl__indexer_release(kctl_indexer *ix) { kctl__rwlock_wr_unlock(&ix->lock); }
 #endif
 
 KCTL_API int kctl_indexer_delete(kctl_indexer *ix, const char *key) {
@@ -16184,6 +16192,20 @@ KCTL_API void kctl_reflector_read_stats(const kctl_reflector *r, kctl_reflector_
 #else
 #define KCTL__INF_BATCH 0
 #endif
+/* In a batch, the cache takes a run of adds and updates (up to
+   KCTL__INF_DEFER) in one hold of its write lock, and the handlers are
+   told of them once it is let go, in order: the lock's hand-off (two
+   workers' reader counters, the writer's flag) is paid once a run, not
+   once an event, and no handler runs while the cache is locked. A
+   handler may so find the cache ahead of the event it is told, as
+   client-go's listeners, which run apart from the cache's updates, may.
+   An add or update told later: */
+#define KCTL__INF_DEFER 32
+typedef struct kctl__infdefer {
+    kctl_obj *old, *obj;   /* references held until told */
+    bool sync, from_list;
+} kctl__infdefer;
+
 /* A handler as the informer keeps it. */
 typedef struct kctl__infh {
     kctl_handler h;
@@ -16222,6 +16244,11 @@ struct kctl_informer {
     struct kctl__ckpt *ckpt; /* the checkpoint (CHECKPOINT), or NULL */
     bool from_list;          /* the event being told comes from a list or a resync (stepping thread) */
     bool batching;           /* a step is telling its handlers a batch, flushed at its end (stepping thread) */
+#if KCTL__INF_BATCH
+    bool held;               /* the step holds the cache's write lock (stepping thread) */
+    uint32_t ndefer;         /* adds and updates not yet told (stepping thread) */
+    kctl__infdefer defer[KCTL__INF_DEFER];
+#endif
 #ifndef KCTL_NO_THREADS
     kctl__thread thread;
 #endif
@@ -16446,13 +16473,46 @@ static bool kctl__inf_is_sync(const kctl_obj *old_obj, const kctl_obj *new_obj) 
     return *a && kctl__strcmp(a, b) == 0;
 }
 
-/* client-go's HandleDeltas: the cache first, then the handlers; a sync
-   only to those that ask for syncs (distribute(obj, isSync)). */
+/* Tell the handlers of an add (old NULL) or an update; a sync only to
+   those that ask for syncs (distribute(obj, isSync)). */
+static void kctl__inf_tell_one(kctl_informer *inf, kctl_obj *old, kctl_obj *obj, bool sync, bool from_list) {
+    uint32_t k;
+    inf->from_list = from_list;
+    for (k = 0; k < inf->nrun; k++) {
+        const kctl_handler *h = &KCTL__INF_RUN(inf)[k].h;
+        if (old && h->on_update && (!sync || h->resync)) h->on_update(old, obj, h->user_data);
+        else if (!old && h->on_add) h->on_add(obj, h->user_data);
+    }
+    inf->from_list = false;
+}
+
+#if KCTL__INF_BATCH
+/* The cache's write lock let go (if the step holds it), then the
+   deferred adds and updates told, in order. */
+static void kctl__inf_tell(kctl_informer *inf) {
+    uint32_t i;
+    if (inf->held) {
+        kctl__indexer_release(inf->ix);
+        inf->held = false;
+    }
+    for (i = 0; i < inf->ndefer; i++) {
+        kctl__infdefer *f = &inf->defer[i];
+        kctl__inf_tell_one(inf, f->old, f->obj, f->sync, f->from_list);
+        kctl_obj_unref(f->obj);
+        kctl_obj_unref(f->old);
+    }
+    inf->ndefer = 0;
+}
+#endif
+
+/* client-go's HandleDeltas: the cache first, then the handlers (in a
+   batch, a run of adds and updates at once: kctl__infdefer). */
 static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, void *user_data) {
     kctl__infctx *c = (kctl__infctx *)user_data;
     kctl_informer *inf = c->inf;
     size_t i;
     uint32_t k;
+    bool held = false; /* this delta goes to the cache under the step's hold */
 #if !KCTL_SMALL
     /* The next key's slots in the cache start loading while this one is
        processed: with a backlog the cache's tables are cold, and their
@@ -16465,8 +16525,14 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     for (i = 0; i < n; i++) {
         /* A deletion looks the cached object up first; an add or update
            gets it from the cache's replace, in one trip (below). */
-        kctl_obj *old = d[i].type == KCTL_DELTA_DELETED ? kctl_indexer_get(inf->ix, key) : NULL, *obj = d[i].obj, *t = NULL;
+        kctl_obj *old = NULL, *obj = d[i].obj, *t = NULL;
         int rc;
+#if KCTL__INF_BATCH
+        held = inf->batching && d[i].type != KCTL_DELTA_DELETED && (!KCTL__INF_TRANSFORM || !inf->transform) && obj &&
+               obj->node.key && kctl__strcmp(obj->node.key, key) == 0;
+        if (!held && (inf->held || inf->ndefer)) kctl__inf_tell(inf); /* the cache's own calls, and the order told */
+#endif
+        if (d[i].type == KCTL_DELTA_DELETED) old = kctl_indexer_get(inf->ix, key);
         if (KCTL__INF_TRANSFORM && obj && inf->transform) { /* what the cache and the handlers get */
             rc = inf->transform(obj, &t, inf->transform_user_data);
             if (rc == KCTL_OK && !t) rc = KCTL_ERR_INVALID_ARG;
@@ -16500,9 +16566,18 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
             inf->from_list = false;
         } else {
             bool sync;
+#if KCTL__INF_BATCH
+            if (held) {
+                if (!inf->held) {
+                    kctl__indexer_hold(inf->ix);
+                    inf->held = true;
+                }
+                rc = kctl__indexer_put_old(inf->ix, obj, &old, true);
+            } else
+#endif
 #if !KCTL_SMALL /* one trip to the cache (small builds: the two calls) */
             if (obj && obj->node.key && kctl__strcmp(obj->node.key, key) == 0) {
-                rc = kctl__indexer_put_old(inf->ix, obj, &old);
+                rc = kctl__indexer_put_old(inf->ix, obj, &old, false);
             } else
 #endif
             { /* no object, or a transform that changed its key: as two calls */
@@ -16524,13 +16599,18 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
                 return KCTL_ERR_AGAIN;
             }
             sync = old && kctl__inf_is_sync(old, obj);
-            inf->from_list = d[i].type == KCTL_DELTA_REPLACED || d[i].type == KCTL_DELTA_SYNC; /* a list's, a resync's */
-            for (k = 0; k < inf->nrun; k++) {
-                const kctl_handler *h = &KCTL__INF_RUN(inf)[k].h;
-                if (old && h->on_update && (!sync || h->resync)) h->on_update(old, obj, h->user_data);
-                else if (!old && h->on_add) h->on_add(obj, h->user_data);
+#if KCTL__INF_BATCH
+            if (held) { /* told once the run is in: the references go with it */
+                kctl__infdefer *f = &inf->defer[inf->ndefer++];
+                f->old = old;
+                f->obj = kctl_obj_ref(obj);
+                f->sync = sync;
+                f->from_list = d[i].type == KCTL_DELTA_REPLACED || d[i].type == KCTL_DELTA_SYNC;
+                if (inf->ndefer == KCTL__INF_DEFER) kctl__inf_tell(inf);
+                continue;
             }
-            inf->from_list = false;
+#endif
+            kctl__inf_tell_one(inf, old, obj, sync, d[i].type == KCTL_DELTA_REPLACED || d[i].type == KCTL_DELTA_SYNC); /* a list's, a resync's */
         }
         kctl_obj_unref(t);
         kctl_obj_unref(old);
@@ -16634,6 +16714,7 @@ KCTL_API int kctl_informer_step(kctl_informer *inf, uint64_t wait_ns, uint64_t *
     }
     while (!c.put_back && pops++ < 100000 && (rc = kctl_fifo_try_pop(inf->fifo, kctl__inf_process, &c)) == KCTL_OK) { }
 #if KCTL__INF_BATCH
+    kctl__inf_tell(inf); /* the cache let go, the rest told */
     inf->batching = false; /* (set below, before the replays) */
     for (k = 0; k < inf->nrun; k++)
         if (KCTL__INF_RUN(inf)[k].flush) KCTL__INF_RUN(inf)[k].flush(KCTL__INF_RUN(inf)[k].h.user_data);

@@ -925,6 +925,113 @@ static void tc_batched_adds_in_order(void) {
     kctl_vclock_deinit(&vc);
 }
 
+/* An informer's batch puts a run of adds and updates in the cache in one
+   hold of its write lock, then tells the handlers, in the events' order.
+   A map function (the application's code) that reads the cache runs with
+   the lock let go (no deadlock), and finds the object's key cached at
+   the event's version or a later one, never an earlier; deletes, which
+   end a run, come in their place; 150 events cross several runs. (A
+   map watch is told of an update's new object, then of its old one.) */
+typedef struct tc_seen {
+    kctl_indexer *cache;
+    int n, stale;
+    char keys[512][16];
+    uint64_t rvs[512];
+} tc_seen;
+static void tc_map_reads_cache(const kctl_obj *obj, kctl_index_emit emit, void *emit_ctx, void *user_data) {
+    tc_seen *t = (tc_seen *)user_data;
+    kctl_obj *now = kctl_indexer_get(t->cache, kctl_obj_key(obj));
+    uint64_t rv = 0, rv_now = 0;
+    (void)emit;
+    (void)emit_ctx;
+    kctl_obj_resource_version_u64(obj, &rv);
+    if (now && (!kctl_obj_resource_version_u64(now, &rv_now) || rv_now < rv)) t->stale++;
+    kctl_obj_unref(now);
+    if (t->n < 512) {
+        snprintf(t->keys[t->n], sizeof t->keys[t->n], "%s", kctl_obj_name(obj));
+        t->rvs[t->n] = rv;
+    }
+    t->n++;
+}
+
+static void tc_cache_runs_told_in_order(void) {
+    enum { N = 150 };
+    kctl_vclock vc;
+    kctl_memstore_desc md;
+    kctl_memstore *ms = NULL;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    static tc_seen t;
+    char want[N][16];
+    int i, k, s;
+    memset(&t, 0, sizeof t);
+    kctl_vclock_init(&vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(&vc);
+    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
+    for (i = 0; i < N; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"}}", i);
+        KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+    }
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    d.clock = kctl_vclock_clock(&vc);
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.reconcile = tc_no_reconcile; /* (not started) */
+    cd.clock = kctl_vclock_clock(&vc);
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    t.cache = kctl_informer_indexer(inf);
+    KT_EQ_INT(kctl_controller_watch_map(c, inf, tc_map_reads_cache, &t, NULL), KCTL_OK);
+
+    for (s = 0; s < 8; s++) KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK); /* the list */
+    KT_EQ_INT(t.n, N);
+    for (i = 0; i < N && i < t.n; i++) {
+        snprintf(want[i], sizeof want[i], "o%03d", i);
+        KT_EQ_STR(t.keys[i], want[i]);
+    }
+    /* updates in another order, a delete every 30th */
+    t.n = 0;
+    for (k = 0; k < N; k++) {
+        char doc[80];
+        i = (k * 7) % N;
+        snprintf(want[k], sizeof want[k], "o%03d", i);
+        if (k % 30 == 29) {
+            KT_EQ_INT(kctl_memstore_delete(ms, &tc_cm, want[k], NULL), KCTL_OK);
+        } else {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"},\"data\":{\"k\":\"%d\"}}", i, k);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+        }
+    }
+    for (s = 0; s < 8; s++) KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
+    KT_EQ_INT(t.n, N + N - N / 30); /* two calls an update, one a delete */
+    {
+        uint64_t last = 0;
+        int j = 0;
+        for (k = 0; k < N && j < t.n; k++) {
+            KT_EQ_STR(t.keys[j], want[k]);
+            if (k % 30 == 29) { /* a delete: its last state, older than what came before */
+                j++;
+                continue;
+            }
+            if (t.rvs[j] <= last) kt_fail(__FILE__, __LINE__, "event %d told out of order", k);
+            last = t.rvs[j];
+            if (j + 1 < t.n) KT_EQ_STR(t.keys[j + 1], want[k]); /* its old object */
+            j += 2;
+        }
+    }
+    KT_EQ_INT(t.stale, 0);
+    kctl_informer_destroy(inf);
+    kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+    kctl_vclock_deinit(&vc);
+}
+
 /* 2.4 through start: an informer out of memory during its first list makes
    kctl_controller_start return NOMEM (not TIMEOUT after the wait); start
    may be called again, and succeeds once the informer has synced. */
@@ -1289,6 +1396,7 @@ void kt_suite_controller(void) {
     KT_RUN(tc_stray_done_refused);
     KT_RUN(tc_batched_events_wake_workers);
     KT_RUN(tc_batched_adds_in_order);
+    KT_RUN(tc_cache_runs_told_in_order);
     KT_RUN(tc_start_nomem);
     KT_RUN(tc_bad_args);
     KT_RUN(tc_predicates);
