@@ -3212,8 +3212,11 @@ KCTL_API void kctl_controller_destroy(kctl_controller *c);
 KCTL_API int kctl_controller_watch_owned(kctl_controller *c, kctl_informer *inf, const char *owner_group,
                                          const char *owner_kind, const kctl_predicate *pred);
 /* Reconcile the keys map gives for objects of inf, for events that pass
-   pred. INVALID_ARG for NULL c, inf or map; NOMEM; UNSUPPORTED for a pred
-   under KCTL_NO_PREDICATES. [any thread] */
+   pred. map (and a predicate's function) runs on the informer's thread
+   with the cache unlocked, and may read it; it may find the cache ahead
+   of the event it is told of (a later event's object already in), as a
+   client-go listener may. INVALID_ARG for NULL c, inf or map; NOMEM;
+   UNSUPPORTED for a pred under KCTL_NO_PREDICATES. [any thread] */
 KCTL_API int kctl_controller_watch_map(kctl_controller *c, kctl_informer *inf, kctl_map_fn map, void *user_data, const kctl_predicate *pred);
 /* Reconcile up to max keys that are ready now, on this thread; *done
    (may be NULL) gets how many. For poll loops and tests. [not thread-safe] */
