@@ -16515,7 +16515,9 @@ static int kctl__inf_process(const char *key, const kctl_delta *d, size_t n, voi
     kctl_informer *inf = c->inf;
     size_t i;
     uint32_t k;
+#if KCTL__INF_BATCH
     bool held = false; /* this delta goes to the cache under the step's hold */
+#endif
 #if !KCTL_SMALL
     /* The next key's slots in the cache start loading while this one is
        processed: with a backlog the cache's tables are cold, and their
