@@ -653,7 +653,7 @@
     (the kctl_obj_opts.allocator it was made with); kctl_json_equal, which
     takes none, from KCTL_MALLOC (objects of more than 16 members), and
     kctl_json_equal_with from the one it is given. A queue
-    entry (about 180 bytes for keys of up to 15 bytes, 8 more per 8 bytes of
+    entry (about 180 bytes for keys of up to 23 bytes, 8 more per 8 bytes of
     key beyond) exists while its key is waiting, delayed or being processed;
     entries of finished keys are pooled (at most about 1300 of them) and
     reused, so once the pool is warm, queue operations do not call the
@@ -18023,8 +18023,8 @@ struct kctl_queue {
     size_t nheap, heap_cap;
     uint64_t cancelled;   /* delayed adds removed or dropped (pending) */
     /* priority: the low keys ready, oldest first, linked through
-       pnext/pprev (a queued entry is neither in flight nor, once on this
-       list, on the returned list); nlow of them (counted in nready too) */
+       pnext/pprev (a queued entry is not in flight; the returned stack
+       links through rnext); nlow of them (counted in nready too) */
     kctl__qent low;
     size_t nlow;
     bool last_low;        /* the last key handed out was a low one (aging alternates) */
