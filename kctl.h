@@ -2956,7 +2956,10 @@ KCTL_API int  kctl_queue_get(kctl_queue *q, const char **key);
 KCTL_API int  kctl_queue_try_get(kctl_queue *q, const char **key);
 /* Finish processing key (the pointer from get, or an equal string). If it was
    added meanwhile it is queued again now. A key not being processed is
-   ignored (and logged). [any thread] */
+   ignored (and logged); so is a key a controller's worker is processing
+   (a controller's queue: its worker finishes it, and a done from
+   elsewhere, a reconcile's of its own key say, would let a second worker
+   take it meanwhile). [any thread] */
 KCTL_API void kctl_queue_done(kctl_queue *q, const char *key);
 /* Keys ready to be handed out now (delayed keys count once their time has
    come; keys held back while processing do not). [any thread] */
@@ -2973,7 +2976,10 @@ KCTL_API void kctl_queue_shutdown(kctl_queue *q);
 KCTL_API void kctl_queue_shutdown_with_drain(kctl_queue *q);
 /* Whether shutdown has been called. [any thread] */
 KCTL_API bool kctl_queue_shutting_down(kctl_queue *q);
-/* Fill *out with the queue's figures (times on the queue's clock). [any thread] */
+/* Fill *out with the queue's figures (times on the queue's clock). It
+   looks at each key in flight (depth counts those added again meanwhile),
+   under the queue's lock: cheap while they are about as many as the
+   workers. [any thread] */
 KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: what a controller worker calls between keys,
@@ -3253,7 +3259,9 @@ KCTL_API void kctl_controller_stop(kctl_controller *c);
    then. They go on to the end of their reconcile; a later stop, or
    destroy, waits for them and joins their threads. [any thread] */
 KCTL_API int kctl_controller_stop_timeout(kctl_controller *c, uint64_t timeout_ns);
-/* The controller's queue (for metrics, or to add keys by hand). [any thread] */
+/* The controller's queue (for metrics, or to add keys by hand; its
+   workers finish their keys themselves: kctl_queue_done of one is
+   refused). [any thread] */
 KCTL_API kctl_queue *kctl_controller_queue(kctl_controller *c);
 /* A snapshot of its counters (zeros for NULL c). [any thread] */
 KCTL_API void kctl_controller_read_stats(kctl_controller *c, kctl_controller_stats *out);
@@ -18880,8 +18888,17 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     bool fresh = false; /* now was read since the lock was last taken */
     bool bad_done = false;
     int rc;
-    if (!q || !key) { /* (never a worker's call) */
-        if (q && done_key) kctl_queue_done(q, done_key);
+    if (!q || !key) {
+        if (q && done_key) {
+            if (!KCTL__Q_OWNERS || !owner) {
+                kctl_queue_done(q, done_key);
+            } else {
+                kctl__mutex_lock(&q->mu);
+                bad_done = !kctl__queue_done_locked(q, done_key, KCTL__QTIMED(q) ? kctl__queue_now(q) : 0, owner);
+                kctl__mutex_unlock(&q->mu);
+                if (bad_done) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
+            }
+        }
         return KCTL_ERR_INVALID_ARG;
     }
     /* A real clock may be read before locking, which keeps the critical
@@ -18893,7 +18910,9 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         if (KCTL__QTIMED(q) && !fresh) now = kctl__queue_now(q);
         bad_done = !kctl__queue_done_locked(q, done_key, now, owner);
     }
-    for (;;) {
+    if (KCTL__Q_OWNERS && owner && q->owners[owner - 1].e) /* its key is not done (a done of another key): */
+        rc = KCTL_ERR_INVALID_ARG;                          /* no second one, its slot stays */
+    else for (;;) {
         if (!fresh && (q->nheap || KCTL__QTIMED(q))) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
         if (q->head || (KCTL__Q_PRIO && q->nlow)) {
@@ -20010,6 +20029,10 @@ KCTL_API int kctl_controller_start(kctl_controller *c, uint64_t sync_timeout_ns)
     for (; w; w = w->next) /* workers start only on synced caches */
         if ((rc = kctl_informer_wait_for_sync(w->inf, sync_timeout_ns)) != KCTL_OK) return rc;
     kctl__mutex_lock(&c->mu);
+    if (c->running || c->nthreads) { /* another start came first while this one waited */
+        kctl__mutex_unlock(&c->mu);
+        return KCTL_ERR_EXISTS;
+    }
     c->running = true;
     for (i = 0; i < c->workers && rc == KCTL_OK; i++) {
         rc = kctl__thread_start(&c->threads[i], kctl__ctl_worker, c);

@@ -1,8 +1,9 @@
 /* test_controller.c - controller-runtime's result rules, watches, workers. */
 #include "kt.h"
-#ifndef KCTL_NO_THREADS
-#include <sched.h>
 #include <stdlib.h>
+#ifndef KCTL_NO_THREADS
+#include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #endif
 
@@ -674,6 +675,81 @@ static void tc_worker_stats_add_up(void) {
 #endif
     kctl_informer_destroy(inf);
     kctl_controller_destroy(c);
+    kctl_memstore_destroy(ms);
+#else
+    KT_SKIP();
+#endif
+}
+
+/* Two starts at once ([any thread]), both waiting for the informer's
+   sync: one starts the workers, the other is told EXISTS, and there are
+   as many workers as asked (two sets once wrote past the queue's worker
+   slots and the workers' counters). */
+#ifndef KCTL_NO_THREADS
+typedef struct tc_starter {
+    kctl_controller *c;
+    int rc;
+    pthread_t t;
+} tc_starter;
+static void *tc_start_fn(void *arg) {
+    tc_starter *s = (tc_starter *)arg;
+    s->rc = kctl_controller_start(s->c, KCTL_SEC(20));
+    return NULL;
+}
+#endif
+
+static void tc_start_twice_at_once(void) {
+#ifndef KCTL_NO_THREADS
+    kctl_memstore *ms = NULL;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    kctl_controller_desc cd;
+    kctl_controller *c = NULL;
+    kctl_queue_stats qs;
+    tc_starter st[2];
+    struct timespec pause = { 0, 50000000 }; /* 50 ms: both are waiting (the result holds either way) */
+    int calls = 0, i, ok = 0, exists = 0;
+    if (kctl_memstore_create(NULL, &ms) != KCTL_OK) return;
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(ms);
+    d.resource = tc_cm;
+    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    memset(&cd, 0, sizeof cd);
+    cd.primary = inf;
+    cd.user_data = &calls;
+    cd.workers = 2;
+    cd.reconcile = tc_count;
+    KT_EQ_INT(kctl_controller_create(&cd, &c), KCTL_OK);
+    if (!c) return;
+    for (i = 0; i < 2; i++) {
+        st[i].c = c;
+        st[i].rc = 1;
+        KT_EQ_INT(pthread_create(&st[i].t, NULL, tc_start_fn, &st[i]), 0);
+    }
+    nanosleep(&pause, NULL);
+    KT_EQ_INT(kctl_informer_start(inf), KCTL_OK);
+    for (i = 0; i < 2; i++) {
+        pthread_join(st[i].t, NULL);
+        ok += st[i].rc == KCTL_OK;
+        exists += st[i].rc == KCTL_ERR_EXISTS;
+    }
+    KT_EQ_INT(ok, 1);
+    KT_EQ_INT(exists, 1);
+    for (i = 0; i < 200; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "prod/k%d", i);
+        kctl_queue_add(kctl_controller_queue(c), key);
+    }
+    for (i = 0; i < 20000000 && (__atomic_load_n(&calls, __ATOMIC_SEQ_CST) < 200 ||
+                                 kctl_queue_read_stats(kctl_controller_queue(c), &qs) != KCTL_OK || qs.idle_workers < 2); i++)
+        sched_yield();
+    KT_EQ_INT(calls, 200);
+    KT_EQ_INT(kctl_queue_read_stats(kctl_controller_queue(c), &qs), KCTL_OK);
+    KT_EQ_INT(qs.idle_workers, 2);
+    kctl_controller_stop(c);
+    kctl_informer_stop(inf);
+    kctl_controller_destroy(c);
+    kctl_informer_destroy(inf);
     kctl_memstore_destroy(ms);
 #else
     KT_SKIP();
@@ -1394,6 +1470,7 @@ void kt_suite_controller(void) {
     KT_RUN(tc_many_workers);
     KT_RUN(tc_worker_stats_add_up);
     KT_RUN(tc_stray_done_refused);
+    KT_RUN(tc_start_twice_at_once);
     KT_RUN(tc_batched_events_wake_workers);
     KT_RUN(tc_batched_adds_in_order);
     KT_RUN(tc_cache_runs_told_in_order);

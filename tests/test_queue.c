@@ -2703,10 +2703,14 @@ static void tq_owned_keys(void) {
     KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
     KT_EQ_U64(kctl_queue_len(q), 0);
     TQ_AGAIN(q);
-    /* the other worker's done of it: refused, its own key stays its own */
-    KT_EQ_INT(kctl__queue_done_get_test(q, k1, &k, &stopping, 2), KCTL_ERR_AGAIN);
+    /* the other worker's done of it: refused, its own key stays its own,
+       and it takes no second key (one is ready now) while it has one */
+    KT_EQ_INT(kctl_queue_add(q, "d"), KCTL_OK);
+    KT_EQ_INT(kctl__queue_done_get_test(q, k1, &k, &stopping, 2), KCTL_ERR_INVALID_ARG);
     KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 3);
     KT_EQ_U64(tq_stats(q).processing, 3);
+    KT_EQ_U64(kctl_queue_len(q), 1);
+    TQ_GET_DONE(q, "d");
     /* its own worker's done: queued again then, and handed out to it */
     KT_EQ_INT(kctl__queue_done_get_test(q, k1, &k, &stopping, 1), KCTL_OK);
     KT_EQ_STR(k, "a");
@@ -2717,7 +2721,7 @@ static void tq_owned_keys(void) {
     KT_EQ_U64(st.processing, 0);
     KT_EQ_U64(st.depth, 0);
     KT_EQ_U64(st.unfinished_work_ns, KT_DUR(0));
-    KT_EQ_U64(st.work_duration.count, 4);
+    KT_EQ_U64(st.work_duration.count, KT_DUR(5));
     KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 3);
     tq_free(q, &vc);
 }
