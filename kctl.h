@@ -17893,11 +17893,6 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    no cache-line alignment and no prefetches: the same results in less
    code, for builds with one thread. */
 #define KCTL__Q_FAST (!KCTL_SMALL)
-#if !KCTL_SMALL && (defined(__GNUC__) || defined(__clang__))
-#define KCTL__LINE __attribute__((aligned(64))) /* starts a cache line (the queue is allocated so aligned) */
-#else
-#define KCTL__LINE
-#endif
 #define KCTL__Q_PREFETCH(p) do { if (KCTL__Q_FAST) KCTL__PREFETCH(p); } while (0)
 #ifdef KCTL_NO_DURATIONS
 #define KCTL__Q_DUR 0
