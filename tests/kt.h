@@ -44,6 +44,11 @@ bool kt_heavy(const char *what);
    "<path>.tmp" (a store's journal left behind would be replayed by the
    next store a reused pid gives the same path). */
 void kt_remove_store(const char *path);
+/* Remove path (a file, or a directory with everything in it; links are not
+   followed) when the running test ends, however it ends: a skip from deep
+   inside a test (a part compiled out) jumps past the test's own clean-up.
+   For the temporary files and directories a test makes. */
+void kt_remove_after(const char *path);
 
 #define KT_RUN(fn) kt_run(fn, #fn)
 #define KT_CHECK(c) do { if (!(c)) kt_fail(__FILE__, __LINE__, "check failed: %s", #c); } while (0)
@@ -113,6 +118,8 @@ kctl_allocator kt_allocator(kt_alloc *a);
 #include <stdlib.h>
 #include <setjmp.h>
 #include <unistd.h>
+#include <dirent.h>
+#include <sys/stat.h>
 kt_state kt;
 
 static unsigned long kt_default_allocs_;
@@ -204,6 +211,47 @@ void kt_fail(const char *file, int line, const char *fmt, ...) {
     fflush(stdout);
 }
 
+static char **kt_removes; /* kt_remove_after's paths, for the running test */
+static int kt_nremoves, kt_removes_cap;
+
+void kt_remove_after(const char *path) {
+    size_t n = strlen(path) + 1;
+    char *copy;
+    if ((long)getpid() != kt.pid) return; /* a test's child: its parent cleans up */
+    if (kt_nremoves == kt_removes_cap) {
+        int cap = kt_removes_cap ? 2 * kt_removes_cap : 8;
+        char **grown = (char **)realloc(kt_removes, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            kt_fail(__FILE__, __LINE__, "kt_remove_after(%s): no memory", path);
+            return;
+        }
+        kt_removes = grown;
+        kt_removes_cap = cap;
+    }
+    if ((copy = (char *)malloc(n)) == NULL) {
+        kt_fail(__FILE__, __LINE__, "kt_remove_after(%s): no memory", path);
+        return;
+    }
+    memcpy(copy, path, n);
+    kt_removes[kt_nremoves++] = copy;
+}
+
+static void kt_rmtree(const char *path) {
+    struct stat sb;
+    DIR *d;
+    struct dirent *de;
+    if (lstat(path, &sb) != 0) return;
+    if (S_ISDIR(sb.st_mode) && (d = opendir(path)) != NULL) {
+        while ((de = readdir(d)) != NULL) {
+            char sub[1024];
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
+            if ((size_t)snprintf(sub, sizeof sub, "%s/%s", path, de->d_name) < sizeof sub) kt_rmtree(sub);
+        }
+        closedir(d);
+    }
+    remove(path);
+}
+
 void kt_run(void (*fn)(void), const char *name) {
     const char *only = getenv("KT_ONLY"); /* run only the tests whose names hold this */
     jmp_buf jb;
@@ -217,6 +265,14 @@ void kt_run(void (*fn)(void), const char *name) {
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (setjmp(jb) == 0) fn();
     kt.jump = NULL;
+    while (kt_nremoves > 0) { /* what the test left, also when a skip jumped out of it */
+        char *path = kt_removes[--kt_nremoves];
+        kt_rmtree(path);
+        free(path);
+    }
+    free(kt_removes);
+    kt_removes = NULL;
+    kt_removes_cap = 0;
     if (kt.cur_failed) kt.failed++;
     else if (kt.cur_skipped) kt.skipped++;
     else kt.passed++;

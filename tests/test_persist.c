@@ -27,7 +27,10 @@ static const kctl_resource tp_cm = { "", "v1", "configmaps", "prod" };
 static bool tp_mkdtemp(char *dir, size_t cap) {
     const char *base = getenv("TMPDIR");
     snprintf(dir, cap, "%s/kctl-persist-XXXXXX", base && *base ? base : "/tmp");
-    if (mkdtemp(dir)) return true;
+    if (mkdtemp(dir)) {
+        kt_remove_after(dir); /* also when the test is skipped from deep inside */
+        return true;
+    }
     kt_fail(__FILE__, __LINE__, "mkdtemp(%s): %s", dir, strerror(errno));
     return false;
 }
@@ -1117,7 +1120,10 @@ static bool tj_mkdtemp(char *dir, size_t cap) {
     struct stat sb;
     if ((!base || !*base) && stat("/dev/shm", &sb) == 0 && S_ISDIR(sb.st_mode) && access("/dev/shm", W_OK) == 0) {
         snprintf(dir, cap, "/dev/shm/kctl-persist-XXXXXX");
-        if (mkdtemp(dir)) return true;
+        if (mkdtemp(dir)) {
+            kt_remove_after(dir);
+            return true;
+        }
     }
     return tp_mkdtemp(dir, cap);
 }

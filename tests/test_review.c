@@ -507,6 +507,7 @@ static void rv_loader_trusts_header_counters(void) {
     static const char obj[] = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"prod\",\"uid\":\"00000000-0000-4000-8000-000000000001\","
                               "\"resourceVersion\":\"1\",\"generation\":1}}";
     snprintf(path, sizeof path, "%s/kctl-review-hdr-%ld.db", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (long)getpid());
+    kt_remove_after(path); /* also when a trimmed build skips the test */
     memset(&d, 0, sizeof d);
     d.path = path;
     rv_write_file(path, "kctl-memstore 1 -1 0 0\n");
