@@ -3,13 +3,17 @@
 # time, in two lanes) and start its run under qemu-user as soon as it is
 # built (the runs wait on real time more than they compute, so they
 # overlap the builds); then one summary line per target and build.
-# Arguments: the build directory, then "target:emulator" pairs.
+# Arguments: the build directory, then "target:emulator[:prefix]" items
+# (prefix: where a dynamically linked binary's libraries are, qemu's -L).
 B=$1; shift
 start=$(date +%s)
-run() { # $1 binary name (kt-<target>[-nothreads]), $2 emulator
+run() { # $1 binary name (kt-<target>[-nothreads]), $2 emulator[:prefix]
     log=$B/cross/$1.log
     s=$(date +%s)
-    KT_EMULATED=1 timeout 900 "$2" "./$B/cross/$1" > "$log.tmp" 2>&1
+    case $2 in
+    *:*) KT_EMULATED=1 timeout 900 "${2%%:*}" -L "${2#*:}" "./$B/cross/$1" > "$log.tmp" 2>&1 ;;
+    *) KT_EMULATED=1 timeout 900 "$2" "./$B/cross/$1" > "$log.tmp" 2>&1 ;;
+    esac
     echo "exit $? after $(( $(date +%s) - s )) s" >> "$log.tmp"
     mv "$log.tmp" "$log"
 }
