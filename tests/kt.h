@@ -49,6 +49,9 @@ void kt_remove_store(const char *path);
    inside a test (a part compiled out) jumps past the test's own clean-up.
    For the temporary files and directories a test makes. */
 void kt_remove_after(const char *path);
+/* Remove path now: a file, or a directory with everything in it (links
+   are not followed); nothing when it is not there. */
+void kt_rmtree(const char *path);
 
 #define KT_RUN(fn) kt_run(fn, #fn)
 #define KT_CHECK(c) do { if (!(c)) kt_fail(__FILE__, __LINE__, "check failed: %s", #c); } while (0)
@@ -236,7 +239,7 @@ void kt_remove_after(const char *path) {
     kt_removes[kt_nremoves++] = copy;
 }
 
-static void kt_rmtree(const char *path) {
+void kt_rmtree(const char *path) {
     struct stat sb;
     DIR *d;
     struct dirent *de;

@@ -919,6 +919,54 @@ static void tc_take_in_order(kctl_informer *inf, kctl_controller *c, char (*want
     KT_EQ_INT(got, n);
 }
 
+/* A store on *vc (started here) holding objects o000 .. o<n-1> in prod,
+   and an informer of it on the same clock (not started); NULL on failure. */
+static kctl_informer *tc_store_informer(kctl_vclock *vc, int n, kctl_memstore **ms) {
+    kctl_memstore_desc md;
+    kctl_informer_desc d;
+    kctl_informer *inf = NULL;
+    int i;
+    kctl_vclock_init(vc, KCTL_SEC(1));
+    memset(&md, 0, sizeof md);
+    md.clock = kctl_vclock_clock(vc);
+    KT_EQ_INT(kctl_memstore_create(&md, ms), KCTL_OK);
+    for (i = 0; *ms && i < n; i++) {
+        char doc[64];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"}}", i);
+        KT_EQ_INT(kctl_memstore_apply(*ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+    }
+    memset(&d, 0, sizeof d);
+    d.transport = kctl_memstore_transport(*ms);
+    d.resource = tc_cm;
+    d.clock = kctl_vclock_clock(vc);
+    if (*ms) KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    if (!inf) {
+        kctl_memstore_destroy(*ms);
+        kctl_vclock_deinit(vc);
+    }
+    return inf;
+}
+
+/* n writes to the objects of tc_store_informer in another order (object
+   k*7 mod n), every k-th a delete (k % every == every-1), the others an
+   update; want (n rows of stride bytes) gets the written names, each
+   after prefix. */
+static void tc_shuffled_writes(kctl_memstore *ms, int n, int every, const char *prefix, char *want, size_t stride) {
+    int k;
+    for (k = 0; k < n; k++) {
+        char doc[80], name[16];
+        int i = (k * 7) % n;
+        snprintf(name, sizeof name, "o%03d", i);
+        snprintf(want + (size_t)k * stride, stride, "%s%s", prefix, name);
+        if (k % every == every - 1) {
+            KT_EQ_INT(kctl_memstore_delete(ms, &tc_cm, name, NULL), KCTL_OK);
+        } else {
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\"},\"data\":{\"k\":\"%d\"}}", name, k);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+        }
+    }
+}
+
 static void tc_batched_adds_in_order(void) {
     enum { N = 300 };
 #ifndef KCTL_NO_QUEUE_BOUND
@@ -928,28 +976,13 @@ static void tc_batched_adds_in_order(void) {
 #endif
     static char want[N][24];
     kctl_vclock vc;
-    kctl_memstore_desc md;
     kctl_memstore *ms = NULL;
-    kctl_informer_desc d;
-    kctl_informer *inf = NULL;
+    kctl_informer *inf;
     kctl_controller_desc cd;
     kctl_controller *c = NULL;
     kctl_queue_stats st;
     int i, k;
-    kctl_vclock_init(&vc, KCTL_SEC(1));
-    memset(&md, 0, sizeof md);
-    md.clock = kctl_vclock_clock(&vc);
-    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
-    for (i = 0; i < N; i++) {
-        char doc[64];
-        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"}}", i);
-        KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
-    }
-    memset(&d, 0, sizeof d);
-    d.transport = kctl_memstore_transport(ms);
-    d.resource = tc_cm;
-    d.clock = kctl_vclock_clock(&vc);
-    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    if (!(inf = tc_store_informer(&vc, N, &ms))) return;
     memset(&cd, 0, sizeof cd);
     cd.primary = inf;
     cd.reconcile = tc_no_reconcile; /* (not started: the test takes the keys) */
@@ -968,18 +1001,7 @@ static void tc_batched_adds_in_order(void) {
 
     /* updates in another order, deletes among them (each a key of its own
        add, between two runs of held keys) */
-    for (k = 0; k < N; k++) {
-        char doc[64];
-        i = (k * 7) % N;
-        snprintf(want[k], sizeof want[k], "prod/o%03d", i);
-        snprintf(doc, sizeof doc, "o%03d", i);
-        if (k % 40 == 39) {
-            KT_EQ_INT(kctl_memstore_delete(ms, &tc_cm, doc, NULL), KCTL_OK);
-        } else {
-            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"},\"data\":{\"k\":\"%d\"}}", i, k);
-            KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
-        }
-    }
+    tc_shuffled_writes(ms, N, 40, "prod/", want[0], sizeof want[0]);
     tc_take_in_order(inf, c, want, MAX);
     KT_EQ_INT(kctl_queue_read_stats(kctl_controller_queue(c), &st), KCTL_OK);
     KT_EQ_INT((long)st.refused_total, 2 * (N - MAX));
@@ -1033,30 +1055,15 @@ static void tc_map_reads_cache(const kctl_obj *obj, kctl_index_emit emit, void *
 static void tc_cache_runs_told_in_order(void) {
     enum { N = 150 };
     kctl_vclock vc;
-    kctl_memstore_desc md;
     kctl_memstore *ms = NULL;
-    kctl_informer_desc d;
-    kctl_informer *inf = NULL;
+    kctl_informer *inf;
     kctl_controller_desc cd;
     kctl_controller *c = NULL;
     static tc_seen t;
     char want[N][16];
     int i, k, s;
     memset(&t, 0, sizeof t);
-    kctl_vclock_init(&vc, KCTL_SEC(1));
-    memset(&md, 0, sizeof md);
-    md.clock = kctl_vclock_clock(&vc);
-    KT_EQ_INT(kctl_memstore_create(&md, &ms), KCTL_OK);
-    for (i = 0; i < N; i++) {
-        char doc[64];
-        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"}}", i);
-        KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
-    }
-    memset(&d, 0, sizeof d);
-    d.transport = kctl_memstore_transport(ms);
-    d.resource = tc_cm;
-    d.clock = kctl_vclock_clock(&vc);
-    KT_EQ_INT(kctl_informer_create(&d, &inf), KCTL_OK);
+    if (!(inf = tc_store_informer(&vc, N, &ms))) return;
     memset(&cd, 0, sizeof cd);
     cd.primary = inf;
     cd.reconcile = tc_no_reconcile; /* (not started) */
@@ -1073,17 +1080,7 @@ static void tc_cache_runs_told_in_order(void) {
     }
     /* updates in another order, a delete every 30th */
     t.n = 0;
-    for (k = 0; k < N; k++) {
-        char doc[80];
-        i = (k * 7) % N;
-        snprintf(want[k], sizeof want[k], "o%03d", i);
-        if (k % 30 == 29) {
-            KT_EQ_INT(kctl_memstore_delete(ms, &tc_cm, want[k], NULL), KCTL_OK);
-        } else {
-            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"o%03d\"},\"data\":{\"k\":\"%d\"}}", i, k);
-            KT_EQ_INT(kctl_memstore_apply(ms, &tc_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
-        }
-    }
+    tc_shuffled_writes(ms, N, 30, "", want[0], sizeof want[0]);
     for (s = 0; s < 8; s++) KT_EQ_INT(kctl_informer_step(inf, 0, NULL), KCTL_OK);
     KT_EQ_INT(t.n, N + N - N / 30); /* two calls an update, one a delete */
     {

@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -33,28 +32,6 @@ static bool tp_mkdtemp(char *dir, size_t cap) {
     }
     kt_fail(__FILE__, __LINE__, "mkdtemp(%s): %s", dir, strerror(errno));
     return false;
-}
-
-/* Remove path and, for a directory, everything in it (links are not followed). */
-static void tp_rmtree(const char *path) {
-    struct stat sb;
-    DIR *d;
-    struct dirent *de;
-    if (lstat(path, &sb) != 0) return;
-    if (!S_ISDIR(sb.st_mode)) {
-        unlink(path);
-        return;
-    }
-    if ((d = opendir(path)) != NULL) {
-        while ((de = readdir(d)) != NULL) {
-            char sub[1024];
-            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) continue;
-            snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-            tp_rmtree(sub);
-        }
-        closedir(d);
-    }
-    rmdir(path);
 }
 
 /* The bytes of the file at path (malloc'd, NUL-terminated), or NULL. */
@@ -248,7 +225,7 @@ static void tp_link_loop_dir_notdir(void) {
     k = readlink(link, got, sizeof got - 1);
     KT_CHECK(k == 16 && memcmp(got, "missing/store.db", 16) == 0);
     free(bytes);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* No descriptor left (EMFILE): IO, not an empty store that the next
@@ -265,12 +242,12 @@ static void tp_no_descriptors(void) {
     if (!tp_mkdtemp(dir, sizeof dir)) return;
     snprintf(path, sizeof path, "%s/store.db", dir);
     if (!tp_seed(path, &bytes, &len)) {
-        tp_rmtree(dir);
+        kt_rmtree(dir);
         return;
     }
     if (getrlimit(RLIMIT_NOFILE, &old) != 0 || (fd = open(path, O_RDONLY)) < 0) {
         free(bytes);
-        tp_rmtree(dir);
+        kt_rmtree(dir);
         KT_SKIP();
     }
     close(fd); /* the lowest free descriptor: with the limit there, no open works */
@@ -278,7 +255,7 @@ static void tp_no_descriptors(void) {
     low.rlim_cur = (rlim_t)fd;
     if (setrlimit(RLIMIT_NOFILE, &low) != 0) {
         free(bytes);
-        tp_rmtree(dir);
+        kt_rmtree(dir);
         KT_SKIP();
     }
     rc = tp_create(path, true, &a, &ms);
@@ -297,7 +274,7 @@ static void tp_no_descriptors(void) {
         tp_destroy(ms, &a);
     }
     free(bytes);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* kctl_memstore_create at path in a child process that an alarm ends
@@ -343,7 +320,7 @@ static void tp_not_a_regular_file(void) {
         rc = tp_create_in_child(dev);
         if (rc != 0) kt_fail(__FILE__, __LINE__, "/dev/zero: child result %d (-1: hung), want 0 (IO)", rc);
     }
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* A truncated or corrupt file is PROTO and left as it was, at every
@@ -357,7 +334,7 @@ static void tp_truncated_corrupt(void) {
     snprintf(path, sizeof path, "%s/store.db", dir);
     if (!tp_seed(path, &bytes, &len) || !(bad = (char *)malloc(len))) {
         free(bytes);
-        tp_rmtree(dir);
+        kt_rmtree(dir);
         return;
     }
     for (i = 0; i < 2 * len && wrong < 5; i++) {
@@ -385,7 +362,7 @@ static void tp_truncated_corrupt(void) {
     }
     free(bad);
     free(bytes);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* A path that is a link (as a read-only root file system links into a
@@ -429,7 +406,7 @@ static void tp_linked_path(void) {
         free(doc);
         tp_destroy(ms, &a);
     }
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* ---- an in-process file layer with faults (kctl_fs): a crash stops the
@@ -674,7 +651,7 @@ static void tp_failed_save_unmade(void) {
     KT_EQ_INT(tf_create(path, &fs, 0, NULL, &al, &ms), KCTL_OK);
     if (!ms) {
         tf_deinit(&f);
-        tp_rmtree(dir);
+        kt_rmtree(dir);
         return;
     }
     t = kctl_memstore_transport(ms);
@@ -742,7 +719,7 @@ out:
     free(a0);
     free(b0);
     free(c1);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* ---- 2.3: a file loads only when a write could have made each object */
@@ -912,7 +889,7 @@ static void tp_loader_refuses(void) {
     }
     tp_bad_framing(dir);
     free(buf);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* Two objects whose uids differ but hash alike (found by trying uids) load:
@@ -968,7 +945,7 @@ static void tp_loader_uid_hashes(void) {
         if (tp_spit(path, buf, len)) KT_EQ_INT(tp_create(path, false, &a, &ms), KCTL_ERR_PROTO);
         kctl_memstore_destroy(ms);
     }
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* A valid hand-made file (labels, annotations, finalizers, owners, a
@@ -1041,7 +1018,7 @@ static void tp_valid_round_trip(void) {
     }
     tp_destroy(ms, &a);
 out:
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 #ifndef KCTL_NO_THREADS
@@ -1081,7 +1058,7 @@ static void tp_concurrent_saves(void) {
     snprintf(path, sizeof path, "%s/store.db", dir);
     KT_EQ_INT(tp_create(path, true, &a, &ms), KCTL_OK);
     if (!ms) {
-        tp_rmtree(dir);
+        kt_rmtree(dir);
         return;
     }
     for (i = 0; i < 3; i++) {
@@ -1102,7 +1079,7 @@ static void tp_concurrent_saves(void) {
         tp_destroy(again, &b);
     }
     tp_destroy(ms, &a);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 #else
     KT_SKIP();
 #endif
@@ -1249,7 +1226,7 @@ static void tp_journal_crash_points(void) {
         int rc;
         memset(&acked, 0, sizeof acked);
         memset(&inflight, 0, sizeof inflight);
-        tp_rmtree(dir);
+        kt_rmtree(dir);
         mkdir(dir, 0700);
         tf_deinit(&f);
         tf_init(&f);
@@ -1294,7 +1271,7 @@ static void tp_journal_crash_points(void) {
     KT_CHECK(in_flight_kept > 0); /* some crashes came after a record was whole, before its acknowledgement */
 out:
     tf_deinit(&f);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* A logger that keeps the last item. */
@@ -1447,7 +1424,7 @@ static void tp_journal_corrupt(void) {
 out:
     free(j);
     free(bad);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* Today's snapshot, from a store of kctl 0.4 (no journal), opens, and
@@ -1501,7 +1478,7 @@ static void tp_journal_old_snapshot_compacts(void) {
     }
 out:
     tj_free(&m);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 #ifndef KCTL_NO_THREADS
@@ -1569,7 +1546,7 @@ static void tp_journal_group_commit(void) {
     }
 out:
     tf_deinit(&f);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 #else
     KT_SKIP();
 #endif
@@ -1621,7 +1598,7 @@ static void tp_journal_sync_fails(void) {
 out:
     tj_free(&m);
     tf_deinit(&f);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* Real kills: a child process makes acknowledged writes (o<i % 7> gets
@@ -1723,7 +1700,7 @@ static void tp_journal_real_kills(void) {
         tp_destroy(ms, &a);
     }
     (void)kept; /* how often the write in flight was kept whole: timing, no check */
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* The fsync policies, on the virtual clock: every write syncs; INTERVAL
@@ -1775,7 +1752,7 @@ static void tp_journal_sync_policies(void) {
         }
         kctl_vclock_deinit(&vc);
     }
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 /* ---- issue 13: SYNC_INTERVAL syncs a write within the interval even when
@@ -1828,7 +1805,7 @@ static void tp_journal_interval_flush(void) {
     tp_destroy(ms, &a);
 out:
     kctl_vclock_deinit(&vc);
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 
 #ifndef KCTL_NO_THREADS
@@ -1863,7 +1840,7 @@ static void tp_journal_interval_flusher(void) {
     KT_EQ_U64(ps.syncs, 2);
     tp_destroy(ms, &a);
 out:
-    tp_rmtree(dir);
+    kt_rmtree(dir);
 }
 #endif
 
