@@ -17938,7 +17938,10 @@ typedef struct kctl__qent {
     struct kctl__qent *pnext, *pprev;      /* in-flight list, or the low list */
     struct kctl__qent *rnext;              /* the returned stack */
     uint32_t flags;
+    uint32_t spare_;                       /* a size of 8n with 4-byte pointers too: the cold part's 64-bit fields follow the key */
 } kctl__qent;
+
+typedef char kctl__qent_size_8n[sizeof(kctl__qent) % 8 == 0 ? 1 : -1]; /* (fails to compile otherwise) */
 
 /* e's key, without reading its first line. */
 #define kctl__qkey(e) ((const char *)((e) + 1))
