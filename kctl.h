@@ -17872,7 +17872,17 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    before they park (at most one spinner fewer than the CPUs, so the
    producer keeps one), and producers signal only parked workers, and
    only for keys no spinner will take. A controller's worker does done
-   and its next get in one hold of the lock. */
+   and its next get in one hold of the lock.
+   With more than one CPU, an add to a queue without a bound or priority
+   takes no lock while no worker is parked: the producer fills an entry
+   of its own and pushes it on the inbox (one compare-and-swap); the next
+   holder of the lock applies the inbox in order before it looks at the
+   queue (a get only when nothing is ready, every other call always), so
+   a worker with a backlog takes a run of adds at once and the map's lines
+   stay on its CPU. The entries go round: done hands idle ones back to the
+   producers in chains (spare), so neither side calls the allocator in a
+   steady state. (A lock word that crosses CPUs three times a key cost
+   more than the work under it.) */
 /* The queue's trim switches (COMPILE-TIME OPTIONS): whether a queue may
    have priority with aging (kctl_priority_desc), a pending_after mode
    other than KEEP and a max_keys; KCTL__QPRIO, KCTL__QPEND and KCTL__QMAX
@@ -17910,6 +17920,21 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_PARKS 1
 #define KCTL__Q_OWNERS 1
+#endif
+/* The inbox: kctl_queue_add without the lock, where the lock's line
+   would otherwise cross between the producer's CPU and a worker's three
+   times a key (see kctl__queue_add_inbox). Needs compare-and-swap and
+   threads; small builds take the lock. */
+#if defined(KCTL__FASTLOCK) && defined(KCTL__HINTS) && !KCTL_SMALL
+#define KCTL__Q_INBOX 1
+#else
+#define KCTL__Q_INBOX 0
+#endif
+/* A field written under the lock that producers glance at without it. */
+#if KCTL__Q_INBOX
+#define KCTL__Q_HINT(f, v) KCTL__STORE(&(f), (v))
+#else
+#define KCTL__Q_HINT(f, v) ((f) = (v))
 #endif
 #define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
 #define KCTL__QMAX(q) (KCTL__Q_BOUND ? (q)->max_keys : 0) /* max_keys; 0 where compiled out */
@@ -17967,6 +17992,8 @@ static kctl__qcold *kctl__cold(const kctl__qent *e) {
 #define KCTL__QUEUE_BATCH_NS 50000 /* or the time since the first of them (real time, looked at every 8th key) */
 #define KCTL__QUEUE_MIN_KEY_CAP 24    /* the links and 24 key bytes fill the second line (64-bit) */
 #define KCTL__QUEUE_INFLIGHT_SCAN 16  /* in-flight entries done() compares by pointer */
+#define KCTL__QUEUE_INBOX_ROOM 128    /* adds through the inbox the map has room for without growing (kctl__queue_room) */
+#define KCTL__QUEUE_SPARE_MAX 256     /* entries handed to the producers at once */
 
 typedef struct kctl__qowner {
     kctl__qent *e;                         /* the worker's key in flight, or NULL */
@@ -17987,6 +18014,7 @@ struct kctl_queue {
     size_t nprocessing;
     kctl__qent *rstack;
     uint32_t nreturned;
+    bool draining;        /* kctl__queue_drain: `pushes` is bumped once, at its end */
     kctl__mutex mu;       /* guards every field but `pushes`, which spinners read without it */
     char pad1_[64];
 
@@ -17997,6 +18025,9 @@ struct kctl_queue {
     bool prio;            /* kctl_priority_desc.enabled: get looks at the low list */
     uint8_t pending;      /* kctl_pending_mode */
     bool shutting_down;
+#if KCTL__Q_INBOX
+    bool inbox_on;        /* adds may go through the inbox (kctl__queue_inbox_ok) */
+#endif
     uint64_t aging_ns;    /* kctl_priority_desc.aging_ns */
     kctl_limiter *limiter;
     kctl_allocator allocator;
@@ -18050,9 +18081,37 @@ struct kctl_queue {
     char pad3_[64];
 
     /* -- bumped under mu whenever a key becomes ready or the queue shuts
-       down; read without the lock by workers spinning for work */
+       down; read without the lock by workers spinning for work, who
+       watch the inbox beside it. The inbox
+       (KCTL__Q_INBOX): adds that did not take the lock, newest first,
+       each a whole entry not yet in the map; whoever takes mu next
+       applies them, in the order they were made (kctl__queue_drain). */
     unsigned pushes;
+#if KCTL__Q_INBOX
+    kctl__qent *inbox;
+#endif
     char pad4_[64];
+#if KCTL__Q_INBOX
+    /* -- the producers' side of the inbox: spare entries the lock's
+       holders hand over in a chain (spare, on a line of its own that
+       workers look at: taken whole), kept in pfree under pmu (one
+       producer at a time pops, so no ABA) */
+    kctl__mutex pmu;
+    kctl__qent *pfree;
+    char pad5_[64];
+    kctl__qent *spare;
+    bool pool_hint;       /* entries wait on the workers' side (kctl__queue_feed): a producer without any takes the lock for them */
+    char pad6_[64];
+    /* -- under mu. inbox_room: the map has room for every add the inbox
+       may hold (kctl__queue_room), so a drain does not allocate;
+       producers take the lock while it is false. stalled: adds from the
+       inbox that found the map full anyway and no memory to grow it (a
+       race with the room's last check), in order, applied first at the
+       next drain. */
+    kctl__qent *stalled, *stalled_tail;
+    bool inbox_room;
+    bool inbox_used;      /* a drain found adds: done hands idle entries to the producers (kctl__queue_feed) */
+#endif
 };
 
 static void kctl__hist_observe(kctl_histogram *h, uint64_t ns) {
@@ -18108,20 +18167,54 @@ static void kctl__list_unlink(kctl__qent *e) {
 /* Recycle the returned stack, taken whole: idle entries leave the map for
    the free list; entries revived meanwhile just leave the stack. Lock
    held. */
-static void kctl__queue_recycle(kctl_queue *q) {
+static void kctl__queue_recycle_to(kctl_queue *q, kctl__qent **chain, size_t room) {
     kctl__qent *e = q->rstack, *n;
     q->rstack = NULL;
-    q->nreturned = 0;
+    KCTL__Q_HINT(q->nreturned, 0);
     for (; e; e = n) {
         n = e->rnext;
         KCTL__Q_PREFETCH(n);
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
         if (!(e->flags & KCTL__Q_ROLES)) {
             kctl__map_unlink(&q->map, &e->node); /* no shrinking in use: kctl__queue_trim */
-            kctl__queue_free_entry(q, e);
+            if (!room) {
+                kctl__queue_free_entry(q, e);
+            } else {
+                e->next = *chain;
+                *chain = e;
+                room--;
+            }
         }
     }
 }
+/* ... to the free list. */
+static void kctl__queue_recycle(kctl_queue *q) { kctl__queue_recycle_to(q, NULL, 0); }
+
+#if KCTL__Q_INBOX
+/* The producers took the last spare chain: hand them the free list and
+   idle returned entries in one, at most KCTL__QUEUE_SPARE_MAX, the rest
+   to the free list as recycling does (the inbox's adds come back through
+   done, so entries go round without the allocator: a producer's
+   allocation and a worker's free contend for the allocator's lock). With
+   a chain still there, pool_hint tells producers whether to come for
+   more once they use it up. What is pooled stays bounded: the returned
+   stack, the free list, a chain here and one a producer holds. Lock
+   held, the inbox in use. */
+static void kctl__queue_feed(kctl_queue *q) {
+    kctl__qent *chain = q->free_list;
+    size_t n = q->nfree;
+    bool more = chain || q->nreturned >= KCTL__QUEUE_STEAL_MIN;
+    if (KCTL__LOAD(&q->spare) || !more) { /* nothing to do: say whether there is more for them */
+        if (more != KCTL__LOAD(&q->pool_hint)) KCTL__STORE(&q->pool_hint, more);
+        return;
+    }
+    q->free_list = NULL;
+    q->nfree = 0;
+    if (q->nreturned >= KCTL__QUEUE_STEAL_MIN && n < KCTL__QUEUE_SPARE_MAX) kctl__queue_recycle_to(q, &chain, KCTL__QUEUE_SPARE_MAX - n);
+    __atomic_store_n(&q->spare, chain, __ATOMIC_RELEASE); /* (only a lock holder fills it, and it was empty) */
+    if (KCTL__LOAD(&q->pool_hint)) KCTL__STORE(&q->pool_hint, false);
+}
+#endif
 
 /* An entry that lost its last role outside done (shutdown, a failed
    add_after): out of the map now, unless it waits on the returned stack. */
@@ -18149,10 +18242,38 @@ static uint64_t kctl__queue_trim(kctl_queue *q) {
     if (q->map.cap <= 64 || q->map.count * 16 >= q->map.cap) return 0;
     now = kctl__queue_now(q);
     if (now < q->grown_ns || now - q->grown_ns >= KCTL__QUEUE_TRIM_NS) {
-        if (kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count)) == KCTL_OK) return 0;
+        if (kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count)) == KCTL_OK) {
+#if KCTL__Q_INBOX
+            if ((q->map.count + KCTL__QUEUE_INBOX_ROOM) * 16 > q->map.cap * 12) KCTL__STORE(&q->inbox_room, false); /* (the next locked add grows it) */
+#endif
+            return 0;
+        }
         q->grown_ns = now; /* no memory: a period from now */
     }
     return KCTL__QUEUE_TRIM_NS - (now - q->grown_ns);
+}
+
+/* A new entry with room for a key of len bytes, from the allocator. */
+static kctl__qent *kctl__queue_entry_alloc(kctl_queue *q, size_t len) {
+    size_t cap = len + 1 <= KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
+    void *raw = kctl__alloc(&q->allocator, sizeof(kctl__qent) + cap + sizeof(kctl__qcold) + (KCTL__Q_FAST ? 63 : 0));
+    kctl__qent *e;
+    if (!raw) return NULL;
+    e = KCTL__Q_FAST ? (kctl__qent *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl__qent *)raw;
+    e->key_cap = (uint32_t)cap;
+    kctl__cold(e)->raw = raw;
+    return e;
+}
+
+/* e holds key (len bytes, hash), with no role and no links. */
+static void kctl__queue_entry_fill(kctl__qent *e, const char *key, size_t len, uint32_t hash) {
+    kctl__memcpy(e + 1, key, len);
+    ((char *)(e + 1))[len] = 0;
+    e->node.key = (const char *)(e + 1);
+    e->node.len = (uint32_t)len;
+    e->node.hash = hash;
+    e->next = e->pnext = e->pprev = e->rnext = NULL;
+    e->flags = 0;
 }
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
@@ -18163,21 +18284,10 @@ static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t 
         q->free_list = e->next;
         q->nfree--;
         if (q->free_list) KCTL__Q_PREFETCH(q->free_list); /* for the next add, which will write it */
-    } else {
-        size_t cap = len + 1 <= KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
-        void *raw = kctl__alloc(&q->allocator, sizeof *e + cap + sizeof(kctl__qcold) + (KCTL__Q_FAST ? 63 : 0));
-        if (!raw) return NULL;
-        e = KCTL__Q_FAST ? (kctl__qent *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl__qent *)raw;
-        e->key_cap = (uint32_t)cap;
-        kctl__cold(e)->raw = raw;
+    } else if (!(e = kctl__queue_entry_alloc(q, len))) {
+        return NULL;
     }
-    kctl__memcpy(e + 1, key, len);
-    ((char *)(e + 1))[len] = 0;
-    e->node.key = (const char *)(e + 1);
-    e->node.len = (uint32_t)len;
-    e->node.hash = hash;
-    e->next = e->pnext = e->pprev = e->rnext = NULL;
-    e->flags = 0;
+    kctl__queue_entry_fill(e, key, len, hash);
     return e;
 }
 
@@ -18226,7 +18336,7 @@ static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len
    more signals than workers parked and not yet signalled: a producer that
    outruns a wake-up makes one futex call, not one per key. Lock held. */
 static void kctl__queue_woken(kctl_queue *q) {
-    kctl__queue_bump(q);
+    if (!q->draining) kctl__queue_bump(q);
     if (KCTL__Q_PARKS && q->sleepers > q->wakes && q->nready > q->spinners) {
         q->wakes++;
         if (q->hold_wakes) q->to_wake++;
@@ -18443,6 +18553,110 @@ static void kctl__queue_pick_prio(kctl_queue *q) {
     }
 }
 
+#if KCTL__Q_INBOX
+/* Whether the map takes KCTL__QUEUE_INBOX_ROOM more keys without
+   growing: grown now if not (a queue's first add, a map trimmed), else
+   producers take the lock until it does (one that cannot grow for memory
+   then reports NOMEM). So a drain seldom grows the map: only when adds
+   outran the workers by that many, and a failure to grow then is what
+   stalls them. Lock held. */
+static void kctl__queue_room(kctl_queue *q) {
+    size_t want = q->map.count + KCTL__QUEUE_INBOX_ROOM, cap = q->map.cap ? q->map.cap : 16;
+    bool room = want * 16 <= q->map.cap * 12;
+    if (!room && q->inbox_on) {
+        while (want * 16 > cap * 12) cap *= 2;
+        if ((room = kctl__map_resize(&q->map, &q->allocator, cap) == KCTL_OK)) q->grown_ns = kctl__queue_now(q);
+    }
+    if (room != q->inbox_room) KCTL__STORE(&q->inbox_room, room);
+}
+
+/* Apply the inbox (and what stalled before it), oldest first, as the
+   adds would have been applied under the lock: a key the queue holds is
+   added again; a new one's entry goes into the map itself. An entry's
+   added_ns is its producer's time (timed queues). The map has room for
+   them (kctl__queue_room); should it not, and not grow for memory, the
+   rest stall, in order, for the next drain. The entries of keys the
+   queue held go back to the producers' spare chain; when it is empty,
+   the free and idle ones do (kctl__queue_feed). Lock held. */
+static void kctl__queue_drain(kctl_queue *q) {
+    kctl__qent *e = __atomic_exchange_n(&q->inbox, NULL, __ATOMIC_ACQUIRE), *fifo = NULL, *n;
+    kctl__qent *dup = NULL, *dup_tail = NULL; /* the entries of keys held already: back to the producers */
+    uint64_t now;
+    for (; e; e = n) { /* newest first: reversed */
+        n = e->next;
+        KCTL__PREFETCH(n);
+        e->next = fifo;
+        fifo = e;
+    }
+    if (q->stalled) {
+        q->stalled_tail->next = fifo;
+        fifo = q->stalled;
+        q->stalled = q->stalled_tail = NULL;
+    }
+    if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q)); /* as an add does first */
+    q->draining = true; /* (a bump a key would pull the producers' line back each time) */
+    for (e = fifo; e; e = n) {
+        kctl__qent *have = (kctl__qent *)kctl__map_find(&q->map, e->node.key, e->node.len, e->node.hash);
+        n = e->next;
+        if (n) kctl__map_prefetch(&q->map, n->node.hash);
+        now = KCTL__QTIMED(q) ? kctl__cold(e)->added_ns : 0;
+        e->next = NULL;
+        if (have) {
+            if (!dup) dup_tail = e;
+            e->next = dup;
+            dup = e;
+            if ((have->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, have);
+            kctl__queue_add_entry(q, have, now);
+            continue;
+        }
+        if ((q->map.count + 1) * 16 > q->map.cap * 12) {
+            if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) {
+                e->next = n;
+                q->stalled = e;
+                for (q->stalled_tail = e; q->stalled_tail->next; q->stalled_tail = q->stalled_tail->next) { }
+                break;
+            }
+            q->grown_ns = kctl__queue_now(q);
+        }
+        kctl__map_insert(&q->map, &e->node);
+        kctl__queue_add_entry(q, e, now);
+    }
+    q->draining = false;
+    if (fifo) kctl__queue_bump(q);
+    kctl__queue_room(q);
+    if (q->stalled && q->inbox_room) KCTL__STORE(&q->inbox_room, false);
+    if (!q->inbox_used) q->inbox_used = true;
+    if (dup) { /* pushed on the spare chain (producers only ever take it whole) */
+        kctl__qent *top = __atomic_load_n(&q->spare, __ATOMIC_RELAXED);
+        do dup_tail->next = top;
+        while (!__atomic_compare_exchange_n(&q->spare, &top, dup, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+    }
+    kctl__queue_feed(q);
+}
+
+/* kctl__spin_until for an idle worker: until a push under the lock or an
+   add in the inbox, or budget_ns have passed. */
+static bool kctl__queue_spin(kctl_queue *q, unsigned seen, uint64_t budget_ns) {
+    uint64_t end = kctl__spin_clock(NULL) + budget_ns;
+    int i;
+    for (;;) {
+        for (i = 0; i < 8; i++) {
+            if (KCTL__LOAD(&q->pushes) != seen || KCTL__LOAD(&q->inbox)) return true;
+            kctl__cpu_relax();
+        }
+        if (kctl__spin_clock(NULL) >= end) return KCTL__LOAD(&q->pushes) != seen || KCTL__LOAD(&q->inbox);
+    }
+}
+#endif
+
+/* Take the queue's lock and apply the inbox. */
+static void kctl__queue_lock(kctl_queue *q) {
+    kctl__mutex_lock(&q->mu);
+#if KCTL__Q_INBOX
+    if (KCTL__LOAD(&q->inbox) || q->stalled) kctl__queue_drain(q);
+#endif
+}
+
 /* The virtual clock moved: wake parked workers to look at the heap again. */
 static void kctl__queue_wake(void *arg) {
     kctl_queue *q = (kctl_queue *)arg;
@@ -18499,6 +18713,10 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->max_keys = d.max_keys;
     q->pending = (uint8_t)d.pending_after;
     q->prio = d.priority.enabled;
+#if KCTL__Q_INBOX
+    /* (on one CPU the lock's line never crosses: the lock is cheaper) */
+    q->inbox_on = !KCTL__QMAX(q) && !KCTL__QPRIO(q) && (!KCTL__QTIMED(q) || q->real_clock) && kctl__cpus_usable() > 1;
+#endif
     if (KCTL__Q_PRIO) q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
     kctl__list_init(&q->inflight);
     if (KCTL__Q_PRIO) kctl__list_init(&q->low);
@@ -18508,6 +18726,12 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
         goto fail0; /* (destroying no limiter) */
     }
     if (kctl__mutex_init(&q->mu) != KCTL_OK) goto fail0;
+#if KCTL__Q_INBOX
+    if (kctl__mutex_init(&q->pmu) != KCTL_OK) {
+        kctl__mutex_deinit(&q->mu);
+        goto fail0;
+    }
+#endif
 #ifdef KCTL__HINTS
     {
         int cpus = kctl__cpus_usable();
@@ -18528,6 +18752,9 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
 fail2:
     kctl__cond_deinit(&q->work_cv);
 fail1:
+#if KCTL__Q_INBOX
+    kctl__mutex_deinit(&q->pmu);
+#endif
     kctl__mutex_deinit(&q->mu);
 fail0:
     kctl_limiter_destroy(q->limiter);
@@ -18549,6 +18776,19 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
         q->free_list = e->next;
         kctl__free(&a, kctl__cold(e)->raw);
     }
+#if KCTL__Q_INBOX
+    {   /* entries outside the map: adds not yet applied, spare ones */
+        kctl__qent *chains[4];
+        int c;
+        chains[0] = q->inbox; chains[1] = q->stalled; chains[2] = q->spare; chains[3] = q->pfree;
+        for (c = 0; c < 4; c++)
+            while ((e = chains[c]) != NULL) {
+                chains[c] = e->next;
+                kctl__free(&a, kctl__cold(e)->raw);
+            }
+    }
+    kctl__mutex_deinit(&q->pmu);
+#endif
     kctl__free(&a, q->map.slots);
     kctl__free(&a, q->heap);
     if (KCTL__Q_OWNERS) kctl__free(&a, q->owners_raw);
@@ -18592,7 +18832,7 @@ static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const c
                                                           bool need_now, uint64_t *now, bool *created, int *rc) {
     kctl__qent *e;
     bool full;
-    kctl__mutex_lock(&q->mu);
+    kctl__queue_lock(q);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
         *rc = KCTL_ERR_SHUTDOWN;
@@ -18613,6 +18853,68 @@ static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const c
     return e;
 }
 
+#if KCTL__Q_INBOX
+/* Whether an add may go through the inbox: a queue with no bound (FULL
+   is decided under the lock), no priority, durations on a real clock (the
+   producer stamps its entry), the map's room for the inbox; not
+   shutting down, and no worker parked (whose wake-up takes the lock). */
+static bool kctl__queue_inbox_ok(kctl_queue *q) {
+    return q->inbox_on && !KCTL__LOAD(&q->shutting_down) && KCTL__LOAD(&q->inbox_room) &&
+           !KCTL__LOAD(&q->sleepers); /* a parked worker: the lock is taken anyway */
+}
+
+/* kctl_queue_add without the queue's lock. The producer fills an entry of
+   its own (a spare one the workers' side handed back, or a new one),
+   pushes it on the inbox with one compare-and-swap (a spinning worker
+   watches the inbox too); whoever takes the lock next applies it
+   (kctl__queue_drain), so every call that looks at the queue sees it. A
+   worker with a backlog takes many keys' adds at once, and the map's
+   lines stay on its CPU. A parked worker is woken the way a locked add
+   wakes it: the producer then takes the lock itself. The order: the
+   push, then the look at `sleepers`; a parking worker counts itself,
+   then looks at the inbox (both sequentially consistent), so one of
+   the two sees the other. Returns false, having done nothing, when
+   the add must take the lock instead: the inbox full, or no entry (no
+   memory: the lock's add needs none for a key the queue holds). */
+static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, uint32_t h) {
+    kctl__qent *e, *top;
+    kctl__mutex_lock(&q->pmu);
+    if (!(e = q->pfree) && !(e = __atomic_exchange_n(&q->spare, NULL, __ATOMIC_ACQUIRE)) && KCTL__LOAD(&q->pool_hint)) {
+        kctl__queue_lock(q); /* pooled on the workers' side: fetched, not allocated */
+        kctl__queue_feed(q);
+        kctl__mutex_unlock(&q->mu);
+        e = __atomic_exchange_n(&q->spare, NULL, __ATOMIC_ACQUIRE);
+    }
+    if (e) {
+        q->pfree = e->next;
+        if (q->pfree) KCTL__PREFETCH(q->pfree); /* for the next add, which will write it */
+    }
+    kctl__mutex_unlock(&q->pmu);
+    if (e && e->key_cap <= len) {
+        kctl__free(&q->allocator, kctl__cold(e)->raw);
+        e = NULL;
+    }
+    if (!e && !(e = kctl__queue_entry_alloc(q, len))) return false;
+    kctl__queue_entry_fill(e, key, len, h);
+    if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = kctl__queue_now(q);
+    top = __atomic_load_n(&q->inbox, __ATOMIC_RELAXED);
+    do e->next = top;
+    while (!__atomic_compare_exchange_n(&q->inbox, &top, e, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    if (__atomic_load_n(&q->sleepers, __ATOMIC_SEQ_CST)) {
+        uint32_t n;
+        kctl__mutex_lock(&q->mu);
+        q->hold_wakes = true; /* the signals after the unlock, as a locked add sends them */
+        if (KCTL__LOAD(&q->inbox) || q->stalled) kctl__queue_drain(q);
+        q->hold_wakes = false;
+        n = q->to_wake;
+        q->to_wake = 0;
+        kctl__mutex_unlock(&q->mu);
+        while (n--) kctl__cond_signal(&q->work_cv);
+    }
+    return true;
+}
+#endif
+
 /* kctl_queue_add of a key whose length (1 to KCTL_MAX_KEY_LEN) and hash
    are known: an object's (its node), from the controller's handlers. */
 static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, uint32_t h) {
@@ -18626,9 +18928,12 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
     if (!(e = kctl__queue_enter(q, key, len, h, fresh, KCTL__QTIMED(q), &now, &created, &rc))) return rc;
 #else /* the hot path of every event: its own code, no out-parameters */
     bool full;
+#if KCTL__Q_INBOX
+    if (kctl__queue_inbox_ok(q) && kctl__queue_add_inbox(q, key, len, h)) return KCTL_OK;
+#endif
     kctl__map_prefetch(&q->map, h);
     now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0; /* outside the lock: keeps it short */
-    kctl__mutex_lock(&q->mu);
+    kctl__queue_lock(q);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
@@ -18658,6 +18963,9 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
         q->hold_wakes = false;
         n = q->to_wake;
         q->to_wake = 0;
+#if KCTL__Q_INBOX
+        if (!q->inbox_room) kctl__queue_room(q); /* the next adds may take the inbox */
+#endif
         kctl__mutex_unlock(&q->mu);
         while (n--) kctl__cond_signal(&q->work_cv);
     }
@@ -18675,7 +18983,7 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
 static int kctl__queue_add_objs(kctl_queue *q, kctl_obj *const *objs, uint32_t n) {
     uint64_t now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0;
     uint32_t i, wake, refused = 0, nomem = 0;
-    kctl__mutex_lock(&q->mu);
+    kctl__queue_lock(q);
     if (q->shutting_down) {
         kctl__mutex_unlock(&q->mu);
         return KCTL_ERR_SHUTDOWN;
@@ -18832,8 +19140,17 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
         e->flags |= KCTL__Q_LISTED; /* (a LISTED one, revived and done again, is on the stack yet) */
         e->rnext = q->rstack;
         q->rstack = e;
-        if (++q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (KCTL__QMAX(q) && q->nreturned >= q->max_keys))
+        KCTL__Q_HINT(q->nreturned, q->nreturned + 1);
+#if KCTL__Q_INBOX
+        if (q->inbox_used && q->nreturned == KCTL__QUEUE_STEAL_MIN) kctl__queue_feed(q); /* (before producers come for them) */
+#endif
+        if (q->nreturned >= KCTL__QUEUE_RETURNED_MAX || (KCTL__QMAX(q) && q->nreturned >= q->max_keys)) {
+#if KCTL__Q_INBOX
+            if (q->inbox_used) kctl__queue_feed(q); /* (when the producers have none) */
+            if (q->nreturned) /* (not fed) */
+#endif
             kctl__queue_recycle(q); /* no producer took them */
+        }
     }
     if (!q->nprocessing && q->drainers) kctl__cond_broadcast(&q->idle_cv);
     return true;
@@ -18891,7 +19208,7 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
             if (!KCTL__Q_OWNERS || !owner) {
                 kctl_queue_done(q, done_key);
             } else {
-                kctl__mutex_lock(&q->mu);
+                kctl__queue_lock(q);
                 bad_done = !kctl__queue_done_locked(q, done_key, KCTL__QTIMED(q) ? kctl__queue_now(q) : 0, owner);
                 kctl__mutex_unlock(&q->mu);
                 if (bad_done) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
@@ -18903,14 +19220,24 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
        section short; a virtual one is read under the lock, so an advance
        cannot slip between the read and the wait. */
     if (KCTL__QTIMED(q) && q->real_clock) { now = kctl__queue_now(q); fresh = true; }
-    kctl__mutex_lock(&q->mu);
+    kctl__mutex_lock(&q->mu); /* (the loop applies the inbox when it needs to) */
     if (done_key) {
+#if KCTL__Q_INBOX
+        if (KCTL__LOAD(&q->inbox) || q->stalled) kctl__queue_drain(q); /* (as kctl_queue_done) */
+#endif
         if (KCTL__QTIMED(q) && !fresh) now = kctl__queue_now(q);
         bad_done = !kctl__queue_done_locked(q, done_key, now, owner);
     }
     if (KCTL__Q_OWNERS && owner && q->owners[owner - 1].e) /* its key is not done (a done of another key): */
         rc = KCTL_ERR_INVALID_ARG;                          /* no second one, its slot stays */
     else for (;;) {
+#if KCTL__Q_INBOX
+        /* The inbox only when nothing is ready: every key ready was added
+           before any in the inbox (a locked add applies the inbox
+           first), and a worker with a backlog leaves the producers'
+           line alone. */
+        if (!q->head && (KCTL__LOAD(&q->inbox) || q->stalled)) kctl__queue_drain(q);
+#endif
         if (!fresh && (q->nheap || KCTL__QTIMED(q))) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
         if (q->head || (KCTL__Q_PRIO && q->nlow)) {
@@ -18946,7 +19273,11 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
             bool pushed;
             q->spinners++;
             kctl__mutex_unlock(&q->mu);
+#if KCTL__Q_INBOX
+            pushed = kctl__queue_spin(q, seen, budget);
+#else
             pushed = kctl__spin_until(&q->pushes, seen, budget, kctl__spin_clock, NULL);
+#endif
             if (pushed && KCTL_QUEUE_LINGER > 0) { /* let a busy producer queue more: fewer lock hand-offs */
                 uint64_t end = kctl__spin_clock(NULL) + KCTL_QUEUE_LINGER;
                 do kctl__cpu_relax(); while (kctl__spin_clock(NULL) < end);
@@ -18972,13 +19303,27 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         q->parks++;
 #endif
         trim_ns = kctl__queue_trim(q); /* parking (not each spin): a clock read beside a futex wait */
+#if KCTL__Q_INBOX
+        /* counted, then a look at the inbox (kctl__queue_add_inbox: a
+           producer pushes, then looks at sleepers) */
+        __atomic_store_n(&q->sleepers, q->sleepers + 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&q->inbox, __ATOMIC_SEQ_CST)) {
+            KCTL__STORE(&q->sleepers, q->sleepers - 1);
+            continue;
+        }
+#else
         q->sleepers++;
+#endif
         if (q->real_clock && (q->nheap || trim_ns)) { /* (a virtual clock's advance wakes the parked) */
             uint64_t wait = q->nheap ? (kctl__heap_top_ns(q) > now ? kctl__heap_top_ns(q) - now : 0) : trim_ns;
             kctl__cond_wait_for(&q->work_cv, &q->mu, trim_ns && trim_ns < wait ? trim_ns : wait);
         } else
             kctl__cond_wait(&q->work_cv, &q->mu);
+#if KCTL__Q_INBOX
+        KCTL__STORE(&q->sleepers, q->sleepers - 1);
+#else
         q->sleepers--;
+#endif
         if (q->wakes) q->wakes--; /* (a timed-out wait may take another's: then one signal more, never one less) */
 #ifdef KCTL__HINTS
         spun = false;
@@ -19006,7 +19351,7 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     bool found;
     if (!q || !key) return;
     now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0;
-    kctl__mutex_lock(&q->mu);
+    kctl__queue_lock(q); /* (an add of key made while it was processed: queued at its done, behind the keys added before the done) */
     found = kctl__queue_done_locked(q, key, now, 0);
     kctl__mutex_unlock(&q->mu);
     if (!found) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
@@ -19015,7 +19360,7 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
 KCTL_API size_t kctl_queue_len(kctl_queue *q) {
     size_t n;
     if (!q) return 0;
-    kctl__mutex_lock(&q->mu);
+    kctl__queue_lock(q);
     if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
     n = q->nready;
     kctl__mutex_unlock(&q->mu);
@@ -19028,7 +19373,7 @@ KCTL_API size_t kctl_queue_len(kctl_queue *q) {
    shrinks as a parked worker's does). */
 static uint64_t kctl__queue_due(kctl_queue *q, bool trim) {
     uint64_t t = UINT64_MAX, ns;
-    kctl__mutex_lock(&q->mu);
+    kctl__queue_lock(q);
     if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
     if (q->head || (KCTL__Q_PRIO && q->nlow)) t = 0;
     else if (q->nheap) t = kctl__heap_top_ns(q);
@@ -19044,11 +19389,15 @@ KCTL_API uint64_t kctl_queue_next_ready(kctl_queue *q) { return q ? kctl__queue_
 
 KCTL_API void kctl_queue_shutdown(kctl_queue *q) {
     if (!q) return;
-    kctl__mutex_lock(&q->mu);
+    kctl__queue_lock(q);
     if (!q->shutting_down) {
         /* Keys whose time has come were added then: they stay. */
         if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
+#if KCTL__Q_INBOX
+        KCTL__STORE(&q->shutting_down, true); /* read by producers without the lock */
+#else
         q->shutting_down = true;
+#endif
         while (q->nheap) { /* delayed keys not yet ready are dropped */
             kctl__qent *e = q->heap[--q->nheap];
             e->flags &= ~(uint32_t)KCTL__Q_DELAYED;
@@ -19101,7 +19450,7 @@ KCTL_API int kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out) {
     int i;
     if (!q || !out) return KCTL_ERR_INVALID_ARG;
     memset(out, 0, sizeof *out);
-    kctl__mutex_lock(&q->mu);
+    kctl__queue_lock(q);
     now = kctl__queue_now(q);
     if (q->nheap) kctl__queue_promote(q, now);
     out->depth = q->nready; /* and the keys held back, below */

@@ -1146,8 +1146,11 @@ static void tq_idle_entries_bounded(void) {
         }
         TQ_AGAIN(q);
         if (round == 0) live_after_first = a.live;
-        /* the queue holds at most about 1300 pooled entries and its tables */
-        KT_CHECK(a.live <= 1400);
+        /* the queue holds at most about 1800 pooled entries and its tables:
+           the returned stack (up to 1023), the free list (256) and, where
+           adds go through the inbox, a spare chain for the producers and
+           one a producer holds (256 each) */
+        KT_CHECK(a.live <= 1800);
     }
     KT_CHECK(a.live <= live_after_first + 4); /* rounds reuse, they do not accumulate */
     KT_EQ_INT(bad, 0);
@@ -1444,6 +1447,49 @@ static void tq_nomem_add(void) {
         TQ_GET_DONE(q, key);
     }
     TQ_AGAIN(q);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
+/* Adds that went through the inbox (kctl.h: kctl__queue_add_inbox) and
+   then find no memory to grow the map when they are applied wait, in
+   order, and are applied once memory comes back: an add that returned OK
+   is never dropped. Meanwhile a new key takes the lock and gets NOMEM,
+   and a key held already is added without memory. (On one CPU the adds
+   take the lock and grow the map as they go: the same end.) */
+static void tq_nomem_inbox_stalls_in_order(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    size_t len;
+    int i, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    for (i = 0; i < 200; i++) { /* the first takes the lock and makes room; the rest outrun it */
+        sprintf(key, "s-%03d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    a.fail_after = 0;
+    len = kctl_queue_len(q);
+    KT_CHECK(len > 0 && len <= 200);
+    KT_EQ_INT(kctl_queue_add(q, "x"), KCTL_ERR_NOMEM); /* a new key: the lock's add, no memory */
+    KT_EQ_INT(kctl_queue_add(q, "s-000"), KCTL_OK);    /* held already: no memory needed */
+    KT_EQ_U64(kctl_queue_len(q), len);
+    a.fail_after = -1;
+    KT_EQ_U64(kctl_queue_len(q), 200); /* the stalled ones applied */
+    KT_EQ_INT(kctl_queue_add(q, "x"), KCTL_OK);
+    for (i = 0; i < 200; i++) { /* in the order they were added */
+        const char *k = NULL;
+        sprintf(key, "s-%03d", i);
+        if (kctl_queue_try_get(q, &k) != KCTL_OK || strcmp(k, key) != 0) bad++;
+        else kctl_queue_done(q, k);
+    }
+    TQ_GET_DONE(q, "x");
+    TQ_AGAIN(q);
+    KT_EQ_INT(bad, 0);
     kctl_queue_destroy(q);
     KT_EQ_INT(a.live, 0);
     kctl_vclock_deinit(&vc);
@@ -2048,7 +2094,7 @@ static void tq_thread_parked_worker_trims(void) {
     }
     for (polls = 0; polls < 1000 && tq_lalloc_big(&a) > 0; polls++) nanosleep(&ms10, NULL); /* up to 10 s */
     KT_EQ_INT(tq_lalloc_big(&a), 0);
-    KT_CHECK(tq_lalloc_read(&a, NULL) <= 1400); /* the pooled entries, the smaller table, the queue */
+    KT_CHECK(tq_lalloc_read(&a, NULL) <= 1800); /* the pooled entries (tq_idle_entries_bounded), the smaller table, the queue */
     for (polls = 0; polls < 1000 && tq_stats(q).idle_workers != 1; polls++) nanosleep(&ms10, NULL);
     KT_EQ_U64(tq_stats(q).idle_workers, 1); /* parked again */
     kctl_queue_shutdown(q);
@@ -2501,6 +2547,195 @@ static void tq_thread_stress_delayed(void) {
 #endif
 }
 
+
+/* ---- adds from threads, on a queue whose adds may take the inbox (kctl.h
+   kctl__queue_add_inbox: unnamed, the real clock, more than one CPU) */
+#ifndef KCTL_NO_THREADS
+#define TQ_INBOX_WAIT_NS KCTL_SEC(20) /* a lost add or wake-up shows as this wait running out */
+
+static kctl_queue *tq_new_real(void) {
+    kctl_queue *q = NULL;
+    if (kctl_queue_create(NULL, &q) != KCTL_OK) kt_fail(__FILE__, __LINE__, "kctl_queue_create");
+    return q;
+}
+
+typedef struct tq_inbox {
+    kctl_queue *q;
+    long n;               /* keys the producer adds */
+    long got, out_of_order;
+} tq_inbox;
+
+static void *tq_inbox_producer(void *arg) {
+    tq_inbox *t = (tq_inbox *)arg;
+    char key[32];
+    long i;
+    for (i = 0; i < t->n; i++) {
+        sprintf(key, "p-%07ld", i);
+        if (kctl_queue_add(t->q, key) != KCTL_OK) break;
+    }
+    return NULL;
+}
+
+static void *tq_inbox_in_order(void *arg) {
+    tq_inbox *t = (tq_inbox *)arg;
+    const char *k;
+    long next = 0;
+    while (kctl_queue_get(t->q, &k) == KCTL_OK) {
+        if (strtol(k + 2, NULL, 10) != next) __atomic_add_fetch(&t->out_of_order, 1, __ATOMIC_RELAXED);
+        next = strtol(k + 2, NULL, 10) + 1;
+        kctl_queue_done(t->q, k);
+        __atomic_add_fetch(&t->got, 1, __ATOMIC_RELEASE);
+    }
+    return NULL;
+}
+
+/* Wait (bounded) until *counter reaches want. */
+static bool tq_wait_count(const long *counter, long want) {
+    uint64_t end = kctl_clock_now(NULL) + TQ_INBOX_WAIT_NS;
+    struct timespec pause = { 0, 100000 };
+    while (__atomic_load_n(counter, __ATOMIC_ACQUIRE) < want) {
+        if (kctl_clock_now(NULL) > end) return false;
+        nanosleep(&pause, NULL);
+    }
+    return true;
+}
+
+/* One producer thread, one worker: distinct keys come out in the order
+   they went in, every one of them, while the producer outruns the worker
+   (adds gathered in the inbox) and while the worker waits for it. */
+static void tq_thread_inbox_order(void) {
+    tq_inbox t;
+    pthread_t p, w;
+    memset(&t, 0, sizeof t);
+    t.n = 200000;
+    if (!(t.q = tq_new_real())) return;
+    if (pthread_create(&w, NULL, tq_inbox_in_order, &t) != 0) { kctl_queue_destroy(t.q); return; }
+    if (pthread_create(&p, NULL, tq_inbox_producer, &t) != 0) {
+        kctl_queue_shutdown(t.q);
+        pthread_join(w, NULL);
+        kctl_queue_destroy(t.q);
+        return;
+    }
+    pthread_join(p, NULL);
+    KT_CHECK(tq_wait_count(&t.got, t.n));
+    kctl_queue_shutdown(t.q);
+    pthread_join(w, NULL);
+    KT_EQ_U64((uint64_t)t.got, (uint64_t)t.n);
+    KT_EQ_U64((uint64_t)t.out_of_order, 0);
+    kctl_queue_destroy(t.q);
+}
+
+/* Four producers adding 256 shared keys at random, two workers: every key
+   is handed out after its last add. Each producer bumps a key's count
+   before adding it; a worker reads the count when it takes the key. */
+#define TQ_SHARED 256
+typedef struct tq_shared {
+    kctl_queue *q;
+    long bumps[TQ_SHARED], seen[TQ_SHARED];
+    long gets, stop;
+} tq_shared;
+typedef struct tq_shared_arg { tq_shared *s; unsigned seed; } tq_shared_arg;
+
+static void *tq_shared_producer(void *arg) {
+    tq_shared_arg *a = (tq_shared_arg *)arg;
+    unsigned x = a->seed;
+    char key[16];
+    int i, k;
+    for (i = 0; i < 30000; i++) {
+        x ^= x << 13; x ^= x >> 17; x ^= x << 5;
+        k = (int)(x % TQ_SHARED);
+        sprintf(key, "k%d", k);
+        __atomic_add_fetch(&a->s->bumps[k], 1, __ATOMIC_SEQ_CST);
+        if (kctl_queue_add(a->s->q, key) != KCTL_OK) break;
+        if ((i & 1023) == 0) sched_yield(); /* now and then the workers catch up and wait */
+    }
+    return NULL;
+}
+
+static void *tq_shared_worker(void *arg) {
+    tq_shared *s = (tq_shared *)arg;
+    const char *k;
+    while (kctl_queue_get(s->q, &k) == KCTL_OK) {
+        int i = atoi(k + 1);
+        __atomic_store_n(&s->seen[i], __atomic_load_n(&s->bumps[i], __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
+        kctl_queue_done(s->q, k);
+        __atomic_add_fetch(&s->gets, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+static void tq_thread_inbox_no_lost_adds(void) {
+    tq_shared *s = (tq_shared *)calloc(1, sizeof *s);
+    tq_shared_arg args[4];
+    pthread_t p[4], w[2];
+    kctl_queue_stats st;
+    uint64_t end;
+    int i, np = 0, nw = 0, missed = 0;
+    KT_CHECK(s != NULL);
+    if (!s || !(s->q = tq_new_real())) { free(s); return; }
+    for (i = 0; i < 2; i++) nw += pthread_create(&w[i], NULL, tq_shared_worker, s) == 0;
+    for (i = 0; i < 4; i++) {
+        args[i].s = s;
+        args[i].seed = 2463534242u + 7919u * (unsigned)i;
+        np += pthread_create(&p[i], NULL, tq_shared_producer, &args[i]) == 0;
+    }
+    for (i = 0; i < np; i++) pthread_join(p[i], NULL);
+    end = kctl_clock_now(NULL) + TQ_INBOX_WAIT_NS;
+    do st = tq_stats(s->q); /* (stats apply the inbox too) */
+    while ((st.depth || st.processing) && kctl_clock_now(NULL) < end && sched_yield() == 0);
+    KT_EQ_U64(st.depth, 0);
+    KT_EQ_U64(st.processing, 0);
+    kctl_queue_shutdown(s->q);
+    for (i = 0; i < nw; i++) pthread_join(w[i], NULL);
+    KT_EQ_INT(np, 4);
+    KT_EQ_INT(nw, 2);
+    for (i = 0; i < TQ_SHARED; i++) missed += s->seen[i] != s->bumps[i];
+    KT_EQ_INT(missed, 0);
+    KT_CHECK(s->gets > 0 && s->gets <= 4 * 30000);
+    kctl_queue_destroy(s->q);
+    free(s);
+}
+
+/* A worker that parks is woken by an add from another thread, whether
+   the add comes well after it parked or races with its parking: each key
+   is handed out (a lost wake-up would leave the wait to run out). */
+static void tq_thread_inbox_wakes_parked(void) {
+    tq_inbox t;
+    pthread_t w;
+    char key[32];
+    long i;
+    int lost = 0;
+    memset(&t, 0, sizeof t);
+    if (!(t.q = tq_new_real())) return;
+    if (pthread_create(&w, NULL, tq_inbox_in_order, &t) != 0) { kctl_queue_destroy(t.q); return; }
+    for (i = 0; i < 3000 && !lost; i++) {
+        if (i % 3 == 1) { /* after a pause long enough to park in */
+            struct timespec pause = { 0, 200000 };
+            nanosleep(&pause, NULL);
+        } else if (i % 3 == 2) {
+            sched_yield();
+        }
+        sprintf(key, "p-%07ld", i);
+        KT_EQ_INT(kctl_queue_add(t.q, key), KCTL_OK);
+        if (!tq_wait_count(&t.got, i + 1)) lost = 1;
+    }
+    KT_EQ_INT(lost, 0);
+    kctl_queue_shutdown(t.q);
+    pthread_join(w, NULL);
+    KT_EQ_U64((uint64_t)t.out_of_order, 0);
+    kctl_queue_destroy(t.q);
+}
+#endif
+
+static void tq_thread_inbox(void) {
+#ifndef KCTL_NO_THREADS
+    tq_thread_inbox_order();
+    tq_thread_inbox_no_lost_adds();
+    tq_thread_inbox_wakes_parked();
+#else
+    KT_SKIP();
+#endif
+}
 
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* The spin policy (kctl.h PLATFORM) on scripted outcomes, no timing. */
@@ -3164,6 +3399,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_map_trim_nomem_retries_later);
     KT_RUN(tq_nomem_create);
     KT_RUN(tq_nomem_add);
+    KT_RUN(tq_nomem_inbox_stalls_in_order);
     KT_RUN(tq_nomem_add_after);
     KT_RUN(tq_nomem_held_back);
     KT_RUN(tq_nomem_sweep);
@@ -3187,6 +3423,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_thread_drain_waits_for_done);
     KT_RUN(tq_thread_stress);
     KT_RUN(tq_thread_stress_delayed);
+    KT_RUN(tq_thread_inbox);
     KT_RUN(tq_pending_add_cancels);
     KT_RUN(tq_pending_add_while_processing);
     KT_RUN(tq_pending_merge_drops_later);
