@@ -933,7 +933,11 @@ KCTL_API const char *kctl_strerror(int code);
 
 /* ====================================================== >>alloc ALLOCATOR */
 
-/* Memory hooks. Both functions or neither; all zero = KCTL_MALLOC/KCTL_FREE. */
+/* Memory hooks. Both functions or neither; all zero = KCTL_MALLOC/KCTL_FREE.
+   An object calls its allocator from every thread that uses it, at the
+   same time (a queue's producers allocate while its workers free): the
+   functions must be thread-safe unless the object is used from one
+   thread only. */
 typedef struct kctl_allocator {
     void *(*alloc_fn)(size_t size, void *user_data);
     void  (*free_fn)(void *ptr, void *user_data);
@@ -17877,9 +17881,10 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    takes no lock while no worker is parked: the producer fills an entry
    of its own and pushes it on the inbox (one compare-and-swap); the next
    holder of the lock applies the inbox in order before it looks at the
-   queue (a get only when nothing is ready, every other call always), so
-   a worker with a backlog takes a run of adds at once and the map's lines
-   stay on its CPU. The entries go round: done hands idle ones back to the
+   queue, so a worker takes a run of adds at once and the map's lines
+   stay on its CPU. Producers fall back to the lock when they are
+   KCTL__QUEUE_INBOX_ROOM pushes ahead of the last drain, and shutdown
+   closes the inbox. The entries go round: done hands idle ones back to the
    producers in chains (spare), so neither side calls the allocator in a
    steady state. (A lock word that crosses CPUs three times a key cost
    more than the work under it.) */
@@ -17930,13 +17935,9 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
 #else
 #define KCTL__Q_INBOX 0
 #endif
-/* A field written under the lock that producers glance at without it. */
-#if KCTL__Q_INBOX
-#define KCTL__Q_HINT(f, v) KCTL__STORE(&(f), (v))
-#else
-#define KCTL__Q_HINT(f, v) ((f) = (v))
-#endif
 #define KCTL__QTIMED(q) (KCTL__Q_DUR && (q)->timed)
+/* The inbox once the queue shut down: an address no entry has. */
+#define KCTL__QCLOSED(q) ((kctl__qent *)(void *)&(q)->pushes)
 #define KCTL__QMAX(q) (KCTL__Q_BOUND ? (q)->max_keys : 0) /* max_keys; 0 where compiled out */
 #define KCTL__QPRIO(q) (KCTL__Q_PRIO && (q)->prio)
 #define KCTL__QPEND(q) (KCTL__Q_PEND ? (int)(q)->pending : KCTL_PENDING_KEEP)
@@ -18088,7 +18089,8 @@ struct kctl_queue {
        applies them, in the order they were made (kctl__queue_drain). */
     unsigned pushes;
 #if KCTL__Q_INBOX
-    kctl__qent *inbox;
+    kctl__qent *inbox;    /* KCTL__QCLOSED(q) once shut down: no push goes in */
+    unsigned drains;      /* bumped by each drain, under mu (producers count their pushes since: kctl__queue_add_inbox) */
 #endif
     char pad4_[64];
 #if KCTL__Q_INBOX
@@ -18098,6 +18100,7 @@ struct kctl_queue {
        producer at a time pops, so no ABA) */
     kctl__mutex pmu;
     kctl__qent *pfree;
+    unsigned pseen, pcount; /* drains seen, and pushes since: at most KCTL__QUEUE_INBOX_ROOM, then the lock */
     char pad5_[64];
     kctl__qent *spare;
     bool pool_hint;       /* entries wait on the workers' side (kctl__queue_feed): a producer without any takes the lock for them */
@@ -18170,7 +18173,7 @@ static void kctl__list_unlink(kctl__qent *e) {
 static void kctl__queue_recycle_to(kctl_queue *q, kctl__qent **chain, size_t room) {
     kctl__qent *e = q->rstack, *n;
     q->rstack = NULL;
-    KCTL__Q_HINT(q->nreturned, 0);
+    q->nreturned = 0;
     for (; e; e = n) {
         n = e->rnext;
         KCTL__Q_PREFETCH(n);
@@ -18239,15 +18242,14 @@ static void kctl__queue_retire(kctl_queue *q, kctl__qent *e) {
    Lock held. */
 static uint64_t kctl__queue_trim(kctl_queue *q) {
     uint64_t now;
-    if (q->map.cap <= 64 || q->map.count * 16 >= q->map.cap) return 0;
+    size_t keep = q->map.count; /* (the inbox's room stays: kctl__queue_room) */
+#if KCTL__Q_INBOX
+    if (q->inbox_on) keep += KCTL__QUEUE_INBOX_ROOM;
+#endif
+    if (q->map.cap <= 64 || q->map.count * 16 >= q->map.cap || kctl__map_fit(q->map.cap, keep) >= q->map.cap) return 0;
     now = kctl__queue_now(q);
     if (now < q->grown_ns || now - q->grown_ns >= KCTL__QUEUE_TRIM_NS) {
-        if (kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, q->map.count)) == KCTL_OK) {
-#if KCTL__Q_INBOX
-            if ((q->map.count + KCTL__QUEUE_INBOX_ROOM) * 16 > q->map.cap * 12) KCTL__STORE(&q->inbox_room, false); /* (the next locked add grows it) */
-#endif
-            return 0;
-        }
+        if (kctl__map_resize(&q->map, &q->allocator, kctl__map_fit(q->map.cap, keep)) == KCTL_OK) return 0;
         q->grown_ns = now; /* no memory: a period from now */
     }
     return KCTL__QUEUE_TRIM_NS - (now - q->grown_ns);
@@ -18578,10 +18580,14 @@ static void kctl__queue_room(kctl_queue *q) {
    rest stall, in order, for the next drain. The entries of keys the
    queue held go back to the producers' spare chain; when it is empty,
    the free and idle ones do (kctl__queue_feed). Lock held. */
-static void kctl__queue_drain(kctl_queue *q) {
-    kctl__qent *e = __atomic_exchange_n(&q->inbox, NULL, __ATOMIC_ACQUIRE), *fifo = NULL, *n;
+static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
+    kctl__qent *e = KCTL__LOAD(&q->inbox), *fifo = NULL, *n;
     kctl__qent *dup = NULL, *dup_tail = NULL; /* the entries of keys held already: back to the producers */
     uint64_t now;
+    unsigned ndup = 0;
+    if (e == KCTL__QCLOSED(q)) e = NULL; /* (closed: stays so; only a lock holder closes it) */
+    else e = __atomic_exchange_n(&q->inbox, after, __ATOMIC_SEQ_CST);
+    KCTL__STORE(&q->drains, q->drains + 1u);
     for (; e; e = n) { /* newest first: reversed */
         n = e->next;
         KCTL__PREFETCH(n);
@@ -18602,9 +18608,13 @@ static void kctl__queue_drain(kctl_queue *q) {
         now = KCTL__QTIMED(q) ? kctl__cold(e)->added_ns : 0;
         e->next = NULL;
         if (have) {
-            if (!dup) dup_tail = e;
-            e->next = dup;
-            dup = e;
+            if (ndup++ >= KCTL__QUEUE_SPARE_MAX) {
+                kctl__queue_free_entry(q, e); /* (a bounded chain back) */
+            } else {
+                if (!dup) dup_tail = e;
+                e->next = dup;
+                dup = e;
+            }
             if ((have->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, have);
             kctl__queue_add_entry(q, have, now);
             continue;
@@ -18633,6 +18643,15 @@ static void kctl__queue_drain(kctl_queue *q) {
     }
     kctl__queue_feed(q);
 }
+static void kctl__queue_drain(kctl_queue *q) { kctl__queue_drain_to(q, NULL); }
+
+/* Whether adds wait to be applied (lock held, or a glance without it:
+   then stalled is not looked at). */
+static bool kctl__queue_inbox_has(kctl_queue *q) {
+    kctl__qent *p = KCTL__LOAD(&q->inbox);
+    return p && p != KCTL__QCLOSED(q);
+}
+#define kctl__queue_pending(q) (kctl__queue_inbox_has(q) || (q)->stalled)
 
 /* kctl__spin_until for an idle worker: until a push under the lock or an
    add in the inbox, or budget_ns have passed. */
@@ -18641,10 +18660,10 @@ static bool kctl__queue_spin(kctl_queue *q, unsigned seen, uint64_t budget_ns) {
     int i;
     for (;;) {
         for (i = 0; i < 8; i++) {
-            if (KCTL__LOAD(&q->pushes) != seen || KCTL__LOAD(&q->inbox)) return true;
+            if (KCTL__LOAD(&q->pushes) != seen || kctl__queue_inbox_has(q)) return true;
             kctl__cpu_relax();
         }
-        if (kctl__spin_clock(NULL) >= end) return KCTL__LOAD(&q->pushes) != seen || KCTL__LOAD(&q->inbox);
+        if (kctl__spin_clock(NULL) >= end) return KCTL__LOAD(&q->pushes) != seen || kctl__queue_inbox_has(q);
     }
 }
 #endif
@@ -18653,7 +18672,7 @@ static bool kctl__queue_spin(kctl_queue *q, unsigned seen, uint64_t budget_ns) {
 static void kctl__queue_lock(kctl_queue *q) {
     kctl__mutex_lock(&q->mu);
 #if KCTL__Q_INBOX
-    if (KCTL__LOAD(&q->inbox) || q->stalled) kctl__queue_drain(q);
+    if (kctl__queue_pending(q)) kctl__queue_drain(q);
 #endif
 }
 
@@ -18780,7 +18799,7 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     {   /* entries outside the map: adds not yet applied, spare ones */
         kctl__qent *chains[4];
         int c;
-        chains[0] = q->inbox; chains[1] = q->stalled; chains[2] = q->spare; chains[3] = q->pfree;
+        chains[0] = q->inbox == KCTL__QCLOSED(q) ? NULL : q->inbox; chains[1] = q->stalled; chains[2] = q->spare; chains[3] = q->pfree;
         for (c = 0; c < 4; c++)
             while ((e = chains[c]) != NULL) {
                 chains[c] = e->next;
@@ -18874,11 +18893,24 @@ static bool kctl__queue_inbox_ok(kctl_queue *q) {
    push, then the look at `sleepers`; a parking worker counts itself,
    then looks at the inbox (both sequentially consistent), so one of
    the two sees the other. Returns false, having done nothing, when
-   the add must take the lock instead: the inbox full, or no entry (no
-   memory: the lock's add needs none for a key the queue holds). */
+   the add must take the lock instead: KCTL__QUEUE_INBOX_ROOM pushes
+   since the last drain (the workers are behind: duplicates would pile
+   up), no entry (no memory: the lock's add needs none for a key the
+   queue holds), or the inbox closed by a shutdown meanwhile (the lock's
+   add returns SHUTDOWN). */
 static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, uint32_t h) {
     kctl__qent *e, *top;
+    unsigned d = KCTL__LOAD(&q->drains);
     kctl__mutex_lock(&q->pmu);
+    if (d != q->pseen) { /* a drain since: what was pushed before it is applied */
+        q->pseen = d;
+        q->pcount = 0;
+    }
+    if (q->pcount >= KCTL__QUEUE_INBOX_ROOM) { /* the workers are behind: the lock's add drains */
+        kctl__mutex_unlock(&q->pmu);
+        return false;
+    }
+    q->pcount++;
     if (!(e = q->pfree) && !(e = __atomic_exchange_n(&q->spare, NULL, __ATOMIC_ACQUIRE)) && KCTL__LOAD(&q->pool_hint)) {
         kctl__queue_lock(q); /* pooled on the workers' side: fetched, not allocated */
         kctl__queue_feed(q);
@@ -18898,13 +18930,18 @@ static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, ui
     kctl__queue_entry_fill(e, key, len, h);
     if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = kctl__queue_now(q);
     top = __atomic_load_n(&q->inbox, __ATOMIC_RELAXED);
-    do e->next = top;
-    while (!__atomic_compare_exchange_n(&q->inbox, &top, e, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+    do {
+        if (top == KCTL__QCLOSED(q)) { /* shut down meanwhile: the lock's add says so */
+            kctl__free(&q->allocator, kctl__cold(e)->raw);
+            return false;
+        }
+        e->next = top;
+    } while (!__atomic_compare_exchange_n(&q->inbox, &top, e, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
     if (__atomic_load_n(&q->sleepers, __ATOMIC_SEQ_CST)) {
         uint32_t n;
         kctl__mutex_lock(&q->mu);
         q->hold_wakes = true; /* the signals after the unlock, as a locked add sends them */
-        if (KCTL__LOAD(&q->inbox) || q->stalled) kctl__queue_drain(q);
+        if (kctl__queue_pending(q)) kctl__queue_drain(q);
         q->hold_wakes = false;
         n = q->to_wake;
         q->to_wake = 0;
@@ -19140,7 +19177,7 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
         e->flags |= KCTL__Q_LISTED; /* (a LISTED one, revived and done again, is on the stack yet) */
         e->rnext = q->rstack;
         q->rstack = e;
-        KCTL__Q_HINT(q->nreturned, q->nreturned + 1);
+        q->nreturned++;
 #if KCTL__Q_INBOX
         if (q->inbox_used && q->nreturned == KCTL__QUEUE_STEAL_MIN) kctl__queue_feed(q); /* (before producers come for them) */
 #endif
@@ -19223,7 +19260,7 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
     kctl__mutex_lock(&q->mu); /* (the loop applies the inbox when it needs to) */
     if (done_key) {
 #if KCTL__Q_INBOX
-        if (KCTL__LOAD(&q->inbox) || q->stalled) kctl__queue_drain(q); /* (as kctl_queue_done) */
+        if (kctl__queue_pending(q)) kctl__queue_drain(q); /* (as kctl_queue_done) */
 #endif
         if (KCTL__QTIMED(q) && !fresh) now = kctl__queue_now(q);
         bad_done = !kctl__queue_done_locked(q, done_key, now, owner);
@@ -19232,11 +19269,7 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         rc = KCTL_ERR_INVALID_ARG;                          /* no second one, its slot stays */
     else for (;;) {
 #if KCTL__Q_INBOX
-        /* The inbox only when nothing is ready: every key ready was added
-           before any in the inbox (a locked add applies the inbox
-           first), and a worker with a backlog leaves the producers'
-           line alone. */
-        if (!q->head && (KCTL__LOAD(&q->inbox) || q->stalled)) kctl__queue_drain(q);
+        if (kctl__queue_pending(q)) kctl__queue_drain(q); /* (an add of a key queued: nothing, as under the lock) */
 #endif
         if (!fresh && (q->nheap || KCTL__QTIMED(q))) now = kctl__queue_now(q);
         if (q->nheap) kctl__queue_promote(q, now);
@@ -19285,7 +19318,11 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
             kctl__mutex_lock(&q->mu);
             q->spinners--;
             /* It paid off if there is work to take now (or the end). */
+#if KCTL__Q_INBOX
+            kctl__spin_end(&q->spin, pushed && (q->head || q->nheap || q->shutting_down || kctl__queue_pending(q)));
+#else
             kctl__spin_end(&q->spin, pushed && (q->head || q->nheap || q->shutting_down));
+#endif
             spun = true;
             continue;
         }
@@ -19307,10 +19344,15 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         /* counted, then a look at the inbox (kctl__queue_add_inbox: a
            producer pushes, then looks at sleepers) */
         __atomic_store_n(&q->sleepers, q->sleepers + 1, __ATOMIC_SEQ_CST);
-        if (__atomic_load_n(&q->inbox, __ATOMIC_SEQ_CST)) {
-            KCTL__STORE(&q->sleepers, q->sleepers - 1);
-            continue;
+        {
+            kctl__qent *in = __atomic_load_n(&q->inbox, __ATOMIC_SEQ_CST);
+            if (in && in != KCTL__QCLOSED(q)) {
+                KCTL__STORE(&q->sleepers, q->sleepers - 1);
+                continue;
+            }
         }
+        if (q->stalled && (!trim_ns || trim_ns > KCTL_MS(100)))
+            trim_ns = KCTL_MS(100); /* adds waiting for memory: looked at again (a real clock's wait) */
 #else
         q->sleepers++;
 #endif
@@ -19394,6 +19436,7 @@ KCTL_API void kctl_queue_shutdown(kctl_queue *q) {
         /* Keys whose time has come were added then: they stay. */
         if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
 #if KCTL__Q_INBOX
+        kctl__queue_drain_to(q, KCTL__QCLOSED(q)); /* what was pushed is added; no push goes in after */
         KCTL__STORE(&q->shutting_down, true); /* read by producers without the lock */
 #else
         q->shutting_down = true;

@@ -1495,6 +1495,45 @@ static void tq_nomem_inbox_stalls_in_order(void) {
     kctl_vclock_deinit(&vc);
 }
 
+/* A key added again while it waits is added once, whichever way the adds
+   went (the inbox is applied before a key is handed out), and a key
+   added over and over while in flight holds one entry, not one per add:
+   memory stays bounded. */
+static void tq_inbox_dedup_bounded(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    const char *k = NULL;
+    long i, live;
+    int bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK);
+    KT_EQ_U64(kctl_queue_len(q), 2);
+    KT_EQ_INT(kctl_queue_add(q, "k"), KCTL_OK); /* queued already: nothing */
+    TQ_TAKE(q, "a");
+    TQ_TAKE(q, "k");
+    kctl_queue_done(q, "a");
+    kctl_queue_done(q, "k"); /* (not run again: its second add was of a waiting key) */
+    TQ_AGAIN(q);
+    KT_EQ_INT(kctl_queue_add(q, "hot"), KCTL_OK);
+    KT_EQ_INT(kctl_queue_try_get(q, &k), KCTL_OK); /* in flight */
+    live = a.live;
+    for (i = 0; i < 100000; i++)
+        if (kctl_queue_add(q, "hot") != KCTL_OK) bad++;
+    KT_CHECK(a.live <= live + 1800); /* (pooled entries at most: tq_idle_entries_bounded) */
+    KT_EQ_U64(kctl_queue_len(q), 0); /* held back until done */
+    if (k) kctl_queue_done(q, k);
+    TQ_GET_DONE(q, "hot"); /* once */
+    TQ_AGAIN(q);
+    KT_EQ_INT(bad, 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
+
 static void tq_nomem_add_after(void) {
     kctl_vclock vc;
     kt_alloc a;
@@ -2725,6 +2764,68 @@ static void tq_thread_inbox_wakes_parked(void) {
     KT_EQ_U64((uint64_t)t.out_of_order, 0);
     kctl_queue_destroy(t.q);
 }
+
+/* Adds racing a shutdown: an add that returned OK is handed out before
+   the workers are told SHUTDOWN; one that returned SHUTDOWN never is. */
+typedef struct tq_race {
+    kctl_queue *q;
+    unsigned char rc_ok[2][4000], got[2][4000];
+} tq_race;
+typedef struct tq_race_arg { tq_race *r; int id; } tq_race_arg;
+
+static void *tq_race_producer(void *arg) {
+    tq_race_arg *a = (tq_race_arg *)arg;
+    char key[32];
+    int i;
+    for (i = 0; i < 4000; i++) {
+        sprintf(key, "%d-%d", a->id, i);
+        a->r->rc_ok[a->id][i] = kctl_queue_add(a->r->q, key) == KCTL_OK;
+        if ((i & 63) == 0) sched_yield();
+    }
+    return NULL;
+}
+
+static void *tq_race_worker(void *arg) {
+    tq_race *r = (tq_race *)arg;
+    const char *k;
+    while (kctl_queue_get(r->q, &k) == KCTL_OK) {
+        int id = atoi(k), i = atoi(strchr(k, '-') + 1);
+        r->got[id][i]++;
+        kctl_queue_done(r->q, k);
+    }
+    return NULL;
+}
+
+static void tq_thread_inbox_shutdown_race(void) {
+    tq_race *r = (tq_race *)calloc(1, sizeof *r);
+    tq_race_arg args[2];
+    pthread_t p[2], w;
+    struct timespec pause = { 0, 300000 };
+    const char *k = NULL;
+    int round, i, id, wrong = 0, np;
+    KT_CHECK(r != NULL);
+    for (round = 0; r && round < 10; round++) {
+        memset(r, 0, sizeof *r);
+        if (!(r->q = tq_new_real())) break;
+        if (pthread_create(&w, NULL, tq_race_worker, r) != 0) { kctl_queue_destroy(r->q); break; }
+        for (np = 0, i = 0; i < 2; i++) {
+            args[i].r = r;
+            args[i].id = i;
+            np += pthread_create(&p[i], NULL, tq_race_producer, &args[i]) == 0;
+        }
+        pause.tv_nsec = 100000L * (round + 1);
+        nanosleep(&pause, NULL);
+        kctl_queue_shutdown(r->q);
+        for (i = 0; i < np; i++) pthread_join(p[i], NULL);
+        pthread_join(w, NULL);
+        KT_EQ_INT(kctl_queue_try_get(r->q, &k), KCTL_ERR_SHUTDOWN); /* nothing left behind */
+        for (id = 0; id < 2; id++)
+            for (i = 0; i < 4000; i++) wrong += r->rc_ok[id][i] != (r->got[id][i] == 1);
+        kctl_queue_destroy(r->q);
+    }
+    KT_EQ_INT(wrong, 0);
+    free(r);
+}
 #endif
 
 static void tq_thread_inbox(void) {
@@ -2732,6 +2833,7 @@ static void tq_thread_inbox(void) {
     tq_thread_inbox_order();
     tq_thread_inbox_no_lost_adds();
     tq_thread_inbox_wakes_parked();
+    tq_thread_inbox_shutdown_race();
 #else
     KT_SKIP();
 #endif
@@ -3400,6 +3502,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_nomem_create);
     KT_RUN(tq_nomem_add);
     KT_RUN(tq_nomem_inbox_stalls_in_order);
+    KT_RUN(tq_inbox_dedup_bounded);
     KT_RUN(tq_nomem_add_after);
     KT_RUN(tq_nomem_held_back);
     KT_RUN(tq_nomem_sweep);
