@@ -2927,9 +2927,11 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q);
    processed then): it is processed again. CANCEL and MERGE remove the
    delayed entry instead: one run (kctl_pending_mode). A key queued low
    is raised (kctl_priority_desc). INVALID_ARG
-   for a NULL, empty or too long key; NOMEM; FULL when the queue holds
-   max_keys keys and not this one (the key is not queued); SHUTDOWN after
-   shutdown (the key is dropped). [any thread] */
+   for a NULL, empty or too long key; NOMEM (the key is not queued; an add
+   that returned OK always is, though on a queue whose table could not
+   grow for memory it may wait, in order, until it can); FULL when the
+   queue holds max_keys keys and not this one (the key is not queued);
+   SHUTDOWN after shutdown (the key is dropped). [any thread] */
 KCTL_API int  kctl_queue_add(kctl_queue *q, const char *key);
 /* add, at low priority (kctl_priority_desc), for work that can wait: the
    adds of a list, a relist or a resync. A key already queued keeps its
@@ -19001,7 +19003,7 @@ static int kctl__queue_add_hashed(kctl_queue *q, const char *key, size_t len, ui
         n = q->to_wake;
         q->to_wake = 0;
 #if KCTL__Q_INBOX
-        if (!q->inbox_room) kctl__queue_room(q); /* the next adds may take the inbox */
+        if (q->inbox_on && !q->inbox_room) kctl__queue_room(q); /* the next adds may take the inbox */
 #endif
         kctl__mutex_unlock(&q->mu);
         while (n--) kctl__cond_signal(&q->work_cv);
