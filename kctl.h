@@ -2995,6 +2995,11 @@ KCTL_API int  kctl_queue_read_stats(kctl_queue *q, kctl_queue_stats *out);
    made n of them (INVALID_ARG if it made some before; NOMEM). */
 KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, const char **key, bool *stopping, uint32_t owner);
 KCTL_API int kctl__queue_owners_test(kctl_queue *q, uint32_t n);
+/* kctl's own tests only: the queue's drains find its key map due to
+   grow and no memory to (mode 1: the adds in its inbox go in past its
+   load), or full as well (2: they stall); 0: as it is. OK, or
+   UNSUPPORTED where adds never take the inbox. */
+KCTL_API int kctl__queue_full_test(kctl_queue *q, int mode);
 #endif
 
 /* ================================================= >>predicate PREDICATES */
@@ -18110,10 +18115,10 @@ struct kctl_queue {
     /* -- under mu. inbox_room: the map has room for every add the inbox
        may hold (kctl__queue_room), so a drain does not allocate;
        producers take the lock while it is false. stalled: adds from the
-       inbox that found the map full anyway and no memory to grow it (a
-       race with the room's last check), in order, applied first at the
-       next drain. */
+       inbox that found the map full (kctl__queue_drain_to) and no memory
+       to grow it, in order, applied first at the next drain. */
     kctl__qent *stalled, *stalled_tail;
+    unsigned char full_test; /* kctl__queue_full_test: the map due to grow without memory (1), and full (2) */
     bool inbox_room;
     bool inbox_used;      /* a drain found adds: done hands idle entries to the producers (kctl__queue_feed) */
 #endif
@@ -18578,8 +18583,11 @@ static void kctl__queue_room(kctl_queue *q) {
    adds would have been applied under the lock: a key the queue holds is
    added again; a new one's entry goes into the map itself. An entry's
    added_ns is its producer's time (timed queues). The map has room for
-   them (kctl__queue_room); should it not, and not grow for memory, the
-   rest stall, in order, for the next drain. The entries of keys the
+   them (kctl__queue_room); should it not, and not grow for memory, they
+   go in past its load, and only a full table (one slot kept empty, idle
+   keys' slots taken back) makes the rest stall, in order, for the next
+   drain: a done or a get frees slots, so they never wait for memory
+   alone. The entries of keys the
    queue held go back to the producers' spare chain; when it is empty,
    the free and idle ones do (kctl__queue_feed). Lock held. */
 static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
@@ -18621,14 +18629,18 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
             kctl__queue_add_entry(q, have, now);
             continue;
         }
-        if ((q->map.count + 1) * 16 > q->map.cap * 12) {
-            if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) {
-                e->next = n;
-                q->stalled = e;
-                for (q->stalled_tail = e; q->stalled_tail->next; q->stalled_tail = q->stalled_tail->next) { }
-                break;
+        if ((q->map.count + 1) * 16 > q->map.cap * 12 || q->full_test) {
+            if (!q->full_test && kctl__map_reserve(&q->map, &q->allocator) == KCTL_OK) {
+                q->grown_ns = kctl__queue_now(q);
+            } else { /* no memory to grow: past the load, into the slots left (and those of idle keys), one kept empty */
+                if (q->map.count + 2 > q->map.cap && q->rstack) kctl__queue_recycle(q);
+                if (q->map.count + 2 > q->map.cap || q->full_test == 2) {
+                    e->next = n;
+                    q->stalled = e;
+                    for (q->stalled_tail = e; q->stalled_tail->next; q->stalled_tail = q->stalled_tail->next) { }
+                    break;
+                }
             }
-            q->grown_ns = kctl__queue_now(q);
         }
         kctl__map_insert(&q->map, &e->node);
         kctl__queue_add_entry(q, e, now);
@@ -18654,6 +18666,7 @@ static bool kctl__queue_inbox_has(kctl_queue *q) {
     return p && p != KCTL__QCLOSED(q);
 }
 #define kctl__queue_pending(q) (kctl__queue_inbox_has(q) || (q)->stalled)
+#define KCTL__QSTALLED(q) ((q)->stalled != NULL)
 
 /* kctl__spin_until for an idle worker: until a push under the lock or an
    add in the inbox, or budget_ns have passed. */
@@ -18668,6 +18681,8 @@ static bool kctl__queue_spin(kctl_queue *q, unsigned seen, uint64_t budget_ns) {
         if (kctl__spin_clock(NULL) >= end) return KCTL__LOAD(&q->pushes) != seen || kctl__queue_inbox_has(q);
     }
 }
+#else
+#define KCTL__QSTALLED(q) false
 #endif
 
 /* Take the queue's lock and apply the inbox. */
@@ -19282,7 +19297,7 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
             rc = KCTL_OK;
             break;
         }
-        if (q->shutting_down) {
+        if (q->shutting_down && !KCTL__QSTALLED(q)) { /* (adds that returned OK are handed out first) */
             rc = KCTL_ERR_SHUTDOWN;
             break;
         }
@@ -19387,6 +19402,19 @@ KCTL_API int kctl__queue_done_get_test(kctl_queue *q, const char *done_key, cons
 }
 KCTL_API int kctl__queue_owners_test(kctl_queue *q, uint32_t n) {
     return !q || q->nowners ? KCTL_ERR_INVALID_ARG : kctl__queue_owners(q, n);
+}
+KCTL_API int kctl__queue_full_test(kctl_queue *q, int mode) {
+    if (!q) return KCTL_ERR_INVALID_ARG;
+#if KCTL__Q_INBOX
+    if (q->inbox_on) {
+        kctl__mutex_lock(&q->mu);
+        q->full_test = (unsigned char)mode;
+        kctl__mutex_unlock(&q->mu);
+        return KCTL_OK;
+    }
+#endif
+    (void)mode;
+    return KCTL_ERR_UNSUPPORTED;
 }
 #endif
 

@@ -1452,13 +1452,14 @@ static void tq_nomem_add(void) {
     kctl_vclock_deinit(&vc);
 }
 
-/* Adds that went through the inbox (kctl.h: kctl__queue_add_inbox) and
-   then find no memory to grow the map when they are applied wait, in
-   order, and are applied once memory comes back: an add that returned OK
+/* Adds that went through the inbox (kctl.h: kctl__queue_add_inbox) are
+   applied when memory fails (the map kept room for them, and would take
+   them past its load; only a full one makes them stall, which
+   tq_inbox_stalled_at_shutdown covers), in order: an add that returned OK
    is never dropped. Meanwhile a new key takes the lock and gets NOMEM,
    and a key held already is added without memory. (On one CPU the adds
    take the lock and grow the map as they go: the same end.) */
-static void tq_nomem_inbox_stalls_in_order(void) {
+static void tq_nomem_inbox_in_order(void) {
     kctl_vclock vc;
     kt_alloc a;
     char key[32];
@@ -3062,6 +3063,64 @@ static void tq_owned_keys(void) {
     KT_EQ_INT(lg.counts[KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING], 3);
     tq_free(q, &vc);
 }
+
+/* Adds through the inbox that find no memory to grow the key map go in
+   past its load, in order; those that find it full as well stall, and
+   when the queue shuts down they are handed out, in order, before a
+   worker is told SHUTDOWN: until then a get says AGAIN. */
+static void tq_inbox_stalled_at_shutdown(void) {
+    kctl_vclock vc;
+    kt_alloc a;
+    char key[32];
+    int i, bad = 0;
+    kctl_queue *q;
+    kt_alloc_init(&a);
+    q = tq_new_alloc(&vc, &a, NULL);
+    if (!q) return;
+    if (kctl__queue_full_test(q, 0) == KCTL_ERR_UNSUPPORTED) { /* adds take the lock here (one CPU) */
+        kctl_queue_destroy(q);
+        kctl_vclock_deinit(&vc);
+        kt_skip_now("the queue's inbox is off on one CPU");
+    }
+    KT_EQ_INT(kctl_queue_add(q, "first"), KCTL_OK); /* the lock's: makes the inbox's room */
+    for (i = 0; i < 20; i++) {
+        sprintf(key, "s-%02d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    KT_EQ_INT(kctl__queue_full_test(q, 1), KCTL_OK); /* no memory: past the map's load */
+    KT_EQ_INT(kctl_queue_add(q, "s-00"), KCTL_OK);   /* (the first add is applied, the second is not) */
+    KT_EQ_U64(kctl_queue_len(q), 21);
+    TQ_GET_DONE(q, "first");
+    KT_EQ_INT(kctl_queue_add(q, "first"), KCTL_OK);
+    for (i = 0; i < 20; i++) {
+        sprintf(key, "s-%02d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++; /* queued: nothing */
+    }
+    KT_EQ_INT(kctl__queue_full_test(q, 2), KCTL_OK);
+    for (i = 0; i < 5; i++) {
+        sprintf(key, "n-%02d", i);
+        if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+    }
+    kctl_queue_shutdown(q); /* its drain stalls the new ones */
+    KT_EQ_INT(kctl_queue_add(q, "late"), KCTL_ERR_SHUTDOWN);
+    for (i = 0; i < 20; i++) {
+        sprintf(key, "s-%02d", i);
+        TQ_GET_DONE(q, key);
+    }
+    TQ_GET_DONE(q, "first"); /* added again behind them */
+    TQ_AGAIN(q); /* not SHUTDOWN: adds that returned OK wait */
+    TQ_AGAIN(q);
+    KT_EQ_INT(kctl__queue_full_test(q, 0), KCTL_OK);
+    for (i = 0; i < 5; i++) {
+        sprintf(key, "n-%02d", i);
+        TQ_GET_DONE(q, key);
+    }
+    TQ_TRY_RC(q, KCTL_ERR_SHUTDOWN);
+    KT_EQ_INT(bad, 0);
+    kctl_queue_destroy(q);
+    KT_EQ_INT(a.live, 0);
+    kctl_vclock_deinit(&vc);
+}
 #endif
 
 /* ------------------------- options: pending_after, priority with aging */
@@ -3501,7 +3560,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_map_trim_nomem_retries_later);
     KT_RUN(tq_nomem_create);
     KT_RUN(tq_nomem_add);
-    KT_RUN(tq_nomem_inbox_stalls_in_order);
+    KT_RUN(tq_nomem_inbox_in_order);
     KT_RUN(tq_inbox_dedup_bounded);
     KT_RUN(tq_nomem_add_after);
     KT_RUN(tq_nomem_held_back);
@@ -3546,5 +3605,6 @@ void kt_suite_queue(void) {
     KT_RUN(tq_spin_widen_by_cpus);
     KT_RUN(tq_done_get_one_hold);
     KT_RUN(tq_owned_keys);
+    KT_RUN(tq_inbox_stalled_at_shutdown);
 #endif
 }
