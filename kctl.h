@@ -13309,6 +13309,11 @@ struct kctl_memstore {
     char now_text[32];          /* kctl_apisrv_now's text of that second: formatted once a second, not per write */
     uint64_t uid_text_seq;      /* the uid sequence number uid_text is of (0: none yet) */
     char uid_text[48];          /* the uid a create would take next: formatted once a create, not per write */
+#if !KCTL_SMALL
+    bool rid_kept;              /* rid_text is the last write's rid, of the names in rid_names (kctl__ms_rid_of) */
+    char rid_names[3 * 254];    /* its group, resource and namespace, each with its NUL (each checked: 253 bytes at most) */
+    char rid_text[256];
+#endif
     uint32_t fail_n[KCTL_VERB_COUNT];
     int fail_code[KCTL_VERB_COUNT];
     uint32_t break_after;
@@ -13446,6 +13451,44 @@ static int kctl__ms_rid(const kctl_resource *res, char *buf, size_t cap) {
         !kctl__ms_name_ok(res->ns, true))
         return KCTL_ERR_INVALID_ARG;
     return kctl__ms_join(buf, cap, res->group, '/', res->resource, 0, NULL);
+}
+
+/* kctl__ms_rid for a write, lock held: the last write's again when its
+   group, resource and namespace are the same (a compare, not the checks
+   and the join). */
+static int kctl__ms_rid_of(kctl_memstore *ms, const kctl_resource *res, char *buf, size_t cap) {
+#if KCTL_SMALL
+    (void)ms;
+    return kctl__ms_rid(res, buf, cap);
+#else
+    const char *s[3], *p = ms->rid_names;
+    size_t i, n;
+    int rc;
+    if (!res) return KCTL_ERR_INVALID_ARG;
+    s[0] = res->group ? res->group : "";
+    s[1] = res->resource ? res->resource : "";
+    s[2] = res->ns ? res->ns : "";
+    for (i = 0; ms->rid_kept && i < 3; i++, p++) { /* (a byte loop: the names are short) */
+        const char *q = s[i];
+        while (*p == *q && *q) p++, q++;
+        if (*p != *q) break;
+    }
+    if (ms->rid_kept && i == 3 && (n = kctl__strlen(ms->rid_text)) < cap) {
+        kctl__memcpy(buf, ms->rid_text, n + 1);
+        return KCTL_OK;
+    }
+    ms->rid_kept = false;
+    if ((rc = kctl__ms_rid(res, buf, cap)) != KCTL_OK || (n = kctl__strlen(buf)) >= sizeof ms->rid_text) return rc;
+    kctl__memcpy(ms->rid_text, buf, n + 1);
+    for (i = 0, p = NULL; i < 3; i++) { /* (each checked: at most 253 bytes) */
+        size_t k = kctl__strlen(s[i]);
+        char *d = ms->rid_names + (p ? (size_t)(p - ms->rid_names) : 0);
+        kctl__memcpy(d, s[i], k + 1);
+        p = d + k + 1;
+    }
+    ms->rid_kept = true;
+    return KCTL_OK;
+#endif
 }
 
 /* The storage key of ns/name in rid. */
@@ -13781,16 +13824,30 @@ static const kctl__ascur *kctl__ms_cur_of(const kctl_obj *cur, void *user_data) 
 #if !KCTL_SMALL
 /* Append name s to the key in buf[*used..cap), NUL left out: false when
    kctl__ms_name_ok refuses it (empty too) or it leaves no room for the NUL. */
+static uint64_t kctl__ms_bad8(uint64_t x) { /* a byte below '!', or '/', '|' or DEL: its top bit set (and none without one) */
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    uint64_t a = x ^ (ones * '/'), b = x ^ (ones * '|'), c = x ^ (ones * 0x7f);
+    return ((x - ones * 0x21) & ~x) | ((a - ones) & ~a) | ((b - ones) & ~b) | ((c - ones) & ~c);
+}
 static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s) {
-    size_t n = *used, k;
-    if (!s || !*s) return false;
-    for (k = 0; s[k]; k++) {
-        unsigned char c = (unsigned char)s[k];
-        if (c <= ' ' || c == '/' || c == '|' || c == 0x7f || k >= 253 || n + 1 >= cap) return false;
-        buf[n++] = (char)c;
+    const uint64_t ones = UINT64_C(0x0101010101010101);
+    uint64_t bad;
+    size_t n = *used, k, i;
+    if (!s || !*s || (k = kctl__strlen(s)) > 253 || n + k >= cap) return false;
+    kctl__memcpy(buf + n, s, k);
+    if (k >= 8) { /* 8 bytes at a time, the last word overlapping the one before */
+        for (i = 0, bad = 0;; i = i + 16 <= k ? i + 8 : k - 8) {
+            bad |= kctl__ms_bad8(kctl__rd64(s + i));
+            if (i + 8 == k) break;
+        }
+    } else if (k >= 4) {
+        bad = kctl__ms_bad8(kctl__rd32(s) | kctl__rd32(s + k - 4) << 32);
+    } else {
+        bad = kctl__ms_bad8((ones * 'a' << 24) | (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[k / 2] << 8 |
+                            (uint64_t)(unsigned char)s[k - 1] << 16);
     }
-    *used = n;
-    return true;
+    *used = n + k;
+    return !(bad & ones * 0x80);
 }
 #endif
 
@@ -13855,7 +13912,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     memset(&od, 0, sizeof od);
     memset(&ev, 0, sizeof ev);
     if (KCTL__MS_SAVES) memset(&pend, 0, sizeof pend); /* (the journal's: without files none) */
-    if (kctl__ms_rid(req->res, rid, sizeof rid) != KCTL_OK)
+    if (kctl__ms_rid_of(ms, req->res, rid, sizeof rid) != KCTL_OK)
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     look.ms = ms;
     look.rid = rid;
@@ -13890,7 +13947,9 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
         rv[digits + sizeof digits - p] = '\0';
     }
 #endif
-    if (KCTL_SMALL) { /* formatted every write */
+    if (req->verb != KCTL_VERB_CREATE && req->verb != KCTL_VERB_REMOVE) { /* (a create's time, or a deletion's: no clock read for the rest) */
+        now[0] = '\0';
+    } else if (KCTL_SMALL) { /* formatted every write */
         kctl_apisrv_now(now);
     } else {
         uint64_t ns = kctl__port_wall_ns(), sec = kctl__udiv64(ns, 1000000000u, NULL);

@@ -1165,7 +1165,60 @@ static void tm_kept_parts_match_parse(void) {
     tm_close(&s);
 }
 
+/* The store reads a write's resource each time, even through the same
+   kctl_resource changed in place between writes (it keeps the last
+   write's storage prefix: kctl.h, kctl__ms_rid_of): another namespace,
+   another resource or group, or one it refuses. */
+static void tm_resource_read_each_write(void) {
+    tm_store s;
+    char ns[16], resource[16], group[16];
+    kctl_resource r;
+    kctl_obj *o = NULL;
+    kctl_api_status st;
+    if (!tm_open(&s, 64, 0)) return;
+    strcpy(ns, "one");
+    strcpy(resource, "configmaps");
+    strcpy(group, "");
+    r.group = group;
+    r.version = "v1";
+    r.resource = resource;
+    r.ns = ns;
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &r, "{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"1\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    strcpy(ns, "two"); /* the same pointers: another namespace */
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &r, "{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"2\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    strcpy(resource, "secrets");
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &r, "{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"3\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    strcpy(group, "apps");
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &r, "{\"metadata\":{\"name\":\"a\"},\"data\":{\"k\":\"4\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    strcpy(ns, "t/o"); /* refused, though the rest is the last write's */
+    memset(&st, 0, sizeof st);
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &r, "{\"metadata\":{\"name\":\"a\"}}", KCTL_NTS, NULL, &st), KCTL_ERR_INVALID_ARG);
+    kctl_api_status_clear(&st);
+    strcpy(ns, "two");
+    strcpy(group, "");
+    strcpy(resource, "configmaps");
+    KT_EQ_INT(kctl_memstore_get(s.ms, &r, "a", &o, NULL), KCTL_OK);
+    if (o) KT_CHECK(tm_str_is(o, "data.k", "2") && strcmp(kctl_obj_namespace(o), "two") == 0);
+    kctl_obj_unref(o);
+    strcpy(ns, "one");
+    KT_EQ_INT(kctl_memstore_get(s.ms, &r, "a", &o, NULL), KCTL_OK);
+    if (o) KT_CHECK(tm_str_is(o, "data.k", "1"));
+    kctl_obj_unref(o);
+    strcpy(ns, "two");
+    strcpy(resource, "secrets");
+    KT_EQ_INT(kctl_memstore_get(s.ms, &r, "a", &o, NULL), KCTL_OK);
+    if (o) KT_CHECK(tm_str_is(o, "data.k", "3"));
+    kctl_obj_unref(o);
+    strcpy(group, "apps");
+    KT_EQ_INT(kctl_memstore_get(s.ms, &r, "a", &o, NULL), KCTL_OK);
+    if (o) KT_CHECK(tm_str_is(o, "data.k", "4"));
+    kctl_obj_unref(o);
+    KT_EQ_U64(kctl_memstore_revision(s.ms), 4);
+    tm_close(&s);
+}
+
 void kt_suite_memstore(void) {
+    KT_RUN(tm_resource_read_each_write);
     KT_RUN(tm_create_update_generation_status);
     KT_RUN(tm_list_selectors_paging);
     KT_RUN(tm_list_key_order);
