@@ -9751,7 +9751,23 @@ struct kctl_fifo {
     size_t initial;    /* items marked initial still queued */
     kctl__fitem *pool; /* processed items for reuse (next-linked): the steady state allocates nothing */
     uint32_t npool;
+    size_t peak;       /* the most keys queued since the FIFO was last empty (kctl__fifo_fit) */
 };
+
+/* The FIFO emptied: its table gives memory back, down to the size its
+   most keys since it was last empty needed, and at most 1024 slots,
+   unless that is within a factor of four. Not a shrink at each pop below
+   a sixteenth full (kctl__map_remove): an informer fills and drains its
+   FIFO every step, and its table shrank and grew again every few hundred
+   events, a quarter of the informer's instructions with a backlog. Lock
+   held. */
+static void kctl__fifo_fit(kctl_fifo *f) {
+    size_t want = 64;
+    while (want < 1024 && f->peak * 16 > want * 12) want *= 2;
+    if (f->items.cap > want && (f->items.cap > 1024 || f->items.cap > 4 * want))
+        (void)kctl__map_resize(&f->items, &f->allocator, want); /* (no memory: kept) */
+    f->peak = 0;
+}
 
 static kctl__fitem *kctl__fifo_find(kctl_fifo *f, const char *key) {
     size_t len = kctl__strlen(key);
@@ -9865,6 +9881,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     if (how & KCTL__FIFO_LISTED) it->listed = true;
     if (fresh) {
         kctl__map_insert(&f->items, &it->node);
+        if (f->items.count > f->peak) f->peak = f->items.count;
         kctl__fifo_link(f, it);
         if (f->waiters) kctl__cond_signal(&f->cv);
     }
@@ -10037,7 +10054,8 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
         it = NULL;
         rc = KCTL_OK;
     } else {
-        kctl__map_remove(&f->items, &f->allocator, &it->node);
+        kctl__map_unlink(&f->items, &it->node);
+        if (!f->items.count) kctl__fifo_fit(f);
         if (it->initial) f->initial--; /* a key put back (AGAIN) still counts */
     }
     kctl__mutex_unlock(&f->mu);

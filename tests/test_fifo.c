@@ -1,5 +1,6 @@
 /* test_fifo.c - the DeltaFIFO, point by point against client-go's semantics. */
 #include "kt.h"
+#include <stdlib.h>
 #ifndef KCTL_NO_THREADS
 #include <pthread.h>
 #include <sched.h>
@@ -273,6 +274,78 @@ static void tf_nomem_sweep(void) {
     }
 }
 
+/* An allocator that counts live bytes (a size word before each block). */
+typedef struct tf_bytes {
+    long allocs, live_bytes, peak_bytes;
+} tf_bytes;
+static void *tf_bytes_alloc(size_t size, void *user_data) {
+    tf_bytes *b = (tf_bytes *)user_data;
+    size_t *p = (size_t *)malloc(size + 16);
+    if (!p) return NULL;
+    p[0] = size;
+    b->allocs++;
+    b->live_bytes += (long)size;
+    if (b->live_bytes > b->peak_bytes) b->peak_bytes = b->live_bytes;
+    return (char *)p + 16;
+}
+static void tf_bytes_free(void *ptr, void *user_data) {
+    tf_bytes *b = (tf_bytes *)user_data;
+    size_t *p;
+    if (!ptr) return;
+    p = (size_t *)(void *)((char *)ptr - 16);
+    b->live_bytes -= (long)p[0];
+    free(p);
+}
+static int tf_drop(const char *key, const kctl_delta *d, size_t n, void *user_data) {
+    (void)key; (void)d; (void)n; (void)user_data;
+    return KCTL_OK;
+}
+
+/* A FIFO filled and drained over and over by the same number of keys (an
+   informer's, each step; fewer than the items it pools) keeps its table:
+   no allocation after the first round. Once emptied after a burst, its
+   table gives the memory back. */
+static void tf_table_fill_drain(void) {
+    enum { N = 60, BURST = 20000 };
+    static kctl_obj *o[BURST];
+    char name[32];
+    tf_bytes b;
+    kctl_fifo_desc d;
+    kctl_fifo *f = NULL;
+    long allocs, base;
+    int i, r, bad = 0;
+    memset(&b, 0, sizeof b);
+    for (i = 0; i < BURST; i++) {
+        snprintf(name, sizeof name, "k%05d", i);
+        o[i] = tf_obj(name, "1");
+    }
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc_fn = tf_bytes_alloc;
+    d.allocator.free_fn = tf_bytes_free;
+    d.allocator.user_data = &b;
+    KT_EQ_INT(kctl_fifo_create(&d, &f), KCTL_OK);
+    if (!f) return;
+    base = b.live_bytes;
+    allocs = 0;
+    for (r = 0; r < 20; r++) {
+        if (r == 1) allocs = b.allocs;
+        for (i = 0; i < N; i++)
+            if (kctl_fifo_add(f, o[i]) != KCTL_OK) bad++;
+        while (kctl_fifo_try_pop(f, tf_drop, NULL) == KCTL_OK) { }
+    }
+    KT_EQ_INT(bad, 0);
+    KT_EQ_INT(b.allocs - allocs, 0); /* rounds 2 to 20: nothing allocated */
+    for (i = 0; i < BURST; i++)
+        if (kctl_fifo_add(f, o[i]) != KCTL_OK) bad++;
+    KT_CHECK(b.live_bytes - base > BURST * 9); /* (a slot and a tag a key, and the items) */
+    while (kctl_fifo_try_pop(f, tf_drop, NULL) == KCTL_OK) { }
+    KT_EQ_INT(bad, 0);
+    KT_CHECK(b.live_bytes - base < 1024 * 10 + 64 * 512); /* the table at 1024 slots at most, and the 64 pooled items */
+    kctl_fifo_destroy(f);
+    KT_EQ_INT(b.live_bytes, 0);
+    for (i = 0; i < BURST; i++) kctl_obj_unref(o[i]);
+}
+
 #ifndef KCTL_NO_THREADS
 typedef struct tf_par {
     kctl_fifo *f;
@@ -335,5 +408,6 @@ void kt_suite_fifo(void) {
     KT_RUN(tf_has_synced);
     KT_RUN(tf_requeue_and_errors);
     KT_RUN(tf_nomem_sweep);
+    KT_RUN(tf_table_fill_drain);
     KT_RUN(tf_threads);
 }
