@@ -11787,8 +11787,13 @@ static void kctl__as_member(kctl_jw *w, kctl__astoks *t, const char *name, size_
 static bool kctl__as_plain(const char *v, size_t n) {
     uint64_t x = UINT64_C(0x0101010101010101) * 'a', bad = 0; /* a short tail padded with a plain byte */
     size_t i = 0;
-    if (n < 8) {
+    if (n < 8) { /* (whole loads, as kctl__hash reads a short key: no call to copy n bytes) */
+#if KCTL_SMALL
         kctl__memcpy(&x, v, n);
+#else
+        if (n >= 4) x = kctl__rd32(v) | kctl__rd32(v + n - 4) << 32;
+        else if (n) x = (x << 24) | (uint64_t)(unsigned char)v[0] | (uint64_t)(unsigned char)v[n / 2] << 8 | (uint64_t)(unsigned char)v[n - 1] << 16;
+#endif
         return !kctl__jspecial8(x);
     }
     for (;;) { /* the last word overlaps the one before (the bytes tested twice) */
@@ -11852,6 +11857,86 @@ static KCTL__UNUSED void kctl__as_presize(kctl_jw *w, kctl__astoks *t, const kct
     }
 }
 
+#if !KCTL_SMALL
+/* The fields m sets, each "name":value as kctl__as_str_member and
+   kctl__as_int_member write them, in that order, written at once: the
+   room, the writer's state and the tokens' room looked at once, not per
+   member. false, with nothing written, when a value has something to
+   escape or w or t would have to grow (then kctl__as_emit_md writes them
+   member by member). */
+static bool kctl__as_managed(kctl_jw *w, kctl__astoks *t, const kctl__asmeta *m) {
+    struct { const char *name; size_t nlen, n; const char *v; bool str; } f[8];
+    static const char names[8][32] = { "name", "namespace", "uid", "resourceVersion", "generation", "creationTimestamp",
+                                       "deletionTimestamp", "deletionGracePeriodSeconds" }; /* (copied whole: a constant length) */
+    char num[2][24];
+    size_t nf = 0, total = 0, i, at;
+    uint8_t *st;
+    char *p;
+#define KCTL__AS_FIELD(k, val, isstr) (f[nf].name = names[k], f[nf].nlen = kctl__as_lens[KCTL__AS_MANAGED + (k)], f[nf].v = (val), \
+                                       f[nf].str = (isstr), nf++)
+    KCTL__AS_FIELD(0, m->name, true);
+    if (m->ns && *m->ns) KCTL__AS_FIELD(1, m->ns, true);
+    if (m->uid && *m->uid) KCTL__AS_FIELD(2, m->uid, true);
+    if (m->rv) KCTL__AS_FIELD(3, m->rv, true);
+    if (m->generation) KCTL__AS_FIELD(4, NULL, false);
+    if (m->created && *m->created) KCTL__AS_FIELD(5, m->created, true);
+    if (m->deleted) KCTL__AS_FIELD(6, m->deleted, true);
+    if (m->has_grace) KCTL__AS_FIELD(7, NULL, false);
+#undef KCTL__AS_FIELD
+    for (i = 0; i < nf; i++) {
+        if (f[i].str) {
+            f[i].n = kctl__strlen(f[i].v);
+            if (!kctl__as_plain(f[i].v, f[i].n)) return false;
+        } else { /* generation, or the grace period */
+            int64_t v = f[i].name == names[4] ? m->generation : m->grace;
+            char *e = num[f[i].name != names[4]] + sizeof num[0], *d = kctl__dec(e, v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v);
+            if (v < 0) *--d = '-';
+            f[i].v = d;
+            f[i].n = (size_t)(e - d);
+        }
+        total += f[i].nlen + f[i].n + 6; /* ,"name":"value" */
+    }
+    total += 32; /* (room for a name's whole 32 bytes) */
+    st = &w->state[w->depth];
+    if (w->err || w->cap == 0 || total >= w->cap - w->len || w->depth == 0 || (*st & (KCTL__JW_OBJ | KCTL__JW_KEYED)) != KCTL__JW_OBJ ||
+        (t && t->ok && t->cap - t->n < 2 * nf))
+        return false;
+    p = w->buf + w->len;
+    for (i = 0; i < nf; i++) {
+        if (*st & KCTL__JW_ITEMS) *p++ = ',';
+        *st |= KCTL__JW_ITEMS;
+        *p++ = '"';
+        at = (size_t)(p - w->buf);
+        kctl__memcpy(p, f[i].name, 32);
+        p += f[i].nlen;
+        *p++ = '"';
+        *p++ = ':';
+        if (f[i].str) *p++ = '"';
+        kctl__memcpy(p, f[i].v, f[i].n);
+        p += f[i].n;
+        if (f[i].str) *p++ = '"';
+        if (t && t->ok) { /* the name's token and the value's */
+            kctl_json_tok *k = &t->toks[t->n];
+            memset(k, 0, 2 * sizeof *k);
+            k[0].type = KCTL_JSON_STRING;
+            k[0].start = (uint32_t)at;
+            k[0].end = (uint32_t)(at + f[i].nlen);
+            k[0].skip = 1;
+            at += f[i].nlen + 2 + f[i].str;
+            k[1].type = (uint8_t)(f[i].str ? KCTL_JSON_STRING : KCTL_JSON_NUMBER);
+            k[1].start = (uint32_t)at;
+            k[1].end = (uint32_t)(at + f[i].n);
+            k[1].skip = 1;
+            t->n += 2;
+        }
+    }
+    *p = '\0';
+    w->len = (size_t)(p - w->buf);
+    if (t && t->ok && t->depth) t->toks[t->open[t->depth - 1]].size += (uint32_t)nf;
+    return true;
+}
+#endif
+
 /* The metadata object of an emit, md of base (KCTL_JSON_NONE: none),
    with the fields m sets (or, m->as_is, base's own but for rv, then m's
    rv), then base's members but those, with the finalizers m keeps. */
@@ -11897,6 +11982,7 @@ static KCTL__SMALL_CALL32 int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, cons
         if (m->rv) kctl__as_str_member(w, t, KCTL__AS_NAME("resourceVersion"), m->rv);
         goto metadata_done;
     }
+    if (kctl__as_managed(w, t, m)) goto managed_done;
     kctl__as_str_member(w, t, KCTL__AS_NAME("name"), m->name);
     if (m->ns && *m->ns) kctl__as_str_member(w, t, KCTL__AS_NAME("namespace"), m->ns);
     if (m->uid && *m->uid) kctl__as_str_member(w, t, KCTL__AS_NAME("uid"), m->uid);
@@ -11905,6 +11991,7 @@ static KCTL__SMALL_CALL32 int kctl__as_emit_md(kctl_jw *w, kctl__astoks *t, cons
     if (m->created && *m->created) kctl__as_str_member(w, t, KCTL__AS_NAME("creationTimestamp"), m->created);
     if (m->deleted) kctl__as_str_member(w, t, KCTL__AS_NAME("deletionTimestamp"), m->deleted);
     if (m->has_grace) kctl__as_int_member(w, t, KCTL__AS_NAME("deletionGracePeriodSeconds"), m->grace);
+managed_done:
     if ((rc = kctl__as_copy_members(w, t, base, md, a, 0, m->fin_kept ? 9 : 8)) == KCTL_OK &&
         m->fin_kept && m->fin != KCTL_JSON_NONE) {
         kctl__as_name(w, t, KCTL__AS_NAME("finalizers"));
