@@ -7853,12 +7853,26 @@ static void kctl__ob_scan(kctl__obuild *b, const kctl_json *j) {
 #else
     for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) {
         uint32_t n = j->toks[i].end - j->toks[i].start;
-        if (!j->toks[i].escaped && (n > 17 || !(UINT32_C(0x28e58) >> n & 1))) continue; /* no name of that length */
-        for (k = 0; k < 10; k++)
-            if ((j->toks[i].escaped || n == lens[k]) && kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) {
-                b->mv[k] = i + 1; /* (unescaped: the length decides most) */
-                break;
+        const char *s = j->text + j->toks[i].start;
+        int w = -1;
+        if (j->toks[i].escaped) { /* (compared as it unescapes) */
+            for (k = 0; k < 10 && w < 0; k++)
+                if (kctl__jkey_eq(j, &j->toks[i], names[k], lens[k])) w = (int)k;
+        } else {
+            switch (n) { /* the length, then the first byte, decide which name it can be: one compare of a known length */
+            case 3: w = KCTL__OB_UID; break;
+            case 4: w = KCTL__OB_NAME; break;
+            case 6: w = KCTL__OB_LABELS; break;
+            case 9: w = KCTL__OB_NS; break;
+            case 10: w = s[0] == 'g' ? KCTL__OB_GEN : KCTL__OB_FIN; break;
+            case 11: w = KCTL__OB_ANN; break;
+            case 15: w = s[0] == 'r' ? KCTL__OB_RV : KCTL__OB_OWNERS; break;
+            case 17: w = KCTL__OB_DEL; break;
+            default: break;
             }
+            if (w >= 0 && !kctl__key_eq(s, names[w], n)) w = -1;
+        }
+        if (w >= 0) b->mv[w] = i + 1; /* (the last of a name counts) */
     }
 #endif
 }
@@ -11382,7 +11396,7 @@ static int kctl__as_named(const kctl_json *j, uint32_t ktok, const char *const *
         return -1;
     }
     for (i = 0; i < n; i++) /* the length, the first byte, then the rest */
-        if (len == lens[i] && j->text[t->start] == names[i][0] && kctl__memcmp(j->text + t->start, names[i], len) == 0) return i;
+        if (len == lens[i] && j->text[t->start] == names[i][0] && kctl__key_eq(j->text + t->start, names[i], len)) return i;
     return -1;
 }
 
