@@ -9775,7 +9775,7 @@ struct kctl_fifo {
    FIFO every step, and its table shrank and grew again every few hundred
    events, a quarter of the informer's instructions with a backlog. Lock
    held. */
-static void kctl__fifo_fit(kctl_fifo *f) {
+static KCTL__UNUSED void kctl__fifo_fit(kctl_fifo *f) {
     size_t want = 64;
     while (want < 1024 && f->peak * 16 > want * 12) want *= 2;
     if (f->items.cap > want && (f->items.cap > 1024 || f->items.cap > 4 * want))
@@ -9895,7 +9895,7 @@ static int kctl__fifo_queue(kctl_fifo *f, const char *key, int type, kctl_obj *o
     if (how & KCTL__FIFO_LISTED) it->listed = true;
     if (fresh) {
         kctl__map_insert(&f->items, &it->node);
-        if (f->items.count > f->peak) f->peak = f->items.count;
+        if (!KCTL_SMALL && f->items.count > f->peak) f->peak = f->items.count;
         kctl__fifo_link(f, it);
         if (f->waiters) kctl__cond_signal(&f->cv);
     }
@@ -10068,8 +10068,12 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
         it = NULL;
         rc = KCTL_OK;
     } else {
+#if KCTL_SMALL /* (small builds: shrunk as it empties, in less code) */
+        kctl__map_remove(&f->items, &f->allocator, &it->node);
+#else
         kctl__map_unlink(&f->items, &it->node);
         if (!f->items.count) kctl__fifo_fit(f);
+#endif
         if (it->initial) f->initial--; /* a key put back (AGAIN) still counts */
     }
     kctl__mutex_unlock(&f->mu);

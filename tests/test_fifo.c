@@ -303,8 +303,8 @@ static int tf_drop(const char *key, const kctl_delta *d, size_t n, void *user_da
 
 /* A FIFO filled and drained over and over by the same number of keys (an
    informer's, each step; fewer than the items it pools) keeps its table:
-   no allocation after the first round. Once emptied after a burst, its
-   table gives the memory back. */
+   no allocation after the first round (but in small builds). Once
+   emptied after a burst, its table gives the memory back. */
 static void tf_table_fill_drain(void) {
     enum { N = 60, BURST = 20000 };
     static kctl_obj *o[BURST];
@@ -334,7 +334,11 @@ static void tf_table_fill_drain(void) {
         while (kctl_fifo_try_pop(f, tf_drop, NULL) == KCTL_OK) { }
     }
     KT_EQ_INT(bad, 0);
+#if !KCTL_SMALL /* (small builds shrink the table as it empties: less code) */
     KT_EQ_INT(b.allocs - allocs, 0); /* rounds 2 to 20: nothing allocated */
+#else
+    (void)allocs;
+#endif
     for (i = 0; i < BURST; i++)
         if (kctl_fifo_add(f, o[i]) != KCTL_OK) bad++;
     KT_CHECK(b.live_bytes - base > BURST * 9); /* (a slot and a tag a key, and the items) */
