@@ -9768,18 +9768,26 @@ struct kctl_fifo {
     size_t peak;       /* the most keys queued since the FIFO was last empty (kctl__fifo_fit) */
 };
 
-/* The FIFO emptied: its table gives memory back, down to the size its
-   most keys since it was last empty needed, and at most 1024 slots,
-   unless that is within a factor of four. Not a shrink at each pop below
-   a sixteenth full (kctl__map_remove): an informer fills and drains its
-   FIFO every step, and its table shrank and grew again every few hundred
-   events, a quarter of the informer's instructions with a backlog. Lock
-   held. */
+/* A key left the FIFO (its table's memory, lock held). Not a shrink at
+   each pop below a sixteenth full (kctl__map_remove): an informer fills
+   and drains its FIFO every step, and its table shrank and grew again
+   every few hundred events, a quarter of the informer's instructions with
+   a backlog. Emptied, the table keeps the size its most keys since it was
+   last empty needed (a step's burst comes again), unless it is four times
+   that (then that), or above 16,384 slots (a relist's: then at most
+   1,024). Not
+   emptied, a table above 1,024 slots below a sixty-fourth full is fitted
+   to what it holds (a key put back over and over keeps a FIFO from
+   emptying). */
 static KCTL__UNUSED void kctl__fifo_fit(kctl_fifo *f) {
-    size_t want = 64;
-    while (want < 1024 && f->peak * 16 > want * 12) want *= 2;
-    if (f->items.cap > want && (f->items.cap > 1024 || f->items.cap > 4 * want))
-        (void)kctl__map_resize(&f->items, &f->allocator, want); /* (no memory: kept) */
+    size_t cap = f->items.cap, fit = 64;
+    if (f->items.count) {
+        if (cap > 1024 && f->items.count * 64 < cap) (void)kctl__map_resize(&f->items, &f->allocator, kctl__map_fit(cap, f->items.count));
+        return; /* (no memory: kept, as below) */
+    }
+    while (fit < cap && f->peak * 16 > fit * 12) fit *= 2;
+    if (cap > 16384) (void)kctl__map_resize(&f->items, &f->allocator, fit < 1024 ? fit : 1024);
+    else if (cap > 4 * fit) (void)kctl__map_resize(&f->items, &f->allocator, fit);
     f->peak = 0;
 }
 
@@ -10072,7 +10080,7 @@ static int kctl__fifo_pop(kctl_fifo *f, kctl_fifo_process_fn fn, void *user_data
         kctl__map_remove(&f->items, &f->allocator, &it->node);
 #else
         kctl__map_unlink(&f->items, &it->node);
-        if (!f->items.count) kctl__fifo_fit(f);
+        kctl__fifo_fit(f);
 #endif
         if (it->initial) f->initial--; /* a key put back (AGAIN) still counts */
     }
@@ -13969,8 +13977,9 @@ static bool kctl__ms_put_name(char *buf, size_t *used, size_t cap, const char *s
         bad = kctl__ms_bad8((ones * 'a' << 24) | (uint64_t)(unsigned char)s[0] | (uint64_t)(unsigned char)s[k / 2] << 8 |
                             (uint64_t)(unsigned char)s[k - 1] << 16);
     }
+    if (bad & ones * 0x80) return false;
     *used = n + k;
-    return !(bad & ones * 0x80);
+    return true;
 }
 #endif
 
@@ -19607,6 +19616,9 @@ KCTL_API void kctl_queue_done(kctl_queue *q, const char *key) {
     now = KCTL__QTIMED(q) ? kctl__queue_now(q) : 0;
     kctl__queue_lock(q); /* (an add of key made while it was processed: queued at its done, behind the keys added before the done) */
     found = kctl__queue_done_locked(q, key, now, 0);
+#if KCTL__Q_INBOX
+    if (found && q->stalled) kctl__queue_drain(q); /* (the slot it may have freed: stalled adds go in, a parked worker is told) */
+#endif
     kctl__mutex_unlock(&q->mu);
     if (!found) kctl__log(&q->logger, KCTL_LOG_WARN, KCTL_LOGITEM_QUEUE_DONE_NOT_PROCESSING);
 }

@@ -350,6 +350,47 @@ static void tf_table_fill_drain(void) {
     for (i = 0; i < BURST; i++) kctl_obj_unref(o[i]);
 }
 
+static int tf_keep_one(const char *key, const kctl_delta *d, size_t n, void *user_data) {
+    (void)d; (void)n; (void)user_data;
+    return strcmp(key, "ns/k00000") == 0 ? KCTL_ERR_AGAIN : KCTL_OK; /* put back, over and over */
+}
+
+/* A FIFO that never empties (a key put back over and over) still gives
+   back the memory of a burst as it drains. */
+static void tf_table_shrinks_without_emptying(void) {
+    enum { BURST = 20000 };
+    static kctl_obj *o[BURST];
+    char name[32];
+    tf_bytes b;
+    kctl_fifo_desc d;
+    kctl_fifo *f = NULL;
+    long base;
+    int i, bad = 0;
+    memset(&b, 0, sizeof b);
+    for (i = 0; i < BURST; i++) {
+        snprintf(name, sizeof name, "k%05d", i);
+        o[i] = tf_obj(name, "1");
+    }
+    memset(&d, 0, sizeof d);
+    d.allocator.alloc_fn = tf_bytes_alloc;
+    d.allocator.free_fn = tf_bytes_free;
+    d.allocator.user_data = &b;
+    KT_EQ_INT(kctl_fifo_create(&d, &f), KCTL_OK);
+    if (!f) return;
+    base = b.live_bytes;
+    for (i = 0; i < BURST; i++)
+        if (kctl_fifo_add(f, o[i]) != KCTL_OK) bad++;
+    KT_CHECK(b.live_bytes - base > BURST * 9);
+    for (i = 0; i < BURST + 100; i++)
+        if (kctl_fifo_try_pop(f, tf_keep_one, NULL) != KCTL_OK) bad++;
+    KT_EQ_INT(bad, 0);
+    KT_EQ_U64(kctl_fifo_len(f), 1);
+    KT_CHECK(b.live_bytes - base < 1024 * 10 + 65 * 512); /* a table of 1024 slots at most, the key's item and 64 pooled */
+    kctl_fifo_destroy(f);
+    KT_EQ_INT(b.live_bytes, 0);
+    for (i = 0; i < BURST; i++) kctl_obj_unref(o[i]);
+}
+
 #ifndef KCTL_NO_THREADS
 typedef struct tf_par {
     kctl_fifo *f;
@@ -413,5 +454,6 @@ void kt_suite_fifo(void) {
     KT_RUN(tf_requeue_and_errors);
     KT_RUN(tf_nomem_sweep);
     KT_RUN(tf_table_fill_drain);
+    KT_RUN(tf_table_shrinks_without_emptying);
     KT_RUN(tf_threads);
 }
