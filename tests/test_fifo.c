@@ -301,29 +301,46 @@ static int tf_drop(const char *key, const kctl_delta *d, size_t n, void *user_da
     return KCTL_OK;
 }
 
-/* A FIFO filled and drained over and over by the same number of keys (an
-   informer's, each step; fewer than the items it pools) keeps its table:
-   no allocation after the first round (but in small builds). Once
-   emptied after a burst, its table gives the memory back. */
-static void tf_table_fill_drain(void) {
-    enum { N = 60, BURST = 20000 };
-    static kctl_obj *o[BURST];
-    char name[32];
-    tf_bytes b;
+/* A FIFO on a byte-counting allocator b, and TF_BURST objects in o
+   (tf_burst_free ends both); NULL if it could not be made. */
+#define TF_BURST 20000
+static kctl_fifo *tf_burst_fifo(tf_bytes *b, kctl_obj **o) {
     kctl_fifo_desc d;
     kctl_fifo *f = NULL;
-    long allocs, base;
-    int i, r, bad = 0;
-    memset(&b, 0, sizeof b);
-    for (i = 0; i < BURST; i++) {
+    char name[32];
+    int i;
+    memset(b, 0, sizeof *b);
+    for (i = 0; i < TF_BURST; i++) {
         snprintf(name, sizeof name, "k%05d", i);
         o[i] = tf_obj(name, "1");
     }
     memset(&d, 0, sizeof d);
     d.allocator.alloc_fn = tf_bytes_alloc;
     d.allocator.free_fn = tf_bytes_free;
-    d.allocator.user_data = &b;
+    d.allocator.user_data = b;
     KT_EQ_INT(kctl_fifo_create(&d, &f), KCTL_OK);
+    if (!f)
+        for (i = 0; i < TF_BURST; i++) kctl_obj_unref(o[i]);
+    return f;
+}
+static void tf_burst_free(kctl_fifo *f, tf_bytes *b, kctl_obj **o) {
+    int i;
+    kctl_fifo_destroy(f);
+    KT_EQ_INT(b->live_bytes, 0);
+    for (i = 0; i < TF_BURST; i++) kctl_obj_unref(o[i]);
+}
+
+/* A FIFO filled and drained over and over by the same number of keys (an
+   informer's, each step; fewer than the items it pools) keeps its table:
+   no allocation after the first round (but in small builds). Once
+   emptied after a burst, its table gives the memory back. */
+static void tf_table_fill_drain(void) {
+    enum { N = 60 };
+    static kctl_obj *o[TF_BURST];
+    tf_bytes b;
+    kctl_fifo *f = tf_burst_fifo(&b, o);
+    long allocs, base;
+    int i, r, bad = 0;
     if (!f) return;
     base = b.live_bytes;
     allocs = 0;
@@ -339,15 +356,13 @@ static void tf_table_fill_drain(void) {
 #else
     (void)allocs;
 #endif
-    for (i = 0; i < BURST; i++)
+    for (i = 0; i < TF_BURST; i++)
         if (kctl_fifo_add(f, o[i]) != KCTL_OK) bad++;
-    KT_CHECK(b.live_bytes - base > BURST * 9); /* (a slot and a tag a key, and the items) */
+    KT_CHECK(b.live_bytes - base > TF_BURST * 9); /* (a slot and a tag a key, and the items) */
     while (kctl_fifo_try_pop(f, tf_drop, NULL) == KCTL_OK) { }
     KT_EQ_INT(bad, 0);
     KT_CHECK(b.live_bytes - base < 1024 * 10 + 64 * 512); /* the table at 1024 slots at most, and the 64 pooled items */
-    kctl_fifo_destroy(f);
-    KT_EQ_INT(b.live_bytes, 0);
-    for (i = 0; i < BURST; i++) kctl_obj_unref(o[i]);
+    tf_burst_free(f, &b, o);
 }
 
 static int tf_keep_one(const char *key, const kctl_delta *d, size_t n, void *user_data) {
@@ -358,37 +373,22 @@ static int tf_keep_one(const char *key, const kctl_delta *d, size_t n, void *use
 /* A FIFO that never empties (a key put back over and over) still gives
    back the memory of a burst as it drains. */
 static void tf_table_shrinks_without_emptying(void) {
-    enum { BURST = 20000 };
-    static kctl_obj *o[BURST];
-    char name[32];
+    static kctl_obj *o[TF_BURST];
     tf_bytes b;
-    kctl_fifo_desc d;
-    kctl_fifo *f = NULL;
+    kctl_fifo *f = tf_burst_fifo(&b, o);
     long base;
     int i, bad = 0;
-    memset(&b, 0, sizeof b);
-    for (i = 0; i < BURST; i++) {
-        snprintf(name, sizeof name, "k%05d", i);
-        o[i] = tf_obj(name, "1");
-    }
-    memset(&d, 0, sizeof d);
-    d.allocator.alloc_fn = tf_bytes_alloc;
-    d.allocator.free_fn = tf_bytes_free;
-    d.allocator.user_data = &b;
-    KT_EQ_INT(kctl_fifo_create(&d, &f), KCTL_OK);
     if (!f) return;
     base = b.live_bytes;
-    for (i = 0; i < BURST; i++)
+    for (i = 0; i < TF_BURST; i++)
         if (kctl_fifo_add(f, o[i]) != KCTL_OK) bad++;
-    KT_CHECK(b.live_bytes - base > BURST * 9);
-    for (i = 0; i < BURST + 100; i++)
+    KT_CHECK(b.live_bytes - base > TF_BURST * 9);
+    for (i = 0; i < TF_BURST + 100; i++)
         if (kctl_fifo_try_pop(f, tf_keep_one, NULL) != KCTL_OK) bad++;
     KT_EQ_INT(bad, 0);
     KT_EQ_U64(kctl_fifo_len(f), 1);
     KT_CHECK(b.live_bytes - base < 1024 * 10 + 65 * 512); /* a table of 1024 slots at most, the key's item and 64 pooled */
-    kctl_fifo_destroy(f);
-    KT_EQ_INT(b.live_bytes, 0);
-    for (i = 0; i < BURST; i++) kctl_obj_unref(o[i]);
+    tf_burst_free(f, &b, o);
 }
 
 #ifndef KCTL_NO_THREADS
