@@ -3000,6 +3000,11 @@ KCTL_API int kctl__queue_owners_test(kctl_queue *q, uint32_t n);
    load), or full as well (2: they stall); 0: as it is. OK, or
    UNSUPPORTED where adds never take the inbox. */
 KCTL_API int kctl__queue_full_test(kctl_queue *q, int mode);
+/* kctl's own tests only, before any add: q as if made on a thread allowed
+   CPUs creator (bit i: CPU i), then a worker allowed CPUs mask parks on
+   it. 1 if adds take the inbox then, 0 if they take the lock;
+   UNSUPPORTED where adds never take the inbox. */
+KCTL_API int kctl__queue_widen_test(kctl_queue *q, uint64_t creator, uint64_t mask);
 #endif
 
 /* ================================================= >>predicate PREDICATES */
@@ -18075,8 +18080,9 @@ KCTL_API kctl_limiter *kctl_limiter_default(const kctl_clock *clock) { return kc
    producer keeps one), and producers signal only parked workers, and
    only for keys no spinner will take. A controller's worker does done
    and its next get in one hold of the lock.
-   With more than one CPU, an add to a queue without a bound or priority
-   takes no lock while no worker is parked: the producer fills an entry
+   With more than one CPU (for a queue made on a thread pinned to one:
+   once a worker that may run on another parks), an add to a queue
+   without a bound or priority takes no lock while no worker is parked: the producer fills an entry
    of its own and pushes it on the inbox (one compare-and-swap); the next
    holder of the lock applies the inbox in order before it looks at the
    queue, so a worker takes a run of adds at once and the map's lines
@@ -18225,7 +18231,8 @@ struct kctl_queue {
     uint8_t pending;      /* kctl_pending_mode */
     bool shutting_down;
 #if KCTL__Q_INBOX
-    bool inbox_on;        /* adds may go through the inbox (kctl__queue_inbox_ok) */
+    bool inbox_on;        /* adds may go through the inbox (kctl__queue_inbox_ok); set under mu, read without it */
+    bool inbox_able;      /* the options allow the inbox: on once the queue's threads may run on two CPUs */
 #endif
     uint64_t aging_ns;    /* kctl_priority_desc.aging_ns */
     kctl_limiter *limiter;
@@ -18876,6 +18883,27 @@ static bool kctl__queue_spin(kctl_queue *q, unsigned seen, uint64_t budget_ns) {
 #define KCTL__QSTALLED(q) false
 #endif
 
+#ifdef KCTL__HINTS
+/* A worker that may run on CPUs mask (0: not known) waits on a queue made
+   on one CPU: once the queue's threads may run on two, its spinning turns
+   on, and its inbox (the lock's line would cross CPUs three times a key).
+   Lock held. */
+static void kctl__queue_widen(kctl_queue *q, uint64_t mask) {
+    uint32_t n = 0;
+    uint64_t m;
+    kctl__spin_widen(&q->spin, &q->cpu_mask, mask, KCTL_QUEUE_SPIN);
+    if (q->spin.budget_ns) kctl__mutex_spin_widen(&q->mu); /* its lock's waiters too */
+    for (m = q->cpu_mask; m; m &= m - 1) n++;
+    if (n > q->max_spinners + 1) q->max_spinners = n - 1;
+#if KCTL__Q_INBOX
+    if (n > 1 && q->inbox_able && !q->inbox_on) {
+        KCTL__STORE(&q->inbox_on, true);
+        kctl__queue_room(q);
+    }
+#endif
+}
+#endif
+
 /* Take the queue's lock and apply the inbox. */
 static void kctl__queue_lock(kctl_queue *q) {
     kctl__mutex_lock(&q->mu);
@@ -18941,8 +18969,11 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
     q->pending = (uint8_t)d.pending_after;
     q->prio = d.priority.enabled;
 #if KCTL__Q_INBOX
-    /* (on one CPU the lock's line never crosses: the lock is cheaper) */
-    q->inbox_on = !KCTL__QMAX(q) && !KCTL__QPRIO(q) && (!KCTL__QTIMED(q) || q->real_clock) && kctl__cpus_usable() > 1;
+    /* (on one CPU the lock's line never crosses: the lock is cheaper; a
+       queue made on one turns it on when a worker that may run on
+       another parks, as its spinning: kctl__queue_get) */
+    q->inbox_able = !KCTL__QMAX(q) && !KCTL__QPRIO(q) && (!KCTL__QTIMED(q) || q->real_clock);
+    q->inbox_on = q->inbox_able && kctl__cpus_usable() > 1;
 #endif
     if (KCTL__Q_PRIO) q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
     kctl__list_init(&q->inflight);
@@ -19086,7 +19117,7 @@ static KCTL__Q_ENTER_INLINE kctl__qent *kctl__queue_enter(kctl_queue *q, const c
    producer stamps its entry), the map's room for the inbox; not
    shutting down, and no worker parked (whose wake-up takes the lock). */
 static bool kctl__queue_inbox_ok(kctl_queue *q) {
-    return q->inbox_on && !KCTL__LOAD(&q->shutting_down) && KCTL__LOAD(&q->inbox_room) &&
+    return KCTL__LOAD(&q->inbox_on) && !KCTL__LOAD(&q->shutting_down) && KCTL__LOAD(&q->inbox_room) &&
            !KCTL__LOAD(&q->sleepers); /* a parked worker: the lock is taken anyway */
 }
 
@@ -19537,14 +19568,8 @@ static int kctl__queue_get(kctl_queue *q, const char *done_key, const char **key
         /* A queue made on one CPU does not spin until a worker that may
            run on another waits: ask the CPUs of the first parkers, then
            now and then (a system call, beside a futex wait). */
-        if (!q->spin.budget_ns && q->cpu_mask && (q->parks < 16 || (q->parks & 255u) == 0)) {
-            uint32_t n = 0;
-            uint64_t m;
-            kctl__spin_widen(&q->spin, &q->cpu_mask, kctl__cpu_mask(), KCTL_QUEUE_SPIN);
-            if (q->spin.budget_ns) kctl__mutex_spin_widen(&q->mu); /* its lock's waiters too */
-            for (m = q->cpu_mask; m; m &= m - 1) n++;
-            if (n > q->max_spinners + 1) q->max_spinners = n - 1;
-        }
+        if (!q->spin.budget_ns && q->cpu_mask && (q->parks < 16 || (q->parks & 255u) == 0))
+            kctl__queue_widen(q, kctl__cpu_mask());
         q->parks++;
 #endif
         trim_ns = kctl__queue_trim(q); /* parking (not each spin): a clock read beside a futex wait */
@@ -19606,6 +19631,26 @@ KCTL_API int kctl__queue_full_test(kctl_queue *q, int mode) {
 #endif
     (void)mode;
     return KCTL_ERR_UNSUPPORTED;
+}
+KCTL_API int kctl__queue_widen_test(kctl_queue *q, uint64_t creator, uint64_t mask) {
+    if (!q) return KCTL_ERR_INVALID_ARG;
+#if KCTL__Q_INBOX
+    {
+        int on;
+        kctl__mutex_lock(&q->mu);
+        q->cpu_mask = creator;
+        KCTL__STORE(&q->spin.budget_ns, (creator & (creator - 1)) ? (uint32_t)KCTL_QUEUE_SPIN : 0u);
+        KCTL__STORE(&q->inbox_on, q->inbox_able && (creator & (creator - 1)) != 0);
+        kctl__queue_widen(q, mask);
+        on = q->inbox_on;
+        kctl__mutex_unlock(&q->mu);
+        return on;
+    }
+#else
+    (void)creator;
+    (void)mask;
+    return KCTL_ERR_UNSUPPORTED;
+#endif
 }
 #endif
 

@@ -3121,6 +3121,46 @@ static void tq_inbox_stalled_at_shutdown(void) {
     KT_EQ_INT(a.live, 0);
     kctl_vclock_deinit(&vc);
 }
+
+/* A queue made on a thread pinned to one CPU takes the lock for adds (its
+   line never crosses CPUs there) until a worker that may run on another
+   CPU parks on it: from then on adds take the inbox, in order. A queue
+   whose options keep adds under the lock (durations on a virtual clock)
+   never does. */
+static void tq_inbox_widen_by_cpus(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new_real();
+    char key[16];
+    int i;
+    if (!q) return;
+    if (kctl__queue_widen_test(q, 1, 1) == KCTL_ERR_UNSUPPORTED) {
+        kctl_queue_destroy(q);
+        kt_skip_now("no inbox in this build");
+    }
+    KT_EQ_INT(kctl__queue_widen_test(q, 1, 1), 0);  /* taskset -c 0: all on CPU 0 */
+    KT_EQ_INT(kctl__queue_full_test(q, 0), KCTL_ERR_UNSUPPORTED);
+    KT_EQ_INT(kctl__queue_widen_test(q, 1, 0), 0);  /* a worker whose CPUs are not known */
+    KT_EQ_INT(kctl__queue_widen_test(q, 1, 2), 1);  /* a worker pinned to CPU 1 */
+    KT_EQ_INT(kctl__queue_full_test(q, 0), KCTL_OK);
+    KT_EQ_INT(kctl__queue_widen_test(q, 3, 1), 1);  /* made on two CPUs: on from the start */
+    for (i = 0; i < 300; i++) {
+        sprintf(key, "w-%03d", i % 200);
+        KT_EQ_INT(kctl_queue_add(q, key), KCTL_OK);
+    }
+    KT_EQ_U64(kctl_queue_len(q), 200);
+    for (i = 0; i < 200; i++) {
+        sprintf(key, "w-%03d", i);
+        TQ_GET_DONE(q, key);
+    }
+    TQ_AGAIN(q);
+    kctl_queue_destroy(q);
+    q = tq_new_named(&vc, 0, NULL, "timed");
+    if (!q) return;
+    KT_EQ_INT(kctl__queue_widen_test(q, 1, 2), 0);
+    KT_EQ_INT(kctl__queue_widen_test(q, 3, 2), 0);
+    kctl_queue_destroy(q);
+    kctl_vclock_deinit(&vc);
+}
 #endif
 
 /* ------------------------- options: pending_after, priority with aging */
@@ -3606,5 +3646,6 @@ void kt_suite_queue(void) {
     KT_RUN(tq_done_get_one_hold);
     KT_RUN(tq_owned_keys);
     KT_RUN(tq_inbox_stalled_at_shutdown);
+    KT_RUN(tq_inbox_widen_by_cpus);
 #endif
 }
