@@ -538,6 +538,34 @@ static void tm_watch_batches(void) {
     tm_close(&s); /* nothing left allocated */
 }
 
+/* A watch and a list in one namespace take its objects only, not those of
+   namespaces that share its first bytes, are as long, or hold it. */
+static void tm_namespace_exact(void) {
+    static const char *const nss[] = { "pro", "prod", "prod2", "prodx", "xprod", "prox" };
+    tm_store s;
+    kctl_watch *w = NULL;
+    kctl_list_result r;
+    char doc[64];
+    size_t i, k;
+    if (!tm_open(&s, 256, 0)) return;
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &tm_cm, NULL, "0", &w, NULL), KCTL_OK); /* tm_cm: in prod */
+    for (i = 0; i < sizeof nss / sizeof nss[0]; i++) {
+        kctl_resource res = tm_cm;
+        res.ns = nss[i];
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"in-%s\"}}", nss[i]);
+        KT_EQ_INT(tm_write(&s, s.t.vt->create, &res, doc, NULL), KCTL_OK);
+    }
+    TM_NEXT(&s, w, "ADDED in-prod 2");
+    TM_NEXT(&s, w, "AGAIN");
+    s.t.vt->watch_close(s.t.self, w);
+    memset(&r, 0, sizeof r);
+    KT_EQ_INT(s.t.vt->list(s.t.self, &tm_cm, NULL, &r, NULL), KCTL_OK);
+    KT_EQ_U64(r.items.count, 1);
+    for (k = 0; k < r.items.count; k++) KT_EQ_STR(kctl_obj_name(r.items.items[k]), "in-prod");
+    kctl_list_result_free(&r);
+    tm_close(&s);
+}
+
 static void tm_apply_delete(void) {
     tm_store s;
     kctl_obj *o = NULL;
@@ -1226,6 +1254,7 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_trim_paging_faults);
     KT_RUN(tm_watch_gone_bookmarks_faults);
     KT_RUN(tm_watch_batches);
+    KT_RUN(tm_namespace_exact);
     KT_RUN(tm_apply_delete);
     KT_RUN(tm_apply_unchanged_by_metadata);
     KT_RUN(tm_apply_parses_once);

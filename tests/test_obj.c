@@ -90,6 +90,30 @@ static void to_cluster_scoped_and_defaults(void) {
     }
 }
 
+/* The name is the key's tail after the namespace and '/' (an escaped
+   namespace counts its bytes, not its escapes); an empty or null
+   namespace leaves the whole key to the name, a name may hold '/'. */
+static void to_name_after_namespace(void) {
+    static const struct { const char *doc, *key, *ns, *name; } cases[] = {
+        { "{\"metadata\":{\"namespace\":\"a\\u0062c\",\"name\":\"n1\"}}", "abc/n1", "abc", "n1" },
+        { "{\"metadata\":{\"name\":\"n2\",\"namespace\":\"\"}}", "n2", "", "n2" },
+        { "{\"metadata\":{\"name\":\"n3\",\"namespace\":null}}", "n3", "", "n3" },
+        { "{\"metadata\":{\"name\":\"a/b\",\"namespace\":\"x\"}}", "x/a/b", "x", "a/b" },
+        { "{\"metadata\":{\"name\":\"\\u00e9t\\u00e9\",\"namespace\":\"\\u00e9\"}}", "\xc3\xa9/\xc3\xa9t\xc3\xa9", "\xc3\xa9",
+          "\xc3\xa9t\xc3\xa9" },
+    };
+    size_t i;
+    for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        kctl_obj *o = to_parse(cases[i].doc, KCTL_OK);
+        if (!o) continue;
+        KT_EQ_STR(kctl_obj_key(o), cases[i].key);
+        KT_EQ_STR(kctl_obj_namespace(o), cases[i].ns);
+        KT_EQ_STR(kctl_obj_name(o), cases[i].name);
+        kctl_obj_unref(o);
+    }
+    KT_EQ_STR(kctl_obj_name(NULL), "");
+}
+
 static void to_repeated_label_last_wins(void) {
     kctl_obj *o = to_parse("{\"metadata\":{\"name\":\"n\",\"labels\":{\"a\":\"1\",\"b\":\"2\",\"a\":\"3\"}}}", KCTL_OK);
     if (!o) return;
@@ -405,6 +429,7 @@ void kt_suite_obj(void) {
     KT_RUN(to_metadata);
     KT_RUN(to_cluster_scoped_and_defaults);
     KT_RUN(to_repeated_label_last_wins);
+    KT_RUN(to_name_after_namespace);
     KT_RUN(to_rejects_bad_documents);
     KT_RUN(to_limits);
     KT_RUN(to_refcount_and_allocator);
