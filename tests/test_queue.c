@@ -3330,6 +3330,87 @@ static void tq_pending_heap_order(void) {
     tq_free(q, &vc);
 }
 
+/* The delay heap against a model, a few thousand keys deep: add_after of
+   keys waiting or not (the earlier time wins, a later one changes
+   nothing), plain adds that take waiting keys out of the heap (CANCEL),
+   and the clock moved in steps. Each step hands out the plain adds in
+   their order, then every key whose time has come, by time and, at the
+   same time, in the order of their first add_after. */
+#define TQ_HEAP_KEYS 3000
+typedef struct tq_heap_model { uint64_t at, seq; int delayed, plain; } tq_heap_model;
+static int tq_heap_cmp(const void *a, const void *b) {
+    const tq_heap_model *x = *(const tq_heap_model *const *)a, *y = *(const tq_heap_model *const *)b;
+    return x->at != y->at ? (x->at < y->at ? -1 : 1) : (x->seq < y->seq ? -1 : x->seq > y->seq);
+}
+static void tq_pending_heap_model(void) {
+    kctl_vclock vc;
+    kctl_queue *q = tq_new_opts(&vc, KCTL_SEC(1), KCTL_PENDING_CANCEL, false, 0, NULL);
+    tq_heap_model *m = (tq_heap_model *)calloc(TQ_HEAP_KEYS, sizeof *m);
+    tq_heap_model **due = (tq_heap_model **)malloc(TQ_HEAP_KEYS * sizeof *due);
+    int *plain = (int *)malloc(TQ_HEAP_KEYS * sizeof *plain);
+    uint64_t now = KCTL_SEC(1), seq = 0, x = 88172645463325252ull;
+    char key[32];
+    const char *k;
+    int round, op, i, bad = 0, most = 0;
+    if (!q || !m || !due || !plain) {
+        free(m); free(due); free(plain);
+        if (q) tq_free(q, &vc);
+        return;
+    }
+    for (round = 0; round < 60 && !bad; round++) {
+        int nplain = 0, ndue = 0, ndelayed = 0;
+        for (op = 0; op < 300; op++) {
+            int n;
+            x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+            n = (int)(x % TQ_HEAP_KEYS);
+            if (m[n].plain) continue; /* queued this round: left alone */
+            sprintf(key, "h%04d", n);
+            if ((x >> 32) % 10 == 0) { /* a plain add: out of the heap, queued now */
+                if (kctl_queue_add(q, key) != KCTL_OK) bad++;
+                m[n].delayed = 0;
+                m[n].plain = 1;
+                plain[nplain++] = n;
+            } else {
+                uint64_t d = KCTL_MS(1) * (1 + (x >> 40) % 400); /* ms steps: many equal times */
+                if (kctl_queue_add_after(q, key, d) != KCTL_OK) bad++;
+                if (!m[n].delayed) {
+                    m[n].delayed = 1;
+                    m[n].at = now + d;
+                    m[n].seq = seq++;
+                } else if (now + d < m[n].at) {
+                    m[n].at = now + d;
+                }
+            }
+        }
+        x ^= x << 13; x ^= x >> 7; x ^= x << 17;
+        {
+            uint64_t step = KCTL_MS(1) * ((x >> 20) % 60);
+            now += step;
+            kctl_vclock_advance(&vc, step);
+        }
+        for (i = 0; i < TQ_HEAP_KEYS; i++) {
+            if (m[i].delayed && m[i].at <= now) due[ndue++] = &m[i];
+            else if (m[i].delayed) ndelayed++;
+        }
+        qsort(due, (size_t)ndue, sizeof *due, tq_heap_cmp);
+        for (i = 0; i < nplain + ndue && !bad; i++) {
+            int want = i < nplain ? plain[i] : (int)(due[i - nplain] - m);
+            if (kctl_queue_try_get(q, &k) != KCTL_OK) { bad++; break; }
+            if (atoi(k + 1) != want) bad++;
+            kctl_queue_done(q, k);
+        }
+        if (kctl_queue_try_get(q, &k) == KCTL_OK) { bad++; kctl_queue_done(q, k); }
+        for (i = 0; i < nplain; i++) m[plain[i]].plain = 0;
+        for (i = 0; i < ndue; i++) due[i]->delayed = 0;
+        if (tq_stats(q).delayed != (uint64_t)ndelayed) bad++;
+        if (ndelayed > most) most = ndelayed;
+    }
+    KT_EQ_INT(bad, 0);
+    KT_CHECK(most > 1000); /* deep enough for several levels */
+    free(m); free(due); free(plain);
+    tq_free(q, &vc);
+}
+
 static void tq_pending_bad_mode(void) {
     int bad[2] = { -1, KCTL_PENDING_MERGE + 1 }, i;
     for (i = 0; i < 2; i++) {
@@ -3630,6 +3711,7 @@ void kt_suite_queue(void) {
     KT_RUN(tq_pending_add_while_processing);
     KT_RUN(tq_pending_merge_drops_later);
     KT_RUN(tq_pending_heap_order);
+    KT_RUN(tq_pending_heap_model);
     KT_RUN(tq_pending_bad_mode);
     KT_RUN(tq_options_steady_state);
     KT_RUN(tq_prio_edit_first);
