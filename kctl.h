@@ -8958,9 +8958,12 @@ KCTL_API void kctl_str_list_free(kctl_str_list *l) {
 }
 
 #ifndef KCTL_NO_INDEXES
+static void kctl__ix_emit_n(const char *value, size_t len, void *ctx);
+static void kctl__ix_emit(const char *value, void *ctx);
 static int kctl__ix_namespace(const kctl_obj *obj, kctl_index_emit emit, void *ctx, void *user_data) {
     (void)user_data;
-    emit(kctl_obj_namespace(obj), ctx);
+    if (!KCTL_SMALL && emit == kctl__ix_emit) kctl__ix_emit_n(obj->node.key, obj->ns_len, ctx); /* the key's head: the string is lines away */
+    else emit(kctl_obj_namespace(obj), ctx);
     return KCTL_OK;
 }
 
@@ -9007,19 +9010,14 @@ static void kctl__ix_join(kctl__ixbucket *b, kctl_obj *obj, const kctl_obj *old)
     else if (b->members.used < b->members.cap) kctl__pset_insert(&b->members, &obj->node);
 }
 
-static void kctl__ix_emit(const char *value, void *ctx) {
+/* kctl__ix_emit of value's len bytes (no NUL needed). */
+static void kctl__ix_emit_n(const char *value, size_t len, void *ctx) {
     kctl__ixemit *e = (kctl__ixemit *)ctx;
     kctl__map *values = &e->d->values[e->index];
     kctl__ixbucket *b;
     kctl__node **slot;
-    size_t len;
     uint32_t h;
     if (e->err) return;
-    if (!value) {
-        if (e->mode == KCTL__IX_RESERVE) e->err = KCTL_ERR_INVALID_ARG;
-        return;
-    }
-    len = kctl__strlen(value);
     h = kctl__hash(value, len);
     b = (kctl__ixbucket *)kctl__map_find(values, value, len, h);
     switch (e->mode) {
@@ -9031,7 +9029,8 @@ static void kctl__ix_emit(const char *value, void *ctx) {
                 return;
             }
             memset(b, 0, sizeof *b);
-            kctl__memcpy(b + 1, value, len + 1);
+            kctl__memcpy(b + 1, value, len);
+            ((char *)(b + 1))[len] = '\0';
             b->node.key = (const char *)(b + 1);
             b->node.len = (uint32_t)len;
             b->node.hash = h;
@@ -9062,6 +9061,12 @@ static void kctl__ix_emit(const char *value, void *ctx) {
         if (!b->members.count) kctl__ix_drop_bucket(e->ix, values, b);
         break;
     }
+}
+
+static void kctl__ix_emit(const char *value, void *ctx) {
+    kctl__ixemit *e = (kctl__ixemit *)ctx;
+    if (value) kctl__ix_emit_n(value, kctl__strlen(value), ctx);
+    else if (!e->err && e->mode == KCTL__IX_RESERVE) e->err = KCTL_ERR_INVALID_ARG;
 }
 
 /* Run the index functions [from, to) on obj in e's mode; RESERVE's error. */
