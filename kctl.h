@@ -18637,8 +18637,8 @@ static bool kctl__heap_less(const kctl__hnode *a, const kctl__hnode *b) {
     return a->at != b->at ? a->at < b->at : a->seq < b->seq;
 }
 
-/* (the entry's cold line is written, not read: a store miss does not
-   stall the walk) */
+/* (heap_idx is in the entry's link line, at a fixed place: written, not
+   read, so a store miss does not stall the walk) */
 static void kctl__heap_set(kctl_queue *q, size_t i, const kctl__hnode *n) {
     q->heap[i] = *n;
     n->e->heap_idx = (uint32_t)i;
@@ -18648,8 +18648,8 @@ static void kctl__heap_set(kctl_queue *q, size_t i, const kctl__hnode *n) {
 #define kctl__heap_entry(q, i) ((q)->heap[i].e)
 static uint64_t kctl__heap_top_ns(const kctl_queue *q) { return q->heap[0].at; }
 
-/* Four children a node (i's are 4i + 1 to 4i + 4, on two adjacent
-   lines): half the levels of a binary heap, each a miss when the heap is
+/* Four children a node (i's are 4i + 1 to 4i + 4, 96 contiguous bytes):
+   half the levels of a binary heap, each a miss or two when the heap is
    deep. */
 static void kctl__heap_up(kctl_queue *q, size_t i) {
     kctl__hnode n = q->heap[i];
@@ -18741,7 +18741,7 @@ static void kctl__queue_promote(kctl_queue *q, uint64_t now) {
 /* ---- kctl_pending_mode and priority with aging (kctl_priority_desc):
    off the plain path, each entered only for a key that is delayed or low */
 
-/* Take e out of the delay heap (its cold part knows its place): O(log n).
+/* Take e out of the delay heap (e->heap_idx is its place): O(log n).
    Lock held. */
 #if !KCTL_SMALL /* (KCTL_SMALL: above) */
 static void kctl__heap_remove(kctl_queue *q, kctl__qent *e) {
@@ -18867,6 +18867,12 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
         fifo = q->stalled;
         q->stalled = q->stalled_tail = NULL;
     }
+    /* On a real clock, delayed keys whose time has come go first, as a
+       locked add puts them (they may have been due before the adds were
+       made). A virtual clock's keys fall due only at an advance, whose
+       wake-up applies the inbox (adds made before it) and then promotes
+       (kctl__queue_wake). */
+    if (q->real_clock && q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
     q->draining = true; /* (a bump a key would pull the producers' line back each time) */
     for (e = fifo; e; e = n) {
         kctl__qent *have = (kctl__qent *)kctl__map_find(&q->map, e->node.key, e->node.len, e->node.hash);
@@ -18903,11 +18909,6 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
         kctl__queue_add_entry(q, e, now);
     }
     q->draining = false;
-    /* Delayed keys whose time has come go after the adds, not before as a
-       locked add would put them: the adds were made before now, and on a
-       virtual clock before the advance that made those keys due (whose
-       wake-up drains the inbox first). */
-    if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q));
     if (fifo) kctl__queue_bump(q);
     kctl__queue_room(q);
     if (q->stalled && q->inbox_room) KCTL__STORE(&q->inbox_room, false);
@@ -18977,9 +18978,9 @@ static void kctl__queue_lock(kctl_queue *q) {
 }
 
 /* The virtual clock moved: wake parked workers to look at the heap again.
-   With the inbox, the keys the move made due are queued now, behind the
-   adds made before it (applied first) and ahead of any made after it, as
-   a locked add would find them. */
+   Where adds may wait in the inbox (KCTL__Q_INBOX), the keys the move made
+   due are queued now, behind the adds made before it (applied first) and
+   ahead of any made after it, as a locked add would find them. */
 static void kctl__queue_wake(void *arg) {
     kctl_queue *q = (kctl_queue *)arg;
     kctl__queue_lock(q);
@@ -19477,6 +19478,7 @@ static bool kctl__queue_done_locked(kctl_queue *q, const char *key, uint64_t now
     e->flags &= ~(uint32_t)(KCTL__Q_PROCESSING | KCTL__Q_OWNED);
     q->nprocessing--;
     if (e->flags & KCTL__Q_DIRTY) { /* added while processing: queue it now */
+        if (q->nheap) kctl__queue_promote(q, kctl__queue_now(q)); /* behind delayed keys whose time came first, as client-go's waiting loop adds them */
         if (KCTL__Q_PRIO && (e->flags & KCTL__Q_LOW)) kctl__queue_push_low(q, e, kctl__queue_now(q));
         else kctl__queue_push_ready(q, e);
     } else if (!KCTL__Q_FAST) {

@@ -1,6 +1,7 @@
 /* test_queue.c - the work queue (issue 2, section 4): client-go's three layers, point by point, on the virtual clock. */
 #include "kt.h"
 #include <stdlib.h>
+#include <time.h>
 
 #ifndef KCTL_MAX_KEY_LEN
 #define KCTL_MAX_KEY_LEN 4096
@@ -530,6 +531,62 @@ static void tq_add_after_ready_before_later_add(void) {
     TQ_GET_DONE(q, "b");
     TQ_AGAIN(q);
     tq_free(q, &vc);
+}
+
+/* On a real clock, a delayed key whose time came before an add goes ahead
+   of it, the add through the inbox or under the lock; under CANCEL the add
+   does not cancel it (it was due, no longer waiting). */
+static void tq_add_after_due_before_add_real(void) {
+    int mode;
+    for (mode = KCTL_PENDING_KEEP; mode <= KCTL_PENDING_CANCEL; mode++) {
+        kctl_queue_desc d = kctl_queue_desc_init();
+        kctl_queue *q = NULL;
+        struct timespec ms5 = { 0, 5000000 };
+        d.pending_after = mode;
+        KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+        if (!q) return;
+        KT_EQ_INT(kctl_queue_add(q, "first"), KCTL_OK); /* (a locked add: the inbox's room) */
+        TQ_GET_DONE(q, "first");
+        KT_EQ_INT(kctl_queue_add_after(q, "d", KCTL_MS(1)), KCTL_OK);
+        nanosleep(&ms5, NULL); /* d's time has come */
+        KT_EQ_INT(kctl_queue_add(q, "a"), KCTL_OK);
+        TQ_GET_DONE(q, "d");
+        TQ_GET_DONE(q, "a");
+        TQ_AGAIN(q);
+        KT_EQ_U64(tq_stats(q).cancelled_total, 0);
+        kctl_queue_destroy(q);
+    }
+}
+
+/* A key added while in flight goes, at its done, behind the delayed keys
+   whose time came before the done (client-go's waiting loop added them
+   then), whether adds take the inbox or the lock (max_keys). */
+static void tq_done_after_due_delayed(void) {
+    int bounded;
+    for (bounded = 0; bounded < 2; bounded++) {
+        kctl_vclock vc;
+        kctl_queue_desc d;
+        kctl_queue *q = NULL;
+        kctl_vclock_init(&vc, KCTL_SEC(1));
+        memset(&d, 0, sizeof d);
+        d.clock = kctl_vclock_clock(&vc);
+        d.max_keys = bounded ? 100 : 0;
+        KT_EQ_INT(kctl_queue_create(&d, &q), KCTL_OK);
+        if (!q) {
+            kctl_vclock_deinit(&vc);
+            return;
+        }
+        KT_EQ_INT(kctl_queue_add(q, "x"), KCTL_OK);
+        TQ_TAKE(q, "x");
+        KT_EQ_INT(kctl_queue_add(q, "x"), KCTL_OK); /* again at its done */
+        KT_EQ_INT(kctl_queue_add_after(q, "d", KCTL_MS(1)), KCTL_OK);
+        kctl_vclock_advance(&vc, KCTL_MS(2));
+        kctl_queue_done(q, "x");
+        TQ_GET_DONE(q, "d");
+        TQ_GET_DONE(q, "x");
+        TQ_AGAIN(q);
+        tq_free(q, &vc);
+    }
 }
 
 /* A ready delayed key goes through add: dedup with a waiting key. */
@@ -3654,6 +3711,8 @@ void kt_suite_queue(void) {
     KT_RUN(tq_add_after_earlier_wins);
     KT_RUN(tq_add_after_ready_order);
     KT_RUN(tq_add_after_ready_before_later_add);
+    KT_RUN(tq_add_after_due_before_add_real);
+    KT_RUN(tq_done_after_due_delayed);
     KT_RUN(tq_delayed_dedup_waiting);
     KT_RUN(tq_delayed_after_done);
     KT_RUN(tq_delayed_while_processing);
