@@ -167,6 +167,8 @@ static void bench_join(bench_worker *ws, int n, uint64_t *t_end, uint64_t *gets)
 
 /* ---------------------------------------------------- a. add -> get -> done */
 
+static double bench_last_backlog;  /* a: keys ready when the producer's last add returned, in the last run */
+
 /* Items/s for bench_n_a distinct keys with nworkers; < 0 on error. */
 static double bench_a(int nworkers, const char *name)
 {
@@ -190,6 +192,7 @@ static double bench_a(int nworkers, const char *name)
             bad = 1;
         }
     }
+    bench_last_backlog = (double)kctl_queue_len(q);
     kctl_queue_shutdown(q); /* workers still get every queued key, then SHUTDOWN */
     bench_join(ws, nworkers, &t_end, &gets);
     kctl_queue_destroy(q);
@@ -475,6 +478,20 @@ static double bench_fig(const char *label, double (*fn)(void), int contended, do
     return m;
 }
 
+/* a's side figure: how far behind the worker was when the adds ended. A
+   worker that keeps pace takes each key while its entry is warm; one
+   that falls behind holds the keys in a grown map, in entries the
+   producer allocated: the run then measures memory and the allocator
+   as much as the hand-off. */
+static void bench_print_backlog(const double *idle, const double *busy, int contended)
+{
+    printf("   keys waiting when the producer's last add returned, in run order: idle %.0f %.0f %.0f", idle[0], idle[1],
+           idle[2]);
+    if (contended)
+        printf(" | contended %.0f %.0f %.0f", busy[0], busy[1], busy[2]);
+    putchar('\n');
+}
+
 int main(int argc, char **argv)
 {
     double side_i[BENCH_RUNS], side_b[BENCH_RUNS];
@@ -515,7 +532,8 @@ int main(int argc, char **argv)
     fflush(stdout);
 
     snprintf(label, sizeof label, "a. add->get->done, 1 worker [%lu distinct keys], M items/s", (unsigned long)bench_n_a);
-    if (bench_fig(label, fig_a1, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
+    if (bench_fig(label, fig_a1, contended, 1e6, "", side_i, side_b, &bench_last_backlog) < 0) return 1;
+    bench_print_backlog(side_i, side_b, contended);
     if (bench_fig("a. add->get->done, 2 workers, M items/s", fig_a2, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
     if (bench_fig("a. add->get->done, 1 worker, named queue (duration metrics on), M items/s", fig_an, contended, 1e6, "",
                   NULL, NULL, NULL) < 0) return 1;
@@ -525,7 +543,8 @@ int main(int argc, char **argv)
         bench_pin_producer = cpu0;
         bench_pin_worker = cpu1;
         snprintf(label, sizeof label, "a pinned. 1 worker, producer on CPU %d, worker on CPU %d, M items/s", cpu0, cpu1);
-        if (bench_fig(label, fig_a1_pinned, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
+        if (bench_fig(label, fig_a1_pinned, contended, 1e6, "", side_i, side_b, &bench_last_backlog) < 0) return 1;
+        bench_print_backlog(side_i, side_b, contended);
     }
     if (cpu0 >= 0) {
         bench_pin_producer = bench_pin_worker = cpu0;
