@@ -192,7 +192,7 @@ static double bench_a(int nworkers, const char *name)
             bad = 1;
         }
     }
-    bench_last_backlog = (double)kctl_queue_len(q);
+    bench_last_backlog = (double)kctl_queue_len(q); /* (one hold of the lock, inside the timed run) */
     kctl_queue_shutdown(q); /* workers still get every queued key, then SHUTDOWN */
     bench_join(ws, nworkers, &t_end, &gets);
     kctl_queue_destroy(q);
@@ -478,19 +478,27 @@ static double bench_fig(const char *label, double (*fn)(void), int contended, do
     return m;
 }
 
+/* A side figure of each run, in run order: "   what: idle n n n | contended n n n". */
+static void bench_print_side(const char *what, const double *idle, const double *busy, int contended)
+{
+    int run;
+    printf("   %s: idle", what);
+    for (run = 0; run < BENCH_RUNS; run++)
+        printf(" %.0f", idle[run]);
+    if (contended) {
+        printf(" | contended");
+        for (run = 0; run < BENCH_RUNS; run++)
+            printf(" %.0f", busy[run]);
+    }
+    putchar('\n');
+}
+
 /* a's side figure: how far behind the worker was when the adds ended. A
    worker that keeps pace takes each key while its entry is warm; one
    that falls behind holds the keys in a grown map, in entries the
    producer allocated: the run then measures memory and the allocator
    as much as the hand-off. */
-static void bench_print_backlog(const double *idle, const double *busy, int contended)
-{
-    printf("   keys waiting when the producer's last add returned, in run order: idle %.0f %.0f %.0f", idle[0], idle[1],
-           idle[2]);
-    if (contended)
-        printf(" | contended %.0f %.0f %.0f", busy[0], busy[1], busy[2]);
-    putchar('\n');
-}
+#define BENCH_BACKLOG "keys waiting when the producer's last add returned, in run order"
 
 int main(int argc, char **argv)
 {
@@ -533,7 +541,7 @@ int main(int argc, char **argv)
 
     snprintf(label, sizeof label, "a. add->get->done, 1 worker [%lu distinct keys], M items/s", (unsigned long)bench_n_a);
     if (bench_fig(label, fig_a1, contended, 1e6, "", side_i, side_b, &bench_last_backlog) < 0) return 1;
-    bench_print_backlog(side_i, side_b, contended);
+    bench_print_side(BENCH_BACKLOG, side_i, side_b, contended);
     if (bench_fig("a. add->get->done, 2 workers, M items/s", fig_a2, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
     if (bench_fig("a. add->get->done, 1 worker, named queue (duration metrics on), M items/s", fig_an, contended, 1e6, "",
                   NULL, NULL, NULL) < 0) return 1;
@@ -544,7 +552,7 @@ int main(int argc, char **argv)
         bench_pin_worker = cpu1;
         snprintf(label, sizeof label, "a pinned. 1 worker, producer on CPU %d, worker on CPU %d, M items/s", cpu0, cpu1);
         if (bench_fig(label, fig_a1_pinned, contended, 1e6, "", side_i, side_b, &bench_last_backlog) < 0) return 1;
-        bench_print_backlog(side_i, side_b, contended);
+        bench_print_side(BENCH_BACKLOG, side_i, side_b, contended);
     }
     if (cpu0 >= 0) {
         bench_pin_producer = bench_pin_worker = cpu0;
@@ -556,10 +564,7 @@ int main(int argc, char **argv)
     snprintf(label, sizeof label, "b. %lu keys x %lu adds, 1 worker draining, M adds/s", (unsigned long)bench_n_b_keys,
              (unsigned long)bench_n_b_rounds);
     if (bench_fig(label, fig_b, contended, 1e6, "", side_i, side_b, &bench_last_gets) < 0) return 1;
-    printf("   b's worker gets, in run order (dedup at work): idle %.0f %.0f %.0f", side_i[0], side_i[1], side_i[2]);
-    if (contended)
-        printf(" | contended %.0f %.0f %.0f", side_b[0], side_b[1], side_b[2]);
-    putchar('\n');
+    bench_print_side("b's worker gets, in run order (dedup at work)", side_i, side_b, contended);
     snprintf(label, sizeof label, "c. add_rate_limited->get->done->forget, exponential(1 ns, 1 s), 1 thread [%lu cycles], M cycles/s",
              (unsigned long)bench_n_c);
     if (bench_fig(label, fig_c, contended, 1e6, "", NULL, NULL, NULL) < 0) return 1;
