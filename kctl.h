@@ -18314,18 +18314,19 @@ struct kctl_queue {
        applies them, in the order they were made (kctl__queue_drain). */
     unsigned pushes;
 #if KCTL__Q_INBOX
+    char pad7_[64];       /* (a bump of pushes on the inbox's line cost a tenth of queue a) */
     kctl__qent *inbox;    /* KCTL__QCLOSED(q) once shut down: no push goes in */
-    unsigned drains;      /* bumped by each drain, under mu (producers count their pushes since: kctl__queue_add_inbox) */
 #endif
     char pad4_[64];
 #if KCTL__Q_INBOX
     /* -- the producers' side of the inbox: spare entries the lock's
        holders hand over in a chain (spare, on a line of its own that
        workers look at: taken whole), kept in pfree under pmu (one
-       producer at a time pops, so no ABA) */
+       producer at a time pops and pushes, so no ABA) */
     kctl__mutex pmu;
     kctl__qent *pfree;
-    unsigned pseen, pcount; /* drains seen, and pushes since: at most KCTL__QUEUE_INBOX_ROOM, then the lock */
+    kctl__qent *plast;    /* the last entry pushed: the inbox's top, unless drained since */
+    unsigned pcount;      /* pushes since a push found the inbox empty: at most KCTL__QUEUE_INBOX_ROOM, then the lock */
     char pad5_[64];
     kctl__qent *spare;
     bool pool_hint;       /* entries wait on the workers' side (kctl__queue_feed): a producer without any takes the lock for them */
@@ -18392,16 +18393,36 @@ static void kctl__list_unlink(kctl__qent *e) {
     e->pnext = e->pprev = NULL;
 }
 
+/* Start loading what putting e in the map or taking it out reads: the
+   tag, the distance byte and the slot where its hash lands. (A macro:
+   gcc takes a function that only prefetches for one without effects,
+   and drops its calls.) */
+#define kctl__queue_map_prefetch(q, e)                                                                                 \
+    do {                                                                                                               \
+        size_t i_ = (e)->node.hash & ((q)->map.cap - 1);                                                               \
+        if ((q)->map.cap) {                                                                                            \
+            KCTL__Q_PREFETCH(&(q)->map.tags[i_]);                                                                      \
+            KCTL__Q_PREFETCH(&(q)->map.tags[(q)->map.cap + i_]);                                                       \
+            KCTL__Q_PREFETCH(&(q)->map.slots[i_]);                                                                     \
+        }                                                                                                              \
+    } while (0)
+#define KCTL__QUEUE_UNLINK_AHEAD 8 /* entries a recycling looks ahead: their unlinks' misses overlap */
+
 /* Recycle the returned stack, taken whole: idle entries leave the map for
    the free list; entries revived meanwhile just leave the stack. Lock
    held. */
 static void kctl__queue_recycle_to(kctl_queue *q, kctl__qent **chain, size_t room) {
-    kctl__qent *e = q->rstack, *n;
+    kctl__qent *e = q->rstack, *n, *ahead = e;
+    int k;
     q->rstack = NULL;
     q->nreturned = 0;
+    for (k = 0; k < KCTL__QUEUE_UNLINK_AHEAD && ahead; k++, ahead = ahead->rnext) kctl__queue_map_prefetch(q, ahead);
     for (; e; e = n) {
         n = e->rnext;
-        KCTL__Q_PREFETCH(n);
+        if (ahead) {
+            kctl__queue_map_prefetch(q, ahead);
+            ahead = ahead->rnext;
+        }
         e->flags &= ~(uint32_t)KCTL__Q_LISTED;
         if (!(e->flags & KCTL__Q_ROLES)) {
             kctl__map_unlink(&q->map, &e->node); /* no shrinking in use: kctl__queue_trim */
@@ -18855,10 +18876,10 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
     unsigned ndup = 0;
     if (e == KCTL__QCLOSED(q)) e = NULL; /* (closed: stays so; only a lock holder closes it) */
     else e = __atomic_exchange_n(&q->inbox, after, __ATOMIC_SEQ_CST);
-    KCTL__STORE(&q->drains, q->drains + 1u);
     for (; e; e = n) { /* newest first: reversed */
         n = e->next;
         KCTL__PREFETCH(n);
+        kctl__queue_map_prefetch(q, e); /* (its place in the map: the misses of a run overlap) */
         e->next = fifo;
         fifo = e;
     }
@@ -18877,7 +18898,6 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
     for (e = fifo; e; e = n) {
         kctl__qent *have = (kctl__qent *)kctl__map_find(&q->map, e->node.key, e->node.len, e->node.hash);
         n = e->next;
-        if (n) kctl__map_prefetch(&q->map, n->node.hash);
         now = KCTL__QTIMED(q) ? kctl__cold(e)->added_ns : 0;
         e->next = NULL;
         if (have) {
@@ -19195,7 +19215,11 @@ static bool kctl__queue_inbox_ok(kctl_queue *q) {
 /* kctl_queue_add without the queue's lock. The producer fills an entry of
    its own (a spare one the workers' side handed back, or a new one),
    pushes it on the inbox with one compare-and-swap (a spinning worker
-   watches the inbox too); whoever takes the lock next applies it
+   watches the inbox too). Producers push one at a time, under pmu, so
+   the compare-and-swap guesses the top is the last push (plast) and
+   learns otherwise from its failure: the inbox's line, which the drains
+   write, comes over once and not twice (shared for a look, then owned
+   for the swap). Whoever takes the lock next applies the entry
    (kctl__queue_drain), so every call that looks at the queue sees it. A
    worker with a backlog takes many keys' adds at once, and the map's
    lines stay on its CPU. A parked worker is woken the way a locked add
@@ -19210,17 +19234,14 @@ static bool kctl__queue_inbox_ok(kctl_queue *q) {
    add returns SHUTDOWN). */
 static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, uint32_t h) {
     kctl__qent *e, *top;
-    unsigned d = KCTL__LOAD(&q->drains);
     kctl__mutex_lock(&q->pmu);
-    if (d != q->pseen) { /* a drain since: what was pushed before it is applied */
-        q->pseen = d;
+    if (q->pcount >= KCTL__QUEUE_INBOX_ROOM) { /* full unless drained since (only a drain empties it) */
+        if (KCTL__LOAD(&q->inbox)) { /* the workers are behind: the lock's add drains */
+            kctl__mutex_unlock(&q->pmu);
+            return false;
+        }
         q->pcount = 0;
     }
-    if (q->pcount >= KCTL__QUEUE_INBOX_ROOM) { /* the workers are behind: the lock's add drains */
-        kctl__mutex_unlock(&q->pmu);
-        return false;
-    }
-    q->pcount++;
     if (!(e = q->pfree) && !(e = __atomic_exchange_n(&q->spare, NULL, __ATOMIC_ACQUIRE)) && KCTL__LOAD(&q->pool_hint)) {
         kctl__queue_lock(q); /* pooled on the workers' side: fetched, not allocated */
         kctl__queue_feed(q);
@@ -19230,23 +19251,30 @@ static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, ui
     if (e) {
         q->pfree = e->next;
         if (q->pfree) KCTL__PREFETCH(q->pfree); /* for the next add, which will write it */
+        if (e->key_cap <= len) {
+            kctl__free(&q->allocator, kctl__cold(e)->raw);
+            e = NULL;
+        }
     }
-    kctl__mutex_unlock(&q->pmu);
-    if (e && e->key_cap <= len) {
-        kctl__free(&q->allocator, kctl__cold(e)->raw);
-        e = NULL;
+    if (!e && !(e = kctl__queue_entry_alloc(q, len))) {
+        kctl__mutex_unlock(&q->pmu);
+        return false;
     }
-    if (!e && !(e = kctl__queue_entry_alloc(q, len))) return false;
     kctl__queue_entry_fill(e, key, len, h);
     if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = kctl__queue_now(q);
-    top = __atomic_load_n(&q->inbox, __ATOMIC_RELAXED);
-    do {
+    top = q->plast;
+    for (;;) {
         if (top == KCTL__QCLOSED(q)) { /* shut down meanwhile: the lock's add says so */
+            kctl__mutex_unlock(&q->pmu);
             kctl__free(&q->allocator, kctl__cold(e)->raw);
             return false;
         }
         e->next = top;
-    } while (!__atomic_compare_exchange_n(&q->inbox, &top, e, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED));
+        if (__atomic_compare_exchange_n(&q->inbox, &top, e, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) break;
+    }
+    q->pcount = top ? q->pcount + 1 : 1; /* pushes since the inbox was last found empty, that is drained */
+    q->plast = e;
+    kctl__mutex_unlock(&q->pmu);
     if (__atomic_load_n(&q->sleepers, __ATOMIC_SEQ_CST)) {
         uint32_t n;
         kctl__mutex_lock(&q->mu);
