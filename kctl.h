@@ -3977,6 +3977,29 @@ static inline void kctl__cpu_relax(void) {
 }
 static inline void kctl__yield(void) { KCTL_PORT_YIELD(); }
 
+/* A prefetch for writing: a line another CPU last wrote comes over owned,
+   so the stores that follow it need no second crossing (a plain prefetch
+   brings it shared, and the first store asks for it again). x86-64's
+   PREFETCHW, where CPUID says the processor has it (some older ones
+   fault on it): kctl__cpu_prefetchw, asked once by whoever uses it, and
+   kept. Elsewhere a plain prefetch (gcc's write hint is the same
+   instruction unless the build targets PREFETCHW). */
+#if !KCTL_SMALL && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define KCTL__PREFETCHW(p) __asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)(p)))
+static bool kctl__cpu_prefetchw(void) {
+    unsigned a = 0x80000000u, b, c = 0, d;
+    __asm__ __volatile__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    if (a < 0x80000001u) return false;
+    a = 0x80000001u;
+    c = 0;
+    __asm__ __volatile__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+    return (c >> 8) & 1u; /* PRFCHW */
+}
+#else
+#define KCTL__PREFETCHW(p) KCTL__PREFETCH(p)
+static KCTL__UNUSED bool kctl__cpu_prefetchw(void) { return false; }
+#endif
+
 /* An absolute time on the port's clock rel_ns from now, for timed waits. */
 static uint64_t kctl__deadline(uint64_t rel_ns) {
     uint64_t at = KCTL_PORT_NOW_NS();
@@ -18285,6 +18308,7 @@ struct kctl_queue {
 #if KCTL__Q_INBOX
     bool inbox_on;        /* adds may go through the inbox (kctl__queue_inbox_ok); set under mu, read without it */
     bool inbox_able;      /* the options allow the inbox: on once the queue's threads may run on two CPUs */
+    bool prefetchw;       /* the processor prefetches for writing (kctl__cpu_prefetchw): an entry's lines cross once */
 #endif
     uint64_t aging_ns;    /* kctl_priority_desc.aging_ns */
     kctl_limiter *limiter;
@@ -18437,6 +18461,15 @@ static void kctl__list_unlink(kctl__qent *e) {
             KCTL__Q_PREFETCH(&(q)->map.tags[(q)->map.cap + i_]);                                                       \
             KCTL__Q_PREFETCH(&(q)->map.slots[i_]);                                                                     \
         }                                                                                                              \
+    } while (0)
+/* Start taking an entry's line (the one at off) that this side is about
+   to write and the other side wrote last: the inbox's entries, which
+   the producer fills and a drain links, and a producer's next spare
+   one, which a worker's done wrote. */
+#define kctl__queue_prefetchw(q, e, off)                                                                               \
+    do {                                                                                                               \
+        if ((q)->prefetchw) KCTL__PREFETCHW((const char *)(e) + (off));                                                \
+        else KCTL__PREFETCH((const char *)(e) + (off));                                                                \
     } while (0)
 #define KCTL__QUEUE_UNLINK_AHEAD 8 /* entries a recycling looks ahead: their unlinks' misses overlap */
 
@@ -18908,9 +18941,13 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
     unsigned ndup = 0;
     if (e == KCTL__QCLOSED(q)) e = NULL; /* (closed: stays so; only a lock holder closes it) */
     else e = __atomic_exchange_n(&q->inbox, after, __ATOMIC_SEQ_CST);
-    for (; e; e = n) { /* newest first: reversed */
+    if (e) kctl__queue_prefetchw(q, e, offsetof(kctl__qent, next));
+    for (; e; e = n) { /* newest first: reversed (each one's links, which it writes, taken owned) */
         n = e->next;
-        KCTL__PREFETCH(n);
+        if (n) {
+            kctl__queue_prefetchw(q, n, offsetof(kctl__qent, next));
+            KCTL__PREFETCH(n);
+        }
         kctl__queue_map_prefetch(q, e); /* (its place in the map: the misses of a run overlap) */
         e->next = fifo;
         fifo = e;
@@ -19097,6 +19134,7 @@ KCTL_API int kctl_queue_create(const kctl_queue_desc *desc, kctl_queue **out) {
        another parks, as its spinning: kctl__queue_get) */
     q->inbox_able = !KCTL__QMAX(q) && !KCTL__QPRIO(q) && (!KCTL__QTIMED(q) || q->real_clock);
     q->inbox_on = q->inbox_able && kctl__cpus_usable() > 1;
+    q->prefetchw = kctl__cpu_prefetchw();
 #endif
     if (KCTL__Q_PRIO) q->aging_ns = d.priority.aging_ns ? d.priority.aging_ns : KCTL_SEC(10);
     kctl__list_init(&q->inflight);
@@ -19285,7 +19323,10 @@ static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, ui
     }
     if (e) {
         q->pfree = e->next;
-        if (q->pfree) KCTL__PREFETCH(q->pfree); /* for the next add, which will write it */
+        if (q->pfree) { /* for the next add, which will write both its lines */
+            kctl__queue_prefetchw(q, q->pfree, 0);
+            kctl__queue_prefetchw(q, q->pfree, offsetof(kctl__qent, next));
+        }
         if (e->key_cap <= len) {
             kctl__free(&q->allocator, kctl__cold(e)->raw);
             e = NULL;
