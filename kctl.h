@@ -18228,7 +18228,8 @@ enum {
 typedef struct kctl__qent {
     kctl__node node;                       /* node.key points right after the entry: kctl__qkey */
     uint32_t key_cap;                      /* bytes for the key, a multiple of 8 */
-    char pad_[64 - sizeof(kctl__node) - sizeof(uint32_t)];
+    void *raw;                             /* the allocation the entry was aligned in: freeing reads this line only */
+    char pad_[64 - sizeof(kctl__node) - 2 * sizeof(void *)];
     struct kctl__qent *next;               /* ready FIFO, or the free list */
     struct kctl__qent *pnext, *pprev;      /* in-flight list, or the low list */
     struct kctl__qent *rnext;              /* the returned stack */
@@ -18247,7 +18248,6 @@ typedef struct kctl__qcold {
     uint64_t started_ns;                   /* handed out (work_duration); on the low list: when queued (aging) */
     uint64_t ready_ns;                     /* delay heap: when to add */
     uint64_t seq;                          /* delay heap: FIFO among equal times */
-    void *raw;                             /* the allocation the entry was aligned in */
 } kctl__qcold;
 
 static kctl__qcold *kctl__cold(const kctl__qent *e) {
@@ -18432,7 +18432,7 @@ static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
         q->free_list = e;
         q->nfree++;
     } else {
-        kctl__free(&q->allocator, kctl__cold(e)->raw);
+        kctl__free(&q->allocator, e->raw);
     }
 }
 
@@ -18574,7 +18574,7 @@ static kctl__qent *kctl__queue_entry_alloc(kctl_queue *q, size_t len) {
     if (!raw) return NULL;
     e = KCTL__Q_FAST ? (kctl__qent *)(void *)(((uintptr_t)raw + 63) & ~(uintptr_t)63) : (kctl__qent *)raw;
     e->key_cap = (uint32_t)cap;
-    kctl__cold(e)->raw = raw;
+    e->raw = raw;
     return e;
 }
 
@@ -19190,10 +19190,10 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     a = q->allocator;
     /* Every live or idle entry is in the map; the free list holds the rest. */
     for (i = 0; i < q->map.cap; i++)
-        if (q->map.slots[i].node) kctl__free(&a, kctl__cold((kctl__qent *)q->map.slots[i].node)->raw);
+        if (q->map.slots[i].node) kctl__free(&a, ((kctl__qent *)q->map.slots[i].node)->raw);
     while ((e = q->free_list) != NULL) {
         q->free_list = e->next;
-        kctl__free(&a, kctl__cold(e)->raw);
+        kctl__free(&a, e->raw);
     }
 #if KCTL__Q_INBOX
     {   /* entries outside the map: adds not yet applied, spare ones */
@@ -19203,7 +19203,7 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
         for (c = 0; c < 4; c++)
             while ((e = chains[c]) != NULL) {
                 chains[c] = e->next;
-                kctl__free(&a, kctl__cold(e)->raw);
+                kctl__free(&a, e->raw);
             }
     }
     kctl__mutex_deinit(&q->pmu);
@@ -19328,7 +19328,7 @@ static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, ui
             kctl__queue_prefetchw(q, q->pfree, offsetof(kctl__qent, next));
         }
         if (e->key_cap <= len) {
-            kctl__free(&q->allocator, kctl__cold(e)->raw);
+            kctl__free(&q->allocator, e->raw);
             e = NULL;
         }
     }
@@ -19342,7 +19342,7 @@ static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, ui
     for (;;) {
         if (top == KCTL__QCLOSED(q)) { /* shut down meanwhile: the lock's add says so */
             kctl__mutex_unlock(&q->pmu);
-            kctl__free(&q->allocator, kctl__cold(e)->raw);
+            kctl__free(&q->allocator, e->raw);
             return false;
         }
         e->next = top;
