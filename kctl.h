@@ -1316,6 +1316,8 @@ KCTL_API long kctl__test_map_churn(uint32_t seed, uint32_t nkeys, uint32_t steps
 KCTL_API uint32_t kctl__test_hash(const char *s, size_t n);
 /* kctl's own tests only: the key map's comparison of a[0..n) with b[0..n). */
 KCTL_API bool kctl__test_key_eq(const char *a, const char *b, size_t n);
+/* kctl's own tests only: the short copy of hot paths, dst[0..n) = src[0..n). */
+KCTL_API void kctl__test_copy(char *dst, const char *src, size_t n);
 #endif
 #if defined(KCTL__SPIN_TEST) && !defined(KCTL_NO_THREADS) && (defined(__GNUC__) || defined(__clang__))
 /* kctl's own tests only: the spin policy (PLATFORM) on a script, and its
@@ -5277,6 +5279,7 @@ static bool kctl__map_sound(const kctl__map *m) {
 
 KCTL_API uint32_t kctl__test_hash(const char *s, size_t n) { return kctl__hash(s, n); }
 KCTL_API bool kctl__test_key_eq(const char *a, const char *b, size_t n) { return kctl__key_eq(a, b, n); }
+KCTL_API void kctl__test_copy(char *dst, const char *src, size_t n) { kctl__copy(dst, src, n); }
 KCTL_API long kctl__test_map_churn(uint32_t seed, uint32_t nkeys, uint32_t steps, uint32_t hash_mask) {
     kctl_allocator a;
     kctl__map m;

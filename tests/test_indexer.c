@@ -164,6 +164,37 @@ static void ti_key_eq(void) {
     KT_EQ_INT((long)bad, 0);
 }
 
+/* The short copy of hot paths (kctl__copy: keys, the JSON writer's
+   puts): every length to 80, from and to every alignment, gives the
+   source's bytes and writes nothing else. Each side is a heap block of
+   exactly its bytes, so a load or store past either end is an ASan
+   error; the destination's bytes before it are checked untouched. */
+static void ti_short_copy(void) {
+    char src[96];
+    size_t n, i, soff, doff, bad = 0;
+    for (i = 0; i < sizeof src; i++) src[i] = (char)('A' + (i * 11) % 26);
+    for (n = 0; n <= 80; n++)
+        for (soff = 0; soff < 8; soff++)
+            for (doff = 0; doff < 8; doff += 3) {
+                char *s = (char *)malloc(soff + n ? soff + n : 1), *d = (char *)malloc(doff + n ? doff + n : 1);
+                if (!s || !d) {
+                    free(s);
+                    free(d);
+                    kt_fail(__FILE__, __LINE__, "malloc");
+                    return;
+                }
+                memcpy(s + soff, src, n);
+                memset(d, '#', doff + n);
+                kctl__test_copy(d + doff, s + soff, n);
+                if (n && memcmp(d + doff, src, n) != 0) bad++;
+                for (i = 0; i < doff; i++)
+                    if (d[i] != '#') bad++;
+                free(s);
+                free(d);
+            }
+    KT_EQ_INT((long)bad, 0);
+}
+
 static void ti_add_get_delete(void) {
     kctl_indexer *ix = NULL;
     kctl_obj *a = ti_obj("prod", "a", "web", "1"), *b = ti_obj("prod", "b", "db", "2"), *c = ti_obj(NULL, "node-1", NULL, "3"), *g;
@@ -783,6 +814,7 @@ void kt_suite_indexer(void) {
     KT_RUN(ti_key_map_bytes);
     KT_RUN(ti_key_map_churn);
     KT_RUN(ti_key_eq);
+    KT_RUN(ti_short_copy);
     KT_RUN(ti_read_borrowed);
     KT_RUN(ti_read_lifetime_threads);
 }
