@@ -18226,13 +18226,16 @@ enum {
 };
 
 /* A line the map reads (node, written once when the entry is made: a
-   worker's get and done never touch it), a line of links and flags that
-   both sides write, then key_cap bytes of key, then the cold part. */
+   worker's get and done never touch it; with the inbox's link, so that a
+   drain's walk down the inbox reads one line an entry), a line of links
+   and flags that both sides write, then key_cap bytes of key, then the
+   cold part. */
 typedef struct kctl__qent {
     kctl__node node;                       /* node.key points right after the entry: kctl__qkey */
     uint32_t key_cap;                      /* bytes for the key, a multiple of 8 */
     void *raw;                             /* the allocation the entry was aligned in: freeing reads this line only */
-    char pad_[64 - sizeof(kctl__node) - 2 * sizeof(void *)];
+    struct kctl__qent *inext;              /* the inbox (newest first): on the line a drain reads anyway */
+    char pad_[64 - sizeof(kctl__node) - 3 * sizeof(void *)];
     struct kctl__qent *next;               /* ready FIFO, or the free list */
     struct kctl__qent *pnext, *pprev;      /* in-flight list, or the low list */
     struct kctl__qent *rnext;              /* the returned stack */
@@ -18368,8 +18371,9 @@ struct kctl_queue {
     /* -- bumped under mu whenever a key becomes ready or the queue shuts
        down; read without the lock by workers spinning for work, who
        watch the inbox beside it. The inbox
-       (KCTL__Q_INBOX): adds that did not take the lock, newest first,
-       each a whole entry not yet in the map; whoever takes mu next
+       (KCTL__Q_INBOX): adds that did not take the lock, newest first
+       (linked through inext), each a whole entry not yet in the map;
+       whoever takes mu next
        applies them, in the order they were made (kctl__queue_drain). */
     unsigned pushes;
 #if KCTL__Q_INBOX
@@ -18945,12 +18949,9 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
     if (e == KCTL__QCLOSED(q)) e = NULL; /* (closed: stays so; only a lock holder closes it) */
     else e = __atomic_exchange_n(&q->inbox, after, __ATOMIC_SEQ_CST);
     if (e) kctl__queue_prefetchw(q, e, offsetof(kctl__qent, next));
-    for (; e; e = n) { /* newest first: reversed (each one's links, which it writes, taken owned) */
-        n = e->next;
-        if (n) {
-            kctl__queue_prefetchw(q, n, offsetof(kctl__qent, next));
-            KCTL__PREFETCH(n);
-        }
+    for (; e; e = n) { /* newest first, reversed: the walk reads first lines (inext), each one's links taken owned */
+        n = e->inext;
+        if (n) kctl__queue_prefetchw(q, n, offsetof(kctl__qent, next));
         kctl__queue_map_prefetch(q, e); /* (its place in the map: the misses of a run overlap) */
         e->next = fifo;
         fifo = e;
@@ -19205,7 +19206,7 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
         chains[0] = q->inbox == KCTL__QCLOSED(q) ? NULL : q->inbox; chains[1] = q->stalled; chains[2] = q->spare; chains[3] = q->pfree;
         for (c = 0; c < 4; c++)
             while ((e = chains[c]) != NULL) {
-                chains[c] = e->next;
+                chains[c] = c ? e->next : e->inext;
                 kctl__free(&a, e->raw);
             }
     }
@@ -19348,7 +19349,7 @@ static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, ui
             kctl__free(&q->allocator, e->raw);
             return false;
         }
-        e->next = top;
+        e->inext = top;
         if (__atomic_compare_exchange_n(&q->inbox, &top, e, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) break;
     }
     q->pcount = top ? q->pcount + 1 : 1; /* pushes since the inbox was last found empty, that is drained */
