@@ -18226,16 +18226,20 @@ enum {
 };
 
 /* A line the map reads (node, written once when the entry is made: a
-   worker's get and done never touch it; with the inbox's link, so that a
-   drain's walk down the inbox reads one line an entry), a line of links
-   and flags that both sides write, then key_cap bytes of key, then the
-   cold part. */
+   worker's get and done never touch it), a line of links and flags that
+   the workers' side writes, then key_cap bytes of key, then the cold
+   part. In fast builds a short key lies in the first line, and the links
+   an entry has while the producers' side holds it (the inbox, the spare
+   chains, the free list) are there too: the producer writes that line
+   alone, a drain's walk down the inbox reads one line an entry, and the
+   second line stays on the workers' side (with the first, both crossed
+   between the CPUs for every key). */
 typedef struct kctl__qent {
-    kctl__node node;                       /* node.key points right after the entry: kctl__qkey */
-    uint32_t key_cap;                      /* bytes for the key, a multiple of 8 */
+    kctl__node node;                       /* node.key: key0, or right after the entry (kctl__qkey) */
+    uint32_t key_cap;                      /* bytes for the key after the entry, a multiple of 8 (0: key0 holds it) */
     void *raw;                             /* the allocation the entry was aligned in: freeing reads this line only */
-    struct kctl__qent *inext;              /* the inbox (newest first): on the line a drain reads anyway */
-    char pad_[64 - sizeof(kctl__node) - 3 * sizeof(void *)];
+    struct kctl__qent *inext;              /* the inbox (newest first), a spare chain, the free list */
+    char key0[64 - sizeof(kctl__node) - 3 * sizeof(void *)]; /* a key shorter than this (fast builds) */
     struct kctl__qent *next;               /* ready FIFO, or the free list */
     struct kctl__qent *pnext, *pprev;      /* in-flight list, or the low list */
     struct kctl__qent *rnext;              /* the returned stack */
@@ -18246,8 +18250,11 @@ typedef struct kctl__qent {
 
 typedef char kctl__qent_size_8n[sizeof(kctl__qent) % 8 == 0 ? 1 : -1]; /* (fails to compile otherwise) */
 
-/* e's key, without reading its first line. */
-#define kctl__qkey(e) ((const char *)((e) + 1))
+/* e's key (small builds: without reading its first line); whether a key
+   of len bytes goes in key0; whether e has room for one. */
+#define kctl__qkey(e) (KCTL__Q_FAST ? (e)->node.key : (const char *)((e) + 1))
+#define KCTL__QKEY0(len) (KCTL__Q_FAST && (len) < sizeof(((kctl__qent *)0)->key0))
+#define KCTL__QFITS(e, len) (KCTL__QKEY0(len) || (e)->key_cap > (len))
 
 typedef struct kctl__qcold {
     uint64_t added_ns;                     /* became dirty (queue_duration) */
@@ -18435,7 +18442,7 @@ static void kctl__queue_bump(kctl_queue *q) {
 /* Keys with a role (one in two roles counted twice). Lock held. */
 static void kctl__queue_free_entry(kctl_queue *q, kctl__qent *e) {
     if (q->nfree < KCTL__QUEUE_FREE_MAX && (!KCTL__QMAX(q) || q->nfree < q->max_keys)) {
-        e->next = q->free_list;
+        e->inext = q->free_list;
         q->free_list = e;
         q->nfree++;
     } else {
@@ -18501,7 +18508,7 @@ static void kctl__queue_recycle_to(kctl_queue *q, kctl__qent **chain, size_t roo
             if (!room) {
                 kctl__queue_free_entry(q, e);
             } else {
-                e->next = *chain;
+                e->inext = *chain;
                 *chain = e;
                 room--;
             }
@@ -18575,7 +18582,7 @@ static uint64_t kctl__queue_trim(kctl_queue *q) {
 
 /* A new entry with room for a key of len bytes, from the allocator. */
 static kctl__qent *kctl__queue_entry_alloc(kctl_queue *q, size_t len) {
-    size_t cap = len + 1 <= KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
+    size_t cap = KCTL__QKEY0(len) ? 0 : len + 1 <= KCTL__QUEUE_MIN_KEY_CAP ? KCTL__QUEUE_MIN_KEY_CAP : (len + 8) & ~(size_t)7;
     void *raw = kctl__alloc(&q->allocator, sizeof(kctl__qent) + cap + sizeof(kctl__qcold) + (KCTL__Q_FAST ? 63 : 0));
     kctl__qent *e;
     if (!raw) return NULL;
@@ -18585,23 +18592,35 @@ static kctl__qent *kctl__queue_entry_alloc(kctl_queue *q, size_t len) {
     return e;
 }
 
-/* e holds key (len bytes, hash), with no role and no links. */
-static void kctl__queue_entry_fill(kctl__qent *e, const char *key, size_t len, uint32_t hash) {
-    kctl__copy(e + 1, key, len);
-    ((char *)(e + 1))[len] = 0;
-    e->node.key = (const char *)(e + 1);
+/* e holds key (len bytes, hash; room checked): the first line, and the
+   key after the entry unless key0 holds it. */
+static void kctl__queue_entry_key(kctl__qent *e, const char *key, size_t len, uint32_t hash) {
+    char *k = KCTL__QKEY0(len) ? e->key0 : (char *)(e + 1);
+    kctl__copy(k, key, len);
+    k[len] = 0;
+    e->node.key = k;
     e->node.len = (uint32_t)len;
     e->node.hash = hash;
+}
+
+/* e with no role and no links (its second line). */
+static void kctl__queue_entry_clear(kctl__qent *e) {
     e->next = e->pnext = e->pprev = e->rnext = NULL;
     e->flags = 0;
+}
+
+/* e holds key, with no role and no links. */
+static void kctl__queue_entry_fill(kctl__qent *e, const char *key, size_t len, uint32_t hash) {
+    kctl__queue_entry_key(e, key, len, hash);
+    kctl__queue_entry_clear(e);
 }
 
 static kctl__qent *kctl__queue_entry_new(kctl_queue *q, const char *key, size_t len, uint32_t hash) {
     kctl__qent *e;
     if (KCTL__Q_FAST && !q->free_list && q->nreturned >= KCTL__QUEUE_STEAL_MIN) kctl__queue_recycle(q);
     e = q->free_list;
-    if (e && e->key_cap > len) {
-        q->free_list = e->next;
+    if (e && KCTL__QFITS(e, len)) {
+        q->free_list = e->inext;
         q->nfree--;
         if (q->free_list) KCTL__Q_PREFETCH(q->free_list); /* for the next add, which will write it */
     } else if (!(e = kctl__queue_entry_alloc(q, len))) {
@@ -18978,7 +18997,7 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
                 kctl__queue_free_entry(q, e); /* (a bounded chain back) */
             } else {
                 if (!dup) dup_tail = e;
-                e->next = dup;
+                e->inext = dup;
                 dup = e;
             }
             if ((have->flags & KCTL__Q_DELAYED) && KCTL__QPEND(q)) kctl__queue_cancel_after(q, have);
@@ -18998,6 +19017,7 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
                 }
             }
         }
+        kctl__queue_entry_clear(e); /* (its producer wrote the first line alone) */
         kctl__map_insert(&q->map, &e->node);
         kctl__queue_add_entry(q, e, now);
     }
@@ -19008,7 +19028,7 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
     if (!q->inbox_used) q->inbox_used = true;
     if (dup) { /* pushed on the spare chain (producers only ever take it whole) */
         kctl__qent *top = __atomic_load_n(&q->spare, __ATOMIC_RELAXED);
-        do dup_tail->next = top;
+        do dup_tail->inext = top;
         while (!__atomic_compare_exchange_n(&q->spare, &top, dup, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
     }
     kctl__queue_feed(q);
@@ -19196,7 +19216,7 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
     for (i = 0; i < q->map.cap; i++)
         if (q->map.slots[i].node) kctl__free(&a, ((kctl__qent *)q->map.slots[i].node)->raw);
     while ((e = q->free_list) != NULL) {
-        q->free_list = e->next;
+        q->free_list = e->inext;
         kctl__free(&a, e->raw);
     }
 #if KCTL__Q_INBOX
@@ -19206,7 +19226,7 @@ KCTL_API void kctl_queue_destroy(kctl_queue *q) {
         chains[0] = q->inbox == KCTL__QCLOSED(q) ? NULL : q->inbox; chains[1] = q->stalled; chains[2] = q->spare; chains[3] = q->pfree;
         for (c = 0; c < 4; c++)
             while ((e = chains[c]) != NULL) {
-                chains[c] = c ? e->next : e->inext;
+                chains[c] = c == 1 ? e->next : e->inext; /* (stalled adds: in order, through next) */
                 kctl__free(&a, e->raw);
             }
     }
@@ -19326,12 +19346,9 @@ static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, ui
         e = __atomic_exchange_n(&q->spare, NULL, __ATOMIC_ACQUIRE);
     }
     if (e) {
-        q->pfree = e->next;
-        if (q->pfree) { /* for the next add, which will write both its lines */
-            kctl__queue_prefetchw(q, q->pfree, 0);
-            kctl__queue_prefetchw(q, q->pfree, offsetof(kctl__qent, next));
-        }
-        if (e->key_cap <= len) {
+        q->pfree = e->inext;
+        if (q->pfree) kctl__queue_prefetchw(q, q->pfree, 0); /* for the next add, which will write its first line */
+        if (!KCTL__QFITS(e, len)) {
             kctl__free(&q->allocator, e->raw);
             e = NULL;
         }
@@ -19340,7 +19357,7 @@ static bool kctl__queue_add_inbox(kctl_queue *q, const char *key, size_t len, ui
         kctl__mutex_unlock(&q->pmu);
         return false;
     }
-    kctl__queue_entry_fill(e, key, len, h);
+    kctl__queue_entry_key(e, key, len, h); /* (the second line: the drain's) */
     if (KCTL__QTIMED(q)) kctl__cold(e)->added_ns = kctl__queue_now(q);
     top = q->plast;
     for (;;) {
