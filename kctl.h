@@ -3988,7 +3988,7 @@ static inline void kctl__yield(void) { KCTL_PORT_YIELD(); }
    instruction unless the build targets PREFETCHW). */
 #if !KCTL_SMALL && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define KCTL__PREFETCHW(p) __asm__ __volatile__("prefetchw %0" : : "m"(*(const char *)(p)))
-static bool kctl__cpu_prefetchw(void) {
+static KCTL__UNUSED bool kctl__cpu_prefetchw(void) {
     unsigned a = 0x80000000u, b, c = 0, d;
     __asm__ __volatile__("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
     if (a < 0x80000001u) return false;

@@ -135,6 +135,18 @@ static void ti_key_map_churn(void) {
    equal to an equal key and unequal to one that differs in any single
    byte, by any single bit. The keys are copied to heap blocks of exactly
    their length, so a load past either end is an ASan error. */
+/* Two heap blocks of exactly na and nb bytes (a zero size: 1), or a
+   failure recorded and false. */
+static bool ti_exact_pair(char **a, size_t na, char **b, size_t nb) {
+    *a = (char *)malloc(na ? na : 1);
+    *b = (char *)malloc(nb ? nb : 1);
+    if (*a && *b) return true;
+    free(*a);
+    free(*b);
+    kt_fail(__FILE__, __LINE__, "malloc");
+    return false;
+}
+
 static void ti_key_eq(void) {
     char src[96];
     size_t n, i, off, bad = 0;
@@ -142,13 +154,8 @@ static void ti_key_eq(void) {
     for (i = 0; i < sizeof src; i++) src[i] = (char)('a' + (i * 7) % 26);
     for (n = 0; n <= 80; n++)
         for (off = 0; off < 8; off++) {
-            char *a = (char *)malloc(n + off ? n + off : 1), *b = (char *)malloc(n ? n : 1);
-            if (!a || !b) {
-                free(a);
-                free(b);
-                kt_fail(__FILE__, __LINE__, "malloc");
-                return;
-            }
+            char *a, *b;
+            if (!ti_exact_pair(&a, n + off, &b, n)) return;
             memcpy(a + off, src, n);
             memcpy(b, src, n);
             if (!kctl__test_key_eq(a + off, b, n)) bad++;
@@ -176,13 +183,8 @@ static void ti_short_copy(void) {
     for (n = 0; n <= 80; n++)
         for (soff = 0; soff < 8; soff++)
             for (doff = 0; doff < 8; doff += 3) {
-                char *s = (char *)malloc(soff + n ? soff + n : 1), *d = (char *)malloc(doff + n ? doff + n : 1);
-                if (!s || !d) {
-                    free(s);
-                    free(d);
-                    kt_fail(__FILE__, __LINE__, "malloc");
-                    return;
-                }
+                char *s, *d;
+                if (!ti_exact_pair(&s, soff + n, &d, doff + n)) return;
                 memcpy(s + soff, src, n);
                 memset(d, '#', doff + n);
                 kctl__test_copy(d + doff, s + soff, n);
