@@ -22,7 +22,10 @@
       wraps the memstore's transport), 200,000 writes are made, then it is
       resumed: events/s from the resume until every update was handled and
       nothing is queued or in flight (informer -> handlers -> queue ->
-      workers, no store writes in the timed part).
+      workers, no store writes in the timed part). Its 200,000 writes, made
+      while the informer waits at the gate, are timed too: the writer alone
+      on the same store in the same round (the store's own cost; b's writer
+      shares the CPUs and the store's lock with the pipeline).
 
    Run:  ./bench-e2e       idle
          ./bench-e2e -C    each round idle, then with a busy-loop child
@@ -74,7 +77,7 @@ static int e2e_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_e
 }
 
 typedef struct e2e_fig {
-    double sync_s, first_s, writer_wps, writer_cpu_wps, flat_eps, sat_p50_ms, sat_p99_ms, paced_p50_us, paced_p99_us, alone_eps;
+    double sync_s, first_s, writer_wps, writer_cpu_wps, flat_eps, sat_p50_ms, sat_p99_ms, paced_p50_us, paced_p99_us, alone_eps, alone_wps;
     long rss_kib;
     unsigned long flat_reconciles, paced_reconciles;
 } e2e_fig;
@@ -288,7 +291,9 @@ static int e2e_round(kctl_memstore *ms, e2e_fig *f) {
     while (!e2e_idle(c)) e2e_sleep_ns(1000000L);
     kctl_informer_read_stats(inf, &rs);
     base = rs.modified;
+    t0 = kctl_clock_now(&e2e_clock);
     for (i = 0; i < E2E_WRITES; i++) e2e_write(ms, i % E2E_OBJECTS, (unsigned)i + 1000000u, 0);
+    f->alone_wps = E2E_WRITES / bench_seconds(t0, kctl_clock_now(&e2e_clock));
     t0 = kctl_clock_now(&e2e_clock);
     pthread_mutex_lock(&e2e_gate_mu);
     e2e_gate_closed = 0;
@@ -390,6 +395,9 @@ int main(int argc, char **argv) {
     E2E_COLLECT(alone_eps, vi, 0); E2E_COLLECT(alone_eps, vb, contended);
     e2e_line("d. the pipeline alone (200,000 events queued while paused, then drained)", "M events/s", vi, vb, contended,
              1e6, "%.3f");
+    E2E_COLLECT(alone_wps, vi, 0); E2E_COLLECT(alone_wps, vb, contended);
+    e2e_line("d. the writer alone: d's 200,000 writes, made while the informer waits (no pipeline running)", "M writes/s", vi, vb,
+             contended, 1e6, "%.3f");
     bench_print_reference("b 0.258 M events/s; c p50 92 us, p99 1,343 us idle, p50 75 us with a busy process; "
                           "d 0.315 M events/s; a 0.44 s sync, 0.037 s first reconciles");
     printf("   resident set now %.1f MiB (store with its history); bench time %.1f s\n", (double)rss_kib() / 1024.0,
