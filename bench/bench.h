@@ -80,6 +80,7 @@ BENCH_UNUSED static uint64_t bench_xorshift(uint64_t *s)
 #include <sched.h>
 #include <sys/prctl.h>
 #endif
+#include <pthread.h>
 
 /* CPUs this process may run on (its affinity), or -1 if unknown. */
 BENCH_UNUSED static int bench_affinity_cpus(void)
@@ -204,12 +205,93 @@ BENCH_UNUSED static void bench_print_memory(void)
            "figures from hosts whose loads differ are not comparable)\n", l2, big);
 }
 
-/* One line: CPUs online, the affinity, the load average, the mode; then the memory line. */
+/* The cross-CPU hand-off: two threads, pinned to the first two CPUs of
+   the affinity, pass a counter back and forth (each waits for the other's
+   write, then writes). A queue's add -> get moves lines between its
+   producer's CPU and its worker's this way, so queue a follows this
+   figure more than the memory line: on hosts of the same kind it has been
+   seen from under 100 to over 300 ns, with whatever decides where the
+   virtual CPUs sit. Each side stops after 50 ms of waiting in all (a CPU
+   held by another process: the pass is then not timed). */
+#define BENCH_HANDOFFS 20000L
+typedef struct bench_handoff {
+    unsigned turn; /* even: the first thread's turn to write, odd: the second's */
+    int cpu, done;
+} bench_handoff;
+
+BENCH_UNUSED static int bench_handoff_pass(bench_handoff *h, int side)
+{
+    uint64_t end = kctl_clock_now(NULL) + 50000000u;
+    long k;
+    for (k = 0; k < BENCH_HANDOFFS; k++) {
+        unsigned want = (unsigned)(2 * k + side), i = 0;
+        while (__atomic_load_n(&h->turn, __ATOMIC_ACQUIRE) != want)
+            if ((++i & 1023) == 0 && kctl_clock_now(NULL) > end)
+                return -1;
+        __atomic_store_n(&h->turn, want + 1, __ATOMIC_RELEASE);
+    }
+    return 0;
+}
+
+BENCH_UNUSED static void *bench_handoff_thread(void *arg)
+{
+    bench_handoff *h = (bench_handoff *)arg;
+    if (bench_pin(h->cpu) != 0 || bench_handoff_pass(h, 1) != 0)
+        __atomic_store_n(&h->done, -1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* ns a line takes to go from one CPU to the other (half a round trip), or
+   < 0 (one CPU, no pinning, or a side that waited too long). */
+BENCH_UNUSED static double bench_handoff_ns(void)
+{
+    bench_handoff h;
+    pthread_t t;
+    uint64_t t0, t1;
+    int a = bench_affinity_nth(0), b = bench_affinity_nth(1), rc;
+    if (a < 0 || b < 0)
+        return -1;
+    memset(&h, 0, sizeof h);
+    h.cpu = b;
+    rc = bench_pin(a); /* first: bench_pin keeps the affinity to restore once, before the other thread pins itself */
+    if (pthread_create(&t, NULL, bench_handoff_thread, &h) != 0) {
+        bench_unpin();
+        return -1;
+    }
+    t0 = kctl_clock_now(NULL);
+    if (rc == 0)
+        rc = bench_handoff_pass(&h, 0);
+    t1 = kctl_clock_now(NULL);
+    if (rc != 0) /* the other side may still wait for a turn that will not come: its own bound ends it */
+        __atomic_store_n(&h.done, -1, __ATOMIC_RELEASE);
+    pthread_join(t, NULL);
+    bench_unpin();
+    if (rc != 0 || __atomic_load_n(&h.done, __ATOMIC_ACQUIRE) != 0)
+        return -1;
+    return (double)(t1 - t0) / (2.0 * (double)BENCH_HANDOFFS);
+}
+
+/* One line: CPUs online, the affinity, the load average, the mode; then
+   the memory line and the cross-CPU hand-off (the median of 5 passes: a
+   pass now and then runs at half or twice the others). */
 BENCH_UNUSED static void bench_print_conditions(const char *mode)
 {
+    double h[5];
+    int i;
     printf("conditions: %ld CPUs online, affinity %d CPUs, load average %.2f at start, %s\n",
            sysconf(_SC_NPROCESSORS_ONLN), bench_affinity_cpus(), bench_loadavg(), mode);
     bench_print_memory();
+    for (i = 0; i < 5; i++)
+        if ((h[i] = bench_handoff_ns()) <= 0)
+            break;
+    if (i == 5) {
+        qsort(h, 5, sizeof h[0], bench_cmp_double);
+        printf("cross-CPU: a cache line handed between CPUs %d and %d takes %.0f ns one way (5 passes: %.0f-%.0f; the "
+               "queue's add -> get crosses this way; hosts whose hand-offs differ are not comparable)\n",
+               bench_affinity_nth(0), bench_affinity_nth(1), h[2], h[0], h[4]);
+    } else {
+        printf("cross-CPU: not measured (one CPU, no pinning, or a CPU held by another process)\n");
+    }
 }
 
 /* A child process that keeps one CPU busy (the issue's busy loop) until
