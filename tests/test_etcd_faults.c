@@ -25,12 +25,12 @@
    KT_VERBOSE=1 prints each scenario's counts. */
 #include "kt.h"
 #include "etcd_harness.h"
+#include <stdlib.h>
 
 #ifdef KT_HAVE_CURL
 #include "../kctl_http_curl.h"
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <time.h>
 #include "fault_rig.h"
 
@@ -679,6 +679,7 @@ static void tef_status_race(void) {
 #endif
 }
 
+#ifdef KT_HAVE_CURL
 /* root's token, from any running member */
 static bool tef_root_token(tef_rig *g, char *token, size_t cap) {
     kt_etcd_reply r = { 0 };
@@ -687,6 +688,7 @@ static bool tef_root_token(tef_rig *g, char *token, size_t cap) {
     kt_etcd_reply_free(&r);
     return ok;
 }
+#endif
 
 /* (g) With etcd auth: a member restarted (SIGTERM, start) has lost the
    simple tokens it knew, the controller's among them. The member the
@@ -764,7 +766,10 @@ static void tef_chaos(void) {
     const char *env = getenv("KT_ETCD_CHAOS"), *seed_env = getenv("KT_ETCD_CHAOS_SEED"), *auth = getenv("KT_ETCD_CHAOS_AUTH");
     if (!env || !*env) return; /* registered only when asked */
     KT_ETCD_REQUIRE_CURL();
-#ifdef KT_HAVE_CURL
+#ifndef KT_HAVE_CURL
+    (void)seed_env;
+    (void)auth;
+#else
     {
         tef_rig *g = &tef;
         kctl_etcd_stats t0;
