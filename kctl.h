@@ -11175,6 +11175,14 @@ static bool kctl__as_str(kctl__asstr *sc, const kctl_json *j, uint32_t v, const 
     sc->used += len + 1;
     return true;
 }
+/* kctl__as_str of a member that may be absent (most of a write's are):
+   no call for those. */
+static inline KCTL__UNUSED bool kctl__as_str_opt(kctl__asstr *sc, const kctl_json *j, uint32_t v, const char **s, size_t *n) {
+    if (v != KCTL_JSON_NONE) return kctl__as_str(sc, j, v, s, n);
+    *s = "";
+    if (n) *n = 0;
+    return true;
+}
 
 #ifndef KCTL_NO_VALIDATION
 /* The text of string v: as it stands when it has no escapes, else
@@ -11270,12 +11278,12 @@ static const char *kctl__as_read(kctl__asin *in, kctl__asstr *sc, const kctl_jso
                           k < 3 ? (size_t *)(void *)((char *)in + len_at[k]) : NULL))
             return KCTL__AS_STR_WHY(k);
 #else
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return KCTL__AS_STR_WHY(0);
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return KCTL__AS_STR_WHY(1);
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_STR_WHY(2);
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_STR_WHY(3);
-    if (!kctl__as_str(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_STR_WHY(4);
-    if (!kctl__as_str(sc, j, kind, &in->kind, NULL)) return KCTL__AS_STR_WHY(5);
+    if (!kctl__as_str_opt(sc, j, in->mv[KCTL__AM_NAME], &in->name, &in->name_len)) return KCTL__AS_STR_WHY(0);
+    if (!kctl__as_str_opt(sc, j, in->mv[KCTL__AM_GEN_NAME], &in->gen_name, &in->gen_len)) return KCTL__AS_STR_WHY(1);
+    if (!kctl__as_str_opt(sc, j, in->mv[KCTL__AM_NS], &in->ns, &in->ns_len)) return KCTL__AS_STR_WHY(2);
+    if (!kctl__as_str_opt(sc, j, in->mv[KCTL__AM_UID], &in->uid, NULL)) return KCTL__AS_STR_WHY(3);
+    if (!kctl__as_str_opt(sc, j, in->mv[KCTL__AM_RV], &in->rv, NULL)) return KCTL__AS_STR_WHY(4);
+    if (!kctl__as_str_opt(sc, j, kind, &in->kind, NULL)) return KCTL__AS_STR_WHY(5);
 #endif
 #undef KCTL__AS_STR_WHY
     v = in->mv[KCTL__AM_GENERATION];
@@ -11788,8 +11796,18 @@ static int kctl__as_copy_members(kctl_jw *w, kctl__astoks *t, const kctl_json *j
 }
 #endif
 
-/* The top-level members as the emit orders them: apiVersion and kind (0, 1), metadata (2), status (3); else -1. */
+/* The top-level members as the emit orders them: apiVersion and kind (0, 1), metadata (2), status (3); else -1.
+   (Every write asks this of each top-level name several times: the four
+   lengths differ, so the length alone picks the one name to compare.) */
 static int kctl__as_top(const kctl_json *j, uint32_t ktok) {
+#if !KCTL_SMALL
+    const kctl_json_tok *t = &j->toks[ktok];
+    if (t->type == KCTL_JSON_STRING && !t->escaped) {
+        uint32_t len = t->end - t->start;
+        int k = len == 10 ? 0 : len == 4 ? 1 : len == 8 ? 2 : len == 6 ? 3 : -1;
+        return k >= 0 && kctl__key_eq(j->text + t->start, kctl__as_names[k], len) ? k : -1;
+    }
+#endif
     return kctl__as_named(j, ktok, kctl__as_names, kctl__as_lens, 4, UINT32_C(0x550)); /* bits 4, 6, 8, 10 */
 }
 
@@ -12367,7 +12385,13 @@ static KCTL__UNUSED int kctl__as_cur_of(kctl__ascur *c, const kctl_json *j, cons
     for (i = md + 1, m = 0; m < j->toks[md].size; m++, i += 1 + j->toks[i + 1].skip) {
         uint32_t n = j->toks[i].end - j->toks[i].start; /* (the lengths' test here first: it decides most names) */
         if (!j->toks[i].escaped && n != 10 && n != 17 && n != 26) continue;
-        if ((k = kctl__as_named(j, i, names, lens, 3, UINT32_C(0x4020400))) >= 0) mv[k] = i + 1; /* bits 10, 17, 26 */
+        if (j->toks[i].escaped) {
+            k = kctl__as_named(j, i, names, lens, 3, UINT32_C(0x4020400)); /* bits 10, 17, 26 */
+        } else { /* the three lengths differ: the length picks the one name to compare */
+            k = n == 26 ? 0 : n == 17 ? 1 : 2;
+            if (!kctl__key_eq(j->text + j->toks[i].start, names[k], n)) k = -1;
+        }
+        if (k >= 0) mv[k] = i + 1;
     }
     if (mv[0] != KCTL_JSON_NONE) return KCTL_ERR_INVALID_ARG;
     v = mv[1];

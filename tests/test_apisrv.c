@@ -395,6 +395,59 @@ static void ta_validation_edges(void) {
 /* Generation: any change outside metadata and status bumps it (the custom
    resource rule), metadata and status changes do not; a write that
    changes nothing is no write. */
+/* Member names written with escapes are the names they unescape to: the
+   top level's ("\u006detadata" is metadata, found by the length-first
+   match the write path uses and by its fallback alike), and the server's
+   own metadata a client sends escaped is still the server's. */
+static void ta_escaped_member_names(void) {
+    ta_store s;
+    kctl_obj *o = NULL;
+    char created[64] = "";
+    uint64_t rev;
+    if (!ta_open(&s)) return;
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &ta_cm,
+                                  "{\"\\u0061piVersion\":\"v1\",\"\\u006bind\":\"ConfigMap\",\"\\u006detadata\":{\"name\":\"esc\"},"
+                                  "\"data\":{\"k\":\"1\"}}",
+                                  KCTL_NTS, &o, NULL),
+              KCTL_OK);
+    KT_EQ_STR(o ? kctl_obj_name(o) : "", "esc");
+    KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 1);
+    KT_CHECK(o && kctl_obj_uid(o)[0] != '\0');
+    if (o) {
+        const char *doc = kctl_obj_json(o, NULL), *c = strstr(doc, "\"creationTimestamp\":\"");
+        KT_CHECK(c != NULL);
+        if (c) snprintf(created, sizeof created, "%.20s", c + 21);
+    }
+    kctl_obj_unref(o);
+    rev = kctl_memstore_revision(s.ms);
+    /* the same body, the names escaped otherwise (and not at all): no change */
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &ta_cm, "{\"metadata\":{\"name\":\"esc\"},\"\\u0064ata\":{\"k\":\"1\"},\"kin\\u0064\":\"ConfigMap\","
+                                               "\"apiVersion\":\"v1\"}", KCTL_NTS, &o, NULL),
+              KCTL_OK);
+    KT_EQ_U64(kctl_memstore_revision(s.ms), rev);
+    kctl_obj_unref(o);
+    /* a new body under an escaped "metadata": a write, the generation bumped */
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &ta_cm, "{\"metadat\\u0061\":{\"name\":\"esc\"},\"data\":{\"k\":\"2\"}}", KCTL_NTS, &o, NULL),
+              KCTL_OK);
+    KT_EQ_U64(kctl_memstore_revision(s.ms), rev + 1);
+    KT_EQ_INT(o ? kctl_obj_generation(o) : 0, 2);
+    kctl_obj_unref(o);
+    /* the server's creationTimestamp and uid, sent escaped: the stored ones stay */
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &ta_cm,
+                                  "{\"metadata\":{\"name\":\"esc\",\"creation\\u0054imestamp\":\"1999-01-01T00:00:00Z\"},"
+                                  "\"data\":{\"k\":\"3\"}}",
+                                  KCTL_NTS, &o, NULL),
+              KCTL_OK);
+    if (o) {
+        const char *doc = kctl_obj_json(o, NULL);
+        KT_CHECK(strstr(doc, "1999-01-01") == NULL);
+        KT_CHECK(created[0] && strstr(doc, created) != NULL);
+        KT_EQ_INT(kctl_obj_generation(o), 3);
+    }
+    kctl_obj_unref(o);
+    ta_close(&s);
+}
+
 static void ta_generation_rule(void) {
     ta_store s;
     kctl_obj *o = NULL;
@@ -998,6 +1051,7 @@ void kt_suite_apisrv(void) {
     KT_RUN(ta_memstore_words_refusals);
     KT_RUN(ta_validation_edges);
     KT_RUN(ta_generation_rule);
+    KT_RUN(ta_escaped_member_names);
     KT_RUN(ta_repeated_names_kept_once);
     KT_RUN(ta_deleting_refuses_new_finalizers);
     KT_RUN(ta_delete_preconditions);
