@@ -5134,7 +5134,7 @@ static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t le
     unsigned char tag = kctl__map_tag(hash), t;
     if (!m->count) return NULL;
     mask = m->cap - 1;
-    KCTL__PREFETCH(&m->slots[hash & mask]); /* its slot with its tag, not after it */
+    if (!KCTL_SMALL) KCTL__PREFETCH(&m->slots[hash & mask]); /* its slot with its tag, not after it */
     for (i = hash & mask; (t = m->tags[i]) != 0; i = (i + 1) & mask) {
         if (KCTL_SMALL || t == tag) { /* (small builds: the node's full hash alone) */
             kctl__node *n = m->slots[i].node;
