@@ -271,16 +271,12 @@ BENCH_UNUSED static double bench_handoff_ns(void)
     return (double)(t1 - t0) / (2.0 * (double)BENCH_HANDOFFS);
 }
 
-/* One line: CPUs online, the affinity, the load average, the mode; then
-   the memory line and the cross-CPU hand-off (the median of 5 passes: a
-   pass now and then runs at half or twice the others). */
-BENCH_UNUSED static void bench_print_conditions(const char *mode)
+/* One line: the cross-CPU hand-off, the median of 5 passes (a pass now
+   and then runs at half or twice the others). */
+BENCH_UNUSED static void bench_print_handoff(void)
 {
     double h[5];
     int i;
-    printf("conditions: %ld CPUs online, affinity %d CPUs, load average %.2f at start, %s\n",
-           sysconf(_SC_NPROCESSORS_ONLN), bench_affinity_cpus(), bench_loadavg(), mode);
-    bench_print_memory();
     for (i = 0; i < 5; i++)
         if ((h[i] = bench_handoff_ns()) <= 0)
             break;
@@ -292,6 +288,16 @@ BENCH_UNUSED static void bench_print_conditions(const char *mode)
     } else {
         printf("cross-CPU: not measured (one CPU, no pinning, or a CPU held by another process)\n");
     }
+}
+
+/* One line: CPUs online, the affinity, the load average, the mode; then
+   the memory line and the cross-CPU hand-off. */
+BENCH_UNUSED static void bench_print_conditions(const char *mode)
+{
+    printf("conditions: %ld CPUs online, affinity %d CPUs, load average %.2f at start, %s\n",
+           sysconf(_SC_NPROCESSORS_ONLN), bench_affinity_cpus(), bench_loadavg(), mode);
+    bench_print_memory();
+    bench_print_handoff();
 }
 
 /* A child process that keeps one CPU busy (the issue's busy loop) until

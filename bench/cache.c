@@ -56,6 +56,7 @@
            ./bench_cache -q     sizes / 100 (1,000 objects, 10 index values,
                                 10,000 events on 100 keys: for valgrind or ASan)
 */
+#define _GNU_SOURCE 1 /* sched_getaffinity: the cross-CPU hand-off line */
 #define KCTL_IMPLEMENTATION
 #include "../kctl.h"
 
@@ -617,6 +618,7 @@ int main(int argc, char **argv)
            kctl_version(), quick ? " (quick: sizes / 100)" : "", (unsigned long)bench_n,
            (unsigned long)doc_len, sysconf(_SC_NPROCESSORS_ONLN), BENCH_RUNS);
     bench_conditions();
+    bench_print_handoff(); /* the two-thread reads run on both CPUs */
     fflush(stdout);
 
     /* e first: it parses set A between its readings. Printed in its place. */

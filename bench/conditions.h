@@ -35,7 +35,8 @@ static int bench_cpu_jiffies(unsigned long long *busy, unsigned long long *total
 }
 
 /* Prints the run's conditions: CPUs, load average, and the share of all
-   CPUs other processes kept busy over 0.5 s while this one slept. */
+   CPUs other processes kept busy over 0.5 s while this one slept; then
+   the memory line. */
 static void bench_conditions(void)
 {
     unsigned long long b0, t0, b1, t1;
