@@ -209,9 +209,9 @@ BENCH_UNUSED static void bench_print_memory(void)
    the affinity, pass a counter back and forth (each waits for the other's
    write, then writes). A queue's add -> get moves lines between its
    producer's CPU and its worker's this way, so queue a follows this
-   figure more than the memory line: on hosts of the same kind it has been
-   seen from under 100 to over 300 ns, with whatever decides where the
-   virtual CPUs sit. Each side stops after 50 ms of waiting in all (a CPU
+   figure more than the memory line: on one host of this kind, single
+   passes read from 55 to about 300 ns across a day, with whatever decides
+   where the virtual CPUs sit. Each side stops after 50 ms of waiting in all (a CPU
    held by another process: the pass is then not timed). */
 #define BENCH_HANDOFFS 20000L
 typedef struct bench_handoff {

@@ -130,11 +130,6 @@ static void ti_key_map_churn(void) {
     KT_EQ_INT(kctl__test_map_churn(4, 2000, 3000, 0x3ffu), 0);
 }
 
-/* The key map's key comparison (whole loads for 4 to 64 bytes, memcmp
-   otherwise): every length to 80, at every alignment of either side, is
-   equal to an equal key and unequal to one that differs in any single
-   byte, by any single bit. The keys are copied to heap blocks of exactly
-   their length, so a load past either end is an ASan error. */
 /* Two heap blocks of exactly na and nb bytes (a zero size: 1), or a
    failure recorded and false. */
 static bool ti_exact_pair(char **a, size_t na, char **b, size_t nb) {
@@ -147,6 +142,11 @@ static bool ti_exact_pair(char **a, size_t na, char **b, size_t nb) {
     return false;
 }
 
+/* The key map's key comparison (whole loads for 4 to 64 bytes, memcmp
+   otherwise): every length to 80, at every alignment of either side, is
+   equal to an equal key and unequal to one that differs in any single
+   byte, by any single bit. The keys are copied to heap blocks of exactly
+   their length, so a load past either end is an ASan error. */
 static void ti_key_eq(void) {
     char src[96];
     size_t n, i, off, bad = 0;
