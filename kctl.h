@@ -1436,6 +1436,13 @@ KCTL_API const kctl_owner_ref *kctl_obj_controller_ref(const kctl_obj *o);
 KCTL_API const char *kctl_obj_json(const kctl_obj *o, size_t *len);
 /* What the codec decoded (NULL without a codec). [any thread] */
 KCTL_API void *kctl_obj_decoded(const kctl_obj *o);
+#ifdef KCTL__WORK_COUNTER
+/* kctl's own tests only: where o's parts lie, in bytes from o: out[0] the
+   key, [1] the string offsets (str), [2] refs, [3] the node, [4] the
+   node's end, [5] the owner refs, [6] the allocator and [7] the codec (0:
+   none), [8] the size of the struct. */
+KCTL_API void kctl__test_obj_layout(const kctl_obj *o, size_t out[9]);
+#endif
 /* The value at path in the document ("" or NULL: the whole document), and
    typed reads of it; results as for kctl_json_value_get_* (OK, NOT_FOUND,
    INVALID_ARG, TOO_LARGE). The document was validated when the object was
@@ -5138,10 +5145,11 @@ static kctl__node *kctl__map_find(const kctl__map *m, const char *key, size_t le
     for (i = hash & mask; (t = m->tags[i]) != 0; i = (i + 1) & mask) {
         if (KCTL_SMALL || t == tag) { /* (small builds: the node's full hash alone) */
             kctl__node *n = m->slots[i].node;
-            /* Keys mostly lie right after their node (objects, queue
-               entries), often on the next cache line: start loading it
-               while the node's own line arrives, not after. */
-            KCTL__PREFETCH((const char *)n + 64);
+            /* Keys mostly lie right after their node (objects, FIFO
+               items), and end on the next cache line when the node lies
+               late in its own: start loading the key's end while the
+               node's line arrives, not after. */
+            if (!KCTL_SMALL) KCTL__PREFETCH((const char *)(n + 1) + len);
             if (n->hash == hash && n->len == len && kctl__key_eq(n->key, key, len)) return n;
         }
     }
@@ -7768,20 +7776,30 @@ KCTL_API bool kctl_json_iter_next(kctl_json_iter *it, kctl_json_value *name, kct
 }
 
 /* ---------------------------------------------------------- >>obj OBJECTS */
-/* One block: this struct; what a non-default allocator and a codec need
-   (only when there is one); the owner refs; the label, annotation and
-   finalizer string offsets; the key (right there, so a lookup by key reads
-   the struct's cache lines), the document right after it; the other
-   strings. */
+/* One block: this struct; the key right after it; the document; the other
+   strings; then, from `tail` on, what a non-default allocator and a codec
+   need (only when there is one), the owner refs and the label, annotation
+   and finalizer string offsets. A lookup by key reads refs, the node and
+   the key, and most reads the string offsets too: they lie together, at
+   the struct's end and right after it, in one cache line or two (before,
+   with the key past the offsets, a get read two or three lines an object,
+   and a cache larger than the last level cache got each from memory). */
 struct kctl_obj {
-    kctl__node node;                /* the key, its length and hash: maps hold the object itself */
+#if KCTL_SMALL /* small builds (no cache lines to save): the node first, at the object's own address */
+    kctl__node node;
     unsigned refs;
-    uint32_t len_ext;               /* the document's length (< 1 GiB), and KCTL__OBJ_* << 30 */
-    uint32_t str[4];                /* offsets of KCTL__OBJ_NS...; 0: absent (the name is the key's tail) */
+#endif
+    int64_t generation;
     uint16_t nlabels, nannotations, nfinalizers, nowners;
+    uint32_t tail;                  /* the offset of the allocator, codec, owner refs and string offsets */
+    uint32_t len_ext;               /* the document's length (< 1 GiB), and KCTL__OBJ_* << 30 */
     uint32_t ns_len;                /* the namespace's length: the key is namespace/name when > 0, so the
                                        name and a namespace check need not read the string past the document */
-    int64_t generation;
+    uint32_t str[4];                /* offsets of KCTL__OBJ_NS...; 0: absent (the name is the key's tail) */
+#if !KCTL_SMALL
+    unsigned refs;
+    kctl__node node;                /* the key, its length and hash: maps hold the object itself; the key follows */
+#endif
 };
 enum { KCTL__OBJ_NS, KCTL__OBJ_UID, KCTL__OBJ_RV, KCTL__OBJ_DEL }; /* kctl_obj.str[], kctl__oview.str[] */
 #define KCTL__OBJ_ALLOC 1u /* a kctl__objalloc follows the struct */
@@ -7822,7 +7840,7 @@ static size_t kctl__obj_extsz(uint32_t ext) {
     return (ext & KCTL__OBJ_ALLOC ? sizeof(kctl__objalloc) : 0) + (ext & KCTL__OBJ_CODEC ? sizeof(kctl__objcodec) : 0);
 }
 static kctl__objalloc *kctl__obj_alloc_of(const kctl_obj *o) {
-    return (kctl__objalloc *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD);
+    return (kctl__objalloc *)(void *)((char *)(uintptr_t)o + o->tail);
 }
 /* The allocator o was made with (zero: the defaults), for scratch memory
    a call that works on o needs. */
@@ -7837,10 +7855,10 @@ static kctl_allocator kctl__obj_allocator(const kctl_obj *o) {
     return a;
 }
 static kctl__objcodec *kctl__obj_codec_of(const kctl_obj *o) {
-    return (kctl__objcodec *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC));
+    return (kctl__objcodec *)(void *)((char *)(uintptr_t)o + o->tail + kctl__obj_extsz(KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC));
 }
 static kctl_owner_ref *kctl__obj_owners(const kctl_obj *o) {
-    return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + KCTL__OBJ_HEAD + kctl__obj_extsz(KCTL__OBJ_EXT(o)));
+    return (kctl_owner_ref *)(void *)((char *)(uintptr_t)o + o->tail + kctl__obj_extsz(KCTL__OBJ_EXT(o)));
 }
 static uint32_t *kctl__obj_labels(const kctl_obj *o) { return (uint32_t *)(void *)(kctl__obj_owners(o) + o->nowners); }
 static KCTL__SMALL_INLINE32 uint32_t *kctl__obj_annotations(const kctl_obj *o) { return kctl__obj_labels(o) + 2 * (size_t)o->nlabels; }
@@ -8125,7 +8143,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     kctl__oview v;
     kctl_obj *o = NULL;
     kctl__obuild b;
-    size_t head, ptrs, total;
+    size_t tail, ptrs, total;
     uint32_t ext = 0, *scratch, k;
     char *block;
     int rc; /* (*out: NULL already, set only once it is made) */
@@ -8142,11 +8160,11 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     if ((rc = b.err) != KCTL_OK) goto out;
     if (op->allocator.free_fn || op->allocator.user_data) ext |= KCTL__OBJ_ALLOC;
     if (KCTL__OBJ_CODECS && op->codec.decode) ext |= KCTL__OBJ_CODEC;
-    head = KCTL__OBJ_HEAD + kctl__obj_extsz(ext);
-    ptrs = v.nowners * sizeof(kctl_owner_ref) +
+    tail = (KCTL__OBJ_HEAD + b.used + len + 1 + 7) & ~(size_t)7; /* the strings, then what is 8-aligned */
+    ptrs = kctl__obj_extsz(ext) + v.nowners * sizeof(kctl_owner_ref) +
            (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers + KCTL__OBJ_INDEXED(v.nlabels) +
             KCTL__OBJ_INDEXED(v.nannotations) + KCTL__OBJ_INDEXED(v.nfinalizers)) * sizeof(uint32_t);
-    total = head + ptrs + b.used + len + 1;
+    total = tail + ptrs;
     if (total > UINT32_MAX || len > KCTL__OBJ_LEN_MAX) { /* offsets are 32 bits */
         rc = KCTL_ERR_TOO_LARGE;
         goto out;
@@ -8158,7 +8176,9 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     }
     /* second pass: write it all into one block */
     o = (kctl_obj *)(void *)block;
-    memset(o, 0, head);
+    memset(o, 0, KCTL__OBJ_HEAD);
+    memset(block + tail, 0, kctl__obj_extsz(ext));
+    o->tail = (uint32_t)tail;
     o->len_ext = (uint32_t)len | ext << 30;
     o->nowners = (uint16_t)v.nowners;
     o->nlabels = (uint16_t)v.nlabels;
@@ -8170,9 +8190,9 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     v.finalizers = kctl__obj_finalizers(o);
     b.base = block;
     b.gap = len + 1;
-    b.arena = block + head + ptrs;
+    b.arena = block + KCTL__OBJ_HEAD;
     b.used = 0;
-    b.cap = total - (head + ptrs);
+    b.cap = tail - KCTL__OBJ_HEAD;
     kctl__ob_fill(&v, &b, &j);
     if ((rc = b.err) != KCTL_OK) {
         kctl__free(&op->allocator, block);
@@ -8243,6 +8263,21 @@ KCTL_API void kctl_obj_unref(kctl_obj *o) {
     else if (kctl__obj_alloc_of(o)->free_fn) kctl__obj_alloc_of(o)->free_fn(o, kctl__obj_alloc_of(o)->user_data);
     else KCTL_FREE(o, kctl__obj_alloc_of(o)->user_data);
 }
+
+#ifdef KCTL__WORK_COUNTER
+KCTL_API void kctl__test_obj_layout(const kctl_obj *o, size_t out[9]) {
+    const char *b = (const char *)o;
+    out[0] = (size_t)(o->node.key - b);
+    out[1] = offsetof(kctl_obj, str);
+    out[2] = offsetof(kctl_obj, refs);
+    out[3] = offsetof(kctl_obj, node);
+    out[4] = offsetof(kctl_obj, node) + sizeof(kctl__node);
+    out[5] = (size_t)((const char *)kctl__obj_owners(o) - b);
+    out[6] = KCTL__OBJ_EXT(o) & KCTL__OBJ_ALLOC ? (size_t)((const char *)kctl__obj_alloc_of(o) - b) : 0;
+    out[7] = KCTL__OBJ_CODECS && (KCTL__OBJ_EXT(o) & KCTL__OBJ_CODEC) ? (size_t)((const char *)kctl__obj_codec_of(o) - b) : 0;
+    out[8] = sizeof(kctl_obj);
+}
+#endif
 
 KCTL_API const char *kctl_obj_key(const kctl_obj *o) { return o ? o->node.key : ""; }
 KCTL_API const char *kctl_obj_namespace(const kctl_obj *o) { return o ? kctl__obj_at(o, o->str[KCTL__OBJ_NS], "") : ""; }
@@ -8991,7 +9026,7 @@ struct kctl_indexer {
 #endif
 };
 
-static kctl_obj *kctl__obj_of(const kctl__node *n) { return (kctl_obj *)(uintptr_t)n; } /* the node comes first */
+static kctl_obj *kctl__obj_of(const kctl__node *n) { return (kctl_obj *)(uintptr_t)((const char *)n - offsetof(kctl_obj, node)); }
 
 /* Put n where old is (the same key, so the same hash). */
 static void kctl__map_swap(kctl__map *m, const kctl__node *old, kctl__node *n) {

@@ -223,6 +223,81 @@ static void to_codec(void) {
     KT_EQ_INT(st.released, 1);
 }
 
+/* The block's layout, with each combination of a non-default allocator and
+   a codec: the key right after the struct, and in fast builds refs, the
+   string offsets and the node right before it (a get reads those alone:
+   one cache line, or two); what follows the document (allocator, codec,
+   owner refs, offsets) aligned for its pointers; every field read back as
+   the default object has it. */
+static void to_layout(void) {
+    int ext;
+    kctl_obj *ref = to_parse(to_pod, KCTL_OK);
+    if (!ref) return;
+    for (ext = 1; ext < 4; ext++) {
+        to_codec_state st;
+        kt_alloc a;
+        kctl_obj_opts op;
+        kctl_obj *o = NULL;
+        const kctl_owner_ref *r;
+        const char *doc, *k = NULL, *v = NULL;
+        size_t len = 0, i, at[9];
+        memset(&st, 0, sizeof st);
+        memset(&op, 0, sizeof op);
+        kt_alloc_init(&a);
+        if (ext & 1) op.allocator = kt_allocator(&a);
+        if (ext & 2) {
+            op.codec.decode = to_decode;
+            op.codec.release = to_release;
+            op.codec.user_data = &st;
+        }
+        KT_EQ_INT(kctl_obj_parse(to_pod, strlen(to_pod), &op, &o), KCTL_OK);
+        if (!o) continue;
+        doc = kctl_obj_json(o, &len);
+        kctl__test_obj_layout(o, at);
+        KT_EQ_U64(at[0], (at[8] + 7) & ~(size_t)7); /* the key: right after the struct */
+        KT_CHECK(doc == kctl_obj_key(o) + strlen(kctl_obj_key(o)) + 1);
+        if (at[3] != 0) { /* fast builds: the string offsets, refs and the node last, the key after them */
+            KT_EQ_U64(at[4], at[0]);
+            KT_EQ_U64(at[2], at[1] + 4 * sizeof(uint32_t));
+            KT_EQ_U64(at[3], at[2] + sizeof(unsigned));
+        }
+        KT_CHECK((const char *)o + at[5] > doc + len);
+        KT_EQ_U64(((uintptr_t)o + at[5]) % sizeof(void *), 0);
+        KT_CHECK((ext & 1) ? at[6] > at[0] + len && ((uintptr_t)o + at[6]) % sizeof(void *) == 0 : at[6] == 0);
+        KT_CHECK((ext & 2) ? at[7] > at[0] + len && ((uintptr_t)o + at[7]) % sizeof(void *) == 0 : at[7] == 0);
+        if (ext & 2) KT_EQ_STR((const char *)kctl_obj_decoded(o), "web-1");
+        KT_EQ_U64(len, strlen(to_pod));
+        KT_CHECK(memcmp(doc, to_pod, len) == 0);
+        KT_EQ_STR(kctl_obj_namespace(o), kctl_obj_namespace(ref));
+        KT_EQ_STR(kctl_obj_name(o), kctl_obj_name(ref));
+        KT_EQ_STR(kctl_obj_uid(o), kctl_obj_uid(ref));
+        KT_EQ_STR(kctl_obj_resource_version(o), kctl_obj_resource_version(ref));
+        KT_EQ_STR(kctl_obj_deletion_timestamp(o), kctl_obj_deletion_timestamp(ref));
+        KT_CHECK(kctl_obj_generation(o) == 3);
+        KT_EQ_U64(kctl_obj_label_count(o), 3);
+        for (i = 0; i < 3; i++) {
+            const char *k2 = NULL, *v2 = NULL;
+            KT_CHECK(kctl_obj_label_at(o, i, &k, &v) && kctl_obj_label_at(ref, i, &k2, &v2));
+            if (k && k2) KT_EQ_STR(k, k2);
+            if (v && v2) KT_EQ_STR(v, v2);
+        }
+        KT_EQ_STR(kctl_obj_label(o, "tier"), "front");
+        KT_EQ_STR(kctl_obj_annotation(o, "note"), kctl_obj_annotation(ref, "note"));
+        KT_EQ_STR(kctl_obj_finalizer(o, 1), "foregroundDeletion");
+        KT_EQ_U64(kctl_obj_owner_count(o), 2);
+        r = kctl_obj_controller_ref(o);
+        KT_CHECK(r != NULL && r == kctl_obj_owner(o, 1));
+        if (r) {
+            KT_EQ_STR(r->kind, "Deployment");
+            KT_EQ_STR(r->uid, "d-1");
+        }
+        kctl_obj_unref(o);
+        KT_EQ_INT(a.live, 0);
+        KT_EQ_INT(st.released, ext & 2 ? 1 : 0);
+    }
+    kctl_obj_unref(ref);
+}
+
 /* ------------------------------------------- the document, read by path */
 
 static void to_get(void) {
@@ -434,6 +509,7 @@ void kt_suite_obj(void) {
     KT_RUN(to_limits);
     KT_RUN(to_refcount_and_allocator);
     KT_RUN(to_codec);
+    KT_RUN(to_layout);
     KT_RUN(to_get);
     KT_RUN(to_many_labels);
     KT_RUN(to_many_labels_limits);
