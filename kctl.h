@@ -7802,7 +7802,7 @@ struct kctl_obj {
 #endif
 };
 enum { KCTL__OBJ_NS, KCTL__OBJ_UID, KCTL__OBJ_RV, KCTL__OBJ_DEL }; /* kctl_obj.str[], kctl__oview.str[] */
-#define KCTL__OBJ_ALLOC 1u /* a kctl__objalloc follows the struct */
+#define KCTL__OBJ_ALLOC 1u /* a kctl__objalloc at tail */
 #define KCTL__OBJ_CODEC 2u /* then a kctl__objcodec */
 #ifdef KCTL_NO_CODEC /* no codec: options with one are UNSUPPORTED, no object has one */
 #define KCTL__OBJ_CODECS 0
