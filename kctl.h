@@ -848,7 +848,8 @@
            jittered backoff and relists, hold_backoff, the write budget,
            the hot-loop detector, a relist when the store went back,
            reported state. Speed: kctl_indexer_read, bounded adaptive
-           spinning, one lock trip per key for a controller's worker.
+           spinning, one lock trip per key for a controller's worker,
+           objects whose lookup fields and key share a cache line or two.
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
    strict -std=c99 hides, unless it brings its own port and has no files
