@@ -22,11 +22,11 @@
        Then the same with kctl_indexer_read, the borrowed read (the object
        lent to a callback that reads its resourceVersion offset, no
        reference taken): what client-go's GetByKey does, which writes
-       nothing. The objects, of one size and parsed in order with the
-       counting allocator, lie at one stride and at one offset in a cache
-       line (48 bytes on glibc x86_64): the hardware prefetcher follows
-       them, and a get reads one line of each. Objects of varied sizes
-       were slower with any layout in a harness (README, How fast).
+       nothing. The objects, parsed in order, lie one after another at
+       one stride (their sizes change only where a number gains a digit)
+       and at every offset in a cache line: the hardware prefetcher
+       follows them. Objects whose sizes change from one to the next were
+       slower with any layout in a harness (README, How fast).
     d. by_index: kctl_indexer_by_index(ix, "app", value) for each of the
        1,000 values (100 objects each), 20 passes, counting the objects
        returned and freeing each list (M items/s).
