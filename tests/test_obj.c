@@ -263,8 +263,8 @@ static void to_layout(void) {
         }
         KT_CHECK((const char *)o + at[5] > doc + len);
         KT_EQ_U64(((uintptr_t)o + at[5]) % sizeof(void *), 0);
-        KT_CHECK((ext & 1) ? at[6] > at[0] + len && ((uintptr_t)o + at[6]) % sizeof(void *) == 0 : at[6] == 0);
-        KT_CHECK((ext & 2) ? at[7] > at[0] + len && ((uintptr_t)o + at[7]) % sizeof(void *) == 0 : at[7] == 0);
+        KT_CHECK((ext & 1) ? (const char *)o + at[6] > doc + len && ((uintptr_t)o + at[6]) % sizeof(void *) == 0 : at[6] == 0);
+        KT_CHECK((ext & 2) ? (const char *)o + at[7] > doc + len && ((uintptr_t)o + at[7]) % sizeof(void *) == 0 : at[7] == 0);
         if (ext & 2) KT_EQ_STR((const char *)kctl_obj_decoded(o), "web-1");
         KT_EQ_U64(len, strlen(to_pod));
         KT_CHECK(memcmp(doc, to_pod, len) == 0);
