@@ -651,7 +651,8 @@
     the document it writes) and a merge patch done by get and update
     (kctl_transport_patch on a transport without patch) from the object's
     (the kctl_obj_opts.allocator it was made with); kctl_json_equal, which
-    takes none, from KCTL_MALLOC (objects of more than 16 members), and
+    takes none, from KCTL_MALLOC (objects of more than 16 members whose
+    names come in another order), and
     kctl_json_equal_with from the one it is given. A queue
     entry (about 180 bytes for keys of up to 23 bytes, 8 more per 8 bytes of
     key beyond) exists while its key is waiting, delayed or being processed;
@@ -662,8 +663,9 @@
     worker or a step finds nothing ready, keys delayed or in flight or
     not). The JSON reader never allocates: the caller
     gives it token storage (a counting pass says how much), and the getters
-    by path need none. Comparing or merge-patching objects of more than 16
-    members sorts their names in temporary memory (kctl_json_equal from
+    by path need none. Comparing objects of more than 16 members whose
+    names come in another order, or merge-patching them, sorts their names
+    in temporary memory (kctl_json_equal from
     KCTL_MALLOC, kctl_json_equal_with from its allocator, merge patch from
     its writer's allocator). An object is one
     allocation (header, metadata arrays, its document and unescaped metadata
@@ -849,7 +851,8 @@
            the hot-loop detector, a relist when the store went back,
            reported state. Speed: kctl_indexer_read, bounded adaptive
            spinning, one lock trip per key for a controller's worker,
-           objects whose lookup fields and key share a cache line or two.
+           objects whose lookup fields and key share a cache line or two,
+           JSON equality side by side for names in the same order.
 */
 /* The implementation needs POSIX (clock_gettime, pthreads, fsync), which
    strict -std=c99 hides, unless it brings its own port and has no files
@@ -1155,10 +1158,14 @@ KCTL_API int kctl_json_raw(const kctl_json *j, uint32_t v, const char **text, si
    unescaped; the last of repeated names counts), arrays element by
    element, strings once unescaped, numbers by exact decimal value
    (1, 1.0 and 1e0 are equal; 2^63 and 2^63+1 are not). Either value
-   KCTL_JSON_NONE: equal only if both are. O(n log n): objects of more
-   than 16 members are compared through their sorted names, in memory
-   from KCTL_MALLOC (12 bytes a member, freed before it returns); if that
-   fails, by scanning (quadratic, the same answer). [any thread] */
+   KCTL_JSON_NONE: equal only if both are. O(n log n): two objects whose
+   names come in the same order (one writer's output: a status read back,
+   a document beside its last version) are compared side by side, in
+   O(n) and without memory; otherwise objects of more than 16 members are
+   compared through their sorted names, in memory from KCTL_MALLOC (12
+   bytes a member, freed before it returns); if that fails, by scanning
+   (quadratic, the same answer). Small builds (KCTL_SMALL) always take
+   the second way. [any thread] */
 KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb);
 /* The same with that memory from allocator (NULL or zero: KCTL_MALLOC /
    KCTL_FREE), for a program whose every allocation goes through its
@@ -6947,13 +6954,37 @@ static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *
     return true;
 }
 
-/* Two objects: scanning when either is small; else both sorted by name
-   (O(n log n)) and walked side by side. */
+#if !KCTL_SMALL
+/* Two objects whose names come in the same order, as one writer writes
+   them (a status written back, a document next to its last version):
+   their values side by side, each once, in O(n). 1: equal; 0: not; -1:
+   the names differ somewhere (no value looked at: the caller asks the
+   general way). With the same names in the same order, both have their
+   duplicates in the same places: a value that differs under a name
+   written again later in both does not count (the last one does). */
+static int kctl__jequal_inorder(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
+    uint32_t i, k, m, n = a->toks[va].size;
+    int pass;
+    if (n != b->toks[vb].size) return -1;
+    for (pass = 0; pass < 2; pass++) /* the names, then the values */
+        for (i = va + 1, k = vb + 1, m = 0; m < n; m++, i += 1 + a->toks[i + 1].skip, k += 1 + b->toks[k + 1].skip) {
+            if (!pass && !kctl__jtok_eq(a, &a->toks[i], b, &b->toks[k])) return -1;
+            if (pass && !kctl__jequal(a, i + 1, b, k + 1, al) && kctl__jlast(a, va, i)) return 0;
+        }
+    return 1;
+}
+#endif
+
+/* Two objects: side by side when their names come in the same order;
+   else scanning when either is small, or both sorted by name (O(n log n))
+   and walked side by side. */
 static bool kctl__jequal_obj(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
     kctl__jmview p, q;
     uint32_t k;
     bool eq, lists;
 #if !KCTL_SMALL /* (small builds sort small objects too, in the views' own arrays) */
+    int same = kctl__jequal_inorder(a, va, b, vb, al);
+    if (same >= 0) return same == 1;
     if (a->toks[va].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(a, va, b, vb, NULL, 0, al);
     if (b->toks[vb].size <= KCTL__JSON_SCAN_MAX) return kctl__jequal_scan(b, vb, a, va, NULL, 0, al); /* equality is symmetric */
 #endif

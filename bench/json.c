@@ -16,6 +16,9 @@
 
     a. parse: kctl_json_parse of A, counting then into tokens.
     b. equal: kctl_json_equal(A, B) (true).
+       equal, same order: kctl_json_equal(A, A2), A2 a copy of A's text
+       parsed apart (true; the names side by side, as one writer's two
+       versions of a document compare).
     c. merge patch: kctl_json_merge_patch(A, P) into a growable writer.
     d. obj_parse: kctl_obj_parse(O), and kctl_obj_unref.
     e. label lookups: kctl_obj_label of every label of O (time per lookup).
@@ -119,7 +122,7 @@ static int bench_fail(const char *what) {
 
 static void bench_line(const char *what, double *runs, uint32_t per, const char *unit) {
     double m = bench_median(runs);
-    printf("  %-14s %9.2f ms  %8.1f ns/%s ", what, m * 1e3, m * 1e9 / per, unit);
+    printf("  %-20s %9.2f ms  %8.1f ns/%s ", what, m * 1e3, m * 1e9 / per, unit);
     bench_print_runs(runs, 1e-3, "%.2f");
     putchar('\n');
 }
@@ -141,13 +144,13 @@ int main(int argc, char **argv) {
     fflush(stdout);
     for (s = 0; s < ns; s++) {
         uint32_t n = sizes[s], nl = 0, i;
-        bench_doc a, b, p;
-        double parse[BENCH_RUNS], eq[BENCH_RUNS], merge[BENCH_RUNS], obj[BENCH_RUNS], look[BENCH_RUNS], get[BENCH_RUNS],
+        bench_doc a, a2, b, p;
+        double parse[BENCH_RUNS], eq[BENCH_RUNS], eq2[BENCH_RUNS], merge[BENCH_RUNS], obj[BENCH_RUNS], look[BENCH_RUNS], get[BENCH_RUNS],
             iter[BENCH_RUNS];
         char *otext, *last = NULL, **keys;
         size_t olen = 0;
         int run;
-        if (bench_open(&a, n, 1, 0, 0, 0) || bench_open(&b, n, 7919, 0, 16, 0) || bench_open(&p, n, 7919, 1, 0, n / 8))
+        if (bench_open(&a, n, 1, 0, 0, 0) || bench_open(&a2, n, 1, 0, 0, 0) || bench_open(&b, n, 7919, 0, 16, 0) || bench_open(&p, n, 7919, 1, 0, n / 8))
             return bench_fail("making the documents");
         if (!(otext = bench_object(n, &nl, &last, &olen)) || !last) return bench_fail("making the object");
         if (!(keys = (char **)malloc(nl * sizeof *keys))) return bench_fail("memory");
@@ -176,6 +179,11 @@ int main(int argc, char **argv) {
             if (!kctl_json_equal(&a.j, 0, &b.j, 0)) return bench_fail("equal");
             t1 = kctl_clock_now(NULL);
             eq[run] = bench_seconds(t0, t1);
+
+            t0 = kctl_clock_now(NULL);
+            if (!kctl_json_equal(&a.j, 0, &a2.j, 0)) return bench_fail("equal, same order");
+            t1 = kctl_clock_now(NULL);
+            eq2[run] = bench_seconds(t0, t1);
 
             kctl_jw_init_growable(&w, NULL);
             t0 = kctl_clock_now(NULL);
@@ -217,6 +225,7 @@ int main(int argc, char **argv) {
         printf("n = %u (A: %.1f MB; O: %u labels, %.1f MB)\n", (unsigned)n, (double)a.len / 1e6, (unsigned)nl, (double)olen / 1e6);
         bench_line("a. parse", parse, n, "member");
         bench_line("b. equal", eq, n, "member");
+        bench_line("b. equal, same order", eq2, n, "member");
         bench_line("c. merge patch", merge, n, "member");
         bench_line("d. obj_parse", obj, n, "member");
         bench_line("e. labels", look, nl, "lookup");
@@ -228,6 +237,7 @@ int main(int argc, char **argv) {
         free(last);
         free(otext);
         bench_close(&a);
+        bench_close(&a2);
         bench_close(&b);
         bench_close(&p);
     }

@@ -666,12 +666,16 @@ static int tb_w_update_status(void *self, const kctl_resource *res, const char *
     return rc;
 }
 
-/* {"k0":"<p>0","k1":"<p>1",...}: n members */
-static void tb_big(char *buf, size_t cap, int n, const char *p) {
+/* {"k0":"<p>0","k1":"<p>1",...}: n members; rev: the last first (names
+   in another order are sorted to be compared: scratch memory) */
+static void tb_big(char *buf, size_t cap, int n, const char *p, bool rev) {
     int i;
     size_t at = 0;
     at += (size_t)snprintf(buf + at, cap - at, "{");
-    for (i = 0; i < n && at < cap; i++) at += (size_t)snprintf(buf + at, cap - at, "%s\"k%d\":\"%s%d\"", i ? "," : "", i, p, i);
+    for (i = 0; i < n && at < cap; i++) {
+        int k = rev ? n - 1 - i : i;
+        at += (size_t)snprintf(buf + at, cap - at, "%s\"k%d\":\"%s%d\"", i ? "," : "", k, p, k);
+    }
     if (at < cap) snprintf(buf + at, cap - at, "}");
 }
 
@@ -689,10 +693,11 @@ static void tb_scratch_allocator(void) {
     bool written = true;
     unsigned long before;
     long objs_before;
-    /* kctl_json_equal_with: objects of 20 members sort their names in the
-       memory given; kctl_json_equal in the default's */
-    tb_big(st_a, sizeof st_a, 20, "a");
-    tb_big(st_b, sizeof st_b, 20, "a");
+    /* kctl_json_equal_with: objects of 20 members whose names come in
+       another order sort their names in the memory given; kctl_json_equal
+       in the default's */
+    tb_big(st_a, sizeof st_a, 20, "a", false);
+    tb_big(st_b, sizeof st_b, 20, "a", true);
     KT_EQ_INT(kctl_json_parse(st_a, strlen(st_a), ta, 64, NULL, &a), KCTL_OK);
     KT_EQ_INT(kctl_json_parse(st_b, strlen(st_b), tbk, 64, NULL, &b), KCTL_OK);
     al = tb_allocator(&scratch);
@@ -703,6 +708,21 @@ static void tb_scratch_allocator(void) {
     KT_EQ_INT(scratch.live_blocks, 0);
     KT_CHECK(kctl_json_equal(&a, 0, &b, 0));
     KT_CHECK(kt_default_allocs() > before); /* the counter sees the default */
+#if !(defined(KCTL_SMALL) ? KCTL_SMALL : defined(__OPTIMIZE_SIZE__)) /* (small builds sort them: less code) */
+    { /* in the same order: side by side, no memory */
+        char st_c[512];
+        kctl_json c;
+        kctl_json_tok tc[64];
+        long scratch_before = scratch.allocs;
+        tb_big(st_c, sizeof st_c, 20, "a", false);
+        KT_EQ_INT(kctl_json_parse(st_c, strlen(st_c), tc, 64, NULL, &c), KCTL_OK);
+        before = kt_default_allocs();
+        KT_CHECK(kctl_json_equal_with(&a, 0, &c, 0, &al));
+        KT_CHECK(kctl_json_equal(&c, 0, &a, 0));
+        KT_EQ_U64(kt_default_allocs(), before);
+        KT_EQ_U64(scratch.allocs - scratch_before, 0);
+    }
+#endif
     /* kctl_status_update and a patch by get and update: the object's allocator */
     memset(&md, 0, sizeof md);
     md.obj_opts.allocator = tb_allocator(&objs);
@@ -724,7 +744,7 @@ static void tb_scratch_allocator(void) {
     KT_CHECK(!written); /* equal: nothing written */
     KT_EQ_U64(kt_default_allocs() - before - tb_inner_default, 0);
     KT_CHECK(objs.allocs - objs_before >= 4); /* two token arrays, two name sorts */
-    tb_big(st_b, sizeof st_b, 20, "b");
+    tb_big(st_b, sizeof st_b, 20, "b", true);
     objs_before = objs.allocs;
     KT_EQ_INT(kctl_status_update(&t, &tb_cm, o, st_b, KCTL_NTS, &written, &o2, NULL), KCTL_OK);
     KT_CHECK(written);

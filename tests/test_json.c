@@ -1035,6 +1035,15 @@ static void tj_equal_table(void) {
         { "{\"a\":{\"x\":1,\"y\":2}}", "{\"a\":{\"y\":2,\"x\":2}}", 0 },
         { "{\"a\":[1,{\"b\":null}],\"c\":\"d\"}", "{\"c\":\"\\u0064\",\"a\":[1e0,{\"b\":null}]}", 1 },
         { "{\"a\":2,\"a\":1,\"a\":2}", "{\"a\":2}", 1 },
+        /* the same names in the same order (compared side by side): a
+           value under a name repeated later in both does not count */
+        { "{\"a\":1,\"b\":2}", "{\"a\":1,\"b\":3}", 0 }, { "{\"a\":1,\"a\":2}", "{\"a\":3,\"a\":2}", 1 },
+        { "{\"a\":1,\"a\":2}", "{\"a\":1,\"a\":3}", 0 }, { "{\"a\":1,\"b\":2,\"a\":3}", "{\"a\":0,\"b\":2,\"a\":3e0}", 1 },
+        { "{\"a\":1,\"b\":2,\"a\":3}", "{\"a\":1,\"b\":0,\"a\":3}", 0 },
+        { "{\"x\":1,\"s\":{\"p\":[1],\"p\":2}}", "{\"x\":1.0,\"s\":{\"p\":{},\"p\":2}}", 1 },
+        { "{\"x\":1,\"s\":{\"p\":1,\"q\":2}}", "{\"x\":1,\"s\":{\"q\":2,\"p\":1}}", 1 }, /* inner order differs */
+        { "{\"a\":{\"b\":1},\"c\":1}", "{\"a\":{\"b\":1},\"d\":1}", 0 },
+        { "{\"\\u0061\":1,\"b\":2}", "{\"a\":1,\"b\":2}", 1 },
     };
     size_t i;
     for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -2110,6 +2119,12 @@ static uint64_t tj_work_bound(uint64_t n, uint64_t c) {
 /* How tj_big_doc makes an object of n members named "m0000000",
    "m0000001", ..., in the order (i * step + 1) % n (step 1: sorted; a step
    prime to n: shuffled). */
+#if defined(KCTL_SMALL) ? KCTL_SMALL : defined(__OPTIMIZE_SIZE__)
+#define TJ_SMALL 1 /* kctl's small code (kctl.h, KCTL_SMALL) */
+#else
+#define TJ_SMALL 0
+#endif
+
 typedef struct tj_big {
     uint32_t n, step;
     int kind;       /* 0: member i is i; 1 (a patch): null if i % 4 == 0, "v" if 1, else i;
@@ -2198,6 +2213,32 @@ static void tj_big_objects(void) {
         if (work > tj_work_bound(n, 16))
             kt_fail(__FILE__, __LINE__, "equal, %u members: %llu name comparisons, over %llu", (unsigned)n,
                     (unsigned long long)work, (unsigned long long)tj_work_bound(n, 16));
+        { /* the same names in the same order: side by side, linear */
+            tj_big bf = ba, bh = ba;
+            tj_doc f, g, h;
+            bf.odd = n / 2;    /* one value differs */
+            bh.other = n - 1; /* the last name differs: sorted after a walk over the names */
+            tj_big_open(&f, &bf);
+            tj_big_open(&g, &ba);
+            tj_big_open(&h, &bh);
+            KT_EQ_INT(f.rc | g.rc | h.rc, KCTL_OK);
+            if ((f.rc | g.rc | h.rc) == KCTL_OK) {
+                w0 = kctl__json_work();
+                KT_CHECK(kctl_json_equal(&a.j, 0, &g.j, 0));
+                KT_CHECK(!kctl_json_equal(&f.j, 0, &a.j, 0));
+                work = kctl__json_work() - w0;
+                if (!TJ_SMALL && work > 3 * (uint64_t)n) /* (small builds sort them: less code) */
+                    kt_fail(__FILE__, __LINE__, "equal in order, %u members: %llu name comparisons, over %llu", (unsigned)n,
+                            (unsigned long long)work, (unsigned long long)(3 * (uint64_t)n));
+                w0 = kctl__json_work();
+                KT_CHECK(!kctl_json_equal(&a.j, 0, &h.j, 0));
+                work = kctl__json_work() - w0;
+                if (work > tj_work_bound(n, 4))
+                    kt_fail(__FILE__, __LINE__, "equal, a name differs, %u members: %llu name comparisons, over %llu",
+                            (unsigned)n, (unsigned long long)work, (unsigned long long)tj_work_bound(n, 4));
+            }
+            tj_close(&f); tj_close(&g); tj_close(&h);
+        }
         w0 = kctl__json_work();
         kctl_jw_init_growable(&w, NULL);
         KT_EQ_INT(kctl_json_merge_patch(&a.j, 0, &p.j, 0, &w), KCTL_OK);
