@@ -4135,19 +4135,39 @@ static uint64_t kctl__spin_clock(void *unused) {
     return KCTL_PORT_NOW_NS();
 }
 
-/* Spin until *word is no longer seen or budget_ns have passed on now_fn's
-   clock: true if it changed. The clock is read every 8 pauses. */
-static bool kctl__spin_until(const unsigned *word, unsigned seen, uint64_t budget_ns, uint64_t (*now_fn)(void *),
-                             void *ud) {
+/* Spin until done(ctx) or budget_ns have passed on now_fn's clock:
+   whether it is done. done is asked before each pause, the clock every 8
+   pauses. */
+static bool kctl__spin_for(bool (*done)(void *ctx), void *ctx, uint64_t budget_ns, uint64_t (*now_fn)(void *), void *ud) {
     uint64_t end = now_fn(ud) + budget_ns;
     int i;
     for (;;) {
         for (i = 0; i < 8; i++) {
-            if (KCTL__LOAD(word) != seen) return true;
+            if (done(ctx)) return true;
             kctl__cpu_relax();
         }
-        if (now_fn(ud) >= end) return KCTL__LOAD(word) != seen;
+        if (now_fn(ud) >= end) return done(ctx);
     }
+}
+
+/* The wait most spins are: a word no longer what was seen. */
+typedef struct kctl__spin_word {
+    const unsigned *word;
+    unsigned seen;
+} kctl__spin_word;
+static bool kctl__spin_word_moved(void *ctx) {
+    const kctl__spin_word *w = (const kctl__spin_word *)ctx;
+    return KCTL__LOAD(w->word) != w->seen;
+}
+
+/* Spin until *word is no longer seen or budget_ns have passed on now_fn's
+   clock: true if it changed. */
+static bool kctl__spin_until(const unsigned *word, unsigned seen, uint64_t budget_ns, uint64_t (*now_fn)(void *),
+                             void *ud) {
+    kctl__spin_word w;
+    w.word = word;
+    w.seen = seen;
+    return kctl__spin_for(kctl__spin_word_moved, &w, budget_ns, now_fn, ud);
 }
 
 #ifdef KCTL__SPIN_TEST
@@ -19136,18 +19156,21 @@ static bool kctl__queue_inbox_has(kctl_queue *q) {
 #define kctl__queue_pending(q) (kctl__queue_inbox_has(q) || (q)->stalled)
 #define KCTL__QSTALLED(q) ((q)->stalled != NULL)
 
-/* kctl__spin_until for an idle worker: until a push under the lock or an
-   add in the inbox, or budget_ns have passed. */
+/* An idle worker's spin: until a push under the lock (pushes no longer
+   seen) or an add in the inbox, or budget_ns have passed. */
+typedef struct kctl__queue_seen {
+    kctl_queue *q;
+    unsigned seen;
+} kctl__queue_seen;
+static bool kctl__queue_pushed(void *ctx) {
+    kctl__queue_seen *s = (kctl__queue_seen *)ctx;
+    return KCTL__LOAD(&s->q->pushes) != s->seen || kctl__queue_inbox_has(s->q);
+}
 static bool kctl__queue_spin(kctl_queue *q, unsigned seen, uint64_t budget_ns) {
-    uint64_t end = kctl__spin_clock(NULL) + budget_ns;
-    int i;
-    for (;;) {
-        for (i = 0; i < 8; i++) {
-            if (KCTL__LOAD(&q->pushes) != seen || kctl__queue_inbox_has(q)) return true;
-            kctl__cpu_relax();
-        }
-        if (kctl__spin_clock(NULL) >= end) return KCTL__LOAD(&q->pushes) != seen || kctl__queue_inbox_has(q);
-    }
+    kctl__queue_seen s;
+    s.q = q;
+    s.seen = seen;
+    return kctl__spin_for(kctl__queue_pushed, &s, budget_ns, kctl__spin_clock, NULL);
 }
 #else
 #define KCTL__QSTALLED(q) false
