@@ -18756,6 +18756,16 @@ static int kctl__queue_refuse(kctl_queue *q) {
     return KCTL_ERR_FULL;
 }
 
+/* Room in the map for one more key: at its load it grows
+   (kctl__map_reserve), and when is noted, for kctl__queue_trim. OK, or
+   NOMEM when it had to grow and could not. Lock held. */
+static int kctl__queue_grow(kctl_queue *q) {
+    if ((q->map.count + 1) * 16 <= q->map.cap * 12) return KCTL_OK;
+    if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) return KCTL_ERR_NOMEM;
+    q->grown_ns = kctl__queue_now(q);
+    return KCTL_OK;
+}
+
 /* Find key's entry, or create it (no role yet): *created says which.
    NULL on NOMEM, or (*full) when the queue is full and does not hold the
    key. Lock held. */
@@ -18769,10 +18779,7 @@ static kctl__qent *kctl__queue_lookup(kctl_queue *q, const char *key, size_t len
         return NULL;
     }
     if (e) return e;
-    if ((q->map.count + 1) * 16 > q->map.cap * 12) { /* it grows (kctl__map_reserve): when, for kctl__queue_trim */
-        if (kctl__map_reserve(&q->map, &q->allocator) != KCTL_OK) return NULL;
-        q->grown_ns = kctl__queue_now(q);
-    }
+    if (kctl__queue_grow(q) != KCTL_OK) return NULL;
     e = kctl__queue_entry_new(q, key, len, hash);
     if (!e) return NULL;
     kctl__map_insert(&q->map, &e->node);
@@ -19116,17 +19123,15 @@ static void kctl__queue_drain_to(kctl_queue *q, kctl__qent *after) {
             kctl__queue_add_entry(q, have, now);
             continue;
         }
-        if ((q->map.count + 1) * 16 > q->map.cap * 12 || q->full_test) {
-            if (!q->full_test && kctl__map_reserve(&q->map, &q->allocator) == KCTL_OK) {
-                q->grown_ns = kctl__queue_now(q);
-            } else { /* no memory to grow: past the load, into the slots left (and those of idle keys), one kept empty */
-                if (q->map.count + 2 > q->map.cap && q->rstack) kctl__queue_recycle(q);
-                if (q->map.count + 2 > q->map.cap || q->full_test == 2) {
-                    e->next = n;
-                    q->stalled = e;
-                    for (q->stalled_tail = e; q->stalled_tail->next; q->stalled_tail = q->stalled_tail->next) { }
-                    break;
-                }
+        if (q->full_test || kctl__queue_grow(q) != KCTL_OK) {
+            /* no memory to grow: past the load, into the slots left (and
+               those of idle keys), one kept empty */
+            if (q->map.count + 2 > q->map.cap && q->rstack) kctl__queue_recycle(q);
+            if (q->map.count + 2 > q->map.cap || q->full_test == 2) {
+                e->next = n;
+                q->stalled = e;
+                for (q->stalled_tail = e; q->stalled_tail->next; q->stalled_tail = q->stalled_tail->next) { }
+                break;
             }
         }
         kctl__queue_entry_clear(e); /* (its producer wrote the first line alone) */
