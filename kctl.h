@@ -6977,21 +6977,38 @@ static bool kctl__jequal_scan(const kctl_json *a, uint32_t va, const kctl_json *
 #if !KCTL_SMALL
 /* Two objects whose names come in the same order, as one writer writes
    them (a status written back, a document next to its last version):
-   their values side by side, each once, in O(n). 1: equal; 0: not; -1:
-   the names differ somewhere (no value looked at: the caller asks the
-   general way). With the same names in the same order, both have their
-   duplicates in the same places: a value that differs under a name
-   written again later in both does not count (the last one does). */
+   their values side by side, each once. 1: equal; 0: not; -1: the names
+   differ somewhere (no value looked at: the caller asks the general way).
+   With the same names in the same order, both have their duplicates in
+   the same places: a value that differs under a name written again later
+   in both does not count (the last one does). Whether a name comes again
+   is asked at a value that differs, by looking ahead (O(n)); when one
+   does, in an object of more than a few members, the later ones ask the
+   list of the last of each name, made once (O(n log n); without memory,
+   by looking ahead: quadratic, the same answer). */
 static int kctl__jequal_inorder(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb, const kctl_allocator *al) {
-    uint32_t i, k, m, n = a->toks[va].size;
-    int pass;
+    kctl__jmview last;
+    uint32_t i, k, m, lo, hi, n = a->toks[va].size;
+    int listed = 0; /* 1: last is made; -1: it could not be */
     if (n != b->toks[vb].size) return -1;
-    for (pass = 0; pass < 2; pass++) /* the names, then the values */
-        for (i = va + 1, k = vb + 1, m = 0; m < n; m++, i += 1 + a->toks[i + 1].skip, k += 1 + b->toks[k + 1].skip) {
-            if (!pass && !kctl__jtok_eq(a, &a->toks[i], b, &b->toks[k])) return -1;
-            if (pass && !kctl__jequal(a, i + 1, b, k + 1, al) && kctl__jlast(a, va, i)) return 0;
+    for (i = va + 1, k = vb + 1, m = 0; m < n; m++, i += 1 + a->toks[i + 1].skip, k += 1 + b->toks[k + 1].skip)
+        if (!kctl__jtok_eq(a, &a->toks[i], b, &b->toks[k])) return -1;
+    for (i = va + 1, k = vb + 1, m = 0; m < n; m++, i += 1 + a->toks[i + 1].skip, k += 1 + b->toks[k + 1].skip) {
+        if (kctl__jequal(a, i + 1, b, k + 1, al)) continue;
+        if (listed > 0) { /* last.keys: name tokens, in document order */
+            for (lo = 0, hi = last.n; lo < hi;) {
+                uint32_t mid = lo + (hi - lo) / 2;
+                if (last.keys[mid] < i) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo < last.n && last.keys[lo] == i) break;
+            continue;
         }
-    return 1;
+        if (kctl__jlast(a, va, i)) break; /* looking ahead */
+        if (n > KCTL__JSON_SCAN_MAX && !listed) listed = kctl__jmembers(a, va, al, false, &last) == KCTL_OK ? 1 : -1;
+    }
+    if (listed) kctl__jmembers_free(&last);
+    return m == n; /* (a value that counts differs: the loop left early) */
 }
 #endif
 

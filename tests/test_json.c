@@ -2173,6 +2173,62 @@ static void tj_big_open(tj_doc *d, const tj_big *b) {
         d->rc = KCTL_ERR_PROTO;
 }
 
+/* {"k0":v,"k1":v,...,"k<h-1>":v,"k0":last,...,"k<h-1>":last}: each of h
+   names twice (n = 2h members), the first time with value v. */
+static void tj_twice_open(tj_doc *d, uint32_t h, int v, int last) {
+    size_t p = 0, len;
+    uint32_t k;
+    kctl_json c;
+    memset(d, 0, sizeof *d);
+    d->text = (char *)malloc((size_t)h * 32 + 16);
+    if (!d->text) {
+        d->rc = KCTL_ERR_NOMEM;
+        return;
+    }
+    d->text[p++] = '{';
+    for (k = 0; k < 2 * h; k++)
+        p += (size_t)sprintf(d->text + p, "%s\"k%u\":%d", k ? "," : "", (unsigned)(k % h), k < h ? v : last);
+    d->text[p++] = '}';
+    d->text[p] = '\0';
+    len = p;
+    d->rc = kctl_json_parse(d->text, len, NULL, 0, NULL, &c);
+    if (d->rc == KCTL_OK && !(d->toks = (kctl_json_tok *)malloc((size_t)c.ntoks * sizeof *d->toks))) d->rc = KCTL_ERR_NOMEM;
+    if (d->rc == KCTL_OK) d->rc = kctl_json_parse(d->text, len, d->toks, c.ntoks, NULL, &d->j);
+}
+
+/* The same names in the same order, each twice, the first values
+   different (shadowed by the second): equal when the second values are,
+   and within n log n name comparisons (looking ahead at every value that
+   differs would be quadratic: each looks half the object ahead). */
+static void tj_equal_repeated_names(void) {
+    static const uint32_t sizes[] = { 4, 500, 50000 }; /* names: n = twice as many members */
+    size_t s;
+    for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        uint32_t n = 2 * sizes[s];
+        tj_doc a, b, c;
+        uint64_t w0, work;
+        int failed = kt.cur_failed;
+        tj_twice_open(&a, sizes[s], 1, 0);
+        tj_twice_open(&b, sizes[s], 2, 0);
+        tj_twice_open(&c, sizes[s], 2, 3);
+        KT_EQ_INT(a.rc | b.rc | c.rc, KCTL_OK);
+        if ((a.rc | b.rc | c.rc) == KCTL_OK) {
+            w0 = kctl__json_work();
+            KT_CHECK(kctl_json_equal(&a.j, 0, &b.j, 0));
+            KT_CHECK(kctl_json_equal(&b.j, 0, &a.j, 0));
+            KT_CHECK(!kctl_json_equal(&a.j, 0, &c.j, 0));
+            work = kctl__json_work() - w0;
+            if (work > tj_work_bound(n, 16))
+                kt_fail(__FILE__, __LINE__, "equal, %u members, each name twice: %llu name comparisons, over %llu", (unsigned)n,
+                        (unsigned long long)work, (unsigned long long)tj_work_bound(n, 16));
+        }
+        tj_close(&a);
+        tj_close(&b);
+        tj_close(&c);
+        if (kt.cur_failed != failed) break; /* a quadratic path would take minutes at the next size */
+    }
+}
+
 /* Objects of 1,000, 64,000 and 1,000,000 members: equal to a shuffled copy
    (with repeated names whose last value counts), unequal when one value or
    one name differs, merge patched; within n log n name comparisons. The
@@ -2688,5 +2744,6 @@ void kt_suite_json(void) {
     KT_RUN(tj_iterate);
     KT_RUN(tj_get_views_of_bad_text);
     KT_RUN(tj_big_objects);
+    KT_RUN(tj_equal_repeated_names);
     KT_RUN(tj_get_big);
 }
