@@ -1161,11 +1161,12 @@ KCTL_API int kctl_json_raw(const kctl_json *j, uint32_t v, const char **text, si
    KCTL_JSON_NONE: equal only if both are. O(n log n): two objects whose
    names come in the same order (one writer's output: a status read back,
    a document beside its last version) are compared side by side, in
-   O(n) and without memory; otherwise objects of more than 16 members are
-   compared through their sorted names, in memory from KCTL_MALLOC (12
-   bytes a member, freed before it returns); if that fails, by scanning
-   (quadratic, the same answer). Small builds (KCTL_SMALL) always take
-   the second way. [any thread] */
+   O(n) and without memory, unless a value differs under a name the
+   object repeats (then its names are sorted, as below); otherwise
+   objects of more than 16 members are compared through their sorted
+   names, in memory from KCTL_MALLOC (12 bytes a member, freed before it
+   returns); if that fails, by scanning (quadratic, the same answer).
+   Small builds (KCTL_SMALL) always take the second way. [any thread] */
 KCTL_API bool kctl_json_equal(const kctl_json *a, uint32_t va, const kctl_json *b, uint32_t vb);
 /* The same with that memory from allocator (NULL or zero: KCTL_MALLOC /
    KCTL_FREE), for a program whose every allocation goes through its
