@@ -145,12 +145,13 @@ int main(int argc, char **argv) {
     for (s = 0; s < ns; s++) {
         uint32_t n = sizes[s], nl = 0, i;
         bench_doc a, a2, b, p;
-        double parse[BENCH_RUNS], eq[BENCH_RUNS], eq2[BENCH_RUNS], merge[BENCH_RUNS], obj[BENCH_RUNS], look[BENCH_RUNS], get[BENCH_RUNS],
-            iter[BENCH_RUNS];
+        double parse[BENCH_RUNS], eq[BENCH_RUNS], eq2[BENCH_RUNS], merge[BENCH_RUNS], obj[BENCH_RUNS], look[BENCH_RUNS],
+            get[BENCH_RUNS], iter[BENCH_RUNS];
         char *otext, *last = NULL, **keys;
         size_t olen = 0;
         int run;
-        if (bench_open(&a, n, 1, 0, 0, 0) || bench_open(&a2, n, 1, 0, 0, 0) || bench_open(&b, n, 7919, 0, 16, 0) || bench_open(&p, n, 7919, 1, 0, n / 8))
+        if (bench_open(&a, n, 1, 0, 0, 0) || bench_open(&a2, n, 1, 0, 0, 0) || bench_open(&b, n, 7919, 0, 16, 0) ||
+            bench_open(&p, n, 7919, 1, 0, n / 8))
             return bench_fail("making the documents");
         if (!(otext = bench_object(n, &nl, &last, &olen)) || !last) return bench_fail("making the object");
         if (!(keys = (char **)malloc(nl * sizeof *keys))) return bench_fail("memory");

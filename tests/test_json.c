@@ -2116,22 +2116,23 @@ static uint64_t tj_work_bound(uint64_t n, uint64_t c) {
     return c * n * lg + 1000;
 }
 
-/* How tj_big_doc makes an object of n members named "m0000000",
-   "m0000001", ..., in the order (i * step + 1) % n (step 1: sorted; a step
-   prime to n: shuffled). */
 #if defined(KCTL_SMALL) ? KCTL_SMALL : defined(__OPTIMIZE_SIZE__)
 #define TJ_SMALL 1 /* kctl's small code (kctl.h, KCTL_SMALL) */
 #else
 #define TJ_SMALL 0
 #endif
 
+/* How tj_big_doc makes an object of n members named "m0000000",
+   "m0000001", ..., in the order (i * step + 1) % n (step 1: sorted; a step
+   prime to n: shuffled). */
 typedef struct tj_big {
     uint32_t n, step;
     int kind;       /* 0: member i is i; 1 (a patch): null if i % 4 == 0, "v" if 1, else i;
                        2 (that patch applied to kind 0): absent if i % 4 == 0, "v" if 1, else i */
     uint32_t odd;   /* this member's value is -1 (UINT32_MAX: none) */
     uint32_t other; /* this member is named "z..." (UINT32_MAX: none) */
-    uint32_t dups;  /* first, this many members repeating names that come later, with value "old" */
+    uint32_t dups;  /* first, this many members repeating names that come later, with value old */
+    const char *old; /* (NULL: "old") */
     uint32_t fresh; /* last, this many members "n0000000", ... with value i */
 } tj_big;
 
@@ -2142,7 +2143,7 @@ static char *tj_big_doc(const tj_big *b, size_t *len) {
     if (!t) return NULL;
     t[p++] = '{';
     for (k = 0; k < b->dups; k++)
-        p += (size_t)sprintf(t + p, "%s\"m%07u\":\"old\"", p > 1 ? "," : "", (unsigned)(k % b->n));
+        p += (size_t)sprintf(t + p, "%s\"m%07u\":\"%s\"", p > 1 ? "," : "", (unsigned)(k % b->n), b->old ? b->old : "old");
     for (k = 0; k < b->n; k++) {
         uint32_t i = (uint32_t)(((uint64_t)k * b->step + 1) % b->n);
         const char *sep = p > 1 ? "," : "";
@@ -2173,44 +2174,25 @@ static void tj_big_open(tj_doc *d, const tj_big *b) {
         d->rc = KCTL_ERR_PROTO;
 }
 
-/* {"k0":v,"k1":v,...,"k<h-1>":v,"k0":last,...,"k<h-1>":last}: each of h
-   names twice (n = 2h members), the first time with value v. */
-static void tj_twice_open(tj_doc *d, uint32_t h, int v, int last) {
-    size_t p = 0, len;
-    uint32_t k;
-    kctl_json c;
-    memset(d, 0, sizeof *d);
-    d->text = (char *)malloc((size_t)h * 32 + 16);
-    if (!d->text) {
-        d->rc = KCTL_ERR_NOMEM;
-        return;
-    }
-    d->text[p++] = '{';
-    for (k = 0; k < 2 * h; k++)
-        p += (size_t)sprintf(d->text + p, "%s\"k%u\":%d", k ? "," : "", (unsigned)(k % h), k < h ? v : last);
-    d->text[p++] = '}';
-    d->text[p] = '\0';
-    len = p;
-    d->rc = kctl_json_parse(d->text, len, NULL, 0, NULL, &c);
-    if (d->rc == KCTL_OK && !(d->toks = (kctl_json_tok *)malloc((size_t)c.ntoks * sizeof *d->toks))) d->rc = KCTL_ERR_NOMEM;
-    if (d->rc == KCTL_OK) d->rc = kctl_json_parse(d->text, len, d->toks, c.ntoks, NULL, &d->j);
-}
-
 /* The same names in the same order, each twice, the first values
    different (shadowed by the second): equal when the second values are,
    and within n log n name comparisons (looking ahead at every value that
    differs would be quadratic: each looks half the object ahead). */
 static void tj_equal_repeated_names(void) {
-    static const uint32_t sizes[] = { 4, 500, 50000 }; /* names: n = twice as many members */
+    static const uint32_t sizes[] = { 4, 500, 50000 }; /* names: twice as many members */
     size_t s;
     for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
         uint32_t n = 2 * sizes[s];
+        tj_big ba = { 0 }, bb, bc;
         tj_doc a, b, c;
         uint64_t w0, work;
         int failed = kt.cur_failed;
-        tj_twice_open(&a, sizes[s], 1, 0);
-        tj_twice_open(&b, sizes[s], 2, 0);
-        tj_twice_open(&c, sizes[s], 2, 3);
+        ba.n = ba.dups = sizes[s]; ba.step = 1; ba.odd = ba.other = UINT32_MAX; ba.old = "x";
+        bb = ba; bb.old = "y";                  /* the first values differ */
+        bc = bb; bc.odd = sizes[s] - 1;         /* and one second value */
+        tj_big_open(&a, &ba);
+        tj_big_open(&b, &bb);
+        tj_big_open(&c, &bc);
         KT_EQ_INT(a.rc | b.rc | c.rc, KCTL_OK);
         if ((a.rc | b.rc | c.rc) == KCTL_OK) {
             w0 = kctl__json_work();
