@@ -290,12 +290,62 @@ BENCH_UNUSED static void bench_print_handoff(void)
     }
 }
 
+/* ns per step of a chain of dependent multiply-adds and shifts on the
+   calling thread (20 M steps, about 20 ms): how fast the host runs this
+   CPU now. No memory is touched, so it moves only with the CPU's own
+   speed: on one host of this kind it read 0.86 ns on a virtual CPU that
+   had a core to itself and 1.03-1.25 ns while the host shared that core
+   (its other hyperthread busy, or a lower clock), and the writer of
+   bench-e2e ran 0.73-0.86 and 0.45-0.55 M writes/s in the two. */
+BENCH_UNUSED static double bench_step_ns(void)
+{
+    volatile uint64_t sink;
+    uint64_t h = 1, k, t0 = kctl_clock_now(NULL);
+    for (k = 0; k < 20000000u; k++)
+        h = h * 31 + (k ^ (h >> 7));
+    sink = h;
+    (void)sink;
+    return (double)(kctl_clock_now(NULL) - t0) / 2e7;
+}
+
+/* The step on each of the first two CPUs of the affinity, pinned in
+   turn (out[1] < 0 with one CPU or without pinning; out[0] is then taken
+   wherever the thread runs). */
+BENCH_UNUSED static void bench_steps(double out[2])
+{
+    int cpu[2], i;
+    cpu[0] = bench_affinity_nth(0); /* both before the first pin narrows the affinity */
+    cpu[1] = bench_affinity_nth(1);
+    out[1] = -1;
+    for (i = 0; i < 2; i++) {
+        if (bench_pin(cpu[i]) != 0 && i > 0)
+            break;
+        out[i] = bench_step_ns();
+    }
+    bench_unpin();
+}
+
+/* One line: the step on each CPU, `when` (a figure taken while a CPU
+   read slower than its best is the host's, not the code's). */
+BENCH_UNUSED static void bench_print_steps(const char *when)
+{
+    double s[2];
+    bench_steps(s);
+    if (s[1] > 0)
+        printf("cpu %s: a dependent step takes %.2f ns on CPU %d, %.2f ns on CPU %d (no memory touched: a CPU above its "
+               "best reading is one the host runs slower now)\n",
+               when, s[0], bench_affinity_nth(0), s[1], bench_affinity_nth(1));
+    else
+        printf("cpu %s: a dependent step takes %.2f ns (one CPU, or not pinned)\n", when, s[0]);
+}
+
 /* One line: CPUs online, the affinity, the load average, the mode; then
-   the memory line and the cross-CPU hand-off. */
+   the CPU steps, the memory line and the cross-CPU hand-off. */
 BENCH_UNUSED static void bench_print_conditions(const char *mode)
 {
     printf("conditions: %ld CPUs online, affinity %d CPUs, load average %.2f at start, %s\n",
            sysconf(_SC_NPROCESSORS_ONLN), bench_affinity_cpus(), bench_loadavg(), mode);
+    bench_print_steps("at the start");
     bench_print_memory();
     bench_print_handoff();
 }

@@ -726,6 +726,7 @@ int main(int argc, char **argv)
 
     bench_loadavg_text(la, sizeof la);
     printf("conditions at the end: load average %s\n", la);
+    bench_print_steps("at the end");
     printf("\nreference measured by issue 11's author on 2026-11 (client-go v0.26.15, Go 1.19, GOMAXPROCS=2), "
            "not in this run and not on this machine's present load; for orientation only, no verdict:\n"
            "  a/b indexer add / update 0.89 / 1.08 M/s; c GetByKey 20.7 M/s 1 thread, 26.0 M/s 2 threads; "

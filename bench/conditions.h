@@ -36,7 +36,7 @@ static int bench_cpu_jiffies(unsigned long long *busy, unsigned long long *total
 
 /* Prints the run's conditions: CPUs, load average, and the share of all
    CPUs other processes kept busy over 0.5 s while this one slept; then
-   the memory line. */
+   the CPU steps and the memory line. */
 static void bench_conditions(void)
 {
     unsigned long long b0, t0, b1, t1;
@@ -55,6 +55,7 @@ static void bench_conditions(void)
     } else {
         printf("CPU use before the start unknown (no /proc/stat)\n");
     }
+    bench_print_steps("at the start");
     bench_print_memory();
 }
 

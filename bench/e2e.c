@@ -334,7 +334,7 @@ int main(int argc, char **argv) {
     kctl_memstore_desc md;
     kctl_memstore *ms = NULL;
     e2e_fig figs[2][BENCH_RUNS];
-    double vi[BENCH_RUNS], vb[BENCH_RUNS];
+    double vi[BENCH_RUNS], vb[BENCH_RUNS], steps[BENCH_RUNS][2];
     char doc[160];
     int i, run, mode, contended = argc > 1 && strcmp(argv[1], "-C") == 0;
     uint64_t t_start = kctl_clock_now(NULL);
@@ -366,6 +366,7 @@ int main(int argc, char **argv) {
                                      : "idle (no process started by the bench; ./bench-e2e -C for contended)");
     fflush(stdout);
     for (run = 0; run < BENCH_RUNS; run++) {
+        bench_steps(steps[run]);
         for (mode = 0; mode <= contended; mode++) {
             pid_t busy = mode == BENCH_CONTENDED ? bench_busy_start() : -1;
             int rc = e2e_round(ms, &figs[mode][run]);
@@ -398,6 +399,10 @@ int main(int argc, char **argv) {
     E2E_COLLECT(alone_wps, vi, 0); E2E_COLLECT(alone_wps, vb, contended);
     e2e_line("d. the writer alone: d's 200,000 writes, made while the informer waits (no pipeline running)", "M writes/s", vi, vb,
              contended, 1e6, "%.3f");
+    printf("cpu before each round, in order: a dependent step took");
+    for (run = 0; run < BENCH_RUNS; run++) printf("%s %.2f / %.2f ns", run ? "," : "", steps[run][0], steps[run][1]);
+    printf(" on CPUs %d / %d (the rounds above are sorted by value, not in this order)\n", bench_affinity_nth(0), bench_affinity_nth(1));
+    bench_print_steps("at the end");
     bench_print_reference("b 0.258 M events/s; c p50 92 us, p99 1,343 us idle, p50 75 us with a busy process; "
                           "d 0.315 M events/s; a 0.44 s sync, 0.037 s first reconciles");
     printf("   resident set now %.1f MiB (store with its history); bench time %.1f s\n", (double)rss_kib() / 1024.0,

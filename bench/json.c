@@ -37,6 +37,7 @@
     Run:   ./bench_json        n = 1,000, 64,000, 1,000,000 (about 20 s)
            ./bench_json -q     n = 1,000 and 64,000 (for valgrind or ASan)
 */
+#define _GNU_SOURCE 1 /* sched_getaffinity: the CPU steps line, each CPU pinned in turn */
 #define KCTL_IMPLEMENTATION
 #include "../kctl.h"
 
