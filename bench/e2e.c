@@ -25,7 +25,10 @@
       workers, no store writes in the timed part). Its 200,000 writes, made
       while the informer waits at the gate, are timed too: the writer alone
       on the same store in the same round (the store's own cost; b's writer
-      shares the CPUs and the store's lock with the pipeline).
+      shares the CPUs and the store's lock with the pipeline). The writer
+      runs at its CPU's speed, which the host changes within seconds: each
+      round's figure is printed again in order, beside the CPU step
+      (bench.h) taken on its thread just before and just after its writes.
 
    Run:  ./bench-e2e       idle
          ./bench-e2e -C    each round idle, then with a busy-loop child
@@ -78,6 +81,7 @@ static int e2e_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_e
 
 typedef struct e2e_fig {
     double sync_s, first_s, writer_wps, writer_cpu_wps, flat_eps, sat_p50_ms, sat_p99_ms, paced_p50_us, paced_p99_us, alone_eps, alone_wps;
+    double alone_step[2]; /* the CPU step on the writer's thread just before and just after d's writes */
     long rss_kib;
     unsigned long flat_reconciles, paced_reconciles;
 } e2e_fig;
@@ -291,9 +295,11 @@ static int e2e_round(kctl_memstore *ms, e2e_fig *f) {
     while (!e2e_idle(c)) e2e_sleep_ns(1000000L);
     kctl_informer_read_stats(inf, &rs);
     base = rs.modified;
+    f->alone_step[0] = bench_step_ns();
     t0 = kctl_clock_now(&e2e_clock);
     for (i = 0; i < E2E_WRITES; i++) e2e_write(ms, i % E2E_OBJECTS, (unsigned)i + 1000000u, 0);
     f->alone_wps = E2E_WRITES / bench_seconds(t0, kctl_clock_now(&e2e_clock));
+    f->alone_step[1] = bench_step_ns();
     t0 = kctl_clock_now(&e2e_clock);
     pthread_mutex_lock(&e2e_gate_mu);
     e2e_gate_closed = 0;
@@ -399,9 +405,20 @@ int main(int argc, char **argv) {
     E2E_COLLECT(alone_wps, vi, 0); E2E_COLLECT(alone_wps, vb, contended);
     e2e_line("d. the writer alone: d's 200,000 writes, made while the informer waits (no pipeline running)", "M writes/s", vi, vb,
              contended, 1e6, "%.3f");
+    for (mode = 0; mode <= contended; mode++) { /* the writer follows its CPU's speed: each round beside the step around it */
+        printf("d. the writer alone, each round in order%s, with the CPU step on its thread just before and after:", mode ? ", contended" : "");
+        for (run = 0; run < BENCH_RUNS; run++)
+            printf("%s %.3f M writes/s (%.2f / %.2f ns)", run ? "," : "", figs[mode][run].alone_wps / 1e6, figs[mode][run].alone_step[0],
+                   figs[mode][run].alone_step[1]);
+        putchar('\n');
+    }
     printf("cpu before each round, in order: a dependent step took");
-    for (run = 0; run < BENCH_RUNS; run++) printf("%s %.2f / %.2f ns", run ? "," : "", steps[run][0], steps[run][1]);
-    printf(" on CPUs %d / %d (the rounds above are sorted by value, not in this order)\n", bench_affinity_nth(0), bench_affinity_nth(1));
+    for (run = 0; run < BENCH_RUNS; run++) {
+        if (steps[run][1] > 0) printf("%s %.2f / %.2f ns", run ? "," : "", steps[run][0], steps[run][1]);
+        else printf("%s %.2f ns", run ? "," : "", steps[run][0]);
+    }
+    if (steps[0][1] > 0) printf(" on CPUs %d / %d", bench_affinity_nth(0), bench_affinity_nth(1));
+    printf(" (the rounds above are sorted by value, not in this order)\n");
     bench_print_steps("at the end");
     bench_print_reference("b 0.258 M events/s; c p50 92 us, p99 1,343 us idle, p50 75 us with a busy process; "
                           "d 0.315 M events/s; a 0.44 s sync, 0.037 s first reconciles");
