@@ -293,10 +293,11 @@ BENCH_UNUSED static void bench_print_handoff(void)
 /* ns per step of a chain of dependent multiply-adds and shifts on the
    calling thread (20 M steps, about 20 ms): how fast the host runs this
    CPU now. No memory is touched, so it moves only with the CPU's own
-   speed: on one host of this kind it read 0.86 ns on a virtual CPU that
-   had a core to itself and 1.03-1.25 ns while the host shared that core
-   (its other hyperthread busy, or a lower clock), and the writer of
-   bench-e2e ran 0.73-0.86 and 0.45-0.55 M writes/s in the two. */
+   speed: on one host of this kind it read 0.86 ns at full speed and
+   1.0-1.3 ns in phases of seconds when the host ran that virtual CPU
+   slower (a shared core or a lower clock: the guest cannot tell which),
+   and a bare harness of bench-e2e's writer ran 0.65-0.83 and 0.42-0.62
+   M writes/s in the two. */
 BENCH_UNUSED static double bench_step_ns(void)
 {
     volatile uint64_t sink;
