@@ -334,7 +334,7 @@ BENCH_UNUSED static void bench_print_steps(const char *when)
     bench_steps(s);
     if (s[1] > 0)
         printf("cpu %s: a dependent step takes %.2f ns on CPU %d, %.2f ns on CPU %d (no memory touched: a CPU above its "
-               "best reading is one the host runs slower now)\n",
+               "best reading is one the host runs slower now, or one another process shares)\n",
                when, s[0], bench_affinity_nth(0), s[1], bench_affinity_nth(1));
     else
         printf("cpu %s: a dependent step takes %.2f ns (one CPU, or not pinned)\n", when, s[0]);
