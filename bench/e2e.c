@@ -28,7 +28,9 @@
       shares the CPUs and the store's lock with the pipeline). The writer
       runs at its CPU's speed, which the host changes within seconds: each
       round's figure is printed again in order, beside the CPU step
-      (bench.h) taken on its thread just before and just after its writes.
+      (bench.h) taken on its thread just before and just after its writes,
+      and the page faults its thread took during them (a round whose
+      writes grow the heap pays for each new page; the others take none).
 
    Run:  ./bench-e2e       idle
          ./bench-e2e -C    each round idle, then with a busy-loop child
@@ -43,6 +45,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -82,6 +85,7 @@ static int e2e_watch_next(void *self, kctl_watch *w, uint64_t timeout_ns, kctl_e
 typedef struct e2e_fig {
     double sync_s, first_s, writer_wps, writer_cpu_wps, flat_eps, sat_p50_ms, sat_p99_ms, paced_p50_us, paced_p99_us, alone_eps, alone_wps;
     double alone_step[2]; /* the CPU step on the writer's thread just before and just after d's writes */
+    long alone_faults;    /* the page faults its thread took during them (-1: not known) */
     long rss_kib;
     unsigned long flat_reconciles, paced_reconciles;
 } e2e_fig;
@@ -95,6 +99,16 @@ static long rss_kib(void) {
         if (strncmp(line, "VmRSS:", 6) == 0) kib = strtol(line + 6, NULL, 10);
     fclose(f);
     return kib;
+}
+
+/* The page faults the calling thread has taken so far (-1: not known). */
+static long e2e_thread_faults(void) {
+#ifdef RUSAGE_THREAD
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_minflt + ru.ru_majflt : -1;
+#else
+    return -1;
+#endif
 }
 
 static void e2e_sleep_ns(long ns) {
@@ -296,9 +310,11 @@ static int e2e_round(kctl_memstore *ms, e2e_fig *f) {
     kctl_informer_read_stats(inf, &rs);
     base = rs.modified;
     f->alone_step[0] = bench_step_ns();
+    f->alone_faults = e2e_thread_faults();
     t0 = kctl_clock_now(&e2e_clock);
     for (i = 0; i < E2E_WRITES; i++) e2e_write(ms, i % E2E_OBJECTS, (unsigned)i + 1000000u, 0);
     f->alone_wps = E2E_WRITES / bench_seconds(t0, kctl_clock_now(&e2e_clock));
+    if (f->alone_faults >= 0) f->alone_faults = e2e_thread_faults() - f->alone_faults;
     f->alone_step[1] = bench_step_ns();
     t0 = kctl_clock_now(&e2e_clock);
     pthread_mutex_lock(&e2e_gate_mu);
@@ -406,10 +422,14 @@ int main(int argc, char **argv) {
     e2e_line("d. the writer alone: d's 200,000 writes, made while the informer waits (no pipeline running)", "M writes/s", vi, vb,
              contended, 1e6, "%.3f");
     for (mode = 0; mode <= contended; mode++) { /* the writer follows its CPU's speed: each round beside the step around it */
-        printf("d. the writer alone, each round in order%s, with the CPU step on its thread just before and after:", mode ? ", contended" : "");
-        for (run = 0; run < BENCH_RUNS; run++)
-            printf("%s %.3f M writes/s (%.2f / %.2f ns)", run ? "," : "", figs[mode][run].alone_wps / 1e6, figs[mode][run].alone_step[0],
-                   figs[mode][run].alone_step[1]);
+        printf("d. the writer alone, each round in order%s, with the CPU step on its thread just before and after, and its page faults:",
+               mode ? ", contended" : "");
+        for (run = 0; run < BENCH_RUNS; run++) {
+            const e2e_fig *g = &figs[mode][run];
+            printf("%s %.3f M writes/s (%.2f / %.2f ns", run ? "," : "", g->alone_wps / 1e6, g->alone_step[0], g->alone_step[1]);
+            if (g->alone_faults >= 0) printf(", %ld faults)", g->alone_faults);
+            else printf(")");
+        }
         putchar('\n');
     }
     printf("cpu before each round, in order: a dependent step took");

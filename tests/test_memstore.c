@@ -1112,6 +1112,81 @@ static void tm_rdoc_small(char *doc, uint64_t *x, int name) {
    answer is the one kctl_apisrv_decide gives for the same request
    against the same stored object (it parses it): the same result, the
    same document, the same outcome (a write, none, or a removal). */
+/* The creationTimestamp of a store's object, or "" (in buf). */
+static const char *tm_created(const kctl_obj *o, char *buf, size_t cap) {
+    kctl_json j;
+    kctl_json_tok t[128];
+    size_t len;
+    const char *text = kctl_obj_json(o, &len);
+    buf[0] = '\0';
+    if (kctl_json_parse(text, len, t, 128, NULL, &j) != KCTL_OK ||
+        kctl_json_string(&j, kctl_json_path(&j, 0, "metadata.creationTimestamp"), buf, cap, NULL) != KCTL_OK)
+        buf[0] = '\0';
+    return buf;
+}
+
+/* Whether s is a time as an API server writes it: 2006-01-02T15:04:05Z. */
+static bool tm_is_time(const char *s) {
+    static const char shape[] = "dddd-dd-ddTdd:dd:ddZ";
+    size_t i;
+    for (i = 0; shape[i]; i++)
+        if (shape[i] == 'd' ? !(s[i] >= '0' && s[i] <= '9') : s[i] != shape[i]) return false;
+    return s[i] == '\0';
+}
+
+/* A create's time is read only when the object is made (the store reads
+   the clock when the lookup finds nothing): the owner's apply that makes
+   an object, a create, a generated name, and a name made again after a
+   delete all get one; the apply that replaces an object keeps its own.
+   With the default allocator (the document read before the lock) and
+   with the caller's. */
+static void tm_create_time_when_made(void) {
+    int k;
+    for (k = 0; k < 2; k++) {
+        kctl_memstore_desc d;
+        kctl_memstore *ms = NULL;
+        kctl_transport t;
+        kctl_obj *o = NULL, *u = NULL;
+        kt_alloc a;
+        char ts[40], ts2[40];
+        const char *doc = "{\"metadata\":{\"name\":\"a\"},\"data\":{\"n\":\"1\"}}";
+        kt_alloc_init(&a);
+        memset(&d, 0, sizeof d);
+        if (k) d.allocator = kt_allocator(&a);
+        KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK);
+        if (!ms) return;
+        t = kctl_memstore_transport(ms);
+        KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), &o, NULL), KCTL_OK);
+        if (o) KT_CHECK(tm_is_time(tm_created(o, ts, sizeof ts)));
+        doc = "{\"metadata\":{\"name\":\"a\"},\"data\":{\"n\":\"2\"}}";
+        KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), &u, NULL), KCTL_OK);
+        if (o && u) {
+            KT_EQ_STR(kctl_obj_resource_version(u), "2");
+            KT_EQ_STR(tm_created(u, ts2, sizeof ts2), ts);
+        }
+        kctl_obj_unref(o);
+        kctl_obj_unref(u);
+        o = u = NULL;
+        doc = "{\"metadata\":{\"name\":\"b\"}}";
+        KT_EQ_INT(t.vt->create(t.self, &tm_cm, doc, strlen(doc), &o, NULL), KCTL_OK);
+        if (o) KT_CHECK(tm_is_time(tm_created(o, ts, sizeof ts)));
+        kctl_obj_unref(o);
+        o = NULL;
+        doc = "{\"metadata\":{\"generateName\":\"g-\"}}";
+        KT_EQ_INT(KT_NEED_GENERATE_NAME(t.vt->create(t.self, &tm_cm, doc, strlen(doc), &o, NULL)), KCTL_OK);
+        if (o) KT_CHECK(tm_is_time(tm_created(o, ts, sizeof ts)));
+        kctl_obj_unref(o);
+        o = NULL;
+        KT_EQ_INT(kctl_memstore_delete(ms, &tm_cm, "a", NULL), KCTL_OK);
+        doc = "{\"metadata\":{\"name\":\"a\"},\"data\":{\"n\":\"3\"}}";
+        KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), &o, NULL), KCTL_OK);
+        if (o) KT_CHECK(tm_is_time(tm_created(o, ts, sizeof ts)));
+        kctl_obj_unref(o);
+        kctl_memstore_destroy(ms);
+        KT_EQ_INT(a.live, 0);
+    }
+}
+
 static void tm_kept_parts_match_parse(void) {
     tm_store s;
     uint64_t x = UINT64_C(0x9E3779B97F4A7C15);
@@ -1264,4 +1339,5 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_review_fixes);
     KT_RUN(tm_recorded_tokens_match_parse);
     KT_RUN(tm_kept_parts_match_parse);
+    KT_RUN(tm_create_time_when_made);
 }
