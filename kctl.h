@@ -4853,7 +4853,7 @@ KCTL_API uint64_t kctl__test_own_udiv64(uint64_t n, uint64_t d, uint64_t *rem) {
 #endif
 /* The other way round for fast builds: a short helper of a hot loop
    copied into it where gcc's -O2 estimate keeps a call (the parser's
-   whitespace, bracket and type steps: a sixth of its instructions). */
+   whitespace, bracket, type and end steps: an eighth of a parse). */
 #if !KCTL_SMALL && (defined(__GNUC__) || defined(__clang__))
 #define KCTL__FAST_INLINE __attribute__((always_inline)) inline
 #else
