@@ -1187,6 +1187,64 @@ static void tm_create_time_when_made(void) {
     }
 }
 
+/* An apply of the stored body in other text changes nothing, one of
+   another body writes: a string's escapes anywhere in it (each length
+   from 0 to 33, each byte escaped in turn, a two-byte character raw and
+   escaped, across an 8-byte boundary), and a string that differs only in
+   its last byte or in a NUL more. What the store keeps of a body (its
+   fingerprint) must agree with the parse on every one. */
+static void tm_fingerprint_escapes(void) {
+    static const char abc[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+    int k;
+    for (k = 0; k < 2; k++) {
+        kctl_memstore_desc d;
+        kctl_memstore *ms = NULL;
+        kt_alloc a;
+        char doc[512], s[64], e[256];
+        size_t len, i, c;
+        uint64_t rev;
+        kt_alloc_init(&a);
+        memset(&d, 0, sizeof d);
+        if (k) d.allocator = kt_allocator(&a);
+        KT_EQ_INT(kctl_memstore_create(&d, &ms), KCTL_OK);
+        if (!ms) return;
+        for (len = 0; len <= 33; len++) {
+            memcpy(s, abc, len);
+            s[len] = '\0';
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"f\"},\"data\":{\"k\":\"%s\"}}", s);
+            KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+            rev = kctl_memstore_revision(ms);
+            for (i = 0; i < len; i++) { /* byte i as \u00XX */
+                char *p = e;
+                for (c = 0; c < len; c++) p += c == i ? sprintf(p, "\\u%04x", (unsigned)s[c]) : sprintf(p, "%c", s[c]);
+                snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"f\"},\"data\":{\"\\u006b\":\"%s\"}}", e);
+                KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+                KT_EQ_INT(kctl_memstore_revision(ms), rev);
+            }
+            if (len) { /* the last byte changed, then a NUL more: each a write */
+                snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"f\"},\"data\":{\"k\":\"%.*s_\"}}", (int)len - 1, s);
+                KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+                KT_EQ_INT(kctl_memstore_revision(ms), rev + 1);
+                snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"f\"},\"data\":{\"k\":\"%.*s_\\u0000\"}}", (int)len - 1, s);
+                KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+                KT_EQ_INT(kctl_memstore_revision(ms), rev + 2);
+            }
+        }
+        /* a two-byte character across the end of the first word, raw and escaped */
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"f\"},\"data\":{\"k\":\"abcdefg\xc3\xa9xyz\"}}");
+        KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+        rev = kctl_memstore_revision(ms);
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"f\"},\"data\":{\"k\":\"abcdefg\\u00e9xyz\"}}");
+        KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+        KT_EQ_INT(kctl_memstore_revision(ms), rev);
+        snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"f\"},\"data\":{\"k\":\"abcdefg\\u00e8xyz\"}}");
+        KT_EQ_INT(kctl_memstore_apply(ms, &tm_cm, doc, strlen(doc), NULL, NULL), KCTL_OK);
+        KT_EQ_INT(kctl_memstore_revision(ms), rev + 1);
+        kctl_memstore_destroy(ms);
+        KT_EQ_INT(a.live, 0);
+    }
+}
+
 static void tm_kept_parts_match_parse(void) {
     tm_store s;
     uint64_t x = UINT64_C(0x9E3779B97F4A7C15);
@@ -1340,4 +1398,5 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_recorded_tokens_match_parse);
     KT_RUN(tm_kept_parts_match_parse);
     KT_RUN(tm_create_time_when_made);
+    KT_RUN(tm_fingerprint_escapes);
 }
