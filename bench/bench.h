@@ -23,11 +23,17 @@ BENCH_UNUSED static int bench_cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y ? 1 : 0;
 }
 
+/* Sorts v[0..n) and returns its median (n > 0; even n: the upper one). */
+BENCH_UNUSED static double bench_median_n(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], bench_cmp_double);
+    return v[n / 2];
+}
+
 /* Sorts v[0..BENCH_RUNS) and returns its median. */
 BENCH_UNUSED static double bench_median(double *v)
 {
-    qsort(v, BENCH_RUNS, sizeof v[0], bench_cmp_double);
-    return v[BENCH_RUNS / 2];
+    return bench_median_n(v, BENCH_RUNS);
 }
 
 /* Sorts v ascending, carrying the matching n[] along. */
@@ -46,15 +52,21 @@ BENCH_UNUSED static void bench_sort_pairs(double *v, uint64_t *n)
     }
 }
 
-BENCH_UNUSED static void bench_print_runs(const double *v, double scale, const char *fmt)
+/* "(median of n: v[0] ... v[n-1])", each value divided by scale. */
+BENCH_UNUSED static void bench_print_runs_n(const double *v, int n, double scale, const char *fmt)
 {
     int i;
-    printf("(median of %d:", BENCH_RUNS);
-    for (i = 0; i < BENCH_RUNS; i++) {
+    printf("(median of %d:", n);
+    for (i = 0; i < n; i++) {
         putchar(' ');
         printf(fmt, v[i] / scale);
     }
     putchar(')');
+}
+
+BENCH_UNUSED static void bench_print_runs(const double *v, double scale, const char *fmt)
+{
+    bench_print_runs_n(v, BENCH_RUNS, scale, fmt);
 }
 
 /* xorshift64 (Marsaglia); state must not be 0. */

@@ -1,6 +1,7 @@
 /* e2e.c - the whole pipeline on the memstore: a 100,000-object initial sync,
-   then writes through to reconcile. Prints figures (median of 3 rounds, each
-   round a fresh informer and controller on the same store); asserts nothing.
+   then writes through to reconcile. Prints figures (median of 3 rounds, or
+   of -r N, each round a fresh informer and controller on the same store);
+   asserts nothing.
 
    a. list and sync: 100,000 objects in the store; an informer starts, lists
       them, fills its cache and calls its handlers; a controller's queue
@@ -31,11 +32,24 @@
       (bench.h) taken on its thread just before and just after its writes,
       and the page faults its thread took during them (a round whose
       writes grow the heap pays for each new page; the others take none).
+   e. the writer alone, the keys in a random order: a second store, made
+      as the first and kept for e, takes 200,000 writes a round in one
+      fixed random order of its objects (the same in every round), with
+      no watcher. d's writes go through the keys in the order the objects
+      were made, so consecutive writes read objects that lie side by side
+      in memory, which the CPU fetches ahead; a controller's writes seldom
+      come in that order, and a store whose objects were replaced in
+      another order than they are written (b's pipeline does that over
+      the rounds) loses it too. e is the writer to expect from a store
+      that has run for a while.
 
-   Run:  ./bench-e2e       idle
-         ./bench-e2e -C    each round idle, then with a busy-loop child
-                           process started and killed by the bench (pid):
-                           the figures side by side
+   Run:  ./bench-e2e          idle
+         ./bench-e2e -C       each round idle, then with a busy-loop child
+                              process started and killed by the bench
+                              (pid): the figures side by side
+         ./bench-e2e -r N     N rounds (1-16; 3 unless given), with -C too:
+                              a long run shows how the figures move as the
+                              stores age
    Pinned runs (all threads on one CPU, on two): the Makefile's
    bench-contended target runs this under taskset.
 */
@@ -55,6 +69,7 @@
 #define E2E_OBJECTS 100000
 #define E2E_WRITES 200000
 #define E2E_PACED 20000
+#define E2E_MAX_RUNS 16 /* -r */
 
 static const kctl_resource e2e_res = { "", "v1", "configmaps", "bench" };
 static kctl_clock e2e_clock;
@@ -62,6 +77,8 @@ static uint64_t e2e_sent[E2E_OBJECTS];   /* atomic: when the latest write to obj
 static uint64_t *e2e_lat;                /* latencies, one per reconcile that saw a write */
 static size_t e2e_nlat, e2e_cap;         /* atomic */
 static unsigned e2e_round_no;            /* makes every write change its object */
+static int e2e_perm[E2E_OBJECTS];        /* e's order of the keys */
+static int e2e_runs = BENCH_RUNS;        /* -r */
 
 /* ---- the gate: the memstore's transport with watch_next held while closed */
 static kctl_transport e2e_inner;
@@ -86,6 +103,8 @@ typedef struct e2e_fig {
     double sync_s, first_s, writer_wps, writer_cpu_wps, flat_eps, sat_p50_ms, sat_p99_ms, paced_p50_us, paced_p99_us, alone_eps, alone_wps;
     double alone_step[2]; /* the CPU step on the writer's thread just before and just after d's writes */
     long alone_faults;    /* the page faults its thread took during them (-1: not known) */
+    double random_wps, random_step[2]; /* e, and the CPU step around it */
+    long random_faults;
     long rss_kib;
     unsigned long flat_reconciles, paced_reconciles;
 } e2e_fig;
@@ -331,39 +350,89 @@ static int e2e_round(kctl_memstore *ms, e2e_fig *f) {
     return 0;
 }
 
+/* e. 200,000 writes into ms (e's own store, no watcher) in e2e_perm's
+   order of the keys, into f. */
+static void e2e_random(kctl_memstore *ms, e2e_fig *f) {
+    uint64_t t0;
+    int i;
+    f->random_step[0] = bench_step_ns();
+    f->random_faults = e2e_thread_faults();
+    t0 = kctl_clock_now(&e2e_clock);
+    for (i = 0; i < E2E_WRITES; i++) e2e_write(ms, e2e_perm[i % E2E_OBJECTS], (unsigned)i, 0);
+    f->random_wps = E2E_WRITES / bench_seconds(t0, kctl_clock_now(&e2e_clock));
+    if (f->random_faults >= 0) f->random_faults = e2e_thread_faults() - f->random_faults;
+    f->random_step[1] = bench_step_ns();
+}
+
 /* One figure: the median of the rounds, idle and (with -C) contended. */
 static void e2e_line(const char *label, const char *unit, const double *idle, const double *busy, int contended,
                      double scale, const char *fmt) {
-    double v[BENCH_RUNS];
-    memcpy(v, idle, sizeof v);
+    double v[E2E_MAX_RUNS];
+    memcpy(v, idle, (size_t)e2e_runs * sizeof v[0]);
     printf("%s: idle ", label);
-    printf(fmt, bench_median(v) / scale);
+    printf(fmt, bench_median_n(v, e2e_runs) / scale);
     printf(" %s ", unit);
-    bench_print_runs(v, scale, fmt);
+    bench_print_runs_n(v, e2e_runs, scale, fmt);
     if (contended) {
-        memcpy(v, busy, sizeof v);
+        memcpy(v, busy, (size_t)e2e_runs * sizeof v[0]);
         printf(" | contended ");
-        printf(fmt, bench_median(v) / scale);
+        printf(fmt, bench_median_n(v, e2e_runs) / scale);
         printf(" %s ", unit);
-        bench_print_runs(v, scale, fmt);
+        bench_print_runs_n(v, e2e_runs, scale, fmt);
     }
     putchar('\n');
 }
 
-#define E2E_COLLECT(field, arr, mode) do { int r_; for (r_ = 0; r_ < BENCH_RUNS; r_++) arr[r_] = figs[mode][r_].field; } while (0)
+#define E2E_COLLECT(field, arr, mode) do { int r_; for (r_ = 0; r_ < e2e_runs; r_++) arr[r_] = figs[mode][r_].field; } while (0)
+
+/* A writer's figure for each round in order, beside the CPU step around it
+   and its page faults: d's (random 0) or e's (1). */
+static void e2e_rounds_line(const e2e_fig *figs, int random, const char *label) {
+    int run;
+    printf("%s, each round in order, with the CPU step on its thread just before and after, and its page faults:", label);
+    for (run = 0; run < e2e_runs; run++) {
+        const e2e_fig *g = &figs[run];
+        const double *step = random ? g->random_step : g->alone_step;
+        long faults = random ? g->random_faults : g->alone_faults;
+        printf("%s %.3f M writes/s (%.2f / %.2f ns", run ? "," : "", (random ? g->random_wps : g->alone_wps) / 1e6, step[0], step[1]);
+        if (faults >= 0) printf(", %ld faults)", faults);
+        else printf(")");
+    }
+    putchar('\n');
+}
 
 int main(int argc, char **argv) {
     kctl_memstore_desc md;
-    kctl_memstore *ms = NULL;
-    e2e_fig figs[2][BENCH_RUNS];
-    double vi[BENCH_RUNS], vb[BENCH_RUNS], steps[BENCH_RUNS][2];
+    kctl_memstore *ms = NULL, *ms_e = NULL;
+    static e2e_fig figs[2][E2E_MAX_RUNS];
+    double vi[E2E_MAX_RUNS], vb[E2E_MAX_RUNS], steps[E2E_MAX_RUNS][2];
     char doc[160];
-    int i, run, mode, contended = argc > 1 && strcmp(argv[1], "-C") == 0;
-    uint64_t t_start = kctl_clock_now(NULL);
+    int i, run, mode, contended = 0;
+    uint64_t t_start = kctl_clock_now(NULL), seed = UINT64_C(0x9e3779b97f4a7c15);
 
-    if (argc > 1 && !contended) {
-        fprintf(stderr, "usage: %s [-C]   (-C: every round idle, then with a busy-loop process)\n", argv[0]);
+    for (i = 1; i < argc; i++) {
+        char *end = NULL;
+        long n;
+        if (strcmp(argv[i], "-C") == 0) {
+            contended = 1;
+            continue;
+        }
+        if (strcmp(argv[i], "-r") == 0 && i + 1 < argc) {
+            n = strtol(argv[++i], &end, 10);
+            if (*end == '\0' && end != argv[i] && n >= 1 && n <= E2E_MAX_RUNS) {
+                e2e_runs = (int)n;
+                continue;
+            }
+        }
+        fprintf(stderr, "usage: %s [-C] [-r N]   (-C: every round idle, then with a busy-loop process; "
+                        "-r: N rounds, 1-%d, 3 unless given)\n", argv[0], E2E_MAX_RUNS);
         return 2;
+    }
+    for (i = 0; i < E2E_OBJECTS; i++) e2e_perm[i] = i;
+    for (i = E2E_OBJECTS - 1; i > 0; i--) { /* Fisher-Yates, a fixed seed: the same order in every run */
+        int j = (int)(bench_xorshift(&seed) % (uint64_t)(i + 1)), t = e2e_perm[i];
+        e2e_perm[i] = e2e_perm[j];
+        e2e_perm[j] = t;
     }
     e2e_clock = kctl_clock_monotonic();
     e2e_cap = E2E_WRITES + E2E_OBJECTS;
@@ -376,22 +445,25 @@ int main(int argc, char **argv) {
        (page faults were a fifth of the writer's time in b) until it
        wrapped in the third round */
     md.history = 1u << 18;
-    if (!e2e_lat || kctl_memstore_create(&md, &ms) != KCTL_OK) return 1;
+    if (!e2e_lat || kctl_memstore_create(&md, &ms) != KCTL_OK || kctl_memstore_create(&md, &ms_e) != KCTL_OK) return 1;
     for (i = 0; i < E2E_OBJECTS; i++) {
         int n = snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"cm-%06d\",\"labels\":{\"app\":\"bench\"}},\"data\":{\"round\":\"0\"}}", i);
-        if (kctl_memstore_apply(ms, &e2e_res, doc, (size_t)n, NULL, NULL) != KCTL_OK) return 1;
+        if (kctl_memstore_apply(ms, &e2e_res, doc, (size_t)n, NULL, NULL) != KCTL_OK ||
+            kctl_memstore_apply(ms_e, &e2e_res, doc, (size_t)n, NULL, NULL) != KCTL_OK)
+            return 1;
     }
     printf("kctl %s end-to-end bench on the memstore: %d objects, %d writes, a history of %u events, median of %d rounds\n",
-           kctl_version(), E2E_OBJECTS, E2E_WRITES, (unsigned)md.history, BENCH_RUNS);
+           kctl_version(), E2E_OBJECTS, E2E_WRITES, (unsigned)md.history, e2e_runs);
     bench_print_conditions(contended ? "idle and contended (each round again with a busy-loop child process, "
                                        "started and killed by the bench)"
                                      : "idle (no process started by the bench; ./bench-e2e -C for contended)");
     fflush(stdout);
-    for (run = 0; run < BENCH_RUNS; run++) {
+    for (run = 0; run < e2e_runs; run++) {
         bench_steps(steps[run]);
         for (mode = 0; mode <= contended; mode++) {
             pid_t busy = mode == BENCH_CONTENDED ? bench_busy_start() : -1;
             int rc = e2e_round(ms, &figs[mode][run]);
+            if (rc == 0) e2e_random(ms_e, &figs[mode][run]);
             bench_busy_stop(busy);
             if (rc != 0) return 1;
         }
@@ -421,19 +493,15 @@ int main(int argc, char **argv) {
     E2E_COLLECT(alone_wps, vi, 0); E2E_COLLECT(alone_wps, vb, contended);
     e2e_line("d. the writer alone: d's 200,000 writes, made while the informer waits (no pipeline running)", "M writes/s", vi, vb,
              contended, 1e6, "%.3f");
-    for (mode = 0; mode <= contended; mode++) { /* the writer follows its CPU's speed: each round beside the step around it */
-        printf("d. the writer alone, each round in order%s, with the CPU step on its thread just before and after, and its page faults:",
-               mode ? ", contended" : "");
-        for (run = 0; run < BENCH_RUNS; run++) {
-            const e2e_fig *g = &figs[mode][run];
-            printf("%s %.3f M writes/s (%.2f / %.2f ns", run ? "," : "", g->alone_wps / 1e6, g->alone_step[0], g->alone_step[1]);
-            if (g->alone_faults >= 0) printf(", %ld faults)", g->alone_faults);
-            else printf(")");
-        }
-        putchar('\n');
-    }
+    for (mode = 0; mode <= contended; mode++) /* the writer follows its CPU's speed: each round beside the step around it */
+        e2e_rounds_line(figs[mode], 0, mode ? "d. the writer alone, contended" : "d. the writer alone");
+    E2E_COLLECT(random_wps, vi, 0); E2E_COLLECT(random_wps, vb, contended);
+    e2e_line("e. the writer alone, the keys in a random order: 200,000 writes into a second store (no watcher)", "M writes/s", vi, vb,
+             contended, 1e6, "%.3f");
+    for (mode = 0; mode <= contended; mode++)
+        e2e_rounds_line(figs[mode], 1, mode ? "e. the writer alone, contended" : "e. the writer alone");
     printf("cpu before each round, in order: a dependent step took");
-    for (run = 0; run < BENCH_RUNS; run++) {
+    for (run = 0; run < e2e_runs; run++) {
         if (steps[run][1] > 0) printf("%s %.2f / %.2f ns", run ? "," : "", steps[run][0], steps[run][1]);
         else printf("%s %.2f ns", run ? "," : "", steps[run][0]);
     }
@@ -442,9 +510,10 @@ int main(int argc, char **argv) {
     bench_print_steps("at the end");
     bench_print_reference("b 0.258 M events/s; c p50 92 us, p99 1,343 us idle, p50 75 us with a busy process; "
                           "d 0.315 M events/s; a 0.44 s sync, 0.037 s first reconciles");
-    printf("   resident set now %.1f MiB (store with its history); bench time %.1f s\n", (double)rss_kib() / 1024.0,
+    printf("   resident set now %.1f MiB (the two stores with their histories); bench time %.1f s\n", (double)rss_kib() / 1024.0,
            bench_seconds(t_start, kctl_clock_now(NULL)));
     kctl_memstore_destroy(ms);
+    kctl_memstore_destroy(ms_e);
     free(e2e_lat);
     return 0;
 }
