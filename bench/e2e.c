@@ -35,13 +35,13 @@
    e. the writer alone, the keys in a random order: once d's rounds are
       done, a second store, made as the first, takes 200,000 writes a
       round in one fixed random order of its objects (the same in every
-      round), with no watcher. d's writes go through the keys in the order the objects
-      were made, so consecutive writes read objects that lie side by side
-      in memory, which the CPU fetches ahead; a controller's writes seldom
-      come in that order, and a store whose objects were replaced in
-      another order than they are written (b's pipeline does that over
-      the rounds) loses it too. e is the writer to expect from a store
-      that has run for a while.
+      round), with no watcher. d's writes go through the keys in the
+      order the objects were made, so consecutive writes read objects
+      that lie side by side in memory, which the CPU fetches ahead; a
+      controller's writes seldom come in that order, and a store whose
+      objects were replaced in another order than they are written (b's
+      pipeline does that over the rounds) loses it too. e is the writer
+      to expect from a store that has run for a while.
 
    Run:  ./bench-e2e          idle
          ./bench-e2e -C       each round idle, then with a busy-loop child
@@ -362,10 +362,12 @@ static int e2e_fill(const kctl_memstore_desc *md, kctl_memstore **out) {
 }
 
 /* e. 200,000 writes into ms (e's own store, no watcher) in e2e_perm's
-   order of the keys, into f. */
-static void e2e_random(kctl_memstore *ms, e2e_fig *f) {
-    uint64_t t0;
+   order of the keys, into f; each must change its object (a write that
+   changes nothing costs less): -1 if one did not. */
+static int e2e_random(kctl_memstore *ms, e2e_fig *f) {
+    uint64_t t0, rev0 = kctl_memstore_revision(ms);
     int i;
+    e2e_round_no++; /* every write changes its object */
     f->random_step[0] = bench_step_ns();
     f->random_faults = e2e_thread_faults();
     t0 = kctl_clock_now(&e2e_clock);
@@ -373,6 +375,11 @@ static void e2e_random(kctl_memstore *ms, e2e_fig *f) {
     f->random_wps = E2E_WRITES / bench_seconds(t0, kctl_clock_now(&e2e_clock));
     if (f->random_faults >= 0) f->random_faults = e2e_thread_faults() - f->random_faults;
     f->random_step[1] = bench_step_ns();
+    if (kctl_memstore_revision(ms) - rev0 != E2E_WRITES) {
+        fprintf(stderr, "e2e: e's writes did not all change their objects\n");
+        return -1;
+    }
+    return 0;
 }
 
 /* One figure: the median of the rounds, idle and (with -C) contended. */
@@ -477,8 +484,9 @@ int main(int argc, char **argv) {
     for (run = 0; run < e2e_runs; run++) {
         for (mode = 0; mode <= contended; mode++) {
             pid_t busy = mode == BENCH_CONTENDED ? bench_busy_start() : -1;
-            e2e_random(ms_e, &figs[mode][run]);
+            int rc = e2e_random(ms_e, &figs[mode][run]);
             bench_busy_stop(busy);
+            if (rc != 0) return 1;
         }
     }
     printf("a. list and sync %d objects; resident set +%.1f MiB in the first round (%.0f bytes/object: cache, queue, handlers)\n",
