@@ -1103,15 +1103,6 @@ static void tm_rdoc_small(char *doc, uint64_t *x, int name) {
     sprintf(p, "}");
 }
 
-/* Differential: an update of a stored object takes what the rules read of
-   the stored document (creationTimestamp, status, finalizers, whether
-   the body changed: a fingerprint) from what the store kept at the write
-   that stored it, instead of parsing it. Random writes (apply, update,
-   update_status, merge patches, deletes held by finalizers) to a few
-   objects, bodies often equal to the stored one in other text: every
-   answer is the one kctl_apisrv_decide gives for the same request
-   against the same stored object (it parses it): the same result, the
-   same document, the same outcome (a write, none, or a removal). */
 /* The creationTimestamp of a store's object, or "" (in buf). */
 static const char *tm_created(const kctl_obj *o, char *buf, size_t cap) {
     kctl_json j;
@@ -1245,6 +1236,15 @@ static void tm_fingerprint_escapes(void) {
     }
 }
 
+/* Differential: an update of a stored object takes what the rules read of
+   the stored document (creationTimestamp, status, finalizers, whether
+   the body changed: a fingerprint) from what the store kept at the write
+   that stored it, instead of parsing it. Random writes (apply, update,
+   update_status, merge patches, deletes held by finalizers) to a few
+   objects, bodies often equal to the stored one in other text: every
+   answer is the one kctl_apisrv_decide gives for the same request
+   against the same stored object (it parses it): the same result, the
+   same document, the same outcome (a write, none, or a removal). */
 static void tm_kept_parts_match_parse(void) {
     tm_store s;
     uint64_t x = UINT64_C(0x9E3779B97F4A7C15);
