@@ -13486,11 +13486,17 @@ typedef struct kctl__msrid {
     struct kctl__msrid *next;
 } kctl__msrid;
 
+/* An event of the history. One reference per object, not one per event
+   that names it: an ADDED or MODIFIED event's obj is borrowed, held by
+   the key's next event (as its prev) or, while it is the stored state,
+   by the store's entry, and the history lets events go oldest first, so
+   it outlives its event. Its prev and a DELETED event's obj are its own.
+   So a dropped event touches one object, the one it frees. */
 typedef struct kctl__msev {
     uint64_t rev;
     int type;
-    kctl_obj *obj;  /* the state after (DELETED: the last state) */
-    kctl_obj *prev; /* the state before (MODIFIED, DELETED), for selector transitions */
+    kctl_obj *obj;  /* the state after (DELETED: the last state, its own; else borrowed, above) */
+    kctl_obj *prev; /* the state before (MODIFIED, DELETED), for selector transitions: its own */
     kctl_obj *left; /* prev at this event's revision: what a watcher whose selector it leaves gets (made when first needed) */
     char *rid;      /* "group/resource": the store's copy (ms->rids), shared */
 } kctl__msev;
@@ -13538,6 +13544,11 @@ typedef struct kctl__jnl {
 #else
 #define KCTL__MS_SEL_FREE(s) kctl_selector_free(s)
 #endif
+
+/* How many writes ahead a write starts loading what the history will
+   drop then (kctl__ms_event_push): a write takes a microsecond or two,
+   a line from memory a fraction of one. */
+#define KCTL__MS_AHEAD 8u
 
 /* The memstore's watch (a kctl_watch to the outside: the name stays free
    for a transport of your own in the same file). */
@@ -13932,7 +13943,7 @@ static void kctl__ms_wake(kctl_memstore *ms) {
 
 static void kctl__ms_free_event(kctl_memstore *ms, kctl__msev *e) {
     (void)ms;
-    kctl_obj_unref(e->obj);
+    if (e->type == KCTL_EVENT_DELETED) kctl_obj_unref(e->obj); /* (else borrowed: see kctl__msev) */
     kctl_obj_unref(e->prev);
     kctl_obj_unref(e->left);
     memset(e, 0, sizeof *e); /* e->rid is the store's (ms->rids) */
@@ -13985,7 +13996,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
 typedef struct kctl__msevprep {
     char *rid;
     int type;
-    kctl_obj *obj, *prev; /* references the event takes over */
+    kctl_obj *obj, *prev; /* as the event holds them (kctl__msev): the references it takes over */
 } kctl__msevprep;
 
 /* The store's copy of rid, made the first time an event names it, so an
@@ -14035,14 +14046,14 @@ static int kctl__ms_event_prepare(kctl_memstore *ms, kctl__msevprep *p, const ch
     memset(p, 0, sizeof *p);
     if (kctl__ms_ring_reserve(ms) != KCTL_OK || !(p->rid = kctl__ms_rid_intern(ms, rid))) return KCTL_ERR_NOMEM;
     p->type = type;
-    p->obj = kctl_obj_ref(obj);
+    p->obj = type == KCTL_EVENT_DELETED ? kctl_obj_ref(obj) : obj; /* (else borrowed: the entry holds it) */
     p->prev = kctl_obj_ref(prev);
     return KCTL_OK;
 }
 
 static void kctl__ms_event_drop(kctl_memstore *ms, kctl__msevprep *p) {
     (void)ms;
-    kctl_obj_unref(p->obj);
+    if (p->type == KCTL_EVENT_DELETED) kctl_obj_unref(p->obj);
     kctl_obj_unref(p->prev);
     memset(p, 0, sizeof *p);
 }
@@ -14083,6 +14094,21 @@ static void kctl__ms_event_push(kctl_memstore *ms, kctl__msevprep *p) {
         ms->first = (ms->first + 1) % ms->cap;
         ms->count--;
     }
+#if !KCTL_SMALL
+    if (ms->count + 1 == ms->cap && ms->cap > 2 * KCTL__MS_AHEAD) {
+        /* full: a write frees the prev of the event it drops, a line
+           written long ago. Start loading those of the writes to come,
+           in two steps: the event itself (the ring), then, once it is
+           here, its prev (the new object is made in what that frees) */
+        uint32_t k = ms->first + KCTL__MS_AHEAD, j = ms->first + 2 * KCTL__MS_AHEAD;
+        const kctl__msev *a;
+        if (k >= ms->cap) k -= ms->cap;
+        if (j >= ms->cap) j -= ms->cap;
+        KCTL__PREFETCH(&ms->ring[j]);
+        a = &ms->ring[k];
+        if (a->prev) KCTL__PREFETCH(&a->prev->refs);
+    }
+#endif
     e = &ms->ring[(ms->first + ms->count) % ms->cap]; /* a slot without an event: zero (left too) */
     e->rev = ms->rev + 1; /* the revision of the write this event records */
     e->type = p->type;
@@ -14224,7 +14250,17 @@ static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *u
     key[n] = '\0';
     e = (kctl__msent *)kctl__map_find(&l->ms->objs, key, n, kctl__hash(key, n));
     l->hit = e;
-    return e ? e->obj : kctl__ms_none(l);
+    if (!e) return kctl__ms_none(l);
+    { /* the rules read the object next, from its head to its creationTimestamp
+         (e->cur), once they have checked the document sent: its lines start
+         loading now (at most 8; a store written in no order misses them) */
+        const char *o = (const char *)e->obj;
+        size_t span = e->cur.obj == e->obj ? (size_t)(KCTL__OBJ_DOC(e->obj) + e->cur.created + e->cur.created_len - o) : 1, k;
+        if (span > 8 * 64) span = 8 * 64;
+        for (k = 0; k < span; k += 64) KCTL__PREFETCH(o + k);
+        KCTL__PREFETCH(o + span - 1);
+    }
+    return e->obj;
 #endif
 }
 

@@ -1378,6 +1378,135 @@ static void tm_resource_read_each_write(void) {
     tm_close(&s);
 }
 
+/* The history holds each object once: an ADDED or MODIFIED event borrows
+   its object from the key's next event or from the store, and a dropped
+   event lets go of its previous state only. Random writes, updates and
+   deletes of four keys into a history of four, read by two watchers that
+   fall up to three writes behind (one with a selector, so objects leave
+   it): every event carries the state written at its revision (a deletion,
+   and a leaving, the state before). Run on the test's allocator (freed
+   under the lock) and on malloc (freed after it); ASan sees any object
+   freed while an event still names it. With the history compacted and
+   every key deleted, the allocations are back to where they were before
+   the first of them: no object outlives its last holder. */
+typedef struct tm_hist_rec {
+    int type, key, x, prev_x, in, prev_in; /* in: the label matches app=a */
+} tm_hist_rec;
+
+static void tm_hist_check(kctl_watch *w, tm_store *s, const tm_hist_rec *recs, bool sel, uint64_t *pos) {
+    kctl_event ev;
+    int rc;
+    while ((rc = s->t.vt->watch_next(s->t.self, w, 0, &ev, NULL)) == KCTL_OK) {
+        uint64_t rv = strtoull(ev.resource_version, NULL, 10), orv = 0;
+        const tm_hist_rec *r = &recs[rv];
+        char name[16];
+        KT_CHECK(rv > *pos && rv < 200);
+        if (rv <= *pos || rv >= 200) break;
+        *pos = rv;
+        snprintf(name, sizeof name, "k%d", r->key);
+        KT_EQ_STR(kctl_obj_name(ev.obj), name);
+        KT_CHECK(kctl_obj_resource_version_u64(ev.obj, &orv) && orv == rv);
+        if (ev.type == KCTL_EVENT_DELETED) { /* a deletion, or (with the selector) a leaving: the state before */
+            KT_CHECK(r->type == KCTL_EVENT_DELETED || (sel && r->prev_in && !r->in));
+            KT_EQ_INT((int)tm_int(ev.obj, "data.x"), r->prev_x);
+        } else {
+            KT_CHECK(r->type != KCTL_EVENT_DELETED && (!sel || r->in));
+            KT_EQ_INT((int)tm_int(ev.obj, "data.x"), r->x);
+            KT_EQ_INT(ev.type, r->type == KCTL_EVENT_ADDED || (sel && !r->prev_in) ? KCTL_EVENT_ADDED : KCTL_EVENT_MODIFIED);
+        }
+        kctl_event_clear(&ev);
+    }
+    KT_EQ_INT(rc, KCTL_ERR_AGAIN);
+}
+
+static void tm_history_borrows_objects_run(bool on_malloc) {
+    static const kctl_resource cm = { "", "v1", "configmaps", "prod" };
+    tm_store s;
+    tm_hist_rec recs[200];
+    kctl_watch *w[2] = { NULL, NULL };
+    kctl_list_opts lo;
+    uint64_t pos[2] = { 1, 1 }, seed = on_malloc ? 7 : 3;
+    int x[4] = { 0, 0, 0, 0 }, in[4] = { 0, 0, 0, 0 }, i, k, lag = 0, next = 1;
+    long live0 = 0;
+    char doc[128], name[16];
+    memset(recs, 0, sizeof recs);
+    if (on_malloc) {
+        kctl_memstore_desc d;
+        memset(&s, 0, sizeof s);
+        memset(&d, 0, sizeof d);
+        d.history = 4;
+        if (kctl_memstore_create(&d, &s.ms) != KCTL_OK) { KT_CHECK(0); return; }
+        s.t = kctl_memstore_transport(s.ms);
+    } else if (!tm_open(&s, 4, 0)) {
+        return;
+    }
+    /* rev 1: an object of its own, so the ring, the resource's name and the
+       map are there before the allocations are counted */
+    KT_EQ_INT(kctl_memstore_apply(s.ms, &cm, "{\"metadata\":{\"name\":\"warm\"}}", KCTL_NTS, NULL, NULL), KCTL_OK);
+    KT_EQ_INT(s.t.vt->remove(s.t.self, &cm, "warm", NULL, NULL, NULL), KCTL_OK);
+    kctl_memstore_compact(s.ms, 2);
+    live0 = s.a.live;
+    pos[0] = pos[1] = 2;
+    memset(&lo, 0, sizeof lo);
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &cm, &lo, "2", &w[0], NULL), KCTL_OK);
+#ifndef KCTL_NO_SELECTORS /* (without selectors: the plain watcher only) */
+    lo.label_selector = "app=a";
+    KT_EQ_INT(s.t.vt->watch_open(s.t.self, &cm, &lo, "2", &w[1], NULL), KCTL_OK);
+#endif
+    for (i = 3; i < 180; i++) {
+        tm_hist_rec *r = &recs[i];
+        seed = seed * 6364136223846793005u + 1442695040888963407u;
+        k = (int)((seed >> 33) % 4);
+        r->key = k;
+        r->prev_x = x[k];
+        r->prev_in = in[k];
+        snprintf(name, sizeof name, "k%d", k);
+        if (x[k] && (seed >> 40) % 10 < 3) { /* delete */
+            KT_EQ_INT(s.t.vt->remove(s.t.self, &cm, name, NULL, NULL, NULL), KCTL_OK);
+            r->type = KCTL_EVENT_DELETED;
+            x[k] = 0;
+            in[k] = 0;
+        } else {
+            r->type = x[k] ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED;
+            x[k] = next++;
+            in[k] = (int)((seed >> 45) & 1);
+            snprintf(doc, sizeof doc, "{\"metadata\":{\"name\":\"%s\",\"labels\":{\"app\":\"%s\"}},\"data\":{\"x\":%d}}", name,
+                     in[k] ? "a" : "b", x[k]);
+            KT_EQ_INT(kctl_memstore_apply(s.ms, &cm, doc, KCTL_NTS, NULL, NULL), KCTL_OK);
+        }
+        r->x = x[k];
+        r->in = in[k];
+        KT_EQ_U64(kctl_memstore_revision(s.ms), (uint64_t)i);
+        if (++lag >= 1 + (int)((seed >> 50) % 3)) { /* up to three behind: never past the history */
+            tm_hist_check(w[0], &s, recs, false, &pos[0]);
+            if (w[1]) tm_hist_check(w[1], &s, recs, true, &pos[1]);
+            lag = 0;
+        }
+    }
+    tm_hist_check(w[0], &s, recs, false, &pos[0]);
+    if (w[1]) tm_hist_check(w[1], &s, recs, true, &pos[1]);
+    KT_EQ_U64(pos[0], 179);
+    s.t.vt->watch_close(s.t.self, w[0]);
+    if (w[1]) s.t.vt->watch_close(s.t.self, w[1]);
+    for (k = 0; k < 4; k++) {
+        if (!x[k]) continue;
+        snprintf(name, sizeof name, "k%d", k);
+        KT_EQ_INT(s.t.vt->remove(s.t.self, &cm, name, NULL, NULL, NULL), KCTL_OK);
+    }
+    kctl_memstore_compact(s.ms, kctl_memstore_revision(s.ms));
+    if (!on_malloc) {
+        KT_EQ_INT((int)s.a.live, (int)live0);
+        tm_close(&s);
+    } else {
+        kctl_memstore_destroy(s.ms);
+    }
+}
+
+static void tm_history_borrows_objects(void) {
+    tm_history_borrows_objects_run(false);
+    tm_history_borrows_objects_run(true);
+}
+
 void kt_suite_memstore(void) {
     KT_RUN(tm_resource_read_each_write);
     KT_RUN(tm_create_update_generation_status);
@@ -1399,4 +1528,5 @@ void kt_suite_memstore(void) {
     KT_RUN(tm_kept_parts_match_parse);
     KT_RUN(tm_create_time_when_made);
     KT_RUN(tm_fingerprint_escapes);
+    KT_RUN(tm_history_borrows_objects);
 }
