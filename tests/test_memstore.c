@@ -1398,10 +1398,14 @@ static void tm_hist_check(kctl_watch *w, tm_store *s, const tm_hist_rec *recs, b
     int rc;
     while ((rc = s->t.vt->watch_next(s->t.self, w, 0, &ev, NULL)) == KCTL_OK) {
         uint64_t rv = strtoull(ev.resource_version, NULL, 10), orv = 0;
-        const tm_hist_rec *r = &recs[rv];
+        const tm_hist_rec *r;
         char name[16];
-        KT_CHECK(rv > *pos && rv < 200);
-        if (rv <= *pos || rv >= 200) break;
+        KT_CHECK(sel ? rv > *pos && rv < 200 : rv == *pos + 1); /* the plain watcher: every revision, in order */
+        if (rv <= *pos || rv >= 200) {
+            kctl_event_clear(&ev);
+            break;
+        }
+        r = &recs[rv];
         *pos = rv;
         snprintf(name, sizeof name, "k%d", r->key);
         KT_EQ_STR(kctl_obj_name(ev.obj), name);
