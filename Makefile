@@ -147,15 +147,15 @@ $(B)/libc-check: kctl.h tests/libc_check.sh | $(B)
 AGENT_ENV = EDGE_AGENT_SECONDS=1 EDGE_AGENT_STATE=$(B)/edge-agent-$@
 TEST_BINS := $(MATRIX) $(B)/posix-check $(B)/readme-check $(B)/nofiles-check $(B)/libc-check $(CXXCHECKS) $(B)/edge_agent $(B)/hello_controller $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
 test: $(TEST_BINS)
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(MATRIX) $(CXXCHECKS) $(B)/edge_agent tests/edge_agent_step.sh $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check $(B)/kt-etcd $(B)/kt-kube
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) sh tests/matrix.sh $(B)/kt-etcd $(B)/kt-kube $(MATRIX) $(CXXCHECKS) $(B)/edge_agent tests/edge_agent_step.sh $(B)/custom_transport $(B)/edge_offline $(B)/reconcile_storm $(B)/faultfs-driver $(B)/baremetal-host $(B)/port-check
 
 ASAN_BINS := $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
 asan: $(ASAN_BINS)
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan tests/edge_agent_step.sh $(B)/custom_transport-asan $(B)/edge_offline-asan $(B)/kt-etcd-asan $(B)/kt-kube-asan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-asan sh tests/matrix.sh $(B)/kt-etcd-asan $(B)/kt-kube-asan $(B)/kt-asan $(B)/reconcile_storm-asan $(B)/edge_agent-asan tests/edge_agent_step.sh $(B)/custom_transport-asan $(B)/edge_offline-asan
 
 TSAN_BINS := $(B)/kt-tsan $(B)/edge_agent-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
 tsan: $(TSAN_BINS)
-	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-tsan TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/edge_agent-tsan tests/edge_agent_step.sh $(B)/kt-etcd-tsan $(B)/kt-kube-tsan
+	@rm -rf $(B)/edge-agent-$@ && $(AGENT_ENV) KT_EDGE_AGENT=$(B)/edge_agent-tsan TSAN_OPTIONS="halt_on_error=1" sh tests/matrix.sh $(B)/kt-tsan $(B)/kt-etcd-tsan $(B)/kt-kube-tsan $(B)/edge_agent-tsan tests/edge_agent_step.sh
 
 # Every binary that make test, asan and tsan run, built two at a time
 # first (.ci/run: make -j2 build-all) so that the suites start at once.

@@ -40,6 +40,11 @@ void kt_run(void (*fn)(void), const char *name);
    part): true under KT_EMULATED=1, ThreadSanitizer or KT_LIGHT, and then the test counts as skipped
    (unless a check failed) and a line says what was left out and why. */
 bool kt_heavy(const char *what);
+/* How many of n random or sampled inputs a test checks: n, or a quarter
+   of it (at least 1) under KT_EMULATED=1, where qemu-user makes each
+   costly (libc's printf, the calendar). The inputs that name an edge are
+   checked everywhere; only the count of the others shrinks. */
+long kt_share(long n);
 /* Remove a memstore's files at path: the snapshot, "<path>.journal" and
    "<path>.tmp" (a store's journal left behind would be replayed by the
    next store a reused pid gives the same path). */
@@ -318,6 +323,12 @@ bool kt_heavy(const char *what) {
     printf("skip %s: %s left out %s\n", kt.cur_name ? kt.cur_name : "?", what, why);
     kt.cur_skipped = 1;
     return true;
+}
+
+long kt_share(long n) {
+    const char *e = getenv("KT_EMULATED");
+    if (!e || !*e || !strcmp(e, "0")) return n;
+    return n / 4 > 0 ? n / 4 : 1;
 }
 
 static void *kt_alloc_fn(size_t size, void *user_data) {

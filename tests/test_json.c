@@ -2469,10 +2469,10 @@ static void tj_own_udiv64(void) {
    elsewhere) at their first and last microsecond and at a random time,
    whole seconds and micro; before 0000 and past 9999 clamped. */
 static void tj_time_format(void) {
-    int64_t d, bad = 0;
+    int64_t d, bad = 0, dense = 4 / kt_share(4); /* every day; under emulation every 4th (each leap day in turn) */
     char a[32], b[48];
     for (d = -719528 - 200000; d < 2932897 + 200000; /* 0000-01-01 to 9999-12-31 (and around): */
-         d += d < -719528 || d >= 2932897 ? 9973 : d < -719528 + 146097 || (d >= -25567 && d < 47482) ? 1 : 37) { /* every day of 0000-0399 and 1900-2099 */
+         d += d < -719528 || d >= 2932897 ? 9973 : d < -719528 + 146097 || (d >= -25567 && d < 47482) ? dense : 37) { /* every day of 0000-0399 and 1900-2099 */
         int k;
         for (k = 0; k < 3; k++) {
             int64_t s = d * 86400 + (k == 0 ? 0 : k == 1 ? 86399 : (int64_t)(tj_rand() % 86400));
@@ -2576,7 +2576,7 @@ static void tj_double_write_matches_printf(void) {
         snprintf(p10, sizeof p10, "1e%d", (int)i % 632 - 323); /* 1e-323 .. 1e308 */
         bad += tj_double_check(ldexp(1.0, (int)i - 1074)) + tj_double_check(strtod(p10, NULL));
     }
-    for (i = 0; i < 20000 && bad < 10; i++) {
+    for (i = 0; i < (size_t)kt_share(20000) && bad < 10; i++) {
         uint64_t b = tj_rand();
         double v = tj_bits(b);
         if (((b >> 52) & 0x7ff) == 0x7ff) continue;
