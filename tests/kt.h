@@ -40,9 +40,12 @@ void kt_run(void (*fn)(void), const char *name);
    part): true under KT_EMULATED=1, ThreadSanitizer or KT_LIGHT, and then the test counts as skipped
    (unless a check failed) and a line says what was left out and why. */
 bool kt_heavy(const char *what);
+/* Whether the suite runs under emulation (KT_EMULATED set, not "0": make
+   cross, under qemu-user). */
+bool kt_emulated(void);
 /* How many of n random or sampled inputs a test checks: n, or a quarter
-   of it (at least 1) under KT_EMULATED=1, where qemu-user makes each
-   costly (libc's printf, the calendar). The inputs that name an edge are
+   of it (at least 1) under emulation, where qemu-user makes each costly
+   (libc's printf, the calendar). The inputs that name an edge are
    checked everywhere; only the count of the others shrinks. */
 long kt_share(long n);
 /* Remove a memstore's files at path: the snapshot, "<path>.journal" and
@@ -310,9 +313,14 @@ void kt_remove_store(const char *path) {
 #endif
 #endif
 
+bool kt_emulated(void) {
+    const char *e = getenv("KT_EMULATED");
+    return e && *e && strcmp(e, "0");
+}
+
 bool kt_heavy(const char *what) {
-    const char *e = getenv("KT_EMULATED"), *why = NULL;
-    if (e && *e && strcmp(e, "0")) why = "under emulation (KT_EMULATED: it takes minutes under qemu-user; native runs keep it)";
+    const char *why = NULL;
+    if (kt_emulated()) why = "under emulation (KT_EMULATED: it takes minutes under qemu-user; native runs keep it)";
 #if defined(KT_TSAN)
     if (!why) why = "under ThreadSanitizer (the part is single-threaded and takes minutes there; the native and ASan runs keep it)";
 #endif
@@ -326,9 +334,7 @@ bool kt_heavy(const char *what) {
 }
 
 long kt_share(long n) {
-    const char *e = getenv("KT_EMULATED");
-    if (!e || !*e || !strcmp(e, "0")) return n;
-    return n / 4 > 0 ? n / 4 : 1;
+    return !kt_emulated() ? n : n / 4 > 0 ? n / 4 : 1;
 }
 
 static void *kt_alloc_fn(size_t size, void *user_data) {

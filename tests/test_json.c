@@ -2469,7 +2469,7 @@ static void tj_own_udiv64(void) {
    elsewhere) at their first and last microsecond and at a random time,
    whole seconds and micro; before 0000 and past 9999 clamped. */
 static void tj_time_format(void) {
-    int64_t d, bad = 0, dense = 4 / kt_share(4); /* every day; under emulation every 4th (one leap day in four: 1461 is 1 mod 4) */
+    int64_t d, bad = 0, dense = kt_emulated() ? 4 : 1; /* under emulation every 4th day (one leap day in four: 1461 is 1 mod 4) */
     char a[32], b[48];
     for (d = -719528 - 200000; d < 2932897 + 200000; /* 0000-01-01 to 9999-12-31 (and around): */
          d += d < -719528 || d >= 2932897 ? 9973 : d < -719528 + 146097 || (d >= -25567 && d < 47482) ? dense : 37) { /* every day of 0000-0399 and 1900-2099 */
