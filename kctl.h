@@ -8185,9 +8185,11 @@ static void kctl__ob_index(const kctl_obj *o, const uint32_t *offs, uint32_t str
 }
 
 static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *opts, kctl_json_tok *toks, const kctl_json *jp,
-                           kctl_obj **out);
+                           size_t extra, kctl_obj **out);
 
-KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, kctl_obj **out) {
+/* kctl_obj_parse, with extra bytes (8-aligned, zeroed) kept in the
+   object's block for its holder (kctl__obj_build). */
+static int kctl__obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, size_t extra, kctl_obj **out) {
     kctl_obj_opts op;
     kctl_json j;
     kctl_json_tok *toks;
@@ -8204,18 +8206,25 @@ KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *o
     toks = (kctl_json_tok *)kctl__alloc(&op.allocator, (size_t)j.ntoks * sizeof *toks);
     if (!toks) return KCTL_ERR_NOMEM;
     kctl_json_parse(json, len, toks, j.ntoks, &op.limits, &j);
-    rc = kctl__obj_build(json, len, &op, toks, &j, out);
+    rc = kctl__obj_build(json, len, &op, toks, &j, extra, out);
     kctl__free(&op.allocator, toks);
     return rc;
+}
+
+KCTL_API int kctl_obj_parse(const char *json, size_t len, const kctl_obj_opts *opts, kctl_obj **out) {
+    return kctl__obj_parse(json, len, opts, 0, out);
 }
 
 /* The object of json[0..len), whose tokens toks (j) the caller has parsed
    already (with opts' limits); toks are used as scratch (the caller frees
    them after). What kctl_obj_parse returns past the parse; out, json and
-   opts are there and len is the length (both callers: kctl_obj_parse
-   checked them, and the memstore's write passes its document). */
+   opts are there and len is the length (both callers: kctl__obj_parse
+   checked them, and the memstore's write passes its document). extra
+   bytes (a multiple of 8) lie zeroed just before the block's tail, past
+   the strings, for the object's holder: the memstore keeps there what
+   its next update reads of the object (kctl__ms_keep). */
 static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *opts, kctl_json_tok *toks, const kctl_json *jp,
-                           kctl_obj **out) {
+                           size_t extra, kctl_obj **out) {
     const kctl_obj_opts *op = opts; /* (both callers pass theirs) */
     kctl_json j = *jp;
     kctl__oview v;
@@ -8238,7 +8247,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     if ((rc = b.err) != KCTL_OK) goto out;
     if (op->allocator.free_fn || op->allocator.user_data) ext |= KCTL__OBJ_ALLOC;
     if (KCTL__OBJ_CODECS && op->codec.decode) ext |= KCTL__OBJ_CODEC;
-    tail = (KCTL__OBJ_HEAD + b.used + len + 1 + 7) & ~(size_t)7; /* the strings, then what is 8-aligned */
+    tail = ((KCTL__OBJ_HEAD + b.used + len + 1 + 7) & ~(size_t)7) + extra; /* the strings, extra, then what is 8-aligned */
     ptrs = kctl__obj_extsz(ext) + v.nowners * sizeof(kctl_owner_ref) +
            (2 * v.nlabels + 2 * v.nannotations + v.nfinalizers + KCTL__OBJ_INDEXED(v.nlabels) +
             KCTL__OBJ_INDEXED(v.nannotations) + KCTL__OBJ_INDEXED(v.nfinalizers)) * sizeof(uint32_t);
@@ -8255,7 +8264,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     /* second pass: write it all into one block */
     o = (kctl_obj *)(void *)block;
     memset(o, 0, KCTL__OBJ_HEAD);
-    memset(block + tail, 0, kctl__obj_extsz(ext));
+    memset(block + tail - extra, 0, extra + kctl__obj_extsz(ext));
     o->tail = (uint32_t)tail;
     o->len_ext = (uint32_t)len | ext << 30;
     o->nowners = (uint16_t)v.nowners;
@@ -8270,7 +8279,7 @@ static int kctl__obj_build(const char *json, size_t len, const kctl_obj_opts *op
     b.gap = len + 1;
     b.arena = block + KCTL__OBJ_HEAD;
     b.used = 0;
-    b.cap = tail - KCTL__OBJ_HEAD;
+    b.cap = tail - extra - KCTL__OBJ_HEAD;
     kctl__ob_fill(&v, &b, &j);
     if ((rc = b.err) != KCTL_OK) {
         kctl__free(&op->allocator, block);
@@ -13471,20 +13480,31 @@ KCTL_API kctl_fs kctl_fs_posix(void) { /* the memstore's file layer: none here *
     return fs;
 }
 #else
-/* Objects in one map keyed "group/resource|namespace/name"; events in a
-   ring of the last `history` writes, in revision order. */
-typedef struct kctl__msent {
-    kctl__node node; /* the storage key, stored right after the entry */
-    kctl_obj *obj;
-    uint32_t rid_len; /* the "group/resource" prefix */
-    kctl__ascur cur;  /* what the rules read of obj, kept by the write that stored it (cur.obj != obj: nothing) */
-} kctl__msent;
+/* Objects in a map per "group/resource" (kctl__msrid), keyed by their
+   own key (namespace/name, or name): a slot leads to the object itself,
+   whose block keeps what the rules read of it for the next update
+   (kctl__ms_keep), so a write finds its object in one load fewer than
+   through an entry of its own. Events in a ring of the last `history`
+   writes, in revision order. */
 
-/* A "group/resource" events name, kept once: its string right after it
-   (one allocation), as an entry's key. */
+/* A "group/resource" events name, kept once (its string right after it,
+   one allocation), with the map of its objects. Kept until the store
+   goes, as the events share the string. */
 typedef struct kctl__msrid {
     struct kctl__msrid *next;
+    kctl__map objs; /* by kctl_obj.node: the store's reference to each */
 } kctl__msrid;
+
+/* The record of a rid string the store made (kctl__ms_rid_intern). */
+static kctl__msrid *kctl__ms_rec_of(const char *rid) { return (kctl__msrid *)(void *)(uintptr_t)rid - 1; }
+
+/* What the write that stored o kept of it, in o's block (fast builds:
+   every stored object is made with KCTL__MS_KEEP bytes there, zero when
+   nothing was kept; kctl__obj_build). */
+#define KCTL__MS_KEEP (KCTL_SMALL ? 0 : sizeof(kctl__ascur))
+static KCTL__UNUSED kctl__ascur *kctl__ms_keep(const kctl_obj *o) {
+    return (kctl__ascur *)(void *)((char *)(uintptr_t)o + o->tail - sizeof(kctl__ascur));
+}
 
 /* An event of the history. One reference per object, not one per event
    that names it: an ADDED or MODIFIED event's obj is borrowed, held by
@@ -13501,11 +13521,11 @@ typedef struct kctl__msev {
     char *rid;      /* "group/resource": the store's copy (ms->rids), shared */
 } kctl__msev;
 
-/* A write about to be made, for the save that must precede it: entry e's
-   object becomes obj (NULL: e goes), or, without e, obj is new (in rid). */
+/* A write about to be made, for the save that must precede it: old, in
+   rid, becomes obj (NULL: old goes), or, without old, obj is new. */
 typedef struct kctl__mspending {
-    kctl__msent *e;
-    const kctl_obj *obj;
+    const kctl_obj *old; /* the object stored now (NULL: none) */
+    const kctl_obj *obj; /* what it becomes (NULL: it goes) */
     const char *rid;
     uint64_t seq; /* the uid sequence after the write */
 } kctl__mspending;
@@ -13642,7 +13662,7 @@ struct kctl_memstore {
     kctl_obj_opts obj_opts;
     uint32_t bookmark_every;
     uint64_t bookmark_interval_ns, latency_ns;
-    kctl__map objs;
+    size_t nobjs;               /* the objects in the maps of rids */
     kctl__msev *ring;
     uint32_t cap, count, first; /* ring: count events from index first */
     uint32_t history;           /* the most events the ring grows to */
@@ -13650,7 +13670,7 @@ struct kctl_memstore {
     size_t max_bytes, nbytes;   /* bound (0: none) and bytes of the stored documents */
     uint64_t refused_full;
     kctl_logger logger;
-    kctl__msrid *rids;          /* every "group/resource" an event named: events share them */
+    kctl__msrid *rids;          /* every "group/resource" an object or event named: its objects; events share the names */
     uint64_t rev, compacted;    /* events with rev <= compacted are gone */
     uint64_t uid_seq;
     uint64_t name_seed;         /* generateName suffixes: from the clock and the address at create, then counted */
@@ -13717,25 +13737,27 @@ static bool kctl__ms_name_ok(const char *s, bool empty_ok) {
     return true;
 }
 
-/* A new entry for storage key `key` holding obj (not yet in the map; the
-   map has room after kctl__map_reserve). NULL on NOMEM. */
-static kctl__msent *kctl__ms_entry(kctl_memstore *ms, const char *key, size_t rid_len, kctl_obj *obj) {
-    size_t klen = kctl__strlen(key);
-    kctl__msent *e;
-    if (kctl__map_reserve(&ms->objs, &ms->allocator) != KCTL_OK ||
-        !(e = (kctl__msent *)kctl__alloc(&ms->allocator, sizeof *e + klen + 1)))
-        return NULL;
-    kctl__memcpy(e + 1, key, klen + 1);
-    e->node.key = (const char *)(e + 1);
-    e->node.len = (uint32_t)klen;
-    e->node.hash = kctl__hash(key, klen);
-    e->rid_len = (uint32_t)rid_len;
-    e->obj = obj;
-    memset(&e->cur, 0, sizeof e->cur);
-    return e;
+/* The store's objects one by one, rid by rid: *r NULL to start (then
+   the rid of the one returned); NULL after the last. Lock held. */
+static kctl_obj *kctl__ms_next(const kctl_memstore *ms, kctl__msrid **r, size_t *i) {
+    if (!*r) {
+        *r = ms->rids;
+        *i = 0;
+    }
+    for (; *r; *r = (*r)->next, *i = 0)
+        while (*i < (*r)->objs.cap) {
+            kctl__node *n = (*r)->objs.slots[(*i)++].node;
+            if (n) return kctl__obj_of(n);
+        }
+    return NULL;
 }
 
-/* Take an entry out of the store and free it (its object reference too). */
+/* The stored object of rid record r (may be NULL) under key[0..len), or NULL. */
+static kctl_obj *kctl__ms_find(const kctl__msrid *r, const char *key, size_t len, uint32_t hash) {
+    kctl__node *n = r ? kctl__map_find(&r->objs, key, len, hash) : NULL;
+    return n ? kctl__obj_of(n) : NULL;
+}
+
 static size_t kctl__ms_doc_len(const kctl_obj *o) {
     size_t n = 0;
     if (o) kctl_obj_json(o, &n);
@@ -13744,10 +13766,11 @@ static size_t kctl__ms_doc_len(const kctl_obj *o) {
 
 /* ms->nbytes from the objects held (after a load). */
 static void kctl__ms_count_bytes(kctl_memstore *ms) {
+    kctl__msrid *r = NULL;
+    kctl_obj *o;
     size_t i;
     ms->nbytes = 0;
-    for (i = 0; i < ms->objs.cap; i++)
-        if (ms->objs.slots[i].node) ms->nbytes += kctl__ms_doc_len(((kctl__msent *)ms->objs.slots[i].node)->obj);
+    while ((o = kctl__ms_next(ms, &r, &i)) != NULL) ms->nbytes += kctl__ms_doc_len(o);
 }
 
 static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what);
@@ -13761,7 +13784,7 @@ static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_ob
     if (!KCTL__MS_BOUND) return KCTL_OK; /* no bound (KCTL_NO_MEMSTORE_BOUND) */
     add = kctl__ms_doc_len(made);
     sub = kctl__ms_doc_len(old);
-    full = !old && ms->max_objects && ms->objs.count >= ms->max_objects;
+    full = !old && ms->max_objects && ms->nobjs >= ms->max_objects;
     /* (nbytes + add cannot wrap: both count documents in memory now) */
     if (ms->max_bytes && add > sub && ms->nbytes + (add - sub) > ms->max_bytes) full = true;
     if (!full) return KCTL_OK;
@@ -13770,11 +13793,12 @@ static int kctl__ms_budget(kctl_memstore *ms, const kctl_obj *old, const kctl_ob
     return kctl__ms_refuse(st, KCTL_ERR_FULL, "the store is full (max_objects or max_bytes), so the write was not made");
 }
 
-static void kctl__ms_drop(kctl_memstore *ms, kctl__msent *e) {
-    if (KCTL__MS_BOUND) ms->nbytes -= kctl__ms_doc_len(e->obj);
-    kctl_obj_unref(e->obj);
-    kctl__map_remove(&ms->objs, &ms->allocator, &e->node);
-    kctl__free(&ms->allocator, e);
+/* Take o, stored in r, out of the store (the store's reference too). */
+static void kctl__ms_drop(kctl_memstore *ms, kctl__msrid *r, kctl_obj *o) {
+    if (KCTL__MS_BOUND) ms->nbytes -= kctl__ms_doc_len(o);
+    kctl__map_remove(&r->objs, &ms->allocator, &o->node);
+    ms->nobjs--;
+    kctl_obj_unref(o);
 }
 
 /* buf[0..cap) = a sep1 b sep2 c (sep 0: none; NULL strings: ""): OK, or
@@ -13840,14 +13864,14 @@ static int kctl__ms_rid_of(kctl_memstore *ms, const kctl_resource *res, char *bu
 #endif
 }
 
-/* The storage key of ns/name in rid. */
+/* The storage key of ns/name in rid (the journal's records name objects by it). */
 static int kctl__ms_key(const char *rid, const char *ns, const char *name, char *buf, size_t cap) {
     return ns && *ns ? kctl__ms_join(buf, cap, rid, '|', ns, '/', name) : kctl__ms_join(buf, cap, rid, '|', name, 0, NULL);
 }
 
-static kctl__msent *kctl__ms_find(kctl_memstore *ms, const char *key) {
-    size_t len = kctl__strlen(key);
-    return (kctl__msent *)kctl__map_find(&ms->objs, key, len, kctl__hash(key, len));
+/* An object's own key, ns/name or name: what its rid's map is keyed by. */
+static KCTL__UNUSED int kctl__ms_okey(const char *ns, const char *name, char *buf, size_t cap) {
+    return ns && *ns ? kctl__ms_join(buf, cap, ns, '/', name, 0, NULL) : kctl__ms_join(buf, cap, name, 0, NULL, 0, NULL);
 }
 
 /* A fault armed for verb: its code (and one fewer left), or OK. */
@@ -13950,16 +13974,15 @@ static void kctl__ms_free_event(kctl_memstore *ms, kctl__msev *e) {
 }
 
 KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
+    kctl__msrid *r;
     size_t i;
     uint32_t k;
     if (!ms) return;
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (!e) continue;
-        kctl_obj_unref(e->obj);
-        kctl__free(&ms->allocator, e);
+    for (r = ms->rids; r; r = r->next) {
+        for (i = 0; i < r->objs.cap; i++)
+            if (r->objs.slots[i].node) kctl_obj_unref(kctl__obj_of(r->objs.slots[i].node));
+        kctl__free(&ms->allocator, r->objs.slots);
     }
-    kctl__free(&ms->allocator, ms->objs.slots);
 #ifndef KCTL_NO_PAGING
     for (k = 0; k < KCTL__MS_PAGED; k++) kctl__ms_pg_drop(ms, &ms->paged[k]);
 #endif
@@ -13977,8 +14000,7 @@ KCTL_API void kctl_memstore_destroy(kctl_memstore *ms) {
     }
 #endif
     kctl__jnl_deinit(ms);
-    while (ms->rids) {
-        kctl__msrid *r = ms->rids;
+    while ((r = ms->rids) != NULL) {
         ms->rids = r->next;
         kctl__free(&ms->allocator, r);
     }
@@ -13999,21 +14021,28 @@ typedef struct kctl__msevprep {
     kctl_obj *obj, *prev; /* as the event holds them (kctl__msev): the references it takes over */
 } kctl__msevprep;
 
-/* The store's copy of rid, made the first time an event names it, so an
-   event allocates nothing of its own. NULL on NOMEM. Lock held. */
-/* The store's copy of rid, or NULL. Lock held. */
-static char *kctl__ms_rid_find(const kctl_memstore *ms, const char *rid) {
+/* The store's record of rid, or NULL. Lock held. */
+static kctl__msrid *kctl__ms_rid_rec(const kctl_memstore *ms, const char *rid) {
     kctl__msrid *r;
     for (r = ms->rids; r; r = r->next)
-        if (kctl__strcmp((char *)(r + 1), rid) == 0) return (char *)(r + 1);
+        if (kctl__strcmp((char *)(r + 1), rid) == 0) return r;
     return NULL;
 }
+/* The store's copy of rid, or NULL. Lock held. */
+static char *kctl__ms_rid_find(const kctl_memstore *ms, const char *rid) {
+    kctl__msrid *r = kctl__ms_rid_rec(ms, rid);
+    return r ? (char *)(r + 1) : NULL;
+}
+/* The store's copy of rid, made (with an empty map) the first time an
+   object or event names it, so an event allocates nothing of its own.
+   NULL on NOMEM. Lock held. */
 static char *kctl__ms_rid_intern(kctl_memstore *ms, const char *rid) {
     size_t n = kctl__strlen(rid);
     kctl__msrid *r;
     char *have = kctl__ms_rid_find(ms, rid);
     if (have) return have;
     if (!(r = (kctl__msrid *)kctl__alloc(&ms->allocator, sizeof *r + n + 1))) return NULL;
+    memset(r, 0, sizeof *r);
     r->next = ms->rids;
     kctl__memcpy(r + 1, rid, n + 1);
     ms->rids = r;
@@ -14172,18 +14201,18 @@ static int kctl__ms_refuse(kctl_api_status *st, int code, const char *what) {
     return code;
 }
 
-/* apisrv's view of the store: the object at rid|ns/name. */
+/* apisrv's view of the store: the object at ns/name in rid's map. */
 typedef struct kctl__mslook {
     kctl_memstore *ms;
-    const char *rid;
-    kctl__msent *hit; /* the entry the last lookup found (NULL: none) */
-    char *now;        /* a create's time, written when a lookup finds nothing (NULL: none due) */
+    kctl__msrid *r;  /* the store's record of the request's rid (NULL: none yet, so no object) */
+    kctl_obj *hit;   /* the object the last lookup found (NULL: none) */
+    char *now;       /* a create's time, written when a lookup finds nothing (NULL: none due) */
 } kctl__mslook;
 
 /* What the write that stored cur kept of it (cur: what the lookup gave). */
 static const kctl__ascur *kctl__ms_cur_of(const kctl_obj *cur, void *user_data) {
     const kctl__mslook *l = (const kctl__mslook *)user_data;
-    return l->hit && l->hit->obj == cur && l->hit->cur.obj == cur ? &l->hit->cur : NULL;
+    return l->hit && l->hit == cur && kctl__ms_keep(cur)->obj == cur ? kctl__ms_keep(cur) : NULL;
 }
 
 #if !KCTL_SMALL
@@ -14229,38 +14258,38 @@ static const kctl_obj *kctl__ms_none(kctl__mslook *l) {
 
 static const kctl_obj *kctl__ms_lookup(const char *ns, const char *name, void *user_data) {
     kctl__mslook *l = (kctl__mslook *)user_data;
-    char key[1024];
-    /* the key kctl__ms_key makes, its names checked: a name or namespace
-       no object can have ("prod/a", say) names nothing, rather than
-       another namespace's object */
+    char key[512];
+    /* the object's key (namespace/name, or name), its names checked: a
+       name or namespace no object can have ("prod/a", say) names
+       nothing, rather than another namespace's object */
 #if KCTL_SMALL /* the names checked, then the key made */
-    l->hit = kctl__ms_name_ok(name, false) && kctl__ms_name_ok(ns, true) && kctl__ms_key(l->rid, ns, name, key, sizeof key) == KCTL_OK
-                 ? kctl__ms_find(l->ms, key) : NULL;
-    return l->hit ? l->hit->obj : NULL;
+    size_t n;
+    if (!kctl__ms_name_ok(name, false) || !kctl__ms_name_ok(ns, true) || kctl__ms_okey(ns, name, key, sizeof key) != KCTL_OK)
+        return l->hit = NULL;
+    n = kctl__strlen(key);
+    return l->hit = kctl__ms_find(l->r, key, n, kctl__hash(key, n));
 #else
-    size_t n = kctl__strlen(l->rid);
-    kctl__msent *e;
+    size_t n = 0;
+    kctl_obj *o;
     /* (checked as it is made) */
-    if (n + 1 >= sizeof key) return kctl__ms_none(l);
-    kctl__memcpy(key, l->rid, n);
-    key[n++] = '|';
     if (ns && *ns && (!kctl__ms_put_name(key, &n, sizeof key, ns) || n + 1 >= sizeof key)) return kctl__ms_none(l);
     if (ns && *ns) key[n++] = '/';
     if (!kctl__ms_put_name(key, &n, sizeof key, name)) return kctl__ms_none(l);
     key[n] = '\0';
-    e = (kctl__msent *)kctl__map_find(&l->ms->objs, key, n, kctl__hash(key, n));
-    l->hit = e;
-    if (!e) return kctl__ms_none(l);
-    { /* the rules read the object next, from its head to its creationTimestamp
-         (e->cur), once they have checked the document sent: its lines start
-         loading now (at most 8; a store written in no order misses them) */
-        const char *o = (const char *)e->obj;
-        size_t span = e->cur.obj == e->obj ? (size_t)(KCTL__OBJ_DOC(e->obj) + e->cur.created + e->cur.created_len - o) : 1, k;
-        if (span > 8 * 64) span = 8 * 64;
-        for (k = 0; k < span; k += 64) KCTL__PREFETCH(o + k);
-        KCTL__PREFETCH(o + span - 1);
+    l->hit = o = kctl__ms_find(l->r, key, n, kctl__hash(key, n));
+    if (!o) return kctl__ms_none(l);
+    { /* the rules read the object next, once they have checked the
+         document sent: its head, what was kept of it (kctl__ms_keep) and
+         its document's first lines (at most 4) start loading now */
+        const char *b = (const char *)o, *doc = KCTL__OBJ_DOC(o);
+        size_t len = o->len_ext & KCTL__OBJ_LEN_MAX, k;
+        KCTL__PREFETCH(b);
+        KCTL__PREFETCH(kctl__ms_keep(o));
+        if (len > 4 * 64) len = 4 * 64;
+        for (k = 0; k < len; k += 64) KCTL__PREFETCH(doc + k);
+        KCTL__PREFETCH(doc + len);
     }
-    return e->obj;
+    return o;
 #endif
 }
 
@@ -14297,13 +14326,13 @@ static void kctl__ms_now(kctl_memstore *ms, char *now) {
    is saved, and only then is the write made and its event sent. A failed
    save leaves the store and its watchers as they were (IO). Lock held. */
 static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, kctl_api_status *st, kctl__aspre *pre) {
-    char rid[256], key[1024], uid[48], now[32], rv[KCTL_RV_MAX]; /* rv: as kctl__ms_rv writes it */
+    char rid[256], uid[48], now[32], rv[KCTL_RV_MAX]; /* rv: as kctl__ms_rv writes it */
     kctl__mslook look;
     kctl_apisrv_decision d;
     kctl__msevprep ev;
     kctl__mspending pend;
-    kctl__msent *e = NULL, *fresh = NULL;
-    kctl_obj *made = NULL, *gone = NULL;
+    kctl__msrid *r;
+    kctl_obj *made = NULL, *gone = NULL, *old;
     kctl__ascur cur;
     uint64_t fp = 0;
     bool fp_ok = false;
@@ -14317,7 +14346,7 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     if (kctl__ms_rid_of(ms, req->res, rid, sizeof rid) != KCTL_OK)
         return kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the resource's group, resource or namespace is not valid");
     look.ms = ms;
-    look.rid = rid;
+    look.r = kctl__ms_rid_rec(ms, rid);
     look.hit = NULL;
 #if KCTL_SMALL /* formatted every write, as "00000000-0000-4000-8000-%012llx" would (no formatter linked) */
     {
@@ -14381,37 +14410,41 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     if (!KCTL_SMALL && d.outcome == KCTL_APISRV_WRITE && w.len && od_rc == KCTL_OK) /* failed: none kept (small builds: never) */
         cur_rc = kctl__as_cur_of(&cur, &od.j, &ms->allocator, fp_ok ? &fp : NULL);
     /* the object from the tokens the decision parsed the document into */
-    if (w.len && (rc = od_rc != KCTL_OK ? od_rc : kctl__obj_build(w.buf, w.len, &ms->obj_opts, od.toks, &od.j, &made)) != KCTL_OK) {
+    if (w.len && (rc = od_rc != KCTL_OK ? od_rc : kctl__obj_build(w.buf, w.len, &ms->obj_opts, od.toks, &od.j, KCTL__MS_KEEP, &made)) != KCTL_OK) {
         if (rc == KCTL_ERR_PROTO) rc = kctl__ms_refuse(st, KCTL_ERR_INVALID_ARG, "the object cannot be kept");
         else if (rc == KCTL_ERR_TOO_LARGE) rc = kctl__ms_refuse(st, rc, "Request entity too large: the object as stored is beyond the store's limits");
         goto out;
     }
-    /* the entry written: the one the decision read, found once, or by
-       the key of what is removed or made */
-    if (d.cur && look.hit && look.hit->obj == d.cur) {
-        e = look.hit;
+    if (!KCTL_SMALL && made && cur_rc == KCTL_OK) { /* kept in made's block, before anyone else sees it */
+        *kctl__ms_keep(made) = cur;
+        kctl__ms_keep(made)->obj = made;
+    }
+    /* the object replaced or removed: the one the decision read, found
+       once, or by the key of what is removed or made */
+    if (d.cur && look.hit == d.cur) {
+        old = look.hit;
     } else {
         const kctl_obj *o = d.outcome == KCTL_APISRV_REMOVE ? d.cur : made;
-        if ((rc = kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key)) != KCTL_OK) goto out;
-        e = kctl__ms_find(ms, key);
+        old = kctl__ms_find(look.r, o->node.key, o->node.len, o->node.hash);
     }
-    if (KCTL__MS_SAVES) pend.e = e;
+    if (KCTL__MS_SAVES) { /* (the journal's: without files none) */
+        pend.old = old;
+        pend.rid = rid;
+    }
     if (d.outcome == KCTL_APISRV_REMOVE) { /* watchers get the last stored state at the deletion's revision */
         if ((rc = kctl_apisrv_with_rv(d.cur, rv, &ms->obj_opts, &gone)) != KCTL_OK) goto out;
     } else {
-        if (req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, e ? e->obj : NULL, made, st)) != KCTL_OK) goto out;
-        if (!e && !(fresh = kctl__ms_entry(ms, key, kctl__strlen(rid), NULL))) {
-            rc = KCTL_ERR_NOMEM;
-            goto out;
-        }
-        if (KCTL__MS_SAVES) { /* (the journal's: without files none) */
-            pend.obj = made;
-            pend.rid = rid;
-        }
+        if (req->verb != KCTL_VERB_REMOVE && (rc = kctl__ms_budget(ms, old, made, st)) != KCTL_OK) goto out;
+        if (KCTL__MS_SAVES) pend.obj = made;
     }
-    if ((rc = kctl__ms_event_prepare(ms, &ev, rid, gone ? KCTL_EVENT_DELETED : e ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED,
-                                     gone ? gone : made, e ? e->obj : NULL)) != KCTL_OK)
+    if ((rc = kctl__ms_event_prepare(ms, &ev, rid, gone ? KCTL_EVENT_DELETED : old ? KCTL_EVENT_MODIFIED : KCTL_EVENT_ADDED,
+                                     gone ? gone : made, old)) != KCTL_OK)
         goto out;
+    r = kctl__ms_rec_of(ev.rid); /* (look.r, or made with the event) */
+    if (!old && !gone && kctl__map_reserve(&r->objs, &ms->allocator) != KCTL_OK) {
+        rc = KCTL_ERR_NOMEM;
+        goto out;
+    }
     if (KCTL__MS_SAVES) pend.seq = ms->uid_seq + (req->verb == KCTL_VERB_CREATE && !d.cur ? 1u : 0u);
     if (ms->save_on_write && (rc = kctl__jnl_append(ms, ms->rev + 1, &pend)) != KCTL_OK) {
         rc = kctl__ms_refuse(st, rc, "the write could not be saved, so it was not made");
@@ -14419,20 +14452,15 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     }
     /* nothing fails from here on */
     if (d.outcome == KCTL_APISRV_REMOVE) {
-        kctl__ms_drop(ms, e);
-    } else if (fresh) {
-        fresh->obj = kctl_obj_ref(made);
-        if (!KCTL_SMALL) fresh->cur = cur; /* (small builds keep none: zero, from kctl__ms_entry) */
-        if (cur_rc == KCTL_OK) fresh->cur.obj = made;
-        kctl__map_insert(&ms->objs, &fresh->node);
+        kctl__ms_drop(ms, r, old);
+    } else if (!old) {
+        kctl__map_insert(&r->objs, &kctl_obj_ref(made)->node);
+        ms->nobjs++;
         if (KCTL__MS_BOUND) ms->nbytes += kctl__ms_doc_len(made);
-        fresh = NULL;
     } else {
-        if (KCTL__MS_BOUND) ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(e->obj); /* modulo: exact */
-        kctl_obj_unref(e->obj);
-        e->obj = kctl_obj_ref(made);
-        if (!KCTL_SMALL) e->cur = cur; /* (small builds keep none: zero, from kctl__ms_entry) */
-        if (cur_rc == KCTL_OK) e->cur.obj = made;
+        if (KCTL__MS_BOUND) ms->nbytes += kctl__ms_doc_len(made) - kctl__ms_doc_len(old); /* modulo: exact */
+        kctl__map_swap(&r->objs, &old->node, &kctl_obj_ref(made)->node);
+        kctl_obj_unref(old);
     }
     kctl__ms_event_push(ms, &ev);
     ms->rev++;
@@ -14451,7 +14479,6 @@ static int kctl__ms_do(kctl_memstore *ms, kctl_apisrv_req *req, kctl_obj **out, 
     }
 out:
     kctl__ms_event_drop(ms, &ev);
-    kctl__free(&ms->allocator, fresh);
     kctl_obj_unref(made);
     kctl_obj_unref(gone);
     kctl__jdoc_free(&od);
@@ -14550,7 +14577,7 @@ static int kctl__ms_get(kctl_memstore *ms, bool faults, const kctl_resource *res
     if (faults) rc = kctl__ms_faulted(ms, KCTL_VERB_GET, st);
     if (rc == KCTL_OK) { /* the object at the key the rules' lookups make */
         look.ms = ms;
-        look.rid = rid;
+        look.r = kctl__ms_rid_rec(ms, rid);
         look.now = NULL;
         if ((o = kctl__ms_lookup(res->ns, name, &look)) != NULL) *out = kctl_obj_ref((kctl_obj *)(uintptr_t)o);
         else rc = kctl_apisrv_refuse(KCTL_ERR_NOT_FOUND, res, name, st);
@@ -14692,17 +14719,17 @@ static bool kctl__ms_sort_keys(const kctl_allocator *a, kctl_obj **v, size_t n) 
    any), sorted by key: references. Lock held. */
 static int kctl__ms_collect(kctl_memstore *ms, const char *rid, const char *ns, const kctl_selector *sel, const char *after,
                             kctl_obj_list *out) {
-    size_t i, n = 0, rl = kctl__strlen(rid);
+    const kctl__msrid *r = kctl__ms_rid_rec(ms, rid);
+    size_t i, n = 0;
     int pass;
     memset(out, 0, sizeof *out);
     out->allocator = ms->allocator;
+    if (!r) return KCTL_OK; /* nothing of rid was ever stored */
     for (pass = 0; pass < 2; pass++) { /* count, then take */
-        for (i = 0; i < ms->objs.cap; i++) {
-            kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-            if (!e || e->rid_len != rl || kctl__memcmp(e->node.key, rid, rl) != 0 || !kctl__ms_selects(e->obj, ns, sel) ||
-                (after && kctl__strcmp(kctl_obj_key(e->obj), after) <= 0))
-                continue;
-            if (pass) out->items[out->count++] = kctl_obj_ref(e->obj);
+        for (i = 0; i < r->objs.cap; i++) {
+            kctl_obj *o = r->objs.slots[i].node ? kctl__obj_of(r->objs.slots[i].node) : NULL;
+            if (!o || !kctl__ms_selects(o, ns, sel) || (after && kctl__strcmp(kctl_obj_key(o), after) <= 0)) continue;
+            if (pass) out->items[out->count++] = kctl_obj_ref(o);
             else n++;
         }
         if (!n) return KCTL_OK;
@@ -15168,7 +15195,7 @@ KCTL_API int kctl_memstore_read_stats(kctl_memstore *ms, kctl_memstore_stats *ou
     if (out) memset(out, 0, sizeof *out);
     if (!ms || !out) return KCTL_ERR_INVALID_ARG;
     kctl__mutex_lock(&ms->mu);
-    out->objects = ms->objs.count;
+    out->objects = ms->nobjs;
     if (!KCTL__MS_BOUND) kctl__ms_count_bytes(ms); /* (not counted at every write: counted now) */
     out->bytes = ms->nbytes;
     out->history = ms->count;
@@ -15210,22 +15237,19 @@ static void kctl__ms_put_obj(kctl_jw *w, const char *rid, size_t rid_len, const 
    (may be NULL) made. */
 static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p, kctl_jw *w) {
     char line[96];
-    size_t i, count = ms->objs.count;
-    if (p && p->e && !p->obj) count--;      /* a removal */
-    else if (p && !p->e && p->obj) count++; /* a new object */
+    kctl__msrid *r = NULL;
+    kctl_obj *o;
+    size_t i, count = ms->nobjs;
+    if (p && p->old && !p->obj) count--;      /* a removal */
+    else if (p && !p->old && p->obj) count++; /* a new object */
     kctl_jw_init_growable(w, &ms->allocator);
     kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)rev,
-                                           (unsigned long long)ms->uid_seq + (p && !p->e && p->obj ? 1u : 0u), (unsigned long)count));
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (!e) continue;
-        if (p && p->e == e) {
-            if (p->obj) kctl__ms_put_obj(w, e->node.key, e->rid_len, p->obj);
-            continue;
-        }
-        kctl__ms_put_obj(w, e->node.key, e->rid_len, e->obj);
+                                           (unsigned long long)ms->uid_seq + (p && !p->old && p->obj ? 1u : 0u), (unsigned long)count));
+    while ((o = kctl__ms_next(ms, &r, &i)) != NULL) {
+        if (p && p->old == o && !(o = (kctl_obj *)(uintptr_t)p->obj)) continue;
+        kctl__ms_put_obj(w, (const char *)(r + 1), kctl__strlen((const char *)(r + 1)), o);
     }
-    if (p && !p->e && p->obj) kctl__ms_put_obj(w, p->rid, kctl__strlen(p->rid), p->obj);
+    if (p && !p->old && p->obj) kctl__ms_put_obj(w, p->rid, kctl__strlen(p->rid), p->obj);
     kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
     return w->err;
 }
@@ -15535,7 +15559,7 @@ static int kctl__jnl_append(kctl_memstore *ms, uint64_t rev, const kctl__mspendi
 #else
     kctl__jnl *j = &ms->jnl;
     char key[1024], head[1100];
-    const kctl_obj *o = p->obj;
+    const kctl_obj *o = p->obj, *ko;
     const char *doc = NULL;
     size_t dlen = 0, hl, done = 0;
     uint64_t sum;
@@ -15544,12 +15568,8 @@ static int kctl__jnl_append(kctl_memstore *ms, uint64_t rev, const kctl__mspendi
     kctl_jw w;
     int rc, attempt, i;
     if (!ms->path) return KCTL_ERR_INVALID_ARG;
-    if (p->e) {
-        if (p->e->node.len >= sizeof key) return KCTL_ERR_INVALID_ARG;
-        kctl__copy(key, p->e->node.key, (size_t)p->e->node.len + 1);
-    } else if (!o || kctl__ms_key(p->rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK) {
+    if (!(ko = p->old ? p->old : o) || kctl__ms_key(p->rid, kctl_obj_namespace(ko), kctl_obj_name(ko), key, sizeof key) != KCTL_OK)
         return KCTL_ERR_INVALID_ARG;
-    }
     if (o) doc = kctl_obj_json(o, &dlen);
     hl = (size_t)kctl__fmt(head, sizeof head, "%c %llu %llu %s\n", o ? 'P' : 'D', (unsigned long long)rev, (unsigned long long)p->seq, key);
     if (hl >= sizeof head || dlen > KCTL__JNL_MAX - hl) return KCTL_ERR_TOO_LARGE;
@@ -15720,14 +15740,12 @@ KCTL_API int kctl_memstore_save(kctl_memstore *ms) {
 
 /* Free every object of a store that is being loaded. */
 static void kctl__ms_unload(kctl_memstore *ms) {
+    kctl__msrid *r = NULL;
+    kctl_obj *o;
     size_t i;
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (!e) continue;
-        kctl_obj_unref(e->obj);
-        kctl__free(&ms->allocator, e);
-    }
-    kctl__map_clear(&ms->objs);
+    while ((o = kctl__ms_next(ms, &r, &i)) != NULL) kctl_obj_unref(o);
+    for (r = ms->rids; r; r = r->next) kctl__map_clear(&r->objs);
+    ms->nobjs = 0;
 }
 
 /* A number of the file at *p ending in stop (see above): its value, and
@@ -15871,17 +15889,17 @@ static int kctl__ms_load_unique(kctl_memstore *ms) {
        strcmp was a quarter of a 100,000-object load); uids whose hashes
        are alike compared as strings */
     kctl__msrec *blk, *r;
+    kctl__msrid *at = NULL;
+    kctl_obj *o;
     size_t j, k, *cnt;
-    if (ms->objs.count < 2) return KCTL_OK;
-    if (ms->objs.count > (SIZE_MAX - 256 * sizeof(size_t)) / (2 * sizeof *blk) ||
-        !(blk = (kctl__msrec *)kctl__alloc(&ms->allocator, 2 * ms->objs.count * sizeof *blk + 256 * sizeof(size_t))))
+    if (ms->nobjs < 2) return KCTL_OK;
+    if (ms->nobjs > (SIZE_MAX - 256 * sizeof(size_t)) / (2 * sizeof *blk) ||
+        !(blk = (kctl__msrec *)kctl__alloc(&ms->allocator, 2 * ms->nobjs * sizeof *blk + 256 * sizeof(size_t))))
         return KCTL_ERR_NOMEM;
-    cnt = (size_t *)(void *)(blk + 2 * ms->objs.count);
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (!e) continue;
-        kctl_obj_resource_version_u64(e->obj, &blk[n].k);
-        blk[n++].p = e->obj;
+    cnt = (size_t *)(void *)(blk + 2 * ms->nobjs);
+    while ((o = kctl__ms_next(ms, &at, &i)) != NULL) {
+        kctl_obj_resource_version_u64(o, &blk[n].k);
+        blk[n++].p = o;
     }
     r = kctl__ms_radix(blk, blk + n, cnt, n);
     for (i = 1; i < n; i++)
@@ -15903,19 +15921,19 @@ static int kctl__ms_load_unique(kctl_memstore *ms) {
 #else
     uint64_t *rvs;
     const char **uids;
-    if (ms->objs.count < 2) return KCTL_OK;
-    rvs = (uint64_t *)kctl__alloc(&ms->allocator, ms->objs.count * sizeof *rvs);
-    uids = (const char **)kctl__alloc(&ms->allocator, ms->objs.count * sizeof *uids);
+    kctl__msrid *at = NULL;
+    kctl_obj *o;
+    if (ms->nobjs < 2) return KCTL_OK;
+    rvs = (uint64_t *)kctl__alloc(&ms->allocator, ms->nobjs * sizeof *rvs);
+    uids = (const char **)kctl__alloc(&ms->allocator, ms->nobjs * sizeof *uids);
     if (!rvs || !uids) {
         kctl__free(&ms->allocator, rvs);
         kctl__free(&ms->allocator, uids);
         return KCTL_ERR_NOMEM;
     }
-    for (i = 0; i < ms->objs.cap; i++) {
-        kctl__msent *e = (kctl__msent *)ms->objs.slots[i].node;
-        if (!e) continue;
-        kctl_obj_resource_version_u64(e->obj, &rvs[n]);
-        uids[n++] = kctl_obj_uid(e->obj);
+    while ((o = kctl__ms_next(ms, &at, &i)) != NULL) {
+        kctl_obj_resource_version_u64(o, &rvs[n]);
+        uids[n++] = kctl_obj_uid(o);
     }
     kctl__sort(rvs, n, sizeof *rvs, kctl__ms_cmp_u64);
     kctl__sort(uids, n, sizeof *uids, kctl__ms_cmp_str);
@@ -15954,7 +15972,8 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
         uint64_t n;
         size_t rl;
         kctl_obj *o = NULL;
-        kctl__msent *e = NULL;
+        kctl__msrid *r = NULL;
+        char *rs;
         while (sp < trailer && *sp != ' ' && *sp != '\n') sp++;
         rl = (size_t)(sp - p);
         if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid || kctl__memchr(p, '\0', rl)) goto out;
@@ -15962,20 +15981,23 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
         rid[rl] = '\0';
         p = sp + 1;
         if (!kctl__ms_num(&p, trailer, '\n', &n) || (uint64_t)(trailer - p) < n + 1 || p[n] != '\n') goto out;
-        if ((rc = kctl_obj_parse(p, (size_t)n, &ms->obj_opts, &o)) != KCTL_OK) {
+        if ((rc = kctl__obj_parse(p, (size_t)n, &ms->obj_opts, KCTL__MS_KEEP, &o)) != KCTL_OK) {
             if (rc != KCTL_ERR_NOMEM) rc = KCTL_ERR_PROTO;
             goto out;
         }
         p += n + 1;
         if ((rc = kctl__ms_load_ok(ms, rid, o, rev, seq)) == KCTL_OK &&
-            (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK || kctl__ms_find(ms, key)))
+            (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK ||
+             kctl__ms_find(kctl__ms_rid_rec(ms, rid), o->node.key, o->node.len, o->node.hash)))
             rc = KCTL_ERR_PROTO; /* the same object twice */
-        if (rc == KCTL_OK && !(e = kctl__ms_entry(ms, key, rl, o))) rc = KCTL_ERR_NOMEM;
+        if (rc == KCTL_OK && (!(rs = kctl__ms_rid_intern(ms, rid)) || kctl__map_reserve(&(r = kctl__ms_rec_of(rs))->objs, &ms->allocator) != KCTL_OK))
+            rc = KCTL_ERR_NOMEM;
         if (rc != KCTL_OK) {
             kctl_obj_unref(o);
             goto out;
         }
-        kctl__map_insert(&ms->objs, &e->node);
+        kctl__map_insert(&r->objs, &o->node);
+        ms->nobjs++;
         rc = KCTL_ERR_PROTO;
     }
     if (p != trailer) goto out;
@@ -15994,11 +16016,11 @@ out:
    PROTO when it is not a write the store could have made next; NOMEM. */
 static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool may_skip, bool *skipped) {
     const char *end = p + n, *nl, *key;
-    char rid[256];
+    char rid[256], *rs;
     uint64_t rev, seq, orv;
     size_t klen, rl;
-    kctl__msent *e;
-    kctl_obj *o = NULL;
+    kctl__msrid *r;
+    kctl_obj *o = NULL, *old;
     char op;
     int rc;
     *skipped = false;
@@ -16022,27 +16044,30 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
         char k[KCTL_MAX_KEY_LEN + 1];
         kctl__memcpy(k, key, klen);
         k[klen] = '\0';
-        e = kctl__ms_find(ms, k);
+        r = kctl__ms_rid_rec(ms, rid);
+        old = kctl__ms_find(r, k + rl + 1, klen - rl - 1, kctl__hash(k + rl + 1, klen - rl - 1)); /* (past "rid|") */
         if (op == 'D') {
-            if (!e || nl + 1 != end) return KCTL_ERR_PROTO;
-            kctl__ms_drop(ms, e);
+            if (!old || nl + 1 != end) return KCTL_ERR_PROTO;
+            kctl__ms_drop(ms, r, old);
         } else {
             char built[1024];
-            if ((rc = kctl_obj_parse(nl + 1, (size_t)(end - nl - 1), &ms->obj_opts, &o)) != KCTL_OK)
+            if ((rc = kctl__obj_parse(nl + 1, (size_t)(end - nl - 1), &ms->obj_opts, KCTL__MS_KEEP, &o)) != KCTL_OK)
                 return rc == KCTL_ERR_NOMEM ? rc : KCTL_ERR_PROTO;
             /* as a write makes it: valid, at this revision, and under its own key */
             rc = kctl__ms_load_ok(ms, rid, o, rev, seq);
             if (rc == KCTL_OK && (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), built, sizeof built) != KCTL_OK ||
                                   kctl__strcmp(built, k) != 0 || !kctl_obj_resource_version_u64(o, &orv) || orv != rev))
                 rc = KCTL_ERR_PROTO;
-            if (rc == KCTL_OK && !e) {
-                kctl__msent *fresh = kctl__ms_entry(ms, k, rl, o);
-                if (!fresh) rc = KCTL_ERR_NOMEM;
-                else kctl__map_insert(&ms->objs, &fresh->node);
-            } else if (rc == KCTL_OK) {
-                kctl_obj_unref(e->obj);
-                e->obj = o;
-                e->cur.obj = NULL;
+            if (rc == KCTL_OK && !old) {
+                if (!(rs = kctl__ms_rid_intern(ms, rid)) || kctl__map_reserve(&(r = kctl__ms_rec_of(rs))->objs, &ms->allocator) != KCTL_OK) {
+                    rc = KCTL_ERR_NOMEM;
+                } else {
+                    kctl__map_insert(&r->objs, &o->node);
+                    ms->nobjs++;
+                }
+            } else if (rc == KCTL_OK) { /* (nothing kept of o: its block's KCTL__MS_KEEP bytes are zero) */
+                kctl__map_swap(&r->objs, &old->node, &o->node);
+                kctl_obj_unref(old);
             }
             if (rc != KCTL_OK) {
                 kctl_obj_unref(o);
