@@ -52,13 +52,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size && (data[0] & 1) && records) len = last + (len - last) / 2; /* torn */
     a = fj_store();
     rc = kctl__jnl_replay(a, buf, len);
-    if (rc != KCTL_OK && rc != KCTL_ERR_NOMEM && (rc != KCTL_ERR_PROTO || a->objs.count)) abort(); /* PROTO: the first record does not follow */
+    if (rc != KCTL_OK && rc != KCTL_ERR_NOMEM && (rc != KCTL_ERR_PROTO || a->nobjs)) abort(); /* PROTO: the first record does not follow */
     if (rc == KCTL_OK) {
         if (a->jnl.size > len || a->jnl.st.replayed > records || a->rev != a->jnl.st.replayed) abort();
         if (kctl__ms_load_unique(a) == KCTL_OK) {
             if (kctl__ms_serialize(a, a->rev, NULL, &w) != KCTL_OK) abort();
             b = fj_store();
-            if (kctl__ms_load_buf(b, w.buf, w.len) != KCTL_OK || b->rev != a->rev || b->objs.count != a->objs.count) abort();
+            if (kctl__ms_load_buf(b, w.buf, w.len) != KCTL_OK || b->rev != a->rev || b->nobjs != a->nobjs) abort();
             kctl_memstore_destroy(b);
             kctl_jw_free(&w);
         }

@@ -22,17 +22,15 @@ static kctl_memstore *fl_store(void) {
     return ms;
 }
 
-/* The resource of storage key key (rid "group/resource", then '|'). */
-static void fl_resource(const kctl__msent *e, char *group, char *resource, kctl_resource *res) {
-    const char *key = e->node.key, *slash = NULL;
-    uint32_t i;
-    for (i = 0; i < e->rid_len; i++)
-        if (key[i] == '/') slash = key + i;
-    if (!slash) abort(); /* the loader took a rid without '/' */
-    memcpy(group, key, (size_t)(slash - key));
-    group[slash - key] = '\0';
-    memcpy(resource, slash + 1, (size_t)(key + e->rid_len - slash - 1));
-    resource[key + e->rid_len - slash - 1] = '\0';
+/* The resource of the store's rid record r ("group/resource" after it). */
+static void fl_resource(const kctl__msrid *r, char *group, char *resource, kctl_resource *res) {
+    const char *rid = (const char *)(r + 1), *slash = strrchr(rid, '/');
+    size_t n = strlen(rid);
+    if (!slash || n >= 256) abort(); /* the loader took a rid without '/', or too long */
+    memcpy(group, rid, (size_t)(slash - rid));
+    group[slash - rid] = '\0';
+    memcpy(resource, slash + 1, (size_t)(rid + n - slash - 1));
+    resource[rid + n - slash - 1] = '\0';
     memset(res, 0, sizeof *res);
     res->group = group;
     res->version = "v1";
@@ -41,16 +39,17 @@ static void fl_resource(const kctl__msent *e, char *group, char *resource, kctl_
 
 /* b holds exactly a's objects, revision and sequence. */
 static void fl_same(kctl_memstore *a, kctl_memstore *b) {
+    kctl__msrid *r = NULL;
+    kctl_obj *e, *f;
     size_t i;
-    if (a->rev != b->rev || a->uid_seq != b->uid_seq || a->objs.count != b->objs.count) abort();
-    for (i = 0; i < a->objs.cap; i++) {
-        const kctl__msent *e = (const kctl__msent *)a->objs.slots[i].node, *f;
+    if (a->rev != b->rev || a->uid_seq != b->uid_seq || a->nobjs != b->nobjs) abort();
+    while ((e = kctl__ms_next(a, &r, &i)) != NULL) {
         const char *da, *db;
         size_t la, lb;
-        if (!e) continue;
-        if (!(f = kctl__ms_find(b, e->node.key)) || f->rid_len != e->rid_len) abort();
-        da = kctl_obj_json(e->obj, &la);
-        db = kctl_obj_json(f->obj, &lb);
+        if (!(f = kctl__ms_find(kctl__ms_rid_rec(b, (const char *)(r + 1)), e->node.key, e->node.len, e->node.hash))) abort();
+        if (kctl__ms_keep(e)->obj || kctl__ms_keep(f)->obj) abort(); /* loaded: nothing kept */
+        da = kctl_obj_json(e, &la);
+        db = kctl_obj_json(f, &lb);
         if (la != lb || memcmp(da, db, la) != 0) abort();
     }
 }
@@ -61,18 +60,18 @@ static void fl_writable(kctl_memstore *a) {
     kctl_transport t = kctl_memstore_transport(a);
     kctl_obj **objs;
     char (*rids)[2][256];
+    kctl__msrid *r = NULL;
+    kctl_obj *e;
     size_t i, n = 0;
-    if (!a->objs.count) return;
-    objs = (kctl_obj **)malloc(a->objs.count * sizeof *objs);
-    rids = (char (*)[2][256])malloc(a->objs.count * sizeof *rids);
+    if (!a->nobjs) return;
+    objs = (kctl_obj **)malloc(a->nobjs * sizeof *objs);
+    rids = (char (*)[2][256])malloc(a->nobjs * sizeof *rids);
     if (!objs || !rids) abort();
-    for (i = 0; i < a->objs.cap; i++) { /* first a list: updates change the map */
-        const kctl__msent *e = (const kctl__msent *)a->objs.slots[i].node;
+    while ((e = kctl__ms_next(a, &r, &i)) != NULL) { /* first a list: updates change the maps */
         kctl_resource res;
-        if (!e) continue;
-        fl_resource(e, rids[n][0], rids[n][1], &res);
-        if (kctl_apisrv_check(&res, e->obj, NULL, NULL) != KCTL_OK) abort();
-        objs[n++] = kctl_obj_ref(e->obj);
+        fl_resource(r, rids[n][0], rids[n][1], &res);
+        if (kctl_apisrv_check(&res, e, NULL, NULL) != KCTL_OK) abort();
+        objs[n++] = kctl_obj_ref(e);
     }
     for (i = 0; i < n; i++) {
         kctl_resource res;
@@ -116,7 +115,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         kctl_memstore_destroy(b);
         free(again);
         kctl_jw_free(&w);
-    } else if (rc != KCTL_ERR_PROTO || a->objs.count) {
+    } else if (rc != KCTL_ERR_PROTO || a->nobjs) {
         abort(); /* a refusal is PROTO, and leaves nothing */
     }
     kctl_memstore_destroy(a);
