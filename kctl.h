@@ -13509,7 +13509,7 @@ static KCTL__UNUSED kctl__ascur *kctl__ms_keep(const kctl_obj *o) {
 /* An event of the history. One reference per object, not one per event
    that names it: an ADDED or MODIFIED event's obj is borrowed, held by
    the key's next event (as its prev) or, while it is the stored state,
-   by the store's entry, and the history lets events go oldest first, so
+   by the store (its map), and the history lets events go oldest first, so
    it outlives its event. Its prev and a DELETED event's obj are its own.
    So a dropped event touches one object, the one it frees. */
 typedef struct kctl__msev {
@@ -14075,7 +14075,7 @@ static int kctl__ms_event_prepare(kctl_memstore *ms, kctl__msevprep *p, const ch
     memset(p, 0, sizeof *p);
     if (kctl__ms_ring_reserve(ms) != KCTL_OK || !(p->rid = kctl__ms_rid_intern(ms, rid))) return KCTL_ERR_NOMEM;
     p->type = type;
-    p->obj = type == KCTL_EVENT_DELETED ? kctl_obj_ref(obj) : obj; /* (else borrowed: the entry holds it) */
+    p->obj = type == KCTL_EVENT_DELETED ? kctl_obj_ref(obj) : obj; /* (else borrowed: the store holds it) */
     p->prev = kctl_obj_ref(prev);
     return KCTL_OK;
 }
