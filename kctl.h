@@ -15738,6 +15738,16 @@ KCTL_API int kctl_memstore_save(kctl_memstore *ms) {
     return rc;
 }
 
+/* Store o, new to the store (a load's): OK, or NOMEM (nothing stored). */
+static int kctl__ms_add(kctl_memstore *ms, const char *rid, kctl_obj *o) {
+    char *copy = kctl__ms_rid_intern(ms, rid);
+    kctl__msrid *r = copy ? kctl__ms_rec_of(copy) : NULL;
+    if (!r || kctl__map_reserve(&r->objs, &ms->allocator) != KCTL_OK) return KCTL_ERR_NOMEM;
+    kctl__map_insert(&r->objs, &o->node);
+    ms->nobjs++;
+    return KCTL_OK;
+}
+
 /* Free every object of a store that is being loaded. */
 static void kctl__ms_unload(kctl_memstore *ms) {
     kctl__msrid *r = NULL;
@@ -15972,8 +15982,6 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
         uint64_t n;
         size_t rl;
         kctl_obj *o = NULL;
-        kctl__msrid *r = NULL;
-        char *rs;
         while (sp < trailer && *sp != ' ' && *sp != '\n') sp++;
         rl = (size_t)(sp - p);
         if (sp >= trailer || *sp != ' ' || rl == 0 || rl >= sizeof rid || kctl__memchr(p, '\0', rl)) goto out;
@@ -15990,14 +15998,11 @@ static KCTL__UNUSED int kctl__ms_load_buf(kctl_memstore *ms, const char *buf, si
             (kctl__ms_key(rid, kctl_obj_namespace(o), kctl_obj_name(o), key, sizeof key) != KCTL_OK ||
              kctl__ms_find(kctl__ms_rid_rec(ms, rid), o->node.key, o->node.len, o->node.hash)))
             rc = KCTL_ERR_PROTO; /* the same object twice */
-        if (rc == KCTL_OK && (!(rs = kctl__ms_rid_intern(ms, rid)) || kctl__map_reserve(&(r = kctl__ms_rec_of(rs))->objs, &ms->allocator) != KCTL_OK))
-            rc = KCTL_ERR_NOMEM;
+        if (rc == KCTL_OK) rc = kctl__ms_add(ms, rid, o);
         if (rc != KCTL_OK) {
             kctl_obj_unref(o);
             goto out;
         }
-        kctl__map_insert(&r->objs, &o->node);
-        ms->nobjs++;
         rc = KCTL_ERR_PROTO;
     }
     if (p != trailer) goto out;
@@ -16016,7 +16021,7 @@ out:
    PROTO when it is not a write the store could have made next; NOMEM. */
 static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool may_skip, bool *skipped) {
     const char *end = p + n, *nl, *key;
-    char rid[256], *rs;
+    char rid[256];
     uint64_t rev, seq, orv;
     size_t klen, rl;
     kctl__msrid *r;
@@ -16059,12 +16064,7 @@ static int kctl__jnl_replay_one(kctl_memstore *ms, const char *p, size_t n, bool
                                   kctl__strcmp(built, k) != 0 || !kctl_obj_resource_version_u64(o, &orv) || orv != rev))
                 rc = KCTL_ERR_PROTO;
             if (rc == KCTL_OK && !old) {
-                if (!(rs = kctl__ms_rid_intern(ms, rid)) || kctl__map_reserve(&(r = kctl__ms_rec_of(rs))->objs, &ms->allocator) != KCTL_OK) {
-                    rc = KCTL_ERR_NOMEM;
-                } else {
-                    kctl__map_insert(&r->objs, &o->node);
-                    ms->nobjs++;
-                }
+                rc = kctl__ms_add(ms, rid, o);
             } else if (rc == KCTL_OK) { /* (nothing kept of o: its block's KCTL__MS_KEEP bytes are zero) */
                 kctl__map_swap(&r->objs, &old->node, &o->node);
                 kctl_obj_unref(old);
