@@ -14212,7 +14212,7 @@ typedef struct kctl__mslook {
 /* What the write that stored cur kept of it (cur: what the lookup gave). */
 static const kctl__ascur *kctl__ms_cur_of(const kctl_obj *cur, void *user_data) {
     const kctl__mslook *l = (const kctl__mslook *)user_data;
-    return l->hit && l->hit == cur && kctl__ms_keep(cur)->obj == cur ? kctl__ms_keep(cur) : NULL;
+    return cur && l->hit == cur && kctl__ms_keep(cur)->obj == cur ? kctl__ms_keep(cur) : NULL;
 }
 
 #if !KCTL_SMALL
@@ -15233,23 +15233,17 @@ static void kctl__ms_put_obj(kctl_jw *w, const char *rid, size_t rid_len, const 
     kctl__jw_put(w, "\n", 1);
 }
 
-/* The file's bytes for the store at revision rev with the pending write p
-   (may be NULL) made. */
-static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, uint64_t rev, const kctl__mspending *p, kctl_jw *w) {
+/* The file's bytes for the store as it is. */
+static KCTL__UNUSED int kctl__ms_serialize(kctl_memstore *ms, kctl_jw *w) {
     char line[96];
     kctl__msrid *r = NULL;
     kctl_obj *o;
-    size_t i, count = ms->nobjs;
-    if (p && p->old && !p->obj) count--;      /* a removal */
-    else if (p && !p->old && p->obj) count++; /* a new object */
+    size_t i;
     kctl_jw_init_growable(w, &ms->allocator);
-    kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)rev,
-                                           (unsigned long long)ms->uid_seq + (p && !p->old && p->obj ? 1u : 0u), (unsigned long)count));
-    while ((o = kctl__ms_next(ms, &r, &i)) != NULL) {
-        if (p && p->old == o && !(o = (kctl_obj *)(uintptr_t)p->obj)) continue;
+    kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "kctl-memstore 1 %llu %llu %lu\n", (unsigned long long)ms->rev,
+                                           (unsigned long long)ms->uid_seq, (unsigned long)ms->nobjs));
+    while ((o = kctl__ms_next(ms, &r, &i)) != NULL)
         kctl__ms_put_obj(w, (const char *)(r + 1), kctl__strlen((const char *)(r + 1)), o);
-    }
-    if (p && !p->old && p->obj) kctl__ms_put_obj(w, p->rid, kctl__strlen(p->rid), p->obj);
     kctl__jw_put(w, line, (size_t)kctl__fmt(line, sizeof line, "end %016llx\n", (unsigned long long)kctl__fnv64(w->buf ? w->buf : "", w->len)));
     return w->err;
 }
@@ -15516,7 +15510,7 @@ static int kctl__ms_snapshot(kctl_memstore *ms) {
     bool replaced = false;
     int rc;
     if (!ms->path) return KCTL_ERR_INVALID_ARG;
-    rc = kctl__ms_serialize(ms, ms->rev, NULL, &w);
+    rc = kctl__ms_serialize(ms, &w);
     if (rc == KCTL_OK) rc = kctl__jnl_target(ms, ms->path, &target);
     if (rc == KCTL_OK) rc = kctl__jnl_replace(ms, target, w.buf, w.len, &replaced);
     /* only a snapshot that is surely there may empty the journal: the

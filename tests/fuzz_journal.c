@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (rc == KCTL_OK) {
         if (a->jnl.size > len || a->jnl.st.replayed > records || a->rev != a->jnl.st.replayed) abort();
         if (kctl__ms_load_unique(a) == KCTL_OK) {
-            if (kctl__ms_serialize(a, a->rev, NULL, &w) != KCTL_OK) abort();
+            if (kctl__ms_serialize(a, &w) != KCTL_OK) abort();
             b = fj_store();
             if (kctl__ms_load_buf(b, w.buf, w.len) != KCTL_OK || b->rev != a->rev || b->nobjs != a->nobjs) abort();
             kctl_memstore_destroy(b);

@@ -105,7 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     a = fl_store();
     rc = kctl__ms_load_buf(a, buf, len);
     if (rc == KCTL_OK) {
-        if (kctl__ms_serialize(a, a->rev, NULL, &w) != KCTL_OK || !(again = (char *)malloc(w.len + 1))) abort();
+        if (kctl__ms_serialize(a, &w) != KCTL_OK || !(again = (char *)malloc(w.len + 1))) abort();
         memcpy(again, w.buf, w.len);
         again[w.len] = '\0';
         b = fl_store();
